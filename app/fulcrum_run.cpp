@@ -1,0 +1,131 @@
+// fulcrum-run: trains one scenario headless, with a progress bar, and records it.
+
+#include "common/error.h"
+#include "run/run_scenario.h"
+#include "run/terminal_progress.h"
+
+#include <boost/program_options.hpp>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+namespace po = boost::program_options;
+
+namespace {
+
+std::atomic<bool> g_stop { false };
+
+extern "C" void request_stop(int) { g_stop.store(true); }
+
+constexpr const char* kUsage = R"(Usage: fulcrum-run SCENARIO --out RUN.db [options]
+
+Trains the job a scenario file describes (workers, model, data, batch-size policy) with
+parameter-server BSP and records every iteration of every worker into a SQLite run store.
+Prints a progress bar on stderr and a summary when done. Ctrl-C stops at the next barrier,
+keeping everything recorded so far.
+
+Options)";
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    po::options_description visible(kUsage);
+    std::string scenario_path, out, mode_text;
+    std::uint64_t seed = 0;
+    double pace = 0;
+    int threads = 0;
+    visible.add_options()
+        ("help,h", "show this help")
+        ("out,o", po::value(&out), "run database to record into (created if missing; a new run is appended)")
+        ("mode,m", po::value(&mode_text), "virtual | paced | real (default: the scenario's mode)\n"
+                                          "  virtual: simulated cluster clock, as fast as possible\n"
+                                          "  paced:   the same, slowed to --pace virtual s per wall s\n"
+                                          "  real:    wall-clock times measured on worker threads")
+        ("seed,s", po::value(&seed), "random seed (default: the scenario's)")
+        ("pace", po::value(&pace), "virtual seconds per wall second in paced mode")
+        ("threads", po::value(&threads), "compute threads in virtual/paced mode (default: one per core)")
+        ("no-record", "train without recording (for measuring the recorder's cost)")
+        ("json", "print the summary as one JSON object on stdout");
+    po::options_description hidden;
+    hidden.add_options()("scenario", po::value(&scenario_path));
+    po::options_description all;
+    all.add(visible).add(hidden);
+    po::positional_options_description positional;
+    positional.add("scenario", 1);
+
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "fulcrum-run: " << e.what() << "\nTry 'fulcrum-run --help'.\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << visible << "\nScenario files are described in docs/scenarios.md; examples are in resources/scenarios/.\n";
+        return 0;
+    }
+    if (scenario_path.empty()) {
+        std::cerr << "fulcrum-run: no scenario file given\nTry 'fulcrum-run --help'.\n";
+        return 2;
+    }
+    const bool record = !vm.count("no-record");
+    if (record && out.empty()) {
+        std::cerr << "fulcrum-run: --out RUN.db is required (or --no-record)\n";
+        return 2;
+    }
+
+    fulcrum::run::RunOptions options;
+    if (record)
+        options.database = out;
+    if (vm.count("mode")) {
+        options.mode = fulcrum::scenario::parse_mode(mode_text);
+        if (!options.mode) {
+            std::cerr << "fulcrum-run: --mode: is '" << mode_text << "', expected virtual, paced or real\n";
+            return 2;
+        }
+    }
+    if (vm.count("seed"))
+        options.seed = seed;
+    if (vm.count("pace")) {
+        if (!(pace > 0)) {
+            std::cerr << "fulcrum-run: --pace: must be positive\n";
+            return 2;
+        }
+        options.pace = pace;
+    }
+    if (vm.count("threads")) {
+        if (threads < 1) {
+            std::cerr << "fulcrum-run: --threads: must be at least 1\n";
+            return 2;
+        }
+        options.threads = threads;
+    }
+
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    options.stop = &g_stop;
+    fulcrum::run::TerminalProgress progress(stderr);
+    options.progress = [&](const fulcrum::run::Progress& p) { progress.update(p); };
+    options.status = [&](const std::string& text) { progress.status(text); };
+
+    try {
+        const auto scenario = fulcrum::scenario::load_scenario(scenario_path);
+        const auto summary = fulcrum::run::run_scenario(scenario, options);
+        progress.finish();
+        if (vm.count("json"))
+            std::cout << fulcrum::run::to_json(summary) << '\n';
+        else
+            std::cout << fulcrum::run::to_text(summary);
+        return summary.stopped ? 130 : 0;
+    } catch (const fulcrum::InputError& e) {
+        progress.finish();
+        std::cerr << "fulcrum-run: " << e.what() << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        progress.finish();
+        std::cerr << "fulcrum-run: failed: " << e.what() << '\n';
+        return 1;
+    }
+}

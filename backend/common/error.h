@@ -1,0 +1,31 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace fulcrum {
+
+// Bad input from outside the program (a scenario file, a data file, a database, a
+// command-line value). Carries where it came from and which field was wrong so that
+// main() can print "FILE: FIELD: what was expected" without guessing.
+class InputError : public std::runtime_error {
+public:
+    InputError(std::string source, std::string field, std::string reason);
+
+    const std::string& source() const noexcept { return source_; }
+    const std::string& field() const noexcept { return field_; }
+    const std::string& reason() const noexcept { return reason_; }
+
+private:
+    std::string source_;
+    std::string field_;
+    std::string reason_;
+};
+
+// A failure of the environment rather than of the input: disk full, SQLite busy.
+class RuntimeFailure : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+} // namespace fulcrum

@@ -1,0 +1,47 @@
+#include "data/batch_sampler.h"
+
+#include <numeric>
+#include <utility>
+
+namespace fulcrum::data {
+
+BatchSampler::BatchSampler(Eigen::Index dataset_size, std::uint64_t seed)
+    : rng_(seed)
+    , permutation_(static_cast<std::size_t>(dataset_size))
+{
+    std::iota(permutation_.begin(), permutation_.end(), 0);
+    reshuffle();
+}
+
+void BatchSampler::reshuffle()
+{
+    // Fisher-Yates with our own index draw: std::shuffle's use of the engine is unspecified.
+    for (std::size_t i = permutation_.size(); i > 1; --i)
+        std::swap(permutation_[i - 1], permutation_[uniform_index(rng_, i)]);
+    cursor_ = 0;
+}
+
+std::span<const std::int64_t> BatchSampler::next(std::int32_t batch_size)
+{
+    batch_.clear();
+    while (std::ssize(batch_) < batch_size) {
+        if (cursor_ == permutation_.size())
+            reshuffle();
+        batch_.push_back(permutation_[cursor_++]);
+    }
+    drawn_ += batch_size;
+    return batch_;
+}
+
+void gather(const Dataset& dataset, std::span<const std::int64_t> indices, Eigen::MatrixXf& features,
+            std::vector<std::int32_t>& labels)
+{
+    features.resize(dataset.dim(), static_cast<Eigen::Index>(indices.size()));
+    labels.resize(indices.size());
+    for (std::size_t j = 0; j < indices.size(); ++j) {
+        features.col(static_cast<Eigen::Index>(j)) = dataset.features.col(indices[j]);
+        labels[j] = dataset.labels[static_cast<std::size_t>(indices[j])];
+    }
+}
+
+} // namespace fulcrum::data

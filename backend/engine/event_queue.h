@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+namespace fulcrum::engine {
+
+// The virtual clock: a discrete-event queue. Events at equal times run in the order they
+// were scheduled, so a run is deterministic however ties fall.
+class EventQueue {
+public:
+    using Action = std::function<void()>;
+
+    void schedule(double at_s, Action action);
+    // Runs the earliest event; returns false if none is left.
+    bool step();
+    void run();
+
+    double now() const { return now_; }
+    bool empty() const { return events_.empty(); }
+    std::size_t pending() const { return events_.size(); }
+
+private:
+    struct Event {
+        double at_s;
+        std::uint64_t sequence;
+        Action action;
+    };
+    struct Later {
+        bool operator()(const Event& a, const Event& b) const
+        {
+            return a.at_s != b.at_s ? a.at_s > b.at_s : a.sequence > b.sequence;
+        }
+    };
+    std::priority_queue<Event, std::vector<Event>, Later> events_;
+    std::uint64_t next_sequence_ = 0;
+    double now_ = 0;
+};
+
+} // namespace fulcrum::engine

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+namespace fulcrum::engine {
+
+// Paced mode: maps virtual time onto wall time at `speed` virtual seconds per wall second,
+// so a person can watch a run live. A speed of 0 or less means "as fast as possible".
+class Pacer {
+public:
+    explicit Pacer(double speed);
+
+    // Sleeps until wall time has caught up with virtual time `t_s`, or `stop` is set.
+    void wait_until(double t_s, const std::atomic<bool>* stop = nullptr);
+    double wall_seconds() const;
+    double speed() const { return speed_; }
+
+private:
+    double speed_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+} // namespace fulcrum::engine

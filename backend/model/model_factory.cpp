@@ -1,0 +1,51 @@
+#include "model/model_factory.h"
+
+#include "model/dense_network.h"
+
+#include <stdexcept>
+
+namespace fulcrum::model {
+
+std::unique_ptr<Model> make_softmax_regression(Eigen::Index input_dim, int classes)
+{
+    return std::make_unique<DenseNetwork>("softmax-" + std::to_string(input_dim) + "-" + std::to_string(classes),
+        std::vector<Eigen::Index> { input_dim, classes }, LossHead::SoftmaxCrossEntropy);
+}
+
+std::unique_ptr<Model> make_linear_svm(Eigen::Index input_dim, int classes)
+{
+    return std::make_unique<DenseNetwork>("svm-" + std::to_string(input_dim) + "-" + std::to_string(classes),
+        std::vector<Eigen::Index> { input_dim, classes }, LossHead::MulticlassHinge);
+}
+
+std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, std::vector<Eigen::Index> hidden, int classes)
+{
+    std::vector<Eigen::Index> sizes { input_dim };
+    std::string name = "mlp-" + std::to_string(input_dim);
+    for (Eigen::Index width : hidden) {
+        sizes.push_back(width);
+        name += "-" + std::to_string(width);
+    }
+    sizes.push_back(classes);
+    name += "-" + std::to_string(classes);
+    return std::make_unique<DenseNetwork>(std::move(name), std::move(sizes), LossHead::SoftmaxCrossEntropy);
+}
+
+const std::vector<std::string>& model_types()
+{
+    static const std::vector<std::string> types { "softmax", "svm", "mlp" };
+    return types;
+}
+
+std::unique_ptr<Model> make_model(const ModelSpec& spec, Eigen::Index input_dim, int classes)
+{
+    if (spec.type == "softmax")
+        return make_softmax_regression(input_dim, classes);
+    if (spec.type == "svm")
+        return make_linear_svm(input_dim, classes);
+    if (spec.type == "mlp")
+        return make_mlp(input_dim, spec.hidden, classes);
+    throw std::invalid_argument("unknown model type '" + spec.type + "' (expected softmax, svm or mlp)");
+}
+
+} // namespace fulcrum::model

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "model/model.h"
+
+#include <vector>
+
+namespace fulcrum::model {
+
+struct ModelSpec {
+    std::string type = "mlp";            // "softmax", "svm" or "mlp"
+    std::vector<Eigen::Index> hidden = { 256, 128 }; // MLP hidden layer widths
+};
+
+// Multinomial logistic regression.
+std::unique_ptr<Model> make_softmax_regression(Eigen::Index input_dim, int classes);
+// Multi-class linear SVM, Crammer-Singer hinge loss (L2 regularisation comes from the optimizer's weight decay).
+std::unique_ptr<Model> make_linear_svm(Eigen::Index input_dim, int classes);
+// Multi-layer perceptron with ReLU hidden layers and a softmax cross-entropy output.
+std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, std::vector<Eigen::Index> hidden, int classes);
+
+// Builds the model a scenario names; throws std::invalid_argument for an unknown type.
+std::unique_ptr<Model> make_model(const ModelSpec& spec, Eigen::Index input_dim, int classes);
+
+const std::vector<std::string>& model_types();
+
+} // namespace fulcrum::model

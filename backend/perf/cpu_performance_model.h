@@ -1,0 +1,47 @@
+#pragma once
+
+#include "perf/resource_timeline.h"
+
+namespace fulcrum::perf {
+
+// Transient slowdowns that do not follow the resource shares (GC pauses, interrupts):
+// noise a resource-aware predictor cannot and should not learn.
+struct TransientNoise {
+    double sigma = 0.0;              // log-normal jitter of the compute time
+    double spike_probability = 0.0;  // chance per iteration of a spike
+    double spike_factor = 3.0;       // a spike multiplies the compute time by this
+};
+
+struct CpuProfile {
+    double speed = 1000;        // samples per second with the whole machine (cpu = memory = 1)
+    double memory_need = 0.25;  // memory share below which the worker starts to page and slow down
+    double overhead_s = 0.0;    // fixed cost per iteration (framework, data loading)
+    TransientNoise noise;
+};
+
+struct ComputeTiming {
+    double duration_s = 0;
+    ResourceShare mean_share; // time-averaged over the computation
+};
+
+// LB-BSP's CPU worker model: a batch of x samples takes t = x / v(t) where the speed
+// v(t) = speed * cpu(t) * min(1, memory(t) / memory_need) follows the resource timeline.
+// The work is integrated across changes of share during the batch, then jittered.
+class CpuPerformanceModel {
+public:
+    CpuPerformanceModel(CpuProfile profile, ResourceTimeline resources, std::uint64_t noise_seed);
+
+    ComputeTiming compute(double start_s, std::int32_t batch_size);
+    double speed_at(double t);
+    ResourceShare share_at(double t) { return resources_.at(t); }
+    const CpuProfile& profile() const { return profile_; }
+
+private:
+    double speed_for(const ResourceShare& share) const;
+
+    CpuProfile profile_;
+    ResourceTimeline resources_;
+    Rng noise_rng_;
+};
+
+} // namespace fulcrum::perf

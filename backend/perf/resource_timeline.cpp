@@ -1,0 +1,90 @@
+#include "perf/resource_timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fulcrum::perf {
+
+ResourceTimeline::ResourceTimeline(std::vector<ResourcePoint> scripted, std::optional<ColocatedLoad> colocated,
+                                   std::uint64_t seed)
+    : scripted_(std::move(scripted))
+    , colocated_(colocated)
+    , rng_(seed)
+{
+    std::stable_sort(scripted_.begin(), scripted_.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+    if (colocated_ && colocated_->arrivals_per_hour <= 0)
+        colocated_.reset();
+    if (colocated_)
+        next_arrival_ = -std::log(1.0 - uniform01(rng_)) * 3600.0 / colocated_->arrivals_per_hour;
+}
+
+void ResourceTimeline::generate_until(double t)
+{
+    if (!colocated_)
+        return;
+    const ColocatedLoad& load = *colocated_;
+    // Look ahead one mean duration so that next_change_after sees upcoming arrivals.
+    const double horizon = t + load.mean_duration_s;
+    while (next_arrival_ <= horizon) {
+        Task task {};
+        task.start = next_arrival_;
+        task.end = task.start - std::log(1.0 - uniform01(rng_)) * load.mean_duration_s;
+        task.cpu = load.cpu_min + (load.cpu_max - load.cpu_min) * uniform01(rng_);
+        task.memory = load.memory_min + (load.memory_max - load.memory_min) * uniform01(rng_);
+        tasks_.push_back(task);
+        next_arrival_ += -std::log(1.0 - uniform01(rng_)) * 3600.0 / load.arrivals_per_hour;
+    }
+    generated_until_ = horizon;
+    // Forget tasks that ended long ago; queries only move forward in time in practice.
+    std::erase_if(tasks_, [&](const Task& task) { return task.end < t - 4 * load.mean_duration_s; });
+}
+
+ResourceShare ResourceTimeline::at(double t)
+{
+    ResourceShare share;
+    for (const auto& point : scripted_) {
+        if (point.at_s > t)
+            break;
+        share = point.share;
+    }
+    if (colocated_) {
+        if (t >= generated_until_)
+            generate_until(t);
+        double cpu_taken = 0, memory_taken = 0;
+        for (const auto& task : tasks_)
+            if (task.start <= t && t < task.end) {
+                cpu_taken += task.cpu;
+                memory_taken += task.memory;
+            }
+        share.cpu *= std::max(0.0, 1.0 - cpu_taken);
+        share.memory *= std::max(0.0, 1.0 - memory_taken);
+    }
+    share.cpu = std::clamp(share.cpu, kMinimumShare, 1.0);
+    share.memory = std::clamp(share.memory, kMinimumShare, 1.0);
+    return share;
+}
+
+double ResourceTimeline::next_change_after(double t)
+{
+    double next = std::numeric_limits<double>::infinity();
+    for (const auto& point : scripted_)
+        if (point.at_s > t) {
+            next = point.at_s;
+            break;
+        }
+    if (colocated_) {
+        if (t >= generated_until_)
+            generate_until(t);
+        next = std::min(next, next_arrival_);
+        for (const auto& task : tasks_) {
+            if (task.start > t)
+                next = std::min(next, task.start);
+            if (task.end > t)
+                next = std::min(next, task.end);
+        }
+    }
+    return next;
+}
+
+} // namespace fulcrum::perf

@@ -1,0 +1,215 @@
+#include "run/run_scenario.h"
+
+#include "common/error.h"
+#include "data/fashion_mnist.h"
+#include "data/synthetic.h"
+#include "db/run_recorder.h"
+#include "train/bsp_trainer.h"
+
+#include <boost/json.hpp>
+
+namespace fulcrum::run {
+
+namespace {
+
+data::TrainTest load_data(const scenario::Scenario& s, std::uint64_t seed)
+{
+    if (s.data.source == "synthetic") {
+        data::SyntheticSpec spec;
+        spec.train_size = s.data.train_size;
+        spec.test_size = s.data.test_size;
+        spec.dim = s.data.dim;
+        spec.classes = s.data.classes;
+        spec.seed = seed;
+        return data::make_synthetic(spec);
+    }
+    return data::load_fashion_mnist(s.data.path);
+}
+
+train::ClockMode clock_mode(scenario::Mode mode)
+{
+    switch (mode) {
+    case scenario::Mode::Paced:
+        return train::ClockMode::Paced;
+    case scenario::Mode::Real:
+        return train::ClockMode::Real;
+    case scenario::Mode::Virtual:
+        break;
+    }
+    return train::ClockMode::Virtual;
+}
+
+std::string profile_json(const train::WorkerSetup& w)
+{
+    boost::json::object o;
+    o["speed"] = w.cpu.speed;
+    o["memory_need"] = w.cpu.memory_need;
+    o["overhead_s"] = w.cpu.overhead_s;
+    o["bandwidth_gbps"] = w.network.bandwidth_gbps;
+    o["latency_s"] = w.network.latency_s;
+    o["noise_sigma"] = w.cpu.noise.sigma;
+    o["spike_probability"] = w.cpu.noise.spike_probability;
+    o["spike_factor"] = w.cpu.noise.spike_factor;
+    o["resource_points"] = w.resources.size();
+    o["colocated_arrivals_per_hour"] = w.colocated ? w.colocated->arrivals_per_hour : 0.0;
+    return boost::json::serialize(o);
+}
+
+// Forwards the trainer's output to the recorder and the progress callback.
+class RecordingObserver final : public train::TrainingObserver {
+public:
+    RecordingObserver(db::RunRecorder* recorder, const RunOptions& options, std::int64_t planned, double train_size)
+        : recorder_(recorder)
+        , options_(options)
+        , planned_(planned)
+        , train_size_(train_size)
+    {
+    }
+
+    void on_iteration(std::span<const IterationRecord> rows) override
+    {
+        if (recorder_)
+            recorder_->record_iterations(rows);
+        for (const auto& row : rows)
+            samples_ += row.batch_size;
+        if (options_.progress && !rows.empty()) {
+            progress_.iteration = rows.front().iteration + 1;
+            progress_.iterations = planned_;
+            progress_.epoch = static_cast<double>(samples_) / train_size_;
+            progress_.time_s = rows.front().end_s + rows.front().wait_s;
+            options_.progress(progress_);
+        }
+    }
+
+    void on_evaluation(const EvaluationRecord& evaluation) override
+    {
+        if (recorder_)
+            recorder_->record_evaluation(evaluation);
+        progress_.accuracy = evaluation.test_accuracy;
+    }
+
+    void on_event(const EventRecord& event) override
+    {
+        if (recorder_)
+            recorder_->record_event(event);
+    }
+
+private:
+    db::RunRecorder* recorder_;
+    const RunOptions& options_;
+    std::int64_t planned_;
+    double train_size_;
+    std::int64_t samples_ = 0;
+    Progress progress_;
+};
+
+} // namespace
+
+RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
+{
+    const auto say = [&](const std::string& text) {
+        if (options.status)
+            options.status(text);
+    };
+    const std::uint64_t seed = options.seed.value_or(s.seed);
+    const scenario::Mode mode = options.mode.value_or(s.mode);
+
+    std::unique_ptr<db::RunRecorder> recorder;
+    if (options.database)
+        recorder = std::make_unique<db::RunRecorder>(*options.database);
+
+    say("loading " + s.data.source + " data");
+    const data::TrainTest data = load_data(s, seed);
+
+    train::TrainerConfig config;
+    config.train = data.train;
+    config.test = data.test;
+    try {
+        config.prototype = model::make_model(s.model, data.train->dim(), data.train->classes);
+    } catch (const std::invalid_argument& e) {
+        throw InputError(s.source, "model", e.what());
+    }
+    if (s.server_shards > config.prototype->parameter_count())
+        throw InputError(s.source, "servers.shards", "exceeds the model's parameter count");
+    for (const auto& w : s.workers)
+        config.workers.push_back({ w.name, w.cpu, w.network, w.resources, w.colocated });
+    config.total_batch = s.total_batch;
+    config.optimizer = s.optimizer;
+    config.aggregation = s.aggregation;
+    config.server_shards = s.server_shards;
+    config.iterations = scenario::planned_iterations(s, data.train->size());
+    config.eval_interval = s.eval_interval;
+    config.mode = clock_mode(mode);
+    config.pace = options.pace.value_or(s.pace);
+    config.seed = seed;
+    config.threads = options.threads.value_or(s.threads);
+
+    std::unique_ptr<balance::BatchSizePolicy> policy;
+    try {
+        policy = balance::make_policy(s.policy);
+    } catch (const std::invalid_argument& e) {
+        throw InputError(s.source, "policy", e.what());
+    }
+
+    RunSummary summary;
+    summary.scenario = s.name;
+    summary.mode = scenario::to_string(mode);
+    summary.seed = seed;
+    summary.model = config.prototype->name();
+    summary.workers = static_cast<int>(config.workers.size());
+
+    if (recorder) {
+        db::RunInfo info;
+        info.name = s.name;
+        info.scenario_json = s.json;
+        info.mode = summary.mode;
+        info.seed = seed;
+        summary.run = recorder->begin_run(info);
+        summary.database = options.database->string();
+        db::JobInfo job;
+        job.id = config.job;
+        job.name = s.name;
+        job.model = summary.model;
+        job.parameters = config.prototype->parameter_count();
+        job.sync_model = s.sync;
+        job.policy = policy->name();
+        job.total_batch = s.total_batch;
+        job.learning_rate = s.optimizer.learning_rate;
+        job.aggregation = s.aggregation == ps::Aggregation::Weighted ? "weighted" : "naive";
+        job.iterations = config.iterations;
+        recorder->add_job(job);
+        for (std::size_t i = 0; i < config.workers.size(); ++i)
+            recorder->add_worker({ config.job, static_cast<WorkerId>(i), config.workers[i].name, "cpu", profile_json(config.workers[i]) });
+    }
+
+    say("training " + summary.model + " on " + std::to_string(summary.workers) + " workers");
+    RecordingObserver observer(recorder.get(), options, config.iterations, static_cast<double>(data.train->size()));
+    train::BspTrainer trainer(std::move(config), std::move(policy), observer);
+    train::TrainingResult result;
+    try {
+        result = trainer.run(options.stop);
+    } catch (...) {
+        if (recorder) {
+            try {
+                recorder->finish_run("failed", "{}");
+            } catch (...) {
+            }
+        }
+        throw;
+    }
+
+    summary.iterations = result.iterations;
+    summary.epochs = result.epochs;
+    summary.time_s = result.time_s;
+    summary.wall_s = result.wall_s;
+    summary.mean_iteration_s = result.mean_iteration_s;
+    summary.final_accuracy = result.final_evaluation.test_accuracy;
+    summary.best_accuracy = result.best_accuracy;
+    summary.final_test_loss = result.final_evaluation.test_loss;
+    summary.stopped = result.stopped;
+    if (recorder)
+        recorder->finish_run(result.stopped ? "stopped" : "finished", to_json(summary));
+    return summary;
+}
+
+} // namespace fulcrum::run

@@ -1,0 +1,37 @@
+#pragma once
+
+#include "run/run_summary.h"
+#include "scenario/scenario.h"
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <optional>
+
+namespace fulcrum::run {
+
+struct Progress {
+    std::int64_t iteration = 0;   // iterations completed
+    std::int64_t iterations = 0;  // planned
+    double epoch = 0;
+    double time_s = 0;            // run clock
+    std::optional<double> accuracy; // latest test accuracy, once evaluated
+};
+
+struct RunOptions {
+    std::optional<std::filesystem::path> database; // no database: nothing recorded
+    std::optional<scenario::Mode> mode;            // overrides the scenario's
+    std::optional<std::uint64_t> seed;
+    std::optional<double> pace;
+    std::optional<int> threads;
+    std::function<void(const Progress&)> progress;
+    std::function<void(const std::string&)> status; // "loading data", ...
+    const std::atomic<bool>* stop = nullptr;
+};
+
+// Loads the data, builds the job and trains it, recording every iteration. The database is
+// opened before anything slow happens, so an unwritable path fails at once.
+// Throws InputError for bad input (scenario, data, database).
+RunSummary run_scenario(const scenario::Scenario& scenario, const RunOptions& options);
+
+} // namespace fulcrum::run

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fulcrum::run {
+
+// What a finished (or stopped) run reports: printed by fulcrum-run, stored with the run.
+struct RunSummary {
+    RunId run = 0;
+    std::string database;
+    std::string scenario;
+    std::string mode;
+    std::uint64_t seed = 0;
+    std::string model;
+    int workers = 0;
+    std::int64_t iterations = 0;
+    double epochs = 0;
+    double time_s = 0;          // run clock (virtual seconds in virtual and paced modes)
+    double wall_s = 0;
+    double mean_iteration_s = 0;
+    double final_accuracy = 0;
+    double best_accuracy = 0;
+    double final_test_loss = 0;
+    bool stopped = false;
+};
+
+// One JSON object, keys as documented in docs/scenarios.md.
+std::string to_json(const RunSummary& summary);
+// A few aligned lines for a terminal.
+std::string to_text(const RunSummary& summary);
+
+} // namespace fulcrum::run

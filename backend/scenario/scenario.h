@@ -1,0 +1,74 @@
+#pragma once
+
+// A scenario: everything that defines a run. Plain data, filled by the parser in
+// scenario_parser.cpp; the schema is documented in docs/scenarios.md.
+
+#include "balance/policy_registry.h"
+#include "model/model_factory.h"
+#include "perf/cpu_performance_model.h"
+#include "perf/network_model.h"
+#include "ps/gradient.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::scenario {
+
+// virtual: discrete-event clock, as fast as the math allows; paced: the same mapped onto
+// wall time for watching; real: measured wall-clock times of worker threads.
+enum class Mode { Virtual, Paced, Real };
+const char* to_string(Mode mode);
+std::optional<Mode> parse_mode(const std::string& text);
+
+struct DataSpec {
+    std::string source = "fashion-mnist"; // or "synthetic"
+    std::string path = "/usr/share/datasets/fashion-mnist";
+    // synthetic only
+    std::int64_t train_size = 2000, test_size = 500, dim = 32;
+    int classes = 4;
+};
+
+struct WorkerSpec {
+    std::string name;
+    perf::CpuProfile cpu;
+    perf::NetworkProfile network;
+    std::vector<perf::ResourcePoint> resources;
+    std::optional<perf::ColocatedLoad> colocated;
+};
+
+struct Scenario {
+    std::string name;
+    std::string description;
+    std::string source;    // file it came from, for messages
+    std::string json;      // the text as given, recorded with the run
+    std::uint64_t seed = 1;
+    Mode mode = Mode::Virtual;
+    double pace = 10.0;    // virtual seconds per wall second in paced mode
+
+    DataSpec data;
+    model::ModelSpec model;
+
+    std::int32_t total_batch = 128;
+    ps::OptimizerSpec optimizer;
+    ps::Aggregation aggregation = ps::Aggregation::Weighted;
+    std::optional<double> epochs;
+    std::optional<std::int64_t> iterations;
+    std::int64_t eval_interval = 100;
+    int threads = 0;       // compute threads in virtual/paced mode; 0 = one per core
+    std::string sync = "bsp";
+    int server_shards = 1;
+    balance::PolicySpec policy;
+    std::vector<WorkerSpec> workers;
+};
+
+// Parses and validates a scenario. Throws InputError naming `source`, the field path
+// (e.g. "workers[2].speed") and what was expected. Unknown fields are errors.
+Scenario parse_scenario(const std::string& json_text, const std::string& source);
+Scenario load_scenario(const std::string& path);
+
+// The number of iterations a scenario runs, given the training set size.
+std::int64_t planned_iterations(const Scenario& scenario, std::int64_t train_size);
+
+} // namespace fulcrum::scenario

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "common/records.h"
+#include "data/batch_sampler.h"
+#include "model/model.h"
+#include "perf/cpu_performance_model.h"
+#include "perf/network_model.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace fulcrum::train {
+
+struct WorkerSetup {
+    std::string name;
+    perf::CpuProfile cpu;
+    perf::NetworkProfile network;
+    std::vector<perf::ResourcePoint> resources;
+    std::optional<perf::ColocatedLoad> colocated;
+};
+
+// One data-parallel worker: a parameter replica, its own model scratch, its own pass over
+// the shared training set and, in the virtual modes, its performance model.
+class Worker {
+public:
+    Worker(WorkerId id, const WorkerSetup& setup, const model::Model& prototype,
+           std::shared_ptr<const data::Dataset> train, std::uint64_t seed);
+
+    // Draws a batch of `batch_size` samples and computes the mean gradient on the replica;
+    // returns the mean loss.
+    double compute_gradient(std::int32_t batch_size);
+
+    WorkerId id() const { return id_; }
+    const WorkerSetup& setup() const { return setup_; }
+    model::Vector& replica() { return replica_; }
+    const model::Vector& gradient() const { return gradient_; }
+    perf::CpuPerformanceModel& performance() { return performance_; }
+
+private:
+    WorkerId id_;
+    WorkerSetup setup_;
+    std::unique_ptr<model::Model> model_;
+    std::shared_ptr<const data::Dataset> train_;
+    data::BatchSampler sampler_;
+    perf::CpuPerformanceModel performance_;
+    model::Vector replica_;
+    model::Vector gradient_;
+    Eigen::MatrixXf features_;
+    std::vector<std::int32_t> labels_;
+};
+
+} // namespace fulcrum::train

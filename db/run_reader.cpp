@@ -1,0 +1,170 @@
+#include "db/run_reader.h"
+
+#include "common/error.h"
+#include "db/schema.h"
+
+namespace fulcrum::db {
+
+using detail::Connection;
+using detail::Statement;
+
+struct RunReader::Impl {
+    explicit Impl(const std::filesystem::path& path)
+        : connection(path.string(), false)
+    {
+        detail::check_readable(connection);
+    }
+    Connection connection;
+};
+
+RunReader::RunReader(const std::filesystem::path& path)
+{
+    if (!std::filesystem::exists(path))
+        throw InputError(path.string(), "", "no such run database");
+    impl_ = std::make_unique<Impl>(path);
+}
+
+RunReader::~RunReader() = default;
+
+namespace {
+RunInfo run_from(const Statement& s)
+{
+    RunInfo run;
+    run.id = s.int64(0);
+    run.name = s.text(1);
+    run.scenario_json = s.text(2);
+    run.mode = s.text(3);
+    run.seed = static_cast<std::uint64_t>(s.int64(4));
+    run.started_at = s.text(5);
+    run.finished_at = s.text(6);
+    run.status = s.text(7);
+    run.summary_json = s.text(8);
+    return run;
+}
+constexpr const char* kRunColumns
+    = "SELECT id, name, scenario_json, mode, seed, started_at, finished_at, status, summary_json FROM runs";
+} // namespace
+
+std::vector<RunInfo> RunReader::runs()
+{
+    Statement s(impl_->connection, (std::string(kRunColumns) + " ORDER BY id").c_str());
+    std::vector<RunInfo> result;
+    while (s.step())
+        result.push_back(run_from(s));
+    return result;
+}
+
+RunInfo RunReader::run(RunId id)
+{
+    Statement s(impl_->connection, (std::string(kRunColumns) + " WHERE id = ?1").c_str());
+    s.bind(1, id);
+    if (!s.step())
+        throw InputError(impl_->connection.path(), "run", "has no run " + std::to_string(id));
+    return run_from(s);
+}
+
+std::vector<JobInfo> RunReader::jobs(RunId run)
+{
+    Statement s(impl_->connection,
+        "SELECT job_id, name, model, parameters, sync_model, policy, total_batch, learning_rate, aggregation, iterations"
+        " FROM jobs WHERE run_id = ?1 ORDER BY job_id");
+    s.bind(1, run);
+    std::vector<JobInfo> result;
+    while (s.step())
+        result.push_back({ static_cast<JobId>(s.int64(0)), s.text(1), s.text(2), s.int64(3), s.text(4), s.text(5),
+            static_cast<std::int32_t>(s.int64(6)), s.real(7), s.text(8), s.int64(9) });
+    return result;
+}
+
+std::vector<WorkerInfo> RunReader::workers(RunId run)
+{
+    Statement s(impl_->connection,
+        "SELECT job_id, worker_id, name, kind, profile_json FROM workers WHERE run_id = ?1 ORDER BY job_id, worker_id");
+    s.bind(1, run);
+    std::vector<WorkerInfo> result;
+    while (s.step())
+        result.push_back({ static_cast<JobId>(s.int64(0)), static_cast<WorkerId>(s.int64(1)), s.text(2), s.text(3), s.text(4) });
+    return result;
+}
+
+std::vector<IterationRecord> RunReader::iterations(RunId run, JobId job, std::int64_t first, std::int64_t last)
+{
+    Statement s(impl_->connection,
+        "SELECT job_id, worker_id, iteration, start_s, end_s, batch_size, compute_s, comm_s, wait_s, cpu_share,"
+        " memory_share, speed, predicted_speed, loss, decision FROM iterations"
+        " WHERE run_id = ?1 AND job_id = ?2 AND iteration BETWEEN ?3 AND ?4 ORDER BY iteration, worker_id");
+    s.bind(1, run).bind(2, std::int64_t { job }).bind(3, first).bind(4, last);
+    std::vector<IterationRecord> result;
+    while (s.step()) {
+        IterationRecord r;
+        r.job = static_cast<JobId>(s.int64(0));
+        r.worker = static_cast<WorkerId>(s.int64(1));
+        r.iteration = s.int64(2);
+        r.start_s = s.real(3);
+        r.end_s = s.real(4);
+        r.batch_size = static_cast<std::int32_t>(s.int64(5));
+        r.compute_s = s.real(6);
+        r.comm_s = s.real(7);
+        r.wait_s = s.real(8);
+        r.cpu_share = s.real(9);
+        r.memory_share = s.real(10);
+        r.speed = s.real(11);
+        r.predicted_speed = s.optional_real(12);
+        r.loss = s.real(13);
+        r.decision = s.text(14);
+        result.push_back(std::move(r));
+    }
+    return result;
+}
+
+std::int64_t RunReader::iteration_row_count(RunId run)
+{
+    Statement s(impl_->connection, "SELECT count(*) FROM iterations WHERE run_id = ?1");
+    s.bind(1, run);
+    return s.step() ? s.int64(0) : 0;
+}
+
+std::vector<EvaluationRecord> RunReader::evaluations(RunId run, JobId job)
+{
+    Statement s(impl_->connection,
+        "SELECT job_id, iteration, time_s, wall_s, epoch, train_loss, test_loss, test_accuracy FROM evaluations"
+        " WHERE run_id = ?1 AND job_id = ?2 ORDER BY iteration");
+    s.bind(1, run).bind(2, std::int64_t { job });
+    std::vector<EvaluationRecord> result;
+    while (s.step())
+        result.push_back({ static_cast<JobId>(s.int64(0)), s.int64(1), s.real(2), s.real(3), s.real(4), s.real(5),
+            s.real(6), s.real(7) });
+    return result;
+}
+
+std::vector<EventRecord> RunReader::events(RunId run)
+{
+    Statement s(impl_->connection,
+        "SELECT job_id, iteration, time_s, kind, worker_id, message, actor FROM events WHERE run_id = ?1 ORDER BY id");
+    s.bind(1, run);
+    std::vector<EventRecord> result;
+    while (s.step()) {
+        EventRecord e;
+        e.job = static_cast<JobId>(s.int64(0));
+        e.iteration = s.int64(1);
+        e.time_s = s.real(2);
+        e.kind = s.text(3);
+        if (!s.is_null(4))
+            e.worker = static_cast<WorkerId>(s.int64(4));
+        e.message = s.text(5);
+        e.actor = s.text(6);
+        result.push_back(std::move(e));
+    }
+    return result;
+}
+
+std::string RunReader::integrity_check()
+{
+    Statement s(impl_->connection, "PRAGMA integrity_check");
+    std::string result;
+    while (s.step())
+        result += (result.empty() ? "" : "\n") + s.text(0);
+    return result;
+}
+
+} // namespace fulcrum::db

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "db/run_store.h"
+
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace fulcrum::db {
+
+// Read access to a run store for replay, reports and tests. Opens read-only and never
+// changes the file. Every failure is an InputError naming the file.
+class RunReader {
+public:
+    explicit RunReader(const std::filesystem::path& path);
+    ~RunReader();
+    RunReader(const RunReader&) = delete;
+    RunReader& operator=(const RunReader&) = delete;
+
+    std::vector<RunInfo> runs();
+    RunInfo run(RunId id);
+    std::vector<JobInfo> jobs(RunId run);
+    std::vector<WorkerInfo> workers(RunId run);
+    // Rows with first <= iteration <= last, ordered by iteration then worker.
+    std::vector<IterationRecord> iterations(RunId run, JobId job, std::int64_t first = 0,
+                                            std::int64_t last = std::numeric_limits<std::int64_t>::max());
+    std::int64_t iteration_row_count(RunId run);
+    std::vector<EvaluationRecord> evaluations(RunId run, JobId job);
+    std::vector<EventRecord> events(RunId run);
+    // "ok" or SQLite's description of the damage.
+    std::string integrity_check();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace fulcrum::db

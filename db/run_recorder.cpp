@@ -1,0 +1,270 @@
+#include "db/run_recorder.h"
+
+#include "common/error.h"
+#include "db/schema.h"
+
+#include <condition_variable>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace fulcrum::db {
+
+using detail::Connection;
+using detail::Statement;
+
+std::string utc_timestamp()
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm parts {};
+    gmtime_r(&now, &parts);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+    return text;
+}
+
+namespace {
+
+struct Pending {
+    std::vector<IterationRecord> iterations;
+    std::vector<EvaluationRecord> evaluations;
+    std::vector<EventRecord> events;
+
+    std::size_t rows() const { return iterations.size() + evaluations.size() + events.size(); }
+    void clear()
+    {
+        iterations.clear();
+        evaluations.clear();
+        events.clear();
+    }
+};
+
+} // namespace
+
+struct RunRecorder::Impl {
+    Impl(const std::filesystem::path& p, Options o)
+        : path(p)
+        , options(o)
+        , connection(p.string(), true)
+    {
+        // WAL: readers (replay, the console) never block the writer; a crash loses at most
+        // the transaction in flight. synchronous=NORMAL is durable against process death.
+        connection.exec("PRAGMA journal_mode = WAL");
+        connection.exec("PRAGMA synchronous = NORMAL");
+        detail::prepare_for_writing(connection);
+        insert_iteration = std::make_unique<Statement>(connection,
+            "INSERT INTO iterations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+        insert_evaluation = std::make_unique<Statement>(connection,
+            "INSERT INTO evaluations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        insert_event = std::make_unique<Statement>(connection,
+            "INSERT INTO events (run_id, job_id, iteration, time_s, kind, worker_id, message, actor)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        writer = std::thread([this] { write_loop(); });
+    }
+
+    ~Impl()
+    {
+        {
+            std::lock_guard lock(queue_mutex);
+            stopping = true;
+        }
+        queue_changed.notify_all();
+        writer.join();
+    }
+
+    void enqueue(auto&& add, std::size_t rows)
+    {
+        std::unique_lock lock(queue_mutex);
+        room.wait(lock, [&] { return failure || pending.rows() + rows <= options.max_pending_rows || pending.rows() == 0; });
+        if (failure)
+            std::rethrow_exception(failure);
+        add(pending);
+        ++enqueued;
+        queue_changed.notify_one();
+    }
+
+    void write_loop()
+    {
+        Pending batch;
+        while (true) {
+            std::uint64_t batch_sequence = 0;
+            {
+                std::unique_lock lock(queue_mutex);
+                queue_changed.wait_for(lock, options.commit_interval, [&] { return stopping || flush_requested; });
+                if (pending.rows() == 0 && enqueued == committed) {
+                    if (stopping)
+                        return;
+                    continue;
+                }
+                std::swap(batch, pending);
+                batch_sequence = enqueued;
+                flush_requested = false;
+            }
+            room.notify_all();
+            try {
+                std::lock_guard db_lock(db_mutex);
+                write(batch);
+            } catch (...) {
+                std::lock_guard lock(queue_mutex);
+                failure = std::current_exception();
+            }
+            batch.clear();
+            {
+                std::lock_guard lock(queue_mutex);
+                committed = batch_sequence;
+            }
+            committed_changed.notify_all();
+            room.notify_all();
+        }
+    }
+
+    void write(const Pending& batch)
+    {
+        connection.exec("BEGIN");
+        try {
+            for (const auto& row : batch.iterations) {
+                insert_iteration->bind(1, run).bind(2, std::int64_t { row.job }).bind(3, row.iteration)
+                    .bind(4, std::int64_t { row.worker }).bind(5, row.start_s).bind(6, row.end_s)
+                    .bind(7, std::int64_t { row.batch_size }).bind(8, row.compute_s).bind(9, row.comm_s)
+                    .bind(10, row.wait_s).bind(11, row.cpu_share).bind(12, row.memory_share).bind(13, row.speed)
+                    .bind(14, row.predicted_speed).bind(15, row.loss).bind(16, row.decision);
+                insert_iteration->run();
+            }
+            for (const auto& row : batch.evaluations) {
+                insert_evaluation->bind(1, run).bind(2, std::int64_t { row.job }).bind(3, row.iteration)
+                    .bind(4, row.time_s).bind(5, row.wall_s).bind(6, row.epoch).bind(7, row.train_loss)
+                    .bind(8, row.test_loss).bind(9, row.test_accuracy);
+                insert_evaluation->run();
+            }
+            for (const auto& row : batch.events) {
+                insert_event->bind(1, run).bind(2, std::int64_t { row.job }).bind(3, row.iteration)
+                    .bind(4, row.time_s).bind(5, row.kind);
+                if (row.worker)
+                    insert_event->bind(6, std::int64_t { *row.worker });
+                else
+                    insert_event->bind_null(6);
+                insert_event->bind(7, row.message).bind(8, row.actor);
+                insert_event->run();
+            }
+            connection.exec("COMMIT");
+        } catch (...) {
+            sqlite3_exec(connection.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+            throw;
+        }
+        stats_iteration_rows += static_cast<std::int64_t>(batch.iterations.size());
+        ++stats_transactions;
+    }
+
+    void flush()
+    {
+        std::unique_lock lock(queue_mutex);
+        const std::uint64_t target = enqueued;
+        flush_requested = true;
+        queue_changed.notify_one();
+        committed_changed.wait(lock, [&] { return committed >= target || failure; });
+        if (failure)
+            std::rethrow_exception(failure);
+    }
+
+    std::filesystem::path path;
+    Options options;
+    Connection connection;
+    std::unique_ptr<Statement> insert_iteration, insert_evaluation, insert_event;
+    RunId run = 0;
+
+    std::mutex db_mutex; // the connection: writer transactions and synchronous calls
+    std::mutex queue_mutex;
+    std::condition_variable queue_changed, committed_changed, room;
+    Pending pending;
+    std::uint64_t enqueued = 0, committed = 0;
+    bool stopping = false, flush_requested = false;
+    std::exception_ptr failure;
+    std::int64_t stats_iteration_rows = 0, stats_transactions = 0;
+    std::thread writer;
+};
+
+RunRecorder::RunRecorder(const std::filesystem::path& path)
+    : RunRecorder(path, Options {})
+{
+}
+
+RunRecorder::RunRecorder(const std::filesystem::path& path, Options options)
+{
+    const auto parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(parent))
+        throw InputError(path.string(), "", "directory " + parent.string() + " does not exist");
+    impl_ = std::make_unique<Impl>(path, options);
+}
+
+RunRecorder::~RunRecorder() = default;
+
+RunId RunRecorder::begin_run(const RunInfo& run)
+{
+    flush();
+    std::lock_guard lock(impl_->db_mutex);
+    Statement insert(impl_->connection,
+        "INSERT INTO runs (name, scenario_json, mode, seed, started_at, status) VALUES (?1, ?2, ?3, ?4, ?5, 'running')");
+    insert.bind(1, run.name).bind(2, run.scenario_json).bind(3, run.mode).bind(4, static_cast<std::int64_t>(run.seed))
+        .bind(5, run.started_at.empty() ? utc_timestamp() : run.started_at);
+    insert.run();
+    impl_->run = sqlite3_last_insert_rowid(impl_->connection.get());
+    return impl_->run;
+}
+
+void RunRecorder::add_job(const JobInfo& job)
+{
+    std::lock_guard lock(impl_->db_mutex);
+    Statement insert(impl_->connection, "INSERT INTO jobs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    insert.bind(1, impl_->run).bind(2, std::int64_t { job.id }).bind(3, job.name).bind(4, job.model)
+        .bind(5, job.parameters).bind(6, job.sync_model).bind(7, job.policy).bind(8, std::int64_t { job.total_batch })
+        .bind(9, job.learning_rate).bind(10, job.aggregation).bind(11, job.iterations);
+    insert.run();
+}
+
+void RunRecorder::add_worker(const WorkerInfo& worker)
+{
+    std::lock_guard lock(impl_->db_mutex);
+    Statement insert(impl_->connection, "INSERT INTO workers VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    insert.bind(1, impl_->run).bind(2, std::int64_t { worker.job }).bind(3, std::int64_t { worker.id })
+        .bind(4, worker.name).bind(5, worker.kind).bind(6, worker.profile_json);
+    insert.run();
+}
+
+void RunRecorder::record_iterations(std::span<const IterationRecord> rows)
+{
+    impl_->enqueue([&](Pending& p) { p.iterations.insert(p.iterations.end(), rows.begin(), rows.end()); }, rows.size());
+}
+
+void RunRecorder::record_evaluation(const EvaluationRecord& evaluation)
+{
+    impl_->enqueue([&](Pending& p) { p.evaluations.push_back(evaluation); }, 1);
+}
+
+void RunRecorder::record_event(const EventRecord& event)
+{
+    impl_->enqueue([&](Pending& p) { p.events.push_back(event); }, 1);
+}
+
+void RunRecorder::finish_run(const std::string& status, const std::string& summary_json)
+{
+    flush();
+    std::lock_guard lock(impl_->db_mutex);
+    Statement update(impl_->connection, "UPDATE runs SET status = ?1, summary_json = ?2, finished_at = ?3 WHERE id = ?4");
+    update.bind(1, status).bind(2, summary_json).bind(3, utc_timestamp()).bind(4, impl_->run);
+    update.run();
+}
+
+void RunRecorder::flush() { impl_->flush(); }
+
+RunRecorder::Stats RunRecorder::stats() const
+{
+    std::lock_guard lock(impl_->db_mutex);
+    return { impl_->stats_iteration_rows, impl_->stats_transactions };
+}
+
+const std::filesystem::path& RunRecorder::path() const { return impl_->path; }
+RunId RunRecorder::run_id() const { return impl_->run; }
+
+} // namespace fulcrum::db

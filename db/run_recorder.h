@@ -1,0 +1,62 @@
+#pragma once
+
+#include "db/run_store.h"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+namespace fulcrum::db {
+
+// Records a run into a SQLite run store. Per-iteration rows, evaluations and events are
+// queued by the trainer and written by one writer thread that commits everything pending
+// in a single transaction, so recording stays off the training path and a run killed at
+// any point leaves every committed transaction readable (WAL journal).
+class RunRecorder {
+public:
+    struct Options {
+        std::chrono::milliseconds commit_interval { 50 }; // longest a row waits before its commit
+        std::size_t max_pending_rows = 1u << 20;          // producers block beyond this (bounded memory)
+    };
+    struct Stats {
+        std::int64_t iteration_rows = 0;
+        std::int64_t transactions = 0;
+    };
+
+    // Opens or creates the store; throws InputError naming the path if it cannot be
+    // written, is not a run store, or was written by a newer Fulcrum.
+    explicit RunRecorder(const std::filesystem::path& path);
+    RunRecorder(const std::filesystem::path& path, Options options);
+    ~RunRecorder(); // commits everything queued
+    RunRecorder(const RunRecorder&) = delete;
+    RunRecorder& operator=(const RunRecorder&) = delete;
+
+    // Synchronous: a run and its jobs and workers exist before their first row.
+    RunId begin_run(const RunInfo& run);
+    void add_job(const JobInfo& job);
+    void add_worker(const WorkerInfo& worker);
+
+    // Queued. Rows of one call are committed in the same transaction.
+    void record_iterations(std::span<const IterationRecord> rows);
+    void record_evaluation(const EvaluationRecord& evaluation);
+    void record_event(const EventRecord& event);
+
+    void finish_run(const std::string& status, const std::string& summary_json);
+    // Blocks until everything queued so far is committed; rethrows a writer failure.
+    void flush();
+
+    Stats stats() const;
+    const std::filesystem::path& path() const;
+    RunId run_id() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Current time as ISO 8601 UTC, e.g. 2026-11-22T10:15:00Z.
+std::string utc_timestamp();
+
+} // namespace fulcrum::db

@@ -1,0 +1,150 @@
+#include "db/schema.h"
+
+#include "common/error.h"
+#include "db/run_store.h"
+
+#include <array>
+#include <string>
+
+namespace fulcrum::db::detail {
+
+namespace {
+
+// migrations[k] takes a store from version k to k + 1. Never edit one that has shipped:
+// append a new step instead.
+constexpr std::array<const char*, kSchemaVersion> kMigrations = { R"sql(
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    scenario_json TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    summary_json TEXT
+);
+CREATE TABLE jobs (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    job_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    model TEXT NOT NULL,
+    parameters INTEGER NOT NULL,
+    sync_model TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    total_batch INTEGER NOT NULL,
+    learning_rate REAL NOT NULL,
+    aggregation TEXT NOT NULL,
+    iterations INTEGER NOT NULL,
+    PRIMARY KEY (run_id, job_id)
+);
+CREATE TABLE workers (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    job_id INTEGER NOT NULL,
+    worker_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    profile_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, job_id, worker_id)
+);
+CREATE TABLE iterations (
+    run_id INTEGER NOT NULL,
+    job_id INTEGER NOT NULL,
+    iteration INTEGER NOT NULL,
+    worker_id INTEGER NOT NULL,
+    start_s REAL NOT NULL,
+    end_s REAL NOT NULL,
+    batch_size INTEGER NOT NULL,
+    compute_s REAL NOT NULL,
+    comm_s REAL NOT NULL,
+    wait_s REAL NOT NULL,
+    cpu_share REAL NOT NULL,
+    memory_share REAL NOT NULL,
+    speed REAL NOT NULL,
+    predicted_speed REAL,
+    loss REAL NOT NULL,
+    decision TEXT NOT NULL,
+    PRIMARY KEY (run_id, job_id, iteration, worker_id)
+) WITHOUT ROWID;
+CREATE TABLE evaluations (
+    run_id INTEGER NOT NULL,
+    job_id INTEGER NOT NULL,
+    iteration INTEGER NOT NULL,
+    time_s REAL NOT NULL,
+    wall_s REAL NOT NULL,
+    epoch REAL NOT NULL,
+    train_loss REAL NOT NULL,
+    test_loss REAL NOT NULL,
+    test_accuracy REAL NOT NULL,
+    PRIMARY KEY (run_id, job_id, iteration)
+) WITHOUT ROWID;
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    job_id INTEGER NOT NULL,
+    iteration INTEGER NOT NULL,
+    time_s REAL NOT NULL,
+    kind TEXT NOT NULL,
+    worker_id INTEGER,
+    message TEXT NOT NULL,
+    actor TEXT NOT NULL
+);
+CREATE INDEX events_by_time ON events (run_id, job_id, iteration);
+)sql" };
+
+std::int64_t pragma(Connection& connection, const char* name)
+{
+    Statement statement(connection, (std::string("PRAGMA ") + name).c_str());
+    return statement.step() ? statement.int64(0) : 0;
+}
+
+bool has_tables(Connection& connection)
+{
+    Statement statement(connection, "SELECT count(*) FROM sqlite_master");
+    return statement.step() && statement.int64(0) > 0;
+}
+
+int checked_version(Connection& connection)
+{
+    std::int64_t application_id = 0;
+    try {
+        application_id = pragma(connection, "application_id");
+    } catch (const InputError&) {
+        throw InputError(connection.path(), "", "not a SQLite database (is it a Fulcrum run store?)");
+    }
+    if (application_id == 0 && has_tables(connection))
+        throw InputError(connection.path(), "application_id", "is a SQLite database of another program, not a Fulcrum run store");
+    if (application_id != 0 && application_id != kApplicationId)
+        throw InputError(connection.path(), "application_id", "is a SQLite database of another program, not a Fulcrum run store");
+    const auto version = static_cast<int>(pragma(connection, "user_version"));
+    if (version > kSchemaVersion)
+        throw InputError(connection.path(), "schema version",
+            "is " + std::to_string(version) + ", written by a newer Fulcrum; this build reads up to "
+                + std::to_string(kSchemaVersion));
+    return version;
+}
+
+} // namespace
+
+void prepare_for_writing(Connection& connection)
+{
+    connection.exec("BEGIN IMMEDIATE");
+    try {
+        for (int version = checked_version(connection); version < kSchemaVersion; ++version)
+            connection.exec(kMigrations[static_cast<std::size_t>(version)]);
+        connection.exec(("PRAGMA application_id = " + std::to_string(kApplicationId)).c_str());
+        connection.exec(("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
+        connection.exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(connection.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+void check_readable(Connection& connection)
+{
+    if (checked_version(connection) == 0)
+        throw InputError(connection.path(), "", "is empty or not a Fulcrum run store");
+}
+
+} // namespace fulcrum::db::detail

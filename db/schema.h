@@ -1,0 +1,19 @@
+#pragma once
+
+// Internal to db/: creating, recognising and migrating a run store.
+
+#include "db/sqlite_handle.h"
+
+namespace fulcrum::db::detail {
+
+// "FULC": marks a SQLite file as a Fulcrum run store (PRAGMA application_id).
+inline constexpr std::int64_t kApplicationId = 0x46554c43;
+
+// Creates the schema in an empty database or migrates an older one to kSchemaVersion.
+// Throws InputError for a foreign database or one written by a newer Fulcrum.
+void prepare_for_writing(Connection& connection);
+
+// Checks that a database is a run store this build can read; throws InputError otherwise.
+void check_readable(Connection& connection);
+
+} // namespace fulcrum::db::detail

@@ -1,0 +1,65 @@
+#include "data/batch_sampler.h"
+#include "data/synthetic.h"
+
+#include <gtest/gtest.h>
+#include <set>
+
+using namespace fulcrum;
+
+TEST(BatchSampler, SameSeedGivesSameBatchesWhateverTheSizes)
+{
+    data::BatchSampler a(100, 7), b(100, 7);
+    for (std::int32_t size : { 3, 17, 50, 1, 64 }) {
+        const auto x = a.next(size);
+        const std::vector<std::int64_t> copy(x.begin(), x.end());
+        const auto y = b.next(size);
+        EXPECT_EQ(copy, std::vector<std::int64_t>(y.begin(), y.end()));
+    }
+}
+
+TEST(BatchSampler, OnePassVisitsEverySampleOnce)
+{
+    data::BatchSampler sampler(90, 3);
+    std::multiset<std::int64_t> seen;
+    for (int k = 0; k < 9; ++k)
+        for (auto i : sampler.next(10))
+            seen.insert(i);
+    EXPECT_EQ(seen.size(), 90u);
+    EXPECT_EQ(std::set<std::int64_t>(seen.begin(), seen.end()).size(), 90u);
+}
+
+TEST(BatchSampler, BatchLargerThanRemainderWrapsIntoNewPermutation)
+{
+    data::BatchSampler sampler(10, 1);
+    EXPECT_EQ(sampler.next(25).size(), 25u);
+    EXPECT_EQ(sampler.samples_drawn(), 25);
+}
+
+TEST(BatchSampler, DifferentSeedsGiveDifferentOrders)
+{
+    data::BatchSampler a(1000, 1), b(1000, 2);
+    const auto x = a.next(20);
+    const std::vector<std::int64_t> copy(x.begin(), x.end());
+    const auto y = b.next(20);
+    EXPECT_NE(copy, std::vector<std::int64_t>(y.begin(), y.end()));
+}
+
+TEST(Gather, CopiesColumnsAndLabels)
+{
+    const auto data = data::make_synthetic({ .train_size = 50, .test_size = 10, .dim = 5, .classes = 3, .separation = 3, .seed = 4 });
+    const std::vector<std::int64_t> indices { 4, 0, 49 };
+    Eigen::MatrixXf features;
+    std::vector<std::int32_t> labels;
+    data::gather(*data.train, indices, features, labels);
+    ASSERT_EQ(features.cols(), 3);
+    EXPECT_EQ(features.col(2), data.train->features.col(49));
+    EXPECT_EQ(labels[0], data.train->labels[4]);
+}
+
+TEST(Synthetic, IsDeterministicForASeed)
+{
+    const auto a = data::make_synthetic({ .seed = 9 });
+    const auto b = data::make_synthetic({ .seed = 9 });
+    EXPECT_EQ(a.train->features, b.train->features);
+    EXPECT_EQ(a.test->labels, b.test->labels);
+}

@@ -1,0 +1,119 @@
+#include "common/error.h"
+#include "db/run_reader.h"
+#include "run/run_scenario.h"
+
+#include <boost/json/parse.hpp>
+#include <filesystem>
+#include <gtest/gtest.h>
+
+using namespace fulcrum;
+
+namespace {
+
+const char* kScenario = R"({
+  "name": "synthetic-3",
+  "seed": 5,
+  "data": { "source": "synthetic", "train_size": 1000, "test_size": 200, "dim": 12, "classes": 3 },
+  "model": { "type": "mlp", "hidden": [16] },
+  "training": { "total_batch": 48, "learning_rate": 0.1, "iterations": 60, "eval_interval": 20 },
+  "workers": [ { "speed": 3000 }, { "speed": 1000, "count": 2 } ]
+})";
+
+class RunScenario : public ::testing::Test {
+protected:
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-run-" + std::to_string(::getpid()));
+    void SetUp() override { std::filesystem::create_directories(dir); }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+};
+
+} // namespace
+
+TEST_F(RunScenario, RecordsEveryIterationOfEveryWorkerAndTheSummary)
+{
+    const auto s = scenario::parse_scenario(kScenario, "inline");
+    run::RunOptions options;
+    options.database = dir / "run.db";
+    int progress_calls = 0;
+    options.progress = [&](const run::Progress& p) {
+        ++progress_calls;
+        EXPECT_EQ(p.iterations, 60);
+    };
+    const auto summary = run::run_scenario(s, options);
+    EXPECT_EQ(progress_calls, 60);
+    EXPECT_EQ(summary.iterations, 60);
+    EXPECT_EQ(summary.workers, 3);
+    EXPECT_GT(summary.final_accuracy, 0.6);
+
+    db::RunReader reader(dir / "run.db");
+    const auto run = reader.run(summary.run);
+    EXPECT_EQ(run.status, "finished");
+    EXPECT_EQ(run.scenario_json, kScenario);
+    const auto json = boost::json::parse(run.summary_json).as_object();
+    EXPECT_EQ(json.at("iterations").as_int64(), 60);
+    EXPECT_DOUBLE_EQ(json.at("final_test_accuracy").as_double(), summary.final_accuracy);
+    EXPECT_EQ(reader.iterations(summary.run, 0).size(), 180u);
+    EXPECT_EQ(reader.evaluations(summary.run, 0).size(), 3u);
+    EXPECT_EQ(reader.workers(summary.run).size(), 3u);
+    EXPECT_EQ(reader.events(summary.run).front().kind, "job-started");
+}
+
+TEST_F(RunScenario, TwoRunsOfOneSeedRecordIdenticalRows)
+{
+    const auto s = scenario::parse_scenario(kScenario, "inline");
+    run::RunOptions options;
+    options.database = dir / "run.db";
+    const auto first = run::run_scenario(s, options);
+    const auto second = run::run_scenario(s, options);
+    db::RunReader reader(dir / "run.db");
+    EXPECT_EQ(reader.iterations(first.run, 0), reader.iterations(second.run, 0));
+    options.seed = 6;
+    const auto third = run::run_scenario(s, options);
+    EXPECT_NE(reader.iterations(first.run, 0), reader.iterations(third.run, 0));
+}
+
+TEST_F(RunScenario, UnwritableDatabaseIsRefusedBeforeAnyDataIsLoaded)
+{
+    // The data path is missing too: the error must be about the database, proving it was checked first.
+    auto s = scenario::parse_scenario(kScenario, "inline");
+    s.data.source = "fashion-mnist";
+    s.data.path = "/nonexistent";
+    run::RunOptions options;
+    options.database = dir / "no-such-dir" / "run.db";
+    try {
+        run::run_scenario(s, options);
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.source(), options.database->string());
+    }
+}
+
+TEST_F(RunScenario, MissingDataSetNamesTheDebianPackage)
+{
+    auto s = scenario::parse_scenario(kScenario, "inline");
+    s.data.source = "fashion-mnist";
+    s.data.path = (dir / "absent").string();
+    try {
+        run::run_scenario(s, {});
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("apt-get install dataset-fashion-mnist"), std::string::npos);
+    }
+}
+
+TEST_F(RunScenario, StopRequestLeavesAStoppedRunWithItsRows)
+{
+    const auto s = scenario::parse_scenario(kScenario, "inline");
+    std::atomic<bool> stop { false };
+    run::RunOptions options;
+    options.database = dir / "run.db";
+    options.stop = &stop;
+    options.progress = [&](const run::Progress& p) {
+        if (p.iteration == 25)
+            stop = true;
+    };
+    const auto summary = run::run_scenario(s, options);
+    EXPECT_TRUE(summary.stopped);
+    db::RunReader reader(dir / "run.db");
+    EXPECT_EQ(reader.run(summary.run).status, "stopped");
+    EXPECT_EQ(reader.iterations(summary.run, 0).size(), 75u);
+}

@@ -1,0 +1,131 @@
+#include "common/error.h"
+#include "scenario/scenario.h"
+
+#include <gtest/gtest.h>
+
+using namespace fulcrum;
+
+namespace {
+
+const std::string kMinimal = R"({
+  "model": { "type": "softmax" },
+  "training": { "total_batch": 64, "iterations": 10 },
+  "workers": [ { "speed": 1000, "count": 2 }, { "name": "slow", "speed": 250 } ]
+})";
+
+// Expects parse_scenario to throw an InputError whose field is `field` and whose message contains `words`.
+void expect_refused(const std::string& text, const std::string& field, const std::string& words)
+{
+    try {
+        scenario::parse_scenario(text, "test.json");
+        FAIL() << "accepted; expected an error at " << field;
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.source(), "test.json");
+        EXPECT_EQ(e.field(), field) << e.what();
+        EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+}
+
+std::string with(const std::string& from, const std::string& to)
+{
+    std::string text = kMinimal;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+}
+
+} // namespace
+
+TEST(ScenarioParser, MinimalScenarioGetsDefaultsAndExpandsCounts)
+{
+    const auto s = scenario::parse_scenario(kMinimal, "test.json");
+    ASSERT_EQ(s.workers.size(), 3u);
+    EXPECT_EQ(s.workers[0].name, "worker-0");
+    EXPECT_EQ(s.workers[2].name, "slow");
+    EXPECT_EQ(s.workers[2].cpu.speed, 250);
+    EXPECT_EQ(s.policy.type, "uniform");
+    EXPECT_EQ(s.aggregation, ps::Aggregation::Weighted);
+    EXPECT_EQ(s.mode, scenario::Mode::Virtual);
+    EXPECT_EQ(scenario::planned_iterations(s, 60000), 10);
+}
+
+TEST(ScenarioParser, EpochsBecomeIterationsOfTheTotalBatch)
+{
+    const auto s = scenario::parse_scenario(with("\"iterations\": 10", "\"epochs\": 2"), "test.json");
+    EXPECT_EQ(scenario::planned_iterations(s, 60000), 1875); // 120000 / 64
+}
+
+TEST(ScenarioParser, UnknownFieldIsRefusedWithItsPath)
+{
+    expect_refused(with("\"speed\": 250", "\"speed\": 250, \"sped\": 3"), "workers[1].sped", "unknown field");
+    expect_refused(with("\"model\"", "\"colour\": 1, \"model\""), "colour", "unknown field");
+}
+
+TEST(ScenarioParser, NegativeBatchIsRefused)
+{
+    expect_refused(with("\"total_batch\": 64", "\"total_batch\": -5"), "training.total_batch", "expected 1 to");
+}
+
+TEST(ScenarioParser, ZeroWorkersIsRefused)
+{
+    const std::string text = R"({"model": {"type": "mlp"}, "training": {"total_batch": 8, "epochs": 1}, "workers": []})";
+    expect_refused(text, "workers", "at least one worker");
+}
+
+TEST(ScenarioParser, WrongTypesAreRefused)
+{
+    expect_refused(with("\"speed\": 1000", "\"speed\": \"fast\""), "workers[0].speed", "expected a number");
+    expect_refused(with("\"softmax\"", "\"resnet\""), "model.type", "expected one of: softmax, svm, mlp");
+    expect_refused(with("\"total_batch\": 64", "\"total_batch\": 6.5"), "training.total_batch", "whole number");
+}
+
+TEST(ScenarioParser, MalformedJsonNamesLineAndColumn)
+{
+    expect_refused("{\n  \"model\": { \"type\": \"mlp\" \n  \"x\": 1 }", "line 3, column 3", "malformed JSON");
+}
+
+TEST(ScenarioParser, FixedBatchSizesMustMatchWorkersAndTotal)
+{
+    expect_refused(with("\"workers\"", "\"policy\": {\"type\": \"fixed\", \"batch_sizes\": [30, 30, 3]}, \"workers\""),
+        "policy.batch_sizes", "sum to 63, expected training.total_batch = 64");
+    expect_refused(with("\"workers\"", "\"policy\": {\"type\": \"fixed\", \"batch_sizes\": [32, 32]}, \"workers\""),
+        "policy.batch_sizes", "one per worker");
+    const auto s = scenario::parse_scenario(
+        with("\"workers\"", "\"policy\": {\"type\": \"fixed\", \"batch_sizes\": [40, 16, 8]}, \"workers\""), "t");
+    EXPECT_EQ(s.policy.batch_sizes, (std::vector<std::int32_t> { 40, 16, 8 }));
+}
+
+TEST(ScenarioParser, TotalBatchSmallerThanWorkerCountIsRefused)
+{
+    expect_refused(with("\"total_batch\": 64", "\"total_batch\": 2"), "training.total_batch", "smaller than the 3 workers");
+}
+
+TEST(ScenarioParser, EpochsAndIterationsTogetherAreRefused)
+{
+    expect_refused(with("\"iterations\": 10", "\"iterations\": 10, \"epochs\": 1"), "training", "either epochs or iterations");
+}
+
+TEST(ScenarioParser, ResourcePointsMustMoveForward)
+{
+    expect_refused(with("\"speed\": 250", "\"speed\": 250, \"resources\": [{\"at_s\": 5}, {\"at_s\": 5, \"cpu\": 0.5}]"),
+        "workers[1].resources[1].at_s", "later than the previous");
+}
+
+TEST(ScenarioParser, MissingFileIsRefusedWithItsPath)
+{
+    try {
+        scenario::load_scenario("/nonexistent/scenario.json");
+        FAIL();
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.source(), "/nonexistent/scenario.json");
+    }
+}
+
+TEST(ScenarioParser, ShippedScenariosParse)
+{
+    for (const char* name : { "demo.json", "homogeneous.json", "mlp-accuracy.json", "softmax-accuracy.json",
+             "aggregation-weighted.json", "aggregation-naive.json", "aggregation-equal.json" }) {
+        const auto s = scenario::load_scenario(std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/" + name);
+        EXPECT_FALSE(s.workers.empty()) << name;
+    }
+}
