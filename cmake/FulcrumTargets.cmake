@@ -2,7 +2,9 @@
 
 function(fulcrum_apply_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
-                                           $<$<BOOL:${FULCRUM_WERROR}>:-Werror>)
+                                           $<$<BOOL:${FULCRUM_WERROR}>:-Werror>
+                                           # GCC 12 reports a bogus -Wrestrict on `"literal" + std::string` at -O3 (GCC bug 105329).
+                                           $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>)
 endfunction()
 
 # fulcrum_add_library(NAME SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])

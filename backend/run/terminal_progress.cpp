@@ -18,6 +18,7 @@ void TerminalProgress::status(const std::string& text)
         std::fputc('\n', stream_);
     drawn_ = false;
     std::fprintf(stream_, "%s...\n", text.c_str());
+    start_ = std::chrono::steady_clock::now(); // the ETA measures training, not data loading
     std::fflush(stream_);
 }
 

@@ -216,7 +216,6 @@ struct BspTrainer::Impl {
             }
             server.apply_barrier(pushes);
             now = barrier;
-            observer.on_iteration(rows);
 
             const double epoch = static_cast<double>(samples) / static_cast<double>(config.train->size());
             if ((k + 1) % config.eval_interval == 0 || k + 1 == config.iterations) {
@@ -224,6 +223,8 @@ struct BspTrainer::Impl {
                 result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
                 observer.on_evaluation(result.final_evaluation);
             }
+            // After the evaluation, so whoever shows progress shows this iteration's accuracy.
+            observer.on_iteration(rows);
             if (config.mode == ClockMode::Paced)
                 pacer.wait_until(now, stop);
         }
