@@ -131,8 +131,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     }
     if (s.server_shards > config.prototype->parameter_count())
         throw InputError(s.source, "servers.shards", "exceeds the model's parameter count");
-    for (const auto& w : s.workers)
-        config.workers.push_back({ w.name, w.cpu, w.network, w.resources, w.colocated });
+    config.workers = s.workers;
     config.total_batch = s.total_batch;
     config.optimizer = s.optimizer;
     config.aggregation = s.aggregation;

@@ -5,8 +5,7 @@
 
 #include "balance/policy_registry.h"
 #include "model/model_factory.h"
-#include "perf/cpu_performance_model.h"
-#include "perf/network_model.h"
+#include "perf/worker_profile.h"
 #include "ps/gradient.h"
 
 #include <cstdint>
@@ -30,13 +29,7 @@ struct DataSpec {
     int classes = 4;
 };
 
-struct WorkerSpec {
-    std::string name;
-    perf::CpuProfile cpu;
-    perf::NetworkProfile network;
-    std::vector<perf::ResourcePoint> resources;
-    std::optional<perf::ColocatedLoad> colocated;
-};
+using WorkerSpec = perf::WorkerProfile;
 
 struct Scenario {
     std::string name;

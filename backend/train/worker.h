@@ -3,8 +3,7 @@
 #include "common/records.h"
 #include "data/batch_sampler.h"
 #include "model/model.h"
-#include "perf/cpu_performance_model.h"
-#include "perf/network_model.h"
+#include "perf/worker_profile.h"
 
 #include <memory>
 #include <optional>
@@ -12,13 +11,7 @@
 
 namespace fulcrum::train {
 
-struct WorkerSetup {
-    std::string name;
-    perf::CpuProfile cpu;
-    perf::NetworkProfile network;
-    std::vector<perf::ResourcePoint> resources;
-    std::optional<perf::ColocatedLoad> colocated;
-};
+using WorkerSetup = perf::WorkerProfile;
 
 // One data-parallel worker: a parameter replica, its own model scratch, its own pass over
 // the shared training set and, in the virtual modes, its performance model.
