@@ -8,7 +8,7 @@ packages=(
   libeigen3-dev zlib1g-dev libsqlite3-dev sqlite3
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   qt6-base-dev qt6-charts-dev libgl-dev
-  googletest libgtest-dev libbenchmark-dev
+  googletest libgtest-dev
   dataset-fashion-mnist
 )
 
