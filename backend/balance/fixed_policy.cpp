@@ -1,5 +1,7 @@
 #include "balance/fixed_policy.h"
 
+#include "balance/rounding.h"
+
 #include <numeric>
 #include <stdexcept>
 
@@ -26,7 +28,17 @@ Allocation FixedPolicy::initial(int workers, std::int32_t total_batch)
 
 Allocation FixedPolicy::next(const std::vector<WorkerObservation>& observations, std::int32_t total_batch)
 {
-    return initial(static_cast<int>(observations.size()), total_batch);
+    // With every worker present this is the given split; with some excluded, the same ratios.
+    std::vector<double> weights;
+    for (const auto& o : observations)
+        weights.push_back(static_cast<std::size_t>(o.worker) < batch_sizes_.size() ? batch_sizes_[static_cast<std::size_t>(o.worker)] : 1.0);
+    Allocation allocation;
+    if (observations.size() == batch_sizes_.size())
+        allocation.batch_sizes = batch_sizes_;
+    else
+        allocation.batch_sizes = proportional_split(weights, total_batch);
+    allocation.decision = "fixed";
+    return allocation;
 }
 
 } // namespace fulcrum::balance

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "perf/resource_timeline.h"
+#include "perf/performance_model.h"
 
 namespace fulcrum::perf {
 
@@ -19,21 +19,16 @@ struct CpuProfile {
     TransientNoise noise;
 };
 
-struct ComputeTiming {
-    double duration_s = 0;
-    ResourceShare mean_share; // time-averaged over the computation
-};
-
 // LB-BSP's CPU worker model: a batch of x samples takes t = x / v(t) where the speed
 // v(t) = speed * cpu(t) * min(1, memory(t) / memory_need) follows the resource timeline.
 // The work is integrated across changes of share during the batch, then jittered.
-class CpuPerformanceModel {
+class CpuPerformanceModel final : public PerformanceModel {
 public:
     CpuPerformanceModel(CpuProfile profile, ResourceTimeline resources, std::uint64_t noise_seed);
 
-    ComputeTiming compute(double start_s, std::int32_t batch_size);
+    ComputeTiming compute(double start_s, std::int32_t batch_size) override;
     double speed_at(double t);
-    ResourceShare share_at(double t) { return resources_.at(t); }
+    ResourceShare share_at(double t) override { return resources_.at(t); }
     const CpuProfile& profile() const { return profile_; }
 
 private:

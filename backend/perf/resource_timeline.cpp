@@ -7,11 +7,15 @@
 namespace fulcrum::perf {
 
 ResourceTimeline::ResourceTimeline(std::vector<ResourcePoint> scripted, std::optional<ColocatedLoad> colocated,
-                                   std::uint64_t seed)
+                                   std::uint64_t seed, std::optional<CompetingProcess> competing)
     : scripted_(std::move(scripted))
     , colocated_(colocated)
+    , competing_(competing)
+    , seed_(seed)
     , rng_(seed)
 {
+    if (competing_ && (competing_->run_probability <= 0 || competing_->period_s <= 0))
+        competing_.reset();
     std::stable_sort(scripted_.begin(), scripted_.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
     if (colocated_ && colocated_->arrivals_per_hour <= 0)
         colocated_.reset();
@@ -60,17 +64,32 @@ ResourceShare ResourceTimeline::at(double t)
         share.cpu *= std::max(0.0, 1.0 - cpu_taken);
         share.memory *= std::max(0.0, 1.0 - memory_taken);
     }
+    if (competing_ && competing_runs(static_cast<std::int64_t>(std::floor(t / competing_->period_s)))) {
+        share.cpu *= 1.0 - competing_->cpu;
+        share.memory *= 1.0 - competing_->memory;
+    }
     share.cpu = std::clamp(share.cpu, kMinimumShare, 1.0);
     share.memory = std::clamp(share.memory, kMinimumShare, 1.0);
     return share;
 }
 
+bool ResourceTimeline::competing_runs(std::int64_t period) const
+{
+    if (competing_->run_probability >= 1)
+        return true;
+    // Random access by period: a hash of (seed, period), so no state and no horizon.
+    const std::uint64_t h = splitmix64(seed_ ^ splitmix64(static_cast<std::uint64_t>(period) + 0x5bd1e995ULL));
+    return static_cast<double>(h >> 11) * 0x1.0p-53 < competing_->run_probability;
+}
+
 double ResourceTimeline::next_change_after(double t)
 {
     double next = std::numeric_limits<double>::infinity();
+    if (competing_ && competing_->run_probability < 1)
+        next = (std::floor(t / competing_->period_s) + 1) * competing_->period_s;
     for (const auto& point : scripted_)
         if (point.at_s > t) {
-            next = point.at_s;
+            next = std::min(next, point.at_s);
             break;
         }
     if (colocated_) {

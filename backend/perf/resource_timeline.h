@@ -30,12 +30,23 @@ struct ColocatedLoad {
     double memory_min = 0.0, memory_max = 0.3;
 };
 
+// The LB-BSP paper's injected competing process: in every period it runs with a fixed
+// probability (otherwise sleeps) and, while running, takes this CPU and memory share.
+// A worker's run probability sets its heterogeneity level (see cluster_profiles.h).
+struct CompetingProcess {
+    double run_probability = 0;
+    double cpu = 0.5;
+    double memory = 0.0;
+    double period_s = 1.0;
+};
+
 // A worker's resource share over time: a scripted piecewise-constant trace, reduced by
-// whatever co-located tasks are running. Deterministic for a seed; generated lazily so
+// whatever co-located tasks and competing processes are running. Deterministic for a seed; generated lazily so
 // an unbounded run needs no horizon.
 class ResourceTimeline {
 public:
-    ResourceTimeline(std::vector<ResourcePoint> scripted, std::optional<ColocatedLoad> colocated, std::uint64_t seed);
+    ResourceTimeline(std::vector<ResourcePoint> scripted, std::optional<ColocatedLoad> colocated, std::uint64_t seed,
+                     std::optional<CompetingProcess> competing = std::nullopt);
 
     ResourceShare at(double t);
     // The first time after t at which the share may change (infinity if never).
@@ -49,9 +60,12 @@ private:
         double start, end, cpu, memory;
     };
     void generate_until(double t);
+    bool competing_runs(std::int64_t period) const;
 
     std::vector<ResourcePoint> scripted_;
     std::optional<ColocatedLoad> colocated_;
+    std::optional<CompetingProcess> competing_;
+    std::uint64_t seed_;
     Rng rng_;
     std::vector<Task> tasks_;
     double generated_until_ = 0;

@@ -1,8 +1,10 @@
 #pragma once
 
 #include "perf/cpu_performance_model.h"
+#include "perf/gpu_performance_model.h"
 #include "perf/network_model.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,13 +12,19 @@
 namespace fulcrum::perf {
 
 // Everything that decides how fast one worker is: what a scenario states and what the
-// trainer's performance model runs on.
+// trainer's performance model runs on. A worker with a `gpu` profile is a GPU worker.
 struct WorkerProfile {
     std::string name;
     CpuProfile cpu;
+    std::optional<GpuProfile> gpu;
     NetworkProfile network;
     std::vector<ResourcePoint> resources;
     std::optional<ColocatedLoad> colocated;
+    std::optional<CompetingProcess> competing;
 };
+
+// The performance model a profile describes, with its seeded noise and resource streams.
+std::unique_ptr<PerformanceModel> make_performance_model(const WorkerProfile& profile, std::uint64_t resource_seed,
+                                                         std::uint64_t noise_seed);
 
 } // namespace fulcrum::perf

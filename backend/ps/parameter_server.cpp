@@ -18,10 +18,12 @@ void ParameterServer::pull(Eigen::Ref<Eigen::VectorXf> replica) const
         shard.pull_into(replica);
 }
 
-void ParameterServer::apply_barrier(std::span<const GradientPush> pushes)
+void ParameterServer::apply_barrier(std::span<const GradientPush> pushes, float step_scale)
 {
+    OptimizerSpec step = optimizer_;
+    step.learning_rate *= step_scale;
     for (auto& shard : shards_)
-        shard.apply(pushes, aggregation_, optimizer_);
+        shard.apply(pushes, aggregation_, step);
     ++version_;
 }
 

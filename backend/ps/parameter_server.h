@@ -15,8 +15,11 @@ public:
 
     void pull(Eigen::Ref<Eigen::VectorXf> replica) const;
 
-    // The BSP barrier: every shard aggregates its range of the pushes and steps.
-    void apply_barrier(std::span<const GradientPush> pushes);
+    // The BSP barrier: every shard aggregates its range of the pushes and steps. An
+    // asynchronous update (ASP, SSP, within an ElasticBSP superstep) is a barrier of one push
+    // whose step is scaled by its share of the total batch, so every sample moves the model
+    // as far as it would under BSP.
+    void apply_barrier(std::span<const GradientPush> pushes, float step_scale = 1.0f);
 
     Eigen::VectorXf parameters() const;
     Eigen::Index parameter_count() const { return count_; }

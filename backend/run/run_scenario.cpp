@@ -4,6 +4,7 @@
 #include "data/fashion_mnist.h"
 #include "data/synthetic.h"
 #include "db/run_recorder.h"
+#include "train/async_trainer.h"
 #include "train/bsp_trainer.h"
 
 #include <boost/json.hpp>
@@ -52,6 +53,22 @@ std::string profile_json(const train::WorkerSetup& w)
     o["spike_factor"] = w.cpu.noise.spike_factor;
     o["resource_points"] = w.resources.size();
     o["colocated_arrivals_per_hour"] = w.colocated ? w.colocated->arrivals_per_hour : 0.0;
+    if (w.competing) {
+        o["competing_run_probability"] = w.competing->run_probability;
+        o["competing_cpu"] = w.competing->cpu;
+    }
+    if (w.gpu) {
+        o["gpu"] = w.gpu->device;
+        o["gpu_peak_speed"] = w.gpu->peak_speed;
+        o["gpu_memory_gb"] = w.gpu->memory_gb;
+        o["batch_limit"] = w.gpu->batch_limit();
+    }
+    if (!w.network.changes.empty()) {
+        boost::json::array changes;
+        for (const auto& c : w.network.changes)
+            changes.push_back(boost::json::object { { "at_iteration", c.at_iteration }, { "bandwidth_gbps", c.bandwidth_gbps } });
+        o["bandwidth_changes"] = std::move(changes);
+    }
     return boost::json::serialize(o);
 }
 
@@ -138,17 +155,36 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.server_shards = s.server_shards;
     config.iterations = scenario::planned_iterations(s, data.train->size());
     config.eval_interval = s.eval_interval;
+    config.sync = s.sync;
+    config.target_accuracy = s.target_accuracy;
     config.mode = clock_mode(mode);
     config.pace = options.pace.value_or(s.pace);
     config.seed = seed;
     config.threads = options.threads.value_or(s.threads);
 
-    std::unique_ptr<balance::BatchSizePolicy> policy;
+    const bool asynchronous = s.sync.type == "asp" || s.sync.type == "ssp" || s.sync.type == "elastic-bsp";
+    if (asynchronous && s.policy.type != "uniform")
+        throw InputError(s.source, "policy.type", "is '" + s.policy.type + "', but " + s.sync.type
+            + " has no barrier to balance at; use uniform (or a BSP-family sync model)");
+    if (asynchronous && mode == scenario::Mode::Real)
+        throw InputError(s.source, "mode", s.sync.type + " runs in the virtual and paced modes");
+    std::vector<std::int32_t> limits;
+    for (const auto& w : config.workers)
+        limits.push_back(w.gpu ? w.gpu->batch_limit() : 0);
+    std::unique_ptr<balance::BatchSizeManager> manager;
     try {
-        policy = balance::make_policy(s.policy);
+        manager = balance::make_manager(s.policy, static_cast<int>(config.workers.size()), s.total_batch, limits);
     } catch (const std::invalid_argument& e) {
         throw InputError(s.source, "policy", e.what());
     }
+    // The starting sizes must fit every GPU's memory (x_o), or the job cannot start.
+    const auto start = balance::make_policy(s.policy)->initial(static_cast<int>(limits.size()), s.total_batch);
+    for (std::size_t i = 0; i < limits.size(); ++i)
+        if (limits[i] > 0 && start.batch_sizes[i] > limits[i])
+            throw InputError(s.source, s.policy.type == "fixed" ? "policy.batch_sizes[" + std::to_string(i) + "]" : "training.total_batch",
+                "gives worker " + std::to_string(i) + " (" + config.workers[i].name + ") a batch of "
+                    + std::to_string(start.batch_sizes[i]) + " samples, above its GPU memory limit of "
+                    + std::to_string(limits[i]) + " samples");
 
     RunSummary summary;
     summary.scenario = s.name;
@@ -156,6 +192,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     summary.seed = seed;
     summary.model = config.prototype->name();
     summary.workers = static_cast<int>(config.workers.size());
+    summary.sync = sync::describe(s.sync);
+    summary.policy = manager->policy().name();
 
     if (recorder) {
         db::RunInfo info;
@@ -170,23 +208,31 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         job.name = s.name;
         job.model = summary.model;
         job.parameters = config.prototype->parameter_count();
-        job.sync_model = s.sync;
-        job.policy = policy->name();
+        job.sync_model = summary.sync;
+        job.policy = summary.policy;
         job.total_batch = s.total_batch;
         job.learning_rate = s.optimizer.learning_rate;
         job.aggregation = s.aggregation == ps::Aggregation::Weighted ? "weighted" : "naive";
         job.iterations = config.iterations;
         recorder->add_job(job);
         for (std::size_t i = 0; i < config.workers.size(); ++i)
-            recorder->add_worker({ config.job, static_cast<WorkerId>(i), config.workers[i].name, "cpu", profile_json(config.workers[i]) });
+            recorder->add_worker({ config.job, static_cast<WorkerId>(i), config.workers[i].name,
+                config.workers[i].gpu ? "gpu" : "cpu", profile_json(config.workers[i]) });
     }
 
     say("training " + summary.model + " on " + std::to_string(summary.workers) + " workers");
     RecordingObserver observer(recorder.get(), options, config.iterations, static_cast<double>(data.train->size()));
-    train::BspTrainer trainer(std::move(config), std::move(policy), observer);
     train::TrainingResult result;
     try {
-        result = trainer.run(options.stop);
+        if (asynchronous) {
+            train::AsyncTrainer trainer(std::move(config), observer);
+            result = trainer.run(options.stop);
+        } else {
+            train::BspTrainer trainer(std::move(config), std::move(manager), observer);
+            if (options.on_start)
+                options.on_start(trainer.manager());
+            result = trainer.run(options.stop);
+        }
     } catch (...) {
         if (recorder) {
             try {
@@ -198,6 +244,9 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     }
 
     summary.iterations = result.iterations;
+    summary.updates = result.updates;
+    summary.target_time_s = result.target_time_s;
+    summary.target_updates = result.target_updates;
     summary.epochs = result.epochs;
     summary.time_s = result.time_s;
     summary.wall_s = result.wall_s;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "run/run_summary.h"
+#include "balance/batch_size_manager.h"
 #include "scenario/scenario.h"
 
 #include <atomic>
@@ -27,6 +28,8 @@ struct RunOptions {
     std::function<void(const Progress&)> progress;
     std::function<void(const std::string&)> status; // "loading data", ...
     const std::atomic<bool>* stop = nullptr;
+    // Called once the job's BatchSizeManager exists (BSP family), e.g. to schedule overrides.
+    std::function<void(balance::BatchSizeManager&)> on_start;
 };
 
 // Loads the data, builds the job and trains it, recording every iteration. The database is

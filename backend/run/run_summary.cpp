@@ -15,7 +15,10 @@ std::string to_json(const RunSummary& s)
     o["seed"] = s.seed;
     o["model"] = s.model;
     o["workers"] = s.workers;
+    o["sync"] = s.sync;
+    o["policy"] = s.policy;
     o["iterations"] = s.iterations;
+    o["updates"] = s.updates;
     o["epochs"] = s.epochs;
     o["virtual_seconds"] = s.mode == "real" ? 0.0 : s.time_s;
     o["run_seconds"] = s.time_s;
@@ -25,6 +28,10 @@ std::string to_json(const RunSummary& s)
     o["best_test_accuracy"] = s.best_accuracy;
     o["final_test_loss"] = s.final_test_loss;
     o["stopped"] = s.stopped;
+    if (s.target_time_s) {
+        o["target_seconds"] = *s.target_time_s;
+        o["target_updates"] = *s.target_updates;
+    }
     return boost::json::serialize(o);
 }
 

@@ -7,6 +7,7 @@
 #include "model/model_factory.h"
 #include "perf/worker_profile.h"
 #include "ps/gradient.h"
+#include "sync/sync_spec.h"
 
 #include <cstdint>
 #include <optional>
@@ -49,8 +50,9 @@ struct Scenario {
     std::optional<double> epochs;
     std::optional<std::int64_t> iterations;
     std::int64_t eval_interval = 100;
+    std::optional<double> target_accuracy; // stop once the test accuracy reaches it
     int threads = 0;       // compute threads in virtual/paced mode; 0 = one per core
-    std::string sync = "bsp";
+    sync::SyncSpec sync;
     int server_shards = 1;
     balance::PolicySpec policy;
     std::vector<WorkerSpec> workers;

@@ -1,6 +1,7 @@
 #include "scenario/scenario.h"
 
 #include "common/error.h"
+#include "perf/cluster_profiles.h"
 
 #include <boost/json.hpp>
 #include <cmath>
@@ -195,9 +196,51 @@ perf::ResourceShare share(Fields& f, perf::ResourceShare fallback)
 WorkerSpec parse_worker(Fields& f)
 {
     WorkerSpec w;
-    f.require("speed");
     w.name = f.string("name", "");
-    w.cpu.speed = f.number("speed", 0, 1e-3, 1e9);
+    if (const json::value* gpu = f.find("gpu")) {
+        // A GPU class by name, or an object: {"class": "k80", "peak_speed": ..., ...}.
+        std::string device;
+        const json::object* fields = nullptr;
+        if (gpu->is_string())
+            device = std::string(gpu->as_string());
+        else if (gpu->is_object())
+            fields = &gpu->as_object();
+        else
+            f.fail(f.at("gpu"), "expected a GPU class name (v100, m60, k80, k520) or an object");
+        const json::value no_fields = json::object {};
+        Fields g(fields ? *gpu : no_fields, f.at("gpu"), f.source());
+        if (fields)
+            device = g.string("class", "v100", perf::gpu_classes());
+        try {
+            w.gpu = perf::gpu_profile(device);
+        } catch (const std::invalid_argument&) {
+            f.fail(f.at("gpu"), "is '" + device + "', expected one of: v100, m60, k80, k520");
+        }
+        w.gpu->peak_speed = g.number("peak_speed", w.gpu->peak_speed, 1e-3, 1e9);
+        w.gpu->launch_overhead_s = g.number("launch_overhead_s", w.gpu->launch_overhead_s, 0, 3600);
+        w.gpu->saturation_batch = static_cast<std::int32_t>(g.integer("saturation_batch", w.gpu->saturation_batch, 0, 1'000'000));
+        w.gpu->memory_gb = g.number("memory_gb", w.gpu->memory_gb, 0.01, 1e5);
+        w.gpu->base_memory_gb = g.number("base_memory_gb", w.gpu->base_memory_gb, 0, w.gpu->memory_gb);
+        w.gpu->memory_per_sample_gb = g.number("memory_per_sample_gb", w.gpu->memory_per_sample_gb, 0, 1e3);
+        w.gpu->noise.sigma = g.number("noise_sigma", w.gpu->noise.sigma, 0, 2);
+        g.finish();
+        if (w.gpu->batch_limit() < 1)
+            f.fail(f.at("gpu"), "leaves no memory for even one sample (base_memory_gb + memory_per_sample_gb > memory_gb)");
+    }
+    double factor = 1.0;
+    if (const json::value* instance = f.find("instance")) {
+        const std::string name = instance->is_string() ? std::string(instance->as_string()) : std::string();
+        const auto known = perf::instance_speed_factor(name);
+        if (!known)
+            f.fail(f.at("instance"), "expected one of the Cluster-B instance types: m4.2xlarge, c5.2xlarge, r4.2xlarge, "
+                                     "m4.4xlarge, m4.xlarge");
+        factor = *known;
+        if (w.name.empty())
+            w.name = name;
+    }
+    if (!w.gpu && !f.find("instance"))
+        f.require("speed");
+    w.cpu.speed = f.number("speed", 1000, 1e-3, 1e9) * factor;
     w.cpu.memory_need = f.number("memory_need", w.cpu.memory_need, 0.01, 1.0);
     w.cpu.overhead_s = f.number("overhead_s", 0.0, 0.0, 3600.0);
     w.network.bandwidth_gbps = f.number("bandwidth_gbps", w.network.bandwidth_gbps, 1e-4, 1e4);
@@ -223,6 +266,33 @@ WorkerSpec parse_worker(Fields& f)
             point.share = share(p, {});
             p.finish();
             w.resources.push_back(point);
+        }
+    }
+    if (const json::value* competing = f.find("competing")) {
+        Fields c(*competing, f.at("competing"), f.source());
+        perf::CompetingProcess p;
+        p.run_probability = c.number("run_probability", 0.5, 0, 1);
+        p.cpu = c.number("cpu", p.cpu, 0, 0.98);
+        p.memory = c.number("memory", p.memory, 0, 0.98);
+        p.period_s = c.number("period_s", p.period_s, 1e-3, 1e6);
+        c.finish();
+        w.competing = p;
+    }
+    if (const json::array* changes = f.array("bandwidth_changes")) {
+        std::int64_t last = -1;
+        for (std::size_t i = 0; i < changes->size(); ++i) {
+            const std::string path = f.at("bandwidth_changes") + "[" + std::to_string(i) + "]";
+            Fields c((*changes)[i], path, f.source());
+            c.require("at_iteration");
+            c.require("bandwidth_gbps");
+            perf::BandwidthChange change;
+            change.at_iteration = c.integer("at_iteration", 0, 0, 1'000'000'000);
+            if (change.at_iteration <= last)
+                c.fail(c.at("at_iteration"), "must be later than the previous change's at_iteration");
+            last = change.at_iteration;
+            change.bandwidth_gbps = c.number("bandwidth_gbps", 10, 1e-4, 1e4);
+            c.finish();
+            w.network.changes.push_back(change);
         }
     }
     if (const json::value* colocated = f.find("colocated")) {
@@ -254,7 +324,21 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
     s.seed = static_cast<std::uint64_t>(top.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
     s.mode = *parse_mode(top.string("mode", "virtual", { "virtual", "paced", "real" }));
     s.pace = top.number("pace", s.pace, 1e-3, 1e6);
-    s.sync = top.string("sync", "bsp", { "bsp" });
+    if (const json::value* sync = top.find("sync")) {
+        // "asp", or {"type": "ssp", "staleness": 3}
+        if (sync->is_string()) {
+            s.sync.type = top.string("sync", "bsp", sync::sync_types());
+        } else {
+            Fields y(*sync, "sync", source);
+            s.sync.type = y.string("type", "bsp", sync::sync_types());
+            s.sync.staleness = static_cast<int>(y.integer("staleness", s.sync.staleness, 0, 1'000'000));
+            s.sync.backups = static_cast<int>(y.integer("backups", s.sync.backups, 1, 100'000));
+            s.sync.range = static_cast<int>(y.integer("range", s.sync.range, 1, 100'000));
+            s.sync.algorithm = y.string("algorithm", s.sync.algorithm, sync::window_algorithms());
+            s.sync.history = static_cast<int>(y.integer("history", s.sync.history, 1, 100'000));
+            y.finish();
+        }
+    }
     s.threads = static_cast<int>(top.integer("threads", 0, 0, 256));
 
     if (const json::value* data = top.find("data")) {
@@ -303,6 +387,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
         if (!s.epochs && !s.iterations)
             t.fail("training.epochs", "is required (or training.iterations)");
         s.eval_interval = t.integer("eval_interval", s.eval_interval, 1, 1'000'000'000);
+        if (t.find("target_accuracy"))
+            s.target_accuracy = t.number("target_accuracy", 0.5, 0.0, 1.0);
         t.finish();
     }
 
@@ -332,6 +418,20 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
     }
     if (s.workers.empty())
         top.fail("workers", "expected at least one worker");
+    if (top.find("heterogeneity")) {
+        const auto level = perf::parse_heterogeneity(top.string("heterogeneity", "homo", { "homo", "hetero-l2", "hetero-l3" }));
+        const int n = static_cast<int>(s.workers.size());
+        for (int i = 0; i < n; ++i)
+            if (auto p = perf::competing_process(*level, i, n))
+                s.workers[static_cast<std::size_t>(i)].competing = p;
+    }
+    try {
+        sync::validate(s.sync, static_cast<int>(s.workers.size()));
+    } catch (const std::invalid_argument& e) {
+        const std::string text = e.what();
+        const auto colon = text.find(": ");
+        top.fail(colon == std::string::npos ? "sync" : text.substr(0, colon), colon == std::string::npos ? text : text.substr(colon + 2));
+    }
     if (s.total_batch < static_cast<std::int64_t>(s.workers.size()))
         top.fail("training.total_batch", "is " + std::to_string(s.total_batch) + ", smaller than the "
             + std::to_string(s.workers.size()) + " workers (each needs at least one sample)");
@@ -343,6 +443,42 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
             for (std::size_t i = 0; i < sizes->size(); ++i)
                 s.policy.batch_sizes.push_back(static_cast<std::int32_t>(
                     p.integer_value((*sizes)[i], "policy.batch_sizes[" + std::to_string(i) + "]", 1, 10'000'000)));
+        }
+        if (const json::value* predictor = p.find("predictor")) {
+            if (s.policy.type != "lbbsp-cpu")
+                p.fail("policy.predictor", "only the lbbsp-cpu policy predicts speeds");
+            Fields q(*predictor, "policy.predictor", source);
+            auto& spec = s.policy.predictor;
+            spec.type = q.string("type", spec.type, predict::predictor_names());
+            spec.ema_alpha = q.number("ema_alpha", spec.ema_alpha, 1e-6, 1.0);
+            auto& narx = spec.narx;
+            narx.shape.speed_lags = static_cast<int>(q.integer("speed_lags", narx.shape.speed_lags, 1, 64));
+            narx.shape.resource_lags = static_cast<int>(q.integer("resource_lags", narx.shape.resource_lags, 0, 64));
+            narx.shape.hidden = static_cast<int>(q.integer("hidden", narx.shape.hidden, 1, 1024));
+            narx.min_samples = static_cast<int>(q.integer("min_samples", narx.min_samples, 8, 10'000'000));
+            narx.retrain_every = static_cast<int>(q.integer("retrain_every", narx.retrain_every, 1, 10'000'000));
+            narx.history = static_cast<int>(q.integer("history", narx.history, 16, 10'000'000));
+            narx.training.max_epochs = static_cast<int>(q.integer("max_epochs", narx.training.max_epochs, 1, 1'000'000));
+            narx.training.patience = static_cast<int>(q.integer("patience", narx.training.patience, 1, 1'000'000));
+            q.finish();
+        }
+        if (const json::value* gpu = p.find("gpu")) {
+            if (s.policy.type != "lbbsp-gpu")
+                p.fail("policy.gpu", "only the lbbsp-gpu policy has phases");
+            Fields g(*gpu, "policy.gpu", source);
+            auto& o = s.policy.gpu;
+            o.fast_approach.delta = static_cast<std::int32_t>(g.integer("fast_delta", o.fast_approach.delta, 1, 1'000'000));
+            o.fast_approach.window = static_cast<int>(g.integer("fast_window", o.fast_approach.window, 1, 1'000'000));
+            o.fine_tune.delta = static_cast<std::int32_t>(g.integer("fine_delta", o.fine_tune.delta, 1, 1'000'000));
+            o.fine_tune.window = static_cast<int>(g.integer("fine_window", o.fine_tune.window, 1, 1'000'000));
+            o.memory_ceiling = g.number("memory_ceiling", o.memory_ceiling, 0.01, 1.0);
+            g.finish();
+        }
+        s.policy.manager.damping = p.number("damping", 0.0, 0.0, 0.99);
+        if (const json::value* blocking = p.find("blocking")) {
+            if (!blocking->is_bool())
+                p.fail("policy.blocking", "expected true or false");
+            s.policy.manager.blocking = blocking->as_bool();
         }
         p.finish();
         if (s.policy.type == "fixed") {

@@ -1,14 +1,13 @@
 #include "train/bsp_trainer.h"
 
+#include "balance/policy_registry.h"
 #include "engine/event_queue.h"
 #include "engine/pacer.h"
-#include "model/evaluate.h"
 #include "perf/proc_stats.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <algorithm>
-#include <chrono>
 #include <latch>
 #include <stdexcept>
 #include <thread>
@@ -17,13 +16,6 @@ namespace fulcrum::train {
 
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
-
-double seconds_between(SteadyClock::time_point a, SteadyClock::time_point b)
-{
-    return std::chrono::duration<double>(b - a).count();
-}
-
 // What one worker's task measured on its thread (used as the clock in real mode).
 struct Measured {
     double loss = 0;
@@ -31,151 +23,137 @@ struct Measured {
     double cpu_seconds = 0;
 };
 
+int pool_size(const TrainerConfig& config)
+{
+    const int workers = static_cast<int>(config.workers.size());
+    // Real mode: one thread per worker, all computing at once as real workers would.
+    if (config.mode == ClockMode::Real)
+        return std::max(1, workers);
+    const int threads = config.threads > 0 ? config.threads : static_cast<int>(std::thread::hardware_concurrency());
+    return std::clamp(threads, 1, std::max(1, workers));
+}
+
 } // namespace
 
 struct BspTrainer::Impl {
-    Impl(TrainerConfig c, std::unique_ptr<balance::BatchSizePolicy> p, TrainingObserver& o)
-        : config(std::move(c))
-        , policy(std::move(p))
+    Impl(TrainerConfig c, std::unique_ptr<balance::BatchSizePolicy> policy, std::unique_ptr<balance::BatchSizeManager> m,
+         TrainingObserver& o)
+        : job(std::move(c))
+        , config(job.config)
+        , manager(std::move(m))
         , observer(o)
-        , server(initial_parameters(config), config.server_shards, config.optimizer, config.aggregation)
-        , evaluator(config.prototype->clone())
         , pool(static_cast<std::size_t>(pool_size(config)))
         , pacer(config.mode == ClockMode::Paced ? config.pace : 0.0)
     {
-        if (config.workers.empty())
-            throw std::invalid_argument("a job needs at least one worker");
-        for (std::size_t i = 0; i < config.workers.size(); ++i)
-            workers.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), config.workers[i], *config.prototype,
-                config.train, config.seed));
-        model_bytes = static_cast<std::int64_t>(sizeof(float)) * config.prototype->parameter_count();
+        if (!manager && policy)
+            manager = std::make_unique<balance::BatchSizeManager>(std::move(policy), static_cast<int>(job.workers.size()),
+                config.total_batch, job.batch_limits());
+        if (!manager)
+            manager = balance::make_manager({}, static_cast<int>(job.workers.size()), config.total_batch, job.batch_limits());
+        if (manager->workers() != static_cast<int>(job.workers.size()))
+            throw std::invalid_argument("the batch-size manager was made for a different number of workers");
+        sync::validate(config.sync, static_cast<int>(job.workers.size()));
+        if (config.sync.type != "bsp" && config.sync.type != "backup")
+            throw std::invalid_argument("the BSP trainer runs bsp and backup; " + config.sync.type + " needs the asynchronous trainer");
     }
 
     ~Impl() { pool.join(); }
 
-    static Eigen::VectorXf initial_parameters(const TrainerConfig& config)
+    // Pull and compute on every participating worker in parallel; returns when all are done.
+    std::vector<Measured> compute_all(const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes)
     {
-        Eigen::VectorXf params(config.prototype->parameter_count());
-        config.prototype->initialize(params, config.seed);
-        return params;
-    }
-
-    static int pool_size(const TrainerConfig& config)
-    {
-        const int workers = static_cast<int>(config.workers.size());
-        // Real mode: one thread per worker, all computing at once as real workers would.
-        if (config.mode == ClockMode::Real)
-            return std::max(1, workers);
-        const int threads = config.threads > 0 ? config.threads : static_cast<int>(std::thread::hardware_concurrency());
-        return std::clamp(threads, 1, std::max(1, workers));
-    }
-
-    // Pull and compute on every worker in parallel; returns when all are done.
-    std::vector<Measured> compute_all(const std::vector<std::int32_t>& sizes)
-    {
-        std::vector<Measured> measured(workers.size());
-        std::latch done(static_cast<std::ptrdiff_t>(workers.size()));
-        for (std::size_t i = 0; i < workers.size(); ++i)
+        std::vector<Measured> measured(job.workers.size());
+        std::latch done(static_cast<std::ptrdiff_t>(active.size()));
+        for (const std::size_t i : active)
             boost::asio::post(pool, [&, i] {
-                Worker& worker = *workers[i];
+                Worker& worker = *job.workers[i];
                 Measured& m = measured[i];
-                m.pull_start = seconds_between(run_start, SteadyClock::now());
-                server.pull(worker.replica());
-                m.pull_end = seconds_between(run_start, SteadyClock::now());
+                m.pull_start = job.wall_seconds();
+                job.server.pull(worker.replica());
+                m.pull_end = job.wall_seconds();
                 const double cpu_before = perf::thread_cpu_seconds();
                 m.loss = worker.compute_gradient(sizes[i]);
                 m.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
-                m.compute_end = seconds_between(run_start, SteadyClock::now());
+                m.compute_end = job.wall_seconds();
                 done.count_down();
             });
         done.wait();
         return measured;
     }
 
-    // Virtual clock: batch times from the performance models, arrivals through the event queue.
-    double time_iteration_virtual(std::vector<IterationRecord>& rows)
+    // Virtual clock: batch times from the performance models, arrivals through the event
+    // queue. Returns the barrier time: the arrival of the `needed`-th worker.
+    double time_iteration_virtual(std::vector<IterationRecord>& rows, std::int64_t k, std::size_t needed)
     {
         const double barrier_open = clock.now();
         double barrier_close = barrier_open;
         std::size_t arrived = 0;
-        for (std::size_t i = 0; i < workers.size(); ++i) {
-            IterationRecord& row = rows[i];
-            const perf::ComputeTiming timing = workers[i]->performance().compute(barrier_open, row.batch_size);
+        for (IterationRecord& row : rows) {
+            Worker& worker = *job.workers[static_cast<std::size_t>(row.worker)];
+            const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
             row.start_s = barrier_open;
             row.compute_s = timing.duration_s;
-            row.comm_s = perf::communication_time(workers[i]->setup().network, model_bytes);
+            row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, k);
             row.cpu_share = timing.mean_share.cpu;
             row.memory_share = timing.mean_share.memory;
             row.end_s = barrier_open + row.comm_s + row.compute_s;
+            device_memory[static_cast<std::size_t>(row.worker)] = timing.device_memory;
             clock.schedule(row.end_s, [&, end = row.end_s] {
-                ++arrived;
-                barrier_close = end; // the queue runs arrivals in time order: the last one closes the barrier
+                if (++arrived == needed)
+                    barrier_close = end; // the queue runs arrivals in time order
             });
         }
         clock.run();
-        if (arrived != workers.size())
+        if (arrived != rows.size())
             throw std::logic_error("barrier closed before every worker arrived");
         return barrier_close;
     }
 
-    double time_iteration_real(std::vector<IterationRecord>& rows, const std::vector<Measured>& measured, double dispatched)
+    double time_iteration_real(std::vector<IterationRecord>& rows, const std::vector<Measured>& measured, double dispatched,
+                               std::size_t needed)
     {
         const double memory = perf::memory_available_share();
-        double barrier_close = dispatched;
-        for (std::size_t i = 0; i < workers.size(); ++i) {
-            IterationRecord& row = rows[i];
-            const Measured& m = measured[i];
+        std::vector<double> ends;
+        for (IterationRecord& row : rows) {
+            const Measured& m = measured[static_cast<std::size_t>(row.worker)];
             row.start_s = dispatched;
             row.comm_s = m.pull_end - m.pull_start;
             row.compute_s = m.compute_end - m.pull_end;
             row.end_s = m.compute_end;
             row.cpu_share = row.compute_s > 0 ? std::min(1.0, m.cpu_seconds / row.compute_s) : 1.0;
             row.memory_share = memory;
-            barrier_close = std::max(barrier_close, row.end_s);
+            ends.push_back(row.end_s);
         }
-        return barrier_close;
+        std::sort(ends.begin(), ends.end());
+        return ends.empty() ? dispatched : ends[needed - 1];
     }
 
-    EvaluationRecord evaluate(std::int64_t iteration, double time_s, double epoch, double train_loss)
+    void forward_events(std::int64_t iteration, double now)
     {
-        const Eigen::VectorXf params = server.parameters();
-        const model::Evaluation e = model::evaluate(*evaluator, params, *config.test);
-        EvaluationRecord record;
-        record.job = config.job;
-        record.iteration = iteration;
-        record.time_s = time_s;
-        record.wall_s = seconds_between(run_start, SteadyClock::now());
-        record.epoch = epoch;
-        record.train_loss = train_loss;
-        record.test_loss = e.loss;
-        record.test_accuracy = e.accuracy;
-        return record;
-    }
-
-    EventRecord event(std::int64_t iteration, double time_s, std::string kind, std::string message) const
-    {
-        EventRecord e;
-        e.job = config.job;
-        e.iteration = iteration;
-        e.time_s = time_s;
-        e.kind = std::move(kind);
-        e.message = std::move(message);
-        return e;
+        for (EventRecord e : manager->take_events()) {
+            e.job = config.job;
+            e.iteration = iteration;
+            e.time_s = now;
+            observer.on_event(e);
+        }
     }
 
     TrainingResult run(const std::atomic<bool>* stop)
     {
-        run_start = SteadyClock::now();
+        job.run_start = std::chrono::steady_clock::now();
         TrainingResult result;
-        const std::size_t n = workers.size();
-        std::vector<balance::WorkerObservation> observations(n);
-        std::vector<IterationRecord> rows(n);
-        std::vector<ps::GradientPush> pushes(n);
+        const std::size_t n = job.workers.size();
+        device_memory.assign(n, 0.0);
+        std::vector<balance::WorkerObservation> observations;
+        std::vector<IterationRecord> rows;
+        std::vector<ps::GradientPush> pushes;
         std::int64_t samples = 0;
         double now = 0, train_loss = 0;
-        observer.on_event(event(0, 0, "job-started",
+        const std::vector<std::int32_t> limits = job.batch_limits();
+        const int backups = config.sync.type == "backup" ? config.sync.backups : 0;
+        observer.on_event(job.event(0, 0, "job-started",
             std::to_string(n) + " workers, " + config.prototype->name() + ", total batch " + std::to_string(config.total_batch)
-                + ", policy " + policy->name()));
+                + ", policy " + manager->policy().name() + ", sync " + sync::describe(config.sync)));
 
         std::int64_t k = 0;
         for (; k < config.iterations; ++k) {
@@ -183,90 +161,134 @@ struct BspTrainer::Impl {
                 result.stopped = true;
                 break;
             }
-            balance::Allocation allocation = k == 0 ? policy->initial(static_cast<int>(n), config.total_batch)
-                                                    : policy->next(observations, config.total_batch);
+            const balance::Allocation allocation = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
+            forward_events(k, now);
             if (allocation.batch_sizes.size() != n)
-                throw std::logic_error("policy " + policy->name() + " returned the wrong number of batch sizes");
+                throw std::logic_error("the batch-size manager returned the wrong number of batch sizes");
 
-            const double dispatched = config.mode == ClockMode::Real ? seconds_between(run_start, SteadyClock::now()) : now;
-            const std::vector<Measured> measured = compute_all(allocation.batch_sizes);
+            std::vector<std::size_t> active;
+            for (std::size_t i = 0; i < n; ++i)
+                if (allocation.batch_sizes[i] > 0)
+                    active.push_back(i);
+            const std::size_t needed = std::max<std::size_t>(1, active.size() > static_cast<std::size_t>(backups)
+                    ? active.size() - static_cast<std::size_t>(backups) : 1);
 
-            for (std::size_t i = 0; i < n; ++i) {
-                IterationRecord& row = rows[i];
-                row = IterationRecord {};
+            const double dispatched = config.mode == ClockMode::Real ? job.wall_seconds() : now;
+            const std::vector<Measured> measured = compute_all(active, allocation.batch_sizes);
+
+            rows.assign(active.size(), IterationRecord {});
+            for (std::size_t r = 0; r < active.size(); ++r) {
+                const std::size_t i = active[r];
+                IterationRecord& row = rows[r];
                 row.job = config.job;
                 row.worker = static_cast<WorkerId>(i);
                 row.iteration = k;
                 row.batch_size = allocation.batch_sizes[i];
                 row.loss = measured[i].loss;
-                row.predicted_speed = allocation.predicted_speeds.empty() ? std::nullopt : allocation.predicted_speeds[i];
-                row.decision = allocation.decision;
+                row.predicted_speed = i < allocation.predicted_speeds.size() ? allocation.predicted_speeds[i] : std::nullopt;
+                row.decision = allocation.decisions.empty() ? allocation.decision : allocation.decisions[i];
             }
-            const double barrier = config.mode == ClockMode::Real ? time_iteration_real(rows, measured, dispatched)
-                                                                  : time_iteration_virtual(rows);
+            const double barrier = config.mode == ClockMode::Real ? time_iteration_real(rows, measured, dispatched, needed)
+                                                                  : time_iteration_virtual(rows, k, needed);
             train_loss = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-                IterationRecord& row = rows[i];
-                row.wait_s = barrier - row.end_s;
+            observations.clear();
+            pushes.clear();
+            std::int64_t used = 0;
+            for (IterationRecord& row : rows) {
+                const auto i = static_cast<std::size_t>(row.worker);
                 row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
-                observations[i] = { row.worker, row.batch_size, row.compute_s, row.comm_s, row.cpu_share, row.memory_share };
-                pushes[i] = { row.worker, row.batch_size, workers[i]->gradient().data() };
-                train_loss += row.loss * row.batch_size / config.total_batch;
-                samples += row.batch_size;
+                balance::WorkerObservation o { row.worker, row.batch_size, row.compute_s, row.comm_s, row.cpu_share, row.memory_share };
+                const perf::ResourceShare next = config.mode == ClockMode::Real
+                    ? perf::ResourceShare { row.cpu_share, row.memory_share }
+                    : job.workers[i]->performance().share_at(barrier);
+                o.next_cpu_share = next.cpu;
+                o.next_memory_share = next.memory;
+                o.device_memory = device_memory[i];
+                o.batch_limit = limits[i];
+                observations.push_back(o);
+                if (row.end_s <= barrier && used < static_cast<std::int64_t>(needed)) {
+                    row.wait_s = barrier - row.end_s;
+                    pushes.push_back({ row.worker, row.batch_size, job.workers[i]->gradient().data() });
+                    used += 1;
+                    samples += row.batch_size;
+                    train_loss += row.loss * row.batch_size;
+                } else {
+                    // A backup worker's late gradient: cut off at the barrier and dropped.
+                    row.end_s = barrier;
+                    row.wait_s = 0;
+                    row.decision = "dropped";
+                }
             }
-            server.apply_barrier(pushes);
+            std::int64_t pushed_samples = 0;
+            for (const auto& p : pushes)
+                pushed_samples += p.batch_size;
+            train_loss /= static_cast<double>(std::max<std::int64_t>(1, pushed_samples));
+            job.server.apply_barrier(pushes);
             now = barrier;
 
             const double epoch = static_cast<double>(samples) / static_cast<double>(config.train->size());
             if ((k + 1) % config.eval_interval == 0 || k + 1 == config.iterations) {
-                result.final_evaluation = evaluate(k, now, epoch, train_loss);
+                result.final_evaluation = job.evaluate(k, now, epoch, train_loss);
                 result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
                 observer.on_evaluation(result.final_evaluation);
+                if (config.target_accuracy && !result.target_time_s
+                    && result.final_evaluation.test_accuracy >= *config.target_accuracy) {
+                    result.target_time_s = now;
+                    result.target_updates = k + 1;
+                }
             }
             // After the evaluation, so whoever shows progress shows this iteration's accuracy.
             observer.on_iteration(rows);
             if (config.mode == ClockMode::Paced)
                 pacer.wait_until(now, stop);
+            if (result.target_time_s) {
+                ++k;
+                break;
+            }
         }
 
         result.iterations = k;
+        result.updates = k;
         result.epochs = static_cast<double>(samples) / static_cast<double>(config.train->size());
         result.time_s = now;
         result.mean_iteration_s = k > 0 ? now / static_cast<double>(k) : 0;
         if (k > 0 && result.final_evaluation.iteration != k - 1) {
             // Stopped between evaluations: evaluate what was trained so it is not lost.
-            result.final_evaluation = evaluate(k - 1, now, result.epochs, train_loss);
+            result.final_evaluation = job.evaluate(k - 1, now, result.epochs, train_loss);
             result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
             observer.on_evaluation(result.final_evaluation);
         }
-        result.wall_s = seconds_between(run_start, SteadyClock::now());
-        observer.on_event(event(std::max<std::int64_t>(0, k - 1), now, result.stopped ? "job-stopped" : "job-finished",
+        result.wall_s = job.wall_seconds();
+        observer.on_event(job.event(std::max<std::int64_t>(0, k - 1), now, result.stopped ? "job-stopped" : "job-finished",
             std::to_string(k) + " iterations"));
         return result;
     }
 
-    TrainerConfig config;
-    std::unique_ptr<balance::BatchSizePolicy> policy;
+    JobState job;
+    const TrainerConfig& config;
+    std::unique_ptr<balance::BatchSizeManager> manager;
     TrainingObserver& observer;
-    ps::ParameterServer server;
-    std::unique_ptr<model::Model> evaluator;
-    std::vector<std::unique_ptr<Worker>> workers;
-    std::int64_t model_bytes = 0;
     boost::asio::thread_pool pool;
     engine::EventQueue clock;
     engine::Pacer pacer;
-    SteadyClock::time_point run_start;
+    std::vector<double> device_memory;
 };
 
 BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer)
-    : impl_(std::make_unique<Impl>(std::move(config), std::move(policy), observer))
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(policy), nullptr, observer))
+{
+}
+
+BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer)
+    : impl_(std::make_unique<Impl>(std::move(config), nullptr, std::move(manager), observer))
 {
 }
 
 BspTrainer::~BspTrainer() = default;
 
 TrainingResult BspTrainer::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
-const ps::ParameterServer& BspTrainer::server() const { return impl_->server; }
+const ps::ParameterServer& BspTrainer::server() const { return impl_->job.server; }
 const TrainerConfig& BspTrainer::config() const { return impl_->config; }
+balance::BatchSizeManager& BspTrainer::manager() { return *impl_->manager; }
 
 } // namespace fulcrum::train

@@ -9,9 +9,8 @@ Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& protot
     , model_(prototype.clone())
     , train_(std::move(train))
     , sampler_(train_->size(), derive_seed(seed, Stream::Sampling, static_cast<std::uint64_t>(id)))
-    , performance_(setup.cpu,
-          perf::ResourceTimeline(setup.resources, setup.colocated, derive_seed(seed, Stream::Resources, static_cast<std::uint64_t>(id))),
-          derive_seed(seed, Stream::Noise, static_cast<std::uint64_t>(id)))
+    , performance_(perf::make_performance_model(setup, derive_seed(seed, Stream::Resources, static_cast<std::uint64_t>(id)),
+          derive_seed(seed, Stream::Noise, static_cast<std::uint64_t>(id))))
     , replica_(model::Vector::Zero(prototype.parameter_count()))
     , gradient_(model::Vector::Zero(prototype.parameter_count()))
 {

@@ -28,7 +28,7 @@ public:
     const WorkerSetup& setup() const { return setup_; }
     model::Vector& replica() { return replica_; }
     const model::Vector& gradient() const { return gradient_; }
-    perf::CpuPerformanceModel& performance() { return performance_; }
+    perf::PerformanceModel& performance() { return *performance_; }
 
 private:
     WorkerId id_;
@@ -36,7 +36,7 @@ private:
     std::unique_ptr<model::Model> model_;
     std::shared_ptr<const data::Dataset> train_;
     data::BatchSampler sampler_;
-    perf::CpuPerformanceModel performance_;
+    std::unique_ptr<perf::PerformanceModel> performance_;
     model::Vector replica_;
     model::Vector gradient_;
     Eigen::MatrixXf features_;

@@ -1,0 +1,395 @@
+#include "balance/batch_size_manager.h"
+
+#include "balance/rounding.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+#include <utility>
+
+namespace fulcrum::balance {
+
+BatchSizeManager::BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int workers, std::int32_t total_batch,
+                                   std::vector<std::int32_t> batch_limits, ManagerOptions options)
+    : policy_(std::move(policy))
+    , workers_(workers)
+    , total_batch_(total_batch)
+    , limits_(std::move(batch_limits))
+    , options_(options)
+    , blocking_(options.blocking.value_or(policy_->blocking()))
+    , overrides_(static_cast<std::size_t>(workers))
+    , applied_(static_cast<std::size_t>(workers))
+{
+    if (workers < 1)
+        throw std::invalid_argument("a job needs at least one worker");
+    if (total_batch < workers)
+        throw std::invalid_argument("total batch " + std::to_string(total_batch) + " is smaller than the "
+            + std::to_string(workers) + " workers");
+    limits_.resize(static_cast<std::size_t>(workers), 0);
+    if (!(options.damping >= 0 && options.damping < 1))
+        throw std::invalid_argument("damping must be in [0, 1)");
+}
+
+void BatchSizeManager::check_worker(WorkerId worker) const
+{
+    if (worker < 0 || worker >= workers_)
+        throw OverrideError("unknown-worker", "worker " + std::to_string(worker) + " does not exist (this job has workers 0 to "
+            + std::to_string(workers_ - 1) + ")");
+}
+
+void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const std::string& actor)
+{
+    check_worker(worker);
+    std::lock_guard lock(mutex_);
+    if (overrides_[static_cast<std::size_t>(worker)].excluded)
+        throw OverrideError("worker-excluded", "worker " + std::to_string(worker) + " is excluded; include it before pinning");
+    std::int64_t other_pins = 0;
+    int free_others = 0;
+    for (int i = 0; i < workers_; ++i) {
+        const WorkerOverride& o = overrides_[static_cast<std::size_t>(i)];
+        if (i == worker || o.excluded)
+            continue;
+        if (o.pinned)
+            other_pins += *o.pinned;
+        else
+            ++free_others;
+    }
+    if (free_others == 0)
+        throw OverrideError("no-free-worker", "pinning worker " + std::to_string(worker)
+            + " would leave no unpinned worker to take the rest of the total batch " + std::to_string(total_batch_));
+    const std::int64_t most = total_batch_ - other_pins - free_others;
+    if (batch_size < 1 || batch_size > most)
+        throw OverrideError("pin-out-of-range", "pin of " + std::to_string(batch_size) + " samples for worker "
+            + std::to_string(worker) + " is outside 1 to " + std::to_string(std::max<std::int64_t>(1, most))
+            + " (total batch " + std::to_string(total_batch_) + ", one sample for each other free worker, other pins "
+            + std::to_string(other_pins) + ")");
+    const std::int32_t limit = limits_[static_cast<std::size_t>(worker)];
+    if (limit > 0 && batch_size > limit)
+        throw OverrideError("over-memory-limit", "pin of " + std::to_string(batch_size) + " samples for worker "
+            + std::to_string(worker) + " exceeds its memory limit of " + std::to_string(limit) + " samples");
+    overrides_[static_cast<std::size_t>(worker)].pinned = batch_size;
+    requests_.push_back({ Request::Kind::Pin, worker, batch_size, std::nullopt, actor });
+}
+
+void BatchSizeManager::unpin(WorkerId worker, const std::string& actor)
+{
+    check_worker(worker);
+    std::lock_guard lock(mutex_);
+    if (!overrides_[static_cast<std::size_t>(worker)].pinned)
+        throw OverrideError("not-pinned", "worker " + std::to_string(worker) + " is not pinned");
+    overrides_[static_cast<std::size_t>(worker)].pinned.reset();
+    requests_.push_back({ Request::Kind::Unpin, worker, 0, std::nullopt, actor });
+}
+
+void BatchSizeManager::exclude(WorkerId worker, std::optional<double> for_s, const std::string& actor)
+{
+    check_worker(worker);
+    if (for_s && !(*for_s > 0))
+        throw OverrideError("bad-value", "exclusion time must be positive seconds");
+    std::lock_guard lock(mutex_);
+    WorkerOverride& target = overrides_[static_cast<std::size_t>(worker)];
+    if (target.excluded)
+        throw OverrideError("already-excluded", "worker " + std::to_string(worker) + " is already excluded");
+    int free_others = 0, active_others = 0;
+    for (int i = 0; i < workers_; ++i) {
+        const WorkerOverride& o = overrides_[static_cast<std::size_t>(i)];
+        if (i == worker || o.excluded)
+            continue;
+        ++active_others;
+        if (!o.pinned)
+            ++free_others;
+    }
+    if (active_others == 0)
+        throw OverrideError("last-worker", "worker " + std::to_string(worker) + " is the last active worker of the job");
+    if (free_others == 0)
+        throw OverrideError("no-free-worker", "excluding worker " + std::to_string(worker)
+            + " would leave only pinned workers; unpin one first");
+    target.excluded = true;
+    target.pinned.reset();
+    requests_.push_back({ Request::Kind::Exclude, worker, 0, for_s, actor });
+}
+
+void BatchSizeManager::include(WorkerId worker, const std::string& actor)
+{
+    check_worker(worker);
+    std::lock_guard lock(mutex_);
+    WorkerOverride& target = overrides_[static_cast<std::size_t>(worker)];
+    if (!target.excluded)
+        throw OverrideError("not-excluded", "worker " + std::to_string(worker) + " is not excluded");
+    target.excluded = false;
+    target.excluded_until.reset();
+    requests_.push_back({ Request::Kind::Include, worker, 0, std::nullopt, actor });
+}
+
+WorkerOverride BatchSizeManager::state(WorkerId worker) const
+{
+    check_worker(worker);
+    std::lock_guard lock(mutex_);
+    return applied_[static_cast<std::size_t>(worker)];
+}
+
+std::vector<EventRecord> BatchSizeManager::take_events()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(events_, {});
+}
+
+void BatchSizeManager::emit(std::int64_t iteration, double now_s, std::string kind, std::optional<WorkerId> worker,
+                            std::string message, std::string actor)
+{
+    EventRecord e;
+    e.iteration = iteration;
+    e.time_s = now_s;
+    e.kind = std::move(kind);
+    e.worker = worker;
+    e.message = std::move(message);
+    e.actor = std::move(actor);
+    events_.push_back(std::move(e));
+}
+
+void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
+{
+    std::lock_guard lock(mutex_);
+    for (const Request& r : requests_) {
+        WorkerOverride& a = applied_[static_cast<std::size_t>(r.worker)];
+        const std::string who = "worker " + std::to_string(r.worker);
+        switch (r.kind) {
+        case Request::Kind::Pin:
+            a.pinned = r.batch_size;
+            emit(iteration, now_s, "pin", r.worker, who + " pinned at batch " + std::to_string(r.batch_size), r.actor);
+            break;
+        case Request::Kind::Unpin:
+            a.pinned.reset();
+            emit(iteration, now_s, "unpin", r.worker, who + " unpinned", r.actor);
+            break;
+        case Request::Kind::Exclude: {
+            a.excluded = true;
+            a.pinned.reset();
+            std::ostringstream text;
+            text << who << " excluded";
+            if (r.for_s) {
+                a.excluded_until = now_s + *r.for_s;
+                overrides_[static_cast<std::size_t>(r.worker)].excluded_until = a.excluded_until;
+                text << " for " << *r.for_s << " s";
+            }
+            emit(iteration, now_s, "exclude", r.worker, text.str(), r.actor);
+            break;
+        }
+        case Request::Kind::Include:
+            a.excluded = false;
+            a.excluded_until.reset();
+            emit(iteration, now_s, "include", r.worker, who + " re-included", r.actor);
+            break;
+        }
+    }
+    requests_.clear();
+    for (int i = 0; i < workers_; ++i) {
+        WorkerOverride& a = applied_[static_cast<std::size_t>(i)];
+        if (a.excluded && a.excluded_until && *a.excluded_until <= now_s) {
+            a.excluded = false;
+            a.excluded_until.reset();
+            overrides_[static_cast<std::size_t>(i)] = a;
+            emit(iteration, now_s, "readmit", i, "worker " + std::to_string(i) + " re-admitted: its exclusion time ran out");
+        }
+    }
+}
+
+double BatchSizeManager::predicted_time(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
+                                        const std::vector<double>& comm) const
+{
+    double worst = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+        if (sizes[i] > 0 && speeds[i] > 0)
+            worst = std::max(worst, sizes[i] / speeds[i] + comm[i]);
+    return worst;
+}
+
+BatchSizeManager::Proposal BatchSizeManager::index_by_worker(const Allocation& allocation,
+                                                            const std::vector<WorkerObservation>& observations) const
+{
+    Proposal p;
+    p.size.resize(static_cast<std::size_t>(workers_));
+    p.predicted.resize(static_cast<std::size_t>(workers_));
+    p.decision = allocation.decision;
+    for (std::size_t i = 0; i < observations.size() && i < allocation.batch_sizes.size(); ++i) {
+        const auto w = static_cast<std::size_t>(observations[i].worker);
+        p.size[w] = allocation.batch_sizes[i];
+        if (i < allocation.predicted_speeds.size())
+            p.predicted[w] = allocation.predicted_speeds[i];
+    }
+    return p;
+}
+
+bool BatchSizeManager::fits_limits(const std::vector<std::int32_t>& sizes) const
+{
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+        if (limits_[i] > 0 && sizes[i] > limits_[i])
+            return false;
+    return true;
+}
+
+Allocation BatchSizeManager::initial()
+{
+    apply_requests(0, 0);
+    const Allocation proposal = policy_->initial(workers_, total_batch_);
+    if (proposal.batch_sizes.size() != static_cast<std::size_t>(workers_))
+        throw std::logic_error("policy " + policy_->name() + " returned the wrong number of batch sizes");
+    for (int i = 0; i < workers_; ++i) {
+        const std::int32_t limit = limits_[static_cast<std::size_t>(i)];
+        if (limit > 0 && proposal.batch_sizes[static_cast<std::size_t>(i)] > limit)
+            throw std::invalid_argument("policy " + policy_->name() + " gives worker " + std::to_string(i) + " a batch of "
+                + std::to_string(proposal.batch_sizes[static_cast<std::size_t>(i)]) + " samples, above its memory limit of "
+                + std::to_string(limit) + " samples");
+    }
+    std::vector<WorkerObservation> everyone(static_cast<std::size_t>(workers_));
+    for (int i = 0; i < workers_; ++i)
+        everyone[static_cast<std::size_t>(i)].worker = i;
+    return assemble(index_by_worker(proposal, everyone), 0, 0);
+}
+
+Allocation BatchSizeManager::next(const std::vector<WorkerObservation>& observations, std::int64_t iteration, double now_s)
+{
+    apply_requests(iteration, now_s);
+    std::vector<WorkerObservation> running;
+    for (const auto& o : observations)
+        if (o.worker >= 0 && o.worker < workers_ && !applied_[static_cast<std::size_t>(o.worker)].excluded)
+            running.push_back(o);
+    if (running.empty()) // everyone who ran was just excluded: split evenly among the rest
+        return assemble(index_by_worker({}, {}), iteration, now_s);
+
+    Allocation answer = policy_->next(running, total_batch_);
+    if (answer.batch_sizes.size() != running.size())
+        throw std::logic_error("policy " + policy_->name() + " returned the wrong number of batch sizes");
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& e : answer.events)
+            emit(iteration, now_s, e.kind, e.worker, e.message);
+    }
+
+    // Damping: keep the sizes in effect unless the new ones are predicted to be faster by
+    // the threshold (only policies that predict speeds can be damped).
+    if (options_.damping > 0 && answer.predicted_speeds.size() == running.size() && !current_.empty()) {
+        std::vector<std::int32_t> in_effect;
+        std::vector<double> speeds, comm;
+        for (std::size_t i = 0; i < running.size(); ++i) {
+            in_effect.push_back(current_[static_cast<std::size_t>(running[i].worker)]);
+            speeds.push_back(answer.predicted_speeds[i].value_or(0));
+            comm.push_back(running[i].comm_s);
+        }
+        const double keep = predicted_time(in_effect, speeds, comm);
+        const double change = predicted_time(answer.batch_sizes, speeds, comm);
+        if (std::accumulate(in_effect.begin(), in_effect.end(), std::int64_t { 0 }) == total_batch_
+            && change > keep * (1 - options_.damping)) {
+            answer.batch_sizes = in_effect;
+            answer.decision += "/damped";
+        }
+    }
+
+    Proposal proposal = index_by_worker(answer, running);
+    if (!blocking_) {
+        // The workers already started with the previous answer; this one serves the next iteration.
+        Proposal fresh = std::move(proposal);
+        proposal = pending_ ? std::move(*pending_) : fresh;
+        pending_ = std::move(fresh);
+    }
+    return assemble(proposal, iteration, now_s);
+}
+
+Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t iteration, double now_s)
+{
+    const auto n = static_cast<std::size_t>(workers_);
+    std::vector<std::int32_t> sizes(n, 0);
+    std::int64_t pinned_total = 0;
+    std::vector<std::size_t> free;
+    for (std::size_t i = 0; i < n; ++i) {
+        const WorkerOverride& o = applied_[i];
+        if (o.excluded)
+            continue;
+        if (o.pinned) {
+            sizes[i] = *o.pinned;
+            pinned_total += *o.pinned;
+        } else {
+            free.push_back(i);
+        }
+    }
+    const auto spare = static_cast<std::int32_t>(total_batch_ - pinned_total);
+    std::int64_t proposed_total = 0;
+    bool complete = true;
+    double known_sum = 0;
+    int known = 0;
+    for (std::size_t i : free) {
+        if (proposal.size[i]) {
+            proposed_total += *proposal.size[i];
+            known_sum += *proposal.size[i];
+            ++known;
+        } else {
+            complete = false;
+        }
+    }
+    if (complete && proposed_total == spare) {
+        for (std::size_t i : free)
+            sizes[i] = *proposal.size[i];
+    } else if (!free.empty()) {
+        // Balance the free workers around the pins in the policy's proportions; a worker the
+        // policy has not seen (just re-admitted) starts at the average.
+        const double average = known > 0 ? known_sum / known : 1.0;
+        std::vector<double> weights;
+        for (std::size_t i : free)
+            weights.push_back(proposal.size[i] ? static_cast<double>(*proposal.size[i]) : average);
+        const std::vector<std::int32_t> split = proportional_split(weights, spare);
+        for (std::size_t k = 0; k < free.size(); ++k)
+            sizes[free[k]] = split[k];
+    }
+
+    std::string refused;
+    if (!fits_limits(sizes)) {
+        for (std::size_t i = 0; i < n; ++i)
+            if (limits_[i] > 0 && sizes[i] > limits_[i]) {
+                refused = "policy " + policy_->name() + " asked for " + std::to_string(sizes[i]) + " samples on worker "
+                    + std::to_string(i) + ", above its memory limit of " + std::to_string(limits_[i]) + " samples";
+                break;
+            }
+        bool same_shape = current_.size() == n;
+        for (std::size_t i = 0; same_shape && i < n; ++i)
+            same_shape = (current_[i] > 0) == (sizes[i] > 0) && (!applied_[i].pinned || current_[i] == *applied_[i].pinned);
+        if (same_shape && fits_limits(current_)) {
+            sizes = current_;
+            refused += "; the allocation in effect is kept";
+        } else {
+            // Water-fill: cap at the limits and hand the excess to workers with room.
+            for (int round = 0; round < workers_ && !fits_limits(sizes); ++round) {
+                std::int64_t excess = 0;
+                for (std::size_t i : free)
+                    if (limits_[i] > 0 && sizes[i] > limits_[i]) {
+                        excess += sizes[i] - limits_[i];
+                        sizes[i] = limits_[i];
+                    }
+                for (std::size_t i : free)
+                    if (excess > 0 && (limits_[i] == 0 || sizes[i] < limits_[i])) {
+                        const std::int64_t room = limits_[i] == 0 ? excess : std::min<std::int64_t>(excess, limits_[i] - sizes[i]);
+                        sizes[i] += static_cast<std::int32_t>(room);
+                        excess -= room;
+                    }
+            }
+            refused += "; capped at the limits";
+        }
+        std::lock_guard lock(mutex_);
+        emit(iteration, now_s, "warning", std::nullopt, refused);
+    }
+
+    current_ = sizes;
+    Allocation a;
+    a.batch_sizes = sizes;
+    a.predicted_speeds = proposal.predicted;
+    a.decision = proposal.decision.empty() ? policy_->name() : proposal.decision;
+    a.decisions.resize(n, a.decision);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (applied_[i].excluded)
+            a.decisions[i] = "excluded";
+        else if (applied_[i].pinned)
+            a.decisions[i] = "pinned";
+    }
+    return a;
+}
+
+} // namespace fulcrum::balance

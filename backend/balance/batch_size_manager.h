@@ -1,0 +1,117 @@
+#pragma once
+
+#include "balance/batch_size_policy.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+
+namespace fulcrum::balance {
+
+// A refused operator request; the run goes on unchanged. `code` is stable for the protocol.
+class OverrideError : public std::invalid_argument {
+public:
+    OverrideError(std::string code, const std::string& message)
+        : std::invalid_argument(message)
+        , code_(std::move(code))
+    {
+    }
+    const std::string& code() const { return code_; }
+
+private:
+    std::string code_;
+};
+
+struct ManagerOptions {
+    // Apply a new allocation only when it shortens the predicted iteration time by at least
+    // this fraction (0 = always apply). Avoids churning batch sizes for noise.
+    double damping = 0;
+    // Overrides the policy's own preference (CPU blocking, GPU non-blocking) when set.
+    std::optional<bool> blocking;
+};
+
+// What the manager holds about one worker besides its batch size.
+struct WorkerOverride {
+    std::optional<std::int32_t> pinned;
+    bool excluded = false;
+    std::optional<double> excluded_until; // run clock; re-admitted at the first barrier after it
+};
+
+// The LB-BSP BatchSizeManager: runs one job's policy at every barrier and applies what an
+// operator asked for on top: pinned workers keep their size and the policy balances the
+// others around them (X preserved), excluded workers get nothing and their share goes to
+// the others. Requests are checked when made and take effect at the next barrier; each
+// becomes an event. Thread-safe for requests; next() is called by the trainer alone.
+class BatchSizeManager {
+public:
+    BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int workers, std::int32_t total_batch,
+                     std::vector<std::int32_t> batch_limits = {}, ManagerOptions options = {});
+
+    const BatchSizePolicy& policy() const { return *policy_; }
+    BatchSizePolicy& policy() { return *policy_; }
+    bool blocking() const { return blocking_; }
+    int workers() const { return workers_; }
+
+    // Sizes for iteration 0, one per worker. Throws std::invalid_argument if the policy's
+    // sizes break a worker's memory limit (the job cannot start).
+    Allocation initial();
+    // After the barrier of `iteration` (observations of the workers that ran), the sizes for
+    // the next one: one per worker of the job, 0 for an excluded worker.
+    Allocation next(const std::vector<WorkerObservation>& observations, std::int64_t iteration, double now_s);
+
+    // Operator overrides. Throw OverrideError for an unknown worker, a pin outside
+    // [1, X - one sample per other worker] or above the worker's memory limit, or excluding
+    // the last worker.
+    void pin(WorkerId worker, std::int32_t batch_size, const std::string& actor = "operator");
+    void unpin(WorkerId worker, const std::string& actor = "operator");
+    void exclude(WorkerId worker, std::optional<double> for_s = std::nullopt, const std::string& actor = "operator");
+    void include(WorkerId worker, const std::string& actor = "operator");
+
+    WorkerOverride state(WorkerId worker) const;
+    // Events since the last call (overrides applied, phase changes, warnings), stamped with
+    // the barrier at which they took effect.
+    std::vector<EventRecord> take_events();
+
+private:
+    struct Request {
+        enum class Kind { Pin, Unpin, Exclude, Include } kind;
+        WorkerId worker;
+        std::int32_t batch_size = 0;
+        std::optional<double> for_s;
+        std::string actor;
+    };
+    // A policy's answer indexed by worker id (the policy answers for the workers that ran).
+    struct Proposal {
+        std::vector<std::optional<std::int32_t>> size;
+        std::vector<std::optional<double>> predicted;
+        std::string decision;
+    };
+    Proposal index_by_worker(const Allocation& allocation, const std::vector<WorkerObservation>& observations) const;
+    void check_worker(WorkerId worker) const;
+    void apply_requests(std::int64_t iteration, double now_s);
+    Allocation assemble(const Proposal& proposal, std::int64_t iteration, double now_s);
+    bool fits_limits(const std::vector<std::int32_t>& sizes) const;
+    double predicted_time(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
+                          const std::vector<double>& comm) const;
+    void emit(std::int64_t iteration, double now_s, std::string kind, std::optional<WorkerId> worker, std::string message,
+              std::string actor = "system");
+
+    std::unique_ptr<BatchSizePolicy> policy_;
+    int workers_;
+    std::int32_t total_batch_;
+    std::vector<std::int32_t> limits_;
+    ManagerOptions options_;
+    bool blocking_;
+
+    mutable std::mutex mutex_; // guards overrides_ (as seen by requests), requests_, events_
+    std::vector<WorkerOverride> overrides_;   // as the next barrier will see them (requests validated against this)
+    std::vector<WorkerOverride> applied_;     // as in effect now
+    std::vector<Request> requests_;
+    std::vector<EventRecord> events_;
+
+    std::vector<std::int32_t> current_;        // sizes in effect, one per worker
+    std::optional<Proposal> pending_;          // non-blocking: the answer computed during the last iteration
+};
+
+} // namespace fulcrum::balance

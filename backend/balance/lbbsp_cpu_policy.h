@@ -1,0 +1,41 @@
+#pragma once
+
+#include "balance/batch_size_policy.h"
+#include "predict/predictor_registry.h"
+
+#include <map>
+#include <memory>
+
+namespace fulcrum::balance {
+
+// LB-BSP Algorithm 1 for CPU workers: measure v_i = x_i / t_i, predict v_i for the next
+// iteration, then x_i = v_i / sum(v) * X, rounded so that sum(x) = X and x_i >= 1.
+//
+// One refinement: communication does not shrink with the batch, so when links differ the
+// sizes solve x_i / v_i + comm_i = T for one common T (T = (X + sum v_i comm_i) / sum v);
+// with equal links this is exactly the paper's rule.
+class LbBspCpuPolicy final : public BatchSizePolicy {
+public:
+    explicit LbBspCpuPolicy(predict::PredictorSpec predictor);
+    std::string name() const override { return "lbbsp-cpu"; }
+    Allocation initial(int workers, std::int32_t total_batch) override;
+    Allocation next(const std::vector<WorkerObservation>& observations, std::int32_t total_batch) override;
+
+    // The per-worker predictor, for warm starts and inspection (nullptr before first use).
+    predict::SpeedPredictor* predictor(WorkerId worker);
+
+private:
+    predict::SpeedPredictor& predictor_for(WorkerId worker);
+
+    predict::PredictorSpec spec_;
+    std::map<WorkerId, std::unique_ptr<predict::SpeedPredictor>> predictors_;
+    std::map<WorkerId, predict::ResourceState> started_with_; // c^k, m^k of the iteration now observed
+    std::string decision_;
+};
+
+// Balanced sizes for predicted speeds and per-worker communication times (shared with the
+// federated and damping code): x_i = v_i (T - comm_i), sum x = X, each x_i >= 1.
+std::vector<std::int32_t> balanced_sizes(const std::vector<double>& speeds, const std::vector<double>& comm_s,
+                                         std::int32_t total_batch);
+
+} // namespace fulcrum::balance

@@ -1,0 +1,150 @@
+#include "predict/narx_network.h"
+
+#include "common/random.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+namespace fulcrum::predict {
+
+NarxNetwork::NarxNetwork(NarxShape shape, std::uint64_t seed)
+    : shape_(shape)
+{
+    if (shape.speed_lags < 1 || shape.resource_lags < 0 || shape.hidden < 1)
+        throw std::invalid_argument("NARX needs at least one speed lag and one hidden unit");
+    Rng rng(seed);
+    const int inputs = shape.inputs();
+    // Glorot-uniform initialisation for tanh.
+    const double limit1 = std::sqrt(6.0 / (inputs + shape.hidden));
+    const double limit2 = std::sqrt(6.0 / (shape.hidden + 1));
+    w1_.resize(shape.hidden, inputs);
+    for (Eigen::Index i = 0; i < w1_.size(); ++i)
+        w1_.data()[i] = (2 * uniform01(rng) - 1) * limit1;
+    b1_ = Eigen::VectorXd::Zero(shape.hidden);
+    w2_.resize(shape.hidden);
+    for (Eigen::Index i = 0; i < w2_.size(); ++i)
+        w2_(i) = (2 * uniform01(rng) - 1) * limit2;
+    b2_ = 0;
+}
+
+double NarxNetwork::forward(const Eigen::Ref<const Eigen::VectorXd>& input) const
+{
+    return w2_.dot((w1_ * input + b1_).array().tanh().matrix()) + b2_;
+}
+
+NarxTrainReport NarxNetwork::train(const Eigen::MatrixXd& inputs, const Eigen::VectorXd& targets,
+                                   const NarxTraining& options)
+{
+    const Eigen::Index n = inputs.cols();
+    if (inputs.rows() != shape_.inputs() || targets.size() != n)
+        throw std::invalid_argument("NARX training data does not match the network's inputs");
+    const auto validation = std::max<Eigen::Index>(1, static_cast<Eigen::Index>(options.validation_fraction * static_cast<double>(n)));
+    const Eigen::Index fit = n - validation;
+    if (fit < 4)
+        throw std::invalid_argument("NARX needs more samples to train");
+    const Eigen::MatrixXd x = inputs.leftCols(fit);
+    const Eigen::VectorXd y = targets.head(fit);
+    const Eigen::MatrixXd vx = inputs.rightCols(validation);
+    const Eigen::VectorXd vy = targets.tail(validation);
+
+    const auto rmse = [&](const Eigen::MatrixXd& in, const Eigen::VectorXd& out) {
+        const Eigen::MatrixXd hidden = ((w1_ * in).colwise() + b1_).array().tanh().matrix();
+        const Eigen::VectorXd prediction = (hidden.transpose() * w2_).array() + b2_;
+        return std::sqrt((prediction - out).squaredNorm() / static_cast<double>(out.size()));
+    };
+
+    // Adam moments, one per parameter group.
+    Eigen::MatrixXd mw1 = Eigen::MatrixXd::Zero(w1_.rows(), w1_.cols()), vw1 = mw1;
+    Eigen::VectorXd mb1 = Eigen::VectorXd::Zero(b1_.size()), vb1 = mb1;
+    Eigen::VectorXd mw2 = Eigen::VectorXd::Zero(w2_.size()), vw2 = mw2;
+    double mb2 = 0, vb2 = 0;
+    constexpr double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+
+    NarxNetwork best = *this;
+    double best_error = rmse(vx, vy);
+    int since_best = 0;
+    NarxTrainReport report;
+    for (int epoch = 1; epoch <= options.max_epochs; ++epoch) {
+        const Eigen::MatrixXd hidden = ((w1_ * x).colwise() + b1_).array().tanh().matrix();
+        const Eigen::VectorXd error = ((hidden.transpose() * w2_).array() + b2_).matrix() - y; // d(0.5 mse)/dout * n
+        const double scale = 1.0 / static_cast<double>(fit);
+        const Eigen::VectorXd gw2 = hidden * error * scale;
+        const double gb2 = error.sum() * scale;
+        const Eigen::MatrixXd delta = ((w2_ * error.transpose()).array() * (1 - hidden.array().square())).matrix();
+        const Eigen::MatrixXd gw1 = delta * x.transpose() * scale;
+        const Eigen::VectorXd gb1 = delta.rowwise().sum() * scale;
+
+        const double c1 = 1 - std::pow(beta1, epoch), c2 = 1 - std::pow(beta2, epoch);
+        const double lr = options.learning_rate;
+        auto step = [&](auto& param, auto& m, auto& v, const auto& g) {
+            m = beta1 * m + (1 - beta1) * g;
+            v = beta2 * v + (1 - beta2) * g.cwiseProduct(g);
+            param -= (lr * (m / c1).array() / ((v / c2).array().sqrt() + eps)).matrix();
+        };
+        step(w1_, mw1, vw1, gw1);
+        step(b1_, mb1, vb1, gb1);
+        step(w2_, mw2, vw2, gw2);
+        mb2 = beta1 * mb2 + (1 - beta1) * gb2;
+        vb2 = beta2 * vb2 + (1 - beta2) * gb2 * gb2;
+        b2_ -= lr * (mb2 / c1) / (std::sqrt(vb2 / c2) + eps);
+
+        report.epochs = epoch;
+        const double validation_error = rmse(vx, vy);
+        if (validation_error < best_error - 1e-9) {
+            best_error = validation_error;
+            best = *this;
+            since_best = 0;
+        } else if (++since_best >= options.patience) {
+            report.stopped_early = true;
+            break;
+        }
+    }
+    *this = best;
+    report.validation_rmse = best_error;
+    report.train_rmse = rmse(x, y);
+    return report;
+}
+
+std::string NarxNetwork::serialize() const
+{
+    std::ostringstream out;
+    out.precision(17);
+    out << "narx1 " << shape_.speed_lags << ' ' << shape_.resource_lags << ' ' << shape_.hidden;
+    for (Eigen::Index i = 0; i < w1_.size(); ++i)
+        out << ' ' << w1_.data()[i];
+    for (Eigen::Index i = 0; i < b1_.size(); ++i)
+        out << ' ' << b1_(i);
+    for (Eigen::Index i = 0; i < w2_.size(); ++i)
+        out << ' ' << w2_(i);
+    out << ' ' << b2_ << '\n';
+    return out.str();
+}
+
+NarxNetwork NarxNetwork::deserialize(const std::string& text)
+{
+    std::istringstream in(text);
+    std::string magic;
+    NarxShape shape;
+    if (!(in >> magic >> shape.speed_lags >> shape.resource_lags >> shape.hidden) || magic != "narx1")
+        throw std::invalid_argument("not a NARX model (expected a 'narx1' header)");
+    if (shape.speed_lags < 1 || shape.speed_lags > 64 || shape.resource_lags < 0 || shape.resource_lags > 64
+        || shape.hidden < 1 || shape.hidden > 4096)
+        throw std::invalid_argument("NARX model has an implausible shape");
+    NarxNetwork net(shape, 0);
+    auto read = [&](double& value) {
+        if (!(in >> value) || !std::isfinite(value))
+            throw std::invalid_argument("NARX model is truncated or holds a non-finite weight");
+    };
+    for (Eigen::Index i = 0; i < net.w1_.size(); ++i)
+        read(net.w1_.data()[i]);
+    for (Eigen::Index i = 0; i < net.b1_.size(); ++i)
+        read(net.b1_(i));
+    for (Eigen::Index i = 0; i < net.w2_.size(); ++i)
+        read(net.w2_(i));
+    read(net.b2_);
+    return net;
+}
+
+} // namespace fulcrum::predict

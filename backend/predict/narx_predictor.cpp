@@ -1,0 +1,120 @@
+#include "predict/narx_predictor.h"
+
+#include <algorithm>
+
+namespace fulcrum::predict {
+
+NarxPredictor::NarxPredictor(NarxOptions options)
+    : options_(options)
+    , ema_(options.ema_alpha)
+{
+    options_.min_samples = std::max(options_.min_samples, options_.shape.speed_lags + options_.shape.resource_lags + 8);
+    options_.history = std::max(options_.history, options_.min_samples);
+}
+
+NarxPredictor::~NarxPredictor()
+{
+    if (training_.valid())
+        training_.wait();
+}
+
+double NarxPredictor::scale() const
+{
+    // Speeds are normalised by this worker's mean speed, so one network fits workers of any
+    // capacity and a model can warm-start another worker's.
+    return history_.empty() ? 1.0 : std::max(1e-9, scale_sum_ / static_cast<double>(history_.size()));
+}
+
+void NarxPredictor::observe(const SpeedSample& sample)
+{
+    ema_.observe(sample);
+    history_.push_back(sample);
+    scale_sum_ += sample.speed;
+    while (static_cast<int>(history_.size()) > options_.history) {
+        scale_sum_ -= history_.front().speed;
+        history_.pop_front();
+    }
+    ++observed_;
+
+    if (training_.valid() && observed_ - training_started_at_ >= options_.adopt_after)
+        adopt(training_.get());
+    const bool due = model_ ? observed_ - last_trained_at_ >= options_.retrain_every : observed_ >= options_.min_samples;
+    if (due && !training_.valid() && static_cast<int>(history_.size()) >= options_.min_samples / 2 + 8)
+        start_training();
+}
+
+void NarxPredictor::start_training()
+{
+    const NarxShape& shape = options_.shape;
+    const int lags = std::max(shape.speed_lags, shape.resource_lags);
+    const auto n = static_cast<Eigen::Index>(history_.size()) - lags;
+    Eigen::MatrixXd inputs(shape.inputs(), n);
+    Eigen::VectorXd targets(n);
+    const double s = scale();
+    for (Eigen::Index c = 0; c < n; ++c) {
+        const auto k = static_cast<std::size_t>(c + lags); // predict sample k from k-1, k-2, ... and c^k, m^k
+        int row = 0;
+        for (int j = 1; j <= shape.speed_lags; ++j)
+            inputs(row++, c) = history_[k - static_cast<std::size_t>(j)].speed / s;
+        for (int j = 0; j <= shape.resource_lags; ++j)
+            inputs(row++, c) = history_[k - static_cast<std::size_t>(j)].cpu;
+        for (int j = 0; j <= shape.resource_lags; ++j)
+            inputs(row++, c) = history_[k - static_cast<std::size_t>(j)].memory;
+        targets(c) = history_[k].speed / s;
+    }
+    NarxNetwork start = model_ ? *model_ : NarxNetwork(shape, options_.seed + static_cast<std::uint64_t>(trainings_));
+    auto job = [start = std::move(start), inputs = std::move(inputs), targets = std::move(targets),
+                   training = options_.training]() mutable {
+        Trained t { std::move(start), {} };
+        t.report = t.network.train(inputs, targets, training);
+        return t;
+    };
+    training_started_at_ = observed_;
+    if (options_.background) {
+        training_ = std::async(std::launch::async, std::move(job));
+    } else {
+        adopt(job());
+    }
+}
+
+void NarxPredictor::adopt(Trained trained)
+{
+    model_ = std::move(trained.network);
+    last_report_ = trained.report;
+    last_trained_at_ = observed_;
+    ++trainings_;
+}
+
+void NarxPredictor::warm_start(const NarxNetwork& network)
+{
+    if (!(network.shape() == options_.shape))
+        throw std::invalid_argument("warm-start model has a different look-back window or hidden size");
+    model_ = network;
+    last_trained_at_ = observed_;
+}
+
+double NarxPredictor::predict(const ResourceState& next)
+{
+    const NarxShape& shape = options_.shape;
+    const auto lags = static_cast<std::size_t>(std::max(shape.speed_lags, shape.resource_lags));
+    if (!model_ || history_.size() < lags)
+        return ema_.value();
+    const double s = scale();
+    Eigen::VectorXd input(shape.inputs());
+    const std::size_t n = history_.size();
+    int row = 0;
+    for (int j = 1; j <= shape.speed_lags; ++j)
+        input(row++) = history_[n - static_cast<std::size_t>(j)].speed / s;
+    // c^{k+1} is the state now; c^{k}, c^{k-1}, ... were recorded with the samples.
+    input(row++) = next.cpu;
+    for (int j = 1; j <= shape.resource_lags; ++j)
+        input(row++) = history_[n - static_cast<std::size_t>(j)].cpu;
+    input(row++) = next.memory;
+    for (int j = 1; j <= shape.resource_lags; ++j)
+        input(row++) = history_[n - static_cast<std::size_t>(j)].memory;
+    const double predicted = model_->forward(input) * s;
+    // Never below a sliver of the EMA: a zero or negative speed would starve the worker.
+    return std::max(predicted, 0.02 * ema_.value());
+}
+
+} // namespace fulcrum::predict

@@ -1,0 +1,34 @@
+#include "predict/predictor_registry.h"
+
+#include "common/random.h"
+#include "predict/arima_predictor.h"
+#include "predict/memoryless_predictor.h"
+
+#include <stdexcept>
+
+namespace fulcrum::predict {
+
+const std::vector<std::string>& predictor_names()
+{
+    static const std::vector<std::string> names { "memoryless", "ema", "arima", "narx" };
+    return names;
+}
+
+std::unique_ptr<SpeedPredictor> make_predictor(const PredictorSpec& spec, int worker)
+{
+    if (spec.type == "memoryless")
+        return std::make_unique<MemorylessPredictor>();
+    if (spec.type == "ema")
+        return std::make_unique<EmaPredictor>(spec.ema_alpha);
+    if (spec.type == "arima")
+        return std::make_unique<ArimaPredictor>();
+    if (spec.type == "narx") {
+        NarxOptions options = spec.narx;
+        options.ema_alpha = spec.ema_alpha;
+        options.seed = splitmix64(spec.narx.seed + static_cast<std::uint64_t>(worker));
+        return std::make_unique<NarxPredictor>(options);
+    }
+    throw std::invalid_argument("unknown speed predictor '" + spec.type + "' (expected memoryless, ema, arima or narx)");
+}
+
+} // namespace fulcrum::predict

@@ -1,0 +1,63 @@
+#include "sync/sync_spec.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace fulcrum::sync {
+
+const std::vector<std::string>& sync_types()
+{
+    static const std::vector<std::string> types { "bsp", "asp", "ssp", "backup", "elastic-bsp" };
+    return types;
+}
+
+void validate(const SyncSpec& spec, int workers)
+{
+    const auto& types = sync_types();
+    if (std::find(types.begin(), types.end(), spec.type) == types.end())
+        throw std::invalid_argument("sync.type: unknown synchronization model '" + spec.type
+            + "' (expected bsp, asp, ssp, backup or elastic-bsp)");
+    if (spec.type == "ssp" && spec.staleness < 0)
+        throw std::invalid_argument("sync.staleness: must be 0 or more");
+    if (spec.type == "backup" && (spec.backups < 1 || spec.backups >= workers))
+        throw std::invalid_argument("sync.backups: is " + std::to_string(spec.backups) + ", expected 1 to "
+            + std::to_string(workers - 1) + " (fewer than the " + std::to_string(workers) + " workers)");
+    if (spec.type == "elastic-bsp") {
+        if (spec.range < 1)
+            throw std::invalid_argument("sync.range: must be at least 1");
+        const auto& algorithms = window_algorithms();
+        if (std::find(algorithms.begin(), algorithms.end(), spec.algorithm) == algorithms.end())
+            throw std::invalid_argument("sync.algorithm: unknown '" + spec.algorithm
+                + "' (expected gridscan, fullgridscan, zipline or exact)");
+        if (spec.history < 1)
+            throw std::invalid_argument("sync.history: must be at least 1");
+    }
+}
+
+std::string describe(const SyncSpec& spec)
+{
+    if (spec.type == "ssp")
+        return "ssp(s=" + std::to_string(spec.staleness) + ")";
+    if (spec.type == "backup")
+        return "backup(k=" + std::to_string(spec.backups) + ")";
+    if (spec.type == "elastic-bsp")
+        return "elastic-bsp(R=" + std::to_string(spec.range) + ", " + spec.algorithm + ")";
+    return spec.type;
+}
+
+EndTimes predict_end_times(const std::vector<double>& start, const std::vector<std::deque<double>>& intervals, int range)
+{
+    EndTimes ends(start.size());
+    for (std::size_t i = 0; i < start.size(); ++i) {
+        const auto& recent = intervals[i];
+        double mean = recent.empty() ? 1.0 : std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
+        mean = std::max(mean, 1e-9);
+        ends[i].resize(static_cast<std::size_t>(range));
+        for (int r = 0; r < range; ++r)
+            ends[i][static_cast<std::size_t>(r)] = start[i] + (r + 1) * mean;
+    }
+    return ends;
+}
+
+} // namespace fulcrum::sync

@@ -1,0 +1,55 @@
+#pragma once
+
+#include "model/model.h"
+#include "ps/parameter_server.h"
+#include "sync/sync_spec.h"
+#include "train/worker.h"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace fulcrum::train {
+
+enum class ClockMode { Virtual, Paced, Real };
+
+struct TrainerConfig {
+    JobId job = 0;
+    std::shared_ptr<const data::Dataset> train;
+    std::shared_ptr<const data::Dataset> test;
+    std::shared_ptr<const model::Model> prototype;
+    std::vector<WorkerSetup> workers;
+    std::int32_t total_batch = 128;
+    ps::OptimizerSpec optimizer;
+    ps::Aggregation aggregation = ps::Aggregation::Weighted;
+    int server_shards = 1;
+    sync::SyncSpec sync;
+    std::int64_t iterations = 100; // BSP family: barriers; ASP, SSP, ElasticBSP: server updates
+    std::int64_t eval_interval = 100;
+    std::optional<double> target_accuracy; // stop once the test accuracy reaches it
+    ClockMode mode = ClockMode::Virtual;
+    double pace = 10.0;  // paced mode: virtual seconds per wall second
+    std::uint64_t seed = 1;
+    int threads = 0;     // compute threads for the virtual modes; 0 = hardware concurrency
+};
+
+// What every trainer of one job holds: the server, the workers, the evaluator and the
+// run's wall clock. Shared by the BSP and the asynchronous trainers so they differ only in
+// when workers compute and when gradients are applied.
+struct JobState {
+    explicit JobState(TrainerConfig c);
+
+    EvaluationRecord evaluate(std::int64_t iteration, double time_s, double epoch, double train_loss);
+    EventRecord event(std::int64_t iteration, double time_s, std::string kind, std::string message) const;
+    double wall_seconds() const;
+    std::vector<std::int32_t> batch_limits() const;
+
+    TrainerConfig config;
+    ps::ParameterServer server;
+    std::unique_ptr<model::Model> evaluator;
+    std::vector<std::unique_ptr<Worker>> workers;
+    std::int64_t model_bytes = 0;
+    std::chrono::steady_clock::time_point run_start;
+};
+
+} // namespace fulcrum::train

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <optional>
+#include <span>
+
+namespace fulcrum::train {
+
+// Receives everything a run produces, as it happens. The recorder, the progress bar and
+// (later) the stream server are observers; the trainer knows none of them.
+class TrainingObserver {
+public:
+    virtual ~TrainingObserver() = default;
+    virtual void on_iteration(std::span<const IterationRecord> rows) = 0;
+    virtual void on_evaluation(const EvaluationRecord& evaluation) = 0;
+    virtual void on_event(const EventRecord& event) = 0;
+};
+
+struct TrainingResult {
+    std::int64_t iterations = 0;  // barriers (BSP family) or worker iterations (asynchronous models)
+    std::int64_t updates = 0;     // parameter-server updates
+    double epochs = 0;
+    double time_s = 0;            // run clock at the end
+    double wall_s = 0;
+    double mean_iteration_s = 0;  // run clock per barrier (BSP family) or per update
+    EvaluationRecord final_evaluation;
+    double best_accuracy = 0;
+    bool stopped = false;         // ended early by a stop request
+    // When the test accuracy first reached the target (if one was set).
+    std::optional<double> target_time_s;
+    std::optional<std::int64_t> target_updates;
+};
+
+} // namespace fulcrum::train
