@@ -289,7 +289,13 @@ Allocation BatchSizeManager::next(const std::vector<WorkerObservation>& observat
     if (!blocking_) {
         // The workers already started with the previous answer; this one serves the next iteration.
         Proposal fresh = std::move(proposal);
-        proposal = pending_ ? std::move(*pending_) : fresh;
+        if (pending_) {
+            proposal = std::move(*pending_);
+        } else { // no earlier answer: the sizes in effect stay
+            proposal = fresh;
+            for (std::size_t i = 0; i < current_.size(); ++i)
+                proposal.size[i] = current_[i] > 0 ? std::optional<std::int32_t>(current_[i]) : std::nullopt;
+        }
         pending_ = std::move(fresh);
     }
     return assemble(proposal, iteration, now_s);

@@ -23,17 +23,30 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
 {
     Allocation a;
     const std::size_t n = observations.size();
-    // Start from what each worker ran; if workers left or joined, rescale to the total.
-    std::vector<double> ran;
-    for (const auto& o : observations)
-        ran.push_back(o.batch_size);
-    const auto ran_total = std::accumulate(ran.begin(), ran.end(), 0.0);
-    if (ran_total == total_batch) {
-        for (const auto& o : observations)
-            a.batch_sizes.push_back(o.batch_size);
-    } else {
-        a.batch_sizes = proportional_split(ran, total_batch);
+    // Start from the policy's own last answer: used non-blocking, the sizes that ran lag it by
+    // an iteration, and building on them would undo the last move.
+    std::vector<double> base;
+    double base_total = 0;
+    for (const auto& o : observations) {
+        const auto it = sizes_.find(o.worker);
+        base.push_back(it != sizes_.end() ? it->second : o.batch_size);
+        base_total += base.back();
     }
+    if (base_total == total_batch) {
+        for (double b : base)
+            a.batch_sizes.push_back(static_cast<std::int32_t>(b));
+    } else {
+        a.batch_sizes = proportional_split(base, total_batch);
+    }
+
+    const std::size_t keep = static_cast<std::size_t>(std::max(options_.fast_approach.window, options_.fine_tune.window));
+    for (const auto& o : observations) {
+        auto& history = times_[o.worker];
+        history.push_back(o.batch_time_s());
+        while (history.size() > keep)
+            history.pop_front();
+    }
+    ++since_move_;
 
     std::optional<std::size_t> leader, straggler;
     const std::int32_t delta = phase().delta;
@@ -46,32 +59,36 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
         if (has_memory && (!leader || o.batch_time_s() < observations[*leader].batch_time_s()))
             leader = i;
     }
-    const auto tag = [&] { return std::string(fine_tuning_ ? "lbbsp-gpu/fine-tune" : "lbbsp-gpu/fast-approach"); };
-    if (n < 2 || !leader || !straggler || *leader == *straggler) {
-        streak_ = 0;
-        a.decision = tag();
+    const auto finish = [&]() {
+        a.decision = fine_tuning_ ? "lbbsp-gpu/fine-tune" : "lbbsp-gpu/fast-approach";
+        for (std::size_t i = 0; i < n; ++i)
+            sizes_[observations[i].worker] = a.batch_sizes[i];
         return a;
-    }
+    };
+    if (n < 2 || !leader || !straggler || *leader == *straggler)
+        return finish();
     const WorkerId leader_id = observations[*leader].worker;
     const WorkerId straggler_id = observations[*straggler].worker;
 
     if (!fine_tuning_ && (former_leaders_.contains(straggler_id) || former_stragglers_.contains(leader_id))) {
         fine_tuning_ = true;
-        streak_ = 0;
-        a.events.push_back({ "phase-change", std::nullopt,
-            "fast-approach -> fine-tune: worker " + std::to_string(former_leaders_.contains(straggler_id) ? straggler_id : leader_id)
-                + " changed sides (delta " + std::to_string(options_.fine_tune.delta) + ", window "
-                + std::to_string(options_.fine_tune.window) + ")" });
+        since_move_ = 0;
+        const WorkerId turned = former_leaders_.contains(straggler_id) ? straggler_id : leader_id;
+        a.events.push_back({ "phase-change", turned,
+            "fast-approach -> fine-tune: worker " + std::to_string(turned) + " changed sides (delta "
+                + std::to_string(options_.fine_tune.delta) + ", window " + std::to_string(options_.fine_tune.window) + ")" });
     }
     former_leaders_.insert(leader_id);
     former_stragglers_.insert(straggler_id);
 
-    streak_ = (leader_id == last_leader_ && straggler_id == last_straggler_) ? streak_ + 1 : 1;
-    last_leader_ = leader_id;
-    last_straggler_ = straggler_id;
-
-    if (streak_ >= phase().window) {
-        streak_ = 0;
+    const auto window = static_cast<std::size_t>(phase().window);
+    const auto& lead_times = times_[leader_id];
+    const auto& straggle_times = times_[straggler_id];
+    bool led_throughout = since_move_ >= phase().window && lead_times.size() >= window && straggle_times.size() >= window;
+    for (std::size_t j = 1; led_throughout && j <= window; ++j)
+        led_throughout = lead_times[lead_times.size() - j] < straggle_times[straggle_times.size() - j];
+    if (led_throughout) {
+        since_move_ = 0;
         const std::int32_t step = phase().delta;
         if (a.batch_sizes[*straggler] - step <= step) {
             if (warned_.insert(straggler_id).second)
@@ -83,8 +100,7 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
             a.batch_sizes[*leader] += step;
         }
     }
-    a.decision = tag();
-    return a;
+    return finish();
 }
 
 } // namespace fulcrum::balance

@@ -2,6 +2,8 @@
 
 #include "balance/batch_size_policy.h"
 
+#include <deque>
+#include <map>
 #include <set>
 
 namespace fulcrum::balance {
@@ -20,7 +22,8 @@ struct GpuPolicyOptions {
 // LB-BSP Algorithm 2 for GPU workers, where batch time is not proportional to batch size
 // (launch overhead, saturation) so speeds cannot be divided: move Δ samples from the
 // straggler (slowest) to the leader (fastest worker with memory to spare) once the leader
-// has led for D iterations. Fast-approach (Δ=5, D=5) until the first oscillation, a former
+// has beaten the straggler in each of the last D iterations (all since the last move, so a
+// move is judged only on times it produced). Fast-approach (Δ=5, D=5) until the first oscillation, a former
 // leader becoming the straggler or the reverse, then fine-tune (Δ=1, D=20). A straggler
 // whose batch would fall to Δ or below is not shrunk; a "remove this straggler" warning
 // is raised instead.
@@ -39,8 +42,9 @@ private:
 
     GpuPolicyOptions options_;
     bool fine_tuning_ = false;
-    int streak_ = 0;
-    WorkerId last_leader_ = -1, last_straggler_ = -1;
+    int since_move_ = 0;
+    std::map<WorkerId, std::int32_t> sizes_;          // the policy's own last answer (it runs ahead of what ran)
+    std::map<WorkerId, std::deque<double>> times_;    // recent batch times, newest last
     std::set<WorkerId> former_leaders_, former_stragglers_;
     std::set<WorkerId> warned_;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 #include <stdexcept>
 
 namespace fulcrum::balance {
@@ -22,22 +23,39 @@ std::vector<std::int32_t> proportional_split(const std::vector<double>& weights,
             throw std::invalid_argument("worker weights must be finite and non-negative");
         weight_sum += w;
     }
-    // Hand out the minimum first, then the rest in proportion.
-    const double spare = static_cast<double>(total - minimum * n);
-    std::vector<std::int32_t> shares(weights.size(), minimum);
-    std::vector<std::pair<double, std::size_t>> remainders;
-    std::int64_t given = minimum * n;
+    // Floor the exact shares, lift any below the minimum, then settle the difference: add to
+    // the largest remainders, or take from the most over-served. Exact proportions survive
+    // whenever no one is at the minimum (10/20/30/40 stays 10/20/30/40).
+    std::vector<double> exact(weights.size());
+    std::vector<std::int32_t> shares(weights.size());
+    std::int64_t given = 0;
     for (std::size_t i = 0; i < weights.size(); ++i) {
-        const double exact = weight_sum > 0 ? spare * weights[i] / weight_sum : spare / static_cast<double>(n);
-        const auto whole = static_cast<std::int32_t>(std::floor(exact));
-        shares[i] += whole;
-        given += whole;
-        remainders.emplace_back(exact - whole, i);
+        exact[i] = weight_sum > 0 ? static_cast<double>(total) * weights[i] / weight_sum
+                                  : static_cast<double>(total) / static_cast<double>(n);
+        shares[i] = std::max(minimum, static_cast<std::int32_t>(std::floor(exact[i])));
+        given += shares[i];
     }
-    // Largest remainders first; ties go to the lower index so the result is deterministic.
-    std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (std::size_t k = 0; given < total; ++k, ++given)
-        ++shares[remainders[k % remainders.size()].second];
+    std::vector<std::size_t> order(weights.size());
+    std::iota(order.begin(), order.end(), std::size_t { 0 });
+    if (given < total) {
+        // Largest remainders first; ties go to the lower index so the result is deterministic.
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return exact[a] - shares[a] > exact[b] - shares[b];
+        });
+        for (std::size_t k = 0; given < total; ++k, ++given)
+            ++shares[order[k % order.size()]];
+    } else if (given > total) {
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return shares[a] - exact[a] > shares[b] - exact[b];
+        });
+        for (std::size_t k = 0; given > total; ++k) {
+            std::size_t& i = order[k % order.size()];
+            if (shares[i] > minimum) {
+                --shares[i];
+                --given;
+            }
+        }
+    }
     return shares;
 }
 

@@ -87,6 +87,8 @@ public:
     {
         if (recorder_)
             recorder_->record_iterations(rows);
+        if (options_.on_rows)
+            options_.on_rows(rows);
         for (const auto& row : rows)
             samples_ += row.batch_size;
         if (options_.progress && !rows.empty()) {
@@ -102,6 +104,8 @@ public:
     {
         if (recorder_)
             recorder_->record_evaluation(evaluation);
+        if (options_.on_evaluation)
+            options_.on_evaluation(evaluation);
         progress_.accuracy = evaluation.test_accuracy;
     }
 
@@ -109,6 +113,8 @@ public:
     {
         if (recorder_)
             recorder_->record_event(event);
+        if (options_.on_event)
+            options_.on_event(event);
     }
 
 private:
@@ -135,8 +141,9 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     if (options.database)
         recorder = std::make_unique<db::RunRecorder>(*options.database);
 
-    say("loading " + s.data.source + " data");
-    const data::TrainTest data = load_data(s, seed);
+    if (!options.data)
+        say("loading " + s.data.source + " data");
+    const data::TrainTest data = options.data ? *options.data : load_data(s, seed);
 
     train::TrainerConfig config;
     config.train = data.train;
@@ -156,6 +163,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.iterations = scenario::planned_iterations(s, data.train->size());
     config.eval_interval = s.eval_interval;
     config.sync = s.sync;
+    config.comm_model_mb = s.comm_model_mb;
     config.target_accuracy = s.target_accuracy;
     config.mode = clock_mode(mode);
     config.pace = options.pace.value_or(s.pace);

@@ -2,12 +2,14 @@
 
 #include "run/run_summary.h"
 #include "balance/batch_size_manager.h"
+#include "data/dataset.h"
 #include "scenario/scenario.h"
 
 #include <atomic>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 
 namespace fulcrum::run {
 
@@ -26,8 +28,14 @@ struct RunOptions {
     std::optional<double> pace;
     std::optional<int> threads;
     std::function<void(const Progress&)> progress;
+    // Every iteration's rows as they are recorded (experiments compute their figures from these).
+    std::function<void(std::span<const IterationRecord>)> on_rows;
+    std::function<void(const EvaluationRecord&)> on_evaluation;
+    std::function<void(const EventRecord&)> on_event;
     std::function<void(const std::string&)> status; // "loading data", ...
     const std::atomic<bool>* stop = nullptr;
+    // Already loaded data to use instead of loading the scenario's (experiments run many jobs).
+    std::optional<data::TrainTest> data;
     // Called once the job's BatchSizeManager exists (BSP family), e.g. to schedule overrides.
     std::function<void(balance::BatchSizeManager&)> on_start;
 };

@@ -45,6 +45,7 @@ struct Scenario {
     model::ModelSpec model;
 
     std::int32_t total_batch = 128;
+    std::optional<double> comm_model_mb; // model size charged by the network model (virtual modes)
     ps::OptimizerSpec optimizer;
     ps::Aggregation aggregation = ps::Aggregation::Weighted;
     std::optional<double> epochs;

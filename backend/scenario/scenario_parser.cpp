@@ -387,6 +387,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
         if (!s.epochs && !s.iterations)
             t.fail("training.epochs", "is required (or training.iterations)");
         s.eval_interval = t.integer("eval_interval", s.eval_interval, 1, 1'000'000'000);
+        if (t.find("comm_model_mb"))
+            s.comm_model_mb = t.number("comm_model_mb", 1, 1e-6, 1e6);
         if (t.find("target_accuracy"))
             s.target_accuracy = t.number("target_accuracy", 0.5, 0.0, 1.0);
         t.finish();

@@ -29,8 +29,9 @@ JobState::JobState(TrainerConfig c)
         throw std::invalid_argument("a job needs at least one worker");
     for (std::size_t i = 0; i < config.workers.size(); ++i)
         workers.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), config.workers[i], *config.prototype,
-            config.train, config.seed));
-    model_bytes = static_cast<std::int64_t>(sizeof(float)) * config.prototype->parameter_count();
+            i < config.worker_data.size() ? config.worker_data[i] : config.train, config.seed));
+    model_bytes = config.comm_model_mb ? static_cast<std::int64_t>(*config.comm_model_mb * 1e6)
+                                       : static_cast<std::int64_t>(sizeof(float)) * config.prototype->parameter_count();
 }
 
 double JobState::wall_seconds() const

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace fulcrum::train {
@@ -18,8 +19,14 @@ struct TrainerConfig {
     std::shared_ptr<const data::Dataset> train;
     std::shared_ptr<const data::Dataset> test;
     std::shared_ptr<const model::Model> prototype;
+    // Per-worker data (federated clients hold their own shards); empty: all read `train`.
+    std::vector<std::shared_ptr<const data::Dataset>> worker_data;
     std::vector<WorkerSetup> workers;
     std::int32_t total_batch = 128;
+    // The model size the network model charges per pull and push; unset: the trained model's.
+    // Lets a small trained model stand in for the communication of a large one (the papers'
+    // CNNs) in the virtual modes.
+    std::optional<double> comm_model_mb;
     ps::OptimizerSpec optimizer;
     ps::Aggregation aggregation = ps::Aggregation::Weighted;
     int server_shards = 1;

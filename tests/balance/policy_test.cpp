@@ -10,8 +10,8 @@ TEST(ProportionalSplit, KeepsTheTotalExactly)
 {
     const auto shares = balance::proportional_split({ 3.3, 1.1, 0.7, 5.9 }, 128);
     EXPECT_EQ(std::accumulate(shares.begin(), shares.end(), 0), 128);
-    // 124 spare samples in proportion 37.2, 12.4, 7.89, 66.51, plus one each; remainders .89 and .51 win.
-    EXPECT_EQ(shares, (std::vector<std::int32_t> { 38, 13, 9, 68 }));
+    // Exact shares 38.4, 12.8, 8.15, 68.65 floored to 126; remainders .8 and .65 take the last two.
+    EXPECT_EQ(shares, (std::vector<std::int32_t> { 38, 13, 8, 69 }));
 }
 
 TEST(ProportionalSplit, GivesEveryWorkerTheMinimum)

@@ -1,0 +1,149 @@
+#include "balance/policy_registry.h"
+
+#include <gtest/gtest.h>
+#include <numeric>
+
+using namespace fulcrum;
+
+namespace {
+
+std::vector<balance::WorkerObservation> observe(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds)
+{
+    std::vector<balance::WorkerObservation> obs;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] == 0)
+            continue; // excluded: did not run
+        balance::WorkerObservation o;
+        o.worker = static_cast<WorkerId>(i);
+        o.batch_size = sizes[i];
+        o.compute_s = sizes[i] / speeds[i];
+        o.cpu_share = o.memory_share = o.next_cpu_share = o.next_memory_share = 1;
+        obs.push_back(o);
+    }
+    return obs;
+}
+
+std::unique_ptr<balance::BatchSizeManager> cpu_manager(int workers, std::int32_t total, std::vector<std::int32_t> limits = {},
+                                                       double damping = 0)
+{
+    balance::PolicySpec spec;
+    spec.type = "lbbsp-cpu";
+    spec.predictor.type = "memoryless";
+    spec.manager.damping = damping;
+    return balance::make_manager(spec, workers, total, std::move(limits));
+}
+
+int sum(const std::vector<std::int32_t>& v) { return std::accumulate(v.begin(), v.end(), 0); }
+
+} // namespace
+
+TEST(BatchSizeManager, APinnedWorkerKeepsItsSizeAndTheOthersAreBalancedAroundIt)
+{
+    auto m = cpu_manager(4, 100);
+    const std::vector<double> speeds { 100, 100, 200, 400 };
+    auto a = m->initial();
+    m->pin(3, 10, "alice");
+    a = m->next(observe(a.batch_sizes, speeds), 0, 1.0);
+    EXPECT_EQ(a.batch_sizes[3], 10);
+    EXPECT_EQ(sum(a.batch_sizes), 100);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 23, 22, 45, 10 }));
+    EXPECT_EQ(a.decisions[3], "pinned");
+    const auto events = m->take_events();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kind, "pin");
+    EXPECT_EQ(events[0].actor, "alice");
+    EXPECT_EQ(events[0].worker, 3);
+
+    m->unpin(3);
+    a = m->next(observe(a.batch_sizes, speeds), 1, 2.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 13, 12, 25, 50 }));
+}
+
+TEST(BatchSizeManager, AnExcludedWorkerGetsNothingAndItsShareGoesToTheOthers)
+{
+    auto m = cpu_manager(3, 90);
+    const std::vector<double> speeds { 100, 100, 100 };
+    auto a = m->initial();
+    m->exclude(1);
+    a = m->next(observe(a.batch_sizes, speeds), 0, 1.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 45, 0, 45 }));
+    EXPECT_TRUE(m->state(1).excluded);
+    m->include(1);
+    a = m->next(observe(a.batch_sizes, speeds), 1, 2.0);
+    EXPECT_EQ(sum(a.batch_sizes), 90);
+    EXPECT_GT(a.batch_sizes[1], 0);
+}
+
+TEST(BatchSizeManager, ATimedExclusionEndsAtTheFirstBarrierAfterItsTime)
+{
+    auto m = cpu_manager(2, 20);
+    auto a = m->initial();
+    m->exclude(0, 5.0);
+    a = m->next(observe(a.batch_sizes, { 10, 10 }), 0, 1.0);
+    EXPECT_EQ(a.batch_sizes[0], 0);
+    EXPECT_EQ(m->state(0).excluded_until, 6.0);
+    a = m->next(observe(a.batch_sizes, { 10, 10 }), 1, 4.0);
+    EXPECT_EQ(a.batch_sizes[0], 0);
+    a = m->next(observe(a.batch_sizes, { 10, 10 }), 2, 6.5);
+    EXPECT_GT(a.batch_sizes[0], 0);
+    bool readmitted = false;
+    for (const auto& e : m->take_events())
+        readmitted |= e.kind == "readmit" && e.worker == 0 && e.iteration == 2;
+    EXPECT_TRUE(readmitted);
+}
+
+TEST(BatchSizeManager, BadRequestsAreRefusedWithAReasonAndChangeNothing)
+{
+    auto m = cpu_manager(3, 30, { 0, 12, 0 });
+    auto a = m->initial();
+    const auto expect_code = [](auto&& request, const std::string& code) {
+        try {
+            request();
+            ADD_FAILURE() << "accepted a request that should be refused: " << code;
+        } catch (const balance::OverrideError& e) {
+            EXPECT_EQ(e.code(), code) << e.what();
+        }
+    };
+    expect_code([&] { m->pin(7, 5); }, "unknown-worker");
+    expect_code([&] { m->pin(0, 29); }, "pin-out-of-range"); // X = 30 leaves 1 for each of the other two at most 28
+    expect_code([&] { m->pin(0, 0); }, "pin-out-of-range");
+    expect_code([&] { m->pin(1, 13); }, "over-memory-limit");
+    expect_code([&] { m->unpin(0); }, "not-pinned");
+    expect_code([&] { m->include(0); }, "not-excluded");
+    m->exclude(0);
+    m->exclude(1);
+    expect_code([&] { m->exclude(2); }, "last-worker");
+    expect_code([&] { m->exclude(-1, 3.0); }, "unknown-worker");
+    a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 0, 1);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 0, 0, 30 }));
+}
+
+TEST(BatchSizeManager, APolicyAskingBeyondAMemoryLimitIsRefusedAndTheRunGoesOn)
+{
+    // Worker 0 is ten times faster, so Alg. 1 wants to give it ~91 samples; its memory holds 60.
+    auto m = cpu_manager(2, 100, { 60, 0 });
+    auto a = m->initial();
+    a = m->next(observe(a.batch_sizes, { 1000, 100 }), 0, 1);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 50, 50 }) /* initial split kept */);
+    const auto events = m->take_events();
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back().kind, "warning");
+    EXPECT_NE(events.back().message.find("memory limit of 60"), std::string::npos);
+
+    balance::PolicySpec fixed;
+    fixed.type = "fixed";
+    fixed.batch_sizes = { 90, 10 };
+    auto refuse = balance::make_manager(fixed, 2, 100, { 40, 0 });
+    EXPECT_THROW(refuse->initial(), std::invalid_argument);
+}
+
+TEST(BatchSizeManager, DampingKeepsTheAllocationUnlessItIsPredictedToBeFaster)
+{
+    auto m = cpu_manager(2, 100, {}, 0.10);
+    auto a = m->initial();
+    a = m->next(observe(a.batch_sizes, { 100, 104 }), 0, 1); // balanced would save ~2 %
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 50, 50 }));
+    EXPECT_NE(a.decision.find("damped"), std::string::npos);
+    a = m->next(observe(a.batch_sizes, { 100, 300 }), 1, 2); // saves a third
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 25, 75 }));
+}

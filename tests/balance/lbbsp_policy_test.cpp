@@ -1,0 +1,163 @@
+#include "balance/lbbsp_cpu_policy.h"
+#include "balance/lbbsp_gpu_policy.h"
+#include "balance/policy_registry.h"
+#include "perf/gpu_performance_model.h"
+
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <numeric>
+
+using namespace fulcrum;
+
+namespace {
+
+std::vector<balance::WorkerObservation> observe(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
+                                                const std::vector<double>& comm = {})
+{
+    std::vector<balance::WorkerObservation> obs;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        balance::WorkerObservation o;
+        o.worker = static_cast<WorkerId>(i);
+        o.batch_size = sizes[i];
+        o.compute_s = sizes[i] / speeds[i];
+        o.comm_s = comm.empty() ? 0 : comm[i];
+        o.cpu_share = o.memory_share = o.next_cpu_share = o.next_memory_share = 1;
+        obs.push_back(o);
+    }
+    return obs;
+}
+
+} // namespace
+
+TEST(LbBspCpuPolicy, Algorithm1GivesBatchesProportionalToSpeedKeepingTheTotal)
+{
+    predict::PredictorSpec spec;
+    spec.type = "memoryless";
+    balance::LbBspCpuPolicy policy(spec);
+    const std::vector<double> speeds { 100, 200, 300, 400 };
+    auto a = policy.initial(4, 100);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 25, 25, 25, 25 }));
+    a = policy.next(observe(a.batch_sizes, speeds), 100);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 10, 20, 30, 40 }));
+    ASSERT_EQ(a.predicted_speeds.size(), 4u);
+    EXPECT_DOUBLE_EQ(*a.predicted_speeds[3], 400);
+}
+
+TEST(LbBspCpuPolicy, RoundingKeepsEveryWorkerAtLeastOneSample)
+{
+    predict::PredictorSpec spec;
+    spec.type = "memoryless";
+    balance::LbBspCpuPolicy policy(spec);
+    const auto a = policy.next(observe({ 5, 5, 5 }, { 1, 1000, 1000 }), 15);
+    EXPECT_EQ(std::accumulate(a.batch_sizes.begin(), a.batch_sizes.end(), 0), 15);
+    EXPECT_GE(*std::min_element(a.batch_sizes.begin(), a.batch_sizes.end()), 1);
+}
+
+TEST(LbBspCpuPolicy, SlowLinksGetSmallerBatchesSoAllFinishTogether)
+{
+    const auto sizes = balance::balanced_sizes({ 100, 100 }, { 0.0, 0.2 }, 100);
+    // 60 / 100 = 0.6 s against 40 / 100 + 0.2 = 0.6 s.
+    EXPECT_EQ(sizes, (std::vector<std::int32_t> { 60, 40 }));
+}
+
+namespace {
+
+// Runs Algorithm 2 against four GPU models; returns the allocations per iteration.
+struct GpuRun {
+    std::vector<std::vector<std::int32_t>> sizes;
+    std::vector<EventRecord> events;
+    std::vector<double> spreads; // (max - min) / mean batch time
+};
+
+GpuRun run_gpu(const std::vector<perf::GpuProfile>& devices, int iterations, std::int32_t total)
+{
+    std::vector<perf::GpuPerformanceModel> models;
+    std::vector<std::int32_t> limits;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        models.emplace_back(devices[i], 7 + i);
+        limits.push_back(devices[i].batch_limit());
+    }
+    balance::PolicySpec spec;
+    spec.type = "lbbsp-gpu";
+    auto manager = balance::make_manager(spec, static_cast<int>(devices.size()), total, limits);
+    GpuRun run;
+    auto a = manager->initial();
+    for (int k = 0; k < iterations; ++k) {
+        run.sizes.push_back(a.batch_sizes);
+        std::vector<balance::WorkerObservation> obs;
+        double lo = 1e9, hi = 0, sum = 0;
+        for (std::size_t i = 0; i < models.size(); ++i) {
+            const auto t = models[i].compute(0, a.batch_sizes[i]);
+            balance::WorkerObservation o;
+            o.worker = static_cast<WorkerId>(i);
+            o.batch_size = a.batch_sizes[i];
+            o.compute_s = t.duration_s;
+            o.comm_s = 0.01;
+            o.device_memory = t.device_memory;
+            o.batch_limit = limits[i];
+            obs.push_back(o);
+            lo = std::min(lo, o.batch_time_s());
+            hi = std::max(hi, o.batch_time_s());
+            sum += o.batch_time_s();
+        }
+        run.spreads.push_back((hi - lo) / (sum / static_cast<double>(models.size())));
+        a = manager->next(obs, k, k);
+        for (auto& e : manager->take_events())
+            run.events.push_back(e);
+    }
+    return run;
+}
+
+} // namespace
+
+TEST(LbBspGpuPolicy, Algorithm2ReachesAnEquilibriumThroughBothPhases)
+{
+    std::vector<perf::GpuProfile> devices;
+    for (const auto& name : perf::gpu_classes()) {
+        devices.push_back(perf::gpu_profile(name));
+        devices.back().noise.sigma = 0;
+    }
+    const GpuRun run = run_gpu(devices, 400, 128);
+    for (const auto& sizes : run.sizes) {
+        EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), 0), 128);
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            EXPECT_LE(sizes[i], devices[i].batch_limit());
+    }
+    const bool phase_change = std::any_of(run.events.begin(), run.events.end(), [](const auto& e) { return e.kind == "phase-change"; });
+    EXPECT_TRUE(phase_change);
+    // From uniform (the K520 takes several times the V100's time) to nearly balanced.
+    EXPECT_GT(run.spreads.front(), 1.0);
+    EXPECT_LT(run.spreads.back(), 0.25);
+    EXPECT_GT(run.sizes.back()[0], run.sizes.back()[3]); // the V100 holds more than the K520
+}
+
+TEST(LbBspGpuPolicy, AStragglerThatCannotShrinkRaisesARemoveWarning)
+{
+    std::vector<perf::GpuProfile> devices(2, perf::gpu_profile("v100"));
+    devices[1].peak_speed = 5; // hopeless
+    for (auto& d : devices)
+        d.noise.sigma = 0;
+    const GpuRun run = run_gpu(devices, 200, 64);
+    const auto warning = std::find_if(run.events.begin(), run.events.end(), [](const auto& e) { return e.kind == "warning"; });
+    ASSERT_NE(warning, run.events.end());
+    EXPECT_EQ(warning->worker, 1);
+    EXPECT_NE(warning->message.find("remove this straggler"), std::string::npos);
+    EXPECT_GT(run.sizes.back()[1], 0);
+    EXPECT_GE(run.sizes.back()[1], 1);
+}
+
+TEST(LbBspGpuPolicy, IsUsedNonBlockingSoAnswersArriveOneIterationLate)
+{
+    balance::PolicySpec spec;
+    spec.type = "lbbsp-gpu";
+    spec.gpu.fast_approach = { 5, 1 };
+    auto manager = balance::make_manager(spec, 2, 64);
+    EXPECT_FALSE(manager->blocking());
+    auto a = manager->initial();
+    std::vector<balance::WorkerObservation> obs = observe(a.batch_sizes, { 100, 10 });
+    a = manager->next(obs, 0, 1);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 32, 32 })); // the policy's first move is not in yet
+    obs = observe(a.batch_sizes, { 100, 10 });
+    a = manager->next(obs, 1, 2);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 37, 27 }));
+}
