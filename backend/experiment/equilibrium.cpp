@@ -63,7 +63,7 @@ double mean_time(const std::vector<double>& times, std::int64_t from, std::int64
 
 void run_equilibrium(const ExperimentOptions& options)
 {
-    const std::int64_t iterations = options.quick ? 200 : 300;
+    const std::int64_t iterations = options.quick ? 200 : 800;
     const CapturedRun lbbsp = run_captured(gpu_cluster("lbbsp-gpu", iterations, options.seed), options, "equilibrium-lbbsp");
     const CapturedRun bsp = run_captured(gpu_cluster("uniform", iterations, options.seed), options, "equilibrium-bsp");
     const std::vector<std::string> devices { "v100", "m60", "k80", "k520" };

@@ -49,7 +49,7 @@ std::optional<Heterogeneity> parse_heterogeneity(const std::string& text)
 
 std::optional<CompetingProcess> competing_process(Heterogeneity level, int worker, int workers, double period_s)
 {
-    if (level == Heterogeneity::Homo || workers < 2)
+    if (level == Heterogeneity::Homo || workers < 2 || worker <= 0)
         return std::nullopt;
     const double extent = level == Heterogeneity::HeteroL2 ? 2.0 : 3.0;
     CompetingProcess p;

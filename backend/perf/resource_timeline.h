@@ -66,6 +66,7 @@ private:
     std::optional<ColocatedLoad> colocated_;
     std::optional<CompetingProcess> competing_;
     std::uint64_t seed_;
+    double competing_offset_ = 0;
     Rng rng_;
     std::vector<Task> tasks_;
     double generated_until_ = 0;

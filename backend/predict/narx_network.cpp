@@ -40,14 +40,20 @@ NarxTrainReport NarxNetwork::train(const Eigen::MatrixXd& inputs, const Eigen::V
     const Eigen::Index n = inputs.cols();
     if (inputs.rows() != shape_.inputs() || targets.size() != n)
         throw std::invalid_argument("NARX training data does not match the network's inputs");
-    const auto validation = std::max<Eigen::Index>(1, static_cast<Eigen::Index>(options.validation_fraction * static_cast<double>(n)));
-    const Eigen::Index fit = n - validation;
-    if (fit < 4)
+    // Validation: every k-th sample (k = 1 / fraction), so that it spans the whole window and
+    // every resource regime in it; a tail of a few dozen samples is often a single regime,
+    // which stops training before the network has learnt the resource dependence.
+    const int stride = std::max(2, static_cast<int>(std::lround(1.0 / std::max(options.validation_fraction, 1e-3))));
+    std::vector<Eigen::Index> fit_columns, validation_columns;
+    for (Eigen::Index c = 0; c < n; ++c)
+        (c % stride == stride - 1 ? validation_columns : fit_columns).push_back(c);
+    const auto fit = static_cast<Eigen::Index>(fit_columns.size());
+    if (fit < 4 || validation_columns.empty())
         throw std::invalid_argument("NARX needs more samples to train");
-    const Eigen::MatrixXd x = inputs.leftCols(fit);
-    const Eigen::VectorXd y = targets.head(fit);
-    const Eigen::MatrixXd vx = inputs.rightCols(validation);
-    const Eigen::VectorXd vy = targets.tail(validation);
+    const Eigen::MatrixXd x = inputs(Eigen::all, fit_columns);
+    const Eigen::VectorXd y = targets(fit_columns);
+    const Eigen::MatrixXd vx = inputs(Eigen::all, validation_columns);
+    const Eigen::VectorXd vy = targets(validation_columns);
 
     const auto rmse = [&](const Eigen::MatrixXd& in, const Eigen::VectorXd& out) {
         const Eigen::MatrixXd hidden = ((w1_ * in).colwise() + b1_).array().tanh().matrix();

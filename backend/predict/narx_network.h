@@ -21,7 +21,7 @@ struct NarxTraining {
     int max_epochs = 400;
     int patience = 25;               // early stopping: epochs without a better validation error
     double learning_rate = 0.01;     // Adam
-    double validation_fraction = 0.2; // the most recent samples, held out
+    double validation_fraction = 0.2; // every fifth sample, held out for early stopping
 };
 
 struct NarxTrainReport {

@@ -129,3 +129,66 @@ TEST(ScenarioParser, ShippedScenariosParse)
         EXPECT_FALSE(s.workers.empty()) << name;
     }
 }
+
+TEST(ScenarioParser, SyncModelsPoliciesAndTheirParametersAreRead)
+{
+    auto s = scenario::parse_scenario(with("\"model\"", "\"sync\": {\"type\": \"ssp\", \"staleness\": 3}, \"model\""), "test.json");
+    EXPECT_EQ(s.sync.type, "ssp");
+    EXPECT_EQ(s.sync.staleness, 3);
+    s = scenario::parse_scenario(with("\"model\"", "\"sync\": \"asp\", \"model\""), "test.json");
+    EXPECT_EQ(s.sync.type, "asp");
+    s = scenario::parse_scenario(with("\"model\"",
+        "\"policy\": {\"type\": \"lbbsp-cpu\", \"predictor\": {\"type\": \"narx\", \"min_samples\": 50}, \"damping\": 0.05}, \"model\""),
+        "test.json");
+    EXPECT_EQ(s.policy.type, "lbbsp-cpu");
+    EXPECT_EQ(s.policy.predictor.type, "narx");
+    EXPECT_EQ(s.policy.predictor.narx.min_samples, 50);
+    EXPECT_DOUBLE_EQ(s.policy.manager.damping, 0.05);
+}
+
+TEST(ScenarioParser, BadSyncAndPolicyValuesAreRefusedWithTheirField)
+{
+    expect_refused(with("\"model\"", "\"sync\": \"gossip\", \"model\""), "sync", "expected one of");
+    expect_refused(with("\"model\"", "\"sync\": {\"type\": \"backup\", \"backups\": 3}, \"model\""), "sync.backups", "fewer than");
+    expect_refused(with("\"model\"", "\"sync\": {\"type\": \"elastic-bsp\", \"algorithm\": \"fastest\"}, \"model\""),
+        "sync.algorithm", "expected one of");
+    expect_refused(with("\"model\"", "\"policy\": {\"type\": \"uniform\", \"predictor\": {\"type\": \"ema\"}}, \"model\""),
+        "policy.predictor", "only the lbbsp-cpu");
+    expect_refused(with("\"model\"", "\"policy\": {\"type\": \"lbbsp-cpu\", \"predictor\": {\"type\": \"oracle\"}}, \"model\""),
+        "policy.predictor.type", "expected one of");
+}
+
+TEST(ScenarioParser, GpuWorkersInstancesCompetingLoadAndBandwidthChanges)
+{
+    const auto s = scenario::parse_scenario(R"({
+      "model": { "type": "softmax" },
+      "heterogeneity": "hetero-l3",
+      "training": { "total_batch": 64, "iterations": 10, "comm_model_mb": 25 },
+      "workers": [
+        { "gpu": "k80", "bandwidth_changes": [ { "at_iteration": 150, "bandwidth_gbps": 2.5 } ] },
+        { "gpu": { "class": "v100", "memory_gb": 32 } },
+        { "instance": "m4.4xlarge", "speed": 500 }
+      ]
+    })", "test.json");
+    ASSERT_TRUE(s.workers[0].gpu);
+    EXPECT_EQ(s.workers[0].gpu->device, "k80");
+    EXPECT_DOUBLE_EQ(s.workers[0].network.bandwidth_at(149), 10);
+    EXPECT_DOUBLE_EQ(s.workers[0].network.bandwidth_at(150), 2.5);
+    EXPECT_DOUBLE_EQ(s.workers[1].gpu->memory_gb, 32);
+    EXPECT_DOUBLE_EQ(s.workers[2].cpu.speed, 1000);
+    EXPECT_FALSE(s.workers[0].competing);
+    ASSERT_TRUE(s.workers[2].competing);
+    EXPECT_DOUBLE_EQ(s.workers[2].competing->run_probability, 1.0);
+    EXPECT_EQ(s.comm_model_mb, 25.0);
+}
+
+TEST(ScenarioParser, UnknownGpuClassesAndInstancesAreRefused)
+{
+    expect_refused(with("{ \"speed\": 1000, \"count\": 2 }", "{ \"gpu\": \"tpu\" }"), "workers[0].gpu", "expected one of");
+    expect_refused(with("{ \"speed\": 1000, \"count\": 2 }", "{ \"instance\": \"p3.2xlarge\" }"), "workers[0].instance",
+        "Cluster-B");
+    expect_refused(with("{ \"speed\": 1000, \"count\": 2 }",
+                       "{ \"speed\": 1, \"bandwidth_changes\": [ {\"at_iteration\": 5, \"bandwidth_gbps\": 1}, "
+                       "{\"at_iteration\": 5, \"bandwidth_gbps\": 2} ] }"),
+        "workers[0].bandwidth_changes[1].at_iteration", "later");
+}
