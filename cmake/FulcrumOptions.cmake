@@ -20,3 +20,10 @@ find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   set(CMAKE_CXX_COMPILER_LAUNCHER "${CCACHE_PROGRAM}")
 endif()
+
+# For every target alike: Eigen's alignment (EIGEN_MAX_ALIGN_BYTES) follows the instruction
+# set, so a library built with AVX and a program built without disagree on how Eigen objects
+# are allocated and freed across the boundary.
+if(FULCRUM_NATIVE_ARCH)
+  add_compile_options(-march=native)
+endif()
