@@ -251,6 +251,7 @@ Allocation BatchSizeManager::next(const std::vector<WorkerObservation>& observat
 {
     apply_requests(iteration, now_s);
     std::vector<WorkerObservation> running;
+    running.reserve(observations.size());
     for (const auto& o : observations)
         if (o.worker >= 0 && o.worker < workers_ && !applied_[static_cast<std::size_t>(o.worker)].excluded)
             running.push_back(o);
@@ -388,12 +389,16 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
     a.batch_sizes = sizes;
     a.predicted_speeds = proposal.predicted;
     a.decision = proposal.decision.empty() ? policy_->name() : proposal.decision;
-    a.decisions.resize(n, a.decision);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (applied_[i].excluded)
-            a.decisions[i] = "excluded";
-        else if (applied_[i].pinned)
-            a.decisions[i] = "pinned";
+    // Per-worker tags only when an override makes them differ.
+    const bool overridden = std::any_of(applied_.begin(), applied_.end(), [](const WorkerOverride& o) { return o.excluded || o.pinned; });
+    if (overridden) {
+        a.decisions.resize(n, a.decision);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (applied_[i].excluded)
+                a.decisions[i] = "excluded";
+            else if (applied_[i].pinned)
+                a.decisions[i] = "pinned";
+        }
     }
     return a;
 }

@@ -34,7 +34,12 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
 
 predict::SpeedPredictor& LbBspCpuPolicy::predictor_for(WorkerId worker)
 {
-    auto& slot = predictors_[worker];
+    const auto index = static_cast<std::size_t>(worker);
+    if (index >= predictors_.size()) {
+        predictors_.resize(index + 1);
+        started_with_.resize(index + 1);
+    }
+    auto& slot = predictors_[index];
     if (!slot)
         slot = predict::make_predictor(spec_, worker);
     return *slot;
@@ -42,8 +47,8 @@ predict::SpeedPredictor& LbBspCpuPolicy::predictor_for(WorkerId worker)
 
 predict::SpeedPredictor* LbBspCpuPolicy::predictor(WorkerId worker)
 {
-    const auto it = predictors_.find(worker);
-    return it == predictors_.end() ? nullptr : it->second.get();
+    const auto index = static_cast<std::size_t>(worker);
+    return index < predictors_.size() ? predictors_[index].get() : nullptr;
 }
 
 Allocation LbBspCpuPolicy::initial(int workers, std::int32_t total_batch)
@@ -58,23 +63,23 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
 {
     Allocation a;
     a.decision = decision_;
-    std::vector<double> speeds(observations.size()), comm(observations.size());
+    speeds_.resize(observations.size());
+    comm_.resize(observations.size());
+    a.predicted_speeds.reserve(observations.size());
     for (std::size_t i = 0; i < observations.size(); ++i) {
         const WorkerObservation& o = observations[i];
         predict::SpeedPredictor& p = predictor_for(o.worker);
-        const auto started = started_with_.find(o.worker);
-        const predict::ResourceState at_start = started != started_with_.end()
-            ? started->second
-            : predict::ResourceState { o.cpu_share, o.memory_share };
+        auto& started = started_with_[static_cast<std::size_t>(o.worker)];
+        const predict::ResourceState at_start = started.value_or(predict::ResourceState { o.cpu_share, o.memory_share });
         if (o.compute_s > 0 && o.batch_size > 0)
             p.observe({ o.batch_size / o.compute_s, at_start.cpu, at_start.memory });
         const predict::ResourceState now { o.next_cpu_share, o.next_memory_share };
-        started_with_[o.worker] = now;
-        speeds[i] = std::max(1e-9, p.predict(now));
-        comm[i] = o.comm_s;
-        a.predicted_speeds.emplace_back(speeds[i]);
+        started = now;
+        speeds_[i] = std::max(1e-9, p.predict(now));
+        comm_[i] = o.comm_s;
+        a.predicted_speeds.emplace_back(speeds_[i]);
     }
-    a.batch_sizes = balanced_sizes(speeds, comm, total_batch);
+    a.batch_sizes = balanced_sizes(speeds_, comm_, total_batch);
     return a;
 }
 

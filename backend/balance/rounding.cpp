@@ -39,9 +39,15 @@ std::vector<std::int32_t> proportional_split(const std::vector<double>& weights,
     std::iota(order.begin(), order.end(), std::size_t { 0 });
     if (given < total) {
         // Largest remainders first; ties go to the lower index so the result is deterministic.
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return exact[a] - shares[a] > exact[b] - shares[b];
-        });
+        // Only the top (total - given) matter, so a selection (O(n)) replaces a sort: this
+        // runs at every barrier for every worker.
+        const auto by_remainder = [&](std::size_t a, std::size_t b) {
+            const double ra = exact[a] - shares[a], rb = exact[b] - shares[b];
+            return ra > rb || (ra == rb && a < b);
+        };
+        const auto missing = static_cast<std::size_t>(total - given);
+        if (missing < order.size())
+            std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(missing), order.end(), by_remainder);
         for (std::size_t k = 0; given < total; ++k, ++given)
             ++shares[order[k % order.size()]];
     } else if (given > total) {

@@ -27,7 +27,7 @@ struct Scheme {
 void run_straggler_extents(const ExperimentOptions& options)
 {
     const int workers = options.quick ? 8 : 32;
-    const double target = options.quick ? 0.75 : 0.85;
+    const double target = options.quick ? 0.75 : 0.84;
     const std::int32_t total_batch = 16 * workers;
     const std::vector<Scheme> schemes {
         { "bsp", "bsp", "uniform" },

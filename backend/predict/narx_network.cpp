@@ -27,6 +27,23 @@ NarxNetwork::NarxNetwork(NarxShape shape, std::uint64_t seed)
     for (Eigen::Index i = 0; i < w2_.size(); ++i)
         w2_(i) = (2 * uniform01(rng) - 1) * limit2;
     b2_ = 0;
+    refresh_single_precision();
+}
+
+void NarxNetwork::refresh_single_precision()
+{
+    w1f_ = w1_.cast<float>();
+    b1f_ = b1_.cast<float>();
+    w2f_ = w2_.cast<float>();
+    b2f_ = static_cast<float>(b2_);
+}
+
+float NarxNetwork::infer(const Eigen::Ref<const Eigen::VectorXf>& input, Eigen::VectorXf& hidden) const
+{
+    hidden.noalias() = w1f_ * input;
+    hidden += b1f_;
+    hidden = hidden.array().tanh();
+    return w2f_.dot(hidden) + b2f_;
 }
 
 double NarxNetwork::forward(const Eigen::Ref<const Eigen::VectorXd>& input) const
@@ -108,6 +125,7 @@ NarxTrainReport NarxNetwork::train(const Eigen::MatrixXd& inputs, const Eigen::V
         }
     }
     *this = best;
+    refresh_single_precision();
     report.validation_rmse = best_error;
     report.train_rmse = rmse(x, y);
     return report;
@@ -150,6 +168,7 @@ NarxNetwork NarxNetwork::deserialize(const std::string& text)
     for (Eigen::Index i = 0; i < net.w2_.size(); ++i)
         read(net.w2_(i));
     read(net.b2_);
+    net.refresh_single_precision();
     return net;
 }
 

@@ -40,6 +40,9 @@ public:
 
     const NarxShape& shape() const { return shape_; }
     double forward(const Eigen::Ref<const Eigen::VectorXd>& input) const;
+    // The same network in single precision with Eigen's vectorised tanh and no allocation
+    // (the scratch is the caller's): the per-barrier path, which runs once per worker.
+    float infer(const Eigen::Ref<const Eigen::VectorXf>& input, Eigen::VectorXf& hidden) const;
 
     // inputs: one column per sample (shape().inputs() rows), targets: one per column, in time
     // order (validation takes the tail). Keeps the weights of the best validation epoch.
@@ -51,7 +54,12 @@ public:
     static NarxNetwork deserialize(const std::string& text);
 
 private:
+    void refresh_single_precision();
+
     NarxShape shape_;
+    Eigen::MatrixXf w1f_;
+    Eigen::VectorXf b1f_, w2f_;
+    float b2f_ = 0;
     Eigen::MatrixXd w1_; // hidden x inputs
     Eigen::VectorXd b1_;
     Eigen::VectorXd w2_; // hidden

@@ -100,19 +100,20 @@ double NarxPredictor::predict(const ResourceState& next)
     if (!model_ || history_.size() < lags)
         return ema_.value();
     const double s = scale();
-    Eigen::VectorXd input(shape.inputs());
+    input_.resize(shape.inputs());
+    hidden_.resize(shape.hidden);
     const std::size_t n = history_.size();
     int row = 0;
     for (int j = 1; j <= shape.speed_lags; ++j)
-        input(row++) = history_[n - static_cast<std::size_t>(j)].speed / s;
+        input_(row++) = static_cast<float>(history_[n - static_cast<std::size_t>(j)].speed / s);
     // c^{k+1} is the state now; c^{k}, c^{k-1}, ... were recorded with the samples.
-    input(row++) = next.cpu;
+    input_(row++) = static_cast<float>(next.cpu);
     for (int j = 1; j <= shape.resource_lags; ++j)
-        input(row++) = history_[n - static_cast<std::size_t>(j)].cpu;
-    input(row++) = next.memory;
+        input_(row++) = static_cast<float>(history_[n - static_cast<std::size_t>(j)].cpu);
+    input_(row++) = static_cast<float>(next.memory);
     for (int j = 1; j <= shape.resource_lags; ++j)
-        input(row++) = history_[n - static_cast<std::size_t>(j)].memory;
-    const double predicted = model_->forward(input) * s;
+        input_(row++) = static_cast<float>(history_[n - static_cast<std::size_t>(j)].memory);
+    const double predicted = model_->infer(input_, hidden_) * s;
     // Never below a sliver of the EMA: a zero or negative speed would starve the worker.
     return std::max(predicted, 0.02 * ema_.value());
 }

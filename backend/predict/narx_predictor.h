@@ -64,6 +64,7 @@ private:
     double scale_sum_ = 0;
     NarxTrainReport last_report_;
     int trainings_ = 0;
+    Eigen::VectorXf input_, hidden_; // inference scratch, allocated once
 };
 
 } // namespace fulcrum::predict

@@ -117,3 +117,38 @@ TEST_F(RunScenario, StopRequestLeavesAStoppedRunWithItsRows)
     EXPECT_EQ(reader.run(summary.run).status, "stopped");
     EXPECT_EQ(reader.iterations(summary.run, 0).size(), 75u);
 }
+
+TEST(RunScenarioChecks, AGpuBatchAboveTheMemoryLimitIsRefusedBeforeTraining)
+{
+    auto s = scenario::parse_scenario(R"({
+      "data": { "source": "synthetic", "train_size": 200, "test_size": 50, "dim": 8, "classes": 3 },
+      "model": { "type": "softmax" },
+      "training": { "total_batch": 200, "iterations": 3 },
+      "policy": { "type": "fixed", "batch_sizes": [ 190, 10 ] },
+      "workers": [ { "gpu": "k520" }, { "gpu": "v100" } ]
+    })", "gpu.json");
+    try {
+        run::run_scenario(s, {});
+        FAIL() << "a batch of 190 on a K520 (limit 75) was accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "policy.batch_sizes[0]");
+        EXPECT_NE(std::string(e.what()).find("memory limit of 75"), std::string::npos) << e.what();
+    }
+}
+
+TEST(RunScenarioChecks, AsynchronousModelsRunFromAScenarioAndReportUpdates)
+{
+    auto s = scenario::parse_scenario(R"({
+      "data": { "source": "synthetic", "train_size": 400, "test_size": 100, "dim": 8, "classes": 3 },
+      "model": { "type": "softmax" },
+      "training": { "total_batch": 32, "iterations": 60, "eval_interval": 20 },
+      "sync": { "type": "elastic-bsp", "range": 5, "algorithm": "zipline" },
+      "heterogeneity": "hetero-l3",
+      "workers": [ { "speed": 500, "count": 4 } ]
+    })", "elastic.json");
+    const run::RunSummary r = run::run_scenario(s, {});
+    EXPECT_EQ(r.updates, 60);
+    EXPECT_EQ(r.sync, "elastic-bsp(R=5, zipline)");
+    s.policy.type = "lbbsp-cpu";
+    EXPECT_THROW(run::run_scenario(s, {}), InputError);
+}

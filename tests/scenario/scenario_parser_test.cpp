@@ -124,7 +124,8 @@ TEST(ScenarioParser, MissingFileIsRefusedWithItsPath)
 TEST(ScenarioParser, ShippedScenariosParse)
 {
     for (const char* name : { "demo.json", "homogeneous.json", "mlp-accuracy.json", "softmax-accuracy.json",
-             "aggregation-weighted.json", "aggregation-naive.json", "aggregation-equal.json" }) {
+             "aggregation-weighted.json", "aggregation-naive.json", "aggregation-equal.json", "lbbsp-dynamic.json",
+             "gpu-equilibrium.json", "ssp-hetero.json" }) {
         const auto s = scenario::load_scenario(std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/" + name);
         EXPECT_FALSE(s.workers.empty()) << name;
     }
