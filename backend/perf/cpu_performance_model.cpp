@@ -20,15 +20,20 @@ double CpuPerformanceModel::speed_for(const ResourceShare& share) const
 
 double CpuPerformanceModel::speed_at(double t) { return speed_for(resources_.at(t)); }
 
+double draw_jitter(const TransientNoise& noise, Rng& rng)
+{
+    const double normal = standard_normal(rng);
+    const bool spike = uniform01(rng) < noise.spike_probability;
+    double jitter = std::exp(noise.sigma * normal - 0.5 * noise.sigma * noise.sigma);
+    if (spike)
+        jitter *= noise.spike_factor;
+    return jitter;
+}
+
 ComputeTiming CpuPerformanceModel::compute(double start_s, std::int32_t batch_size)
 {
     // Draw the noise first, always, so the stream position never depends on the trace.
-    const double normal = standard_normal(noise_rng_);
-    const bool spike = uniform01(noise_rng_) < profile_.noise.spike_probability;
-    const double sigma = profile_.noise.sigma;
-    double jitter = std::exp(sigma * normal - 0.5 * sigma * sigma);
-    if (spike)
-        jitter *= profile_.noise.spike_factor;
+    const double jitter = draw_jitter(profile_.noise, noise_rng_);
 
     double work = static_cast<double>(batch_size) * jitter; // in samples at the nominal rate
     double t = start_s;

@@ -12,6 +12,10 @@ struct TransientNoise {
     double spike_factor = 3.0;       // a spike multiplies the compute time by this
 };
 
+// One draw of the multiplicative noise: log-normal jitter with mean 1, times spike_factor
+// with spike_probability. Always consumes the same stream positions.
+double draw_jitter(const TransientNoise& noise, Rng& rng);
+
 struct CpuProfile {
     double speed = 1000;        // samples per second with the whole machine (cpu = memory = 1)
     double memory_need = 0.25;  // memory share below which the worker starts to page and slow down

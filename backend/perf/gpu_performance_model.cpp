@@ -55,12 +55,7 @@ GpuPerformanceModel::GpuPerformanceModel(GpuProfile profile, std::uint64_t noise
 
 ComputeTiming GpuPerformanceModel::compute(double, std::int32_t batch_size)
 {
-    const double normal = standard_normal(noise_rng_);
-    const bool spike = uniform01(noise_rng_) < profile_.noise.spike_probability;
-    const double sigma = profile_.noise.sigma;
-    double jitter = std::exp(sigma * normal - 0.5 * sigma * sigma);
-    if (spike)
-        jitter *= profile_.noise.spike_factor;
+    const double jitter = draw_jitter(profile_.noise, noise_rng_);
     const double effective = std::max(batch_size, profile_.saturation_batch);
     ComputeTiming timing;
     timing.duration_s = (profile_.launch_overhead_s + effective / profile_.peak_speed) * jitter;

@@ -192,17 +192,7 @@ struct AsyncTrainer::Impl {
         for (std::size_t i = 0; i < state.size(); ++i)
             close_row(i, state[i].row.end_s);
 
-        result.iterations = updates;
-        result.updates = updates;
-        result.epochs = static_cast<double>(samples) / static_cast<double>(config.train->size());
-        result.time_s = now;
-        result.mean_iteration_s = updates > 0 ? now / static_cast<double>(updates) : 0;
-        if (updates > 0 && result.final_evaluation.iteration != updates - 1) {
-            result.final_evaluation = job.evaluate(updates - 1, now, result.epochs, train_loss);
-            result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
-            observer.on_evaluation(result.final_evaluation);
-        }
-        result.wall_s = job.wall_seconds();
+        job.finish(result, updates, samples, now, train_loss, observer);
         std::string summary = std::to_string(updates) + " updates, largest staleness " + std::to_string(max_staleness);
         if (config.sync.type == "elastic-bsp")
             summary += ", " + std::to_string(supersteps) + " supersteps";

@@ -247,18 +247,7 @@ struct BspTrainer::Impl {
             }
         }
 
-        result.iterations = k;
-        result.updates = k;
-        result.epochs = static_cast<double>(samples) / static_cast<double>(config.train->size());
-        result.time_s = now;
-        result.mean_iteration_s = k > 0 ? now / static_cast<double>(k) : 0;
-        if (k > 0 && result.final_evaluation.iteration != k - 1) {
-            // Stopped between evaluations: evaluate what was trained so it is not lost.
-            result.final_evaluation = job.evaluate(k - 1, now, result.epochs, train_loss);
-            result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
-            observer.on_evaluation(result.final_evaluation);
-        }
-        result.wall_s = job.wall_seconds();
+        job.finish(result, k, samples, now, train_loss, observer);
         observer.on_event(job.event(std::max<std::int64_t>(0, k - 1), now, result.stopped ? "job-stopped" : "job-finished",
             std::to_string(k) + " iterations"));
         return result;

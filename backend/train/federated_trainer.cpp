@@ -105,12 +105,7 @@ struct FederatedTrainer::Impl {
             }
             observer.on_iteration(rows);
         }
-        result.iterations = round;
-        result.updates = round;
-        result.epochs = static_cast<double>(samples) / static_cast<double>(job.config.train->size());
-        result.time_s = now;
-        result.mean_iteration_s = round > 0 ? now / static_cast<double>(round) : 0;
-        result.wall_s = job.wall_seconds();
+        job.finish(result, round, samples, now, 0, observer);
         observer.on_event(job.event(std::max<std::int64_t>(0, round - 1), now, result.stopped ? "job-stopped" : "job-finished",
             std::to_string(round) + " rounds"));
         return result;

@@ -63,6 +63,22 @@ EvaluationRecord JobState::evaluate(std::int64_t iteration, double time_s, doubl
     return record;
 }
 
+void JobState::finish(TrainingResult& result, std::int64_t steps, std::int64_t samples, double now, double train_loss,
+                      TrainingObserver& observer)
+{
+    result.iterations = steps;
+    result.updates = steps;
+    result.epochs = static_cast<double>(samples) / static_cast<double>(config.train->size());
+    result.time_s = now;
+    result.mean_iteration_s = steps > 0 ? now / static_cast<double>(steps) : 0;
+    if (steps > 0 && result.final_evaluation.iteration != steps - 1) {
+        result.final_evaluation = evaluate(steps - 1, now, result.epochs, train_loss);
+        result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
+        observer.on_evaluation(result.final_evaluation);
+    }
+    result.wall_s = wall_seconds();
+}
+
 EventRecord JobState::event(std::int64_t iteration, double time_s, std::string kind, std::string message) const
 {
     EventRecord e;

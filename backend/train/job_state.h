@@ -3,6 +3,7 @@
 #include "model/model.h"
 #include "ps/parameter_server.h"
 #include "sync/sync_spec.h"
+#include "train/training_observer.h"
 #include "train/worker.h"
 
 #include <chrono>
@@ -50,6 +51,10 @@ struct JobState {
     EventRecord event(std::int64_t iteration, double time_s, std::string kind, std::string message) const;
     double wall_seconds() const;
     std::vector<std::int32_t> batch_limits() const;
+    // Fills the end-of-run totals after `steps` barriers or updates and, if the run stopped
+    // between evaluations, evaluates what was trained so it is not lost.
+    void finish(TrainingResult& result, std::int64_t steps, std::int64_t samples, double now, double train_loss,
+                TrainingObserver& observer);
 
     TrainerConfig config;
     ps::ParameterServer server;
