@@ -30,6 +30,31 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
     , decision_("lbbsp-cpu/" + spec_.type)
 {
     predict::make_predictor(spec_, 0); // fail now on an unknown predictor
+    if (spec_.warm_start != "none" && spec_.warm_start != "peer" && spec_.warm_start != "file")
+        throw std::invalid_argument("unknown warm start '" + spec_.warm_start + "' (expected none, peer or file)");
+    if (spec_.warm_start == "file") {
+        file_model_ = predict::load_narx_model(spec_.warm_start_file);
+        if (!(file_model_->shape() == spec_.narx.shape))
+            throw std::invalid_argument(spec_.warm_start_file + ": the model's look-back window or hidden size differs from the policy's");
+    }
+}
+
+void LbBspCpuPolicy::share_models()
+{
+    // A worker still on EMA starts from a peer's network; speeds are normalised per worker,
+    // so the network carries over, and its own history fine-tunes it at the next retraining.
+    const predict::NarxNetwork* donor = nullptr;
+    for (const auto& p : predictors_)
+        if (auto* narx = dynamic_cast<predict::NarxPredictor*>(p.get()); narx && narx->has_model()) {
+            donor = &*narx->model();
+            break;
+        }
+    if (!donor)
+        return;
+    without_model_ = 0;
+    for (auto& p : predictors_)
+        if (auto* narx = dynamic_cast<predict::NarxPredictor*>(p.get()); narx && !narx->has_model())
+            narx->warm_start(*donor);
 }
 
 predict::SpeedPredictor& LbBspCpuPolicy::predictor_for(WorkerId worker)
@@ -40,8 +65,15 @@ predict::SpeedPredictor& LbBspCpuPolicy::predictor_for(WorkerId worker)
         started_with_.resize(index + 1);
     }
     auto& slot = predictors_[index];
-    if (!slot)
+    if (!slot) {
         slot = predict::make_predictor(spec_, worker);
+        if (auto* narx = dynamic_cast<predict::NarxPredictor*>(slot.get())) {
+            if (file_model_)
+                narx->warm_start(*file_model_);
+            else if (spec_.warm_start == "peer")
+                ++without_model_;
+        }
+    }
     return *slot;
 }
 
@@ -79,6 +111,8 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
         comm_[i] = o.comm_s;
         a.predicted_speeds.emplace_back(speeds_[i]);
     }
+    if (without_model_ > 0)
+        share_models();
     a.batch_sizes = balanced_sizes(speeds_, comm_, total_batch);
     return a;
 }

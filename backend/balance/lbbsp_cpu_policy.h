@@ -26,7 +26,11 @@ public:
 private:
     predict::SpeedPredictor& predictor_for(WorkerId worker);
 
+    void share_models();
+
     predict::PredictorSpec spec_;
+    std::optional<predict::NarxNetwork> file_model_; // warm start from an earlier run
+    int without_model_ = 0;                           // NARX predictors still on EMA (peer warm start)
     // Indexed by worker id (ids are 0..n-1): a decision for 1,000 workers must take
     // microseconds, and map lookups were most of it.
     std::vector<std::unique_ptr<predict::SpeedPredictor>> predictors_;

@@ -4,6 +4,8 @@
 #include "predict/arima_predictor.h"
 #include "predict/memoryless_predictor.h"
 
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace fulcrum::predict {
@@ -12,6 +14,20 @@ const std::vector<std::string>& predictor_names()
 {
     static const std::vector<std::string> names { "memoryless", "ema", "arima", "narx" };
     return names;
+}
+
+NarxNetwork load_narx_model(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw std::invalid_argument(path + ": cannot open the NARX model file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return NarxNetwork::deserialize(text.str());
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(path + ": " + e.what());
+    }
 }
 
 std::unique_ptr<SpeedPredictor> make_predictor(const PredictorSpec& spec, int worker)

@@ -12,7 +12,15 @@ struct PredictorSpec {
     std::string type = "ema"; // memoryless, ema, arima, narx
     double ema_alpha = 0.2;
     NarxOptions narx;
+    // NARX warm start: "none"; "peer" (a worker still on EMA starts from the first other
+    // worker's trained network); or a model file written by an earlier run (text form of
+    // NarxNetwork::serialize), used by every worker from its first iteration.
+    std::string warm_start = "none";
+    std::string warm_start_file;
 };
+
+// Reads a NARX model file. Throws std::invalid_argument naming the file and what is wrong.
+NarxNetwork load_narx_model(const std::string& path);
 
 const std::vector<std::string>& predictor_names();
 // Throws std::invalid_argument for an unknown type. `worker` seeds NARX per worker.

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <unistd.h>
 
 using namespace fulcrum;
 
@@ -160,4 +163,35 @@ TEST(LbBspGpuPolicy, IsUsedNonBlockingSoAnswersArriveOneIterationLate)
     obs = observe(a.batch_sizes, { 100, 10 });
     a = manager->next(obs, 1, 2);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 37, 27 }));
+}
+
+TEST(LbBspCpuPolicy, NarxWarmStartsFromAPeerOrFromAnEarlierRunsModelFile)
+{
+    predict::PredictorSpec spec;
+    spec.type = "narx";
+    spec.warm_start = "peer";
+    spec.narx.min_samples = 60;
+    spec.narx.background = false;
+    balance::LbBspCpuPolicy peer(spec);
+    for (int k = 0; k < 80; ++k) // only worker 0 runs long enough to train its own network
+        peer.next(observe({ 10 }, { 100.0 + (k % 7) }), 10);
+    peer.next(observe({ 5, 5 }, { 100, 50 }), 10);
+    auto* late = dynamic_cast<predict::NarxPredictor*>(peer.predictor(1));
+    ASSERT_NE(late, nullptr);
+    EXPECT_TRUE(late->has_model());
+
+    const auto file = std::filesystem::temp_directory_path() / ("narx-model-" + std::to_string(::getpid()) + ".txt");
+    {
+        std::ofstream out(file);
+        out << dynamic_cast<predict::NarxPredictor*>(peer.predictor(0))->model()->serialize();
+    }
+    spec.warm_start = "file";
+    spec.warm_start_file = file.string();
+    balance::LbBspCpuPolicy from_file(spec);
+    from_file.next(observe({ 5, 5 }, { 100, 50 }), 10);
+    EXPECT_TRUE(dynamic_cast<predict::NarxPredictor*>(from_file.predictor(1))->has_model());
+
+    spec.warm_start_file = file.string() + ".missing";
+    EXPECT_THROW(balance::LbBspCpuPolicy { spec }, std::invalid_argument);
+    std::filesystem::remove(file);
 }
