@@ -38,10 +38,10 @@ public:
         : recorder_(recorder)
     {
     }
-    void on_iteration(std::span<const IterationRecord> rows) override
+    void on_iteration(std::span<const IterationRecord> batch) override
     {
-        recorder_.record_iterations(rows);
-        this->rows.insert(this->rows.end(), rows.begin(), rows.end());
+        recorder_.record_iterations(batch);
+        rows.insert(rows.end(), batch.begin(), batch.end());
     }
     void on_evaluation(const EvaluationRecord& e) override
     {

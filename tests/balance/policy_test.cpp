@@ -6,6 +6,18 @@
 
 using namespace fulcrum;
 
+namespace {
+
+balance::PolicySpec spec(const std::string& type, std::vector<std::int32_t> sizes = {})
+{
+    balance::PolicySpec s;
+    s.type = type;
+    s.batch_sizes = std::move(sizes);
+    return s;
+}
+
+} // namespace
+
 TEST(ProportionalSplit, KeepsTheTotalExactly)
 {
     const auto shares = balance::proportional_split({ 3.3, 1.1, 0.7, 5.9 }, 128);
@@ -31,13 +43,13 @@ TEST(ProportionalSplit, RefusesImpossibleRequests)
 
 TEST(UniformPolicy, SplitsEvenlyWithRemainderToTheFirst)
 {
-    auto policy = balance::make_policy({ .type = "uniform", .batch_sizes = {} });
+    auto policy = balance::make_policy(spec("uniform"));
     EXPECT_EQ(policy->initial(3, 10).batch_sizes, (std::vector<std::int32_t> { 4, 3, 3 }));
 }
 
 TEST(FixedPolicy, KeepsTheGivenSizesAndChecksThem)
 {
-    auto policy = balance::make_policy({ .type = "fixed", .batch_sizes = { 89, 21, 12, 6 } });
+    auto policy = balance::make_policy(spec("fixed", { 89, 21, 12, 6 }));
     EXPECT_EQ(policy->initial(4, 128).batch_sizes, (std::vector<std::int32_t> { 89, 21, 12, 6 }));
     EXPECT_EQ(policy->initial(4, 128).decision, "fixed");
     EXPECT_THROW(policy->initial(4, 100), std::invalid_argument);
@@ -46,5 +58,5 @@ TEST(FixedPolicy, KeepsTheGivenSizesAndChecksThem)
 
 TEST(PolicyRegistry, UnknownPolicyIsRefused)
 {
-    EXPECT_THROW(balance::make_policy({ .type = "oracle", .batch_sizes = {} }), std::invalid_argument);
+    EXPECT_THROW(balance::make_policy(spec("oracle")), std::invalid_argument);
 }

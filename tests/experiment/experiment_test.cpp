@@ -42,8 +42,9 @@ TEST(Experiments, ZiplineWritesTheColumnsTheIssueNamesAndAllExactAlgorithmsAgree
     int rows = 0;
     while (std::getline(lines, line)) {
         ++rows;
-        if (line.rfind("gridscan,", 0) != 0)
+        if (line.rfind("gridscan,", 0) != 0) {
             EXPECT_NE(line.find(",yes"), std::string::npos) << line;
+        }
     }
     EXPECT_EQ(rows, 2 * 2 * 4);
     EXPECT_NE(read(o.out / "results.md").find("fulcrum-experiment zipline"), std::string::npos);

@@ -84,5 +84,5 @@ TEST(ResourceTimeline, NextChangeFindsScriptedSteps)
 TEST(NetworkModel, PullPlusPushOfTheModel)
 {
     // 1 MB at 8 Gbps = 1 ms each way, plus 0.5 ms latency each way.
-    EXPECT_NEAR(perf::communication_time({ .bandwidth_gbps = 8, .latency_s = 0.0005 }, 1'000'000), 0.003, 1e-12);
+    EXPECT_NEAR(perf::communication_time({ .bandwidth_gbps = 8, .latency_s = 0.0005, .changes = {} }, 1'000'000), 0.003, 1e-12);
 }

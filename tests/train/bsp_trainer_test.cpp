@@ -121,7 +121,10 @@ TEST(BspTrainer, UniformBatchesMakeTheSlowestWorkerTheStraggler)
 TEST(BspTrainer, LearnsWithUnequalFixedBatchesAndWeightedAggregation)
 {
     train::TrainingResult result;
-    run(config(), { .type = "fixed", .batch_sizes = { 40, 14, 7, 3 } }, &result);
+    balance::PolicySpec fixed;
+    fixed.type = "fixed";
+    fixed.batch_sizes = { 40, 14, 7, 3 };
+    run(config(), fixed, &result);
     EXPECT_GT(result.final_evaluation.test_accuracy, 0.85);
     EXPECT_EQ(result.iterations, 120);
     EXPECT_NEAR(result.epochs, 120.0 * 64 / 3000, 1e-9);

@@ -147,8 +147,9 @@ TEST(BspTrainer, ABandwidthChangeTakesEffectAtItsIteration)
     train::BspTrainer trainer(std::move(c), std::unique_ptr<balance::BatchSizeManager>(), out);
     trainer.run();
     for (const auto& row : out.rows)
-        if (row.worker == 1)
+        if (row.worker == 1) {
             EXPECT_NEAR(row.comm_s, 2 * (0.0005 + 80e6 / (row.iteration < 3 ? 10e9 : 2.5e9)), 1e-9);
+        }
 }
 
 TEST(BspTrainer, OperatorOverridesShowInTheFollowingIterationsAndAsEvents)
