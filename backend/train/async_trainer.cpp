@@ -20,7 +20,13 @@ struct AsyncTrainer::Impl {
         const int n = static_cast<int>(job.workers.size());
         sync::validate(config.sync, n);
         const std::string& type = config.sync.type;
-        if (type != "asp" && type != "ssp" && type != "elastic-bsp")
+        if (type == "asp")
+            kind = Kind::Asp;
+        else if (type == "ssp")
+            kind = Kind::Ssp;
+        else if (type == "elastic-bsp")
+            kind = Kind::ElasticBsp;
+        else
             throw std::invalid_argument("the asynchronous trainer runs asp, ssp and elastic-bsp, not " + type);
         if (config.mode == ClockMode::Real)
             throw std::invalid_argument(type + " runs in the virtual and paced modes");
@@ -39,17 +45,29 @@ struct AsyncTrainer::Impl {
         std::deque<double> intervals;
     };
 
-    bool may_start(std::size_t i) const
+    enum class Kind { Asp, Ssp, ElasticBsp };
+
+    std::int64_t slowest_clock() const
+    {
+        std::int64_t slowest = state.front().clock;
+        for (const auto& other : state)
+            slowest = std::min(slowest, other.clock);
+        return slowest;
+    }
+
+    // `slowest`: the least clock of all workers (SSP); starting a worker does not change it,
+    // so one scan serves a whole pass over the workers.
+    bool may_start(std::size_t i, std::int64_t slowest) const
     {
         const WorkerState& s = state[i];
-        if (config.sync.type == "ssp") {
-            std::int64_t slowest = s.clock;
-            for (const auto& other : state)
-                slowest = std::min(slowest, other.clock);
+        switch (kind) {
+        case Kind::Ssp:
             return s.clock - slowest <= config.sync.staleness;
-        }
-        if (config.sync.type == "elastic-bsp")
+        case Kind::ElasticBsp:
             return s.clock < s.quota;
+        case Kind::Asp:
+            break;
+        }
         return true;
     }
 
@@ -93,7 +111,7 @@ struct AsyncTrainer::Impl {
 
     std::string decision_tag(std::size_t i) const
     {
-        if (config.sync.type == "elastic-bsp")
+        if (kind == Kind::ElasticBsp)
             return "elastic-bsp r=" + std::to_string(state[i].quota - superstep_start[i]);
         return sync::describe(config.sync);
     }
@@ -140,17 +158,18 @@ struct AsyncTrainer::Impl {
         if (done)
             return;
 
-        if (config.sync.type == "elastic-bsp") {
-            if (may_start(i))
+        if (kind == Kind::ElasticBsp) {
+            if (may_start(i, 0))
                 start(i, t);
             else
                 maybe_close_superstep(t);
             return;
         }
         // ASP starts the worker again at once; SSP may also release workers waiting on this one.
+        const std::int64_t slowest = kind == Kind::Ssp ? slowest_clock() : 0;
         for (std::size_t j = 0; j < state.size(); ++j) {
             const std::size_t w = (i + j) % state.size();
-            if (!state[w].busy && may_start(w))
+            if (!state[w].busy && may_start(w, slowest))
                 start(w, t);
         }
     }
@@ -194,7 +213,7 @@ struct AsyncTrainer::Impl {
 
         job.finish(result, updates, samples, now, train_loss, observer);
         std::string summary = std::to_string(updates) + " updates, largest staleness " + std::to_string(max_staleness);
-        if (config.sync.type == "elastic-bsp")
+        if (kind == Kind::ElasticBsp)
             summary += ", " + std::to_string(supersteps) + " supersteps";
         observer.on_event(job.event(std::max<std::int64_t>(0, updates - 1), now,
             result.stopped ? "job-stopped" : "job-finished", summary));
@@ -204,6 +223,7 @@ struct AsyncTrainer::Impl {
     JobState job;
     const TrainerConfig& config;
     TrainingObserver& observer;
+    Kind kind = Kind::Asp;
     engine::EventQueue clock;
     engine::Pacer pacer;
     std::vector<std::int32_t> batch;
