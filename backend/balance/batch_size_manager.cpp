@@ -3,6 +3,7 @@
 #include "balance/rounding.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <sstream>
 #include <utility>
@@ -250,11 +251,15 @@ Allocation BatchSizeManager::initial()
 Allocation BatchSizeManager::next(const std::vector<WorkerObservation>& observations, std::int64_t iteration, double now_s)
 {
     apply_requests(iteration, now_s);
-    std::vector<WorkerObservation> running;
-    running.reserve(observations.size());
-    for (const auto& o : observations)
-        if (o.worker >= 0 && o.worker < workers_ && !applied_[static_cast<std::size_t>(o.worker)].excluded)
-            running.push_back(o);
+    const auto runs = [&](const WorkerObservation& o) {
+        return o.worker >= 0 && o.worker < workers_ && !applied_[static_cast<std::size_t>(o.worker)].excluded;
+    };
+    // Copy only when someone must be left out: this runs at every barrier.
+    std::vector<WorkerObservation> filtered;
+    const bool everyone = std::all_of(observations.begin(), observations.end(), runs);
+    if (!everyone)
+        std::copy_if(observations.begin(), observations.end(), std::back_inserter(filtered), runs);
+    const std::vector<WorkerObservation>& running = everyone ? observations : filtered;
     if (running.empty()) // everyone who ran was just excluded: split evenly among the rest
         return assemble(index_by_worker({}, {}), iteration, now_s);
 

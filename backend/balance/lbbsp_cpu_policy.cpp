@@ -30,6 +30,8 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
     , decision_("lbbsp-cpu/" + spec_.type)
 {
     predict::make_predictor(spec_, 0); // fail now on an unknown predictor
+    if (spec_.type == "narx")
+        bank_.emplace(spec_.narx.shape);
     if (spec_.warm_start != "none" && spec_.warm_start != "peer" && spec_.warm_start != "file")
         throw std::invalid_argument("unknown warm start '" + spec_.warm_start + "' (expected none, peer or file)");
     if (spec_.warm_start == "file") {
@@ -95,10 +97,15 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
 {
     Allocation a;
     a.decision = decision_;
-    speeds_.resize(observations.size());
-    comm_.resize(observations.size());
-    a.predicted_speeds.reserve(observations.size());
-    for (std::size_t i = 0; i < observations.size(); ++i) {
+    const std::size_t n = observations.size();
+    speeds_.resize(n);
+    comm_.resize(n);
+    if (bank_) {
+        bank_scale_.assign(n, 0.0);
+        bank_ema_.resize(n);
+        window_.resize(static_cast<std::size_t>(spec_.narx.shape.inputs()));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
         const WorkerObservation& o = observations[i];
         predict::SpeedPredictor& p = predictor_for(o.worker);
         auto& started = started_with_[static_cast<std::size_t>(o.worker)];
@@ -107,14 +114,41 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
             p.observe({ o.batch_size / o.compute_s, at_start.cpu, at_start.memory });
         const predict::ResourceState now { o.next_cpu_share, o.next_memory_share };
         started = now;
-        speeds_[i] = std::max(1e-9, p.predict(now));
         comm_[i] = o.comm_s;
-        a.predicted_speeds.emplace_back(speeds_[i]);
+        if (bank_)
+            stage_in_bank(static_cast<predict::NarxPredictor&>(p), o.worker, now, i);
+        else
+            speeds_[i] = std::max(1e-9, p.predict(now));
     }
+    if (bank_) {
+        const std::vector<float>& outputs = bank_->infer();
+        for (std::size_t i = 0; i < n; ++i)
+            speeds_[i] = std::max(1e-9, bank_scale_[i] > 0
+                    ? predict::NarxPredictor::speed_from_output(outputs[static_cast<std::size_t>(observations[i].worker)], bank_scale_[i], bank_ema_[i])
+                    : bank_ema_[i]);
+    }
+    a.predicted_speeds.assign(speeds_.begin(), speeds_.end());
     if (without_model_ > 0)
         share_models();
     a.batch_sizes = balanced_sizes(speeds_, comm_, total_batch);
     return a;
+}
+
+void LbBspCpuPolicy::stage_in_bank(predict::NarxPredictor& narx, WorkerId worker, const predict::ResourceState& now, std::size_t i)
+{
+    const auto slot = static_cast<std::size_t>(worker);
+    if (slot >= bank_versions_.size())
+        bank_versions_.resize(slot + 1, 0);
+    if (narx.has_model() && narx.model_version() != bank_versions_[slot]) {
+        bank_->set_network(slot, *narx.model());
+        bank_versions_[slot] = narx.model_version();
+    }
+    bank_ema_[i] = narx.ema_speed();
+    double scale = 0;
+    if (narx.input_window(now, window_.data(), scale)) {
+        bank_->set_input(slot, window_.data());
+        bank_scale_[i] = scale;
+    }
 }
 
 } // namespace fulcrum::balance

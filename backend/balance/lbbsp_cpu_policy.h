@@ -1,6 +1,7 @@
 #pragma once
 
 #include "balance/batch_size_policy.h"
+#include "predict/narx_bank.h"
 #include "predict/predictor_registry.h"
 
 #include <memory>
@@ -27,6 +28,7 @@ private:
     predict::SpeedPredictor& predictor_for(WorkerId worker);
 
     void share_models();
+    void stage_in_bank(predict::NarxPredictor& narx, WorkerId worker, const predict::ResourceState& now, std::size_t i);
 
     predict::PredictorSpec spec_;
     std::optional<predict::NarxNetwork> file_model_; // warm start from an earlier run
@@ -36,6 +38,12 @@ private:
     std::vector<std::unique_ptr<predict::SpeedPredictor>> predictors_;
     std::vector<std::optional<predict::ResourceState>> started_with_; // c^k, m^k of the iteration now observed
     std::vector<double> speeds_, comm_;
+    // NARX: every worker's network evaluated together (see NarxBank); the versions say which
+    // network each slot holds, so a retrained model is copied in once.
+    std::optional<predict::NarxBank> bank_;
+    std::vector<std::uint64_t> bank_versions_;
+    std::vector<double> bank_scale_, bank_ema_; // per observation; scale 0 = EMA answers
+    std::vector<float> window_;
     std::string decision_;
 };
 

@@ -2,7 +2,9 @@
 
 #include "common/random.h"
 
+#include <array>
 #include <cmath>
+#include <utility>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -30,20 +32,69 @@ NarxNetwork::NarxNetwork(NarxShape shape, std::uint64_t seed)
     refresh_single_precision();
 }
 
+namespace {
+
+// With the hidden size fixed at compile time the accumulators stay in registers across the
+// inputs (a loop through memory serialises on store-to-load forwarding), and the weights are
+// read unpadded: at a barrier the policy walks a thousand networks, so bytes fetched, not
+// flops, set the cost.
+template <int Hidden>
+float infer_fixed(const float* p, const float* input, Eigen::Index inputs)
+{
+    // Registers are padded to whole SIMD lanes so tanh runs on full packets (a scalar tail
+    // would call the scalar tanh once per leftover unit); memory stays unpadded.
+    constexpr int kLanes = 8;
+    constexpr int Padded = (Hidden + kLanes - 1) / kLanes * kLanes;
+    using Column = Eigen::Array<float, Hidden, 1>;
+    Eigen::Array<float, Padded, 1> h = Eigen::Array<float, Padded, 1>::Zero();
+    h.template head<Hidden>() = Eigen::Map<const Column>(p);
+    p += Hidden;
+    for (Eigen::Index c = 0; c < inputs; ++c, p += Hidden)
+        h.template head<Hidden>() += Eigen::Map<const Column>(p) * input[c];
+    const Eigen::Array<float, Padded, 1> activation = h.tanh();
+    return (Eigen::Map<const Column>(p) * activation.template head<Hidden>()).sum() + p[Hidden];
+}
+
+using InferFn = float (*)(const float*, const float*, Eigen::Index);
+
+template <int... H>
+constexpr std::array<InferFn, sizeof...(H)> fixed_kernels(std::integer_sequence<int, H...>)
+{
+    return { &infer_fixed<H + 1>... };
+}
+
+// Hidden sizes 1..32 get a kernel of their own; wider layers take the generic path.
+constexpr auto kFixedKernels = fixed_kernels(std::make_integer_sequence<int, 32> {});
+
+} // namespace
+
 void NarxNetwork::refresh_single_precision()
 {
-    w1f_ = w1_.cast<float>();
-    b1f_ = b1_.cast<float>();
-    w2f_ = w2_.cast<float>();
-    b2f_ = static_cast<float>(b2_);
+    // One contiguous block per network, [b1 | W1 column-major | w2 | b2].
+    const Eigen::Index hidden = w1_.rows();
+    packed_.resize(hidden * (w1_.cols() + 2) + 1);
+    float* p = packed_.data();
+    for (Eigen::Index r = 0; r < hidden; ++r)
+        *p++ = static_cast<float>(b1_(r));
+    for (Eigen::Index i = 0; i < w1_.size(); ++i)
+        *p++ = static_cast<float>(w1_.data()[i]);
+    for (Eigen::Index r = 0; r < hidden; ++r)
+        *p++ = static_cast<float>(w2_(r));
+    *p = static_cast<float>(b2_);
 }
 
 float NarxNetwork::infer(const Eigen::Ref<const Eigen::VectorXf>& input, Eigen::VectorXf& hidden) const
 {
-    hidden.noalias() = w1f_ * input;
-    hidden += b1f_;
+    const Eigen::Index rows = w1_.rows(), cols = w1_.cols();
+    const float* p = packed_.data();
+    if (rows <= static_cast<Eigen::Index>(kFixedKernels.size()))
+        return kFixedKernels[static_cast<std::size_t>(rows - 1)](p, input.data(), cols);
+    hidden = Eigen::Map<const Eigen::VectorXf>(p, rows);
+    p += rows;
+    for (Eigen::Index c = 0; c < cols; ++c, p += rows)
+        hidden += Eigen::Map<const Eigen::VectorXf>(p, rows) * input[c];
     hidden = hidden.array().tanh();
-    return w2f_.dot(hidden) + b2f_;
+    return Eigen::Map<const Eigen::VectorXf>(p, rows).dot(hidden) + p[rows];
 }
 
 double NarxNetwork::forward(const Eigen::Ref<const Eigen::VectorXd>& input) const

@@ -39,6 +39,10 @@ public:
     NarxNetwork(NarxShape shape, std::uint64_t seed);
 
     const NarxShape& shape() const { return shape_; }
+    const Eigen::MatrixXd& input_weights() const { return w1_; } // hidden x inputs
+    const Eigen::VectorXd& hidden_bias() const { return b1_; }
+    const Eigen::VectorXd& output_weights() const { return w2_; }
+    double output_bias() const { return b2_; }
     double forward(const Eigen::Ref<const Eigen::VectorXd>& input) const;
     // The same network in single precision with Eigen's vectorised tanh and no allocation
     // (the scratch is the caller's): the per-barrier path, which runs once per worker.
@@ -57,9 +61,7 @@ private:
     void refresh_single_precision();
 
     NarxShape shape_;
-    Eigen::MatrixXf w1f_;
-    Eigen::VectorXf b1f_, w2f_;
-    float b2f_ = 0;
+    Eigen::VectorXf packed_; // the single-precision copy infer() reads
     Eigen::MatrixXd w1_; // hidden x inputs
     Eigen::VectorXd b1_;
     Eigen::VectorXd w2_; // hidden

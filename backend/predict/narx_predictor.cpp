@@ -10,6 +10,7 @@ NarxPredictor::NarxPredictor(NarxOptions options)
 {
     options_.min_samples = std::max(options_.min_samples, options_.shape.speed_lags + options_.shape.resource_lags + 8);
     options_.history = std::max(options_.history, options_.min_samples);
+    history_.set_capacity(static_cast<std::size_t>(options_.history));
 }
 
 NarxPredictor::~NarxPredictor()
@@ -28,12 +29,12 @@ double NarxPredictor::scale() const
 void NarxPredictor::observe(const SpeedSample& sample)
 {
     ema_.observe(sample);
-    history_.push_back(sample);
-    scale_sum_ += sample.speed;
-    while (static_cast<int>(history_.size()) > options_.history) {
+    if (history_.full())
         scale_sum_ -= history_.front().speed;
-        history_.pop_front();
-    }
+    history_.push_back(sample); // overwrites the oldest when full
+    recent_[recent_head_] = sample;
+    recent_head_ = (recent_head_ + 1) % recent_.size();
+    scale_sum_ += sample.speed;
     ++observed_;
 
     if (training_.valid() && observed_ - training_started_at_ >= options_.adopt_after)
@@ -80,6 +81,7 @@ void NarxPredictor::start_training()
 void NarxPredictor::adopt(Trained trained)
 {
     model_ = std::move(trained.network);
+    ++model_version_;
     last_report_ = trained.report;
     last_trained_at_ = observed_;
     ++trainings_;
@@ -90,32 +92,52 @@ void NarxPredictor::warm_start(const NarxNetwork& network)
     if (!(network.shape() == options_.shape))
         throw std::invalid_argument("warm-start model has a different look-back window or hidden size");
     model_ = network;
+    ++model_version_;
     last_trained_at_ = observed_;
 }
 
-double NarxPredictor::predict(const ResourceState& next)
+bool NarxPredictor::input_window(const ResourceState& next, float* input, double& scale_out) const
 {
     const NarxShape& shape = options_.shape;
     const auto lags = static_cast<std::size_t>(std::max(shape.speed_lags, shape.resource_lags));
     if (!model_ || history_.size() < lags)
-        return ema_.value();
+        return false;
     const double s = scale();
-    input_.resize(shape.inputs());
-    hidden_.resize(shape.hidden);
-    const std::size_t n = history_.size();
+    scale_out = s;
+    const double inverse = 1.0 / s;
+    // The window comes from the copy of the last samples kept inside the object when it is
+    // long enough: the history ring is cold by the next barrier for a thousand workers.
+    const bool inline_window = lags <= recent_.size();
+    const auto back = [&](int j) -> const SpeedSample& {
+        return inline_window ? recent_[(recent_head_ + recent_.size() - static_cast<std::size_t>(j)) % recent_.size()]
+                             : history_[history_.size() - static_cast<std::size_t>(j)];
+    };
     int row = 0;
     for (int j = 1; j <= shape.speed_lags; ++j)
-        input_(row++) = static_cast<float>(history_[n - static_cast<std::size_t>(j)].speed / s);
+        input[row++] = static_cast<float>(back(j).speed * inverse);
     // c^{k+1} is the state now; c^{k}, c^{k-1}, ... were recorded with the samples.
-    input_(row++) = static_cast<float>(next.cpu);
+    input[row++] = static_cast<float>(next.cpu);
     for (int j = 1; j <= shape.resource_lags; ++j)
-        input_(row++) = static_cast<float>(history_[n - static_cast<std::size_t>(j)].cpu);
-    input_(row++) = static_cast<float>(next.memory);
+        input[row++] = static_cast<float>(back(j).cpu);
+    input[row++] = static_cast<float>(next.memory);
     for (int j = 1; j <= shape.resource_lags; ++j)
-        input_(row++) = static_cast<float>(history_[n - static_cast<std::size_t>(j)].memory);
-    const double predicted = model_->infer(input_, hidden_) * s;
+        input[row++] = static_cast<float>(back(j).memory);
+    return true;
+}
+
+double NarxPredictor::speed_from_output(float output, double scale, double ema_speed)
+{
     // Never below a sliver of the EMA: a zero or negative speed would starve the worker.
-    return std::max(predicted, 0.02 * ema_.value());
+    return std::max(output * scale, 0.02 * ema_speed);
+}
+
+double NarxPredictor::predict(const ResourceState& next)
+{
+    input_.resize(options_.shape.inputs());
+    double s = 1;
+    if (!input_window(next, input_.data(), s))
+        return ema_.value();
+    return speed_from_output(model_->infer(input_, hidden_), s, ema_.value());
 }
 
 } // namespace fulcrum::predict

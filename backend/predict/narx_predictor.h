@@ -3,7 +3,9 @@
 #include "predict/ema_predictor.h"
 #include "predict/narx_network.h"
 
-#include <deque>
+#include <boost/circular_buffer.hpp>
+
+#include <array>
 #include <future>
 #include <memory>
 #include <optional>
@@ -36,6 +38,15 @@ public:
     void observe(const SpeedSample& sample) override;
     double predict(const ResourceState& next) override;
 
+    // The two halves of predict(), for callers that evaluate many workers' networks together
+    // (NarxBank): the normalised look-back window (shape.inputs() values; false while the
+    // EMA still predicts), and the speed for the network's output on that window.
+    bool input_window(const ResourceState& next, float* input, double& scale) const;
+    static double speed_from_output(float output, double scale, double ema_speed);
+    double ema_speed() const { return ema_.value(); }
+    // Changes whenever the network does (training adopted, warm start).
+    std::uint64_t model_version() const { return model_version_; }
+
     // Starts from another worker's or an earlier run's network: it predicts at once, and
     // later trainings fine-tune it instead of starting from random weights.
     void warm_start(const NarxNetwork& network);
@@ -55,7 +66,11 @@ private:
 
     NarxOptions options_;
     EmaPredictor ema_;
-    std::deque<SpeedSample> history_;
+    // The most recent options_.history samples. A ring, not a deque: observe() runs for every
+    // worker at every barrier and should neither allocate nor chase blocks.
+    boost::circular_buffer<SpeedSample> history_;
+    std::array<SpeedSample, 4> recent_ {}; // the last samples again, in the object (see input_window)
+    std::size_t recent_head_ = 0;          // where the next sample goes
     std::optional<NarxNetwork> model_;
     std::future<Trained> training_;
     std::int64_t observed_ = 0;
@@ -64,6 +79,7 @@ private:
     double scale_sum_ = 0;
     NarxTrainReport last_report_;
     int trainings_ = 0;
+    std::uint64_t model_version_ = 0;
     Eigen::VectorXf input_, hidden_; // inference scratch, allocated once
 };
 

@@ -195,3 +195,40 @@ TEST(LbBspCpuPolicy, NarxWarmStartsFromAPeerOrFromAnEarlierRunsModelFile)
     EXPECT_THROW(balance::LbBspCpuPolicy { spec }, std::invalid_argument);
     std::filesystem::remove(file);
 }
+
+TEST(LbBspCpuPolicy, NarxPredictionsFromTheBankEqualEachWorkersOwnNetwork)
+{
+    // The policy evaluates all workers' networks together (NarxBank); each answer must be the
+    // one that worker's predictor gives on its own.
+    predict::PredictorSpec spec;
+    spec.type = "narx";
+    spec.narx.min_samples = 40;
+    spec.narx.retrain_every = 25;
+    spec.narx.background = false;
+    balance::LbBspCpuPolicy policy(spec);
+    const int workers = 11; // one full group of eight lanes and a partial one
+    std::vector<std::int32_t> sizes(workers, 10);
+    balance::Allocation a;
+    for (int k = 0; k < 90; ++k) {
+        std::vector<double> speeds;
+        for (int i = 0; i < workers; ++i)
+            speeds.push_back(50.0 + 10 * i + 5 * ((k + i) % 4));
+        auto obs = observe(sizes, speeds);
+        for (int i = 0; i < workers; ++i) {
+            auto& o = obs[static_cast<std::size_t>(i)];
+            o.next_cpu_share = 0.5 + 0.05 * ((k + i) % 5);
+            o.next_memory_share = 0.9 - 0.03 * (k % 3);
+        }
+        a = policy.next(obs, 10 * workers);
+        if (k < 45)
+            continue;
+        for (int i = 0; i < workers; ++i) {
+            auto* narx = dynamic_cast<predict::NarxPredictor*>(policy.predictor(i));
+            ASSERT_TRUE(narx && narx->has_model());
+            const auto& o = obs[static_cast<std::size_t>(i)];
+            const double own = narx->predict({ o.next_cpu_share, o.next_memory_share });
+            ASSERT_TRUE(a.predicted_speeds[static_cast<std::size_t>(i)].has_value());
+            EXPECT_NEAR(*a.predicted_speeds[static_cast<std::size_t>(i)], own, 1e-4 * own) << "worker " << i << " iteration " << k;
+        }
+    }
+}

@@ -1,6 +1,7 @@
 #include "predict/arima_predictor.h"
 #include "predict/ema_predictor.h"
 #include "predict/memoryless_predictor.h"
+#include "predict/narx_bank.h"
 #include "predict/narx_predictor.h"
 #include "predict/predictor_registry.h"
 
@@ -159,4 +160,35 @@ TEST(SpeedPredictors, RegistryBuildsEachByNameAndRefusesOthers)
     predict::PredictorSpec bad;
     bad.type = "oracle";
     EXPECT_THROW(predict::make_predictor(bad, 0), std::invalid_argument);
+}
+
+TEST(NarxBank, GivesEachSlotItsOwnNetworksOutput)
+{
+    predict::NarxShape shape;
+    shape.hidden = 7;
+    predict::NarxBank bank(shape);
+    const int slots = 13;
+    bank.resize(slots);
+    std::vector<predict::NarxNetwork> networks;
+    std::vector<Eigen::VectorXf> inputs;
+    Rng rng(3);
+    for (int s = 0; s < slots; ++s) {
+        networks.emplace_back(shape, static_cast<std::uint64_t>(100 + s));
+        Eigen::VectorXf x(shape.inputs());
+        for (Eigen::Index j = 0; j < x.size(); ++j)
+            x(j) = static_cast<float>(uniform01(rng) * 2 - 0.5);
+        inputs.push_back(x);
+        bank.set_network(static_cast<std::size_t>(s), networks.back());
+        bank.set_input(static_cast<std::size_t>(s), x.data());
+    }
+    const std::vector<float>& out = bank.infer();
+    Eigen::VectorXf scratch;
+    for (int s = 0; s < slots; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        EXPECT_NEAR(out[i], networks[i].infer(inputs[i], scratch), 1e-5f) << "slot " << s;
+        EXPECT_NEAR(out[i], networks[i].forward(inputs[i].cast<double>()), 1e-4) << "slot " << s;
+    }
+    predict::NarxShape other = shape;
+    other.hidden = 3;
+    EXPECT_THROW(bank.set_network(0, predict::NarxNetwork(other, 1)), std::invalid_argument);
 }
