@@ -1,11 +1,13 @@
 // fulcrum-run: trains one scenario headless, with a progress bar, and records it.
 
+#include "balance/narx_model_files.h"
 #include "common/error.h"
 #include "run/run_scenario.h"
 #include "run/terminal_progress.h"
 
 #include <boost/program_options.hpp>
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 
@@ -31,7 +33,7 @@ Options)";
 int main(int argc, char** argv)
 {
     po::options_description visible(kUsage);
-    std::string scenario_path, out, mode_text;
+    std::string scenario_path, out, mode_text, predictors_dir;
     std::uint64_t seed = 0;
     double pace = 0;
     int threads = 0;
@@ -45,6 +47,8 @@ int main(int argc, char** argv)
         ("seed,s", po::value(&seed), "random seed (default: the scenario's)")
         ("pace", po::value(&pace), "virtual seconds per wall second in paced mode")
         ("threads", po::value(&threads), "compute threads in virtual/paced mode (default: one per core)")
+        ("save-predictors", po::value(&predictors_dir), "after the run, write each worker's NARX network to "
+                                                       "DIR/worker-N.narx (for policy.predictor.warm_start_file)")
         ("no-record", "train without recording (for measuring the recorder's cost)")
         ("json", "print the summary as one JSON object on stdout");
     po::options_description hidden;
@@ -103,6 +107,19 @@ int main(int argc, char** argv)
         options.threads = threads;
     }
 
+    std::vector<std::string> saved_models;
+    if (!predictors_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(predictors_dir, ec);
+        if (ec || !std::filesystem::is_directory(predictors_dir)) {
+            std::cerr << "fulcrum-run: --save-predictors: cannot create directory '" << predictors_dir << "'\n";
+            return 2;
+        }
+        options.on_finish = [&](fulcrum::balance::BatchSizeManager& manager) {
+            saved_models = fulcrum::balance::save_narx_models(manager, predictors_dir);
+        };
+    }
+
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
     options.stop = &g_stop;
@@ -118,6 +135,12 @@ int main(int argc, char** argv)
             std::cout << fulcrum::run::to_json(summary) << '\n';
         else
             std::cout << fulcrum::run::to_text(summary);
+        if (!predictors_dir.empty()) {
+            std::cerr << "fulcrum-run: saved " << saved_models.size() << " NARX network(s) in " << predictors_dir << '\n';
+            if (saved_models.empty())
+                std::cerr << "fulcrum-run: --save-predictors: the job's policy has no trained NARX networks "
+                             "(needs policy lbbsp-cpu with predictor narx and enough iterations)\n";
+        }
         return summary.stopped ? 130 : 0;
     } catch (const fulcrum::InputError& e) {
         progress.finish();

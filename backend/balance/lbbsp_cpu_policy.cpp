@@ -32,8 +32,8 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
     predict::make_predictor(spec_, 0); // fail now on an unknown predictor
     if (spec_.type == "narx")
         bank_.emplace(spec_.narx.shape);
-    if (spec_.warm_start != "none" && spec_.warm_start != "peer" && spec_.warm_start != "file")
-        throw std::invalid_argument("unknown warm start '" + spec_.warm_start + "' (expected none, peer or file)");
+    if (spec_.warm_start != "none" && spec_.warm_start != "peer" && spec_.warm_start != "pooled" && spec_.warm_start != "file")
+        throw std::invalid_argument("unknown warm start '" + spec_.warm_start + "' (expected none, peer, pooled or file)");
     if (spec_.warm_start == "file") {
         file_model_ = predict::load_narx_model(spec_.warm_start_file);
         if (!(file_model_->shape() == spec_.narx.shape))
@@ -43,20 +43,69 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
 
 void LbBspCpuPolicy::share_models()
 {
-    // A worker still on EMA starts from a peer's network; speeds are normalised per worker,
-    // so the network carries over, and its own history fine-tunes it at the next retraining.
-    const predict::NarxNetwork* donor = nullptr;
-    for (const auto& p : predictors_)
-        if (auto* narx = dynamic_cast<predict::NarxPredictor*>(p.get()); narx && narx->has_model()) {
+    // A worker still on EMA starts from a peer's network (or the pooled one); speeds are
+    // normalised per worker, so the network carries over, and its own history fine-tunes it
+    // at its next retraining.
+    const predict::NarxNetwork* donor = pooled_model_ ? &*pooled_model_ : nullptr;
+    for (std::size_t i = 0; !donor && spec_.warm_start == "peer" && i < predictors_.size(); ++i)
+        if (auto* narx = dynamic_cast<predict::NarxPredictor*>(predictors_[i].get()); narx && narx->has_model())
             donor = &*narx->model();
-            break;
-        }
     if (!donor)
         return;
     without_model_ = 0;
     for (auto& p : predictors_)
         if (auto* narx = dynamic_cast<predict::NarxPredictor*>(p.get()); narx && !narx->has_model())
             narx->warm_start(*donor);
+}
+
+void LbBspCpuPolicy::pool_sample(const predict::NarxPredictor& narx)
+{
+    // Until the pooled network exists, every worker's newest sample joins one training set:
+    // n workers fill it n times faster than any single worker's history.
+    const auto inputs = static_cast<std::size_t>(spec_.narx.shape.inputs());
+    const std::size_t at = pool_inputs_.size();
+    pool_inputs_.resize(at + inputs);
+    double target = 0;
+    if (narx.latest_training_pair(pool_inputs_.data() + at, target))
+        pool_targets_.push_back(target);
+    else
+        pool_inputs_.resize(at);
+}
+
+void LbBspCpuPolicy::train_pooled_model()
+{
+    if (pooled_model_)
+        return;
+    const predict::NarxOptions& o = spec_.narx;
+    if (pool_training_.valid()) {
+        // Adopted a fixed number of decisions after it started, so seeded runs repeat exactly.
+        if (decisions_ - pool_started_at_ >= o.adopt_after) {
+            pooled_model_ = pool_training_.get();
+            share_models();
+        }
+        return;
+    }
+    if (static_cast<int>(pool_targets_.size()) < o.min_samples)
+        return;
+    const auto inputs = static_cast<Eigen::Index>(o.shape.inputs());
+    const auto n = static_cast<Eigen::Index>(pool_targets_.size());
+    auto job = [shape = o.shape, seed = o.seed, training = o.training, x = Eigen::MatrixXd(Eigen::Map<const Eigen::MatrixXd>(pool_inputs_.data(), inputs, n)),
+                   y = Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(pool_targets_.data(), n))]() {
+        predict::NarxNetwork network(shape, seed);
+        network.train(x, y, training);
+        return network;
+    };
+    pool_inputs_.clear();
+    pool_targets_.clear();
+    pool_inputs_.shrink_to_fit();
+    pool_targets_.shrink_to_fit();
+    if (o.background) {
+        pool_started_at_ = decisions_;
+        pool_training_ = std::async(std::launch::async, std::move(job));
+    } else {
+        pooled_model_ = job();
+        share_models();
+    }
 }
 
 predict::SpeedPredictor& LbBspCpuPolicy::predictor_for(WorkerId worker)
@@ -72,7 +121,9 @@ predict::SpeedPredictor& LbBspCpuPolicy::predictor_for(WorkerId worker)
         if (auto* narx = dynamic_cast<predict::NarxPredictor*>(slot.get())) {
             if (file_model_)
                 narx->warm_start(*file_model_);
-            else if (spec_.warm_start == "peer")
+            else if (pooled_model_)
+                narx->warm_start(*pooled_model_);
+            else if (spec_.warm_start == "peer" || spec_.warm_start == "pooled")
                 ++without_model_;
         }
     }
@@ -100,6 +151,10 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
     const std::size_t n = observations.size();
     speeds_.resize(n);
     comm_.resize(n);
+    ++decisions_;
+    const bool pooling = spec_.warm_start == "pooled" && !pooled_model_;
+    if (pooling)
+        train_pooled_model(); // may adopt the pooled network before this decision's predictions
     if (bank_) {
         bank_scale_.assign(n, 0.0);
         bank_ema_.resize(n);
@@ -110,8 +165,11 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
         predict::SpeedPredictor& p = predictor_for(o.worker);
         auto& started = started_with_[static_cast<std::size_t>(o.worker)];
         const predict::ResourceState at_start = started.value_or(predict::ResourceState { o.cpu_share, o.memory_share });
-        if (o.compute_s > 0 && o.batch_size > 0)
+        if (o.compute_s > 0 && o.batch_size > 0) {
             p.observe({ o.batch_size / o.compute_s, at_start.cpu, at_start.memory });
+            if (pooling && !pooled_model_)
+                pool_sample(static_cast<const predict::NarxPredictor&>(p));
+        }
         const predict::ResourceState now { o.next_cpu_share, o.next_memory_share };
         started = now;
         comm_[i] = o.comm_s;
@@ -128,7 +186,9 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
                     : bank_ema_[i]);
     }
     a.predicted_speeds.assign(speeds_.begin(), speeds_.end());
-    if (without_model_ > 0)
+    if (pooling && !pooled_model_)
+        train_pooled_model(); // starts once the pool holds enough samples
+    if (without_model_ > 0 && spec_.warm_start == "peer")
         share_models();
     a.batch_sizes = balanced_sizes(speeds_, comm_, total_batch);
     return a;

@@ -4,6 +4,7 @@
 #include "predict/narx_bank.h"
 #include "predict/predictor_registry.h"
 
+#include <future>
 #include <memory>
 
 namespace fulcrum::balance {
@@ -28,11 +29,18 @@ private:
     predict::SpeedPredictor& predictor_for(WorkerId worker);
 
     void share_models();
+    void pool_sample(const predict::NarxPredictor& narx);
+    void train_pooled_model();
     void stage_in_bank(predict::NarxPredictor& narx, WorkerId worker, const predict::ResourceState& now, std::size_t i);
 
     predict::PredictorSpec spec_;
     std::optional<predict::NarxNetwork> file_model_; // warm start from an earlier run
     int without_model_ = 0;                           // NARX predictors still on EMA (peer warm start)
+    // warm_start "pooled": one network trained on all workers' samples, then each worker's own.
+    std::vector<double> pool_inputs_, pool_targets_;
+    std::future<predict::NarxNetwork> pool_training_;
+    std::optional<predict::NarxNetwork> pooled_model_;
+    std::int64_t decisions_ = 0, pool_started_at_ = 0;
     // Indexed by worker id (ids are 0..n-1): a decision for 1,000 workers must take
     // microseconds, and map lookups were most of it.
     std::vector<std::unique_ptr<predict::SpeedPredictor>> predictors_;

@@ -44,6 +44,31 @@ void NarxPredictor::observe(const SpeedSample& sample)
         start_training();
 }
 
+void NarxPredictor::fill_training_column(std::size_t k, double s, double* column) const
+{
+    // Sample k predicted from v^{k-1}, v^{k-2}, ... and c^k, c^{k-1}, ..., m^k, ...
+    const NarxShape& shape = options_.shape;
+    int row = 0;
+    for (int j = 1; j <= shape.speed_lags; ++j)
+        column[row++] = history_[k - static_cast<std::size_t>(j)].speed / s;
+    for (int j = 0; j <= shape.resource_lags; ++j)
+        column[row++] = history_[k - static_cast<std::size_t>(j)].cpu;
+    for (int j = 0; j <= shape.resource_lags; ++j)
+        column[row++] = history_[k - static_cast<std::size_t>(j)].memory;
+}
+
+bool NarxPredictor::latest_training_pair(double* input, double& target) const
+{
+    const auto lags = static_cast<std::size_t>(std::max(options_.shape.speed_lags, options_.shape.resource_lags));
+    if (history_.size() <= lags)
+        return false;
+    const double s = scale();
+    const std::size_t k = history_.size() - 1;
+    fill_training_column(k, s, input);
+    target = history_[k].speed / s;
+    return true;
+}
+
 void NarxPredictor::start_training()
 {
     const NarxShape& shape = options_.shape;
@@ -53,14 +78,8 @@ void NarxPredictor::start_training()
     Eigen::VectorXd targets(n);
     const double s = scale();
     for (Eigen::Index c = 0; c < n; ++c) {
-        const auto k = static_cast<std::size_t>(c + lags); // predict sample k from k-1, k-2, ... and c^k, m^k
-        int row = 0;
-        for (int j = 1; j <= shape.speed_lags; ++j)
-            inputs(row++, c) = history_[k - static_cast<std::size_t>(j)].speed / s;
-        for (int j = 0; j <= shape.resource_lags; ++j)
-            inputs(row++, c) = history_[k - static_cast<std::size_t>(j)].cpu;
-        for (int j = 0; j <= shape.resource_lags; ++j)
-            inputs(row++, c) = history_[k - static_cast<std::size_t>(j)].memory;
+        const auto k = static_cast<std::size_t>(c + lags);
+        fill_training_column(k, s, inputs.col(c).data());
         targets(c) = history_[k].speed / s;
     }
     NarxNetwork start = model_ ? *model_ : NarxNetwork(shape, options_.seed + static_cast<std::uint64_t>(trainings_));

@@ -44,6 +44,10 @@ public:
     bool input_window(const ResourceState& next, float* input, double& scale) const;
     static double speed_from_output(float output, double scale, double ema_speed);
     double ema_speed() const { return ema_.value(); }
+    // The newest sample as a training pair (shape.inputs() values and the normalised speed),
+    // for a network trained on many workers' samples; false until the window is full.
+    bool latest_training_pair(double* input, double& target) const;
+    const NarxOptions& options() const { return options_; }
     // Changes whenever the network does (training adopted, warm start).
     std::uint64_t model_version() const { return model_version_; }
 
@@ -61,6 +65,7 @@ private:
         NarxTrainReport report;
     };
     void start_training();
+    void fill_training_column(std::size_t k, double scale, double* column) const;
     void adopt(Trained trained);
     double scale() const;
 

@@ -240,6 +240,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             if (options.on_start)
                 options.on_start(trainer.manager());
             result = trainer.run(options.stop);
+            if (options.on_finish)
+                options.on_finish(trainer.manager());
         }
     } catch (...) {
         if (recorder) {

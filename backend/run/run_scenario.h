@@ -38,6 +38,8 @@ struct RunOptions {
     std::optional<data::TrainTest> data;
     // Called once the job's BatchSizeManager exists (BSP family), e.g. to schedule overrides.
     std::function<void(balance::BatchSizeManager&)> on_start;
+    // Called after training ends, while the manager still exists (e.g. to save its models).
+    std::function<void(balance::BatchSizeManager&)> on_finish;
 };
 
 // Loads the data, builds the job and trains it, recording every iteration. The database is

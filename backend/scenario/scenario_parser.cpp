@@ -462,7 +462,7 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
             narx.history = static_cast<int>(q.integer("history", narx.history, 16, 10'000'000));
             narx.training.max_epochs = static_cast<int>(q.integer("max_epochs", narx.training.max_epochs, 1, 1'000'000));
             narx.training.patience = static_cast<int>(q.integer("patience", narx.training.patience, 1, 1'000'000));
-            spec.warm_start = q.string("warm_start", spec.warm_start, { "none", "peer", "file" });
+            spec.warm_start = q.string("warm_start", spec.warm_start, { "none", "peer", "pooled", "file" });
             spec.warm_start_file = q.string("warm_start_file", "");
             if ((spec.warm_start == "file") != !spec.warm_start_file.empty())
                 q.fail("policy.predictor.warm_start_file", "is required with warm_start \"file\" and only then");

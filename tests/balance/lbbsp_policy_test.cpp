@@ -1,5 +1,6 @@
 #include "balance/lbbsp_cpu_policy.h"
 #include "balance/lbbsp_gpu_policy.h"
+#include "balance/narx_model_files.h"
 #include "balance/policy_registry.h"
 #include "perf/gpu_performance_model.h"
 
@@ -231,4 +232,77 @@ TEST(LbBspCpuPolicy, NarxPredictionsFromTheBankEqualEachWorkersOwnNetwork)
             EXPECT_NEAR(*a.predicted_speeds[static_cast<std::size_t>(i)], own, 1e-4 * own) << "worker " << i << " iteration " << k;
         }
     }
+}
+
+TEST(LbBspCpuPolicy, NarxPooledWarmStartTrainsOneNetworkOnAllWorkersSamples)
+{
+    predict::PredictorSpec spec;
+    spec.type = "narx";
+    spec.warm_start = "pooled";
+    spec.narx.min_samples = 40;
+    spec.narx.background = false;
+    balance::LbBspCpuPolicy policy(spec);
+    const int workers = 8;
+    int decisions = 0;
+    auto* first = static_cast<predict::NarxPredictor*>(nullptr);
+    for (; decisions < 50; ++decisions) {
+        std::vector<double> speeds;
+        for (int i = 0; i < workers; ++i)
+            speeds.push_back(100.0 + 20 * i + 7 * ((decisions + i) % 3));
+        policy.next(observe(std::vector<std::int32_t>(workers, 8), speeds), 8 * workers);
+        first = dynamic_cast<predict::NarxPredictor*>(policy.predictor(0));
+        if (first && first->has_model())
+            break;
+    }
+    // Each worker needs lags + 1 = 3 samples for its first pair; then 8 pairs per decision
+    // reach 40 at the 7th decision, far before one worker's own 40.
+    EXPECT_EQ(decisions + 1, 7);
+    for (int i = 0; i < workers; ++i) {
+        auto* narx = dynamic_cast<predict::NarxPredictor*>(policy.predictor(i));
+        ASSERT_TRUE(narx && narx->has_model()) << "worker " << i;
+        EXPECT_EQ(narx->trainings(), 0) << "the network is the pooled one, not the worker's own";
+    }
+    EXPECT_THROW(
+        [] {
+            predict::PredictorSpec bad;
+            bad.type = "narx";
+            bad.warm_start = "everyone";
+            balance::LbBspCpuPolicy p(bad);
+        }(),
+        std::invalid_argument);
+}
+
+TEST(LbBspCpuPolicy, SavedNarxModelsWarmStartALaterRun)
+{
+    balance::PolicySpec spec;
+    spec.type = "lbbsp-cpu";
+    spec.predictor.type = "narx";
+    spec.predictor.narx.min_samples = 40;
+    spec.predictor.narx.background = false;
+    auto manager = balance::make_manager(spec, 3, 30);
+    auto a = manager->initial();
+    for (int k = 0; k < 45; ++k)
+        a = manager->next(observe(a.batch_sizes, { 100.0 + k % 3, 50, 30 }), k, k);
+
+    const auto dir = std::filesystem::temp_directory_path() / ("narx-models-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto written = balance::save_narx_models(*manager, dir);
+    ASSERT_EQ(written.size(), 3u);
+    EXPECT_EQ(std::filesystem::path(written[2]).filename(), "worker-2.narx");
+    const predict::NarxNetwork loaded = predict::load_narx_model(written[0]);
+    const auto* own = dynamic_cast<balance::LbBspCpuPolicy&>(manager->policy()).predictor(0);
+    EXPECT_EQ(loaded.serialize(), dynamic_cast<const predict::NarxPredictor*>(own)->model()->serialize());
+
+    // The later run predicts with it from its first barrier.
+    spec.predictor.warm_start = "file";
+    spec.predictor.warm_start_file = written[0];
+    auto later = balance::make_manager(spec, 3, 30);
+    auto b = later->initial();
+    b = later->next(observe(b.batch_sizes, { 100, 50, 30 }), 0, 0);
+    EXPECT_TRUE(dynamic_cast<const predict::NarxPredictor*>(dynamic_cast<balance::LbBspCpuPolicy&>(later->policy()).predictor(1))->has_model());
+
+    // A policy without NARX networks writes nothing.
+    balance::PolicySpec uniform;
+    EXPECT_TRUE(balance::save_narx_models(*balance::make_manager(uniform, 3, 30), dir).empty());
+    std::filesystem::remove_all(dir);
 }
