@@ -5,8 +5,8 @@
 namespace fulcrum::predict {
 
 NarxPredictor::NarxPredictor(NarxOptions options)
-    : options_(options)
-    , ema_(options.ema_alpha)
+    : ema_(options.ema_alpha)
+    , options_(options)
 {
     options_.min_samples = std::max(options_.min_samples, options_.shape.speed_lags + options_.shape.resource_lags + 8);
     options_.history = std::max(options_.history, options_.min_samples);
@@ -99,7 +99,7 @@ void NarxPredictor::start_training()
 
 void NarxPredictor::adopt(Trained trained)
 {
-    model_ = std::move(trained.network);
+    model_ = std::make_unique<NarxNetwork>(std::move(trained.network));
     ++model_version_;
     last_report_ = trained.report;
     last_trained_at_ = observed_;
@@ -110,7 +110,7 @@ void NarxPredictor::warm_start(const NarxNetwork& network)
 {
     if (!(network.shape() == options_.shape))
         throw std::invalid_argument("warm-start model has a different look-back window or hidden size");
-    model_ = network;
+    model_ = std::make_unique<NarxNetwork>(network);
     ++model_version_;
     last_trained_at_ = observed_;
 }

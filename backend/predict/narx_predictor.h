@@ -54,8 +54,8 @@ public:
     // Starts from another worker's or an earlier run's network: it predicts at once, and
     // later trainings fine-tune it instead of starting from random weights.
     void warm_start(const NarxNetwork& network);
-    bool has_model() const { return model_.has_value(); }
-    const std::optional<NarxNetwork>& model() const { return model_; }
+    bool has_model() const { return model_ != nullptr; }
+    const NarxNetwork* model() const { return model_.get(); } // nullptr while the EMA predicts
     const NarxTrainReport& last_training() const { return last_report_; }
     int trainings() const { return trainings_; }
 
@@ -69,22 +69,25 @@ private:
     void adopt(Trained trained);
     double scale() const;
 
-    NarxOptions options_;
+    // Hot first: at a barrier a policy walks a thousand predictors, and what observe() and
+    // input_window() read should share as few cache lines as possible.
+    std::int64_t observed_ = 0;
+    double scale_sum_ = 0;
+    std::unique_ptr<NarxNetwork> model_; // behind a pointer: its bulk is only read when training
+    std::uint64_t model_version_ = 0;
+    std::int64_t training_started_at_ = 0;
+    std::int64_t last_trained_at_ = 0;
+    std::future<Trained> training_;
     EmaPredictor ema_;
+    std::size_t recent_head_ = 0;          // where the next sample goes in recent_
+    std::array<SpeedSample, 4> recent_ {}; // the last samples again, in the object (see input_window)
+    NarxOptions options_;
     // The most recent options_.history samples. A ring, not a deque: observe() runs for every
     // worker at every barrier and should neither allocate nor chase blocks.
     boost::circular_buffer<SpeedSample> history_;
-    std::array<SpeedSample, 4> recent_ {}; // the last samples again, in the object (see input_window)
-    std::size_t recent_head_ = 0;          // where the next sample goes
-    std::optional<NarxNetwork> model_;
-    std::future<Trained> training_;
-    std::int64_t observed_ = 0;
-    std::int64_t training_started_at_ = 0;
-    std::int64_t last_trained_at_ = 0;
-    double scale_sum_ = 0;
+    // Cold.
     NarxTrainReport last_report_;
     int trainings_ = 0;
-    std::uint64_t model_version_ = 0;
     Eigen::VectorXf input_, hidden_; // inference scratch, allocated once
 };
 
