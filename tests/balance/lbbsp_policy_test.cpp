@@ -31,6 +31,17 @@ std::vector<balance::WorkerObservation> observe(const std::vector<std::int32_t>&
     return obs;
 }
 
+// NARX trained inline (deterministic in tests) once a worker has `min_samples`.
+predict::PredictorSpec narx_spec(const std::string& warm_start, int min_samples)
+{
+    predict::PredictorSpec spec;
+    spec.type = "narx";
+    spec.warm_start = warm_start;
+    spec.narx.min_samples = min_samples;
+    spec.narx.background = false;
+    return spec;
+}
+
 } // namespace
 
 TEST(LbBspCpuPolicy, Algorithm1GivesBatchesProportionalToSpeedKeepingTheTotal)
@@ -168,11 +179,7 @@ TEST(LbBspGpuPolicy, IsUsedNonBlockingSoAnswersArriveOneIterationLate)
 
 TEST(LbBspCpuPolicy, NarxWarmStartsFromAPeerOrFromAnEarlierRunsModelFile)
 {
-    predict::PredictorSpec spec;
-    spec.type = "narx";
-    spec.warm_start = "peer";
-    spec.narx.min_samples = 60;
-    spec.narx.background = false;
+    predict::PredictorSpec spec = narx_spec("peer", 60);
     balance::LbBspCpuPolicy peer(spec);
     for (int k = 0; k < 80; ++k) // only worker 0 runs long enough to train its own network
         peer.next(observe({ 10 }, { 100.0 + (k % 7) }), 10);
@@ -201,11 +208,8 @@ TEST(LbBspCpuPolicy, NarxPredictionsFromTheBankEqualEachWorkersOwnNetwork)
 {
     // The policy evaluates all workers' networks together (NarxBank); each answer must be the
     // one that worker's predictor gives on its own.
-    predict::PredictorSpec spec;
-    spec.type = "narx";
-    spec.narx.min_samples = 40;
+    predict::PredictorSpec spec = narx_spec("none", 40);
     spec.narx.retrain_every = 25;
-    spec.narx.background = false;
     balance::LbBspCpuPolicy policy(spec);
     const int workers = 11; // one full group of eight lanes and a partial one
     std::vector<std::int32_t> sizes(workers, 10);
@@ -236,11 +240,7 @@ TEST(LbBspCpuPolicy, NarxPredictionsFromTheBankEqualEachWorkersOwnNetwork)
 
 TEST(LbBspCpuPolicy, NarxPooledWarmStartTrainsOneNetworkOnAllWorkersSamples)
 {
-    predict::PredictorSpec spec;
-    spec.type = "narx";
-    spec.warm_start = "pooled";
-    spec.narx.min_samples = 40;
-    spec.narx.background = false;
+    predict::PredictorSpec spec = narx_spec("pooled", 40);
     balance::LbBspCpuPolicy policy(spec);
     const int workers = 8;
     int decisions = 0;
