@@ -313,6 +313,7 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
     std::vector<std::int32_t> sizes(n, 0);
     std::int64_t pinned_total = 0;
     std::vector<std::size_t> free;
+    free.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         const WorkerOverride& o = applied_[i];
         if (o.excluded)
@@ -391,7 +392,7 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
 
     current_ = sizes;
     Allocation a;
-    a.batch_sizes = sizes;
+    a.batch_sizes = std::move(sizes);
     a.predicted_speeds = proposal.predicted;
     a.decision = proposal.decision.empty() ? policy_->name() : proposal.decision;
     // Per-worker tags only when an override makes them differ.

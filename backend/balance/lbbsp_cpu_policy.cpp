@@ -58,7 +58,7 @@ void LbBspCpuPolicy::share_models()
             narx->warm_start(*donor);
 }
 
-void LbBspCpuPolicy::pool_sample(const predict::NarxPredictor& narx)
+void LbBspCpuPolicy::pool_sample(predict::NarxPredictor& narx)
 {
     // Until the pooled network exists, every worker's newest sample joins one training set:
     // n workers fill it n times faster than any single worker's history.
@@ -158,7 +158,6 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
     if (bank_) {
         bank_scale_.assign(n, 0.0);
         bank_ema_.resize(n);
-        window_.resize(static_cast<std::size_t>(spec_.narx.shape.inputs()));
     }
     for (std::size_t i = 0; i < n; ++i) {
         const WorkerObservation& o = observations[i];
@@ -168,7 +167,7 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
         if (o.compute_s > 0 && o.batch_size > 0) {
             p.observe({ o.batch_size / o.compute_s, at_start.cpu, at_start.memory });
             if (pooling && !pooled_model_)
-                pool_sample(static_cast<const predict::NarxPredictor&>(p));
+                pool_sample(static_cast<predict::NarxPredictor&>(p));
         }
         const predict::ResourceState now { o.next_cpu_share, o.next_memory_share };
         started = now;
@@ -204,11 +203,11 @@ void LbBspCpuPolicy::stage_in_bank(predict::NarxPredictor& narx, WorkerId worker
         bank_versions_[slot] = narx.model_version();
     }
     bank_ema_[i] = narx.ema_speed();
+    if (slot >= bank_->slots())
+        bank_->resize(slot + 1);
     double scale = 0;
-    if (narx.input_window(now, window_.data(), scale)) {
-        bank_->set_input(slot, window_.data());
+    if (narx.input_window(now, bank_->input_lanes(slot), scale, predict::NarxBank::input_stride()))
         bank_scale_[i] = scale;
-    }
 }
 
 } // namespace fulcrum::balance

@@ -29,7 +29,7 @@ private:
     predict::SpeedPredictor& predictor_for(WorkerId worker);
 
     void share_models();
-    void pool_sample(const predict::NarxPredictor& narx);
+    void pool_sample(predict::NarxPredictor& narx);
     void train_pooled_model();
     void stage_in_bank(predict::NarxPredictor& narx, WorkerId worker, const predict::ResourceState& now, std::size_t i);
 
@@ -51,7 +51,6 @@ private:
     std::optional<predict::NarxBank> bank_;
     std::vector<std::uint64_t> bank_versions_;
     std::vector<double> bank_scale_, bank_ema_; // per observation; scale 0 = EMA answers
-    std::vector<float> window_;
     std::string decision_;
 };
 

@@ -44,13 +44,17 @@ void NarxBank::set_network(std::size_t slot, const NarxNetwork& network)
     put(network.output_bias());
 }
 
-void NarxBank::set_input(std::size_t slot, const float* input)
+float* NarxBank::input_lanes(std::size_t slot)
 {
     if (slot >= slots_)
         resize(slot + 1);
-    const auto inputs = static_cast<std::size_t>(shape_.inputs());
-    float* base = inputs_.data() + (slot / kLanes) * inputs * kLanes + slot % kLanes;
-    for (std::size_t j = 0; j < inputs; ++j)
+    return inputs_.data() + (slot / kLanes) * static_cast<std::size_t>(shape_.inputs()) * kLanes + slot % kLanes;
+}
+
+void NarxBank::set_input(std::size_t slot, const float* input)
+{
+    float* base = input_lanes(slot);
+    for (std::size_t j = 0; j < static_cast<std::size_t>(shape_.inputs()); ++j)
         base[j * kLanes] = input[j];
 }
 

@@ -25,6 +25,10 @@ public:
     void set_network(std::size_t slot, const NarxNetwork& network);
     // One worker's normalised input window, shape().inputs() values in NarxNetwork order.
     void set_input(std::size_t slot, const float* input);
+    // Where a slot's first input lives; the next input is input_stride() floats further on.
+    // For writing a window in place (NarxPredictor::input_window with this stride).
+    float* input_lanes(std::size_t slot);
+    static constexpr std::size_t input_stride() { return kLanes; }
 
     // The network output for every slot; slots without a network or input give 0.
     const std::vector<float>& infer();

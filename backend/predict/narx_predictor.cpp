@@ -23,24 +23,49 @@ double NarxPredictor::scale() const
 {
     // Speeds are normalised by this worker's mean speed, so one network fits workers of any
     // capacity and a model can warm-start another worker's.
-    return history_.empty() ? 1.0 : std::max(1e-9, scale_sum_ / static_cast<double>(history_.size()));
+    const std::size_t n = history_size();
+    return n == 0 ? 1.0 : std::max(1e-9, scale_sum_ / static_cast<double>(n));
+}
+
+std::size_t NarxPredictor::history_size() const
+{
+    return std::min(history_.capacity(), history_.size() + staged_);
+}
+
+void NarxPredictor::settle()
+{
+    // The staged samples are the newest staged_ entries of recent_, oldest first.
+    for (std::size_t j = staged_; j > 0; --j)
+        history_.push_back(recent_[(recent_head_ - j) & (recent_.size() - 1)]); // overwrites the oldest when full
+    staged_ = 0;
+    // The next block evicts (logically) from the ring's front, which lies right after the
+    // slots just written: read those speeds now, while that memory is in the cache.
+    const std::size_t ahead = std::min(history_.size(), evicted_next_.size());
+    for (std::size_t j = 0; j < ahead; ++j)
+        evicted_next_[j] = history_[j].speed;
 }
 
 void NarxPredictor::observe(const SpeedSample& sample)
 {
     ema_.observe(sample);
-    if (history_.full())
-        scale_sum_ -= history_.front().speed;
-    history_.push_back(sample); // overwrites the oldest when full
+    // The history is the ring followed by the staged samples, at most history_.capacity() in
+    // all. A sample joins the ring only when a block of them is settled: one touch of the
+    // ring per block instead of a cache miss per barrier. The sum keeps exactly the
+    // arithmetic of an immediate push (the oldest leaves, then the newest joins).
+    const std::size_t logical = history_.size() + staged_;
+    if (logical >= history_.capacity())
+        scale_sum_ -= evicted_next_[logical - history_.capacity()];
     recent_[recent_head_] = sample;
-    recent_head_ = (recent_head_ + 1) % recent_.size();
+    recent_head_ = (recent_head_ + 1) & (recent_.size() - 1);
     scale_sum_ += sample.speed;
     ++observed_;
+    if (++staged_ == recent_.size())
+        settle();
 
     if (training_.valid() && observed_ - training_started_at_ >= options_.adopt_after)
         adopt(training_.get());
     const bool due = model_ ? observed_ - last_trained_at_ >= options_.retrain_every : observed_ >= options_.min_samples;
-    if (due && !training_.valid() && static_cast<int>(history_.size()) >= options_.min_samples / 2 + 8)
+    if (due && !training_.valid() && static_cast<int>(history_size()) >= options_.min_samples / 2 + 8)
         start_training();
 }
 
@@ -57,8 +82,9 @@ void NarxPredictor::fill_training_column(std::size_t k, double s, double* column
         column[row++] = history_[k - static_cast<std::size_t>(j)].memory;
 }
 
-bool NarxPredictor::latest_training_pair(double* input, double& target) const
+bool NarxPredictor::latest_training_pair(double* input, double& target)
 {
+    settle();
     const auto lags = static_cast<std::size_t>(std::max(options_.shape.speed_lags, options_.shape.resource_lags));
     if (history_.size() <= lags)
         return false;
@@ -71,6 +97,7 @@ bool NarxPredictor::latest_training_pair(double* input, double& target) const
 
 void NarxPredictor::start_training()
 {
+    settle();
     const NarxShape& shape = options_.shape;
     const int lags = std::max(shape.speed_lags, shape.resource_lags);
     const auto n = static_cast<Eigen::Index>(history_.size()) - lags;
@@ -115,32 +142,37 @@ void NarxPredictor::warm_start(const NarxNetwork& network)
     last_trained_at_ = observed_;
 }
 
-bool NarxPredictor::input_window(const ResourceState& next, float* input, double& scale_out) const
+bool NarxPredictor::input_window(const ResourceState& next, float* input, double& scale_out, std::size_t stride) const
 {
     const NarxShape& shape = options_.shape;
     const auto lags = static_cast<std::size_t>(std::max(shape.speed_lags, shape.resource_lags));
-    if (!model_ || history_.size() < lags)
+    if (!model_ || history_size() < lags)
         return false;
     const double s = scale();
     scale_out = s;
     const double inverse = 1.0 / s;
     // The window comes from the copy of the last samples kept inside the object when it is
-    // long enough: the history ring is cold by the next barrier for a thousand workers.
-    const bool inline_window = lags <= recent_.size();
-    const auto back = [&](int j) -> const SpeedSample& {
-        return inline_window ? recent_[(recent_head_ + recent_.size() - static_cast<std::size_t>(j)) % recent_.size()]
-                             : history_[history_.size() - static_cast<std::size_t>(j)];
+    // long enough: the history ring is cold by the next barrier for a thousand workers. A
+    // longer window reaches past the staged samples into the ring.
+    const auto back = [&](int lag) -> const SpeedSample& {
+        const auto j = static_cast<std::size_t>(lag);
+        return j <= recent_.size() ? recent_[(recent_head_ - j) & (recent_.size() - 1)]
+                                   : history_[history_.size() - (j - staged_)];
     };
-    int row = 0;
+    std::size_t at = 0;
+    const auto put = [&](double value) {
+        input[at] = static_cast<float>(value);
+        at += stride;
+    };
     for (int j = 1; j <= shape.speed_lags; ++j)
-        input[row++] = static_cast<float>(back(j).speed * inverse);
+        put(back(j).speed * inverse);
     // c^{k+1} is the state now; c^{k}, c^{k-1}, ... were recorded with the samples.
-    input[row++] = static_cast<float>(next.cpu);
+    put(next.cpu);
     for (int j = 1; j <= shape.resource_lags; ++j)
-        input[row++] = static_cast<float>(back(j).cpu);
-    input[row++] = static_cast<float>(next.memory);
+        put(back(j).cpu);
+    put(next.memory);
     for (int j = 1; j <= shape.resource_lags; ++j)
-        input[row++] = static_cast<float>(back(j).memory);
+        put(back(j).memory);
     return true;
 }
 

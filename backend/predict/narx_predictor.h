@@ -41,12 +41,15 @@ public:
     // The two halves of predict(), for callers that evaluate many workers' networks together
     // (NarxBank): the normalised look-back window (shape.inputs() values; false while the
     // EMA still predicts), and the speed for the network's output on that window.
-    bool input_window(const ResourceState& next, float* input, double& scale) const;
+    // `stride` is the distance between consecutive inputs, so the window can be written
+    // straight into a NarxBank's interleaved lanes.
+    bool input_window(const ResourceState& next, float* input, double& scale, std::size_t stride = 1) const;
+
     static double speed_from_output(float output, double scale, double ema_speed);
     double ema_speed() const { return ema_.value(); }
     // The newest sample as a training pair (shape.inputs() values and the normalised speed),
     // for a network trained on many workers' samples; false until the window is full.
-    bool latest_training_pair(double* input, double& target) const;
+    bool latest_training_pair(double* input, double& target);
     const NarxOptions& options() const { return options_; }
     // Changes whenever the network does (training adopted, warm start).
     std::uint64_t model_version() const { return model_version_; }
@@ -68,6 +71,8 @@ private:
     void fill_training_column(std::size_t k, double scale, double* column) const;
     void adopt(Trained trained);
     double scale() const;
+    std::size_t history_size() const; // the ring plus the staged samples
+    void settle();                     // moves the staged samples into the ring
 
     // Hot first: at a barrier a policy walks a thousand predictors, and what observe() and
     // input_window() read should share as few cache lines as possible.
@@ -80,7 +85,10 @@ private:
     std::future<Trained> training_;
     EmaPredictor ema_;
     std::size_t recent_head_ = 0;          // where the next sample goes in recent_
-    std::array<SpeedSample, 4> recent_ {}; // the last samples again, in the object (see input_window)
+    std::size_t staged_ = 0;               // the newest samples of recent_ not yet in history_
+    std::array<SpeedSample, 8> recent_ {}; // the last samples, in the object (see input_window, observe)
+    std::array<double, 8> evicted_next_ {}; // speeds at the ring's front: what the next block evicts
+    static_assert((std::tuple_size_v<decltype(recent_)> & (std::tuple_size_v<decltype(recent_)> - 1)) == 0, "recent_ is indexed with a mask");
     NarxOptions options_;
     // The most recent options_.history samples. A ring, not a deque: observe() runs for every
     // worker at every barrier and should neither allocate nor chase blocks.

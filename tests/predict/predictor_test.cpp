@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 #include <cmath>
+#include <deque>
+#include <vector>
 
 using namespace fulcrum;
 
@@ -128,6 +130,60 @@ TEST(SpeedPredictors, NarxBackgroundTrainingGivesTheSameModelAsInline)
     EXPECT_GT(inline_prediction, 0);
     EXPECT_GT(background_prediction, 0);
     EXPECT_NEAR(background_prediction, run(true), 1e-12);
+}
+
+TEST(SpeedPredictors, NarxStagedHistoryGivesTheWindowAndScaleOfAnImmediateRing)
+{
+    // observe() stages samples in the object and writes them to the history ring in blocks;
+    // what the predictor reads must equal a plain "last `history` samples" deque at every
+    // step, whether a window fits in the staged copy (2 lags) or reaches into the ring (10),
+    // and across partial settles (latest_training_pair flushes mid-block).
+    for (const int lags : { 2, 10 }) {
+        predict::NarxOptions options;
+        options.shape.speed_lags = options.shape.resource_lags = lags;
+        options.min_samples = 1 << 20; // never trains: only the history bookkeeping is under test
+        options.history = 1;           // raised to min_samples; then capped below
+        predict::NarxOptions small = options;
+        small.min_samples = 2 * lags + 8; // the least the predictor allows, so the ring wraps often
+        small.history = small.min_samples;
+        predict::NarxPredictor narx(small);
+        narx.warm_start(predict::NarxNetwork(small.shape, 3));
+        const auto capacity = static_cast<std::size_t>(small.history);
+        std::deque<predict::SpeedSample> reference;
+        Rng rng(9);
+        const int inputs = small.shape.inputs();
+        std::vector<float> window(static_cast<std::size_t>(inputs));
+        std::vector<double> pair(static_cast<std::size_t>(inputs));
+        for (int k = 0; k < 173; ++k) {
+            const predict::SpeedSample sample { 50 + 100 * uniform01(rng), uniform01(rng), uniform01(rng) };
+            narx.observe(sample);
+            reference.push_back(sample);
+            if (reference.size() > capacity)
+                reference.pop_front();
+            double mean = 0;
+            for (const auto& r : reference)
+                mean += r.speed / static_cast<double>(reference.size());
+            double scale = 0;
+            const predict::ResourceState next { 0.25, 0.75 };
+            ASSERT_EQ(narx.input_window(next, window.data(), scale), reference.size() >= static_cast<std::size_t>(lags)) << "k " << k;
+            if (reference.size() < static_cast<std::size_t>(lags))
+                continue;
+            EXPECT_NEAR(scale, mean, 1e-9 * mean) << "k " << k;
+            const auto back = [&](int j) { return reference[reference.size() - static_cast<std::size_t>(j)]; };
+            for (int j = 1; j <= lags; ++j) {
+                EXPECT_FLOAT_EQ(window[static_cast<std::size_t>(j - 1)], static_cast<float>(back(j).speed / scale)) << "k " << k << " lag " << j;
+                EXPECT_FLOAT_EQ(window[static_cast<std::size_t>(lags + 1 + j - 1)], static_cast<float>(back(j).cpu));
+                EXPECT_FLOAT_EQ(window[static_cast<std::size_t>(2 * lags + 2 + j - 1)], static_cast<float>(back(j).memory));
+            }
+            if (k % 5 == 0 && reference.size() > static_cast<std::size_t>(lags)) {
+                double target = 0;
+                ASSERT_TRUE(narx.latest_training_pair(pair.data(), target));
+                EXPECT_NEAR(target, back(1).speed / mean, 1e-9) << "k " << k;
+                EXPECT_NEAR(pair[0], back(2).speed / mean, 1e-9) << "k " << k;
+                EXPECT_DOUBLE_EQ(pair[static_cast<std::size_t>(lags)], back(1).cpu);
+            }
+        }
+    }
 }
 
 TEST(SpeedPredictors, NarxModelRoundTripsAndWarmStartsAnotherWorker)
