@@ -1,0 +1,40 @@
+#pragma once
+
+#include <string>
+
+namespace fulcrum::sched {
+
+// Communication cost of one all-reduce of M bytes across servers (Wang et al., eq. 5):
+// alone T = a + b·M; with k tasks sharing a server's link T = a + k·b·M + (k−1)·η·M. The
+// η term is what contention costs beyond plain bandwidth sharing.
+struct ContentionModel {
+    double a = 6.69e-4;   // s, start-up latency
+    double b = 8.53e-10;  // s per byte: 10 Gbps Ethernet as measured in the paper
+    double eta = 4.0e-10; // s per byte of penalty per extra concurrent task (ours: the paper fits it)
+
+    double time(double bytes, int k) const { return a + seconds_per_byte(k) * bytes; }
+    // The transfer part of eq. 5 per byte at contention level k >= 1.
+    double seconds_per_byte(int k) const { return k * b + (k - 1) * eta; }
+};
+
+// Servers of identical GPUs behind one switch; each server's network link is shared by the
+// all-reduces of the jobs that span it.
+struct ClusterSpec {
+    int servers = 16;
+    int gpus_per_server = 4;
+    double gpu_memory_gb = 16; // V100 16 GB
+    ContentionModel network;
+    // All-reduce among GPUs of one server goes over PCIe/NVLink, not the network: no
+    // contention with other jobs' network traffic (~10 GB/s).
+    double intra_server_b = 1.0e-10;
+
+    int gpus() const { return servers * gpus_per_server; }
+    int server_of(int gpu) const { return gpu / gpus_per_server; }
+};
+
+// The cluster from a JSON file: {"servers", "gpus_per_server", "gpu_memory_gb",
+// "intra_server_b", "network": {"a", "b", "eta"}}, every field optional. Throws InputError
+// naming the file and field.
+ClusterSpec load_cluster(const std::string& path);
+
+} // namespace fulcrum::sched

@@ -1,0 +1,52 @@
+#include "sched/placement_policies.h"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace fulcrum::sched {
+
+std::vector<int> eligible_gpus(const JobSpec& job, const std::vector<GpuState>& gpus)
+{
+    std::vector<int> out;
+    for (std::size_t g = 0; g < gpus.size(); ++g)
+        if (gpus[g].free_memory_gb >= job.model.memory_gb)
+            out.push_back(static_cast<int>(g));
+    return out;
+}
+
+std::vector<int> least_loaded(std::vector<int> candidates, int count, const std::vector<GpuState>& gpus)
+{
+    if (static_cast<int>(candidates.size()) < count)
+        return {};
+    const auto lighter = [&](int x, int y) {
+        const double wx = gpus[static_cast<std::size_t>(x)].workload_s, wy = gpus[static_cast<std::size_t>(y)].workload_s;
+        return wx < wy || (wx == wy && x < y);
+    };
+    std::partial_sort(candidates.begin(), candidates.begin() + count, candidates.end(), lighter);
+    candidates.resize(static_cast<std::size_t>(count));
+    return candidates;
+}
+
+std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::uint64_t seed)
+{
+    if (name == "rand")
+        return std::make_unique<RandomPlacement>(seed);
+    if (name == "ff")
+        return std::make_unique<FirstFitPlacement>();
+    if (name == "ls")
+        return std::make_unique<ListSchedulingPlacement>();
+    if (name.starts_with("lwf-")) {
+        int kappa = 0;
+        const char* first = name.data() + 4;
+        const char* last = name.data() + name.size();
+        const auto [end, error] = std::from_chars(first, last, kappa);
+        if (error == std::errc() && end == last && kappa >= 1)
+            return std::make_unique<LwfPlacement>(kappa);
+    }
+    throw std::invalid_argument("unknown placement '" + name + "' (expected " + placement_help() + ")");
+}
+
+std::string placement_help() { return "rand, ff, ls or lwf-K with K >= 1, e.g. lwf-1"; }
+
+} // namespace fulcrum::sched

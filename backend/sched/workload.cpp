@@ -1,0 +1,174 @@
+#include "sched/workload.h"
+
+#include "common/error.h"
+#include "common/random.h"
+#include "sched/model_templates.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace fulcrum::sched {
+
+namespace {
+
+constexpr std::array<const char*, 5> kColumns = { "name", "model", "gpus", "iterations", "arrival_s" };
+
+std::string trim(std::string s)
+{
+    const auto first = s.find_first_not_of(" \t\r");
+    const auto last = s.find_last_not_of(" \t\r");
+    return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+}
+
+std::vector<std::string> split_csv(const std::string& line)
+{
+    std::vector<std::string> cells;
+    std::stringstream in(line);
+    for (std::string cell; std::getline(in, cell, ',');)
+        cells.push_back(trim(cell));
+    if (!line.empty() && line.back() == ',')
+        cells.emplace_back();
+    return cells;
+}
+
+template <typename T> T parse_number(const std::string& text, const std::string& where, const char* field, const char* expected)
+{
+    T value {};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size())
+        throw InputError(where, field, std::string("expected ") + expected + ", got '" + text + "'");
+    return value;
+}
+
+std::string model_names()
+{
+    std::string names;
+    for (const ModelTemplate& t : model_templates())
+        names += (names.empty() ? "" : ", ") + t.name;
+    return names;
+}
+
+} // namespace
+
+std::vector<JobSpec> load_workload(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw InputError(path, "", "cannot open the workload file");
+    std::vector<JobSpec> jobs;
+    bool header_seen = false;
+    int line_number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++line_number;
+        const std::string content = trim(line);
+        if (content.empty() || content.front() == '#')
+            continue;
+        const std::string where = path + ":" + std::to_string(line_number);
+        const std::vector<std::string> cells = split_csv(content);
+        if (!header_seen) {
+            bool matches = cells.size() == kColumns.size();
+            for (std::size_t i = 0; matches && i < cells.size(); ++i)
+                matches = cells[i] == kColumns[i];
+            if (!matches)
+                throw InputError(where, "header", "expected 'name,model,gpus,iterations,arrival_s', got '" + content + "'");
+            header_seen = true;
+            continue;
+        }
+        if (cells.size() != kColumns.size())
+            throw InputError(where, "", "expected 5 comma-separated fields (name,model,gpus,iterations,arrival_s), got "
+                + std::to_string(cells.size()));
+        JobSpec job;
+        job.id = static_cast<int>(jobs.size());
+        job.name = cells[0].empty() ? "job-" + std::to_string(job.id) : cells[0];
+        const auto model = find_model_template(cells[1]);
+        if (!model)
+            throw InputError(where, "model", "expected one of " + model_names() + ", got '" + cells[1] + "'");
+        job.model = *model;
+        job.gpus = parse_number<int>(cells[2], where, "gpus", "a positive whole number of GPUs");
+        if (job.gpus < 1)
+            throw InputError(where, "gpus", "expected a positive whole number of GPUs, got " + cells[2]);
+        job.iterations = parse_number<std::int64_t>(cells[3], where, "iterations", "a positive whole number");
+        if (job.iterations < 1)
+            throw InputError(where, "iterations", "expected a positive whole number, got " + cells[3]);
+        job.arrival_s = parse_number<double>(cells[4], where, "arrival_s", "seconds from the start (a number >= 0)");
+        if (!(job.arrival_s >= 0) || !std::isfinite(job.arrival_s))
+            throw InputError(where, "arrival_s", "expected seconds from the start (a number >= 0), got " + cells[4]);
+        jobs.push_back(std::move(job));
+    }
+    if (!header_seen)
+        throw InputError(path, "", "is empty: expected the header 'name,model,gpus,iterations,arrival_s' and one line per job");
+    if (jobs.empty())
+        throw InputError(path, "", "has a header but no jobs: expected one line per job after it");
+    std::stable_sort(jobs.begin(), jobs.end(), [](const JobSpec& x, const JobSpec& y) { return x.arrival_s < y.arrival_s; });
+    return jobs;
+}
+
+std::optional<std::string> check_submission(const JobSpec& job, const ClusterSpec& cluster)
+{
+    if (job.gpus > cluster.gpus())
+        return "asks for " + std::to_string(job.gpus) + " GPUs; the cluster has " + std::to_string(cluster.gpus());
+    if (job.model.memory_gb > cluster.gpu_memory_gb) {
+        std::ostringstream text;
+        text << "needs " << job.model.memory_gb << " GB of GPU memory per worker; a GPU has " << cluster.gpu_memory_gb << " GB";
+        return text.str();
+    }
+    if (job.gpus < 1 || job.iterations < 1)
+        return "has no work (GPUs and iterations must be at least 1)";
+    return std::nullopt;
+}
+
+std::vector<JobSpec> generate_workload(const WorkloadGenerator& g)
+{
+    // GPU counts in the trace's proportions, shuffled; the remainder of jobs % 160 is drawn
+    // with the same weights.
+    constexpr std::array<std::pair<int, int>, 6> kMix = { { { 1, 80 }, { 2, 14 }, { 4, 26 }, { 8, 30 }, { 16, 8 }, { 32, 2 } } };
+    Rng rng = make_rng(g.seed, Stream::Data, 160);
+    std::vector<int> sizes;
+    for (int round = 0; round < g.jobs / 160; ++round)
+        for (const auto& [gpus, count] : kMix)
+            sizes.insert(sizes.end(), static_cast<std::size_t>(count), gpus);
+    while (static_cast<int>(sizes.size()) < g.jobs) {
+        auto pick = static_cast<int>(uniform_index(rng, 160));
+        for (const auto& [gpus, count] : kMix) {
+            if (pick < count) {
+                sizes.push_back(gpus);
+                break;
+            }
+            pick -= count;
+        }
+    }
+    for (std::size_t i = sizes.size(); i > 1; --i) // Fisher-Yates with our own draw (portable)
+        std::swap(sizes[i - 1], sizes[uniform_index(rng, i)]);
+
+    const auto& templates = model_templates();
+    std::vector<double> arrivals(static_cast<std::size_t>(g.jobs));
+    for (double& t : arrivals)
+        t = std::round(uniform01(rng) * g.horizon_s * 1000) / 1000;
+    std::sort(arrivals.begin(), arrivals.end());
+    std::vector<JobSpec> jobs(static_cast<std::size_t>(g.jobs));
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        JobSpec& job = jobs[i];
+        job.id = static_cast<int>(i);
+        job.gpus = sizes[i];
+        job.model = templates[uniform_index(rng, templates.size())];
+        job.iterations = g.min_iterations + static_cast<std::int64_t>(uniform_index(rng, static_cast<std::uint64_t>(g.max_iterations - g.min_iterations + 1)));
+        job.arrival_s = arrivals[i];
+        job.name = job.model.name + "-" + std::to_string(job.gpus) + "gpu-" + std::to_string(i);
+    }
+    return jobs;
+}
+
+std::string workload_csv(const std::vector<JobSpec>& jobs)
+{
+    std::ostringstream out;
+    out << "name,model,gpus,iterations,arrival_s\n";
+    for (const JobSpec& j : jobs)
+        out << j.name << ',' << j.model.name << ',' << j.gpus << ',' << j.iterations << ',' << j.arrival_s << '\n';
+    return out.str();
+}
+
+} // namespace fulcrum::sched
