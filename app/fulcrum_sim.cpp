@@ -4,13 +4,13 @@
 #include "common/error.h"
 #include "sched/cluster.h"
 #include "sched/placement.h"
+#include "sched/policy_name.h"
 #include "sched/sim_report.h"
 #include "sched/simulator.h"
 #include "sched/workload.h"
 
 #include <boost/program_options.hpp>
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -112,18 +112,14 @@ int main(int argc, char** argv)
         const sched::ClusterSpec cluster = cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(cluster_file);
         std::vector<sched::JobSpec> jobs;
         if (!generate.empty()) {
-            int n = 0;
-            const std::string prefix = "microsoft-";
-            const char* last = generate.data() + generate.size();
-            const bool ok = generate.starts_with(prefix)
-                && std::from_chars(generate.data() + prefix.size(), last, n).ptr == last && n >= 1 && n <= 10'000'000;
-            if (!ok) {
+            const auto n = sched::numbered_name(generate, "microsoft-");
+            if (!n || *n > 10'000'000) {
                 std::cerr << "fulcrum-sim: --generate: expected microsoft-N with N from 1 to 10000000, got '" << generate << "'\n";
                 return 2;
             }
             sched::WorkloadGenerator g;
-            g.jobs = n;
-            g.horizon_s = 20.0 * 60.0 * n / 160.0;
+            g.jobs = *n;
+            g.horizon_s = 20.0 * 60.0 * *n / 160.0;
             g.seed = options.seed;
             jobs = sched::generate_workload(g);
         } else {

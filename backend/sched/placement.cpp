@@ -1,7 +1,7 @@
 #include "sched/placement_policies.h"
+#include "sched/policy_name.h"
 
 #include <algorithm>
-#include <charconv>
 #include <stdexcept>
 
 namespace fulcrum::sched {
@@ -36,14 +36,8 @@ std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::ui
         return std::make_unique<FirstFitPlacement>();
     if (name == "ls")
         return std::make_unique<ListSchedulingPlacement>();
-    if (name.starts_with("lwf-")) {
-        int kappa = 0;
-        const char* first = name.data() + 4;
-        const char* last = name.data() + name.size();
-        const auto [end, error] = std::from_chars(first, last, kappa);
-        if (error == std::errc() && end == last && kappa >= 1)
-            return std::make_unique<LwfPlacement>(kappa);
-    }
+    if (const auto kappa = numbered_name(name, "lwf-"))
+        return std::make_unique<LwfPlacement>(*kappa);
     throw std::invalid_argument("unknown placement '" + name + "' (expected " + placement_help() + ")");
 }
 

@@ -1,6 +1,6 @@
 #include "sched/comm_policy.h"
+#include "sched/policy_name.h"
 
-#include <charconv>
 #include <stdexcept>
 
 namespace fulcrum::sched {
@@ -24,14 +24,8 @@ std::unique_ptr<CommPolicy> make_comm_policy(const std::string& name, const Cont
 {
     if (name == "ada-srsf")
         return std::make_unique<AdaDualCommPolicy>(model);
-    if (name.starts_with("srsf-")) {
-        int n = 0;
-        const char* first = name.data() + 5;
-        const char* last = name.data() + name.size();
-        const auto [end, error] = std::from_chars(first, last, n);
-        if (error == std::errc() && end == last && n >= 1)
-            return std::make_unique<SrsfCommPolicy>(n);
-    }
+    if (const auto n = numbered_name(name, "srsf-"))
+        return std::make_unique<SrsfCommPolicy>(*n);
     throw std::invalid_argument("unknown communication scheduler '" + name + "' (expected srsf-N with N >= 1, e.g. srsf-1, or ada-srsf)");
 }
 
