@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "sched/cluster.h"
+#include "sched/comm_policy.h"
 #include "sched/placement.h"
 #include "sched/policy_name.h"
 #include "sched/sim_report.h"
@@ -129,6 +130,12 @@ int main(int argc, char** argv)
             sched::make_placement(options.placement, 0);
         } catch (const std::invalid_argument& e) {
             std::cerr << "fulcrum-sim: --placement: " << e.what() << "\n";
+            return 2;
+        }
+        try {
+            sched::make_comm_policy(options.comm, cluster.network);
+        } catch (const std::invalid_argument& e) {
+            std::cerr << "fulcrum-sim: --comm: " << e.what() << "\n";
             return 2;
         }
         Progress progress;

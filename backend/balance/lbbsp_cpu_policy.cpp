@@ -203,9 +203,7 @@ void LbBspCpuPolicy::stage_in_bank(predict::NarxPredictor& narx, WorkerId worker
         bank_versions_[slot] = narx.model_version();
     }
     bank_ema_[i] = narx.ema_speed();
-    if (slot >= bank_->slots())
-        bank_->resize(slot + 1);
-    double scale = 0;
+    double scale = 0; // input_lanes() grows the bank for a new worker
     if (narx.input_window(now, bank_->input_lanes(slot), scale, predict::NarxBank::input_stride()))
         bank_scale_[i] = scale;
 }

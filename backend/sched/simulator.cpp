@@ -54,6 +54,7 @@ struct Gpu {
     double busy_s = 0;
     int running_job = -1;
     int running_slot = 0;
+    bool running_backward = false;
     double task_start_s = 0;
     std::vector<std::pair<int, int>> jobs; // (job, slot) placed here
     bool span_open = false;
@@ -207,7 +208,8 @@ private:
         const bool backward = stage == BackwardReady;
         stage = Running;
         gpu.running_job = best;
-        gpu.running_slot = best_slot | (backward ? 1 << 30 : 0);
+        gpu.running_slot = best_slot;
+        gpu.running_backward = backward;
         gpu.task_start_s = now_;
         push(now_ + (backward ? r.spec->model.backward_s : r.spec->model.forward_s), EventKind::ComputeDone, g, 0);
         if (options_.record_spans) {
@@ -226,8 +228,8 @@ private:
     {
         Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
         const int j = gpu.running_job;
-        const bool backward = (gpu.running_slot & (1 << 30)) != 0;
-        const auto slot = static_cast<std::size_t>(gpu.running_slot & ~(1 << 30));
+        const bool backward = gpu.running_backward;
+        const auto slot = static_cast<std::size_t>(gpu.running_slot);
         gpu.running_job = -1;
         const double busy = now_ - gpu.task_start_s;
         gpu.busy_s += busy;
