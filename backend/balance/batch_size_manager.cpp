@@ -10,6 +10,17 @@
 
 namespace fulcrum::balance {
 
+namespace {
+
+WorkerOverride departed()
+{
+    WorkerOverride o;
+    o.member = false;
+    return o;
+}
+
+} // namespace
+
 BatchSizeManager::BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int workers, std::int32_t total_batch,
                                    std::vector<std::int32_t> batch_limits, ManagerOptions options)
     : policy_(std::move(policy))
@@ -42,13 +53,14 @@ void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const std::
 {
     check_worker(worker);
     std::lock_guard lock(mutex_);
+    check_member(worker);
     if (overrides_[static_cast<std::size_t>(worker)].excluded)
         throw OverrideError("worker-excluded", "worker " + std::to_string(worker) + " is excluded; include it before pinning");
     std::int64_t other_pins = 0;
     int free_others = 0;
     for (int i = 0; i < workers_; ++i) {
         const WorkerOverride& o = overrides_[static_cast<std::size_t>(i)];
-        if (i == worker || o.excluded)
+        if (i == worker || o.idle())
             continue;
         if (o.pinned)
             other_pins += *o.pinned;
@@ -76,6 +88,7 @@ void BatchSizeManager::unpin(WorkerId worker, const std::string& actor)
 {
     check_worker(worker);
     std::lock_guard lock(mutex_);
+    check_member(worker);
     if (!overrides_[static_cast<std::size_t>(worker)].pinned)
         throw OverrideError("not-pinned", "worker " + std::to_string(worker) + " is not pinned");
     overrides_[static_cast<std::size_t>(worker)].pinned.reset();
@@ -88,13 +101,14 @@ void BatchSizeManager::exclude(WorkerId worker, std::optional<double> for_s, con
     if (for_s && !(*for_s > 0))
         throw OverrideError("bad-value", "exclusion time must be positive seconds");
     std::lock_guard lock(mutex_);
+    check_member(worker);
     WorkerOverride& target = overrides_[static_cast<std::size_t>(worker)];
     if (target.excluded)
         throw OverrideError("already-excluded", "worker " + std::to_string(worker) + " is already excluded");
     int free_others = 0, active_others = 0;
     for (int i = 0; i < workers_; ++i) {
         const WorkerOverride& o = overrides_[static_cast<std::size_t>(i)];
-        if (i == worker || o.excluded)
+        if (i == worker || o.idle())
             continue;
         ++active_others;
         if (!o.pinned)
@@ -114,12 +128,57 @@ void BatchSizeManager::include(WorkerId worker, const std::string& actor)
 {
     check_worker(worker);
     std::lock_guard lock(mutex_);
+    check_member(worker);
     WorkerOverride& target = overrides_[static_cast<std::size_t>(worker)];
     if (!target.excluded)
         throw OverrideError("not-excluded", "worker " + std::to_string(worker) + " is not excluded");
     target.excluded = false;
     target.excluded_until.reset();
     requests_.push_back({ Request::Kind::Include, worker, 0, std::nullopt, actor });
+}
+
+void BatchSizeManager::check_member(WorkerId worker) const
+{
+    if (!overrides_[static_cast<std::size_t>(worker)].member)
+        throw OverrideError("not-a-member", "worker " + std::to_string(worker) + " is not a worker of this job now");
+}
+
+void BatchSizeManager::start_with_members(const std::vector<bool>& members)
+{
+    if (members.size() != static_cast<std::size_t>(workers_))
+        throw std::invalid_argument("membership given for " + std::to_string(members.size()) + " slots, the job has "
+            + std::to_string(workers_));
+    if (std::none_of(members.begin(), members.end(), [](bool m) { return m; }))
+        throw std::invalid_argument("a job needs at least one worker");
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < members.size(); ++i)
+        overrides_[i].member = applied_[i].member = members[i];
+}
+
+void BatchSizeManager::join(WorkerId worker)
+{
+    check_worker(worker);
+    std::lock_guard lock(mutex_);
+    WorkerOverride& target = overrides_[static_cast<std::size_t>(worker)];
+    if (target.member)
+        throw OverrideError("already-member", "worker " + std::to_string(worker) + " is already a worker of this job");
+    target = WorkerOverride {};
+    requests_.push_back({ Request::Kind::Join, worker, 0, std::nullopt, "elastic" });
+}
+
+void BatchSizeManager::leave(WorkerId worker)
+{
+    check_worker(worker);
+    std::lock_guard lock(mutex_);
+    check_member(worker);
+    int others = 0;
+    for (int i = 0; i < workers_; ++i)
+        if (i != worker && !overrides_[static_cast<std::size_t>(i)].idle())
+            ++others;
+    if (others == 0)
+        throw OverrideError("last-worker", "worker " + std::to_string(worker) + " is the last active worker of the job");
+    overrides_[static_cast<std::size_t>(worker)] = departed();
+    requests_.push_back({ Request::Kind::Leave, worker, 0, std::nullopt, "elastic" });
 }
 
 WorkerOverride BatchSizeManager::state(WorkerId worker) const
@@ -180,6 +239,12 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
             a.excluded = false;
             a.excluded_until.reset();
             emit(iteration, now_s, "include", r.worker, who + " re-included", r.actor);
+            break;
+        case Request::Kind::Join:
+            a = WorkerOverride {};
+            break;
+        case Request::Kind::Leave:
+            a = departed();
             break;
         }
     }
@@ -252,7 +317,7 @@ Allocation BatchSizeManager::next(const std::vector<WorkerObservation>& observat
 {
     apply_requests(iteration, now_s);
     const auto runs = [&](const WorkerObservation& o) {
-        return o.worker >= 0 && o.worker < workers_ && !applied_[static_cast<std::size_t>(o.worker)].excluded;
+        return o.worker >= 0 && o.worker < workers_ && !applied_[static_cast<std::size_t>(o.worker)].idle();
     };
     // Copy only when someone must be left out: this runs at every barrier.
     std::vector<WorkerObservation> filtered;
@@ -316,7 +381,7 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
     free.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         const WorkerOverride& o = applied_[i];
-        if (o.excluded)
+        if (o.idle())
             continue;
         if (o.pinned) {
             sizes[i] = *o.pinned;
@@ -396,11 +461,13 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
     a.predicted_speeds = proposal.predicted;
     a.decision = proposal.decision.empty() ? policy_->name() : proposal.decision;
     // Per-worker tags only when an override makes them differ.
-    const bool overridden = std::any_of(applied_.begin(), applied_.end(), [](const WorkerOverride& o) { return o.excluded || o.pinned; });
+    const bool overridden = std::any_of(applied_.begin(), applied_.end(), [](const WorkerOverride& o) { return o.idle() || o.pinned; });
     if (overridden) {
         a.decisions.resize(n, a.decision);
         for (std::size_t i = 0; i < n; ++i) {
-            if (applied_[i].excluded)
+            if (!applied_[i].member)
+                a.decisions[i] = "not-a-member";
+            else if (applied_[i].excluded)
                 a.decisions[i] = "excluded";
             else if (applied_[i].pinned)
                 a.decisions[i] = "pinned";

@@ -36,6 +36,11 @@ struct WorkerOverride {
     std::optional<std::int32_t> pinned;
     bool excluded = false;
     std::optional<double> excluded_until; // run clock; re-admitted at the first barrier after it
+    // Elastic PS membership: a slot that is not (or no longer) a worker of the job gets no
+    // batch and accepts no operator request. Not an operator state, so no event.
+    bool member = true;
+
+    bool idle() const { return excluded || !member; }
 };
 
 // The LB-BSP BatchSizeManager: runs one job's policy at every barrier and applies what an
@@ -68,6 +73,13 @@ public:
     void exclude(WorkerId worker, std::optional<double> for_s = std::nullopt, const std::string& actor = "operator");
     void include(WorkerId worker, const std::string& actor = "operator");
 
+    // Elastic PS: which slots are workers of the job at the start (call before initial()),
+    // and changes between iterations (take effect at the next barrier). join/leave throw
+    // OverrideError for an unknown slot, a slot already in that state, or the last worker.
+    void start_with_members(const std::vector<bool>& members);
+    void join(WorkerId worker);
+    void leave(WorkerId worker);
+
     WorkerOverride state(WorkerId worker) const;
     // Events since the last call (overrides applied, phase changes, warnings), stamped with
     // the barrier at which they took effect.
@@ -75,7 +87,7 @@ public:
 
 private:
     struct Request {
-        enum class Kind { Pin, Unpin, Exclude, Include } kind;
+        enum class Kind { Pin, Unpin, Exclude, Include, Join, Leave } kind;
         WorkerId worker;
         std::int32_t batch_size = 0;
         std::optional<double> for_s;
@@ -89,6 +101,7 @@ private:
     };
     Proposal index_by_worker(const Allocation& allocation, const std::vector<WorkerObservation>& observations) const;
     void check_worker(WorkerId worker) const;
+    void check_member(WorkerId worker) const; // with mutex_ held
     void apply_requests(std::int64_t iteration, double now_s);
     Allocation assemble(const Proposal& proposal, std::int64_t iteration, double now_s);
     bool fits_limits(const std::vector<std::int32_t>& sizes) const;

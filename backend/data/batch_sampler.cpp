@@ -1,6 +1,7 @@
 #include "data/batch_sampler.h"
 
 #include <numeric>
+#include <stdexcept>
 #include <utility>
 
 namespace fulcrum::data {
@@ -10,6 +11,14 @@ BatchSampler::BatchSampler(Eigen::Index dataset_size, std::uint64_t seed)
     , permutation_(static_cast<std::size_t>(dataset_size))
 {
     std::iota(permutation_.begin(), permutation_.end(), 0);
+    reshuffle();
+}
+
+void BatchSampler::assign(std::vector<std::int64_t> indices)
+{
+    if (indices.empty())
+        throw std::invalid_argument("a worker's data share cannot be empty");
+    permutation_ = std::move(indices);
     reshuffle();
 }
 

@@ -16,6 +16,10 @@ class BatchSampler {
 public:
     BatchSampler(Eigen::Index dataset_size, std::uint64_t seed);
 
+    // Elastic PS: from now on draw only from `indices` (the worker's active data share), in
+    // a fresh permutation from the same random stream. Throws std::invalid_argument if empty.
+    void assign(std::vector<std::int64_t> indices);
+
     // Indices of the next `batch_size` samples (wrapping into a fresh permutation).
     std::span<const std::int64_t> next(std::int32_t batch_size);
 

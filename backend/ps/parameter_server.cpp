@@ -1,5 +1,8 @@
 #include "ps/parameter_server.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace fulcrum::ps {
 
 ParameterServer::ParameterServer(const Eigen::VectorXf& initial, int shards, OptimizerSpec optimizer,
@@ -25,6 +28,54 @@ void ParameterServer::apply_barrier(std::span<const GradientPush> pushes, float 
     for (auto& shard : shards_)
         shard.apply(pushes, aggregation_, step);
     ++version_;
+}
+
+ReshardReport ParameterServer::add_shard()
+{
+    const int after = static_cast<int>(shards_.size()) + 1;
+    if (after > count_)
+        throw std::invalid_argument("cannot add server " + std::to_string(after) + ": the model has only "
+            + std::to_string(count_) + " parameters");
+    const std::vector<KeyRange> balanced = split_key_ranges(count_, after);
+    std::vector<ShardSlice> moved;
+    ReshardReport report;
+    for (std::size_t s = 0; s < shards_.size(); ++s) {
+        const Eigen::Index surplus = shards_[s].key_count() - balanced[s].size();
+        if (surplus <= 0)
+            continue;
+        for (ShardSlice& slice : shards_[s].release(surplus))
+            moved.push_back(std::move(slice));
+        report.moved_keys += surplus;
+    }
+    shards_.emplace_back(std::move(moved));
+    ++layout_version_;
+    report.shards = after;
+    return report;
+}
+
+ReshardReport ParameterServer::remove_shard(int index)
+{
+    if (index < 0 || index >= static_cast<int>(shards_.size()))
+        throw std::invalid_argument("server " + std::to_string(index) + " does not exist (the job has "
+            + std::to_string(shards_.size()) + ")");
+    if (shards_.size() == 1)
+        throw std::invalid_argument("cannot remove the last server of a job");
+    ServerShard leaving = std::move(shards_[static_cast<std::size_t>(index)]);
+    shards_.erase(shards_.begin() + index);
+    const std::vector<KeyRange> balanced = split_key_ranges(count_, static_cast<int>(shards_.size()));
+    ReshardReport report;
+    report.moved_keys = leaving.key_count();
+    // Hand out from the leaving shard's tail; the last receiver takes whatever is left, so
+    // every key lands somewhere even when the others were unbalanced.
+    for (std::size_t s = shards_.size(); s-- > 0;) {
+        const Eigen::Index room = s == 0 ? leaving.key_count()
+                                         : std::min(leaving.key_count(), std::max<Eigen::Index>(0, balanced[s].size() - shards_[s].key_count()));
+        if (room > 0)
+            shards_[s].adopt(leaving.release(room));
+    }
+    ++layout_version_;
+    report.shards = static_cast<int>(shards_.size());
+    return report;
 }
 
 Eigen::VectorXf ParameterServer::parameters() const

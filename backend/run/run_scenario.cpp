@@ -169,6 +169,10 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.pace = options.pace.value_or(s.pace);
     config.seed = seed;
     config.threads = options.threads.value_or(s.threads);
+    config.elastic.initial_workers = s.elastic.initial_workers;
+    config.elastic.partition_data = s.elastic.partition_data;
+    for (const scenario::ResizeSpec& r : s.elastic.resizes)
+        config.elastic.resizes.push_back({ r.before_iteration, { *train::parse_resize_action(r.action), r.target, "scenario" } });
 
     const bool asynchronous = s.sync.type == "asp" || s.sync.type == "ssp" || s.sync.type == "elastic-bsp";
     if (asynchronous && s.policy.type != "uniform")
@@ -228,7 +232,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
                 config.workers[i].gpu ? "gpu" : "cpu", profile_json(config.workers[i]) });
     }
 
-    say("training " + summary.model + " on " + std::to_string(summary.workers) + " workers");
+    say("training " + summary.model + " on " + std::to_string(summary.workers) + " workers"
+        + (s.elastic.initial_workers > 0 ? " (elastic: " + std::to_string(s.elastic.initial_workers) + " at the start)" : ""));
     RecordingObserver observer(recorder.get(), options, config.iterations, static_cast<double>(data.train->size()));
     train::TrainingResult result;
     try {

@@ -32,6 +32,21 @@ struct DataSpec {
 
 using WorkerSpec = perf::WorkerProfile;
 
+// Elastic PS (the "elastic" section): which worker slots start as members, and server or
+// worker changes made before given iterations. Actions are the trainer's names.
+struct ResizeSpec {
+    std::int64_t before_iteration = 0;
+    std::string action;        // add-server, remove-server, add-worker, remove-worker
+    std::optional<int> target; // worker slot or server index; unset: the trainer's default
+};
+
+struct ElasticScenarioSpec {
+    int initial_workers = 0;   // 0 = every worker slot
+    bool partition_data = false;
+    std::vector<ResizeSpec> resizes;
+    bool present = false;      // the section was given
+};
+
 struct Scenario {
     std::string name;
     std::string description;
@@ -57,6 +72,7 @@ struct Scenario {
     int server_shards = 1;
     balance::PolicySpec policy;
     std::vector<WorkerSpec> workers;
+    ElasticScenarioSpec elastic;
 };
 
 // Parses and validates a scenario. Throws InputError naming `source`, the field path

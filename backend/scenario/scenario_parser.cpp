@@ -501,6 +501,39 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
             top.fail("policy.batch_sizes", "only the fixed policy takes batch sizes");
         }
     }
+    if (const json::value* elastic = top.find("elastic")) {
+        Fields e(*elastic, "elastic", source);
+        ElasticScenarioSpec& spec = s.elastic;
+        spec.present = true;
+        const auto slots = static_cast<std::int64_t>(s.workers.size());
+        spec.initial_workers = static_cast<int>(e.integer("initial_workers", slots, 1, slots));
+        if (spec.initial_workers == slots)
+            spec.initial_workers = 0;
+        if (const json::value* partition = e.find("partition_data")) {
+            if (!partition->is_bool())
+                e.fail("elastic.partition_data", "expected true or false");
+            spec.partition_data = partition->as_bool();
+        }
+        if (const json::array* resizes = e.array("resizes")) {
+            for (std::size_t i = 0; i < resizes->size(); ++i) {
+                const std::string path = "elastic.resizes[" + std::to_string(i) + "]";
+                Fields r((*resizes)[i], path, source);
+                ResizeSpec resize;
+                r.require("before_iteration");
+                r.require("action");
+                resize.before_iteration = r.integer("before_iteration", 0, 0, 1'000'000'000);
+                resize.action = r.string("action", "", { "add-server", "remove-server", "add-worker", "remove-worker" });
+                const bool on_worker = resize.action.ends_with("-worker");
+                if (resize.action != "add-server" && r.find("target"))
+                    resize.target = static_cast<int>(r.integer("target", 0, 0, on_worker ? slots - 1 : 1023));
+                r.finish();
+                spec.resizes.push_back(std::move(resize));
+            }
+        }
+        e.finish();
+        if (s.sync.type != "bsp" && s.sync.type != "backup")
+            top.fail("elastic", "needs barriers: sync is '" + s.sync.type + "', expected bsp or backup");
+    }
     top.finish();
     return s;
 }

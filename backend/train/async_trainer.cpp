@@ -19,6 +19,8 @@ struct AsyncTrainer::Impl {
     {
         const int n = static_cast<int>(job.workers.size());
         sync::validate(config.sync, n);
+        if (config.elastic.enabled())
+            throw std::invalid_argument("elastic resizing needs barriers: use sync bsp or backup, not " + config.sync.type);
         const std::string& type = config.sync.type;
         if (type == "asp")
             kind = Kind::Asp;

@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <algorithm>
 #include <latch>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -55,6 +56,55 @@ struct BspTrainer::Impl {
         sync::validate(config.sync, static_cast<int>(job.workers.size()));
         if (config.sync.type != "bsp" && config.sync.type != "backup")
             throw std::invalid_argument("the BSP trainer runs bsp and backup; " + config.sync.type + " needs the asynchronous trainer");
+        if (config.elastic.enabled())
+            manager->start_with_members(job.members);
+        scheduled = config.elastic.resizes;
+        std::stable_sort(scheduled.begin(), scheduled.end(),
+            [](const ScheduledResize& a, const ScheduledResize& b) { return a.before_iteration < b.before_iteration; });
+    }
+
+    // Elastic PS changes due before iteration k: the scheduled ones, then the requested ones.
+    // The previous barrier has applied every gradient it took and no worker is computing, so
+    // nothing is in flight while servers and data move.
+    void apply_resizes(std::int64_t k, double now)
+    {
+        std::vector<ResizeRequest> due;
+        while (next_scheduled < scheduled.size() && scheduled[next_scheduled].before_iteration <= k)
+            due.push_back(scheduled[next_scheduled++].request);
+        {
+            std::lock_guard lock(requests_mutex);
+            std::move(requested.begin(), requested.end(), std::back_inserter(due));
+            requested.clear();
+        }
+        for (const ResizeRequest& request : due) {
+            EventRecord e = job.event(k, now, "resize-refused", "");
+            e.actor = request.actor;
+            try {
+                const ResizeRequest r = job.resolved(request);
+                const int slot = *r.target;
+                if (r.action == ResizeAction::RemoveWorker)
+                    manager->leave(slot); // refuses to leave only excluded workers behind
+                ResizeOutcome outcome;
+                try {
+                    outcome = job.resize(r);
+                } catch (...) {
+                    if (r.action == ResizeAction::RemoveWorker)
+                        manager->join(slot);
+                    throw;
+                }
+                if (r.action == ResizeAction::AddWorker)
+                    manager->join(slot);
+                e.kind = std::string(action_name(r.action));
+                e.message = outcome.describe();
+                if (r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker)
+                    e.worker = slot;
+            } catch (const ResizeError& error) {
+                e.message = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
+            } catch (const balance::OverrideError& error) {
+                e.message = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
+            }
+            observer.on_event(e);
+        }
     }
 
     ~Impl() { pool.join(); }
@@ -161,6 +211,7 @@ struct BspTrainer::Impl {
                 result.stopped = true;
                 break;
             }
+            apply_resizes(k, now);
             const balance::Allocation allocation = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
             forward_events(k, now);
             if (allocation.batch_sizes.size() != n)
@@ -223,6 +274,7 @@ struct BspTrainer::Impl {
             for (const auto& p : pushes)
                 pushed_samples += p.batch_size;
             train_loss /= static_cast<double>(std::max<std::int64_t>(1, pushed_samples));
+            observer.on_barrier(k, pushes);
             job.server.apply_barrier(pushes);
             now = barrier;
 
@@ -261,6 +313,10 @@ struct BspTrainer::Impl {
     engine::EventQueue clock;
     engine::Pacer pacer;
     std::vector<double> device_memory;
+    std::vector<ScheduledResize> scheduled;
+    std::size_t next_scheduled = 0;
+    std::mutex requests_mutex;
+    std::vector<ResizeRequest> requested;
 };
 
 BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer)
@@ -279,5 +335,11 @@ TrainingResult BspTrainer::run(const std::atomic<bool>* stop) { return impl_->ru
 const ps::ParameterServer& BspTrainer::server() const { return impl_->job.server; }
 const TrainerConfig& BspTrainer::config() const { return impl_->config; }
 balance::BatchSizeManager& BspTrainer::manager() { return *impl_->manager; }
+
+void BspTrainer::request_resize(ResizeRequest request)
+{
+    std::lock_guard lock(impl_->requests_mutex);
+    impl_->requested.push_back(std::move(request));
+}
 
 } // namespace fulcrum::train

@@ -29,6 +29,9 @@ public:
     const TrainerConfig& config() const;
     // Operator overrides go here (thread-safe); they take effect at the next barrier.
     balance::BatchSizeManager& manager();
+    // Elastic PS: a server or worker change, made before the next iteration (thread-safe).
+    // A change that cannot be made becomes a "resize-refused" event; the run goes on.
+    void request_resize(ResizeRequest request);
 
 private:
     struct Impl;

@@ -26,6 +26,8 @@ struct FederatedTrainer::Impl {
     {
         if (job.config.mode == ClockMode::Real)
             throw std::invalid_argument("federated runs use the virtual clock");
+        if (job.config.elastic.enabled())
+            throw std::invalid_argument("federated clients hold their own data; elastic resizing does not apply");
         if (job.config.worker_data.size() != job.workers.size())
             throw std::invalid_argument("every federated client needs its own data shard");
     }

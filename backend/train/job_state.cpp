@@ -2,6 +2,7 @@
 
 #include "model/evaluate.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fulcrum::train {
@@ -30,6 +31,22 @@ JobState::JobState(TrainerConfig c)
     for (std::size_t i = 0; i < config.workers.size(); ++i)
         workers.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), config.workers[i], *config.prototype,
             i < config.worker_data.size() ? config.worker_data[i] : config.train, config.seed));
+    members.assign(workers.size(), true);
+    const ElasticSpec& elastic = config.elastic;
+    if (elastic.enabled()) {
+        if (!config.worker_data.empty())
+            throw std::invalid_argument("an elastic job splits one training set; it cannot take per-worker data");
+        const int slots = static_cast<int>(workers.size());
+        const int initial = elastic.initial_workers > 0 ? elastic.initial_workers : slots;
+        if (initial > slots)
+            throw std::invalid_argument("elastic.initial_workers is " + std::to_string(initial) + " but the job has only "
+                + std::to_string(slots) + " worker slots");
+        shares.emplace(config.train->size(), initial);
+        for (int i = 0; i < slots; ++i)
+            members[static_cast<std::size_t>(i)] = i < initial;
+        for (const WorkerId w : shares->members())
+            workers[static_cast<std::size_t>(w)]->assign_data(data::indices_of(shares->active(w)));
+    }
     model_bytes = config.comm_model_mb ? static_cast<std::int64_t>(*config.comm_model_mb * 1e6)
                                        : static_cast<std::int64_t>(sizeof(float)) * config.prototype->parameter_count();
 }
@@ -77,6 +94,102 @@ void JobState::finish(TrainingResult& result, std::int64_t steps, std::int64_t s
         observer.on_evaluation(result.final_evaluation);
     }
     result.wall_s = wall_seconds();
+}
+
+int JobState::member_count() const
+{
+    return static_cast<int>(std::count(members.begin(), members.end(), true));
+}
+
+ResizeRequest JobState::resolved(const ResizeRequest& request) const
+{
+    if (!shares)
+        throw ResizeError("not-elastic", "job " + std::to_string(config.job) + " is not elastic (no elastic section)");
+    ResizeRequest r = request;
+    const int slots = static_cast<int>(workers.size());
+    const int servers = static_cast<int>(server.shards().size());
+    const std::string job_name = "job " + std::to_string(config.job);
+    switch (r.action) {
+    case ResizeAction::AddServer:
+        r.target = servers;
+        if (servers + 1 > server.parameter_count())
+            throw ResizeError("no-keys", "cannot add a server to " + job_name + ": every one of its "
+                + std::to_string(server.parameter_count()) + " parameters already has its own");
+        break;
+    case ResizeAction::RemoveServer:
+        if (!r.target)
+            r.target = servers - 1;
+        if (*r.target < 0 || *r.target >= servers)
+            throw ResizeError("unknown-server", "server " + std::to_string(*r.target) + " does not exist (" + job_name
+                + " has servers 0 to " + std::to_string(servers - 1) + ")");
+        if (servers == 1)
+            throw ResizeError("last-server", "server 0 is the last server of " + job_name);
+        break;
+    case ResizeAction::AddWorker:
+        if (!r.target) {
+            const auto free = std::find(members.begin(), members.end(), false);
+            if (free == members.end())
+                throw ResizeError("no-free-slot", "every one of the " + std::to_string(slots) + " worker slots of " + job_name
+                    + " is in use");
+            r.target = static_cast<int>(free - members.begin());
+        }
+        if (*r.target < 0 || *r.target >= slots)
+            throw ResizeError("unknown-worker", "worker slot " + std::to_string(*r.target) + " does not exist (" + job_name
+                + " has slots 0 to " + std::to_string(slots - 1) + ")");
+        if (members[static_cast<std::size_t>(*r.target)])
+            throw ResizeError("already-member", "worker " + std::to_string(*r.target) + " is already a worker of " + job_name);
+        break;
+    case ResizeAction::RemoveWorker:
+        if (!r.target)
+            for (int i = slots - 1; i >= 0 && !r.target; --i)
+                if (members[static_cast<std::size_t>(i)])
+                    r.target = i;
+        if (*r.target < 0 || *r.target >= slots || !members[static_cast<std::size_t>(*r.target)])
+            throw ResizeError("not-a-member", "worker " + std::to_string(*r.target) + " is not a worker of " + job_name);
+        if (member_count() == 1)
+            throw ResizeError("last-worker", "worker " + std::to_string(*r.target) + " is the last worker of " + job_name);
+        break;
+    }
+    return r;
+}
+
+ResizeOutcome JobState::resize(const ResizeRequest& request)
+{
+    const auto started = std::chrono::steady_clock::now();
+    const ResizeRequest r = resolved(request);
+    ResizeOutcome outcome;
+    outcome.action = r.action;
+    outcome.target = *r.target;
+    switch (r.action) {
+    case ResizeAction::AddServer:
+        outcome.moved_keys = server.add_shard().moved_keys;
+        break;
+    case ResizeAction::RemoveServer:
+        outcome.moved_keys = server.remove_shard(outcome.target).moved_keys;
+        break;
+    case ResizeAction::AddWorker:
+        try {
+            outcome.moved_samples = shares->add_worker(outcome.target).moved_samples;
+        } catch (const std::invalid_argument& e) {
+            throw ResizeError("share-too-small", e.what());
+        }
+        members[static_cast<std::size_t>(outcome.target)] = true;
+        break;
+    case ResizeAction::RemoveWorker: {
+        const data::ShareChange change = shares->remove_worker(outcome.target);
+        outcome.moved_samples = change.moved_samples;
+        outcome.reactivated_samples = change.reactivated_samples;
+        members[static_cast<std::size_t>(outcome.target)] = false;
+        break;
+    }
+    }
+    if (r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker)
+        for (const WorkerId w : shares->members())
+            workers[static_cast<std::size_t>(w)]->assign_data(data::indices_of(shares->active(w)));
+    outcome.servers = static_cast<int>(server.shards().size());
+    outcome.workers = member_count();
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return outcome;
 }
 
 EventRecord JobState::event(std::int64_t iteration, double time_s, std::string kind, std::string message) const

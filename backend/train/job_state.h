@@ -1,8 +1,10 @@
 #pragma once
 
+#include "data/data_shares.h"
 #include "model/model.h"
 #include "ps/parameter_server.h"
 #include "sync/sync_spec.h"
+#include "train/elastic_resize.h"
 #include "train/training_observer.h"
 #include "train/worker.h"
 
@@ -39,6 +41,7 @@ struct TrainerConfig {
     double pace = 10.0;  // paced mode: virtual seconds per wall second
     std::uint64_t seed = 1;
     int threads = 0;     // compute threads for the virtual modes; 0 = hardware concurrency
+    ElasticSpec elastic; // Elastic PS (BSP family only)
 };
 
 // What every trainer of one job holds: the server, the workers, the evaluator and the
@@ -56,10 +59,20 @@ struct JobState {
     void finish(TrainingResult& result, std::int64_t steps, std::int64_t samples, double now, double train_loss,
                 TrainingObserver& observer);
 
+    // Elastic PS, between iterations only: changes the server set or the worker set and
+    // re-splits the data. Throws ResizeError (the job is unchanged) for an impossible change.
+    ResizeOutcome resize(const ResizeRequest& request);
+    // The request with its default target filled in; throws ResizeError if it cannot be made.
+    ResizeRequest resolved(const ResizeRequest& request) const;
+    bool member(std::size_t worker) const { return members[worker]; }
+    int member_count() const;
+
     TrainerConfig config;
     ps::ParameterServer server;
     std::unique_ptr<model::Model> evaluator;
-    std::vector<std::unique_ptr<Worker>> workers;
+    std::vector<std::unique_ptr<Worker>> workers; // every slot; only members compute
+    std::vector<bool> members;
+    std::optional<data::DataShares> shares;       // when the job is elastic
     std::int64_t model_bytes = 0;
     std::chrono::steady_clock::time_point run_start;
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "ps/gradient.h"
 
 #include <optional>
 #include <span>
@@ -15,6 +16,9 @@ public:
     virtual void on_iteration(std::span<const IterationRecord> rows) = 0;
     virtual void on_evaluation(const EvaluationRecord& evaluation) = 0;
     virtual void on_event(const EventRecord& event) = 0;
+    // The gradients a barrier applied, just before the server steps (the BSP family).
+    // Lets a checker replay exactly what the server saw; most observers ignore it.
+    virtual void on_barrier(std::int64_t /*iteration*/, std::span<const ps::GradientPush> /*pushes*/) {}
 };
 
 struct TrainingResult {

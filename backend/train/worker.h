@@ -24,6 +24,9 @@ public:
     // returns the mean loss.
     double compute_gradient(std::int32_t batch_size);
 
+    // Elastic PS: sample only from these training-set indices from now on.
+    void assign_data(std::vector<std::int64_t> indices) { sampler_.assign(std::move(indices)); }
+
     WorkerId id() const { return id_; }
     const WorkerSetup& setup() const { return setup_; }
     model::Vector& replica() { return replica_; }

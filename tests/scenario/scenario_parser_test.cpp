@@ -193,3 +193,33 @@ TEST(ScenarioParser, UnknownGpuClassesAndInstancesAreRefused)
                        "{\"at_iteration\": 5, \"bandwidth_gbps\": 2} ] }"),
         "workers[0].bandwidth_changes[1].at_iteration", "later");
 }
+
+TEST(ScenarioParser, ElasticSectionIsReadWithItsResizes)
+{
+    const auto s = scenario::parse_scenario(with(R"("workers")", R"("elastic": { "initial_workers": 2, "resizes": [
+        { "before_iteration": 4, "action": "add-worker" },
+        { "before_iteration": 6, "action": "remove-server", "target": 0 },
+        { "before_iteration": 8, "action": "remove-worker", "target": 2 } ] }, "workers")"), "test.json");
+    ASSERT_TRUE(s.elastic.present);
+    EXPECT_EQ(s.elastic.initial_workers, 2);
+    ASSERT_EQ(s.elastic.resizes.size(), 3u);
+    EXPECT_EQ(s.elastic.resizes[0].action, "add-worker");
+    EXPECT_FALSE(s.elastic.resizes[0].target);
+    EXPECT_EQ(s.elastic.resizes[1].target, 0);
+    EXPECT_EQ(s.elastic.resizes[2].before_iteration, 8);
+}
+
+TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
+{
+    const auto elastic = [](const std::string& section) { return with(R"("workers")", R"("elastic": )" + section + R"(, "workers")"); };
+    expect_refused(elastic(R"({ "initial_workers": 4 })"), "elastic.initial_workers", "expected 1 to 3");
+    expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "grow" } ] })"), "elastic.resizes[0].action",
+        "expected one of: add-server");
+    expect_refused(elastic(R"({ "resizes": [ { "action": "add-worker" } ] })"), "elastic.resizes[0].before_iteration", "is required");
+    expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "remove-worker", "target": 3 } ] })"),
+        "elastic.resizes[0].target", "expected 0 to 2");
+    expect_refused(elastic(R"({ "partition_data": 1 })"), "elastic.partition_data", "true or false");
+    expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "add-server", "target": 1 } ] })"),
+        "elastic.resizes[0].target", "unknown field");
+    expect_refused(with(R"("workers")", R"("sync": "asp", "elastic": { "initial_workers": 1 }, "workers")"), "elastic", "expected bsp or backup");
+}

@@ -1,0 +1,55 @@
+#include "train/elastic_resize.h"
+
+#include <array>
+#include <cstdio>
+
+namespace fulcrum::train {
+
+namespace {
+
+constexpr std::array<std::pair<ResizeAction, std::string_view>, 4> kNames { {
+    { ResizeAction::AddServer, "add-server" },
+    { ResizeAction::RemoveServer, "remove-server" },
+    { ResizeAction::AddWorker, "add-worker" },
+    { ResizeAction::RemoveWorker, "remove-worker" },
+} };
+
+} // namespace
+
+std::string_view action_name(ResizeAction action)
+{
+    for (const auto& [a, name] : kNames)
+        if (a == action)
+            return name;
+    return "unknown";
+}
+
+std::optional<ResizeAction> parse_resize_action(std::string_view name)
+{
+    for (const auto& [a, n] : kNames)
+        if (n == name)
+            return a;
+    return std::nullopt;
+}
+
+std::string ResizeOutcome::describe() const
+{
+    char text[256];
+    switch (action) {
+    case ResizeAction::AddServer:
+    case ResizeAction::RemoveServer:
+        std::snprintf(text, sizeof text, "%s server %d: %lld keys moved, %d servers now (%.3f ms)",
+            action == ResizeAction::AddServer ? "added" : "removed", target, static_cast<long long>(moved_keys), servers,
+            seconds * 1e3);
+        break;
+    case ResizeAction::AddWorker:
+    case ResizeAction::RemoveWorker:
+        std::snprintf(text, sizeof text, "%s worker %d: %lld samples moved, %lld re-activated from backups, %d workers now (%.3f ms)",
+            action == ResizeAction::AddWorker ? "added" : "removed", target, static_cast<long long>(moved_samples),
+            static_cast<long long>(reactivated_samples), workers, seconds * 1e3);
+        break;
+    }
+    return text;
+}
+
+} // namespace fulcrum::train

@@ -1,0 +1,71 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fulcrum::train {
+
+// The Elastic Parameter Server's four resource changes, made between iterations.
+enum class ResizeAction { AddServer, RemoveServer, AddWorker, RemoveWorker };
+
+std::string_view action_name(ResizeAction action); // "add-server", "remove-server", ...
+std::optional<ResizeAction> parse_resize_action(std::string_view name);
+
+struct ResizeRequest {
+    ResizeAction action = ResizeAction::AddWorker;
+    // add-worker: the worker slot that joins (default: the lowest free one); remove-worker:
+    // the worker that leaves (default: the highest-numbered member); remove-server: the
+    // server (default: the last). Unused by add-server.
+    std::optional<int> target;
+    std::string actor = "elastic";
+};
+
+struct ScheduledResize {
+    std::int64_t before_iteration = 0;
+    ResizeRequest request;
+};
+
+// Elasticity of one job. When enabled, the training set is split into per-worker data
+// shares (the EPS chunking), and `workers` in the trainer's configuration are the slots a
+// worker may occupy: the first `initial_workers` are members at the start.
+struct ElasticSpec {
+    int initial_workers = 0; // 0 = every slot
+    std::vector<ScheduledResize> resizes;
+    bool partition_data = false; // split the data even without resizes (a static EPS job)
+
+    bool enabled() const { return partition_data || initial_workers > 0 || !resizes.empty(); }
+};
+
+// What one change did and how long it took on the trainer's thread.
+struct ResizeOutcome {
+    ResizeAction action = ResizeAction::AddWorker;
+    int target = 0;                      // the worker slot or server index
+    std::int64_t moved_keys = 0;         // parameters handed between servers
+    std::int64_t moved_samples = 0;      // training samples handed between workers
+    std::int64_t reactivated_samples = 0; // inactive backups switched back on
+    int servers = 0, workers = 0;        // after the change
+    double seconds = 0;
+    std::string describe() const;
+};
+
+// A refused change: the job goes on unchanged. `code` is stable for the protocol.
+class ResizeError : public std::invalid_argument {
+public:
+    ResizeError(std::string code, const std::string& message)
+        : std::invalid_argument(message)
+        , code_(std::move(code))
+    {
+    }
+    const std::string& code() const { return code_; }
+
+private:
+    std::string code_;
+};
+
+} // namespace fulcrum::train

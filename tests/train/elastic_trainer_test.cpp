@@ -1,0 +1,207 @@
+#include "balance/policy_registry.h"
+#include "data/synthetic.h"
+#include "model/model_factory.h"
+#include "train/bsp_trainer.h"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <set>
+
+using namespace fulcrum;
+
+namespace {
+
+struct Barrier {
+    std::int64_t iteration = 0;
+    std::vector<WorkerId> workers;
+    std::vector<std::int32_t> batch_sizes;
+    std::vector<Eigen::VectorXf> gradients;
+};
+
+// Records everything, including a copy of every gradient each barrier applied.
+struct Tap final : train::TrainingObserver {
+    std::vector<IterationRecord> rows;
+    std::vector<EventRecord> events;
+    std::vector<Barrier> barriers;
+    std::function<void(std::int64_t)> after_iteration;
+    Eigen::Index parameters = 0;
+
+    void on_iteration(std::span<const IterationRecord> r) override
+    {
+        rows.insert(rows.end(), r.begin(), r.end());
+        if (after_iteration)
+            after_iteration(r.front().iteration);
+    }
+    void on_evaluation(const EvaluationRecord&) override {}
+    void on_event(const EventRecord& e) override { events.push_back(e); }
+    void on_barrier(std::int64_t iteration, std::span<const ps::GradientPush> pushes) override
+    {
+        Barrier b { iteration, {}, {}, {} };
+        for (const auto& p : pushes) {
+            b.workers.push_back(p.worker);
+            b.batch_sizes.push_back(p.batch_size);
+            b.gradients.emplace_back(Eigen::Map<const Eigen::VectorXf>(p.gradient, parameters));
+        }
+        barriers.push_back(std::move(b));
+    }
+    std::vector<EventRecord> of_kind(const std::string& kind) const
+    {
+        std::vector<EventRecord> out;
+        for (const auto& e : events)
+            if (e.kind == kind)
+                out.push_back(e);
+        return out;
+    }
+};
+
+train::TrainerConfig elastic_config(std::vector<train::ScheduledResize> resizes)
+{
+    static const auto data = data::make_synthetic({ .train_size = 2400, .test_size = 400, .dim = 12, .classes = 4, .separation = 3, .seed = 5 });
+    train::TrainerConfig c;
+    c.train = data.train;
+    c.test = data.test;
+    c.prototype = model::make_mlp(12, { 10 }, 4);
+    for (double speed : { 3000.0, 2000.0, 1500.0, 1000.0 }) {
+        train::WorkerSetup w;
+        w.name = "slot" + std::to_string(c.workers.size());
+        w.cpu.speed = speed;
+        c.workers.push_back(w);
+    }
+    c.total_batch = 64;
+    c.optimizer = { .learning_rate = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f };
+    c.iterations = 40;
+    c.eval_interval = 20;
+    c.seed = 23;
+    c.threads = 2;
+    c.elastic.initial_workers = 2;
+    c.elastic.resizes = std::move(resizes);
+    return c;
+}
+
+train::ScheduledResize at(std::int64_t k, train::ResizeAction action, std::optional<int> target = std::nullopt)
+{
+    return { k, { action, target, "test" } };
+}
+
+using enum train::ResizeAction;
+
+} // namespace
+
+TEST(ElasticTrainer, ModelAfterServerAndWorkerChangesEqualsAStaticServerFedTheSameGradients)
+{
+    const auto config = elastic_config({ at(5, AddServer), at(8, AddWorker), at(12, AddWorker), at(15, RemoveServer, 0),
+        at(20, RemoveWorker, 1), at(25, AddServer), at(30, AddWorker), at(33, RemoveWorker) });
+    Tap tap;
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(config, balance::make_policy({}), tap);
+    trainer.run();
+
+    // Replay every recorded barrier on a server that never changed.
+    Eigen::VectorXf initial(config.prototype->parameter_count());
+    config.prototype->initialize(initial, config.seed);
+    ps::ParameterServer fixed(initial, 1, config.optimizer, config.aggregation);
+    ASSERT_EQ(tap.barriers.size(), 40u);
+    for (std::size_t k = 0; k < tap.barriers.size(); ++k) {
+        const Barrier& b = tap.barriers[k];
+        ASSERT_EQ(b.iteration, static_cast<std::int64_t>(k));
+        // Not a gradient lost or applied twice: one push per member, the whole total batch.
+        EXPECT_EQ(std::set<WorkerId>(b.workers.begin(), b.workers.end()).size(), b.workers.size());
+        EXPECT_EQ(std::accumulate(b.batch_sizes.begin(), b.batch_sizes.end(), 0), 64) << "barrier " << k;
+        std::vector<ps::GradientPush> pushes;
+        for (std::size_t i = 0; i < b.workers.size(); ++i)
+            pushes.push_back({ b.workers[i], b.batch_sizes[i], b.gradients[i].data() });
+        fixed.apply_barrier(pushes);
+    }
+    const Eigen::VectorXf live = trainer.server().parameters(), replayed = fixed.parameters();
+    for (Eigen::Index i = 0; i < live.size(); ++i)
+        ASSERT_EQ(live[i], replayed[i]) << "parameter " << i;
+    EXPECT_NE(live, initial);
+
+    // Who pushed when follows the plan: slots 0,1 from the start, 2 joins at 8, 3 at 12,
+    // 1 leaves at 20, 1 re-joins at 30 (the lowest free slot), 3 leaves at 33 (the highest).
+    const auto members_at = [&](std::size_t k) { return std::set<WorkerId>(tap.barriers[k].workers.begin(), tap.barriers[k].workers.end()); };
+    EXPECT_EQ(members_at(7), (std::set<WorkerId> { 0, 1 }));
+    EXPECT_EQ(members_at(8), (std::set<WorkerId> { 0, 1, 2 }));
+    EXPECT_EQ(members_at(12), (std::set<WorkerId> { 0, 1, 2, 3 }));
+    EXPECT_EQ(members_at(20), (std::set<WorkerId> { 0, 2, 3 }));
+    EXPECT_EQ(members_at(30), (std::set<WorkerId> { 0, 1, 2, 3 }));
+    EXPECT_EQ(members_at(39), (std::set<WorkerId> { 0, 1, 2 }));
+    EXPECT_EQ(trainer.server().shards().size(), 2u); // 1 + 1 - 1 + 1
+
+    EXPECT_EQ(tap.of_kind("add-server").size(), 2u);
+    EXPECT_EQ(tap.of_kind("remove-server").size(), 1u);
+    ASSERT_EQ(tap.of_kind("add-worker").size(), 3u);
+    EXPECT_EQ(tap.of_kind("add-worker")[0].worker, 2);
+    EXPECT_EQ(tap.of_kind("add-worker")[0].iteration, 8);
+    EXPECT_EQ(tap.of_kind("add-worker")[0].actor, "test");
+    EXPECT_NE(tap.of_kind("add-worker")[0].message.find("samples moved"), std::string::npos);
+    EXPECT_EQ(tap.of_kind("remove-worker").size(), 2u);
+    EXPECT_TRUE(tap.of_kind("resize-refused").empty());
+}
+
+TEST(ElasticTrainer, ImpossibleChangesBecomeRefusalEventsAndTheRunGoesOn)
+{
+    auto config = elastic_config({ at(2, RemoveServer), at(3, RemoveWorker, 3), at(4, AddWorker, 9), at(5, AddWorker, 0),
+        at(6, AddWorker), at(6, AddWorker), at(7, AddWorker) });
+    Tap tap;
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    const auto result = trainer.run();
+    EXPECT_EQ(result.iterations, 40);
+    const auto refused = tap.of_kind("resize-refused");
+    ASSERT_EQ(refused.size(), 5u);
+    EXPECT_NE(refused[0].message.find("last-server"), std::string::npos) << refused[0].message;
+    EXPECT_NE(refused[1].message.find("not-a-member"), std::string::npos) << refused[1].message;
+    EXPECT_NE(refused[2].message.find("unknown-worker"), std::string::npos) << refused[2].message;
+    EXPECT_NE(refused[3].message.find("already-member"), std::string::npos) << refused[3].message;
+    EXPECT_NE(refused[4].message.find("no-free-slot"), std::string::npos) << refused[4].message;
+    EXPECT_EQ(tap.of_kind("add-worker").size(), 2u);
+    EXPECT_EQ(tap.barriers.back().workers.size(), 4u);
+}
+
+TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
+{
+    Tap tap;
+    auto config = elastic_config({});
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    tap.after_iteration = [&](std::int64_t k) {
+        if (k == 9) {
+            trainer.request_resize({ AddWorker, std::nullopt, "operator" });
+            trainer.request_resize({ AddServer, std::nullopt, "operator" });
+        }
+    };
+    trainer.run();
+    EXPECT_EQ(tap.barriers[9].workers.size(), 2u);
+    EXPECT_EQ(tap.barriers[10].workers.size(), 3u);
+    ASSERT_EQ(tap.of_kind("add-server").size(), 1u);
+    EXPECT_EQ(tap.of_kind("add-server")[0].iteration, 10);
+    EXPECT_EQ(tap.of_kind("add-server")[0].actor, "operator");
+    EXPECT_EQ(trainer.server().shards().size(), 2u);
+}
+
+TEST(ElasticTrainer, AWorkerCannotLeaveWhenOnlyExcludedWorkersWouldRemain)
+{
+    Tap tap;
+    auto config = elastic_config({ at(5, RemoveWorker, 1) });
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    trainer.manager().exclude(0);
+    EXPECT_THROW(trainer.manager().pin(3, 10), balance::OverrideError); // slot 3 is not a member yet
+    trainer.run();
+    const auto refused = tap.of_kind("resize-refused");
+    ASSERT_EQ(refused.size(), 1u);
+    EXPECT_NE(refused[0].message.find("last-worker"), std::string::npos) << refused[0].message;
+    EXPECT_EQ(tap.barriers.back().workers, std::vector<WorkerId> { 1 });
+}
+
+TEST(ElasticTrainer, NonBarrierSyncModelsAndFederatedDataRefuseElasticity)
+{
+    auto config = elastic_config({ at(3, AddWorker) });
+    config.sync.type = "asp";
+    Tap tap;
+    EXPECT_THROW(train::BspTrainer(config, balance::make_policy({}), tap), std::invalid_argument);
+    config.sync.type = "bsp";
+    config.elastic.initial_workers = 7;
+    EXPECT_THROW(train::BspTrainer(config, balance::make_policy({}), tap), std::invalid_argument);
+}
