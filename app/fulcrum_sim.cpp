@@ -4,9 +4,11 @@
 #include "common/error.h"
 #include "sched/cluster.h"
 #include "sched/comm_policy.h"
+#include "sched/elastic_simulator.h"
 #include "sched/placement.h"
 #include "sched/policy_name.h"
 #include "sched/sim_report.h"
+#include "sched/statistics.h"
 #include "sched/simulator.h"
 #include "sched/workload.h"
 
@@ -24,6 +26,8 @@ namespace {
 
 constexpr const char* kUsage = R"(Usage: fulcrum-sim [--cluster FILE] (--workload FILE | --generate microsoft-N)
                    [--placement P] [--comm C] [--seed N] [--json] [--csv DIR]
+       fulcrum-sim --elastic eps|static|kill-restart [--cluster FILE]
+                   (--workload FILE | --generate ps-mixed-N) [--seed N] [--json] [--csv DIR]
 
 Simulates data-parallel training jobs sharing a GPU cluster: each job's iterations are a
 DAG of forward and backward tasks on its GPUs and an all-reduce across them; all-reduces
@@ -31,9 +35,17 @@ that share a server's network link slow each other down by eq. 5 of "Communicati
 Contention Aware Scheduling of Multiple Deep Learning Training Jobs". Prints the average,
 median and 95th-percentile job completion time (JCT), the makespan and the GPU utilization.
 
+With --elastic, the jobs are parameter-server jobs (servers and workers, one cluster slot
+each) and the policy is elastic resource scheduling: eps (the Elastic Parameter Server:
+grow running jobs round-robin on idle slots, roll back a step that made a job slower, take
+slots from jobs past early feedback for a newcomer), static (FIFO, no elasticity) or
+kill-restart (EPS's decisions carried out by checkpoint and restart). Prints the average
+JCT, the early-feedback latency and the CPU utilization.
+
 Examples:
   fulcrum-sim --generate microsoft-160 --placement lwf-1 --comm ada-srsf
   fulcrum-sim --workload jobs.csv --cluster cluster.json --placement ff --comm srsf-1 --json
+  fulcrum-sim --elastic eps --generate ps-mixed-40 --seed 2
 )";
 
 constexpr const char* kFormats = R"(
@@ -44,6 +56,9 @@ Cluster file (JSON, every field optional): {"servers": 16, "gpus_per_server": 4,
 Without --cluster: the paper's 16 servers x 4 V100 (16 GB) on 10 Gbps Ethernet.
 '--generate microsoft-N' draws N jobs in the paper's Microsoft-trace mix (of 160: 80 x 1 GPU,
 14 x 2, 26 x 4, 30 x 8, 8 x 16, 2 x 32), arriving over 20 minutes per 160 jobs.
+With --elastic: the workload CSV header is 'name,model,workers,servers,iterations,arrival_s';
+'--generate ps-mixed-N' draws N jobs with Poisson arrivals (mean gap 120 s), 2-8 workers,
+1-4 servers, 500-3,000 iterations. The cluster's slots are its servers x GPUs.
 Exit status: 0 done, 1 bad input or failure, 2 bad arguments.
 )";
 
@@ -76,6 +91,72 @@ private:
     std::chrono::steady_clock::time_point last_ {};
 };
 
+struct ElasticArgs {
+    std::string policy, cluster_file, workload_file, generate, csv_dir;
+    sched::ElasticOptions options;
+    bool json = false;
+    double restart_s = 30;
+};
+
+int run_elastic(ElasticArgs& a)
+{
+    const auto policy = sched::parse_elastic_policy(a.policy);
+    if (!policy) {
+        std::cerr << "fulcrum-sim: --elastic: expected eps, static or kill-restart, got '" << a.policy << "'\n";
+        return 2;
+    }
+    a.options.policy = *policy;
+    try {
+        const sched::ClusterSpec spec = a.cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(a.cluster_file);
+        sched::PsClusterModel cluster = sched::ps_cluster_model(spec);
+        cluster.restart_s = a.restart_s;
+        std::vector<sched::PsJobSpec> jobs;
+        if (!a.generate.empty()) {
+            const auto n = sched::numbered_name(a.generate, "ps-mixed-");
+            if (!n || *n > 1'000'000) {
+                std::cerr << "fulcrum-sim: --generate: with --elastic, expected ps-mixed-N with N from 1 to 1000000, got '"
+                          << a.generate << "'\n";
+                return 2;
+            }
+            jobs = sched::generate_ps_workload({ .jobs = *n, .mean_gap_s = 120, .seed = a.options.seed });
+        } else {
+            jobs = sched::load_ps_workload(a.workload_file);
+        }
+        Progress progress;
+        a.options.progress = [&](double f) { progress(f); };
+        const sched::ElasticResult result = sched::simulate_elastic(cluster, std::move(jobs), a.options);
+        for (const auto& r : result.rejected)
+            std::cerr << "fulcrum-sim: job " << r.job.id << " (" << r.job.name << ") rejected: " << r.reason << "\n";
+        if (!a.csv_dir.empty())
+            sched::write_elastic_csv(result, a.csv_dir);
+        if (a.json) {
+            std::cout << sched::elastic_metrics_json(result, a.options) << "\n";
+            return 0;
+        }
+        std::vector<double> jct, feedback;
+        for (const auto& j : result.jobs) {
+            jct.push_back(j.jct());
+            feedback.push_back(j.feedback_latency());
+        }
+        std::printf("elastic policy %s, %d slots\n", a.policy.c_str(), cluster.slots);
+        std::printf("  jobs finished            %zu (%zu rejected)\n", result.jobs.size(), result.rejected.size());
+        std::printf("  average JCT              %.1f s\n", sched::mean_of(jct));
+        std::printf("  median JCT               %.1f s\n", sched::median_of(jct));
+        std::printf("  early-feedback latency   %.1f s on average\n", sched::mean_of(feedback));
+        std::printf("  makespan                 %.1f s\n", result.makespan);
+        std::printf("  CPU utilization          %.1f %% training, %.1f %% allocated\n", 100 * result.cpu_util,
+            100 * result.allocated_util);
+        for (const auto& c : result.changes)
+            std::printf("  %-24s %d, %.2f s each\n", c.change.c_str(), c.count, c.total_s / c.count);
+        return 0;
+    } catch (const InputError& e) {
+        std::cerr << "fulcrum-sim: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason() << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "fulcrum-sim: " << e.what() << "\n";
+    }
+    return 1;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -92,7 +173,11 @@ int main(int argc, char** argv)
         ("comm", po::value(&options.comm)->default_value("ada-srsf"), "communication scheduler: srsf-N (N >= 1) or ada-srsf")
         ("seed", po::value(&options.seed)->default_value(1), "random seed (generated workload, rand placement)")
         ("json", "print the metrics as one JSON object (avg_jct, median_jct, p95_jct, makespan, gpu_util, ...)")
-        ("csv", po::value(&csv_dir), "write jobs.csv, jct_cdf.csv and utilization.csv into this folder");
+        ("csv", po::value(&csv_dir), "write jobs.csv, jct_cdf.csv and utilization.csv into this folder")
+        ("elastic", po::value<std::string>(), "simulate parameter-server jobs under elastic scheduling: eps, static or kill-restart")
+        ("round-s", po::value<double>()->default_value(60), "--elastic: seconds between growth rounds")
+        ("feedback-fraction", po::value<double>()->default_value(0.1), "--elastic: early feedback once this fraction of a job's samples is done")
+        ("restart-s", po::value<double>()->default_value(30), "--elastic kill-restart: cost of one restart besides checkpointing");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -106,8 +191,31 @@ int main(int argc, char** argv)
         return 0;
     }
     if (workload_file.empty() == generate.empty()) {
-        std::cerr << "fulcrum-sim: give exactly one of --workload FILE and --generate microsoft-N\nTry 'fulcrum-sim --help'.\n";
+        std::cerr << "fulcrum-sim: give exactly one of --workload FILE and --generate microsoft-N (or ps-mixed-N with --elastic)\n"
+                     "Try 'fulcrum-sim --help'.\n";
         return 2;
+    }
+    if (vm.count("elastic")) {
+        if (!vm["placement"].defaulted() || !vm["comm"].defaulted()) {
+            std::cerr << "fulcrum-sim: --placement and --comm schedule GPU jobs; they do not apply with --elastic\n";
+            return 2;
+        }
+        ElasticArgs a;
+        a.policy = vm["elastic"].as<std::string>();
+        a.cluster_file = cluster_file;
+        a.workload_file = workload_file;
+        a.generate = generate;
+        a.csv_dir = csv_dir;
+        a.json = vm.count("json") > 0;
+        a.options.seed = options.seed;
+        a.options.round_s = vm["round-s"].as<double>();
+        a.options.feedback_fraction = vm["feedback-fraction"].as<double>();
+        a.restart_s = vm["restart-s"].as<double>();
+        if (!(a.options.round_s > 0) || !(a.options.feedback_fraction > 0 && a.options.feedback_fraction <= 1) || !(a.restart_s >= 0)) {
+            std::cerr << "fulcrum-sim: --round-s must be positive, --feedback-fraction in (0, 1] and --restart-s at least 0\n";
+            return 2;
+        }
+        return run_elastic(a);
     }
     try {
         const sched::ClusterSpec cluster = cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(cluster_file);

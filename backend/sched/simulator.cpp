@@ -1,6 +1,7 @@
 #include "sched/simulator.h"
 
 #include "sched/comm_policy.h"
+#include "sched/statistics.h"
 #include "sched/placement.h"
 #include "sched/workload.h"
 
@@ -448,43 +449,20 @@ private:
     int to_finish_ = 0, finished_ = 0;
 };
 
-std::vector<double> sorted_jcts(const std::vector<JobOutcome>& jobs)
+std::vector<double> jcts(const std::vector<JobOutcome>& jobs)
 {
     std::vector<double> v;
     v.reserve(jobs.size());
     for (const JobOutcome& j : jobs)
         v.push_back(j.jct_s());
-    std::sort(v.begin(), v.end());
     return v;
 }
 
 } // namespace
 
-double SimulationResult::average_jct_s() const
-{
-    double sum = 0;
-    for (const JobOutcome& j : jobs)
-        sum += j.jct_s();
-    return jobs.empty() ? 0.0 : sum / static_cast<double>(jobs.size());
-}
-
-double SimulationResult::percentile_jct_s(double p) const
-{
-    const std::vector<double> v = sorted_jcts(jobs);
-    if (v.empty())
-        return 0;
-    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-    return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
-}
-
-double SimulationResult::median_jct_s() const
-{
-    const std::vector<double> v = sorted_jcts(jobs);
-    if (v.empty())
-        return 0;
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double SimulationResult::average_jct_s() const { return mean_of(jcts(jobs)); }
+double SimulationResult::percentile_jct_s(double p) const { return percentile_of(jcts(jobs), p); }
+double SimulationResult::median_jct_s() const { return median_of(jcts(jobs)); }
 
 SimulationResult simulate(const ClusterSpec& cluster, std::vector<JobSpec> jobs, const SimulationOptions& options)
 {

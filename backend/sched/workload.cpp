@@ -2,11 +2,11 @@
 
 #include "common/error.h"
 #include "common/random.h"
+#include "sched/csv_fields.h"
 #include "sched/model_templates.h"
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -16,33 +16,6 @@ namespace fulcrum::sched {
 namespace {
 
 constexpr std::array<const char*, 5> kColumns = { "name", "model", "gpus", "iterations", "arrival_s" };
-
-std::string trim(std::string s)
-{
-    const auto first = s.find_first_not_of(" \t\r");
-    const auto last = s.find_last_not_of(" \t\r");
-    return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
-}
-
-std::vector<std::string> split_csv(const std::string& line)
-{
-    std::vector<std::string> cells;
-    std::stringstream in(line);
-    for (std::string cell; std::getline(in, cell, ',');)
-        cells.push_back(trim(cell));
-    if (!line.empty() && line.back() == ',')
-        cells.emplace_back();
-    return cells;
-}
-
-template <typename T> T parse_number(const std::string& text, const std::string& where, const char* field, const char* expected)
-{
-    T value {};
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size())
-        throw InputError(where, field, std::string("expected ") + expected + ", got '" + text + "'");
-    return value;
-}
 
 std::string model_names()
 {
@@ -64,11 +37,11 @@ std::vector<JobSpec> load_workload(const std::string& path)
     int line_number = 0;
     for (std::string line; std::getline(in, line);) {
         ++line_number;
-        const std::string content = trim(line);
+        const std::string content = csv::trim(line);
         if (content.empty() || content.front() == '#')
             continue;
         const std::string where = path + ":" + std::to_string(line_number);
-        const std::vector<std::string> cells = split_csv(content);
+        const std::vector<std::string> cells = csv::split(content);
         if (!header_seen) {
             bool matches = cells.size() == kColumns.size();
             for (std::size_t i = 0; matches && i < cells.size(); ++i)
@@ -88,13 +61,13 @@ std::vector<JobSpec> load_workload(const std::string& path)
         if (!model)
             throw InputError(where, "model", "expected one of " + model_names() + ", got '" + cells[1] + "'");
         job.model = *model;
-        job.gpus = parse_number<int>(cells[2], where, "gpus", "a positive whole number of GPUs");
+        job.gpus = csv::number<int>(cells[2], where, "gpus", "a positive whole number of GPUs");
         if (job.gpus < 1)
             throw InputError(where, "gpus", "expected a positive whole number of GPUs, got " + cells[2]);
-        job.iterations = parse_number<std::int64_t>(cells[3], where, "iterations", "a positive whole number");
+        job.iterations = csv::number<std::int64_t>(cells[3], where, "iterations", "a positive whole number");
         if (job.iterations < 1)
             throw InputError(where, "iterations", "expected a positive whole number, got " + cells[3]);
-        job.arrival_s = parse_number<double>(cells[4], where, "arrival_s", "seconds from the start (a number >= 0)");
+        job.arrival_s = csv::number<double>(cells[4], where, "arrival_s", "seconds from the start (a number >= 0)");
         if (!(job.arrival_s >= 0) || !std::isfinite(job.arrival_s))
             throw InputError(where, "arrival_s", "expected seconds from the start (a number >= 0), got " + cells[4]);
         jobs.push_back(std::move(job));

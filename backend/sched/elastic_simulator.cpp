@@ -1,0 +1,361 @@
+#include "sched/elastic_simulator.h"
+
+#include "common/random.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace fulcrum::sched {
+
+namespace {
+
+constexpr std::array<std::pair<ElasticPolicy, std::string_view>, 3> kPolicies { {
+    { ElasticPolicy::Eps, "eps" },
+    { ElasticPolicy::StaticFifo, "static" },
+    { ElasticPolicy::KillRestart, "kill-restart" },
+} };
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Running {
+    std::size_t outcome = 0; // index into outcomes
+    int workers = 0, servers = 0;
+    double done = 0;         // samples processed
+    double paused_until = 0;
+    bool capped = false;     // a growth step was rolled back: grow no further
+    bool trial = false;      // a growth step is being watched
+    double trial_until = kInf;
+    double trial_baseline = 0;
+};
+
+class Simulation {
+public:
+    Simulation(const PsClusterModel& cluster, const ElasticOptions& options)
+        : cluster_(cluster)
+        , options_(options)
+        , rng_(make_rng(options.seed, Stream::Noise, 77))
+    {
+    }
+
+    ElasticResult run(std::vector<PsJobSpec> jobs)
+    {
+        std::stable_sort(jobs.begin(), jobs.end(), [](const PsJobSpec& a, const PsJobSpec& b) { return a.arrival_s < b.arrival_s; });
+        for (PsJobSpec& job : jobs) {
+            if (auto reason = check_ps_submission(job, cluster_))
+                result_.rejected.push_back({ std::move(job), *reason });
+            else
+                pending_.push_back(std::move(job));
+        }
+        total_ = pending_.size();
+        outcomes_.reserve(total_);
+        std::size_t next_arrival = 0;
+        double next_round = options_.round_s;
+        while (finished_ < total_) {
+            double next = std::min(next_arrival < pending_.size() ? pending_[next_arrival].arrival_s : kInf,
+                elastic() && !running_.empty() ? std::max(next_round, now_) : kInf);
+            for (const Running& r : running_)
+                next = std::min(next, next_event(r));
+            if (!std::isfinite(next))
+                throw std::logic_error("elastic simulation stalled with " + std::to_string(total_ - finished_) + " jobs left");
+            advance(next);
+            while (next_arrival < pending_.size() && pending_[next_arrival].arrival_s <= now_)
+                queue_.push_back(pending_[next_arrival++]);
+            settle_running();
+            admit();
+            if (elastic() && now_ >= next_round) {
+                grow_round();
+                next_round = now_ + options_.round_s;
+            }
+        }
+        result_.makespan = now_;
+        const double capacity = cluster_.slots * std::max(now_, 1e-9);
+        result_.cpu_util = training_slot_s_ / capacity;
+        result_.allocated_util = allocated_slot_s_ / capacity;
+        for (const auto& [change, cost] : changes_)
+            result_.changes.push_back(cost);
+        std::sort(outcomes_.begin(), outcomes_.end(), [](const PsJobOutcome& a, const PsJobOutcome& b) { return a.job.id < b.job.id; });
+        result_.jobs = std::move(outcomes_);
+        return std::move(result_);
+    }
+
+private:
+    bool elastic() const { return options_.policy != ElasticPolicy::StaticFifo; }
+    int free_slots() const { return cluster_.slots - used_; }
+    const PsJobSpec& spec(const Running& r) const { return outcomes_[r.outcome].job; }
+    double rate(const Running& r) const { return cluster_.throughput(spec(r).model, r.workers, r.servers); }
+
+    double next_event(const Running& r) const
+    {
+        if (r.paused_until > now_)
+            return r.paused_until;
+        double t = now_ + (spec(r).samples() - r.done) / rate(r);
+        const PsJobOutcome& o = outcomes_[r.outcome];
+        if (o.feedback_s < 0)
+            t = std::min(t, now_ + std::max(0.0, options_.feedback_fraction * spec(r).samples() - r.done) / rate(r));
+        if (r.trial)
+            t = std::min(t, r.trial_until);
+        return t;
+    }
+
+    void advance(double to)
+    {
+        for (Running& r : running_) {
+            const double training = std::max(0.0, to - std::max(now_, r.paused_until));
+            r.done = std::min(spec(r).samples(), r.done + rate(r) * training);
+            training_slot_s_ += training * (r.workers + r.servers);
+            allocated_slot_s_ += (to - now_) * (r.workers + r.servers);
+        }
+        now_ = to;
+    }
+
+    // Feedback, completions and the end of growth trials at the current time.
+    void settle_running()
+    {
+        for (std::size_t i = 0; i < running_.size();) {
+            Running& r = running_[i];
+            PsJobOutcome& o = outcomes_[r.outcome];
+            const double samples = spec(r).samples();
+            const double eps = 1e-9 * samples;
+            if (o.feedback_s < 0 && r.done >= options_.feedback_fraction * samples - eps)
+                o.feedback_s = now_;
+            if (r.done >= samples - eps && r.paused_until <= now_) {
+                o.finish_s = now_;
+                used_ -= r.workers + r.servers;
+                running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+                ++finished_;
+                if (options_.progress)
+                    options_.progress(static_cast<double>(finished_) / static_cast<double>(total_));
+                continue;
+            }
+            if (r.trial && now_ >= r.trial_until)
+                judge_trial(r);
+            ++i;
+        }
+    }
+
+    // A measured throughput: the model's, with the noise of a window of observed iterations.
+    double measured(const Running& r)
+    {
+        const double spread = options_.iteration_noise / std::sqrt(std::max(1, options_.observe_iterations));
+        return rate(r) * (1 + spread * standard_normal(rng_));
+    }
+
+    void record(const std::string& change, double seconds)
+    {
+        ChangeCost& c = changes_[change];
+        c.change = change;
+        c.count += 1;
+        c.total_s += seconds;
+    }
+
+    // Applies a change of `dw` workers and `ds` servers: in place (EPS, each mechanism's cost
+    // in turn) or by a restart. The job trains again when the pause ends.
+    void resize(Running& r, int dw, int ds)
+    {
+        PsJobOutcome& o = outcomes_[r.outcome];
+        const ModelTemplate& model = spec(r).model;
+        double pause = 0;
+        if (options_.policy == ElasticPolicy::KillRestart) {
+            pause = cluster_.restart_cost(model);
+            record("restart", pause);
+            o.restarts += 1;
+        } else {
+            for (int k = 0; k < ds; ++k) {
+                const double c = cluster_.add_server_cost(model, r.servers + k);
+                record("add-server", c);
+                pause += c;
+            }
+            for (int k = 0; k < -ds; ++k) {
+                const double c = cluster_.remove_server_cost(model, r.servers - k);
+                record("remove-server", c);
+                pause += c;
+            }
+            for (int k = 0; k < dw; ++k) {
+                const double c = cluster_.add_worker_cost(model);
+                record("add-worker", c);
+                pause += c;
+            }
+            for (int k = 0; k < -dw; ++k) {
+                record("remove-worker", cluster_.remove_worker_s);
+                pause += cluster_.remove_worker_s;
+            }
+        }
+        r.workers += dw;
+        r.servers += ds;
+        used_ += dw + ds;
+        r.paused_until = std::max(r.paused_until, now_) + pause;
+        o.paused_s += pause;
+        o.peak_workers = std::max(o.peak_workers, r.workers);
+        o.peak_servers = std::max(o.peak_servers, r.servers);
+    }
+
+    void judge_trial(Running& r)
+    {
+        r.trial = false;
+        r.trial_until = kInf;
+        if (measured(r) < r.trial_baseline) { // the step made the job slower: undo it
+            resize(r, -1, -1);
+            r.capped = true;
+            outcomes_[r.outcome].rolled_back += 1;
+        }
+    }
+
+    // One round: every running job that may grow gets one server and one worker, in turn
+    // from a rotating start, while idle slots last.
+    void grow_round()
+    {
+        if (!queue_.empty() || running_.empty())
+            return;
+        const std::size_t n = running_.size();
+        for (std::size_t k = 0; k < n && free_slots() >= 2; ++k) {
+            Running& r = running_[(round_ + k) % n];
+            if (r.capped || r.trial || r.paused_until > now_)
+                continue;
+            r.trial_baseline = measured(r);
+            resize(r, +1, +1);
+            r.trial = true;
+            r.trial_until = r.paused_until + options_.observe_iterations * cluster_.iteration_s(spec(r).model, r.workers, r.servers);
+            outcomes_[r.outcome].grown += 1;
+        }
+        ++round_;
+    }
+
+    // Frees slots for a newcomer from jobs past early feedback: first what they hold beyond
+    // their own request, then down to one server and one worker, largest holders first.
+    void release_for(int wanted)
+    {
+        std::map<std::size_t, std::pair<int, int>> taken; // running index -> (workers, servers) taken
+        for (int beyond_request = 1; beyond_request >= 0 && free_slots() + count(taken) < wanted; --beyond_request) {
+            bool progress = true;
+            while (progress && free_slots() + count(taken) < wanted) {
+                progress = false;
+                std::size_t best = running_.size();
+                int best_spare = 0;
+                for (std::size_t i = 0; i < running_.size(); ++i) {
+                    const Running& r = running_[i];
+                    if (outcomes_[r.outcome].feedback_s < 0 || r.trial || r.paused_until > now_)
+                        continue;
+                    const auto [tw, ts] = taken[i];
+                    const int floor_w = beyond_request ? std::max(1, spec(r).workers) : 1;
+                    const int floor_s = beyond_request ? std::max(1, spec(r).servers) : 1;
+                    const int spare = (r.workers - tw - floor_w) + (r.servers - ts - floor_s);
+                    if (spare > best_spare) {
+                        best_spare = spare;
+                        best = i;
+                    }
+                }
+                if (best == running_.size())
+                    break;
+                const Running& r = running_[best];
+                auto& [tw, ts] = taken[best];
+                const int floor_w = beyond_request ? std::max(1, spec(r).workers) : 1;
+                const int floor_s = beyond_request ? std::max(1, spec(r).servers) : 1;
+                // Keep the worker/server balance: give up a worker while workers outnumber servers.
+                if (r.workers - tw > floor_w && (r.workers - tw >= r.servers - ts || r.servers - ts <= floor_s))
+                    ++tw;
+                else
+                    ++ts;
+                progress = true;
+            }
+        }
+        for (auto& [i, t] : taken) {
+            if (t.first == 0 && t.second == 0)
+                continue;
+            resize(running_[i], -t.first, -t.second);
+            outcomes_[running_[i].outcome].released += t.first + t.second;
+        }
+    }
+
+    static int count(const std::map<std::size_t, std::pair<int, int>>& taken)
+    {
+        int n = 0;
+        for (const auto& [i, t] : taken)
+            n += t.first + t.second;
+        return n;
+    }
+
+    void start(PsJobSpec job, int workers, int servers)
+    {
+        PsJobOutcome o;
+        o.job = std::move(job);
+        o.start_s = now_;
+        o.peak_workers = workers;
+        o.peak_servers = servers;
+        outcomes_.push_back(std::move(o));
+        Running r;
+        r.outcome = outcomes_.size() - 1;
+        r.workers = workers;
+        r.servers = servers;
+        r.paused_until = now_;
+        running_.push_back(r);
+        used_ += workers + servers;
+    }
+
+    void admit()
+    {
+        while (!queue_.empty()) {
+            const PsJobSpec& job = queue_.front();
+            if (free_slots() < job.slots() && elastic())
+                release_for(job.slots());
+            if (free_slots() >= job.slots()) {
+                start(job, job.workers, job.servers);
+            } else if (elastic() && free_slots() >= 2) {
+                // Start smaller: servers in the proportion asked for, the rest workers.
+                const int slots = free_slots();
+                const int servers = std::clamp(static_cast<int>(std::lround(double(slots) * job.servers / job.slots())), 1, slots - 1);
+                start(job, std::min(job.workers, slots - servers), servers);
+            } else {
+                return; // FIFO: the head waits, and so does everyone behind it
+            }
+            queue_.pop_front();
+        }
+    }
+
+    const PsClusterModel& cluster_;
+    const ElasticOptions& options_;
+    Rng rng_;
+    std::vector<PsJobSpec> pending_; // accepted, by arrival
+    std::deque<PsJobSpec> queue_;
+    std::vector<Running> running_;
+    std::vector<PsJobOutcome> outcomes_;
+    std::map<std::string, ChangeCost> changes_;
+    ElasticResult result_;
+    double now_ = 0;
+    int used_ = 0;
+    std::size_t total_ = 0, finished_ = 0, round_ = 0;
+    double training_slot_s_ = 0, allocated_slot_s_ = 0;
+};
+
+} // namespace
+
+std::string_view policy_name(ElasticPolicy policy)
+{
+    for (const auto& [p, name] : kPolicies)
+        if (p == policy)
+            return name;
+    return "unknown";
+}
+
+std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name)
+{
+    for (const auto& [p, n] : kPolicies)
+        if (n == name)
+            return p;
+    return std::nullopt;
+}
+
+ElasticResult simulate_elastic(const PsClusterModel& cluster, std::vector<PsJobSpec> jobs, const ElasticOptions& options)
+{
+    if (cluster.slots < 2)
+        throw std::invalid_argument("an elastic cluster needs at least two slots (one server and one worker)");
+    if (!(options.round_s > 0) || options.observe_iterations < 1 || !(options.feedback_fraction > 0 && options.feedback_fraction <= 1))
+        throw std::invalid_argument("elastic options: round_s > 0, observe_iterations >= 1 and feedback_fraction in (0, 1] are required");
+    return Simulation(cluster, options).run(std::move(jobs));
+}
+
+} // namespace fulcrum::sched

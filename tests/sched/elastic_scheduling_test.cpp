@@ -1,0 +1,213 @@
+#include "common/error.h"
+#include "sched/elastic_simulator.h"
+#include "sched/model_templates.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <fstream>
+
+using namespace fulcrum;
+using sched::ElasticPolicy;
+
+namespace {
+
+sched::PsJobSpec job(int id, int workers, int servers, std::int64_t iterations, double arrival, const char* model = "resnet50")
+{
+    sched::PsJobSpec j;
+    j.id = id;
+    j.name = "j" + std::to_string(id);
+    j.model = *sched::find_model_template(model);
+    j.workers = workers;
+    j.servers = servers;
+    j.iterations = iterations;
+    j.arrival_s = arrival;
+    return j;
+}
+
+sched::ElasticOptions options(ElasticPolicy policy)
+{
+    sched::ElasticOptions o;
+    o.policy = policy;
+    o.iteration_noise = 0; // exact measurements unless a test wants noise
+    return o;
+}
+
+sched::PsClusterModel cluster(int slots)
+{
+    sched::PsClusterModel c;
+    c.slots = slots;
+    return c;
+}
+
+std::string write_file(const std::string& name, const std::string& text)
+{
+    const auto path = std::filesystem::temp_directory_path() / name;
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+} // namespace
+
+TEST(PsThroughputModel, FewServersMakeAJobServerBoundAndMatchedGrowthHelps)
+{
+    const sched::PsClusterModel c = cluster(64);
+    const auto resnet = *sched::find_model_template("resnet50");
+    // One server carries w x M each way: eight workers are slower per worker than two.
+    EXPECT_LT(c.throughput(resnet, 8, 1) / 8, c.throughput(resnet, 2, 1) / 2);
+    EXPECT_GT(c.throughput(resnet, 8, 8), 3.5 * c.throughput(resnet, 8, 1));
+    EXPECT_GT(c.throughput(resnet, 5, 5), c.throughput(resnet, 4, 4));
+    EXPECT_DOUBLE_EQ(c.iteration_s(resnet, 2, 2),
+        resnet.forward_s + resnet.backward_s + 2 * resnet.model_bytes * c.seconds_per_byte + 2 * c.barrier_overhead_s);
+}
+
+TEST(ElasticSimulator, StaticFifoRunsAJobAtItsRequestAndMakesTheNextOneWait)
+{
+    const sched::PsClusterModel c = cluster(8);
+    const auto result = sched::simulate_elastic(c, { job(0, 4, 2, 1000, 0), job(1, 3, 1, 500, 10) }, options(ElasticPolicy::StaticFifo));
+    ASSERT_EQ(result.jobs.size(), 2u);
+    const auto& first = result.jobs[0];
+    const double expected = first.job.samples() / c.throughput(first.job.model, 4, 2);
+    EXPECT_NEAR(first.finish_s, expected, 1e-6 * expected);
+    EXPECT_NEAR(result.jobs[1].start_s, first.finish_s, 1e-9); // 6 + 4 slots do not fit in 8
+    EXPECT_NEAR(first.feedback_s, 0.1 * expected, 1e-6 * expected);
+    EXPECT_EQ(first.peak_workers, 4);
+    EXPECT_TRUE(result.changes.empty());
+}
+
+TEST(ElasticSimulator, EpsGrowsALoneJobOnIdleSlotsAndFinishesSoonerThanStatic)
+{
+    const sched::PsClusterModel c = cluster(16);
+    const auto jobs = std::vector { job(0, 2, 1, 3000, 0) };
+    const auto fixed = sched::simulate_elastic(c, jobs, options(ElasticPolicy::StaticFifo));
+    const auto eps = sched::simulate_elastic(c, jobs, options(ElasticPolicy::Eps));
+    const auto& grown = eps.jobs[0];
+    EXPECT_GT(grown.grown, 3);
+    EXPECT_EQ(grown.peak_workers, 2 + grown.grown - grown.rolled_back);
+    EXPECT_LE(grown.peak_workers + grown.peak_servers, 16);
+    EXPECT_LT(grown.jct(), 0.5 * fixed.jobs[0].jct());
+    EXPECT_GT(eps.cpu_util, fixed.cpu_util);
+    // Each growth step paused the job for one add-server and one add-worker.
+    double pauses = 0;
+    for (const auto& change : eps.changes)
+        pauses += change.total_s;
+    EXPECT_NEAR(grown.paused_s, pauses, 1e-9);
+}
+
+TEST(ElasticSimulator, ANewcomerTakesSlotsFromAJobPastEarlyFeedbackInsteadOfQueueing)
+{
+    const sched::PsClusterModel c = cluster(8);
+    const auto jobs = std::vector { job(0, 5, 3, 10000, 0), job(1, 2, 1, 300, 600) };
+    const auto eps = sched::simulate_elastic(c, jobs, options(ElasticPolicy::Eps));
+    ASSERT_GT(eps.jobs[0].feedback_s, 0);
+    ASSERT_LT(eps.jobs[0].feedback_s, 600);
+    EXPECT_DOUBLE_EQ(eps.jobs[1].start_s, 600);
+    EXPECT_EQ(eps.jobs[0].released, 3);
+    const auto fixed = sched::simulate_elastic(c, jobs, options(ElasticPolicy::StaticFifo));
+    EXPECT_GT(fixed.jobs[1].start_s, eps.jobs[0].finish_s * 0.5);
+    EXPECT_LT(eps.jobs[1].feedback_latency(), 0.1 * fixed.jobs[1].feedback_latency());
+}
+
+TEST(ElasticSimulator, KillRestartMakesTheSameMovesButPaysARestartForEach)
+{
+    const sched::PsClusterModel c = cluster(16);
+    const auto jobs = std::vector { job(0, 2, 1, 3000, 0), job(1, 2, 2, 2000, 300) };
+    const auto eps = sched::simulate_elastic(c, jobs, options(ElasticPolicy::Eps));
+    const auto restart = sched::simulate_elastic(c, jobs, options(ElasticPolicy::KillRestart));
+    int restarts = 0;
+    for (const auto& j : restart.jobs) {
+        restarts += j.restarts;
+        EXPECT_GT(j.restarts, 0);
+    }
+    ASSERT_EQ(restart.changes.size(), 1u);
+    EXPECT_EQ(restart.changes[0].change, "restart");
+    EXPECT_EQ(restart.changes[0].count, restarts);
+    EXPECT_NEAR(restart.changes[0].total_s / restarts, c.restart_cost(jobs[0].model), 1e-9);
+    EXPECT_GT(restart.jobs[0].jct() + restart.jobs[1].jct(), eps.jobs[0].jct() + eps.jobs[1].jct());
+}
+
+TEST(ElasticSimulator, AGrowthStepMeasuredSlowerIsRolledBackAndTheJobGrowsNoFurther)
+{
+    // Under the throughput model a matched step is never truly slower, so the rollback is
+    // driven by what the policy measures: a window of noisy iterations. With noise as large
+    // as the gains, some step looks slower; it is undone and never retried.
+    const sched::PsClusterModel c = cluster(64);
+    auto o = options(ElasticPolicy::Eps);
+    o.iteration_noise = 3;
+    o.seed = 3;
+    const auto eps = sched::simulate_elastic(c, { job(0, 2, 2, 6000, 0) }, o);
+    const auto& j = eps.jobs[0];
+    EXPECT_EQ(j.rolled_back, 1);
+    EXPECT_LT(j.grown, 30); // it stopped growing with slots still idle
+    std::map<std::string, int> counts;
+    for (const auto& change : eps.changes)
+        counts[change.change] = change.count;
+    EXPECT_EQ(counts["add-worker"], j.grown);
+    EXPECT_EQ(counts["remove-worker"], 1);
+    EXPECT_EQ(counts["remove-server"], 1);
+    EXPECT_EQ(j.peak_workers, 2 + j.grown);
+}
+
+TEST(ElasticSimulator, SameSeedSameResultAndNoiseChangesDecisionsOnlyThroughTheSeed)
+{
+    const sched::PsClusterModel c = cluster(64);
+    const auto jobs = sched::generate_ps_workload({ .jobs = 30, .mean_gap_s = 120, .seed = 4 });
+    auto o = options(ElasticPolicy::Eps);
+    o.iteration_noise = 0.1;
+    const auto a = sched::simulate_elastic(c, jobs, o), b = sched::simulate_elastic(c, jobs, o);
+    EXPECT_EQ(sched::elastic_metrics_json(a, o), sched::elastic_metrics_json(b, o));
+    EXPECT_EQ(a.jobs.size(), 30u);
+}
+
+TEST(ElasticSimulator, AJobLargerThanTheClusterIsRejectedWithTheReason)
+{
+    const auto result = sched::simulate_elastic(cluster(8), { job(0, 8, 2, 100, 0), job(1, 2, 1, 100, 5) }, options(ElasticPolicy::Eps));
+    ASSERT_EQ(result.rejected.size(), 1u);
+    EXPECT_EQ(result.rejected[0].reason, "asks for 8 workers and 2 servers (10 slots); the cluster has 8");
+    EXPECT_EQ(result.jobs.size(), 1u);
+}
+
+TEST(PsWorkload, GeneratedMixFollowsItsRangesAndRoundTripsThroughTheFile)
+{
+    const auto jobs = sched::generate_ps_workload({ .jobs = 200, .mean_gap_s = 60, .seed = 9 });
+    ASSERT_EQ(jobs.size(), 200u);
+    double last = 0;
+    for (const auto& j : jobs) {
+        EXPECT_GE(j.workers, 2);
+        EXPECT_LE(j.workers, 8);
+        EXPECT_GE(j.servers, 1);
+        EXPECT_LE(j.servers, 4);
+        EXPECT_GE(j.iterations, 500);
+        EXPECT_LE(j.iterations, 3000);
+        EXPECT_GE(j.arrival_s, last);
+        last = j.arrival_s;
+    }
+    EXPECT_NEAR(last / 199, 60, 15); // mean gap of the Poisson arrivals
+    const auto read = sched::load_ps_workload(write_file("fulcrum-ps-roundtrip.csv", sched::ps_workload_csv(jobs)));
+    ASSERT_EQ(read.size(), jobs.size());
+    EXPECT_EQ(read[17].model.name, jobs[17].model.name);
+    EXPECT_EQ(read[17].workers, jobs[17].workers);
+    EXPECT_EQ(read[17].iterations, jobs[17].iterations);
+}
+
+TEST(PsWorkload, BadFilesAreRefusedWithFileLineAndField)
+{
+    const auto refused = [](const std::string& text, const std::string& field, const std::string& words) {
+        const std::string path = write_file("fulcrum-ps-bad.csv", text);
+        try {
+            sched::load_ps_workload(path);
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.field(), field) << e.what();
+            EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+        }
+    };
+    refused("", "", "is empty");
+    refused("name,model,workers,servers,iterations,arrival_s\n", "", "no jobs");
+    refused("name,model,gpus,iterations,arrival_s\n", "header", "expected 'name,model,workers,servers,iterations,arrival_s'");
+    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,0,1,10,0\n", "workers", "positive whole number");
+    refused("name,model,workers,servers,iterations,arrival_s\na,alexnet,2,1,10,0\n", "model", "expected one of vgg16");
+    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10\n", "", "expected 6 comma-separated fields");
+    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10,-3\n", "arrival_s", "seconds from the start");
+}
