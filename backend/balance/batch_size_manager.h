@@ -1,6 +1,7 @@
 #pragma once
 
 #include "balance/batch_size_policy.h"
+#include "common/error.h"
 
 #include <map>
 #include <memory>
@@ -9,18 +10,10 @@
 
 namespace fulcrum::balance {
 
-// A refused operator request; the run goes on unchanged. `code` is stable for the protocol.
-class OverrideError : public std::invalid_argument {
+// A refused operator request; the run goes on unchanged.
+class OverrideError : public RefusedRequest {
 public:
-    OverrideError(std::string code, const std::string& message)
-        : std::invalid_argument(message)
-        , code_(std::move(code))
-    {
-    }
-    const std::string& code() const { return code_; }
-
-private:
-    std::string code_;
+    using RefusedRequest::RefusedRequest;
 };
 
 struct ManagerOptions {

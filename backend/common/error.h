@@ -22,6 +22,21 @@ private:
     std::string reason_;
 };
 
+// A refused request to a running job (an operator override, an elastic resize): the job
+// goes on unchanged. `code` is stable for the protocol ("unknown-worker", "last-server").
+class RefusedRequest : public std::invalid_argument {
+public:
+    RefusedRequest(std::string code, const std::string& message)
+        : std::invalid_argument(message)
+        , code_(std::move(code))
+    {
+    }
+    const std::string& code() const noexcept { return code_; }
+
+private:
+    std::string code_;
+};
+
 // A failure of the environment rather than of the input: disk full, SQLite busy.
 class RuntimeFailure : public std::runtime_error {
 public:

@@ -58,69 +58,22 @@ namespace {
 
 constexpr const char* kHeader = "name,model,workers,servers,iterations,arrival_s";
 
-std::string model_names()
-{
-    std::string names;
-    for (const ModelTemplate& t : model_templates())
-        names += (names.empty() ? "" : ", ") + t.name;
-    return names;
-}
-
-int positive(const std::string& cell, const std::string& where, const char* field)
-{
-    const int n = csv::number<int>(cell, where, field, "a positive whole number");
-    if (n < 1)
-        throw InputError(where, field, "expected a positive whole number, got " + cell);
-    return n;
-}
-
 } // namespace
 
 std::vector<PsJobSpec> load_ps_workload(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in)
-        throw InputError(path, "", "cannot open the workload file");
     std::vector<PsJobSpec> jobs;
-    bool header_seen = false;
-    int line_number = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++line_number;
-        const std::string content = csv::trim(line);
-        if (content.empty() || content.front() == '#')
-            continue;
-        const std::string where = path + ":" + std::to_string(line_number);
-        const std::vector<std::string> cells = csv::split(content);
-        if (!header_seen) {
-            if (content != kHeader)
-                throw InputError(where, "header", std::string("expected '") + kHeader + "', got '" + content + "'");
-            header_seen = true;
-            continue;
-        }
-        if (cells.size() != 6)
-            throw InputError(where, "", std::string("expected 6 comma-separated fields (") + kHeader + "), got "
-                + std::to_string(cells.size()));
+    csv::for_each_row(path, kHeader, [&](const std::vector<std::string>& cells, const std::string& where) {
         PsJobSpec job;
         job.id = static_cast<int>(jobs.size());
         job.name = cells[0].empty() ? "job-" + std::to_string(job.id) : cells[0];
-        const auto model = find_model_template(cells[1]);
-        if (!model)
-            throw InputError(where, "model", "expected one of " + model_names() + ", got '" + cells[1] + "'");
-        job.model = *model;
-        job.workers = positive(cells[2], where, "workers");
-        job.servers = positive(cells[3], where, "servers");
-        job.iterations = csv::number<std::int64_t>(cells[4], where, "iterations", "a positive whole number");
-        if (job.iterations < 1)
-            throw InputError(where, "iterations", "expected a positive whole number, got " + cells[4]);
-        job.arrival_s = csv::number<double>(cells[5], where, "arrival_s", "seconds from the start (a number >= 0)");
-        if (!(job.arrival_s >= 0) || !std::isfinite(job.arrival_s))
-            throw InputError(where, "arrival_s", "expected seconds from the start (a number >= 0), got " + cells[5]);
+        job.model = csv::model_cell(cells[1], where);
+        job.workers = csv::positive<int>(cells[2], where, "workers");
+        job.servers = csv::positive<int>(cells[3], where, "servers");
+        job.iterations = csv::positive<std::int64_t>(cells[4], where, "iterations");
+        job.arrival_s = csv::arrival_cell(cells[5], where);
         jobs.push_back(std::move(job));
-    }
-    if (!header_seen)
-        throw InputError(path, "", std::string("is empty: expected the header '") + kHeader + "' and one line per job");
-    if (jobs.empty())
-        throw InputError(path, "", "has a header but no jobs: expected one line per job after it");
+    });
     std::stable_sort(jobs.begin(), jobs.end(), [](const PsJobSpec& x, const PsJobSpec& y) { return x.arrival_s < y.arrival_s; });
     return jobs;
 }

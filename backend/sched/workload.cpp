@@ -13,69 +13,21 @@
 
 namespace fulcrum::sched {
 
-namespace {
-
-constexpr std::array<const char*, 5> kColumns = { "name", "model", "gpus", "iterations", "arrival_s" };
-
-std::string model_names()
-{
-    std::string names;
-    for (const ModelTemplate& t : model_templates())
-        names += (names.empty() ? "" : ", ") + t.name;
-    return names;
-}
-
-} // namespace
-
 std::vector<JobSpec> load_workload(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in)
-        throw InputError(path, "", "cannot open the workload file");
     std::vector<JobSpec> jobs;
-    bool header_seen = false;
-    int line_number = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++line_number;
-        const std::string content = csv::trim(line);
-        if (content.empty() || content.front() == '#')
-            continue;
-        const std::string where = path + ":" + std::to_string(line_number);
-        const std::vector<std::string> cells = csv::split(content);
-        if (!header_seen) {
-            bool matches = cells.size() == kColumns.size();
-            for (std::size_t i = 0; matches && i < cells.size(); ++i)
-                matches = cells[i] == kColumns[i];
-            if (!matches)
-                throw InputError(where, "header", "expected 'name,model,gpus,iterations,arrival_s', got '" + content + "'");
-            header_seen = true;
-            continue;
-        }
-        if (cells.size() != kColumns.size())
-            throw InputError(where, "", "expected 5 comma-separated fields (name,model,gpus,iterations,arrival_s), got "
-                + std::to_string(cells.size()));
+    csv::for_each_row(path, "name,model,gpus,iterations,arrival_s", [&](const std::vector<std::string>& cells, const std::string& where) {
         JobSpec job;
         job.id = static_cast<int>(jobs.size());
         job.name = cells[0].empty() ? "job-" + std::to_string(job.id) : cells[0];
-        const auto model = find_model_template(cells[1]);
-        if (!model)
-            throw InputError(where, "model", "expected one of " + model_names() + ", got '" + cells[1] + "'");
-        job.model = *model;
+        job.model = csv::model_cell(cells[1], where);
         job.gpus = csv::number<int>(cells[2], where, "gpus", "a positive whole number of GPUs");
         if (job.gpus < 1)
             throw InputError(where, "gpus", "expected a positive whole number of GPUs, got " + cells[2]);
-        job.iterations = csv::number<std::int64_t>(cells[3], where, "iterations", "a positive whole number");
-        if (job.iterations < 1)
-            throw InputError(where, "iterations", "expected a positive whole number, got " + cells[3]);
-        job.arrival_s = csv::number<double>(cells[4], where, "arrival_s", "seconds from the start (a number >= 0)");
-        if (!(job.arrival_s >= 0) || !std::isfinite(job.arrival_s))
-            throw InputError(where, "arrival_s", "expected seconds from the start (a number >= 0), got " + cells[4]);
+        job.iterations = csv::positive<std::int64_t>(cells[3], where, "iterations");
+        job.arrival_s = csv::arrival_cell(cells[4], where);
         jobs.push_back(std::move(job));
-    }
-    if (!header_seen)
-        throw InputError(path, "", "is empty: expected the header 'name,model,gpus,iterations,arrival_s' and one line per job");
-    if (jobs.empty())
-        throw InputError(path, "", "has a header but no jobs: expected one line per job after it");
+    });
     std::stable_sort(jobs.begin(), jobs.end(), [](const JobSpec& x, const JobSpec& y) { return x.arrival_s < y.arrival_s; });
     return jobs;
 }

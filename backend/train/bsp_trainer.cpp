@@ -98,9 +98,7 @@ struct BspTrainer::Impl {
                 e.message = outcome.describe();
                 if (r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker)
                     e.worker = slot;
-            } catch (const ResizeError& error) {
-                e.message = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
-            } catch (const balance::OverrideError& error) {
+            } catch (const RefusedRequest& error) { // ResizeError, or the manager's OverrideError
                 e.message = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
             }
             observer.on_event(e);

@@ -1,10 +1,10 @@
 #pragma once
 
+#include "common/error.h"
 #include "common/records.h"
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,18 +54,10 @@ struct ResizeOutcome {
     std::string describe() const;
 };
 
-// A refused change: the job goes on unchanged. `code` is stable for the protocol.
-class ResizeError : public std::invalid_argument {
+// A refused change: the job goes on unchanged.
+class ResizeError : public RefusedRequest {
 public:
-    ResizeError(std::string code, const std::string& message)
-        : std::invalid_argument(message)
-        , code_(std::move(code))
-    {
-    }
-    const std::string& code() const { return code_; }
-
-private:
-    std::string code_;
+    using RefusedRequest::RefusedRequest;
 };
 
 } // namespace fulcrum::train
