@@ -11,6 +11,7 @@
 #include "sched/statistics.h"
 #include "sched/simulator.h"
 #include "sched/workload.h"
+#include "sched_store/schedule_store.h"
 
 #include <boost/program_options.hpp>
 
@@ -25,7 +26,7 @@ using namespace fulcrum;
 namespace {
 
 constexpr const char* kUsage = R"(Usage: fulcrum-sim [--cluster FILE] (--workload FILE | --generate microsoft-N)
-                   [--placement P] [--comm C] [--seed N] [--json] [--csv DIR]
+                   [--placement P] [--comm C] [--seed N] [--json] [--csv DIR] [--out RUN.db]
        fulcrum-sim --elastic eps|static|kill-restart [--cluster FILE]
                    (--workload FILE | --generate ps-mixed-N) [--seed N] [--json] [--csv DIR]
 
@@ -174,6 +175,7 @@ int main(int argc, char** argv)
         ("seed", po::value(&options.seed)->default_value(1), "random seed (generated workload, rand placement)")
         ("json", "print the metrics as one JSON object (avg_jct, median_jct, p95_jct, makespan, gpu_util, ...)")
         ("csv", po::value(&csv_dir), "write jobs.csv, jct_cdf.csv and utilization.csv into this folder")
+        ("out", po::value<std::string>(), "record the schedule (jobs and per-GPU timeline) as a new run in this run store, for the console")
         ("elastic", po::value<std::string>(), "simulate parameter-server jobs under elastic scheduling: eps, static or kill-restart")
         ("round-s", po::value<double>()->default_value(60), "--elastic: seconds between growth rounds")
         ("feedback-fraction", po::value<double>()->default_value(0.1), "--elastic: early feedback once this fraction of a job's samples is done")
@@ -215,8 +217,13 @@ int main(int argc, char** argv)
             std::cerr << "fulcrum-sim: --round-s must be positive, --feedback-fraction in (0, 1] and --restart-s at least 0\n";
             return 2;
         }
+        if (vm.count("out")) {
+            std::cerr << "fulcrum-sim: --out records the GPU schedule; it is not available with --elastic yet\n";
+            return 2;
+        }
         return run_elastic(a);
     }
+    options.record_spans = vm.count("out") > 0;
     try {
         const sched::ClusterSpec cluster = cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(cluster_file);
         std::vector<sched::JobSpec> jobs;
@@ -257,6 +264,14 @@ int main(int argc, char** argv)
             std::cerr << "fulcrum-sim: job " << r.job.id << " (" << r.job.name << ") " << r.reason << "\n";
         if (!csv_dir.empty())
             sched::write_csv_reports(result, csv_dir, options.utilization_bin_s);
+        if (vm.count("out")) {
+            const std::string description = "fulcrum-sim " + (generate.empty() ? "--workload " + workload_file : "--generate " + generate)
+                + (cluster_file.empty() ? "" : " --cluster " + cluster_file) + " --placement " + options.placement + " --comm "
+                + options.comm + " --seed " + std::to_string(options.seed);
+            const RunId run = sched_store::write_schedule(vm["out"].as<std::string>(), options.placement + " + " + options.comm,
+                description, options.seed, result);
+            std::cerr << "fulcrum-sim: schedule recorded as run " << run << " in " << vm["out"].as<std::string>() << "\n";
+        }
         if (vm.count("json")) {
             std::cout << sched::metrics_json(result) << "\n";
         } else {

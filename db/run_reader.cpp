@@ -3,6 +3,8 @@
 #include "common/error.h"
 #include "db/schema.h"
 
+#include <cmath>
+
 namespace fulcrum::db {
 
 using detail::Connection;
@@ -154,6 +156,53 @@ std::vector<EventRecord> RunReader::events(RunId run)
         e.message = s.text(5);
         e.actor = s.text(6);
         result.push_back(std::move(e));
+    }
+    return result;
+}
+
+std::vector<ScheduledJob> RunReader::scheduled_jobs(RunId run)
+{
+    Statement s(impl_->connection,
+        "SELECT job_id, name, model, gpus, iterations, arrival_s, placed_s, finish_s, placement, status FROM sched_jobs "
+        "WHERE run_id = ?1 ORDER BY job_id");
+    s.bind(1, run);
+    std::vector<ScheduledJob> result;
+    while (s.step()) {
+        ScheduledJob j;
+        j.id = static_cast<JobId>(s.int64(0));
+        j.name = s.text(1);
+        j.model = s.text(2);
+        j.gpus = static_cast<std::int32_t>(s.int64(3));
+        j.iterations = s.int64(4);
+        j.arrival_s = s.real(5);
+        j.placed_s = s.optional_real(6);
+        j.finish_s = s.optional_real(7);
+        j.placement = s.text(8);
+        j.status = s.text(9);
+        result.push_back(std::move(j));
+    }
+    return result;
+}
+
+std::vector<ScheduleSpan> RunReader::schedule_spans(RunId run, double from_s, double to_s)
+{
+    Statement s(impl_->connection,
+        "SELECT kind, gpu, job_id, start_s, end_s, first_iteration, iterations, contention FROM sched_spans "
+        "WHERE run_id = ?1 AND start_s <= ?3 AND end_s >= ?2 ORDER BY start_s, rowid");
+    s.bind(1, run).bind(2, from_s).bind(3, std::isinf(to_s) ? std::numeric_limits<double>::max() : to_s);
+    std::vector<ScheduleSpan> result;
+    while (s.step()) {
+        ScheduleSpan x;
+        x.kind = s.text(0);
+        if (!s.is_null(1))
+            x.gpu = static_cast<std::int32_t>(s.int64(1));
+        x.job = static_cast<JobId>(s.int64(2));
+        x.start_s = s.real(3);
+        x.end_s = s.real(4);
+        x.first_iteration = s.int64(5);
+        x.iterations = s.int64(6);
+        x.contention = static_cast<std::int32_t>(s.int64(7));
+        result.push_back(std::move(x));
     }
     return result;
 }

@@ -28,6 +28,11 @@ public:
     std::int64_t iteration_row_count(RunId run);
     std::vector<EvaluationRecord> evaluations(RunId run, JobId job);
     std::vector<EventRecord> events(RunId run);
+    // A simulated schedule: its jobs in id order, and the spans that overlap [from_s, to_s]
+    // in start order.
+    std::vector<ScheduledJob> scheduled_jobs(RunId run);
+    std::vector<ScheduleSpan> schedule_spans(RunId run, double from_s = 0,
+                                             double to_s = std::numeric_limits<double>::infinity());
     // "ok" or SQLite's description of the damage.
     std::string integrity_check();
 

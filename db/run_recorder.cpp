@@ -247,6 +247,38 @@ void RunRecorder::record_event(const EventRecord& event)
     impl_->enqueue([&](Pending& p) { p.events.push_back(event); }, 1);
 }
 
+void RunRecorder::record_schedule(std::span<const ScheduledJob> jobs, std::span<const ScheduleSpan> spans)
+{
+    flush();
+    std::lock_guard lock(impl_->db_mutex);
+    Connection& c = impl_->connection;
+    c.exec("BEGIN");
+    try {
+        Statement job(c, "INSERT INTO sched_jobs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+        for (const ScheduledJob& j : jobs) {
+            job.bind(1, impl_->run).bind(2, std::int64_t { j.id }).bind(3, j.name).bind(4, j.model).bind(5, std::int64_t { j.gpus })
+                .bind(6, j.iterations).bind(7, j.arrival_s).bind(8, j.placed_s).bind(9, j.finish_s).bind(10, j.placement)
+                .bind(11, j.status);
+            job.run();
+        }
+        Statement span(c, "INSERT INTO sched_spans VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        for (const ScheduleSpan& x : spans) {
+            span.bind(1, impl_->run).bind(2, x.kind);
+            if (x.gpu)
+                span.bind(3, std::int64_t { *x.gpu });
+            else
+                span.bind_null(3);
+            span.bind(4, std::int64_t { x.job }).bind(5, x.start_s).bind(6, x.end_s).bind(7, x.first_iteration)
+                .bind(8, x.iterations).bind(9, std::int64_t { x.contention });
+            span.run();
+        }
+        c.exec("COMMIT");
+    } catch (...) {
+        c.exec("ROLLBACK");
+        throw;
+    }
+}
+
 void RunRecorder::finish_run(const std::string& status, const std::string& summary_json)
 {
     flush();

@@ -43,6 +43,9 @@ public:
     void record_evaluation(const EvaluationRecord& evaluation);
     void record_event(const EventRecord& event);
 
+    // Synchronous, in one transaction: a simulated schedule's jobs and timeline.
+    void record_schedule(std::span<const ScheduledJob> jobs, std::span<const ScheduleSpan> spans);
+
     void finish_run(const std::string& status, const std::string& summary_json);
     // Blocks until everything queued so far is committed; rethrows a writer failure.
     void flush();

@@ -42,7 +42,38 @@ struct WorkerInfo {
     std::string profile_json;  // the worker's performance profile
 };
 
+// A simulated multi-job schedule (fulcrum-sim --out): one row per job of the workload...
+struct ScheduledJob {
+    JobId id = 0;
+    std::string name;
+    std::string model;
+    std::int32_t gpus = 0;
+    std::int64_t iterations = 0;
+    double arrival_s = 0;
+    std::optional<double> placed_s;  // unset for a rejected job
+    std::optional<double> finish_s;
+    std::string placement;           // GPU indices, space-separated
+    std::string status;              // finished, rejected: REASON, never ran: REASON
+
+    bool operator==(const ScheduledJob&) const = default;
+};
+
+// ...and its timeline: merged compute spans per GPU and all-reduce spans per job.
+struct ScheduleSpan {
+    std::string kind;                // compute or all-reduce
+    std::optional<std::int32_t> gpu; // compute spans only
+    JobId job = 0;
+    double start_s = 0;
+    double end_s = 0;
+    std::int64_t first_iteration = 0;
+    std::int64_t iterations = 0;     // tasks merged into the span
+    std::int32_t contention = 1;     // all-reduce: most tasks that shared one of its links
+
+    bool operator==(const ScheduleSpan&) const = default;
+};
+
 // Schema version this build writes. Older stores are migrated on open; newer are refused.
-inline constexpr int kSchemaVersion = 1;
+// 1: runs, jobs, workers, iterations, evaluations, events. 2: sched_jobs, sched_spans.
+inline constexpr int kSchemaVersion = 2;
 
 } // namespace fulcrum::db

@@ -90,6 +90,34 @@ CREATE TABLE events (
     actor TEXT NOT NULL
 );
 CREATE INDEX events_by_time ON events (run_id, job_id, iteration);
+)sql",
+                                                                 R"sql(
+CREATE TABLE sched_jobs (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    job_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    model TEXT NOT NULL,
+    gpus INTEGER NOT NULL,
+    iterations INTEGER NOT NULL,
+    arrival_s REAL NOT NULL,
+    placed_s REAL,
+    finish_s REAL,
+    placement TEXT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (run_id, job_id)
+) WITHOUT ROWID;
+CREATE TABLE sched_spans (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    kind TEXT NOT NULL,
+    gpu INTEGER,
+    job_id INTEGER NOT NULL,
+    start_s REAL NOT NULL,
+    end_s REAL NOT NULL,
+    first_iteration INTEGER NOT NULL,
+    iterations INTEGER NOT NULL,
+    contention INTEGER NOT NULL
+);
+CREATE INDEX sched_spans_by_time ON sched_spans (run_id, start_s);
 )sql" };
 
 std::int64_t pragma(Connection& connection, const char* name)
