@@ -1,5 +1,6 @@
 #include "sched/elastic_simulator.h"
 
+#include "common/named_values.h"
 #include "common/random.h"
 
 #include <algorithm>
@@ -14,7 +15,7 @@ namespace fulcrum::sched {
 
 namespace {
 
-constexpr std::array<std::pair<ElasticPolicy, std::string_view>, 3> kPolicies { {
+constexpr NameTable<ElasticPolicy, 3> kPolicies { {
     { ElasticPolicy::Eps, "eps" },
     { ElasticPolicy::StaticFifo, "static" },
     { ElasticPolicy::KillRestart, "kill-restart" },
@@ -333,21 +334,8 @@ private:
 
 } // namespace
 
-std::string_view policy_name(ElasticPolicy policy)
-{
-    for (const auto& [p, name] : kPolicies)
-        if (p == policy)
-            return name;
-    return "unknown";
-}
-
-std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name)
-{
-    for (const auto& [p, n] : kPolicies)
-        if (n == name)
-            return p;
-    return std::nullopt;
-}
+std::string_view policy_name(ElasticPolicy policy) { return name_of(kPolicies, policy); }
+std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name) { return value_named(kPolicies, name); }
 
 ElasticResult simulate_elastic(const PsClusterModel& cluster, std::vector<PsJobSpec> jobs, const ElasticOptions& options)
 {

@@ -1,13 +1,14 @@
 #include "train/elastic_resize.h"
 
-#include <array>
+#include "common/named_values.h"
+
 #include <cstdio>
 
 namespace fulcrum::train {
 
 namespace {
 
-constexpr std::array<std::pair<ResizeAction, std::string_view>, 4> kNames { {
+constexpr NameTable<ResizeAction, 4> kNames { {
     { ResizeAction::AddServer, "add-server" },
     { ResizeAction::RemoveServer, "remove-server" },
     { ResizeAction::AddWorker, "add-worker" },
@@ -16,21 +17,8 @@ constexpr std::array<std::pair<ResizeAction, std::string_view>, 4> kNames { {
 
 } // namespace
 
-std::string_view action_name(ResizeAction action)
-{
-    for (const auto& [a, name] : kNames)
-        if (a == action)
-            return name;
-    return "unknown";
-}
-
-std::optional<ResizeAction> parse_resize_action(std::string_view name)
-{
-    for (const auto& [a, n] : kNames)
-        if (n == name)
-            return a;
-    return std::nullopt;
-}
+std::string_view action_name(ResizeAction action) { return name_of(kNames, action); }
+std::optional<ResizeAction> parse_resize_action(std::string_view name) { return value_named(kNames, name); }
 
 std::string ResizeOutcome::describe() const
 {

@@ -2,6 +2,8 @@
 #include "sched/elastic_simulator.h"
 #include "sched/model_templates.h"
 
+#include "temp_file.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -39,13 +41,6 @@ sched::PsClusterModel cluster(int slots)
     sched::PsClusterModel c;
     c.slots = slots;
     return c;
-}
-
-std::string write_file(const std::string& name, const std::string& text)
-{
-    const auto path = std::filesystem::temp_directory_path() / name;
-    std::ofstream(path) << text;
-    return path.string();
 }
 
 } // namespace
@@ -184,7 +179,7 @@ TEST(PsWorkload, GeneratedMixFollowsItsRangesAndRoundTripsThroughTheFile)
         last = j.arrival_s;
     }
     EXPECT_NEAR(last / 199, 60, 15); // mean gap of the Poisson arrivals
-    const auto read = sched::load_ps_workload(write_file("fulcrum-ps-roundtrip.csv", sched::ps_workload_csv(jobs)));
+    const auto read = sched::load_ps_workload(write_temp_file("fulcrum-ps-roundtrip.csv", sched::ps_workload_csv(jobs)));
     ASSERT_EQ(read.size(), jobs.size());
     EXPECT_EQ(read[17].model.name, jobs[17].model.name);
     EXPECT_EQ(read[17].workers, jobs[17].workers);
@@ -194,7 +189,7 @@ TEST(PsWorkload, GeneratedMixFollowsItsRangesAndRoundTripsThroughTheFile)
 TEST(PsWorkload, BadFilesAreRefusedWithFileLineAndField)
 {
     const auto refused = [](const std::string& text, const std::string& field, const std::string& words) {
-        const std::string path = write_file("fulcrum-ps-bad.csv", text);
+        const std::string path = write_temp_file("fulcrum-ps-bad.csv", text);
         try {
             sched::load_ps_workload(path);
             ADD_FAILURE() << "accepted: " << text;

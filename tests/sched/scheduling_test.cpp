@@ -6,6 +6,8 @@
 #include "sched/simulator.h"
 #include "sched/workload.h"
 
+#include "temp_file.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -28,13 +30,6 @@ JobSpec job(int id, const std::string& model, int gpus, std::int64_t iterations,
     j.iterations = iterations;
     j.arrival_s = arrival;
     return j;
-}
-
-std::string write_file(const std::string& name, const std::string& text)
-{
-    const auto path = std::filesystem::temp_directory_path() / ("fulcrum-sched-" + name);
-    std::ofstream(path) << text;
-    return path.string();
 }
 
 struct FixedLinks final : LinkState {
@@ -219,15 +214,15 @@ TEST(Simulator, SameSeedSameScheduleAndTheGeneratorFollowsTheTraceMix)
 
 TEST(Workload, ReadsAFileAndNamesTheLineAndFieldOfAnError)
 {
-    const auto good = write_file("good.csv", "# two jobs\nname,model,gpus,iterations,arrival_s\nb,vgg16,4,100,30\n\na,resnet50,1,50,0\n");
+    const auto good = write_temp_file("good.csv", "# two jobs\nname,model,gpus,iterations,arrival_s\nb,vgg16,4,100,30\n\na,resnet50,1,50,0\n");
     const std::vector<JobSpec> jobs = load_workload(good);
     ASSERT_EQ(jobs.size(), 2u);
     EXPECT_EQ(jobs[0].name, "a"); // sorted by arrival
     EXPECT_EQ(jobs[1].model.name, "vgg16");
-    EXPECT_EQ(load_workload(write_file("round.csv", workload_csv(jobs))).size(), 2u);
+    EXPECT_EQ(load_workload(write_temp_file("round.csv", workload_csv(jobs))).size(), 2u);
 
     const auto expect_error = [](const std::string& text, const std::string& where, const std::string& field) {
-        const auto path = write_file("bad.csv", text);
+        const auto path = write_temp_file("bad.csv", text);
         try {
             load_workload(path);
             ADD_FAILURE() << "accepted: " << text;
@@ -249,12 +244,12 @@ TEST(Workload, ReadsAFileAndNamesTheLineAndFieldOfAnError)
 
 TEST(Workload, ClusterFileFieldsAreCheckedByName)
 {
-    const ClusterSpec c = load_cluster(write_file("cluster.json", R"({"servers": 2, "gpus_per_server": 8, "network": {"eta": 0}})"));
+    const ClusterSpec c = load_cluster(write_temp_file("cluster.json", R"({"servers": 2, "gpus_per_server": 8, "network": {"eta": 0}})"));
     EXPECT_EQ(c.gpus(), 16);
     EXPECT_EQ(c.network.eta, 0);
     const auto field_of = [](const std::string& text) {
         try {
-            load_cluster(write_file("cluster-bad.json", text));
+            load_cluster(write_temp_file("cluster-bad.json", text));
         } catch (const InputError& e) {
             return e.field();
         }
