@@ -29,6 +29,7 @@ constexpr const char* kUsage = R"(Usage: fulcrum-sim [--cluster FILE] (--workloa
                    [--placement P] [--comm C] [--seed N] [--json] [--csv DIR] [--out RUN.db]
        fulcrum-sim --elastic eps|static|kill-restart [--cluster FILE]
                    (--workload FILE | --generate ps-mixed-N) [--seed N] [--json] [--csv DIR]
+                   [--round-s S] [--feedback fraction:F|iterations:N|accuracy:A] [--restart-s S]
 
 Simulates data-parallel training jobs sharing a GPU cluster: each job's iterations are a
 DAG of forward and backward tasks on its GPUs and an all-reduce across them; all-reduces
@@ -135,15 +136,21 @@ int run_elastic(ElasticArgs& a)
             return 0;
         }
         std::vector<double> jct, feedback;
+        int feedback_at_finish = 0;
         for (const auto& j : result.jobs) {
             jct.push_back(j.jct());
             feedback.push_back(j.feedback_latency());
+            feedback_at_finish += j.feedback_at_finish ? 1 : 0;
         }
         std::printf("elastic policy %s, %d slots\n", a.policy.c_str(), cluster.slots);
         std::printf("  jobs finished            %zu (%zu rejected)\n", result.jobs.size(), result.rejected.size());
         std::printf("  average JCT              %.1f s\n", sched::mean_of(jct));
         std::printf("  median JCT               %.1f s\n", sched::median_of(jct));
-        std::printf("  early-feedback latency   %.1f s on average\n", sched::mean_of(feedback));
+        std::printf("  early-feedback latency   %.1f s on average (%s", sched::mean_of(feedback),
+            sched::to_string(a.options.feedback).c_str());
+        if (feedback_at_finish > 0)
+            std::printf("; %d jobs never reached it and count at their finish", feedback_at_finish);
+        std::printf(")\n");
         std::printf("  makespan                 %.1f s\n", result.makespan);
         std::printf("  CPU utilization          %.1f %% training, %.1f %% allocated\n", 100 * result.cpu_util,
             100 * result.allocated_util);
@@ -173,12 +180,15 @@ int main(int argc, char** argv)
         ("placement", po::value(&options.placement)->default_value("lwf-1"), "rand, ff, ls or lwf-K (K >= 1)")
         ("comm", po::value(&options.comm)->default_value("ada-srsf"), "communication scheduler: srsf-N (N >= 1) or ada-srsf")
         ("seed", po::value(&options.seed)->default_value(1), "random seed (generated workload, rand placement)")
+        ("exclusive-gpus", po::bool_switch(&options.exclusive_gpus), "a GPU holds one job at a time (default: jobs share GPUs in time)")
         ("json", "print the metrics as one JSON object (avg_jct, median_jct, p95_jct, makespan, gpu_util, ...)")
         ("csv", po::value(&csv_dir), "write jobs.csv, jct_cdf.csv and utilization.csv into this folder")
         ("out", po::value<std::string>(), "record the schedule (jobs and per-GPU timeline) as a new run in this run store, for the console")
         ("elastic", po::value<std::string>(), "simulate parameter-server jobs under elastic scheduling: eps, static or kill-restart")
         ("round-s", po::value<double>()->default_value(60), "--elastic: seconds between growth rounds")
-        ("feedback-fraction", po::value<double>()->default_value(0.1), "--elastic: early feedback once this fraction of a job's samples is done")
+        ("feedback", po::value<std::string>()->default_value("fraction:0.1"),
+            "--elastic: a job's early-feedback point: fraction:F of its samples, iterations:N at its requested size, "
+            "or accuracy:A on its modelled learning curve (docs/scheduling.md)")
         ("restart-s", po::value<double>()->default_value(30), "--elastic kill-restart: cost of one restart besides checkpointing");
     po::variables_map vm;
     try {
@@ -211,10 +221,15 @@ int main(int argc, char** argv)
         a.json = vm.count("json") > 0;
         a.options.seed = options.seed;
         a.options.round_s = vm["round-s"].as<double>();
-        a.options.feedback_fraction = vm["feedback-fraction"].as<double>();
+        try {
+            a.options.feedback = sched::parse_early_feedback(vm["feedback"].as<std::string>());
+        } catch (const std::invalid_argument& e) {
+            std::cerr << "fulcrum-sim: --feedback: " << e.what() << "\n";
+            return 2;
+        }
         a.restart_s = vm["restart-s"].as<double>();
-        if (!(a.options.round_s > 0) || !(a.options.feedback_fraction > 0 && a.options.feedback_fraction <= 1) || !(a.restart_s >= 0)) {
-            std::cerr << "fulcrum-sim: --round-s must be positive, --feedback-fraction in (0, 1] and --restart-s at least 0\n";
+        if (!(a.options.round_s > 0) || !(a.restart_s >= 0)) {
+            std::cerr << "fulcrum-sim: --round-s must be positive and --restart-s at least 0\n";
             return 2;
         }
         if (vm.count("out")) {

@@ -13,8 +13,9 @@ namespace fulcrum::sched {
 std::string elastic_metrics_json(const ElasticResult& r, const ElasticOptions& options)
 {
     std::vector<double> jct, feedback;
-    int grown = 0, rolled_back = 0, released = 0, restarts = 0;
+    int grown = 0, rolled_back = 0, released = 0, restarts = 0, feedback_at_finish = 0;
     for (const PsJobOutcome& j : r.jobs) {
+        feedback_at_finish += j.feedback_at_finish ? 1 : 0;
         jct.push_back(j.jct());
         feedback.push_back(j.feedback_latency());
         grown += j.grown;
@@ -32,6 +33,8 @@ std::string elastic_metrics_json(const ElasticResult& r, const ElasticOptions& o
     o["makespan"] = r.makespan;
     o["avg_feedback_latency"] = mean_of(feedback);
     o["p95_feedback_latency"] = percentile_of(feedback, 0.95);
+    o["early_feedback"] = to_string(options.feedback);
+    o["feedback_at_finish"] = feedback_at_finish;
     o["cpu_util"] = r.cpu_util;
     o["allocated_util"] = r.allocated_util;
     o["growth_steps"] = grown;
@@ -62,7 +65,8 @@ void write_elastic_csv(const ElasticResult& r, const std::string& dir)
         out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.workers << ',' << j.job.servers << ','
             << j.job.iterations << ',' << j.job.arrival_s << ',' << j.start_s << ',' << j.feedback_s << ',' << j.finish_s << ','
             << j.jct() << ',' << j.feedback_latency() << ',' << j.peak_workers << ',' << j.peak_servers << ',' << j.grown << ','
-            << j.rolled_back << ',' << j.released << ',' << j.restarts << ',' << j.paused_s << ",\n";
+            << j.rolled_back << ',' << j.released << ',' << j.restarts << ',' << j.paused_s << ','
+            << (j.feedback_at_finish ? "no early feedback" : "") << '\n';
     for (const PsRejected& j : r.rejected)
         out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.workers << ',' << j.job.servers << ','
             << j.job.iterations << ',' << j.job.arrival_s << ",,,,,,,,,,,,,rejected: " << j.reason << '\n';

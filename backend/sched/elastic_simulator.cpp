@@ -27,6 +27,7 @@ struct Running {
     std::size_t outcome = 0; // index into outcomes
     int workers = 0, servers = 0;
     double done = 0;         // samples processed
+    double feedback_samples = 0; // samples at the early-feedback point (+inf: never)
     double paused_until = 0;
     bool capped = false;     // a growth step was rolled back: grow no further
     bool trial = false;      // a growth step is being watched
@@ -97,7 +98,7 @@ private:
         double t = now_ + (spec(r).samples() - r.done) / rate(r);
         const PsJobOutcome& o = outcomes_[r.outcome];
         if (o.feedback_s < 0)
-            t = std::min(t, now_ + std::max(0.0, options_.feedback_fraction * spec(r).samples() - r.done) / rate(r));
+            t = std::min(t, now_ + std::max(0.0, r.feedback_samples - r.done) / rate(r));
         if (r.trial)
             t = std::min(t, r.trial_until);
         return t;
@@ -122,10 +123,14 @@ private:
             PsJobOutcome& o = outcomes_[r.outcome];
             const double samples = spec(r).samples();
             const double eps = 1e-9 * samples;
-            if (o.feedback_s < 0 && r.done >= options_.feedback_fraction * samples - eps)
+            if (o.feedback_s < 0 && r.done >= r.feedback_samples - eps)
                 o.feedback_s = now_;
             if (r.done >= samples - eps && r.paused_until <= now_) {
                 o.finish_s = now_;
+                if (o.feedback_s < 0) {
+                    o.feedback_s = now_;
+                    o.feedback_at_finish = true;
+                }
                 used_ -= r.workers + r.servers;
                 running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
                 ++finished_;
@@ -293,6 +298,7 @@ private:
         r.workers = workers;
         r.servers = servers;
         r.paused_until = now_;
+        r.feedback_samples = options_.feedback.samples_needed(outcomes_.back().job);
         running_.push_back(r);
         used_ += workers + servers;
     }
@@ -341,8 +347,9 @@ ElasticResult simulate_elastic(const PsClusterModel& cluster, std::vector<PsJobS
 {
     if (cluster.slots < 2)
         throw std::invalid_argument("an elastic cluster needs at least two slots (one server and one worker)");
-    if (!(options.round_s > 0) || options.observe_iterations < 1 || !(options.feedback_fraction > 0 && options.feedback_fraction <= 1))
-        throw std::invalid_argument("elastic options: round_s > 0, observe_iterations >= 1 and feedback_fraction in (0, 1] are required");
+    if (!(options.round_s > 0) || options.observe_iterations < 1)
+        throw std::invalid_argument("elastic options: round_s > 0 and observe_iterations >= 1 are required");
+    parse_early_feedback(to_string(options.feedback)); // the same checks as the command line
     return Simulation(cluster, options).run(std::move(jobs));
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "sched/early_feedback.h"
 #include "sched/ps_job.h"
 
 #include <functional>
@@ -31,7 +32,7 @@ struct ElasticOptions {
     ElasticPolicy policy = ElasticPolicy::Eps;
     double round_s = 60;               // growth rounds
     int observe_iterations = 20;       // how long a growth step is watched before it is judged
-    double feedback_fraction = 0.1;    // early feedback: this fraction of a job's samples done
+    EarlyFeedback feedback;            // when a job has given early feedback (default: 10 % of its samples)
     double iteration_noise = 0.1;      // coefficient of variation of one iteration's time
     std::uint64_t seed = 1;            // measurement noise
     std::function<void(double)> progress; // fraction of jobs finished
@@ -43,6 +44,10 @@ struct PsJobOutcome {
     int peak_workers = 0, peak_servers = 0;
     int grown = 0, rolled_back = 0, released = 0, restarts = 0;
     double paused_s = 0; // time spent in resizes or restarts
+    // The job never reached its early-feedback point (e.g. an accuracy its model does not
+    // reach): its user heard first when it finished, so feedback_s = finish_s, and it was
+    // never a candidate to give up slots.
+    bool feedback_at_finish = false;
 
     double jct() const { return finish_s - job.arrival_s; }
     double feedback_latency() const { return feedback_s - job.arrival_s; }

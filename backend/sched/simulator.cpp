@@ -176,7 +176,8 @@ private:
             const auto g = static_cast<std::size_t>(r.gpus[slot]);
             r.servers.push_back(gpus_[g].server);
             gpus_[g].jobs.emplace_back(j, static_cast<int>(slot));
-            states_[g].free_memory_gb -= spec.model.memory_gb;
+            // Exclusive: a held GPU shows no room, so no policy places another job on it.
+            states_[g].free_memory_gb = options_.exclusive_gpus ? 0.0 : states_[g].free_memory_gb - spec.model.memory_gb;
             states_[g].workload_s += static_cast<double>(spec.iterations) * spec.compute_per_iteration_s();
         }
         std::sort(r.servers.begin(), r.servers.end());
@@ -392,7 +393,8 @@ private:
         for (int g : r.gpus) {
             Gpu& gpu = gpus_[static_cast<std::size_t>(g)];
             gpu.jobs.erase(std::find_if(gpu.jobs.begin(), gpu.jobs.end(), [&](const auto& p) { return p.first == j; }));
-            states_[static_cast<std::size_t>(g)].free_memory_gb += r.spec->model.memory_gb;
+            auto& free = states_[static_cast<std::size_t>(g)].free_memory_gb;
+            free = options_.exclusive_gpus ? cluster_.gpu_memory_gb : free + r.spec->model.memory_gb;
             if (gpu.jobs.empty())
                 states_[static_cast<std::size_t>(g)].workload_s = 0; // no drift left behind
         }

@@ -15,6 +15,9 @@ struct SimulationOptions {
     std::string comm = "ada-srsf";
     std::uint64_t seed = 1;
     bool record_spans = false;        // the per-GPU and per-link timeline (for a run store)
+    // A GPU holds at most one job at a time (placement only on GPUs no job holds). Off, as in
+    // the paper, jobs whose memory fits share a GPU in time and LWF's workload counts.
+    bool exclusive_gpus = false;
     double utilization_bin_s = 60;    // GPU utilization over time, one value per bin
     std::function<void(double fraction)> progress; // called now and then with jobs done / jobs
 };

@@ -206,3 +206,84 @@ TEST(PsWorkload, BadFilesAreRefusedWithFileLineAndField)
     refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10\n", "", "expected 6 comma-separated fields");
     refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10,-3\n", "arrival_s", "seconds from the start");
 }
+
+TEST(EarlyFeedback, ParsesEachKindAndNamesWhatWasExpected)
+{
+    EXPECT_EQ(sched::parse_early_feedback("fraction:0.25").kind, sched::EarlyFeedback::Kind::Fraction);
+    EXPECT_DOUBLE_EQ(sched::parse_early_feedback("iterations:200").value, 200);
+    EXPECT_EQ(sched::parse_early_feedback("accuracy:0.5").kind, sched::EarlyFeedback::Kind::Accuracy);
+    EXPECT_EQ(sched::to_string(sched::parse_early_feedback("accuracy:0.5")), "accuracy:0.5");
+    for (const char* bad : { "0.1", "fraction:0", "fraction:1.5", "iterations:2.5", "iterations:0", "accuracy:1", "accuracy:x",
+             "epochs:3", "fraction:" }) {
+        try {
+            sched::parse_early_feedback(bad);
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("expected"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_NE(std::string([] {
+        try {
+            sched::parse_early_feedback("accuracy:1.2");
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+        return "";
+    }()).find("(0, 1)"),
+        std::string::npos);
+}
+
+TEST(EarlyFeedback, TheLearningCurveRisesToTheModelsFinalAccuracyAndInvertsExactly)
+{
+    const auto resnet = *sched::find_model_template("resnet50");
+    EXPECT_DOUBLE_EQ(sched::modelled_accuracy(resnet, 0), 0);
+    EXPECT_NEAR(sched::modelled_accuracy(resnet, 1), sched::final_accuracy(resnet), 1e-12);
+    double previous = 0;
+    for (double p = 0.05; p <= 1; p += 0.05) {
+        EXPECT_GT(sched::modelled_accuracy(resnet, p), previous);
+        previous = sched::modelled_accuracy(resnet, p);
+    }
+    const auto p = sched::progress_for_accuracy(resnet, 0.5);
+    ASSERT_TRUE(p);
+    EXPECT_NEAR(sched::modelled_accuracy(resnet, *p), 0.5, 1e-12);
+    EXPECT_FALSE(sched::progress_for_accuracy(*sched::find_model_template("lstm-ptb"), 0.5));
+}
+
+TEST(EarlyFeedback, IterationsAndAccuracyPointsAreReachedAtTheirSampleCounts)
+{
+    const sched::PsClusterModel c = cluster(8);
+    const auto lone = std::vector { job(0, 4, 2, 1000, 0) };
+    const double rate = c.throughput(lone[0].model, 4, 2);
+
+    auto o = options(ElasticPolicy::StaticFifo);
+    o.feedback = sched::parse_early_feedback("iterations:250");
+    const auto by_iterations = sched::simulate_elastic(c, lone, o);
+    EXPECT_NEAR(by_iterations.jobs[0].feedback_s, 250.0 * 4 * lone[0].model.batch_size / rate, 1e-6);
+
+    o.feedback = sched::parse_early_feedback("accuracy:0.6");
+    const auto by_accuracy = sched::simulate_elastic(c, lone, o);
+    const double p = *sched::progress_for_accuracy(lone[0].model, 0.6);
+    EXPECT_NEAR(by_accuracy.jobs[0].feedback_s, p * lone[0].samples() / rate, 1e-6);
+    EXPECT_FALSE(by_accuracy.jobs[0].feedback_at_finish);
+}
+
+TEST(EarlyFeedback, AJobThatNeverReachesItsAccuracyKeepsItsSlotsAndCountsFeedbackAtItsFinish)
+{
+    const sched::PsClusterModel c = cluster(8);
+    // The PTB LSTM never reaches 0.5 accuracy: the newcomer cannot take its slots and waits.
+    const auto jobs = std::vector { job(0, 5, 3, 3000, 0, "lstm-ptb"), job(1, 2, 1, 300, 60) };
+    auto o = options(ElasticPolicy::Eps);
+    o.feedback = sched::parse_early_feedback("accuracy:0.5");
+    const auto never = sched::simulate_elastic(c, jobs, o);
+    EXPECT_TRUE(never.jobs[0].feedback_at_finish);
+    EXPECT_DOUBLE_EQ(never.jobs[0].feedback_s, never.jobs[0].finish_s);
+    EXPECT_EQ(never.jobs[0].released, 0);
+    EXPECT_GE(never.jobs[1].start_s, never.jobs[0].finish_s);
+
+    o.feedback = sched::parse_early_feedback("accuracy:0.1"); // reachable: the newcomer starts as soon as it is reached
+    const auto reached = sched::simulate_elastic(c, jobs, o);
+    EXPECT_FALSE(reached.jobs[0].feedback_at_finish);
+    EXPECT_GT(reached.jobs[0].released, 0);
+    EXPECT_NEAR(reached.jobs[1].start_s, reached.jobs[0].feedback_s, 1e-9);
+    EXPECT_LT(reached.jobs[1].start_s, 0.5 * never.jobs[1].start_s);
+}

@@ -187,6 +187,24 @@ TEST(Simulator, MemoryFullGpusQueueJobsUntilRoomFreesUp)
     EXPECT_NEAR(r.gpu_utilization, 1.0, 1e-9);
 }
 
+TEST(Simulator, ExclusiveGpusHoldOneJobWhereSharedOnesInterleaveTwo)
+{
+    ClusterSpec cluster;
+    cluster.servers = 1;
+    cluster.gpus_per_server = 1; // 16 GB: two ResNet-50s (5.2 GB) fit together
+    const std::vector jobs { job(0, "resnet50", 1, 100), job(1, "resnet50", 1, 100, 0.01) };
+    SimulationResult shared = simulate(cluster, jobs, {});
+    EXPECT_NEAR(shared.jobs[1].placed_s, 0.01, 1e-12);
+    SimulationOptions options;
+    options.exclusive_gpus = true;
+    SimulationResult exclusive = simulate(cluster, jobs, options);
+    ASSERT_EQ(exclusive.jobs.size(), 2u);
+    EXPECT_NEAR(exclusive.jobs[1].placed_s, exclusive.jobs[0].finish_s, 1e-12);
+    EXPECT_NEAR(exclusive.jobs[0].finish_s, 100 * jobs[0].compute_per_iteration_s(), 1e-9);
+    // The second job finds its GPU whole again: it finishes one job's time after the first.
+    EXPECT_NEAR(exclusive.jobs[1].finish_s, 2 * exclusive.jobs[0].finish_s, 1e-9);
+}
+
 TEST(Simulator, SameSeedSameScheduleAndTheGeneratorFollowsTheTraceMix)
 {
     WorkloadGenerator g;
