@@ -1,0 +1,185 @@
+#pragma once
+
+// The Fulcrum protocol's messages as plain values. The daemon, the remote worker and the
+// console exchange them as JSON text frames over a WebSocket; docs/protocol.md shows each
+// one on the wire. No JSON, Beast or Qt here: every side includes this header.
+
+#include "common/records.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace fulcrum::protocol {
+
+// Version 1. A client says its version in `hello`; the server refuses another one with
+// `version-mismatch` and closes.
+inline constexpr int kProtocolVersion = 1;
+// The largest text frame either side accepts; larger ones are refused (`frame-too-large`).
+inline constexpr std::size_t kMaxFrameBytes = 1u << 20;
+
+enum class Role { Viewer, Operator };
+
+// What a subscription can carry. A subscription starts with a snapshot of each stream's
+// current state, then `snapshot-end`, then deltas as they happen.
+enum class Stream { Iterations, Evaluations, Events, Jobs, Workers };
+
+// --- client to server ---------------------------------------------------------------
+
+struct Hello {
+    int version = kProtocolVersion;
+    std::string client; // free text for the operator log: "fulcrum 0.1 on host"
+};
+
+struct Subscribe {
+    std::string id;                 // request id, echoed by the reply
+    std::vector<Stream> streams;    // empty: every stream
+    std::optional<JobId> job;       // only this job
+    std::vector<WorkerId> workers;  // only these workers (iteration rows); empty: all
+};
+
+struct Unsubscribe {
+    std::string id;
+};
+
+struct ListJobs {
+    std::string id;
+};
+
+// A job from a scenario: the scenario file's JSON text (docs/scenarios.md).
+struct SubmitJob {
+    std::string id;
+    std::string scenario_json;
+};
+
+enum class JobAction { Cancel, Pause, Resume };
+struct JobCommand {
+    std::string id;
+    JobAction action = JobAction::Cancel;
+    JobId job = 0;
+};
+
+// Operator overrides on one worker, applied at the job's next barrier.
+enum class WorkerAction { Pin, Unpin, Exclude, Include, InjectStraggler, ClearStraggler };
+struct WorkerCommand {
+    std::string id;
+    WorkerAction action = WorkerAction::Pin;
+    JobId job = 0;
+    WorkerId worker = 0;
+    std::int32_t batch_size = 0;     // pin
+    std::optional<double> for_s;     // exclude: re-include after this long on the run's clock
+    double slowdown = 1;             // inject-straggler: the worker's batches take this many times longer
+};
+
+using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, WorkerCommand>;
+
+// --- server to client ---------------------------------------------------------------
+
+struct Welcome {
+    int version = kProtocolVersion;
+    std::string server; // "fulcrumd 0.1.0"
+    Role role = Role::Viewer;
+};
+
+// A problem with a request or a frame. `field` names the offending field ("worker",
+// "scenario.training.total_batch") when there is one.
+struct ErrorInfo {
+    std::string code;    // stable: malformed-json, unknown-type, missing-field, wrong-type, ...
+    std::string message;
+    std::string field;
+
+    bool operator==(const ErrorInfo&) const = default;
+};
+
+enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed };
+
+struct JobStatus {
+    JobId job = 0;
+    std::string name;
+    JobState state = JobState::Queued;
+    std::string model, sync_model, policy, mode;
+    int workers = 0;
+    std::int64_t iteration = 0;   // iterations completed
+    std::int64_t iterations = 0;  // planned
+    double time_s = 0;            // run clock
+    double elapsed_s = 0;         // wall seconds since it started
+    std::optional<double> accuracy;
+    std::string database;         // the run store it is recorded in
+    RunId run = 0;
+    std::string message;          // why it failed, or where it waits
+
+    bool operator==(const JobStatus&) const = default;
+};
+
+struct WorkerState {
+    WorkerId worker = 0;
+    std::string name;
+    std::int32_t batch_size = 0;  // in the latest iteration (0: did not run)
+    std::optional<std::int32_t> pinned;
+    bool excluded = false;
+    std::optional<double> excluded_until;
+    bool member = true;           // Elastic PS: a current worker of the job
+    double slowdown = 1;          // an injected straggler's factor (1: none)
+
+    bool operator==(const WorkerState&) const = default;
+};
+
+struct Reply {
+    std::string id;
+    std::optional<ErrorInfo> error;  // unset: the request succeeded
+    std::optional<JobId> job;        // submit: the new job's id
+    std::vector<JobStatus> jobs;     // list-jobs
+};
+
+// An error that belongs to no request (a frame that could not be read far enough to find
+// its id). The connection stays open.
+struct ProtocolError {
+    ErrorInfo error;
+};
+
+struct IterationRows {
+    JobId job = 0;
+    std::int64_t iteration = 0;
+    std::vector<IterationRecord> rows;
+};
+
+struct Evaluation {
+    EvaluationRecord evaluation;
+};
+
+struct Event {
+    EventRecord event;
+};
+
+struct JobUpdate {
+    JobStatus status;
+};
+
+struct WorkerUpdate {
+    JobId job = 0;
+    std::vector<WorkerState> workers;
+};
+
+struct SnapshotEnd {
+    std::string id; // the subscription
+};
+
+// Sent to a client whose send queue overflowed, before anything else it gets: how many
+// messages it did not receive (iteration rows dropped; status updates coalesced).
+struct Missed {
+    std::int64_t dropped = 0;
+    std::int64_t coalesced = 0;
+};
+
+using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows, Evaluation, Event, JobUpdate, WorkerUpdate,
+    SnapshotEnd, Missed>;
+
+std::string_view to_string(Role role);
+std::string_view to_string(Stream stream);
+std::string_view to_string(JobState state);
+std::string_view to_string(JobAction action);
+std::string_view to_string(WorkerAction action);
+
+} // namespace fulcrum::protocol
