@@ -16,6 +16,11 @@ double Pacer::wall_seconds() const
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
+void Pacer::shift(double wall_s)
+{
+    start_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(wall_s));
+}
+
 void Pacer::wait_until(double t_s, const std::atomic<bool>* stop)
 {
     if (speed_ <= 0)

@@ -14,6 +14,9 @@ public:
     // Sleeps until wall time has caught up with virtual time `t_s`, or `stop` is set.
     void wait_until(double t_s, const std::atomic<bool>* stop = nullptr);
     double wall_seconds() const;
+    // The run was paused for `wall_s` seconds: virtual time resumes where it stopped instead
+    // of racing to catch up.
+    void shift(double wall_s);
     double speed() const { return speed_; }
 
 private:

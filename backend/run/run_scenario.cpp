@@ -244,7 +244,17 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             train::BspTrainer trainer(std::move(config), std::move(manager), observer);
             if (options.on_start)
                 options.on_start(trainer.manager());
-            result = trainer.run(options.stop);
+            if (options.on_trainer)
+                options.on_trainer(&trainer);
+            try {
+                result = trainer.run(options.stop);
+            } catch (...) {
+                if (options.on_trainer)
+                    options.on_trainer(nullptr);
+                throw;
+            }
+            if (options.on_trainer)
+                options.on_trainer(nullptr);
             if (options.on_finish)
                 options.on_finish(trainer.manager());
         }

@@ -11,6 +11,10 @@
 #include <optional>
 #include <span>
 
+namespace fulcrum::train {
+class BspTrainer;
+}
+
 namespace fulcrum::run {
 
 struct Progress {
@@ -38,6 +42,9 @@ struct RunOptions {
     std::optional<data::TrainTest> data;
     // Called once the job's BatchSizeManager exists (BSP family), e.g. to schedule overrides.
     std::function<void(balance::BatchSizeManager&)> on_start;
+    // BSP family: called with the trainer just before training (operator commands such as
+    // injected stragglers go to it) and with nullptr once it is done, even on failure.
+    std::function<void(train::BspTrainer*)> on_trainer;
     // Called after training ends, while the manager still exists (e.g. to save its models).
     std::function<void(balance::BatchSizeManager&)> on_finish;
 };

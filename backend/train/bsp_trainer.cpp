@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <algorithm>
+#include <condition_variable>
 #include <latch>
 #include <mutex>
 #include <stdexcept>
@@ -58,6 +59,10 @@ struct BspTrainer::Impl {
             throw std::invalid_argument("the BSP trainer runs bsp and backup; " + config.sync.type + " needs the asynchronous trainer");
         if (config.elastic.enabled())
             manager->start_with_members(job.members);
+        slowdown.assign(job.workers.size(), 1.0);
+        slowdown_view = std::vector<std::atomic<double>>(job.workers.size());
+        for (auto& v : slowdown_view)
+            v.store(1.0);
         scheduled = config.elastic.resizes;
         std::stable_sort(scheduled.begin(), scheduled.end(),
             [](const ScheduledResize& a, const ScheduledResize& b) { return a.before_iteration < b.before_iteration; });
@@ -107,6 +112,56 @@ struct BspTrainer::Impl {
 
     ~Impl() { pool.join(); }
 
+    // Between iterations: nothing is in flight, so a paused job holds no gradient.
+    void hold_while_paused(std::int64_t k, double now, const std::atomic<bool>* stop)
+    {
+        std::unique_lock lock(pause_mutex);
+        if (!pause_requested)
+            return;
+        EventRecord paused_event = job.event(k, now, "job-paused", "held before iteration " + std::to_string(k));
+        paused_event.actor = pause_actor;
+        lock.unlock();
+        observer.on_event(paused_event);
+        lock.lock();
+        const auto since = std::chrono::steady_clock::now();
+        while (pause_requested && !(stop && stop->load(std::memory_order_relaxed)))
+            pause_cv.wait_for(lock, std::chrono::milliseconds(50));
+        const double held = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+        EventRecord resumed = job.event(k, now, "job-resumed", "after " + std::to_string(held) + " s");
+        resumed.actor = pause_actor;
+        lock.unlock();
+        pacer.shift(held);
+        observer.on_event(resumed);
+    }
+
+    struct Slowdown {
+        WorkerId worker;
+        double factor;
+        std::string actor;
+    };
+
+    // Injected stragglers due before iteration k; each change is an event.
+    void apply_slowdowns(std::int64_t k, double now)
+    {
+        std::vector<Slowdown> due;
+        {
+            std::lock_guard lock(requests_mutex);
+            due.swap(requested_slowdowns);
+        }
+        for (const Slowdown& d : due) {
+            auto& factor = slowdown[static_cast<std::size_t>(d.worker)];
+            if (factor == d.factor)
+                continue;
+            factor = d.factor;
+            EventRecord e = job.event(k, now, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
+                d.factor == 1 ? "worker " + std::to_string(d.worker) + " runs at its own speed again"
+                              : "worker " + std::to_string(d.worker) + "'s batches take " + std::to_string(d.factor) + "x longer");
+            e.worker = d.worker;
+            e.actor = d.actor;
+            observer.on_event(e);
+        }
+    }
+
     // Pull and compute on every participating worker in parallel; returns when all are done.
     std::vector<Measured> compute_all(const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes)
     {
@@ -123,6 +178,10 @@ struct BspTrainer::Impl {
                 m.loss = worker.compute_gradient(sizes[i]);
                 m.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
                 m.compute_end = job.wall_seconds();
+                if (config.mode == ClockMode::Real && slowdown[i] > 1) { // an injected straggler idles for the extra time
+                    std::this_thread::sleep_for(std::chrono::duration<double>((slowdown[i] - 1) * (m.compute_end - m.pull_end)));
+                    m.compute_end = job.wall_seconds();
+                }
                 done.count_down();
             });
         done.wait();
@@ -140,7 +199,7 @@ struct BspTrainer::Impl {
             Worker& worker = *job.workers[static_cast<std::size_t>(row.worker)];
             const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
             row.start_s = barrier_open;
-            row.compute_s = timing.duration_s;
+            row.compute_s = timing.duration_s * slowdown[static_cast<std::size_t>(row.worker)];
             row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, k);
             row.cpu_share = timing.mean_share.cpu;
             row.memory_share = timing.mean_share.memory;
@@ -209,7 +268,13 @@ struct BspTrainer::Impl {
                 result.stopped = true;
                 break;
             }
+            hold_while_paused(k, now, stop);
+            if (stop && stop->load(std::memory_order_relaxed)) {
+                result.stopped = true;
+                break;
+            }
             apply_resizes(k, now);
+            apply_slowdowns(k, now);
             const balance::Allocation allocation = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
             forward_events(k, now);
             if (allocation.batch_sizes.size() != n)
@@ -315,6 +380,13 @@ struct BspTrainer::Impl {
     std::size_t next_scheduled = 0;
     std::mutex requests_mutex;
     std::vector<ResizeRequest> requested;
+    std::vector<Slowdown> requested_slowdowns; // guarded by requests_mutex
+    mutable std::mutex pause_mutex;
+    std::condition_variable pause_cv;
+    bool pause_requested = false; // guarded by pause_mutex
+    std::string pause_actor;
+    std::vector<double> slowdown;              // per worker; touched by the training thread only
+    std::vector<std::atomic<double>> slowdown_view; // what straggler_slowdown() reports
 };
 
 BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer)
@@ -333,6 +405,48 @@ TrainingResult BspTrainer::run(const std::atomic<bool>* stop) { return impl_->ru
 const ps::ParameterServer& BspTrainer::server() const { return impl_->job.server; }
 const TrainerConfig& BspTrainer::config() const { return impl_->config; }
 balance::BatchSizeManager& BspTrainer::manager() { return *impl_->manager; }
+
+void BspTrainer::inject_straggler(WorkerId worker, double factor, const std::string& actor)
+{
+    if (worker < 0 || static_cast<std::size_t>(worker) >= impl_->job.workers.size())
+        throw RefusedRequest("unknown-worker", "the job has no worker " + std::to_string(worker) + " (it has "
+            + std::to_string(impl_->job.workers.size()) + ")");
+    if (!(factor >= 1 && factor <= 1000))
+        throw RefusedRequest("illegal-value", "a straggler's slowdown must be from 1 to 1000, got " + std::to_string(factor));
+    impl_->slowdown_view[static_cast<std::size_t>(worker)].store(factor);
+    std::lock_guard lock(impl_->requests_mutex);
+    impl_->requested_slowdowns.push_back({ worker, factor, actor });
+}
+
+void BspTrainer::pause(const std::string& actor)
+{
+    std::lock_guard lock(impl_->pause_mutex);
+    impl_->pause_requested = true;
+    impl_->pause_actor = actor;
+}
+
+void BspTrainer::resume(const std::string& actor)
+{
+    {
+        std::lock_guard lock(impl_->pause_mutex);
+        impl_->pause_requested = false;
+        impl_->pause_actor = actor;
+    }
+    impl_->pause_cv.notify_all();
+}
+
+bool BspTrainer::paused() const
+{
+    std::lock_guard lock(impl_->pause_mutex);
+    return impl_->pause_requested;
+}
+
+double BspTrainer::straggler_slowdown(WorkerId worker) const
+{
+    if (worker < 0 || static_cast<std::size_t>(worker) >= impl_->slowdown_view.size())
+        return 1;
+    return impl_->slowdown_view[static_cast<std::size_t>(worker)].load();
+}
 
 void BspTrainer::request_resize(ResizeRequest request)
 {

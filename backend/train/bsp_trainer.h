@@ -32,6 +32,18 @@ public:
     // Elastic PS: a server or worker change, made before the next iteration (thread-safe).
     // A change that cannot be made becomes a "resize-refused" event; the run goes on.
     void request_resize(ResizeRequest request);
+    // Drills and demos: from the next iteration on, the worker's batches take `slowdown`
+    // times longer (1 clears it): the virtual clock scales its compute time, real mode
+    // idles the worker's thread for the extra time. Each change becomes a
+    // "straggler-injected" or "straggler-cleared" event. Throws RefusedRequest
+    // ("unknown-worker", "illegal-value") when made.
+    void inject_straggler(WorkerId worker, double slowdown, const std::string& actor = "operator");
+    double straggler_slowdown(WorkerId worker) const;
+    // Holds the job at its next barrier until resume() (or a stop request). Paced mode
+    // resumes its clock where it stopped. Each becomes a "job-paused"/"job-resumed" event.
+    void pause(const std::string& actor = "operator");
+    void resume(const std::string& actor = "operator");
+    bool paused() const;
 
 private:
     struct Impl;

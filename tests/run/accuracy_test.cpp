@@ -11,7 +11,7 @@ using namespace fulcrum;
 
 namespace {
 
-run::RunSummary train(const char* name)
+run::RunSummary train_scenario(const char* name)
 {
     const auto s = scenario::load_scenario(std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/" + name);
     run::RunOptions options;
@@ -22,7 +22,7 @@ run::RunSummary train(const char* name)
 #define TRAIN_OR_SKIP(var, name)                                                                                       \
     if (!std::filesystem::exists(data::kFashionMnistDir))                                                              \
         GTEST_SKIP() << "dataset-fashion-mnist is not installed";                                                      \
-    const auto var = train(name)
+    const auto var = train_scenario(name)
 
 } // namespace
 

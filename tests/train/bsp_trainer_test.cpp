@@ -4,7 +4,10 @@
 #include "train/bsp_trainer.h"
 
 #include <gtest/gtest.h>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <numeric>
 
 using namespace fulcrum;
@@ -164,4 +167,69 @@ TEST(BspTrainer, PacedModeFollowsWallTime)
     train::TrainingResult result;
     run(std::move(c), {}, &result);
     EXPECT_GE(result.wall_s, result.time_s * 0.95);
+}
+
+TEST(BspTrainer, AnInjectedStragglerComputesSlowerFromTheNextIterationUntilCleared)
+{
+    const auto plain = run(config());
+    Collector collector;
+    train::BspTrainer trainer(config(), balance::make_policy({}), collector);
+    trainer.inject_straggler(0, 4.0, "operator:test");
+    EXPECT_EQ(trainer.straggler_slowdown(0), 4.0);
+    EXPECT_THROW(trainer.inject_straggler(9, 2.0), RefusedRequest);
+    EXPECT_THROW(trainer.inject_straggler(1, 0.5), RefusedRequest);
+    trainer.run();
+    ASSERT_EQ(collector.rows.size(), plain.rows.size());
+    // Same seed, same noise: worker 0's compute time is four times the plain run's (up to
+    // its shares changing at slightly different barrier times).
+    double slowed = 0, own = 0;
+    for (std::size_t r = 0; r < plain.rows.size(); ++r) {
+        if (plain.rows[r].worker == 0) {
+            slowed += collector.rows[r].compute_s;
+            own += plain.rows[r].compute_s;
+        }
+    }
+    EXPECT_NEAR(slowed / own, 4.0, 0.2);
+    const auto injected = std::find_if(collector.events.begin(), collector.events.end(),
+        [](const EventRecord& e) { return e.kind == "straggler-injected"; });
+    ASSERT_NE(injected, collector.events.end());
+    EXPECT_EQ(injected->worker, 0);
+    EXPECT_EQ(injected->actor, "operator:test");
+    EXPECT_EQ(injected->iteration, 0);
+}
+
+TEST(BspTrainer, APausedJobHoldsAtABarrierUntilResumed)
+{
+    struct Counting final : train::TrainingObserver {
+        std::atomic<std::int64_t> iterations { 0 };
+        std::mutex mutex;
+        std::vector<std::string> kinds;
+        void on_iteration(std::span<const IterationRecord>) override { ++iterations; }
+        void on_evaluation(const EvaluationRecord&) override {}
+        void on_event(const EventRecord& e) override
+        {
+            std::lock_guard lock(mutex);
+            kinds.push_back(e.kind);
+        }
+    } observer;
+    auto c = config(train::ClockMode::Paced);
+    c.pace = 50; // fast enough for a test, slow enough to pause in the middle
+    c.iterations = 400;
+    train::BspTrainer trainer(std::move(c), balance::make_policy({}), observer);
+    std::thread run([&] { trainer.run(); });
+    while (observer.iterations < 5)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    trainer.pause("operator:test");
+    EXPECT_TRUE(trainer.paused());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100)); // let it reach the barrier
+    const std::int64_t held = observer.iterations;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(observer.iterations, held);
+    EXPECT_LT(held, 400);
+    trainer.resume("operator:test");
+    run.join();
+    EXPECT_EQ(observer.iterations, 400);
+    std::lock_guard lock(observer.mutex);
+    EXPECT_NE(std::find(observer.kinds.begin(), observer.kinds.end(), "job-paused"), observer.kinds.end());
+    EXPECT_NE(std::find(observer.kinds.begin(), observer.kinds.end(), "job-resumed"), observer.kinds.end());
 }
