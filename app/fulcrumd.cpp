@@ -1,0 +1,204 @@
+// fulcrumd: the Fulcrum backend daemon. Runs jobs, records them, and serves their live
+// stream and the operator's commands over a WebSocket (docs/protocol.md).
+
+#include "common/error.h"
+#include "daemon/auth.h"
+#include "daemon/daemon.h"
+#include "daemon/ws_server.h"
+#include "embedded_demo_scenario.h"
+
+#include <boost/json.hpp>
+#include <boost/program_options.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace po = boost::program_options;
+using namespace fulcrum;
+
+namespace {
+
+std::atomic<bool> g_stop { false };
+extern "C" void request_stop(int) { g_stop.store(true); }
+
+constexpr const char* kUsage = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
+                [--scenario FILE]... [--worker-slots N]
+
+The Fulcrum backend daemon. Runs training jobs on the cluster's worker slots (first come,
+first served), records every iteration of every worker into one run store per job
+(DATA_DIR/runs/job-N.db) and serves the live stream and the operator's commands over a
+WebSocket (protocol version 1, docs/protocol.md).
+
+With no --config and no --scenario it starts the embedded demo: a paced run of four
+heterogeneous workers training an MLP on Fashion-MNIST.
+
+Clients authenticate with 'Authorization: Bearer TOKEN' in the WebSocket handshake. The
+token file holds 'ROLE TOKEN' lines (operator: streams and commands; viewer: streams only);
+if it does not exist it is created with one token of each role, mode 0600, and its path is
+printed. SIGINT or SIGTERM stops every job at its next barrier, flushes the recorders and
+exits.
+
+Config file (JSON, every field optional; command-line options win):
+  {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...", "worker_slots": 64,
+   "scenarios": ["resources/scenarios/demo.json"]}
+)";
+
+struct Settings {
+    std::string listen = "127.0.0.1:7480";
+    std::string token_file;
+    std::string data_dir = "fulcrum-data";
+    int worker_slots = 64;
+    std::vector<std::string> scenarios;
+};
+
+std::string read_file(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw InputError(path, "", "cannot be read");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void apply_config(const std::string& path, Settings& s, const po::variables_map& vm)
+{
+    boost::system::error_code ec;
+    const boost::json::value v = boost::json::parse(read_file(path), ec);
+    if (ec || !v.is_object())
+        throw InputError(path, "", "expected a JSON object" + (ec ? ": " + ec.message() : std::string()));
+    for (const auto& [key, value] : v.get_object()) {
+        const std::string k(key);
+        const auto text = [&](const char* what) {
+            if (!value.is_string())
+                throw InputError(path, k, std::string("expected ") + what);
+            return std::string(value.get_string());
+        };
+        if (k == "listen") {
+            if (vm["listen"].defaulted())
+                s.listen = text("HOST:PORT");
+        } else if (k == "token_file") {
+            if (!vm.count("token-file"))
+                s.token_file = text("a path");
+        } else if (k == "data_dir") {
+            if (vm["data-dir"].defaulted())
+                s.data_dir = text("a path");
+        } else if (k == "worker_slots") {
+            if (!value.is_int64() || value.get_int64() < 1 || value.get_int64() > 1'000'000)
+                throw InputError(path, k, "expected a whole number from 1 to 1000000");
+            if (vm["worker-slots"].defaulted())
+                s.worker_slots = static_cast<int>(value.get_int64());
+        } else if (k == "scenarios") {
+            if (!value.is_array())
+                throw InputError(path, k, "expected an array of scenario file paths");
+            for (const auto& p : value.get_array()) {
+                if (!p.is_string())
+                    throw InputError(path, k, "expected an array of scenario file paths");
+                s.scenarios.emplace_back(p.get_string());
+            }
+        } else {
+            throw InputError(path, k, "unknown field (expected listen, token_file, data_dir, worker_slots, scenarios)");
+        }
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Settings s;
+    std::string config;
+    po::options_description visible("Options");
+    visible.add_options()
+        ("help,h", "show this help")
+        ("config", po::value(&config), "settings file (JSON, see below)")
+        ("listen", po::value(&s.listen)->default_value(s.listen), "address and port to serve on; 0.0.0.0:7480 for every interface")
+        ("token-file", po::value(&s.token_file), "bearer tokens (default: DATA_DIR/tokens)")
+        ("data-dir", po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")
+        ("worker-slots", po::value(&s.worker_slots)->default_value(s.worker_slots), "workers the cluster runs at once")
+        ("scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)");
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, visible), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "fulcrumd: " << e.what() << "\nTry 'fulcrumd --help'.\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << kUsage << "\n" << visible;
+        return 0;
+    }
+    try {
+        if (!config.empty())
+            apply_config(config, s, vm);
+        const auto colon = s.listen.rfind(':');
+        int port = -1;
+        if (colon != std::string::npos) {
+            try {
+                port = std::stoi(s.listen.substr(colon + 1));
+            } catch (const std::exception&) {
+            }
+        }
+        if (colon == std::string::npos || colon == 0 || port < 0 || port > 65535)
+            throw InputError("--listen", "", "expected HOST:PORT (e.g. 127.0.0.1:7480), got '" + s.listen + "'");
+        if (s.worker_slots < 1)
+            throw InputError("--worker-slots", "", "expected at least 1");
+        if (s.token_file.empty())
+            s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
+
+        daemon::DaemonOptions options;
+        options.data_dir = s.data_dir;
+        options.worker_slots = s.worker_slots;
+        options.server_name = "fulcrumd 0.1.0";
+        daemon::Daemon d(options);
+        bool created = false;
+        const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(s.token_file, &created);
+        if (created)
+            std::cerr << "fulcrumd: created the token file " << s.token_file << " (mode 0600) with an operator and a viewer token\n";
+        else
+            std::cerr << "fulcrumd: tokens from " << s.token_file << "\n";
+
+        daemon::ServerOptions server_options;
+        server_options.host = s.listen.substr(0, colon);
+        server_options.port = static_cast<unsigned short>(port);
+        daemon::WebSocketServer server(d, tokens, server_options);
+        if (server_options.host != "127.0.0.1" && server_options.host != "::1" && server_options.host != "localhost")
+            std::cerr << "fulcrumd: warning: serving plain WebSocket on " << server_options.host
+                      << "; tokens cross the network unencrypted (TLS is not built yet)\n";
+
+        if (s.scenarios.empty() && config.empty()) {
+            const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario");
+            std::cerr << "fulcrumd: no scenario given: started the embedded demo as job " << id << "\n";
+        }
+        for (const std::string& path : s.scenarios) {
+            const JobId id = d.submit(read_file(path), path);
+            std::cerr << "fulcrumd: submitted " << path << " as job " << id << "\n";
+        }
+
+        std::signal(SIGINT, request_stop);
+        std::signal(SIGTERM, request_stop);
+        server.start();
+        std::cerr << "fulcrumd: serving ws://" << server_options.host << ":" << server.port() << " (data in " << s.data_dir << ")\n";
+        while (!g_stop.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::cerr << "fulcrumd: stopping: every job stops at its next barrier\n";
+        server.stop();
+        server.wait();
+        d.stop_all();
+        for (const auto& job : d.jobs())
+            std::cerr << "fulcrumd: job " << job.job << " (" << job.name << ") " << protocol::to_string(job.state) << " at iteration "
+                      << job.iteration << ", recorded in " << job.database << "\n";
+        return 0;
+    } catch (const InputError& e) {
+        std::cerr << "fulcrumd: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "fulcrumd: " << e.what() << "\n";
+        return 1;
+    }
+}

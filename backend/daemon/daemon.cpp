@@ -1,0 +1,254 @@
+#include "daemon/daemon.h"
+
+#include "common/error.h"
+#include "daemon/job_runtime.h"
+#include "db/run_recorder.h"
+#include "protocol/codec.h"
+#include "scenario/scenario.h"
+
+#include <algorithm>
+
+namespace fulcrum::daemon {
+
+using namespace protocol;
+
+namespace {
+
+Reply failure(const std::string& id, std::string code, std::string message, std::string field = {})
+{
+    return Reply { id, ErrorInfo { std::move(code), std::move(message), std::move(field) }, std::nullopt, {} };
+}
+
+bool is_command(const ClientMessage& m)
+{
+    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m) || std::holds_alternative<WorkerCommand>(m);
+}
+
+std::string request_id(const ClientMessage& m)
+{
+    return std::visit([](const auto& v) -> std::string {
+        if constexpr (requires { v.id; })
+            return v.id;
+        else
+            return {};
+    },
+        m);
+}
+
+} // namespace
+
+Daemon::Daemon(DaemonOptions options)
+    : options_(std::move(options))
+{
+    std::error_code ec;
+    std::filesystem::create_directories(options_.data_dir / "runs", ec);
+    if (ec)
+        throw InputError(options_.data_dir.string(), "", "cannot create the data folder: " + ec.message());
+}
+
+Daemon::~Daemon() { stop_all(); }
+
+void Daemon::stop_all()
+{
+    std::vector<JobRuntime*> running;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        queued_.clear();
+        for (auto& [id, job] : jobs_)
+            running.push_back(job.get());
+    }
+    for (JobRuntime* job : running)
+        job->cancel("system:shutdown");
+    for (JobRuntime* job : running)
+        job->join();
+}
+
+std::shared_ptr<Client> Daemon::connect(Role role, std::string name)
+{
+    std::uint64_t id = 0;
+    {
+        std::lock_guard lock(mutex_);
+        id = next_client_++;
+    }
+    auto client = std::make_shared<Client>(id, role, std::move(name), options_.client_queue);
+    hub_.add(client);
+    return client;
+}
+
+void Daemon::disconnect(const Client& client) { hub_.remove(client.id()); }
+
+std::string Daemon::actor(const Client& client) const
+{
+    return std::string(to_string(client.role())) + ":" + client.name() + " at " + db::utc_timestamp();
+}
+
+Daemon::After Daemon::receive(Client& client, std::string_view frame)
+{
+    const Decoded<ClientMessage> decoded = decode_client(frame);
+    if (!decoded) {
+        if (decoded.request_id.empty())
+            client.send(ProtocolError { decoded.error });
+        else
+            client.send(Reply { decoded.request_id, decoded.error, std::nullopt, {} });
+        return After::KeepOpen;
+    }
+    const ClientMessage& message = *decoded.message;
+    if (const auto* hello = std::get_if<Hello>(&message)) {
+        if (hello->version != kProtocolVersion) {
+            client.send(ProtocolError { { "version-mismatch",
+                "this server speaks protocol version " + std::to_string(kProtocolVersion) + ", the client "
+                    + std::to_string(hello->version),
+                "version" } });
+            return After::Close;
+        }
+        client.set_greeted();
+        client.send(Welcome { kProtocolVersion, options_.server_name, client.role() });
+        return After::KeepOpen;
+    }
+    const std::string id = request_id(message);
+    if (!client.greeted()) {
+        client.send(failure(id, "hello-first", "send hello with the protocol version before anything else"));
+        return After::KeepOpen;
+    }
+    if (is_command(message) && client.role() != Role::Operator) {
+        client.send(failure(id, "not-authorized", "'" + std::string(type_name(message)) + "' needs the operator role; this client is a viewer"));
+        return After::KeepOpen;
+    }
+    try {
+        handle(client, message);
+    } catch (const RefusedRequest& e) {
+        client.send(failure(id, e.code(), e.what()));
+    } catch (const InputError& e) {
+        client.send(failure(id, "invalid-scenario", e.what(), e.field()));
+    } catch (const std::exception& e) {
+        client.send(failure(id, "internal", e.what()));
+    }
+    return After::KeepOpen;
+}
+
+void Daemon::handle(Client& client, const ClientMessage& message)
+{
+    if (const auto* s = std::get_if<Subscribe>(&message)) {
+        if (s->job)
+            job(*s->job); // unknown-job before subscribing
+        client.subscribe(*s);
+        client.send(Reply { s->id, std::nullopt, std::nullopt, {} });
+        send_snapshot(client, *s);
+    } else if (const auto* u = std::get_if<Unsubscribe>(&message)) {
+        if (!client.unsubscribe(u->id))
+            throw RefusedRequest("unknown-subscription", "no subscription '" + u->id + "'");
+        client.send(Reply { u->id, std::nullopt, std::nullopt, {} });
+    } else if (const auto* l = std::get_if<ListJobs>(&message)) {
+        client.send(Reply { l->id, std::nullopt, std::nullopt, jobs() });
+    } else if (const auto* submit_job = std::get_if<SubmitJob>(&message)) {
+        const JobId id = submit(submit_job->scenario_json, "submit-job from " + client.name());
+        client.send(Reply { submit_job->id, std::nullopt, id, {} });
+    } else if (const auto* c = std::get_if<JobCommand>(&message)) {
+        JobRuntime& j = job(c->job);
+        switch (c->action) {
+        case JobAction::Cancel:
+            j.cancel(actor(client));
+            break;
+        case JobAction::Pause:
+            j.pause(actor(client));
+            break;
+        case JobAction::Resume:
+            j.resume(actor(client));
+            break;
+        }
+        client.send(Reply { c->id, std::nullopt, c->job, {} });
+    } else if (const auto* w = std::get_if<WorkerCommand>(&message)) {
+        job(w->job).command(*w, actor(client));
+        client.send(Reply { w->id, std::nullopt, w->job, {} });
+    }
+}
+
+void Daemon::send_snapshot(Client& client, const Subscribe& s)
+{
+    const auto wants = [&](protocol::Stream stream) { return s.streams.empty() || std::find(s.streams.begin(), s.streams.end(), stream) != s.streams.end(); };
+    std::vector<JobRuntime*> selected;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [id, j] : jobs_)
+            if (!s.job || *s.job == id)
+                selected.push_back(j.get());
+    }
+    for (JobRuntime* j : selected) {
+        if (wants(protocol::Stream::Jobs))
+            client.send(JobUpdate { j->status() });
+        if (wants(protocol::Stream::Workers))
+            client.send(WorkerUpdate { j->id(), j->worker_states() });
+        if (wants(protocol::Stream::Iterations))
+            if (auto rows = j->last_rows()) {
+                if (!s.workers.empty())
+                    std::erase_if(rows->rows, [&](const IterationRecord& r) {
+                        return std::find(s.workers.begin(), s.workers.end(), r.worker) == s.workers.end();
+                    });
+                client.send(*rows);
+            }
+    }
+    client.send(SnapshotEnd { s.id });
+}
+
+JobRuntime& Daemon::job(JobId id) const
+{
+    std::lock_guard lock(mutex_);
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end())
+        throw RefusedRequest("unknown-job", "there is no job " + std::to_string(id));
+    return *it->second;
+}
+
+JobId Daemon::submit(const std::string& scenario_json, const std::string& source)
+{
+    scenario::Scenario s = scenario::parse_scenario(scenario_json, source);
+    if (static_cast<int>(s.workers.size()) > options_.worker_slots)
+        throw InputError(source, "workers", "asks for " + std::to_string(s.workers.size()) + " workers; the cluster has "
+            + std::to_string(options_.worker_slots) + " worker slots");
+    std::lock_guard lock(mutex_);
+    if (stopping_)
+        throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
+    const JobId id = next_job_++;
+    const auto database = options_.data_dir / "runs" / ("job-" + std::to_string(id) + ".db");
+    jobs_[id] = std::make_unique<JobRuntime>(id, std::move(s), database, hub_, [this](JobId done) { on_job_done(done); });
+    queued_.push_back(id);
+    start_queued();
+    return id;
+}
+
+// FIFO on worker slots: the head waits until its workers fit, and so does everyone behind it.
+void Daemon::start_queued()
+{
+    while (!queued_.empty()) {
+        JobRuntime& head = *jobs_.at(queued_.front());
+        if (slots_in_use_ + head.workers() > options_.worker_slots)
+            return;
+        slots_in_use_ += head.workers();
+        holding_[head.id()] = head.workers();
+        queued_.pop_front();
+        head.start();
+    }
+}
+
+void Daemon::on_job_done(JobId id)
+{
+    std::lock_guard lock(mutex_);
+    if (const auto it = holding_.find(id); it != holding_.end()) {
+        slots_in_use_ -= it->second;
+        holding_.erase(it);
+    }
+    if (!stopping_)
+        start_queued();
+}
+
+std::vector<JobStatus> Daemon::jobs() const
+{
+    std::vector<JobStatus> out;
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, j] : jobs_)
+        out.push_back(j->status());
+    return out;
+}
+
+} // namespace fulcrum::daemon

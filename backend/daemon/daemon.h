@@ -1,0 +1,70 @@
+#pragma once
+
+#include "daemon/stream_hub.h"
+#include "protocol/messages.h"
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace fulcrum::daemon {
+
+class JobRuntime;
+
+struct DaemonOptions {
+    std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
+    int worker_slots = 64;          // workers the cluster can run at once (CPU worker slots)
+    std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
+    std::string server_name = "fulcrumd";
+};
+
+// What fulcrumd is apart from its sockets: the jobs, the clients and the protocol's
+// request handling. The WebSocket server feeds it frames; tests call it directly.
+class Daemon {
+public:
+    explicit Daemon(DaemonOptions options);
+    ~Daemon(); // cancels every job at its next barrier and waits: recorded data is flushed
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    std::shared_ptr<Client> connect(protocol::Role role, std::string name);
+    void disconnect(const Client& client);
+
+    enum class After { KeepOpen, Close };
+    // One frame from a client: decoded, checked (version, role, fields) and handled; the
+    // reply and any snapshot go to the client's queue. Never throws for bad input.
+    After receive(Client& client, std::string_view frame);
+
+    // A job from a scenario's JSON text; it starts when enough worker slots are free.
+    // Throws InputError naming the field.
+    JobId submit(const std::string& scenario_json, const std::string& source);
+    std::vector<protocol::JobStatus> jobs() const;
+    void stop_all();
+    StreamHub& hub() { return hub_; }
+    const DaemonOptions& options() const { return options_; }
+
+private:
+    void handle(Client& client, const protocol::ClientMessage& message);
+    void send_snapshot(Client& client, const protocol::Subscribe& subscription);
+    JobRuntime& job(JobId id) const; // throws RefusedRequest("unknown-job")
+    void start_queued();             // with mutex_ held
+    void on_job_done(JobId id);
+    std::string actor(const Client& client) const;
+
+    DaemonOptions options_;
+    StreamHub hub_;
+    mutable std::mutex mutex_;
+    std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
+    std::deque<JobId> queued_;
+    int slots_in_use_ = 0;
+    std::map<JobId, int> holding_; // running jobs and their slots
+    JobId next_job_ = 1;
+    std::uint64_t next_client_ = 1;
+    bool stopping_ = false;
+};
+
+} // namespace fulcrum::daemon

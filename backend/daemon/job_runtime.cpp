@@ -1,0 +1,239 @@
+#include "daemon/job_runtime.h"
+
+#include "common/error.h"
+#include "run/run_scenario.h"
+#include "train/bsp_trainer.h"
+
+namespace fulcrum::daemon {
+
+using protocol::JobState;
+using protocol::WorkerAction;
+
+JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, StreamHub& hub,
+                       std::function<void(JobId)> on_done)
+    : id_(id)
+    , scenario_(std::move(scenario))
+    , database_(std::move(database))
+    , hub_(hub)
+    , on_done_(std::move(on_done))
+{
+    status_.job = id;
+    status_.name = scenario_.name;
+    status_.state = JobState::Queued;
+    status_.mode = scenario::to_string(scenario_.mode);
+    status_.workers = workers();
+    status_.policy = scenario_.policy.type;
+    status_.sync_model = scenario_.sync.type;
+    status_.model = scenario_.model.type;
+    status_.database = database_.string();
+    batch_sizes_.assign(scenario_.workers.size(), 0);
+}
+
+JobRuntime::~JobRuntime()
+{
+    stop_ = true;
+    join();
+}
+
+void JobRuntime::start()
+{
+    {
+        std::lock_guard lock(mutex_);
+        started_ = std::chrono::steady_clock::now();
+    }
+    set_state(JobState::Running, "starting");
+    thread_ = std::thread([this] { run(); });
+}
+
+void JobRuntime::join()
+{
+    if (thread_.joinable())
+        thread_.join();
+}
+
+void JobRuntime::run()
+{
+    run::RunOptions options;
+    options.database = database_;
+    options.stop = &stop_;
+    options.on_rows = [this](std::span<const IterationRecord> rows) {
+        if (rows.empty())
+            return;
+        protocol::IterationRows message { id_, rows.front().iteration, { rows.begin(), rows.end() } };
+        for (IterationRecord& r : message.rows)
+            r.job = id_;
+        {
+            std::lock_guard lock(mutex_);
+            std::fill(batch_sizes_.begin(), batch_sizes_.end(), 0);
+            for (const IterationRecord& r : message.rows)
+                if (r.worker >= 0 && static_cast<std::size_t>(r.worker) < batch_sizes_.size())
+                    batch_sizes_[static_cast<std::size_t>(r.worker)] = r.batch_size;
+            last_rows_ = message;
+        }
+        hub_.publish(message);
+        publish_workers();
+    };
+    options.on_evaluation = [this](const EvaluationRecord& e) {
+        EvaluationRecord mine = e;
+        mine.job = id_;
+        hub_.publish(protocol::Evaluation { mine });
+    };
+    options.on_event = [this](const EventRecord& e) {
+        EventRecord mine = e;
+        mine.job = id_;
+        hub_.publish(protocol::Event { mine });
+        if (e.kind == "job-paused" || e.kind == "job-resumed")
+            set_state(e.kind == "job-paused" ? JobState::Paused : JobState::Running);
+    };
+    options.progress = [this](const run::Progress& p) {
+        {
+            std::lock_guard lock(mutex_);
+            status_.iteration = p.iteration;
+            status_.iterations = p.iterations;
+            status_.time_s = p.time_s;
+            status_.accuracy = p.accuracy;
+            status_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        }
+        publish_status();
+    };
+    options.status = [this](const std::string& text) {
+        {
+            std::lock_guard lock(mutex_);
+            status_.message = text;
+        }
+        publish_status();
+    };
+    options.on_trainer = [this](train::BspTrainer* trainer) {
+        std::lock_guard lock(mutex_);
+        trainer_ = trainer;
+    };
+    try {
+        const run::RunSummary summary = run::run_scenario(scenario_, options);
+        {
+            std::lock_guard lock(mutex_);
+            status_.run = summary.run;
+            status_.model = summary.model;
+            status_.policy = summary.policy;
+            status_.sync_model = summary.sync;
+            status_.accuracy = summary.final_accuracy;
+        }
+        set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
+            std::to_string(summary.iterations) + " iterations, test accuracy " + std::to_string(summary.final_accuracy));
+    } catch (const InputError& e) {
+        set_state(JobState::Failed, e.what());
+    } catch (const std::exception& e) {
+        set_state(JobState::Failed, e.what());
+    }
+    if (on_done_)
+        on_done_(id_);
+}
+
+void JobRuntime::set_state(JobState state, std::string message)
+{
+    {
+        std::lock_guard lock(mutex_);
+        status_.state = state;
+        if (!message.empty())
+            status_.message = std::move(message);
+        status_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    }
+    publish_status();
+}
+
+void JobRuntime::publish_status() { hub_.publish(protocol::JobUpdate { status() }); }
+void JobRuntime::publish_workers() { hub_.publish(protocol::WorkerUpdate { id_, worker_states() }); }
+
+protocol::JobStatus JobRuntime::status() const
+{
+    std::lock_guard lock(mutex_);
+    return status_;
+}
+
+std::optional<protocol::IterationRows> JobRuntime::last_rows() const
+{
+    std::lock_guard lock(mutex_);
+    return last_rows_;
+}
+
+std::vector<protocol::WorkerState> JobRuntime::worker_states() const
+{
+    std::lock_guard lock(mutex_);
+    std::vector<protocol::WorkerState> out;
+    for (std::size_t i = 0; i < scenario_.workers.size(); ++i) {
+        protocol::WorkerState w;
+        w.worker = static_cast<WorkerId>(i);
+        w.name = scenario_.workers[i].name;
+        w.batch_size = batch_sizes_[i];
+        if (trainer_) {
+            const balance::WorkerOverride o = trainer_->manager().state(w.worker);
+            w.pinned = o.pinned;
+            w.excluded = o.excluded;
+            w.excluded_until = o.excluded_until;
+            w.member = o.member;
+            w.slowdown = trainer_->straggler_slowdown(w.worker);
+        }
+        out.push_back(std::move(w));
+    }
+    return out;
+}
+
+train::BspTrainer& JobRuntime::running_trainer() const
+{
+    if (!trainer_)
+        throw RefusedRequest("job-not-running", "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
+            + std::string(protocol::to_string(status_.state))
+            + (scenario_.sync.type == "bsp" || scenario_.sync.type == "backup" ? "" : "; " + scenario_.sync.type + " jobs take no operator commands"));
+    return *trainer_;
+}
+
+void JobRuntime::cancel(const std::string& actor)
+{
+    stop_ = true;
+    std::lock_guard lock(mutex_);
+    if (trainer_)
+        trainer_->resume(actor); // a paused job must reach its stop check
+}
+
+void JobRuntime::pause(const std::string& actor)
+{
+    std::lock_guard lock(mutex_);
+    running_trainer().pause(actor);
+}
+
+void JobRuntime::resume(const std::string& actor)
+{
+    std::lock_guard lock(mutex_);
+    running_trainer().resume(actor);
+}
+
+void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& actor)
+{
+    {
+        std::lock_guard lock(mutex_);
+        train::BspTrainer& trainer = running_trainer();
+        balance::BatchSizeManager& manager = trainer.manager();
+        switch (c.action) {
+        case WorkerAction::Pin:
+            manager.pin(c.worker, c.batch_size, actor);
+            break;
+        case WorkerAction::Unpin:
+            manager.unpin(c.worker, actor);
+            break;
+        case WorkerAction::Exclude:
+            manager.exclude(c.worker, c.for_s, actor);
+            break;
+        case WorkerAction::Include:
+            manager.include(c.worker, actor);
+            break;
+        case WorkerAction::InjectStraggler:
+            trainer.inject_straggler(c.worker, c.slowdown, actor);
+            break;
+        case WorkerAction::ClearStraggler:
+            trainer.inject_straggler(c.worker, 1.0, actor);
+            break;
+        }
+    }
+    publish_workers();
+}
+
+} // namespace fulcrum::daemon

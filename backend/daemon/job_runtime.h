@@ -1,0 +1,70 @@
+#pragma once
+
+#include "daemon/stream_hub.h"
+#include "protocol/messages.h"
+#include "scenario/scenario.h"
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace fulcrum::train {
+class BspTrainer;
+}
+
+namespace fulcrum::daemon {
+
+// One live job in fulcrumd: the scenario's trainer on its own thread, recorded into its
+// own run store, its stream published to the hub, and the operator's commands applied at
+// its barriers. Thread-safe.
+class JobRuntime {
+public:
+    JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, StreamHub& hub,
+               std::function<void(JobId)> on_done);
+    ~JobRuntime(); // stops the job and waits for it
+    JobRuntime(const JobRuntime&) = delete;
+    JobRuntime& operator=(const JobRuntime&) = delete;
+
+    JobId id() const { return id_; }
+    int workers() const { return static_cast<int>(scenario_.workers.size()); }
+    void start();
+    // Ends the job at its next barrier; it is recorded as stopped.
+    void cancel(const std::string& actor);
+    // Throw RefusedRequest ("job-not-running", or the trainer's and manager's codes).
+    void pause(const std::string& actor);
+    void resume(const std::string& actor);
+    void command(const protocol::WorkerCommand& command, const std::string& actor);
+    void join();
+
+    protocol::JobStatus status() const;
+    std::vector<protocol::WorkerState> worker_states() const;
+    std::optional<protocol::IterationRows> last_rows() const;
+
+private:
+    void run();
+    void set_state(protocol::JobState state, std::string message = {});
+    void publish_status();
+    void publish_workers();
+    train::BspTrainer& running_trainer() const; // with mutex_ held
+
+    const JobId id_;
+    const scenario::Scenario scenario_;
+    const std::filesystem::path database_;
+    StreamHub& hub_;
+    std::function<void(JobId)> on_done_;
+    std::atomic<bool> stop_ { false };
+    std::thread thread_;
+
+    mutable std::mutex mutex_;
+    protocol::JobStatus status_;
+    std::vector<std::int32_t> batch_sizes_;
+    std::optional<protocol::IterationRows> last_rows_;
+    train::BspTrainer* trainer_ = nullptr;
+    std::chrono::steady_clock::time_point started_;
+};
+
+} // namespace fulcrum::daemon

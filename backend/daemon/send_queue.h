@@ -1,0 +1,44 @@
+#pragma once
+
+#include "protocol/messages.h"
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace fulcrum::daemon {
+
+// One encoded frame, shared by every client it goes to (built once per publish).
+using Frame = std::shared_ptr<const std::string>;
+
+// A client's bounded send queue: the backpressure rule that keeps a slow or stalled
+// client from slowing training or the other clients. A frame with a coalescing key (a
+// job's status, its worker states) replaces the queued frame with the same key: the
+// client gets the latest state, not every one. A frame without a key (iteration rows,
+// events) is dropped when the queue is full. The next frame the client takes after a loss
+// is a `missed` message with the counts. Thread-safe.
+class SendQueue {
+public:
+    explicit SendQueue(std::size_t limit = 1024);
+
+    // Returns true when the queue was empty before: the writer must be woken.
+    bool push(Frame frame, std::string coalesce_key = {});
+    std::optional<Frame> pop();
+    std::size_t size() const;
+    protocol::Missed missed() const; // totals since the start
+
+private:
+    struct Entry {
+        Frame frame;
+        std::string key;
+    };
+    mutable std::mutex mutex_;
+    std::deque<Entry> entries_;
+    std::size_t limit_;
+    protocol::Missed total_, unreported_;
+};
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,156 @@
+#include "daemon/stream_hub.h"
+
+#include "protocol/codec.h"
+
+#include <algorithm>
+
+namespace fulcrum::daemon {
+
+Client::Client(std::uint64_t id, protocol::Role role, std::string name, std::size_t queue_limit)
+    : id_(id)
+    , role_(role)
+    , name_(std::move(name))
+    , queue_(queue_limit)
+{
+}
+
+void Client::send(const protocol::ServerMessage& message)
+{
+    send_frame(std::make_shared<const std::string>(protocol::encode(message)));
+}
+
+void Client::send_frame(Frame frame, std::string coalesce_key)
+{
+    if (!queue_.push(std::move(frame), std::move(coalesce_key)))
+        return;
+    std::function<void()> wake;
+    {
+        std::lock_guard lock(mutex_);
+        wake = wake_;
+    }
+    if (wake)
+        wake();
+}
+
+void Client::set_wake(std::function<void()> wake)
+{
+    std::lock_guard lock(mutex_);
+    wake_ = std::move(wake);
+}
+
+bool Client::greeted() const
+{
+    std::lock_guard lock(mutex_);
+    return greeted_;
+}
+
+void Client::set_greeted()
+{
+    std::lock_guard lock(mutex_);
+    greeted_ = true;
+}
+
+void Client::subscribe(const protocol::Subscribe& subscription)
+{
+    std::lock_guard lock(mutex_);
+    subscriptions_[subscription.id] = subscription;
+}
+
+bool Client::unsubscribe(const std::string& id)
+{
+    std::lock_guard lock(mutex_);
+    return subscriptions_.erase(id) > 0;
+}
+
+bool Client::wants(protocol::Stream stream, JobId job, std::vector<WorkerId>* workers) const
+{
+    std::lock_guard lock(mutex_);
+    bool wanted = false;
+    bool all_workers = false;
+    for (const auto& [id, s] : subscriptions_) {
+        if (s.job && *s.job != job)
+            continue;
+        if (!s.streams.empty() && std::find(s.streams.begin(), s.streams.end(), stream) == s.streams.end())
+            continue;
+        wanted = true;
+        if (s.workers.empty())
+            all_workers = true;
+        else if (workers)
+            workers->insert(workers->end(), s.workers.begin(), s.workers.end());
+    }
+    if (workers && all_workers)
+        workers->clear();
+    return wanted;
+}
+
+void StreamHub::add(const std::shared_ptr<Client>& client)
+{
+    std::lock_guard lock(mutex_);
+    clients_[client->id()] = client;
+}
+
+void StreamHub::remove(std::uint64_t client)
+{
+    std::lock_guard lock(mutex_);
+    clients_.erase(client);
+}
+
+std::size_t StreamHub::clients() const
+{
+    std::lock_guard lock(mutex_);
+    return clients_.size();
+}
+
+std::vector<std::shared_ptr<Client>> StreamHub::subscribers(protocol::Stream stream, JobId job) const
+{
+    std::vector<std::shared_ptr<Client>> out;
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, weak] : clients_)
+        if (auto client = weak.lock(); client && client->wants(stream, job))
+            out.push_back(std::move(client));
+    return out;
+}
+
+void StreamHub::fan_out(protocol::Stream stream, JobId job, const protocol::ServerMessage& message, const std::string& key)
+{
+    Frame frame;
+    for (const auto& client : subscribers(stream, job)) {
+        if (!frame)
+            frame = std::make_shared<const std::string>(protocol::encode(message));
+        client->send_frame(frame, key);
+    }
+}
+
+void StreamHub::publish(const protocol::IterationRows& rows)
+{
+    Frame all;
+    for (const auto& client : subscribers(protocol::Stream::Iterations, rows.job)) {
+        std::vector<WorkerId> only;
+        client->wants(protocol::Stream::Iterations, rows.job, &only);
+        if (only.empty()) {
+            if (!all)
+                all = std::make_shared<const std::string>(protocol::encode(protocol::ServerMessage { rows }));
+            client->send_frame(all);
+            continue;
+        }
+        protocol::IterationRows some { rows.job, rows.iteration, {} };
+        for (const IterationRecord& r : rows.rows)
+            if (std::find(only.begin(), only.end(), r.worker) != only.end())
+                some.rows.push_back(r);
+        if (!some.rows.empty())
+            client->send(some);
+    }
+}
+
+void StreamHub::publish(const protocol::Evaluation& e) { fan_out(protocol::Stream::Evaluations, e.evaluation.job, e, {}); }
+void StreamHub::publish(const protocol::Event& e) { fan_out(protocol::Stream::Events, e.event.job, e, {}); }
+void StreamHub::publish(const protocol::JobUpdate& s)
+{
+    fan_out(protocol::Stream::Jobs, s.status.job, s, "job-status:" + std::to_string(s.status.job));
+}
+void StreamHub::publish(const protocol::WorkerUpdate& w)
+{
+    fan_out(protocol::Stream::Workers, w.job, w, "worker-states:" + std::to_string(w.job));
+}
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,76 @@
+#pragma once
+
+#include "daemon/send_queue.h"
+#include "protocol/messages.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+// One connected client as the daemon sees it, whatever carries its frames: its role, its
+// name for the operator log, its subscriptions and its bounded send queue. The transport
+// sets `wake` to start writing when the queue stops being empty.
+class Client {
+public:
+    Client(std::uint64_t id, protocol::Role role, std::string name, std::size_t queue_limit);
+
+    std::uint64_t id() const { return id_; }
+    protocol::Role role() const { return role_; }
+    const std::string& name() const { return name_; }
+    SendQueue& queue() { return queue_; }
+
+    void send(const protocol::ServerMessage& message);
+    void send_frame(Frame frame, std::string coalesce_key = {});
+    void set_wake(std::function<void()> wake);
+
+    bool greeted() const;
+    void set_greeted();
+    void subscribe(const protocol::Subscribe& subscription);
+    bool unsubscribe(const std::string& id);
+    // Whether a message of this stream and job is wanted, and the worker filter to apply to
+    // iteration rows (empty: all workers).
+    bool wants(protocol::Stream stream, JobId job, std::vector<WorkerId>* workers = nullptr) const;
+
+private:
+    std::uint64_t id_;
+    protocol::Role role_;
+    std::string name_;
+    SendQueue queue_;
+    mutable std::mutex mutex_;
+    std::function<void()> wake_;
+    bool greeted_ = false;
+    std::map<std::string, protocol::Subscribe> subscriptions_;
+};
+
+// Fans the live stream out to the clients that subscribed to it. A message is encoded once
+// and its frame shared; publishing only queues, so a stalled client never blocks the
+// trainer that publishes. Thread-safe.
+class StreamHub {
+public:
+    void add(const std::shared_ptr<Client>& client);
+    void remove(std::uint64_t client);
+    std::size_t clients() const;
+
+    // Iteration rows, evaluations and events (never coalesced).
+    void publish(const protocol::IterationRows& rows);
+    void publish(const protocol::Evaluation& evaluation);
+    void publish(const protocol::Event& event);
+    // Latest-state messages, coalesced per job for a client that falls behind.
+    void publish(const protocol::JobUpdate& status);
+    void publish(const protocol::WorkerUpdate& workers);
+
+private:
+    std::vector<std::shared_ptr<Client>> subscribers(protocol::Stream stream, JobId job) const;
+    void fan_out(protocol::Stream stream, JobId job, const protocol::ServerMessage& message, const std::string& key);
+
+    mutable std::mutex mutex_;
+    std::map<std::uint64_t, std::weak_ptr<Client>> clients_;
+};
+
+} // namespace fulcrum::daemon

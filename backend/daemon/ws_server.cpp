@@ -1,0 +1,283 @@
+#include "daemon/ws_server.h"
+
+#include "daemon/auth.h"
+#include "daemon/daemon.h"
+#include "protocol/codec.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace fulcrum::daemon {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+
+namespace {
+
+class Session;
+
+// The sessions alive, so stop() can close them; held weakly, as in Beast's chat example.
+struct Sessions {
+    std::mutex mutex;
+    std::set<std::shared_ptr<Session>> open;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+public:
+    Session(tcp::socket socket, Daemon& daemon, const TokenStore& tokens, Sessions& sessions)
+        : ws_(std::move(socket))
+        , daemon_(daemon)
+        , tokens_(tokens)
+        , sessions_(sessions)
+    {
+    }
+
+    void start()
+    {
+        net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->read_upgrade(); });
+    }
+
+    void close()
+    {
+        net::post(ws_.get_executor(), [self = shared_from_this()] {
+            beast::error_code ec;
+            if (self->ws_.is_open())
+                self->ws_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
+            self->ws_.next_layer().socket().close(ec);
+        });
+    }
+
+private:
+    void read_upgrade()
+    {
+        beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(30));
+        http::async_read(ws_.next_layer(), buffer_, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+            self->on_upgrade(ec);
+        });
+    }
+
+    void reject(http::status status, std::string why)
+    {
+        auto response = std::make_shared<http::response<http::string_body>>(status, request_.version());
+        response->set(http::field::server, "fulcrumd");
+        response->set(http::field::content_type, "text/plain");
+        response->body() = std::move(why) + "\n";
+        response->prepare_payload();
+        http::async_write(ws_.next_layer(), *response, [self = shared_from_this(), response](beast::error_code, std::size_t) {
+            beast::error_code ec;
+            self->ws_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ec);
+            self->finish();
+        });
+    }
+
+    void on_upgrade(beast::error_code ec)
+    {
+        if (ec)
+            return finish();
+        if (!websocket::is_upgrade(request_))
+            return reject(http::status::bad_request, "fulcrumd speaks WebSocket here (protocol version "
+                + std::to_string(protocol::kProtocolVersion) + "); see docs/protocol.md");
+        const auto role = tokens_.authorize(request_[http::field::authorization]);
+        if (!role)
+            return reject(http::status::unauthorized, "a valid token is required: send 'Authorization: Bearer TOKEN'");
+        beast::error_code peer_ec;
+        const auto peer = ws_.next_layer().socket().remote_endpoint(peer_ec);
+        const std::string name = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent])
+            + "@" + (peer_ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port()));
+        client_ = daemon_.connect(*role, name);
+        beast::get_lowest_layer(ws_).expires_never();
+        ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+        ws_.read_message_max(protocol::kMaxFrameBytes);
+        ws_.text(true);
+        ws_.async_accept(request_, [self = shared_from_this()](beast::error_code accept_ec) {
+            if (accept_ec)
+                return self->finish();
+            std::weak_ptr<Session> weak = self;
+            self->client_->set_wake([weak] {
+                if (auto s = weak.lock())
+                    net::post(s->ws_.get_executor(), [s] { s->write_next(); });
+            });
+            self->read();
+        });
+    }
+
+    void read()
+    {
+        ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    }
+
+    void on_read(beast::error_code ec)
+    {
+        if (ec == websocket::error::message_too_big) {
+            client_->send(protocol::ProtocolError { { "frame-too-large", "frames are limited to "
+                + std::to_string(protocol::kMaxFrameBytes) + " bytes; the connection is closed", "" } });
+            closing_ = true;
+            write_next();
+            return;
+        }
+        if (ec)
+            return finish();
+        if (!ws_.got_text()) {
+            client_->send(protocol::ProtocolError { { "wrong-type", "fulcrumd reads text frames carrying JSON", "" } });
+        } else {
+            const std::string frame = beast::buffers_to_string(buffer_.data());
+            if (daemon_.receive(*client_, frame) == Daemon::After::Close)
+                closing_ = true;
+        }
+        buffer_.consume(buffer_.size());
+        if (closing_)
+            return write_next();
+        read();
+    }
+
+    void write_next()
+    {
+        if (writing_ || finished_)
+            return;
+        auto frame = client_->queue().pop();
+        if (!frame) {
+            if (closing_) {
+                ws_.async_close(websocket::close_code::policy_error, [self = shared_from_this()](beast::error_code) { self->finish(); });
+                closing_ = false;
+            }
+            return;
+        }
+        writing_ = true;
+        current_ = *frame;
+        ws_.async_write(net::buffer(*current_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+            self->writing_ = false;
+            self->current_.reset();
+            if (ec)
+                return self->finish();
+            self->write_next();
+        });
+    }
+
+    void finish()
+    {
+        if (finished_)
+            return;
+        finished_ = true;
+        if (client_) {
+            client_->set_wake({});
+            daemon_.disconnect(*client_);
+        }
+        std::lock_guard lock(sessions_.mutex);
+        sessions_.open.erase(shared_from_this());
+    }
+
+    websocket::stream<beast::tcp_stream> ws_;
+    beast::flat_buffer buffer_;
+    http::request<http::string_body> request_;
+    Daemon& daemon_;
+    const TokenStore& tokens_;
+    Sessions& sessions_;
+    std::shared_ptr<Client> client_;
+    Frame current_;
+    bool writing_ = false, closing_ = false, finished_ = false;
+};
+
+} // namespace
+
+struct WebSocketServer::Impl {
+    Impl(Daemon& d, const TokenStore& t, ServerOptions o)
+        : daemon(d)
+        , tokens(t)
+        , options(std::move(o))
+        , acceptor(io)
+    {
+        const tcp::endpoint endpoint(net::ip::make_address(options.host), options.port);
+        beast::error_code ec;
+        acceptor.open(endpoint.protocol(), ec);
+        if (!ec)
+            acceptor.set_option(net::socket_base::reuse_address(true), ec);
+        if (!ec)
+            acceptor.bind(endpoint, ec);
+        if (!ec)
+            acceptor.listen(net::socket_base::max_listen_connections, ec);
+        if (ec)
+            throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + ec.message());
+    }
+
+    void accept()
+    {
+        acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+            if (ec)
+                return; // closed by stop()
+            auto session = std::make_shared<Session>(std::move(socket), daemon, tokens, sessions);
+            {
+                std::lock_guard lock(sessions.mutex);
+                sessions.open.insert(session);
+            }
+            session->start();
+            accept();
+        });
+    }
+
+    Daemon& daemon;
+    const TokenStore& tokens;
+    ServerOptions options;
+    net::io_context io;
+    tcp::acceptor acceptor;
+    Sessions sessions;
+    std::vector<std::thread> threads;
+    std::once_flag stopped;
+};
+
+WebSocketServer::WebSocketServer(Daemon& daemon, const TokenStore& tokens, ServerOptions options)
+    : impl_(std::make_unique<Impl>(daemon, tokens, std::move(options)))
+{
+}
+
+WebSocketServer::~WebSocketServer()
+{
+    stop();
+    wait();
+}
+
+unsigned short WebSocketServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+void WebSocketServer::start()
+{
+    impl_->accept();
+    for (int i = 0; i < std::max(1, impl_->options.threads); ++i)
+        impl_->threads.emplace_back([this] { impl_->io.run(); });
+}
+
+void WebSocketServer::stop()
+{
+    std::call_once(impl_->stopped, [this] {
+        net::post(impl_->io, [this] {
+            beast::error_code ec;
+            impl_->acceptor.close(ec);
+            std::set<std::shared_ptr<Session>> open;
+            {
+                std::lock_guard lock(impl_->sessions.mutex);
+                open = impl_->sessions.open;
+            }
+            for (const auto& s : open)
+                s->close();
+        });
+    });
+}
+
+void WebSocketServer::wait()
+{
+    for (std::thread& t : impl_->threads)
+        if (t.joinable())
+            t.join();
+    impl_->threads.clear();
+}
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+namespace fulcrum::daemon {
+
+class Daemon;
+class TokenStore;
+
+struct ServerOptions {
+    std::string host = "127.0.0.1";
+    unsigned short port = 7480; // 0: any free port (tests)
+    int threads = 2;
+};
+
+// fulcrumd's WebSocket endpoint (Boost.Beast): checks the bearer token in the upgrade
+// request, then carries text frames between each client and the Daemon. One strand per
+// connection, one write in flight, the rest in the client's bounded SendQueue. Beast's
+// headers stay in ws_server.cpp.
+class WebSocketServer {
+public:
+    // Binds at once: throws std::runtime_error naming the address if it cannot listen.
+    WebSocketServer(Daemon& daemon, const TokenStore& tokens, ServerOptions options);
+    ~WebSocketServer(); // stop() and join
+    WebSocketServer(const WebSocketServer&) = delete;
+    WebSocketServer& operator=(const WebSocketServer&) = delete;
+
+    unsigned short port() const;
+    void start(); // serves on background threads
+    void stop();  // closes the listener and every connection
+    void wait();  // until stopped
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace fulcrum::daemon
