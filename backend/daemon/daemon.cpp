@@ -24,17 +24,6 @@ bool is_command(const ClientMessage& m)
     return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m) || std::holds_alternative<WorkerCommand>(m);
 }
 
-std::string request_id(const ClientMessage& m)
-{
-    return std::visit([](const auto& v) -> std::string {
-        if constexpr (requires { v.id; })
-            return v.id;
-        else
-            return {};
-    },
-        m);
-}
-
 } // namespace
 
 Daemon::Daemon(DaemonOptions options)
@@ -106,7 +95,7 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         client.send(Welcome { kProtocolVersion, options_.server_name, client.role() });
         return After::KeepOpen;
     }
-    const std::string id = request_id(message);
+    const std::string& id = decoded.request_id;
     if (!client.greeted()) {
         client.send(failure(id, "hello-first", "send hello with the protocol version before anything else"));
         return After::KeepOpen;

@@ -72,6 +72,23 @@ std::string_view kind_of(const json::value& v)
     return "a value";
 }
 
+// One of an enum's names, at `at` (a field or an array element).
+template <class Enum, std::size_t N>
+Enum named_value(const json::value& v, const std::string& at, const NameTable<Enum, N>& table)
+{
+    if (!v.is_string())
+        throw FieldError { "wrong-type", at, "'" + at + "' must be a string, got " + std::string(kind_of(v)) };
+    const std::string_view text = v.get_string();
+    if (const auto value = value_named(table, text))
+        return *value;
+    std::string expected;
+    for (const auto& entry : table) {
+        expected += expected.empty() ? "" : ", ";
+        expected += entry.second;
+    }
+    throw FieldError { "illegal-value", at, "'" + at + "' must be one of " + expected + ", got '" + std::string(text) + "'" };
+}
+
 // Reads the fields of one JSON object, naming each field in its errors by its full path.
 class Fields {
 public:
@@ -185,15 +202,7 @@ public:
     template <class Enum, std::size_t N>
     Enum named(std::string_view name, const NameTable<Enum, N>& table) const
     {
-        const std::string text = string(name);
-        if (const auto value = value_named(table, text))
-            return *value;
-        std::string expected;
-        for (const auto& entry : table) {
-            expected += expected.empty() ? "" : ", ";
-            expected += entry.second;
-        }
-        illegal(name, "must be one of " + expected + ", got '" + text + "'");
+        return named_value(required(name, "a string"), path(name), table);
     }
 
 private:
@@ -410,17 +419,8 @@ ClientMessage client_from(std::string_view type, const Fields& f)
         s.id = f.string("id");
         if (f.has("streams")) {
             const json::array& streams = f.array("streams");
-            for (std::size_t i = 0; i < streams.size(); ++i) {
-                const std::string at = "streams[" + std::to_string(i) + "]";
-                if (!streams[i].is_string())
-                    throw FieldError { "wrong-type", at, "'" + at + "' must be a string, got " + std::string(kind_of(streams[i])) };
-                const auto stream = value_named(kStreams, std::string_view(streams[i].get_string()));
-                if (!stream)
-                    throw FieldError { "illegal-value", at,
-                        "'" + at + "' must be one of iterations, evaluations, events, jobs, workers, got '"
-                            + std::string(streams[i].get_string()) + "'" };
-                s.streams.push_back(*stream);
-            }
+            for (std::size_t i = 0; i < streams.size(); ++i)
+                s.streams.push_back(named_value(streams[i], "streams[" + std::to_string(i) + "]", kStreams));
         }
         if (f.has("job"))
             s.job = f.int32("job", 0);

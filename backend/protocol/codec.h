@@ -8,8 +8,8 @@
 
 namespace fulcrum::protocol {
 
-// The result of reading one frame. On failure `error` says what was wrong and `request_id`
-// carries the frame's "id" if it could be read, so the error becomes that request's reply.
+// The result of reading one frame. `request_id` is the frame's "id" whenever it has a string
+// one, decoded or not: on failure the error becomes that request's reply.
 template <class Message>
 struct Decoded {
     std::optional<Message> message;
