@@ -126,6 +126,26 @@ std::int64_t RunReader::iteration_row_count(RunId run)
     return s.step() ? s.int64(0) : 0;
 }
 
+std::int64_t RunReader::iteration_count(RunId run)
+{
+    Statement s(impl_->connection,
+        "SELECT count(*) FROM (SELECT 1 FROM iterations WHERE run_id = ?1 GROUP BY job_id, iteration)");
+    s.bind(1, run);
+    return s.step() ? s.int64(0) : 0;
+}
+
+std::vector<IterationMark> RunReader::iteration_marks(RunId run)
+{
+    Statement s(impl_->connection,
+        "SELECT job_id, iteration, max(end_s) AS barrier, count(*) FROM iterations WHERE run_id = ?1"
+        " GROUP BY job_id, iteration ORDER BY barrier, job_id, iteration");
+    s.bind(1, run);
+    std::vector<IterationMark> result;
+    while (s.step())
+        result.push_back({ static_cast<JobId>(s.int64(0)), s.int64(1), s.real(2), static_cast<std::int32_t>(s.int64(3)) });
+    return result;
+}
+
 std::vector<EvaluationRecord> RunReader::evaluations(RunId run, JobId job)
 {
     Statement s(impl_->connection,

@@ -26,6 +26,10 @@ public:
     std::vector<IterationRecord> iterations(RunId run, JobId job, std::int64_t first = 0,
                                             std::int64_t last = std::numeric_limits<std::int64_t>::max());
     std::int64_t iteration_row_count(RunId run);
+    // Iterations recorded, all jobs together (an iteration of N workers counts once).
+    std::int64_t iteration_count(RunId run);
+    // Every recorded iteration of every job of a run, in barrier order (end time, then job).
+    std::vector<IterationMark> iteration_marks(RunId run);
     std::vector<EvaluationRecord> evaluations(RunId run, JobId job);
     std::vector<EventRecord> events(RunId run);
     // A simulated schedule: its jobs in id order, and the spans that overlap [from_s, to_s]

@@ -42,6 +42,16 @@ struct WorkerInfo {
     std::string profile_json;  // the worker's performance profile
 };
 
+// One recorded iteration of one job as replay walks it: when its last worker finished.
+struct IterationMark {
+    JobId job = 0;
+    std::int64_t iteration = 0;
+    double end_s = 0;   // the latest worker's end_s (the barrier), run clock
+    std::int32_t workers = 0; // rows recorded for it
+
+    bool operator==(const IterationMark&) const = default;
+};
+
 // A simulated multi-job schedule (fulcrum-sim --out): one row per job of the workload...
 struct ScheduledJob {
     JobId id = 0;

@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 #include "daemon/job_runtime.h"
+#include "daemon/replay_session.h"
+#include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "protocol/codec.h"
 #include "scenario/scenario.h"
@@ -14,9 +16,25 @@ using namespace protocol;
 
 namespace {
 
+Reply ok(const std::string& id, std::optional<JobId> job = std::nullopt)
+{
+    Reply r;
+    r.id = id;
+    r.job = job;
+    return r;
+}
+
+Reply failure(const std::string& id, ErrorInfo error)
+{
+    Reply r;
+    r.id = id;
+    r.error = std::move(error);
+    return r;
+}
+
 Reply failure(const std::string& id, std::string code, std::string message, std::string field = {})
 {
-    return Reply { id, ErrorInfo { std::move(code), std::move(message), std::move(field) }, std::nullopt, {} };
+    return failure(id, ErrorInfo { std::move(code), std::move(message), std::move(field) });
 }
 
 bool is_command(const ClientMessage& m)
@@ -65,7 +83,22 @@ std::shared_ptr<Client> Daemon::connect(Role role, std::string name)
     return client;
 }
 
-void Daemon::disconnect(const Client& client) { hub_.remove(client.id()); }
+void Daemon::disconnect(const Client& client)
+{
+    hub_.remove(client.id());
+    std::vector<std::unique_ptr<ReplaySession>> closing;
+    {
+        std::lock_guard lock(replays_mutex_);
+        for (auto it = replays_.begin(); it != replays_.end();)
+            if (it->second->client() == client.id()) {
+                closing.push_back(std::move(it->second));
+                it = replays_.erase(it);
+            } else {
+                ++it;
+            }
+    }
+    // Destroyed here, outside the lock: each joins its thread.
+}
 
 std::string Daemon::actor(const Client& client) const
 {
@@ -79,7 +112,7 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         if (decoded.request_id.empty())
             client.send(ProtocolError { decoded.error });
         else
-            client.send(Reply { decoded.request_id, decoded.error, std::nullopt, {} });
+            client.send(failure(decoded.request_id, decoded.error));
         return After::KeepOpen;
     }
     const ClientMessage& message = *decoded.message;
@@ -122,17 +155,19 @@ void Daemon::handle(Client& client, const ClientMessage& message)
         if (s->job)
             job(*s->job); // unknown-job before subscribing
         client.subscribe(*s);
-        client.send(Reply { s->id, std::nullopt, std::nullopt, {} });
+        client.send(ok(s->id));
         send_snapshot(client, *s);
     } else if (const auto* u = std::get_if<Unsubscribe>(&message)) {
         if (!client.unsubscribe(u->id))
             throw RefusedRequest("unknown-subscription", "no subscription '" + u->id + "'");
-        client.send(Reply { u->id, std::nullopt, std::nullopt, {} });
+        client.send(ok(u->id));
     } else if (const auto* l = std::get_if<ListJobs>(&message)) {
-        client.send(Reply { l->id, std::nullopt, std::nullopt, jobs() });
+        Reply reply = ok(l->id);
+        reply.jobs = jobs();
+        client.send(reply);
     } else if (const auto* submit_job = std::get_if<SubmitJob>(&message)) {
         const JobId id = submit(submit_job->scenario_json, "submit-job from " + client.name());
-        client.send(Reply { submit_job->id, std::nullopt, id, {} });
+        client.send(ok(submit_job->id, id));
     } else if (const auto* c = std::get_if<JobCommand>(&message)) {
         JobRuntime& j = job(c->job);
         switch (c->action) {
@@ -146,11 +181,106 @@ void Daemon::handle(Client& client, const ClientMessage& message)
             j.resume(actor(client));
             break;
         }
-        client.send(Reply { c->id, std::nullopt, c->job, {} });
+        client.send(ok(c->id, c->job));
     } else if (const auto* w = std::get_if<WorkerCommand>(&message)) {
         job(w->job).command(*w, actor(client));
-        client.send(Reply { w->id, std::nullopt, w->job, {} });
+        client.send(ok(w->id, w->job));
+    } else if (const auto* r = std::get_if<ListRuns>(&message)) {
+        Reply reply = ok(r->id);
+        reply.runs = runs();
+        client.send(reply);
+    } else if (const auto* o = std::get_if<OpenReplay>(&message)) {
+        open_replay(client, *o);
+    } else if (const auto* rc = std::get_if<ReplayCommand>(&message)) {
+        replay_command(client, *rc);
     }
+}
+
+// Only a plain file name in DATA_DIR/runs: a client cannot reach other files.
+std::filesystem::path Daemon::run_store(const std::string& database) const
+{
+    const std::filesystem::path name(database);
+    if (database.empty() || name.has_parent_path() || name.filename() != name || database == "." || database == ".."
+        || database.find('\\') != std::string::npos)
+        throw RefusedRequest("unknown-run", "'" + database + "' is not a run store name; list-runs gives the names");
+    const auto path = options_.data_dir / "runs" / name;
+    if (!std::filesystem::is_regular_file(path))
+        throw RefusedRequest("unknown-run", "there is no run store '" + database + "'");
+    return path;
+}
+
+void Daemon::open_replay(Client& client, const OpenReplay& open)
+{
+    const auto path = run_store(open.database);
+    std::int64_t id = 0;
+    {
+        std::lock_guard lock(replays_mutex_);
+        const auto mine = std::count_if(replays_.begin(), replays_.end(), [&](const auto& r) { return r.second->client() == client.id(); });
+        if (mine >= options_.replays_per_client)
+            throw RefusedRequest("too-many-replays", "this client already has " + std::to_string(mine)
+                + " replays open; close one first (close-replay)");
+        id = next_replay_++;
+    }
+    std::unique_ptr<ReplaySession> session;
+    try {
+        session = std::make_unique<ReplaySession>(id, client.shared_from_this(), path, open.database, open);
+    } catch (const InputError& e) {
+        throw RefusedRequest(e.field() == "run" ? "unknown-run" : "unreadable-run-store", e.what());
+    }
+    Reply reply = ok(open.id);
+    reply.replay = id;
+    client.send(reply);
+    session->start();
+    std::lock_guard lock(replays_mutex_);
+    replays_[id] = std::move(session);
+}
+
+void Daemon::replay_command(Client& client, const ReplayCommand& command)
+{
+    std::unique_ptr<ReplaySession> closed;
+    {
+        std::lock_guard lock(replays_mutex_);
+        const auto it = replays_.find(command.replay);
+        if (it == replays_.end() || it->second->client() != client.id())
+            throw RefusedRequest("unknown-replay", "this client has no replay " + std::to_string(command.replay));
+        it->second->check(command);
+        client.send(ok(command.id)); // the reply goes before anything the command makes the replay send
+        it->second->command(command);
+        if (command.action == ReplayAction::Close) {
+            closed = std::move(it->second);
+            replays_.erase(it);
+        }
+    }
+}
+
+std::vector<RunListing> Daemon::runs() const
+{
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(options_.data_dir / "runs", ec))
+        if (entry.is_regular_file() && entry.path().extension() == ".db")
+            files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    std::vector<RunListing> out;
+    for (const auto& file : files) {
+        const std::string database = file.filename().string();
+        try {
+            db::RunReader reader(file);
+            for (const db::RunInfo& run : reader.runs()) {
+                RunListing l { database, run.id, run.name, run.mode, run.status, run.started_at, run.finished_at };
+                l.jobs = static_cast<int>(reader.jobs(run.id).size());
+                l.iterations = reader.iteration_count(run.id);
+                l.rows = reader.iteration_row_count(run.id);
+                out.push_back(std::move(l));
+            }
+        } catch (const std::exception& e) {
+            RunListing l;
+            l.database = database;
+            l.status = std::string("unreadable: ") + e.what();
+            out.push_back(std::move(l));
+        }
+    }
+    return out;
 }
 
 void Daemon::send_snapshot(Client& client, const Subscribe& s)

@@ -14,11 +14,13 @@
 namespace fulcrum::daemon {
 
 class JobRuntime;
+class ReplaySession;
 
 struct DaemonOptions {
     std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
     int worker_slots = 64;          // workers the cluster can run at once (CPU worker slots)
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
+    int replays_per_client = 4;
     std::string server_name = "fulcrumd";
 };
 
@@ -43,6 +45,9 @@ public:
     // Throws InputError naming the field.
     JobId submit(const std::string& scenario_json, const std::string& source);
     std::vector<protocol::JobStatus> jobs() const;
+    // The run stores in DATA_DIR/runs and their runs; a file that cannot be read is listed
+    // with its reason as the status.
+    std::vector<protocol::RunListing> runs() const;
     void stop_all();
     StreamHub& hub() { return hub_; }
     const DaemonOptions& options() const { return options_; }
@@ -54,6 +59,9 @@ private:
     void start_queued();             // with mutex_ held
     void on_job_done(JobId id);
     std::string actor(const Client& client) const;
+    void open_replay(Client& client, const protocol::OpenReplay& open);
+    void replay_command(Client& client, const protocol::ReplayCommand& command);
+    std::filesystem::path run_store(const std::string& database) const; // throws RefusedRequest
 
     DaemonOptions options_;
     StreamHub hub_;
@@ -63,6 +71,9 @@ private:
     int slots_in_use_ = 0;
     std::map<JobId, int> holding_; // running jobs and their slots
     JobId next_job_ = 1;
+    std::mutex replays_mutex_;
+    std::map<std::int64_t, std::unique_ptr<ReplaySession>> replays_;
+    std::int64_t next_replay_ = 1;
     std::uint64_t next_client_ = 1;
     bool stopping_ = false;
 };

@@ -28,6 +28,7 @@ public:
     bool push(Frame frame, std::string coalesce_key = {});
     std::optional<Frame> pop();
     std::size_t size() const;
+    std::size_t limit() const { return limit_; }
     protocol::Missed missed() const; // totals since the start
 
 private:

@@ -16,7 +16,7 @@ namespace fulcrum::daemon {
 // One connected client as the daemon sees it, whatever carries its frames: its role, its
 // name for the operator log, its subscriptions and its bounded send queue. The transport
 // sets `wake` to start writing when the queue stops being empty.
-class Client {
+class Client : public std::enable_shared_from_this<Client> {
 public:
     Client(std::uint64_t id, protocol::Role role, std::string name, std::size_t queue_limit);
 

@@ -44,6 +44,20 @@ constexpr NameTable<WorkerAction, 6> kWorkerActions { {
     { WorkerAction::ClearStraggler, "clear-straggler" },
 } };
 
+constexpr NameTable<ReplayAction, 5> kReplayActions { {
+    { ReplayAction::Play, "play-replay" },
+    { ReplayAction::Pause, "pause-replay" },
+    { ReplayAction::Seek, "seek-replay" },
+    { ReplayAction::SetSpeed, "set-replay-speed" },
+    { ReplayAction::Close, "close-replay" },
+} };
+constexpr NameTable<ReplayPhase, 4> kReplayPhases { {
+    { ReplayPhase::Playing, "playing" },
+    { ReplayPhase::Paused, "paused" },
+    { ReplayPhase::Finished, "finished" },
+    { ReplayPhase::Closed, "closed" },
+} };
+
 // A field that is missing, of the wrong JSON type or out of range; becomes an ErrorInfo.
 struct FieldError {
     std::string code;
@@ -348,6 +362,38 @@ WorkerState worker_state_from(const Fields& f)
     return w;
 }
 
+json::object to_json(const RunListing& r)
+{
+    return { { "database", r.database }, { "run", r.run }, { "name", r.name }, { "mode", r.mode }, { "status", r.status },
+        { "started_at", r.started_at }, { "finished_at", r.finished_at }, { "jobs", r.jobs }, { "iterations", r.iterations },
+        { "rows", r.rows } };
+}
+
+RunListing run_listing_from(const Fields& f)
+{
+    RunListing r;
+    r.database = f.string("database");
+    r.run = f.integer("run");
+    r.name = f.string_or("name", "");
+    r.mode = f.string_or("mode", "");
+    r.status = f.string_or("status", "");
+    r.started_at = f.string_or("started_at", "");
+    r.finished_at = f.string_or("finished_at", "");
+    r.jobs = f.int32("jobs", 0);
+    r.iterations = f.integer("iterations", 0);
+    r.rows = f.integer("rows", 0);
+    return r;
+}
+
+// Stream messages name their replay only when they come from one.
+json::object tagged(json::object o, std::int64_t replay)
+{
+    if (replay != 0)
+        o["replay"] = replay;
+    return o;
+}
+std::int64_t replay_of(const Fields& f) { return f.has("replay") ? f.integer("replay", 1) : 0; }
+
 json::object to_json(const ErrorInfo& e)
 {
     json::object o { { "code", e.code }, { "message", e.message } };
@@ -408,7 +454,40 @@ struct ClientEncoder {
             o["slowdown"] = m.slowdown;
         return o;
     }
+    json::object operator()(const ListRuns& m) const { return { { "type", "list-runs" }, { "id", m.id } }; }
+    json::object operator()(const OpenReplay& m) const
+    {
+        json::object o { { "type", "open-replay" }, { "id", m.id }, { "database", m.database }, { "run", m.run },
+            { "speed", m.speed }, { "paused", m.paused } };
+        if (m.from_iteration)
+            o["from_iteration"] = *m.from_iteration;
+        return o;
+    }
+    json::object operator()(const ReplayCommand& m) const
+    {
+        json::object o { { "type", to_string(m.action) }, { "id", m.id }, { "replay", m.replay } };
+        if (m.action == ReplayAction::Seek) {
+            if (m.iteration)
+                o["iteration"] = *m.iteration;
+            if (m.time_s)
+                o["time_s"] = *m.time_s;
+            if (m.job)
+                o["job"] = *m.job;
+        }
+        if (m.action == ReplayAction::SetSpeed)
+            o["speed"] = m.speed;
+        return o;
+    }
 };
+
+double replay_speed(const Fields& f)
+{
+    const double speed = f.number("speed");
+    if (!(speed >= 0 && speed <= kMaxReplaySpeed))
+        f.illegal("speed", "must be from 0 (as fast as the client reads) to " + std::to_string(static_cast<int>(kMaxReplaySpeed))
+            + " (run seconds per wall second)");
+    return speed;
+}
 
 ClientMessage client_from(std::string_view type, const Fields& f)
 {
@@ -473,6 +552,40 @@ ClientMessage client_from(std::string_view type, const Fields& f)
         }
         return m;
     }
+    if (type == "list-runs")
+        return ListRuns { f.string("id") };
+    if (type == "open-replay") {
+        OpenReplay m;
+        m.id = f.string("id");
+        m.database = f.string("database");
+        m.run = f.integer("run", 1);
+        if (f.has("speed"))
+            m.speed = replay_speed(f);
+        if (f.has("from_iteration"))
+            m.from_iteration = f.integer("from_iteration", 0);
+        if (f.has("paused"))
+            m.paused = f.boolean("paused");
+        return m;
+    }
+    if (const auto action = value_named(kReplayActions, type)) {
+        ReplayCommand m;
+        m.id = f.string("id");
+        m.action = *action;
+        m.replay = f.integer("replay", 1);
+        if (m.action == ReplayAction::Seek) {
+            if (f.has("iteration") == f.has("time_s"))
+                f.illegal("iteration", "or 'time_s': a seek needs exactly one of the two");
+            if (f.has("iteration"))
+                m.iteration = f.integer("iteration", 0);
+            if (f.has("time_s"))
+                m.time_s = f.number("time_s");
+            if (f.has("job"))
+                m.job = f.int32("job");
+        }
+        if (m.action == ReplayAction::SetSpeed)
+            m.speed = replay_speed(f);
+        return m;
+    }
     throw FieldError { "unknown-type", "type", "unknown message type '" + std::string(type) + "'" };
 }
 
@@ -496,6 +609,14 @@ struct ServerEncoder {
                 jobs.push_back(to_json(s));
             o["jobs"] = std::move(jobs);
         }
+        if (!m.runs.empty()) {
+            json::array runs;
+            for (const RunListing& r : m.runs)
+                runs.push_back(to_json(r));
+            o["runs"] = std::move(runs);
+        }
+        if (m.replay)
+            o["replay"] = *m.replay;
         return o;
     }
     json::object operator()(const ProtocolError& m) const { return { { "type", "error" }, { "error", to_json(m.error) } }; }
@@ -505,22 +626,35 @@ struct ServerEncoder {
         rows.reserve(m.rows.size());
         for (const IterationRecord& r : m.rows)
             rows.push_back(to_json(r));
-        return { { "type", "iterations" }, { "job", m.job }, { "iteration", m.iteration }, { "rows", std::move(rows) } };
+        return tagged({ { "type", "iterations" }, { "job", m.job }, { "iteration", m.iteration }, { "rows", std::move(rows) } }, m.replay);
     }
-    json::object operator()(const Evaluation& m) const { return { { "type", "evaluation" }, { "evaluation", to_json(m.evaluation) } }; }
-    json::object operator()(const Event& m) const { return { { "type", "event" }, { "event", to_json(m.event) } }; }
-    json::object operator()(const JobUpdate& m) const { return { { "type", "job-status" }, { "status", to_json(m.status) } }; }
+    json::object operator()(const Evaluation& m) const
+    {
+        return tagged({ { "type", "evaluation" }, { "evaluation", to_json(m.evaluation) } }, m.replay);
+    }
+    json::object operator()(const Event& m) const { return tagged({ { "type", "event" }, { "event", to_json(m.event) } }, m.replay); }
+    json::object operator()(const JobUpdate& m) const
+    {
+        return tagged({ { "type", "job-status" }, { "status", to_json(m.status) } }, m.replay);
+    }
     json::object operator()(const WorkerUpdate& m) const
     {
         json::array workers;
         for (const WorkerState& w : m.workers)
             workers.push_back(to_json(w));
-        return { { "type", "worker-states" }, { "job", m.job }, { "workers", std::move(workers) } };
+        return tagged({ { "type", "worker-states" }, { "job", m.job }, { "workers", std::move(workers) } }, m.replay);
     }
     json::object operator()(const SnapshotEnd& m) const { return { { "type", "snapshot-end" }, { "id", m.id } }; }
     json::object operator()(const Missed& m) const
     {
         return { { "type", "missed" }, { "dropped", m.dropped }, { "coalesced", m.coalesced } };
+    }
+    json::object operator()(const ReplayState& m) const
+    {
+        return { { "type", "replay-state" }, { "replay", m.replay }, { "database", m.database }, { "run", m.run },
+            { "state", to_string(m.state) }, { "speed", m.speed }, { "position", m.position }, { "length", m.length },
+            { "job", m.job }, { "iteration", m.iteration }, { "time_s", m.time_s }, { "end_time_s", m.end_time_s },
+            { "seeked", m.seeked } };
     }
 };
 
@@ -548,24 +682,44 @@ ServerMessage server_from(std::string_view type, const Fields& f)
             r.job = f.int32("job");
         if (f.has("jobs"))
             r.jobs = read_array<JobStatus>(f, "jobs", job_status_from);
+        if (f.has("runs"))
+            r.runs = read_array<RunListing>(f, "runs", run_listing_from);
+        if (f.has("replay"))
+            r.replay = f.integer("replay", 1);
         return r;
     }
     if (type == "error")
         return ProtocolError { error_from(Fields(f.object("error"), "error")) };
     if (type == "iterations")
-        return IterationRows { f.int32("job"), f.integer("iteration"), read_array<IterationRecord>(f, "rows", iteration_from) };
+        return IterationRows { f.int32("job"), f.integer("iteration"), read_array<IterationRecord>(f, "rows", iteration_from), replay_of(f) };
     if (type == "evaluation")
-        return Evaluation { evaluation_from(Fields(f.object("evaluation"), "evaluation")) };
+        return Evaluation { evaluation_from(Fields(f.object("evaluation"), "evaluation")), replay_of(f) };
     if (type == "event")
-        return Event { event_from(Fields(f.object("event"), "event")) };
+        return Event { event_from(Fields(f.object("event"), "event")), replay_of(f) };
     if (type == "job-status")
-        return JobUpdate { job_status_from(Fields(f.object("status"), "status")) };
+        return JobUpdate { job_status_from(Fields(f.object("status"), "status")), replay_of(f) };
     if (type == "worker-states")
-        return WorkerUpdate { f.int32("job"), read_array<WorkerState>(f, "workers", worker_state_from) };
+        return WorkerUpdate { f.int32("job"), read_array<WorkerState>(f, "workers", worker_state_from), replay_of(f) };
     if (type == "snapshot-end")
         return SnapshotEnd { f.string("id") };
     if (type == "missed")
         return Missed { f.integer("dropped", 0), f.integer("coalesced", 0) };
+    if (type == "replay-state") {
+        ReplayState m;
+        m.replay = f.integer("replay", 1);
+        m.database = f.string_or("database", "");
+        m.run = f.integer("run");
+        m.state = f.named("state", kReplayPhases);
+        m.speed = f.number("speed");
+        m.position = f.integer("position", 0);
+        m.length = f.integer("length", 0);
+        m.job = f.int32("job");
+        m.iteration = f.integer("iteration", -1);
+        m.time_s = f.number("time_s");
+        m.end_time_s = f.number("end_time_s");
+        m.seeked = f.has("seeked") && f.boolean("seeked");
+        return m;
+    }
     throw FieldError { "unknown-type", "type", "unknown message type '" + std::string(type) + "'" };
 }
 
@@ -620,15 +774,18 @@ std::string_view type_name(const ClientMessage& message)
         std::string_view operator()(const SubmitJob&) const { return "submit-job"; }
         std::string_view operator()(const JobCommand& m) const { return to_string(m.action); }
         std::string_view operator()(const WorkerCommand& m) const { return to_string(m.action); }
+        std::string_view operator()(const ListRuns&) const { return "list-runs"; }
+        std::string_view operator()(const OpenReplay&) const { return "open-replay"; }
+        std::string_view operator()(const ReplayCommand& m) const { return to_string(m.action); }
     };
     return std::visit(Name {}, message);
 }
 
 std::string_view type_name(const ServerMessage& message)
 {
-    static_assert(std::variant_size_v<ServerMessage> == 10, "a name for every server message");
+    static_assert(std::variant_size_v<ServerMessage> == 11, "a name for every server message");
     static constexpr std::string_view kNames[] = { "welcome", "reply", "error", "iterations", "evaluation", "event", "job-status",
-        "worker-states", "snapshot-end", "missed" };
+        "worker-states", "snapshot-end", "missed", "replay-state" };
     return kNames[message.index()];
 }
 
@@ -637,5 +794,7 @@ std::string_view to_string(Stream stream) { return name_of(kStreams, stream); }
 std::string_view to_string(JobState state) { return name_of(kJobStates, state); }
 std::string_view to_string(JobAction action) { return name_of(kJobActions, action); }
 std::string_view to_string(WorkerAction action) { return name_of(kWorkerActions, action); }
+std::string_view to_string(ReplayAction action) { return name_of(kReplayActions, action); }
+std::string_view to_string(ReplayPhase phase) { return name_of(kReplayPhases, phase); }
 
 } // namespace fulcrum::protocol

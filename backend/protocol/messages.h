@@ -73,7 +73,38 @@ struct WorkerCommand {
     double slowdown = 1;             // inject-straggler: the worker's batches take this many times longer
 };
 
-using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, WorkerCommand>;
+// The recorded runs in the daemon's data folder (any role).
+struct ListRuns {
+    std::string id;
+};
+
+// Replays one recorded run to this client only, as the same message types as a live job
+// (each carrying the replay's id), paced by the run's clock times `speed`.
+inline constexpr double kMaxReplaySpeed = 10000;
+struct OpenReplay {
+    std::string id;
+    std::string database;  // a file name from list-runs
+    RunId run = 0;
+    double speed = 1;      // run seconds per wall second; 0: as fast as the client reads
+    std::optional<std::int64_t> from_iteration; // start just after this iteration (of the run's first job)
+    bool paused = false;   // open at the start position without playing
+};
+
+enum class ReplayAction { Play, Pause, Seek, SetSpeed, Close };
+struct ReplayCommand {
+    std::string id;
+    ReplayAction action = ReplayAction::Play;
+    std::int64_t replay = 0;
+    // seek: to the end of this iteration (of `job`, or the run's first job), or to the last
+    // iteration that ended at or before `time_s`; exactly one of the two.
+    std::optional<std::int64_t> iteration;
+    std::optional<double> time_s;
+    std::optional<JobId> job;
+    double speed = 1;      // set-replay-speed
+};
+
+using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, WorkerCommand, ListRuns,
+    OpenReplay, ReplayCommand>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -126,11 +157,25 @@ struct WorkerState {
     bool operator==(const WorkerState&) const = default;
 };
 
+// One recorded run, as list-runs lists it.
+struct RunListing {
+    std::string database;  // file name in the daemon's runs folder: what open-replay takes
+    RunId run = 0;
+    std::string name, mode, status, started_at, finished_at;
+    int jobs = 0;
+    std::int64_t iterations = 0;  // iterations recorded, all jobs together
+    std::int64_t rows = 0;        // per-worker iteration rows
+
+    bool operator==(const RunListing&) const = default;
+};
+
 struct Reply {
     std::string id;
     std::optional<ErrorInfo> error;  // unset: the request succeeded
     std::optional<JobId> job;        // submit: the new job's id
     std::vector<JobStatus> jobs;     // list-jobs
+    std::vector<RunListing> runs;    // list-runs
+    std::optional<std::int64_t> replay; // open-replay: the replay's id
 };
 
 // An error that belongs to no request (a frame that could not be read far enough to find
@@ -139,27 +184,34 @@ struct ProtocolError {
     ErrorInfo error;
 };
 
+// Stream messages carry `replay`: 0 for a live job, a replay's id for a recorded one; the
+// job ids are then the run's own.
 struct IterationRows {
     JobId job = 0;
     std::int64_t iteration = 0;
     std::vector<IterationRecord> rows;
+    std::int64_t replay = 0;
 };
 
 struct Evaluation {
     EvaluationRecord evaluation;
+    std::int64_t replay = 0;
 };
 
 struct Event {
     EventRecord event;
+    std::int64_t replay = 0;
 };
 
 struct JobUpdate {
     JobStatus status;
+    std::int64_t replay = 0;
 };
 
 struct WorkerUpdate {
     JobId job = 0;
     std::vector<WorkerState> workers;
+    std::int64_t replay = 0;
 };
 
 struct SnapshotEnd {
@@ -173,13 +225,36 @@ struct Missed {
     std::int64_t coalesced = 0;
 };
 
+// Where a replay stands: sent when it opens, plays, pauses, seeks, changes speed and
+// finishes. After a seek (`seeked`) comes a snapshot of the run as of that point (job
+// status, worker states, the iteration's rows), then `snapshot-end`, then the stream on.
+enum class ReplayPhase { Playing, Paused, Finished, Closed };
+struct ReplayState {
+    std::int64_t replay = 0;
+    std::string database;
+    RunId run = 0;
+    ReplayPhase state = ReplayPhase::Paused;
+    double speed = 1;
+    std::int64_t position = 0;   // iterations delivered, all jobs together (0 .. length)
+    std::int64_t length = 0;     // iterations recorded
+    JobId job = 0;               // the last delivered iteration's job and number (-1: none yet)
+    std::int64_t iteration = -1;
+    double time_s = 0;           // its barrier time on the run's clock
+    double end_time_s = 0;       // the run's last barrier
+    bool seeked = false;
+
+    bool operator==(const ReplayState&) const = default;
+};
+
 using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows, Evaluation, Event, JobUpdate, WorkerUpdate,
-    SnapshotEnd, Missed>;
+    SnapshotEnd, Missed, ReplayState>;
 
 std::string_view to_string(Role role);
 std::string_view to_string(Stream stream);
 std::string_view to_string(JobState state);
 std::string_view to_string(JobAction action);
 std::string_view to_string(WorkerAction action);
+std::string_view to_string(ReplayAction action);
+std::string_view to_string(ReplayPhase phase);
 
 } // namespace fulcrum::protocol

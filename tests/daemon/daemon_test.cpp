@@ -4,6 +4,7 @@
 #include "daemon/send_queue.h"
 #include "daemon/ws_server.h"
 #include "db/run_reader.h"
+#include "db/run_recorder.h"
 
 #include "ws_client.h"
 
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -134,6 +136,82 @@ TEST_F(DaemonTest, EveryErrorClassIsAReplyAndTheClientStaysConnected)
     EXPECT_EQ(std::get<ProtocolError>(drain(*old).at(0)).error.code, "version-mismatch");
 }
 
+// A replay never drops rows: against a client that reads nothing, it waits with its queue
+// half full instead of overflowing it. A foreign file in the runs folder is listed as
+// unreadable and refused by open-replay with a reply.
+TEST_F(DaemonTest, AReplayWaitsForASlowReaderAndLosesNothing)
+{
+    std::filesystem::create_directories(dir / "runs");
+    constexpr int kIterations = 300;
+    {
+        db::RunRecorder recorder(dir / "runs" / "long.db");
+        db::RunInfo run;
+        run.name = "long";
+        run.scenario_json = "{}";
+        run.mode = "virtual";
+        recorder.begin_run(run);
+        recorder.add_job({ 0, "job", "mlp", 10, "bsp", "uniform", 8, 0.1, "mean", kIterations });
+        recorder.add_worker({ 0, 0, "w0", "cpu", "{}" });
+        for (int k = 0; k < kIterations; ++k) {
+            IterationRecord r;
+            r.iteration = k;
+            r.start_s = k;
+            r.end_s = k + 1.0;
+            r.batch_size = 8;
+            recorder.record_iterations(std::span(&r, 1));
+        }
+        recorder.finish_run("finished", "{}");
+    }
+    std::ofstream(dir / "runs" / "notes.db") << "not a database";
+
+    auto o = options();
+    o.client_queue = 16;
+    daemon::Daemon d(o);
+    auto viewer = d.connect(Role::Viewer, "slow");
+    d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*viewer, encode(ClientMessage { ListRuns { "l" } }));
+    auto messages = drain(*viewer);
+    const auto listed = reply_to(messages, "l");
+    ASSERT_TRUE(listed);
+    ASSERT_EQ(listed->runs.size(), 2u);
+    EXPECT_EQ(listed->runs[0].database, "long.db");
+    EXPECT_EQ(listed->runs[0].iterations, kIterations);
+    EXPECT_EQ(listed->runs[1].database, "notes.db");
+    EXPECT_EQ(listed->runs[1].status.rfind("unreadable: ", 0), 0u) << listed->runs[1].status;
+    d.receive(*viewer, encode(ClientMessage { OpenReplay { "bad", "notes.db", 1, 1, std::nullopt, false } }));
+    EXPECT_EQ(reply_to(drain(*viewer), "bad")->error->code, "unreadable-run-store");
+
+    d.receive(*viewer, encode(ClientMessage { OpenReplay { "o", "long.db", 1, 0, std::nullopt, false } }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the client reads nothing
+    EXPECT_LE(viewer->queue().size(), 16u);
+    std::vector<std::int64_t> iterations;
+    bool finished = false;
+    for (int wait = 0; wait < 2000 && !finished; ++wait) {
+        for (const auto& m : drain(*viewer)) {
+            EXPECT_FALSE(std::holds_alternative<Missed>(m));
+            if (const auto* rows = std::get_if<IterationRows>(&m))
+                iterations.push_back(rows->iteration);
+            if (const auto* state = std::get_if<ReplayState>(&m))
+                finished = state->state == ReplayPhase::Finished;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_TRUE(finished);
+    ASSERT_EQ(iterations.size(), static_cast<std::size_t>(kIterations));
+    for (int k = 0; k < kIterations; ++k)
+        EXPECT_EQ(iterations[static_cast<std::size_t>(k)], k);
+    EXPECT_EQ(viewer->queue().missed().dropped, 0);
+
+    // Paused at open: the snapshot, and then nothing until play.
+    d.receive(*viewer, encode(ClientMessage { OpenReplay { "p", "long.db", 1, 0, 99, true } }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    messages = drain(*viewer);
+    ASSERT_FALSE(messages.empty());
+    EXPECT_TRUE(std::holds_alternative<SnapshotEnd>(messages.back()));
+    EXPECT_EQ(std::get<IterationRows>(messages[messages.size() - 2]).iteration, 99);
+    d.disconnect(*viewer); // closes its replays
+}
+
 TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
 {
     bool created = false;
@@ -236,16 +314,15 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
         if (auto* s = std::get_if<JobUpdate>(&m); s && s->status.state == JobState::Stopped)
             break;
     }
-    server.stop();
-    server.wait();
-    d.stop_all();
 
     // The database holds exactly what was streamed, bit for bit, with the operator's events.
-    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const std::string database = "job-" + std::to_string(job) + ".db";
+    db::RunReader reader(dir / "runs" / database);
     const auto runs = reader.runs();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].status, "stopped");
-    auto recorded = reader.iterations(runs[0].id, 0);
+    const auto stored = reader.iterations(runs[0].id, 0);
+    auto recorded = stored;
     for (auto& r : recorded)
         r.job = job; // the run store numbers a run's jobs from 0
     ASSERT_FALSE(streamed.empty());
@@ -264,4 +341,78 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     }
     EXPECT_TRUE(pin_event);
     EXPECT_TRUE(exclude_event);
+
+    // Afterwards the run is listed and replayed over the same connection type, to a viewer,
+    // as the same messages with identical records.
+    const Reply listed = viewer.request(ListRuns { "runs" }, "runs");
+    ASSERT_FALSE(listed.error);
+    const auto listing = std::find_if(listed.runs.begin(), listed.runs.end(), [&](const RunListing& l) { return l.database == database; });
+    ASSERT_NE(listing, listed.runs.end());
+    EXPECT_EQ(listing->status, "stopped");
+    EXPECT_EQ(listing->rows, static_cast<std::int64_t>(stored.size()));
+
+    const Reply opened = viewer.request(OpenReplay { "open", database, runs[0].id, 0, std::nullopt, false }, "open");
+    ASSERT_FALSE(opened.error) << opened.error->message;
+    const std::int64_t replay = *opened.replay;
+    std::vector<IterationRecord> replayed;
+    std::vector<EventRecord> replayed_events;
+    std::optional<WorkerUpdate> workers_after_commands;
+    for (;;) {
+        ServerMessage m = viewer.receive();
+        if (auto* rows = std::get_if<IterationRows>(&m)) {
+            EXPECT_EQ(rows->replay, replay);
+            replayed.insert(replayed.end(), rows->rows.begin(), rows->rows.end());
+        } else if (auto* e = std::get_if<Event>(&m)) {
+            replayed_events.push_back(e->event);
+        } else if (auto* w = std::get_if<WorkerUpdate>(&m); w && !replayed_events.empty() && replayed_events.back().kind == "exclude") {
+            workers_after_commands = *w;
+        } else if (auto* state = std::get_if<ReplayState>(&m); state && state->state == ReplayPhase::Finished) {
+            EXPECT_EQ(state->position, state->length);
+            break;
+        }
+    }
+    EXPECT_EQ(replayed, stored);
+    EXPECT_EQ(replayed_events, reader.events(runs[0].id));
+    ASSERT_TRUE(workers_after_commands);
+    EXPECT_EQ(workers_after_commands->workers.at(3).pinned, 8);
+    EXPECT_TRUE(workers_after_commands->workers.at(1).excluded);
+
+    // Seek back to an iteration: a replay-state that says so, then the run as of there.
+    const std::int64_t target = before + 2;
+    const Reply sought = viewer.request(ReplayCommand { "seek", ReplayAction::Seek, replay, target, std::nullopt, std::nullopt, 1 }, "seek");
+    ASSERT_FALSE(sought.error) << sought.error->message;
+    const ReplayState at = viewer.receive_until<ReplayState>();
+    EXPECT_TRUE(at.seeked);
+    EXPECT_EQ(at.iteration, target);
+    std::optional<IterationRows> snapshot_rows;
+    std::optional<JobStatus> snapshot_status;
+    for (;;) {
+        ServerMessage m = viewer.receive();
+        if (auto* rows = std::get_if<IterationRows>(&m))
+            snapshot_rows = *rows;
+        if (auto* status = std::get_if<JobUpdate>(&m))
+            snapshot_status = status->status;
+        if (auto* end = std::get_if<SnapshotEnd>(&m); end && end->id == "seek")
+            break;
+    }
+    ASSERT_TRUE(snapshot_rows && snapshot_status);
+    EXPECT_EQ(snapshot_rows->iteration, target);
+    EXPECT_EQ(snapshot_rows->rows, reader.iterations(runs[0].id, 0, target, target));
+    EXPECT_EQ(snapshot_status->iteration, target + 1);
+
+    // Bad replay requests are replies too.
+    EXPECT_EQ(viewer.request(OpenReplay { "up", "../tokens", 1, 1, std::nullopt, false }, "up").error->code, "unknown-run");
+    EXPECT_EQ(viewer.request(OpenReplay { "nr", database, 99, 1, std::nullopt, false }, "nr").error->code, "unknown-run");
+    EXPECT_EQ(viewer.request(ReplayCommand { "x", ReplayAction::Play, replay + 100, std::nullopt, std::nullopt, std::nullopt, 1 }, "x").error->code,
+        "unknown-replay");
+    EXPECT_EQ(viewer.request(ReplayCommand { "far", ReplayAction::Seek, replay, 1'000'000, std::nullopt, std::nullopt, 1 }, "far").error->code,
+        "no-such-iteration");
+    EXPECT_EQ(op.request(ReplayCommand { "other", ReplayAction::Pause, replay, std::nullopt, std::nullopt, std::nullopt, 1 }, "other").error->code,
+        "unknown-replay"); // another client's replay
+    EXPECT_FALSE(viewer.request(ReplayCommand { "close", ReplayAction::Close, replay, std::nullopt, std::nullopt, std::nullopt, 1 }, "close").error);
+    EXPECT_EQ(viewer.receive_until<ReplayState>().state, ReplayPhase::Closed);
+
+    server.stop();
+    server.wait();
+    d.stop_all();
 }

@@ -111,12 +111,64 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.excluded_until = 30;
     w.slowdown = 3;
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
-    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {} };
+    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {} };
     EXPECT_EQ(round_trip_server(reply).error, reply.error);
-    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status } }).jobs.front(), status);
+    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {} }).jobs.front(), status);
     EXPECT_EQ(round_trip_server(Welcome { 1, "fulcrumd", Role::Operator }).role, Role::Operator);
     EXPECT_EQ(round_trip_server(Missed { 10, 4 }).dropped, 10);
     EXPECT_EQ(round_trip_server(SnapshotEnd { "s1" }).id, "s1");
+}
+
+TEST(ProtocolCodec, ReplayMessagesSurviveARoundTrip)
+{
+    EXPECT_EQ(round_trip_client(ListRuns { "l" }).id, "l");
+    const OpenReplay open = round_trip_client(OpenReplay { "o", "job-3.db", 2, 0, 40, true });
+    EXPECT_EQ(open.database, "job-3.db");
+    EXPECT_EQ(open.run, 2);
+    EXPECT_EQ(open.speed, 0);
+    EXPECT_EQ(open.from_iteration, 40);
+    EXPECT_TRUE(open.paused);
+    const ReplayCommand seek = round_trip_client(ReplayCommand { "s", ReplayAction::Seek, 5, 120, std::nullopt, 2, 1 });
+    EXPECT_EQ(seek.replay, 5);
+    EXPECT_EQ(seek.iteration, 120);
+    EXPECT_EQ(seek.job, 2);
+    EXPECT_EQ(round_trip_client(ReplayCommand { "t", ReplayAction::Seek, 5, std::nullopt, 12.25, std::nullopt, 1 }).time_s, 12.25);
+    EXPECT_EQ(round_trip_client(ReplayCommand { "v", ReplayAction::SetSpeed, 5, std::nullopt, std::nullopt, std::nullopt, 8 }).speed, 8);
+    for (ReplayAction a : { ReplayAction::Play, ReplayAction::Pause, ReplayAction::Close })
+        EXPECT_EQ(round_trip_client(ReplayCommand { "p", a, 5, std::nullopt, std::nullopt, std::nullopt, 1 }).action, a);
+
+    RunListing listing { "job-1.db", 1, "demo", "paced", "finished", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", 1, 400, 3200 };
+    Reply runs;
+    runs.id = "l";
+    runs.runs = { listing };
+    runs.replay = 5;
+    const Reply back = round_trip_server(runs);
+    EXPECT_EQ(back.runs.front(), listing);
+    EXPECT_EQ(back.replay, 5);
+    ReplayState state { 5, "job-1.db", 1, ReplayPhase::Playing, 4, 120, 400, 1, 119, 60.5, 200.25, true };
+    EXPECT_EQ(round_trip_server(state), state);
+    // Stream messages carry their replay, and a live one (0) leaves the field out.
+    EXPECT_EQ(round_trip_server(IterationRows { 1, 7, {}, 5 }).replay, 5);
+    EXPECT_EQ(encode(ServerMessage { IterationRows { 1, 7, {}, 0 } }).find("replay"), std::string::npos);
+    EXPECT_EQ(round_trip_server(Event { {}, 5 }).replay, 5);
+    EXPECT_EQ(round_trip_server(Evaluation { {}, 5 }).replay, 5);
+    EXPECT_EQ(round_trip_server(JobUpdate { {}, 5 }).replay, 5);
+    EXPECT_EQ(round_trip_server(WorkerUpdate { 1, {}, 5 }).replay, 5);
+}
+
+TEST(ProtocolCodec, ReplayFieldErrorsNameTheField)
+{
+    const ErrorInfo both = client_error(R"({"type": "seek-replay", "id": "s", "replay": 1, "iteration": 3, "time_s": 2})");
+    EXPECT_EQ(both.code, "illegal-value");
+    EXPECT_EQ(both.field, "iteration");
+    EXPECT_EQ(client_error(R"({"type": "seek-replay", "id": "s", "replay": 1})").code, "illegal-value");
+    const ErrorInfo fast = client_error(R"({"type": "set-replay-speed", "id": "s", "replay": 1, "speed": 1e9})");
+    EXPECT_EQ(fast.code, "illegal-value");
+    EXPECT_EQ(fast.field, "speed");
+    EXPECT_EQ(client_error(R"({"type": "set-replay-speed", "id": "s", "replay": 1, "speed": -1})").field, "speed");
+    EXPECT_EQ(client_error(R"({"type": "open-replay", "id": "o", "run": 1})").field, "database");
+    EXPECT_EQ(client_error(R"({"type": "open-replay", "id": "o", "database": "a.db", "run": 0})").code, "illegal-value");
+    EXPECT_EQ(client_error(R"({"type": "play-replay", "id": "p", "replay": "one"})").code, "wrong-type");
 }
 
 TEST(ProtocolCodec, MalformedFramesGetACodeAndNeverThrow)

@@ -1,0 +1,231 @@
+#include "balance/batch_size_manager.h"
+#include "balance/uniform_policy.h"
+#include "common/error.h"
+#include "db/run_recorder.h"
+#include "replay/replay_source.h"
+#include "replay/worker_state_fold.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+
+namespace {
+
+class ReplaySourceTest : public ::testing::Test {
+protected:
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-replay-" + std::to_string(::getpid()));
+    std::filesystem::path store = dir / "two-jobs.db";
+    void SetUp() override
+    {
+        std::filesystem::create_directories(dir);
+        record();
+    }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+
+    static IterationRecord row(JobId job, WorkerId worker, std::int64_t iteration, double start, double end, std::int32_t batch)
+    {
+        IterationRecord r;
+        r.job = job;
+        r.worker = worker;
+        r.iteration = iteration;
+        r.start_s = start;
+        r.end_s = end;
+        r.batch_size = batch;
+        r.compute_s = end - start;
+        r.speed = batch / (end - start);
+        r.decision = "uniform";
+        return r;
+    }
+
+    // Two jobs of two workers whose barriers interleave: job 0 ends its iterations at
+    // 1, 2, 3, 4 s and job 1 at 1.5, 2.5, 3.5 s. Events: a pin of job 0's worker 1 at
+    // the barrier of its iteration 1 (t = 2), an exclusion of job 1's worker 0 during its
+    // iteration 1 (t = 2.2), and a note after the last barrier.
+    void record()
+    {
+        db::RunRecorder recorder(store);
+        db::RunInfo run;
+        run.name = "two jobs";
+        run.scenario_json = "{}";
+        run.mode = "virtual";
+        recorder.begin_run(run);
+        for (JobId j : { 0, 1 }) {
+            db::JobInfo job;
+            job.id = j;
+            job.name = "job" + std::to_string(j);
+            job.model = "mlp";
+            job.sync_model = "bsp";
+            job.policy = "uniform";
+            job.total_batch = 16;
+            job.iterations = j == 0 ? 4 : 3;
+            recorder.add_job(job);
+            for (WorkerId w : { 0, 1 })
+                recorder.add_worker({ j, w, "w" + std::to_string(w), "cpu", "{}" });
+        }
+        for (int k = 0; k < 4; ++k) {
+            const double t = k;
+            const std::int32_t pinned = k >= 2 ? 4 : 8; // the pin shows from iteration 2 on
+            const IterationRecord rows0[] = { row(0, 0, k, t, t + 1.0, 16 - pinned), row(0, 1, k, t, t + 0.9, pinned) };
+            recorder.record_iterations(rows0);
+            if (k < 3) {
+                const IterationRecord rows1[] = { row(1, 0, k, t + 0.5, t + 1.5, 8), row(1, 1, k, t + 0.5, t + 1.4, 8) };
+                recorder.record_iterations(rows1);
+            }
+        }
+        recorder.record_event({ 0, 2, 2.0, "pin", 1, "worker 1 pinned at batch 4", "operator:test" });
+        recorder.record_event({ 1, 1, 2.2, "exclude", 0, "worker 0 excluded for 30 s", "operator:test" });
+        recorder.record_event({ 0, 4, 9.0, "note", std::nullopt, "after the end", "system" });
+        recorder.record_evaluation({ 0, 1, 2.0, 0.5, 0.1, 1.2, 1.1, 0.4 });
+        recorder.record_evaluation({ 0, 3, 4.0, 1.0, 0.2, 0.9, 0.8, 0.6 });
+        recorder.finish_run("finished", "{}");
+    }
+};
+
+template <class T>
+std::vector<T> only(const std::vector<ServerMessage>& messages)
+{
+    std::vector<T> out;
+    for (const auto& m : messages)
+        if (const auto* t = std::get_if<T>(&m))
+            out.push_back(*t);
+    return out;
+}
+
+TEST_F(ReplaySourceTest, StepsFollowTheBarriersAcrossJobs)
+{
+    replay::ReplaySource source(store, 1, 7, "two-jobs.db");
+    ASSERT_EQ(source.length(), 7);
+    const std::pair<JobId, std::int64_t> expected[] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 2 }, { 1, 2 }, { 0, 3 } };
+    for (std::int64_t i = 0; i < source.length(); ++i) {
+        EXPECT_EQ(source.mark(i).job, expected[i].first);
+        EXPECT_EQ(source.mark(i).iteration, expected[i].second);
+    }
+    EXPECT_EQ(source.position_after(1, 1), 4);
+    EXPECT_FALSE(source.position_after(1, 3));
+    EXPECT_EQ(source.position_at_time(2.5), 4);
+    EXPECT_EQ(source.position_at_time(0.5), 0);
+    EXPECT_EQ(source.end_time_s(), 4.0);
+}
+
+TEST_F(ReplaySourceTest, EventsGoBeforeTheRowsOfTheirIterationOrAfterThemAtTheBarrier)
+{
+    replay::ReplaySource source(store, 1, 7, "two-jobs.db");
+    // Step 2 is job 0's iteration 1, ending at 2 s: its rows, then the pin and the
+    // evaluation made at that barrier.
+    const auto step2 = source.step(2);
+    ASSERT_TRUE(std::holds_alternative<IterationRows>(step2.at(0)));
+    ASSERT_TRUE(std::holds_alternative<Event>(step2.at(1)));
+    EXPECT_EQ(std::get<Event>(step2[1]).event.kind, "pin");
+    EXPECT_TRUE(std::holds_alternative<Evaluation>(step2.at(2)));
+    for (const auto& m : step2)
+        std::visit([](const auto& message) {
+            if constexpr (requires { message.replay; }) {
+                EXPECT_EQ(message.replay, 7);
+            }
+        }, m);
+    // Step 3 is job 1's iteration 1 (1.5 .. 2.5 s): the exclusion at 2.2 s comes first.
+    const auto step3 = source.step(3);
+    ASSERT_TRUE(std::holds_alternative<Event>(step3.at(0)));
+    EXPECT_EQ(std::get<Event>(step3[0]).event.kind, "exclude");
+    const auto rows = only<IterationRows>(step3);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].job, 1);
+    EXPECT_EQ(rows[0].iteration, 1);
+    EXPECT_EQ(rows[0].rows.size(), 2u);
+    const auto workers = only<WorkerUpdate>(step3);
+    ASSERT_EQ(workers.size(), 1u);
+    EXPECT_TRUE(workers[0].workers[0].excluded);
+    EXPECT_EQ(workers[0].workers[0].excluded_until, 32.2);
+    // After the last step: the late event and each job's final state.
+    const auto end = source.finish();
+    EXPECT_EQ(only<Event>(end).at(0).event.kind, "note");
+    const auto finals = only<JobUpdate>(end);
+    ASSERT_EQ(finals.size(), 2u);
+    EXPECT_EQ(finals[0].status.state, JobState::Finished);
+    EXPECT_EQ(finals[0].status.iteration, 4);
+    EXPECT_EQ(finals[0].status.accuracy, 0.6);
+    EXPECT_EQ(finals[1].status.iteration, 3);
+}
+
+TEST_F(ReplaySourceTest, ASnapshotIsTheRunAsOfAPosition)
+{
+    replay::ReplaySource source(store, 1, 7, "two-jobs.db");
+    const auto at5 = source.snapshot(5); // after job 0's iteration 2
+    const auto statuses = only<JobUpdate>(at5);
+    ASSERT_EQ(statuses.size(), 2u);
+    EXPECT_EQ(statuses[0].status.iteration, 3);
+    EXPECT_EQ(statuses[0].status.time_s, 3.0);
+    EXPECT_EQ(statuses[0].status.accuracy, 0.4);
+    EXPECT_EQ(statuses[0].status.state, JobState::Running);
+    EXPECT_EQ(statuses[1].status.iteration, 2);
+    const auto workers = only<WorkerUpdate>(at5);
+    EXPECT_EQ(workers[0].workers[1].pinned, 4);
+    EXPECT_EQ(workers[0].workers[1].batch_size, 4);
+    EXPECT_TRUE(workers[1].workers[0].excluded);
+    const auto rows = only<IterationRows>(at5);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].iteration, 2);
+    EXPECT_EQ(rows[1].iteration, 1);
+    // Position 0: nothing has run yet, and no pin is in force.
+    const auto at0 = source.snapshot(0);
+    EXPECT_EQ(only<IterationRows>(at0).size(), 0u);
+    EXPECT_EQ(only<JobUpdate>(at0)[0].status.iteration, 0);
+    EXPECT_FALSE(only<WorkerUpdate>(at0)[0].workers[1].pinned);
+}
+
+TEST_F(ReplaySourceTest, AMissingRunOrAForeignFileIsAnInputErrorNamingIt)
+{
+    try {
+        replay::ReplaySource source(store, 5, 1, "two-jobs.db");
+        FAIL() << "run 5 does not exist";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "run");
+    }
+    const auto foreign = dir / "notes.db";
+    std::ofstream(foreign) << "these are not the records you are looking for";
+    try {
+        replay::ReplaySource source(foreign, 1, 1, "notes.db");
+        FAIL() << "a text file is not a run store";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("notes.db"), std::string::npos) << e.what();
+    }
+}
+
+// The holds are read back from the texts the batch-size manager really writes.
+TEST(WorkerStateFold, ReadsTheManagersOwnEventTexts)
+{
+    balance::BatchSizeManager manager(std::make_unique<balance::UniformPolicy>(), 3, 30);
+    manager.initial();
+    manager.pin(0, 6, "operator:test");
+    manager.exclude(1, 12.5, "operator:test");
+    std::vector<balance::WorkerObservation> seen;
+    for (WorkerId w = 0; w < 3; ++w)
+        seen.push_back({ w, 10, 0.1, 0.01, 1, 1, 1, 1, 0, 0 });
+    manager.next(seen, 0, 3.0);
+    auto events = manager.take_events();
+    ASSERT_EQ(events.size(), 2u);
+    auto holds = replay::fold_worker_events(events, 3);
+    EXPECT_TRUE(holds[0].pinned);
+    EXPECT_TRUE(holds[1].excluded);
+    EXPECT_EQ(holds[1].excluded_until, 15.5);
+    EXPECT_EQ(holds[2], replay::WorkerHold {});
+
+    EventRecord straggler { 0, 4, 5.0, "straggler-injected", 2, "worker 2's batches take 4.000000x longer", "operator:test" };
+    events.push_back(straggler);
+    holds = replay::fold_worker_events(events, 3);
+    EXPECT_EQ(holds[2].slowdown, 4.0);
+    events.push_back({ 0, 5, 6.0, "straggler-cleared", 2, "", "operator:test" });
+    events.push_back({ 0, 5, 6.0, "include", 1, "", "operator:test" });
+    events.push_back({ 0, 5, 6.0, "unpin", 9, "", "operator:test" }); // a worker the job does not have: ignored
+    holds = replay::fold_worker_events(events, 3);
+    EXPECT_EQ(holds[2].slowdown, 1.0);
+    EXPECT_FALSE(holds[1].excluded);
+    EXPECT_FALSE(holds[1].excluded_until);
+}
+
+} // namespace
