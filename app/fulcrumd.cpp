@@ -26,7 +26,7 @@ std::atomic<bool> g_stop { false };
 extern "C" void request_stop(int) { g_stop.store(true); }
 
 constexpr const char* kUsage = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
-                [--scenario FILE]... [--worker-slots N]
+                [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]... [--worker-slots N]
 
 The Fulcrum backend daemon. Runs training jobs on the cluster's worker slots (first come,
 first served), records every iteration of every worker into one run store per job
@@ -42,9 +42,18 @@ if it does not exist it is created with one token of each role, mode 0600, and i
 printed. SIGINT or SIGTERM stops every job at its next barrier, flushes the recorders and
 exits.
 
+With --tls-cert and --tls-key (PEM files) the port speaks TLS only (wss://). Without them
+fulcrumd serves plain WebSocket on a loopback address only: it refuses to listen on
+another address unless --allow-plain says that the network is trusted (tokens and data
+would cross it unencrypted).
+
+Recorded runs in DATA_DIR/runs are listed and replayed over the same port (list-runs,
+open-replay; docs/protocol.md).
+
 Config file (JSON, every field optional; command-line options win):
   {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...", "worker_slots": 64,
-   "scenarios": ["resources/scenarios/demo.json"]}
+   "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
+   "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"]}
 )";
 
 struct Settings {
@@ -52,8 +61,12 @@ struct Settings {
     std::string token_file;
     std::string data_dir = "fulcrum-data";
     int worker_slots = 64;
+    std::string tls_certificate, tls_key;
+    bool allow_plain = false;
     std::vector<std::string> scenarios;
 };
+
+bool is_loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0; }
 
 std::string read_file(const std::string& path)
 {
@@ -92,6 +105,16 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
                 throw InputError(path, k, "expected a whole number from 1 to 1000000");
             if (vm["worker-slots"].defaulted())
                 s.worker_slots = static_cast<int>(value.get_int64());
+        } else if (k == "tls_certificate") {
+            if (!vm.count("tls-cert"))
+                s.tls_certificate = text("a path to a PEM certificate chain");
+        } else if (k == "tls_key") {
+            if (!vm.count("tls-key"))
+                s.tls_key = text("a path to a PEM private key");
+        } else if (k == "allow_plain") {
+            if (!value.is_bool())
+                throw InputError(path, k, "expected true or false");
+            s.allow_plain = s.allow_plain || value.get_bool();
         } else if (k == "scenarios") {
             if (!value.is_array())
                 throw InputError(path, k, "expected an array of scenario file paths");
@@ -101,7 +124,8 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
                 s.scenarios.emplace_back(p.get_string());
             }
         } else {
-            throw InputError(path, k, "unknown field (expected listen, token_file, data_dir, worker_slots, scenarios)");
+            throw InputError(path, k,
+                "unknown field (expected listen, token_file, data_dir, worker_slots, tls_certificate, tls_key, allow_plain, scenarios)");
         }
     }
 }
@@ -120,6 +144,9 @@ int main(int argc, char** argv)
         ("token-file", po::value(&s.token_file), "bearer tokens (default: DATA_DIR/tokens)")
         ("data-dir", po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")
         ("worker-slots", po::value(&s.worker_slots)->default_value(s.worker_slots), "workers the cluster runs at once")
+        ("tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")
+        ("tls-key", po::value(&s.tls_key), "the certificate's PEM private key")
+        ("allow-plain", po::bool_switch(&s.allow_plain), "serve plain WebSocket on a non-loopback address")
         ("scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)");
     po::variables_map vm;
     try {
@@ -150,6 +177,13 @@ int main(int argc, char** argv)
             throw InputError("--worker-slots", "", "expected at least 1");
         if (s.token_file.empty())
             s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
+        if (s.tls_certificate.empty() != s.tls_key.empty())
+            throw InputError(s.tls_certificate.empty() ? "--tls-key" : "--tls-cert", "",
+                "TLS needs both --tls-cert and --tls-key (PEM files)");
+        const std::string host = s.listen.substr(0, colon);
+        if (s.tls_certificate.empty() && !is_loopback(host) && !s.allow_plain)
+            throw InputError("--listen", "", "'" + host + "' is not a loopback address and no TLS certificate is configured: tokens and "
+                "data would cross the network unencrypted. Give --tls-cert and --tls-key, or --allow-plain on a trusted network");
 
         daemon::DaemonOptions options;
         options.data_dir = s.data_dir;
@@ -164,12 +198,13 @@ int main(int argc, char** argv)
             std::cerr << "fulcrumd: tokens from " << s.token_file << "\n";
 
         daemon::ServerOptions server_options;
-        server_options.host = s.listen.substr(0, colon);
+        server_options.host = host;
         server_options.port = static_cast<unsigned short>(port);
+        server_options.tls_certificate = s.tls_certificate;
+        server_options.tls_key = s.tls_key;
         daemon::WebSocketServer server(d, tokens, server_options);
-        if (server_options.host != "127.0.0.1" && server_options.host != "::1" && server_options.host != "localhost")
-            std::cerr << "fulcrumd: warning: serving plain WebSocket on " << server_options.host
-                      << "; tokens cross the network unencrypted (TLS is not built yet)\n";
+        if (!server.tls() && !is_loopback(host))
+            std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host << " (--allow-plain); tokens cross the network unencrypted\n";
 
         if (s.scenarios.empty() && config.empty()) {
             const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario");
@@ -183,7 +218,7 @@ int main(int argc, char** argv)
         std::signal(SIGINT, request_stop);
         std::signal(SIGTERM, request_stop);
         server.start();
-        std::cerr << "fulcrumd: serving ws://" << server_options.host << ":" << server.port() << " (data in " << s.data_dir << ")\n";
+        std::cerr << "fulcrumd: serving " << (server.tls() ? "wss://" : "ws://") << host << ":" << server.port() << " (data in " << s.data_dir << ")\n";
         while (!g_stop.load())
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         std::cerr << "fulcrumd: stopping: every job stops at its next barrier\n";

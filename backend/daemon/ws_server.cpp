@@ -6,10 +6,13 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 
 #include <mutex>
 #include <set>
@@ -25,18 +28,29 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-class Session;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-// The sessions alive, so stop() can close them; held weakly, as in Beast's chat example.
-struct Sessions {
-    std::mutex mutex;
-    std::set<std::shared_ptr<Session>> open;
+// What stop() needs of a session, whichever stream it runs on.
+class Closable {
+public:
+    virtual ~Closable() = default;
+    virtual void close() = 0;
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+// The sessions alive, so stop() can close them.
+struct Sessions {
+    std::mutex mutex;
+    std::set<std::shared_ptr<Closable>> open;
+};
+
+// One connection: the upgrade (after the TLS handshake on a TLS port), the token check,
+// then frames both ways. `Next` is the WebSocket's next layer: plain TCP or TLS over TCP.
+template <class Next>
+class Session : public Closable, public std::enable_shared_from_this<Session<Next>> {
 public:
-    Session(tcp::socket socket, Daemon& daemon, const TokenStore& tokens, Sessions& sessions)
-        : ws_(std::move(socket))
+    Session(tcp::socket socket, net::ssl::context* tls, Daemon& daemon, const TokenStore& tokens, Sessions& sessions)
+        : ws_(make_stream(std::move(socket), tls))
         , daemon_(daemon)
         , tokens_(tokens)
         , sessions_(sessions)
@@ -45,20 +59,45 @@ public:
 
     void start()
     {
-        net::dispatch(ws_.get_executor(), [self = shared_from_this()] { self->read_upgrade(); });
+        net::dispatch(ws_.get_executor(), [self = this->shared_from_this()] { self->handshake(); });
     }
 
-    void close()
+    void close() override
     {
-        net::post(ws_.get_executor(), [self = shared_from_this()] {
+        net::post(ws_.get_executor(), [self = this->shared_from_this()] {
             beast::error_code ec;
-            if (self->ws_.is_open())
-                self->ws_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ec);
-            self->ws_.next_layer().socket().close(ec);
+            auto& socket = beast::get_lowest_layer(self->ws_).socket();
+            if (socket.is_open())
+                socket.shutdown(tcp::socket::shutdown_both, ec);
+            socket.close(ec);
         });
     }
 
 private:
+    static Next make_stream(tcp::socket socket, net::ssl::context* tls)
+    {
+        if constexpr (std::is_same_v<Next, TlsStream>)
+            return Next(beast::tcp_stream(std::move(socket)), *tls);
+        else
+            return Next(std::move(socket));
+    }
+
+    auto shared_from_this() { return std::enable_shared_from_this<Session<Next>>::shared_from_this(); }
+
+    void handshake()
+    {
+        if constexpr (std::is_same_v<Next, TlsStream>) {
+            beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(30));
+            ws_.next_layer().async_handshake(net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+                if (ec)
+                    return self->finish(); // not TLS, or a certificate the client refused
+                self->read_upgrade();
+            });
+        } else {
+            read_upgrade();
+        }
+    }
+
     void read_upgrade()
     {
         beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(30));
@@ -76,7 +115,7 @@ private:
         response->prepare_payload();
         http::async_write(ws_.next_layer(), *response, [self = shared_from_this(), response](beast::error_code, std::size_t) {
             beast::error_code ec;
-            self->ws_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ec);
+            beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ec);
             self->finish();
         });
     }
@@ -92,7 +131,7 @@ private:
         if (!role)
             return reject(http::status::unauthorized, "a valid token is required: send 'Authorization: Bearer TOKEN'");
         beast::error_code peer_ec;
-        const auto peer = ws_.next_layer().socket().remote_endpoint(peer_ec);
+        const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
         const std::string name = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent])
             + "@" + (peer_ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port()));
         client_ = daemon_.connect(*role, name);
@@ -174,10 +213,10 @@ private:
             daemon_.disconnect(*client_);
         }
         std::lock_guard lock(sessions_.mutex);
-        sessions_.open.erase(shared_from_this());
+        sessions_.open.erase(std::static_pointer_cast<Closable>(shared_from_this()));
     }
 
-    websocket::stream<beast::tcp_stream> ws_;
+    websocket::stream<Next> ws_;
     beast::flat_buffer buffer_;
     http::request<http::string_body> request_;
     Daemon& daemon_;
@@ -188,6 +227,28 @@ private:
     bool writing_ = false, closing_ = false, finished_ = false;
 };
 
+// A TLS context from the configured PEM files; throws std::runtime_error naming the file.
+std::unique_ptr<net::ssl::context> tls_context(const ServerOptions& options)
+{
+    if (options.tls_certificate.empty() && options.tls_key.empty())
+        return nullptr;
+    if (options.tls_certificate.empty() || options.tls_key.empty())
+        throw std::runtime_error("TLS needs both a certificate and a key (tls_certificate and tls_key)");
+    auto context = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
+    context->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 | net::ssl::context::no_sslv3
+        | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+    beast::error_code ec;
+    context->use_certificate_chain_file(options.tls_certificate.string(), ec);
+    if (ec)
+        throw std::runtime_error(options.tls_certificate.string() + ": cannot use it as the TLS certificate chain (PEM expected): "
+            + ec.message());
+    context->use_private_key_file(options.tls_key.string(), net::ssl::context::pem, ec);
+    if (ec)
+        throw std::runtime_error(options.tls_key.string() + ": cannot use it as the TLS private key (PEM expected, matching "
+            + options.tls_certificate.string() + "): " + ec.message());
+    return context;
+}
+
 } // namespace
 
 struct WebSocketServer::Impl {
@@ -195,6 +256,7 @@ struct WebSocketServer::Impl {
         : daemon(d)
         , tokens(t)
         , options(std::move(o))
+        , tls(tls_context(options))
         , acceptor(io)
     {
         const tcp::endpoint endpoint(net::ip::make_address(options.host), options.port);
@@ -215,19 +277,28 @@ struct WebSocketServer::Impl {
         acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
             if (ec)
                 return; // closed by stop()
-            auto session = std::make_shared<Session>(std::move(socket), daemon, tokens, sessions);
-            {
-                std::lock_guard lock(sessions.mutex);
-                sessions.open.insert(session);
-            }
-            session->start();
+            if (tls)
+                open(std::make_shared<Session<TlsStream>>(std::move(socket), tls.get(), daemon, tokens, sessions));
+            else
+                open(std::make_shared<Session<PlainStream>>(std::move(socket), nullptr, daemon, tokens, sessions));
             accept();
         });
+    }
+
+    template <class S>
+    void open(std::shared_ptr<S> session)
+    {
+        {
+            std::lock_guard lock(sessions.mutex);
+            sessions.open.insert(session);
+        }
+        session->start();
     }
 
     Daemon& daemon;
     const TokenStore& tokens;
     ServerOptions options;
+    std::unique_ptr<net::ssl::context> tls;
     net::io_context io;
     tcp::acceptor acceptor;
     Sessions sessions;
@@ -247,6 +318,7 @@ WebSocketServer::~WebSocketServer()
 }
 
 unsigned short WebSocketServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+bool WebSocketServer::tls() const { return impl_->tls != nullptr; }
 
 void WebSocketServer::start()
 {
@@ -261,7 +333,7 @@ void WebSocketServer::stop()
         net::post(impl_->io, [this] {
             beast::error_code ec;
             impl_->acceptor.close(ec);
-            std::set<std::shared_ptr<Session>> open;
+            std::set<std::shared_ptr<Closable>> open;
             {
                 std::lock_guard lock(impl_->sessions.mutex);
                 open = impl_->sessions.open;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -12,21 +13,27 @@ struct ServerOptions {
     std::string host = "127.0.0.1";
     unsigned short port = 7480; // 0: any free port (tests)
     int threads = 2;
+    // TLS (wss://) when both are set: PEM files, the certificate chain and its private key.
+    std::filesystem::path tls_certificate;
+    std::filesystem::path tls_key;
 };
 
-// fulcrumd's WebSocket endpoint (Boost.Beast): checks the bearer token in the upgrade
+// fulcrumd's WebSocket endpoint (Boost.Beast), over TLS when a certificate and key are
+// configured: checks the bearer token in the upgrade
 // request, then carries text frames between each client and the Daemon. One strand per
 // connection, one write in flight, the rest in the client's bounded SendQueue. Beast's
 // headers stay in ws_server.cpp.
 class WebSocketServer {
 public:
-    // Binds at once: throws std::runtime_error naming the address if it cannot listen.
+    // Binds at once: throws std::runtime_error naming the address if it cannot listen, or
+    // the file if the TLS certificate or key cannot be used.
     WebSocketServer(Daemon& daemon, const TokenStore& tokens, ServerOptions options);
     ~WebSocketServer(); // stop() and join
     WebSocketServer(const WebSocketServer&) = delete;
     WebSocketServer& operator=(const WebSocketServer&) = delete;
 
     unsigned short port() const;
+    bool tls() const;
     void start(); // serves on background threads
     void stop();  // closes the listener and every connection
     void wait();  // until stopped

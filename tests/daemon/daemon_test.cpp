@@ -18,6 +18,7 @@
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
+using testing_support::TlsWsClient;
 using testing_support::WsClient;
 
 namespace {
@@ -210,6 +211,45 @@ TEST_F(DaemonTest, AReplayWaitsForASlowReaderAndLosesNothing)
     EXPECT_TRUE(std::holds_alternative<SnapshotEnd>(messages.back()));
     EXPECT_EQ(std::get<IterationRows>(messages[messages.size() - 2]).iteration, 99);
     d.disconnect(*viewer); // closes its replays
+}
+
+// With a certificate and key the port speaks TLS only: a client that trusts the
+// certificate gets through (the token still checked), a plain client and a client that
+// does not trust it are refused. A key that does not exist is named in the error.
+TEST_F(DaemonTest, WithACertificateThePortSpeaksTlsOnly)
+{
+    daemon::Daemon d(options());
+    const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
+    const std::filesystem::path tls = std::filesystem::path(FULCRUM_SOURCE_DIR) / "tests/daemon/tls";
+    daemon::ServerOptions server_options;
+    server_options.port = 0;
+    server_options.tls_certificate = tls / "server.crt";
+    server_options.tls_key = tls / "server.key";
+    daemon::WebSocketServer server(d, tokens, server_options);
+    EXPECT_TRUE(server.tls());
+    server.start();
+
+    TlsWsClient op(server.port(), *tokens.token_for(Role::Operator), tls / "server.crt");
+    op.send(Hello { kProtocolVersion, "operator over tls" });
+    EXPECT_EQ(op.receive_until<Welcome>().role, Role::Operator);
+    EXPECT_FALSE(op.request(ListJobs { "l" }, "l").error);
+
+    EXPECT_THROW(TlsWsClient(server.port(), "wrong-token-0000", tls / "server.crt"), boost::system::system_error);
+    EXPECT_THROW(WsClient(server.port(), *tokens.token_for(Role::Operator)), boost::system::system_error); // plain
+    EXPECT_THROW(TlsWsClient(server.port(), *tokens.token_for(Role::Operator)), boost::system::system_error); // untrusted
+    server.stop();
+    server.wait();
+
+    daemon::ServerOptions missing = server_options;
+    missing.tls_key = dir / "no-such.key";
+    try {
+        daemon::WebSocketServer refused(d, tokens, missing);
+        FAIL() << "a missing key must be refused";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("no-such.key"), std::string::npos) << e.what();
+    }
+    missing.tls_key.clear();
+    EXPECT_THROW(daemon::WebSocketServer(d, tokens, missing), std::runtime_error); // a certificate without its key
 }
 
 TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)

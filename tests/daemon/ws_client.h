@@ -1,17 +1,21 @@
 #pragma once
 
 // A small blocking WebSocket client for the daemon tests (Boost.Beast), speaking the
-// protocol through the same codec as the console.
+// protocol through the same codec as the console, over plain TCP or TLS.
 
 #include "protocol/codec.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,15 +26,24 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 
-class WsClient {
+template <class Next>
+class BasicWsClient {
+    static constexpr bool kTls = std::is_same_v<Next, beast::ssl_stream<net::ip::tcp::socket>>;
+
 public:
-    // Connects and upgrades; an empty token sends no Authorization header.
-    // Throws boost::system::system_error when the server refuses the upgrade.
-    WsClient(unsigned short port, const std::string& token)
-        : ws_(io_)
+    // Connects and upgrades; an empty token sends no Authorization header. Over TLS the
+    // server's certificate must chain to `trusted` and name 127.0.0.1.
+    // Throws boost::system::system_error when the server refuses the handshake or upgrade.
+    BasicWsClient(unsigned short port, const std::string& token, const std::filesystem::path& trusted = {})
+        : tls_(net::ssl::context::tls_client)
+        , ws_(make_stream(trusted))
     {
         net::ip::tcp::resolver resolver(io_);
-        net::connect(ws_.next_layer(), resolver.resolve("127.0.0.1", std::to_string(port)));
+        net::connect(beast::get_lowest_layer(ws_), resolver.resolve("127.0.0.1", std::to_string(port)));
+        if constexpr (kTls) {
+            ws_.next_layer().set_verify_callback(net::ssl::host_name_verification("127.0.0.1"));
+            ws_.next_layer().handshake(net::ssl::stream_base::client);
+        }
         ws_.set_option(websocket::stream_base::decorator([token](websocket::request_type& request) {
             request.set(beast::http::field::user_agent, "fulcrum-test");
             if (!token.empty())
@@ -73,11 +86,27 @@ public:
         return receive_until<protocol::Reply>([&](const protocol::Reply& r) { return r.id == id; });
     }
 
-    websocket::stream<net::ip::tcp::socket>& stream() { return ws_; }
+    websocket::stream<Next>& stream() { return ws_; }
 
 private:
+    websocket::stream<Next> make_stream(const std::filesystem::path& trusted)
+    {
+        if constexpr (kTls) {
+            tls_.set_verify_mode(net::ssl::verify_peer);
+            if (!trusted.empty())
+                tls_.load_verify_file(trusted.string());
+            return websocket::stream<Next>(io_, tls_);
+        } else {
+            return websocket::stream<Next>(io_);
+        }
+    }
+
     net::io_context io_;
-    websocket::stream<net::ip::tcp::socket> ws_;
+    net::ssl::context tls_;
+    websocket::stream<Next> ws_;
 };
+
+using WsClient = BasicWsClient<net::ip::tcp::socket>;
+using TlsWsClient = BasicWsClient<beast::ssl_stream<net::ip::tcp::socket>>;
 
 } // namespace fulcrum::testing_support
