@@ -1,0 +1,313 @@
+// fulcrumd under load (issue 5): J jobs of W workers each (default 10 × 100 = 1,000
+// workers) training paced at about 10 iterations per second in total, streamed over
+// loopback WebSockets to C clients (default 10) subscribed to everything. Measures
+//   - delivery latency: from the moment a job publishes an iteration's rows (taken by an
+//     in-process probe client that the stream hub reaches in the same call) to the moment
+//     each WebSocket client has read that frame; p50, p99, max;
+//   - a stalled client's effect on training: iterations per second across the jobs in a
+//     window without it and in a window of the same length with one more client that
+//     subscribes to everything and never reads (the ratio is the figure);
+//   - command round trip: an operator client pins and unpins a worker of each running job
+//     in turn, one request every 15 ms, each a full request and reply, while the streams
+//     run; p50, p99.
+//
+// The client queue is 128 frames here (fulcrumd's default is 1,024) so that the stalled
+// client overflows within the window; after the window it reads what it was sent and the
+// `missed` counts it gets prove it was dropping.
+//
+//   build/release/bench/daemon_load [--jobs J] [--workers W] [--clients C] [--window S]
+//                                   [--commands N] [--queue FRAMES]
+
+#include "daemon/auth.h"
+#include "daemon/daemon.h"
+#include "daemon/stream_hub.h"
+#include "daemon/ws_server.h"
+#include "protocol/codec.h"
+
+#include "ws_client.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using Clock = std::chrono::steady_clock;
+using testing_support::WsClient;
+
+namespace {
+
+struct Options {
+    int jobs = 10;
+    int workers = 100;
+    int clients = 10;
+    double window_s = 20;
+    int commands = 1000;
+    int queue = 128; // frames a client may fall behind (fulcrumd's default is 1,024)
+};
+
+// A job of `workers` equal CPU workers on a small synthetic problem. The network model
+// charges each pull and push for a 1 MB model at 10 Gbit/s; with 8 samples per worker at
+// 800 samples/s an iteration takes about 12 ms of virtual time, so pace 0.0125 gives about
+// one iteration per wall second per job.
+std::string scenario(int index, int workers)
+{
+    return R"({"name": "load-)" + std::to_string(index) + R"(", "seed": )" + std::to_string(index + 1) + R"(,
+      "mode": "paced", "pace": 0.0125, "threads": 1,
+      "data": {"source": "synthetic", "train_size": 4000, "test_size": 200, "dim": 16, "classes": 4},
+      "model": {"type": "softmax"},
+      "training": {"total_batch": )" + std::to_string(8 * workers) + R"(, "learning_rate": 0.05, "iterations": 100000, "eval_interval": 100000, "comm_model_mb": 1},
+      "policy": {"type": "uniform"},
+      "workers": [{"count": )" + std::to_string(workers) + R"(, "speed": 800, "bandwidth_gbps": 10}]})";
+}
+
+using Key = std::pair<JobId, std::int64_t>;
+
+// When each iteration's rows were published: the hub queues a frame for this in-process
+// client in the publishing call, and its wake callback takes the frame at once.
+class PublishProbe {
+public:
+    explicit PublishProbe(daemon::Daemon& d)
+        : client_(d.connect(Role::Viewer, "probe"))
+    {
+        d.receive(*client_, encode(ClientMessage { Hello { kProtocolVersion, "probe" } }));
+        d.receive(*client_, encode(ClientMessage { Subscribe { "probe", { Stream::Iterations }, std::nullopt, {} } }));
+        while (client_->queue().pop()) {
+        }
+        client_->set_wake([this] { take(); });
+    }
+    ~PublishProbe() { client_->set_wake({}); }
+
+    void take()
+    {
+        const auto now = Clock::now();
+        while (auto frame = client_->queue().pop()) {
+            std::lock_guard lock(mutex_);
+            frames_.push_back({ *frame, now });
+        }
+    }
+
+    // Decoded after the run, off the publishing path.
+    std::map<Key, Clock::time_point> published() const
+    {
+        std::lock_guard lock(mutex_);
+        std::map<Key, Clock::time_point> out;
+        for (const auto& [frame, at] : frames_) {
+            const auto decoded = decode_server(*frame);
+            if (const auto* rows = decoded ? std::get_if<IterationRows>(&*decoded.message) : nullptr)
+                out.emplace(Key { rows->job, rows->iteration }, at);
+        }
+        return out;
+    }
+
+private:
+    std::shared_ptr<daemon::Client> client_;
+    mutable std::mutex mutex_;
+    std::vector<std::pair<daemon::Frame, Clock::time_point>> frames_;
+};
+
+// A WebSocket client that reads everything and notes when each iteration's frame arrived.
+struct StreamReader {
+    std::vector<std::pair<Key, Clock::time_point>> arrivals;
+    std::int64_t missed = 0;
+    std::thread thread;
+};
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+std::int64_t count_between(const std::map<Key, Clock::time_point>& published, Clock::time_point from, Clock::time_point to)
+{
+    return std::count_if(published.begin(), published.end(), [&](const auto& p) { return p.second >= from && p.second < to; });
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const auto value = [&](const char* flag) -> const char* {
+            if (std::strcmp(argv[i], flag) != 0 || i + 1 >= argc)
+                return nullptr;
+            return argv[++i];
+        };
+        if (const char* v = value("--jobs"))
+            o.jobs = std::atoi(v);
+        else if (const char* v2 = value("--workers"))
+            o.workers = std::atoi(v2);
+        else if (const char* v3 = value("--clients"))
+            o.clients = std::atoi(v3);
+        else if (const char* v4 = value("--window"))
+            o.window_s = std::atof(v4);
+        else if (const char* v5 = value("--commands"))
+            o.commands = std::atoi(v5);
+        else if (const char* v6 = value("--queue"))
+            o.queue = std::atoi(v6);
+        else {
+            std::fprintf(stderr, "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue FRAMES]\n");
+            return 2;
+        }
+    }
+    if (o.jobs < 1 || o.workers < 1 || o.clients < 1 || !(o.window_s > 0) || o.commands < 1 || o.queue < 2) {
+        std::fprintf(stderr, "daemon_load: every count must be at least 1 and the window positive\n");
+        return 2;
+    }
+
+    const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-load-" + std::to_string(::getpid()));
+    daemon::DaemonOptions options;
+    options.data_dir = dir;
+    options.worker_slots = o.jobs * o.workers;
+    options.client_queue = static_cast<std::size_t>(o.queue);
+    daemon::Daemon d(options);
+    const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
+    daemon::ServerOptions server_options;
+    server_options.port = 0;
+    daemon::WebSocketServer server(d, tokens, server_options);
+    server.start();
+    const std::string viewer_token = *tokens.token_for(Role::Viewer);
+    const std::string operator_token = *tokens.token_for(Role::Operator);
+
+    PublishProbe probe(d);
+    std::atomic<bool> done { false };
+    std::vector<std::unique_ptr<StreamReader>> readers;
+    for (int c = 0; c < o.clients; ++c) {
+        auto reader = std::make_unique<StreamReader>();
+        auto client = std::make_shared<WsClient>(server.port(), viewer_token);
+        client->send(Hello { kProtocolVersion, "reader" });
+        client->receive_until<Welcome>();
+        client->request(Subscribe { "all", {}, std::nullopt, {} }, "all");
+        reader->thread = std::thread([client, r = reader.get(), &done] {
+            namespace beast = boost::beast;
+            try {
+                while (!done.load()) {
+                    beast::flat_buffer buffer;
+                    client->stream().read(buffer);
+                    const auto at = Clock::now();
+                    const auto decoded = decode_server(beast::buffers_to_string(buffer.data()));
+                    if (!decoded)
+                        continue;
+                    if (const auto* rows = std::get_if<IterationRows>(&*decoded.message))
+                        r->arrivals.push_back({ { rows->job, rows->iteration }, at });
+                    else if (const auto* m = std::get_if<Missed>(&*decoded.message))
+                        r->missed += m->dropped;
+                }
+            } catch (const std::exception&) {
+                // the server closed at the end
+            }
+        });
+        readers.push_back(std::move(reader));
+    }
+
+    std::vector<JobId> jobs;
+    for (int j = 0; j < o.jobs; ++j)
+        jobs.push_back(d.submit(scenario(j, o.workers), "load job " + std::to_string(j)));
+    std::fprintf(stderr, "daemon_load: %d jobs x %d workers, %d clients; warming up 5 s\n", o.jobs, o.workers, o.clients);
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+
+    // Window A: every client reads. The operator's commands run in it.
+    const auto a_start = Clock::now();
+    std::vector<double> rtt_ms;
+    {
+        WsClient op(server.port(), operator_token);
+        op.send(Hello { kProtocolVersion, "operator" });
+        op.receive_until<Welcome>();
+        const auto a_deadline = a_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s));
+        for (int k = 0; k < o.commands && Clock::now() < a_deadline; ++k) {
+            const std::string id = "c" + std::to_string(k);
+            const WorkerAction action = k % 2 == 0 ? WorkerAction::Pin : WorkerAction::Unpin;
+            const auto t0 = Clock::now();
+            // Spread over the jobs, so no job gets a burst of override events at one barrier.
+            const JobId job = jobs[static_cast<std::size_t>(k / 2) % jobs.size()];
+            const Reply reply = op.request(WorkerCommand { id, action, job, 0, 4, std::nullopt, 1 }, id);
+            rtt_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+            if (reply.error) {
+                std::fprintf(stderr, "daemon_load: command %s refused: %s\n", id.c_str(), reply.error->message.c_str());
+                return 1;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(15));
+        }
+        std::this_thread::sleep_until(a_deadline);
+    }
+    const auto a_end = Clock::now();
+
+    // Window B: one more client subscribes to everything and never reads.
+    namespace net = boost::asio;
+    WsClient stalled(server.port(), viewer_token);
+    stalled.stream().next_layer().set_option(net::socket_base::receive_buffer_size(4096));
+    stalled.send(Hello { kProtocolVersion, "stalled" });
+    stalled.receive_until<Welcome>();
+    stalled.request(Subscribe { "all", {}, std::nullopt, {} }, "all");
+    const auto b_start = Clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.window_s));
+    const auto b_end = Clock::now();
+    // The stalled client wakes up: the first thing it reads after its backlog is `missed`.
+    Missed stalled_missed;
+    for (int k = 0; k < 100000; ++k) {
+        ServerMessage m = stalled.receive();
+        if (const auto* lost = std::get_if<Missed>(&m)) {
+            stalled_missed = *lost;
+            break;
+        }
+    }
+
+    done = true;
+    server.stop();
+    server.wait();
+    for (auto& r : readers)
+        r->thread.join();
+    d.stop_all();
+
+    const auto published = probe.published();
+    std::vector<double> latency_a, latency_b;
+    std::int64_t missed = 0;
+    for (const auto& r : readers) {
+        missed += r->missed;
+        for (const auto& [key, at] : r->arrivals) {
+            const auto it = published.find(key);
+            if (it == published.end())
+                continue;
+            const double ms = std::chrono::duration<double, std::milli>(at - it->second).count();
+            if (it->second >= a_start && it->second < a_end)
+                latency_a.push_back(ms);
+            else if (it->second >= b_start && it->second < b_end)
+                latency_b.push_back(ms);
+        }
+    }
+    const double seconds_a = std::chrono::duration<double>(a_end - a_start).count();
+    const double seconds_b = std::chrono::duration<double>(b_end - b_start).count();
+    const double rate_a = static_cast<double>(count_between(published, a_start, a_end)) / seconds_a;
+    const double rate_b = static_cast<double>(count_between(published, b_start, b_end)) / seconds_b;
+
+    std::printf("workers: %d (%d jobs x %d), clients: %d, windows: %.1f s each\n", o.jobs * o.workers, o.jobs, o.workers, o.clients,
+        o.window_s);
+    std::printf("training: %.2f iterations/s (%.0f worker rows/s) without a stalled client, %.2f with one: ratio %.4f (%+.2f %%)\n",
+        rate_a, rate_a * o.workers, rate_b, rate_b / rate_a, 100.0 * (rate_b / rate_a - 1));
+    std::printf("delivery latency, reading clients, window A: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu deliveries)\n",
+        percentile(latency_a, 0.5), percentile(latency_a, 0.99), percentile(latency_a, 1.0), latency_a.size());
+    std::printf("delivery latency, reading clients, window B (stalled client present): p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu deliveries)\n",
+        percentile(latency_b, 0.5), percentile(latency_b, 0.99), percentile(latency_b, 1.0), latency_b.size());
+    std::printf("command round trip (pin/unpin, %zu commands): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", rtt_ms.size(),
+        percentile(rtt_ms, 0.5), percentile(rtt_ms, 0.99), percentile(rtt_ms, 1.0));
+    std::printf("rows the reading clients missed: %lld; the stalled client was told it missed %lld frames (dropped) and %lld "
+                "state updates (coalesced)\n",
+        static_cast<long long>(missed), static_cast<long long>(stalled_missed.dropped), static_cast<long long>(stalled_missed.coalesced));
+    std::filesystem::remove_all(dir);
+    const bool met = percentile(latency_a, 0.99) < 100 && percentile(latency_b, 0.99) < 100 && std::abs(rate_b / rate_a - 1) < 0.01
+        && percentile(rtt_ms, 0.99) < 5;
+    std::printf("targets (p99 delivery < 100 ms, stalled client < 1 %%, command p99 < 5 ms): %s\n", met ? "met" : "NOT met");
+    return 0;
+}
