@@ -14,7 +14,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr NameTable<Role, 2> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" } } };
+constexpr NameTable<Role, 3> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" }, { Role::Worker, "worker" } } };
 constexpr NameTable<Stream, 5> kStreams { {
     { Stream::Iterations, "iterations" },
     { Stream::Evaluations, "evaluations" },
@@ -455,6 +455,13 @@ struct ClientEncoder {
         return o;
     }
     json::object operator()(const ListRuns& m) const { return { { "type", "list-runs" }, { "id", m.id } }; }
+    json::object operator()(const JoinJob& m) const
+    {
+        json::object o { { "type", "join-job" }, { "id", m.id }, { "job", m.job }, { "host", m.host } };
+        if (m.worker)
+            o["worker"] = *m.worker;
+        return o;
+    }
     json::object operator()(const OpenReplay& m) const
     {
         json::object o { { "type", "open-replay" }, { "id", m.id }, { "database", m.database }, { "run", m.run },
@@ -554,6 +561,15 @@ ClientMessage client_from(std::string_view type, const Fields& f)
     }
     if (type == "list-runs")
         return ListRuns { f.string("id") };
+    if (type == "join-job") {
+        JoinJob m;
+        m.id = f.string("id");
+        m.job = f.int32("job", 0);
+        if (f.has("worker"))
+            m.worker = f.int32("worker", 0);
+        m.host = f.string_or("host", "");
+        return m;
+    }
     if (type == "open-replay") {
         OpenReplay m;
         m.id = f.string("id");
@@ -617,6 +633,13 @@ struct ServerEncoder {
         }
         if (m.replay)
             o["replay"] = *m.replay;
+        if (m.assignment) {
+            const WorkerAssignment& a = *m.assignment;
+            boost::system::error_code ec;
+            json::value scenario = json::parse(a.scenario_json, ec);
+            o["assignment"] = json::object { { "job", a.job }, { "worker", a.worker },
+                { "scenario", ec ? json::value(a.scenario_json) : std::move(scenario) }, { "parameters", a.parameters } };
+        }
         return o;
     }
     json::object operator()(const ProtocolError& m) const { return { { "type", "error" }, { "error", to_json(m.error) } }; }
@@ -686,6 +709,16 @@ ServerMessage server_from(std::string_view type, const Fields& f)
             r.runs = read_array<RunListing>(f, "runs", run_listing_from);
         if (f.has("replay"))
             r.replay = f.integer("replay", 1);
+        if (f.has("assignment")) {
+            const Fields a(f.object("assignment"), "assignment");
+            WorkerAssignment w;
+            w.job = a.int32("job", 0);
+            w.worker = a.int32("worker", 0);
+            const json::value& scenario = a.required("scenario", "the job's scenario");
+            w.scenario_json = scenario.is_string() ? std::string(scenario.get_string()) : json::serialize(scenario);
+            w.parameters = a.integer("parameters", 0);
+            r.assignment = std::move(w);
+        }
         return r;
     }
     if (type == "error")
@@ -777,6 +810,7 @@ std::string_view type_name(const ClientMessage& message)
         std::string_view operator()(const ListRuns&) const { return "list-runs"; }
         std::string_view operator()(const OpenReplay&) const { return "open-replay"; }
         std::string_view operator()(const ReplayCommand& m) const { return to_string(m.action); }
+        std::string_view operator()(const JoinJob&) const { return "join-job"; }
     };
     return std::visit(Name {}, message);
 }

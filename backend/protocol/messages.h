@@ -20,7 +20,9 @@ inline constexpr int kProtocolVersion = 1;
 // The largest text frame either side accepts; larger ones are refused (`frame-too-large`).
 inline constexpr std::size_t kMaxFrameBytes = 1u << 20;
 
-enum class Role { Viewer, Operator };
+// viewer: streams; operator: streams and commands; worker: joins jobs as a remote worker
+// (fulcrum-worker) and nothing else.
+enum class Role { Viewer, Operator, Worker };
 
 // What a subscription can carry. A subscription starts with a snapshot of each stream's
 // current state, then `snapshot-end`, then deltas as they happen.
@@ -103,8 +105,19 @@ struct ReplayCommand {
     double speed = 1;      // set-replay-speed
 };
 
+// A remote worker process (fulcrum-worker) takes a remote slot of a job. The reply's
+// `assignment` says which slot and carries the scenario, from which the worker builds the
+// same data and model as the job. Then the job sends binary task frames and the worker
+// answers each with a binary result frame (protocol/worker_frames.h).
+struct JoinJob {
+    std::string id;
+    JobId job = 0;
+    std::optional<WorkerId> worker; // a particular remote slot; unset: the first free one
+    std::string host;               // where the worker runs, for the operator log
+};
+
 using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, WorkerCommand, ListRuns,
-    OpenReplay, ReplayCommand>;
+    OpenReplay, ReplayCommand, JoinJob>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -169,6 +182,15 @@ struct RunListing {
     bool operator==(const RunListing&) const = default;
 };
 
+struct WorkerAssignment {
+    JobId job = 0;
+    WorkerId worker = 0;
+    std::string scenario_json;
+    std::int64_t parameters = 0; // the model's size: floats per task and result frame
+
+    bool operator==(const WorkerAssignment&) const = default;
+};
+
 struct Reply {
     std::string id;
     std::optional<ErrorInfo> error;  // unset: the request succeeded
@@ -176,6 +198,7 @@ struct Reply {
     std::vector<JobStatus> jobs;     // list-jobs
     std::vector<RunListing> runs;    // list-runs
     std::optional<std::int64_t> replay; // open-replay: the replay's id
+    std::optional<WorkerAssignment> assignment; // join-job
 };
 
 // An error that belongs to no request (a frame that could not be read far enough to find

@@ -1,4 +1,5 @@
 #include "protocol/codec.h"
+#include "protocol/worker_frames.h"
 
 #include <gtest/gtest.h>
 
@@ -111,9 +112,9 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.excluded_until = 30;
     w.slowdown = 3;
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
-    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {} };
+    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {}, {} };
     EXPECT_EQ(round_trip_server(reply).error, reply.error);
-    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {} }).jobs.front(), status);
+    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {}, {} }).jobs.front(), status);
     EXPECT_EQ(round_trip_server(Welcome { 1, "fulcrumd", Role::Operator }).role, Role::Operator);
     EXPECT_EQ(round_trip_server(Missed { 10, 4 }).dropped, 10);
     EXPECT_EQ(round_trip_server(SnapshotEnd { "s1" }).id, "s1");
@@ -154,6 +155,45 @@ TEST(ProtocolCodec, ReplayMessagesSurviveARoundTrip)
     EXPECT_EQ(round_trip_server(Evaluation { {}, 5 }).replay, 5);
     EXPECT_EQ(round_trip_server(JobUpdate { {}, 5 }).replay, 5);
     EXPECT_EQ(round_trip_server(WorkerUpdate { 1, {}, 5 }).replay, 5);
+}
+
+TEST(ProtocolCodec, WorkerMessagesAndBinaryFramesSurviveARoundTrip)
+{
+    const JoinJob join = round_trip_client(JoinJob { "j", 3, 2, "node7" });
+    EXPECT_EQ(join.job, 3);
+    EXPECT_EQ(join.worker, 2);
+    EXPECT_EQ(join.host, "node7");
+    EXPECT_FALSE(round_trip_client(JoinJob { "j", 3, std::nullopt, "" }).worker);
+    Reply joined;
+    joined.id = "j";
+    joined.assignment = WorkerAssignment { 3, 2, R"({"name":"demo"})", 7850 };
+    EXPECT_EQ(round_trip_server(joined).assignment, joined.assignment);
+    EXPECT_EQ(round_trip_server(Welcome { 1, "fulcrumd", Role::Worker }).role, Role::Worker);
+
+    const std::vector<float> parameters { 0.5f, -1.25f, 3.0e-8f, 1.0e30f };
+    const std::string task = encode_task(41, 64, parameters);
+    EXPECT_TRUE(is_worker_frame(task));
+    EXPECT_FALSE(is_worker_frame(R"({"type": "hello"})"));
+    const auto back = decode_task(task, nullptr);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->iteration, 41);
+    EXPECT_EQ(back->batch_size, 64);
+    EXPECT_EQ(back->parameters, parameters);
+    WorkerResult result { 41, 64, 0.6931, 0.0123, 0.97, 0.61, parameters };
+    const auto result_back = decode_result(encode_result(result), nullptr);
+    ASSERT_TRUE(result_back);
+    EXPECT_EQ(result_back->loss, 0.6931);
+    EXPECT_EQ(result_back->cpu_share, 0.97);
+    EXPECT_EQ(result_back->gradient, parameters);
+    // Truncated, padded or mislabelled frames are refused with a reason, never read past.
+    std::string error;
+    EXPECT_FALSE(decode_task(task.substr(0, task.size() - 1), &error));
+    EXPECT_NE(error.find("task"), std::string::npos);
+    EXPECT_FALSE(decode_task(task + "x", &error));
+    EXPECT_FALSE(decode_result(task, &error));
+    std::string huge = encode_task(1, 1, {});
+    huge.replace(huge.size() - 8, 8, std::string(8, '\xff')); // a count of 2^64 - 1 floats
+    EXPECT_FALSE(decode_task(huge, &error));
 }
 
 TEST(ProtocolCodec, ReplayFieldErrorsNameTheField)
