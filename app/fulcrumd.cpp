@@ -193,7 +193,7 @@ int main(int argc, char** argv)
         bool created = false;
         const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(s.token_file, &created);
         if (created)
-            std::cerr << "fulcrumd: created the token file " << s.token_file << " (mode 0600) with an operator and a viewer token\n";
+            std::cerr << "fulcrumd: created the token file " << s.token_file << " (mode 0600) with an operator, a viewer and a worker token\n";
         else
             std::cerr << "fulcrumd: tokens from " << s.token_file << "\n";
 

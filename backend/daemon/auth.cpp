@@ -41,8 +41,9 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
         ::umask(old_mask);
         if (!out)
             throw InputError(path.string(), "", "cannot create the token file");
-        out << "# fulcrumd tokens: ROLE TOKEN (operator: streams and commands; viewer: streams only)\n"
-            << "operator " << generate_token() << "\nviewer " << generate_token() << "\n";
+        out << "# fulcrumd tokens: ROLE TOKEN (operator: streams and commands; viewer: streams only;\n"
+            << "# worker: joins jobs as a remote worker, fulcrum-worker)\n"
+            << "operator " << generate_token() << "\nviewer " << generate_token() << "\nworker " << generate_token() << "\n";
         out.close();
         std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
             std::filesystem::perm_options::replace);
@@ -64,11 +65,13 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
         const std::string where = "line " + std::to_string(number);
         if (!(fields >> token) || (fields >> extra))
             throw InputError(path.string(), where, "expected 'ROLE TOKEN'");
-        if (role != "operator" && role != "viewer")
-            throw InputError(path.string(), where, "role must be operator or viewer, got '" + role + "'");
+        if (role != "operator" && role != "viewer" && role != "worker")
+            throw InputError(path.string(), where, "role must be operator, viewer or worker, got '" + role + "'");
         if (token.size() < 16)
             throw InputError(path.string(), where, "a token must have at least 16 characters");
-        store.tokens_[token] = role == "operator" ? protocol::Role::Operator : protocol::Role::Viewer;
+        store.tokens_[token] = role == "operator" ? protocol::Role::Operator
+            : role == "worker"                     ? protocol::Role::Worker
+                                                   : protocol::Role::Viewer;
     }
     if (store.tokens_.empty())
         throw InputError(path.string(), "", "holds no token");

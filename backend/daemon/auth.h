@@ -10,11 +10,11 @@
 namespace fulcrum::daemon {
 
 // The bearer tokens fulcrumd accepts and the role each grants. The file has one token a
-// line, "ROLE TOKEN" with ROLE operator or viewer; '#' starts a comment.
+// line, "ROLE TOKEN" with ROLE operator, viewer or worker; '#' starts a comment.
 class TokenStore {
 public:
-    // Reads the file; when it does not exist, writes one with a new operator token and a
-    // new viewer token (mode 0600) and sets `created`. Throws InputError naming the file
+    // Reads the file; when it does not exist, writes one with a new operator, viewer and
+    // worker token (mode 0600) and sets `created`. Throws InputError naming the file
     // and line for a malformed one.
     static TokenStore load_or_create(const std::filesystem::path& path, bool* created = nullptr);
     static TokenStore from_entries(std::map<std::string, protocol::Role> entries);

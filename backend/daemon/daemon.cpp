@@ -86,6 +86,17 @@ std::shared_ptr<Client> Daemon::connect(Role role, std::string name)
 void Daemon::disconnect(const Client& client)
 {
     hub_.remove(client.id());
+    std::shared_ptr<RemotePool> pool;
+    {
+        std::lock_guard lock(mutex_);
+        if (const auto it = remote_workers_.find(client.id()); it != remote_workers_.end()) {
+            if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end())
+                pool = job_it->second->remote();
+            remote_workers_.erase(it);
+        }
+    }
+    if (pool)
+        pool->leave(client); // a task in flight is lost: the trainer drops the worker from its barrier
     std::vector<std::unique_ptr<ReplaySession>> closing;
     {
         std::lock_guard lock(replays_mutex_);
@@ -131,6 +142,16 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
     const std::string& id = decoded.request_id;
     if (!client.greeted()) {
         client.send(failure(id, "hello-first", "send hello with the protocol version before anything else"));
+        return After::KeepOpen;
+    }
+    const bool join = std::holds_alternative<JoinJob>(message);
+    if (client.role() == Role::Worker && !join) {
+        client.send(failure(id, "not-authorized", "a worker token only joins jobs (join-job); '" + std::string(type_name(message))
+            + "' needs a viewer or operator token"));
+        return After::KeepOpen;
+    }
+    if (join && client.role() == Role::Viewer) {
+        client.send(failure(id, "not-authorized", "'join-job' needs a worker or operator token; this client is a viewer"));
         return After::KeepOpen;
     }
     if (is_command(message) && client.role() != Role::Operator) {
@@ -193,7 +214,46 @@ void Daemon::handle(Client& client, const ClientMessage& message)
         open_replay(client, *o);
     } else if (const auto* rc = std::get_if<ReplayCommand>(&message)) {
         replay_command(client, *rc);
+    } else if (const auto* jj = std::get_if<JoinJob>(&message)) {
+        join_job(client, *jj);
     }
+}
+
+void Daemon::join_job(Client& client, const JoinJob& join)
+{
+    JobRuntime& j = job(join.job);
+    if (!j.remote())
+        throw RefusedRequest("no-remote-slot", "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
+    {
+        std::lock_guard lock(mutex_);
+        if (remote_workers_.contains(client.id()))
+            throw RefusedRequest("already-joined", "this connection already computes for job " + std::to_string(remote_workers_[client.id()])
+                + "; one connection is one worker");
+    }
+    const WorkerId worker = j.remote()->join(client.shared_from_this(), join.worker, join.host.empty() ? client.name() : join.host);
+    {
+        std::lock_guard lock(mutex_);
+        remote_workers_[client.id()] = join.job;
+    }
+    Reply reply = ok(join.id, join.job);
+    reply.assignment = WorkerAssignment { join.job, worker, j.scenario().json, 0 };
+    client.send(reply);
+}
+
+void Daemon::receive_binary(Client& client, std::string_view frame)
+{
+    std::shared_ptr<RemotePool> pool;
+    {
+        std::lock_guard lock(mutex_);
+        const auto it = remote_workers_.find(client.id());
+        if (it != remote_workers_.end())
+            if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end())
+                pool = job_it->second->remote();
+    }
+    std::string error = "binary frames are results of a joined remote worker; send join-job first";
+    if (pool && pool->deliver(client, frame, &error))
+        return;
+    client.send(ProtocolError { { "unexpected-binary-frame", error, "" } });
 }
 
 // Only a plain file name in DATA_DIR/runs: a client cannot reach other files.

@@ -40,6 +40,9 @@ public:
     // One frame from a client: decoded, checked (version, role, fields) and handled; the
     // reply and any snapshot go to the client's queue. Never throws for bad input.
     After receive(Client& client, std::string_view frame);
+    // One binary frame from a joined remote worker (a result). Anything else gets an
+    // `error` message; the connection stays open.
+    void receive_binary(Client& client, std::string_view frame);
 
     // A job from a scenario's JSON text; it starts when enough worker slots are free.
     // Throws InputError naming the field.
@@ -61,6 +64,7 @@ private:
     std::string actor(const Client& client) const;
     void open_replay(Client& client, const protocol::OpenReplay& open);
     void replay_command(Client& client, const protocol::ReplayCommand& command);
+    void join_job(Client& client, const protocol::JoinJob& join);
     std::filesystem::path run_store(const std::string& database) const; // throws RefusedRequest
 
     DaemonOptions options_;
@@ -74,6 +78,7 @@ private:
     std::mutex replays_mutex_;
     std::map<std::int64_t, std::unique_ptr<ReplaySession>> replays_;
     std::int64_t next_replay_ = 1;
+    std::map<std::uint64_t, JobId> remote_workers_; // worker clients and the job each joined (mutex_)
     std::uint64_t next_client_ = 1;
     bool stopping_ = false;
 };

@@ -4,6 +4,8 @@
 #include "run/run_scenario.h"
 #include "train/bsp_trainer.h"
 
+#include <algorithm>
+
 namespace fulcrum::daemon {
 
 using protocol::JobState;
@@ -27,11 +29,18 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
     status_.model = scenario_.model.type;
     status_.database = database_.string();
     batch_sizes_.assign(scenario_.workers.size(), 0);
+    std::vector<bool> remote_slots;
+    for (const auto& w : scenario_.workers)
+        remote_slots.push_back(w.remote);
+    if (std::find(remote_slots.begin(), remote_slots.end(), true) != remote_slots.end())
+        remote_ = std::make_shared<RemotePool>(id_, std::move(remote_slots));
 }
 
 JobRuntime::~JobRuntime()
 {
     stop_ = true;
+    if (remote_)
+        remote_->close();
     join();
 }
 
@@ -53,7 +62,34 @@ void JobRuntime::join()
 
 void JobRuntime::run()
 {
+    if (remote_) {
+        remote_->set_on_rejoin([this](WorkerId worker) {
+            std::lock_guard lock(mutex_);
+            if (trainer_) {
+                try {
+                    trainer_->manager().include(worker, "system: worker rejoined");
+                } catch (const RefusedRequest&) {
+                    // not excluded yet: the loss has not reached a barrier
+                }
+            }
+        });
+        const bool joined = remote_->wait_until_joined(stop_, [this](int now, int slots) {
+            {
+                std::lock_guard lock(mutex_);
+                status_.message = "waiting for remote workers: " + std::to_string(now) + " of " + std::to_string(slots)
+                    + " joined (fulcrum-worker --job " + std::to_string(id_) + ")";
+            }
+            publish_status();
+        });
+        if (!joined) {
+            set_state(JobState::Stopped, "stopped while waiting for remote workers");
+            if (on_done_)
+                on_done_(id_);
+            return;
+        }
+    }
     run::RunOptions options;
+    options.remote = remote_;
     options.database = database_;
     options.stop = &stop_;
     options.on_rows = [this](std::span<const IterationRecord> rows) {
@@ -124,6 +160,8 @@ void JobRuntime::run()
     } catch (const std::exception& e) {
         set_state(JobState::Failed, e.what());
     }
+    if (remote_)
+        remote_->finish(status());
     if (on_done_)
         on_done_(id_);
 }

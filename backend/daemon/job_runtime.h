@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/remote_pool.h"
 #include "daemon/stream_hub.h"
 #include "protocol/messages.h"
 #include "scenario/scenario.h"
@@ -43,6 +44,9 @@ public:
     protocol::JobStatus status() const;
     std::vector<protocol::WorkerState> worker_states() const;
     std::optional<protocol::IterationRows> last_rows() const;
+    // The job's remote worker slots; null when it has none.
+    const std::shared_ptr<RemotePool>& remote() const { return remote_; }
+    const scenario::Scenario& scenario() const { return scenario_; }
 
 private:
     void run();
@@ -55,6 +59,7 @@ private:
     const scenario::Scenario scenario_;
     const std::filesystem::path database_;
     StreamHub& hub_;
+    std::shared_ptr<RemotePool> remote_;
     std::function<void(JobId)> on_done_;
     std::atomic<bool> stop_ { false };
     std::thread thread_;

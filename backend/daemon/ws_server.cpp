@@ -3,6 +3,7 @@
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "protocol/codec.h"
+#include "protocol/worker_frames.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -137,8 +138,7 @@ private:
         client_ = daemon_.connect(*role, name);
         beast::get_lowest_layer(ws_).expires_never();
         ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-        ws_.read_message_max(protocol::kMaxFrameBytes);
-        ws_.text(true);
+        ws_.read_message_max(*role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes);
         ws_.async_accept(request_, [self = shared_from_this()](beast::error_code accept_ec) {
             if (accept_ec)
                 return self->finish();
@@ -168,7 +168,12 @@ private:
         if (ec)
             return finish();
         if (!ws_.got_text()) {
-            client_->send(protocol::ProtocolError { { "wrong-type", "fulcrumd reads text frames carrying JSON", "" } });
+            if (client_->role() == protocol::Role::Worker) {
+                const auto data = buffer_.data();
+                daemon_.receive_binary(*client_, std::string_view(static_cast<const char*>(data.data()), data.size()));
+            } else {
+                client_->send(protocol::ProtocolError { { "wrong-type", "fulcrumd reads text frames carrying JSON", "" } });
+            }
         } else {
             const std::string frame = beast::buffers_to_string(buffer_.data());
             if (daemon_.receive(*client_, frame) == Daemon::After::Close)
@@ -194,6 +199,7 @@ private:
         }
         writing_ = true;
         current_ = *frame;
+        ws_.binary(protocol::is_worker_frame(*current_));
         ws_.async_write(net::buffer(*current_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
             self->writing_ = false;
             self->current_.reset();

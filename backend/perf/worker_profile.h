@@ -21,6 +21,9 @@ struct WorkerProfile {
     std::vector<ResourcePoint> resources;
     std::optional<ColocatedLoad> colocated;
     std::optional<CompetingProcess> competing;
+    // Computed by another process (fulcrum-worker) that joins the job over the network; the
+    // profile's speed is then only the virtual modes' estimate, unused in the real mode.
+    bool remote = false;
 };
 
 // The performance model a profile describes, with its seeded noise and resource streams.

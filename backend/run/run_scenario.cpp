@@ -9,11 +9,11 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+
 namespace fulcrum::run {
 
-namespace {
-
-data::TrainTest load_data(const scenario::Scenario& s, std::uint64_t seed)
+data::TrainTest load_scenario_data(const scenario::Scenario& s, std::uint64_t seed)
 {
     if (s.data.source == "synthetic") {
         data::SyntheticSpec spec;
@@ -26,6 +26,8 @@ data::TrainTest load_data(const scenario::Scenario& s, std::uint64_t seed)
     }
     return data::load_fashion_mnist(s.data.path);
 }
+
+namespace {
 
 train::ClockMode clock_mode(scenario::Mode mode)
 {
@@ -143,7 +145,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
 
     if (!options.data)
         say("loading " + s.data.source + " data");
-    const data::TrainTest data = options.data ? *options.data : load_data(s, seed);
+    const data::TrainTest data = options.data ? *options.data : load_scenario_data(s, seed);
 
     train::TrainerConfig config;
     config.train = data.train;
@@ -156,6 +158,12 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     if (s.server_shards > config.prototype->parameter_count())
         throw InputError(s.source, "servers.shards", "exceeds the model's parameter count");
     config.workers = s.workers;
+    const bool has_remote = std::any_of(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
+    if (has_remote && !options.remote)
+        throw InputError(s.source, "workers", "has remote workers; only fulcrumd can run them (fulcrum-worker processes join through it)");
+    if (has_remote && mode != scenario::Mode::Real)
+        throw InputError(s.source, "mode", "remote workers compute on their own clocks: the mode must be real");
+    config.remote = has_remote ? options.remote : nullptr;
     config.total_batch = s.total_batch;
     config.optimizer = s.optimizer;
     config.aggregation = s.aggregation;

@@ -4,6 +4,7 @@
 #include "balance/batch_size_manager.h"
 #include "data/dataset.h"
 #include "scenario/scenario.h"
+#include "train/remote_workers.h"
 
 #include <atomic>
 #include <filesystem>
@@ -47,7 +48,13 @@ struct RunOptions {
     std::function<void(train::BspTrainer*)> on_trainer;
     // Called after training ends, while the manager still exists (e.g. to save its models).
     std::function<void(balance::BatchSizeManager&)> on_finish;
+    // The processes that compute the scenario's remote worker slots (fulcrumd).
+    std::shared_ptr<train::RemoteWorkers> remote;
 };
+
+// The scenario's training and test data (synthetic from the seed, or Fashion-MNIST from
+// its path); a remote worker loads the same. Throws InputError naming the file.
+data::TrainTest load_scenario_data(const scenario::Scenario& scenario, std::uint64_t seed);
 
 // Loads the data, builds the job and trains it, recording every iteration. The database is
 // opened before anything slow happens, so an unwritable path fails at once.

@@ -407,6 +407,15 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
         Fields f((*workers)[i], path, source);
         const auto count = f.integer("count", 1, 1, 100'000);
         WorkerSpec w = parse_worker(f);
+        if (const json::value* remote = f.find("remote")) {
+            if (!remote->is_bool())
+                f.fail(f.at("remote"), "expected true or false");
+            w.remote = remote->as_bool();
+            if (w.remote && s.mode != Mode::Real)
+                f.fail(f.at("remote"), "remote workers compute on their own clocks: the scenario's mode must be \"real\"");
+            if (w.remote && w.gpu)
+                f.fail(f.at("remote"), "a remote worker computes on its host's CPU; drop its \"gpu\" section");
+        }
         f.finish();
         for (std::int64_t k = 0; k < count; ++k) {
             WorkerSpec copy = w;

@@ -23,6 +23,8 @@ struct Measured {
     double loss = 0;
     double pull_start = 0, pull_end = 0, compute_end = 0; // wall seconds since the run started
     double cpu_seconds = 0;
+    std::optional<double> memory_share; // a remote worker's, measured on its host
+    bool lost = false;                  // a remote worker that disconnected: no gradient
 };
 
 int pool_size(const TrainerConfig& config)
@@ -59,6 +61,8 @@ struct BspTrainer::Impl {
             throw std::invalid_argument("the BSP trainer runs bsp and backup; " + config.sync.type + " needs the asynchronous trainer");
         if (config.elastic.enabled())
             manager->start_with_members(job.members);
+        if (config.remote && config.mode != ClockMode::Real)
+            throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");
         slowdown.assign(job.workers.size(), 1.0);
         slowdown_view = std::vector<std::atomic<double>>(job.workers.size());
         for (auto& v : slowdown_view)
@@ -162,8 +166,32 @@ struct BspTrainer::Impl {
         }
     }
 
+    // A remote slot's batch: the parameters go to its process, the gradient comes back into
+    // the worker's buffer. The round trip less the worker's own compute time is its
+    // communication.
+    void compute_remote(std::size_t i, std::int64_t k, std::int32_t batch_size, Measured& m)
+    {
+        Worker& worker = *job.workers[i];
+        m.pull_start = job.wall_seconds();
+        job.server.pull(worker.replica());
+        model::Vector& gradient = worker.gradient_buffer();
+        const auto result = config.remote->compute(static_cast<WorkerId>(i), k,
+            std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())), batch_size,
+            std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
+        m.compute_end = job.wall_seconds();
+        if (!result) {
+            m.lost = true;
+            m.pull_end = m.compute_end;
+            return;
+        }
+        m.loss = result->loss;
+        m.pull_end = std::max(m.pull_start, m.compute_end - result->compute_s);
+        m.cpu_seconds = result->cpu_share * result->compute_s;
+        m.memory_share = result->memory_share;
+    }
+
     // Pull and compute on every participating worker in parallel; returns when all are done.
-    std::vector<Measured> compute_all(const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes)
+    std::vector<Measured> compute_all(const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes, std::int64_t k)
     {
         std::vector<Measured> measured(job.workers.size());
         std::latch done(static_cast<std::ptrdiff_t>(active.size()));
@@ -171,6 +199,11 @@ struct BspTrainer::Impl {
             boost::asio::post(pool, [&, i] {
                 Worker& worker = *job.workers[i];
                 Measured& m = measured[i];
+                if (config.remote && config.remote->is_remote(static_cast<WorkerId>(i))) {
+                    compute_remote(i, k, sizes[i], m);
+                    done.count_down();
+                    return;
+                }
                 m.pull_start = job.wall_seconds();
                 job.server.pull(worker.replica());
                 m.pull_end = job.wall_seconds();
@@ -228,11 +261,28 @@ struct BspTrainer::Impl {
             row.compute_s = m.compute_end - m.pull_end;
             row.end_s = m.compute_end;
             row.cpu_share = row.compute_s > 0 ? std::min(1.0, m.cpu_seconds / row.compute_s) : 1.0;
-            row.memory_share = memory;
-            ends.push_back(row.end_s);
+            row.memory_share = m.memory_share.value_or(memory);
+            if (!m.lost)
+                ends.push_back(row.end_s);
         }
         std::sort(ends.begin(), ends.end());
-        return ends.empty() ? dispatched : ends[needed - 1];
+        return ends.empty() ? dispatched : ends[std::min(needed, ends.size()) - 1];
+    }
+
+    // A remote worker that disconnected is excluded from the next barrier on (its share
+    // goes to the others) and the loss becomes an event; training goes on.
+    void drop_lost_worker(WorkerId worker, std::int64_t k, double now)
+    {
+        EventRecord e = job.event(k, now, "worker-lost",
+            "worker " + std::to_string(worker) + " disconnected during iteration " + std::to_string(k)
+                + ": dropped from this barrier; its share goes to the others");
+        e.worker = worker;
+        observer.on_event(e);
+        try {
+            manager->exclude(worker, std::nullopt, "system: worker lost");
+        } catch (const RefusedRequest&) {
+            // already excluded (lost again before the exclusion applied), or the last worker
+        }
     }
 
     void forward_events(std::int64_t iteration, double now)
@@ -288,7 +338,7 @@ struct BspTrainer::Impl {
                     ? active.size() - static_cast<std::size_t>(backups) : 1);
 
             const double dispatched = config.mode == ClockMode::Real ? job.wall_seconds() : now;
-            const std::vector<Measured> measured = compute_all(active, allocation.batch_sizes);
+            const std::vector<Measured> measured = compute_all(active, allocation.batch_sizes, k);
 
             rows.assign(active.size(), IterationRecord {});
             for (std::size_t r = 0; r < active.size(); ++r) {
@@ -308,8 +358,19 @@ struct BspTrainer::Impl {
             observations.clear();
             pushes.clear();
             std::int64_t used = 0;
+            std::vector<WorkerId> lost;
             for (IterationRecord& row : rows) {
                 const auto i = static_cast<std::size_t>(row.worker);
+                if (measured[i].lost) {
+                    // Dropped from this barrier; excluded below, so its share goes to the others.
+                    row.end_s = barrier;
+                    row.compute_s = 0;
+                    row.wait_s = 0;
+                    row.speed = 0;
+                    row.decision = "dropped: disconnected";
+                    lost.push_back(row.worker);
+                    continue;
+                }
                 row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
                 balance::WorkerObservation o { row.worker, row.batch_size, row.compute_s, row.comm_s, row.cpu_share, row.memory_share };
                 const perf::ResourceShare next = config.mode == ClockMode::Real
@@ -337,6 +398,10 @@ struct BspTrainer::Impl {
             for (const auto& p : pushes)
                 pushed_samples += p.batch_size;
             train_loss /= static_cast<double>(std::max<std::int64_t>(1, pushed_samples));
+            if (!lost.empty() && pushes.empty())
+                throw std::runtime_error("every worker of iteration " + std::to_string(k) + " disconnected; the job cannot go on");
+            for (const WorkerId w : lost)
+                drop_lost_worker(w, k, barrier);
             observer.on_barrier(k, pushes);
             job.server.apply_barrier(pushes);
             now = barrier;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "train/remote_workers.h"
+
 #include "data/data_shares.h"
 #include "model/model.h"
 #include "ps/parameter_server.h"
@@ -42,6 +44,8 @@ struct TrainerConfig {
     std::uint64_t seed = 1;
     int threads = 0;     // compute threads for the virtual modes; 0 = hardware concurrency
     ElasticSpec elastic; // Elastic PS (BSP family only)
+    // Slots computed by remote processes (BSP trainer, real mode); null: all local.
+    std::shared_ptr<RemoteWorkers> remote;
 };
 
 // What every trainer of one job holds: the server, the workers, the evaluator and the

@@ -31,6 +31,8 @@ public:
     const WorkerSetup& setup() const { return setup_; }
     model::Vector& replica() { return replica_; }
     const model::Vector& gradient() const { return gradient_; }
+    // Where a remote worker's gradient is put, so the barrier reads it as a local one.
+    model::Vector& gradient_buffer() { return gradient_; }
     perf::PerformanceModel& performance() { return *performance_; }
 
 private:

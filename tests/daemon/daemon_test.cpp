@@ -13,6 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -252,6 +255,117 @@ TEST_F(DaemonTest, WithACertificateThePortSpeaksTlsOnly)
     EXPECT_THROW(daemon::WebSocketServer(d, tokens, missing), std::runtime_error); // a certificate without its key
 }
 
+// Remote workers: two fulcrum-worker processes on loopback join a real-mode job beside one
+// local worker. One is frozen mid-iteration (the barrier waits for it), then killed: the
+// job drops it from that barrier, records worker-lost, gives its share to the others and
+// trains on. A new process takes the slot back and is included again. At the end the
+// workers hear the job's final state and exit 0.
+TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
+{
+    const char* scenario = R"({"name": "remote", "seed": 3, "mode": "real",
+      "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 40, "classes": 4},
+      "model": {"type": "mlp", "hidden": [64]},
+      "training": {"total_batch": 300, "learning_rate": 0.1, "iterations": 1000000, "eval_interval": 500},
+      "policy": {"type": "uniform"},
+      "workers": [{"name": "local", "speed": 1000}, {"name": "remote", "count": 2, "speed": 1000, "remote": true}]})";
+    daemon::Daemon d(options());
+    const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
+    daemon::ServerOptions server_options;
+    server_options.port = 0;
+    daemon::WebSocketServer server(d, tokens, server_options);
+    server.start();
+    WsClient op(server.port(), *tokens.token_for(Role::Operator));
+    op.send(Hello { kProtocolVersion, "operator" });
+    op.receive_until<Welcome>();
+    const Reply submitted = op.request(SubmitJob { "s", scenario }, "s");
+    ASSERT_FALSE(submitted.error) << submitted.error->message;
+    const JobId job = *submitted.job;
+
+    // A viewer may not join; a worker token may only join.
+    WsClient viewer(server.port(), *tokens.token_for(Role::Viewer));
+    viewer.send(Hello { kProtocolVersion, "viewer" });
+    EXPECT_EQ(viewer.request(JoinJob { "j", job, std::nullopt, "x" }, "j").error->code, "not-authorized");
+    WsClient stray(server.port(), *tokens.token_for(Role::Worker));
+    stray.send(Hello { kProtocolVersion, "stray" });
+    EXPECT_EQ(stray.request(ListJobs { "l" }, "l").error->code, "not-authorized");
+    EXPECT_EQ(stray.request(JoinJob { "j0", job, 0, "x" }, "j0").error->code, "not-a-remote-slot");
+
+    const std::string token = *tokens.token_for(Role::Worker);
+    const auto spawn = [&](int slot) {
+        const std::string port = "127.0.0.1:" + std::to_string(server.port());
+        const std::string job_text = std::to_string(job), slot_text = std::to_string(slot);
+        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", port, "--job", job_text, "--worker", slot_text, "--token", token,
+            "--name", "test-worker-" + slot_text };
+        std::vector<char*> argv;
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_t pid = 0;
+        EXPECT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, nullptr, nullptr, argv.data(), environ), 0);
+        return pid;
+    };
+    pid_t first = spawn(1);
+    const pid_t second = spawn(2);
+
+    ASSERT_FALSE(op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
+    const auto rows_until = [&](const std::function<bool(const IterationRows&)>& match) {
+        return op.receive_until<IterationRows>(match);
+    };
+    const IterationRows all_three = rows_until([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 20; });
+    for (const auto& row : all_three.rows)
+        EXPECT_EQ(row.batch_size, 100);
+
+    // Frozen: the barrier waits for it (BSP), so the iterations stop coming.
+    ::kill(first, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::int64_t before_kill = 0;
+    op.send(ListJobs { "progress" });
+    const Reply progress = op.receive_until<Reply>([](const Reply& r) { return r.id == "progress"; });
+    before_kill = progress.jobs.at(0).iteration;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    op.send(ListJobs { "still" });
+    EXPECT_EQ(op.receive_until<Reply>([](const Reply& r) { return r.id == "still"; }).jobs.at(0).iteration, before_kill);
+    ::kill(first, SIGKILL);
+    int status = 0;
+    ::waitpid(first, &status, 0);
+
+    const Event lost = op.receive_until<Event>([](const Event& e) { return e.event.kind == "worker-lost"; });
+    EXPECT_EQ(lost.event.worker, 1);
+    // Its share goes to the others from the next barrier on: X = 300 kept over two workers.
+    const IterationRows two = rows_until([](const IterationRows& r) {
+        return r.rows.size() == 2 && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
+    });
+    std::int32_t total = 0;
+    for (const auto& row : two.rows)
+        total += row.batch_size;
+    EXPECT_EQ(total, 300);
+    EXPECT_GT(two.iteration, lost.event.iteration);
+
+    // A new process takes the slot back and is included at the next barrier.
+    first = spawn(1);
+    rows_until([](const IterationRows& r) { return r.rows.size() == 3; });
+
+    ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
+    op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
+    for (const pid_t pid : { first, second }) {
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a worker process did not end cleanly: " << status;
+    }
+    server.stop();
+    server.wait();
+    d.stop_all();
+
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const RunId run = reader.runs().at(0).id;
+    const auto events = reader.events(run);
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "include" && e.worker == 1; }));
+    const auto dropped = reader.iterations(run, 0, lost.event.iteration, lost.event.iteration);
+    EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(), [](const IterationRecord& r) {
+        return r.worker == 1 && r.decision == "dropped: disconnected";
+    }));
+}
+
 TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
 {
     bool created = false;
@@ -264,6 +378,7 @@ TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
     ASSERT_TRUE(op);
     EXPECT_EQ(store.authorize("Bearer " + *op), Role::Operator);
     EXPECT_EQ(store.authorize("Bearer " + *store.token_for(Role::Viewer)), Role::Viewer);
+    EXPECT_EQ(store.authorize("Bearer " + *store.token_for(Role::Worker)), Role::Worker);
     EXPECT_FALSE(store.authorize("Bearer nope"));
     EXPECT_FALSE(store.authorize(*op));
     bool again = true;

@@ -223,3 +223,16 @@ TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
         "elastic.resizes[0].target", "unknown field");
     expect_refused(with(R"("workers")", R"("sync": "asp", "elastic": { "initial_workers": 1 }, "workers")"), "elastic", "expected bsp or backup");
 }
+
+TEST(ScenarioParser, RemoteWorkersNeedTheRealModeAndABoolean)
+{
+    expect_refused(with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "remote": true })"),
+        "workers[1].remote", "must be \"real\"");
+    expect_refused(with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "remote": "yes" })"),
+        "workers[1].remote", "true or false");
+    std::string real = with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "remote": true })");
+    real.replace(real.find('{'), 1, R"({ "mode": "real",)");
+    const auto s = scenario::parse_scenario(real, "test.json");
+    EXPECT_FALSE(s.workers[0].remote);
+    EXPECT_TRUE(s.workers[2].remote);
+}

@@ -1,0 +1,136 @@
+// fulcrum-worker: one remote worker of a fulcrumd job, on this host (docs/remote-workers.md).
+
+#include "worker_client/remote_worker.h"
+
+#include <boost/program_options.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+using namespace fulcrum;
+
+namespace {
+
+std::atomic<bool> g_stop { false };
+extern "C" void request_stop(int) { g_stop.store(true); }
+
+constexpr const char* kUsage = R"(Usage: fulcrum-worker --server HOST:PORT --job N [--worker SLOT] [--token TOKEN | --token-file FILE]
+                      [--tls [--ca-file PEM]] [--name NAME] [--data DIR]
+
+Joins job N of a fulcrumd as one of its remote workers (a worker the scenario marks
+"remote": true) and computes its batches on this host until the job ends: it builds the
+job's data and model from the scenario fulcrumd sends, then for every task loads the
+parameters, computes the gradient of a batch of the size the batch-size manager chose, and
+sends it back with its own batch time, CPU share and available memory. If it exits or its
+connection drops mid-iteration, the job drops it from that barrier, gives its share to the
+others and records a worker-lost event; started again, it takes the free slot back.
+
+The token is a worker token from fulcrumd's token file (the line 'worker TOKEN'); it is
+read from --token, else the FULCRUM_TOKEN environment variable, else --token-file (the
+first 'worker' line, or a file holding only the token).
+)";
+
+std::string token_from_file(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw std::runtime_error(path + ": cannot be read (--token-file)");
+    std::string line, only;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        if (line.rfind("worker ", 0) == 0)
+            return line.substr(7);
+        if (line.find(' ') == std::string::npos && only.empty())
+            only = line;
+    }
+    if (only.empty())
+        throw std::runtime_error(path + ": holds no 'worker TOKEN' line and no bare token (--token-file)");
+    return only;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    worker_client::RemoteWorkerOptions o;
+    std::string server, token_file, ca_file, data;
+    int job = -1, worker = -1;
+    char host[256] = "host";
+    ::gethostname(host, sizeof host - 1);
+    o.name = host;
+    po::options_description visible("Options");
+    visible.add_options()
+        ("help,h", "show this help")
+        ("server", po::value(&server), "fulcrumd's address, HOST:PORT")
+        ("job", po::value(&job), "the job to join (its id in fulcrumd)")
+        ("worker", po::value(&worker), "a particular remote slot of the job (default: the first free one)")
+        ("token", po::value(&o.token), "a worker token")
+        ("token-file", po::value(&token_file), "a file holding the token")
+        ("tls", po::bool_switch(&o.tls), "connect with TLS (fulcrumd started with --tls-cert)")
+        ("ca-file", po::value(&ca_file), "with --tls: PEM certificates to trust (default: the system's)")
+        ("name", po::value(&o.name), "this worker's name in fulcrumd's log (default: the host name)")
+        ("data", po::value(&data), "the Fashion-MNIST folder on this host, if not the scenario's path");
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, visible), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "fulcrum-worker: " << e.what() << "\nTry 'fulcrum-worker --help'.\n";
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << kUsage << "\n" << visible;
+        return 0;
+    }
+    try {
+        const auto colon = server.rfind(':');
+        int port = -1;
+        if (colon != std::string::npos && colon > 0) {
+            try {
+                port = std::stoi(server.substr(colon + 1));
+            } catch (const std::exception&) {
+            }
+        }
+        if (port < 1 || port > 65535)
+            throw std::invalid_argument("--server: expected HOST:PORT (e.g. head-node:7480), got '" + server + "'");
+        if (job < 0)
+            throw std::invalid_argument("--job: the job's id is required (fulcrumd lists its jobs)");
+        o.host = server.substr(0, colon);
+        o.port = static_cast<unsigned short>(port);
+        o.job = job;
+        if (worker >= 0)
+            o.worker = worker;
+        if (o.token.empty())
+            if (const char* env = std::getenv("FULCRUM_TOKEN"))
+                o.token = env;
+        if (o.token.empty() && !token_file.empty())
+            o.token = token_from_file(token_file);
+        if (o.token.empty())
+            throw std::invalid_argument("a token is required: --token, FULCRUM_TOKEN or --token-file");
+        o.trusted = ca_file;
+        if (!data.empty())
+            o.data = data;
+    } catch (const std::exception& e) {
+        std::cerr << "fulcrum-worker: " << e.what() << "\n";
+        return 2;
+    }
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+    try {
+        const auto summary = worker_client::run_remote_worker(o, g_stop, [](const std::string& line) {
+            std::cerr << "fulcrum-worker: " << line << "\n";
+        });
+        std::cerr << "fulcrum-worker: worker " << summary.worker << ": " << summary.batches << " batches, " << summary.samples
+                  << " samples, " << summary.compute_s << " s computing; " << summary.ended << "\n";
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << "fulcrum-worker: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,187 @@
+#include "daemon/remote_pool.h"
+
+#include "common/error.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace fulcrum::daemon {
+
+RemotePool::RemotePool(JobId job, std::vector<bool> remote_slots)
+    : job_(job)
+{
+    for (const bool remote : remote_slots)
+        slots_.push_back(Slot { remote, nullptr, {}, false, std::nullopt, std::nullopt });
+}
+
+WorkerId RemotePool::join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host)
+{
+    std::function<void(WorkerId)> rejoined;
+    WorkerId chosen = -1;
+    {
+        std::lock_guard lock(mutex_);
+        if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote; }))
+            throw RefusedRequest("no-remote-slot", "job " + std::to_string(job_) + " has no remote worker slots (a scenario marks them \"remote\": true)");
+        if (requested) {
+            if (*requested < 0 || static_cast<std::size_t>(*requested) >= slots_.size() || !slots_[static_cast<std::size_t>(*requested)].remote)
+                throw RefusedRequest("not-a-remote-slot", "worker " + std::to_string(*requested) + " of job " + std::to_string(job_)
+                    + " is not a remote slot");
+            if (slots_[static_cast<std::size_t>(*requested)].client)
+                throw RefusedRequest("slot-taken", "worker " + std::to_string(*requested) + " of job " + std::to_string(job_)
+                    + " already has a worker process (" + slots_[static_cast<std::size_t>(*requested)].host + ")");
+            chosen = *requested;
+        } else {
+            for (std::size_t i = 0; i < slots_.size() && chosen < 0; ++i)
+                if (slots_[i].remote && !slots_[i].client)
+                    chosen = static_cast<WorkerId>(i);
+            if (chosen < 0)
+                throw RefusedRequest("slot-taken", "every remote slot of job " + std::to_string(job_) + " has a worker process");
+        }
+        Slot& slot = slots_[static_cast<std::size_t>(chosen)];
+        slot.client = client;
+        slot.host = host;
+        if (slot.lost_before)
+            rejoined = on_rejoin_;
+    }
+    changed_.notify_all();
+    if (rejoined)
+        rejoined(chosen);
+    return chosen;
+}
+
+void RemotePool::leave(const Client& client)
+{
+    {
+        std::lock_guard lock(mutex_);
+        for (Slot& slot : slots_)
+            if (slot.client.get() == &client) {
+                slot.client.reset();
+                slot.lost_before = true;
+            }
+    }
+    changed_.notify_all();
+}
+
+bool RemotePool::deliver(const Client& client, std::string_view frame, std::string* error)
+{
+    auto result = protocol::decode_result(frame, error);
+    if (!result)
+        return false;
+    {
+        std::lock_guard lock(mutex_);
+        const auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.client.get() == &client; });
+        if (slot == slots_.end() || slot->waiting != result->iteration) {
+            if (error)
+                *error = "a result for iteration " + std::to_string(result->iteration) + " that no task of this worker asked for";
+            return false;
+        }
+        slot->result = std::move(*result);
+    }
+    changed_.notify_all();
+    return true;
+}
+
+int RemotePool::remote_slots() const
+{
+    std::lock_guard lock(mutex_);
+    return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote; }));
+}
+
+int RemotePool::joined() const
+{
+    std::lock_guard lock(mutex_);
+    return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
+}
+
+bool RemotePool::wait_until_joined(const std::atomic<bool>& stop, const std::function<void(int, int)>& waiting)
+{
+    const int slots = remote_slots();
+    int reported = -1;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        const int now = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
+        if (now == slots)
+            return true;
+        if (stop.load() || closed_)
+            return false;
+        if (now != reported) {
+            reported = now;
+            lock.unlock();
+            waiting(now, slots);
+            lock.lock();
+        }
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+}
+
+void RemotePool::set_on_rejoin(std::function<void(WorkerId)> on_rejoin)
+{
+    std::lock_guard lock(mutex_);
+    on_rejoin_ = std::move(on_rejoin);
+}
+
+void RemotePool::close()
+{
+    {
+        std::lock_guard lock(mutex_);
+        closed_ = true;
+    }
+    changed_.notify_all();
+}
+
+void RemotePool::finish(const protocol::JobStatus& status)
+{
+    std::vector<std::shared_ptr<Client>> joined;
+    {
+        std::lock_guard lock(mutex_);
+        for (const Slot& slot : slots_)
+            if (slot.client)
+                joined.push_back(slot.client);
+    }
+    for (const auto& client : joined)
+        client->send(protocol::JobUpdate { status, 0 });
+}
+
+bool RemotePool::is_remote(WorkerId worker) const
+{
+    std::lock_guard lock(mutex_);
+    return worker >= 0 && static_cast<std::size_t>(worker) < slots_.size() && slots_[static_cast<std::size_t>(worker)].remote;
+}
+
+std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
+                                                      std::int32_t batch_size, std::span<float> gradient)
+{
+    std::shared_ptr<Client> client;
+    {
+        std::lock_guard lock(mutex_);
+        Slot& slot = slots_.at(static_cast<std::size_t>(worker));
+        if (!slot.client || closed_)
+            return std::nullopt;
+        client = slot.client;
+        slot.waiting = iteration;
+        slot.result.reset();
+    }
+    client->send_frame(std::make_shared<const std::string>(protocol::encode_task(iteration, batch_size, parameters)));
+    std::unique_lock lock(mutex_);
+    Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    changed_.wait(lock, [&] { return slot.result.has_value() || slot.client != client || closed_; });
+    slot.waiting.reset();
+    if (!slot.result)
+        return std::nullopt;
+    const protocol::WorkerResult result = std::move(*slot.result);
+    slot.result.reset();
+    if (result.gradient.size() != gradient.size() || result.batch_size != batch_size) {
+        // A worker built from another model, or a broken one: it takes no further part.
+        slot.client.reset();
+        slot.lost_before = true;
+        lock.unlock();
+        client->send(protocol::ProtocolError { { "wrong-result", "a gradient of " + std::to_string(result.gradient.size())
+            + " values for batch " + std::to_string(result.batch_size) + "; the task wanted " + std::to_string(gradient.size())
+            + " for batch " + std::to_string(batch_size) + ". This worker is dropped from the job", "" } });
+        return std::nullopt;
+    }
+    std::memcpy(gradient.data(), result.gradient.data(), gradient.size_bytes());
+    return train::RemoteBatch { result.loss, result.compute_s, result.cpu_share, result.memory_share };
+}
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,67 @@
+#pragma once
+
+#include "daemon/stream_hub.h"
+#include "protocol/messages.h"
+#include "protocol/worker_frames.h"
+#include "train/remote_workers.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+// A job's remote worker slots and the fulcrum-worker connections that fill them. The
+// trainer's pool threads send tasks through it and wait for the results; the WebSocket
+// session delivers result frames to it; a disconnect wakes the waiting thread, which
+// reports the worker lost. Thread-safe.
+class RemotePool final : public train::RemoteWorkers {
+public:
+    RemotePool(JobId job, std::vector<bool> remote_slots);
+
+    // Takes `requested` (or the first free remote slot) for `client`. Throws RefusedRequest:
+    // no-remote-slot, not-a-remote-slot, slot-taken.
+    WorkerId join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host);
+    // The client's connection closed: its slot is free and a task it holds is lost.
+    void leave(const Client& client);
+    // A binary frame from a worker client; false (with `error`) when it is not a result
+    // this pool waits for.
+    bool deliver(const Client& client, std::string_view frame, std::string* error);
+
+    int remote_slots() const;
+    int joined() const;
+    // Blocks until every remote slot has a worker, or `stop` is set (returns false).
+    bool wait_until_joined(const std::atomic<bool>& stop, const std::function<void(int joined, int slots)>& waiting);
+    // Called when a slot that lost its worker gets one again (the job re-includes it).
+    void set_on_rejoin(std::function<void(WorkerId)> on_rejoin);
+    // Wakes every waiting task as lost (the job is stopping).
+    void close();
+    // The job is over: each joined worker gets its final status, and ends.
+    void finish(const protocol::JobStatus& status);
+
+    bool is_remote(WorkerId worker) const override;
+    std::optional<train::RemoteBatch> compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
+                                              std::int32_t batch_size, std::span<float> gradient) override;
+
+private:
+    struct Slot {
+        bool remote = false;
+        std::shared_ptr<Client> client;
+        std::string host;
+        bool lost_before = false;     // had a worker that went away
+        std::optional<std::int64_t> waiting; // the iteration of the task in flight
+        std::optional<protocol::WorkerResult> result;
+    };
+
+    const JobId job_;
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<Slot> slots_;
+    std::function<void(WorkerId)> on_rejoin_;
+    bool closed_ = false;
+};
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,33 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace fulcrum::train {
+
+// What a remote worker process measured for one batch.
+struct RemoteBatch {
+    double loss = 0;
+    double compute_s = 0;    // its own wall time for forward and backward
+    double cpu_share = 0;    // its CPU time over that wall time
+    double memory_share = 0; // available memory on its host
+};
+
+// Worker slots whose batches are computed by other processes (fulcrum-worker), which
+// fulcrumd connects to the trainer. The BSP trainer's real mode sends each remote slot its
+// task and waits for the result on the slot's pool thread, as a local worker computes.
+class RemoteWorkers {
+public:
+    virtual ~RemoteWorkers() = default;
+    virtual bool is_remote(WorkerId worker) const = 0;
+    // Sends the parameters and the batch size and blocks until the result, whose gradient is
+    // written to `gradient`. Unset when the worker is gone: disconnected before or during
+    // the task, or it sent a result that does not fit (wrong size).
+    virtual std::optional<RemoteBatch> compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
+                                               std::int32_t batch_size, std::span<float> gradient) = 0;
+};
+
+} // namespace fulcrum::train

@@ -1,0 +1,241 @@
+#include "worker_client/remote_worker.h"
+
+#include "common/error.h"
+#include "model/model_factory.h"
+#include "perf/proc_stats.h"
+#include "protocol/codec.h"
+#include "protocol/worker_frames.h"
+#include "run/run_scenario.h"
+#include "scenario/scenario.h"
+#include "train/worker.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace fulcrum::worker_client {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = net::ip::tcp;
+using namespace protocol;
+
+namespace {
+
+// The connection, plain or TLS; one type per run so the loop below is written once.
+template <class Next>
+class Connection {
+public:
+    Connection(const RemoteWorkerOptions& o, net::io_context& io, net::ssl::context& tls)
+        : ws_(make(io, tls))
+    {
+        tcp::resolver resolver(io);
+        beast::error_code ec;
+        const auto endpoints = resolver.resolve(o.host, std::to_string(o.port), ec);
+        if (ec)
+            throw std::runtime_error("cannot resolve " + o.host + ": " + ec.message());
+        net::connect(beast::get_lowest_layer(ws_), endpoints, ec);
+        if (ec)
+            throw std::runtime_error("cannot connect to " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
+        if constexpr (!std::is_same_v<Next, tcp::socket>) {
+            ws_.next_layer().set_verify_callback(net::ssl::host_name_verification(o.host));
+            SSL_set_tlsext_host_name(ws_.next_layer().native_handle(), o.host.c_str());
+            ws_.next_layer().handshake(net::ssl::stream_base::client, ec);
+            if (ec)
+                throw std::runtime_error("TLS handshake with " + o.host + " failed: " + ec.message()
+                    + " (a self-signed server certificate is trusted with --ca-file)");
+        }
+        ws_.set_option(websocket::stream_base::decorator([token = o.token](websocket::request_type& request) {
+            request.set(beast::http::field::user_agent, "fulcrum-worker/0.1");
+            request.set(beast::http::field::authorization, "Bearer " + token);
+        }));
+        websocket::response_type response;
+        ws_.handshake(response, o.host, "/", ec);
+        if (ec) {
+            if (response.result() == beast::http::status::unauthorized)
+                throw std::runtime_error("fulcrumd refused the token (HTTP 401): give a worker token from its token file");
+            throw std::runtime_error("WebSocket handshake with " + o.host + " failed: " + ec.message());
+        }
+        ws_.read_message_max(kMaxWorkerFrameBytes);
+    }
+
+    void send_text(const std::string& text)
+    {
+        ws_.binary(false);
+        ws_.write(net::buffer(text));
+    }
+    void send_binary(const std::string& bytes)
+    {
+        ws_.binary(true);
+        ws_.write(net::buffer(bytes));
+    }
+    // Unset when the server closed the connection.
+    std::optional<std::string> read(bool* binary)
+    {
+        beast::flat_buffer buffer;
+        beast::error_code ec;
+        ws_.read(buffer, ec);
+        if (ec)
+            return std::nullopt;
+        *binary = ws_.got_binary();
+        return beast::buffers_to_string(buffer.data());
+    }
+    void close()
+    {
+        beast::error_code ec;
+        ws_.close(websocket::close_code::normal, ec);
+    }
+    tcp::socket& socket() { return beast::get_lowest_layer(ws_); }
+
+private:
+    static websocket::stream<Next> make(net::io_context& io, net::ssl::context& tls)
+    {
+        if constexpr (std::is_same_v<Next, tcp::socket>)
+            return websocket::stream<Next>(io);
+        else
+            return websocket::stream<Next>(io, tls);
+    }
+    websocket::stream<Next> ws_;
+};
+
+ServerMessage read_message(const std::string& text)
+{
+    const auto decoded = decode_server(text);
+    if (!decoded)
+        throw std::runtime_error("fulcrumd sent a frame this worker cannot read: " + decoded.error.message);
+    return *decoded.message;
+}
+
+template <class Next>
+RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connection, const std::atomic<bool>& stop,
+                          const std::function<void(const std::string&)>& log)
+{
+    const auto next_text = [&]() -> ServerMessage {
+        for (;;) {
+            bool binary = false;
+            const auto frame = connection.read(&binary);
+            if (!frame)
+                throw std::runtime_error("fulcrumd closed the connection");
+            if (!binary)
+                return read_message(*frame);
+        }
+    };
+    connection.send_text(encode(ClientMessage { Hello { kProtocolVersion, "fulcrum-worker on " + o.name } }));
+    const ServerMessage welcome = next_text();
+    if (const auto* e = std::get_if<ProtocolError>(&welcome))
+        throw std::runtime_error("fulcrumd refused the connection: " + e->error.message);
+    connection.send_text(encode(ClientMessage { JoinJob { "join", o.job, o.worker, o.name } }));
+    std::optional<WorkerAssignment> assignment;
+    while (!assignment) {
+        const ServerMessage m = next_text();
+        if (const auto* r = std::get_if<Reply>(&m); r && r->id == "join") {
+            if (r->error)
+                throw std::runtime_error("fulcrumd refused to let this worker join job " + std::to_string(o.job) + " (" + r->error->code
+                    + "): " + r->error->message);
+            if (!r->assignment)
+                throw std::runtime_error("fulcrumd's join reply carries no assignment");
+            assignment = r->assignment;
+        }
+    }
+
+    scenario::Scenario s = scenario::parse_scenario(assignment->scenario_json, "job " + std::to_string(o.job) + "'s scenario");
+    if (o.data)
+        s.data.path = o.data->string();
+    const WorkerId me = assignment->worker;
+    if (me < 0 || static_cast<std::size_t>(me) >= s.workers.size())
+        throw std::runtime_error("fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");
+    log("joined job " + std::to_string(o.job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
+        + s.workers[static_cast<std::size_t>(me)].name + "); loading its data");
+    const data::TrainTest data = run::load_scenario_data(s, s.seed);
+    const auto prototype = model::make_model(s.model, data.train->dim(), data.train->classes);
+    // The same worker the job would run in-process: same data, same sampler seed.
+    train::Worker worker(me, s.workers[static_cast<std::size_t>(me)], *prototype, data.train, s.seed);
+    log("ready: " + prototype->name() + ", " + std::to_string(prototype->parameter_count()) + " parameters");
+
+    RemoteWorkerSummary summary;
+    summary.worker = me;
+    while (!stop.load()) {
+        bool binary = false;
+        const auto frame = connection.read(&binary);
+        if (!frame) {
+            summary.ended = "the job ended (fulcrumd closed the connection)";
+            return summary;
+        }
+        if (!binary) {
+            const ServerMessage m = read_message(*frame);
+            if (const auto* e = std::get_if<ProtocolError>(&m))
+                log("fulcrumd: " + e->error.code + ": " + e->error.message);
+            if (const auto* u = std::get_if<JobUpdate>(&m); u && u->status.job == o.job
+                && (u->status.state == JobState::Finished || u->status.state == JobState::Stopped || u->status.state == JobState::Failed)) {
+                connection.close();
+                summary.ended = "the job " + std::string(to_string(u->status.state)) + " (" + u->status.message + ")";
+                return summary;
+            }
+            continue;
+        }
+        std::string error;
+        const auto task = decode_task(*frame, &error);
+        if (!task)
+            throw std::runtime_error("fulcrumd sent a task this worker cannot read: " + error);
+        if (static_cast<Eigen::Index>(task->parameters.size()) != worker.replica().size())
+            throw std::runtime_error("the task carries " + std::to_string(task->parameters.size()) + " parameters; this worker's "
+                + prototype->name() + " has " + std::to_string(worker.replica().size()));
+        std::memcpy(worker.replica().data(), task->parameters.data(), task->parameters.size() * sizeof(float));
+        const auto started = std::chrono::steady_clock::now();
+        const double cpu_before = perf::thread_cpu_seconds();
+        WorkerResult result;
+        result.iteration = task->iteration;
+        result.batch_size = task->batch_size;
+        result.loss = worker.compute_gradient(task->batch_size);
+        result.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        result.cpu_share = result.compute_s > 0 ? std::min(1.0, (perf::thread_cpu_seconds() - cpu_before) / result.compute_s) : 1.0;
+        result.memory_share = perf::memory_available_share();
+        result.gradient.assign(worker.gradient().data(), worker.gradient().data() + worker.gradient().size());
+        connection.send_binary(encode_result(result));
+        summary.batches += 1;
+        summary.samples += task->batch_size;
+        summary.compute_s += result.compute_s;
+        if (summary.batches % 100 == 0)
+            log(std::to_string(summary.batches) + " batches computed (iteration " + std::to_string(task->iteration) + ", batch "
+                + std::to_string(task->batch_size) + ", " + std::to_string(result.compute_s * 1000) + " ms)");
+    }
+    connection.close();
+    summary.ended = "stopped";
+    return summary;
+}
+
+} // namespace
+
+RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
+                                      const std::function<void(const std::string&)>& log)
+{
+    net::io_context io;
+    net::ssl::context tls(net::ssl::context::tls_client);
+    if (options.tls) {
+        tls.set_verify_mode(net::ssl::verify_peer);
+        beast::error_code ec;
+        if (options.trusted.empty())
+            tls.set_default_verify_paths(ec);
+        else
+            tls.load_verify_file(options.trusted.string(), ec);
+        if (ec)
+            throw std::runtime_error((options.trusted.empty() ? std::string("the system's certificates") : options.trusted.string())
+                + ": cannot be loaded to check the server: " + ec.message());
+        Connection<beast::ssl_stream<tcp::socket>> connection(options, io, tls);
+        return serve(options, connection, stop, log);
+    }
+    Connection<tcp::socket> connection(options, io, tls);
+    return serve(options, connection, stop, log);
+}
+
+} // namespace fulcrum::worker_client

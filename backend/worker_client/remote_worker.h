@@ -1,0 +1,44 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace fulcrum::worker_client {
+
+struct RemoteWorkerOptions {
+    std::string host = "127.0.0.1";
+    unsigned short port = 7480;
+    std::string token;                      // a worker (or operator) token
+    bool tls = false;
+    std::filesystem::path trusted;          // TLS: PEM certificates to trust; empty: the system's
+    JobId job = 0;
+    std::optional<WorkerId> worker;         // a particular remote slot; unset: the first free
+    std::string name;                       // this host's name for the operator log
+    std::optional<std::filesystem::path> data; // Fashion-MNIST folder on this host, if not the scenario's path
+};
+
+struct RemoteWorkerSummary {
+    WorkerId worker = 0;
+    std::int64_t batches = 0;
+    std::int64_t samples = 0;
+    double compute_s = 0;
+    std::string ended; // why it stopped: "the job ended", "stopped", ...
+};
+
+// Joins the job as one remote worker and computes its tasks until the job ends or `stop`
+// is set: builds the job's data and model from the scenario it is given, then, for each
+// task, loads the parameters, computes the gradient of a batch of the asked size, and
+// sends it back with the batch's wall time, its CPU share (thread CPU time over wall time)
+// and the host's available memory (/proc/meminfo). `log` gets one line per event worth
+// telling (joined, every 100 batches, the end). Throws std::runtime_error with a message
+// naming what failed (connection refused, wrong token, no such job, slot taken, ...).
+RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
+                                      const std::function<void(const std::string&)>& log);
+
+} // namespace fulcrum::worker_client
