@@ -54,6 +54,27 @@ protected:
     }
 };
 
+// A daemon serving plain WebSocket on a free loopback port, with a fresh token file.
+struct Served {
+    daemon::Daemon daemon;
+    daemon::TokenStore tokens;
+    daemon::WebSocketServer server;
+
+    static daemon::ServerOptions any_port()
+    {
+        daemon::ServerOptions o;
+        o.port = 0;
+        return o;
+    }
+    Served(daemon::DaemonOptions options, const std::filesystem::path& token_file)
+        : daemon(std::move(options))
+        , tokens(daemon::TokenStore::load_or_create(token_file))
+        , server(daemon, tokens, any_port())
+    {
+        server.start();
+    }
+};
+
 std::vector<ServerMessage> drain(daemon::Client& client)
 {
     std::vector<ServerMessage> out;
@@ -268,12 +289,10 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
       "training": {"total_batch": 300, "learning_rate": 0.1, "iterations": 1000000, "eval_interval": 500},
       "policy": {"type": "uniform"},
       "workers": [{"name": "local", "speed": 1000}, {"name": "remote", "count": 2, "speed": 1000, "remote": true}]})";
-    daemon::Daemon d(options());
-    const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
-    daemon::ServerOptions server_options;
-    server_options.port = 0;
-    daemon::WebSocketServer server(d, tokens, server_options);
-    server.start();
+    Served served(options(), dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const daemon::TokenStore& tokens = served.tokens;
+    daemon::WebSocketServer& server = served.server;
     WsClient op(server.port(), *tokens.token_for(Role::Operator));
     op.send(Hello { kProtocolVersion, "operator" });
     op.receive_until<Welcome>();
@@ -395,12 +414,10 @@ TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
 
 TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStreamed)
 {
-    daemon::Daemon d(options());
-    const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
-    daemon::ServerOptions server_options;
-    server_options.port = 0;
-    daemon::WebSocketServer server(d, tokens, server_options);
-    server.start();
+    Served served(options(), dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const daemon::TokenStore& tokens = served.tokens;
+    daemon::WebSocketServer& server = served.server;
 
     EXPECT_THROW(WsClient(server.port(), ""), boost::system::system_error);      // no token
     EXPECT_THROW(WsClient(server.port(), "wrong-token-0000"), boost::system::system_error);
