@@ -27,7 +27,8 @@ public:
     void floats(std::span<const float> values)
     {
         put(static_cast<std::uint64_t>(values.size()));
-        out_.append(reinterpret_cast<const char*>(values.data()), values.size_bytes());
+        if (!values.empty())
+            out_.append(reinterpret_cast<const char*>(values.data()), values.size_bytes());
     }
     std::string take() { return std::move(out_); }
 
@@ -63,7 +64,8 @@ public:
             return {};
         }
         std::vector<float> values(static_cast<std::size_t>(count));
-        std::memcpy(values.data(), frame_.data() + at_, values.size() * sizeof(float));
+        if (!values.empty()) // an empty vector's data() may be null, which memcpy must not get
+            std::memcpy(values.data(), frame_.data() + at_, values.size() * sizeof(float));
         at_ += values.size() * sizeof(float);
         return values;
     }
