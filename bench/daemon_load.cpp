@@ -23,6 +23,7 @@
 #include "daemon/stream_hub.h"
 #include "daemon/ws_server.h"
 #include "protocol/codec.h"
+#include "sched/statistics.h"
 
 #include "ws_client.h"
 
@@ -120,14 +121,6 @@ struct StreamReader {
     std::int64_t missed = 0;
     std::thread thread;
 };
-
-double percentile(std::vector<double> v, double p)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
-}
 
 std::int64_t count_between(const std::map<Key, Clock::time_point>& published, Clock::time_point from, Clock::time_point to)
 {
@@ -297,17 +290,17 @@ int main(int argc, char** argv)
     std::printf("training: %.2f iterations/s (%.0f worker rows/s) without a stalled client, %.2f with one: ratio %.4f (%+.2f %%)\n",
         rate_a, rate_a * o.workers, rate_b, rate_b / rate_a, 100.0 * (rate_b / rate_a - 1));
     std::printf("delivery latency, reading clients, window A: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu deliveries)\n",
-        percentile(latency_a, 0.5), percentile(latency_a, 0.99), percentile(latency_a, 1.0), latency_a.size());
+        sched::percentile_of(latency_a, 0.5), sched::percentile_of(latency_a, 0.99), sched::percentile_of(latency_a, 1.0), latency_a.size());
     std::printf("delivery latency, reading clients, window B (stalled client present): p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu deliveries)\n",
-        percentile(latency_b, 0.5), percentile(latency_b, 0.99), percentile(latency_b, 1.0), latency_b.size());
+        sched::percentile_of(latency_b, 0.5), sched::percentile_of(latency_b, 0.99), sched::percentile_of(latency_b, 1.0), latency_b.size());
     std::printf("command round trip (pin/unpin, %zu commands): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", rtt_ms.size(),
-        percentile(rtt_ms, 0.5), percentile(rtt_ms, 0.99), percentile(rtt_ms, 1.0));
+        sched::percentile_of(rtt_ms, 0.5), sched::percentile_of(rtt_ms, 0.99), sched::percentile_of(rtt_ms, 1.0));
     std::printf("rows the reading clients missed: %lld; the stalled client was told it missed %lld frames (dropped) and %lld "
                 "state updates (coalesced)\n",
         static_cast<long long>(missed), static_cast<long long>(stalled_missed.dropped), static_cast<long long>(stalled_missed.coalesced));
     std::filesystem::remove_all(dir);
-    const bool met = percentile(latency_a, 0.99) < 100 && percentile(latency_b, 0.99) < 100 && std::abs(rate_b / rate_a - 1) < 0.01
-        && percentile(rtt_ms, 0.99) < 5;
+    const bool met = sched::percentile_of(latency_a, 0.99) < 100 && sched::percentile_of(latency_b, 0.99) < 100 && std::abs(rate_b / rate_a - 1) < 0.01
+        && sched::percentile_of(rtt_ms, 0.99) < 5;
     std::printf("targets (p99 delivery < 100 ms, stalled client < 1 %%, command p99 < 5 ms): %s\n", met ? "met" : "NOT met");
     return 0;
 }
