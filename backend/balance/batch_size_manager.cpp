@@ -137,6 +137,22 @@ void BatchSizeManager::include(WorkerId worker, const std::string& actor)
     requests_.push_back({ Request::Kind::Include, worker, 0, std::nullopt, actor });
 }
 
+void BatchSizeManager::set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor)
+{
+    if (!policy)
+        throw std::invalid_argument("set_policy needs a policy");
+    if (!(options.damping >= 0 && options.damping < 1))
+        throw OverrideError("illegal-value", "damping must be in [0, 1)");
+    const Allocation start = policy->initial(workers_, total_batch_);
+    for (std::size_t i = 0; i < start.batch_sizes.size() && i < limits_.size(); ++i)
+        if (limits_[i] > 0 && start.batch_sizes[i] > limits_[i])
+            throw OverrideError("over-memory-limit", "policy " + policy->name() + " gives worker " + std::to_string(i)
+                + " a batch of " + std::to_string(start.batch_sizes[i]) + " samples, above its memory limit of "
+                + std::to_string(limits_[i]) + " samples");
+    std::lock_guard lock(mutex_);
+    policy_request_ = PolicyRequest { std::move(policy), options, actor };
+}
+
 void BatchSizeManager::check_member(WorkerId worker) const
 {
     if (!overrides_[static_cast<std::size_t>(worker)].member)
@@ -249,6 +265,16 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
         }
     }
     requests_.clear();
+    if (policy_request_) {
+        PolicyRequest change = std::move(*policy_request_);
+        policy_request_.reset();
+        const std::string before = policy_->name();
+        policy_ = std::move(change.policy);
+        options_ = change.options;
+        blocking_ = options_.blocking.value_or(policy_->blocking());
+        pending_.reset(); // the old policy's answer for the next iteration is not this policy's
+        emit(iteration, now_s, "policy-change", std::nullopt, before + " -> " + policy_->name(), change.actor);
+    }
     for (int i = 0; i < workers_; ++i) {
         WorkerOverride& a = applied_[static_cast<std::size_t>(i)];
         if (a.excluded && a.excluded_until && *a.excluded_until <= now_s) {

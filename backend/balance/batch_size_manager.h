@@ -46,6 +46,8 @@ public:
     BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int workers, std::int32_t total_batch,
                      std::vector<std::int32_t> batch_limits = {}, ManagerOptions options = {});
 
+    // The policy in effect. Between barriers only (the trainer's thread, or before and after
+    // the run): set_policy() replaces it at a barrier.
     const BatchSizePolicy& policy() const { return *policy_; }
     BatchSizePolicy& policy() { return *policy_; }
     bool blocking() const { return blocking_; }
@@ -72,6 +74,14 @@ public:
     void start_with_members(const std::vector<bool>& members);
     void join(WorkerId worker);
     void leave(WorkerId worker);
+
+    // An operator's set-policy: from the next barrier on, `policy` sizes the workers (with
+    // its own damping and blocking). The sizes in effect, pins and exclusions carry over; the
+    // new policy learns from the observations it is given from then on. A second request
+    // before that barrier replaces the first. Throws OverrideError("over-memory-limit") if
+    // the policy's starting sizes break a worker's memory limit. Becomes a "policy-change"
+    // event whose message is "OLD -> NEW" (policy names).
+    void set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor = "operator");
 
     WorkerOverride state(WorkerId worker) const;
     // Events since the last call (overrides applied, phase changes, warnings), stamped with
@@ -110,10 +120,16 @@ private:
     ManagerOptions options_;
     bool blocking_;
 
-    mutable std::mutex mutex_; // guards overrides_ (as seen by requests), requests_, events_
+    mutable std::mutex mutex_; // guards overrides_ (as seen by requests), requests_, policy_request_, events_
     std::vector<WorkerOverride> overrides_;   // as the next barrier will see them (requests validated against this)
     std::vector<WorkerOverride> applied_;     // as in effect now
     std::vector<Request> requests_;
+    struct PolicyRequest {
+        std::unique_ptr<BatchSizePolicy> policy;
+        ManagerOptions options;
+        std::string actor;
+    };
+    std::optional<PolicyRequest> policy_request_;
     std::vector<EventRecord> events_;
 
     std::vector<std::int32_t> current_;        // sizes in effect, one per worker

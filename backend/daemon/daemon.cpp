@@ -39,7 +39,8 @@ Reply failure(const std::string& id, std::string code, std::string message, std:
 
 bool is_command(const ClientMessage& m)
 {
-    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m) || std::holds_alternative<WorkerCommand>(m);
+    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m) || std::holds_alternative<ChangeJob>(m)
+        || std::holds_alternative<WorkerCommand>(m);
 }
 
 } // namespace
@@ -203,6 +204,14 @@ void Daemon::handle(Client& client, const ClientMessage& message)
             break;
         }
         client.send(ok(c->id, c->job));
+    } else if (const auto* change = std::get_if<ChangeJob>(&message)) {
+        try {
+            job(change->job).change(change->setting, change->spec_json, actor(client));
+        } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
+            client.send(failure(change->id, "illegal-value", e.what(), e.field()));
+            return;
+        }
+        client.send(ok(change->id, change->job));
     } else if (const auto* w = std::get_if<WorkerCommand>(&message)) {
         job(w->job).command(*w, actor(client));
         client.send(ok(w->id, w->job));

@@ -11,6 +11,12 @@ namespace fulcrum::daemon {
 using protocol::JobState;
 using protocol::WorkerAction;
 
+namespace {
+
+bool is_bsp_family(const std::string& sync_type) { return sync_type == "bsp" || sync_type == "backup"; }
+
+} // namespace
+
 JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, StreamHub& hub,
                        std::function<void(JobId)> on_done)
     : id_(id)
@@ -120,6 +126,17 @@ void JobRuntime::run()
         hub_.publish(protocol::Event { mine });
         if (e.kind == "job-paused" || e.kind == "job-resumed")
             set_state(e.kind == "job-paused" ? JobState::Paused : JobState::Running);
+        if (e.kind == "policy-change" || e.kind == "sync-model-change") {
+            // On the trainer's thread, at the barrier that applied it.
+            {
+                std::lock_guard lock(mutex_);
+                if (trainer_) {
+                    status_.policy = trainer_->manager().policy().name();
+                    status_.sync_model = trainer_->sync_model();
+                }
+            }
+            publish_status();
+        }
     };
     options.progress = [this](const run::Progress& p) {
         {
@@ -142,6 +159,10 @@ void JobRuntime::run()
     options.on_trainer = [this](train::BspTrainer* trainer) {
         std::lock_guard lock(mutex_);
         trainer_ = trainer;
+        if (trainer) { // the names the run records, as later changes will give them
+            status_.policy = trainer->manager().policy().name();
+            status_.sync_model = trainer->sync_model();
+        }
     };
     try {
         const run::RunSummary summary = run::run_scenario(scenario_, options);
@@ -220,7 +241,7 @@ train::BspTrainer& JobRuntime::running_trainer() const
     if (!trainer_)
         throw RefusedRequest("job-not-running", "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
             + std::string(protocol::to_string(status_.state))
-            + (scenario_.sync.type == "bsp" || scenario_.sync.type == "backup" ? "" : "; " + scenario_.sync.type + " jobs take no operator commands"));
+            + (is_bsp_family(scenario_.sync.type) ? "" : "; " + scenario_.sync.type + " jobs take no operator commands"));
     return *trainer_;
 }
 
@@ -242,6 +263,29 @@ void JobRuntime::resume(const std::string& actor)
 {
     std::lock_guard lock(mutex_);
     running_trainer().resume(actor);
+}
+
+void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor)
+{
+    const std::string source = std::string(protocol::to_string(setting)) + " for job " + std::to_string(id_);
+    if (setting == protocol::JobSetting::SyncModel) {
+        const sync::SyncSpec spec = scenario::parse_sync_section(spec_json, scenario_, source);
+        if (!is_bsp_family(scenario_.sync.type))
+            throw RefusedRequest("sync-model-not-switchable", "job " + std::to_string(id_) + " runs " + scenario_.sync.type
+                + " in the asynchronous trainer, which keeps its sync model for the whole run; submit it again to change it");
+        std::lock_guard lock(mutex_);
+        running_trainer().set_sync_model(spec, actor);
+        return;
+    }
+    const balance::PolicySpec spec = scenario::parse_policy_section(spec_json, scenario_, source);
+    std::unique_ptr<balance::BatchSizePolicy> policy;
+    try {
+        policy = balance::make_policy(spec);
+    } catch (const std::invalid_argument& e) {
+        throw InputError(source, "policy", e.what());
+    }
+    std::lock_guard lock(mutex_);
+    running_trainer().manager().set_policy(std::move(policy), spec.manager, actor);
 }
 
 void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& actor)

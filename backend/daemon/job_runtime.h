@@ -39,6 +39,11 @@ public:
     void pause(const std::string& actor);
     void resume(const std::string& actor);
     void command(const protocol::WorkerCommand& command, const std::string& actor);
+    // set-policy / set-sync-model: takes effect at the next barrier, where the trainer
+    // records it as an event and the job's status follows. Throws InputError for a bad spec
+    // (naming its field) and RefusedRequest ("job-not-running", "sync-model-not-switchable",
+    // "over-memory-limit", "illegal-value").
+    void change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor);
     void join();
 
     protocol::JobStatus status() const;

@@ -35,6 +35,12 @@ constexpr NameTable<JobAction, 3> kJobActions { {
     { JobAction::Pause, "pause-job" },
     { JobAction::Resume, "resume-job" },
 } };
+constexpr NameTable<JobSetting, 2> kJobSettings { {
+    { JobSetting::Policy, "set-policy" },
+    { JobSetting::SyncModel, "set-sync-model" },
+} };
+// The field each setting's spec travels in.
+std::string_view spec_field(JobSetting setting) { return setting == JobSetting::Policy ? "policy" : "sync"; }
 constexpr NameTable<WorkerAction, 6> kWorkerActions { {
     { WorkerAction::Pin, "pin-worker" },
     { WorkerAction::Unpin, "unpin-worker" },
@@ -443,6 +449,15 @@ struct ClientEncoder {
         return o;
     }
     json::object operator()(const JobCommand& m) const { return { { "type", to_string(m.action) }, { "id", m.id }, { "job", m.job } }; }
+    json::object operator()(const ChangeJob& m) const
+    {
+        // The spec travels as JSON (an object, or a string such as "bsp") when it is JSON.
+        json::object o { { "type", to_string(m.setting) }, { "id", m.id }, { "job", m.job } };
+        boost::system::error_code ec;
+        json::value spec = json::parse(m.spec_json, ec);
+        o[spec_field(m.setting)] = ec ? json::value(m.spec_json) : std::move(spec);
+        return o;
+    }
     json::object operator()(const WorkerCommand& m) const
     {
         json::object o { { "type", to_string(m.action) }, { "id", m.id }, { "job", m.job }, { "worker", m.worker } };
@@ -539,6 +554,21 @@ ClientMessage client_from(std::string_view type, const Fields& f)
     }
     if (const auto action = value_named(kJobActions, type))
         return JobCommand { f.string("id"), *action, f.int32("job", 0) };
+    if (const auto setting = value_named(kJobSettings, type)) {
+        ChangeJob m;
+        m.id = f.string("id");
+        m.setting = *setting;
+        m.job = f.int32("job", 0);
+        const std::string field(spec_field(m.setting));
+        const char* expected = m.setting == JobSetting::Policy ? "a policy object (the scenario's \"policy\" section)"
+                                                                : "a sync model: a name or the scenario's \"sync\" object";
+        const json::value& spec = f.required(field, expected);
+        if (spec.is_object() || (m.setting == JobSetting::SyncModel && spec.is_string()))
+            m.spec_json = json::serialize(spec);
+        else
+            f.wrong(field, expected, spec);
+        return m;
+    }
     if (const auto action = value_named(kWorkerActions, type)) {
         WorkerCommand m;
         m.id = f.string("id");
@@ -806,6 +836,7 @@ std::string_view type_name(const ClientMessage& message)
         std::string_view operator()(const ListJobs&) const { return "list-jobs"; }
         std::string_view operator()(const SubmitJob&) const { return "submit-job"; }
         std::string_view operator()(const JobCommand& m) const { return to_string(m.action); }
+        std::string_view operator()(const ChangeJob& m) const { return to_string(m.setting); }
         std::string_view operator()(const WorkerCommand& m) const { return to_string(m.action); }
         std::string_view operator()(const ListRuns&) const { return "list-runs"; }
         std::string_view operator()(const OpenReplay&) const { return "open-replay"; }
@@ -827,6 +858,7 @@ std::string_view to_string(Role role) { return name_of(kRoles, role); }
 std::string_view to_string(Stream stream) { return name_of(kStreams, stream); }
 std::string_view to_string(JobState state) { return name_of(kJobStates, state); }
 std::string_view to_string(JobAction action) { return name_of(kJobActions, action); }
+std::string_view to_string(JobSetting setting) { return name_of(kJobSettings, setting); }
 std::string_view to_string(WorkerAction action) { return name_of(kWorkerActions, action); }
 std::string_view to_string(ReplayAction action) { return name_of(kReplayActions, action); }
 std::string_view to_string(ReplayPhase phase) { return name_of(kReplayPhases, phase); }

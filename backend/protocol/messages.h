@@ -63,6 +63,17 @@ struct JobCommand {
     JobId job = 0;
 };
 
+// A running job's batch-size policy or sync model, from its next barrier on. `spec_json` is
+// the scenario's "policy" or "sync" section (docs/scenarios.md) as JSON text; the daemon
+// checks it against the job. On the wire: set-policy with "policy", set-sync-model with "sync".
+enum class JobSetting { Policy, SyncModel };
+struct ChangeJob {
+    std::string id;
+    JobSetting setting = JobSetting::Policy;
+    JobId job = 0;
+    std::string spec_json;
+};
+
 // Operator overrides on one worker, applied at the job's next barrier.
 enum class WorkerAction { Pin, Unpin, Exclude, Include, InjectStraggler, ClearStraggler };
 struct WorkerCommand {
@@ -116,8 +127,8 @@ struct JoinJob {
     std::string host;               // where the worker runs, for the operator log
 };
 
-using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, WorkerCommand, ListRuns,
-    OpenReplay, ReplayCommand, JoinJob>;
+using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob, WorkerCommand,
+    ListRuns, OpenReplay, ReplayCommand, JoinJob>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -276,6 +287,7 @@ std::string_view to_string(Role role);
 std::string_view to_string(Stream stream);
 std::string_view to_string(JobState state);
 std::string_view to_string(JobAction action);
+std::string_view to_string(JobSetting setting);
 std::string_view to_string(WorkerAction action);
 std::string_view to_string(ReplayAction action);
 std::string_view to_string(ReplayPhase phase);

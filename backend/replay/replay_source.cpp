@@ -118,6 +118,15 @@ std::vector<IterationRecord> ReplaySource::rows_of(JobId job, std::int64_t itera
     return reader_->iterations(run_.id, job, iteration, iteration);
 }
 
+namespace {
+// The new name in a "policy-change" or "sync-model-change" event's "OLD -> NEW".
+std::string changed_to(const std::string& message)
+{
+    const auto arrow = message.rfind(" -> ");
+    return arrow == std::string::npos ? message : message.substr(arrow + 4);
+}
+} // namespace
+
 JobStatus ReplaySource::status_at(Job& j, std::int64_t position, bool finished)
 {
     JobStatus s;
@@ -139,10 +148,13 @@ JobStatus ReplaySource::status_at(Job& j, std::int64_t position, bool finished)
     }
     s.state = JobState::Running;
     for (std::size_t i = 0; i < j.events.size() && j.event_due[i] < position; ++i) {
-        if (j.events[i].kind == "job-paused")
+        const EventRecord& e = j.events[i];
+        if (e.kind == "job-paused")
             s.state = JobState::Paused;
-        else if (j.events[i].kind == "job-resumed")
+        else if (e.kind == "job-resumed")
             s.state = JobState::Running;
+        else if (e.kind == "policy-change" || e.kind == "sync-model-change")
+            (e.kind == "policy-change" ? s.policy : s.sync_model) = changed_to(e.message);
     }
     for (std::size_t i = 0; i < evaluations_.size() && (finished || evaluation_due_[i].step < position); ++i)
         if (evaluations_[i].job == j.info.id) {

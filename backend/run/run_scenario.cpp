@@ -263,6 +263,9 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             }
             if (options.on_trainer)
                 options.on_trainer(nullptr);
+            // An operator may have changed them during the run; the summary says what ended it.
+            summary.policy = trainer.manager().policy().name();
+            summary.sync = trainer.sync_model();
             if (options.on_finish)
                 options.on_finish(trainer.manager());
         }

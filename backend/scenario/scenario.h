@@ -80,6 +80,13 @@ struct Scenario {
 Scenario parse_scenario(const std::string& json_text, const std::string& source);
 Scenario load_scenario(const std::string& path);
 
+// A running job's new batch-size policy or sync model (fulcrumd's set-policy and
+// set-sync-model): the scenario's "policy" or "sync" section on its own, as JSON text,
+// checked against the job's workers and total batch as in a scenario. Throws InputError
+// naming `source` and the field ("policy.batch_sizes", "sync.backups").
+balance::PolicySpec parse_policy_section(const std::string& json_text, const Scenario& job, const std::string& source);
+sync::SyncSpec parse_sync_section(const std::string& json_text, const Scenario& job, const std::string& source);
+
 // The number of iterations a scenario runs, given the training set size.
 std::int64_t planned_iterations(const Scenario& scenario, std::int64_t train_size);
 

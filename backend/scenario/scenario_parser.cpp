@@ -310,6 +310,118 @@ WorkerSpec parse_worker(Fields& f)
     return w;
 }
 
+
+// The "sync" section: "asp", or {"type": "ssp", "staleness": 3}. `owner` holds it (its
+// "sync" key), so a plain string is read and reported as that field.
+sync::SyncSpec parse_sync(Fields& owner, const json::value& value)
+{
+    sync::SyncSpec spec;
+    if (value.is_string()) {
+        spec.type = owner.string("sync", "bsp", sync::sync_types());
+        return spec;
+    }
+    Fields y(value, "sync", owner.source());
+    spec.type = y.string("type", "bsp", sync::sync_types());
+    spec.staleness = static_cast<int>(y.integer("staleness", spec.staleness, 0, 1'000'000));
+    spec.backups = static_cast<int>(y.integer("backups", spec.backups, 1, 100'000));
+    spec.range = static_cast<int>(y.integer("range", spec.range, 1, 100'000));
+    spec.algorithm = y.string("algorithm", spec.algorithm, sync::window_algorithms());
+    spec.history = static_cast<int>(y.integer("history", spec.history, 1, 100'000));
+    y.finish();
+    return spec;
+}
+
+// The "policy" section, checked against the job's workers and total batch.
+balance::PolicySpec parse_policy(Fields& owner, const json::value& value, const Scenario& s)
+{
+    balance::PolicySpec policy;
+    Fields p(value, "policy", owner.source());
+    policy.type = p.string("type", "uniform", balance::policy_names());
+    if (const json::array* sizes = p.array("batch_sizes")) {
+        for (std::size_t i = 0; i < sizes->size(); ++i)
+            policy.batch_sizes.push_back(static_cast<std::int32_t>(
+                p.integer_value((*sizes)[i], "policy.batch_sizes[" + std::to_string(i) + "]", 1, 10'000'000)));
+    }
+    if (const json::value* predictor = p.find("predictor")) {
+        if (policy.type != "lbbsp-cpu")
+            p.fail("policy.predictor", "only the lbbsp-cpu policy predicts speeds");
+        Fields q(*predictor, "policy.predictor", owner.source());
+        auto& spec = policy.predictor;
+        spec.type = q.string("type", spec.type, predict::predictor_names());
+        spec.ema_alpha = q.number("ema_alpha", spec.ema_alpha, 1e-6, 1.0);
+        auto& narx = spec.narx;
+        narx.shape.speed_lags = static_cast<int>(q.integer("speed_lags", narx.shape.speed_lags, 1, 64));
+        narx.shape.resource_lags = static_cast<int>(q.integer("resource_lags", narx.shape.resource_lags, 0, 64));
+        narx.shape.hidden = static_cast<int>(q.integer("hidden", narx.shape.hidden, 1, 1024));
+        narx.min_samples = static_cast<int>(q.integer("min_samples", narx.min_samples, 8, 10'000'000));
+        narx.retrain_every = static_cast<int>(q.integer("retrain_every", narx.retrain_every, 1, 10'000'000));
+        narx.history = static_cast<int>(q.integer("history", narx.history, 16, 10'000'000));
+        narx.training.max_epochs = static_cast<int>(q.integer("max_epochs", narx.training.max_epochs, 1, 1'000'000));
+        narx.training.patience = static_cast<int>(q.integer("patience", narx.training.patience, 1, 1'000'000));
+        spec.warm_start = q.string("warm_start", spec.warm_start, { "none", "peer", "pooled", "file" });
+        spec.warm_start_file = q.string("warm_start_file", "");
+        if ((spec.warm_start == "file") != !spec.warm_start_file.empty())
+            q.fail("policy.predictor.warm_start_file", "is required with warm_start \"file\" and only then");
+        q.finish();
+    }
+    if (const json::value* gpu = p.find("gpu")) {
+        if (policy.type != "lbbsp-gpu")
+            p.fail("policy.gpu", "only the lbbsp-gpu policy has phases");
+        Fields g(*gpu, "policy.gpu", owner.source());
+        auto& o = policy.gpu;
+        o.fast_approach.delta = static_cast<std::int32_t>(g.integer("fast_delta", o.fast_approach.delta, 1, 1'000'000));
+        o.fast_approach.window = static_cast<int>(g.integer("fast_window", o.fast_approach.window, 1, 1'000'000));
+        o.fine_tune.delta = static_cast<std::int32_t>(g.integer("fine_delta", o.fine_tune.delta, 1, 1'000'000));
+        o.fine_tune.window = static_cast<int>(g.integer("fine_window", o.fine_tune.window, 1, 1'000'000));
+        o.memory_ceiling = g.number("memory_ceiling", o.memory_ceiling, 0.01, 1.0);
+        g.finish();
+    }
+    policy.manager.damping = p.number("damping", 0.0, 0.0, 0.99);
+    if (const json::value* blocking = p.find("blocking")) {
+        if (!blocking->is_bool())
+            p.fail("policy.blocking", "expected true or false");
+        policy.manager.blocking = blocking->as_bool();
+    }
+    p.finish();
+    if (policy.type == "fixed") {
+        if (policy.batch_sizes.size() != s.workers.size())
+            owner.fail("policy.batch_sizes", "has " + std::to_string(policy.batch_sizes.size())
+                + " entries, expected one per worker (" + std::to_string(s.workers.size()) + ")");
+        std::int64_t sum = 0;
+        for (auto b : policy.batch_sizes)
+            sum += b;
+        if (sum != s.total_batch)
+            owner.fail("policy.batch_sizes", "sum to " + std::to_string(sum) + ", expected training.total_batch = "
+                + std::to_string(s.total_batch));
+    } else if (!policy.batch_sizes.empty()) {
+        owner.fail("policy.batch_sizes", "only the fixed policy takes batch sizes");
+    }
+    return policy;
+}
+
+void check_sync(const Fields& owner, const sync::SyncSpec& spec, int workers)
+{
+    try {
+        sync::validate(spec, workers);
+    } catch (const std::invalid_argument& e) {
+        const std::string text = e.what();
+        const auto colon = text.find(": ");
+        owner.fail(colon == std::string::npos ? "sync" : text.substr(0, colon), colon == std::string::npos ? text : text.substr(colon + 2));
+    }
+}
+
+// One section given on its own, read as if it sat under `key` in a scenario, so fields and
+// errors are named the same way.
+template <typename Parse>
+auto parse_section(const std::string& json_text, const char* key, const std::string& source, Parse parse)
+{
+    json::object wrapper;
+    wrapper[key] = parse_json(json_text, source);
+    const json::value holder(std::move(wrapper));
+    Fields owner(holder, "", source);
+    return parse(owner, *owner.find(key));
+}
+
 } // namespace
 
 Scenario parse_scenario(const std::string& json_text, const std::string& source)
@@ -324,21 +436,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
     s.seed = static_cast<std::uint64_t>(top.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
     s.mode = *parse_mode(top.string("mode", "virtual", { "virtual", "paced", "real" }));
     s.pace = top.number("pace", s.pace, 1e-3, 1e6);
-    if (const json::value* sync = top.find("sync")) {
-        // "asp", or {"type": "ssp", "staleness": 3}
-        if (sync->is_string()) {
-            s.sync.type = top.string("sync", "bsp", sync::sync_types());
-        } else {
-            Fields y(*sync, "sync", source);
-            s.sync.type = y.string("type", "bsp", sync::sync_types());
-            s.sync.staleness = static_cast<int>(y.integer("staleness", s.sync.staleness, 0, 1'000'000));
-            s.sync.backups = static_cast<int>(y.integer("backups", s.sync.backups, 1, 100'000));
-            s.sync.range = static_cast<int>(y.integer("range", s.sync.range, 1, 100'000));
-            s.sync.algorithm = y.string("algorithm", s.sync.algorithm, sync::window_algorithms());
-            s.sync.history = static_cast<int>(y.integer("history", s.sync.history, 1, 100'000));
-            y.finish();
-        }
-    }
+    if (const json::value* sync = top.find("sync"))
+        s.sync = parse_sync(top, *sync);
     s.threads = static_cast<int>(top.integer("threads", 0, 0, 256));
 
     if (const json::value* data = top.find("data")) {
@@ -436,80 +535,13 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
             if (auto p = perf::competing_process(*level, i, n))
                 s.workers[static_cast<std::size_t>(i)].competing = p;
     }
-    try {
-        sync::validate(s.sync, static_cast<int>(s.workers.size()));
-    } catch (const std::invalid_argument& e) {
-        const std::string text = e.what();
-        const auto colon = text.find(": ");
-        top.fail(colon == std::string::npos ? "sync" : text.substr(0, colon), colon == std::string::npos ? text : text.substr(colon + 2));
-    }
+    check_sync(top, s.sync, static_cast<int>(s.workers.size()));
     if (s.total_batch < static_cast<std::int64_t>(s.workers.size()))
         top.fail("training.total_batch", "is " + std::to_string(s.total_batch) + ", smaller than the "
             + std::to_string(s.workers.size()) + " workers (each needs at least one sample)");
 
-    if (const json::value* policy = top.find("policy")) {
-        Fields p(*policy, "policy", source);
-        s.policy.type = p.string("type", "uniform", balance::policy_names());
-        if (const json::array* sizes = p.array("batch_sizes")) {
-            for (std::size_t i = 0; i < sizes->size(); ++i)
-                s.policy.batch_sizes.push_back(static_cast<std::int32_t>(
-                    p.integer_value((*sizes)[i], "policy.batch_sizes[" + std::to_string(i) + "]", 1, 10'000'000)));
-        }
-        if (const json::value* predictor = p.find("predictor")) {
-            if (s.policy.type != "lbbsp-cpu")
-                p.fail("policy.predictor", "only the lbbsp-cpu policy predicts speeds");
-            Fields q(*predictor, "policy.predictor", source);
-            auto& spec = s.policy.predictor;
-            spec.type = q.string("type", spec.type, predict::predictor_names());
-            spec.ema_alpha = q.number("ema_alpha", spec.ema_alpha, 1e-6, 1.0);
-            auto& narx = spec.narx;
-            narx.shape.speed_lags = static_cast<int>(q.integer("speed_lags", narx.shape.speed_lags, 1, 64));
-            narx.shape.resource_lags = static_cast<int>(q.integer("resource_lags", narx.shape.resource_lags, 0, 64));
-            narx.shape.hidden = static_cast<int>(q.integer("hidden", narx.shape.hidden, 1, 1024));
-            narx.min_samples = static_cast<int>(q.integer("min_samples", narx.min_samples, 8, 10'000'000));
-            narx.retrain_every = static_cast<int>(q.integer("retrain_every", narx.retrain_every, 1, 10'000'000));
-            narx.history = static_cast<int>(q.integer("history", narx.history, 16, 10'000'000));
-            narx.training.max_epochs = static_cast<int>(q.integer("max_epochs", narx.training.max_epochs, 1, 1'000'000));
-            narx.training.patience = static_cast<int>(q.integer("patience", narx.training.patience, 1, 1'000'000));
-            spec.warm_start = q.string("warm_start", spec.warm_start, { "none", "peer", "pooled", "file" });
-            spec.warm_start_file = q.string("warm_start_file", "");
-            if ((spec.warm_start == "file") != !spec.warm_start_file.empty())
-                q.fail("policy.predictor.warm_start_file", "is required with warm_start \"file\" and only then");
-            q.finish();
-        }
-        if (const json::value* gpu = p.find("gpu")) {
-            if (s.policy.type != "lbbsp-gpu")
-                p.fail("policy.gpu", "only the lbbsp-gpu policy has phases");
-            Fields g(*gpu, "policy.gpu", source);
-            auto& o = s.policy.gpu;
-            o.fast_approach.delta = static_cast<std::int32_t>(g.integer("fast_delta", o.fast_approach.delta, 1, 1'000'000));
-            o.fast_approach.window = static_cast<int>(g.integer("fast_window", o.fast_approach.window, 1, 1'000'000));
-            o.fine_tune.delta = static_cast<std::int32_t>(g.integer("fine_delta", o.fine_tune.delta, 1, 1'000'000));
-            o.fine_tune.window = static_cast<int>(g.integer("fine_window", o.fine_tune.window, 1, 1'000'000));
-            o.memory_ceiling = g.number("memory_ceiling", o.memory_ceiling, 0.01, 1.0);
-            g.finish();
-        }
-        s.policy.manager.damping = p.number("damping", 0.0, 0.0, 0.99);
-        if (const json::value* blocking = p.find("blocking")) {
-            if (!blocking->is_bool())
-                p.fail("policy.blocking", "expected true or false");
-            s.policy.manager.blocking = blocking->as_bool();
-        }
-        p.finish();
-        if (s.policy.type == "fixed") {
-            if (s.policy.batch_sizes.size() != s.workers.size())
-                top.fail("policy.batch_sizes", "has " + std::to_string(s.policy.batch_sizes.size())
-                    + " entries, expected one per worker (" + std::to_string(s.workers.size()) + ")");
-            std::int64_t sum = 0;
-            for (auto b : s.policy.batch_sizes)
-                sum += b;
-            if (sum != s.total_batch)
-                top.fail("policy.batch_sizes", "sum to " + std::to_string(sum) + ", expected training.total_batch = "
-                    + std::to_string(s.total_batch));
-        } else if (!s.policy.batch_sizes.empty()) {
-            top.fail("policy.batch_sizes", "only the fixed policy takes batch sizes");
-        }
-    }
+    if (const json::value* policy = top.find("policy"))
+        s.policy = parse_policy(top, *policy, s);
     if (const json::value* elastic = top.find("elastic")) {
         Fields e(*elastic, "elastic", source);
         ElasticScenarioSpec& spec = s.elastic;
@@ -555,6 +587,20 @@ Scenario load_scenario(const std::string& path)
     std::ostringstream text;
     text << in.rdbuf();
     return parse_scenario(text.str(), path);
+}
+
+balance::PolicySpec parse_policy_section(const std::string& json_text, const Scenario& job, const std::string& source)
+{
+    return parse_section(json_text, "policy", source, [&](Fields& owner, const json::value& v) { return parse_policy(owner, v, job); });
+}
+
+sync::SyncSpec parse_sync_section(const std::string& json_text, const Scenario& job, const std::string& source)
+{
+    return parse_section(json_text, "sync", source, [&](Fields& owner, const json::value& v) {
+        sync::SyncSpec spec = parse_sync(owner, v);
+        check_sync(owner, spec, static_cast<int>(job.workers.size()));
+        return spec;
+    });
 }
 
 std::int64_t planned_iterations(const Scenario& scenario, std::int64_t train_size)

@@ -63,6 +63,8 @@ struct BspTrainer::Impl {
             manager->start_with_members(job.members);
         if (config.remote && config.mode != ClockMode::Real)
             throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");
+        sync_model = config.sync;
+        sync_description = sync::describe(sync_model);
         slowdown.assign(job.workers.size(), 1.0);
         slowdown_view = std::vector<std::atomic<double>>(job.workers.size());
         for (auto& v : slowdown_view)
@@ -165,6 +167,30 @@ struct BspTrainer::Impl {
             observer.on_event(e);
         }
     }
+
+    // An operator's set-sync-model, applied before iteration k: BSP and backup(k) differ only
+    // in how many arrivals close the barrier, so the switch needs nothing else.
+    void apply_sync_change(std::int64_t k, double now)
+    {
+        std::optional<SyncChange> change;
+        {
+            std::lock_guard lock(requests_mutex);
+            change.swap(requested_sync);
+        }
+        if (!change)
+            return;
+        const std::string before = sync::describe(sync_model);
+        sync_model = change->spec;
+        {
+            std::lock_guard lock(requests_mutex);
+            sync_description = sync::describe(sync_model);
+        }
+        EventRecord e = job.event(k, now, "sync-model-change", before + " -> " + sync::describe(sync_model));
+        e.actor = change->actor;
+        observer.on_event(e);
+    }
+
+    int backups() const { return sync_model.type == "backup" ? sync_model.backups : 0; }
 
     // A remote slot's batch: the parameters go to its process, the gradient comes back into
     // the worker's buffer. The round trip less the worker's own compute time is its
@@ -307,7 +333,6 @@ struct BspTrainer::Impl {
         std::int64_t samples = 0;
         double now = 0, train_loss = 0;
         const std::vector<std::int32_t> limits = job.batch_limits();
-        const int backups = config.sync.type == "backup" ? config.sync.backups : 0;
         observer.on_event(job.event(0, 0, "job-started",
             std::to_string(n) + " workers, " + config.prototype->name() + ", total batch " + std::to_string(config.total_batch)
                 + ", policy " + manager->policy().name() + ", sync " + sync::describe(config.sync)));
@@ -325,6 +350,8 @@ struct BspTrainer::Impl {
             }
             apply_resizes(k, now);
             apply_slowdowns(k, now);
+            apply_sync_change(k, now);
+            const int backups = this->backups();
             const balance::Allocation allocation = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
             forward_events(k, now);
             if (allocation.batch_sizes.size() != n)
@@ -443,9 +470,16 @@ struct BspTrainer::Impl {
     std::vector<double> device_memory;
     std::vector<ScheduledResize> scheduled;
     std::size_t next_scheduled = 0;
-    std::mutex requests_mutex;
+    mutable std::mutex requests_mutex;
     std::vector<ResizeRequest> requested;
     std::vector<Slowdown> requested_slowdowns; // guarded by requests_mutex
+    struct SyncChange {
+        sync::SyncSpec spec;
+        std::string actor;
+    };
+    std::optional<SyncChange> requested_sync; // guarded by requests_mutex
+    sync::SyncSpec sync_model;                // in effect; the training thread's
+    std::string sync_description;             // guarded by requests_mutex
     mutable std::mutex pause_mutex;
     std::condition_variable pause_cv;
     bool pause_requested = false; // guarded by pause_mutex
@@ -481,6 +515,26 @@ void BspTrainer::inject_straggler(WorkerId worker, double factor, const std::str
     impl_->slowdown_view[static_cast<std::size_t>(worker)].store(factor);
     std::lock_guard lock(impl_->requests_mutex);
     impl_->requested_slowdowns.push_back({ worker, factor, actor });
+}
+
+void BspTrainer::set_sync_model(const sync::SyncSpec& spec, const std::string& actor)
+{
+    if (spec.type != "bsp" && spec.type != "backup")
+        throw RefusedRequest("sync-model-not-switchable", "a running BSP job switches between bsp and backup(k) only; "
+            + spec.type + " runs in the asynchronous trainer, so submit the job again with that sync model");
+    try {
+        sync::validate(spec, static_cast<int>(impl_->job.workers.size()));
+    } catch (const std::invalid_argument& e) {
+        throw RefusedRequest("illegal-value", e.what());
+    }
+    std::lock_guard lock(impl_->requests_mutex);
+    impl_->requested_sync = Impl::SyncChange { spec, actor };
+}
+
+std::string BspTrainer::sync_model() const
+{
+    std::lock_guard lock(impl_->requests_mutex);
+    return impl_->sync_description;
 }
 
 void BspTrainer::pause(const std::string& actor)

@@ -39,6 +39,13 @@ public:
     // ("unknown-worker", "illegal-value") when made.
     void inject_straggler(WorkerId worker, double slowdown, const std::string& actor = "operator");
     double straggler_slowdown(WorkerId worker) const;
+    // An operator's set-sync-model: from the next iteration on, the barrier closes at the
+    // (n - k)-th arrival for backup(k), at the last one for bsp. Becomes a
+    // "sync-model-change" event whose message is "OLD -> NEW" (sync::describe). Throws
+    // RefusedRequest: "sync-model-not-switchable" for asp, ssp and elastic-bsp (the
+    // asynchronous trainer's), "illegal-value" for a k the job's workers cannot have.
+    void set_sync_model(const sync::SyncSpec& spec, const std::string& actor = "operator");
+    std::string sync_model() const; // in effect, as sync::describe gives it
     // Holds the job at its next barrier until resume() (or a stop request). Paced mode
     // resumes its clock where it stopped. Each becomes a "job-paused"/"job-resumed" event.
     void pause(const std::string& actor = "operator");

@@ -137,6 +137,56 @@ TEST(BatchSizeManager, APolicyAskingBeyondAMemoryLimitIsRefusedAndTheRunGoesOn)
     EXPECT_THROW(refuse->initial(), std::invalid_argument);
 }
 
+TEST(BatchSizeManager, ANewPolicyTakesOverAtTheNextBarrierAndTheOperatorsOverridesStay)
+{
+    auto m = balance::make_manager({}, 3, 90, { 0, 0, 40 }); // uniform
+    auto a = m->initial();
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 30, 30, 30 }));
+    m->pin(0, 20, "alice");
+    balance::PolicySpec fixed;
+    fixed.type = "fixed";
+    fixed.batch_sizes = { 10, 50, 30 };
+    m->set_policy(balance::make_policy(fixed), fixed.manager, "bob");
+    EXPECT_EQ(m->policy().name(), "uniform") << "a request waits for the barrier";
+
+    a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 0, 1.0);
+    EXPECT_EQ(m->policy().name(), "fixed");
+    EXPECT_EQ(a.batch_sizes[0], 20) << "the pin survives the change";
+    EXPECT_EQ(sum(a.batch_sizes), 90);
+    EXPECT_GT(a.batch_sizes[1], a.batch_sizes[2]) << "the others follow the fixed policy's 50:30";
+    const auto events = m->take_events();
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].kind, "pin");
+    EXPECT_EQ(events[1].kind, "policy-change");
+    EXPECT_EQ(events[1].message, "uniform -> fixed");
+    EXPECT_EQ(events[1].actor, "bob");
+    EXPECT_EQ(events[1].iteration, 0);
+
+    m->unpin(0);
+    a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 1, 2.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 10, 50, 30 }));
+}
+
+TEST(BatchSizeManager, APolicyWhoseSizesBreakAMemoryLimitIsRefusedAndTheOldOneStays)
+{
+    auto m = balance::make_manager({}, 3, 90, { 0, 0, 40 });
+    auto a = m->initial();
+    balance::PolicySpec fixed;
+    fixed.type = "fixed";
+    fixed.batch_sizes = { 10, 30, 50 };
+    try {
+        m->set_policy(balance::make_policy(fixed), fixed.manager);
+        ADD_FAILURE() << "a policy giving worker 2 more than its 40 samples was accepted";
+    } catch (const balance::OverrideError& e) {
+        EXPECT_EQ(e.code(), "over-memory-limit");
+        EXPECT_NE(std::string(e.what()).find("worker 2"), std::string::npos) << e.what();
+    }
+    a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 0, 1.0);
+    EXPECT_EQ(m->policy().name(), "uniform");
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 30, 30, 30 }));
+    EXPECT_TRUE(m->take_events().empty());
+}
+
 TEST(BatchSizeManager, DampingKeepsTheAllocationUnlessItIsPredictedToBeFaster)
 {
     auto m = cpu_manager(2, 100, {}, 0.10);

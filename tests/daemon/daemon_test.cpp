@@ -95,6 +95,23 @@ std::optional<Reply> reply_to(const std::vector<ServerMessage>& messages, const 
     return std::nullopt;
 }
 
+// Drains the client until a message `accept` takes (true), or 60 s pass (false). Every
+// message drained is appended to `seen`.
+template <class Accept>
+bool wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        for (ServerMessage& m : drain(client)) {
+            seen.push_back(m);
+            if (accept(seen.back()))
+                return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+}
+
 } // namespace
 
 TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusAndReportsWhatWasMissed)
@@ -587,4 +604,116 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     server.stop();
     server.wait();
     d.stop_all();
+}
+
+// set-policy and set-sync-model on a running job: accepted, applied at the next barrier
+// (an event with the operator's name, the job's status follows, the rows show it), recorded,
+// and replayed with the status as it was at each point. What cannot be changed gets a code.
+TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
+{
+    std::string scenario = kScenario;
+    scenario.replace(scenario.find("\"iterations\": 400"), 17, "\"iterations\": 100000");
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId job = d.submit(scenario, "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "sub", {}, job, {} } }));
+    std::vector<ServerMessage> seen;
+    const auto rows_from = [&](std::int64_t iteration) {
+        return [iteration](const ServerMessage& m) {
+            const auto* rows = std::get_if<IterationRows>(&m);
+            return rows && rows->iteration >= iteration;
+        };
+    };
+    ASSERT_TRUE(wait_for(*op, seen, rows_from(3)));
+    const auto request = [&](const std::string& frame) {
+        d.receive(*op, frame);
+        const std::string id = decode_client(frame).request_id;
+        std::optional<Reply> reply;
+        EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+            const auto* r = std::get_if<Reply>(&m);
+            if (r && r->id == id)
+                reply = *r;
+            return reply.has_value();
+        })) << frame;
+        return reply.value_or(Reply {});
+    };
+
+    const std::string job_field = "\"job\": " + std::to_string(job);
+    const Reply policy = request(R"({"type": "set-policy", "id": "p", )" + job_field + R"(, "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}}})");
+    ASSERT_FALSE(policy.error) << policy.error->message;
+    std::optional<EventRecord> policy_event;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "policy-change")
+            policy_event = e->event;
+        return policy_event.has_value();
+    }));
+    EXPECT_EQ(policy_event->message.rfind("uniform -> lbbsp-cpu", 0), 0u) << policy_event->message;
+    EXPECT_EQ(policy_event->actor.rfind("operator:op at ", 0), 0u) << policy_event->actor;
+    const std::string new_policy = policy_event->message.substr(std::string("uniform -> ").size());
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.policy == new_policy;
+    }));
+    // LB-BSP gives the slow worker 3 (a third of the others' speed) less than the uniform 16.
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* rows = std::get_if<IterationRows>(&m);
+        if (!rows || rows->iteration <= policy_event->iteration)
+            return false;
+        for (const auto& r : rows->rows)
+            if (r.worker == 3 && r.batch_size < 12)
+                return true;
+        return false;
+    })) << "the new policy never balanced the slow worker";
+
+    const Reply backup = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": {"type": "backup", "backups": 1}})");
+    ASSERT_FALSE(backup.error) << backup.error->message;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.sync_model == "backup(k=1)";
+    }));
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* rows = std::get_if<IterationRows>(&m);
+        return rows && std::any_of(rows->rows.begin(), rows->rows.end(), [](const IterationRecord& r) { return r.decision == "dropped"; });
+    })) << "backup(k=1) never cut a worker off at the barrier";
+
+    const std::map<std::string, std::pair<std::string, std::string>> refused {
+        { R"({"type": "set-sync-model", "id": "r1", )" + job_field + R"(, "sync": "asp"})", { "sync-model-not-switchable", "" } },
+        { R"({"type": "set-sync-model", "id": "r2", )" + job_field + R"(, "sync": {"type": "backup", "backups": 4}})", { "illegal-value", "sync.backups" } },
+        { R"({"type": "set-policy", "id": "r3", )" + job_field + R"(, "policy": {"type": "fixed", "batch_sizes": [32, 32]}})", { "illegal-value", "policy.batch_sizes" } },
+        { R"({"type": "set-policy", "id": "r4", )" + job_field + R"(, "policy": {"type": "fastest"}})", { "illegal-value", "policy.type" } },
+        { R"({"type": "set-policy", "id": "r5", )" + job_field + R"(, "policy": 5})", { "wrong-type", "policy" } },
+        { R"({"type": "set-policy", "id": "r6", "job": 99, "policy": {"type": "uniform"}})", { "unknown-job", "" } },
+    };
+    for (const auto& [frame, expected] : refused) {
+        const Reply r = request(frame);
+        ASSERT_TRUE(r.error) << frame;
+        EXPECT_EQ(r.error->code, expected.first) << frame << ": " << r.error->message;
+        EXPECT_EQ(r.error->field, expected.second) << frame;
+    }
+    auto viewer = d.connect(Role::Viewer, "viewer");
+    d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*viewer, R"({"type": "set-policy", "id": "v", )" + job_field + R"(, "policy": {"type": "uniform"}})");
+    EXPECT_EQ(reply_to(drain(*viewer), "v")->error->code, "not-authorized");
+
+    ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.state == JobState::Stopped;
+    }));
+    EXPECT_EQ(d.jobs().at(0).policy, new_policy) << "the finished job keeps the policy it ended with";
+    EXPECT_EQ(d.jobs().at(0).sync_model, "backup(k=1)");
+
+    // The replay's job status follows the changes as they happened.
+    const std::string database = "job-" + std::to_string(job) + ".db";
+    d.receive(*viewer, encode(ClientMessage { OpenReplay { "o", database, 1, 0, std::nullopt, false } }));
+    std::vector<std::string> policies;
+    std::vector<ServerMessage> replayed;
+    ASSERT_TRUE(wait_for(*viewer, replayed, [&](const ServerMessage& m) {
+        if (const auto* u = std::get_if<JobUpdate>(&m); u && (policies.empty() || policies.back() != u->status.policy + "/" + u->status.sync_model))
+            policies.push_back(u->status.policy + "/" + u->status.sync_model);
+        const auto* state = std::get_if<ReplayState>(&m);
+        return state && state->state == ReplayPhase::Finished;
+    }));
+    EXPECT_EQ(policies, (std::vector<std::string> { "uniform/bsp", new_policy + "/bsp", new_policy + "/backup(k=1)" }));
 }

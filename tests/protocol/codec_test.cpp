@@ -75,6 +75,13 @@ TEST(ProtocolCodec, EveryClientMessageSurvivesARoundTrip)
         EXPECT_EQ(c.action, a);
         EXPECT_EQ(c.job, 7);
     }
+    const ChangeJob policy = round_trip_client(ChangeJob { "cp", JobSetting::Policy, 7, R"({"type":"lbbsp-cpu","blocking":true})" });
+    EXPECT_EQ(policy.setting, JobSetting::Policy);
+    EXPECT_EQ(policy.job, 7);
+    EXPECT_EQ(policy.spec_json, R"({"type":"lbbsp-cpu","blocking":true})");
+    const ChangeJob sync_model = round_trip_client(ChangeJob { "cs", JobSetting::SyncModel, 7, R"("bsp")" });
+    EXPECT_EQ(sync_model.setting, JobSetting::SyncModel);
+    EXPECT_EQ(sync_model.spec_json, R"("bsp")");
     WorkerCommand pin { "p", WorkerAction::Pin, 1, 2, 96, std::nullopt, 1 };
     EXPECT_EQ(round_trip_client(pin).batch_size, 96);
     WorkerCommand exclude { "e", WorkerAction::Exclude, 1, 2, 0, 30.5, 1 };
@@ -248,6 +255,13 @@ TEST(ProtocolCodec, FieldErrorsNameTheFieldAndKeepTheRequestId)
     const ErrorInfo stream = client_error(R"({"type": "subscribe", "id": "s", "streams": ["iterations", "gossip"]})");
     EXPECT_EQ(stream.field, "streams[1]");
     EXPECT_EQ(client_error(R"({"type": "submit-job", "id": "s", "scenario": 42})").field, "scenario");
+    const ErrorInfo no_policy = client_error(R"({"type": "set-policy", "id": "s", "job": 1})");
+    EXPECT_EQ(no_policy.code, "missing-field");
+    EXPECT_EQ(no_policy.field, "policy");
+    const ErrorInfo policy_name = client_error(R"({"type": "set-policy", "id": "s", "job": 1, "policy": "uniform"})");
+    EXPECT_EQ(policy_name.code, "wrong-type") << "a policy is an object (it may carry parameters)";
+    EXPECT_EQ(policy_name.field, "policy");
+    EXPECT_EQ(client_error(R"({"type": "set-sync-model", "id": "s", "job": 1, "sync": [1]})").field, "sync");
     EXPECT_EQ(client_error(R"({"type": "pin-worker", "id": "r", "job": 1, "worker": 3000000000, "batch_size": 8})").code,
         "illegal-value");
 }

@@ -236,3 +236,35 @@ TEST(ScenarioParser, RemoteWorkersNeedTheRealModeAndABoolean)
     EXPECT_FALSE(s.workers[0].remote);
     EXPECT_TRUE(s.workers[2].remote);
 }
+
+TEST(ScenarioParser, APolicyOrSyncSectionAloneIsCheckedAgainstTheJob)
+{
+    const scenario::Scenario job = scenario::parse_scenario(kMinimal, "test.json"); // 3 workers, total batch 64
+    const balance::PolicySpec fixed = scenario::parse_policy_section(R"({"type": "fixed", "batch_sizes": [30, 30, 4]})", job, "set-policy");
+    EXPECT_EQ(fixed.type, "fixed");
+    EXPECT_EQ(fixed.batch_sizes, (std::vector<std::int32_t> { 30, 30, 4 }));
+    EXPECT_EQ(scenario::parse_policy_section(R"({"type": "lbbsp-cpu", "damping": 0.1})", job, "set-policy").manager.damping, 0.1);
+    EXPECT_EQ(scenario::parse_sync_section(R"("bsp")", job, "set-sync-model").type, "bsp");
+    const sync::SyncSpec backup = scenario::parse_sync_section(R"({"type": "backup", "backups": 2})", job, "set-sync-model");
+    EXPECT_EQ(backup.backups, 2);
+
+    const auto refused = [&](auto parse, const std::string& text, const std::string& field, const std::string& words) {
+        try {
+            parse(text);
+            ADD_FAILURE() << "accepted " << text;
+        } catch (const InputError& e) {
+            EXPECT_EQ(e.field(), field) << e.what();
+            EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+        }
+    };
+    const auto policy = [&](const std::string& t) { return scenario::parse_policy_section(t, job, "set-policy"); };
+    const auto sync_model = [&](const std::string& t) { return scenario::parse_sync_section(t, job, "set-sync-model"); };
+    refused(policy, R"({"type": "fixed", "batch_sizes": [32, 32]})", "policy.batch_sizes", "one per worker (3)");
+    refused(policy, R"({"type": "fixed", "batch_sizes": [30, 30, 30]})", "policy.batch_sizes", "total_batch = 64");
+    refused(policy, R"({"type": "fastest"})", "policy.type", "expected one of");
+    refused(policy, R"({"type": "uniform", "dampening": 0.1})", "policy.dampening", "unknown field");
+    refused(policy, R"([1, 2])", "policy", "expected an object");
+    refused(sync_model, R"({"type": "backup", "backups": 3})", "sync.backups", "fewer than the 3 workers");
+    refused(sync_model, R"("bulk")", "sync", "expected one of");
+    refused(sync_model, R"({"type": "bsp",)", "line 1, column 16", "malformed JSON");
+}

@@ -1,4 +1,5 @@
 #include "balance/policy_registry.h"
+#include "common/error.h"
 #include "data/synthetic.h"
 #include "model/model_factory.h"
 #include "train/async_trainer.h"
@@ -136,6 +137,75 @@ TEST(BspTrainer, BackupWorkersCloseTheBarrierWithoutTheSlowestAndDropItsGradient
             EXPECT_EQ(row.worker, 3);
         }
     EXPECT_EQ(dropped, 50);
+}
+
+TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
+{
+    // The operator switches bsp -> backup(k=1) after iteration 4 and back after iteration 9.
+    struct Operator final : train::TrainingObserver {
+        void on_iteration(std::span<const IterationRecord> r) override
+        {
+            rows.insert(rows.end(), r.begin(), r.end());
+            sync::SyncSpec spec;
+            if (r.front().iteration == 4) {
+                spec.type = "backup";
+                spec.backups = 1;
+                trainer->set_sync_model(spec, "op");
+            } else if (r.front().iteration == 9) {
+                trainer->set_sync_model(spec, "op"); // bsp
+            }
+        }
+        void on_evaluation(const EvaluationRecord&) override {}
+        void on_event(const EventRecord& e) override { events.push_back(e); }
+        train::BspTrainer* trainer = nullptr;
+        std::vector<IterationRecord> rows;
+        std::vector<EventRecord> events;
+    } out;
+    train::BspTrainer trainer(config("bsp", 15), std::unique_ptr<balance::BatchSizeManager>(), out);
+    out.trainer = &trainer;
+    EXPECT_EQ(trainer.sync_model(), "bsp");
+    trainer.run();
+    std::set<std::int64_t> dropped;
+    for (const auto& row : out.rows)
+        if (row.decision == "dropped") {
+            EXPECT_EQ(row.worker, 3) << "the slowest worker is the one cut off";
+            dropped.insert(row.iteration);
+        }
+    EXPECT_EQ(dropped, (std::set<std::int64_t> { 5, 6, 7, 8, 9 }));
+    std::vector<std::string> changes;
+    for (const auto& e : out.events)
+        if (e.kind == "sync-model-change") {
+            changes.push_back(std::to_string(e.iteration) + ": " + e.message);
+            EXPECT_EQ(e.actor, "op");
+        }
+    EXPECT_EQ(changes, (std::vector<std::string> { "5: bsp -> backup(k=1)", "10: backup(k=1) -> bsp" }));
+    EXPECT_EQ(trainer.sync_model(), "bsp");
+}
+
+TEST(BspTrainer, ASyncModelItCannotSwitchToIsRefusedWithACode)
+{
+    Collector out;
+    train::BspTrainer trainer(config("bsp", 2), std::unique_ptr<balance::BatchSizeManager>(), out);
+    const auto refused = [&](sync::SyncSpec spec) -> std::string {
+        try {
+            trainer.set_sync_model(spec);
+        } catch (const RefusedRequest& e) {
+            return e.code();
+        }
+        return "accepted";
+    };
+    for (const char* asynchronous : { "asp", "ssp", "elastic-bsp" }) {
+        sync::SyncSpec spec;
+        spec.type = asynchronous;
+        EXPECT_EQ(refused(spec), "sync-model-not-switchable") << asynchronous;
+    }
+    sync::SyncSpec all_backups;
+    all_backups.type = "backup";
+    all_backups.backups = 4; // the job has 4 workers: someone must close the barrier
+    EXPECT_EQ(refused(all_backups), "illegal-value");
+    trainer.run();
+    for (const auto& e : out.events)
+        EXPECT_NE(e.kind, "sync-model-change");
 }
 
 TEST(BspTrainer, ABandwidthChangeTakesEffectAtItsIteration)
