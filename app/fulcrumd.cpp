@@ -26,12 +26,21 @@ std::atomic<bool> g_stop { false };
 extern "C" void request_stop(int) { g_stop.store(true); }
 
 constexpr const char* kUsage = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
-                [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]... [--worker-slots N]
+                [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]...
+                [--cluster FILE] [--placement POLICY]
 
-The Fulcrum backend daemon. Runs training jobs on the cluster's worker slots (first come,
-first served), records every iteration of every worker into one run store per job
-(DATA_DIR/runs/job-N.db) and serves the live stream and the operator's commands over a
-WebSocket (protocol version 1, docs/protocol.md).
+The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
+scheduling module's placement policy (lwf-1 by default), records every iteration of every
+worker into one run store per job (DATA_DIR/runs/job-N.db) and serves the live stream and
+the operator's commands over a WebSocket (protocol version 1, docs/protocol.md).
+
+The cluster is servers of identical GPUs, one worker each (the file format is
+fulcrum-sim's: {"servers": 16, "gpus_per_server": 4, "gpu_memory_gb": 16}; that is also
+the default). A job takes one GPU per local worker, each worker a whole GPU unless its
+scenario's "placement": {"memory_gb": X} lets jobs share. A job that does not fit waits
+in the queue without holding back smaller jobs behind it. Placement policies (Wang et al.,
+Sec. IV): rand, ff (first fit), ls (list scheduling), lwf-K (least workload first, jobs
+of more than K GPUs consolidated on the fewest servers).
 
 With no --config and no --scenario it starts the embedded demo: a paced run of four
 heterogeneous workers training an MLP on Fashion-MNIST.
@@ -51,7 +60,8 @@ Recorded runs in DATA_DIR/runs are listed and replayed over the same port (list-
 open-replay; docs/protocol.md).
 
 Config file (JSON, every field optional; command-line options win):
-  {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...", "worker_slots": 64,
+  {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...",
+   "cluster": "/etc/fulcrum/cluster.json", "placement": "lwf-1",
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"]}
 )";
@@ -60,7 +70,8 @@ struct Settings {
     std::string listen = "127.0.0.1:7480";
     std::string token_file;
     std::string data_dir = "fulcrum-data";
-    int worker_slots = 64;
+    std::string cluster;   // a cluster file; empty: the default cluster
+    std::string placement = "lwf-1";
     std::string tls_certificate, tls_key;
     bool allow_plain = false;
     std::vector<std::string> scenarios;
@@ -100,11 +111,12 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
         } else if (k == "data_dir") {
             if (vm["data-dir"].defaulted())
                 s.data_dir = text("a path");
-        } else if (k == "worker_slots") {
-            if (!value.is_int64() || value.get_int64() < 1 || value.get_int64() > 1'000'000)
-                throw InputError(path, k, "expected a whole number from 1 to 1000000");
-            if (vm["worker-slots"].defaulted())
-                s.worker_slots = static_cast<int>(value.get_int64());
+        } else if (k == "cluster") {
+            if (!vm.count("cluster"))
+                s.cluster = text("a path to a cluster file");
+        } else if (k == "placement") {
+            if (vm["placement"].defaulted())
+                s.placement = text("a placement policy: rand, ff, ls or lwf-K");
         } else if (k == "tls_certificate") {
             if (!vm.count("tls-cert"))
                 s.tls_certificate = text("a path to a PEM certificate chain");
@@ -125,7 +137,7 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
             }
         } else {
             throw InputError(path, k,
-                "unknown field (expected listen, token_file, data_dir, worker_slots, tls_certificate, tls_key, allow_plain, scenarios)");
+                "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, allow_plain, scenarios)");
         }
     }
 }
@@ -143,7 +155,8 @@ int main(int argc, char** argv)
         ("listen", po::value(&s.listen)->default_value(s.listen), "address and port to serve on; 0.0.0.0:7480 for every interface")
         ("token-file", po::value(&s.token_file), "bearer tokens (default: DATA_DIR/tokens)")
         ("data-dir", po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")
-        ("worker-slots", po::value(&s.worker_slots)->default_value(s.worker_slots), "workers the cluster runs at once")
+        ("cluster", po::value(&s.cluster), "the cluster's servers and GPUs (JSON; default 16 servers x 4 GPUs of 16 GB)")
+        ("placement", po::value(&s.placement)->default_value(s.placement), "placement policy: rand, ff, ls or lwf-K")
         ("tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")
         ("tls-key", po::value(&s.tls_key), "the certificate's PEM private key")
         ("allow-plain", po::bool_switch(&s.allow_plain), "serve plain WebSocket on a non-loopback address")
@@ -173,8 +186,11 @@ int main(int argc, char** argv)
         }
         if (colon == std::string::npos || colon == 0 || port < 0 || port > 65535)
             throw InputError("--listen", "", "expected HOST:PORT (e.g. 127.0.0.1:7480), got '" + s.listen + "'");
-        if (s.worker_slots < 1)
-            throw InputError("--worker-slots", "", "expected at least 1");
+        try {
+            sched::make_placement(s.placement, 1);
+        } catch (const std::invalid_argument& e) {
+            throw InputError("--placement", "", e.what());
+        }
         if (s.token_file.empty())
             s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
         if (s.tls_certificate.empty() != s.tls_key.empty())
@@ -187,7 +203,9 @@ int main(int argc, char** argv)
 
         daemon::DaemonOptions options;
         options.data_dir = s.data_dir;
-        options.worker_slots = s.worker_slots;
+        if (!s.cluster.empty())
+            options.cluster = sched::load_cluster(s.cluster);
+        options.placement = s.placement;
         options.server_name = "fulcrumd 0.1.0";
         daemon::Daemon d(options);
         bool created = false;

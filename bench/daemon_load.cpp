@@ -163,7 +163,8 @@ int main(int argc, char** argv)
     const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-load-" + std::to_string(::getpid()));
     daemon::DaemonOptions options;
     options.data_dir = dir;
-    options.worker_slots = o.jobs * o.workers;
+    options.cluster.servers = o.jobs;
+    options.cluster.gpus_per_server = o.workers;
     options.client_queue = static_cast<std::size_t>(o.queue);
     daemon::Daemon d(options);
     const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");

@@ -9,6 +9,7 @@
 #include "scenario/scenario.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace fulcrum::daemon {
 
@@ -43,10 +44,21 @@ bool is_command(const ClientMessage& m)
         || std::holds_alternative<WorkerCommand>(m);
 }
 
+// One GPU per local worker (remote workers run where they were started), each worker a
+// whole GPU unless the scenario asks for less.
+GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& cluster)
+{
+    GpuDemand demand;
+    demand.workers = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
+    demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
+    return demand;
+}
+
 } // namespace
 
 Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options))
+    , cluster_(options_.cluster, options_.placement)
 {
     std::error_code ec;
     std::filesystem::create_directories(options_.data_dir / "runs", ec);
@@ -362,6 +374,8 @@ void Daemon::send_snapshot(Client& client, const Subscribe& s)
             if (!s.job || *s.job == id)
                 selected.push_back(j.get());
     }
+    if (wants(protocol::Stream::Cluster))
+        client.send(ClusterUpdate { cluster() });
     for (JobRuntime* j : selected) {
         if (wants(protocol::Stream::Jobs))
             client.send(JobUpdate { j->status() });
@@ -391,43 +405,98 @@ JobRuntime& Daemon::job(JobId id) const
 JobId Daemon::submit(const std::string& scenario_json, const std::string& source)
 {
     scenario::Scenario s = scenario::parse_scenario(scenario_json, source);
-    if (static_cast<int>(s.workers.size()) > options_.worker_slots)
-        throw InputError(source, "workers", "asks for " + std::to_string(s.workers.size()) + " workers; the cluster has "
-            + std::to_string(options_.worker_slots) + " worker slots");
+    const GpuDemand demand = demand_of(s, options_.cluster);
+    if (const std::string why = cluster_.impossible(demand); !why.empty())
+        throw InputError(source, s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb" : "workers", why);
     std::lock_guard lock(mutex_);
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
     const auto database = options_.data_dir / "runs" / ("job-" + std::to_string(id) + ".db");
-    jobs_[id] = std::make_unique<JobRuntime>(id, std::move(s), database, hub_, [this](JobId done) { on_job_done(done); });
+    auto runtime = std::make_unique<JobRuntime>(id, std::move(s), database, hub_, [this](JobId done) { on_job_done(done); });
+    std::ostringstream asks;
+    asks << "submitted: " << demand.workers << (demand.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
+         << " GB each, " << cluster_.room_for(demand) << " with room now; " << queued_.size() << " job"
+         << (queued_.size() == 1 ? "" : "s") << " ahead";
+    runtime->queue_event("job-queued", asks.str());
+    jobs_[id] = std::move(runtime);
     queued_.push_back(id);
     start_queued();
     return id;
 }
 
-// FIFO on worker slots: the head waits until its workers fit, and so does everyone behind it.
+double Daemon::remaining_s(JobId id) const
+{
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end())
+        return 0;
+    const JobStatus s = it->second->status();
+    // The run clock's mean iteration so far; before the first barrier nothing is known, and
+    // the job counts one second per iteration.
+    const double per_iteration = s.iteration > 0 ? s.time_s / static_cast<double>(s.iteration) : 1.0;
+    return static_cast<double>(std::max<std::int64_t>(0, s.iterations - s.iteration)) * per_iteration;
+}
+
+// Every queued job in submission order, each placed if it fits now (as the scheduling
+// module's simulator does): a job too large for the free GPUs waits without holding back
+// the smaller ones behind it.
 void Daemon::start_queued()
 {
-    while (!queued_.empty()) {
-        JobRuntime& head = *jobs_.at(queued_.front());
-        if (slots_in_use_ + head.workers() > options_.worker_slots)
-            return;
-        slots_in_use_ += head.workers();
-        holding_[head.id()] = head.workers();
-        queued_.pop_front();
-        head.start();
+    const RemainingWork remaining = [this](JobId id) { return remaining_s(id); };
+    bool changed = false;
+    for (auto it = queued_.begin(); it != queued_.end();) {
+        JobRuntime& job = *jobs_.at(*it);
+        const GpuDemand demand = demand_of(job.scenario(), options_.cluster);
+        const std::vector<int> gpus = cluster_.place(job.id(), demand, remaining);
+        if (demand.workers > 0 && gpus.empty()) {
+            job.set_waiting("waiting for " + std::to_string(demand.workers) + " GPUs with room for a worker; "
+                + std::to_string(cluster_.room_for(demand)) + " have room now");
+            ++it;
+            continue;
+        }
+        std::vector<std::int32_t> placement;
+        std::size_t next = 0;
+        for (const auto& w : job.scenario().workers)
+            placement.push_back(w.remote ? -1 : gpus[next++]);
+        job.start(std::move(placement), cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
+            + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
+        it = queued_.erase(it);
+        changed = true;
     }
+    if (changed)
+        publish_cluster();
+}
+
+void Daemon::publish_cluster()
+{
+    hub_.publish(ClusterUpdate { cluster_.state({ queued_.begin(), queued_.end() }, [this](JobId id) { return remaining_s(id); }) });
+}
+
+protocol::ClusterState Daemon::cluster() const
+{
+    std::lock_guard lock(mutex_);
+    return cluster_.state({ queued_.begin(), queued_.end() }, [this](JobId id) { return remaining_s(id); });
 }
 
 void Daemon::on_job_done(JobId id)
 {
     std::lock_guard lock(mutex_);
-    if (const auto it = holding_.find(id); it != holding_.end()) {
-        slots_in_use_ -= it->second;
-        holding_.erase(it);
+    if (const auto it = jobs_.find(id); it != jobs_.end()) {
+        std::vector<int> gpus;
+        for (const std::int32_t g : it->second->status().placement)
+            if (g >= 0)
+                gpus.push_back(g);
+        EventRecord released;
+        released.job = id;
+        released.kind = "job-released";
+        released.message = cluster_.describe(gpus) + " free again";
+        released.actor = "scheduler at " + db::utc_timestamp();
+        hub_.publish(Event { released });
     }
+    cluster_.release(id);
     if (!stopping_)
         start_queued();
+    publish_cluster();
 }
 
 std::vector<JobStatus> Daemon::jobs() const

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/cluster_book.h"
 #include "daemon/stream_hub.h"
 #include "protocol/messages.h"
 
@@ -18,7 +19,10 @@ class ReplaySession;
 
 struct DaemonOptions {
     std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
-    int worker_slots = 64;          // workers the cluster can run at once (CPU worker slots)
+    // The GPUs (worker slots) jobs are placed on, and the scheduling module's placement
+    // policy that picks them: rand, ff, ls or lwf-K.
+    sched::ClusterSpec cluster;     // 16 servers of 4 GPUs with 16 GB
+    std::string placement = "lwf-1";
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
     std::string server_name = "fulcrumd";
@@ -44,10 +48,13 @@ public:
     // `error` message; the connection stays open.
     void receive_binary(Client& client, std::string_view frame);
 
-    // A job from a scenario's JSON text; it starts when enough worker slots are free.
-    // Throws InputError naming the field.
+    // A job from a scenario's JSON text: queued, then placed on the cluster by the placement
+    // policy and started as soon as its workers fit (a job that does not fit yet does not
+    // hold back the jobs behind it). Throws InputError naming the field, also for a job
+    // that could never fit this cluster.
     JobId submit(const std::string& scenario_json, const std::string& source);
     std::vector<protocol::JobStatus> jobs() const;
+    protocol::ClusterState cluster() const;
     // The run stores in DATA_DIR/runs and their runs; a file that cannot be read is listed
     // with its reason as the status.
     std::vector<protocol::RunListing> runs() const;
@@ -59,7 +66,9 @@ private:
     void handle(Client& client, const protocol::ClientMessage& message);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
     JobRuntime& job(JobId id) const; // throws RefusedRequest("unknown-job")
-    void start_queued();             // with mutex_ held
+    void start_queued();             // with mutex_ held: places what fits, in submission order
+    void publish_cluster();          // with mutex_ held
+    double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
     void on_job_done(JobId id);
     std::string actor(const Client& client) const;
     void open_replay(Client& client, const protocol::OpenReplay& open);
@@ -72,8 +81,7 @@ private:
     mutable std::mutex mutex_;
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
     std::deque<JobId> queued_;
-    int slots_in_use_ = 0;
-    std::map<JobId, int> holding_; // running jobs and their slots
+    ClusterBook cluster_;
     JobId next_job_ = 1;
     std::mutex replays_mutex_;
     std::map<std::int64_t, std::unique_ptr<ReplaySession>> replays_;

@@ -1,10 +1,13 @@
 #include "daemon/job_runtime.h"
 
 #include "common/error.h"
+#include "db/run_recorder.h"
 #include "run/run_scenario.h"
 #include "train/bsp_trainer.h"
 
 #include <algorithm>
+#include <sstream>
+#include <utility>
 
 namespace fulcrum::daemon {
 
@@ -50,11 +53,42 @@ JobRuntime::~JobRuntime()
     join();
 }
 
-void JobRuntime::start()
+void JobRuntime::queue_event(const std::string& kind, const std::string& message)
+{
+    EventRecord e;
+    e.job = id_;
+    e.kind = kind;
+    e.message = message;
+    e.actor = "scheduler at " + db::utc_timestamp();
+    {
+        std::lock_guard lock(mutex_);
+        recorded_before_.push_back(e);
+    }
+    hub_.publish(protocol::Event { e });
+}
+
+void JobRuntime::set_waiting(const std::string& why)
 {
     {
         std::lock_guard lock(mutex_);
+        if (status_.message == why)
+            return;
+        status_.message = why;
+    }
+    publish_status();
+}
+
+void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& placed)
+{
+    std::ostringstream waited;
+    waited.precision(3);
+    waited << placed << " after " << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_).count()
+           << " s in the queue";
+    queue_event("job-placed", waited.str());
+    {
+        std::lock_guard lock(mutex_);
         started_ = std::chrono::steady_clock::now();
+        status_.placement = std::move(placement);
     }
     set_state(JobState::Running, "starting");
     thread_ = std::thread([this] { run(); });
@@ -95,6 +129,10 @@ void JobRuntime::run()
         }
     }
     run::RunOptions options;
+    {
+        std::lock_guard lock(mutex_);
+        options.recorded_before = std::exchange(recorded_before_, {});
+    }
     options.remote = remote_;
     options.database = database_;
     options.stop = &stop_;

@@ -32,7 +32,14 @@ public:
 
     JobId id() const { return id_; }
     int workers() const { return static_cast<int>(scenario_.workers.size()); }
-    void start();
+    // Placed: `placement` is the GPU of each worker (-1 for a remote one), `placed` says
+    // where for the "job-placed" event. Starts the job's thread.
+    void start(std::vector<std::int32_t> placement, const std::string& placed);
+    // A scheduler event before the run starts ("job-queued", "job-placed"): published now,
+    // and recorded first in the job's run store when the run begins.
+    void queue_event(const std::string& kind, const std::string& message);
+    // Why a queued job waits, for its status.
+    void set_waiting(const std::string& why);
     // Ends the job at its next barrier; it is recorded as stopped.
     void cancel(const std::string& actor);
     // Throw RefusedRequest ("job-not-running", or the trainer's and manager's codes).
@@ -75,6 +82,8 @@ private:
     std::optional<protocol::IterationRows> last_rows_;
     train::BspTrainer* trainer_ = nullptr;
     std::chrono::steady_clock::time_point started_;
+    const std::chrono::steady_clock::time_point submitted_ = std::chrono::steady_clock::now();
+    std::vector<EventRecord> recorded_before_; // the scheduler's events, until the run records them
 };
 
 } // namespace fulcrum::daemon

@@ -68,7 +68,7 @@ bool Client::wants(protocol::Stream stream, JobId job, std::vector<WorkerId>* wo
     bool wanted = false;
     bool all_workers = false;
     for (const auto& [id, s] : subscriptions_) {
-        if (s.job && *s.job != job)
+        if (s.job && *s.job != job && stream != protocol::Stream::Cluster)
             continue;
         if (!s.streams.empty() && std::find(s.streams.begin(), s.streams.end(), stream) == s.streams.end())
             continue;
@@ -148,6 +148,7 @@ void StreamHub::publish(const protocol::JobUpdate& s)
 {
     fan_out(protocol::Stream::Jobs, s.status.job, s, "job-status:" + std::to_string(s.status.job));
 }
+void StreamHub::publish(const protocol::ClusterUpdate& c) { fan_out(protocol::Stream::Cluster, 0, c, "cluster-state"); }
 void StreamHub::publish(const protocol::WorkerUpdate& w)
 {
     fan_out(protocol::Stream::Workers, w.job, w, "worker-states:" + std::to_string(w.job));

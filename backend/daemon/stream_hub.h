@@ -64,6 +64,7 @@ public:
     // Latest-state messages, coalesced per job for a client that falls behind.
     void publish(const protocol::JobUpdate& status);
     void publish(const protocol::WorkerUpdate& workers);
+    void publish(const protocol::ClusterUpdate& cluster); // to every cluster subscriber
 
 private:
     std::vector<std::shared_ptr<Client>> subscribers(protocol::Stream stream, JobId job) const;

@@ -15,12 +15,13 @@ namespace json = boost::json;
 namespace {
 
 constexpr NameTable<Role, 3> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" }, { Role::Worker, "worker" } } };
-constexpr NameTable<Stream, 5> kStreams { {
+constexpr NameTable<Stream, 6> kStreams { {
     { Stream::Iterations, "iterations" },
     { Stream::Evaluations, "evaluations" },
     { Stream::Events, "events" },
     { Stream::Jobs, "jobs" },
     { Stream::Workers, "workers" },
+    { Stream::Cluster, "cluster" },
 } };
 constexpr NameTable<JobState, 6> kJobStates { {
     { JobState::Queued, "queued" },
@@ -211,6 +212,25 @@ public:
             wrong(name, "an object", v);
         return v.get_object();
     }
+    // An array of whole numbers from `min` up to the largest Int.
+    template <class Int>
+    std::vector<Int> integers(std::string_view name, std::int64_t min) const
+    {
+        std::vector<Int> out;
+        const json::array& a = array(name);
+        out.reserve(a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const std::string at = path(name) + "[" + std::to_string(i) + "]";
+            if (!a[i].is_int64())
+                throw FieldError { "wrong-type", at, "'" + at + "' must be a whole number, got " + std::string(kind_of(a[i])) };
+            const std::int64_t n = a[i].get_int64();
+            if (n < min || n > std::numeric_limits<Int>::max())
+                throw FieldError { "illegal-value", at, "'" + at + "' must be between " + std::to_string(min) + " and "
+                    + std::to_string(std::numeric_limits<Int>::max()) + ", got " + std::to_string(n) };
+            out.push_back(static_cast<Int>(n));
+        }
+        return out;
+    }
     Fields element(std::string_view name, std::size_t i, const json::value& v) const
     {
         const std::string at = path(name) + "[" + std::to_string(i) + "]";
@@ -229,6 +249,16 @@ private:
     const json::object& object_;
     std::string prefix_;
 };
+
+template <class Int>
+json::array integers_json(const std::vector<Int>& values)
+{
+    json::array a;
+    a.reserve(values.size());
+    for (Int v : values)
+        a.emplace_back(static_cast<std::int64_t>(v));
+    return a;
+}
 
 // --- records ---------------------------------------------------------------------------
 
@@ -317,6 +347,8 @@ json::object to_json(const JobStatus& s)
         { "database", s.database }, { "run", s.run }, { "message", s.message } };
     if (s.accuracy)
         o["accuracy"] = *s.accuracy;
+    if (!s.placement.empty())
+        o["placement"] = integers_json(s.placement);
     return o;
 }
 
@@ -339,7 +371,30 @@ JobStatus job_status_from(const Fields& f)
     s.database = f.string_or("database", "");
     s.run = f.has("run") ? f.integer("run") : 0;
     s.message = f.string_or("message", "");
+    if (f.has("placement"))
+        s.placement = f.integers<std::int32_t>("placement", -1);
     return s;
+}
+
+json::object to_json(const GpuUsage& g)
+{
+    return { { "gpu", g.gpu }, { "server", g.server }, { "free_memory_gb", g.free_memory_gb }, { "workload_s", g.workload_s },
+        { "jobs", integers_json(g.jobs) } };
+}
+
+GpuUsage gpu_usage_from(const Fields& f)
+{
+    return { f.int32("gpu", 0), f.int32("server", 0), f.number("free_memory_gb"), f.number("workload_s"),
+        f.integers<JobId>("jobs", 0) };
+}
+
+json::object to_json(const ClusterState& c)
+{
+    json::array gpus;
+    for (const GpuUsage& g : c.gpus)
+        gpus.push_back(to_json(g));
+    return { { "placement", c.placement }, { "servers", c.servers }, { "gpus_per_server", c.gpus_per_server },
+        { "gpu_memory_gb", c.gpu_memory_gb }, { "gpus", std::move(gpus) }, { "queue", integers_json(c.queue) } };
 }
 
 json::object to_json(const WorkerState& w)
@@ -697,6 +752,7 @@ struct ServerEncoder {
             workers.push_back(to_json(w));
         return tagged({ { "type", "worker-states" }, { "job", m.job }, { "workers", std::move(workers) } }, m.replay);
     }
+    json::object operator()(const ClusterUpdate& m) const { return { { "type", "cluster-state" }, { "cluster", to_json(m.cluster) } }; }
     json::object operator()(const SnapshotEnd& m) const { return { { "type", "snapshot-end" }, { "id", m.id } }; }
     json::object operator()(const Missed& m) const
     {
@@ -765,6 +821,17 @@ ServerMessage server_from(std::string_view type, const Fields& f)
         return WorkerUpdate { f.int32("job"), read_array<WorkerState>(f, "workers", worker_state_from), replay_of(f) };
     if (type == "snapshot-end")
         return SnapshotEnd { f.string("id") };
+    if (type == "cluster-state") {
+        const Fields c(f.object("cluster"), "cluster");
+        ClusterState m;
+        m.placement = c.string_or("placement", "");
+        m.servers = c.int32("servers", 0);
+        m.gpus_per_server = c.int32("gpus_per_server", 0);
+        m.gpu_memory_gb = c.number("gpu_memory_gb");
+        m.gpus = read_array<GpuUsage>(c, "gpus", gpu_usage_from);
+        m.queue = c.integers<JobId>("queue", 0);
+        return ClusterUpdate { std::move(m) };
+    }
     if (type == "missed")
         return Missed { f.integer("dropped", 0), f.integer("coalesced", 0) };
     if (type == "replay-state") {
@@ -848,9 +915,9 @@ std::string_view type_name(const ClientMessage& message)
 
 std::string_view type_name(const ServerMessage& message)
 {
-    static_assert(std::variant_size_v<ServerMessage> == 11, "a name for every server message");
+    static_assert(std::variant_size_v<ServerMessage> == 12, "a name for every server message");
     static constexpr std::string_view kNames[] = { "welcome", "reply", "error", "iterations", "evaluation", "event", "job-status",
-        "worker-states", "snapshot-end", "missed", "replay-state" };
+        "worker-states", "snapshot-end", "missed", "replay-state", "cluster-state" };
     return kNames[message.index()];
 }
 

@@ -26,7 +26,8 @@ enum class Role { Viewer, Operator, Worker };
 
 // What a subscription can carry. A subscription starts with a snapshot of each stream's
 // current state, then `snapshot-end`, then deltas as they happen.
-enum class Stream { Iterations, Evaluations, Events, Jobs, Workers };
+// `cluster` is the whole cluster's: a subscription's job filter does not apply to it.
+enum class Stream { Iterations, Evaluations, Events, Jobs, Workers, Cluster };
 
 // --- client to server ---------------------------------------------------------------
 
@@ -164,8 +165,34 @@ struct JobStatus {
     std::string database;         // the run store it is recorded in
     RunId run = 0;
     std::string message;          // why it failed, or where it waits
+    // The cluster GPU each worker was placed on (-1: a remote worker, which runs where it
+    // was started); empty until the job is placed.
+    std::vector<std::int32_t> placement;
 
     bool operator==(const JobStatus&) const = default;
+};
+
+// One GPU of fulcrumd's cluster (one worker slot) and the live jobs placed on it.
+struct GpuUsage {
+    std::int32_t gpu = 0;
+    std::int32_t server = 0;
+    double free_memory_gb = 0;
+    double workload_s = 0;   // the estimated compute its jobs still have to run: what LWF balances
+    std::vector<JobId> jobs;
+
+    bool operator==(const GpuUsage&) const = default;
+};
+
+// The cluster jobs are placed on by the scheduling module, and the jobs waiting for room.
+struct ClusterState {
+    std::string placement;   // the placement policy: rand, ff, ls or lwf-K
+    std::int32_t servers = 0;
+    std::int32_t gpus_per_server = 0;
+    double gpu_memory_gb = 0;
+    std::vector<GpuUsage> gpus;
+    std::vector<JobId> queue; // waiting to be placed, in the order they were submitted
+
+    bool operator==(const ClusterState&) const = default;
 };
 
 struct WorkerState {
@@ -248,6 +275,11 @@ struct WorkerUpdate {
     std::int64_t replay = 0;
 };
 
+// The cluster stream: the whole cluster after every placement and release.
+struct ClusterUpdate {
+    ClusterState cluster;
+};
+
 struct SnapshotEnd {
     std::string id; // the subscription
 };
@@ -281,7 +313,7 @@ struct ReplayState {
 };
 
 using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows, Evaluation, Event, JobUpdate, WorkerUpdate,
-    SnapshotEnd, Missed, ReplayState>;
+    SnapshotEnd, Missed, ReplayState, ClusterUpdate>;
 
 std::string_view to_string(Role role);
 std::string_view to_string(Stream stream);

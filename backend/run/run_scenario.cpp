@@ -238,6 +238,12 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         for (std::size_t i = 0; i < config.workers.size(); ++i)
             recorder->add_worker({ config.job, static_cast<WorkerId>(i), config.workers[i].name,
                 config.workers[i].gpu ? "gpu" : "cpu", profile_json(config.workers[i]) });
+        for (EventRecord e : options.recorded_before) {
+            e.job = config.job;
+            e.iteration = 0;
+            e.time_s = 0;
+            recorder->record_event(e);
+        }
     }
 
     say("training " + summary.model + " on " + std::to_string(summary.workers) + " workers"

@@ -48,6 +48,9 @@ struct RunOptions {
     std::function<void(train::BspTrainer*)> on_trainer;
     // Called after training ends, while the manager still exists (e.g. to save its models).
     std::function<void(balance::BatchSizeManager&)> on_finish;
+    // Events from before the run (fulcrumd's queue and placement), recorded first, at
+    // iteration 0, as the run's job. Not passed to on_event: their owner published them.
+    std::vector<EventRecord> recorded_before;
     // The processes that compute the scenario's remote worker slots (fulcrumd).
     std::shared_ptr<train::RemoteWorkers> remote;
 };

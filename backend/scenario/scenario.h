@@ -73,6 +73,9 @@ struct Scenario {
     balance::PolicySpec policy;
     std::vector<WorkerSpec> workers;
     ElasticScenarioSpec elastic;
+    // fulcrumd places the job's workers on its cluster's GPUs ("placement" section): the GPU
+    // memory each worker takes there; unset, a whole GPU. Other runners ignore it.
+    std::optional<double> placement_memory_gb;
 };
 
 // Parses and validates a scenario. Throws InputError naming `source`, the field path

@@ -542,6 +542,12 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
 
     if (const json::value* policy = top.find("policy"))
         s.policy = parse_policy(top, *policy, s);
+    if (const json::value* placement = top.find("placement")) {
+        Fields pl(*placement, "placement", source);
+        if (pl.find("memory_gb"))
+            s.placement_memory_gb = pl.number("memory_gb", 1, 0.01, 1e6);
+        pl.finish();
+    }
     if (const json::value* elastic = top.find("elastic")) {
         Fields e(*elastic, "elastic", source);
         ElasticScenarioSpec& spec = s.elastic;

@@ -6,6 +6,7 @@
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
 
+#include "daemon_support.h"
 #include "ws_client.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,9 @@ using namespace fulcrum;
 using namespace fulcrum::protocol;
 using testing_support::TlsWsClient;
 using testing_support::WsClient;
+using testing_support::drain;
+using testing_support::reply_to;
+using testing_support::wait_for;
 
 namespace {
 
@@ -49,7 +53,8 @@ protected:
     {
         daemon::DaemonOptions o;
         o.data_dir = dir;
-        o.worker_slots = 8;
+        o.cluster.servers = 2;
+        o.cluster.gpus_per_server = 4;
         return o;
     }
 };
@@ -74,43 +79,6 @@ struct Served {
         server.start();
     }
 };
-
-std::vector<ServerMessage> drain(daemon::Client& client)
-{
-    std::vector<ServerMessage> out;
-    while (auto frame = client.queue().pop()) {
-        const auto decoded = decode_server(**frame);
-        EXPECT_TRUE(decoded) << **frame;
-        if (decoded)
-            out.push_back(*decoded.message);
-    }
-    return out;
-}
-
-std::optional<Reply> reply_to(const std::vector<ServerMessage>& messages, const std::string& id)
-{
-    for (const auto& m : messages)
-        if (const auto* r = std::get_if<Reply>(&m); r && r->id == id)
-            return *r;
-    return std::nullopt;
-}
-
-// Drains the client until a message `accept` takes (true), or 60 s pass (false). Every
-// message drained is appended to `seen`.
-template <class Accept>
-bool wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
-{
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline) {
-        for (ServerMessage& m : drain(client)) {
-            seen.push_back(m);
-            if (accept(seen.back()))
-                return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return false;
-}
 
 } // namespace
 

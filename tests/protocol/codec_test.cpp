@@ -112,6 +112,11 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     status.database = "/var/lib/fulcrum/runs/job-3.db";
     status.run = 1;
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    status.placement = { 4, 5, -1 };
+    EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    ClusterState cluster { "lwf-1", 1, 2, 16, { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } }, { 9, 11 } };
+    EXPECT_EQ(round_trip_server(ClusterUpdate { cluster }).cluster, cluster);
+    EXPECT_EQ(type_name(ServerMessage { ClusterUpdate { cluster } }), "cluster-state");
     WorkerState w;
     w.worker = 2;
     w.pinned = 96;
@@ -252,6 +257,7 @@ TEST(ProtocolCodec, FieldErrorsNameTheFieldAndKeepTheRequestId)
     EXPECT_EQ(client_error(R"({"type": "exclude-worker", "id": "r", "job": 1, "worker": 0, "for_s": 0})").field, "for_s");
     EXPECT_EQ(client_error(R"({"type": "inject-straggler", "id": "r", "job": 1, "worker": 0, "slowdown": 0.5})").code,
         "illegal-value");
+    EXPECT_EQ(decode_client(R"({"type": "subscribe", "id": "s", "streams": ["cluster"]})").message.has_value(), true);
     const ErrorInfo stream = client_error(R"({"type": "subscribe", "id": "s", "streams": ["iterations", "gossip"]})");
     EXPECT_EQ(stream.field, "streams[1]");
     EXPECT_EQ(client_error(R"({"type": "submit-job", "id": "s", "scenario": 42})").field, "scenario");

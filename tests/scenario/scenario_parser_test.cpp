@@ -268,3 +268,12 @@ TEST(ScenarioParser, APolicyOrSyncSectionAloneIsCheckedAgainstTheJob)
     refused(sync_model, R"("bulk")", "sync", "expected one of");
     refused(sync_model, R"({"type": "bsp",)", "line 1, column 16", "malformed JSON");
 }
+
+TEST(ScenarioParser, ThePlacementSectionGivesTheGpuMemoryOfEachWorker)
+{
+    EXPECT_FALSE(scenario::parse_scenario(kMinimal, "test.json").placement_memory_gb);
+    const std::string shared = with(R"("workers")", R"("placement": {"memory_gb": 4.5}, "workers")");
+    EXPECT_EQ(scenario::parse_scenario(shared, "test.json").placement_memory_gb, 4.5);
+    expect_refused(with(R"("workers")", R"("placement": {"memory_gb": 0}, "workers")"), "placement.memory_gb", "expected a number in");
+    expect_refused(with(R"("workers")", R"("placement": {"gpus": 2}, "workers")"), "placement.gpus", "unknown field");
+}

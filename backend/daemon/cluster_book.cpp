@@ -1,0 +1,123 @@
+#include "daemon/cluster_book.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace fulcrum::daemon {
+
+ClusterBook::ClusterBook(sched::ClusterSpec cluster, const std::string& placement, std::uint64_t seed)
+    : cluster_(cluster)
+    , placement_name_(placement)
+    , policy_(sched::make_placement(placement, seed))
+{
+}
+
+std::string ClusterBook::impossible(const GpuDemand& demand) const
+{
+    std::ostringstream why;
+    if (demand.workers > cluster_.gpus())
+        why << "asks for " << demand.workers << " GPUs (one per local worker); the cluster has " << cluster_.gpus() << " ("
+            << cluster_.servers << " servers of " << cluster_.gpus_per_server << ")";
+    else if (demand.workers > 0 && demand.memory_gb > cluster_.gpu_memory_gb)
+        why << "asks for " << demand.memory_gb << " GB of GPU memory per worker; the cluster's GPUs have "
+            << cluster_.gpu_memory_gb << " GB";
+    return why.str();
+}
+
+std::vector<sched::GpuState> ClusterBook::gpu_states(const RemainingWork& remaining) const
+{
+    std::vector<sched::GpuState> gpus(static_cast<std::size_t>(cluster_.gpus()));
+    for (std::size_t g = 0; g < gpus.size(); ++g) {
+        gpus[g].server = cluster_.server_of(static_cast<int>(g));
+        gpus[g].free_memory_gb = cluster_.gpu_memory_gb;
+    }
+    for (const auto& [job, held] : held_) {
+        const double left = remaining ? std::max(0.0, remaining(job)) : 0.0;
+        for (int g : held.gpus) {
+            gpus[static_cast<std::size_t>(g)].free_memory_gb -= held.memory_gb;
+            gpus[static_cast<std::size_t>(g)].workload_s += left;
+        }
+    }
+    return gpus;
+}
+
+int ClusterBook::room_for(const GpuDemand& demand) const
+{
+    const auto gpus = gpu_states({});
+    return static_cast<int>(std::count_if(gpus.begin(), gpus.end(),
+        [&](const sched::GpuState& g) { return g.free_memory_gb + 1e-9 >= demand.memory_gb; }));
+}
+
+std::vector<int> ClusterBook::place(JobId job, const GpuDemand& demand, const RemainingWork& remaining)
+{
+    if (held_.contains(job))
+        return held_.at(job).gpus;
+    if (demand.workers == 0) { // only remote workers: nothing to place
+        held_[job] = Held {};
+        return {};
+    }
+    sched::JobSpec spec;
+    spec.id = job;
+    spec.gpus = demand.workers;
+    // A hair less than asked, so that a whole-GPU demand fits a GPU whose free memory is the
+    // sum of floating-point subtractions.
+    spec.model.memory_gb = demand.memory_gb - 1e-9;
+    const std::vector<int> chosen = policy_->place(spec, cluster_, gpu_states(remaining));
+    if (chosen.size() != static_cast<std::size_t>(demand.workers))
+        return {};
+    held_[job] = Held { chosen, demand.memory_gb };
+    return chosen;
+}
+
+void ClusterBook::release(JobId job) { held_.erase(job); }
+
+protocol::ClusterState ClusterBook::state(const std::vector<JobId>& queue, const RemainingWork& remaining) const
+{
+    protocol::ClusterState out;
+    out.placement = placement_name_;
+    out.servers = cluster_.servers;
+    out.gpus_per_server = cluster_.gpus_per_server;
+    out.gpu_memory_gb = cluster_.gpu_memory_gb;
+    out.queue = queue;
+    const auto gpus = gpu_states(remaining);
+    for (std::size_t g = 0; g < gpus.size(); ++g)
+        out.gpus.push_back({ static_cast<std::int32_t>(g), gpus[g].server, std::max(0.0, gpus[g].free_memory_gb), gpus[g].workload_s, {} });
+    for (const auto& [job, held] : held_)
+        for (int g : held.gpus)
+            out.gpus[static_cast<std::size_t>(g)].jobs.push_back(job);
+    return out;
+}
+
+std::string ClusterBook::describe(const std::vector<int>& gpus) const
+{
+    if (gpus.empty())
+        return "no GPUs";
+    std::vector<int> sorted = gpus;
+    std::sort(sorted.begin(), sorted.end());
+    std::ostringstream text;
+    text << (sorted.size() == 1 ? "GPU " : "GPUs ");
+    // Runs of consecutive GPUs as "a-b".
+    for (std::size_t i = 0; i < sorted.size();) {
+        std::size_t j = i;
+        while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1)
+            ++j;
+        text << (i ? ", " : "") << sorted[i];
+        if (j > i)
+            text << "-" << sorted[j];
+        i = j + 1;
+    }
+    std::set<int> servers;
+    for (int g : sorted)
+        servers.insert(cluster_.server_of(g));
+    text << (servers.size() == 1 ? " (server " : " (servers ");
+    bool first = true;
+    for (int s : servers) {
+        text << (first ? "" : ", ") << s;
+        first = false;
+    }
+    text << ")";
+    return text.str();
+}
+
+} // namespace fulcrum::daemon

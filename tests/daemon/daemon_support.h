@@ -1,0 +1,57 @@
+#pragma once
+
+// Reading a client's queue in tests that drive fulcrumd's Daemon without a socket.
+
+#include "daemon/stream_hub.h"
+#include "protocol/codec.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fulcrum::testing_support {
+
+using namespace fulcrum::protocol;
+
+inline std::vector<ServerMessage> drain(daemon::Client& client)
+{
+    std::vector<ServerMessage> out;
+    while (auto frame = client.queue().pop()) {
+        const auto decoded = decode_server(**frame);
+        EXPECT_TRUE(decoded) << **frame;
+        if (decoded)
+            out.push_back(*decoded.message);
+    }
+    return out;
+}
+
+inline std::optional<Reply> reply_to(const std::vector<ServerMessage>& messages, const std::string& id)
+{
+    for (const auto& m : messages)
+        if (const auto* r = std::get_if<Reply>(&m); r && r->id == id)
+            return *r;
+    return std::nullopt;
+}
+
+// Drains the client until a message `accept` takes (true), or 60 s pass (false). Every
+// message drained is appended to `seen`.
+template <class Accept>
+bool wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        for (ServerMessage& m : drain(client)) {
+            seen.push_back(m);
+            if (accept(seen.back()))
+                return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+}
+
+} // namespace fulcrum::testing_support

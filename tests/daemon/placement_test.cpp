@@ -1,0 +1,201 @@
+#include "common/error.h"
+#include "daemon/cluster_book.h"
+#include "daemon/daemon.h"
+#include "db/run_reader.h"
+
+#include "daemon_support.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using testing_support::drain;
+using testing_support::reply_to;
+using testing_support::wait_for;
+
+namespace {
+
+sched::ClusterSpec two_servers_of_four()
+{
+    sched::ClusterSpec c;
+    c.servers = 2;
+    c.gpus_per_server = 4;
+    c.gpu_memory_gb = 16;
+    return c;
+}
+
+// A paced job of `workers` equal workers that runs until cancelled.
+std::string job_of(int workers, const std::string& extra = "")
+{
+    return R"({"name": "placed-)" + std::to_string(workers) + R"(", "mode": "paced", "pace": 2,
+      "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
+      "model": {"type": "softmax"}, "training": {"total_batch": 48, "iterations": 1000000, "eval_interval": 1000},
+      "workers": [{"speed": 3000, "count": )" + std::to_string(workers) + "}]" + extra + "}";
+}
+
+} // namespace
+
+TEST(ClusterBook, LwfConsolidatesLargeJobsOnTheLeastLoadedServerAndBalancesSmallOnes)
+{
+    daemon::ClusterBook book(two_servers_of_four(), "lwf-1");
+    std::map<JobId, double> left { { 1, 100 }, { 2, 10 } };
+    const daemon::RemainingWork remaining = [&](JobId j) { return left.count(j) ? left[j] : 0.0; };
+    EXPECT_EQ(book.place(1, { 3, 16 }, remaining), (std::vector<int> { 0, 1, 2 })) << "a 3-GPU job fills one server";
+    // Server 0 carries job 1's 3 x 100 s, so the next large job goes to server 1.
+    EXPECT_EQ(book.place(2, { 2, 16 }, remaining), (std::vector<int> { 4, 5 }));
+    EXPECT_TRUE(book.place(3, { 4, 16 }, remaining).empty()) << "three GPUs are free, the job needs four";
+    EXPECT_EQ(book.room_for({ 1, 16 }), 3);
+    // A one-GPU job sharing memory goes to the least-loaded GPU that has room (κ = 1).
+    EXPECT_EQ(book.place(4, { 1, 4 }, remaining), (std::vector<int> { 3 }));
+
+    const ClusterState state = book.state({ 3 }, remaining);
+    EXPECT_EQ(state.placement, "lwf-1");
+    ASSERT_EQ(state.gpus.size(), 8u);
+    EXPECT_EQ(state.gpus[0].jobs, (std::vector<JobId> { 1 }));
+    EXPECT_EQ(state.gpus[0].workload_s, 100);
+    EXPECT_EQ(state.gpus[0].free_memory_gb, 0);
+    EXPECT_EQ(state.gpus[3].free_memory_gb, 12);
+    EXPECT_EQ(state.gpus[4].server, 1);
+    EXPECT_EQ(state.queue, (std::vector<JobId> { 3 }));
+
+    book.release(1);
+    // Server 0 (no work left on it) first, with the three GPUs that have a whole GPU's
+    // memory; then the least-loaded free GPU of server 1.
+    EXPECT_EQ(book.place(3, { 4, 16 }, remaining), (std::vector<int> { 0, 1, 2, 6 }));
+    EXPECT_EQ(book.state({}, remaining).gpus[0].jobs, (std::vector<JobId> { 3 }));
+}
+
+TEST(ClusterBook, FirstFitPacksAndEveryPolicyKeepsGpusDistinctAndWithinMemory)
+{
+    for (const char* policy : { "ff", "ls", "rand", "lwf-1", "lwf-4" }) {
+        daemon::ClusterBook book(two_servers_of_four(), policy);
+        std::vector<int> used(8, 0);
+        for (JobId job = 1; job <= 6; ++job) {
+            const std::vector<int> gpus = book.place(job, { 3, 5 }, [](JobId) { return 1.0; }); // three 5 GB workers
+            if (gpus.empty())
+                continue;
+            EXPECT_EQ(std::set<int>(gpus.begin(), gpus.end()).size(), gpus.size()) << policy << ": a GPU twice in one job";
+            for (int g : gpus)
+                ++used[static_cast<std::size_t>(g)];
+        }
+        for (int g = 0; g < 8; ++g)
+            EXPECT_LE(used[static_cast<std::size_t>(g)] * 5, 16) << policy << ": GPU " << g << " over its memory";
+    }
+    daemon::ClusterBook ff(two_servers_of_four(), "ff");
+    EXPECT_EQ(ff.place(1, { 2, 8 }, {}), (std::vector<int> { 0, 1 }));
+    EXPECT_EQ(ff.place(2, { 2, 8 }, {}), (std::vector<int> { 0, 1 })) << "first fit packs the first GPUs with room";
+    EXPECT_EQ(ff.place(3, { 2, 8 }, {}), (std::vector<int> { 2, 3 }));
+}
+
+TEST(ClusterBook, DemandsThatCanNeverFitAreNamedAndPlacementsDescribed)
+{
+    daemon::ClusterBook book(two_servers_of_four(), "ff");
+    EXPECT_NE(book.impossible({ 9, 16 }).find("the cluster has 8"), std::string::npos) << book.impossible({ 9, 16 });
+    EXPECT_NE(book.impossible({ 2, 32 }).find("have 16 GB"), std::string::npos) << book.impossible({ 2, 32 });
+    EXPECT_EQ(book.impossible({ 8, 16 }), "");
+    EXPECT_EQ(book.describe({ 2, 0, 1, 3 }), "GPUs 0-3 (server 0)");
+    EXPECT_EQ(book.describe({ 3, 4, 6 }), "GPUs 3-4, 6 (servers 0, 1)");
+    EXPECT_EQ(book.describe({ 5 }), "GPU 5 (server 1)");
+    EXPECT_THROW(daemon::ClusterBook(two_servers_of_four(), "best"), std::invalid_argument);
+}
+
+class PlacementTest : public ::testing::Test {
+protected:
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-placement-" + std::to_string(::getpid()));
+    void SetUp() override { std::filesystem::create_directories(dir); }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+};
+
+// Live jobs on a 2 x 4 cluster under lwf-1: a job that does not fit waits in the queue
+// (its status says why) while a smaller one behind it starts; cancelling frees GPUs and
+// the waiting job is placed. The cluster stream and the events follow, and the run store
+// records the queue and placement events first.
+TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhead)
+{
+    daemon::DaemonOptions o;
+    o.data_dir = dir;
+    o.cluster = two_servers_of_four();
+    daemon::Daemon d(o);
+    auto viewer = d.connect(Role::Viewer, "viewer");
+    d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*viewer, encode(ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events }, std::nullopt, {} } }));
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*viewer, seen, [](const ServerMessage& m) { return std::holds_alternative<SnapshotEnd>(m); }));
+    const auto first_cluster = std::find_if(seen.begin(), seen.end(), [](const ServerMessage& m) { return std::holds_alternative<ClusterUpdate>(m); });
+    ASSERT_NE(first_cluster, seen.end()) << "a cluster subscription starts with the cluster";
+    EXPECT_EQ(std::get<ClusterUpdate>(*first_cluster).cluster.gpus.size(), 8u);
+
+    const JobId big = d.submit(job_of(6), "big");
+    const JobId wide = d.submit(job_of(4), "wide");   // 2 GPUs are free: waits
+    const JobId small = d.submit(job_of(2), "small"); // fits beside the big one
+    const auto status = [&](JobId id) {
+        for (const JobStatus& s : d.jobs())
+            if (s.job == id)
+                return s;
+        return JobStatus {};
+    };
+    EXPECT_EQ(status(big).placement, (std::vector<std::int32_t> { 0, 1, 2, 3, 4, 5 }));
+    EXPECT_EQ(status(wide).state, JobState::Queued);
+    EXPECT_NE(status(wide).message.find("waiting for 4 GPUs"), std::string::npos) << status(wide).message;
+    EXPECT_TRUE(status(wide).placement.empty());
+    EXPECT_EQ(status(small).placement, (std::vector<std::int32_t> { 6, 7 }));
+    EXPECT_EQ(d.cluster().queue, (std::vector<JobId> { wide }));
+
+    d.receive(*viewer, encode(ClientMessage { JobCommand { "x", JobAction::Cancel, big } }));
+    const std::vector<ServerMessage> before_cancel = drain(*viewer);
+    seen.insert(seen.end(), before_cancel.begin(), before_cancel.end());
+    EXPECT_EQ(reply_to(before_cancel, "x")->error->code, "not-authorized");
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, big } }));
+    ASSERT_TRUE(wait_for(*viewer, seen, [&](const ServerMessage& m) {
+        const auto* c = std::get_if<ClusterUpdate>(&m);
+        return c && c->cluster.queue.empty() && c->cluster.gpus[0].jobs == std::vector<JobId> { wide };
+    })) << "the waiting job was never placed on the freed GPUs";
+    EXPECT_EQ(status(wide).placement.size(), 4u);
+    EXPECT_EQ(status(wide).state, JobState::Running);
+
+    std::map<JobId, std::vector<std::string>> kinds;
+    for (const ServerMessage& m : seen)
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.actor.rfind("scheduler", 0) == 0)
+            kinds[e->event.job].push_back(e->event.kind);
+    EXPECT_EQ(kinds[big], (std::vector<std::string> { "job-queued", "job-placed", "job-released" }));
+    EXPECT_EQ(kinds[wide], (std::vector<std::string> { "job-queued", "job-placed" }));
+    EXPECT_EQ(kinds[small], (std::vector<std::string> { "job-queued", "job-placed" }));
+
+    for (JobId id : { wide, small })
+        d.receive(*op, encode(ClientMessage { JobCommand { "c" + std::to_string(id), JobAction::Cancel, id } }));
+    d.stop_all();
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(wide) + ".db"));
+    const auto events = reader.events(reader.runs().at(0).id);
+    ASSERT_GE(events.size(), 3u);
+    EXPECT_EQ(events[0].kind, "job-queued");
+    EXPECT_EQ(events[1].kind, "job-placed");
+    EXPECT_NE(events[1].message.find("lwf-1 placed 4 local workers on GPUs 0-3 (server 0)"), std::string::npos) << events[1].message;
+    EXPECT_EQ(events[2].kind, "job-started");
+}
+
+TEST_F(PlacementTest, AJobThatCouldNeverFitIsRefusedNamingTheField)
+{
+    daemon::DaemonOptions o;
+    o.data_dir = dir;
+    o.cluster = two_servers_of_four();
+    daemon::Daemon d(o);
+    try {
+        d.submit(job_of(9), "too-many");
+        ADD_FAILURE() << "a job of 9 workers was accepted on 8 GPUs";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "workers");
+        EXPECT_NE(std::string(e.what()).find("the cluster has 8"), std::string::npos) << e.what();
+    }
+    try {
+        d.submit(job_of(2, R"(, "placement": {"memory_gb": 40})"), "too-big");
+        ADD_FAILURE() << "a job asking 40 GB per worker was accepted on 16 GB GPUs";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "placement.memory_gb");
+    }
+    EXPECT_TRUE(d.jobs().empty());
+}
