@@ -161,7 +161,7 @@ std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int6
         slot.waiting = iteration;
         slot.result.reset();
     }
-    client->send_frame(std::make_shared<const std::string>(protocol::encode_task(iteration, batch_size, parameters)));
+    client->send_frame(std::make_shared<const std::string>(protocol::encode_task(iteration, batch_size, parameters)), {}, Delivery::Always);
     std::unique_lock lock(mutex_);
     Slot& slot = slots_[static_cast<std::size_t>(worker)];
     changed_.wait(lock, [&] { return slot.result.has_value() || slot.client != client || closed_; });

@@ -11,7 +11,7 @@ SendQueue::SendQueue(std::size_t limit)
 {
 }
 
-bool SendQueue::push(Frame frame, std::string key)
+bool SendQueue::push(Frame frame, std::string key, Delivery delivery)
 {
     std::lock_guard lock(mutex_);
     const bool was_empty = entries_.empty();
@@ -24,7 +24,7 @@ bool SendQueue::push(Frame frame, std::string key)
             return false;
         }
         // Keyed frames may pass the limit: there are at most a few per job, so they stay bounded.
-    } else if (entries_.size() >= limit_) {
+    } else if (delivery == Delivery::Droppable && entries_.size() >= limit_) {
         ++total_.dropped;
         ++unreported_.dropped;
         return false;

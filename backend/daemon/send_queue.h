@@ -19,13 +19,17 @@ using Frame = std::shared_ptr<const std::string>;
 // job's status, its worker states) replaces the queued frame with the same key: the
 // client gets the latest state, not every one. A frame without a key (iteration rows,
 // events) is dropped when the queue is full. The next frame the client takes after a loss
-// is a `missed` message with the counts. Thread-safe.
+// is a `missed` message with the counts. What a client asked for (a reply, a snapshot, its
+// replay, a remote worker's task) is never dropped: it is bounded by the client's own
+// requests, and losing it would leave the client waiting forever. Thread-safe.
+enum class Delivery { Droppable, Always };
+
 class SendQueue {
 public:
     explicit SendQueue(std::size_t limit = 1024);
 
     // Returns true when the queue was empty before: the writer must be woken.
-    bool push(Frame frame, std::string coalesce_key = {});
+    bool push(Frame frame, std::string coalesce_key = {}, Delivery delivery = Delivery::Droppable);
     std::optional<Frame> pop();
     std::size_t size() const;
     std::size_t limit() const { return limit_; }

@@ -14,14 +14,14 @@ Client::Client(std::uint64_t id, protocol::Role role, std::string name, std::siz
 {
 }
 
-void Client::send(const protocol::ServerMessage& message)
+void Client::send(const protocol::ServerMessage& message, Delivery delivery)
 {
-    send_frame(std::make_shared<const std::string>(protocol::encode(message)));
+    send_frame(std::make_shared<const std::string>(protocol::encode(message)), {}, delivery);
 }
 
-void Client::send_frame(Frame frame, std::string coalesce_key)
+void Client::send_frame(Frame frame, std::string coalesce_key, Delivery delivery)
 {
-    if (!queue_.push(std::move(frame), std::move(coalesce_key)))
+    if (!queue_.push(std::move(frame), std::move(coalesce_key), delivery))
         return;
     std::function<void()> wake;
     {
@@ -138,7 +138,7 @@ void StreamHub::publish(const protocol::IterationRows& rows)
             if (std::find(only.begin(), only.end(), r.worker) != only.end())
                 some.rows.push_back(r);
         if (!some.rows.empty())
-            client->send(some);
+            client->send(some, Delivery::Droppable);
     }
 }
 

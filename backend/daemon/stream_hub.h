@@ -25,8 +25,11 @@ public:
     const std::string& name() const { return name_; }
     SendQueue& queue() { return queue_; }
 
-    void send(const protocol::ServerMessage& message);
-    void send_frame(Frame frame, std::string coalesce_key = {});
+    // What this client asked for: replies, snapshots, its replays. Never dropped.
+    void send(const protocol::ServerMessage& message, Delivery delivery = Delivery::Always);
+    // Stream frames (droppable under backpressure, or coalesced by key); Always for what
+    // must arrive, such as a remote worker's task.
+    void send_frame(Frame frame, std::string coalesce_key = {}, Delivery delivery = Delivery::Droppable);
     void set_wake(std::function<void()> wake);
 
     bool greeted() const;

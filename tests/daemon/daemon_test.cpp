@@ -82,7 +82,7 @@ struct Served {
 
 } // namespace
 
-TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusAndReportsWhatWasMissed)
+TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusReportsWhatWasMissedAndKeepsReplies)
 {
     daemon::SendQueue queue(2);
     const auto frame = [](const char* text) { return std::make_shared<const std::string>(text); };
@@ -102,6 +102,15 @@ TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusAndReportsWhatWasMissed)
     EXPECT_EQ(**queue.pop(), "s2");
     EXPECT_FALSE(queue.pop());
     EXPECT_EQ(queue.missed().dropped, 1);
+
+    // A reply is never dropped, even into a full queue: the client waits for it.
+    EXPECT_TRUE(queue.push(frame("r4")));
+    queue.push(frame("r5"));
+    queue.push(frame("reply"), {}, daemon::Delivery::Always);
+    EXPECT_EQ(queue.size(), 3u);
+    EXPECT_EQ(**queue.pop(), "r4");
+    EXPECT_EQ(**queue.pop(), "r5");
+    EXPECT_EQ(**queue.pop(), "reply");
 }
 
 TEST_F(DaemonTest, EveryErrorClassIsAReplyAndTheClientStaysConnected)

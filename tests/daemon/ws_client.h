@@ -34,12 +34,19 @@ public:
     // Connects and upgrades; an empty token sends no Authorization header. Over TLS the
     // server's certificate must chain to `trusted` and name 127.0.0.1.
     // Throws boost::system::system_error when the server refuses the handshake or upgrade.
-    BasicWsClient(unsigned short port, const std::string& token, const std::filesystem::path& trusted = {})
+    // `receive_buffer` (bytes, 0: the system's) is set before connecting, so that TCP
+    // negotiates its window for it: a small one makes a client that stops reading stall the
+    // server's sends at once.
+    BasicWsClient(unsigned short port, const std::string& token, const std::filesystem::path& trusted = {}, int receive_buffer = 0)
         : tls_(net::ssl::context::tls_client)
         , ws_(make_stream(trusted))
     {
-        net::ip::tcp::resolver resolver(io_);
-        net::connect(beast::get_lowest_layer(ws_), resolver.resolve("127.0.0.1", std::to_string(port)));
+        auto& socket = beast::get_lowest_layer(ws_);
+        const net::ip::tcp::endpoint server(net::ip::make_address("127.0.0.1"), port);
+        socket.open(server.protocol());
+        if (receive_buffer > 0)
+            socket.set_option(net::socket_base::receive_buffer_size(receive_buffer));
+        socket.connect(server);
         if constexpr (kTls) {
             ws_.next_layer().set_verify_callback(net::ssl::host_name_verification("127.0.0.1"));
             ws_.next_layer().handshake(net::ssl::stream_base::client);
