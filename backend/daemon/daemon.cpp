@@ -418,7 +418,7 @@ JobId Daemon::submit(const std::string& scenario_json, const std::string& source
     asks << "submitted: " << demand.workers << (demand.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
          << " GB each, " << cluster_.room_for(demand) << " with room now; " << queued_.size() << " job"
          << (queued_.size() == 1 ? "" : "s") << " ahead";
-    runtime->queue_event("job-queued", asks.str());
+    runtime->scheduler_event("job-queued", asks.str());
     jobs_[id] = std::move(runtime);
     queued_.push_back(id);
     start_queued();

@@ -53,7 +53,7 @@ JobRuntime::~JobRuntime()
     join();
 }
 
-void JobRuntime::queue_event(const std::string& kind, const std::string& message)
+void JobRuntime::scheduler_event(const std::string& kind, const std::string& message)
 {
     EventRecord e;
     e.job = id_;
@@ -84,7 +84,7 @@ void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
     waited.precision(3);
     waited << placed << " after " << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_).count()
            << " s in the queue";
-    queue_event("job-placed", waited.str());
+    scheduler_event("job-placed", waited.str());
     {
         std::lock_guard lock(mutex_);
         started_ = std::chrono::steady_clock::now();

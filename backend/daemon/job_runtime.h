@@ -37,7 +37,7 @@ public:
     void start(std::vector<std::int32_t> placement, const std::string& placed);
     // A scheduler event before the run starts ("job-queued", "job-placed"): published now,
     // and recorded first in the job's run store when the run begins.
-    void queue_event(const std::string& kind, const std::string& message);
+    void scheduler_event(const std::string& kind, const std::string& message);
     // Why a queued job waits, for its status.
     void set_waiting(const std::string& why);
     // Ends the job at its next barrier; it is recorded as stopped.
