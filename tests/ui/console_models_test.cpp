@@ -1,0 +1,126 @@
+// The console's models fed the way the console is fed: the messages of a recorded run,
+// replayed by the backend's ReplaySource (the test may use the backend; the console does
+// not link it).
+
+#include "db/run_reader.h"
+#include "replay/replay_source.h"
+#include "run/run_scenario.h"
+#include "ui/console_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+
+namespace {
+
+constexpr int kIterations = 30;
+
+// Four workers, one slow; worker 1 is pinned at 20 before the run starts.
+struct RecordedRun {
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-ui-" + std::to_string(::getpid()));
+    std::filesystem::path database = dir / "run.db";
+    RunId run = 0;
+
+    RecordedRun()
+    {
+        std::filesystem::create_directories(dir);
+        const scenario::Scenario s = scenario::parse_scenario(R"({"name": "console", "seed": 3,
+            "data": {"source": "synthetic", "train_size": 400, "test_size": 100, "dim": 8, "classes": 3},
+            "model": {"type": "softmax"}, "training": {"total_batch": 64, "iterations": 30, "eval_interval": 10},
+            "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
+            "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})", "console-test");
+        run::RunOptions options;
+        options.database = database;
+        options.on_start = [](balance::BatchSizeManager& m) { m.pin(1, 20, "operator:test"); };
+        run = run::run_scenario(s, options).run;
+    }
+    ~RecordedRun() { std::filesystem::remove_all(dir); }
+};
+
+} // namespace
+
+TEST(ConsoleStore, AReplayedRunFillsTheJobsWorkersAndEventsModels)
+{
+    RecordedRun recorded;
+    replay::ReplaySource source(recorded.database, recorded.run, 7, "run.db");
+    ui::ConsoleStore store;
+    store.follow(7);
+    store.ingest(IterationRows { 0, 3, { IterationRecord {} }, 0 }); // a live message: not this source
+    for (std::int64_t k = 0; k < source.length(); ++k)
+        for (const ServerMessage& m : source.step(k))
+            store.ingest(m);
+    for (const ServerMessage& m : source.finish())
+        store.ingest(m);
+
+    ui::JobsModel& jobs = store.jobs();
+    ASSERT_EQ(jobs.rowCount(), 1);
+    EXPECT_EQ(jobs.data(jobs.index(0, ui::JobsModel::State)).toString(), QStringLiteral("finished"));
+    EXPECT_EQ(jobs.data(jobs.index(0, ui::JobsModel::Iteration)).toString(), QStringLiteral("30 / 30"));
+    EXPECT_EQ(jobs.data(jobs.index(0, ui::JobsModel::Progress), ui::JobsModel::kFractionRole).toDouble(), 1.0);
+    EXPECT_TRUE(jobs.data(jobs.index(0, ui::JobsModel::Policy)).toString().startsWith(QStringLiteral("lbbsp-cpu")));
+    EXPECT_FALSE(jobs.data(jobs.index(0, ui::JobsModel::Accuracy)).toString().isEmpty());
+
+    // The workers table holds the last iteration's rows as recorded.
+    db::RunReader reader(recorded.database);
+    const auto last = reader.iterations(recorded.run, 0, kIterations - 1, kIterations - 1);
+    ui::WorkersModel& workers = store.workers();
+    ASSERT_EQ(workers.rowCount(), 4);
+    for (const IterationRecord& r : last) {
+        ASSERT_NE(workers.last_row(r.worker), nullptr);
+        EXPECT_EQ(*workers.last_row(r.worker), r);
+        EXPECT_EQ(workers.data(workers.index(r.worker, ui::WorkersModel::BatchSize)).toInt(), r.batch_size);
+    }
+    EXPECT_EQ(workers.data(workers.index(1, ui::WorkersModel::State)).toString(), QStringLiteral("pinned at 20"));
+    EXPECT_EQ(workers.data(workers.index(3, ui::WorkersModel::State)).toString(), QString());
+
+    // Every recorded event, in order, with who caused it.
+    const auto recorded_events = reader.events(recorded.run);
+    ui::EventsModel& events = store.events();
+    ASSERT_EQ(events.rowCount(), static_cast<int>(recorded_events.size()));
+    bool pin = false;
+    for (int row = 0; row < events.rowCount(); ++row) {
+        EXPECT_EQ(events.event(row), recorded_events[static_cast<std::size_t>(row)]);
+        pin = pin || (events.event(row).kind == "pin" && events.event(row).actor == "operator:test");
+    }
+    EXPECT_TRUE(pin);
+}
+
+TEST(ConsoleStore, ASeekShowsTheRunAsOfThatIteration)
+{
+    RecordedRun recorded;
+    replay::ReplaySource source(recorded.database, recorded.run, 9, "run.db");
+    ui::ConsoleStore store;
+    store.follow(9);
+    const std::int64_t position = *source.position_after(source.first_job(), 11);
+    store.ingest(source.state(position, ReplayPhase::Paused, 1, true));
+    for (const ServerMessage& m : source.snapshot(position))
+        store.ingest(m);
+
+    ASSERT_NE(store.replay_state(), nullptr);
+    EXPECT_EQ(store.replay_state()->iteration, 11);
+    EXPECT_EQ(store.jobs().data(store.jobs().index(0, ui::JobsModel::Iteration)).toString(), QStringLiteral("12 / 30"));
+    db::RunReader reader(recorded.database);
+    for (const IterationRecord& r : reader.iterations(recorded.run, 0, 11, 11)) {
+        ASSERT_NE(store.workers().last_row(r.worker), nullptr);
+        EXPECT_EQ(*store.workers().last_row(r.worker), r) << "worker " << r.worker;
+    }
+    EXPECT_EQ(store.events().rowCount(), 0) << "a snapshot carries state, not the event history";
+}
+
+TEST(EventsModel, KeepsTheNewestEventsUpToItsLimit)
+{
+    ui::EventsModel events(3);
+    for (int k = 0; k < 5; ++k) {
+        EventRecord e;
+        e.iteration = k;
+        e.kind = "warning";
+        events.append(e);
+    }
+    ASSERT_EQ(events.rowCount(), 3);
+    EXPECT_EQ(events.event(0).iteration, 2);
+    EXPECT_EQ(events.event(2).iteration, 4);
+}

@@ -1,0 +1,69 @@
+#include "ui/models/events_model.h"
+
+#include <algorithm>
+
+namespace fulcrum::ui {
+
+EventsModel::EventsModel(std::size_t limit, QObject* parent)
+    : QAbstractTableModel(parent)
+    , limit_(std::max<std::size_t>(1, limit))
+{
+}
+
+void EventsModel::append(const EventRecord& event)
+{
+    if (events_.size() >= limit_) {
+        beginRemoveRows({}, 0, 0);
+        events_.pop_front();
+        endRemoveRows();
+    }
+    const int row = static_cast<int>(events_.size());
+    beginInsertRows({}, row, row);
+    events_.push_back(event);
+    endInsertRows();
+}
+
+void EventsModel::clear()
+{
+    beginResetModel();
+    events_.clear();
+    endResetModel();
+}
+
+int EventsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(events_.size()); }
+int EventsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant EventsModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || index.row() >= static_cast<int>(events_.size()) || role != Qt::DisplayRole)
+        return {};
+    const EventRecord& e = events_[static_cast<std::size_t>(index.row())];
+    switch (index.column()) {
+    case Time:
+        return QStringLiteral("%1 s").arg(e.time_s, 0, 'f', 2);
+    case Job:
+        return e.job;
+    case Iteration:
+        return QVariant::fromValue<qlonglong>(e.iteration);
+    case Kind:
+        return QString::fromStdString(e.kind);
+    case Worker:
+        return e.worker ? QVariant(*e.worker) : QVariant();
+    case Message:
+        return QString::fromStdString(e.message);
+    case Actor:
+        return QString::fromStdString(e.actor);
+    default:
+        return {};
+    }
+}
+
+QVariant EventsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    static const char* const kNames[ColumnCount] = { "Time", "Job", "Iteration", "Kind", "Worker", "Message", "Actor" };
+    return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
+}
+
+} // namespace fulcrum::ui

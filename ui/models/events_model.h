@@ -1,0 +1,35 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <QAbstractTableModel>
+
+#include <deque>
+
+namespace fulcrum::ui {
+
+// Events as they arrive (phase changes, warnings, operator actions with who and when,
+// scheduler events), newest last. Bounded: past `limit` the oldest go (the run store keeps
+// them all).
+class EventsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Time, Job, Iteration, Kind, Worker, Message, Actor, ColumnCount };
+
+    explicit EventsModel(std::size_t limit = 10000, QObject* parent = nullptr);
+
+    void append(const EventRecord& event);
+    void clear();
+    const EventRecord& event(int row) const { return events_.at(static_cast<std::size_t>(row)); }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    std::size_t limit_;
+    std::deque<EventRecord> events_;
+};
+
+} // namespace fulcrum::ui

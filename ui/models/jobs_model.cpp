@@ -1,0 +1,95 @@
+#include "ui/models/jobs_model.h"
+
+#include "ui/models/format.h"
+
+namespace fulcrum::ui {
+
+void JobsModel::apply(const protocol::JobStatus& status)
+{
+    for (std::size_t i = 0; i < jobs_.size(); ++i)
+        if (jobs_[i].job == status.job) {
+            jobs_[i] = status;
+            const int row = static_cast<int>(i);
+            emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+            return;
+        }
+    const int row = static_cast<int>(jobs_.size());
+    beginInsertRows({}, row, row);
+    jobs_.push_back(status);
+    endInsertRows();
+}
+
+void JobsModel::clear()
+{
+    beginResetModel();
+    jobs_.clear();
+    endResetModel();
+}
+
+const protocol::JobStatus* JobsModel::job(JobId id) const
+{
+    for (const auto& j : jobs_)
+        if (j.job == id)
+            return &j;
+    return nullptr;
+}
+
+int JobsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(jobs_.size()); }
+int JobsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant JobsModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || index.row() >= static_cast<int>(jobs_.size()))
+        return {};
+    const protocol::JobStatus& j = jobs_[static_cast<std::size_t>(index.row())];
+    const double fraction = j.iterations > 0 ? static_cast<double>(j.iteration) / static_cast<double>(j.iterations) : 0.0;
+    if (role == kFractionRole && index.column() == Progress)
+        return fraction;
+    if (role == Qt::ToolTipRole && !j.message.empty())
+        return QString::fromStdString(j.message);
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case Job:
+        return j.job;
+    case Name:
+        return QString::fromStdString(j.name);
+    case State:
+        return QString::fromUtf8(protocol::to_string(j.state).data(), static_cast<int>(protocol::to_string(j.state).size()));
+    case Model:
+        return QString::fromStdString(j.model);
+    case SyncModel:
+        return QString::fromStdString(j.sync_model);
+    case Policy:
+        return QString::fromStdString(j.policy);
+    case Workers:
+        return j.workers;
+    case Progress:
+        return QStringLiteral("%1 %").arg(100.0 * fraction, 0, 'f', 1);
+    case Iteration:
+        return QStringLiteral("%1 / %2").arg(j.iteration).arg(j.iterations);
+    case Accuracy:
+        return j.accuracy ? QStringLiteral("%1 %").arg(100.0 * *j.accuracy, 0, 'f', 2) : QString();
+    case Elapsed:
+        return duration_text(j.elapsed_s);
+    case Remaining: {
+        // The wall time so far per completed iteration, times what is left.
+        if (j.iteration <= 0 || j.iteration >= j.iterations || j.state != protocol::JobState::Running)
+            return QString();
+        return duration_text(j.elapsed_s / static_cast<double>(j.iteration) * static_cast<double>(j.iterations - j.iteration));
+    }
+    default:
+        return {};
+    }
+}
+
+QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    static const char* const kNames[ColumnCount] = { "Job", "Name", "State", "Model", "Sync", "Policy", "Workers", "Progress",
+        "Iteration", "Accuracy", "Elapsed", "Remaining" };
+    return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
+}
+
+} // namespace fulcrum::ui

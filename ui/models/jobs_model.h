@@ -1,0 +1,35 @@
+#pragma once
+
+#include "protocol/messages.h"
+
+#include <QAbstractTableModel>
+
+#include <vector>
+
+namespace fulcrum::ui {
+
+// The jobs table: one row per job, in the order the jobs were first seen, updated in place
+// from each job-status. Views read it; nothing here parses JSON.
+class JobsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Job, Name, State, Model, SyncModel, Policy, Workers, Progress, Iteration, Accuracy, Elapsed, Remaining, ColumnCount };
+    // Qt::UserRole on the Progress column: the completed fraction, 0 to 1, for a bar.
+    static constexpr int kFractionRole = Qt::UserRole;
+
+    using QAbstractTableModel::QAbstractTableModel;
+
+    void apply(const protocol::JobStatus& status);
+    void clear();
+    const protocol::JobStatus* job(JobId id) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    std::vector<protocol::JobStatus> jobs_;
+};
+
+} // namespace fulcrum::ui

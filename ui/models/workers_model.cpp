@@ -1,0 +1,119 @@
+#include "ui/models/workers_model.h"
+
+namespace fulcrum::ui {
+
+void WorkersModel::show_job(JobId job)
+{
+    beginResetModel();
+    job_ = job;
+    rows_.clear();
+    endResetModel();
+}
+
+void WorkersModel::clear() { show_job(job_); }
+
+WorkersModel::Row& WorkersModel::row_for(WorkerId worker)
+{
+    const auto needed = static_cast<std::size_t>(worker) + 1;
+    if (rows_.size() < needed) {
+        beginInsertRows({}, static_cast<int>(rows_.size()), static_cast<int>(needed) - 1);
+        const std::size_t first = rows_.size();
+        rows_.resize(needed);
+        for (std::size_t i = first; i < needed; ++i)
+            rows_[i].state.worker = static_cast<WorkerId>(i);
+        endInsertRows();
+    }
+    return rows_[static_cast<std::size_t>(worker)];
+}
+
+void WorkersModel::apply(const protocol::WorkerUpdate& update)
+{
+    if (update.job != job_)
+        return;
+    for (const protocol::WorkerState& w : update.workers)
+        if (w.worker >= 0)
+            row_for(w.worker).state = w;
+    if (!rows_.empty())
+        emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+void WorkersModel::apply(const protocol::IterationRows& rows)
+{
+    if (rows.job != job_)
+        return;
+    for (const IterationRecord& r : rows.rows)
+        if (r.worker >= 0)
+            row_for(r.worker).last = r;
+    if (!rows_.empty())
+        emit dataChanged(index(0, BatchSize), index(rowCount() - 1, Memory));
+}
+
+const protocol::WorkerState* WorkersModel::state(WorkerId worker) const
+{
+    return worker >= 0 && static_cast<std::size_t>(worker) < rows_.size() ? &rows_[static_cast<std::size_t>(worker)].state : nullptr;
+}
+
+const IterationRecord* WorkersModel::last_row(WorkerId worker) const
+{
+    if (worker < 0 || static_cast<std::size_t>(worker) >= rows_.size() || !rows_[static_cast<std::size_t>(worker)].last)
+        return nullptr;
+    return &*rows_[static_cast<std::size_t>(worker)].last;
+}
+
+int WorkersModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
+int WorkersModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QString WorkersModel::state_text(const protocol::WorkerState& s)
+{
+    QStringList parts;
+    if (!s.member)
+        parts << QStringLiteral("left the job");
+    if (s.excluded)
+        parts << (s.excluded_until ? QStringLiteral("excluded until %1 s").arg(*s.excluded_until, 0, 'f', 1) : QStringLiteral("excluded"));
+    if (s.pinned)
+        parts << QStringLiteral("pinned at %1").arg(*s.pinned);
+    if (s.slowdown > 1)
+        parts << QStringLiteral("straggler ×%1").arg(s.slowdown, 0, 'g', 3);
+    return parts.join(QStringLiteral(", "));
+}
+
+QVariant WorkersModel::data(const QModelIndex& index, int role) const
+{
+    if (!index.isValid() || index.row() >= static_cast<int>(rows_.size()) || role != Qt::DisplayRole)
+        return {};
+    const Row& row = rows_[static_cast<std::size_t>(index.row())];
+    const IterationRecord* r = row.last ? &*row.last : nullptr;
+    switch (index.column()) {
+    case Worker:
+        return row.state.worker;
+    case Name:
+        return QString::fromStdString(row.state.name);
+    case BatchSize:
+        return r ? QVariant(r->batch_size) : QVariant(row.state.batch_size);
+    case BatchTime:
+        return r ? QStringLiteral("%1 ms").arg(1000 * (r->compute_s + r->comm_s), 0, 'f', 1) : QString();
+    case Speed:
+        return r ? QStringLiteral("%1/s").arg(r->speed, 0, 'f', 0) : QString();
+    case PredictedSpeed:
+        return r && r->predicted_speed ? QStringLiteral("%1/s").arg(*r->predicted_speed, 0, 'f', 0) : QString();
+    case Cpu:
+        return r ? QStringLiteral("%1 %").arg(100 * r->cpu_share, 0, 'f', 0) : QString();
+    case Memory:
+        return r ? QStringLiteral("%1 %").arg(100 * r->memory_share, 0, 'f', 0) : QString();
+    case State:
+        return state_text(row.state);
+    default:
+        return {};
+    }
+}
+
+QVariant WorkersModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    static const char* const kNames[ColumnCount] = { "Worker", "Name", "Batch size", "Batch time", "Speed", "Predicted",
+        "CPU", "Memory", "State" };
+    return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
+}
+
+} // namespace fulcrum::ui

@@ -1,0 +1,49 @@
+#pragma once
+
+#include "protocol/messages.h"
+
+#include <QAbstractTableModel>
+
+#include <optional>
+#include <vector>
+
+namespace fulcrum::ui {
+
+// The workers of one job: the operator's state from worker-states and the numbers of each
+// worker's latest iteration row.
+class WorkersModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Worker, Name, BatchSize, BatchTime, Speed, PredictedSpeed, Cpu, Memory, State, ColumnCount };
+
+    using QAbstractTableModel::QAbstractTableModel;
+
+    // Shows this job's workers from now on (and none until its messages come).
+    void show_job(JobId job);
+    JobId job() const { return job_; }
+    void apply(const protocol::WorkerUpdate& update);
+    void apply(const protocol::IterationRows& rows);
+    void clear();
+
+    const protocol::WorkerState* state(WorkerId worker) const;
+    const IterationRecord* last_row(WorkerId worker) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // "pinned at 96", "excluded until 42.5 s", "straggler ×4", "left the job", "" (running freely).
+    static QString state_text(const protocol::WorkerState& state);
+
+private:
+    struct Row {
+        protocol::WorkerState state;
+        std::optional<IterationRecord> last;
+    };
+    Row& row_for(WorkerId worker); // grows the table to the worker
+    JobId job_ = 0;
+    std::vector<Row> rows_;
+};
+
+} // namespace fulcrum::ui
