@@ -25,8 +25,8 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
     } else if (const auto* update = std::get_if<JobUpdate>(&message)) {
         if (update->replay == source_) {
             jobs_.apply(update->status);
-            if (workers_.job() == 0 && workers_.rowCount() == 0 && jobs_.rowCount() == 1)
-                workers_.show_job(update->status.job); // the first job until the operator picks one
+            if (!workers_.job())
+                workers_.show_job(update->status.job); // the first job, until the operator picks one
         }
     } else if (const auto* workers = std::get_if<WorkerUpdate>(&message)) {
         if (workers->replay == source_)

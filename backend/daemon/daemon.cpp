@@ -442,7 +442,7 @@ double Daemon::remaining_s(JobId id) const
 // the smaller ones behind it.
 void Daemon::start_queued()
 {
-    const RemainingWork remaining = [this](JobId id) { return remaining_s(id); };
+    const RemainingWork remaining = remaining_work();
     bool changed = false;
     for (auto it = queued_.begin(); it != queued_.end();) {
         JobRuntime& job = *jobs_.at(*it);
@@ -467,15 +467,25 @@ void Daemon::start_queued()
         publish_cluster();
 }
 
+RemainingWork Daemon::remaining_work() const
+{
+    return [this](JobId id) { return remaining_s(id); };
+}
+
+protocol::ClusterState Daemon::cluster_state() const
+{
+    return cluster_.state({ queued_.begin(), queued_.end() }, remaining_work());
+}
+
 void Daemon::publish_cluster()
 {
-    hub_.publish(ClusterUpdate { cluster_.state({ queued_.begin(), queued_.end() }, [this](JobId id) { return remaining_s(id); }) });
+    hub_.publish(ClusterUpdate { cluster_state() });
 }
 
 protocol::ClusterState Daemon::cluster() const
 {
     std::lock_guard lock(mutex_);
-    return cluster_.state({ queued_.begin(), queued_.end() }, [this](JobId id) { return remaining_s(id); });
+    return cluster_state();
 }
 
 void Daemon::on_job_done(JobId id)

@@ -69,6 +69,8 @@ private:
     void start_queued();             // with mutex_ held: places what fits, in submission order
     void publish_cluster();          // with mutex_ held
     double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
+    RemainingWork remaining_work() const;          // remaining_s, for the cluster book (mutex_ held)
+    protocol::ClusterState cluster_state() const;  // with mutex_ held
     void on_job_done(JobId id);
     std::string actor(const Client& client) const;
     void open_replay(Client& client, const protocol::OpenReplay& open);

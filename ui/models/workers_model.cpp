@@ -10,7 +10,13 @@ void WorkersModel::show_job(JobId job)
     endResetModel();
 }
 
-void WorkersModel::clear() { show_job(job_); }
+void WorkersModel::clear()
+{
+    beginResetModel();
+    job_.reset();
+    rows_.clear();
+    endResetModel();
+}
 
 WorkersModel::Row& WorkersModel::row_for(WorkerId worker)
 {

@@ -20,7 +20,8 @@ public:
 
     // Shows this job's workers from now on (and none until its messages come).
     void show_job(JobId job);
-    JobId job() const { return job_; }
+    // The job shown; unset until one is chosen (clear() unsets it).
+    std::optional<JobId> job() const { return job_; }
     void apply(const protocol::WorkerUpdate& update);
     void apply(const protocol::IterationRows& rows);
     void clear();
@@ -42,7 +43,7 @@ private:
         std::optional<IterationRecord> last;
     };
     Row& row_for(WorkerId worker); // grows the table to the worker
-    JobId job_ = 0;
+    std::optional<JobId> job_;
     std::vector<Row> rows_;
 };
 
