@@ -4,35 +4,127 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
 #include <QPixmap>
+#include <QTimer>
 #include <cstdio>
+
+namespace {
+
+int fail(const QString& text)
+{
+    std::fprintf(stderr, "fulcrum: %s\n", qPrintable(text));
+    return 1;
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("fulcrum"));
+    QApplication::setOrganizationName(QStringLiteral("fulcrum"));
     QApplication::setApplicationVersion(QStringLiteral(FULCRUM_VERSION));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Fulcrum operations console"));
+    parser.setApplicationDescription(QStringLiteral(
+        "Fulcrum operations console: watch fulcrumd's jobs live (equilibrium, straggler timeline, prediction, cluster, scheduler),\n"
+        "pin or exclude workers, and replay recorded runs for post-mortems.\n\n"
+        "  fulcrum --connect ws://127.0.0.1:7480 --token-file fulcrum-data/tokens\n"
+        "  fulcrum --replay runs/job-1.db\n"
+        "  fulcrum --replay runs/job-1.db --at 300 --view timeline --screenshot timeline.png"));
     parser.addHelpOption();
     parser.addVersionOption();
+    const QCommandLineOption connect_to(QStringLiteral("connect"), QStringLiteral("Connect to fulcrumd at this ws:// or wss:// URL."), QStringLiteral("URL"));
+    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("Bearer token for --connect."), QStringLiteral("TOKEN"));
+    const QCommandLineOption token_file(QStringLiteral("token-file"),
+        QStringLiteral("Read the token from fulcrumd's token file (the first operator token, else the first viewer token)."), QStringLiteral("FILE"));
+    const QCommandLineOption ca_file(QStringLiteral("ca-file"), QStringLiteral("Trust this CA (PEM) for wss://."), QStringLiteral("FILE"));
+    const QCommandLineOption replay(QStringLiteral("replay"), QStringLiteral("Replay a recorded run file (a run store .db) through a private fulcrumd."), QStringLiteral("RUN.db"));
+    const QCommandLineOption at(QStringLiteral("at"), QStringLiteral("With --replay: stop the replay at this iteration of the run's first job."), QStringLiteral("ITERATION"));
+    const QCommandLineOption view(QStringLiteral("view"), QStringLiteral("Show this view first: equilibrium, timeline, prediction, cluster or scheduler."), QStringLiteral("NAME"));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-        QStringLiteral("Render the main window to a PNG file and exit."), QStringLiteral("FILE"));
-    parser.addOption(screenshot);
+        QStringLiteral("Render the main window to a PNG file and exit (after the replay is loaded, with --replay)."), QStringLiteral("FILE"));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x900)."), QStringLiteral("WxH"));
+    parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, size });
     parser.process(app);
 
     fulcrum::ui::MainWindow window;
-    if (parser.isSet(screenshot)) {
-        window.show();
-        QApplication::processEvents();
-        const QString file = parser.value(screenshot);
-        if (!window.grab().save(file)) {
-            std::fprintf(stderr, "fulcrum: --screenshot: cannot write %s\n", qPrintable(file));
-            return 1;
-        }
-        return 0;
+    const bool shooting = parser.isSet(screenshot);
+    window.set_dialogs(!shooting);
+    if (parser.isSet(size)) {
+        const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+        bool w_ok = false, h_ok = false;
+        const int w = wh.size() == 2 ? wh[0].toInt(&w_ok) : 0, h = wh.size() == 2 ? wh[1].toInt(&h_ok) : 0;
+        if (!w_ok || !h_ok || w < 320 || h < 240)
+            return fail(QStringLiteral("--size: expected WIDTHxHEIGHT of at least 320x240, got '%1'").arg(parser.value(size)));
+        window.resize(w, h);
     }
-    window.show();
-    return QApplication::exec();
+    if (parser.isSet(view) && !window.show_view(parser.value(view)))
+        return fail(QStringLiteral("--view: expected equilibrium, timeline, prediction, cluster or scheduler, got '%1'").arg(parser.value(view)));
+    std::optional<std::int64_t> at_iteration;
+    if (parser.isSet(at)) {
+        bool ok = false;
+        at_iteration = parser.value(at).toLongLong(&ok);
+        if (!ok || *at_iteration < 0)
+            return fail(QStringLiteral("--at: expected an iteration number ≥ 0, got '%1'").arg(parser.value(at)));
+        if (!parser.isSet(replay))
+            return fail(QStringLiteral("--at needs --replay RUN.db"));
+    }
+
+    if (parser.isSet(connect_to)) {
+        fulcrum::ui::ServerAddress address { QUrl(parser.value(connect_to)), parser.value(token), parser.value(ca_file) };
+        if (parser.isSet(token_file)) {
+            QFile file(parser.value(token_file));
+            if (!file.open(QIODevice::ReadOnly))
+                return fail(QStringLiteral("--token-file %1: cannot be read (%2)").arg(file.fileName(), file.errorString()));
+            QString viewer;
+            for (const QByteArray& line : file.readAll().split('\n')) {
+                const QStringList fields = QString::fromUtf8(line).simplified().split(QLatin1Char(' '));
+                if (fields.size() == 2 && fields[0] == QStringLiteral("operator") && address.token.isEmpty())
+                    address.token = fields[1];
+                else if (fields.size() == 2 && fields[0] == QStringLiteral("viewer") && viewer.isEmpty())
+                    viewer = fields[1];
+            }
+            if (address.token.isEmpty())
+                address.token = viewer;
+            if (address.token.isEmpty())
+                return fail(QStringLiteral("--token-file %1: no operator or viewer token in it").arg(file.fileName()));
+        }
+        window.connect_to(address);
+    }
+
+    int exit_code = 0;
+    if (shooting) {
+        const QString file = parser.value(screenshot);
+        const auto shoot = [&] {
+            window.refresh_views();
+            QApplication::processEvents();
+            if (!window.grab().save(file, "PNG")) {
+                exit_code = fail(QStringLiteral("--screenshot: cannot write %1").arg(file));
+            }
+            QApplication::exit(exit_code);
+        };
+        window.show();
+        if (!parser.isSet(replay)) {
+            QApplication::processEvents();
+            shoot();
+            return exit_code;
+        }
+        QObject::connect(&window, &fulcrum::ui::MainWindow::replayReady, &window, [&] { QTimer::singleShot(0, &window, shoot); });
+        QObject::connect(&window, &fulcrum::ui::MainWindow::problemReported, &window, [&](const QString& text) {
+            exit_code = fail(text);
+            QApplication::exit(exit_code);
+        });
+        QTimer::singleShot(120000, &window, [&] {
+            exit_code = fail(QStringLiteral("--screenshot: the replay was not ready within 120 s"));
+            QApplication::exit(exit_code);
+        });
+    } else {
+        window.show();
+    }
+    if (parser.isSet(replay))
+        window.open_run_file(parser.value(replay), at_iteration);
+    const int code = QApplication::exec();
+    return exit_code ? exit_code : code;
 }

@@ -43,7 +43,8 @@ Sec. IV): rand, ff (first fit), ls (list scheduling), lwf-K (least workload firs
 of more than K GPUs consolidated on the fewest servers).
 
 With no --config and no --scenario it starts the embedded demo: a paced run of four
-heterogeneous workers training an MLP on Fashion-MNIST.
+heterogeneous workers training an MLP on Fashion-MNIST (--no-demo: it starts nothing;
+the console runs it so to replay a run file from disk).
 
 Clients authenticate with 'Authorization: Bearer TOKEN' in the WebSocket handshake. The
 token file holds 'ROLE TOKEN' lines (operator: streams and commands; viewer: streams only);
@@ -74,6 +75,7 @@ struct Settings {
     std::string placement = "lwf-1";
     std::string tls_certificate, tls_key;
     bool allow_plain = false;
+    bool no_demo = false;
     std::vector<std::string> scenarios;
 };
 
@@ -160,7 +162,8 @@ int main(int argc, char** argv)
         ("tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")
         ("tls-key", po::value(&s.tls_key), "the certificate's PEM private key")
         ("allow-plain", po::bool_switch(&s.allow_plain), "serve plain WebSocket on a non-loopback address")
-        ("scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)");
+        ("scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")
+        ("no-demo", po::bool_switch(&s.no_demo), "start no job without a scenario: serve the recorded runs and wait for submissions");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -224,7 +227,7 @@ int main(int argc, char** argv)
         if (!server.tls() && !is_loopback(host))
             std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host << " (--allow-plain); tokens cross the network unencrypted\n";
 
-        if (s.scenarios.empty() && config.empty()) {
+        if (s.scenarios.empty() && config.empty() && !s.no_demo) {
             const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario");
             std::cerr << "fulcrumd: no scenario given: started the embedded demo as job " << id << "\n";
         }

@@ -1,9 +1,14 @@
 #include "ui/console_store.h"
 
+#include <algorithm>
+
 namespace fulcrum::ui {
 
-ConsoleStore::ConsoleStore(QObject* parent)
+ConsoleStore::ConsoleStore(std::size_t history_capacity, std::size_t histories, QObject* parent)
     : QObject(parent)
+    , history_capacity_(history_capacity)
+    , histories_(std::max<std::size_t>(histories, 1))
+    , empty_(1)
 {
 }
 
@@ -14,31 +19,129 @@ void ConsoleStore::follow(std::int64_t replay)
     workers_.clear();
     events_.clear();
     replay_state_.reset();
+    worker_states_.clear();
+    job_histories_.clear();
+    emit shownJobChanged();
+    emit historyChanged();
+    emit replayStateChanged();
+}
+
+void ConsoleStore::show_job(JobId job)
+{
+    if (workers_.job() == job)
+        return;
+    workers_.show_job(job);
+    if (const auto it = worker_states_.find(job); it != worker_states_.end())
+        workers_.apply(protocol::WorkerUpdate { job, it->second, source_ });
+    if (const JobHistory* h = history(job); h) {
+        // Fill the table's latest-row columns from the history kept for the job.
+        protocol::IterationRows last { job, h->last_iteration().value_or(0), {}, source_ };
+        for (int w = 0; w < h->workers(); ++w) {
+            if (h->worker(w).empty())
+                continue;
+            const WorkerSample& s = h->worker(w).back();
+            IterationRecord r;
+            r.job = job;
+            r.worker = w;
+            r.iteration = s.iteration;
+            r.start_s = s.start_s;
+            r.end_s = s.end_s;
+            r.batch_size = s.batch_size;
+            r.compute_s = s.compute_s;
+            r.comm_s = s.comm_s;
+            r.wait_s = s.wait_s;
+            r.speed = s.speed;
+            r.cpu_share = s.cpu_share;
+            if (!std::isnan(s.predicted_speed))
+                r.predicted_speed = s.predicted_speed;
+            last.rows.push_back(r);
+        }
+        workers_.apply(last);
+    }
+    emit shownJobChanged();
+    emit historyChanged();
+}
+
+JobHistory& ConsoleStore::history_for(JobId job)
+{
+    if (const auto it = job_histories_.find(job); it != job_histories_.end())
+        return it->second;
+    if (job_histories_.size() >= histories_) {
+        // Make room by forgetting the oldest job not on screen; the run store keeps it.
+        for (auto it = job_histories_.begin(); it != job_histories_.end(); ++it)
+            if (it->first != workers_.job()) {
+                job_histories_.erase(it);
+                break;
+            }
+    }
+    return job_histories_.try_emplace(job, history_capacity_).first->second;
+}
+
+const JobHistory& ConsoleStore::history() const
+{
+    const auto job = workers_.job();
+    const JobHistory* h = job ? history(*job) : nullptr;
+    return h ? *h : empty_;
+}
+
+const JobHistory* ConsoleStore::history(JobId job) const
+{
+    const auto it = job_histories_.find(job);
+    return it == job_histories_.end() ? nullptr : &it->second;
+}
+
+const protocol::WorkerState* ConsoleStore::worker_state(JobId job, WorkerId worker) const
+{
+    const auto it = worker_states_.find(job);
+    if (it == worker_states_.end())
+        return nullptr;
+    for (const protocol::WorkerState& s : it->second)
+        if (s.worker == worker)
+            return &s;
+    return nullptr;
 }
 
 void ConsoleStore::ingest(const protocol::ServerMessage& message)
 {
     using namespace protocol;
     if (const auto* rows = std::get_if<IterationRows>(&message)) {
-        if (rows->replay == source_)
-            workers_.apply(*rows);
+        if (rows->replay != source_)
+            return;
+        history_for(rows->job).append(*rows);
+        workers_.apply(*rows);
+        if (workers_.job() == rows->job)
+            emit historyChanged();
     } else if (const auto* update = std::get_if<JobUpdate>(&message)) {
-        if (update->replay == source_) {
-            jobs_.apply(update->status);
-            if (!workers_.job())
-                workers_.show_job(update->status.job); // the first job, until the operator picks one
-        }
+        if (update->replay != source_)
+            return;
+        jobs_.apply(update->status);
+        if (!workers_.job())
+            show_job(update->status.job); // the first job, until the operator picks one
     } else if (const auto* workers = std::get_if<WorkerUpdate>(&message)) {
-        if (workers->replay == source_)
-            workers_.apply(*workers);
+        if (workers->replay != source_)
+            return;
+        worker_states_[workers->job] = workers->workers;
+        workers_.apply(*workers);
     } else if (const auto* event = std::get_if<Event>(&message)) {
         if (event->replay == source_)
             events_.append(event->event);
     } else if (const auto* state = std::get_if<ReplayState>(&message)) {
-        if (state->replay == source_) {
-            replay_state_ = *state;
-            emit replayStateChanged();
+        if (state->replay != source_)
+            return;
+        replay_state_ = *state;
+        if (state->seeked) {
+            // Seeking back: what came after the new position is not part of the run yet.
+            for (auto& [job, h] : job_histories_)
+                h.truncate_after(state->time_s);
+            events_.truncate_after(state->time_s);
+            emit historyChanged();
         }
+        emit replayStateChanged();
+    } else if (const auto* cluster = std::get_if<ClusterUpdate>(&message)) {
+        if (source_ != 0)
+            return; // a replay has no cluster; the live one resumes when the console follows it again
+        cluster_ = cluster->cluster;
+        emit clusterChanged();
     }
 }
 

@@ -2,40 +2,68 @@
 
 #include "protocol/messages.h"
 #include "ui/models/events_model.h"
+#include "ui/models/iteration_history.h"
 #include "ui/models/jobs_model.h"
 #include "ui/models/workers_model.h"
 
 #include <QObject>
 
+#include <map>
+#include <optional>
+
 namespace fulcrum::ui {
 
 // The console's one ingest path: every server message, live or replayed, goes through
-// ingest() into the item models the views read. It follows one source at a time (the
-// live stream, or one replay); messages of another source are ignored.
+// ingest() into the item models and histories the views read. It follows one source at a
+// time (the live stream, or one replay); messages of another source are ignored.
 class ConsoleStore : public QObject {
     Q_OBJECT
 public:
-    explicit ConsoleStore(QObject* parent = nullptr);
+    // `history_capacity`: iterations kept per worker of each job (the charts' and the
+    // timeline's reach); `histories`: jobs whose history is kept at once.
+    explicit ConsoleStore(std::size_t history_capacity = 10000, std::size_t histories = 8, QObject* parent = nullptr);
 
     // 0: the live stream; otherwise a replay's id. Clears the models.
     void follow(std::int64_t replay);
     std::int64_t source() const { return source_; }
+    bool replaying() const { return source_ != 0; }
     void ingest(const protocol::ServerMessage& message);
 
+    // The job the workers table, the charts and the timeline show.
+    std::optional<JobId> shown_job() const { return workers_.job(); }
+    void show_job(JobId job);
+
     JobsModel& jobs() { return jobs_; }
+    const JobsModel& jobs() const { return jobs_; }
     WorkersModel& workers() { return workers_; }
     EventsModel& events() { return events_; }
     const protocol::ReplayState* replay_state() const { return replay_state_ ? &*replay_state_ : nullptr; }
+    const protocol::ClusterState* cluster() const { return cluster_ ? &*cluster_ : nullptr; }
+    const protocol::WorkerState* worker_state(JobId job, WorkerId worker) const;
+    // The shown job's recent iterations (empty when none is shown).
+    const JobHistory& history() const;
+    const JobHistory* history(JobId job) const;
 
 signals:
     void replayStateChanged();
+    void clusterChanged();
+    // New iterations of the shown job arrived, or its history was cut back or replaced.
+    void historyChanged();
+    void shownJobChanged();
 
 private:
+    JobHistory& history_for(JobId job);
+
     std::int64_t source_ = 0;
+    std::size_t history_capacity_, histories_;
     JobsModel jobs_;
     WorkersModel workers_;
     EventsModel events_;
     std::optional<protocol::ReplayState> replay_state_;
+    std::optional<protocol::ClusterState> cluster_;
+    std::map<JobId, std::vector<protocol::WorkerState>> worker_states_;
+    std::map<JobId, JobHistory> job_histories_;
+    JobHistory empty_;
 };
 
 } // namespace fulcrum::ui

@@ -1,15 +1,123 @@
 #pragma once
 
+#include "ui/client/commands.h"
+#include "ui/client/protocol_client.h"
+#include "ui/console_store.h"
+#include "ui/views/iteration_window.h"
+
 #include <QMainWindow>
+
+#include <memory>
+#include <optional>
+
+class QLabel;
+class QTabWidget;
+class QTimer;
 
 namespace fulcrum::ui {
 
-// The console's main window. For now a frame with the product name and an empty
-// equilibrium chart; the live and replay views arrive with the console issue.
+class ClusterMap;
+class EquilibriumView;
+class EventsView;
+class JobsView;
+class LocalReplayHost;
+class PredictionView;
+class ReplayBar;
+class SchedulerView;
+class StragglerTimeline;
+class WorkersView;
+
+// The console's window: it owns the store, the protocol client and the command interface,
+// and lays out the views, which only read the store and send through the commands. Views
+// are redrawn at most `kFrameMs` apart, however fast messages arrive.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
+    static constexpr int kFrameMs = 50;
+
     explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    ConsoleStore& store() { return store_; }
+    ProtocolClient& client() { return client_; }
+    Commands& commands() { return commands_; }
+    IterationWindow& iteration_window() { return window_; }
+    JobsView& jobs_view() const { return *jobs_; }
+    WorkersView& workers_view() const { return *workers_; }
+    EquilibriumView& equilibrium_view() const { return *equilibrium_; }
+    StragglerTimeline& timeline() const { return *timeline_; }
+    PredictionView& prediction_view() const { return *prediction_; }
+    ClusterMap& cluster_map() const { return *cluster_; }
+    SchedulerView& scheduler_view() const { return *scheduler_; }
+    EventsView& events_view() const { return *events_; }
+    ReplayBar& replay_bar() const { return *replay_bar_; }
+
+    // Problems (a run file that cannot be replayed, a refused command) are shown in a
+    // non-modal dialog unless dialogs are off (the --screenshot mode prints them instead).
+    void set_dialogs(bool on) { dialogs_ = on; }
+
+    void connect_to(const ServerAddress& address);
+    // Replays a run of the connected fulcrumd (list-runs' database name and run id).
+    void open_server_run(const QString& database, RunId run);
+    // Replays a run file from disk through a private fulcrumd. With `at`, the replay is
+    // loaded up to that iteration of the run's first job and paused there (replayReady);
+    // without, it loads the whole run as fast as it can be read.
+    void open_run_file(const QString& path, std::optional<std::int64_t> at = std::nullopt);
+    // Leaves a replay and follows the live stream of the server connected before.
+    void back_to_live();
+    // Shows one tab by name: equilibrium, timeline, prediction, cluster, scheduler.
+    bool show_view(const QString& name);
+    // Redraws every view from the store now (the frame timer does it otherwise).
+    void refresh_views();
+
+signals:
+    // The replay asked for with open_run_file(…, at) stands at its iteration.
+    void replayReady();
+    void problemReported(const QString& text);
+
+private:
+    void build_menus();
+    void report(const QString& title, const QString& text);
+    void show_notice(const QString& text, bool warning);
+    void on_message(const protocol::ServerMessage& message);
+    void on_runs(const std::vector<protocol::RunListing>& runs);
+    void open_server_run_dialog();
+    void open_run_file_dialog();
+    void export_png();
+    void export_csv();
+    void jump_to(const EventRecord& event);
+    void schedule_frame();
+
+    ConsoleStore store_;
+    ProtocolClient client_;
+    Commands commands_;
+    IterationWindow window_;
+    JobsView* jobs_;
+    WorkersView* workers_;
+    EquilibriumView* equilibrium_;
+    StragglerTimeline* timeline_;
+    PredictionView* prediction_;
+    ClusterMap* cluster_;
+    SchedulerView* scheduler_;
+    EventsView* events_;
+    ReplayBar* replay_bar_;
+    QTabWidget* charts_;
+    QTabWidget* tables_;
+    QLabel* notice_;
+    QLabel* connection_;
+    QLabel* details_;
+    QTimer* frame_;
+    bool dirty_ = false;
+    bool dialogs_ = true;
+
+    // A replay being opened: from a local file (through local_), or a run of the server.
+    enum class Opening { None, ListingFile, Loading, Seeking, Ready };
+    Opening opening_ = Opening::None;
+    std::optional<std::int64_t> open_at_;
+    std::optional<ServerAddress> live_address_;
+    std::unique_ptr<LocalReplayHost> local_;
+    QString pending_database_;
+    std::optional<RunId> pending_run_;
 };
 
 } // namespace fulcrum::ui

@@ -23,6 +23,18 @@ void EventsModel::append(const EventRecord& event)
     endInsertRows();
 }
 
+void EventsModel::truncate_after(double time_s)
+{
+    std::size_t keep = events_.size();
+    while (keep > 0 && events_[keep - 1].time_s > time_s + 1e-9)
+        --keep;
+    if (keep == events_.size())
+        return;
+    beginRemoveRows({}, static_cast<int>(keep), static_cast<int>(events_.size()) - 1);
+    events_.resize(keep);
+    endRemoveRows();
+}
+
 void EventsModel::clear()
 {
     beginResetModel();

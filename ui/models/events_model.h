@@ -19,6 +19,8 @@ public:
     explicit EventsModel(std::size_t limit = 10000, QObject* parent = nullptr);
 
     void append(const EventRecord& event);
+    // Drops the events after `time_s` on the run's clock (a replay seeked back).
+    void truncate_after(double time_s);
     void clear();
     const EventRecord& event(int row) const { return events_.at(static_cast<std::size_t>(row)); }
 

@@ -1,0 +1,155 @@
+#include "ui/views/cluster_map.h"
+
+#include "ui/console_store.h"
+#include "ui/models/workers_model.h"
+#include "ui/views/palette.h"
+
+#include <QHelpEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <cmath>
+
+namespace fulcrum::ui {
+
+namespace {
+constexpr int kHeader = 24;
+}
+
+ClusterMap::ClusterMap(ConsoleStore& store, QWidget* parent)
+    : QWidget(parent)
+    , store_(store)
+{
+    connect(&store_, &ConsoleStore::clusterChanged, this, qOverload<>(&QWidget::update));
+}
+
+QRectF ClusterMap::cell(int gpu) const
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c || c->servers <= 0 || c->gpus_per_server <= 0)
+        return {};
+    const int columns = std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(c->servers) * 2))));
+    const int rows = (c->servers + columns - 1) / columns;
+    const double server_w = static_cast<double>(width() - 8) / columns;
+    const double server_h = std::min(90.0, static_cast<double>(height() - kHeader - 8) / rows);
+    const int server = gpu / c->gpus_per_server, slot = gpu % c->gpus_per_server;
+    const QRectF box(4 + (server % columns) * server_w, kHeader + 4 + (server / columns) * server_h, server_w - 6, server_h - 6);
+    const double gpu_w = (box.width() - 6) / c->gpus_per_server;
+    return QRectF(box.left() + 3 + slot * gpu_w, box.top() + 16, gpu_w - 3, box.height() - 20);
+}
+
+QString ClusterMap::header_text() const
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return store_.replaying() ? QStringLiteral("A replay has no live cluster: follow the live stream to see it.")
+                                  : QStringLiteral("No cluster state yet: connect to fulcrumd.");
+    int busy = 0;
+    for (const protocol::GpuUsage& g : c->gpus)
+        busy += g.jobs.empty() ? 0 : 1;
+    const int total = static_cast<int>(c->gpus.size());
+    return QStringLiteral("%1 servers × %2 GPUs of %3 GB · placement %4 · %5 of %6 GPUs busy (%7 %) · %8 queued")
+        .arg(c->servers)
+        .arg(c->gpus_per_server)
+        .arg(c->gpu_memory_gb)
+        .arg(QString::fromStdString(c->placement))
+        .arg(busy)
+        .arg(total)
+        .arg(total ? 100.0 * busy / total : 0.0, 0, 'f', 0)
+        .arg(c->queue.size());
+}
+
+void ClusterMap::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QRectF(6, 2, width() - 12, kHeader - 4), Qt::AlignLeft | Qt::AlignVCenter, header_text());
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return;
+    p.setRenderHint(QPainter::Antialiasing);
+    for (int server = 0; server < c->servers; ++server) {
+        const QRectF first = cell(server * c->gpus_per_server), last = cell(server * c->gpus_per_server + c->gpus_per_server - 1);
+        const QRectF box(first.left() - 3, first.top() - 16, last.right() - first.left() + 6, first.height() + 20);
+        p.setPen(palette().color(QPalette::Mid));
+        p.setBrush(palette().window());
+        p.drawRoundedRect(box, 4, 4);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRectF(box.left() + 4, box.top(), box.width() - 8, 15), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("server %1").arg(server));
+    }
+    for (const protocol::GpuUsage& g : c->gpus) {
+        const QRectF r = cell(g.gpu);
+        const QColor fill = g.jobs.empty() ? palette().color(QPalette::Button) : series_colour(g.jobs.front());
+        p.setPen(Qt::NoPen);
+        p.setBrush(fill);
+        p.drawRoundedRect(r, 2, 2);
+        // Memory in use, as a dark bar along the bottom.
+        const double used = c->gpu_memory_gb > 0 ? std::clamp(1 - g.free_memory_gb / c->gpu_memory_gb, 0.0, 1.0) : 0;
+        p.setBrush(QColor(0, 0, 0, 90));
+        p.drawRect(QRectF(r.left(), r.bottom() - 4, r.width() * used, 4));
+        if (!g.jobs.empty() && r.width() > 18) {
+            p.setPen(Qt::black);
+            p.drawText(r.adjusted(0, 0, 0, -4), Qt::AlignCenter, QStringLiteral("j%1").arg(g.jobs.front()));
+        }
+    }
+}
+
+std::optional<int> ClusterMap::gpu_at(QPoint point) const
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return std::nullopt;
+    for (const protocol::GpuUsage& g : c->gpus)
+        if (cell(g.gpu).contains(point))
+            return g.gpu;
+    return std::nullopt;
+}
+
+QString ClusterMap::gpu_text(int gpu) const
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return {};
+    const auto it = std::find_if(c->gpus.begin(), c->gpus.end(), [gpu](const protocol::GpuUsage& g) { return g.gpu == gpu; });
+    if (it == c->gpus.end())
+        return {};
+    QString text = QStringLiteral("GPU %1 on server %2: %3 GB free, %4 s of work left").arg(gpu).arg(it->server).arg(it->free_memory_gb, 0, 'f', 1).arg(it->workload_s, 0, 'f', 0);
+    if (it->jobs.empty())
+        return text + QStringLiteral("\nidle");
+    for (const JobId job : it->jobs) {
+        const protocol::JobStatus* status = store_.jobs().job(job);
+        text += QStringLiteral("\njob %1").arg(job);
+        if (!status)
+            continue;
+        text += QStringLiteral(" %1 (%2)").arg(QString::fromStdString(status->name), QString::fromStdString(std::string(protocol::to_string(status->state))));
+        for (std::size_t w = 0; w < status->placement.size(); ++w) {
+            if (status->placement[w] != gpu)
+                continue;
+            const protocol::WorkerState* state = store_.worker_state(job, static_cast<WorkerId>(w));
+            text += QStringLiteral("\n  worker %1").arg(w);
+            if (state) {
+                text += QStringLiteral(": batch %1").arg(state->batch_size);
+                const QString s = WorkersModel::state_text(*state);
+                if (!s.isEmpty())
+                    text += QStringLiteral(", ") + s;
+            }
+        }
+    }
+    return text;
+}
+
+bool ClusterMap::event(QEvent* event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        const auto* help = static_cast<QHelpEvent*>(event);
+        if (const auto gpu = gpu_at(help->pos()))
+            QToolTip::showText(help->globalPos(), gpu_text(*gpu), this);
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QWidget::event(event);
+}
+
+} // namespace fulcrum::ui

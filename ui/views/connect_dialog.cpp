@@ -1,0 +1,124 @@
+#include "ui/views/connect_dialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+
+namespace fulcrum::ui {
+
+namespace {
+const QString kGroup = QStringLiteral("recent-servers");
+}
+
+ConnectDialog::ConnectDialog(QWidget* parent)
+    : QDialog(parent)
+    , url_(new QComboBox(this))
+    , token_(new QLineEdit(this))
+    , ca_file_(new QLineEdit(this))
+    , remember_token_(new QCheckBox(QStringLiteral("Remember the token on this computer"), this))
+{
+    setWindowTitle(QStringLiteral("Connect to fulcrumd"));
+    url_->setEditable(true);
+    url_->setMinimumWidth(320);
+    token_->setEchoMode(QLineEdit::Password);
+    token_->setPlaceholderText(QStringLiteral("a token from fulcrumd's token file"));
+    ca_file_->setPlaceholderText(QStringLiteral("wss:// with a self-signed certificate only"));
+
+    const QList<ServerAddress> recent = recent_servers();
+    for (const ServerAddress& a : recent)
+        url_->addItem(a.url.toString());
+    if (recent.isEmpty())
+        url_->addItem(QStringLiteral("ws://127.0.0.1:7480"));
+    else
+        set_address(recent.front());
+    connect(url_, &QComboBox::activated, this, [this](int index) {
+        const QList<ServerAddress> servers = recent_servers();
+        if (index >= 0 && index < servers.size())
+            set_address(servers[index]);
+    });
+
+    auto* browse = new QPushButton(QStringLiteral("Browse…"), this);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("CA certificate (PEM)"), {}, QStringLiteral("PEM files (*.pem *.crt);;All files (*)"));
+        if (!file.isEmpty())
+            ca_file_->setText(file);
+    });
+    auto* ca_row = new QHBoxLayout;
+    ca_row->addWidget(ca_file_, 1);
+    ca_row->addWidget(browse);
+
+    auto* form = new QFormLayout;
+    form->addRow(QStringLiteral("&Server:"), url_);
+    form->addRow(QStringLiteral("&Token:"), token_);
+    form->addRow(QStringLiteral("&CA file:"), ca_row);
+    form->addRow(QString(), remember_token_);
+    auto* hint = new QLabel(QStringLiteral("fulcrumd prints its address and token file when it starts. "
+                                           "An operator token allows commands; a viewer token only watching."),
+        this);
+    hint->setWordWrap(true);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    buttons->button(QDialogButtonBox::Ok)->setText(QStringLiteral("Connect"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(hint);
+    layout->addWidget(buttons);
+}
+
+ServerAddress ConnectDialog::address() const
+{
+    return { QUrl::fromUserInput(url_->currentText().trimmed()), token_->text().trimmed(), ca_file_->text().trimmed() };
+}
+
+void ConnectDialog::set_address(const ServerAddress& address)
+{
+    url_->setCurrentText(address.url.toString());
+    token_->setText(address.token);
+    ca_file_->setText(address.ca_file);
+    remember_token_->setChecked(!address.token.isEmpty());
+}
+
+QList<ServerAddress> ConnectDialog::recent_servers()
+{
+    QSettings settings;
+    QList<ServerAddress> out;
+    const int n = settings.beginReadArray(kGroup);
+    for (int i = 0; i < n; ++i) {
+        settings.setArrayIndex(i);
+        out.push_back({ QUrl(settings.value(QStringLiteral("url")).toString()), settings.value(QStringLiteral("token")).toString(),
+            settings.value(QStringLiteral("ca_file")).toString() });
+    }
+    settings.endArray();
+    return out;
+}
+
+void ConnectDialog::remember(const ServerAddress& address) const
+{
+    QList<ServerAddress> servers = recent_servers();
+    servers.removeIf([&](const ServerAddress& a) { return a.url == address.url; });
+    ServerAddress kept = address;
+    if (!remember_token_->isChecked())
+        kept.token.clear();
+    servers.prepend(kept);
+    while (servers.size() > kRecentLimit)
+        servers.removeLast();
+    QSettings settings;
+    settings.beginWriteArray(kGroup, static_cast<int>(servers.size()));
+    for (int i = 0; i < servers.size(); ++i) {
+        settings.setArrayIndex(i);
+        settings.setValue(QStringLiteral("url"), servers[i].url.toString());
+        settings.setValue(QStringLiteral("token"), servers[i].token);
+        settings.setValue(QStringLiteral("ca_file"), servers[i].ca_file);
+    }
+    settings.endArray();
+}
+
+} // namespace fulcrum::ui

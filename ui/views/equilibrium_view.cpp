@@ -1,0 +1,295 @@
+#include "ui/views/equilibrium_view.h"
+
+#include "ui/console_store.h"
+#include "ui/views/iteration_window.h"
+#include "ui/views/palette.h"
+#include "ui/views/series_points.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QDoubleSpinBox>
+#include <QGraphicsLineItem>
+#include <QGraphicsSimpleTextItem>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QValueAxis>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fulcrum::ui {
+
+namespace {
+
+// Points per series: the chart's width in pixels bounds what can be seen; 64 workers on two
+// charts must still draw within a frame.
+int points_per_series(int width, int series) { return std::clamp(std::min(width, 48000 / std::max(series, 1)), 64, 2000); }
+
+QChart* make_chart(const QString& title)
+{
+    auto* chart = new QChart;
+    chart->setTitle(title);
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->legend()->setAlignment(Qt::AlignRight);
+    chart->setAnimationOptions(QChart::NoAnimation);
+    return chart;
+}
+
+QValueAxis* make_axis(const QString& title)
+{
+    auto* axis = new QValueAxis;
+    axis->setTitleText(title);
+    axis->setLabelFormat(QStringLiteral("%g"));
+    return axis;
+}
+
+} // namespace
+
+EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, QWidget* parent)
+    : QWidget(parent)
+    , store_(store)
+    , window_(window)
+    , sizes_(make_chart(QStringLiteral("Batch size per worker")))
+    , times_(make_chart(QStringLiteral("Batch processing time per worker, and spread")))
+    , sizes_view_(new QChartView(sizes_, this))
+    , times_view_(new QChartView(times_, this))
+    , sizes_x_(make_axis(QStringLiteral("iteration")))
+    , sizes_y_(make_axis(QStringLiteral("samples")))
+    , times_x_(make_axis(QStringLiteral("iteration")))
+    , times_y_(make_axis(QStringLiteral("seconds")))
+    , spread_y_(make_axis(QStringLiteral("spread")))
+    , spread_(new QLineSeries(this))
+    , threshold_(new QDoubleSpinBox(this))
+    , summary_(new QLabel(this))
+{
+    sizes_->addAxis(sizes_x_, Qt::AlignBottom);
+    sizes_->addAxis(sizes_y_, Qt::AlignLeft);
+    times_->addAxis(times_x_, Qt::AlignBottom);
+    times_->addAxis(times_y_, Qt::AlignLeft);
+    times_->addAxis(spread_y_, Qt::AlignRight);
+    spread_y_->setLabelFormat(QStringLiteral("%.0f%%"));
+    times_y_->setLabelFormat(QStringLiteral("%.3g"));
+    sizes_y_->setLabelFormat(QStringLiteral("%.0f"));
+    spread_->setName(QStringLiteral("spread (max − min) / mean"));
+    QPen spread_pen(Qt::black);
+    spread_pen.setWidthF(1.5);
+    spread_pen.setStyle(Qt::DashLine);
+    spread_->setPen(spread_pen);
+    times_->addSeries(spread_);
+    spread_->attachAxis(times_x_);
+    spread_->attachAxis(spread_y_);
+    for (QChartView* view : { sizes_view_, times_view_ }) {
+        view->setRenderHint(QPainter::Antialiasing, false);
+        view->viewport()->installEventFilter(this);
+        view->setToolTip(QStringLiteral("Wheel: zoom · drag: pan · double-click: follow the newest iterations"));
+    }
+
+    threshold_->setRange(0.5, 100);
+    threshold_->setValue(20);
+    threshold_->setSuffix(QStringLiteral(" %"));
+    threshold_->setToolTip(QStringLiteral("Equilibrium: the spread of batch times stays under this for 10 iterations"));
+    connect(threshold_, &QDoubleSpinBox::valueChanged, this, &EquilibriumView::refresh);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(summary_, 1);
+    bar->addWidget(new QLabel(QStringLiteral("Equilibrium when the spread stays under"), this));
+    bar->addWidget(threshold_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addWidget(sizes_view_, 1);
+    layout->addWidget(times_view_, 1);
+    connect(sizes_, &QChart::plotAreaChanged, this, &EquilibriumView::place_marks);
+    connect(times_, &QChart::plotAreaChanged, this, &EquilibriumView::place_marks);
+}
+
+double EquilibriumView::threshold() const { return threshold_->value() / 100.0; }
+
+void EquilibriumView::ensure_series(int workers)
+{
+    while (static_cast<int>(size_series_.size()) < workers) {
+        const int w = static_cast<int>(size_series_.size());
+        for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_series_, sizes_x_, sizes_y_ }, std::tuple { times_, &time_series_, times_x_, times_y_ } }) {
+            auto* series = new QLineSeries(this);
+            series->setName(QStringLiteral("w%1").arg(w));
+            QPen pen(series_colour(w));
+            pen.setWidthF(1.2);
+            series->setPen(pen);
+            chart->addSeries(series);
+            series->attachAxis(x);
+            series->attachAxis(y);
+            list->push_back(series);
+        }
+    }
+    const bool legend = workers <= 16;
+    sizes_->legend()->setVisible(legend);
+    times_->legend()->setVisible(legend);
+}
+
+void EquilibriumView::refresh()
+{
+    const JobHistory& history = store_.history();
+    ensure_series(history.workers());
+    const std::int64_t first = window_.first(), last = std::max(window_.last(), window_.first() + 1);
+    const int points = points_per_series(sizes_view_->width(), 2 * std::max(history.workers(), 1));
+    double max_size = 1, max_time = 1e-6;
+    for (int w = 0; w < static_cast<int>(size_series_.size()); ++w) {
+        if (w >= history.workers()) {
+            size_series_[w]->clear();
+            time_series_[w]->clear();
+            continue;
+        }
+        const QList<QPointF> sizes = series_points(history.worker(w), first, last, points, [](const WorkerSample& s) { return double(s.batch_size); });
+        const QList<QPointF> times = series_points(history.worker(w), first, last, points, [](const WorkerSample& s) {
+            return s.batch_size > 0 ? s.batch_time_s() : NAN;
+        });
+        for (const QPointF& p : sizes)
+            max_size = std::max(max_size, p.y());
+        for (const QPointF& p : times)
+            max_time = std::max(max_time, p.y());
+        size_series_[w]->replace(sizes);
+        time_series_[w]->replace(times);
+    }
+    // The spread, per iteration, downsampled the same way.
+    QList<QPointF> spread;
+    double max_spread = 0.0;
+    const auto& its = history.iterations();
+    std::size_t i = history.position_of(first);
+    const std::size_t end = its.partition_point([last](const IterationSummary& s) { return s.iteration <= last; });
+    const std::size_t step = std::max<std::size_t>(1, (end > i ? end - i : 0) / static_cast<std::size_t>(points));
+    for (; i < end; i += step) {
+        double worst = its[i].spread;
+        for (std::size_t k = i + 1; k < std::min(end, i + step); ++k)
+            worst = std::max(worst, its[k].spread);
+        spread.append(QPointF(static_cast<double>(its[i].iteration), worst * 100));
+        max_spread = std::max(max_spread, worst * 100);
+    }
+    spread_->replace(spread);
+
+    for (QValueAxis* x : { sizes_x_, times_x_ })
+        x->setRange(static_cast<double>(first), static_cast<double>(last));
+    sizes_y_->setRange(0, max_size * 1.1);
+    times_y_->setRange(0, max_time * 1.1);
+    spread_y_->setRange(0, std::max(max_spread * 1.1, threshold() * 200));
+
+    mark_at_.clear();
+    if (const auto job = store_.shown_job()) {
+        const EventsModel& events = store_.events();
+        for (int row = 0; row < events.rowCount(); ++row) {
+            const EventRecord& e = events.event(row);
+            if (e.job == *job && e.kind == "phase-change")
+                mark_at_.emplace_back(e.iteration, QString::fromStdString(e.message).section(QLatin1Char(':'), 0, 0));
+        }
+    }
+    equilibrium_.reset();
+    std::optional<std::int64_t> lost_at;
+    for (const Equilibrium& e : equilibria(history, threshold())) {
+        mark_at_.emplace_back(e.first, QStringLiteral("equilibrium"));
+        if (e.last == history.last_iteration())
+            equilibrium_ = e.first;
+        else
+            lost_at = e.last + 1;
+    }
+    place_marks();
+
+    const auto newest = history.last_iteration();
+    summary_->setText(!newest ? QStringLiteral("No iterations yet.")
+            : equilibrium_    ? QStringLiteral("Equilibrium since iteration %1 (spread under %2 %); newest iteration %3.")
+                                 .arg(*equilibrium_)
+                                 .arg(threshold_->value())
+                                 .arg(*newest)
+                              : QStringLiteral("Not in equilibrium: spread %1 % at iteration %2%3.")
+                                 .arg(its.empty() ? 0.0 : its.back().spread * 100, 0, 'f', 1)
+                                 .arg(*newest)
+                                 .arg(lost_at ? QStringLiteral(" (the last equilibrium ended at iteration %1)").arg(*lost_at) : QString()));
+}
+
+void EquilibriumView::place_marks()
+{
+    for (QGraphicsItem* item : marks_)
+        delete item;
+    marks_.clear();
+    for (QChart* chart : { sizes_, times_ }) {
+        const QRectF plot = chart->plotArea();
+        QLineSeries* anchor = chart == sizes_ ? nullptr : spread_;
+        if (chart == sizes_ && !size_series_.empty())
+            anchor = size_series_.front();
+        if (!anchor || plot.isEmpty())
+            continue;
+        for (const auto& [iteration, label] : mark_at_) {
+            const double x = chart->mapToPosition(QPointF(static_cast<double>(iteration), 0), anchor).x();
+            if (x < plot.left() || x > plot.right())
+                continue;
+            const bool equilibrium = label == QStringLiteral("equilibrium");
+            QPen pen(equilibrium ? QColor(0x2c, 0xa0, 0x2c) : QColor(0x70, 0x70, 0x70));
+            pen.setStyle(equilibrium ? Qt::SolidLine : Qt::DashLine);
+            pen.setWidthF(equilibrium ? 2 : 1);
+            auto* line = new QGraphicsLineItem(x, plot.top(), x, plot.bottom(), chart);
+            line->setPen(pen);
+            auto* text = new QGraphicsSimpleTextItem(label, chart);
+            text->setBrush(pen.color());
+            text->setPos(x + 3, plot.top() + (equilibrium ? 18 : 2)); // below a phase mark at the same place
+            marks_.push_back(line);
+            marks_.push_back(text);
+        }
+    }
+}
+
+bool EquilibriumView::eventFilter(QObject* watched, QEvent* event)
+{
+    QChartView* view = watched == sizes_view_->viewport() ? sizes_view_ : watched == times_view_->viewport() ? times_view_ : nullptr;
+    if (!view)
+        return QWidget::eventFilter(watched, event);
+    QChart* chart = view->chart();
+    QLineSeries* anchor = chart == sizes_ ? (size_series_.empty() ? nullptr : size_series_.front()) : spread_;
+    const auto iteration_at = [&](QPointF pos) {
+        return anchor ? static_cast<std::int64_t>(std::llround(chart->mapToValue(pos, anchor).x())) : window_.first();
+    };
+    static QPointF drag_from;
+    switch (event->type()) {
+    case QEvent::Wheel: {
+        auto* wheel = static_cast<QWheelEvent*>(event);
+        window_.zoom(wheel->angleDelta().y() > 0 ? 0.8 : 1.25, iteration_at(wheel->position()));
+        return true;
+    }
+    case QEvent::MouseButtonPress:
+        drag_from = static_cast<QMouseEvent*>(event)->position();
+        return true;
+    case QEvent::MouseMove:
+        if (static_cast<QMouseEvent*>(event)->buttons() & Qt::LeftButton) {
+            const QPointF at = static_cast<QMouseEvent*>(event)->position();
+            const std::int64_t delta = iteration_at(drag_from) - iteration_at(at);
+            if (delta != 0) {
+                window_.pan(delta);
+                drag_from = at;
+            }
+            return true;
+        }
+        break;
+    case QEvent::MouseButtonDblClick:
+        window_.follow();
+        return true;
+    default:
+        break;
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+QString EquilibriumView::visible_csv() const
+{
+    QString csv = QStringLiteral("series,iteration,value\n");
+    const auto add = [&csv](const QLineSeries* s, const QString& name) {
+        for (const QPointF& p : s->points())
+            csv += QStringLiteral("%1,%2,%3\n").arg(name).arg(static_cast<qint64>(p.x())).arg(p.y(), 0, 'g', 9);
+    };
+    for (std::size_t w = 0; w < size_series_.size(); ++w) {
+        add(size_series_[w], QStringLiteral("batch_size_w%1").arg(w));
+        add(time_series_[w], QStringLiteral("batch_time_s_w%1").arg(w));
+    }
+    add(spread_, QStringLiteral("spread_percent"));
+    return csv;
+}
+
+} // namespace fulcrum::ui

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+class QChart;
+class QChartView;
+class QDoubleSpinBox;
+class QGraphicsItem;
+class QLabel;
+class QLineSeries;
+class QValueAxis;
+
+namespace fulcrum::ui {
+
+class ConsoleStore;
+class IterationWindow;
+
+// Two linked charts over the shown iterations: each worker's batch size, and each worker's
+// batch processing time with the spread ((max - min) / mean) on a second axis. Phase changes
+// (fast-approach -> fine-tune, LB-BSP Algorithm 2) are marked, and the iteration from which
+// the spread stays under the threshold is labelled "equilibrium".
+class EquilibriumView : public QWidget {
+    Q_OBJECT
+public:
+    EquilibriumView(ConsoleStore& store, IterationWindow& window, QWidget* parent = nullptr);
+
+    // Redraws from the store (the main window calls it at most once per frame).
+    void refresh();
+    double threshold() const;
+    // The equilibrium in effect at the newest iteration shown, if any.
+    std::optional<std::int64_t> equilibrium() const { return equilibrium_; }
+    QChartView* batch_size_chart() const { return sizes_view_; }
+    QChartView* batch_time_chart() const { return times_view_; }
+    // The series drawn, as CSV: iteration, then one column per series.
+    QString visible_csv() const;
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void ensure_series(int workers);
+    void place_marks();
+
+    ConsoleStore& store_;
+    IterationWindow& window_;
+    QChart* sizes_;
+    QChart* times_;
+    QChartView* sizes_view_;
+    QChartView* times_view_;
+    QValueAxis* sizes_x_;
+    QValueAxis* sizes_y_;
+    QValueAxis* times_x_;
+    QValueAxis* times_y_;
+    QValueAxis* spread_y_;
+    std::vector<QLineSeries*> size_series_, time_series_;
+    QLineSeries* spread_;
+    QDoubleSpinBox* threshold_;
+    QLabel* summary_;
+    std::vector<QGraphicsItem*> marks_;
+    std::vector<std::pair<std::int64_t, QString>> mark_at_; // iteration, label
+    std::optional<std::int64_t> equilibrium_;
+};
+
+} // namespace fulcrum::ui

@@ -1,0 +1,47 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <QWidget>
+
+#include <optional>
+
+class QAction;
+class QTableView;
+
+namespace fulcrum::ui {
+
+class Commands;
+class ConsoleStore;
+
+// The jobs table (progress as a bar) with submit, cancel, pause/resume and change-policy
+// actions. Choosing a row shows that job in the workers table, the charts and the timeline.
+class JobsView : public QWidget {
+    Q_OBJECT
+public:
+    JobsView(ConsoleStore& store, Commands& commands, QWidget* parent = nullptr);
+
+    QTableView* table() const { return table_; }
+    std::optional<JobId> selected_job() const;
+    // Actions for menus and the tool bar; enabled while commands can be sent.
+    QList<QAction*> job_actions() const;
+
+    void submit_from_file();
+    void submit_from_form();
+    void change_policy();
+
+private:
+    void update_actions();
+
+    ConsoleStore& store_;
+    Commands& commands_;
+    QTableView* table_;
+    QAction* submit_file_;
+    QAction* submit_form_;
+    QAction* cancel_;
+    QAction* pause_;
+    QAction* resume_;
+    QAction* change_policy_;
+};
+
+} // namespace fulcrum::ui

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <QWidget>
+
+#include <optional>
+
+class QChart;
+class QChartView;
+class QComboBox;
+class QLabel;
+class QLineSeries;
+class QValueAxis;
+
+namespace fulcrum::ui {
+
+class ConsoleStore;
+class IterationWindow;
+
+// One worker's measured speed against the batch-size policy's prediction for it, over the
+// shown iterations, with the RMSE of the prediction there (LB-BSP's predictors: EMA, ARIMA,
+// NARX).
+class PredictionView : public QWidget {
+    Q_OBJECT
+public:
+    PredictionView(ConsoleStore& store, IterationWindow& window, QWidget* parent = nullptr);
+    void refresh();
+    // Over the shown iterations, where the policy made a prediction; unset when it made none.
+    std::optional<double> rmse() const { return rmse_; }
+    QChartView* chart_view() const { return view_; }
+    QString visible_csv() const;
+
+private:
+    ConsoleStore& store_;
+    IterationWindow& window_;
+    QComboBox* worker_;
+    QLabel* summary_;
+    QChart* chart_;
+    QChartView* view_;
+    QLineSeries* measured_;
+    QLineSeries* predicted_;
+    QValueAxis* x_;
+    QValueAxis* y_;
+    std::optional<double> rmse_;
+};
+
+} // namespace fulcrum::ui

@@ -1,0 +1,191 @@
+#include "ui/views/scheduler_view.h"
+
+#include "ui/console_store.h"
+#include "ui/views/palette.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QGridLayout>
+#include <QLabel>
+#include <QLineSeries>
+#include <QListWidget>
+#include <QPainter>
+#include <QValueAxis>
+
+#include <algorithm>
+
+namespace fulcrum::ui {
+
+// One row per GPU, time along x, a bar per job for as long as it held the GPU.
+class PlacementTimeline : public QWidget {
+public:
+    explicit PlacementTimeline(const SchedulerView& view, QWidget* parent)
+        : QWidget(parent)
+        , view_(view)
+    {
+        setMinimumHeight(120);
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override
+    {
+        QPainter p(this);
+        p.fillRect(rect(), palette().base());
+        const auto& snaps = view_.snapshots();
+        p.setPen(palette().color(QPalette::Text));
+        if (snaps.empty()) {
+            p.drawText(rect(), Qt::AlignCenter, QStringLiteral("Placements appear here as fulcrumd places jobs."));
+            return;
+        }
+        const int gpus = static_cast<int>(snaps.back().cluster.gpus.size());
+        const double t0 = snaps.front().seconds, t1 = std::max(snaps.back().seconds + 1, t0 + 10);
+        const QRectF area(40, 4, width() - 44, height() - 22);
+        const double row = area.height() / std::max(gpus, 1);
+        const auto x_of = [&](double t) { return area.left() + (t - t0) / (t1 - t0) * area.width(); };
+        for (std::size_t i = 0; i < snaps.size(); ++i) {
+            const double from = x_of(snaps[i].seconds), to = x_of(i + 1 < snaps.size() ? snaps[i + 1].seconds : t1);
+            for (const protocol::GpuUsage& g : snaps[i].cluster.gpus)
+                if (!g.jobs.empty() && g.gpu < gpus)
+                    p.fillRect(QRectF(from, area.top() + g.gpu * row, std::max(1.0, to - from), std::max(1.0, row - (row > 4 ? 1 : 0))), series_colour(g.jobs.front()));
+        }
+        if (row >= 10)
+            for (int g = 0; g < gpus; ++g)
+                p.drawText(QRectF(0, area.top() + g * row, 36, row), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("g%1").arg(g));
+        p.drawText(QRectF(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignLeft, QStringLiteral("placements per GPU over the last %1 s").arg(t1 - t0, 0, 'f', 0));
+    }
+
+private:
+    const SchedulerView& view_;
+};
+
+SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
+    : QWidget(parent)
+    , store_(store)
+    , queue_(new QListWidget(this))
+    , placements_(new PlacementTimeline(*this, this))
+    , utilization_chart_(new QChart)
+    , utilization_(new QLineSeries(this))
+    , time_axis_(new QValueAxis(this))
+    , jct_chart_(new QChart)
+    , jct_(new QBarSeries(this))
+    , jct_axis_(new QBarCategoryAxis(this))
+    , jct_count_axis_(new QValueAxis(this))
+    , summary_(new QLabel(this))
+{
+    clock_.start();
+    utilization_chart_->setTitle(QStringLiteral("GPU utilization"));
+    utilization_chart_->legend()->hide();
+    utilization_chart_->addSeries(utilization_);
+    time_axis_->setTitleText(QStringLiteral("seconds watched"));
+    auto* percent = new QValueAxis(this);
+    percent->setRange(0, 100);
+    percent->setLabelFormat(QStringLiteral("%.0f%%"));
+    utilization_chart_->addAxis(time_axis_, Qt::AlignBottom);
+    utilization_chart_->addAxis(percent, Qt::AlignLeft);
+    utilization_->attachAxis(time_axis_);
+    utilization_->attachAxis(percent);
+    jct_chart_->setTitle(QStringLiteral("Job completion times"));
+    jct_chart_->legend()->hide();
+    jct_chart_->addSeries(jct_);
+    jct_chart_->addAxis(jct_axis_, Qt::AlignBottom);
+    jct_chart_->addAxis(jct_count_axis_, Qt::AlignLeft);
+    jct_count_axis_->setLabelFormat(QStringLiteral("%d"));
+    jct_->attachAxis(jct_axis_);
+    jct_->attachAxis(jct_count_axis_);
+
+    auto* grid = new QGridLayout(this);
+    grid->setContentsMargins(0, 0, 0, 0);
+    grid->addWidget(summary_, 0, 0, 1, 3);
+    grid->addWidget(new QLabel(QStringLiteral("Queue (submission order):"), this), 1, 0);
+    grid->addWidget(queue_, 2, 0);
+    grid->addWidget(placements_, 1, 1, 2, 2);
+    grid->addWidget(new QChartView(utilization_chart_, this), 3, 0, 1, 2);
+    grid->addWidget(new QChartView(jct_chart_, this), 3, 2);
+    grid->setColumnStretch(1, 2);
+    grid->setColumnStretch(2, 1);
+    grid->setRowStretch(2, 1);
+    grid->setRowStretch(3, 1);
+    connect(&store_, &ConsoleStore::clusterChanged, this, &SchedulerView::on_cluster);
+}
+
+void SchedulerView::on_cluster()
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return;
+    snapshots_.push_back({ static_cast<double>(clock_.elapsed()) / 1000.0, *c });
+    while (snapshots_.size() > 10000)
+        snapshots_.pop_front();
+    int busy = 0;
+    for (const protocol::GpuUsage& g : c->gpus)
+        busy += g.jobs.empty() ? 0 : 1;
+    // A step line: the utilization holds until the next placement or release.
+    if (!utilization_->points().isEmpty())
+        utilization_->append(snapshots_.back().seconds, utilization_->points().back().y());
+    utilization_->append(snapshots_.back().seconds, c->gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(c->gpus.size()));
+    refresh();
+}
+
+std::vector<int> SchedulerView::jct_histogram(double* bin_width_s) const
+{
+    std::vector<double> times;
+    const JobsModel& jobs = store_.jobs();
+    for (int row = 0; row < jobs.rowCount(); ++row) {
+        const JobId id = static_cast<JobId>(jobs.index(row, JobsModel::Job).data().toInt());
+        const protocol::JobStatus* j = jobs.job(id);
+        if (j && j->state == protocol::JobState::Finished)
+            times.push_back(j->elapsed_s);
+    }
+    std::vector<int> bins(8, 0);
+    const double top = times.empty() ? 1 : *std::max_element(times.begin(), times.end());
+    const double width = std::max(top / 8, 1e-9);
+    for (double t : times)
+        ++bins[std::min<std::size_t>(7, static_cast<std::size_t>(t / width))];
+    if (bin_width_s)
+        *bin_width_s = width;
+    return bins;
+}
+
+void SchedulerView::refresh()
+{
+    const protocol::ClusterState* c = store_.cluster();
+    queue_->clear();
+    if (c)
+        for (const JobId job : c->queue) {
+            const protocol::JobStatus* j = store_.jobs().job(job);
+            queue_->addItem(j ? QStringLiteral("job %1 %2: %3").arg(job).arg(QString::fromStdString(j->name), QString::fromStdString(j->message))
+                              : QStringLiteral("job %1").arg(job));
+        }
+    if (!snapshots_.empty())
+        time_axis_->setRange(snapshots_.front().seconds, std::max(snapshots_.back().seconds, snapshots_.front().seconds + 10));
+
+    double width = 0;
+    const std::vector<int> bins = jct_histogram(&width);
+    jct_->clear();
+    auto* set = new QBarSet(QStringLiteral("jobs"));
+    QStringList labels;
+    int most = 1;
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+        *set << bins[b];
+        most = std::max(most, bins[b]);
+        labels << QStringLiteral("≤%1 s").arg(width * static_cast<double>(b + 1), 0, 'f', 0);
+    }
+    jct_->append(set);
+    jct_axis_->clear();
+    jct_axis_->append(labels);
+    jct_count_axis_->setRange(0, most);
+    int finished = 0;
+    for (int b : bins)
+        finished += b;
+    summary_->setText(c ? QStringLiteral("%1 queued · %2 finished jobs in the JCT histogram · placement %3")
+                              .arg(c->queue.size())
+                              .arg(finished)
+                              .arg(QString::fromStdString(c->placement))
+                        : QStringLiteral("No cluster state yet: connect to fulcrumd."));
+    placements_->update();
+}
+
+} // namespace fulcrum::ui

@@ -1,0 +1,319 @@
+#include "ui/views/straggler_timeline.h"
+
+#include "ui/console_store.h"
+#include "ui/views/iteration_window.h"
+#include "ui/views/palette.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fulcrum::ui {
+
+namespace {
+constexpr int kHeatWidth = 34;
+// Lateness at which the heat strip is fully red: the worker's batch took half the iteration
+// longer than the fastest one's.
+constexpr double kFullHeat = 0.5;
+constexpr int kLabelWidth = 44;
+constexpr int kAxisHeight = 20;
+} // namespace
+
+struct StragglerTimeline::Frame {
+    const JobHistory* history = nullptr;
+    std::int64_t first = 0, last = 0;
+    double t0 = 0, t1 = 1;       // run seconds at the left and right edges of the lanes
+    QRectF lanes;                // where the lanes are drawn
+    double lane_height = 0;
+
+    double x_of(double t) const { return lanes.left() + (t - t0) / (t1 - t0) * lanes.width(); }
+    double t_of(double x) const { return t0 + (x - lanes.left()) / lanes.width() * (t1 - t0); }
+};
+
+StragglerTimeline::StragglerTimeline(ConsoleStore& store, IterationWindow& window, QWidget* parent)
+    : QWidget(parent)
+    , store_(store)
+    , window_(window)
+{
+    setMouseTracking(false);
+    setFocusPolicy(Qt::StrongFocus);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setToolTip(QStringLiteral("Wheel or +/−: zoom · drag or ←/→: pan · End or double-click: follow the newest · click: an iteration's numbers"));
+    connect(&window_, &IterationWindow::changed, this, qOverload<>(&QWidget::update));
+}
+
+StragglerTimeline::Frame StragglerTimeline::frame() const
+{
+    Frame f;
+    f.history = &store_.history();
+    f.first = window_.first();
+    f.last = std::max(window_.last(), window_.first());
+    const auto& its = f.history->iterations();
+    const int workers = std::max(f.history->workers(), 1);
+    f.lanes = QRectF(kLabelWidth + kHeatWidth + 4, 2, std::max(10, width() - kLabelWidth - kHeatWidth - 8), std::max(10, height() - kAxisHeight - 4));
+    f.lane_height = f.lanes.height() / workers;
+    if (its.empty())
+        return f;
+    const std::size_t a = std::min(f.history->position_of(f.first), its.size() - 1);
+    const std::size_t b = std::max(a, std::min(its.partition_point([&](const IterationSummary& s) { return s.iteration <= f.last; }), its.size()) - 1);
+    f.t0 = its[a].start_s;
+    f.t1 = std::max(its[b].barrier_s, f.t0 + 1e-9);
+    return f;
+}
+
+void StragglerTimeline::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    const Frame f = frame();
+    const JobHistory& h = *f.history;
+    if (h.iterations().empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("No iterations yet: connect to fulcrumd or open a recorded run."));
+        return;
+    }
+    const std::vector<double> late = lateness();
+    const int columns = static_cast<int>(f.lanes.width());
+    struct Column {
+        float compute = 0, comm = 0, wait = 0;
+        int stragglers = 0;
+    };
+    std::vector<Column> cols(static_cast<std::size_t>(columns));
+    const auto& its = h.iterations();
+
+    for (int w = 0; w < h.workers(); ++w) {
+        const double top = f.lanes.top() + w * f.lane_height;
+        const double bar = std::max(1.0, f.lane_height - (f.lane_height > 6 ? 2 : 0));
+        // Label and heat strip.
+        p.setPen(palette().color(QPalette::Text));
+        if (f.lane_height >= 9)
+            p.drawText(QRectF(0, top, kLabelWidth - 4, f.lane_height), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(w));
+        const double heat = late[static_cast<std::size_t>(w)];
+        const QRectF strip(kLabelWidth, top, kHeatWidth, bar);
+        p.fillRect(strip, QColor::fromHsvF(0.0f, static_cast<float>(std::clamp(heat / kFullHeat, 0.0, 1.0)), 1.0f));
+        if (f.lane_height >= 12)
+            p.drawText(strip, Qt::AlignCenter, QStringLiteral("%1%").arg(heat * 100, 0, 'f', 0));
+
+        const RingBuffer<WorkerSample>& ring = h.worker(w);
+        std::size_t i = h.position_of(w, f.first);
+        std::fill(cols.begin(), cols.end(), Column {});
+        std::size_t s = h.position_of(f.first);
+        bool any_column = false;
+        for (; i < ring.size() && ring[i].iteration <= f.last; ++i) {
+            const WorkerSample& x = ring[i];
+            while (s < its.size() && its[s].iteration < x.iteration)
+                ++s;
+            const bool straggler = s < its.size() && its[s].iteration == x.iteration && its[s].straggler == w;
+            const double x0 = f.x_of(x.start_s), x3 = f.x_of(x.end_s + x.wait_s);
+            if (x3 - x0 >= 3) {
+                // Wide enough: the three segments as they happened.
+                const double x1 = f.x_of(x.start_s + x.compute_s), x2 = f.x_of(x.start_s + x.compute_s + x.comm_s);
+                p.fillRect(QRectF(x0, top, x1 - x0, bar), compute_colour());
+                p.fillRect(QRectF(x1, top, x2 - x1, bar), comm_colour());
+                p.fillRect(QRectF(x2, top, x3 - x2, bar), wait_colour());
+                if (straggler)
+                    p.fillRect(QRectF(x0, top, x3 - x0, std::max(2.0, bar / 5)), straggler_colour());
+            } else {
+                // Narrower than a few pixels: add its shares to its pixel column.
+                const int c = std::clamp(static_cast<int>(x0 - f.lanes.left()), 0, columns - 1);
+                Column& col = cols[static_cast<std::size_t>(c)];
+                col.compute += x.compute_s;
+                col.comm += x.comm_s;
+                col.wait += x.wait_s;
+                col.stragglers += straggler ? 1 : 0;
+                any_column = true;
+            }
+        }
+        if (!any_column)
+            continue;
+        for (int c = 0; c < columns; ++c) {
+            const Column& col = cols[static_cast<std::size_t>(c)];
+            const float total = col.compute + col.comm + col.wait;
+            if (total <= 0)
+                continue;
+            // Stacked shares, compute at the bottom: how this worker spent that stretch of time.
+            const double x = f.lanes.left() + c;
+            const double hc = bar * col.compute / total, hm = bar * col.comm / total;
+            p.fillRect(QRectF(x, top + bar - hc, 1, hc), compute_colour());
+            p.fillRect(QRectF(x, top + bar - hc - hm, 1, hm), comm_colour());
+            p.fillRect(QRectF(x, top, 1, bar - hc - hm), wait_colour());
+            if (col.stragglers > 0)
+                p.fillRect(QRectF(x, top, 1, std::max(2.0, bar / 5)), straggler_colour());
+        }
+    }
+
+    // The time axis: run seconds, and the iterations at both ends.
+    p.setPen(palette().color(QPalette::Text));
+    const double axis_y = f.lanes.bottom() + 2;
+    p.drawLine(QPointF(f.lanes.left(), axis_y), QPointF(f.lanes.right(), axis_y));
+    const double span = f.t1 - f.t0;
+    const double raw = span / 8;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+    const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+    for (double t = std::ceil(f.t0 / step) * step; t <= f.t1; t += step) {
+        const double x = f.x_of(t);
+        p.drawLine(QPointF(x, axis_y), QPointF(x, axis_y + 4));
+        p.drawText(QRectF(x - 40, axis_y + 4, 80, kAxisHeight - 4), Qt::AlignHCenter | Qt::AlignTop, QStringLiteral("%1 s").arg(t, 0, 'g', 6));
+    }
+    p.drawText(QRectF(0, axis_y + 2, kLabelWidth + kHeatWidth, kAxisHeight), Qt::AlignLeft | Qt::AlignTop, QStringLiteral("it %1").arg(f.first));
+}
+
+std::vector<double> StragglerTimeline::lateness() const
+{
+    const JobHistory& h = store_.history();
+    std::vector<double> sum(static_cast<std::size_t>(h.workers()), 0.0);
+    std::vector<int> count(sum.size(), 0);
+    const std::int64_t first = window_.first(), last = window_.last();
+    const auto& its = h.iterations();
+    for (int w = 0; w < h.workers(); ++w) {
+        const auto& ring = h.worker(w);
+        std::size_t s = h.position_of(first);
+        for (std::size_t i = h.position_of(w, first); i < ring.size() && ring[i].iteration <= last; ++i) {
+            while (s < its.size() && its[s].iteration < ring[i].iteration)
+                ++s;
+            if (s >= its.size() || its[s].iteration != ring[i].iteration || ring[i].batch_size == 0)
+                continue;
+            const IterationSummary& it = its[s];
+            const double length = it.barrier_s - it.start_s;
+            if (length <= 0)
+                continue;
+            sum[static_cast<std::size_t>(w)] += (ring[i].batch_time_s() - it.fastest_batch_time_s) / length;
+            ++count[static_cast<std::size_t>(w)];
+        }
+    }
+    for (std::size_t w = 0; w < sum.size(); ++w)
+        sum[w] = count[w] ? sum[w] / count[w] : 0;
+    return sum;
+}
+
+QString StragglerTimeline::visible_csv() const
+{
+    const JobHistory& h = store_.history();
+    QString csv = QStringLiteral("worker,iteration,start_s,compute_s,comm_s,wait_s,batch_size,straggler\n");
+    const auto& its = h.iterations();
+    for (int w = 0; w < h.workers(); ++w) {
+        const auto& ring = h.worker(w);
+        std::size_t s = h.position_of(window_.first());
+        for (std::size_t i = h.position_of(w, window_.first()); i < ring.size() && ring[i].iteration <= window_.last(); ++i) {
+            while (s < its.size() && its[s].iteration < ring[i].iteration)
+                ++s;
+            const bool straggler = s < its.size() && its[s].iteration == ring[i].iteration && its[s].straggler == w;
+            const WorkerSample& x = ring[i];
+            csv += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8\n")
+                       .arg(w)
+                       .arg(x.iteration)
+                       .arg(x.start_s, 0, 'g', 12)
+                       .arg(double(x.compute_s), 0, 'g', 7)
+                       .arg(double(x.comm_s), 0, 'g', 7)
+                       .arg(double(x.wait_s), 0, 'g', 7)
+                       .arg(x.batch_size)
+                       .arg(straggler ? 1 : 0);
+        }
+    }
+    return csv;
+}
+
+std::optional<std::pair<WorkerId, std::int64_t>> StragglerTimeline::hit(QPoint point) const
+{
+    const Frame f = frame();
+    const JobHistory& h = *f.history;
+    if (h.iterations().empty() || !f.lanes.contains(point))
+        return std::nullopt;
+    const auto worker = static_cast<WorkerId>((point.y() - f.lanes.top()) / f.lane_height);
+    if (worker < 0 || worker >= h.workers())
+        return std::nullopt;
+    const double t = f.t_of(point.x());
+    const auto& its = h.iterations();
+    // The iteration whose barrier falls first at or after t.
+    const std::size_t i = its.partition_point([t](const IterationSummary& s) { return s.barrier_s < t; });
+    if (i >= its.size())
+        return std::nullopt;
+    return std::pair { worker, its[i].iteration };
+}
+
+QString StragglerTimeline::describe(const JobHistory& history, WorkerId worker, std::int64_t iteration)
+{
+    if (worker < 0 || worker >= history.workers())
+        return {};
+    const auto& ring = history.worker(worker);
+    const std::size_t i = history.position_of(worker, iteration);
+    if (i >= ring.size() || ring[i].iteration != iteration)
+        return QStringLiteral("iteration %1: worker %2 did not take part").arg(iteration).arg(worker);
+    const WorkerSample& s = ring[i];
+    const auto& its = history.iterations();
+    const std::size_t k = history.position_of(iteration);
+    const bool straggler = k < its.size() && its[k].iteration == iteration && its[k].straggler == worker;
+    QString text = QStringLiteral("iteration %1 of worker %2%3: batch %4, compute %5 s, communication %6 s, wait %7 s, speed %8 samples/s")
+                       .arg(iteration)
+                       .arg(worker)
+                       .arg(straggler ? QStringLiteral(" (the straggler)") : QString())
+                       .arg(s.batch_size)
+                       .arg(double(s.compute_s), 0, 'f', 4)
+                       .arg(double(s.comm_s), 0, 'f', 4)
+                       .arg(double(s.wait_s), 0, 'f', 4)
+                       .arg(double(s.speed), 0, 'f', 1);
+    if (!std::isnan(s.predicted_speed))
+        text += QStringLiteral(", predicted %1").arg(double(s.predicted_speed), 0, 'f', 1);
+    if (k < its.size() && its[k].iteration == iteration)
+        text += QStringLiteral("; spread %1 %").arg(its[k].spread * 100, 0, 'f', 1);
+    return text;
+}
+
+void StragglerTimeline::wheelEvent(QWheelEvent* event)
+{
+    const auto at = hit(event->position().toPoint());
+    window_.zoom(event->angleDelta().y() > 0 ? 0.8 : 1.25, at ? at->second : (window_.first() + window_.last()) / 2);
+    event->accept();
+}
+
+void StragglerTimeline::mousePressEvent(QMouseEvent* event)
+{
+    press_at_ = event->position().toPoint();
+    dragged_ = false;
+}
+
+void StragglerTimeline::mouseMoveEvent(QMouseEvent* event)
+{
+    if (!(event->buttons() & Qt::LeftButton))
+        return;
+    const QPoint at = event->position().toPoint();
+    const Frame f = frame();
+    const double iterations_per_pixel = static_cast<double>(f.last - f.first + 1) / f.lanes.width();
+    const auto delta = static_cast<std::int64_t>(std::llround((press_at_.x() - at.x()) * iterations_per_pixel));
+    if (delta != 0) {
+        window_.pan(delta);
+        press_at_ = at;
+        dragged_ = true;
+    }
+}
+
+void StragglerTimeline::mouseReleaseEvent(QMouseEvent* event)
+{
+    if (dragged_)
+        return;
+    if (const auto at = hit(event->position().toPoint()))
+        emit iterationClicked(at->first, at->second);
+}
+
+void StragglerTimeline::mouseDoubleClickEvent(QMouseEvent*) { window_.follow(); }
+
+void StragglerTimeline::keyPressEvent(QKeyEvent* event)
+{
+    const std::int64_t span = std::max<std::int64_t>(window_.last() - window_.first(), 4);
+    const std::int64_t middle = (window_.first() + window_.last()) / 2;
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal: window_.zoom(0.8, middle); break;
+    case Qt::Key_Minus: window_.zoom(1.25, middle); break;
+    case Qt::Key_Left: window_.pan(-span / 4); break;
+    case Qt::Key_Right: window_.pan(span / 4); break;
+    case Qt::Key_End: window_.follow(); break;
+    default: QWidget::keyPressEvent(event);
+    }
+}
+
+} // namespace fulcrum::ui

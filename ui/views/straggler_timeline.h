@@ -1,0 +1,59 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <QWidget>
+
+#include <optional>
+
+namespace fulcrum::ui {
+
+class ConsoleStore;
+class IterationWindow;
+class JobHistory;
+
+// One lane per worker, run time along x: each iteration's bar split into compute,
+// communication and wait (at the barrier), the straggler of each iteration marked red, and
+// a heat strip of each worker's lateness at the left. It paints straight from the job's
+// history: at most one pass over the visible samples, aggregated per pixel column when
+// iterations are narrower than a pixel, so 64 workers × 10,000 iterations stay smooth.
+// Wheel zooms, drag pans (the shared IterationWindow), a click tells one iteration's numbers.
+class StragglerTimeline : public QWidget {
+    Q_OBJECT
+public:
+    StragglerTimeline(ConsoleStore& store, IterationWindow& window, QWidget* parent = nullptr);
+
+    QSize sizeHint() const override { return { 800, 400 }; }
+    // The worker and iteration under a point of the widget.
+    std::optional<std::pair<WorkerId, std::int64_t>> hit(QPoint point) const;
+    // "iteration 412 of worker 3: batch 96, compute 0.41 s, …"
+    static QString describe(const JobHistory& history, WorkerId worker, std::int64_t iteration);
+    // Each worker's lateness over the shown iterations: the mean of (its batch time − the
+    // fastest's) / the iteration's length. What the heat strip colours.
+    std::vector<double> lateness() const;
+    // The shown iterations' samples as CSV: worker, iteration, times, batch size, straggler.
+    QString visible_csv() const;
+
+signals:
+    void iterationClicked(WorkerId worker, std::int64_t iteration);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+
+private:
+    struct Frame; // the geometry of one paint
+    Frame frame() const;
+
+    ConsoleStore& store_;
+    IterationWindow& window_;
+    QPoint press_at_;
+    bool dragged_ = false;
+};
+
+} // namespace fulcrum::ui

@@ -1,0 +1,219 @@
+#include "ui/views/workers_view.h"
+
+#include "ui/client/commands.h"
+#include "ui/console_store.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSpinBox>
+#include <QTableView>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace fulcrum::ui {
+
+namespace {
+
+QDialogButtonBox* ok_cancel(QDialog* dialog)
+{
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, dialog);
+    QObject::connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    return buttons;
+}
+
+} // namespace
+
+PinDialog::PinDialog(WorkerId worker, std::int32_t current, std::optional<std::int32_t> suggested, QWidget* parent)
+    : QDialog(parent)
+    , size_(new QSpinBox(this))
+{
+    setWindowTitle(QStringLiteral("Pin worker %1").arg(worker));
+    size_->setRange(1, 1 << 24);
+    size_->setValue(suggested.value_or(std::max(current, 1)));
+    auto* form = new QFormLayout;
+    form->addRow(QStringLiteral("Current batch size:"), new QLabel(QString::number(current), this));
+    form->addRow(QStringLiteral("Suggested:"),
+        new QLabel(suggested ? QStringLiteral("%1 (equal batch time at the latest speeds)").arg(*suggested) : QStringLiteral("no speeds measured yet"), this));
+    form->addRow(QStringLiteral("&Pin at:"), size_);
+    auto* note = new QLabel(QStringLiteral("The batch-size policy leaves a pinned worker alone and spreads the rest of the total batch "
+                                           "over the others, from the next barrier on."),
+        this);
+    note->setWordWrap(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(note);
+    layout->addWidget(ok_cancel(this));
+}
+
+std::int32_t PinDialog::batch_size() const { return size_->value(); }
+void PinDialog::set_batch_size(std::int32_t size) { size_->setValue(size); }
+
+ExcludeDialog::ExcludeDialog(WorkerId worker, QWidget* parent)
+    : QDialog(parent)
+    , limited_(new QCheckBox(QStringLiteral("Re-include after"), this))
+    , seconds_(new QDoubleSpinBox(this))
+{
+    setWindowTitle(QStringLiteral("Exclude worker %1").arg(worker));
+    seconds_->setRange(0.1, 1e7);
+    seconds_->setValue(60);
+    seconds_->setSuffix(QStringLiteral(" s of run time"));
+    seconds_->setEnabled(false);
+    connect(limited_, &QCheckBox::toggled, seconds_, &QWidget::setEnabled);
+    auto* row = new QHBoxLayout;
+    row->addWidget(limited_);
+    row->addWidget(seconds_, 1);
+    auto* note = new QLabel(QStringLiteral("The job's barriers stop waiting for this worker from the next one on; its share of the "
+                                           "total batch goes to the others."),
+        this);
+    note->setWordWrap(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(row);
+    layout->addWidget(note);
+    layout->addWidget(ok_cancel(this));
+}
+
+std::optional<double> ExcludeDialog::for_s() const { return limited_->isChecked() ? std::optional(seconds_->value()) : std::nullopt; }
+
+void ExcludeDialog::set_for_s(std::optional<double> seconds)
+{
+    limited_->setChecked(seconds.has_value());
+    if (seconds)
+        seconds_->setValue(*seconds);
+}
+
+WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* parent)
+    : QWidget(parent)
+    , store_(store)
+    , commands_(commands)
+    , table_(new QTableView(this))
+{
+    table_->setModel(&store_.workers());
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->verticalHeader()->hide();
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->setContextMenuPolicy(Qt::ActionsContextMenu);
+
+    pin_ = new QAction(QStringLiteral("Pin batch size…"), this);
+    unpin_ = new QAction(QStringLiteral("Unpin"), this);
+    exclude_ = new QAction(QStringLiteral("Exclude…"), this);
+    include_ = new QAction(QStringLiteral("Re-include"), this);
+    pin_->setShortcut(QKeySequence(Qt::Key_P));
+    unpin_->setShortcut(QKeySequence(Qt::Key_U));
+    exclude_->setShortcut(QKeySequence(Qt::Key_E));
+    include_->setShortcut(QKeySequence(Qt::Key_I));
+    connect(pin_, &QAction::triggered, this, &WorkersView::pin_selected);
+    connect(unpin_, &QAction::triggered, this, &WorkersView::unpin_selected);
+    connect(exclude_, &QAction::triggered, this, &WorkersView::exclude_selected);
+    connect(include_, &QAction::triggered, this, &WorkersView::include_selected);
+    for (QAction* a : { pin_, unpin_, exclude_, include_ }) {
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        table_->addAction(a);
+    }
+    auto* tools = new QToolBar(this);
+    tools->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    tools->addActions({ pin_, unpin_, exclude_, include_ });
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(tools);
+    layout->addWidget(table_);
+
+    connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &WorkersView::update_actions);
+    connect(&store_.workers(), &QAbstractItemModel::dataChanged, this, &WorkersView::update_actions);
+    connect(&store_.workers(), &QAbstractItemModel::modelReset, this, &WorkersView::update_actions);
+    connect(&store_.workers(), &QAbstractItemModel::rowsInserted, this, &WorkersView::update_actions);
+    update_actions();
+}
+
+QList<QAction*> WorkersView::worker_actions() const { return { pin_, unpin_, exclude_, include_ }; }
+
+std::optional<WorkerId> WorkersView::selected_worker() const
+{
+    const QModelIndexList rows = table_->selectionModel()->selectedRows(WorkersModel::Worker);
+    if (rows.isEmpty())
+        return std::nullopt;
+    return static_cast<WorkerId>(rows.front().data().toInt());
+}
+
+void WorkersView::update_actions()
+{
+    const auto job = store_.shown_job();
+    const auto worker = selected_worker();
+    const protocol::WorkerState* state = job && worker ? store_.workers().state(*worker) : nullptr;
+    const bool live = !store_.replaying() && state;
+    pin_->setEnabled(live);
+    unpin_->setEnabled(live && state->pinned);
+    exclude_->setEnabled(live && !state->excluded);
+    include_->setEnabled(live && state->excluded);
+}
+
+std::optional<std::int32_t> WorkersView::suggested_size(WorkerId worker) const
+{
+    const WorkersModel& workers = store_.workers();
+    double total_batch = 0, total_speed = 0, own_speed = 0;
+    for (int row = 0; row < workers.rowCount(); ++row) {
+        const protocol::WorkerState* state = workers.state(row);
+        const IterationRecord* last = workers.last_row(row);
+        if (!state || !state->member || state->excluded)
+            continue;
+        if (!last || last->batch_size <= 0)
+            continue;
+        if (!(last->speed > 0))
+            return std::nullopt;
+        total_batch += last->batch_size;
+        total_speed += last->speed;
+        if (row == worker)
+            own_speed = last->speed;
+    }
+    if (own_speed <= 0 || total_speed <= 0)
+        return std::nullopt;
+    return static_cast<std::int32_t>(std::max(1.0, std::round(total_batch * own_speed / total_speed)));
+}
+
+void WorkersView::pin_selected()
+{
+    const auto job = store_.shown_job();
+    const auto worker = selected_worker();
+    if (!job || !worker)
+        return;
+    const IterationRecord* last = store_.workers().last_row(*worker);
+    const protocol::WorkerState* state = store_.workers().state(*worker);
+    PinDialog dialog(*worker, last ? last->batch_size : (state ? state->batch_size : 0), suggested_size(*worker), this);
+    if (dialog.exec() == QDialog::Accepted)
+        commands_.pin(*job, *worker, dialog.batch_size());
+}
+
+void WorkersView::unpin_selected()
+{
+    const auto job = store_.shown_job();
+    if (const auto worker = selected_worker(); job && worker)
+        commands_.unpin(*job, *worker);
+}
+
+void WorkersView::exclude_selected()
+{
+    const auto job = store_.shown_job();
+    const auto worker = selected_worker();
+    if (!job || !worker)
+        return;
+    ExcludeDialog dialog(*worker, this);
+    if (dialog.exec() == QDialog::Accepted)
+        commands_.exclude(*job, *worker, dialog.for_s());
+}
+
+void WorkersView::include_selected()
+{
+    const auto job = store_.shown_job();
+    if (const auto worker = selected_worker(); job && worker)
+        commands_.include(*job, *worker);
+}
+
+} // namespace fulcrum::ui

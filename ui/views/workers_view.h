@@ -1,0 +1,80 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <QDialog>
+#include <QWidget>
+
+#include <optional>
+
+class QAction;
+class QCheckBox;
+class QDoubleSpinBox;
+class QSpinBox;
+class QTableView;
+
+namespace fulcrum::ui {
+
+class Commands;
+class ConsoleStore;
+
+// Pin a worker's batch size: shows the current size and the size that would equalise its
+// batch time with the others' at their latest measured speeds.
+class PinDialog : public QDialog {
+    Q_OBJECT
+public:
+    PinDialog(WorkerId worker, std::int32_t current, std::optional<std::int32_t> suggested, QWidget* parent = nullptr);
+    std::int32_t batch_size() const;
+    void set_batch_size(std::int32_t size);
+
+private:
+    QSpinBox* size_;
+};
+
+// Exclude a worker from its job's barriers, for good or for a time on the run's clock.
+class ExcludeDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit ExcludeDialog(WorkerId worker, QWidget* parent = nullptr);
+    std::optional<double> for_s() const;
+    void set_for_s(std::optional<double> seconds);
+
+private:
+    QCheckBox* limited_;
+    QDoubleSpinBox* seconds_;
+};
+
+// The shown job's workers with the operator's actions on them: pin (P), unpin (U),
+// exclude (E) and re-include (I), from the context menu, the tool bar or the keyboard.
+class WorkersView : public QWidget {
+    Q_OBJECT
+public:
+    WorkersView(ConsoleStore& store, Commands& commands, QWidget* parent = nullptr);
+
+    QTableView* table() const { return table_; }
+    std::optional<WorkerId> selected_worker() const;
+    QList<QAction*> worker_actions() const;
+
+    // The batch size that equalises the worker's batch time with the others' at their latest
+    // speeds: its share of the job's total batch in proportion to its speed (LB-BSP eq. 3's
+    // equilibrium with constant speeds). Unset without a measured speed for every worker.
+    std::optional<std::int32_t> suggested_size(WorkerId worker) const;
+
+    void pin_selected();
+    void unpin_selected();
+    void exclude_selected();
+    void include_selected();
+
+private:
+    void update_actions();
+
+    ConsoleStore& store_;
+    Commands& commands_;
+    QTableView* table_;
+    QAction* pin_;
+    QAction* unpin_;
+    QAction* exclude_;
+    QAction* include_;
+};
+
+} // namespace fulcrum::ui
