@@ -394,6 +394,8 @@ void MainWindow::open_run_file(const QString& path, std::optional<std::int64_t> 
     open_at_ = at;
     opening_ = Opening::ListingFile;
     local_ = std::make_unique<LocalReplayHost>();
+    if (!daemon_path_.isEmpty())
+        local_->set_daemon(daemon_path_);
     connect(local_.get(), &LocalReplayHost::ready, this, [this](const ServerAddress& address) { client_.open(address); });
     connect(local_.get(), &LocalReplayHost::failed, this, [this](const QString& why) {
         opening_ = Opening::None;

@@ -55,6 +55,8 @@ public:
     // Problems (a run file that cannot be replayed, a refused command) are shown in a
     // non-modal dialog unless dialogs are off (the --screenshot mode prints them instead).
     void set_dialogs(bool on) { dialogs_ = on; }
+    // The fulcrumd that replays run files (default: beside the console, then on PATH).
+    void set_daemon_path(QString path) { daemon_path_ = std::move(path); }
 
     void connect_to(const ServerAddress& address);
     // Replays a run of the connected fulcrumd (list-runs' database name and run id).
@@ -109,6 +111,7 @@ private:
     QTimer* frame_;
     bool dirty_ = false;
     bool dialogs_ = true;
+    QString daemon_path_;
 
     // A replay being opened: from a local file (through local_), or a run of the server.
     enum class Opening { None, ListingFile, Loading, Seeking, Ready };

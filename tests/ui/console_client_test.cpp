@@ -1,0 +1,314 @@
+// The console against a real fulcrumd: the in-process daemon and WebSocket server for live
+// jobs, the fulcrumd binary for run files. Actions go through the real widgets and dialogs.
+
+#include "daemon/auth.h"
+#include "daemon/daemon.h"
+#include "daemon/ws_server.h"
+#include "run/run_scenario.h"
+#include "ui/main_window.h"
+#include "ui/views/replay_bar.h"
+#include "ui/views/straggler_timeline.h"
+#include "ui/views/workers_view.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTimer>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+
+namespace {
+
+bool wait_until(const std::function<bool()>& done, int ms = 30000)
+{
+    QElapsedTimer clock;
+    clock.start();
+    while (!done()) {
+        if (clock.elapsed() > ms)
+            return false;
+        QApplication::processEvents(QEventLoop::AllEvents, 20);
+        QThread::msleep(2);
+    }
+    return true;
+}
+
+// A paced job slow enough to act on while it runs: 4 workers, one slow.
+const char* kScenario = R"({"name": "console-live", "seed": 5, "mode": "paced", "pace": 2,
+  "data": {"source": "synthetic", "train_size": 1200, "test_size": 200, "dim": 12, "classes": 3},
+  "model": {"type": "mlp", "hidden": [16]},
+  "training": {"total_batch": 64, "learning_rate": 0.1, "iterations": 3000, "eval_interval": 50},
+  "policy": {"type": "uniform"}, "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})";
+
+struct LiveDaemon {
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-console-" + std::to_string(::getpid()));
+    std::unique_ptr<daemon::Daemon> daemon;
+    std::unique_ptr<daemon::TokenStore> tokens;
+    std::unique_ptr<daemon::WebSocketServer> server;
+    std::string operator_token;
+    JobId job = 0;
+
+    LiveDaemon()
+    {
+        std::filesystem::create_directories(dir);
+        operator_token = "operator-token-for-the-console-test";
+        std::ofstream(dir / "tokens") << "operator " << operator_token << "\nviewer viewer-token-for-the-console-test\n";
+        std::filesystem::permissions(dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+        daemon::DaemonOptions options;
+        options.data_dir = dir;
+        options.cluster.servers = 2;
+        options.cluster.gpus_per_server = 4;
+        daemon = std::make_unique<daemon::Daemon>(options);
+        tokens = std::make_unique<daemon::TokenStore>(daemon::TokenStore::load_or_create(dir / "tokens"));
+        serve(0);
+        job = daemon->submit(kScenario, "console test");
+    }
+    ~LiveDaemon()
+    {
+        server.reset();
+        daemon.reset();
+        std::filesystem::remove_all(dir);
+    }
+    void serve(unsigned short port)
+    {
+        daemon::ServerOptions o;
+        o.port = port;
+        server = std::make_unique<daemon::WebSocketServer>(*daemon, *tokens, o);
+        server->start();
+    }
+    ui::ServerAddress address(const std::string& token) const
+    {
+        return { QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server->port())), QString::fromStdString(token), {} };
+    }
+};
+
+// Answers the next modal dialog of type D (opened by exec()) with `fill`, then accepts it.
+template <class D>
+void answer_next_dialog(std::function<void(D&)> fill)
+{
+    QTimer::singleShot(50, [fill] {
+        auto* dialog = qobject_cast<D*>(QApplication::activeModalWidget());
+        ASSERT_NE(dialog, nullptr) << "no dialog of the expected type is open";
+        fill(*dialog);
+        dialog->accept();
+    });
+}
+
+void select_worker(ui::MainWindow& window, int worker)
+{
+    QTableView* table = window.workers_view().table();
+    table->selectRow(worker);
+    ASSERT_EQ(window.workers_view().selected_worker(), worker);
+}
+
+QAction* action_named(ui::MainWindow& window, const QString& prefix)
+{
+    for (QAction* a : window.workers_view().worker_actions())
+        if (a->text().startsWith(prefix))
+            return a;
+    return nullptr;
+}
+
+} // namespace
+
+TEST(ConsoleClient, AWrongTokenIsReportedAndNotRetried)
+{
+    LiveDaemon live;
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    QSignalSpy problems(&window, &ui::MainWindow::problemReported);
+    window.connect_to(live.address("not-a-token-of-this-daemon"));
+    ASSERT_TRUE(wait_until([&] { return window.client().state() == ui::ProtocolClient::State::Failed; }));
+    EXPECT_TRUE(window.client().status_text().startsWith(QStringLiteral("wrong token"))) << window.client().status_text().toStdString();
+    ASSERT_GE(problems.count(), 1);
+    QApplication::processEvents();
+    QThread::msleep(1500); // past the first back-off: it must not have tried again
+    QApplication::processEvents();
+    EXPECT_EQ(window.client().state(), ui::ProtocolClient::State::Failed);
+}
+
+TEST(ConsoleClient, ARefusedConnectionIsRetriedWithGrowingBackOff)
+{
+    EXPECT_EQ(ui::ProtocolClient::reconnect_delay_ms(1), 1000);
+    EXPECT_EQ(ui::ProtocolClient::reconnect_delay_ms(2), 2000);
+    EXPECT_EQ(ui::ProtocolClient::reconnect_delay_ms(5), 16000);
+    EXPECT_EQ(ui::ProtocolClient::reconnect_delay_ms(9), 30000);
+    ui::ProtocolClient client;
+    client.open({ QUrl(QStringLiteral("ws://127.0.0.1:1")), QStringLiteral("x"), {} }); // nothing listens on port 1
+    ASSERT_TRUE(wait_until([&] { return client.state() == ui::ProtocolClient::State::WaitingToReconnect; }, 10000));
+    EXPECT_TRUE(client.status_text().contains(QStringLiteral("reconnecting in 1 s (attempt 1)"))) << client.status_text().toStdString();
+    client.close();
+    EXPECT_EQ(client.state(), ui::ProtocolClient::State::Disconnected);
+}
+
+TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShowsThem)
+{
+    LiveDaemon live;
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().workers().rowCount() == 4 && window.store().history().workers() == 4; }));
+    EXPECT_EQ(window.store().shown_job(), live.job);
+
+    // Pin worker 3 through the dialog; it offers the size that would equalise batch times.
+    select_worker(window, 3);
+    std::optional<std::int32_t> suggested;
+    answer_next_dialog<ui::PinDialog>([&](ui::PinDialog& d) {
+        suggested = d.batch_size();
+        d.set_batch_size(8);
+    });
+    action_named(window, QStringLiteral("Pin"))->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const WorkerState* s = window.store().worker_state(live.job, 3);
+        return s && s->pinned == 8;
+    }));
+    ASSERT_TRUE(suggested);
+    EXPECT_LT(*suggested, 16); // the slow worker (a third of the others' speed) should get less than an even 16
+    EXPECT_EQ(window.store().workers().index(3, ui::WorkersModel::State).data().toString(), QStringLiteral("pinned at 8"));
+
+    // Exclude worker 2 for 30 s of run time.
+    select_worker(window, 2);
+    answer_next_dialog<ui::ExcludeDialog>([](ui::ExcludeDialog& d) { d.set_for_s(30.0); });
+    action_named(window, QStringLiteral("Exclude"))->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const WorkerState* s = window.store().worker_state(live.job, 2);
+        return s && s->excluded && s->excluded_until;
+    }));
+    // The daemon recorded both as operator actions.
+    ASSERT_TRUE(wait_until([&] {
+        int found = 0;
+        for (int row = 0; row < window.store().events().rowCount(); ++row) {
+            const EventRecord& e = window.store().events().event(row);
+            found += (e.kind == "pin" && e.worker == 3) || (e.kind == "exclude" && e.worker == 2);
+        }
+        return found == 2;
+    }));
+
+    // Unpin and re-include: the keyboard shortcut path (the actions the table carries).
+    select_worker(window, 3);
+    action_named(window, QStringLiteral("Unpin"))->trigger();
+    select_worker(window, 2);
+    action_named(window, QStringLiteral("Re-include"))->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const WorkerState* pinned = window.store().worker_state(live.job, 3);
+        const WorkerState* excluded = window.store().worker_state(live.job, 2);
+        return pinned && !pinned->pinned && excluded && !excluded->excluded;
+    }));
+}
+
+TEST(ConsoleClient, ACommandInFlightWhenTheConnectionDropsIsReportedThenItsFateOnceReconnected)
+{
+    LiveDaemon live;
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().workers().rowCount() == 4; }));
+    QSignalSpy unknown(&window.commands(), &ui::Commands::fateUnknown);
+    QSignalSpy known(&window.commands(), &ui::Commands::fateKnown);
+
+    const unsigned short port = live.server->port();
+    ASSERT_TRUE(window.commands().pin(live.job, 1, 12));
+    live.server.reset(); // the daemon's port closes before the reply can come back
+    ASSERT_TRUE(wait_until([&] { return unknown.count() == 1; }));
+    EXPECT_EQ(unknown.at(0).at(0).toString(), QStringLiteral("pin worker 1 of job %1 at 12 samples").arg(live.job));
+    EXPECT_EQ(window.client().state(), ui::ProtocolClient::State::WaitingToReconnect);
+
+    live.serve(port);
+    ASSERT_TRUE(wait_until([&] { return known.count() == 1; }, 60000));
+    const QString fate = known.at(0).at(1).toString();
+    const WorkerState* state = window.store().worker_state(live.job, 1);
+    ASSERT_NE(state, nullptr);
+    // Whichever it was, the console says what the server shows.
+    if (state->pinned == 12)
+        EXPECT_TRUE(fate.startsWith(QStringLiteral("applied"))) << fate.toStdString();
+    else
+        EXPECT_TRUE(fate.startsWith(QStringLiteral("not applied"))) << fate.toStdString();
+}
+
+class RunFileTest : public ::testing::Test {
+protected:
+    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-console-file-" + std::to_string(::getpid()));
+    void SetUp() override { std::filesystem::create_directories(dir); }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+
+    QString problem_opening(const std::filesystem::path& file)
+    {
+        ui::MainWindow window;
+        window.set_dialogs(false);
+        window.set_daemon_path(QStringLiteral(FULCRUM_DAEMON_BINARY));
+        QSignalSpy problems(&window, &ui::MainWindow::problemReported);
+        window.open_run_file(QString::fromStdString(file.string()));
+        EXPECT_TRUE(wait_until([&] { return problems.count() > 0; }));
+        return problems.isEmpty() ? QString() : problems.at(0).at(0).toString();
+    }
+};
+
+TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
+{
+    const scenario::Scenario s = scenario::parse_scenario(R"({"name": "console-replay", "seed": 3,
+        "data": {"source": "synthetic", "train_size": 400, "test_size": 100, "dim": 8, "classes": 3},
+        "model": {"type": "softmax"}, "training": {"total_batch": 64, "iterations": 40, "eval_interval": 10},
+        "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
+        "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})", "console-test");
+    run::RunOptions options;
+    options.database = dir / "recorded.db";
+    run::run_scenario(s, options);
+
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.set_daemon_path(QStringLiteral(FULCRUM_DAEMON_BINARY));
+    window.show();
+    QSignalSpy ready(&window, &ui::MainWindow::replayReady);
+    window.open_run_file(QString::fromStdString(options.database->string()), 17);
+    ASSERT_TRUE(wait_until([&] { return ready.count() == 1; }, 60000));
+
+    ui::ConsoleStore& store = window.store();
+    ASSERT_TRUE(store.replaying());
+    EXPECT_EQ(store.replay_state()->iteration, 17);
+    EXPECT_EQ(*store.history().last_iteration(), 17);
+    EXPECT_EQ(*store.history().first_iteration(), 0); // loaded from the start, not just the snapshot
+    EXPECT_EQ(store.jobs().index(0, ui::JobsModel::Iteration).data().toString(), QStringLiteral("18 / 40"));
+    EXPECT_EQ(store.workers().last_row(3)->iteration, 17);
+    EXPECT_EQ(window.iteration_window().last(), 17);
+    for (const QString& view : { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction") }) {
+        ASSERT_TRUE(window.show_view(view));
+        window.refresh_views();
+    }
+    EXPECT_TRUE(ui::StragglerTimeline::describe(store.history(), 3, 17).startsWith(QStringLiteral("iteration 17 of worker 3")));
+    EXPECT_TRUE(window.replay_bar().position_text().startsWith(QStringLiteral("iteration 17 of job 0"))) << window.replay_bar().position_text().toStdString();
+
+    // Scrub back: the views drop what came after.
+    window.replay_bar().seek_iteration(5);
+    ASSERT_TRUE(wait_until([&] { return store.replay_state()->iteration == 5; }));
+    EXPECT_EQ(*store.history().last_iteration(), 5);
+}
+
+TEST_F(RunFileTest, ACorruptForeignOrMissingFileGivesAClearMessage)
+{
+    const auto junk = dir / "junk.db";
+    std::ofstream(junk) << "this is not a database, just text pretending to be one\n";
+    QString problem = problem_opening(junk);
+    EXPECT_TRUE(problem.contains(QStringLiteral("junk.db cannot be replayed"))) << problem.toStdString();
+
+    // A real SQLite file of another program.
+    const auto foreign = dir / "foreign.db";
+    {
+        std::ofstream out(foreign, std::ios::binary);
+        out << std::string("SQLite format 3\0", 16) << std::string(84, '\0');
+    }
+    problem = problem_opening(foreign);
+    EXPECT_TRUE(problem.contains(QStringLiteral("foreign.db cannot be replayed"))) << problem.toStdString();
+
+    problem = problem_opening(dir / "missing.db");
+    EXPECT_TRUE(problem.contains(QStringLiteral("missing.db: no such file"))) << problem.toStdString();
+}
