@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the demo: a heterogeneous 4-worker cluster
-# training an MLP on Fashion-MNIST, paced at real time, with a progress bar and a summary.
-# With a display, the console opens beside it.
+# training an MLP on Fashion-MNIST, paced at real time.
+# With a display: fulcrumd runs the demo job and the console opens connected to it (close
+# the console to stop). Without one: the run goes headless with a progress bar and a summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh release
 mkdir -p runs
 if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/release/app/fulcrum ]; then
-  build/release/app/fulcrum &
+  data=runs/fulcrumd
+  mkdir -p "$data"
+  build/release/app/fulcrumd --data-dir "$data" --scenario resources/scenarios/demo.json &
+  daemon=$!
+  trap 'kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do [ -s "$data/tokens" ] && break; sleep 0.1; done
+  build/release/app/fulcrum --connect ws://127.0.0.1:7480 --token-file "$data/tokens" "$@"
+  exit 0
 fi
 exec build/release/app/fulcrum-run resources/scenarios/demo.json --out runs/demo.db "$@"

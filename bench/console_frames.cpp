@@ -1,0 +1,167 @@
+// The console's UI thread under a live 64-worker job at about 10 iterations per second:
+// how long each piece of work on the UI thread takes (message ingest, view refresh, paint),
+// and so whether a frame's update stays under 16 ms at the 95th percentile.
+//
+// fulcrumd runs in this process (its own threads) and the console connects over loopback,
+// as an operator would; the window is rendered by Qt's offscreen platform (raster painting,
+// the same work as on a screen). Each view is measured in turn for --seconds.
+//
+//   console_frames [--seconds 15] [--workers 64]
+
+#include "daemon/auth.h"
+#include "daemon/daemon.h"
+#include "daemon/ws_server.h"
+#include "ui/main_window.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QThread>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace fulcrum;
+
+namespace {
+
+// Times every event the UI thread dispatches from its event loop (nested dispatches count
+// in their parent's time), by the kind of work it is.
+class TimedApplication : public QApplication {
+public:
+    using QApplication::QApplication;
+    std::map<std::string, std::vector<double>> ms;
+    bool recording = false;
+
+    bool notify(QObject* receiver, QEvent* event) override
+    {
+        if (depth_++ > 0 || !recording) {
+            const bool r = QApplication::notify(receiver, event);
+            --depth_;
+            return r;
+        }
+        const auto start = std::chrono::steady_clock::now();
+        const bool r = QApplication::notify(receiver, event);
+        const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        --depth_;
+        ms[kind(event)].push_back(took);
+        ms["every event"].push_back(took);
+        if (event->type() == QEvent::Timer || event->type() == QEvent::UpdateRequest || event->type() == QEvent::Paint)
+            ms["frame update (refresh + paint)"].push_back(took);
+        return r;
+    }
+
+private:
+    static std::string kind(QEvent* event)
+    {
+        switch (event->type()) {
+        case QEvent::UpdateRequest:
+        case QEvent::Paint: return "paint";
+        case QEvent::Timer: return "view refresh (timers)";
+        case QEvent::SockAct:
+        case QEvent::MetaCall: return "message ingest";
+        default: return "other";
+        }
+    }
+    int depth_ = 0;
+};
+
+double percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    double seconds = 15;
+    int workers = 64;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (flag == "--seconds")
+            seconds = std::stod(argv[i + 1]);
+        else if (flag == "--workers")
+            workers = std::stoi(argv[i + 1]);
+        else {
+            std::fprintf(stderr, "console_frames: unknown option %s (expected --seconds S, --workers N)\n", argv[i]);
+            return 2;
+        }
+    }
+    TimedApplication app(argc, argv);
+    const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-console-frames-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "tokens") << "operator console-frames-benchmark-token\n";
+    std::filesystem::permissions(dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+
+    daemon::DaemonOptions options;
+    options.data_dir = dir;
+    daemon::Daemon d(options);
+    const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(dir / "tokens");
+    daemon::ServerOptions server_options;
+    server_options.port = 0;
+    daemon::WebSocketServer server(d, tokens, server_options);
+    server.start();
+    // Paced at 1 run second per wall second: a batch of 10 at 100 samples/s takes 0.1 s, so
+    // about 10 iterations per second; a quarter of the workers are slower, and LB-BSP
+    // rebalances at every barrier.
+    const int slow = workers / 4;
+    const std::string scenario = R"({"name": "console-frames", "seed": 1, "mode": "paced", "pace": 1,
+      "data": {"source": "synthetic", "train_size": 4000, "test_size": 200, "dim": 16, "classes": 4},
+      "model": {"type": "softmax"}, "training": {"total_batch": )" + std::to_string(10 * workers) + R"(, "iterations": 100000, "eval_interval": 100},
+      "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
+      "workers": [{"speed": 110, "count": )" + std::to_string(workers - slow) + R"(}, {"speed": 70, "count": )" + std::to_string(slow) + "}]}";
+    const JobId job = d.submit(scenario, "console_frames");
+
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.show();
+    window.connect_to({ QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server.port())), QStringLiteral("console-frames-benchmark-token"), {} });
+    QElapsedTimer clock;
+    clock.start();
+    while (window.store().history().workers() < workers && clock.elapsed() < 60000)
+        QApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (window.store().history().workers() < workers) {
+        std::fprintf(stderr, "console_frames: the console did not receive the job's rows within 60 s\n");
+        return 1;
+    }
+
+    std::printf("console_frames: %d workers, %.0f s per view, fulcrumd in process on port %u\n\n", workers, seconds, server.port());
+    std::printf("| view | iterations/s | work | events | p50 ms | p95 ms | p99 ms | max ms |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    bool within = true;
+    for (const QString& view : { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction") }) {
+        window.show_view(view);
+        app.ms.clear();
+        const std::int64_t first = window.store().history().last_iteration().value_or(0);
+        app.recording = true;
+        clock.restart();
+        while (clock.elapsed() < static_cast<qint64>(seconds * 1000))
+            QApplication::processEvents(QEventLoop::AllEvents, 5);
+        app.recording = false;
+        const double rate = static_cast<double>(window.store().history().last_iteration().value_or(0) - first) / (static_cast<double>(clock.elapsed()) / 1000);
+        for (const auto& [kind, ms] : app.ms) {
+            std::printf("| %s | %.1f | %s | %zu | %.2f | %.2f | %.2f | %.2f |\n", view.toUtf8().constData(), rate, kind.c_str(), ms.size(), percentile(ms, 0.5),
+                percentile(ms, 0.95), percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+            if (kind == "frame update (refresh + paint)" && percentile(ms, 0.95) > 16)
+                within = false;
+        }
+        std::fflush(stdout);
+    }
+    std::printf("\nframe updates within 16 ms at the 95th percentile in every view: %s\n", within ? "yes" : "NO");
+    d.stop_all();
+    (void)job;
+    server.stop();
+    std::filesystem::remove_all(dir);
+    return 0;
+}
