@@ -87,43 +87,36 @@ void Commands::on_reply(const Reply& reply)
     emit succeeded(what);
 }
 
-bool Commands::pin(JobId job, WorkerId worker, std::int32_t batch_size)
+namespace {
+
+WorkerCommand worker_command(WorkerAction action, JobId job, WorkerId worker)
 {
     WorkerCommand c;
-    c.action = WorkerAction::Pin;
+    c.action = action;
     c.job = job;
     c.worker = worker;
+    return c;
+}
+
+} // namespace
+
+bool Commands::pin(JobId job, WorkerId worker, std::int32_t batch_size)
+{
+    WorkerCommand c = worker_command(WorkerAction::Pin, job, worker);
     c.batch_size = batch_size;
     return send(c, true);
 }
 
-bool Commands::unpin(JobId job, WorkerId worker)
-{
-    WorkerCommand c;
-    c.action = WorkerAction::Unpin;
-    c.job = job;
-    c.worker = worker;
-    return send(c, true);
-}
+bool Commands::unpin(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Unpin, job, worker), true); }
 
 bool Commands::exclude(JobId job, WorkerId worker, std::optional<double> for_s)
 {
-    WorkerCommand c;
-    c.action = WorkerAction::Exclude;
-    c.job = job;
-    c.worker = worker;
+    WorkerCommand c = worker_command(WorkerAction::Exclude, job, worker);
     c.for_s = for_s;
     return send(c, true);
 }
 
-bool Commands::include(JobId job, WorkerId worker)
-{
-    WorkerCommand c;
-    c.action = WorkerAction::Include;
-    c.job = job;
-    c.worker = worker;
-    return send(c, true);
-}
+bool Commands::include(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Include, job, worker), true); }
 
 bool Commands::job_action(JobId job, JobAction action) { return send(JobCommand { {}, action, job }, true); }
 

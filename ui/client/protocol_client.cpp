@@ -95,8 +95,14 @@ void ProtocolClient::open(ServerAddress address)
         attempt_ = 0;
     address_ = std::move(address);
     impl_->reconnect.stop();
+    // Leave the old connection quietly: its drop is no reason to reconnect.
+    impl_->closing = true;
+    impl_->socket.abort();
     impl_->closing = false;
-    welcomed_ = false;
+    if (welcomed_) {
+        welcomed_ = false;
+        emit sessionLost(QStringLiteral("the console switched to %1").arg(address_.url.toString()));
+    }
     role_.reset();
     const QString scheme = address_.url.scheme();
     if (!address_.url.isValid() || (scheme != QStringLiteral("ws") && scheme != QStringLiteral("wss")) || address_.url.host().isEmpty())
@@ -121,7 +127,6 @@ void ProtocolClient::open(ServerAddress address)
     set_state(State::Connecting,
         attempt_ == 0 ? QStringLiteral("connecting to %1").arg(address_.url.toString())
                       : QStringLiteral("reconnecting to %1 (attempt %2)").arg(address_.url.toString()).arg(attempt_));
-    impl_->socket.abort();
     impl_->socket.open(request);
 }
 

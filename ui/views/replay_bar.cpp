@@ -78,7 +78,7 @@ ReplayBar::ReplayBar(ConsoleStore& store, Commands& commands, QWidget* parent)
     on_state();
 }
 
-void ReplayBar::seek_iteration(std::int64_t iteration)
+void ReplayBar::seek(std::optional<std::int64_t> iteration, std::optional<double> time_s)
 {
     const protocol::ReplayState* s = store_.replay_state();
     if (!s)
@@ -87,20 +87,13 @@ void ReplayBar::seek_iteration(std::int64_t iteration)
     c.replay = s->replay;
     c.action = protocol::ReplayAction::Seek;
     c.iteration = iteration;
-    commands_.replay(c);
-}
-
-void ReplayBar::seek_time(double time_s)
-{
-    const protocol::ReplayState* s = store_.replay_state();
-    if (!s)
-        return;
-    protocol::ReplayCommand c;
-    c.replay = s->replay;
-    c.action = protocol::ReplayAction::Seek;
     c.time_s = time_s;
     commands_.replay(c);
 }
+
+void ReplayBar::seek_iteration(std::int64_t iteration) { seek(iteration, std::nullopt); }
+
+void ReplayBar::seek_time(double time_s) { seek(std::nullopt, time_s); }
 
 QString ReplayBar::position_text() const
 {

@@ -2,6 +2,8 @@
 
 #include <QWidget>
 
+#include <optional>
+
 class QComboBox;
 class QLabel;
 class QSlider;
@@ -29,6 +31,7 @@ signals:
 
 private:
     void on_state();
+    void seek(std::optional<std::int64_t> iteration, std::optional<double> time_s); // exactly one set
 
     ConsoleStore& store_;
     Commands& commands_;
