@@ -20,6 +20,7 @@ void ConsoleStore::follow(std::int64_t replay)
     events_.clear();
     replay_state_.reset();
     worker_states_.clear();
+    last_rows_.clear();
     job_histories_.clear();
     emit shownJobChanged();
     emit historyChanged();
@@ -33,31 +34,8 @@ void ConsoleStore::show_job(JobId job)
     workers_.show_job(job);
     if (const auto it = worker_states_.find(job); it != worker_states_.end())
         workers_.apply(protocol::WorkerUpdate { job, it->second, source_ });
-    if (const JobHistory* h = history(job); h) {
-        // Fill the table's latest-row columns from the history kept for the job.
-        protocol::IterationRows last { job, h->last_iteration().value_or(0), {}, source_ };
-        for (int w = 0; w < h->workers(); ++w) {
-            if (h->worker(w).empty())
-                continue;
-            const WorkerSample& s = h->worker(w).back();
-            IterationRecord r;
-            r.job = job;
-            r.worker = w;
-            r.iteration = s.iteration;
-            r.start_s = s.start_s;
-            r.end_s = s.end_s;
-            r.batch_size = s.batch_size;
-            r.compute_s = s.compute_s;
-            r.comm_s = s.comm_s;
-            r.wait_s = s.wait_s;
-            r.speed = s.speed;
-            r.cpu_share = s.cpu_share;
-            if (!std::isnan(s.predicted_speed))
-                r.predicted_speed = s.predicted_speed;
-            last.rows.push_back(r);
-        }
-        workers_.apply(last);
-    }
+    if (const auto it = last_rows_.find(job); it != last_rows_.end())
+        workers_.apply(it->second); // the table's latest-row columns
     emit shownJobChanged();
     emit historyChanged();
 }
@@ -108,6 +86,7 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
         if (rows->replay != source_)
             return;
         history_for(rows->job).append(*rows);
+        last_rows_[rows->job] = *rows;
         workers_.apply(*rows);
         if (workers_.job() == rows->job)
             emit historyChanged();

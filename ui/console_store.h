@@ -62,6 +62,7 @@ private:
     std::optional<protocol::ReplayState> replay_state_;
     std::optional<protocol::ClusterState> cluster_;
     std::map<JobId, std::vector<protocol::WorkerState>> worker_states_;
+    std::map<JobId, protocol::IterationRows> last_rows_; // each job's newest iteration
     std::map<JobId, JobHistory> job_histories_;
     JobHistory empty_;
 };
