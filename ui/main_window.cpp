@@ -47,6 +47,7 @@ const QStringList kViewNames { QStringLiteral("equilibrium"), QStringLiteral("ti
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent)
     , commands_(client_, store_)
+    , navigator_(store_, commands_)
     , notice_(new QLabel(this))
     , connection_(new QLabel(this))
     , details_(new QLabel(this))
@@ -61,7 +62,7 @@ MainWindow::MainWindow(QWidget* parent)
     cluster_ = new ClusterMap(store_, this);
     scheduler_ = new SchedulerView(store_, this);
     events_ = new EventsView(store_, this);
-    replay_bar_ = new ReplayBar(store_, commands_, this);
+    replay_bar_ = new ReplayBar(store_, commands_, navigator_, this);
 
     auto* timeline_page = new QWidget(this);
     auto* timeline_layout = new QVBoxLayout(timeline_page);
@@ -141,6 +142,18 @@ MainWindow::MainWindow(QWidget* parent)
         show_notice(QStringLiteral("Reconnected. <b>%1</b>: %2.").arg(what.toHtmlEscaped(), fate.toHtmlEscaped()), false);
     });
     connect(&commands_, &Commands::runsListed, this, &MainWindow::on_runs);
+    connect(&navigator_, &ReplayNavigator::progressed, this, [this](double fraction, const QString& what) {
+        statusBar()->showMessage(QStringLiteral("%1: %2 %").arg(what).arg(100.0 * fraction, 0, 'f', 0));
+    });
+    connect(&navigator_, &ReplayNavigator::arrived, this, [this] {
+        navigator_.set_pause_on_arrival(false);
+        statusBar()->showMessage(replay_bar_->position_text(), 10000);
+        if (opening_ == Opening::Positioning) {
+            opening_ = Opening::Ready;
+            refresh_views();
+            emit replayReady();
+        }
+    });
     connect(&commands_, &Commands::replayOpened, this, [this](std::int64_t replay) {
         store_.follow(replay);
         window_.follow();
@@ -249,8 +262,8 @@ void MainWindow::refresh_views()
         scheduler_->refresh();
     timeline_->update();
     cluster_->update();
-    if (const ReplayState* s = store_.replay_state(); s && opening_ == Opening::Loading && s->length > 0)
-        statusBar()->showMessage(QStringLiteral("loading the replay: %1 %").arg(100.0 * static_cast<double>(s->position) / static_cast<double>(s->length), 0, 'f', 0));
+    if (const ReplayState* s = store_.replay_state(); s && opening_ == Opening::Loading && !open_at_ && s->end_time_s > 0)
+        statusBar()->showMessage(QStringLiteral("loading the replay: %1 %").arg(100.0 * std::min(1.0, navigator_.delivered_time_s() / s->end_time_s), 0, 'f', 0));
 }
 
 bool MainWindow::show_view(const QString& name)
@@ -264,32 +277,27 @@ bool MainWindow::show_view(const QString& name)
 
 void MainWindow::on_message(const ServerMessage& message)
 {
-    if (opening_ == Opening::Loading && open_at_) {
-        if (const auto* rows = std::get_if<IterationRows>(&message); rows && rows->replay == store_.source() && rows->iteration >= *open_at_) {
-            // Loaded far enough: stop, and seek back to exactly the iteration asked for.
-            ReplayCommand pause;
-            pause.replay = store_.source();
-            pause.action = ReplayAction::Pause;
-            commands_.replay(pause);
-            replay_bar_->seek_iteration(*open_at_);
-            opening_ = Opening::Seeking;
+    navigator_.on_message(message);
+    if (opening_ != Opening::Loading)
+        return;
+    if (open_at_) {
+        // Opened paused at the start: once its opening snapshot is in, move to the iteration.
+        if (std::holds_alternative<SnapshotEnd>(message) && store_.replay_state() && store_.replay_state()->seeked) {
+            opening_ = Opening::Positioning;
+            navigator_.set_pause_on_arrival(true);
+            navigator_.go_to_iteration(*open_at_);
         }
+        return;
     }
-    if (const auto* state = std::get_if<ReplayState>(&message); state && state->replay == store_.source()) {
-        if (opening_ == Opening::Loading && state->state == ReplayPhase::Finished) {
-            if (open_at_) {
-                replay_bar_->seek_iteration(*open_at_);
-                opening_ = Opening::Seeking;
-            } else {
-                opening_ = Opening::Ready;
-                statusBar()->showMessage(QStringLiteral("replay loaded: %1 iterations of %2").arg(state->length).arg(text(state->database)), 10000);
-                refresh_views();
-                emit replayReady();
-            }
-        }
-    }
-    if (opening_ == Opening::Seeking && std::holds_alternative<SnapshotEnd>(message) && store_.replay_state() && store_.replay_state()->seeked) {
+    if (const auto* state = std::get_if<ReplayState>(&message); state && state->replay == store_.source() && state->state == ReplayPhase::Finished) {
         opening_ = Opening::Ready;
+        // Loaded as fast as it could be read; played again, it goes at the run's own pace.
+        ReplayCommand speed;
+        speed.replay = state->replay;
+        speed.action = ReplayAction::SetSpeed;
+        speed.speed = 1;
+        commands_.replay(speed);
+        statusBar()->showMessage(QStringLiteral("replay loaded: %1 iterations of %2").arg(state->length).arg(text(state->database)), 10000);
         refresh_views();
         emit replayReady();
     }
@@ -375,7 +383,10 @@ void MainWindow::open_server_run(const QString& database, RunId run)
     OpenReplay open;
     open.database = database.toStdString();
     open.run = run;
-    open.speed = 0; // load it all (or up to open_at_) as fast as it can be read
+    // Without an iteration to stand at, load it all as fast as it can be read; with one,
+    // open paused and let the navigator fast-forward there.
+    open.speed = open_at_ ? 1 : 0;
+    open.paused = open_at_.has_value();
     if (commands_.open_replay(open))
         opening_ = Opening::Loading;
 }

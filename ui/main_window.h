@@ -2,6 +2,7 @@
 
 #include "ui/client/commands.h"
 #include "ui/client/protocol_client.h"
+#include "ui/client/replay_navigator.h"
 #include "ui/console_store.h"
 #include "ui/views/iteration_window.h"
 
@@ -41,6 +42,7 @@ public:
     ConsoleStore& store() { return store_; }
     ProtocolClient& client() { return client_; }
     Commands& commands() { return commands_; }
+    ReplayNavigator& navigator() { return navigator_; }
     IterationWindow& iteration_window() { return window_; }
     JobsView& jobs_view() const { return *jobs_; }
     WorkersView& workers_view() const { return *workers_; }
@@ -93,6 +95,7 @@ private:
     ConsoleStore store_;
     ProtocolClient client_;
     Commands commands_;
+    ReplayNavigator navigator_;
     IterationWindow window_;
     JobsView* jobs_;
     WorkersView* workers_;
@@ -114,7 +117,7 @@ private:
     QString daemon_path_;
 
     // A replay being opened: from a local file (through local_), or a run of the server.
-    enum class Opening { None, ListingFile, Loading, Seeking, Ready };
+    enum class Opening { None, ListingFile, Loading, Positioning, Ready };
     Opening opening_ = Opening::None;
     std::optional<std::int64_t> open_at_;
     std::optional<ServerAddress> live_address_;

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <numeric>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -287,10 +288,59 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     EXPECT_TRUE(ui::StragglerTimeline::describe(store.history(), 3, 17).startsWith(QStringLiteral("iteration 17 of worker 3")));
     EXPECT_TRUE(window.replay_bar().position_text().startsWith(QStringLiteral("iteration 17 of job 0"))) << window.replay_bar().position_text().toStdString();
 
+    EXPECT_EQ(store.replay_state()->state, ReplayPhase::Paused);
+    EXPECT_EQ(store.replay_state()->speed, 1.0);
+
     // Scrub back: the views drop what came after.
+    QSignalSpy arrived(&window.navigator(), &ui::ReplayNavigator::arrived);
     window.replay_bar().seek_iteration(5);
-    ASSERT_TRUE(wait_until([&] { return store.replay_state()->iteration == 5; }));
+    ASSERT_TRUE(wait_until([&] { return arrived.count() == 1; }));
+    EXPECT_EQ(store.replay_state()->iteration, 5);
     EXPECT_EQ(*store.history().last_iteration(), 5);
+    const auto iterations = [&] {
+        std::vector<std::int64_t> seen;
+        for (std::size_t i = 0; i < store.history().iterations().size(); ++i)
+            seen.push_back(store.history().iterations()[i].iteration);
+        return seen;
+    };
+    std::vector<std::int64_t> expected(6);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(iterations(), expected);
+
+    // Scrub forward past what was ever loaded: every iteration in between reaches the views,
+    // and the replay stands paused at ×1 as it was.
+    window.replay_bar().seek_iteration(33);
+    ASSERT_TRUE(wait_until([&] { return arrived.count() == 2; }));
+    EXPECT_FALSE(window.navigator().moving());
+    EXPECT_EQ(store.replay_state()->iteration, 33);
+    expected.resize(34);
+    std::iota(expected.begin(), expected.end(), 0);
+    EXPECT_EQ(iterations(), expected);
+    for (int w = 0; w < 4; ++w)
+        EXPECT_EQ(store.history().worker(w).size(), 34u) << "worker " << w;
+    ASSERT_TRUE(wait_until([&] { return store.replay_state()->speed == 1.0; }));
+    EXPECT_EQ(store.replay_state()->state, ReplayPhase::Paused);
+    EXPECT_EQ(store.workers().last_row(3)->iteration, 33);
+
+    // Back to 5 again, then forward to a moment of the run (how an event is jumped to) while
+    // playing: iterations up to that moment arrive, and it plays on at its speed after.
+    const double barrier_20 = store.history().iterations()[20].barrier_s;
+    window.replay_bar().seek_iteration(5);
+    ASSERT_TRUE(wait_until([&] { return arrived.count() == 3; }));
+    ReplayCommand play;
+    play.replay = store.source();
+    play.action = ReplayAction::Play;
+    ASSERT_TRUE(window.commands().replay(play));
+    ASSERT_TRUE(wait_until([&] { return store.replay_state()->state == ReplayPhase::Playing; }));
+    window.navigator().go_to_time(barrier_20);
+    ASSERT_TRUE(wait_until([&] { return arrived.count() == 4; }));
+    EXPECT_EQ(store.replay_state()->iteration, 20);
+    expected.resize(21);
+    std::iota(expected.begin(), expected.end(), 0);
+    const std::vector<std::int64_t> at_arrival = iterations();
+    ASSERT_GE(at_arrival.size(), 21u);
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), at_arrival.begin())); // it may have played on since
+    ASSERT_TRUE(wait_until([&] { return store.replay_state()->state != ReplayPhase::Paused && store.replay_state()->speed == 1.0; }));
 }
 
 TEST_F(RunFileTest, ACorruptForeignOrMissingFileGivesAClearMessage)

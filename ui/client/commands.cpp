@@ -47,22 +47,22 @@ bool Commands::can_command() const
     return client_.state() == ProtocolClient::State::Connected && client_.role() == Role::Operator;
 }
 
-bool Commands::send(ClientMessage message, bool command)
+std::optional<std::string> Commands::send(ClientMessage message, bool command)
 {
     const QString what = describe(message);
     if (client_.state() != ProtocolClient::State::Connected) {
         emit failed(what, QStringLiteral("not connected (%1)").arg(client_.status_text()));
-        return false;
+        return std::nullopt;
     }
     if (command && client_.role() != Role::Operator) {
         emit failed(what, QStringLiteral("this console is connected as a viewer: commands need an operator token"));
-        return false;
+        return std::nullopt;
     }
     const std::string id = client_.send(message);
     std::visit([&id](auto& m) { if constexpr (requires { m.id; }) m.id = id; }, message);
     in_flight_.emplace(id, std::move(message));
     emit sent(what);
-    return true;
+    return id;
 }
 
 void Commands::on_reply(const Reply& reply)
@@ -104,34 +104,34 @@ bool Commands::pin(JobId job, WorkerId worker, std::int32_t batch_size)
 {
     WorkerCommand c = worker_command(WorkerAction::Pin, job, worker);
     c.batch_size = batch_size;
-    return send(c, true);
+    return send(c, true).has_value();
 }
 
-bool Commands::unpin(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Unpin, job, worker), true); }
+bool Commands::unpin(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Unpin, job, worker), true).has_value(); }
 
 bool Commands::exclude(JobId job, WorkerId worker, std::optional<double> for_s)
 {
     WorkerCommand c = worker_command(WorkerAction::Exclude, job, worker);
     c.for_s = for_s;
-    return send(c, true);
+    return send(c, true).has_value();
 }
 
-bool Commands::include(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Include, job, worker), true); }
+bool Commands::include(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Include, job, worker), true).has_value(); }
 
-bool Commands::job_action(JobId job, JobAction action) { return send(JobCommand { {}, action, job }, true); }
+bool Commands::job_action(JobId job, JobAction action) { return send(JobCommand { {}, action, job }, true).has_value(); }
 
 bool Commands::change(JobId job, JobSetting setting, const QString& spec_json)
 {
-    return send(ChangeJob { {}, setting, job, spec_json.toStdString() }, true);
+    return send(ChangeJob { {}, setting, job, spec_json.toStdString() }, true).has_value();
 }
 
-bool Commands::submit(const QString& scenario_json, const QString&) { return send(SubmitJob { {}, scenario_json.toStdString() }, true); }
+bool Commands::submit(const QString& scenario_json, const QString&) { return send(SubmitJob { {}, scenario_json.toStdString() }, true).has_value(); }
 
-bool Commands::list_runs() { return send(ListRuns {}, false); }
+bool Commands::list_runs() { return send(ListRuns {}, false).has_value(); }
 
-bool Commands::open_replay(const OpenReplay& open) { return send(open, false); }
+bool Commands::open_replay(const OpenReplay& open) { return send(open, false).has_value(); }
 
-bool Commands::replay(ReplayCommand command) { return send(std::move(command), false); }
+std::optional<std::string> Commands::replay(ReplayCommand command) { return send(std::move(command), false); }
 
 QString Commands::describe(const ClientMessage& message)
 {

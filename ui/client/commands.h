@@ -38,7 +38,8 @@ public:
 
     bool list_runs();
     bool open_replay(const protocol::OpenReplay& open);
-    bool replay(protocol::ReplayCommand command);
+    // Returns the request's id (its seek's snapshot-end carries it).
+    std::optional<std::string> replay(protocol::ReplayCommand command);
 
     // "pin worker 2 of job 1 at 96 samples"
     static QString describe(const protocol::ClientMessage& message);
@@ -55,7 +56,7 @@ signals:
     void replayOpened(std::int64_t replay);
 
 private:
-    bool send(protocol::ClientMessage message, bool command);
+    std::optional<std::string> send(protocol::ClientMessage message, bool command);
     void on_reply(const protocol::Reply& reply);
 
     ProtocolClient& client_;

@@ -1,6 +1,7 @@
 #include "ui/views/replay_bar.h"
 
 #include "ui/client/commands.h"
+#include "ui/client/replay_navigator.h"
 #include "ui/console_store.h"
 
 #include <QComboBox>
@@ -16,10 +17,11 @@ namespace {
 constexpr int kScrubSteps = 1000;
 }
 
-ReplayBar::ReplayBar(ConsoleStore& store, Commands& commands, QWidget* parent)
+ReplayBar::ReplayBar(ConsoleStore& store, Commands& commands, ReplayNavigator& navigator, QWidget* parent)
     : QWidget(parent)
     , store_(store)
     , commands_(commands)
+    , navigator_(navigator)
     , play_(new QToolButton(this))
     , speed_(new QComboBox(this))
     , scrub_(new QSlider(Qt::Horizontal, this))
@@ -78,22 +80,9 @@ ReplayBar::ReplayBar(ConsoleStore& store, Commands& commands, QWidget* parent)
     on_state();
 }
 
-void ReplayBar::seek(std::optional<std::int64_t> iteration, std::optional<double> time_s)
-{
-    const protocol::ReplayState* s = store_.replay_state();
-    if (!s)
-        return;
-    protocol::ReplayCommand c;
-    c.replay = s->replay;
-    c.action = protocol::ReplayAction::Seek;
-    c.iteration = iteration;
-    c.time_s = time_s;
-    commands_.replay(c);
-}
+void ReplayBar::seek_iteration(std::int64_t iteration) { navigator_.go_to_iteration(iteration); }
 
-void ReplayBar::seek_iteration(std::int64_t iteration) { seek(iteration, std::nullopt); }
-
-void ReplayBar::seek_time(double time_s) { seek(std::nullopt, time_s); }
+void ReplayBar::seek_time(double time_s) { navigator_.go_to_time(time_s); }
 
 QString ReplayBar::position_text() const
 {

@@ -2,8 +2,6 @@
 
 #include <QWidget>
 
-#include <optional>
-
 class QComboBox;
 class QLabel;
 class QSlider;
@@ -13,14 +11,16 @@ namespace fulcrum::ui {
 
 class Commands;
 class ConsoleStore;
+class ReplayNavigator;
 
 // Play, pause, speed, a scrubber over the run's clock and close, for the replay the console
 // follows. Hidden while it follows the live stream.
 class ReplayBar : public QWidget {
     Q_OBJECT
 public:
-    ReplayBar(ConsoleStore& store, Commands& commands, QWidget* parent = nullptr);
+    ReplayBar(ConsoleStore& store, Commands& commands, ReplayNavigator& navigator, QWidget* parent = nullptr);
 
+    // Through the navigator: forward fast-forwards, so the views miss nothing in between.
     void seek_iteration(std::int64_t iteration);
     void seek_time(double time_s);
     // "iteration 42 of job 0 · 12.3 s of 80.1 s · playing ×10"
@@ -31,10 +31,10 @@ signals:
 
 private:
     void on_state();
-    void seek(std::optional<std::int64_t> iteration, std::optional<double> time_s); // exactly one set
 
     ConsoleStore& store_;
     Commands& commands_;
+    ReplayNavigator& navigator_;
     QToolButton* play_;
     QComboBox* speed_;
     QSlider* scrub_;
