@@ -6,11 +6,19 @@
 // as an operator would; the window is rendered by Qt's offscreen platform (raster painting,
 // the same work as on a screen). Each view is measured in turn for --seconds.
 //
-//   console_frames [--seconds 15] [--workers 64]
+// With --history N the views hold a long run instead: a 64-worker run of N + a few hundred
+// iterations is recorded first (virtual mode, the same job), opened as a replay at
+// iteration N (the console fast-forwards there, so every view holds N iterations per
+// worker), then played at ×1: about 10 new iterations per second on top of N, with the
+// views following the whole range (the timeline shows all N iterations per lane).
+//
+//   console_frames [--seconds 15] [--workers 64] [--history 10000] [--views equilibrium,timeline,prediction]
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/ws_server.h"
+#include "run/run_scenario.h"
+#include "scenario/scenario.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
@@ -88,14 +96,20 @@ int main(int argc, char** argv)
         qputenv("QT_QPA_PLATFORM", "offscreen");
     double seconds = 15;
     int workers = 64;
+    std::int64_t history = 0;
+    QStringList views { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction") };
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
         if (flag == "--seconds")
             seconds = std::stod(argv[i + 1]);
         else if (flag == "--workers")
             workers = std::stoi(argv[i + 1]);
+        else if (flag == "--history")
+            history = std::stoll(argv[i + 1]);
+        else if (flag == "--views")
+            views = QString::fromUtf8(argv[i + 1]).split(QLatin1Char(','));
         else {
-            std::fprintf(stderr, "console_frames: unknown option %s (expected --seconds S, --workers N)\n", argv[i]);
+            std::fprintf(stderr, "console_frames: unknown option %s (expected --seconds S, --workers N, --history ITERATIONS, --views A,B)\n", argv[i]);
             return 2;
         }
     }
@@ -117,12 +131,13 @@ int main(int argc, char** argv)
     // about 10 iterations per second; a quarter of the workers are slower, and LB-BSP
     // rebalances at every barrier.
     const int slow = workers / 4;
-    const std::string scenario = R"({"name": "console-frames", "seed": 1, "mode": "paced", "pace": 1,
-      "data": {"source": "synthetic", "train_size": 4000, "test_size": 200, "dim": 16, "classes": 4},
-      "model": {"type": "softmax"}, "training": {"total_batch": )" + std::to_string(10 * workers) + R"(, "iterations": 100000, "eval_interval": 100},
-      "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
-      "workers": [{"speed": 110, "count": )" + std::to_string(workers - slow) + R"(}, {"speed": 70, "count": )" + std::to_string(slow) + "}]}";
-    const JobId job = d.submit(scenario, "console_frames");
+    const auto scenario = [&](std::int64_t iterations) {
+        return R"({"name": "console-frames", "seed": 1, "mode": "paced", "pace": 1,
+          "data": {"source": "synthetic", "train_size": 4000, "test_size": 200, "dim": 16, "classes": 4},
+          "model": {"type": "softmax"}, "training": {"total_batch": )" + std::to_string(10 * workers) + R"(, "iterations": )" + std::to_string(iterations)
+            + R"(, "eval_interval": 100}, "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
+          "workers": [{"speed": 110, "count": )" + std::to_string(workers - slow) + R"(}, {"speed": 70, "count": )" + std::to_string(slow) + "}]}";
+    };
 
     ui::MainWindow window;
     window.set_dialogs(false);
@@ -130,6 +145,43 @@ int main(int argc, char** argv)
     window.connect_to({ QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server.port())), QStringLiteral("console-frames-benchmark-token"), {} });
     QElapsedTimer clock;
     clock.start();
+    if (history > 0) {
+        // The same job run ahead in virtual time and recorded, then replayed from iteration
+        // `history` at its own pace (×1: the paced job's 10 iterations per second).
+        run::RunOptions record;
+        record.database = dir / "runs" / "long.db";
+        record.mode = scenario::Mode::Virtual;
+        std::int64_t shown = -1;
+        record.progress = [&](const run::Progress& p) {
+            if (p.iteration / 1000 != shown) {
+                shown = p.iteration / 1000;
+                std::fprintf(stderr, "\rrecording the run: %lld / %lld iterations", static_cast<long long>(p.iteration), static_cast<long long>(p.iterations));
+            }
+        };
+        const std::int64_t played = static_cast<std::int64_t>(seconds * 3 * 10 * 1.5) + 200;
+        const RunId run = run::run_scenario(scenario::parse_scenario(scenario(history + played), "console_frames"), record).run;
+        std::fprintf(stderr, "\nrecorded in %.1f s; opening it in the console at iteration %lld\n", static_cast<double>(clock.restart()) / 1000,
+            static_cast<long long>(history));
+        while (!window.commands().can_command() && clock.elapsed() < 60000)
+            QApplication::processEvents(QEventLoop::AllEvents, 50);
+        bool ready = false;
+        QObject::connect(&window, &ui::MainWindow::replayReady, [&ready] { ready = true; });
+        window.open_server_run(QStringLiteral("long.db"), run, history);
+        while (!ready && clock.elapsed() < 1800000)
+            QApplication::processEvents(QEventLoop::AllEvents, 50);
+        if (!ready) {
+            std::fprintf(stderr, "console_frames: the replay did not reach iteration %lld within 30 min\n", static_cast<long long>(history));
+            return 1;
+        }
+        std::fprintf(stderr, "the console holds %zu iterations per worker after %.1f s of fast-forward; playing at ×1\n",
+            window.store().history().worker(0).size(), static_cast<double>(clock.elapsed()) / 1000);
+        protocol::ReplayCommand play;
+        play.replay = window.store().source();
+        play.action = protocol::ReplayAction::Play;
+        window.commands().replay(play);
+    } else {
+        d.submit(scenario(100000), "console_frames");
+    }
     while (window.store().history().workers() < workers && clock.elapsed() < 60000)
         QApplication::processEvents(QEventLoop::AllEvents, 50);
     if (window.store().history().workers() < workers) {
@@ -137,11 +189,16 @@ int main(int argc, char** argv)
         return 1;
     }
 
-    std::printf("console_frames: %d workers, %.0f s per view, fulcrumd in process on port %u\n\n", workers, seconds, server.port());
+    std::printf("console_frames: %d workers, %.0f s per view, fulcrumd in process on port %u, %s\n\n", workers, seconds, server.port(),
+        history > 0 ? ("a replay holding " + std::to_string(window.store().history().worker(0).size()) + " iterations per worker, played at x1").c_str()
+                    : "a live paced job");
     std::printf("| view | iterations/s | work | events | p50 ms | p95 ms | p99 ms | max ms |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     bool within = true;
-    for (const QString& view : { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction") }) {
-        window.show_view(view);
+    for (const QString& view : views) {
+        if (!window.show_view(view)) {
+            std::fprintf(stderr, "console_frames: no view named %s (expected equilibrium, timeline, prediction, cluster, scheduler)\n", view.toUtf8().constData());
+            return 2;
+        }
         app.ms.clear();
         const std::int64_t first = window.store().history().last_iteration().value_or(0);
         app.recording = true;
@@ -160,7 +217,6 @@ int main(int argc, char** argv)
     }
     std::printf("\nframe updates within 16 ms at the 95th percentile in every view: %s\n", within ? "yes" : "NO");
     d.stop_all();
-    (void)job;
     server.stop();
     std::filesystem::remove_all(dir);
     return 0;

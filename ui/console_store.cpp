@@ -15,6 +15,7 @@ ConsoleStore::ConsoleStore(std::size_t history_capacity, std::size_t histories, 
 void ConsoleStore::follow(std::int64_t replay)
 {
     source_ = replay;
+    hold_after_.reset();
     jobs_.clear();
     workers_.clear();
     events_.clear();
@@ -83,7 +84,7 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
 {
     using namespace protocol;
     if (const auto* rows = std::get_if<IterationRows>(&message)) {
-        if (rows->replay != source_)
+        if (rows->replay != source_ || (hold_after_ && barrier_s(*rows) > *hold_after_ + 1e-9))
             return;
         history_for(rows->job).append(*rows);
         last_rows_[rows->job] = *rows;
@@ -102,7 +103,7 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
         worker_states_[workers->job] = workers->workers;
         workers_.apply(*workers);
     } else if (const auto* event = std::get_if<Event>(&message)) {
-        if (event->replay == source_)
+        if (event->replay == source_ && !(hold_after_ && event->event.time_s > *hold_after_ + 1e-9))
             events_.append(event->event);
     } else if (const auto* state = std::get_if<ReplayState>(&message)) {
         if (state->replay != source_)

@@ -28,6 +28,10 @@ public:
     std::int64_t source() const { return source_; }
     bool replaying() const { return source_ != 0; }
     void ingest(const protocol::ServerMessage& message);
+    // A replay fast-forwarding to a moment: iterations and events after `time_s` are not
+    // taken in (the seek that ends the move would drop them again), so they do not push the
+    // oldest iterations out of the histories. Unset: everything is taken in. follow() unsets it.
+    void hold_after(std::optional<double> time_s) { hold_after_ = time_s; }
 
     // The job the workers table, the charts and the timeline show.
     std::optional<JobId> shown_job() const { return workers_.job(); }
@@ -55,6 +59,7 @@ private:
     JobHistory& history_for(JobId job);
 
     std::int64_t source_ = 0;
+    std::optional<double> hold_after_;
     std::size_t history_capacity_, histories_;
     JobsModel jobs_;
     WorkersModel workers_;

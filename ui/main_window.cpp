@@ -335,7 +335,7 @@ void MainWindow::on_runs(const std::vector<RunListing>& runs)
         }
         pending_database_ = local_->database_name();
         pending_run_ = run;
-        open_server_run(pending_database_, run);
+        open_server_run(pending_database_, run, open_at_);
         return;
     }
     if (opening_ != Opening::None || !dialogs_)
@@ -378,8 +378,9 @@ void MainWindow::open_server_run_dialog()
     commands_.list_runs();
 }
 
-void MainWindow::open_server_run(const QString& database, RunId run)
+void MainWindow::open_server_run(const QString& database, RunId run, std::optional<std::int64_t> at)
 {
+    open_at_ = at;
     OpenReplay open;
     open.database = database.toStdString();
     open.run = run;

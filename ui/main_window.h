@@ -61,11 +61,11 @@ public:
     void set_daemon_path(QString path) { daemon_path_ = std::move(path); }
 
     void connect_to(const ServerAddress& address);
-    // Replays a run of the connected fulcrumd (list-runs' database name and run id).
-    void open_server_run(const QString& database, RunId run);
-    // Replays a run file from disk through a private fulcrumd. With `at`, the replay is
-    // loaded up to that iteration of the run's first job and paused there (replayReady);
-    // without, it loads the whole run as fast as it can be read.
+    // Replays a run of the connected fulcrumd (list-runs' database name and run id). With
+    // `at`, the replay opens paused and moves to that iteration of the run's first job
+    // (replayReady once there); without, it loads the whole run as fast as it can be read.
+    void open_server_run(const QString& database, RunId run, std::optional<std::int64_t> at = std::nullopt);
+    // Replays a run file from disk through a private fulcrumd; `at` as above.
     void open_run_file(const QString& path, std::optional<std::int64_t> at = std::nullopt);
     // Leaves a replay and follows the live stream of the server connected before.
     void back_to_live();

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 using namespace fulcrum;
 using namespace fulcrum::ui;
@@ -50,6 +51,23 @@ TEST(RingBuffer, KeepsTheNewestValuesInOrder)
     ring.push_back(9);
     EXPECT_EQ(ring.back(), 9);
     EXPECT_EQ(ring.partition_point([](int v) { return v < 3; }), 1u);
+}
+
+// A replay seeked back pops values off a buffer that has not wrapped yet, then appends
+// again: the new values must follow the kept ones, not land after the dropped ones.
+TEST(RingBuffer, AppendsAfterPopsBeforeItFirstWraps)
+{
+    RingBuffer<int> ring(10);
+    for (int i = 0; i < 8; ++i)
+        ring.push_back(i);
+    for (int i = 0; i < 5; ++i)
+        ring.pop_back();
+    for (int i = 30; i < 39; ++i)
+        ring.push_back(i);
+    std::vector<int> held;
+    for (std::size_t i = 0; i < ring.size(); ++i)
+        held.push_back(ring[i]);
+    EXPECT_EQ(held, (std::vector<int> { 2, 30, 31, 32, 33, 34, 35, 36, 37, 38 })); // 0 and 1 drop out: capacity 10
 }
 
 TEST(JobHistory, SummarisesEachIterationAndStaysWithinItsCapacity)

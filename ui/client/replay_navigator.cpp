@@ -9,19 +9,6 @@ namespace fulcrum::ui {
 
 using namespace protocol;
 
-namespace {
-
-// The iteration's barrier on the run's clock: when its slowest worker finished.
-double barrier_s(const IterationRows& rows)
-{
-    double barrier = 0;
-    for (const IterationRecord& r : rows.rows)
-        barrier = std::max(barrier, r.end_s + r.wait_s);
-    return barrier;
-}
-
-} // namespace
-
 ReplayNavigator::ReplayNavigator(ConsoleStore& store, Commands& commands, QObject* parent)
     : QObject(parent)
     , store_(store)
@@ -86,6 +73,8 @@ void ReplayNavigator::go_to(Target t)
     }
     seeking_ = false;
     fast_forwarded_ = true;
+    // Past a moment nothing is taken in on the way (the exact seek would drop it again).
+    store_.hold_after(t.time_s);
     if (s->speed != 0)
         send(ReplayAction::SetSpeed, 0);
     if (s->state != ReplayPhase::Playing)
@@ -133,6 +122,7 @@ double ReplayNavigator::done(const IterationRows& rows) const
 
 void ReplayNavigator::cancel()
 {
+    store_.hold_after(std::nullopt);
     target_.reset();
     seeking_ = false;
     seek_id_.reset();
@@ -164,6 +154,7 @@ void ReplayNavigator::on_message(const ServerMessage& message)
         if (target_ && !seeking_) {
             emit progressed(done(*rows), target_->what);
             if (reached(*rows)) {
+                store_.hold_after(barrier_s(*rows));
                 // Paused and at the old speed before the seek, so its state is the final one;
                 // the seek goes back over whatever came past the target.
                 send(ReplayAction::Pause);

@@ -1,9 +1,19 @@
 #include "ui/models/iteration_history.h"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 namespace fulcrum::ui {
+
+double barrier_s(const protocol::IterationRows& rows)
+{
+    double barrier = 0;
+    for (const IterationRecord& r : rows.rows)
+        if (r.batch_size > 0)
+            barrier = std::max(barrier, r.end_s + r.wait_s);
+    return barrier;
+}
 
 JobHistory::JobHistory(std::size_t capacity)
     : capacity_(capacity)
@@ -64,8 +74,15 @@ void JobHistory::append(const protocol::IterationRows& rows)
     iterations_.push_back(summary);
 }
 
+std::uint64_t JobHistory::next_generation()
+{
+    static std::atomic<std::uint64_t> counter { 0 };
+    return ++counter;
+}
+
 void JobHistory::truncate_after(double time_s)
 {
+    generation_ = next_generation();
     while (!iterations_.empty() && iterations_.back().barrier_s > time_s + 1e-9)
         iterations_.pop_back();
     const std::int64_t last = iterations_.empty() ? std::numeric_limits<std::int64_t>::min() : iterations_.back().iteration;
@@ -76,6 +93,7 @@ void JobHistory::truncate_after(double time_s)
 
 void JobHistory::clear()
 {
+    generation_ = next_generation();
     workers_.clear();
     iterations_.clear();
 }

@@ -24,6 +24,10 @@ struct WorkerSample {
     double batch_time_s() const { return double(compute_s) + double(comm_s); }
 };
 
+// When an iteration's barrier fell on the run's clock: its slowest working worker's end
+// (workers sitting the iteration out do not count).
+double barrier_s(const protocol::IterationRows& rows);
+
 // One iteration across the job's workers: when its barrier released and fell, how uneven
 // the workers were and who was last.
 struct IterationSummary {
@@ -47,6 +51,9 @@ public:
     void clear();
 
     std::size_t capacity() const { return capacity_; }
+    // Changes whenever iterations are dropped other than by age (truncate, clear), and
+    // differs between histories: what a view's cache of drawn iterations checks.
+    std::uint64_t generation() const { return generation_; }
     int workers() const { return static_cast<int>(workers_.size()); }
     const RingBuffer<WorkerSample>& worker(WorkerId worker) const { return workers_.at(static_cast<std::size_t>(worker)); }
     const RingBuffer<IterationSummary>& iterations() const { return iterations_; }
@@ -58,7 +65,10 @@ public:
     std::size_t position_of(WorkerId worker, std::int64_t iteration) const;
 
 private:
+    static std::uint64_t next_generation();
+
     std::size_t capacity_;
+    std::uint64_t generation_ = next_generation();
     std::vector<RingBuffer<WorkerSample>> workers_;
     RingBuffer<IterationSummary> iterations_;
 };

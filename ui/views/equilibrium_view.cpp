@@ -122,6 +122,8 @@ void EquilibriumView::ensure_series(int workers)
             series->attachAxis(y);
             list->push_back(series);
         }
+        size_points_.emplace_back([](const WorkerSample& s) { return double(s.batch_size); });
+        time_points_.emplace_back([](const WorkerSample& s) { return s.batch_size > 0 ? s.batch_time_s() : NAN; });
     }
     const bool legend = workers <= 16;
     sizes_->legend()->setVisible(legend);
@@ -135,24 +137,18 @@ void EquilibriumView::refresh()
     const std::int64_t first = window_.first(), last = std::max(window_.last(), window_.first() + 1);
     const int points = points_per_series(sizes_view_->width(), 2 * std::max(history.workers(), 1));
     double max_size = 1, max_time = 1e-6;
-    for (int w = 0; w < static_cast<int>(size_series_.size()); ++w) {
-        if (w >= history.workers()) {
-            size_series_[w]->clear();
-            time_series_[w]->clear();
-            continue;
-        }
-        const QList<QPointF> sizes = series_points(history.worker(w), first, last, points, [](const WorkerSample& s) { return double(s.batch_size); });
-        const QList<QPointF> times = series_points(history.worker(w), first, last, points, [](const WorkerSample& s) {
-            return s.batch_size > 0 ? s.batch_time_s() : NAN;
-        });
-        for (const QPointF& p : sizes)
+    std::vector<QList<QPointF>> sizes(size_series_.size()), times(size_series_.size());
+    for (int w = 0; w < history.workers(); ++w) {
+        const auto k = static_cast<std::size_t>(w);
+        const SeriesDownsampler::Identity identity { history.generation(), w };
+        sizes[k] = size_points_[k].points(history.worker(w), identity, first, last, points);
+        times[k] = time_points_[k].points(history.worker(w), identity, first, last, points);
+        for (const QPointF& p : sizes[k])
             max_size = std::max(max_size, p.y());
-        for (const QPointF& p : times)
+        for (const QPointF& p : times[k])
             max_time = std::max(max_time, p.y());
-        size_series_[w]->replace(sizes);
-        time_series_[w]->replace(times);
     }
-    // The spread, per iteration, downsampled the same way.
+    // The spread, per iteration: the worst of each step of iterations.
     QList<QPointF> spread;
     double max_spread = 0.0;
     const auto& its = history.iterations();
@@ -166,13 +162,21 @@ void EquilibriumView::refresh()
         spread.append(QPointF(static_cast<double>(its[i].iteration), worst * 100));
         max_spread = std::max(max_spread, worst * 100);
     }
-    spread_->replace(spread);
-
+    // Axes before points: each series lays out its path when either changes, so this order
+    // lays out 129 paths once for the new points rather than again for the new ranges. While
+    // following, the iteration axis keeps its scale as the newest iterations grow into it.
+    x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), static_cast<double>(last))
+                                  : AxisSpan { static_cast<double>(first), static_cast<double>(last) };
     for (QValueAxis* x : { sizes_x_, times_x_ })
-        x->setRange(static_cast<double>(first), static_cast<double>(last));
+        x->setRange(x_span_.from, x_span_.to);
     sizes_y_->setRange(0, max_size * 1.1);
     times_y_->setRange(0, max_time * 1.1);
     spread_y_->setRange(0, std::max(max_spread * 1.1, threshold() * 200));
+    for (std::size_t k = 0; k < size_series_.size(); ++k) {
+        size_series_[k]->replace(sizes[k]);
+        time_series_[k]->replace(times[k]);
+    }
+    spread_->replace(spread);
 
     mark_at_.clear();
     if (const auto job = store_.shown_job()) {

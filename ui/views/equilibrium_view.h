@@ -1,5 +1,8 @@
 #pragma once
 
+#include "ui/views/iteration_window.h"
+#include "ui/views/series_points.h"
+
 #include <QWidget>
 
 #include <optional>
@@ -56,6 +59,8 @@ private:
     QValueAxis* times_y_;
     QValueAxis* spread_y_;
     std::vector<QLineSeries*> size_series_, time_series_;
+    std::vector<SeriesDownsampler> size_points_, time_points_; // per worker
+    AxisSpan x_span_;
     QLineSeries* spread_;
     QDoubleSpinBox* threshold_;
     QLabel* summary_;

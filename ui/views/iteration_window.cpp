@@ -48,4 +48,13 @@ void IterationWindow::follow()
     emit changed();
 }
 
+AxisSpan follow_span(AxisSpan shown, double first, double last)
+{
+    constexpr double kRoom = 0.05;
+    const double span = shown.to - shown.from;
+    if (span > 0 && first >= shown.from && first - shown.from <= kRoom * span && last <= shown.to)
+        return shown;
+    return { first, last + std::max(kRoom * (last - first), 1e-9) };
+}
+
 } // namespace fulcrum::ui

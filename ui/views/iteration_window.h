@@ -41,4 +41,17 @@ private:
     bool following_ = true;
 };
 
+// The stretch an axis shows: iterations for the charts, run seconds for the timeline.
+struct AxisSpan {
+    double from = 0, to = 0;
+    bool operator==(const AxisSpan&) const = default;
+};
+
+// While a view follows the newest data, its axis runs a twentieth of its span past the
+// newest value and keeps that scale until the data fill it (or the oldest move in by as
+// much). A frame that only adds data then changes no axis, so nothing already drawn has to
+// be laid out again, and the picture does not creep under the reader's eyes. `shown` is
+// the axis as it is; the result is what it should be for data over [first, last].
+AxisSpan follow_span(AxisSpan shown, double first, double last);
+
 } // namespace fulcrum::ui

@@ -2,24 +2,15 @@
 
 #include "ui/client/commands.h"
 #include "ui/console_store.h"
+#include "ui/views/job_dialogs.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QComboBox>
-#include <QDialog>
-#include <QDialogButtonBox>
 #include <QFile>
 #include <QFileDialog>
-#include <QFormLayout>
 #include <QHeaderView>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QLineEdit>
 #include <QMessageBox>
 #include <QPainter>
-#include <QPlainTextEdit>
-#include <QSpinBox>
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QToolBar>
@@ -46,8 +37,6 @@ public:
         QApplication::style()->drawControl(QStyle::CE_ProgressBar, &bar, painter);
     }
 };
-
-const char* kPolicies[] = { "uniform", "lbbsp-cpu", "lbbsp-gpu" };
 
 } // namespace
 
@@ -152,67 +141,9 @@ void JobsView::submit_from_file()
 
 void JobsView::submit_from_form()
 {
-    QDialog dialog(this);
-    dialog.setWindowTitle(QStringLiteral("Submit a job"));
-    auto* name = new QLineEdit(QStringLiteral("console-job"), &dialog);
-    auto* model = new QComboBox(&dialog);
-    model->addItems({ QStringLiteral("mlp"), QStringLiteral("softmax"), QStringLiteral("svm") });
-    auto* policy = new QComboBox(&dialog);
-    for (const char* p : kPolicies)
-        policy->addItem(QString::fromLatin1(p));
-    policy->setCurrentIndex(1);
-    auto* mode = new QComboBox(&dialog);
-    mode->addItems({ QStringLiteral("paced"), QStringLiteral("virtual") });
-    auto* workers = new QSpinBox(&dialog);
-    workers->setRange(1, 256);
-    workers->setValue(4);
-    auto* slow = new QSpinBox(&dialog);
-    slow->setRange(0, 256);
-    slow->setValue(1);
-    slow->setToolTip(QStringLiteral("how many of the workers run at a third of the others' speed"));
-    auto* iterations = new QSpinBox(&dialog);
-    iterations->setRange(1, 10000000);
-    iterations->setValue(500);
-    auto* batch = new QSpinBox(&dialog);
-    batch->setRange(1, 1000000);
-    batch->setValue(256);
-    auto* form = new QFormLayout;
-    form->addRow(QStringLiteral("Name:"), name);
-    form->addRow(QStringLiteral("Model:"), model);
-    form->addRow(QStringLiteral("Batch-size policy:"), policy);
-    form->addRow(QStringLiteral("Mode:"), mode);
-    form->addRow(QStringLiteral("Workers:"), workers);
-    form->addRow(QStringLiteral("Of which slow:"), slow);
-    form->addRow(QStringLiteral("Total batch:"), batch);
-    form->addRow(QStringLiteral("Iterations:"), iterations);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    auto* layout = new QVBoxLayout(&dialog);
-    layout->addLayout(form);
-    layout->addWidget(buttons);
-    if (dialog.exec() != QDialog::Accepted)
-        return;
-
-    // The scenario format of docs/scenarios.md; the daemon checks it and names a bad field.
-    const int slow_count = std::min(slow->value(), workers->value());
-    QJsonArray worker_list;
-    if (workers->value() - slow_count > 0)
-        worker_list.append(QJsonObject { { QStringLiteral("speed"), 3000 }, { QStringLiteral("count"), workers->value() - slow_count } });
-    if (slow_count > 0)
-        worker_list.append(QJsonObject { { QStringLiteral("speed"), 1000 }, { QStringLiteral("count"), slow_count } });
-    QJsonObject model_spec { { QStringLiteral("type"), model->currentText() } };
-    if (model->currentText() == QStringLiteral("mlp"))
-        model_spec.insert(QStringLiteral("hidden"), QJsonArray { 64 });
-    const QJsonObject scenario {
-        { QStringLiteral("name"), name->text() },
-        { QStringLiteral("mode"), mode->currentText() },
-        { QStringLiteral("model"), model_spec },
-        { QStringLiteral("training"), QJsonObject { { QStringLiteral("total_batch"), batch->value() }, { QStringLiteral("iterations"), iterations->value() } } },
-        { QStringLiteral("policy"), QJsonObject { { QStringLiteral("type"), policy->currentText() } } },
-        { QStringLiteral("workers"), worker_list },
-    };
-    commands_.submit(QString::fromUtf8(QJsonDocument(scenario).toJson(QJsonDocument::Compact)), QStringLiteral("the submit form"));
+    SubmitJobDialog dialog(this);
+    if (dialog.exec() == QDialog::Accepted)
+        commands_.submit(dialog.scenario_json(), QStringLiteral("the submit form"));
 }
 
 void JobsView::change_policy()
@@ -220,43 +151,12 @@ void JobsView::change_policy()
     const auto job = selected_job();
     if (!job)
         return;
-    const protocol::JobStatus* status = store_.jobs().job(*job);
-    QDialog dialog(this);
-    dialog.setWindowTitle(QStringLiteral("Change the policy of job %1").arg(*job));
-    auto* policy = new QComboBox(&dialog);
-    for (const char* p : kPolicies)
-        policy->addItem(QString::fromLatin1(p));
-    if (status)
-        policy->setCurrentText(QString::fromStdString(status->policy).section(QLatin1Char('('), 0, 0));
-    auto* sync = new QComboBox(&dialog);
-    sync->addItems({ QStringLiteral("(unchanged)"), QStringLiteral("bsp"), QStringLiteral("backup") });
-    auto* backups = new QSpinBox(&dialog);
-    backups->setRange(1, std::max(1, status ? status->workers - 1 : 1));
-    auto* form = new QFormLayout;
-    form->addRow(QStringLiteral("Batch-size policy:"), policy);
-    form->addRow(QStringLiteral("Sync model:"), sync);
-    form->addRow(QStringLiteral("Backup workers (k):"), backups);
-    auto* note = new QPlainTextEdit(&dialog);
-    note->setReadOnly(true);
-    note->setMaximumHeight(60);
-    note->setPlainText(QStringLiteral("Takes effect at the job's next barrier. Pins and exclusions stay."));
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    auto* layout = new QVBoxLayout(&dialog);
-    layout->addLayout(form);
-    layout->addWidget(note);
-    layout->addWidget(buttons);
+    ChangePolicyDialog dialog(*job, store_.jobs().job(*job), this);
     if (dialog.exec() != QDialog::Accepted)
         return;
-    const QJsonObject policy_spec { { QStringLiteral("type"), policy->currentText() } };
-    commands_.change(*job, protocol::JobSetting::Policy, QString::fromUtf8(QJsonDocument(policy_spec).toJson(QJsonDocument::Compact)));
-    if (sync->currentIndex() > 0) {
-        QJsonObject sync_spec { { QStringLiteral("type"), sync->currentText() } };
-        if (sync->currentText() == QStringLiteral("backup"))
-            sync_spec.insert(QStringLiteral("backups"), backups->value());
-        commands_.change(*job, protocol::JobSetting::SyncModel, QString::fromUtf8(QJsonDocument(sync_spec).toJson(QJsonDocument::Compact)));
-    }
+    commands_.change(*job, protocol::JobSetting::Policy, dialog.policy_json());
+    if (const auto sync = dialog.sync_json())
+        commands_.change(*job, protocol::JobSetting::SyncModel, *sync);
 }
 
 } // namespace fulcrum::ui

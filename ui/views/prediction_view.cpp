@@ -28,6 +28,8 @@ PredictionView::PredictionView(ConsoleStore& store, IterationWindow& window, QWi
     , predicted_(new QLineSeries(this))
     , x_(new QValueAxis(this))
     , y_(new QValueAxis(this))
+    , measured_points_([](const WorkerSample& s) { return s.batch_size > 0 ? double(s.speed) : NAN; })
+    , predicted_points_([](const WorkerSample& s) { return double(s.predicted_speed); })
 {
     chart_->setTitle(QStringLiteral("Predicted and measured speed"));
     chart_->setAnimationOptions(QChart::NoAnimation);
@@ -80,8 +82,9 @@ void PredictionView::refresh()
     const std::int64_t first = window_.first(), last = window_.last();
     const int points = std::clamp(view_->width(), 64, 2000);
     const auto& ring = h.worker(w);
-    measured_->replace(series_points(ring, first, last, points, [](const WorkerSample& s) { return s.batch_size > 0 ? double(s.speed) : NAN; }));
-    predicted_->replace(series_points(ring, first, last, points, [](const WorkerSample& s) { return double(s.predicted_speed); }));
+    const SeriesDownsampler::Identity identity { h.generation(), w };
+    measured_->replace(measured_points_.points(ring, identity, first, last, points));
+    predicted_->replace(predicted_points_.points(ring, identity, first, last, points));
     double sum = 0, top = 1;
     std::size_t n = 0;
     for (std::size_t i = h.position_of(w, first); i < ring.size() && ring[i].iteration <= last; ++i) {
@@ -92,7 +95,9 @@ void PredictionView::refresh()
         sum += e * e;
         ++n;
     }
-    x_->setRange(static_cast<double>(first), static_cast<double>(std::max(last, first + 1)));
+    const double right = static_cast<double>(std::max(last, first + 1));
+    x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), right) : AxisSpan { static_cast<double>(first), right };
+    x_->setRange(x_span_.from, x_span_.to);
     y_->setRange(0, top * 1.1);
     if (n > 0) {
         rmse_ = std::sqrt(sum / static_cast<double>(n));

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "ui/views/iteration_window.h"
+#include "ui/views/series_points.h"
+
 #include <QWidget>
 
 #include <optional>
@@ -41,6 +44,9 @@ private:
     QValueAxis* x_;
     QValueAxis* y_;
     std::optional<double> rmse_;
+    SeriesDownsampler measured_points_;
+    SeriesDownsampler predicted_points_;
+    AxisSpan x_span_;
 };
 
 } // namespace fulcrum::ui

@@ -2,7 +2,6 @@
 
 #include "ui/console_store.h"
 #include "ui/views/iteration_window.h"
-#include "ui/views/palette.h"
 
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -65,86 +64,58 @@ StragglerTimeline::Frame StragglerTimeline::frame() const
     return f;
 }
 
+StragglerTimeline::Frame StragglerTimeline::painted_frame() const
+{
+    Frame f = frame();
+    const LaneRaster::Key& k = raster_.key();
+    if (k.history == f.history && k.width == static_cast<int>(f.lanes.width()) && k.height == static_cast<int>(f.lanes.height())) {
+        f.t0 = k.t0;
+        f.t1 = k.t1;
+    }
+    return f;
+}
+
 void StragglerTimeline::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
-    const Frame f = frame();
+    Frame f = frame();
     const JobHistory& h = *f.history;
     if (h.iterations().empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignCenter, QStringLiteral("No iterations yet: connect to fulcrumd or open a recorded run."));
         return;
     }
-    const std::vector<double> late = lateness();
-    const int columns = static_cast<int>(f.lanes.width());
-    struct Column {
-        float compute = 0, comm = 0, wait = 0;
-        int stragglers = 0;
-    };
-    std::vector<Column> cols(static_cast<std::size_t>(columns));
-    const auto& its = h.iterations();
+    LaneRaster::Key key { &h, h.generation(), f.t0, f.t1, static_cast<int>(f.lanes.width()), static_cast<int>(f.lanes.height()), f.first };
+    if (window_.following()) {
+        // The time scale holds while the iterations grow into it (follow_span): the lanes'
+        // pixels are then only extended, frame to frame, never redrawn whole.
+        const LaneRaster::Key& drawn = raster_.key();
+        const bool same = drawn.history == key.history && drawn.generation == key.generation && drawn.width == key.width && drawn.height == key.height;
+        const AxisSpan span = follow_span(same ? AxisSpan { drawn.t0, drawn.t1 } : AxisSpan {}, f.t0, f.t1);
+        if (same && span == AxisSpan { drawn.t0, drawn.t1 })
+            key = drawn;
+        else
+            std::tie(key.t0, key.t1) = std::pair { span.from, span.to };
+    }
+    raster_.update(key, f.last);
+    f.t0 = key.t0;
+    f.t1 = key.t1;
 
+    const std::vector<double> late = raster_.lateness();
+    const double bar = raster_.lane_height();
     for (int w = 0; w < h.workers(); ++w) {
-        const double top = f.lanes.top() + w * f.lane_height;
-        const double bar = std::max(1.0, f.lane_height - (f.lane_height > 6 ? 2 : 0));
-        // Label and heat strip.
+        const double top = f.lanes.top() + raster_.lane_top(w);
         p.setPen(palette().color(QPalette::Text));
         if (f.lane_height >= 9)
             p.drawText(QRectF(0, top, kLabelWidth - 4, f.lane_height), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(w));
-        const double heat = late[static_cast<std::size_t>(w)];
+        const double heat = w < static_cast<int>(late.size()) ? late[static_cast<std::size_t>(w)] : 0.0;
         const QRectF strip(kLabelWidth, top, kHeatWidth, bar);
         p.fillRect(strip, QColor::fromHsvF(0.0f, static_cast<float>(std::clamp(heat / kFullHeat, 0.0, 1.0)), 1.0f));
         if (f.lane_height >= 12)
             p.drawText(strip, Qt::AlignCenter, QStringLiteral("%1%").arg(heat * 100, 0, 'f', 0));
-
-        const RingBuffer<WorkerSample>& ring = h.worker(w);
-        std::size_t i = h.position_of(w, f.first);
-        std::fill(cols.begin(), cols.end(), Column {});
-        std::size_t s = h.position_of(f.first);
-        bool any_column = false;
-        for (; i < ring.size() && ring[i].iteration <= f.last; ++i) {
-            const WorkerSample& x = ring[i];
-            while (s < its.size() && its[s].iteration < x.iteration)
-                ++s;
-            const bool straggler = s < its.size() && its[s].iteration == x.iteration && its[s].straggler == w;
-            const double x0 = f.x_of(x.start_s), x3 = f.x_of(x.end_s + x.wait_s);
-            if (x3 - x0 >= 3) {
-                // Wide enough: the three segments as they happened.
-                const double x1 = f.x_of(x.start_s + x.compute_s), x2 = f.x_of(x.start_s + x.compute_s + x.comm_s);
-                p.fillRect(QRectF(x0, top, x1 - x0, bar), compute_colour());
-                p.fillRect(QRectF(x1, top, x2 - x1, bar), comm_colour());
-                p.fillRect(QRectF(x2, top, x3 - x2, bar), wait_colour());
-                if (straggler)
-                    p.fillRect(QRectF(x0, top, x3 - x0, std::max(2.0, bar / 5)), straggler_colour());
-            } else {
-                // Narrower than a few pixels: add its shares to its pixel column.
-                const int c = std::clamp(static_cast<int>(x0 - f.lanes.left()), 0, columns - 1);
-                Column& col = cols[static_cast<std::size_t>(c)];
-                col.compute += x.compute_s;
-                col.comm += x.comm_s;
-                col.wait += x.wait_s;
-                col.stragglers += straggler ? 1 : 0;
-                any_column = true;
-            }
-        }
-        if (!any_column)
-            continue;
-        for (int c = 0; c < columns; ++c) {
-            const Column& col = cols[static_cast<std::size_t>(c)];
-            const float total = col.compute + col.comm + col.wait;
-            if (total <= 0)
-                continue;
-            // Stacked shares, compute at the bottom: how this worker spent that stretch of time.
-            const double x = f.lanes.left() + c;
-            const double hc = bar * col.compute / total, hm = bar * col.comm / total;
-            p.fillRect(QRectF(x, top + bar - hc, 1, hc), compute_colour());
-            p.fillRect(QRectF(x, top + bar - hc - hm, 1, hm), comm_colour());
-            p.fillRect(QRectF(x, top, 1, bar - hc - hm), wait_colour());
-            if (col.stragglers > 0)
-                p.fillRect(QRectF(x, top, 1, std::max(2.0, bar / 5)), straggler_colour());
-        }
     }
+    p.drawImage(f.lanes.topLeft(), raster_.image());
 
     // The time axis: run seconds, and the iterations at both ends.
     p.setPen(palette().color(QPalette::Text));
@@ -162,33 +133,7 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     p.drawText(QRectF(0, axis_y + 2, kLabelWidth + kHeatWidth, kAxisHeight), Qt::AlignLeft | Qt::AlignTop, QStringLiteral("it %1").arg(f.first));
 }
 
-std::vector<double> StragglerTimeline::lateness() const
-{
-    const JobHistory& h = store_.history();
-    std::vector<double> sum(static_cast<std::size_t>(h.workers()), 0.0);
-    std::vector<int> count(sum.size(), 0);
-    const std::int64_t first = window_.first(), last = window_.last();
-    const auto& its = h.iterations();
-    for (int w = 0; w < h.workers(); ++w) {
-        const auto& ring = h.worker(w);
-        std::size_t s = h.position_of(first);
-        for (std::size_t i = h.position_of(w, first); i < ring.size() && ring[i].iteration <= last; ++i) {
-            while (s < its.size() && its[s].iteration < ring[i].iteration)
-                ++s;
-            if (s >= its.size() || its[s].iteration != ring[i].iteration || ring[i].batch_size == 0)
-                continue;
-            const IterationSummary& it = its[s];
-            const double length = it.barrier_s - it.start_s;
-            if (length <= 0)
-                continue;
-            sum[static_cast<std::size_t>(w)] += (ring[i].batch_time_s() - it.fastest_batch_time_s) / length;
-            ++count[static_cast<std::size_t>(w)];
-        }
-    }
-    for (std::size_t w = 0; w < sum.size(); ++w)
-        sum[w] = count[w] ? sum[w] / count[w] : 0;
-    return sum;
-}
+std::vector<double> StragglerTimeline::lateness() const { return raster_.lateness(); }
 
 QString StragglerTimeline::visible_csv() const
 {
@@ -219,7 +164,7 @@ QString StragglerTimeline::visible_csv() const
 
 std::optional<std::pair<WorkerId, std::int64_t>> StragglerTimeline::hit(QPoint point) const
 {
-    const Frame f = frame();
+    const Frame f = painted_frame();
     const JobHistory& h = *f.history;
     if (h.iterations().empty() || !f.lanes.contains(point))
         return std::nullopt;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "ui/views/lane_raster.h"
 
 #include <QWidget>
 
@@ -14,9 +15,9 @@ class JobHistory;
 
 // One lane per worker, run time along x: each iteration's bar split into compute,
 // communication and wait (at the barrier), the straggler of each iteration marked red, and
-// a heat strip of each worker's lateness at the left. It paints straight from the job's
-// history: at most one pass over the visible samples, aggregated per pixel column when
-// iterations are narrower than a pixel, so 64 workers × 10,000 iterations stay smooth.
+// a heat strip of each worker's lateness at the left. The lanes are a LaneRaster: built once
+// per time scale, then extended with each new iteration's samples, so a frame at 64 workers
+// × 10,000 iterations costs what arrived since the last one.
 // Wheel zooms, drag pans (the shared IterationWindow), a click tells one iteration's numbers.
 class StragglerTimeline : public QWidget {
     Q_OBJECT
@@ -28,7 +29,7 @@ public:
     std::optional<std::pair<WorkerId, std::int64_t>> hit(QPoint point) const;
     // "iteration 412 of worker 3: batch 96, compute 0.41 s, …"
     static QString describe(const JobHistory& history, WorkerId worker, std::int64_t iteration);
-    // Each worker's lateness over the shown iterations: the mean of (its batch time − the
+    // Each worker's lateness over the iterations painted: the mean of (its batch time − the
     // fastest's) / the iteration's length. What the heat strip colours.
     std::vector<double> lateness() const;
     // The shown iterations' samples as CSV: worker, iteration, times, batch size, straggler.
@@ -49,11 +50,14 @@ protected:
 private:
     struct Frame; // the geometry of one paint
     Frame frame() const;
+    // frame() with the time scale on screen (the raster's), which hit() must agree with.
+    Frame painted_frame() const;
 
     ConsoleStore& store_;
     IterationWindow& window_;
     QPoint press_at_;
     bool dragged_ = false;
+    LaneRaster raster_;
 };
 
 } // namespace fulcrum::ui

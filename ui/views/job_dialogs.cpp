@@ -1,0 +1,166 @@
+#include "ui/views/job_dialogs.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace fulcrum::ui {
+
+namespace {
+
+const QStringList kPolicies { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("lbbsp-gpu") };
+
+QString compact(const QJsonObject& object) { return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact)); }
+
+// Picks `text` in a combo box that offers it; anything else is a caller's mistake.
+void choose(QComboBox* box, const QString& text)
+{
+    const int i = box->findText(text);
+    Q_ASSERT_X(i >= 0, "choose", "not one of the offered choices");
+    if (i >= 0)
+        box->setCurrentIndex(i);
+}
+
+QDialogButtonBox* ok_cancel(QDialog* dialog)
+{
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, dialog);
+    QObject::connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    return buttons;
+}
+
+} // namespace
+
+SubmitJobDialog::SubmitJobDialog(QWidget* parent)
+    : QDialog(parent)
+    , name_(new QLineEdit(QStringLiteral("console-job"), this))
+    , model_(new QComboBox(this))
+    , policy_(new QComboBox(this))
+    , mode_(new QComboBox(this))
+    , workers_(new QSpinBox(this))
+    , slow_(new QSpinBox(this))
+    , batch_(new QSpinBox(this))
+    , iterations_(new QSpinBox(this))
+{
+    setWindowTitle(QStringLiteral("Submit a job"));
+    model_->addItems({ QStringLiteral("mlp"), QStringLiteral("softmax"), QStringLiteral("svm") });
+    policy_->addItems(kPolicies);
+    policy_->setCurrentIndex(1);
+    mode_->addItems({ QStringLiteral("paced"), QStringLiteral("virtual") });
+    mode_->setToolTip(QStringLiteral("paced: watchable in real time; virtual: as fast as the machine computes"));
+    workers_->setRange(1, 256);
+    workers_->setValue(4);
+    slow_->setRange(0, 256);
+    slow_->setValue(1);
+    slow_->setToolTip(QStringLiteral("how many of the workers run at a third of the others' speed"));
+    batch_->setRange(1, 1000000);
+    batch_->setValue(256);
+    iterations_->setRange(1, 10000000);
+    iterations_->setValue(500);
+    auto* form = new QFormLayout;
+    form->addRow(QStringLiteral("Name:"), name_);
+    form->addRow(QStringLiteral("Model:"), model_);
+    form->addRow(QStringLiteral("Batch-size policy:"), policy_);
+    form->addRow(QStringLiteral("Mode:"), mode_);
+    form->addRow(QStringLiteral("Workers:"), workers_);
+    form->addRow(QStringLiteral("Of which slow:"), slow_);
+    form->addRow(QStringLiteral("Total batch:"), batch_);
+    form->addRow(QStringLiteral("Iterations:"), iterations_);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(ok_cancel(this));
+}
+
+void SubmitJobDialog::set_name(const QString& name) { name_->setText(name); }
+void SubmitJobDialog::set_model(const QString& model) { choose(model_, model); }
+void SubmitJobDialog::set_policy(const QString& policy) { choose(policy_, policy); }
+void SubmitJobDialog::set_mode(const QString& mode) { choose(mode_, mode); }
+void SubmitJobDialog::set_total_batch(int samples) { batch_->setValue(samples); }
+void SubmitJobDialog::set_iterations(int iterations) { iterations_->setValue(iterations); }
+
+void SubmitJobDialog::set_workers(int workers, int slow)
+{
+    workers_->setValue(workers);
+    slow_->setValue(slow);
+}
+
+QString SubmitJobDialog::scenario_json() const
+{
+    const int slow = std::min(slow_->value(), workers_->value());
+    QJsonArray workers;
+    if (workers_->value() - slow > 0)
+        workers.append(QJsonObject { { QStringLiteral("speed"), 3000 }, { QStringLiteral("count"), workers_->value() - slow } });
+    if (slow > 0)
+        workers.append(QJsonObject { { QStringLiteral("speed"), 1000 }, { QStringLiteral("count"), slow } });
+    QJsonObject model { { QStringLiteral("type"), model_->currentText() } };
+    if (model_->currentText() == QStringLiteral("mlp"))
+        model.insert(QStringLiteral("hidden"), QJsonArray { 64 });
+    return compact({
+        { QStringLiteral("name"), name_->text() },
+        { QStringLiteral("mode"), mode_->currentText() },
+        { QStringLiteral("model"), model },
+        { QStringLiteral("training"), QJsonObject { { QStringLiteral("total_batch"), batch_->value() }, { QStringLiteral("iterations"), iterations_->value() } } },
+        { QStringLiteral("policy"), QJsonObject { { QStringLiteral("type"), policy_->currentText() } } },
+        { QStringLiteral("workers"), workers },
+    });
+}
+
+ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* status, QWidget* parent)
+    : QDialog(parent)
+    , policy_(new QComboBox(this))
+    , sync_(new QComboBox(this))
+    , backups_(new QSpinBox(this))
+{
+    setWindowTitle(QStringLiteral("Change the policy of job %1").arg(job));
+    policy_->addItems(kPolicies);
+    if (status) {
+        // The status names the policy with its parameters, "lbbsp-cpu(narx)".
+        const QString current = QString::fromStdString(status->policy).section(QLatin1Char('('), 0, 0);
+        if (const int i = policy_->findText(current); i >= 0)
+            policy_->setCurrentIndex(i);
+    }
+    sync_->addItems({ QStringLiteral("(unchanged)"), QStringLiteral("bsp"), QStringLiteral("backup") });
+    backups_->setRange(1, std::max(1, status ? status->workers - 1 : 1));
+    auto* form = new QFormLayout;
+    form->addRow(QStringLiteral("Batch-size policy:"), policy_);
+    form->addRow(QStringLiteral("Sync model:"), sync_);
+    form->addRow(QStringLiteral("Backup workers (k):"), backups_);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(new QLabel(QStringLiteral("Takes effect at the job's next barrier. Pins and exclusions stay."), this));
+    layout->addWidget(ok_cancel(this));
+}
+
+void ChangePolicyDialog::set_policy(const QString& policy) { choose(policy_, policy); }
+
+void ChangePolicyDialog::set_sync(const QString& sync, int backups)
+{
+    if (sync.isEmpty())
+        sync_->setCurrentIndex(0);
+    else
+        choose(sync_, sync);
+    backups_->setValue(backups);
+}
+
+QString ChangePolicyDialog::policy_json() const { return compact({ { QStringLiteral("type"), policy_->currentText() } }); }
+
+std::optional<QString> ChangePolicyDialog::sync_json() const
+{
+    if (sync_->currentIndex() == 0)
+        return std::nullopt;
+    QJsonObject sync { { QStringLiteral("type"), sync_->currentText() } };
+    if (sync_->currentText() == QStringLiteral("backup"))
+        sync.insert(QStringLiteral("backups"), backups_->value());
+    return compact(sync);
+}
+
+} // namespace fulcrum::ui

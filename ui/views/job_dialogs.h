@@ -1,0 +1,62 @@
+#pragma once
+
+#include "protocol/messages.h"
+
+#include <QDialog>
+
+#include <optional>
+
+class QComboBox;
+class QLineEdit;
+class QSpinBox;
+
+namespace fulcrum::ui {
+
+// A job from a few choices: the scenario it makes is in docs/scenarios.md's format, and the
+// daemon checks it (a bad field comes back named in the reply).
+class SubmitJobDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit SubmitJobDialog(QWidget* parent = nullptr);
+
+    void set_name(const QString& name);
+    void set_model(const QString& model);   // mlp, softmax, svm
+    void set_policy(const QString& policy); // uniform, lbbsp-cpu, lbbsp-gpu
+    void set_mode(const QString& mode);     // paced, virtual
+    void set_workers(int workers, int slow);
+    void set_total_batch(int samples);
+    void set_iterations(int iterations);
+    // The scenario as compact JSON.
+    QString scenario_json() const;
+
+private:
+    QLineEdit* name_;
+    QComboBox* model_;
+    QComboBox* policy_;
+    QComboBox* mode_;
+    QSpinBox* workers_;
+    QSpinBox* slow_;
+    QSpinBox* batch_;
+    QSpinBox* iterations_;
+};
+
+// A running job's batch-size policy and, optionally, its sync model; both take effect at the
+// job's next barrier.
+class ChangePolicyDialog : public QDialog {
+    Q_OBJECT
+public:
+    ChangePolicyDialog(JobId job, const protocol::JobStatus* status, QWidget* parent = nullptr);
+
+    void set_policy(const QString& policy);
+    // "bsp" or "backup" (with k backup workers); an empty name leaves the sync model as it is.
+    void set_sync(const QString& sync, int backups = 1);
+    QString policy_json() const;
+    std::optional<QString> sync_json() const;
+
+private:
+    QComboBox* policy_;
+    QComboBox* sync_;
+    QSpinBox* backups_;
+};
+
+} // namespace fulcrum::ui
