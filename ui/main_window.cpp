@@ -453,34 +453,52 @@ void MainWindow::jump_to(const EventRecord& event)
 
 void MainWindow::export_png()
 {
-    QWidget* target = charts_->currentWidget();
     const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export chart as PNG"), QStringLiteral("fulcrum-chart.png"), QStringLiteral("PNG (*.png)"));
     QString error;
-    if (!path.isEmpty() && !save_png(*target, path, &error))
+    if (!path.isEmpty() && !export_png_to(path, &error))
         report(QStringLiteral("Export"), error);
+}
+
+bool MainWindow::export_png_to(const QString& path, QString* error)
+{
+    QWidget* target = charts_->currentWidget();
+    return save_png(*target, path, error);
+}
+
+const QStringList& MainWindow::csv_exports()
+{
+    static const QStringList choices { QStringLiteral("Jobs table"), QStringLiteral("Workers table"), QStringLiteral("Events table"),
+        QStringLiteral("Equilibrium chart data"), QStringLiteral("Prediction chart data"), QStringLiteral("Straggler timeline data") };
+    return choices;
 }
 
 void MainWindow::export_csv()
 {
-    QStringList choices { QStringLiteral("Jobs table"), QStringLiteral("Workers table"), QStringLiteral("Events table"), QStringLiteral("Equilibrium chart data"),
-        QStringLiteral("Prediction chart data"), QStringLiteral("Straggler timeline data") };
     bool ok = false;
-    const QString what = QInputDialog::getItem(this, QStringLiteral("Export as CSV"), QStringLiteral("What to export:"), choices, 0, false, &ok);
+    const QString what = QInputDialog::getItem(this, QStringLiteral("Export as CSV"), QStringLiteral("What to export:"), csv_exports(), 0, false, &ok);
     if (!ok)
         return;
     const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export as CSV"), QStringLiteral("fulcrum.csv"), QStringLiteral("CSV (*.csv)"));
-    if (path.isEmpty())
-        return;
-    const auto index = choices.indexOf(what);
+    QString error;
+    if (!path.isEmpty() && !export_csv_to(what, path, &error))
+        report(QStringLiteral("Export"), error);
+}
+
+bool MainWindow::export_csv_to(const QString& what, const QString& path, QString* error)
+{
+    const auto index = csv_exports().indexOf(what);
+    if (index < 0) {
+        if (error)
+            *error = QStringLiteral("nothing to export is called \"%1\" (expected one of: %2)").arg(what, csv_exports().join(QStringLiteral(", ")));
+        return false;
+    }
     const QString csv = index == 0 ? table_csv(store_.jobs())
         : index == 1               ? table_csv(store_.workers())
         : index == 2               ? table_csv(store_.events())
         : index == 3               ? equilibrium_->visible_csv()
         : index == 4               ? prediction_->visible_csv()
                                    : timeline_->visible_csv();
-    QString error;
-    if (!write_text(path, csv, &error))
-        report(QStringLiteral("Export"), error);
+    return write_text(path, csv, error);
 }
 
 } // namespace fulcrum::ui

@@ -73,6 +73,12 @@ public:
     bool show_view(const QString& name);
     // Redraws every view from the store now (the frame timer does it otherwise).
     void refresh_views();
+    // What File ▸ Export does once its dialogs are answered: the chart tab on screen as a
+    // PNG; one of csv_exports() ("Workers table", "Straggler timeline data", …) as CSV.
+    // False, with the reason, when the file cannot be written.
+    bool export_png_to(const QString& path, QString* error);
+    static const QStringList& csv_exports();
+    bool export_csv_to(const QString& what, const QString& path, QString* error);
 
 signals:
     // The replay asked for with open_run_file(…, at) stands at its iteration.

@@ -3,6 +3,8 @@
 #include "ui/models/iteration_history.h"
 #include "ui/models/ring_buffer.h"
 #include "ui/views/iteration_window.h"
+#include "ui/views/lane_raster.h"
+#include "ui/views/palette.h"
 #include "ui/views/series_points.h"
 
 #include <gtest/gtest.h>
@@ -160,4 +162,125 @@ TEST(IterationWindow, FollowsTheDataUntilZoomedAndKeepsAtLeastFourIterations)
     EXPECT_EQ(window.last() - window.first(), 4);
     window.follow();
     EXPECT_EQ(window.last(), 2000);
+}
+
+TEST(IterationWindow, AFollowingAxisKeepsItsScaleUntilTheDataFillIt)
+{
+    AxisSpan shown = follow_span({}, 0, 100);
+    EXPECT_EQ(shown, (AxisSpan { 0, 105 })); // a twentieth of room past the newest
+    EXPECT_EQ(follow_span(shown, 0, 104), shown);
+    EXPECT_EQ(follow_span(shown, 5, 105), shown); // the oldest moved in by no more than the room
+    EXPECT_EQ(follow_span(shown, 0, 106), (AxisSpan { 0, 106 + 0.05 * 106 }));
+    EXPECT_EQ(follow_span(shown, 6, 104), (AxisSpan { 6, 104 + 0.05 * 98 }));
+}
+
+namespace {
+
+// Two workers over `iterations` iterations; worker 1 is the straggler in every one, by more
+// in every third.
+JobHistory striped_history(std::int64_t iterations, std::size_t capacity = 10000)
+{
+    JobHistory history(capacity);
+    double t = 0;
+    for (std::int64_t k = 0; k < iterations; ++k) {
+        const auto rows = iteration(k, k % 3 == 0 ? 1.5 : 1.2, t);
+        t = barrier_s(rows);
+        history.append(rows);
+    }
+    return history;
+}
+
+std::vector<double> exact_lateness(const JobHistory& h)
+{
+    std::vector<double> out;
+    for (int w = 0; w < h.workers(); ++w) {
+        double sum = 0;
+        for (std::size_t i = 0; i < h.worker(w).size(); ++i)
+            sum += lateness_of(h.worker(w)[i], h.iterations()[i]);
+        out.push_back(sum / static_cast<double>(h.worker(w).size()));
+    }
+    return out;
+}
+
+} // namespace
+
+TEST(LaneRaster, ExtendingItIterationByIterationDrawsWhatOneBuildDraws)
+{
+    JobHistory whole = striped_history(3000);
+    LaneRaster built;
+    const LaneRaster::Key key { &whole, whole.generation(), 0, whole.iterations().back().barrier_s * 1.05, 600, 80, 0 };
+    built.update(key, 2999);
+
+    // The same key as the iterations arrive, as a following timeline does frame by frame.
+    JobHistory growing(10000);
+    LaneRaster extended;
+    double t = 0;
+    for (std::int64_t k = 0; k < 3000; ++k) {
+        const auto rows = iteration(k, k % 3 == 0 ? 1.5 : 1.2, t);
+        t = barrier_s(rows);
+        growing.append(rows);
+        if (k % 7 == 0 || k == 2999)
+            extended.update({ &growing, growing.generation(), key.t0, key.t1, key.width, key.height, 0 }, k);
+    }
+    EXPECT_EQ(extended.image(), built.image());
+    ASSERT_EQ(extended.lateness().size(), 2u);
+    for (std::size_t w = 0; w < 2; ++w)
+        EXPECT_NEAR(extended.lateness()[w], built.lateness()[w], 1e-12);
+    const std::vector<double> exact = exact_lateness(whole);
+    EXPECT_NEAR(built.lateness()[0], exact[0], 1e-9);
+    EXPECT_NEAR(built.lateness()[1], exact[1], 1e-9);
+    EXPECT_EQ(built.lateness()[0], 0.0); // the fastest is never late
+    EXPECT_GT(built.lateness()[1], 0.1);
+
+    // 3000 iterations in 600 pixels: five to a column, summed. Worker 1's lane carries the
+    // straggler mark along its top in every column, worker 0's in none.
+    const int lane1 = built.lane_top(1);
+    int marked0 = 0, marked1 = 0;
+    for (int x = 0; x < 560; ++x) {
+        marked0 += built.image().pixel(x, built.lane_top(0)) == straggler_colour().rgba();
+        marked1 += built.image().pixel(x, lane1) == straggler_colour().rgba();
+    }
+    EXPECT_EQ(marked0, 0);
+    EXPECT_GT(marked1, 500);
+    // Compute sits at the bottom of each lane.
+    EXPECT_EQ(built.image().pixel(300, lane1 + built.lane_height() - 1), compute_colour().rgba());
+}
+
+TEST(LaneRaster, WideIterationsAreDrawnAsTheirThreeSegments)
+{
+    JobHistory h = striped_history(4);
+    LaneRaster raster;
+    raster.update({ &h, h.generation(), 0, h.iterations().back().barrier_s, 400, 40, 0 }, 3);
+    // Iteration 1: worker 0 computes 0.1 s, communicates 0.02 s, then waits 0.02 s for worker
+    // 1 (0.12 + 0.02 s); about 690 pixels a second.
+    const IterationSummary& it = h.iterations()[1];
+    const double px = 400 / h.iterations().back().barrier_s;
+    const int y = raster.lane_top(0) + raster.lane_height() / 2;
+    EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.05) * px), y), compute_colour().rgba());
+    EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.11) * px), y), comm_colour().rgba());
+    EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.13) * px), y), wait_colour().rgba());
+    // Worker 1, the straggler, has the red mark along the top of the whole iteration.
+    EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.07) * px), raster.lane_top(1)), straggler_colour().rgba());
+}
+
+TEST(SeriesDownsampler, KeptBucketsGiveWhatAFreshPassGives)
+{
+    RingBuffer<WorkerSample> samples(2000);
+    SeriesDownsampler kept([](const WorkerSample& s) { return double(s.batch_size); });
+    const auto size = [](const WorkerSample& s) { return double(s.batch_size); };
+    for (std::int64_t k = 0; k < 5000; ++k) {
+        WorkerSample s;
+        s.iteration = k;
+        s.batch_size = static_cast<std::int32_t>((k * 7919) % 97);
+        samples.push_back(s);
+        if (k % 13 != 0)
+            continue;
+        // Following (the ring wraps at 2000) and, now and then, a zoomed window.
+        const std::int64_t first = k % 39 == 0 ? k / 2 : samples.front().iteration;
+        EXPECT_EQ(kept.points(samples, { 1, 0 }, first, k, 300), series_points(samples, first, k, 300, size)) << "at iteration " << k;
+    }
+    // Aligned buckets: a complete bucket's points do not move as the range grows.
+    const QList<QPointF> before = series_points(samples, 3000, 4999, 300, size);
+    const QList<QPointF> after = series_points(samples, 3000, 5100, 300, size);
+    EXPECT_EQ(QList<QPointF>(after.begin(), after.begin() + 20), QList<QPointF>(before.begin(), before.begin() + 20));
 }

@@ -7,6 +7,7 @@
 #include "run/run_scenario.h"
 #include "ui/console_store.h"
 
+#include <QAbstractItemModelTester>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -48,6 +49,11 @@ TEST(ConsoleStore, AReplayedRunFillsTheJobsWorkersAndEventsModels)
     RecordedRun recorded;
     replay::ReplaySource source(recorded.database, recorded.run, 7, "run.db");
     ui::ConsoleStore store;
+    // Qt's model checker watches every signal the models emit while they fill (rows
+    // inserted in range, data changed inside the model, consistent parents and counts).
+    QAbstractItemModelTester jobs_check(&store.jobs(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester workers_check(&store.workers(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester events_check(&store.events(), QAbstractItemModelTester::FailureReportingMode::Fatal);
     store.follow(7);
     store.ingest(IterationRows { 0, 3, { IterationRecord {} }, 0 }); // a live message: not this source
     for (std::int64_t k = 0; k < source.length(); ++k)
@@ -94,6 +100,7 @@ TEST(ConsoleStore, ASeekShowsTheRunAsOfThatIteration)
     RecordedRun recorded;
     replay::ReplaySource source(recorded.database, recorded.run, 9, "run.db");
     ui::ConsoleStore store;
+    QAbstractItemModelTester workers_check(&store.workers(), QAbstractItemModelTester::FailureReportingMode::Fatal);
     store.follow(9);
     const std::int64_t position = *source.position_after(source.first_job(), 11);
     store.ingest(source.state(position, ReplayPhase::Paused, 1, true));
@@ -111,9 +118,31 @@ TEST(ConsoleStore, ASeekShowsTheRunAsOfThatIteration)
     EXPECT_EQ(store.events().rowCount(), 0) << "a snapshot carries state, not the event history";
 }
 
+// A replay fast-forwarding to a moment: what comes after it is not taken in on the way.
+TEST(ConsoleStore, RowsAndEventsPastAHeldMomentAreNotTakenIn)
+{
+    RecordedRun recorded;
+    replay::ReplaySource source(recorded.database, recorded.run, 5, "run.db");
+    ui::ConsoleStore store;
+    store.follow(5);
+    const double held = source.mark(9).end_s; // the barrier of iteration 9
+    store.hold_after(held);
+    for (std::int64_t k = 0; k < source.length(); ++k)
+        for (const ServerMessage& m : source.step(k))
+            store.ingest(m);
+    EXPECT_EQ(*store.history().last_iteration(), 9);
+    for (int row = 0; row < store.events().rowCount(); ++row)
+        EXPECT_LE(store.events().event(row).time_s, held + 1e-9);
+    store.hold_after(std::nullopt);
+    for (const ServerMessage& m : source.step(source.length() - 1))
+        store.ingest(m);
+    EXPECT_EQ(*store.history().last_iteration(), kIterations - 1);
+}
+
 TEST(EventsModel, KeepsTheNewestEventsUpToItsLimit)
 {
     ui::EventsModel events(3);
+    QAbstractItemModelTester check(&events, QAbstractItemModelTester::FailureReportingMode::Fatal);
     for (int k = 0; k < 5; ++k) {
         EventRecord e;
         e.iteration = k;
