@@ -206,7 +206,7 @@ void Daemon::handle(Client& client, const ClientMessage& message)
         JobRuntime& j = job(c->job);
         switch (c->action) {
         case JobAction::Cancel:
-            j.cancel(actor(client));
+            cancel(c->job, actor(client));
             break;
         case JobAction::Pause:
             j.pause(actor(client));
@@ -422,7 +422,21 @@ JobId Daemon::submit(const std::string& scenario_json, const std::string& source
     jobs_[id] = std::move(runtime);
     queued_.push_back(id);
     start_queued();
+    publish_cluster(); // the queue changed, whether or not the job was placed
     return id;
+}
+
+void Daemon::cancel(JobId id, const std::string& actor)
+{
+    JobRuntime& runtime = job(id);
+    std::lock_guard lock(mutex_);
+    if (const auto it = std::find(queued_.begin(), queued_.end(), id); it != queued_.end()) {
+        queued_.erase(it);
+        runtime.cancel_queued(actor); // it held no GPUs: nothing behind it fits any better now
+        publish_cluster();
+        return;
+    }
+    runtime.cancel(actor);
 }
 
 double Daemon::remaining_s(JobId id) const

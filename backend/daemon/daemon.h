@@ -53,6 +53,9 @@ public:
     // hold back the jobs behind it). Throws InputError naming the field, also for a job
     // that could never fit this cluster.
     JobId submit(const std::string& scenario_json, const std::string& source);
+    // A queued job leaves the queue at once, stopped; a placed one ends at its next barrier.
+    // Throws RefusedRequest ("unknown-job").
+    void cancel(JobId job, const std::string& actor);
     std::vector<protocol::JobStatus> jobs() const;
     protocol::ClusterState cluster() const;
     // The run stores in DATA_DIR/runs and their runs; a file that cannot be read is listed

@@ -291,6 +291,13 @@ void JobRuntime::cancel(const std::string& actor)
         trainer_->resume(actor); // a paused job must reach its stop check
 }
 
+void JobRuntime::cancel_queued(const std::string& actor)
+{
+    stop_ = true;
+    scheduler_event("job-cancelled", "cancelled in the queue by " + actor);
+    set_state(JobState::Stopped, "cancelled in the queue by " + actor);
+}
+
 void JobRuntime::pause(const std::string& actor)
 {
     std::lock_guard lock(mutex_);

@@ -42,6 +42,8 @@ public:
     void set_waiting(const std::string& why);
     // Ends the job at its next barrier; it is recorded as stopped.
     void cancel(const std::string& actor);
+    // A job that was never placed: stopped at once, with a "job-cancelled" event.
+    void cancel_queued(const std::string& actor);
     // Throw RefusedRequest ("job-not-running", or the trainer's and manager's codes).
     void pause(const std::string& actor);
     void resume(const std::string& actor);

@@ -178,6 +178,52 @@ TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhea
     EXPECT_EQ(events[2].kind, "job-started");
 }
 
+// A job that waits is streamed in the cluster's queue as soon as it is submitted, and
+// cancelling it takes it out of the queue at once, stopped, with a job-cancelled event.
+TEST_F(PlacementTest, AQueuedJobIsStreamedInTheQueueAndCancelledAtOnce)
+{
+    daemon::DaemonOptions o;
+    o.data_dir = dir;
+    o.cluster = two_servers_of_four();
+    daemon::Daemon d(o);
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events, Stream::Jobs }, std::nullopt, {} } }));
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) { return std::holds_alternative<SnapshotEnd>(m); }));
+
+    const JobId big = d.submit(job_of(6), "big");
+    const JobId wide = d.submit(job_of(4), "wide"); // 2 GPUs are free: waits
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* c = std::get_if<ClusterUpdate>(&m);
+        return c && c->cluster.queue == std::vector<JobId> { wide };
+    })) << "the queue was not streamed when the job was submitted";
+
+    d.receive(*op, encode(ClientMessage { JobCommand { "cancel", JobAction::Cancel, wide } }));
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* c = std::get_if<ClusterUpdate>(&m);
+        return c && c->cluster.queue.empty();
+    })) << "the cancelled job stayed in the queue";
+    JobStatus cancelled;
+    for (const JobStatus& s : d.jobs())
+        if (s.job == wide)
+            cancelled = s;
+    EXPECT_EQ(cancelled.state, JobState::Stopped);
+    EXPECT_EQ(cancelled.message.rfind("cancelled in the queue by operator:op at ", 0), 0u) << cancelled.message;
+    EXPECT_TRUE(cancelled.placement.empty());
+    bool event = false;
+    for (const ServerMessage& m : seen)
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == wide && e->event.kind == "job-cancelled")
+            event = e->event.message.rfind("cancelled in the queue by operator:op at ", 0) == 0;
+    EXPECT_TRUE(event);
+    for (const JobStatus& s : d.jobs()) {
+        if (s.job == big) {
+            EXPECT_EQ(s.state, JobState::Running); // the job that holds GPUs is not touched
+        }
+    }
+    d.stop_all();
+}
+
 TEST_F(PlacementTest, AJobThatCouldNeverFitIsRefusedNamingTheField)
 {
     daemon::DaemonOptions o;

@@ -1,10 +1,10 @@
 // The console against a real fulcrumd: the in-process daemon and WebSocket server for live
 // jobs, the fulcrumd binary for run files. Actions go through the real widgets and dialogs.
 
-#include "daemon/auth.h"
-#include "daemon/daemon.h"
-#include "daemon/ws_server.h"
+// Backend headers before Qt's: Qt's `emit` macro would rewrite BatchSizeManager::emit.
 #include "run/run_scenario.h"
+
+#include "tests/ui/console_test_support.h"
 #include "ui/main_window.h"
 #include "ui/views/replay_bar.h"
 #include "ui/views/straggler_timeline.h"
@@ -27,99 +27,7 @@
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
-
-namespace {
-
-bool wait_until(const std::function<bool()>& done, int ms = 30000)
-{
-    QElapsedTimer clock;
-    clock.start();
-    while (!done()) {
-        if (clock.elapsed() > ms)
-            return false;
-        QApplication::processEvents(QEventLoop::AllEvents, 20);
-        QThread::msleep(2);
-    }
-    return true;
-}
-
-// A paced job slow enough to act on while it runs: 4 workers, one slow.
-const char* kScenario = R"({"name": "console-live", "seed": 5, "mode": "paced", "pace": 2,
-  "data": {"source": "synthetic", "train_size": 1200, "test_size": 200, "dim": 12, "classes": 3},
-  "model": {"type": "mlp", "hidden": [16]},
-  "training": {"total_batch": 64, "learning_rate": 0.1, "iterations": 3000, "eval_interval": 50},
-  "policy": {"type": "uniform"}, "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})";
-
-struct LiveDaemon {
-    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-console-" + std::to_string(::getpid()));
-    std::unique_ptr<daemon::Daemon> daemon;
-    std::unique_ptr<daemon::TokenStore> tokens;
-    std::unique_ptr<daemon::WebSocketServer> server;
-    std::string operator_token;
-    JobId job = 0;
-
-    LiveDaemon()
-    {
-        std::filesystem::create_directories(dir);
-        operator_token = "operator-token-for-the-console-test";
-        std::ofstream(dir / "tokens") << "operator " << operator_token << "\nviewer viewer-token-for-the-console-test\n";
-        std::filesystem::permissions(dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-        daemon::DaemonOptions options;
-        options.data_dir = dir;
-        options.cluster.servers = 2;
-        options.cluster.gpus_per_server = 4;
-        daemon = std::make_unique<daemon::Daemon>(options);
-        tokens = std::make_unique<daemon::TokenStore>(daemon::TokenStore::load_or_create(dir / "tokens"));
-        serve(0);
-        job = daemon->submit(kScenario, "console test");
-    }
-    ~LiveDaemon()
-    {
-        server.reset();
-        daemon.reset();
-        std::filesystem::remove_all(dir);
-    }
-    void serve(unsigned short port)
-    {
-        daemon::ServerOptions o;
-        o.port = port;
-        server = std::make_unique<daemon::WebSocketServer>(*daemon, *tokens, o);
-        server->start();
-    }
-    ui::ServerAddress address(const std::string& token) const
-    {
-        return { QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server->port())), QString::fromStdString(token), {} };
-    }
-};
-
-// Answers the next modal dialog of type D (opened by exec()) with `fill`, then accepts it.
-template <class D>
-void answer_next_dialog(std::function<void(D&)> fill)
-{
-    QTimer::singleShot(50, [fill] {
-        auto* dialog = qobject_cast<D*>(QApplication::activeModalWidget());
-        ASSERT_NE(dialog, nullptr) << "no dialog of the expected type is open";
-        fill(*dialog);
-        dialog->accept();
-    });
-}
-
-void select_worker(ui::MainWindow& window, int worker)
-{
-    QTableView* table = window.workers_view().table();
-    table->selectRow(worker);
-    ASSERT_EQ(window.workers_view().selected_worker(), worker);
-}
-
-QAction* action_named(ui::MainWindow& window, const QString& prefix)
-{
-    for (QAction* a : window.workers_view().worker_actions())
-        if (a->text().startsWith(prefix))
-            return a;
-    return nullptr;
-}
-
-} // namespace
+using namespace fulcrum::console_test;
 
 TEST(ConsoleClient, AWrongTokenIsReportedAndNotRetried)
 {

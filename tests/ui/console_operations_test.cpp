@@ -1,0 +1,314 @@
+// The console's operator surfaces against a real fulcrumd: wss with a CA file, a server of
+// another protocol version, the jobs actions through the jobs table and its dialogs, the
+// cluster map's hover text, the scheduler view, and File ▸ Export.
+
+#include "tests/ui/console_test_support.h"
+
+#include "protocol/codec.h"
+#include "ui/views/cluster_map.h"
+#include "ui/views/job_dialogs.h"
+#include "ui/views/jobs_view.h"
+#include "ui/views/scheduler_view.h"
+#include "ui/views/straggler_timeline.h"
+
+#include <QFile>
+#include <QHelpEvent>
+#include <QImage>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QToolTip>
+#include <QWebSocket>
+#include <QWebSocketServer>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using namespace fulcrum::console_test;
+
+namespace {
+
+QAction* job_action(ui::MainWindow& window, const QString& prefix)
+{
+    for (QAction* a : window.jobs_view().job_actions())
+        if (a->text().startsWith(prefix))
+            return a;
+    return nullptr;
+}
+
+void select_job(ui::MainWindow& window, JobId job)
+{
+    QTableView* table = window.jobs_view().table();
+    for (int row = 0; row < table->model()->rowCount(); ++row)
+        if (table->model()->index(row, ui::JobsModel::Job).data().toInt() == job) {
+            table->selectRow(row);
+            break;
+        }
+    ASSERT_EQ(window.jobs_view().selected_job(), job);
+}
+
+const JobStatus* status_of(ui::MainWindow& window, JobId job) { return window.store().jobs().job(job); }
+
+std::optional<JobId> job_named(ui::MainWindow& window, const std::string& name)
+{
+    for (int row = 0; row < window.store().jobs().rowCount(); ++row) {
+        const auto id = static_cast<JobId>(window.store().jobs().index(row, ui::JobsModel::Job).data().toInt());
+        if (const JobStatus* s = status_of(window, id); s && s->name == name)
+            return id;
+    }
+    return std::nullopt;
+}
+
+QString read_file(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+} // namespace
+
+TEST(ConsoleConnect, AWssServerIsTrustedThroughTheCaFileAndRefusedWithoutIt)
+{
+    LiveDaemon live(true);
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    ui::ServerAddress address = live.address(live.operator_token);
+    address.ca_file = QString::fromStdString((LiveDaemon::tls_directory() / "server.crt").string());
+    window.connect_to(address);
+    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().history().workers() == 4; }))
+        << window.client().status_text().toStdString();
+    EXPECT_TRUE(window.client().status_text().contains(QStringLiteral("wss://127.0.0.1"))) << window.client().status_text().toStdString();
+
+    // Without the CA file the self-signed certificate is refused, said so, and not retried.
+    ui::ProtocolClient untrusting;
+    untrusting.open(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] { return untrusting.state() == ui::ProtocolClient::State::Failed; }, 15000)) << untrusting.status_text().toStdString();
+    EXPECT_TRUE(untrusting.status_text().startsWith(QStringLiteral("TLS certificate of 127.0.0.1 refused"))) << untrusting.status_text().toStdString();
+    QThread::msleep(1500);
+    QApplication::processEvents();
+    EXPECT_EQ(untrusting.state(), ui::ProtocolClient::State::Failed);
+
+    // A CA file that holds no certificate is named.
+    const auto junk = std::filesystem::temp_directory_path() / ("fulcrum-not-a-ca-" + std::to_string(::getpid()) + ".pem");
+    std::ofstream(junk) << "not a certificate\n";
+    ui::ProtocolClient misconfigured;
+    address.ca_file = QString::fromStdString(junk.string());
+    misconfigured.open(address);
+    ASSERT_TRUE(wait_until([&] { return misconfigured.state() == ui::ProtocolClient::State::Failed; }, 5000));
+    EXPECT_EQ(misconfigured.status_text(), QStringLiteral("CA file %1: no PEM certificate in it").arg(address.ca_file));
+    std::filesystem::remove(junk);
+}
+
+// fulcrumd answers a hello of another version with version-mismatch and closes (daemon.cpp);
+// here a server of protocol version 2 does so, as the console will meet one after an upgrade.
+TEST(ConsoleConnect, AServerOfAnotherProtocolVersionIsReportedAndNotRetried)
+{
+    QWebSocketServer server(QStringLiteral("fulcrumd 2.0"), QWebSocketServer::NonSecureMode);
+    ASSERT_TRUE(server.listen(QHostAddress::LocalHost, 0));
+    int connections = 0;
+    std::string hello;
+    QObject::connect(&server, &QWebSocketServer::newConnection, [&] {
+        QWebSocket* socket = server.nextPendingConnection();
+        ++connections;
+        QObject::connect(socket, &QWebSocket::textMessageReceived, socket, [&, socket](const QString& text) {
+            hello = text.toStdString();
+            const ServerMessage refusal = ProtocolError { { "version-mismatch", "this server speaks protocol version 2, the client 1", "version" } };
+            socket->sendTextMessage(QString::fromStdString(encode(refusal)));
+            socket->close();
+        });
+    });
+
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    QSignalSpy problems(&window, &ui::MainWindow::problemReported);
+    window.connect_to({ QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server.serverPort())), QStringLiteral("any"), {} });
+    ASSERT_TRUE(wait_until([&] { return window.client().state() == ui::ProtocolClient::State::Failed; }, 10000));
+    const auto decoded = decode_client(hello);
+    ASSERT_TRUE(decoded.message);
+    ASSERT_TRUE(std::holds_alternative<Hello>(*decoded.message));
+    EXPECT_EQ(std::get<Hello>(*decoded.message).version, kProtocolVersion);
+    EXPECT_EQ(window.client().status_text(),
+        QStringLiteral("version mismatch: this server speaks protocol version 2, the client 1. Use a console of the server's version."));
+    ASSERT_GE(problems.count(), 1);
+    EXPECT_TRUE(problems.at(0).at(0).toString().startsWith(QStringLiteral("version mismatch")));
+    wait_until([] { return false; }, 2500); // past the first two back-offs
+    EXPECT_EQ(connections, 1);
+    EXPECT_EQ(window.client().state(), ui::ProtocolClient::State::Failed);
+}
+
+TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
+{
+    LiveDaemon live; // 8 GPUs, the live job on 4 of them
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().jobs().rowCount() == 1 && window.store().cluster(); }));
+
+    // Submit from the form a job of 5 workers: 4 GPUs are free, so it waits in the queue.
+    answer_next_dialog<ui::SubmitJobDialog>([](ui::SubmitJobDialog& d) {
+        d.set_name(QStringLiteral("form-job"));
+        d.set_model(QStringLiteral("softmax"));
+        d.set_mode(QStringLiteral("virtual"));
+        d.set_workers(5, 1);
+        d.set_total_batch(100);
+        d.set_iterations(40);
+    });
+    job_action(window, QStringLiteral("Submit job"))->trigger();
+    ASSERT_TRUE(wait_until([&] { return job_named(window, "form-job").has_value(); }));
+    const JobId queued = *job_named(window, "form-job");
+    ASSERT_TRUE(wait_until([&] { return window.store().cluster() && window.store().cluster()->queue == std::vector<JobId> { queued }; }, 5000))
+        << "state " << to_string(status_of(window, queued)->state) << ", message " << status_of(window, queued)->message << ", queue of "
+        << window.store().cluster()->queue.size() << ", placement " << status_of(window, queued)->placement.size();
+    EXPECT_EQ(status_of(window, queued)->state, JobState::Queued);
+    EXPECT_EQ(status_of(window, queued)->workers, 5);
+    EXPECT_EQ(status_of(window, queued)->model.rfind("softmax", 0), 0u) << status_of(window, queued)->model;
+    ASSERT_TRUE(window.show_view(QStringLiteral("scheduler")));
+    window.refresh_views();
+    auto* queue = window.scheduler_view().findChild<QListWidget*>();
+    ASSERT_NE(queue, nullptr);
+    ASSERT_EQ(queue->count(), 1);
+    EXPECT_TRUE(queue->item(0)->text().startsWith(QStringLiteral("job %1 form-job").arg(queued))) << queue->item(0)->text().toStdString();
+
+    // Pause and resume the live job.
+    select_job(window, live.job);
+    job_action(window, QStringLiteral("Pause job"))->trigger();
+    ASSERT_TRUE(wait_until([&] { return status_of(window, live.job)->state == JobState::Paused; }));
+    EXPECT_FALSE(job_action(window, QStringLiteral("Pause job"))->isEnabled());
+    EXPECT_TRUE(job_action(window, QStringLiteral("Resume job"))->isEnabled());
+    job_action(window, QStringLiteral("Resume job"))->trigger();
+    ASSERT_TRUE(wait_until([&] { return status_of(window, live.job)->state == JobState::Running; }));
+
+    // Change its policy to LB-BSP and its sync model to one backup worker.
+    answer_next_dialog<ui::ChangePolicyDialog>([](ui::ChangePolicyDialog& d) {
+        d.set_policy(QStringLiteral("lbbsp-cpu"));
+        d.set_sync(QStringLiteral("backup"), 1);
+    });
+    job_action(window, QStringLiteral("Change policy"))->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const JobStatus* s = status_of(window, live.job);
+        return s->policy.rfind("lbbsp-cpu", 0) == 0 && s->sync_model.find("backup") != std::string::npos;
+    })) << status_of(window, live.job)->policy << " / " << status_of(window, live.job)->sync_model;
+
+    // Cancel the queued job, answering the confirmation.
+    select_job(window, queued);
+    QTimer::singleShot(50, [] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        ASSERT_NE(box, nullptr) << "no confirmation asked";
+        EXPECT_TRUE(box->text().contains(QStringLiteral("Cancel job")));
+        box->button(QMessageBox::Yes)->click();
+    });
+    job_action(window, QStringLiteral("Cancel job"))->trigger();
+    ASSERT_TRUE(wait_until([&] { return status_of(window, queued)->state == JobState::Stopped; }));
+    ASSERT_TRUE(wait_until([&] { return window.store().cluster()->queue.empty(); }));
+
+    // A short job on the free GPUs runs to its end: the scheduler's JCT histogram counts it.
+    answer_next_dialog<ui::SubmitJobDialog>([](ui::SubmitJobDialog& d) {
+        d.set_name(QStringLiteral("short-job"));
+        d.set_model(QStringLiteral("softmax"));
+        d.set_mode(QStringLiteral("virtual"));
+        d.set_workers(2, 0);
+        d.set_total_batch(64);
+        d.set_iterations(20);
+    });
+    job_action(window, QStringLiteral("Submit job"))->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const auto id = job_named(window, "short-job");
+        return id && status_of(window, *id)->state == JobState::Finished;
+    }, 60000));
+    window.refresh_views();
+    double bin_width = 0;
+    const std::vector<int> bins = window.scheduler_view().jct_histogram(&bin_width);
+    int finished = 0;
+    for (const int b : bins)
+        finished += b;
+    EXPECT_EQ(finished, 1);
+    EXPECT_GT(bin_width, 0);
+    EXPECT_GE(window.scheduler_view().snapshots().size(), 2u);
+}
+
+TEST(ConsoleCluster, HoveringAGpuTellsItsJobWorkerBatchSizeAndState)
+{
+    LiveDaemon live;
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.resize(1280, 900);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] {
+        const JobStatus* s = window.store().jobs().job(live.job);
+        return window.commands().can_command() && window.store().cluster() && s && s->placement.size() == 4 && window.store().worker_state(live.job, 3);
+    }));
+    ASSERT_TRUE(window.commands().pin(live.job, 3, 8));
+    ASSERT_TRUE(wait_until([&] { return window.store().worker_state(live.job, 3)->pinned == 8; }));
+    const int gpu = window.store().jobs().job(live.job)->placement[3];
+
+    ASSERT_TRUE(window.show_view(QStringLiteral("cluster")));
+    ui::ClusterMap& map = window.cluster_map();
+    QApplication::processEvents();
+    EXPECT_TRUE(map.header_text().startsWith(QStringLiteral("2 servers × 4 GPUs"))) << map.header_text().toStdString();
+    std::optional<QPoint> over;
+    for (int y = 0; y < map.height() && !over; y += 3)
+        for (int x = 0; x < map.width() && !over; x += 3)
+            if (map.gpu_at({ x, y }) == gpu)
+                over = QPoint(x, y);
+    ASSERT_TRUE(over) << "GPU " << gpu << " is not drawn";
+
+    QHelpEvent hover(QEvent::ToolTip, *over, map.mapToGlobal(*over));
+    QApplication::sendEvent(&map, &hover);
+    const QString tip = QToolTip::text();
+    EXPECT_TRUE(tip.startsWith(QStringLiteral("GPU %1 on server").arg(gpu))) << tip.toStdString();
+    EXPECT_TRUE(tip.contains(QStringLiteral("job %1 console-live (running)").arg(live.job))) << tip.toStdString();
+    EXPECT_TRUE(tip.contains(QStringLiteral("worker 3: batch "))) << tip.toStdString();
+    EXPECT_TRUE(tip.contains(QStringLiteral("pinned at 8"))) << tip.toStdString();
+}
+
+TEST(ConsoleExport, ChartsTablesAndTimelineSamplesAreWrittenWhole)
+{
+    LiveDaemon live;
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.resize(1280, 900);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] { return window.store().history().iterations().size() >= 5; }));
+    select_job(window, live.job);
+    ASSERT_TRUE(window.commands().job_action(live.job, JobAction::Pause)); // a still picture
+    ASSERT_TRUE(wait_until([&] { return status_of(window, live.job)->state == JobState::Paused; }));
+    window.refresh_views();
+
+    const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-export-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto path = [&](const char* name) { return QString::fromStdString((dir / name).string()); };
+    QString error;
+
+    ASSERT_TRUE(window.show_view(QStringLiteral("equilibrium")));
+    window.refresh_views();
+    ASSERT_TRUE(window.export_png_to(path("equilibrium.png"), &error)) << error.toStdString();
+    const QImage png(path("equilibrium.png"));
+    ASSERT_FALSE(png.isNull());
+    EXPECT_GT(png.width(), 600);
+
+    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Workers table"), path("workers.csv"), &error)) << error.toStdString();
+    const QStringList workers = read_file(path("workers.csv")).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    ASSERT_EQ(workers.size(), 5); // the header and four workers
+    EXPECT_TRUE(workers[0].startsWith(QStringLiteral("Worker,"))) << workers[0].toStdString();
+    EXPECT_TRUE(workers[4].startsWith(QStringLiteral("3,"))) << workers[4].toStdString();
+
+    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Straggler timeline data"), path("timeline.csv"), &error)) << error.toStdString();
+    const QStringList samples = read_file(path("timeline.csv")).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    const auto held = window.store().history().worker(0).size();
+    EXPECT_EQ(samples.size(), 1 + 4 * static_cast<qsizetype>(held)); // every shown sample of every worker
+    EXPECT_EQ(samples[0], QStringLiteral("worker,iteration,start_s,compute_s,comm_s,wait_s,batch_size,straggler"));
+
+    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Equilibrium chart data"), path("equilibrium.csv"), &error)) << error.toStdString();
+    EXPECT_GT(read_file(path("equilibrium.csv")).count(QLatin1Char('\n')), 4);
+
+    // What cannot be written is named, and nothing half-written is left.
+    EXPECT_FALSE(window.export_csv_to(QStringLiteral("Workers table"), path("no-such-folder/workers.csv"), &error));
+    EXPECT_TRUE(error.startsWith(path("no-such-folder/workers.csv"))) << error.toStdString();
+    EXPECT_FALSE(std::filesystem::exists(dir / "no-such-folder"));
+    EXPECT_FALSE(window.export_csv_to(QStringLiteral("Pie chart"), path("pie.csv"), &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("expected one of: Jobs table"))) << error.toStdString();
+    std::filesystem::remove_all(dir);
+}
