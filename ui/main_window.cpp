@@ -173,7 +173,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(events_, &EventsView::jumpRequested, this, &MainWindow::jump_to);
     connect(replay_bar_, &ReplayBar::closeRequested, this, &MainWindow::back_to_live);
     frame_->setSingleShot(true);
-    connect(frame_, &QTimer::timeout, this, &MainWindow::refresh_views);
+    connect(frame_, &QTimer::timeout, this, [this] { redraw(false); });
 }
 
 MainWindow::~MainWindow() = default;
@@ -245,7 +245,9 @@ void MainWindow::schedule_frame()
         frame_->start(kFrameMs);
 }
 
-void MainWindow::refresh_views()
+void MainWindow::refresh_views() { redraw(true); }
+
+void MainWindow::redraw(bool complete)
 {
     dirty_ = false;
     const JobHistory& h = store_.history();
@@ -254,7 +256,9 @@ void MainWindow::refresh_views()
     window_.blockSignals(false);
     // Only what is on screen is redrawn; a tab brought forward redraws then.
     QWidget* current = charts_->currentWidget();
-    if (current == equilibrium_)
+    if (current == equilibrium_ && complete)
+        equilibrium_->refresh_complete();
+    else if (current == equilibrium_)
         equilibrium_->refresh();
     else if (current == prediction_)
         prediction_->refresh();
@@ -461,6 +465,7 @@ void MainWindow::export_png()
 
 bool MainWindow::export_png_to(const QString& path, QString* error)
 {
+    refresh_views(); // every series drawn, not just a first frame's
     QWidget* target = charts_->currentWidget();
     return save_png(*target, path, error);
 }

@@ -97,6 +97,9 @@ private:
     void export_csv();
     void jump_to(const EventRecord& event);
     void schedule_frame();
+    // One frame's redraw of the view on screen; `complete` draws everything at once rather
+    // than spreading a large first drawing over frames.
+    void redraw(bool complete);
 
     ConsoleStore store_;
     ProtocolClient client_;

@@ -2,6 +2,8 @@
 
 #include "ui/models/iteration_history.h"
 #include "ui/models/ring_buffer.h"
+#include "ui/console_store.h"
+#include "ui/views/equilibrium_view.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/lane_raster.h"
 #include "ui/views/palette.h"
@@ -9,7 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <QApplication>
+
 #include <cmath>
+#include <set>
 #include <vector>
 
 using namespace fulcrum;
@@ -283,4 +288,44 @@ TEST(SeriesDownsampler, KeptBucketsGiveWhatAFreshPassGives)
     const QList<QPointF> before = series_points(samples, 3000, 4999, 300, size);
     const QList<QPointF> after = series_points(samples, 3000, 5100, 300, size);
     EXPECT_EQ(QList<QPointF>(after.begin(), after.begin() + 20), QList<QPointF>(before.begin(), before.begin() + 20));
+}
+
+// A job's first frames add its workers' series a few at a time; a complete refresh (a
+// screenshot, an export) draws every worker at once.
+TEST(EquilibriumView, AddsManyWorkersSeriesOverFramesAndAllAtOnceWhenAsked)
+{
+    ConsoleStore store;
+    double t = 0;
+    for (std::int64_t k = 0; k < 5; ++k) {
+        protocol::IterationRows rows;
+        rows.iteration = k;
+        for (WorkerId w = 0; w < 20; ++w) {
+            IterationRecord r;
+            r.worker = w;
+            r.iteration = k;
+            r.batch_size = 10 + w;
+            r.compute_s = 0.1;
+            r.start_s = t;
+            r.end_s = t + 0.1;
+            rows.rows.push_back(r);
+        }
+        t += 0.1;
+        store.ingest(rows);
+    }
+    store.show_job(0);
+    IterationWindow window;
+    EquilibriumView view(store, window);
+    const auto drawn_workers = [&] {
+        std::set<QString> workers;
+        for (const QString& line : view.visible_csv().split(QLatin1Char('\n')))
+            if (line.startsWith(QStringLiteral("batch_size_w")))
+                workers.insert(line.section(QLatin1Char(','), 0, 0));
+        return workers.size();
+    };
+    view.refresh();
+    EXPECT_EQ(drawn_workers(), static_cast<std::size_t>(EquilibriumView::kWorkersAddedPerFrame));
+    QApplication::processEvents(); // the next frame brings the next few
+    EXPECT_EQ(drawn_workers(), static_cast<std::size_t>(2 * EquilibriumView::kWorkersAddedPerFrame));
+    view.refresh_complete();
+    EXPECT_EQ(drawn_workers(), 20u);
 }

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QTimer>
 #include <QValueAxis>
 #include <QWheelEvent>
 
@@ -107,9 +108,19 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
 
 double EquilibriumView::threshold() const { return threshold_->value() / 100.0; }
 
-void EquilibriumView::ensure_series(int workers)
+bool EquilibriumView::ensure_series(int workers)
 {
-    while (static_cast<int>(size_series_.size()) < workers) {
+    if (static_cast<int>(size_series_.size()) >= workers)
+        return true;
+    // The legend first: laid out again for every series added, 128 legend markers would
+    // make adding 64 workers' series take tens of milliseconds.
+    const bool legend = workers <= 16;
+    sizes_->legend()->setVisible(legend);
+    times_->legend()->setVisible(legend);
+    // Adding a series to a chart costs about half a millisecond: a few workers per frame,
+    // so the first frames of a 64-worker job stay short (the rest follow frame by frame).
+    const int until = std::min(workers, static_cast<int>(size_series_.size()) + kWorkersAddedPerFrame);
+    while (static_cast<int>(size_series_.size()) < until) {
         const int w = static_cast<int>(size_series_.size());
         for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_series_, sizes_x_, sizes_y_ }, std::tuple { times_, &time_series_, times_x_, times_y_ } }) {
             auto* series = new QLineSeries(this);
@@ -125,20 +136,26 @@ void EquilibriumView::ensure_series(int workers)
         size_points_.emplace_back([](const WorkerSample& s) { return double(s.batch_size); });
         time_points_.emplace_back([](const WorkerSample& s) { return s.batch_size > 0 ? s.batch_time_s() : NAN; });
     }
-    const bool legend = workers <= 16;
-    sizes_->legend()->setVisible(legend);
-    times_->legend()->setVisible(legend);
+    return static_cast<int>(size_series_.size()) >= workers;
+}
+
+void EquilibriumView::refresh_complete()
+{
+    while (!ensure_series(store_.history().workers())) {
+    }
+    refresh();
 }
 
 void EquilibriumView::refresh()
 {
     const JobHistory& history = store_.history();
-    ensure_series(history.workers());
+    if (!ensure_series(history.workers()))
+        QTimer::singleShot(0, this, [this] { refresh(); }); // the next workers' series, in the next frame
     const std::int64_t first = window_.first(), last = std::max(window_.last(), window_.first() + 1);
     const int points = points_per_series(sizes_view_->width(), 2 * std::max(history.workers(), 1));
     double max_size = 1, max_time = 1e-6;
     std::vector<QList<QPointF>> sizes(size_series_.size()), times(size_series_.size());
-    for (int w = 0; w < history.workers(); ++w) {
+    for (int w = 0; w < std::min(history.workers(), static_cast<int>(size_series_.size())); ++w) {
         const auto k = static_cast<std::size_t>(w);
         const SeriesDownsampler::Identity identity { history.generation(), w };
         sizes[k] = size_points_[k].points(history.worker(w), identity, first, last, points);

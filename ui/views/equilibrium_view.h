@@ -28,10 +28,16 @@ class IterationWindow;
 class EquilibriumView : public QWidget {
     Q_OBJECT
 public:
+    static constexpr int kWorkersAddedPerFrame = 8;
+
     EquilibriumView(ConsoleStore& store, IterationWindow& window, QWidget* parent = nullptr);
 
     // Redraws from the store (the main window calls it at most once per frame).
+    // Redraws from the store; a job's first frames add their workers' series a few at a
+    // time (kWorkersAddedPerFrame), the rest following in the next frames.
     void refresh();
+    // Redraws with every worker's series at once (a screenshot, an export).
+    void refresh_complete();
     double threshold() const;
     // The equilibrium in effect at the newest iteration shown, if any.
     std::optional<std::int64_t> equilibrium() const { return equilibrium_; }
@@ -44,7 +50,8 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-    void ensure_series(int workers);
+    // Adds series for up to kWorkersAddedPerFrame more workers; true once every worker has them.
+    bool ensure_series(int workers);
     void place_marks();
 
     ConsoleStore& store_;
