@@ -1,6 +1,7 @@
 #include "ui/views/equilibrium_view.h"
 
 #include "ui/console_store.h"
+#include "ui/views/chart_axes.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/palette.h"
 #include "ui/views/series_points.h"
@@ -185,7 +186,7 @@ void EquilibriumView::refresh()
     x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), static_cast<double>(last))
                                   : AxisSpan { static_cast<double>(first), static_cast<double>(last) };
     for (QValueAxis* x : { sizes_x_, times_x_ })
-        x->setRange(x_span_.from, x_span_.to);
+        set_iteration_axis(*x, x_span_);
     sizes_y_->setRange(0, max_size * 1.1);
     times_y_->setRange(0, max_time * 1.1);
     spread_y_->setRange(0, std::max(max_spread * 1.1, threshold() * 200));

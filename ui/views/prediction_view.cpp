@@ -1,6 +1,7 @@
 #include "ui/views/prediction_view.h"
 
 #include "ui/console_store.h"
+#include "ui/views/chart_axes.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/series_points.h"
 
@@ -97,7 +98,7 @@ void PredictionView::refresh()
     }
     const double right = static_cast<double>(std::max(last, first + 1));
     x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), right) : AxisSpan { static_cast<double>(first), right };
-    x_->setRange(x_span_.from, x_span_.to);
+    set_iteration_axis(*x_, x_span_);
     y_->setRange(0, top * 1.1);
     if (n > 0) {
         rmse_ = std::sqrt(sum / static_cast<double>(n));
