@@ -853,6 +853,26 @@ ServerMessage server_from(std::string_view type, const Fields& f)
     throw FieldError { "unknown-type", "type", "unknown message type '" + std::string(type) + "'" };
 }
 
+// JSON has no infinity: a number beyond a double's range (-5e607) would otherwise reach a
+// free-form section (a scenario, a policy) as infinity and come out of encode as something
+// that no longer decodes. The path of the first such number, or empty.
+std::string out_of_range_number(const json::value& value, const std::string& path)
+{
+    if (value.is_double())
+        return std::isfinite(value.get_double()) ? std::string() : (path.empty() ? std::string("(the frame)") : path);
+    if (value.is_object()) {
+        for (const auto& [key, member] : value.get_object())
+            if (std::string at = out_of_range_number(member, path.empty() ? std::string(key) : path + "." + std::string(key)); !at.empty())
+                return at;
+    } else if (value.is_array()) {
+        const json::array& items = value.get_array();
+        for (std::size_t i = 0; i < items.size(); ++i)
+            if (std::string at = out_of_range_number(items[i], path + "[" + std::to_string(i) + "]"); !at.empty())
+                return at;
+    }
+    return {};
+}
+
 template <class Message, class Read>
 Decoded<Message> decode(std::string_view frame, Read read)
 {
@@ -876,6 +896,10 @@ Decoded<Message> decode(std::string_view frame, Read read)
     const json::object& object = value.get_object();
     if (const json::value* id = object.if_contains("id"); id && id->is_string())
         out.request_id = std::string(id->get_string());
+    if (const std::string at = out_of_range_number(value, ""); !at.empty()) {
+        out.error = { "illegal-value", "'" + at + "' is a number beyond the range of a double (about ±1.8e308)", at };
+        return out;
+    }
     try {
         const Fields fields(object);
         const std::string type = fields.string("type");

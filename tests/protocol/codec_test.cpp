@@ -208,6 +208,21 @@ TEST(ProtocolCodec, WorkerMessagesAndBinaryFramesSurviveARoundTrip)
     EXPECT_FALSE(decode_task(huge, &error));
 }
 
+// Found by the fuzzer: a number beyond a double's range inside a free-form section became
+// infinity, which encode could not write back as JSON. Every such number is refused, named
+// by its path.
+TEST(ProtocolCodec, ANumberBeyondADoublesRangeIsRefusedWhereverItIs)
+{
+    const ErrorInfo nested = client_error(R"({"type": "set-policy", "id": "p1", "job": 1,
+        "policy": {"type": "lbbsp-cpu", "predictor": {"ema_alpha": -5e607}}})");
+    EXPECT_EQ(nested.code, "illegal-value");
+    EXPECT_EQ(nested.field, "policy.predictor.ema_alpha");
+    EXPECT_NE(nested.message.find("beyond the range of a double"), std::string::npos) << nested.message;
+    EXPECT_EQ(client_error(R"({"type": "submit-job", "id": "s", "scenario": {"workers": [{"speed": 1}, {"speed": 1e999}]}})").field,
+        "scenario.workers[1].speed");
+    EXPECT_EQ(client_error(R"({"type": "set-replay-speed", "id": "s", "replay": 1, "speed": 1e400})").field, "speed");
+}
+
 TEST(ProtocolCodec, ReplayFieldErrorsNameTheField)
 {
     const ErrorInfo both = client_error(R"({"type": "seek-replay", "id": "s", "replay": 1, "iteration": 3, "time_s": 2})");

@@ -47,6 +47,20 @@ void select_job(ui::MainWindow& window, JobId job)
     ASSERT_EQ(window.jobs_view().selected_job(), job);
 }
 
+// Jobs > Submit job…, the form answered as an operator would: a softmax job on the virtual clock.
+void submit_through_the_form(ui::MainWindow& window, const char* name, int workers, int slow, int total_batch, int iterations)
+{
+    answer_next_dialog<ui::SubmitJobDialog>([=](ui::SubmitJobDialog& d) {
+        d.set_name(QString::fromLatin1(name));
+        d.set_model(QStringLiteral("softmax"));
+        d.set_mode(QStringLiteral("virtual"));
+        d.set_workers(workers, slow);
+        d.set_total_batch(total_batch);
+        d.set_iterations(iterations);
+    });
+    job_action(window, QStringLiteral("Submit job"))->trigger();
+}
+
 const JobStatus* status_of(ui::MainWindow& window, JobId job) { return window.store().jobs().job(job); }
 
 std::optional<JobId> job_named(ui::MainWindow& window, const std::string& name)
@@ -146,15 +160,7 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
     ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().jobs().rowCount() == 1 && window.store().cluster(); }));
 
     // Submit from the form a job of 5 workers: 4 GPUs are free, so it waits in the queue.
-    answer_next_dialog<ui::SubmitJobDialog>([](ui::SubmitJobDialog& d) {
-        d.set_name(QStringLiteral("form-job"));
-        d.set_model(QStringLiteral("softmax"));
-        d.set_mode(QStringLiteral("virtual"));
-        d.set_workers(5, 1);
-        d.set_total_batch(100);
-        d.set_iterations(40);
-    });
-    job_action(window, QStringLiteral("Submit job"))->trigger();
+    submit_through_the_form(window, "form-job", 5, 1, 100, 40);
     ASSERT_TRUE(wait_until([&] { return job_named(window, "form-job").has_value(); }));
     const JobId queued = *job_named(window, "form-job");
     ASSERT_TRUE(wait_until([&] { return window.store().cluster() && window.store().cluster()->queue == std::vector<JobId> { queued }; }, 5000))
@@ -203,15 +209,7 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
     ASSERT_TRUE(wait_until([&] { return window.store().cluster()->queue.empty(); }));
 
     // A short job on the free GPUs runs to its end: the scheduler's JCT histogram counts it.
-    answer_next_dialog<ui::SubmitJobDialog>([](ui::SubmitJobDialog& d) {
-        d.set_name(QStringLiteral("short-job"));
-        d.set_model(QStringLiteral("softmax"));
-        d.set_mode(QStringLiteral("virtual"));
-        d.set_workers(2, 0);
-        d.set_total_batch(64);
-        d.set_iterations(20);
-    });
-    job_action(window, QStringLiteral("Submit job"))->trigger();
+    submit_through_the_form(window, "short-job", 2, 0, 64, 20);
     ASSERT_TRUE(wait_until([&] {
         const auto id = job_named(window, "short-job");
         return id && status_of(window, *id)->state == JobState::Finished;

@@ -79,6 +79,7 @@ void ReplayNavigator::go_to(Target t)
         send(ReplayAction::SetSpeed, 0);
     if (s->state != ReplayPhase::Playing)
         send(ReplayAction::Play);
+    shown_percent_ = 0;
     emit progressed(0, target_->what);
 }
 
@@ -152,7 +153,11 @@ void ReplayNavigator::on_message(const ServerMessage& message)
     if (const auto* rows = std::get_if<IterationRows>(&message); rows && rows->replay == store_.source() && store_.replaying()) {
         delivered_time_s_ = std::max(delivered_time_s_, barrier_s(*rows));
         if (target_ && !seeking_) {
-            emit progressed(done(*rows), target_->what);
+            // A whole percent at a time: a fast-forward delivers thousands of iterations.
+            if (const int percent = static_cast<int>(100 * done(*rows)); percent != shown_percent_) {
+                shown_percent_ = percent;
+                emit progressed(percent / 100.0, target_->what);
+            }
             if (reached(*rows)) {
                 store_.hold_after(barrier_s(*rows));
                 // Paused and at the old speed before the seek, so its state is the final one;

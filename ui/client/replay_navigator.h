@@ -76,6 +76,7 @@ private:
     double speed_before_ = 1;
     std::int64_t replay_ = 0;        // the replay the move belongs to
     double delivered_time_s_ = 0;    // the newest barrier the store has of that replay
+    int shown_percent_ = -1;         // of the fast-forward, as last reported
 };
 
 } // namespace fulcrum::ui

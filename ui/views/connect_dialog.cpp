@@ -1,5 +1,7 @@
 #include "ui/views/connect_dialog.h"
 
+#include "ui/views/dialog_buttons.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -63,10 +65,8 @@ ConnectDialog::ConnectDialog(QWidget* parent)
                                            "An operator token allows commands; a viewer token only watching."),
         this);
     hint->setWordWrap(true);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    auto* buttons = ok_cancel_buttons(this);
     buttons->button(QDialogButtonBox::Ok)->setText(QStringLiteral("Connect"));
-    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(hint);

@@ -1,5 +1,7 @@
 #include "ui/views/job_dialogs.h"
 
+#include "ui/views/dialog_buttons.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -30,13 +32,6 @@ void choose(QComboBox* box, const QString& text)
         box->setCurrentIndex(i);
 }
 
-QDialogButtonBox* ok_cancel(QDialog* dialog)
-{
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, dialog);
-    QObject::connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
-    QObject::connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-    return buttons;
-}
 
 } // namespace
 
@@ -77,7 +72,7 @@ SubmitJobDialog::SubmitJobDialog(QWidget* parent)
     form->addRow(QStringLiteral("Iterations:"), iterations_);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
-    layout->addWidget(ok_cancel(this));
+    layout->addWidget(ok_cancel_buttons(this));
 }
 
 void SubmitJobDialog::set_name(const QString& name) { name_->setText(name); }
@@ -137,7 +132,7 @@ ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* sta
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(new QLabel(QStringLiteral("Takes effect at the job's next barrier. Pins and exclusions stay."), this));
-    layout->addWidget(ok_cancel(this));
+    layout->addWidget(ok_cancel_buttons(this));
 }
 
 void ChangePolicyDialog::set_policy(const QString& policy) { choose(policy_, policy); }

@@ -2,6 +2,7 @@
 
 #include "ui/client/commands.h"
 #include "ui/console_store.h"
+#include "ui/views/dialog_buttons.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -18,18 +19,6 @@
 #include <cmath>
 
 namespace fulcrum::ui {
-
-namespace {
-
-QDialogButtonBox* ok_cancel(QDialog* dialog)
-{
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, dialog);
-    QObject::connect(buttons, &QDialogButtonBox::accepted, dialog, &QDialog::accept);
-    QObject::connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
-    return buttons;
-}
-
-} // namespace
 
 PinDialog::PinDialog(WorkerId worker, std::int32_t current, std::optional<std::int32_t> suggested, QWidget* parent)
     : QDialog(parent)
@@ -50,7 +39,7 @@ PinDialog::PinDialog(WorkerId worker, std::int32_t current, std::optional<std::i
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(note);
-    layout->addWidget(ok_cancel(this));
+    layout->addWidget(ok_cancel_buttons(this));
 }
 
 std::int32_t PinDialog::batch_size() const { return size_->value(); }
@@ -77,7 +66,7 @@ ExcludeDialog::ExcludeDialog(WorkerId worker, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(row);
     layout->addWidget(note);
-    layout->addWidget(ok_cancel(this));
+    layout->addWidget(ok_cancel_buttons(this));
 }
 
 std::optional<double> ExcludeDialog::for_s() const { return limited_->isChecked() ? std::optional(seconds_->value()) : std::nullopt; }
