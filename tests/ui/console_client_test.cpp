@@ -2,10 +2,12 @@
 // jobs, the fulcrumd binary for run files. Actions go through the real widgets and dialogs.
 
 // Backend headers before Qt's: Qt's `emit` macro would rewrite BatchSizeManager::emit.
+#include "balance/batch_size_manager.h"
 #include "run/run_scenario.h"
 
 #include "tests/ui/console_test_support.h"
 #include "ui/main_window.h"
+#include "ui/views/events_view.h"
 #include "ui/views/replay_bar.h"
 #include "ui/views/straggler_timeline.h"
 #include "ui/views/workers_view.h"
@@ -171,6 +173,13 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
         "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})", "console-test");
     run::RunOptions options;
     options.database = dir / "recorded.db";
+    // An operator's pin during iteration 12: an event in the middle of the run to jump to.
+    balance::BatchSizeManager* manager = nullptr;
+    options.on_start = [&manager](balance::BatchSizeManager& m) { manager = &m; };
+    options.on_rows = [&manager](std::span<const IterationRecord> rows) {
+        if (manager && !rows.empty() && rows.front().iteration == 12)
+            manager->pin(1, 10, "operator:test");
+    };
     run::run_scenario(s, options);
 
     ui::MainWindow window;
@@ -249,6 +258,26 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     ASSERT_GE(at_arrival.size(), 21u);
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), at_arrival.begin())); // it may have played on since
     ASSERT_TRUE(wait_until([&] { return store.replay_state()->state != ReplayPhase::Paused && store.replay_state()->speed == 1.0; }));
+
+    // Activating an event in the events table jumps the replay to its moment (paused first,
+    // so nothing plays on past it before the check).
+    ReplayCommand pause;
+    pause.replay = store.source();
+    pause.action = ReplayAction::Pause;
+    ASSERT_TRUE(window.commands().replay(pause));
+    ASSERT_TRUE(wait_until([&] { return store.replay_state()->state != ReplayPhase::Playing; }));
+    QTableView* events = window.events_view().table();
+    int row = -1;
+    for (int r = 0; r < events->model()->rowCount() && row < 0; ++r)
+        if (store.events().event(r).time_s > 0 && store.events().event(r).time_s < barrier_20)
+            row = r;
+    ASSERT_GE(row, 0) << "no event before iteration 20 to jump to";
+    EXPECT_EQ(store.events().event(row).kind, "pin");
+    const double event_time = store.events().event(row).time_s;
+    emit events->activated(events->model()->index(row, 0));
+    ASSERT_TRUE(wait_until([&] { return arrived.count() == 5; }));
+    EXPECT_LE(store.replay_state()->time_s, event_time + 1e-9);
+    EXPECT_LE(store.history().iterations()[store.history().iterations().size() - 1].barrier_s, event_time + 1e-9);
 }
 
 TEST_F(RunFileTest, ACorruptForeignOrMissingFileGivesAClearMessage)
