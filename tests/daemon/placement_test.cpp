@@ -107,6 +107,14 @@ protected:
     std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-placement-" + std::to_string(::getpid()));
     void SetUp() override { std::filesystem::create_directories(dir); }
     void TearDown() override { std::filesystem::remove_all(dir); }
+    // fulcrumd over a 2 x 4 cluster with its data in `dir`.
+    daemon::DaemonOptions options() const
+    {
+        daemon::DaemonOptions o;
+        o.data_dir = dir;
+        o.cluster = two_servers_of_four();
+        return o;
+    }
 };
 
 // Live jobs on a 2 x 4 cluster under lwf-1: a job that does not fit waits in the queue
@@ -115,10 +123,7 @@ protected:
 // records the queue and placement events first.
 TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhead)
 {
-    daemon::DaemonOptions o;
-    o.data_dir = dir;
-    o.cluster = two_servers_of_four();
-    daemon::Daemon d(o);
+    daemon::Daemon d(options());
     auto viewer = d.connect(Role::Viewer, "viewer");
     d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     d.receive(*viewer, encode(ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events }, std::nullopt, {} } }));
@@ -182,10 +187,7 @@ TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhea
 // cancelling it takes it out of the queue at once, stopped, with a job-cancelled event.
 TEST_F(PlacementTest, AQueuedJobIsStreamedInTheQueueAndCancelledAtOnce)
 {
-    daemon::DaemonOptions o;
-    o.data_dir = dir;
-    o.cluster = two_servers_of_four();
-    daemon::Daemon d(o);
+    daemon::Daemon d(options());
     auto op = d.connect(Role::Operator, "op");
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     d.receive(*op, encode(ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events, Stream::Jobs }, std::nullopt, {} } }));
@@ -226,10 +228,7 @@ TEST_F(PlacementTest, AQueuedJobIsStreamedInTheQueueAndCancelledAtOnce)
 
 TEST_F(PlacementTest, AJobThatCouldNeverFitIsRefusedNamingTheField)
 {
-    daemon::DaemonOptions o;
-    o.data_dir = dir;
-    o.cluster = two_servers_of_four();
-    daemon::Daemon d(o);
+    daemon::Daemon d(options());
     try {
         d.submit(job_of(9), "too-many");
         ADD_FAILURE() << "a job of 9 workers was accepted on 8 GPUs";

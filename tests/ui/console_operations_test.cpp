@@ -47,6 +47,15 @@ void select_job(ui::MainWindow& window, JobId job)
     ASSERT_EQ(window.jobs_view().selected_job(), job);
 }
 
+// The console on screen (offscreen), connected to the live daemon with the operator token.
+void open_as_operator(ui::MainWindow& window, const LiveDaemon& live)
+{
+    window.set_dialogs(false);
+    window.resize(1280, 900);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+}
+
 // Jobs > Submit job…, the form answered as an operator would: a softmax job on the virtual clock.
 void submit_through_the_form(ui::MainWindow& window, const char* name, int workers, int slow, int total_batch, int iterations)
 {
@@ -154,9 +163,7 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
 {
     LiveDaemon live; // 8 GPUs, the live job on 4 of them
     ui::MainWindow window;
-    window.set_dialogs(false);
-    window.show();
-    window.connect_to(live.address(live.operator_token));
+    open_as_operator(window, live);
     ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().jobs().rowCount() == 1 && window.store().cluster(); }));
 
     // Submit from the form a job of 5 workers: 4 GPUs are free, so it waits in the queue.
@@ -229,10 +236,7 @@ TEST(ConsoleCluster, HoveringAGpuTellsItsJobWorkerBatchSizeAndState)
 {
     LiveDaemon live;
     ui::MainWindow window;
-    window.set_dialogs(false);
-    window.resize(1280, 900);
-    window.show();
-    window.connect_to(live.address(live.operator_token));
+    open_as_operator(window, live);
     ASSERT_TRUE(wait_until([&] {
         const JobStatus* s = window.store().jobs().job(live.job);
         return window.commands().can_command() && window.store().cluster() && s && s->placement.size() == 4 && window.store().worker_state(live.job, 3);
@@ -265,10 +269,7 @@ TEST(ConsoleExport, ChartsTablesAndTimelineSamplesAreWrittenWhole)
 {
     LiveDaemon live;
     ui::MainWindow window;
-    window.set_dialogs(false);
-    window.resize(1280, 900);
-    window.show();
-    window.connect_to(live.address(live.operator_token));
+    open_as_operator(window, live);
     ASSERT_TRUE(wait_until([&] { return window.store().history().iterations().size() >= 5; }));
     select_job(window, live.job);
     ASSERT_TRUE(window.commands().job_action(live.job, JobAction::Pause)); // a still picture
