@@ -1,12 +1,17 @@
 option(FULCRUM_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(FULCRUM_BUILD_BENCH "Build the benchmarks in bench/" ON)
 option(FULCRUM_BUILD_UI "Build the Qt 6 console" ON)
-option(FULCRUM_NATIVE_ARCH "Tune for the build machine's CPU (-march=native); turn off for packages" ON)
+set(FULCRUM_ARCH "native" CACHE STRING
+    "Target CPU for -march: native (this machine, fastest), a level such as x86-64-v2 or x86-64-v4, or empty for the compiler's default (packages)")
 option(FULCRUM_WERROR "Treat warnings as errors" OFF)
 add_feature_info(tests FULCRUM_BUILD_TESTS "GoogleTest suite (ctest)")
 add_feature_info(bench FULCRUM_BUILD_BENCH "benchmarks in bench/")
 add_feature_info(console FULCRUM_BUILD_UI "Qt 6 console")
-add_feature_info(native-arch FULCRUM_NATIVE_ARCH "-march=native for the model math")
+if(FULCRUM_ARCH)
+  add_feature_info(arch ON "-march=${FULCRUM_ARCH} for the model math")
+else()
+  add_feature_info(arch OFF "-march: the compiler's default target (portable)")
+endif()
 
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)
@@ -24,6 +29,6 @@ endif()
 # For every target alike: Eigen's alignment (EIGEN_MAX_ALIGN_BYTES) follows the instruction
 # set, so a library built with AVX and a program built without disagree on how Eigen objects
 # are allocated and freed across the boundary.
-if(FULCRUM_NATIVE_ARCH)
-  add_compile_options(-march=native)
+if(FULCRUM_ARCH)
+  add_compile_options(-march=${FULCRUM_ARCH})
 endif()

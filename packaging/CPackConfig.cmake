@@ -1,5 +1,6 @@
 # Debian package of the command-line tools and the console: cpack -G DEB in a build tree.
-# Packages are built with -DFULCRUM_NATIVE_ARCH=OFF so they run on any x86-64 machine.
+# Packages are built by the `package` preset (FULCRUM_ARCH empty: the compiler's default x86-64
+# target, no -march=native), so they run on any x86-64 machine.
 set(CPACK_PACKAGE_NAME "fulcrum")
 set(CPACK_PACKAGE_VENDOR "Fulcrum")
 set(CPACK_PACKAGE_CONTACT "Fulcrum developers <fulcrum@localhost>")

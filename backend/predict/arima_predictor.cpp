@@ -1,5 +1,7 @@
 #include "predict/arima_predictor.h"
 
+#include "common/eigen_core.h"
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 #include "predict/narx_bank.h"
 
-#include <Eigen/Core>
+#include "common/eigen_core.h"
 #include <stdexcept>
 
 namespace fulcrum::predict {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include <Eigen/Core>
+#include "common/eigen_core.h"
 #include <vector>
 
 namespace fulcrum::ps {
