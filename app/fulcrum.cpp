@@ -17,15 +17,25 @@ int fail(const QString& text)
     return 1;
 }
 
+bool has_display()
+{
+    return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY")
+        || !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+void name_application()
+{
+    QCoreApplication::setApplicationName(QStringLiteral("fulcrum"));
+    QCoreApplication::setOrganizationName(QStringLiteral("fulcrum"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(FULCRUM_VERSION));
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("fulcrum"));
-    QApplication::setOrganizationName(QStringLiteral("fulcrum"));
-    QApplication::setApplicationVersion(QStringLiteral(FULCRUM_VERSION));
-
+    // --help, --version and bad options are answered before any window system is touched:
+    // a QApplication without a display aborts inside Qt.
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral(
         "Fulcrum operations console: watch fulcrumd's jobs live (equilibrium, straggler timeline, prediction, cluster, scheduler),\n"
@@ -47,7 +57,19 @@ int main(int argc, char** argv)
         QStringLiteral("Render the main window to a PNG file and exit (after the replay is loaded, with --replay)."), QStringLiteral("FILE"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x900)."), QStringLiteral("WxH"));
     parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, size });
-    parser.process(app);
+    {
+        QCoreApplication probe(argc, argv);
+        name_application();
+        parser.process(probe);
+    }
+    if (!has_display()) {
+        if (!parser.isSet(screenshot))
+            return fail(QStringLiteral("no display to open the console on: run it on a desktop, over 'ssh -X', or headless with "
+                                       "QT_QPA_PLATFORM=offscreen and --screenshot FILE"));
+        qputenv("QT_QPA_PLATFORM", "offscreen"); // a screenshot needs no screen
+    }
+    QApplication app(argc, argv);
+    name_application();
 
     fulcrum::ui::MainWindow window;
     const bool shooting = parser.isSet(screenshot);

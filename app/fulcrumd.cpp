@@ -60,11 +60,21 @@ would cross it unencrypted).
 Recorded runs in DATA_DIR/runs are listed and replayed over the same port (list-runs,
 open-replay; docs/protocol.md).
 
+Paths a client sends never leave fulcrumd's folders: a submitted scenario's data.path
+names a data set in DATA_DIR/datasets or /usr/share/datasets (e.g. "fashion-mnist"), its
+policy.predictor.warm_start_file a NARX network in DATA_DIR/models, open-replay a run
+store in DATA_DIR/runs or a --runs-folder. Absolute paths, '..' and links that lead out are refused with
+illegal-value and the field. Scenarios given here with --scenario may name any path.
+
 Config file (JSON, every field optional; command-line options win):
   {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...",
    "cluster": "/etc/fulcrum/cluster.json", "placement": "lwf-1",
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
-   "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"]}
+   "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
+   "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
+   "runs_folders": ["/srv/fulcrum/archive"]}
+  (the folders lists replace the defaults DATA_DIR/datasets + /usr/share/datasets and
+   DATA_DIR/models; name the defaults too to keep them)
 )";
 
 struct Settings {
@@ -77,6 +87,7 @@ struct Settings {
     bool allow_plain = false;
     bool no_demo = false;
     std::vector<std::string> scenarios;
+    daemon::FolderOptions folders;
 };
 
 bool is_loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0; }
@@ -104,6 +115,17 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
                 throw InputError(path, k, std::string("expected ") + what);
             return std::string(value.get_string());
         };
+        const auto paths = [&](const char* what) {
+            std::vector<std::string> out;
+            if (!value.is_array())
+                throw InputError(path, k, std::string("expected an array of ") + what);
+            for (const auto& p : value.get_array()) {
+                if (!p.is_string())
+                    throw InputError(path, k, std::string("expected an array of ") + what);
+                out.emplace_back(p.get_string());
+            }
+            return out;
+        };
         if (k == "listen") {
             if (vm["listen"].defaulted())
                 s.listen = text("HOST:PORT");
@@ -130,16 +152,21 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
                 throw InputError(path, k, "expected true or false");
             s.allow_plain = s.allow_plain || value.get_bool();
         } else if (k == "scenarios") {
-            if (!value.is_array())
-                throw InputError(path, k, "expected an array of scenario file paths");
-            for (const auto& p : value.get_array()) {
-                if (!p.is_string())
-                    throw InputError(path, k, "expected an array of scenario file paths");
-                s.scenarios.emplace_back(p.get_string());
-            }
+            for (const std::string& p : paths("scenario file paths"))
+                s.scenarios.push_back(p);
+        } else if (k == "datasets_folders") {
+            for (const std::string& p : paths("folders holding data sets"))
+                s.folders.datasets.emplace_back(p);
+        } else if (k == "runs_folders") {
+            for (const std::string& p : paths("folders holding recorded run stores"))
+                s.folders.runs.emplace_back(p);
+        } else if (k == "models_folders") {
+            for (const std::string& p : paths("folders holding NARX networks"))
+                s.folders.models.emplace_back(p);
         } else {
             throw InputError(path, k,
-                "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, allow_plain, scenarios)");
+                "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, allow_plain, scenarios, "
+                "datasets_folders, models_folders, runs_folders)");
         }
     }
 }
@@ -163,7 +190,8 @@ int main(int argc, char** argv)
         ("tls-key", po::value(&s.tls_key), "the certificate's PEM private key")
         ("allow-plain", po::bool_switch(&s.allow_plain), "serve plain WebSocket on a non-loopback address")
         ("scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")
-        ("no-demo", po::bool_switch(&s.no_demo), "start no job without a scenario: serve the recorded runs and wait for submissions");
+        ("no-demo", po::bool_switch(&s.no_demo), "start no job without a scenario: serve the recorded runs and wait for submissions")
+        ("runs-folder", po::value<std::vector<std::string>>()->composing(), "also list and replay the run stores in this folder (repeatable)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -206,6 +234,10 @@ int main(int argc, char** argv)
 
         daemon::DaemonOptions options;
         options.data_dir = s.data_dir;
+        if (vm.count("runs-folder"))
+            for (const std::string& folder : vm["runs-folder"].as<std::vector<std::string>>())
+                s.folders.runs.emplace_back(folder);
+        options.folders = s.folders;
         if (!s.cluster.empty())
             options.cluster = sched::load_cluster(s.cluster);
         options.placement = s.placement;
@@ -228,11 +260,11 @@ int main(int argc, char** argv)
             std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host << " (--allow-plain); tokens cross the network unencrypted\n";
 
         if (s.scenarios.empty() && config.empty() && !s.no_demo) {
-            const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario");
+            const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario", daemon::Daemon::Origin::Local);
             std::cerr << "fulcrumd: no scenario given: started the embedded demo as job " << id << "\n";
         }
         for (const std::string& path : s.scenarios) {
-            const JobId id = d.submit(read_file(path), path);
+            const JobId id = d.submit(read_file(path), path, daemon::Daemon::Origin::Local);
             std::cerr << "fulcrumd: submitted " << path << " as job " << id << "\n";
         }
 

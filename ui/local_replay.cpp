@@ -67,8 +67,9 @@ void LocalReplayHost::start(const QString& database)
     const QDir root(dir_->path());
     root.mkpath(QStringLiteral("runs"));
     name_ = file.fileName();
-    if (!QFile::link(path_, root.filePath(QStringLiteral("runs/") + name_)))
-        return fail(QStringLiteral("cannot link %1 into the replay's runs folder").arg(path_));
+    // The private fulcrumd reads the file where it is: its folder is one of the daemon's runs
+    // folders (a link into its own runs folder would lead out of it, which fulcrumd refuses).
+    const QString folder = file.absolutePath();
     token_ = QString::number(QRandomGenerator::system()->generate64(), 16) + QString::number(QRandomGenerator::system()->generate64(), 16);
     QFile tokens(root.filePath(QStringLiteral("tokens")));
     if (!tokens.open(QIODevice::WriteOnly) || tokens.write(QStringLiteral("operator %1\n").arg(token_).toUtf8()) < 0)
@@ -103,7 +104,7 @@ void LocalReplayHost::start(const QString& database)
         if (!announced_ && process_ && process_->state() != QProcess::NotRunning)
             fail(QStringLiteral("fulcrumd (%1) did not start serving within %2 s: %3").arg(daemon_).arg(kStartTimeoutMs / 1000).arg(QString::fromUtf8(output_).trimmed()));
     });
-    process_->start(daemon_, { QStringLiteral("--no-demo"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--data-dir"), root.path(),
+    process_->start(daemon_, { QStringLiteral("--no-demo"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--data-dir"), root.path(), QStringLiteral("--runs-folder"), folder,
                                  QStringLiteral("--token-file"), root.filePath(QStringLiteral("tokens")) });
 }
 

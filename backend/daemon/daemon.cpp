@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include "common/error.h"
+#include "daemon/confine_paths.h"
 #include "daemon/job_runtime.h"
 #include "daemon/replay_session.h"
 #include "db/run_reader.h"
@@ -9,6 +10,7 @@
 #include "scenario/scenario.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 namespace fulcrum::daemon {
@@ -54,16 +56,34 @@ GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& clust
     return demand;
 }
 
+std::string run_store_name(JobId id) { return "job-" + std::to_string(id) + ".db"; }
+
+// Job ids go on from the largest job-N.db in the runs folder, so a restarted fulcrumd never
+// hands out an id (and a run store) that an earlier one used.
+JobId first_free_job_id(const std::filesystem::path& runs)
+{
+    JobId last = 0;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(runs, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() <= 7 || name.rfind("job-", 0) != 0 || !name.ends_with(".db"))
+            continue;
+        const std::string digits = name.substr(4, name.size() - 7);
+        if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
+        last = std::max(last, static_cast<JobId>(std::stol(digits)));
+    }
+    return last + 1;
+}
+
 } // namespace
 
 Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options))
+    , folders_(options_.data_dir, options_.folders)
     , cluster_(options_.cluster, options_.placement)
 {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.data_dir / "runs", ec);
-    if (ec)
-        throw InputError(options_.data_dir.string(), "", "cannot create the data folder: " + ec.message());
+    next_job_ = first_free_job_id(folders_.home(FolderKind::Runs));
 }
 
 Daemon::~Daemon() { stop_all(); }
@@ -173,6 +193,8 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
     }
     try {
         handle(client, message);
+    } catch (const OutsidePath& e) {
+        client.send(failure(id, "illegal-value", e.what(), e.field()));
     } catch (const RefusedRequest& e) {
         client.send(failure(id, e.code(), e.what()));
     } catch (const InputError& e) {
@@ -200,7 +222,7 @@ void Daemon::handle(Client& client, const ClientMessage& message)
         reply.jobs = jobs();
         client.send(reply);
     } else if (const auto* submit_job = std::get_if<SubmitJob>(&message)) {
-        const JobId id = submit(submit_job->scenario_json, "submit-job from " + client.name());
+        const JobId id = submit(submit_job->scenario_json, "submit-job from " + client.name(), Origin::Client);
         client.send(ok(submit_job->id, id));
     } else if (const auto* c = std::get_if<JobCommand>(&message)) {
         JobRuntime& j = job(c->job);
@@ -284,7 +306,12 @@ std::filesystem::path Daemon::run_store(const std::string& database) const
     if (database.empty() || name.has_parent_path() || name.filename() != name || database == "." || database == ".."
         || database.find('\\') != std::string::npos)
         throw RefusedRequest("unknown-run", "'" + database + "' is not a run store name; list-runs gives the names");
-    const auto path = options_.data_dir / "runs" / name;
+    std::filesystem::path path;
+    try {
+        path = folders_.resolve(FolderKind::Runs, database, "open-replay", "database");
+    } catch (const OutsidePath& e) {
+        throw RefusedRequest("unknown-run", e.reason() + "; list-runs gives the names");
+    }
     if (!std::filesystem::is_regular_file(path))
         throw RefusedRequest("unknown-run", "there is no run store '" + database + "'");
     return path;
@@ -337,11 +364,16 @@ void Daemon::replay_command(Client& client, const ReplayCommand& command)
 std::vector<RunListing> Daemon::runs() const
 {
     std::vector<std::filesystem::path> files;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(options_.data_dir / "runs", ec))
-        if (entry.is_regular_file() && entry.path().extension() == ".db")
-            files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
+    std::set<std::string> names; // a name found in an earlier folder hides the same name later on
+    for (const auto& folder : folders_.roots(FolderKind::Runs)) {
+        std::vector<std::filesystem::path> here;
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+            if (entry.is_regular_file() && entry.path().extension() == ".db" && names.insert(entry.path().filename().string()).second)
+                here.push_back(entry.path());
+        std::sort(here.begin(), here.end());
+        files.insert(files.end(), here.begin(), here.end());
+    }
     std::vector<RunListing> out;
     for (const auto& file : files) {
         const std::string database = file.filename().string();
@@ -357,7 +389,7 @@ std::vector<RunListing> Daemon::runs() const
         } catch (const std::exception& e) {
             RunListing l;
             l.database = database;
-            l.status = std::string("unreadable: ") + e.what();
+            l.status = "unreadable: " + folders_.for_clients(e.what());
             out.push_back(std::move(l));
         }
     }
@@ -402,9 +434,11 @@ JobRuntime& Daemon::job(JobId id) const
     return *it->second;
 }
 
-JobId Daemon::submit(const std::string& scenario_json, const std::string& source)
+JobId Daemon::submit(const std::string& scenario_json, const std::string& source, Origin origin)
 {
     scenario::Scenario s = scenario::parse_scenario(scenario_json, source);
+    if (origin == Origin::Client)
+        confine_paths(s, folders_);
     const GpuDemand demand = demand_of(s, options_.cluster);
     if (const std::string why = cluster_.impossible(demand); !why.empty())
         throw InputError(source, s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb" : "workers", why);
@@ -412,8 +446,8 @@ JobId Daemon::submit(const std::string& scenario_json, const std::string& source
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
-    const auto database = options_.data_dir / "runs" / ("job-" + std::to_string(id) + ".db");
-    auto runtime = std::make_unique<JobRuntime>(id, std::move(s), database, hub_, [this](JobId done) { on_job_done(done); });
+    const auto database = folders_.home(FolderKind::Runs) / run_store_name(id);
+    auto runtime = std::make_unique<JobRuntime>(id, std::move(s), database, folders_, hub_, [this](JobId done) { on_job_done(done); });
     std::ostringstream asks;
     asks << "submitted: " << demand.workers << (demand.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
          << " GB each, " << cluster_.room_for(demand) << " with room now; " << queued_.size() << " job"

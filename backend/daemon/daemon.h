@@ -1,6 +1,7 @@
 #pragma once
 
 #include "daemon/cluster_book.h"
+#include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
 #include "protocol/messages.h"
 
@@ -19,6 +20,7 @@ class ReplaySession;
 
 struct DaemonOptions {
     std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
+    FolderOptions folders; // where clients' data set and model names are looked up
     // The GPUs (worker slots) jobs are placed on, and the scheduling module's placement
     // policy that picks them: rand, ff, ls or lwf-K.
     sched::ClusterSpec cluster;     // 16 servers of 4 GPUs with 16 GB
@@ -48,11 +50,15 @@ public:
     // `error` message; the connection stays open.
     void receive_binary(Client& client, std::string_view frame);
 
+    // Who gave a scenario: a client over the protocol (its paths are names inside the
+    // server's folders) or the operator on fulcrumd's command line (any path).
+    enum class Origin { Client, Local };
     // A job from a scenario's JSON text: queued, then placed on the cluster by the placement
     // policy and started as soon as its workers fit (a job that does not fit yet does not
     // hold back the jobs behind it). Throws InputError naming the field, also for a job
-    // that could never fit this cluster.
-    JobId submit(const std::string& scenario_json, const std::string& source);
+    // that could never fit this cluster, and OutsidePath for a client's path that leaves
+    // the server's folders.
+    JobId submit(const std::string& scenario_json, const std::string& source, Origin origin = Origin::Client);
     // A queued job leaves the queue at once, stopped; a placed one ends at its next barrier.
     // Throws RefusedRequest ("unknown-job").
     void cancel(JobId job, const std::string& actor);
@@ -64,6 +70,7 @@ public:
     void stop_all();
     StreamHub& hub() { return hub_; }
     const DaemonOptions& options() const { return options_; }
+    const ServerFolders& folders() const { return folders_; }
 
 private:
     void handle(Client& client, const protocol::ClientMessage& message);
@@ -82,6 +89,7 @@ private:
     std::filesystem::path run_store(const std::string& database) const; // throws RefusedRequest
 
     DaemonOptions options_;
+    ServerFolders folders_;
     StreamHub hub_;
     mutable std::mutex mutex_;
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;

@@ -1,6 +1,7 @@
 #include "daemon/job_runtime.h"
 
 #include "common/error.h"
+#include "daemon/confine_paths.h"
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
 #include "train/bsp_trainer.h"
@@ -20,11 +21,12 @@ bool is_bsp_family(const std::string& sync_type) { return sync_type == "bsp" || 
 
 } // namespace
 
-JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, StreamHub& hub,
-                       std::function<void(JobId)> on_done)
+JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, const ServerFolders& folders,
+                       StreamHub& hub, std::function<void(JobId)> on_done)
     : id_(id)
     , scenario_(std::move(scenario))
     , database_(std::move(database))
+    , folders_(folders)
     , hub_(hub)
     , on_done_(std::move(on_done))
 {
@@ -36,7 +38,7 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
     status_.policy = scenario_.policy.type;
     status_.sync_model = scenario_.sync.type;
     status_.model = scenario_.model.type;
-    status_.database = database_.string();
+    status_.database = database_.filename().string(); // the name open-replay takes, never a server path
     batch_sizes_.assign(scenario_.workers.size(), 0);
     std::vector<bool> remote_slots;
     for (const auto& w : scenario_.workers)
@@ -214,10 +216,8 @@ void JobRuntime::run()
         }
         set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
             std::to_string(summary.iterations) + " iterations, test accuracy " + std::to_string(summary.final_accuracy));
-    } catch (const InputError& e) {
-        set_state(JobState::Failed, e.what());
     } catch (const std::exception& e) {
-        set_state(JobState::Failed, e.what());
+        set_state(JobState::Failed, folders_.for_clients(e.what()));
     }
     if (remote_)
         remote_->finish(status());
@@ -322,12 +322,13 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
         running_trainer().set_sync_model(spec, actor);
         return;
     }
-    const balance::PolicySpec spec = scenario::parse_policy_section(spec_json, scenario_, source);
+    balance::PolicySpec spec = scenario::parse_policy_section(spec_json, scenario_, source);
+    confine_paths(spec, folders_, source, "policy");
     std::unique_ptr<balance::BatchSizePolicy> policy;
     try {
         policy = balance::make_policy(spec);
-    } catch (const std::invalid_argument& e) {
-        throw InputError(source, "policy", e.what());
+    } catch (const std::exception& e) { // a warm-start file that is no NARX model, say
+        throw InputError(source, "policy", folders_.for_clients(e.what()));
     }
     std::lock_guard lock(mutex_);
     running_trainer().manager().set_policy(std::move(policy), spec.manager, actor);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "daemon/remote_pool.h"
+#include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
 #include "protocol/messages.h"
 #include "scenario/scenario.h"
@@ -24,8 +25,9 @@ namespace fulcrum::daemon {
 // its barriers. Thread-safe.
 class JobRuntime {
 public:
-    JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, StreamHub& hub,
-               std::function<void(JobId)> on_done);
+    // `folders` turns server paths in messages into the names clients know.
+    JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, const ServerFolders& folders,
+               StreamHub& hub, std::function<void(JobId)> on_done);
     ~JobRuntime(); // stops the job and waits for it
     JobRuntime(const JobRuntime&) = delete;
     JobRuntime& operator=(const JobRuntime&) = delete;
@@ -72,6 +74,7 @@ private:
     const JobId id_;
     const scenario::Scenario scenario_;
     const std::filesystem::path database_;
+    const ServerFolders& folders_;
     StreamHub& hub_;
     std::shared_ptr<RemotePool> remote_;
     std::function<void(JobId)> on_done_;

@@ -25,6 +25,7 @@ std::optional<Mode> parse_mode(const std::string& text);
 struct DataSpec {
     std::string source = "fashion-mnist"; // or "synthetic"
     std::string path = "/usr/share/datasets/fashion-mnist";
+    bool path_given = false; // the scenario names its own path (fulcrumd confines such a name)
     // synthetic only
     std::int64_t train_size = 2000, test_size = 500, dim = 32;
     int classes = 4;

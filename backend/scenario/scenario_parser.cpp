@@ -443,6 +443,7 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
     if (const json::value* data = top.find("data")) {
         Fields d(*data, "data", source);
         s.data.source = d.string("source", s.data.source, { "fashion-mnist", "synthetic" });
+        s.data.path_given = d.find("path") != nullptr;
         s.data.path = d.string("path", s.data.path);
         s.data.train_size = d.integer("train_size", s.data.train_size, 10, 10'000'000);
         s.data.test_size = d.integer("test_size", s.data.test_size, 10, 10'000'000);

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 namespace fulcrum::worker_client {
@@ -151,6 +152,10 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
     scenario::Scenario s = scenario::parse_scenario(assignment->scenario_json, "job " + std::to_string(o.job) + "'s scenario");
     if (o.data)
         s.data.path = o.data->string();
+    else if (s.data.path_given && std::filesystem::path(s.data.path).is_relative())
+        // fulcrumd's clients name a data set inside its datasets folders; on this host the
+        // same name is looked up where Debian's data set packages put theirs.
+        s.data.path = (std::filesystem::path("/usr/share/datasets") / s.data.path).string();
     const WorkerId me = assignment->worker;
     if (me < 0 || static_cast<std::size_t>(me) >= s.workers.size())
         throw std::runtime_error("fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");

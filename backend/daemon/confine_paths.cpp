@@ -1,0 +1,21 @@
+#include "daemon/confine_paths.h"
+
+namespace fulcrum::daemon {
+
+void confine_paths(balance::PolicySpec& policy, const ServerFolders& folders, const std::string& source,
+                   const std::string& field_prefix)
+{
+    std::string& file = policy.predictor.warm_start_file;
+    if (!file.empty())
+        file = folders.resolve(FolderKind::Models, file, source, field_prefix + ".predictor.warm_start_file").string();
+}
+
+void confine_paths(scenario::Scenario& scenario, const ServerFolders& folders)
+{
+    // An absent data.path is the server's own default, not a client's choice.
+    if (scenario.data.source == "fashion-mnist" && scenario.data.path_given)
+        scenario.data.path = folders.resolve(FolderKind::Datasets, scenario.data.path, scenario.source, "data.path").string();
+    confine_paths(scenario.policy, folders, scenario.source, "policy");
+}
+
+} // namespace fulcrum::daemon
