@@ -2,6 +2,7 @@
 
 #include "balance/narx_model_files.h"
 #include "common/error.h"
+#include "db/run_reader.h"
 #include "run/run_scenario.h"
 #include "run/terminal_progress.h"
 
@@ -20,11 +21,18 @@ std::atomic<bool> g_stop { false };
 extern "C" void request_stop(int) { g_stop.store(true); }
 
 constexpr const char* kUsage = R"(Usage: fulcrum-run SCENARIO --out RUN.db [options]
+       fulcrum-run --out RUN.db --resume RUN [options]
 
 Trains the job a scenario file describes (workers, model, data, batch-size policy) with
 parameter-server BSP and records every iteration of every worker into a SQLite run store.
 Prints a progress bar on stderr and a summary when done. Ctrl-C stops at the next barrier,
 keeping everything recorded so far.
+
+A BSP-family job checkpoints into its run store (every 200 iterations and 30 s by
+default, the scenario's "checkpoint" section, and at Ctrl-C). --resume continues a run
+that was stopped or killed from its last checkpoint, with the scenario recorded in the
+store: on the virtual clock the resumed run records exactly the rows the uninterrupted
+one would have.
 
 Options)";
 
@@ -50,6 +58,7 @@ int main(int argc, char** argv)
         ("save-predictors", po::value(&predictors_dir), "after the run, write each worker's NARX network to "
                                                        "DIR/worker-N.narx (for policy.predictor.warm_start_file)")
         ("no-record", "train without recording (for measuring the recorder's cost)")
+        ("resume", po::value<std::int64_t>(), "continue run RUN of --out from its last checkpoint")
         ("json", "print the summary as one JSON object on stdout");
     po::options_description hidden;
     hidden.add_options()("scenario", po::value(&scenario_path));
@@ -70,8 +79,13 @@ int main(int argc, char** argv)
         std::cout << visible << "\nScenario files are described in docs/scenarios.md; examples are in resources/scenarios/.\n";
         return 0;
     }
-    if (scenario_path.empty()) {
+    const bool resuming = vm.count("resume") > 0;
+    if (scenario_path.empty() && !resuming) {
         std::cerr << "fulcrum-run: no scenario file given\nTry 'fulcrum-run --help'.\n";
+        return 2;
+    }
+    if (resuming && (!scenario_path.empty() || vm.count("no-record"))) {
+        std::cerr << "fulcrum-run: --resume takes the scenario recorded in --out RUN.db; give no scenario file and no --no-record\n";
         return 2;
     }
     const bool record = !vm.count("no-record");
@@ -128,7 +142,22 @@ int main(int argc, char** argv)
     options.status = [&](const std::string& text) { progress.status(text); };
 
     try {
-        const auto scenario = fulcrum::scenario::load_scenario(scenario_path);
+        fulcrum::scenario::Scenario scenario;
+        if (resuming) {
+            const auto run = vm["resume"].as<std::int64_t>();
+            fulcrum::db::RunReader reader(out);
+            const fulcrum::db::RunInfo info = reader.run(run);
+            auto checkpoint = reader.checkpoint(run, 0);
+            if (!checkpoint)
+                throw fulcrum::InputError(out, "run " + std::to_string(run), "has no checkpoint to resume from (status " + info.status
+                        + "); checkpoints are written by bsp and backup jobs, every 200 iterations by default");
+            scenario = fulcrum::scenario::parse_scenario(info.scenario_json, out + ", run " + std::to_string(run));
+            std::cerr << "fulcrum-run: resuming run " << run << " (" << info.name << ", " << info.status
+                      << ") from its checkpoint at iteration " << checkpoint->iteration << "\n";
+            options.resume = fulcrum::run::RunOptions::Resume { run, std::move(*checkpoint) };
+        } else {
+            scenario = fulcrum::scenario::load_scenario(scenario_path);
+        }
         const auto summary = fulcrum::run::run_scenario(scenario, options);
         progress.finish();
         if (vm.count("json"))

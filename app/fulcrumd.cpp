@@ -57,6 +57,12 @@ fulcrumd serves plain WebSocket on a loopback address only: it refuses to listen
 another address unless --allow-plain says that the network is trusted (tokens and data
 would cross it unencrypted).
 
+Jobs checkpoint into their run stores (every 200 iterations and 30 s by default, and at
+a clean stop). When fulcrumd starts, the jobs an earlier fulcrumd was running (it was
+killed, or SIGTERM interrupted them) come back under their own ids and go on from their
+checkpoints in the same runs ("resume_jobs": "manual" lists them as interrupted until an
+operator's resume-job). Job ids are never reused.
+
 Recorded runs in DATA_DIR/runs are listed and replayed over the same port (list-runs,
 open-replay; docs/protocol.md).
 
@@ -72,7 +78,7 @@ Config file (JSON, every field optional; command-line options win):
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
-   "runs_folders": ["/srv/fulcrum/archive"]}
+   "runs_folders": ["/srv/fulcrum/archive"], "resume_jobs": "auto"}
   (the folders lists replace the defaults DATA_DIR/datasets + /usr/share/datasets and
    DATA_DIR/models; name the defaults too to keep them)
 )";
@@ -88,6 +94,7 @@ struct Settings {
     bool no_demo = false;
     std::vector<std::string> scenarios;
     daemon::FolderOptions folders;
+    bool resume_manual = false;
 };
 
 bool is_loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0; }
@@ -157,6 +164,11 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
         } else if (k == "datasets_folders") {
             for (const std::string& p : paths("folders holding data sets"))
                 s.folders.datasets.emplace_back(p);
+        } else if (k == "resume_jobs") {
+            const std::string mode = text("\"auto\" or \"manual\"");
+            if (mode != "auto" && mode != "manual")
+                throw InputError(path, k, "expected \"auto\" or \"manual\", got \"" + mode + "\"");
+            s.resume_manual = mode == "manual";
         } else if (k == "runs_folders") {
             for (const std::string& p : paths("folders holding recorded run stores"))
                 s.folders.runs.emplace_back(p);
@@ -166,7 +178,7 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
         } else {
             throw InputError(path, k,
                 "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, allow_plain, scenarios, "
-                "datasets_folders, models_folders, runs_folders)");
+                "datasets_folders, models_folders, runs_folders, resume_jobs)");
         }
     }
 }
@@ -242,7 +254,12 @@ int main(int argc, char** argv)
             options.cluster = sched::load_cluster(s.cluster);
         options.placement = s.placement;
         options.server_name = "fulcrumd 0.1.0";
+        options.resume = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
         daemon::Daemon d(options);
+        const auto recovered = d.recover();
+        for (const auto& found : recovered)
+            std::cerr << "fulcrumd: " << (found.job ? "job " + std::to_string(found.job) + " from before the restart: " : "") << found.message
+                      << "\n";
         bool created = false;
         const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(s.token_file, &created);
         if (created)
@@ -259,7 +276,7 @@ int main(int argc, char** argv)
         if (!server.tls() && !is_loopback(host))
             std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host << " (--allow-plain); tokens cross the network unencrypted\n";
 
-        if (s.scenarios.empty() && config.empty() && !s.no_demo) {
+        if (s.scenarios.empty() && config.empty() && !s.no_demo && recovered.empty()) {
             const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario", daemon::Daemon::Origin::Local);
             std::cerr << "fulcrumd: no scenario given: started the embedded demo as job " << id << "\n";
         }

@@ -180,6 +180,28 @@ std::vector<EventRecord> RunReader::events(RunId run)
     return result;
 }
 
+std::optional<Checkpoint> RunReader::checkpoint(RunId run, JobId job)
+{
+    {
+        Statement table(impl_->connection, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'");
+        if (!table.step() || table.int64(0) == 0)
+            return std::nullopt;
+    }
+    Statement s(impl_->connection,
+        "SELECT iteration, time_s, written_at, policy_json, state FROM checkpoints WHERE run_id = ?1 AND job_id = ?2");
+    s.bind(1, run).bind(2, std::int64_t { job });
+    if (!s.step())
+        return std::nullopt;
+    Checkpoint c;
+    c.job = job;
+    c.iteration = s.int64(0);
+    c.time_s = s.real(1);
+    c.written_at = s.text(2);
+    c.policy_json = s.text(3);
+    c.state = s.blob(4);
+    return c;
+}
+
 std::vector<ScheduledJob> RunReader::scheduled_jobs(RunId run)
 {
     Statement s(impl_->connection,

@@ -32,6 +32,9 @@ public:
     std::vector<IterationMark> iteration_marks(RunId run);
     std::vector<EvaluationRecord> evaluations(RunId run, JobId job);
     std::vector<EventRecord> events(RunId run);
+    // A job's latest checkpoint; none for a job that never wrote one (or a store older than
+    // schema version 3).
+    std::optional<Checkpoint> checkpoint(RunId run, JobId job);
     // A simulated schedule: its jobs in id order, and the spans that overlap [from_s, to_s]
     // in start order.
     std::vector<ScheduledJob> scheduled_jobs(RunId run);

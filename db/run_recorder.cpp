@@ -31,13 +31,15 @@ struct Pending {
     std::vector<IterationRecord> iterations;
     std::vector<EvaluationRecord> evaluations;
     std::vector<EventRecord> events;
+    std::vector<Checkpoint> checkpoints;
 
-    std::size_t rows() const { return iterations.size() + evaluations.size() + events.size(); }
+    std::size_t rows() const { return iterations.size() + evaluations.size() + events.size() + checkpoints.size(); }
     void clear()
     {
         iterations.clear();
         evaluations.clear();
         events.clear();
+        checkpoints.clear();
     }
 };
 
@@ -61,6 +63,8 @@ struct RunRecorder::Impl {
         insert_event = std::make_unique<Statement>(connection,
             "INSERT INTO events (run_id, job_id, iteration, time_s, kind, worker_id, message, actor)"
             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        insert_checkpoint = std::make_unique<Statement>(connection,
+            "INSERT OR REPLACE INTO checkpoints VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
         writer = std::thread([this] { write_loop(); });
     }
 
@@ -148,6 +152,11 @@ struct RunRecorder::Impl {
                 insert_event->bind(7, row.message).bind(8, row.actor);
                 insert_event->run();
             }
+            for (const auto& c : batch.checkpoints) {
+                insert_checkpoint->bind(1, run).bind(2, std::int64_t { c.job }).bind(3, c.iteration).bind(4, c.time_s)
+                    .bind(5, c.written_at).bind(6, c.policy_json).bind_blob(7, c.state);
+                insert_checkpoint->run();
+            }
             connection.exec("COMMIT");
         } catch (...) {
             sqlite3_exec(connection.get(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -171,7 +180,7 @@ struct RunRecorder::Impl {
     std::filesystem::path path;
     Options options;
     Connection connection;
-    std::unique_ptr<Statement> insert_iteration, insert_evaluation, insert_event;
+    std::unique_ptr<Statement> insert_iteration, insert_evaluation, insert_event, insert_checkpoint;
     RunId run = 0;
 
     std::mutex db_mutex; // the connection: writer transactions and synchronous calls
@@ -245,6 +254,43 @@ void RunRecorder::record_evaluation(const EvaluationRecord& evaluation)
 void RunRecorder::record_event(const EventRecord& event)
 {
     impl_->enqueue([&](Pending& p) { p.events.push_back(event); }, 1);
+}
+
+void RunRecorder::record_checkpoint(Checkpoint checkpoint)
+{
+    if (checkpoint.written_at.empty())
+        checkpoint.written_at = utc_timestamp();
+    impl_->enqueue([&](Pending& p) { p.checkpoints.push_back(std::move(checkpoint)); }, 1);
+}
+
+void RunRecorder::resume_run(RunId run, std::int64_t after_iteration)
+{
+    flush();
+    std::lock_guard lock(impl_->db_mutex);
+    Connection& c = impl_->connection;
+    {
+        Statement exists(c, "SELECT count(*) FROM runs WHERE id = ?1");
+        exists.bind(1, run);
+        if (!exists.step() || exists.int64(0) == 0)
+            throw InputError(impl_->path.string(), "run", "has no run " + std::to_string(run) + " to resume");
+    }
+    c.exec("BEGIN");
+    try {
+        for (const char* sql : { "DELETE FROM iterations WHERE run_id = ?1 AND iteration > ?2",
+                 "DELETE FROM evaluations WHERE run_id = ?1 AND iteration > ?2" }) {
+            Statement drop(c, sql);
+            drop.bind(1, run).bind(2, after_iteration);
+            drop.run();
+        }
+        Statement reopen(c, "UPDATE runs SET status = 'running', finished_at = NULL, summary_json = NULL WHERE id = ?1");
+        reopen.bind(1, run);
+        reopen.run();
+        c.exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(c.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    impl_->run = run;
 }
 
 void RunRecorder::record_schedule(std::span<const ScheduledJob> jobs, std::span<const ScheduleSpan> spans)

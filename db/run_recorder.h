@@ -42,6 +42,16 @@ public:
     void record_iterations(std::span<const IterationRecord> rows);
     void record_evaluation(const EvaluationRecord& evaluation);
     void record_event(const EventRecord& event);
+    // Queued after everything recorded so far and committed in the same transaction as the
+    // rows before it, replacing the job's previous checkpoint: a checkpoint in the store
+    // always follows rows that are there too.
+    void record_checkpoint(Checkpoint checkpoint);
+
+    // Continues run `run` of an existing store after a crash, from a checkpoint taken after
+    // iteration `after_iteration` of every job: the rows and evaluations past it (recorded
+    // after the checkpoint, before the crash) are deleted, since the resumed job records
+    // them again; events stay (the audit trail). The run is `running` again.
+    void resume_run(RunId run, std::int64_t after_iteration);
 
     // Synchronous, in one transaction: a simulated schedule's jobs and timeline.
     void record_schedule(std::span<const ScheduledJob> jobs, std::span<const ScheduleSpan> spans);

@@ -82,8 +82,22 @@ struct ScheduleSpan {
     bool operator==(const ScheduleSpan&) const = default;
 };
 
+// A job's latest checkpoint: everything its trainer needs to go on after iteration
+// `iteration` (the state bytes are the trainer's; see train::Checkpointing).
+struct Checkpoint {
+    JobId job = 0;
+    std::int64_t iteration = -1; // the last iteration whose rows it follows
+    double time_s = 0;           // the run clock at that barrier
+    std::string written_at;      // UTC, ISO 8601
+    std::string policy_json;     // the policy section in effect if an operator changed it; else empty
+    std::string state;
+
+    bool operator==(const Checkpoint&) const = default;
+};
+
 // Schema version this build writes. Older stores are migrated on open; newer are refused.
 // 1: runs, jobs, workers, iterations, evaluations, events. 2: sched_jobs, sched_spans.
-inline constexpr int kSchemaVersion = 2;
+// 3: checkpoints.
+inline constexpr int kSchemaVersion = 3;
 
 } // namespace fulcrum::db

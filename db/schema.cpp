@@ -118,6 +118,17 @@ CREATE TABLE sched_spans (
     contention INTEGER NOT NULL
 );
 CREATE INDEX sched_spans_by_time ON sched_spans (run_id, start_s);
+)sql", R"sql(
+CREATE TABLE checkpoints (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    job_id INTEGER NOT NULL,
+    iteration INTEGER NOT NULL,
+    time_s REAL NOT NULL,
+    written_at TEXT NOT NULL,
+    policy_json TEXT NOT NULL,
+    state BLOB NOT NULL,
+    PRIMARY KEY (run_id, job_id)
+) WITHOUT ROWID;
 )sql" };
 
 std::int64_t pragma(Connection& connection, const char* name)

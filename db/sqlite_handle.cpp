@@ -63,6 +63,12 @@ Statement& Statement::bind(int index, const std::string& value)
     return *this;
 }
 
+Statement& Statement::bind_blob(int index, const std::string& bytes)
+{
+    sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+    return *this;
+}
+
 Statement& Statement::bind(int index, std::optional<double> value)
 {
     return value ? bind(index, *value) : bind_null(index);
@@ -105,6 +111,12 @@ std::optional<double> Statement::optional_real(int column) const
     if (is_null(column))
         return std::nullopt;
     return real(column);
+}
+
+std::string Statement::blob(int column) const
+{
+    const auto* bytes = static_cast<const char*>(sqlite3_column_blob(statement_, column));
+    return bytes ? std::string(bytes, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))) : std::string();
 }
 
 std::string Statement::text(int column) const

@@ -39,6 +39,7 @@ public:
     Statement& bind(int index, const std::string& value);
     Statement& bind(int index, std::optional<double> value);
     Statement& bind_null(int index);
+    Statement& bind_blob(int index, const std::string& bytes);
 
     // Returns true while a row is available.
     bool step();
@@ -49,6 +50,7 @@ public:
     double real(int column) const;
     std::optional<double> optional_real(int column) const;
     std::string text(int column) const;
+    std::string blob(int column) const;
     bool is_null(int column) const;
 
 private:

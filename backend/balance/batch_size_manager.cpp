@@ -137,7 +137,8 @@ void BatchSizeManager::include(WorkerId worker, const std::string& actor)
     requests_.push_back({ Request::Kind::Include, worker, 0, std::nullopt, actor });
 }
 
-void BatchSizeManager::set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor)
+void BatchSizeManager::set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor,
+                                  std::string spec_json)
 {
     if (!policy)
         throw std::invalid_argument("set_policy needs a policy");
@@ -150,7 +151,7 @@ void BatchSizeManager::set_policy(std::unique_ptr<BatchSizePolicy> policy, Manag
                 + " a batch of " + std::to_string(start.batch_sizes[i]) + " samples, above its memory limit of "
                 + std::to_string(limits_[i]) + " samples");
     std::lock_guard lock(mutex_);
-    policy_request_ = PolicyRequest { std::move(policy), options, actor };
+    policy_request_ = PolicyRequest { std::move(policy), options, actor, std::move(spec_json) };
 }
 
 void BatchSizeManager::check_member(WorkerId worker) const
@@ -271,6 +272,7 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
         const std::string before = policy_->name();
         policy_ = std::move(change.policy);
         options_ = change.options;
+        policy_spec_json_ = std::move(change.spec_json);
         blocking_ = options_.blocking.value_or(policy_->blocking());
         pending_.reset(); // the old policy's answer for the next iteration is not this policy's
         emit(iteration, now_s, "policy-change", std::nullopt, before + " -> " + policy_->name(), change.actor);
@@ -500,6 +502,87 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
         }
     }
     return a;
+}
+
+namespace {
+
+void put_override(StateWriter& out, const WorkerOverride& o)
+{
+    out.put(o.pinned);
+    out.put(o.excluded);
+    out.put(o.excluded_until);
+    out.put(o.member);
+}
+
+WorkerOverride get_override(StateReader& in)
+{
+    WorkerOverride o;
+    in.get(o.pinned, "pin");
+    o.excluded = in.get_bool("exclusion");
+    in.get(o.excluded_until, "exclusion end");
+    o.member = in.get_bool("membership");
+    return o;
+}
+
+} // namespace
+
+bool BatchSizeManager::save_state(StateWriter& out) const
+{
+    out.put(policy_->name());
+    out.put(options_.damping);
+    out.put(options_.blocking);
+    out.put(blocking_);
+    {
+        std::lock_guard lock(mutex_);
+        for (const WorkerOverride& o : overrides_)
+            put_override(out, o);
+    }
+    for (const WorkerOverride& o : applied_)
+        put_override(out, o);
+    out.put(current_);
+    out.put(pending_.has_value());
+    if (pending_) {
+        out.put(pending_->size);
+        out.put(pending_->predicted);
+        out.put(pending_->decision);
+    }
+    return policy_->save_state(out);
+}
+
+void BatchSizeManager::load_state(StateReader& in)
+{
+    const std::string policy = in.get_string("policy name");
+    if (policy != policy_->name())
+        in.fail("policy name", "the checkpoint was written under policy " + policy + ", this job's manager runs " + policy_->name());
+    options_.damping = in.get<double>("damping");
+    in.get(options_.blocking, "blocking");
+    blocking_ = in.get_bool("blocking in effect");
+    {
+        std::lock_guard lock(mutex_);
+        for (WorkerOverride& o : overrides_)
+            o = get_override(in);
+    }
+    for (WorkerOverride& o : applied_)
+        o = get_override(in);
+    in.get(current_, "batch sizes in effect");
+    if (current_.size() != static_cast<std::size_t>(workers_))
+        in.fail("batch sizes in effect", "names " + std::to_string(current_.size()) + " workers; the job has " + std::to_string(workers_));
+    if (in.get_bool("pending answer")) {
+        Proposal p;
+        const std::size_t n = in.array_size("pending sizes", 1);
+        p.size.resize(n);
+        for (auto& s : p.size)
+            in.get(s, "pending sizes");
+        const std::size_t m = in.array_size("pending predictions", 1);
+        p.predicted.resize(m);
+        for (auto& v : p.predicted)
+            in.get(v, "pending predictions");
+        p.decision = in.get_string("pending decision");
+        pending_ = std::move(p);
+    } else {
+        pending_.reset();
+    }
+    policy_->load_state(in);
 }
 
 } // namespace fulcrum::balance

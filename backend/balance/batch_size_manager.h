@@ -81,7 +81,20 @@ public:
     // before that barrier replaces the first. Throws OverrideError("over-memory-limit") if
     // the policy's starting sizes break a worker's memory limit. Becomes a "policy-change"
     // event whose message is "OLD -> NEW" (policy names).
-    void set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor = "operator");
+    // `spec_json` is the request's policy section as given: a checkpoint keeps it, so a
+    // resumed job rebuilds the policy in effect rather than the scenario's.
+    void set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor = "operator",
+                    std::string spec_json = {});
+    // The policy section of the last set-policy that took effect; empty: the scenario's.
+    const std::string& policy_spec_json() const { return policy_spec_json_; }
+    // A resumed job's manager, made with the policy a checkpoint names: that policy's section.
+    void keep_policy_spec_json(std::string spec_json) { policy_spec_json_ = std::move(spec_json); }
+    // A checkpoint between barriers (the trainer's thread): pins, exclusions, memberships,
+    // the sizes in effect, a non-blocking policy's pending answer and the policy's own state.
+    // False when the policy keeps no checkpoint. Requests not yet applied are not in it.
+    bool save_state(StateWriter& out) const;
+    // Into a manager made with the policy the checkpoint names (policy_spec_json).
+    void load_state(StateReader& in);
 
     WorkerOverride state(WorkerId worker) const;
     // Events since the last call (overrides applied, phase changes, warnings), stamped with
@@ -128,12 +141,14 @@ private:
         std::unique_ptr<BatchSizePolicy> policy;
         ManagerOptions options;
         std::string actor;
+        std::string spec_json;
     };
     std::optional<PolicyRequest> policy_request_;
     std::vector<EventRecord> events_;
 
     std::vector<std::int32_t> current_;        // sizes in effect, one per worker
-    std::optional<Proposal> pending_;          // non-blocking: the answer computed during the last iteration
+    std::optional<Proposal> pending_;
+    std::string policy_spec_json_;          // non-blocking: the answer computed during the last iteration
 };
 
 } // namespace fulcrum::balance

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "common/state_archive.h"
 
 #include <cstdint>
 #include <optional>
@@ -53,6 +54,11 @@ public:
     // CPU policies are used blocking (the barrier waits for the answer); GPU policies
     // non-blocking (workers start with the previous answer), as in the paper.
     virtual bool blocking() const { return true; }
+    // A checkpoint of what the policy has learned (phases, histories, predictors), so a
+    // resumed job decides exactly as the uninterrupted one. A policy that returns false keeps
+    // no checkpoint, and a job under it is not resumable.
+    virtual bool save_state(StateWriter& /*out*/) const { return false; }
+    virtual void load_state(StateReader& in) { in.fail("policy", name() + " keeps no checkpoint"); }
 };
 
 } // namespace fulcrum::balance

@@ -11,6 +11,8 @@ public:
     std::string name() const override { return "fixed"; }
     Allocation initial(int workers, std::int32_t total_batch) override;
     Allocation next(const std::vector<WorkerObservation>& observations, std::int32_t total_batch) override;
+    bool save_state(StateWriter&) const override { return true; } // its sizes are the scenario's
+    void load_state(StateReader&) override { }
 
 private:
     std::vector<std::int32_t> batch_sizes_;

@@ -81,6 +81,7 @@ void LbBspCpuPolicy::train_pooled_model()
         // Adopted a fixed number of decisions after it started, so seeded runs repeat exactly.
         if (decisions_ - pool_started_at_ >= o.adopt_after) {
             pooled_model_ = pool_training_.get();
+            pool_training_ = {};
             share_models();
         }
         return;
@@ -101,7 +102,7 @@ void LbBspCpuPolicy::train_pooled_model()
     pool_targets_.shrink_to_fit();
     if (o.background) {
         pool_started_at_ = decisions_;
-        pool_training_ = std::async(std::launch::async, std::move(job));
+        pool_training_ = std::async(std::launch::async, std::move(job)).share();
     } else {
         pooled_model_ = job();
         share_models();
@@ -206,6 +207,74 @@ void LbBspCpuPolicy::stage_in_bank(predict::NarxPredictor& narx, WorkerId worker
     double scale = 0; // input_lanes() grows the bank for a new worker
     if (narx.input_window(now, bank_->input_lanes(slot), scale, predict::NarxBank::input_stride()))
         bank_scale_[i] = scale;
+}
+
+
+bool LbBspCpuPolicy::save_state(StateWriter& out) const
+{
+    out.put(decisions_);
+    out.put(pool_started_at_);
+    out.put(without_model_);
+    out.put(pool_inputs_);
+    out.put(pool_targets_);
+    out.put(pool_training_.valid());
+    if (pool_training_.valid())
+        pool_training_.get().save_state(out); // waits for a pooled training still running
+    out.put(pooled_model_.has_value());
+    if (pooled_model_)
+        pooled_model_->save_state(out);
+    out.put(static_cast<std::uint64_t>(predictors_.size()));
+    for (std::size_t i = 0; i < predictors_.size(); ++i) {
+        out.put(predictors_[i] != nullptr);
+        if (predictors_[i]) {
+            out.put(predictors_[i]->name());
+            predictors_[i]->save_state(out);
+        }
+        out.put(started_with_[i].has_value());
+        if (started_with_[i]) {
+            out.put(started_with_[i]->cpu);
+            out.put(started_with_[i]->memory);
+        }
+    }
+    return true;
+}
+
+void LbBspCpuPolicy::load_state(StateReader& in)
+{
+    decisions_ = in.get<std::int64_t>("decisions");
+    pool_started_at_ = in.get<std::int64_t>("pooled training start");
+    without_model_ = in.get<int>("workers without a network");
+    in.get(pool_inputs_, "pooled samples");
+    in.get(pool_targets_, "pooled samples");
+    pool_training_ = {};
+    if (in.get_bool("pooled training in flight")) {
+        std::promise<predict::NarxNetwork> done;
+        done.set_value(predict::NarxNetwork::load_state(in));
+        pool_training_ = done.get_future().share();
+    }
+    pooled_model_.reset();
+    if (in.get_bool("pooled network"))
+        pooled_model_ = predict::NarxNetwork::load_state(in);
+    const std::size_t n = in.array_size("predictors", 1);
+    predictors_.clear();
+    predictors_.resize(n);
+    started_with_.assign(n, std::nullopt);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (in.get_bool("predictor")) {
+            predictors_[i] = predict::make_predictor(spec_, static_cast<WorkerId>(i));
+            if (in.get_string("predictor") != predictors_[i]->name())
+                in.fail("predictor", "worker " + std::to_string(i) + "'s is not the policy's " + spec_.type);
+            predictors_[i]->load_state(in);
+        }
+        if (in.get_bool("resource state")) {
+            const double cpu = in.get<double>("resource state");
+            started_with_[i] = predict::ResourceState { cpu, in.get<double>("resource state") };
+        }
+    }
+    if (bank_) {
+        bank_.emplace(spec_.narx.shape);
+        bank_versions_.clear(); // every network goes into the new bank at the next decision
+    }
 }
 
 } // namespace fulcrum::balance

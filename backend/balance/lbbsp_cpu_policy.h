@@ -21,6 +21,11 @@ public:
     std::string name() const override { return "lbbsp-cpu"; }
     Allocation initial(int workers, std::int32_t total_batch) override;
     Allocation next(const std::vector<WorkerObservation>& observations, std::int32_t total_batch) override;
+    // A checkpoint: every worker's predictor, the resource states the next observations
+    // pair with, the pooled training set and network (a pooled training in flight is waited
+    // for). The NARX bank is rebuilt from the predictors' networks.
+    bool save_state(StateWriter& out) const override;
+    void load_state(StateReader& in) override;
 
     // The per-worker predictor, for warm starts and inspection (nullptr before first use).
     predict::SpeedPredictor* predictor(WorkerId worker);
@@ -38,7 +43,7 @@ private:
     int without_model_ = 0;                           // NARX predictors still on EMA (peer warm start)
     // warm_start "pooled": one network trained on all workers' samples, then each worker's own.
     std::vector<double> pool_inputs_, pool_targets_;
-    std::future<predict::NarxNetwork> pool_training_;
+    std::shared_future<predict::NarxNetwork> pool_training_;
     std::optional<predict::NarxNetwork> pooled_model_;
     std::int64_t decisions_ = 0, pool_started_at_ = 0;
     // Indexed by worker id (ids are 0..n-1): a decision for 1,000 workers must take

@@ -103,4 +103,58 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
     return finish();
 }
 
+namespace {
+
+void put_ids(StateWriter& out, const std::set<WorkerId>& ids) { out.put(std::vector<WorkerId>(ids.begin(), ids.end())); }
+
+std::set<WorkerId> get_ids(StateReader& in, const char* what)
+{
+    std::vector<WorkerId> ids;
+    in.get(ids, what);
+    return { ids.begin(), ids.end() };
+}
+
+} // namespace
+
+bool LbBspGpuPolicy::save_state(StateWriter& out) const
+{
+    out.put(fine_tuning_);
+    out.put(since_move_);
+    out.put(static_cast<std::uint64_t>(sizes_.size()));
+    for (const auto& [worker, size] : sizes_) {
+        out.put(worker);
+        out.put(size);
+    }
+    out.put(static_cast<std::uint64_t>(times_.size()));
+    for (const auto& [worker, times] : times_) {
+        out.put(worker);
+        out.put(std::vector<double>(times.begin(), times.end()));
+    }
+    put_ids(out, former_leaders_);
+    put_ids(out, former_stragglers_);
+    put_ids(out, warned_);
+    return true;
+}
+
+void LbBspGpuPolicy::load_state(StateReader& in)
+{
+    fine_tuning_ = in.get_bool("phase");
+    since_move_ = in.get<int>("iterations since the last move");
+    sizes_.clear();
+    for (std::size_t n = in.array_size("policy sizes", 1); n > 0; --n) {
+        const auto worker = in.get<WorkerId>("policy sizes");
+        sizes_[worker] = in.get<std::int32_t>("policy sizes");
+    }
+    times_.clear();
+    for (std::size_t n = in.array_size("batch times", 1); n > 0; --n) {
+        const auto worker = in.get<WorkerId>("batch times");
+        std::vector<double> times;
+        in.get(times, "batch times");
+        times_[worker] = std::deque<double>(times.begin(), times.end());
+    }
+    former_leaders_ = get_ids(in, "former leaders");
+    former_stragglers_ = get_ids(in, "former stragglers");
+    warned_ = get_ids(in, "warned workers");
+}
+
 } // namespace fulcrum::balance

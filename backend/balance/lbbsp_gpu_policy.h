@@ -34,6 +34,8 @@ public:
     Allocation initial(int workers, std::int32_t total_batch) override;
     Allocation next(const std::vector<WorkerObservation>& observations, std::int32_t total_batch) override;
     bool blocking() const override { return false; }
+    bool save_state(StateWriter& out) const override;
+    void load_state(StateReader& in) override;
 
     bool fine_tuning() const { return fine_tuning_; }
 

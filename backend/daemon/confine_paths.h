@@ -10,8 +10,10 @@ namespace fulcrum::daemon {
 // server's folders in place (data.path in datasets, policy.predictor.warm_start_file in
 // models). The scenario's JSON text keeps the client's names. Throws OutsidePath naming the
 // field (`field_prefix` + ".predictor.warm_start_file" for a policy section).
-void confine_paths(scenario::Scenario& scenario, const ServerFolders& folders);
+// `keep_absolute`: a recovered job's scenario, whose absolute paths only the local operator
+// can have given (a client's were refused at submission).
+void confine_paths(scenario::Scenario& scenario, const ServerFolders& folders, bool keep_absolute = false);
 void confine_paths(balance::PolicySpec& policy, const ServerFolders& folders, const std::string& source,
-                   const std::string& field_prefix);
+                   const std::string& field_prefix, bool keep_absolute = false);
 
 } // namespace fulcrum::daemon

@@ -234,7 +234,14 @@ void Daemon::handle(Client& client, const ClientMessage& message)
             j.pause(actor(client));
             break;
         case JobAction::Resume:
-            j.resume(actor(client));
+            if (j.resumable()) { // an interrupted job goes on from its checkpoint
+                std::lock_guard lock(mutex_);
+                queue_resumed(c->job, actor(client));
+                start_queued();
+                publish_cluster();
+            } else {
+                j.resume(actor(client));
+            }
             break;
         }
         client.send(ok(c->id, c->job));
@@ -470,7 +477,85 @@ void Daemon::cancel(JobId id, const std::string& actor)
         publish_cluster();
         return;
     }
+    if (runtime.resumable()) { // interrupted, waiting for an operator's resume-job
+        runtime.cancel_queued(actor);
+        return;
+    }
     runtime.cancel(actor);
+}
+
+std::vector<Daemon::Recovered> Daemon::recover()
+{
+    std::vector<std::pair<JobId, std::filesystem::path>> stores;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(folders_.home(FolderKind::Runs), ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() > 7 && name.rfind("job-", 0) == 0 && name.ends_with(".db")) {
+            const std::string digits = name.substr(4, name.size() - 7);
+            if (!digits.empty() && digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+                stores.emplace_back(static_cast<JobId>(std::stol(digits)), entry.path());
+        }
+    }
+    std::sort(stores.begin(), stores.end());
+    std::vector<Recovered> found;
+    for (const auto& [id, path] : stores) {
+        std::optional<run::RunOptions::Resume> resume;
+        db::RunInfo info;
+        std::string why;
+        try {
+            db::RunReader reader(path);
+            const auto runs = reader.runs();
+            if (runs.empty())
+                continue;
+            info = runs.back(); // a job's store holds its one run
+            if (info.status != "running" && info.status != "interrupted")
+                continue;
+            if (auto checkpoint = reader.checkpoint(info.id, 0))
+                resume = run::RunOptions::Resume { info.id, std::move(*checkpoint) };
+        } catch (const std::exception& e) {
+            found.push_back({ 0, folders_.for_clients(e.what()) + ": not recovered" });
+            continue;
+        }
+        scenario::Scenario s;
+        try {
+            s = scenario::parse_scenario(info.scenario_json, run_store_name(id));
+            // Its names resolve in today's folders; an absolute path only a local operator's
+            // --scenario could have given stays as it was.
+            confine_paths(s, folders_, true);
+        } catch (const std::exception& e) {
+            why = "its scenario no longer loads: " + folders_.for_clients(e.what());
+        }
+        std::lock_guard lock(mutex_);
+        auto runtime = std::make_unique<JobRuntime>(id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
+        JobRuntime& job = *runtime;
+        jobs_[id] = std::move(runtime);
+        if (!resume || !why.empty()) {
+            job.set_failed(why.empty() ? "fulcrumd stopped during this job before its first checkpoint (or its sync model keeps "
+                                         "none); it cannot go on, and its recorded rows are kept"
+                                       : why);
+            found.push_back({ id, job.status().message });
+            continue;
+        }
+        const std::int64_t at = resume->checkpoint.iteration;
+        job.interrupted(std::move(*resume), "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
+                + (options_.resume == DaemonOptions::Resume::Automatic ? ": resuming" : ": resume-job goes on from it"));
+        found.push_back({ id, job.status().message });
+        if (options_.resume == DaemonOptions::Resume::Automatic)
+            queue_resumed(id, "system:restart");
+    }
+    std::lock_guard lock(mutex_);
+    start_queued();
+    publish_cluster();
+    return found;
+}
+
+void Daemon::queue_resumed(JobId id, const std::string& actor)
+{
+    JobRuntime& job = *jobs_.at(id);
+    if (std::find(queued_.begin(), queued_.end(), id) != queued_.end())
+        return;
+    job.scheduler_event("job-queued", "resuming from its checkpoint (" + actor + ")");
+    queued_.push_back(id);
 }
 
 double Daemon::remaining_s(JobId id) const

@@ -28,6 +28,10 @@ struct DaemonOptions {
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
     std::string server_name = "fulcrumd";
+    // Jobs an earlier fulcrumd was running when it died or was stopped: recover() queues them
+    // to go on from their checkpoints (automatic), or lists them as interrupted until an
+    // operator's resume-job (manual).
+    enum class Resume { Automatic, Manual } resume = Resume::Automatic;
 };
 
 // What fulcrumd is apart from its sockets: the jobs, the clients and the protocol's
@@ -68,6 +72,17 @@ public:
     // with its reason as the status.
     std::vector<protocol::RunListing> runs() const;
     void stop_all();
+    // After a crash or a restart: every job store in DATA_DIR/runs whose run was running or
+    // interrupted becomes its job again under its own id, interrupted, and (automatic
+    // resume) queued to go on from its last checkpoint. A job without a checkpoint is listed
+    // as failed with the reason; its recorded rows stay. Returns what was found, each with
+    // what became of it (a store that cannot be read is named with job 0).
+    struct Recovered {
+        JobId job = 0;
+        std::string message;
+        bool operator==(const Recovered&) const = default;
+    };
+    std::vector<Recovered> recover();
     StreamHub& hub() { return hub_; }
     const DaemonOptions& options() const { return options_; }
     const ServerFolders& folders() const { return folders_; }
@@ -83,6 +98,7 @@ private:
     protocol::ClusterState cluster_state() const;  // with mutex_ held
     void on_job_done(JobId id);
     std::string actor(const Client& client) const;
+    void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
     void open_replay(Client& client, const protocol::OpenReplay& open);
     void replay_command(Client& client, const protocol::ReplayCommand& command);
     void join_job(Client& client, const protocol::JoinJob& join);

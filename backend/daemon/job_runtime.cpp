@@ -138,6 +138,8 @@ void JobRuntime::run()
     options.remote = remote_;
     options.database = database_;
     options.stop = &stop_;
+    options.resume = resume_;
+    options.stopped_status = [this] { return shutdown_ ? std::string("interrupted") : std::string("stopped"); };
     options.on_rows = [this](std::span<const IterationRecord> rows) {
         if (rows.empty())
             return;
@@ -214,8 +216,12 @@ void JobRuntime::run()
             status_.sync_model = summary.sync;
             status_.accuracy = summary.final_accuracy;
         }
-        set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
-            std::to_string(summary.iterations) + " iterations, test accuracy " + std::to_string(summary.final_accuracy));
+        if (summary.stopped && shutdown_)
+            set_state(JobState::Interrupted, "interrupted by fulcrumd's shutdown after " + std::to_string(summary.iterations)
+                    + " iterations; it goes on from its checkpoint when fulcrumd starts again");
+        else
+            set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
+                std::to_string(summary.iterations) + " iterations, test accuracy " + std::to_string(summary.final_accuracy));
     } catch (const std::exception& e) {
         set_state(JobState::Failed, folders_.for_clients(e.what()));
     }
@@ -283,8 +289,30 @@ train::BspTrainer& JobRuntime::running_trainer() const
     return *trainer_;
 }
 
+void JobRuntime::interrupted(run::RunOptions::Resume resume, const std::string& why)
+{
+    {
+        std::lock_guard lock(mutex_);
+        status_.state = JobState::Interrupted;
+        status_.iteration = resume.checkpoint.iteration + 1;
+        status_.time_s = resume.checkpoint.time_s;
+        status_.run = resume.run;
+        status_.message = why;
+        resume_ = std::move(resume);
+    }
+    publish_status();
+}
+
+bool JobRuntime::resumable() const
+{
+    std::lock_guard lock(mutex_);
+    return resume_.has_value() && status_.state == JobState::Interrupted;
+}
+
 void JobRuntime::cancel(const std::string& actor)
 {
+    if (actor == "system:shutdown")
+        shutdown_ = true;
     stop_ = true;
     std::lock_guard lock(mutex_);
     if (trainer_)
@@ -331,7 +359,7 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
         throw InputError(source, "policy", folders_.for_clients(e.what()));
     }
     std::lock_guard lock(mutex_);
-    running_trainer().manager().set_policy(std::move(policy), spec.manager, actor);
+    running_trainer().manager().set_policy(std::move(policy), spec.manager, actor, spec_json);
 }
 
 void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& actor)

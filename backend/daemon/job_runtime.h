@@ -4,6 +4,7 @@
 #include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
 #include "protocol/messages.h"
+#include "run/run_scenario.h"
 #include "scenario/scenario.h"
 
 #include <atomic>
@@ -42,8 +43,15 @@ public:
     void scheduler_event(const std::string& kind, const std::string& message);
     // Why a queued job waits, for its status.
     void set_waiting(const std::string& why);
-    // Ends the job at its next barrier; it is recorded as stopped.
+    // Ends the job at its next barrier; it is recorded as stopped (as interrupted when the
+    // actor is "system:shutdown", so the next fulcrumd resumes it).
     void cancel(const std::string& actor);
+    // A job an earlier fulcrumd was running: interrupted, and when placed and started it goes
+    // on from `resume`'s checkpoint in its own run store.
+    void interrupted(run::RunOptions::Resume resume, const std::string& why);
+    bool resumable() const;
+    // A recovered job that cannot go on (no checkpoint): failed, with the reason.
+    void set_failed(const std::string& why) { set_state(protocol::JobState::Failed, why); }
     // A job that was never placed: stopped at once, with a "job-cancelled" event.
     void cancel_queued(const std::string& actor);
     // Throw RefusedRequest ("job-not-running", or the trainer's and manager's codes).
@@ -89,6 +97,8 @@ private:
     std::chrono::steady_clock::time_point started_;
     const std::chrono::steady_clock::time_point submitted_ = std::chrono::steady_clock::now();
     std::vector<EventRecord> recorded_before_; // the scheduler's events, until the run records them
+    std::optional<run::RunOptions::Resume> resume_;
+    std::atomic<bool> shutdown_ { false };
 };
 
 } // namespace fulcrum::daemon

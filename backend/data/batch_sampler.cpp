@@ -42,6 +42,24 @@ std::span<const std::int64_t> BatchSampler::next(std::int32_t batch_size)
     return batch_;
 }
 
+void BatchSampler::save_state(StateWriter& out) const
+{
+    out.put(rng_);
+    out.put(permutation_);
+    out.put(static_cast<std::uint64_t>(cursor_));
+    out.put(drawn_);
+}
+
+void BatchSampler::load_state(StateReader& in)
+{
+    in.get(rng_, "sampler stream");
+    in.get(permutation_, "sampler permutation");
+    cursor_ = static_cast<std::size_t>(in.get<std::uint64_t>("sampler cursor"));
+    if (cursor_ > permutation_.size())
+        in.fail("sampler cursor", "lies past the permutation's end");
+    drawn_ = in.get<std::int64_t>("samples drawn");
+}
+
 void gather(const Dataset& dataset, std::span<const std::int64_t> indices, Eigen::MatrixXf& features,
             std::vector<std::int32_t>& labels)
 {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/random.h"
+#include "common/state_archive.h"
 #include "data/dataset.h"
 
 #include <cstdint>
@@ -24,6 +25,10 @@ public:
     std::span<const std::int64_t> next(std::int32_t batch_size);
 
     std::int64_t samples_drawn() const { return drawn_; }
+
+    // A checkpoint: the stream, the permutation and where the pass stands.
+    void save_state(StateWriter& out) const;
+    void load_state(StateReader& in);
 
 private:
     void reshuffle();

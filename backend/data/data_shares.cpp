@@ -213,4 +213,52 @@ std::vector<std::int64_t> indices_of(const std::vector<SampleRange>& ranges)
     return out;
 }
 
+
+namespace {
+
+void put_ranges(StateWriter& out, const std::map<WorkerId, std::vector<SampleRange>>& ranges)
+{
+    out.put(static_cast<std::uint64_t>(ranges.size()));
+    for (const auto& [worker, list] : ranges) {
+        out.put(worker);
+        std::vector<std::int64_t> bounds;
+        for (const SampleRange& r : list)
+            bounds.insert(bounds.end(), { r.begin, r.end });
+        out.put(bounds);
+    }
+}
+
+std::map<WorkerId, std::vector<SampleRange>> get_ranges(StateReader& in, const char* what)
+{
+    std::map<WorkerId, std::vector<SampleRange>> ranges;
+    for (std::size_t n = in.array_size(what, 1); n > 0; --n) {
+        const auto worker = in.get<WorkerId>(what);
+        std::vector<std::int64_t> bounds;
+        in.get(bounds, what);
+        if (bounds.size() % 2 != 0)
+            in.fail(what, "is not a list of [begin, end) ranges");
+        auto& list = ranges[worker];
+        for (std::size_t i = 0; i < bounds.size(); i += 2)
+            list.push_back({ bounds[i], bounds[i + 1] });
+    }
+    return ranges;
+}
+
+} // namespace
+
+void DataShares::save_state(StateWriter& out) const
+{
+    out.put(samples_);
+    put_ranges(out, active_);
+    put_ranges(out, backups_);
+}
+
+void DataShares::load_state(StateReader& in)
+{
+    if (in.get<std::int64_t>("data share samples") != samples_)
+        in.fail("data share samples", "differ from this job's training set");
+    active_ = get_ranges(in, "active data shares");
+    backups_ = get_ranges(in, "backup data shares");
+}
+
 } // namespace fulcrum::data

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "common/state_archive.h"
 
 #include <cstdint>
 #include <map>
@@ -46,6 +47,10 @@ public:
     const std::vector<SampleRange>& backups(WorkerId worker) const;
     std::int64_t active_samples(WorkerId worker) const;
     std::int64_t samples() const { return samples_; }
+
+    // A checkpoint: every worker's active data and backups.
+    void save_state(StateWriter& out) const;
+    void load_state(StateReader& in);
 
 private:
     std::int64_t samples_;

@@ -27,4 +27,12 @@ void EventQueue::run()
     while (step()) { }
 }
 
+
+void EventQueue::restore(double now_s)
+{
+    if (!events_.empty())
+        throw std::logic_error("the virtual clock is restored only with no event pending");
+    now_ = now_s;
+}
+
 } // namespace fulcrum::engine

@@ -19,6 +19,8 @@ public:
     void run();
 
     double now() const { return now_; }
+    // A resumed run: the clock stands where the checkpoint's stood. Only with no event pending.
+    void restore(double now_s);
     bool empty() const { return events_.empty(); }
     std::size_t pending() const { return events_.size(); }
 

@@ -17,6 +17,8 @@ public:
     // The run was paused for `wall_s` seconds: virtual time resumes where it stopped instead
     // of racing to catch up.
     void shift(double wall_s);
+    // A resumed run: virtual time `t_s` is now, so the run goes on at its pace from here.
+    void start_at(double t_s);
     double speed() const { return speed_; }
 
 private:

@@ -33,6 +33,16 @@ public:
     ComputeTiming compute(double start_s, std::int32_t batch_size) override;
     double speed_at(double t);
     ResourceShare share_at(double t) override { return resources_.at(t); }
+    void save_state(StateWriter& out) const override
+    {
+        resources_.save_state(out);
+        out.put(noise_rng_);
+    }
+    void load_state(StateReader& in) override
+    {
+        resources_.load_state(in);
+        in.get(noise_rng_, "noise stream");
+    }
     const CpuProfile& profile() const { return profile_; }
 
 private:

@@ -36,6 +36,8 @@ public:
     GpuPerformanceModel(GpuProfile profile, std::uint64_t noise_seed);
     ComputeTiming compute(double start_s, std::int32_t batch_size) override;
     ResourceShare share_at(double) override { return {}; }
+    void save_state(StateWriter& out) const override { out.put(noise_rng_); }
+    void load_state(StateReader& in) override { in.get(noise_rng_, "noise stream"); }
     std::int32_t batch_limit() const override { return profile_.batch_limit(); }
     double device_memory(std::int32_t batch_size) const override { return profile_.memory_use(batch_size); }
     const GpuProfile& profile() const { return profile_; }

@@ -23,6 +23,9 @@ public:
     // The largest batch that fits in memory (x_o), 0 for no limit.
     virtual std::int32_t batch_limit() const { return 0; }
     virtual double device_memory(std::int32_t /*batch_size*/) const { return 0; }
+    // A checkpoint: the random streams and generated load that decide the next batch times.
+    virtual void save_state(StateWriter& out) const = 0;
+    virtual void load_state(StateReader& in) = 0;
 };
 
 } // namespace fulcrum::perf

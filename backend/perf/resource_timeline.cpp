@@ -48,6 +48,33 @@ void ResourceTimeline::generate_until(double t)
     std::erase_if(tasks_, [&](const Task& task) { return task.end < t - 4 * load.mean_duration_s; });
 }
 
+void ResourceTimeline::save_state(StateWriter& out) const
+{
+    out.put(competing_offset_);
+    out.put(rng_);
+    std::vector<double> tasks;
+    for (const Task& task : tasks_)
+        tasks.insert(tasks.end(), { task.start, task.end, task.cpu, task.memory });
+    out.put(tasks);
+    out.put(generated_until_);
+    out.put(next_arrival_);
+}
+
+void ResourceTimeline::load_state(StateReader& in)
+{
+    competing_offset_ = in.get<double>("competing offset");
+    in.get(rng_, "resource stream");
+    std::vector<double> tasks;
+    in.get(tasks, "co-located tasks");
+    if (tasks.size() % 4 != 0)
+        in.fail("co-located tasks", "is not a list of (start, end, cpu, memory)");
+    tasks_.clear();
+    for (std::size_t i = 0; i < tasks.size(); i += 4)
+        tasks_.push_back({ tasks[i], tasks[i + 1], tasks[i + 2], tasks[i + 3] });
+    generated_until_ = in.get<double>("resources generated until");
+    next_arrival_ = in.get<double>("next co-located arrival");
+}
+
 ResourceShare ResourceTimeline::at(double t)
 {
     ResourceShare share;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/random.h"
+#include "common/state_archive.h"
 
 #include <optional>
 #include <vector>
@@ -51,6 +52,10 @@ public:
     ResourceShare at(double t);
     // The first time after t at which the share may change (infinity if never).
     double next_change_after(double t);
+
+    // A checkpoint: the generated co-located tasks and the stream that makes the next ones.
+    void save_state(StateWriter& out) const;
+    void load_state(StateReader& in);
 
     // The smallest share handed out, so a worker never stops completely.
     static constexpr double kMinimumShare = 0.02;

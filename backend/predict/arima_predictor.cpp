@@ -98,4 +98,28 @@ double ArimaPredictor::predict(const ResourceState&)
     return std::max(forecast, 0.05 * speeds_.back());
 }
 
+
+void ArimaPredictor::save_state(StateWriter& out) const
+{
+    out.put(std::vector<double>(speeds_.begin(), speeds_.end()));
+    out.put(std::vector<double>(differences_.begin(), differences_.end()));
+    for (const double v : { phi1_, phi2_, theta_, last_residual_ })
+        out.put(v);
+    out.put(fitted_);
+    out.put(since_fit_);
+}
+
+void ArimaPredictor::load_state(StateReader& in)
+{
+    std::vector<double> values;
+    in.get(values, "ARIMA speeds");
+    speeds_.assign(values.begin(), values.end());
+    in.get(values, "ARIMA differences");
+    differences_.assign(values.begin(), values.end());
+    for (double* v : { &phi1_, &phi2_, &theta_, &last_residual_ })
+        *v = in.get<double>("ARIMA fit");
+    fitted_ = in.get_bool("ARIMA fitted");
+    since_fit_ = in.get<int>("ARIMA refit counter");
+}
+
 } // namespace fulcrum::predict

@@ -23,6 +23,8 @@ public:
     std::string name() const override { return "arima"; }
     void observe(const SpeedSample& sample) override;
     double predict(const ResourceState&) override;
+    void save_state(StateWriter& out) const override;
+    void load_state(StateReader& in) override;
 
     double phi1() const { return phi1_; }
     double phi2() const { return phi2_; }

@@ -12,6 +12,16 @@ public:
     void observe(const SpeedSample& sample) override;
     double predict(const ResourceState&) override { return value_; }
     double value() const { return value_; }
+    void save_state(StateWriter& out) const override
+    {
+        out.put(value_);
+        out.put(started_);
+    }
+    void load_state(StateReader& in) override
+    {
+        value_ = in.get<double>("EMA");
+        started_ = in.get_bool("EMA started");
+    }
 
 private:
     double alpha_;

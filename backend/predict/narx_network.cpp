@@ -223,4 +223,32 @@ NarxNetwork NarxNetwork::deserialize(const std::string& text)
     return net;
 }
 
+
+void NarxNetwork::save_state(StateWriter& out) const
+{
+    for (const int v : { shape_.speed_lags, shape_.resource_lags, shape_.hidden })
+        out.put(v);
+    out.put_array(w1_.data(), static_cast<std::size_t>(w1_.size()));
+    out.put_array(b1_.data(), static_cast<std::size_t>(b1_.size()));
+    out.put_array(w2_.data(), static_cast<std::size_t>(w2_.size()));
+    out.put(b2_);
+}
+
+NarxNetwork NarxNetwork::load_state(StateReader& in)
+{
+    NarxShape shape;
+    for (int* v : { &shape.speed_lags, &shape.resource_lags, &shape.hidden })
+        *v = in.get<int>("NARX shape");
+    if (shape.speed_lags < 1 || shape.speed_lags > 64 || shape.resource_lags < 0 || shape.resource_lags > 64 || shape.hidden < 1
+        || shape.hidden > 4096)
+        in.fail("NARX shape", "is implausible");
+    NarxNetwork net(shape, 0);
+    in.get_array(net.w1_.data(), static_cast<std::size_t>(net.w1_.size()), "NARX weights");
+    in.get_array(net.b1_.data(), static_cast<std::size_t>(net.b1_.size()), "NARX weights");
+    in.get_array(net.w2_.data(), static_cast<std::size_t>(net.w2_.size()), "NARX weights");
+    net.b2_ = in.get<double>("NARX weights");
+    net.refresh_single_precision();
+    return net;
+}
+
 } // namespace fulcrum::predict

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/eigen_core.h"
+#include "common/state_archive.h"
 #include <cstdint>
 #include <string>
 
@@ -56,6 +57,9 @@ public:
     std::string serialize() const;
     // Throws std::invalid_argument on malformed text.
     static NarxNetwork deserialize(const std::string& text);
+    // A checkpoint: the shape and every weight, bit for bit.
+    void save_state(StateWriter& out) const;
+    static NarxNetwork load_state(StateReader& in);
 
 private:
     void refresh_single_precision();

@@ -62,8 +62,10 @@ void NarxPredictor::observe(const SpeedSample& sample)
     if (++staged_ == recent_.size())
         settle();
 
-    if (training_.valid() && observed_ - training_started_at_ >= options_.adopt_after)
+    if (training_.valid() && observed_ - training_started_at_ >= options_.adopt_after) {
         adopt(training_.get());
+        training_ = {};
+    }
     const bool due = model_ ? observed_ - last_trained_at_ >= options_.retrain_every : observed_ >= options_.min_samples;
     if (due && !training_.valid() && static_cast<int>(history_size()) >= options_.min_samples / 2 + 8)
         start_training();
@@ -118,7 +120,7 @@ void NarxPredictor::start_training()
     };
     training_started_at_ = observed_;
     if (options_.background) {
-        training_ = std::async(std::launch::async, std::move(job));
+        training_ = std::async(std::launch::async, std::move(job)).share();
     } else {
         adopt(job());
     }
@@ -189,6 +191,113 @@ double NarxPredictor::predict(const ResourceState& next)
     if (!input_window(next, input_.data(), s))
         return ema_.value();
     return speed_from_output(model_->infer(input_, hidden_), s, ema_.value());
+}
+
+
+namespace {
+
+void put_sample(StateWriter& out, const SpeedSample& s)
+{
+    out.put(s.speed);
+    out.put(s.cpu);
+    out.put(s.memory);
+}
+
+SpeedSample get_sample(StateReader& in)
+{
+    SpeedSample s;
+    s.speed = in.get<double>("NARX sample");
+    s.cpu = in.get<double>("NARX sample");
+    s.memory = in.get<double>("NARX sample");
+    return s;
+}
+
+void put_report(StateWriter& out, const NarxTrainReport& r)
+{
+    out.put(r.epochs);
+    out.put(r.train_rmse);
+    out.put(r.validation_rmse);
+    out.put(r.stopped_early);
+}
+
+NarxTrainReport get_report(StateReader& in)
+{
+    NarxTrainReport r;
+    r.epochs = in.get<int>("NARX training report");
+    r.train_rmse = in.get<double>("NARX training report");
+    r.validation_rmse = in.get<double>("NARX training report");
+    r.stopped_early = in.get_bool("NARX training report");
+    return r;
+}
+
+} // namespace
+
+void NarxPredictor::save_state(StateWriter& out) const
+{
+    out.put(observed_);
+    out.put(scale_sum_);
+    out.put(model_ != nullptr);
+    if (model_)
+        model_->save_state(out);
+    out.put(model_version_);
+    out.put(training_started_at_);
+    out.put(last_trained_at_);
+    out.put(training_.valid());
+    if (training_.valid()) {
+        const Trained& t = training_.get(); // waits for a training still running
+        t.network.save_state(out);
+        put_report(out, t.report);
+    }
+    ema_.save_state(out);
+    out.put(static_cast<std::uint64_t>(recent_head_));
+    out.put(static_cast<std::uint64_t>(staged_));
+    for (const SpeedSample& s : recent_)
+        put_sample(out, s);
+    for (const double v : evicted_next_)
+        out.put(v);
+    out.put(static_cast<std::uint64_t>(history_.size()));
+    for (const SpeedSample& s : history_)
+        put_sample(out, s);
+    put_report(out, last_report_);
+    out.put(trainings_);
+}
+
+void NarxPredictor::load_state(StateReader& in)
+{
+    observed_ = in.get<std::int64_t>("NARX observations");
+    scale_sum_ = in.get<double>("NARX speed sum");
+    model_.reset();
+    if (in.get_bool("NARX network"))
+        model_ = std::make_unique<NarxNetwork>(NarxNetwork::load_state(in));
+    if (model_ && !(model_->shape() == options_.shape))
+        in.fail("NARX network", "has another look-back window or hidden size than the policy's");
+    model_version_ = in.get<std::uint64_t>("NARX model version");
+    training_started_at_ = in.get<std::int64_t>("NARX training start");
+    last_trained_at_ = in.get<std::int64_t>("NARX last training");
+    training_ = {};
+    if (in.get_bool("NARX training in flight")) {
+        Trained t { NarxNetwork::load_state(in), get_report(in) };
+        std::promise<Trained> done;
+        done.set_value(std::move(t));
+        training_ = done.get_future().share();
+    }
+    ema_.load_state(in);
+    recent_head_ = static_cast<std::size_t>(in.get<std::uint64_t>("NARX recent samples")) & (recent_.size() - 1);
+    staged_ = static_cast<std::size_t>(in.get<std::uint64_t>("NARX staged samples"));
+    if (staged_ > recent_.size())
+        in.fail("NARX staged samples", "are more than the recent samples kept");
+    for (SpeedSample& s : recent_)
+        s = get_sample(in);
+    for (double& v : evicted_next_)
+        v = in.get<double>("NARX evicted speeds");
+    const std::size_t n = in.array_size("NARX history", 1);
+    if (n > history_.capacity())
+        in.fail("NARX history", "holds more samples than this predictor keeps");
+    history_.clear();
+    for (std::size_t i = 0; i < n; ++i)
+        history_.push_back(get_sample(in));
+    last_report_ = get_report(in);
+    trainings_ = in.get<int>("NARX trainings");
 }
 
 } // namespace fulcrum::predict

@@ -62,6 +62,12 @@ public:
     const NarxTrainReport& last_training() const { return last_report_; }
     int trainings() const { return trainings_; }
 
+    // A checkpoint: the history (ring and staged samples as they lie), the EMA, the network
+    // and a retraining in flight (waited for, and adopted after resuming at the same
+    // observation as it would have been).
+    void save_state(StateWriter& out) const override;
+    void load_state(StateReader& in) override;
+
 private:
     struct Trained {
         NarxNetwork network;
@@ -82,7 +88,7 @@ private:
     std::uint64_t model_version_ = 0;
     std::int64_t training_started_at_ = 0;
     std::int64_t last_trained_at_ = 0;
-    std::future<Trained> training_;
+    std::shared_future<Trained> training_; // shared: a checkpoint reads a finished training without adopting it
     EmaPredictor ema_;
     std::size_t recent_head_ = 0;          // where the next sample goes in recent_
     std::size_t staged_ = 0;               // the newest samples of recent_ not yet in history_

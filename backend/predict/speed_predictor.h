@@ -1,5 +1,7 @@
 #pragma once
 
+#include "common/state_archive.h"
+
 #include <memory>
 #include <string>
 
@@ -29,6 +31,9 @@ public:
     virtual void observe(const SpeedSample& sample) = 0;
     // Meaningful after at least one observation.
     virtual double predict(const ResourceState& next) = 0;
+    // A checkpoint of what it learned, so a resumed job predicts exactly as before.
+    virtual void save_state(StateWriter& out) const = 0;
+    virtual void load_state(StateReader& in) = 0;
 };
 
 } // namespace fulcrum::predict

@@ -23,13 +23,14 @@ constexpr NameTable<Stream, 6> kStreams { {
     { Stream::Workers, "workers" },
     { Stream::Cluster, "cluster" },
 } };
-constexpr NameTable<JobState, 6> kJobStates { {
+constexpr NameTable<JobState, 7> kJobStates { {
     { JobState::Queued, "queued" },
     { JobState::Running, "running" },
     { JobState::Paused, "paused" },
     { JobState::Finished, "finished" },
     { JobState::Stopped, "stopped" },
     { JobState::Failed, "failed" },
+    { JobState::Interrupted, "interrupted" },
 } };
 constexpr NameTable<JobAction, 3> kJobActions { {
     { JobAction::Cancel, "cancel-job" },

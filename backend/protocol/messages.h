@@ -149,7 +149,9 @@ struct ErrorInfo {
     bool operator==(const ErrorInfo&) const = default;
 };
 
-enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed };
+// Interrupted: fulcrumd stopped (a crash, a restart) while the job ran; it goes on from its
+// last checkpoint when fulcrumd resumes it (at start, or on an operator's resume-job).
+enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed, Interrupted };
 
 struct JobStatus {
     JobId job = 0;

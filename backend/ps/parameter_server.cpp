@@ -85,4 +85,29 @@ Eigen::VectorXf ParameterServer::parameters() const
     return all;
 }
 
+void ParameterServer::save_state(StateWriter& out) const
+{
+    out.put(static_cast<std::uint64_t>(shards_.size()));
+    for (const ServerShard& shard : shards_)
+        shard.save_state(out);
+    out.put(version_);
+    out.put(layout_version_);
+}
+
+void ParameterServer::load_state(StateReader& in)
+{
+    std::vector<ServerShard> shards;
+    const std::size_t n = in.array_size("server shards", 1);
+    Eigen::Index keys = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        shards.push_back(ServerShard::load_state(in));
+        keys += shards.back().key_count();
+    }
+    if (keys != count_)
+        in.fail("server shards", "hold " + std::to_string(keys) + " keys; this job's model has " + std::to_string(count_));
+    shards_ = std::move(shards);
+    version_ = in.get<std::int64_t>("server version");
+    layout_version_ = in.get<std::int64_t>("server layout version");
+}
+
 } // namespace fulcrum::ps

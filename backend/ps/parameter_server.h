@@ -43,6 +43,11 @@ public:
     // Bumped by every server change, so a remote worker knows its server list is stale.
     std::int64_t layout_version() const { return layout_version_; }
     const std::vector<ServerShard>& shards() const { return shards_; }
+
+    // A checkpoint: the shards as they are (an Elastic PS job may have re-sharded), their
+    // optimizer state and the versions. Loading checks that the keys cover the same model.
+    void save_state(StateWriter& out) const;
+    void load_state(StateReader& in);
     Aggregation aggregation() const { return aggregation_; }
 
 private:

@@ -123,4 +123,33 @@ void ServerShard::adopt(std::vector<ShardSlice> slices)
     aggregate_.resize(longest);
 }
 
+void ServerShard::save_state(StateWriter& out) const
+{
+    out.put(static_cast<std::uint64_t>(slices_.size()));
+    for (const ShardSlice& slice : slices_) {
+        out.put(static_cast<std::int64_t>(slice.range.begin));
+        out.put(static_cast<std::int64_t>(slice.range.end));
+        out.put_array(slice.parameters.data(), static_cast<std::size_t>(slice.parameters.size()));
+        out.put_array(slice.velocity.data(), static_cast<std::size_t>(slice.velocity.size()));
+    }
+}
+
+ServerShard ServerShard::load_state(StateReader& in)
+{
+    std::vector<ShardSlice> slices(in.array_size("shard slices", 1));
+    for (ShardSlice& slice : slices) {
+        slice.range.begin = static_cast<Eigen::Index>(in.get<std::int64_t>("slice range"));
+        slice.range.end = static_cast<Eigen::Index>(in.get<std::int64_t>("slice range"));
+        if (slice.range.begin < 0 || slice.range.end < slice.range.begin)
+            in.fail("slice range", "is not a key range");
+        slice.parameters.resize(slice.range.size());
+        slice.velocity.resize(slice.range.size());
+        in.get_array(slice.parameters.data(), static_cast<std::size_t>(slice.range.size()), "slice parameters");
+        in.get_array(slice.velocity.data(), static_cast<std::size_t>(slice.range.size()), "slice optimizer state");
+    }
+    if (slices.empty())
+        in.fail("shard slices", "a shard owns at least one key range");
+    return ServerShard(std::move(slices));
+}
+
 } // namespace fulcrum::ps

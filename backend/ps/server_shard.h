@@ -1,6 +1,7 @@
 #pragma once
 
 #include "ps/gradient.h"
+#include "common/state_archive.h"
 #include "ps/key_range.h"
 
 #include <span>
@@ -37,6 +38,10 @@ public:
     std::vector<ShardSlice> release(Eigen::Index keys);
     // Takes ownership of slices released by another shard.
     void adopt(std::vector<ShardSlice> slices);
+
+    // A checkpoint: every slice's range, parameters and optimizer state, bit for bit.
+    void save_state(StateWriter& out) const;
+    static ServerShard load_state(StateReader& in);
 
 private:
     std::vector<ShardSlice> slices_; // in key order

@@ -119,7 +119,29 @@ public:
             options_.on_event(event);
     }
 
+    void on_checkpoint(std::int64_t iteration, double time_s, std::string state) override
+    {
+        if (!recorder_)
+            return;
+        db::Checkpoint c;
+        c.job = job_;
+        c.iteration = iteration;
+        c.time_s = time_s;
+        c.policy_json = manager_ ? manager_->policy_spec_json() : std::string();
+        c.state = std::move(state);
+        recorder_->record_checkpoint(std::move(c));
+    }
+
+    // The job's manager, whose policy in effect each checkpoint names.
+    void set_manager(JobId job, const balance::BatchSizeManager* manager)
+    {
+        job_ = job;
+        manager_ = manager;
+    }
+
 private:
+    JobId job_ = 0;
+    const balance::BatchSizeManager* manager_ = nullptr;
     db::RunRecorder* recorder_;
     const RunOptions& options_;
     std::int64_t planned_;
@@ -191,9 +213,22 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     std::vector<std::int32_t> limits;
     for (const auto& w : config.workers)
         limits.push_back(w.gpu ? w.gpu->batch_limit() : 0);
+    if (options.resume && asynchronous)
+        throw InputError(s.source, "sync", s.sync.type + " jobs keep no checkpoint; only bsp and backup jobs resume");
+    if (options.resume && !recorder)
+        throw InputError(s.source, "", "a job resumes into its run store: give the database");
+    // A resumed job runs the policy in effect at its checkpoint: an operator may have
+    // changed the scenario's.
+    balance::PolicySpec policy = s.policy;
+    std::string policy_json;
+    if (options.resume && !options.resume->checkpoint.policy_json.empty()) {
+        policy_json = options.resume->checkpoint.policy_json;
+        policy = scenario::parse_policy_section(policy_json, s, s.source + " (checkpoint's policy)");
+    }
     std::unique_ptr<balance::BatchSizeManager> manager;
     try {
-        manager = balance::make_manager(s.policy, static_cast<int>(config.workers.size()), s.total_batch, limits);
+        manager = balance::make_manager(policy, static_cast<int>(config.workers.size()), s.total_batch, limits);
+        manager->keep_policy_spec_json(policy_json); // carried into the next checkpoint
     } catch (const std::invalid_argument& e) {
         throw InputError(s.source, "policy", e.what());
     }
@@ -216,6 +251,18 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     summary.policy = manager->policy().name();
 
     if (recorder) {
+        config.checkpoint_every = s.checkpoint.every_iterations;
+        config.checkpoint_seconds = s.checkpoint.every_seconds;
+    }
+    if (recorder && options.resume) {
+        const db::Checkpoint& c = options.resume->checkpoint;
+        if (c.job != config.job)
+            throw InputError(options.database->string(), "checkpoint", "is job " + std::to_string(c.job) + "'s, not this job's");
+        summary.run = options.resume->run;
+        summary.database = options.database->string();
+        // The store is changed only once the trainer has taken the checkpoint (below): a
+        // damaged one leaves every recorded row where it was.
+    } else if (recorder) {
         db::RunInfo info;
         info.name = s.name;
         info.scenario_json = s.json;
@@ -256,6 +303,18 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             result = trainer.run(options.stop);
         } else {
             train::BspTrainer trainer(std::move(config), std::move(manager), observer);
+            observer.set_manager(trainer.config().job, &trainer.manager());
+            if (options.resume) {
+                const db::Checkpoint& c = options.resume->checkpoint;
+                trainer.resume_from_checkpoint(c.state);
+                recorder->resume_run(options.resume->run, c.iteration);
+                for (EventRecord e : options.recorded_before) {
+                    e.job = c.job;
+                    e.iteration = c.iteration;
+                    e.time_s = c.time_s;
+                    recorder->record_event(e);
+                }
+            }
             if (options.on_start)
                 options.on_start(trainer.manager());
             if (options.on_trainer)
@@ -298,7 +357,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     summary.final_test_loss = result.final_evaluation.test_loss;
     summary.stopped = result.stopped;
     if (recorder)
-        recorder->finish_run(result.stopped ? "stopped" : "finished", to_json(summary));
+        recorder->finish_run(result.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",
+            to_json(summary));
     return summary;
 }
 

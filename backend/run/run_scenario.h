@@ -3,6 +3,7 @@
 #include "run/run_summary.h"
 #include "balance/batch_size_manager.h"
 #include "data/dataset.h"
+#include "db/run_store.h"
 #include "scenario/scenario.h"
 #include "train/remote_workers.h"
 
@@ -53,6 +54,17 @@ struct RunOptions {
     std::vector<EventRecord> recorded_before;
     // The processes that compute the scenario's remote worker slots (fulcrumd).
     std::shared_ptr<train::RemoteWorkers> remote;
+    // Continue run `run` of `database` after a crash from its job's checkpoint: the rows past
+    // the checkpoint are recorded again, the job goes on as the uninterrupted one would
+    // (BSP family; the scenario must be the run's own).
+    struct Resume {
+        RunId run = 0;
+        db::Checkpoint checkpoint;
+    };
+    std::optional<Resume> resume;
+    // The status a stopped run is recorded with ("stopped" when unset): fulcrumd records a
+    // job its own shutdown stopped as "interrupted", to resume it at its next start.
+    std::function<std::string()> stopped_status;
 };
 
 // The scenario's training and test data (synthetic from the seed, or Fashion-MNIST from

@@ -48,6 +48,14 @@ struct ElasticScenarioSpec {
     bool present = false;      // the section was given
 };
 
+// When a job checkpoints into its run store (BSP family): after every `every_iterations`
+// barriers and whenever `every_seconds` of wall time passed since the last one (0 turns
+// either off; both 0: no checkpoints), and at a clean stop.
+struct CheckpointSpec {
+    std::int64_t every_iterations = 200;
+    double every_seconds = 30;
+};
+
 struct Scenario {
     std::string name;
     std::string description;
@@ -77,6 +85,7 @@ struct Scenario {
     // fulcrumd places the job's workers on its cluster's GPUs ("placement" section): the GPU
     // memory each worker takes there; unset, a whole GPU. Other runners ignore it.
     std::optional<double> placement_memory_gb;
+    CheckpointSpec checkpoint;
 };
 
 // Parses and validates a scenario. Throws InputError naming `source`, the field path

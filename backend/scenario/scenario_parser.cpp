@@ -582,6 +582,12 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
         if (s.sync.type != "bsp" && s.sync.type != "backup")
             top.fail("elastic", "needs barriers: sync is '" + s.sync.type + "', expected bsp or backup");
     }
+    if (const json::value* checkpoint = top.find("checkpoint")) {
+        Fields c(*checkpoint, "checkpoint", source);
+        s.checkpoint.every_iterations = c.integer("every_iterations", s.checkpoint.every_iterations, 0, 1'000'000'000);
+        s.checkpoint.every_seconds = c.number("every_seconds", s.checkpoint.every_seconds, 0, 1e7);
+        c.finish();
+    }
     top.finish();
     return s;
 }

@@ -3,6 +3,7 @@
 #include "balance/policy_registry.h"
 #include "engine/event_queue.h"
 #include "engine/pacer.h"
+#include "common/state_archive.h"
 #include "perf/proc_stats.h"
 
 #include <boost/asio/post.hpp>
@@ -311,6 +312,131 @@ struct BspTrainer::Impl {
         }
     }
 
+    // What the loop carries from one barrier to the next, besides the objects' own state.
+    struct LoopState {
+        std::int64_t next = 0; // the iteration to run next
+        double now = 0;
+        std::int64_t samples = 0;
+        double train_loss = 0;
+        TrainingResult result;
+        std::vector<balance::WorkerObservation> observations;
+    };
+
+    static constexpr std::string_view kCheckpointFormat = "fulcrum bsp checkpoint 1";
+
+    // The whole state between two barriers, or nothing when the policy keeps no checkpoint.
+    std::optional<std::string> checkpoint(const LoopState& loop) const
+    {
+        StateWriter out;
+        out.put(kCheckpointFormat);
+        out.put(loop.next);
+        out.put(loop.now);
+        out.put(loop.samples);
+        out.put(loop.train_loss);
+        const EvaluationRecord& e = loop.result.final_evaluation;
+        out.put(e.iteration);
+        for (const double v : { e.time_s, e.wall_s, e.epoch, e.train_loss, e.test_loss, e.test_accuracy })
+            out.put(v);
+        out.put(loop.result.best_accuracy);
+        out.put(loop.result.target_time_s);
+        out.put(loop.result.target_updates);
+        out.put(static_cast<std::uint64_t>(loop.observations.size()));
+        for (const balance::WorkerObservation& o : loop.observations) {
+            out.put(o.worker);
+            out.put(o.batch_size);
+            for (const double v : { o.compute_s, o.comm_s, o.cpu_share, o.memory_share, o.next_cpu_share, o.next_memory_share, o.device_memory })
+                out.put(v);
+            out.put(o.batch_limit);
+        }
+        out.put(device_memory);
+        out.put(slowdown);
+        out.put(sync_model.type);
+        for (const int v : { sync_model.staleness, sync_model.backups, sync_model.range, sync_model.history })
+            out.put(v);
+        out.put(sync_model.algorithm);
+        out.put(static_cast<std::uint64_t>(next_scheduled));
+        out.put(clock.now());
+        if (!manager->save_state(out))
+            return std::nullopt;
+        job.save_state(out);
+        return out.take();
+    }
+
+    void resume(const std::string& state, LoopState& loop)
+    {
+        StateReader in(state, "job " + std::to_string(config.job) + "'s checkpoint");
+        if (in.get_string("format") != kCheckpointFormat)
+            in.fail("format", "is not a BSP trainer checkpoint of this Fulcrum");
+        loop.next = in.get<std::int64_t>("next iteration");
+        loop.now = in.get<double>("run clock");
+        loop.samples = in.get<std::int64_t>("samples");
+        loop.train_loss = in.get<double>("train loss");
+        EvaluationRecord& e = loop.result.final_evaluation;
+        e.job = config.job;
+        e.iteration = in.get<std::int64_t>("last evaluation");
+        for (double* v : { &e.time_s, &e.wall_s, &e.epoch, &e.train_loss, &e.test_loss, &e.test_accuracy })
+            *v = in.get<double>("last evaluation");
+        loop.result.best_accuracy = in.get<double>("best accuracy");
+        in.get(loop.result.target_time_s, "target time");
+        in.get(loop.result.target_updates, "target updates");
+        loop.observations.resize(in.array_size("observations", 1));
+        for (balance::WorkerObservation& o : loop.observations) {
+            o.worker = in.get<WorkerId>("observation");
+            o.batch_size = in.get<std::int32_t>("observation");
+            for (double* v : { &o.compute_s, &o.comm_s, &o.cpu_share, &o.memory_share, &o.next_cpu_share, &o.next_memory_share, &o.device_memory })
+                *v = in.get<double>("observation");
+            o.batch_limit = in.get<std::int32_t>("observation");
+        }
+        in.get(device_memory, "device memory");
+        in.get(slowdown, "stragglers");
+        if (device_memory.size() != job.workers.size() || slowdown.size() != job.workers.size())
+            in.fail("stragglers", "name another number of workers than this job's");
+        for (std::size_t i = 0; i < slowdown.size(); ++i)
+            slowdown_view[i].store(slowdown[i]);
+        sync_model.type = in.get_string("sync model");
+        for (int* v : { &sync_model.staleness, &sync_model.backups, &sync_model.range, &sync_model.history })
+            *v = in.get<int>("sync model");
+        sync_model.algorithm = in.get_string("sync model");
+        {
+            std::lock_guard lock(requests_mutex);
+            sync_description = sync::describe(sync_model);
+        }
+        next_scheduled = static_cast<std::size_t>(in.get<std::uint64_t>("scheduled resizes"));
+        if (next_scheduled > scheduled.size())
+            in.fail("scheduled resizes", "count more than the scenario has");
+        clock.restore(in.get<double>("virtual clock"));
+        manager->load_state(in);
+        job.load_state(in);
+        if (!in.at_end())
+            in.fail("end", "the checkpoint holds more than this trainer reads");
+        if (loop.next < 0 || loop.next > config.iterations)
+            in.fail("next iteration", "lies outside the job's " + std::to_string(config.iterations) + " iterations");
+    }
+
+    // After iteration loop.next - 1: every `checkpoint_every` barriers, every
+    // `checkpoint_seconds` of wall time, or because the run stops (`forced`).
+    void maybe_checkpoint(const LoopState& loop, bool forced)
+    {
+        if (checkpoints_off || (config.checkpoint_every <= 0 && config.checkpoint_seconds <= 0) || loop.next == 0
+            || loop.next == last_checkpoint)
+            return;
+        const bool by_count = config.checkpoint_every > 0 && loop.next % config.checkpoint_every == 0;
+        const bool by_time = config.checkpoint_seconds > 0
+            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count() >= config.checkpoint_seconds;
+        if (!forced && !by_count && !by_time)
+            return;
+        std::optional<std::string> state = checkpoint(loop);
+        if (!state) {
+            checkpoints_off = true;
+            observer.on_event(job.event(loop.next - 1, loop.now, "checkpoints-off",
+                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash"));
+            return;
+        }
+        observer.on_checkpoint(loop.next - 1, loop.now, std::move(*state));
+        last_checkpoint = loop.next;
+        last_checkpoint_at = std::chrono::steady_clock::now();
+    }
+
     void forward_events(std::int64_t iteration, double now)
     {
         for (EventRecord e : manager->take_events()) {
@@ -323,31 +449,50 @@ struct BspTrainer::Impl {
 
     TrainingResult run(const std::atomic<bool>* stop)
     {
-        job.run_start = std::chrono::steady_clock::now();
-        TrainingResult result;
         const std::size_t n = job.workers.size();
-        device_memory.assign(n, 0.0);
-        std::vector<balance::WorkerObservation> observations;
+        if (!resumed_loop) { // a resumed job's wall clock and device memory come from its checkpoint
+            job.run_start = std::chrono::steady_clock::now();
+            device_memory.assign(n, 0.0);
+        }
+        last_checkpoint_at = std::chrono::steady_clock::now();
+        LoopState loop;
+        TrainingResult& result = loop.result;
+        std::vector<balance::WorkerObservation>& observations = loop.observations;
+        std::int64_t& samples = loop.samples;
+        double& now = loop.now;
+        double& train_loss = loop.train_loss;
         std::vector<IterationRecord> rows;
         std::vector<ps::GradientPush> pushes;
-        std::int64_t samples = 0;
-        double now = 0, train_loss = 0;
         const std::vector<std::int32_t> limits = job.batch_limits();
-        observer.on_event(job.event(0, 0, "job-started",
-            std::to_string(n) + " workers, " + config.prototype->name() + ", total batch " + std::to_string(config.total_batch)
-                + ", policy " + manager->policy().name() + ", sync " + sync::describe(config.sync)));
+        if (resumed_loop) {
+            loop = std::move(*resumed_loop);
+            resumed_loop.reset();
+            last_checkpoint = loop.next;
+            pacer.start_at(loop.now);
+            observer.on_event(job.event(std::max<std::int64_t>(0, loop.next - 1), now, "checkpoint-resumed",
+                "resumed from checkpoint at iteration " + std::to_string(loop.next - 1) + ": iterations go on from "
+                    + std::to_string(loop.next) + ", policy " + manager->policy().name() + ", sync " + sync::describe(sync_model)));
+        } else {
+            observer.on_event(job.event(0, 0, "job-started",
+                std::to_string(n) + " workers, " + config.prototype->name() + ", total batch " + std::to_string(config.total_batch)
+                    + ", policy " + manager->policy().name() + ", sync " + sync::describe(config.sync)));
+        }
 
-        std::int64_t k = 0;
+        std::int64_t k = loop.next;
+        const auto stopping = [&] {
+            if (!(stop && stop->load(std::memory_order_relaxed)))
+                return false;
+            result.stopped = true;
+            loop.next = k;
+            maybe_checkpoint(loop, true); // a clean stop leaves a checkpoint to resume from
+            return true;
+        };
         for (; k < config.iterations; ++k) {
-            if (stop && stop->load(std::memory_order_relaxed)) {
-                result.stopped = true;
+            if (stopping())
                 break;
-            }
             hold_while_paused(k, now, stop);
-            if (stop && stop->load(std::memory_order_relaxed)) {
-                result.stopped = true;
+            if (stopping())
                 break;
-            }
             apply_resizes(k, now);
             apply_slowdowns(k, now);
             apply_sync_change(k, now);
@@ -446,6 +591,8 @@ struct BspTrainer::Impl {
             }
             // After the evaluation, so whoever shows progress shows this iteration's accuracy.
             observer.on_iteration(rows);
+            loop.next = k + 1;
+            maybe_checkpoint(loop, false);
             if (config.mode == ClockMode::Paced)
                 pacer.wait_until(now, stop);
             if (result.target_time_s) {
@@ -486,6 +633,10 @@ struct BspTrainer::Impl {
     std::string pause_actor;
     std::vector<double> slowdown;              // per worker; touched by the training thread only
     std::vector<std::atomic<double>> slowdown_view; // what straggler_slowdown() reports
+    std::optional<LoopState> resumed_loop;     // from resume_from_checkpoint(), for run()
+    bool checkpoints_off = false;              // the policy keeps none (said once, as an event)
+    std::int64_t last_checkpoint = 0;          // the `next` of the last checkpoint taken
+    std::chrono::steady_clock::time_point last_checkpoint_at;
 };
 
 BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer)
@@ -501,6 +652,13 @@ BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeM
 BspTrainer::~BspTrainer() = default;
 
 TrainingResult BspTrainer::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
+
+void BspTrainer::resume_from_checkpoint(const std::string& state)
+{
+    Impl::LoopState loop;
+    impl_->resume(state, loop);
+    impl_->resumed_loop = std::move(loop);
+}
 const ps::ParameterServer& BspTrainer::server() const { return impl_->job.server; }
 const TrainerConfig& BspTrainer::config() const { return impl_->config; }
 balance::BatchSizeManager& BspTrainer::manager() { return *impl_->manager; }

@@ -24,6 +24,11 @@ public:
     ~BspTrainer();
 
     TrainingResult run(const std::atomic<bool>* stop = nullptr);
+    // Before run(): go on from a checkpoint this job wrote (TrainingObserver::on_checkpoint)
+    // after the iteration it was taken at, as the uninterrupted run would have (bit for bit
+    // on the virtual clock). Throws InputError naming the part of a checkpoint that is
+    // damaged or belongs to another job; the trainer is then unchanged enough to be dropped.
+    void resume_from_checkpoint(const std::string& state);
 
     const ps::ParameterServer& server() const;
     const TrainerConfig& config() const;

@@ -203,4 +203,39 @@ EventRecord JobState::event(std::int64_t iteration, double time_s, std::string k
     return e;
 }
 
+
+void JobState::save_state(StateWriter& out) const
+{
+    server.save_state(out);
+    out.put(static_cast<std::uint64_t>(workers.size()));
+    for (const auto& worker : workers)
+        worker->save_state(out);
+    out.put(members);
+    out.put(shares.has_value());
+    if (shares)
+        shares->save_state(out);
+    out.put(wall_seconds());
+}
+
+void JobState::load_state(StateReader& in)
+{
+    server.load_state(in);
+    if (in.array_size("worker slots", 1) != workers.size())
+        in.fail("worker slots", "differ from this job's " + std::to_string(workers.size()));
+    for (const auto& worker : workers)
+        worker->load_state(in);
+    std::vector<bool> stored;
+    in.get(stored, "members");
+    if (stored.size() != members.size())
+        in.fail("members", "name " + std::to_string(stored.size()) + " slots; the job has " + std::to_string(members.size()));
+    members = stored;
+    if (in.get_bool("data shares") != shares.has_value())
+        in.fail("data shares", "the checkpoint's job and this one differ in being elastic");
+    if (shares)
+        shares->load_state(in);
+    const double wall = in.get<double>("wall time");
+    run_start = std::chrono::steady_clock::now()
+        - std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(wall));
+}
+
 } // namespace fulcrum::train

@@ -46,6 +46,11 @@ struct TrainerConfig {
     ElasticSpec elastic; // Elastic PS (BSP family only)
     // Slots computed by remote processes (BSP trainer, real mode); null: all local.
     std::shared_ptr<RemoteWorkers> remote;
+    // Checkpoints (BSP family): the trainer hands its whole state to the observer after every
+    // `checkpoint_every` barriers and whenever `checkpoint_seconds` of wall time have passed
+    // since the last one (0 turns either off), and at a stop request.
+    std::int64_t checkpoint_every = 0;
+    double checkpoint_seconds = 0;
 };
 
 // What every trainer of one job holds: the server, the workers, the evaluator and the
@@ -70,6 +75,12 @@ struct JobState {
     ResizeRequest resolved(const ResizeRequest& request) const;
     bool member(std::size_t worker) const { return members[worker]; }
     int member_count() const;
+
+    // A checkpoint of what the job holds: the server's shards with their optimizer state,
+    // every worker slot's sampler and performance model, the members and data shares, and
+    // the wall time run so far. Loading puts the wall clock back that far.
+    void save_state(StateWriter& out) const;
+    void load_state(StateReader& in);
 
     TrainerConfig config;
     ps::ParameterServer server;

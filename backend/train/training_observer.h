@@ -4,6 +4,7 @@
 #include "ps/gradient.h"
 
 #include <optional>
+#include <string>
 #include <span>
 
 namespace fulcrum::train {
@@ -19,6 +20,9 @@ public:
     // The gradients a barrier applied, just before the server steps (the BSP family).
     // Lets a checker replay exactly what the server saw; most observers ignore it.
     virtual void on_barrier(std::int64_t /*iteration*/, std::span<const ps::GradientPush> /*pushes*/) {}
+    // A checkpoint taken after iteration `iteration`'s rows were handed over (config's
+    // checkpoint_every / checkpoint_seconds): the trainer's whole state, to resume from.
+    virtual void on_checkpoint(std::int64_t /*iteration*/, double /*time_s*/, std::string /*state*/) {}
 };
 
 struct TrainingResult {

@@ -34,6 +34,18 @@ public:
     // Where a remote worker's gradient is put, so the barrier reads it as a local one.
     model::Vector& gradient_buffer() { return gradient_; }
     perf::PerformanceModel& performance() { return *performance_; }
+    // A checkpoint: where its pass over the data stands and its performance model's streams.
+    // The replica and gradient are rebuilt by the next pull and batch.
+    void save_state(StateWriter& out) const
+    {
+        sampler_.save_state(out);
+        performance_->save_state(out);
+    }
+    void load_state(StateReader& in)
+    {
+        sampler_.load_state(in);
+        performance_->load_state(in);
+    }
 
 private:
     WorkerId id_;

@@ -122,7 +122,7 @@ void JobsView::update_actions()
     submit_form_->setEnabled(live);
     cancel_->setEnabled(live && active);
     pause_->setEnabled(live && status && status->state == protocol::JobState::Running);
-    resume_->setEnabled(live && status && status->state == protocol::JobState::Paused);
+    resume_->setEnabled(live && status && (status->state == protocol::JobState::Paused || status->state == protocol::JobState::Interrupted));
     change_policy_->setEnabled(live && status && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused));
 }
 

@@ -1,0 +1,192 @@
+// fulcrumd after a crash or a restart: a real fulcrumd killed with SIGKILL mid-job resumes
+// the job from its checkpoint when it starts again, in the same run store, under the same
+// id, and every committed row is kept; a stopped daemon's jobs are interrupted and go on
+// automatically or on an operator's resume-job.
+
+#include "daemon/daemon.h"
+#include "db/run_reader.h"
+
+#include "daemon_support.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using testing_support::drain;
+using testing_support::reply_to;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string paced_job(int iterations, const std::string& sync = "bsp")
+{
+    return R"({"name": "recovered", "seed": 8, "mode": "paced", "pace": 6,
+      "data": {"source": "synthetic", "train_size": 1200, "test_size": 200, "dim": 12, "classes": 3},
+      "model": {"type": "mlp", "hidden": [16]},
+      "training": {"total_batch": 64, "learning_rate": 0.1, "momentum": 0.9, "iterations": )"
+        + std::to_string(iterations) + R"(, "eval_interval": 25},
+      "sync": ")" + sync + R"(",
+      "policy": {"type": )" + (sync == "bsp" ? std::string(R"("lbbsp-cpu", "predictor": {"type": "ema"})") : std::string(R"("uniform")")) + R"(},
+      "checkpoint": {"every_iterations": 10, "every_seconds": 0},
+      "workers": [{"speed": 3000, "count": 3, "noise": {"sigma": 0.05}}, {"speed": 1000, "noise": {"sigma": 0.05}}]})";
+}
+
+using Rows = std::map<std::pair<std::int64_t, WorkerId>, IterationRecord>;
+
+Rows rows_of(const fs::path& store)
+{
+    Rows rows;
+    db::RunReader reader(store);
+    for (const IterationRecord& r : reader.iterations(1, 0))
+        rows[{ r.iteration, r.worker }] = r;
+    return rows;
+}
+
+class Recovery : public ::testing::Test {
+protected:
+    fs::path dir = fs::temp_directory_path() / ("fulcrum-recovery-" + std::to_string(::getpid()));
+    void SetUp() override { fs::create_directories(dir); }
+    void TearDown() override { fs::remove_all(dir); }
+
+    pid_t start_fulcrumd(const std::vector<std::string>& extra)
+    {
+        std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo" };
+        args.insert(args.end(), extra.begin(), extra.end());
+        std::vector<char*> argv;
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        posix_spawn_file_actions_t quiet;
+        posix_spawn_file_actions_init(&quiet);
+        posix_spawn_file_actions_addopen(&quiet, 2, (dir / "fulcrumd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        pid_t pid = 0;
+        EXPECT_EQ(::posix_spawn(&pid, args[0].c_str(), &quiet, nullptr, argv.data(), environ), 0);
+        posix_spawn_file_actions_destroy(&quiet);
+        return pid;
+    }
+
+    // Polls the job's store until `done` holds (or 120 s pass).
+    template <class Done> bool wait_for_store(const fs::path& store, Done done)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (!fs::exists(store))
+                continue;
+            try {
+                db::RunReader reader(store);
+                if (done(reader))
+                    return true;
+            } catch (const InputError&) {
+                // being created
+            }
+        }
+        return false;
+    }
+};
+
+} // namespace
+
+TEST_F(Recovery, AFulcrumdKilledMidJobResumesItFromItsCheckpointAndKeepsEveryCommittedRow)
+{
+    std::ofstream(dir / "job.json") << paced_job(240);
+    const fs::path store = dir / "data" / "runs" / "job-1.db";
+    pid_t daemon = start_fulcrumd({ "--scenario", (dir / "job.json").string() });
+    std::mt19937 draw(std::random_device {}());
+    const std::int64_t kill_after = std::uniform_int_distribution<std::int64_t>(20, 180)(draw);
+    ASSERT_TRUE(wait_for_store(store, [&](db::RunReader& r) {
+        const auto c = r.checkpoint(1, 0);
+        return c && c->iteration >= kill_after;
+    })) << "no checkpoint past iteration " << kill_after;
+    ::kill(daemon, SIGKILL);
+    ::waitpid(daemon, nullptr, 0);
+    const Rows committed = rows_of(store);
+    const auto checkpoint = *db::RunReader(store).checkpoint(1, 0);
+    EXPECT_EQ(db::RunReader(store).run(1).status, "running");
+
+    daemon = start_fulcrumd({}); // no scenario: it finds the interrupted job itself
+    const bool finished = wait_for_store(store, [](db::RunReader& r) { return r.run(1).status == "finished"; });
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    ASSERT_TRUE(finished) << "the resumed job did not finish";
+
+    db::RunReader reader(store);
+    EXPECT_EQ(reader.integrity_check(), "ok");
+    EXPECT_EQ(reader.runs().size(), 1u); // the same run, not a new one
+    const Rows final_rows = rows_of(store);
+    ASSERT_EQ(final_rows.size(), 240u * 4);
+    for (const auto& [key, row] : committed) {
+        const auto it = final_rows.find(key);
+        ASSERT_NE(it, final_rows.end()) << "iteration " << key.first << " worker " << key.second << " was lost";
+        // Paced runs are deterministic: rows past the checkpoint were recorded again identically.
+        EXPECT_EQ(it->second, row) << "iteration " << key.first << " worker " << key.second;
+    }
+    const auto events = reader.events(1);
+    const auto resumed = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "checkpoint-resumed"; });
+    ASSERT_NE(resumed, events.end());
+    EXPECT_NE(resumed->message.find("at iteration " + std::to_string(checkpoint.iteration)), std::string::npos);
+    // Job ids go on: a job submitted now is job 2.
+    EXPECT_FALSE(fs::exists(dir / "data" / "runs" / "job-2.db"));
+}
+
+TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
+{
+    daemon::DaemonOptions options;
+    options.data_dir = dir / "data";
+    {
+        daemon::Daemon first(options);
+        EXPECT_EQ(first.submit(paced_job(400), "test"), 1);
+        EXPECT_EQ(first.submit(paced_job(400, "asp"), "test"), 2); // asp keeps no checkpoint
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (first.jobs().at(0).iteration < 25 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        // The destructor stops every job at its next barrier, as SIGTERM does.
+    }
+    EXPECT_EQ(db::RunReader(dir / "data" / "runs" / "job-1.db").run(1).status, "interrupted");
+
+    options.resume = daemon::DaemonOptions::Resume::Manual;
+    daemon::Daemon second(options);
+    const auto found = second.recover();
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].job, 1);
+    EXPECT_EQ(found[1].job, 2);
+    const auto status = [&](JobId id) {
+        for (const JobStatus& s : second.jobs())
+            if (s.job == id)
+                return s;
+        return JobStatus {};
+    };
+    EXPECT_EQ(status(1).state, JobState::Interrupted);
+    EXPECT_NE(status(1).message.find("resume-job goes on from it"), std::string::npos) << status(1).message;
+    EXPECT_EQ(status(2).state, JobState::Failed);
+    EXPECT_NE(status(2).message.find("before its first checkpoint"), std::string::npos) << status(2).message;
+
+    auto op = second.connect(Role::Operator, "op");
+    second.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    second.receive(*op, R"({"type": "resume-job", "id": "r", "job": 1})");
+    const auto reply = reply_to(drain(*op), "r");
+    ASSERT_TRUE(reply);
+    EXPECT_FALSE(reply->error) << reply->error->message;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (status(1).state != JobState::Finished && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(status(1).state, JobState::Finished) << status(1).message;
+    const Rows rows = rows_of(dir / "data" / "runs" / "job-1.db");
+    EXPECT_EQ(rows.size(), 400u * 4);
+    EXPECT_EQ(second.submit(paced_job(10), "after the restart"), 3);
+}

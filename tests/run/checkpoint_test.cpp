@@ -1,0 +1,266 @@
+// A job killed with SIGKILL and resumed from its last checkpoint records, from the
+// checkpoint on, exactly the rows of the uninterrupted run: the killed process is a real
+// fulcrum-run, and the kill falls at a random iteration.
+
+#include "common/error.h"
+#include "db/run_reader.h"
+#include "db/run_recorder.h"
+#include "run/run_scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+using namespace fulcrum;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Heterogeneous CPU workers with noise, a co-located load and a competing process (their
+// random streams and generated load are in the checkpoint), a 2-shard server with momentum.
+std::string cpu_scenario(const std::string& policy)
+{
+    return R"({"name": "checkpointed", "seed": 11, "mode": "paced", "pace": 4,
+      "data": {"source": "synthetic", "train_size": 1500, "test_size": 300, "dim": 16, "classes": 4},
+      "model": {"type": "mlp", "hidden": [24]},
+      "training": {"total_batch": 96, "learning_rate": 0.05, "momentum": 0.9, "iterations": 120, "eval_interval": 15},
+      "servers": {"shards": 2},
+      "policy": )" + policy + R"(,
+      "checkpoint": {"every_iterations": 7, "every_seconds": 0},
+      "workers": [
+        {"name": "fast", "speed": 4000, "count": 2, "noise": {"sigma": 0.05, "spike_probability": 0.02, "spike_factor": 2}},
+        {"name": "shared", "speed": 2500, "colocated": {"arrivals_per_hour": 600, "mean_duration_s": 2, "cpu_min": 0.2, "cpu_max": 0.5},
+         "noise": {"sigma": 0.08}},
+        {"name": "old", "speed": 1200, "noise": {"sigma": 0.05}}
+      ]})";
+}
+
+// GPU workers under Algorithm 2: its phases, counters and the non-blocking pending answer.
+const char* kGpuScenario = R"({"name": "checkpointed-gpu", "seed": 4, "mode": "paced", "pace": 2,
+  "data": {"source": "synthetic", "train_size": 1500, "test_size": 300, "dim": 16, "classes": 4},
+  "model": {"type": "softmax"},
+  "training": {"total_batch": 128, "learning_rate": 0.1, "iterations": 150, "eval_interval": 25},
+  "policy": {"type": "lbbsp-gpu"},
+  "checkpoint": {"every_iterations": 9, "every_seconds": 0},
+  "workers": [{"gpu": "v100"}, {"gpu": "m60"}, {"gpu": "k80"}, {"gpu": "k520"}]})";
+
+class Checkpoints : public ::testing::Test {
+protected:
+    fs::path dir = fs::temp_directory_path() / ("fulcrum-checkpoint-" + std::to_string(::getpid()));
+    void SetUp() override { fs::create_directories(dir); }
+    void TearDown() override { fs::remove_all(dir); }
+
+    // The uninterrupted run, on the virtual clock (paced records the same rows).
+    run::RunSummary uninterrupted(const std::string& json, const fs::path& database)
+    {
+        run::RunOptions options;
+        options.mode = scenario::Mode::Virtual;
+        options.database = database;
+        return run::run_scenario(scenario::parse_scenario(json, "test"), options);
+    }
+
+    // fulcrum-run in paced mode, killed with SIGKILL once its store holds a checkpoint at or
+    // past `kill_after` (the rows after it are then partly committed, as in a real crash).
+    std::int64_t run_and_kill(const fs::path& scenario_file, const fs::path& database, std::int64_t kill_after)
+    {
+        const std::string binary = FULCRUM_RUN_BINARY, file = scenario_file.string(), out = database.string();
+        std::vector<char*> argv { const_cast<char*>(binary.c_str()), const_cast<char*>(file.c_str()), const_cast<char*>("--out"),
+            const_cast<char*>(out.c_str()), nullptr };
+        pid_t pid = 0;
+        EXPECT_EQ(::posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), environ), 0);
+        std::int64_t checkpointed = -1;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            if (!fs::exists(database))
+                continue;
+            try {
+                db::RunReader reader(database);
+                if (const auto c = reader.checkpoint(1, 0); c && c->iteration >= kill_after) {
+                    checkpointed = c->iteration;
+                    break;
+                }
+            } catch (const InputError&) {
+                // the store is still being created
+            }
+        }
+        ::kill(pid, SIGKILL);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "fulcrum-run ended before it was killed";
+        return checkpointed;
+    }
+
+    run::RunSummary resume(const std::string& json, const fs::path& database)
+    {
+        db::RunReader reader(database);
+        auto checkpoint = reader.checkpoint(1, 0);
+        EXPECT_TRUE(checkpoint);
+        run::RunOptions options;
+        options.mode = scenario::Mode::Virtual;
+        options.database = database;
+        options.resume = run::RunOptions::Resume { 1, std::move(*checkpoint) };
+        return run::run_scenario(scenario::parse_scenario(json, "test"), options);
+    }
+
+    void expect_same_rows(const fs::path& a, const fs::path& b, std::int64_t iterations)
+    {
+        db::RunReader ra(a), rb(b);
+        const auto rows_a = ra.iterations(1, 0), rows_b = rb.iterations(1, 0);
+        ASSERT_EQ(rows_a.size(), rows_b.size());
+        for (std::size_t i = 0; i < rows_a.size(); ++i)
+            ASSERT_EQ(rows_a[i], rows_b[i]) << "row " << i << " (iteration " << rows_a[i].iteration << ", worker " << rows_a[i].worker << ")";
+        EXPECT_EQ(rows_a.back().iteration, iterations - 1);
+        auto evals_a = ra.evaluations(1, 0), evals_b = rb.evaluations(1, 0);
+        ASSERT_EQ(evals_a.size(), evals_b.size());
+        for (std::size_t i = 0; i < evals_a.size(); ++i) {
+            evals_a[i].wall_s = evals_b[i].wall_s = 0; // the wall clock is not the job's
+            EXPECT_EQ(evals_a[i], evals_b[i]) << "evaluation " << i;
+        }
+        EXPECT_EQ(rb.integrity_check(), "ok");
+        EXPECT_EQ(rb.run(1).status, "finished");
+    }
+
+    void kill_and_resume(const std::string& json, std::int64_t iterations, std::int64_t every)
+    {
+        const auto expected = uninterrupted(json, dir / "uninterrupted.db");
+        std::ofstream(dir / "scenario.json") << json;
+        std::mt19937 draw(std::random_device {}());
+        const std::int64_t kill_after = std::uniform_int_distribution<std::int64_t>(every, iterations - 2 * every)(draw);
+        const std::int64_t checkpointed = run_and_kill(dir / "scenario.json", dir / "killed.db", kill_after);
+        ASSERT_GE(checkpointed, kill_after) << "no checkpoint at or after iteration " << kill_after << " within 120 s";
+        const auto resumed = resume(json, dir / "killed.db");
+        expect_same_rows(dir / "uninterrupted.db", dir / "killed.db", iterations);
+        EXPECT_EQ(resumed.final_accuracy, expected.final_accuracy);
+        EXPECT_EQ(resumed.iterations, expected.iterations);
+        EXPECT_EQ(resumed.time_s, expected.time_s);
+        db::RunReader reader(dir / "killed.db");
+        const auto events = reader.events(1);
+        const auto said = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "checkpoint-resumed"; });
+        ASSERT_NE(said, events.end());
+        EXPECT_NE(said->message.find("resumed from checkpoint at iteration " + std::to_string(checkpointed)), std::string::npos) << said->message;
+    }
+};
+
+} // namespace
+
+TEST_F(Checkpoints, AKilledCpuJobResumedFromItsCheckpointRecordsTheUninterruptedRowsBitForBit)
+{
+    kill_and_resume(cpu_scenario(R"({"type": "uniform"})"), 120, 7);
+}
+
+TEST_F(Checkpoints, AKilledGpuJobUnderAlgorithm2ResumesWithItsPhaseAndPendingAnswer)
+{
+    kill_and_resume(kGpuScenario, 150, 9);
+}
+
+TEST_F(Checkpoints, AKilledJobUnderNarxResumesWithItsHistoriesNetworksAndTrainingsInFlight)
+{
+    // NARX from iteration 24 on, retrained every 20 observations on a background thread and
+    // adopted 10 later: kills land before, during and after trainings; the pooled warm start
+    // keeps a shared training set and network too.
+    kill_and_resume(cpu_scenario(R"({"type": "lbbsp-cpu", "predictor": {"type": "narx", "min_samples": 24,
+        "retrain_every": 20, "max_epochs": 40, "hidden": 6, "warm_start": "pooled"}})"),
+        120, 7);
+}
+
+TEST_F(Checkpoints, AKilledJobUnderArimaResumesWithItsFit)
+{
+    kill_and_resume(cpu_scenario(R"({"type": "lbbsp-cpu", "predictor": {"type": "arima"}})"), 120, 7);
+}
+
+TEST_F(Checkpoints, PinsExclusionsStragglersAndAPolicyChangeCarryAcrossAResume)
+{
+    // An operator's changes mid-run, then a clean stop: the stop writes a checkpoint, and the
+    // resumed run goes on under the pins, exclusions and policy in effect.
+    const std::string json = cpu_scenario(R"({"type": "uniform"})");
+    const auto operate = [](run::RunOptions& options, balance::BatchSizeManager*& manager) {
+        options.on_start = [&manager](balance::BatchSizeManager& m) { manager = &m; };
+        options.on_trainer = [](train::BspTrainer*) {};
+        options.on_rows = [&manager](std::span<const IterationRecord> rows) {
+            if (!manager || rows.empty())
+                return;
+            if (rows.front().iteration == 10)
+                manager->pin(1, 40, "operator:test");
+            if (rows.front().iteration == 20)
+                manager->exclude(3, std::nullopt, "operator:test");
+            if (rows.front().iteration == 30)
+                manager->set_policy(balance::make_policy(scenario::parse_policy_section(R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})",
+                                        scenario::parse_scenario(cpu_scenario(R"({"type": "uniform"})"), "t"), "t")),
+                    {}, "operator:test", R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})");
+        };
+    };
+    balance::BatchSizeManager* manager = nullptr;
+    run::RunOptions whole;
+    whole.mode = scenario::Mode::Virtual;
+    whole.database = dir / "whole.db";
+    operate(whole, manager);
+    run::run_scenario(scenario::parse_scenario(json, "t"), whole);
+
+    manager = nullptr;
+    std::atomic<bool> stop { false };
+    run::RunOptions first;
+    first.mode = scenario::Mode::Virtual;
+    first.database = dir / "stopped.db";
+    first.stop = &stop;
+    operate(first, manager);
+    const auto inner = first.on_rows;
+    first.on_rows = [&](std::span<const IterationRecord> rows) {
+        inner(rows);
+        if (!rows.empty() && rows.front().iteration == 44)
+            stop = true; // a clean stop at the next barrier, after the policy change took effect
+    };
+    const auto stopped = run::run_scenario(scenario::parse_scenario(json, "t"), first);
+    EXPECT_TRUE(stopped.stopped);
+    const auto checkpoint = db::RunReader(dir / "stopped.db").checkpoint(1, 0);
+    ASSERT_TRUE(checkpoint);
+    EXPECT_EQ(checkpoint->iteration, 44);
+    EXPECT_NE(checkpoint->policy_json.find("fixed"), std::string::npos);
+
+    run::RunOptions again;
+    again.mode = scenario::Mode::Virtual;
+    again.database = dir / "stopped.db";
+    again.resume = run::RunOptions::Resume { 1, *checkpoint };
+    const auto resumed = run::run_scenario(scenario::parse_scenario(json, "t"), again);
+    EXPECT_EQ(resumed.policy, "fixed");
+    expect_same_rows(dir / "whole.db", dir / "stopped.db", 120);
+}
+
+TEST_F(Checkpoints, ACorruptOrForeignCheckpointIsRefusedWithItsPart)
+{
+    const std::string json = cpu_scenario(R"({"type": "uniform"})");
+    uninterrupted(json, dir / "run.db");
+    auto checkpoint = db::RunReader(dir / "run.db").checkpoint(1, 0);
+    ASSERT_TRUE(checkpoint);
+    const auto resume_with = [&](const std::string& state, const std::string& scenario_json) -> std::string {
+        run::RunOptions options;
+        options.mode = scenario::Mode::Virtual;
+        options.database = dir / "run.db";
+        db::Checkpoint c = *checkpoint;
+        c.state = state;
+        options.resume = run::RunOptions::Resume { 1, c };
+        try {
+            run::run_scenario(scenario::parse_scenario(scenario_json, "t"), options);
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "resumed";
+    };
+    EXPECT_NE(resume_with(checkpoint->state.substr(0, checkpoint->state.size() / 2), json).find("ends early"), std::string::npos);
+    EXPECT_NE(resume_with("garbage", json).find("checkpoint"), std::string::npos);
+    // The same checkpoint under another model is refused, not misread.
+    std::string other = json;
+    other.replace(other.find("[24]"), 4, "[32]");
+    EXPECT_NE(resume_with(checkpoint->state, other).find("keys"), std::string::npos);
+}
