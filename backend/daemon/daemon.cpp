@@ -81,9 +81,12 @@ JobId first_free_job_id(const std::filesystem::path& runs)
 Daemon::Daemon(DaemonOptions options)
     : options_(std::move(options))
     , folders_(options_.data_dir, options_.folders)
+    , journal_(options_.data_dir / "jobs")
     , cluster_(options_.cluster, options_.placement)
 {
     next_job_ = first_free_job_id(folders_.home(FolderKind::Runs));
+    for (const JobJournal::Entry& e : journal_.entries())
+        next_job_ = std::max(next_job_, e.job + 1);
 }
 
 Daemon::~Daemon() { stop_all(); }
@@ -453,6 +456,8 @@ JobId Daemon::submit(const std::string& scenario_json, const std::string& source
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
+    // On disk before the submission is answered: a crash from here on loses no job.
+    journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
     const auto database = folders_.home(FolderKind::Runs) / run_store_name(id);
     auto runtime = std::make_unique<JobRuntime>(id, std::move(s), database, folders_, hub_, [this](JobId done) { on_job_done(done); });
     std::ostringstream asks;
@@ -474,11 +479,13 @@ void Daemon::cancel(JobId id, const std::string& actor)
     if (const auto it = std::find(queued_.begin(), queued_.end(), id); it != queued_.end()) {
         queued_.erase(it);
         runtime.cancel_queued(actor); // it held no GPUs: nothing behind it fits any better now
+        journal_.remove(id);
         publish_cluster();
         return;
     }
     if (runtime.resumable()) { // interrupted, waiting for an operator's resume-job
         runtime.cancel_queued(actor);
+        journal_.remove(id);
         return;
     }
     runtime.cancel(actor);
@@ -486,61 +493,58 @@ void Daemon::cancel(JobId id, const std::string& actor)
 
 std::vector<Daemon::Recovered> Daemon::recover()
 {
-    std::vector<std::pair<JobId, std::filesystem::path>> stores;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(folders_.home(FolderKind::Runs), ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.size() > 7 && name.rfind("job-", 0) == 0 && name.ends_with(".db")) {
-            const std::string digits = name.substr(4, name.size() - 7);
-            if (!digits.empty() && digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-                stores.emplace_back(static_cast<JobId>(std::stol(digits)), entry.path());
-        }
-    }
-    std::sort(stores.begin(), stores.end());
     std::vector<Recovered> found;
-    for (const auto& [id, path] : stores) {
+    std::vector<std::string> problems;
+    const std::vector<JobJournal::Entry> entries = journal_.entries(&problems);
+    for (const std::string& p : problems)
+        found.push_back({ 0, p });
+    for (const JobJournal::Entry& entry : entries) {
+        const JobId id = entry.job;
+        const std::filesystem::path path = folders_.home(FolderKind::Runs) / run_store_name(id);
         std::optional<run::RunOptions::Resume> resume;
-        db::RunInfo info;
-        std::string why;
-        try {
-            db::RunReader reader(path);
-            const auto runs = reader.runs();
-            if (runs.empty())
+        if (std::filesystem::exists(path)) {
+            try {
+                db::RunReader reader(path);
+                const auto runs = reader.runs();
+                if (!runs.empty()) {
+                    const db::RunInfo& last = runs.back(); // the job's run (a restarted job's newest)
+                    if (last.status != "running" && last.status != "interrupted") {
+                        journal_.remove(id); // it ended; only the journal did not know yet
+                        continue;
+                    }
+                    if (auto checkpoint = reader.checkpoint(last.id, 0))
+                        resume = run::RunOptions::Resume { last.id, std::move(*checkpoint) };
+                }
+            } catch (const std::exception& e) {
+                found.push_back({ id, "its run store cannot be read (" + folders_.for_clients(e.what()) + "); not recovered" });
                 continue;
-            info = runs.back(); // a job's store holds its one run
-            if (info.status != "running" && info.status != "interrupted")
-                continue;
-            if (auto checkpoint = reader.checkpoint(info.id, 0))
-                resume = run::RunOptions::Resume { info.id, std::move(*checkpoint) };
-        } catch (const std::exception& e) {
-            found.push_back({ 0, folders_.for_clients(e.what()) + ": not recovered" });
-            continue;
+            }
         }
         scenario::Scenario s;
         try {
-            s = scenario::parse_scenario(info.scenario_json, run_store_name(id));
-            // Its names resolve in today's folders; an absolute path only a local operator's
-            // --scenario could have given stays as it was.
-            confine_paths(s, folders_, true);
+            s = scenario::parse_scenario(entry.scenario_json, run_store_name(id));
+            confine_paths(s, folders_, entry.origin == JobJournal::Origin::Local);
         } catch (const std::exception& e) {
-            why = "its scenario no longer loads: " + folders_.for_clients(e.what());
+            found.push_back({ id, "its scenario no longer loads (" + folders_.for_clients(e.what()) + "); not recovered" });
+            continue;
         }
         std::lock_guard lock(mutex_);
         auto runtime = std::make_unique<JobRuntime>(id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
         JobRuntime& job = *runtime;
         jobs_[id] = std::move(runtime);
-        if (!resume || !why.empty()) {
-            job.set_failed(why.empty() ? "fulcrumd stopped during this job before its first checkpoint (or its sync model keeps "
-                                         "none); it cannot go on, and its recorded rows are kept"
-                                       : why);
-            found.push_back({ id, job.status().message });
+        if (!resume) {
+            job.scheduler_event("job-queued", "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
+                                              "(or its sync model keeps none); rows it recorded before stay in its run store");
+            queued_.push_back(id);
+            found.push_back({ id, "queued again from the beginning (no checkpoint)" });
             continue;
         }
         const std::int64_t at = resume->checkpoint.iteration;
+        const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
         job.interrupted(std::move(*resume), "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
-                + (options_.resume == DaemonOptions::Resume::Automatic ? ": resuming" : ": resume-job goes on from it"));
+                + (automatic ? ": resuming" : ": resume-job goes on from it"));
         found.push_back({ id, job.status().message });
-        if (options_.resume == DaemonOptions::Resume::Automatic)
+        if (automatic)
             queue_resumed(id, "system:restart");
     }
     std::lock_guard lock(mutex_);
@@ -625,6 +629,8 @@ void Daemon::on_job_done(JobId id)
 {
     std::lock_guard lock(mutex_);
     if (const auto it = jobs_.find(id); it != jobs_.end()) {
+        if (it->second->status().state != JobState::Interrupted) // ended: nothing to recover
+            journal_.remove(id);
         std::vector<int> gpus;
         for (const std::int32_t g : it->second->status().placement)
             if (g >= 0)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "daemon/cluster_book.h"
+#include "daemon/job_journal.h"
 #include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
 #include "protocol/messages.h"
@@ -72,11 +73,12 @@ public:
     // with its reason as the status.
     std::vector<protocol::RunListing> runs() const;
     void stop_all();
-    // After a crash or a restart: every job store in DATA_DIR/runs whose run was running or
-    // interrupted becomes its job again under its own id, interrupted, and (automatic
-    // resume) queued to go on from its last checkpoint. A job without a checkpoint is listed
-    // as failed with the reason; its recorded rows stay. Returns what was found, each with
-    // what became of it (a store that cannot be read is named with job 0).
+    // After a crash or a restart: every job the journal holds (accepted, not ended) becomes
+    // its job again under its own id. One whose run store has a checkpoint is interrupted
+    // and (automatic resume) queued to go on from it in the same run; one with none (it had
+    // not reached its first checkpoint, or its sync model keeps none) is queued again from
+    // the beginning, its earlier rows kept. Returns what was found, each with what became of
+    // it (a journal entry that cannot be used is named with job 0).
     struct Recovered {
         JobId job = 0;
         std::string message;
@@ -106,6 +108,7 @@ private:
 
     DaemonOptions options_;
     ServerFolders folders_;
+    JobJournal journal_;
     StreamHub hub_;
     mutable std::mutex mutex_;
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;

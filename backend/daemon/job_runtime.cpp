@@ -124,7 +124,10 @@ void JobRuntime::run()
             publish_status();
         });
         if (!joined) {
-            set_state(JobState::Stopped, "stopped while waiting for remote workers");
+            if (shutdown_) // it queues again when fulcrumd starts
+                set_state(JobState::Interrupted, "interrupted by fulcrumd's shutdown while waiting for remote workers");
+            else
+                set_state(JobState::Stopped, "stopped while waiting for remote workers");
             if (on_done_)
                 on_done_(id_);
             return;

@@ -1,0 +1,86 @@
+#include "daemon/job_journal.h"
+
+#include "common/error.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fulcrum::daemon {
+
+namespace {
+
+constexpr const char* kLocal = "local";
+constexpr const char* kClient = "client";
+
+} // namespace
+
+JobJournal::JobJournal(std::filesystem::path folder)
+    : folder_(std::move(folder))
+{
+    std::error_code ec;
+    std::filesystem::create_directories(folder_, ec);
+    if (ec)
+        throw InputError(folder_.string(), "", "cannot create the job journal's folder: " + ec.message());
+}
+
+std::filesystem::path JobJournal::file(JobId job) const { return folder_ / ("job-" + std::to_string(job) + ".json"); }
+
+void JobJournal::add(JobId job, Origin origin, const std::string& scenario_json)
+{
+    const std::filesystem::path target = file(job);
+    const std::filesystem::path partial = target.string() + ".partial";
+    {
+        std::FILE* out = std::fopen(partial.c_str(), "wb");
+        if (!out)
+            throw RuntimeFailure(partial.string() + ": cannot be written");
+        const std::string head = std::string(origin == Origin::Local ? kLocal : kClient) + "\n";
+        const bool written = std::fwrite(head.data(), 1, head.size(), out) == head.size()
+            && std::fwrite(scenario_json.data(), 1, scenario_json.size(), out) == scenario_json.size() && std::fflush(out) == 0
+            && ::fsync(::fileno(out)) == 0;
+        std::fclose(out);
+        if (!written)
+            throw RuntimeFailure(partial.string() + ": the disk refused the job's scenario");
+    }
+    std::error_code ec;
+    std::filesystem::rename(partial, target, ec);
+    if (ec)
+        throw RuntimeFailure(target.string() + ": " + ec.message());
+}
+
+void JobJournal::remove(JobId job)
+{
+    std::error_code ec;
+    std::filesystem::remove(file(job), ec);
+}
+
+std::vector<JobJournal::Entry> JobJournal::entries(std::vector<std::string>* problems) const
+{
+    std::vector<Entry> out;
+    std::error_code ec;
+    for (const auto& item : std::filesystem::directory_iterator(folder_, ec)) {
+        const std::string name = item.path().filename().string();
+        if (name.size() <= 9 || name.rfind("job-", 0) != 0 || !name.ends_with(".json"))
+            continue;
+        const std::string digits = name.substr(4, name.size() - 9);
+        if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            continue;
+        std::ifstream in(item.path(), std::ios::binary);
+        std::string origin;
+        std::getline(in, origin);
+        std::stringstream rest;
+        rest << in.rdbuf();
+        if (origin != kLocal && origin != kClient) {
+            if (problems)
+                problems->push_back(name + ": not a job journal entry (its first line is neither 'local' nor 'client')");
+            continue;
+        }
+        out.push_back({ static_cast<JobId>(std::stol(digits)), origin == kLocal ? Origin::Local : Origin::Client, rest.str() });
+    }
+    std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.job < b.job; });
+    return out;
+}
+
+} // namespace fulcrum::daemon

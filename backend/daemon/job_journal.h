@@ -1,0 +1,36 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+// The jobs fulcrumd has accepted and not yet ended, one file each in DATA_DIR/jobs
+// (job-N.json: who gave it, then the scenario as given). A job is written here before its
+// submission is answered and removed when it ends, so a crash loses no job: a restarted
+// fulcrumd finds each one again, with its run store's checkpoint if it has one.
+class JobJournal {
+public:
+    enum class Origin { Client, Local };
+    struct Entry {
+        JobId job = 0;
+        Origin origin = Origin::Client;
+        std::string scenario_json;
+    };
+
+    explicit JobJournal(std::filesystem::path folder); // created if missing
+    // Atomic: written beside, flushed, then renamed into place. Throws RuntimeFailure.
+    void add(JobId job, Origin origin, const std::string& scenario_json);
+    void remove(JobId job);
+    // Every entry, by job id; an unreadable one is skipped and named in `problems`.
+    std::vector<Entry> entries(std::vector<std::string>* problems = nullptr) const;
+
+private:
+    std::filesystem::path file(JobId job) const;
+    std::filesystem::path folder_;
+};
+
+} // namespace fulcrum::daemon
