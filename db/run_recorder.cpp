@@ -293,6 +293,15 @@ void RunRecorder::resume_run(RunId run, std::int64_t after_iteration)
     impl_->run = run;
 }
 
+void RunRecorder::end_run(RunId run, const std::string& status)
+{
+    flush();
+    std::lock_guard lock(impl_->db_mutex);
+    Statement update(impl_->connection, "UPDATE runs SET status = ?1, finished_at = ?2 WHERE id = ?3");
+    update.bind(1, status).bind(2, utc_timestamp()).bind(3, run);
+    update.run();
+}
+
 void RunRecorder::record_schedule(std::span<const ScheduledJob> jobs, std::span<const ScheduleSpan> spans)
 {
     flush();

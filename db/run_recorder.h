@@ -52,6 +52,9 @@ public:
     // after the checkpoint, before the crash) are deleted, since the resumed job records
     // them again; events stay (the audit trail). The run is `running` again.
     void resume_run(RunId run, std::int64_t after_iteration);
+    // Marks an earlier run of the store as ended with `status`, its rows untouched (a job
+    // that starts again from the beginning leaves its first attempt "interrupted").
+    void end_run(RunId run, const std::string& status);
 
     // Synchronous, in one transaction: a simulated schedule's jobs and timeline.
     void record_schedule(std::span<const ScheduledJob> jobs, std::span<const ScheduleSpan> spans);

@@ -502,6 +502,7 @@ std::vector<Daemon::Recovered> Daemon::recover()
         const JobId id = entry.job;
         const std::filesystem::path path = folders_.home(FolderKind::Runs) / run_store_name(id);
         std::optional<run::RunOptions::Resume> resume;
+        std::optional<RunId> abandoned; // a run without a checkpoint: the job starts again in a new one
         if (std::filesystem::exists(path)) {
             try {
                 db::RunReader reader(path);
@@ -514,9 +515,19 @@ std::vector<Daemon::Recovered> Daemon::recover()
                     }
                     if (auto checkpoint = reader.checkpoint(last.id, 0))
                         resume = run::RunOptions::Resume { last.id, std::move(*checkpoint) };
+                    else
+                        abandoned = last.id;
                 }
             } catch (const std::exception& e) {
                 found.push_back({ id, "its run store cannot be read (" + folders_.for_clients(e.what()) + "); not recovered" });
+                continue;
+            }
+        }
+        if (abandoned) {
+            try {
+                db::RunRecorder(path).end_run(*abandoned, "interrupted");
+            } catch (const std::exception& e) {
+                found.push_back({ id, "its run store cannot be written (" + folders_.for_clients(e.what()) + "); not recovered" });
                 continue;
             }
         }

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <tuple>
 #include <random>
 #include <regex>
 #include <spawn.h>
@@ -54,7 +55,7 @@ struct Store {
     bool deterministic = true; // paced: a row recorded again is the same row
 };
 
-using Key = std::pair<std::int64_t, WorkerId>;
+using Key = std::tuple<RunId, std::int64_t, WorkerId>; // a job started again from the beginning records a new run
 
 class Chaos : public ::testing::Test {
 protected:
@@ -161,10 +162,19 @@ protected:
         if (!fs::exists(store.path))
             return;
         db::RunReader reader(store.path);
-        const auto checkpoint = reader.checkpoint(1, 0);
-        for (const IterationRecord& r : reader.iterations(1, 0))
-            if (store.deterministic || (checkpoint && r.iteration <= checkpoint->iteration))
-                kept[{ r.iteration, r.worker }] = r;
+        for (const db::RunInfo& run : reader.runs()) {
+            const auto checkpoint = reader.checkpoint(run.id, 0);
+            for (const IterationRecord& r : reader.iterations(run.id, 0))
+                if (store.deterministic || (checkpoint && r.iteration <= checkpoint->iteration))
+                    kept[{ run.id, r.iteration, r.worker }] = r;
+        }
+    }
+
+    // The job's newest run: the one that goes on to the end.
+    static RunId last_run(db::RunReader& reader)
+    {
+        const auto runs = reader.runs();
+        return runs.empty() ? 0 : runs.back().id;
     }
 };
 
@@ -208,7 +218,8 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
             const auto all_finished = [&] {
                 for (const Store& s : stores) {
                     try {
-                        if (db::RunReader(s.path).run(1).status != "finished")
+                        db::RunReader reader(s.path);
+                        if (reader.run(last_run(reader)).status != "finished")
                             return false;
                     } catch (const std::exception&) {
                         return false;
@@ -232,20 +243,24 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
         SCOPED_TRACE(stores[s].path.filename().string());
         db::RunReader reader(stores[s].path);
         EXPECT_EQ(reader.integrity_check(), "ok");
-        EXPECT_EQ(reader.runs().size(), 1u);
+        const RunId last = last_run(reader);
+        for (const db::RunInfo& run : reader.runs()) // earlier attempts were started again from the beginning
+            EXPECT_EQ(run.status, run.id == last ? "finished" : "interrupted") << "run " << run.id;
         std::map<Key, IterationRecord> rows;
         std::vector<bool> seen(static_cast<std::size_t>(planned[s]), false);
-        for (const IterationRecord& r : reader.iterations(1, 0)) {
-            rows[{ r.iteration, r.worker }] = r;
-            if (r.iteration >= 0 && r.iteration < planned[s])
-                seen[static_cast<std::size_t>(r.iteration)] = true;
-        }
+        for (const db::RunInfo& run : reader.runs())
+            for (const IterationRecord& r : reader.iterations(run.id, 0)) {
+                rows[{ run.id, r.iteration, r.worker }] = r;
+                if (run.id == last && r.iteration >= 0 && r.iteration < planned[s])
+                    seen[static_cast<std::size_t>(r.iteration)] = true;
+            }
         for (std::size_t k = 0; k < seen.size(); ++k)
             EXPECT_TRUE(seen[k]) << "iteration " << k << " has no row";
         for (const auto& [key, row] : kept[s]) {
             const auto it = rows.find(key);
-            ASSERT_NE(it, rows.end()) << "iteration " << key.first << ", worker " << key.second << " was committed and is gone";
-            EXPECT_EQ(it->second, row) << "iteration " << key.first << ", worker " << key.second;
+            const auto& [run, iteration, worker] = key;
+            ASSERT_NE(it, rows.end()) << "run " << run << ", iteration " << iteration << ", worker " << worker << " was committed and is gone";
+            EXPECT_EQ(it->second, row) << "run " << run << ", iteration " << iteration << ", worker " << worker;
         }
     }
 }
