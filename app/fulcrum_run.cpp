@@ -28,7 +28,7 @@ parameter-server BSP and records every iteration of every worker into a SQLite r
 Prints a progress bar on stderr and a summary when done. Ctrl-C stops at the next barrier,
 keeping everything recorded so far.
 
-A BSP-family job checkpoints into its run store (every 200 iterations and 30 s by
+A BSP-family job checkpoints into its run store (every 500 iterations and 30 s by
 default, the scenario's "checkpoint" section, and at Ctrl-C). --resume continues a run
 that was stopped or killed from its last checkpoint, with the scenario recorded in the
 store: on the virtual clock the resumed run records exactly the rows the uninterrupted
@@ -150,7 +150,7 @@ int main(int argc, char** argv)
             auto checkpoint = reader.checkpoint(run, 0);
             if (!checkpoint)
                 throw fulcrum::InputError(out, "run " + std::to_string(run), "has no checkpoint to resume from (status " + info.status
-                        + "); checkpoints are written by bsp and backup jobs, every 200 iterations by default");
+                        + "); checkpoints are written by bsp and backup jobs, every 500 iterations by default");
             scenario = fulcrum::scenario::parse_scenario(info.scenario_json, out + ", run " + std::to_string(run));
             std::cerr << "fulcrum-run: resuming run " << run << " (" << info.name << ", " << info.status
                       << ") from its checkpoint at iteration " << checkpoint->iteration << "\n";

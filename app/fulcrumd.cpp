@@ -57,7 +57,7 @@ fulcrumd serves plain WebSocket on a loopback address only: it refuses to listen
 another address unless --allow-plain says that the network is trusted (tokens and data
 would cross it unencrypted).
 
-Jobs checkpoint into their run stores (every 200 iterations and 30 s by default, and at
+Jobs checkpoint into their run stores (every 500 iterations and 30 s by default, and at
 a clean stop). When fulcrumd starts, the jobs an earlier fulcrumd was running (it was
 killed, or SIGTERM interrupted them) come back under their own ids and go on from their
 checkpoints in the same runs ("resume_jobs": "manual" lists them as interrupted until an

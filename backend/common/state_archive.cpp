@@ -43,11 +43,15 @@ std::size_t StateReader::count(const char* what, std::size_t element_size)
 {
     const auto n = get<std::uint64_t>(what);
     if (element_size > 0 && n > (bytes_.size() - position_) / element_size)
-        fail(what, "holds a length of " + std::to_string(n) + ", more than is left: the checkpoint ends early or is damaged");
+        fail(what,
+            "holds a length of " + std::to_string(n) + ", more than is left: the checkpoint ends early or is damaged");
     return static_cast<std::size_t>(n);
 }
 
-std::size_t StateReader::array_size(const char* what, std::size_t element_size) { return count(what, element_size); }
+std::size_t StateReader::array_size(const char* what, std::size_t element_size)
+{
+    return count(what, element_size);
+}
 
 std::string StateReader::get_string(const char* what)
 {

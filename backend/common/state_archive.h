@@ -20,7 +20,7 @@ namespace fulcrum {
 class StateWriter {
 public:
     template <typename T>
-        requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
     void put(T value)
     {
         const auto* bytes = reinterpret_cast<const char*>(&value);
@@ -49,7 +49,7 @@ public:
     }
     // A run of numbers (an Eigen vector's storage).
     template <typename T>
-        requires std::is_arithmetic_v<T>
+    requires std::is_arithmetic_v<T>
     void put_array(const T* data, std::size_t count)
     {
         put(static_cast<std::uint64_t>(count));
@@ -70,8 +70,7 @@ public:
     StateReader(std::string_view bytes, std::string source);
 
     template <typename T>
-        requires std::is_arithmetic_v<T> || std::is_enum_v<T>
-    T get(const char* what)
+    requires std::is_arithmetic_v<T> || std::is_enum_v<T> T get(const char* what)
     {
         T value;
         std::memcpy(&value, take(sizeof value, what), sizeof value);
@@ -108,7 +107,7 @@ public:
     }
     // `count` numbers into storage the caller sized; the stored count must match.
     template <typename T>
-        requires std::is_arithmetic_v<T>
+    requires std::is_arithmetic_v<T>
     void get_array(T* data, std::size_t expected, const char* what)
     {
         const std::size_t n = count(what, sizeof(T));
@@ -120,7 +119,7 @@ public:
     // The stored length of the array that follows, for storage the caller sizes itself.
     std::size_t array_size(const char* what, std::size_t element_size);
     template <typename T>
-        requires std::is_arithmetic_v<T>
+    requires std::is_arithmetic_v<T>
     void get_array_data(T* data, std::size_t n, const char* what)
     {
         if (n > 0)

@@ -14,6 +14,6 @@ namespace fulcrum::daemon {
 // can have given (a client's were refused at submission).
 void confine_paths(scenario::Scenario& scenario, const ServerFolders& folders, bool keep_absolute = false);
 void confine_paths(balance::PolicySpec& policy, const ServerFolders& folders, const std::string& source,
-                   const std::string& field_prefix, bool keep_absolute = false);
+    const std::string& field_prefix, bool keep_absolute = false);
 
 } // namespace fulcrum::daemon

@@ -26,7 +26,10 @@ JobJournal::JobJournal(std::filesystem::path folder)
         throw InputError(folder_.string(), "", "cannot create the job journal's folder: " + ec.message());
 }
 
-std::filesystem::path JobJournal::file(JobId job) const { return folder_ / ("job-" + std::to_string(job) + ".json"); }
+std::filesystem::path JobJournal::file(JobId job) const
+{
+    return folder_ / ("job-" + std::to_string(job) + ".json");
+}
 
 void JobJournal::add(JobId job, Origin origin, const std::string& scenario_json)
 {
@@ -38,8 +41,8 @@ void JobJournal::add(JobId job, Origin origin, const std::string& scenario_json)
             throw RuntimeFailure(partial.string() + ": cannot be written");
         const std::string head = std::string(origin == Origin::Local ? kLocal : kClient) + "\n";
         const bool written = std::fwrite(head.data(), 1, head.size(), out) == head.size()
-            && std::fwrite(scenario_json.data(), 1, scenario_json.size(), out) == scenario_json.size() && std::fflush(out) == 0
-            && ::fsync(::fileno(out)) == 0;
+            && std::fwrite(scenario_json.data(), 1, scenario_json.size(), out) == scenario_json.size()
+            && std::fflush(out) == 0 && ::fsync(::fileno(out)) == 0;
         std::fclose(out);
         if (!written)
             throw RuntimeFailure(partial.string() + ": the disk refused the job's scenario");
@@ -65,7 +68,8 @@ std::vector<JobJournal::Entry> JobJournal::entries(std::vector<std::string>* pro
         if (name.size() <= 9 || name.rfind("job-", 0) != 0 || !name.ends_with(".json"))
             continue;
         const std::string digits = name.substr(4, name.size() - 9);
-        if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        if (digits.empty() || digits.size() > 9
+            || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
             continue;
         std::ifstream in(item.path(), std::ios::binary);
         std::string origin;
@@ -74,10 +78,12 @@ std::vector<JobJournal::Entry> JobJournal::entries(std::vector<std::string>* pro
         rest << in.rdbuf();
         if (origin != kLocal && origin != kClient) {
             if (problems)
-                problems->push_back(name + ": not a job journal entry (its first line is neither 'local' nor 'client')");
+                problems->push_back(
+                    name + ": not a job journal entry (its first line is neither 'local' nor 'client')");
             continue;
         }
-        out.push_back({ static_cast<JobId>(std::stol(digits)), origin == kLocal ? Origin::Local : Origin::Client, rest.str() });
+        out.push_back(
+            { static_cast<JobId>(std::stol(digits)), origin == kLocal ? Origin::Local : Origin::Client, rest.str() });
     }
     std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.job < b.job; });
     return out;

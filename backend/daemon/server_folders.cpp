@@ -10,8 +10,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr NameTable<FolderKind, 3> kFolderNames { { { FolderKind::Datasets, "datasets" }, { FolderKind::Models, "models" },
-    { FolderKind::Runs, "runs" } } };
+constexpr NameTable<FolderKind, 3> kFolderNames { { { FolderKind::Datasets, "datasets" },
+    { FolderKind::Models, "models" }, { FolderKind::Runs, "runs" } } };
 
 fs::path canonical_root(const fs::path& folder)
 {
@@ -35,7 +35,10 @@ bool inside(const fs::path& root, const fs::path& path)
 
 } // namespace
 
-std::string_view to_string(FolderKind kind) { return name_of(kFolderNames, kind); }
+std::string_view to_string(FolderKind kind)
+{
+    return name_of(kFolderNames, kind);
+}
 
 ServerFolders::ServerFolders(const fs::path& data_dir, FolderOptions options)
 {
@@ -43,7 +46,8 @@ ServerFolders::ServerFolders(const fs::path& data_dir, FolderOptions options)
         std::error_code ec;
         fs::create_directories(data_dir / own, ec);
         if (ec)
-            throw InputError(data_dir.string(), "", std::string("cannot create the data folder's ") + own + " folder: " + ec.message());
+            throw InputError(data_dir.string(), "",
+                std::string("cannot create the data folder's ") + own + " folder: " + ec.message());
     }
     if (options.datasets.empty())
         options.datasets = { data_dir / "datasets", "/usr/share/datasets" };
@@ -71,16 +75,21 @@ const std::vector<fs::path>& ServerFolders::roots(FolderKind kind) const
     return runs_;
 }
 
-const fs::path& ServerFolders::home(FolderKind kind) const { return roots(kind).front(); }
+const fs::path& ServerFolders::home(FolderKind kind) const
+{
+    return roots(kind).front();
+}
 
-fs::path ServerFolders::resolve(FolderKind kind, const std::string& name, const std::string& source, const std::string& field) const
+fs::path ServerFolders::resolve(
+    FolderKind kind, const std::string& name, const std::string& source, const std::string& field) const
 {
     const std::string folder = "the server's " + std::string(to_string(kind)) + " folder";
     if (name.empty())
         throw OutsidePath(source, field, "is empty; expected the name of an entry in " + folder);
     const fs::path relative(name);
     if (relative.has_root_name() || relative.has_root_directory())
-        throw OutsidePath(source, field, "'" + name + "' is an absolute path; fulcrumd takes only names inside " + folder
+        throw OutsidePath(source, field,
+            "'" + name + "' is an absolute path; fulcrumd takes only names inside " + folder
                 + " (list them with list-runs, or ask the operator which " + std::string(to_string(kind)) + " it has)");
     for (const fs::path& part : relative)
         if (part == "..")
@@ -105,7 +114,8 @@ std::string ServerFolders::for_clients(std::string text) const
         for (const fs::path& root : roots(kind))
             prefixes.emplace_back((root / "").string(), std::string(to_string(kind)) + "/");
     // Longest first, so a folder inside another is named by its own kind.
-    std::sort(prefixes.begin(), prefixes.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    std::sort(
+        prefixes.begin(), prefixes.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
     for (const auto& [from, to] : prefixes)
         for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
             text.replace(at, from.size(), to);

@@ -42,8 +42,8 @@ public:
     // The file or folder `name` names in the folders of `kind`, the first that has it.
     // Throws OutsidePath(source, field, reason) for an empty, absolute or `..` name, one that
     // a link leads out of its folder, or one that no folder has.
-    std::filesystem::path resolve(FolderKind kind, const std::string& name, const std::string& source,
-                                  const std::string& field) const;
+    std::filesystem::path resolve(
+        FolderKind kind, const std::string& name, const std::string& source, const std::string& field) const;
     // Where a new file of `kind` is created (the first folder): run stores go to DATA_DIR/runs.
     const std::filesystem::path& home(FolderKind kind) const;
     // Every folder of `kind`, in search order.

@@ -52,7 +52,7 @@ struct ElasticScenarioSpec {
 // barriers and whenever `every_seconds` of wall time passed since the last one (0 turns
 // either off; both 0: no checkpoints), and at a clean stop.
 struct CheckpointSpec {
-    std::int64_t every_iterations = 200;
+    std::int64_t every_iterations = 500;
     double every_seconds = 30;
 };
 

@@ -9,25 +9,23 @@
 
 #include "daemon/auth.h"
 #include "db/run_reader.h"
-
 #include "ws_client.h"
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <iostream>
 #include <map>
-#include <tuple>
 #include <random>
 #include <regex>
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 extern char** environ;
@@ -40,14 +38,16 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string job(const std::string& name, const std::string& mode_and_model, int iterations, const std::string& policy,
-                const std::string& workers, int every)
+    const std::string& workers, int every)
 {
     return R"({"name": ")" + name + R"(", "seed": 3, )" + mode_and_model + R"(,
       "data": {"source": "synthetic", "train_size": 1500, "test_size": 200, "dim": 16, "classes": 4},
       "training": {"total_batch": 64, "learning_rate": 0.05, "momentum": 0.9, "iterations": )"
         + std::to_string(iterations) + R"(, "eval_interval": 40},
-      "policy": )" + policy + R"(, "checkpoint": {"every_iterations": )" + std::to_string(every) + R"(, "every_seconds": 0},
-      "workers": )" + workers + "}";
+      "policy": )"
+        + policy + R"(, "checkpoint": {"every_iterations": )" + std::to_string(every) + R"(, "every_seconds": 0},
+      "workers": )"
+        + workers + "}";
 }
 
 struct Store {
@@ -98,7 +98,8 @@ protected:
     std::pair<pid_t, unsigned short> start_daemon(const std::vector<std::string>& scenarios)
     {
         const fs::path log = dir / ("fulcrumd-" + std::to_string(++started) + ".log");
-        std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", data.string(), "--listen", "127.0.0.1:0", "--no-demo" };
+        std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", data.string(), "--listen", "127.0.0.1:0",
+            "--no-demo" };
         for (const auto& s : scenarios)
             args.insert(args.end(), { "--scenario", s });
         const pid_t pid = spawn(args, log);
@@ -117,13 +118,17 @@ protected:
         return { pid, 0 };
     }
 
-    std::string token(Role role) { return daemon::TokenStore::load_or_create(data / "tokens").token_for(role).value_or(""); }
+    std::string token(Role role)
+    {
+        return daemon::TokenStore::load_or_create(data / "tokens").token_for(role).value_or("");
+    }
 
     void start_workers(unsigned short port)
     {
         for (int slot : { 2, 3 })
-            workers.push_back(spawn({ FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port), "--job", "3", "--worker",
-                                        std::to_string(slot), "--token", token(Role::Worker), "--name", "chaos-" + std::to_string(slot) },
+            workers.push_back(spawn(
+                { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port), "--job", "3", "--worker",
+                    std::to_string(slot), "--token", token(Role::Worker), "--name", "chaos-" + std::to_string(slot) },
                 dir / "workers.log"));
     }
 
@@ -184,22 +189,25 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
 {
     const char* rounds_text = std::getenv("FULCRUM_CHAOS_ROUNDS");
     const int rounds = rounds_text ? std::max(1, std::atoi(rounds_text)) : 3;
-    std::ofstream(dir / "cpu.json") << job("chaos-cpu", R"("mode": "paced", "pace": 0.5, "model": {"type": "mlp", "hidden": [24]})", 300,
+    std::ofstream(dir / "cpu.json") << job("chaos-cpu",
+        R"("mode": "paced", "pace": 0.5, "model": {"type": "mlp", "hidden": [24]})", 300,
         R"({"type": "lbbsp-cpu", "predictor": {"type": "narx", "min_samples": 30, "retrain_every": 40, "max_epochs": 30, "hidden": 6}})",
         R"([{"speed": 3000, "count": 2, "noise": {"sigma": 0.05}}, {"speed": 1000, "noise": {"sigma": 0.05}}])", 5);
-    std::ofstream(dir / "gpu.json") << job("chaos-gpu", R"("mode": "paced", "pace": 4, "model": {"type": "softmax"})", 300,
-        R"({"type": "lbbsp-gpu"})", R"([{"gpu": "v100"}, {"gpu": "k80"}, {"gpu": "k520"}])", 5);
-    std::ofstream(dir / "real.json") << job("chaos-real", R"("mode": "real", "model": {"type": "mlp", "hidden": [64, 64]})", 400,
+    std::ofstream(dir / "gpu.json") << job("chaos-gpu", R"("mode": "paced", "pace": 4, "model": {"type": "softmax"})",
+        300, R"({"type": "lbbsp-gpu"})", R"([{"gpu": "v100"}, {"gpu": "k80"}, {"gpu": "k520"}])", 5);
+    std::ofstream(dir / "real.json") << job("chaos-real",
+        R"("mode": "real", "model": {"type": "mlp", "hidden": [64, 64]})", 400,
         R"({"type": "lbbsp-cpu", "predictor": {"type": "ema"}})",
-        R"([{"name": "local", "count": 2, "speed": 1000}, {"name": "remote", "count": 2, "speed": 1000, "remote": true}])", 10);
+        R"([{"name": "local", "count": 2, "speed": 1000}, {"name": "remote", "count": 2, "speed": 1000, "remote": true}])",
+        10);
     const std::vector<Store> stores { { data / "runs" / "job-1.db", true }, { data / "runs" / "job-2.db", true },
         { data / "runs" / "job-3.db", false } };
     std::vector<std::map<Key, IterationRecord>> kept(stores.size());
 
     for (int round = 0; round <= rounds; ++round) {
-        auto [daemon, port] = start_daemon(round == 0
-                ? std::vector<std::string> { (dir / "cpu.json").string(), (dir / "gpu.json").string(), (dir / "real.json").string() }
-                : std::vector<std::string> {});
+        auto [daemon, port] = start_daemon(round == 0 ? std::vector<std::string> { (dir / "cpu.json").string(),
+                                               (dir / "gpu.json").string(), (dir / "real.json").string() }
+                                                      : std::vector<std::string> {});
         ASSERT_NE(port, 0);
         start_workers(port);
         std::vector<std::thread> clients = start_clients(port);
@@ -207,7 +215,8 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
             std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(400, 1500)(draw)));
             if (std::uniform_int_distribution<int>(0, 1)(draw) == 1) { // a remote worker dies too
                 ::kill(workers[static_cast<std::size_t>(std::uniform_int_distribution<int>(0, 1)(draw))], SIGKILL);
-                std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 400)(draw)));
+                std::this_thread::sleep_for(
+                    std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 400)(draw)));
             }
             ::kill(daemon, SIGKILL);
             ::waitpid(daemon, nullptr, 0);
@@ -259,7 +268,8 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
         for (const auto& [key, row] : kept[s]) {
             const auto it = rows.find(key);
             const auto& [run, iteration, worker] = key;
-            ASSERT_NE(it, rows.end()) << "run " << run << ", iteration " << iteration << ", worker " << worker << " was committed and is gone";
+            ASSERT_NE(it, rows.end()) << "run " << run << ", iteration " << iteration << ", worker " << worker
+                                      << " was committed and is gone";
             EXPECT_EQ(it->second, row) << "run " << run << ", iteration " << iteration << ", worker " << worker;
         }
     }

@@ -4,17 +4,15 @@
 // automatically or on an operator's resume-job.
 
 #include "daemon/daemon.h"
-#include "db/run_reader.h"
-
 #include "daemon_support.h"
-
-#include <gtest/gtest.h>
+#include "db/run_reader.h"
 
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <map>
 #include <random>
 #include <spawn.h>
@@ -40,8 +38,11 @@ std::string paced_job(int iterations, const std::string& sync = "bsp")
       "model": {"type": "mlp", "hidden": [16]},
       "training": {"total_batch": 64, "learning_rate": 0.1, "momentum": 0.9, "iterations": )"
         + std::to_string(iterations) + R"(, "eval_interval": 25},
-      "sync": ")" + sync + R"(",
-      "policy": {"type": )" + (sync == "bsp" ? std::string(R"("lbbsp-cpu", "predictor": {"type": "ema"})") : std::string(R"("uniform")")) + R"(},
+      "sync": ")"
+        + sync + R"(",
+      "policy": {"type": )"
+        + (sync == "bsp" ? std::string(R"("lbbsp-cpu", "predictor": {"type": "ema"})") : std::string(R"("uniform")"))
+        + R"(},
       "checkpoint": {"every_iterations": 10, "every_seconds": 0},
       "workers": [{"speed": 3000, "count": 3, "noise": {"sigma": 0.05}}, {"speed": 1000, "noise": {"sigma": 0.05}}]})";
 }
@@ -65,7 +66,8 @@ protected:
 
     pid_t start_fulcrumd(const std::vector<std::string>& extra)
     {
-        std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo" };
+        std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen",
+            "127.0.0.1:0", "--no-demo" };
         args.insert(args.end(), extra.begin(), extra.end());
         std::vector<char*> argv;
         for (auto& a : args)
@@ -73,7 +75,8 @@ protected:
         argv.push_back(nullptr);
         posix_spawn_file_actions_t quiet;
         posix_spawn_file_actions_init(&quiet);
-        posix_spawn_file_actions_addopen(&quiet, 2, (dir / "fulcrumd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        posix_spawn_file_actions_addopen(
+            &quiet, 2, (dir / "fulcrumd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
         pid_t pid = 0;
         EXPECT_EQ(::posix_spawn(&pid, args[0].c_str(), &quiet, nullptr, argv.data(), environ), 0);
         posix_spawn_file_actions_destroy(&quiet);
@@ -109,10 +112,12 @@ TEST_F(Recovery, AFulcrumdKilledMidJobResumesItFromItsCheckpointAndKeepsEveryCom
     pid_t daemon = start_fulcrumd({ "--scenario", (dir / "job.json").string() });
     std::mt19937 draw(std::random_device {}());
     const std::int64_t kill_after = std::uniform_int_distribution<std::int64_t>(20, 180)(draw);
-    ASSERT_TRUE(wait_for_store(store, [&](db::RunReader& r) {
-        const auto c = r.checkpoint(1, 0);
-        return c && c->iteration >= kill_after;
-    })) << "no checkpoint past iteration " << kill_after;
+    ASSERT_TRUE(wait_for_store(store,
+        [&](db::RunReader& r) {
+            const auto c = r.checkpoint(1, 0);
+            return c && c->iteration >= kill_after;
+        }))
+        << "no checkpoint past iteration " << kill_after;
     ::kill(daemon, SIGKILL);
     ::waitpid(daemon, nullptr, 0);
     const Rows committed = rows_of(store);
@@ -137,7 +142,8 @@ TEST_F(Recovery, AFulcrumdKilledMidJobResumesItFromItsCheckpointAndKeepsEveryCom
         EXPECT_EQ(it->second, row) << "iteration " << key.first << " worker " << key.second;
     }
     const auto events = reader.events(1);
-    const auto resumed = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "checkpoint-resumed"; });
+    const auto resumed = std::find_if(
+        events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "checkpoint-resumed"; });
     ASSERT_NE(resumed, events.end());
     EXPECT_NE(resumed->message.find("at iteration " + std::to_string(checkpoint.iteration)), std::string::npos);
     // Job ids go on: a job submitted now is job 2.
@@ -193,7 +199,8 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
     while (status(2).state != JobState::Finished && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(status(2).state, JobState::Finished);
-    EXPECT_EQ(db::RunReader(dir / "data" / "runs" / "job-2.db").runs().size(), 2u); // the interrupted run and the new one
+    EXPECT_EQ(
+        db::RunReader(dir / "data" / "runs" / "job-2.db").runs().size(), 2u); // the interrupted run and the new one
 }
 
 TEST_F(Recovery, AJobKilledWhileQueuedOrWaitingIsNotLost)

@@ -4,15 +4,13 @@
 
 #include "daemon/daemon.h"
 #include "daemon/server_folders.h"
-
 #include "daemon_support.h"
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <thread>
 #include <unistd.h>
 
@@ -30,7 +28,8 @@ std::string scenario_with(const std::string& data, const std::string& policy)
 {
     return R"({"name": "paths", "seed": 3, "mode": "virtual", "data": )" + data + R"(,
       "model": {"type": "softmax"}, "training": {"total_batch": 32, "learning_rate": 0.1, "iterations": 20},
-      "policy": )" + policy + R"(, "workers": [{"speed": 1000, "count": 2}]})";
+      "policy": )"
+        + policy + R"(, "workers": [{"speed": 1000, "count": 2}]})";
 }
 
 const std::string kSynthetic = R"({"source": "synthetic", "train_size": 200, "test_size": 50, "dim": 8, "classes": 3})";
@@ -38,7 +37,8 @@ const std::string kUniform = R"({"type": "uniform"})";
 
 std::string narx_from(const std::string& file)
 {
-    return R"({"type": "lbbsp-cpu", "predictor": {"type": "narx", "warm_start": "file", "warm_start_file": ")" + file + R"("}})";
+    return R"({"type": "lbbsp-cpu", "predictor": {"type": "narx", "warm_start": "file", "warm_start_file": ")" + file
+        + R"("}})";
 }
 
 class ServerFoldersTest : public ::testing::Test {
@@ -93,9 +93,11 @@ TEST_F(ServerFoldersTest, NamesResolveInsideTheirFolderAndNothingLeavesIt)
     fs::create_symlink(outside / "secret.narx", dir / "models" / "link.narx");
     fs::create_directory_symlink(dir / "datasets" / "fmnist", dir / "datasets" / "alias");
 
-    EXPECT_EQ(folders.resolve(daemon::FolderKind::Models, "w.narx", "s", "f"), fs::canonical(dir / "models" / "w.narx"));
+    EXPECT_EQ(
+        folders.resolve(daemon::FolderKind::Models, "w.narx", "s", "f"), fs::canonical(dir / "models" / "w.narx"));
     // A link that stays inside its folder is followed.
-    EXPECT_EQ(folders.resolve(daemon::FolderKind::Datasets, "alias", "s", "f"), fs::canonical(dir / "datasets" / "fmnist"));
+    EXPECT_EQ(
+        folders.resolve(daemon::FolderKind::Datasets, "alias", "s", "f"), fs::canonical(dir / "datasets" / "fmnist"));
 
     const auto refusal = [&](daemon::FolderKind kind, const std::string& name) -> std::string {
         try {
@@ -110,7 +112,8 @@ TEST_F(ServerFoldersTest, NamesResolveInsideTheirFolderAndNothingLeavesIt)
     EXPECT_NE(refusal(daemon::FolderKind::Models, "../runs/x.db").find("'..'"), std::string::npos);
     EXPECT_NE(refusal(daemon::FolderKind::Models, "a/../../x").find("'..'"), std::string::npos);
     EXPECT_NE(refusal(daemon::FolderKind::Models, "link.narx").find("leads out"), std::string::npos);
-    EXPECT_NE(refusal(daemon::FolderKind::Models, "missing.narx").find("there is no 'missing.narx'"), std::string::npos);
+    EXPECT_NE(
+        refusal(daemon::FolderKind::Models, "missing.narx").find("there is no 'missing.narx'"), std::string::npos);
     EXPECT_NE(refusal(daemon::FolderKind::Models, "").find("empty"), std::string::npos);
     // No reason names a server path.
     for (const char* name : { "/etc/passwd", "link.narx", "missing.narx" })
@@ -188,7 +191,8 @@ TEST_F(ServerFoldersTest, ANewPolicyNamingAFileOutsideIsRefusedAndTheJobGoesOn)
     ASSERT_TRUE(reply.job);
     std::vector<ServerMessage> seen;
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage&) { return d.jobs().at(0).iteration > 0; }));
-    d.receive(*op, R"({"type": "set-policy", "id": "p", "job": )" + std::to_string(*reply.job) + R"(, "policy": )"
+    d.receive(*op,
+        R"({"type": "set-policy", "id": "p", "job": )" + std::to_string(*reply.job) + R"(, "policy": )"
             + narx_from("/etc/passwd") + "}");
     std::optional<Reply> refused;
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
@@ -227,7 +231,8 @@ TEST_F(ServerFoldersTest, ARestartedDaemonNeverReusesAJobIdOrItsRunStore)
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         const auto both_done = [&] {
             const auto jobs = d.jobs();
-            return std::all_of(jobs.begin(), jobs.end(), [](const JobStatus& j) { return j.state == JobState::Finished; });
+            return std::all_of(
+                jobs.begin(), jobs.end(), [](const JobStatus& j) { return j.state == JobState::Finished; });
         };
         while (!both_done() && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -7,12 +7,11 @@
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <random>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -36,7 +35,8 @@ std::string cpu_scenario(const std::string& policy)
       "model": {"type": "mlp", "hidden": [24]},
       "training": {"total_batch": 96, "learning_rate": 0.05, "momentum": 0.9, "iterations": 120, "eval_interval": 15},
       "servers": {"shards": 2},
-      "policy": )" + policy + R"(,
+      "policy": )"
+        + policy + R"(,
       "checkpoint": {"every_iterations": 7, "every_seconds": 0},
       "workers": [
         {"name": "fast", "speed": 4000, "count": 2, "noise": {"sigma": 0.05, "spike_probability": 0.02, "spike_factor": 2}},
@@ -75,8 +75,8 @@ protected:
     std::int64_t run_and_kill(const fs::path& scenario_file, const fs::path& database, std::int64_t kill_after)
     {
         const std::string binary = FULCRUM_RUN_BINARY, file = scenario_file.string(), out = database.string();
-        std::vector<char*> argv { const_cast<char*>(binary.c_str()), const_cast<char*>(file.c_str()), const_cast<char*>("--out"),
-            const_cast<char*>(out.c_str()), nullptr };
+        std::vector<char*> argv { const_cast<char*>(binary.c_str()), const_cast<char*>(file.c_str()),
+            const_cast<char*>("--out"), const_cast<char*>(out.c_str()), nullptr };
         pid_t pid = 0;
         EXPECT_EQ(::posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), environ), 0);
         std::int64_t checkpointed = -1;
@@ -120,7 +120,8 @@ protected:
         const auto rows_a = ra.iterations(1, 0), rows_b = rb.iterations(1, 0);
         ASSERT_EQ(rows_a.size(), rows_b.size());
         for (std::size_t i = 0; i < rows_a.size(); ++i)
-            ASSERT_EQ(rows_a[i], rows_b[i]) << "row " << i << " (iteration " << rows_a[i].iteration << ", worker " << rows_a[i].worker << ")";
+            ASSERT_EQ(rows_a[i], rows_b[i])
+                << "row " << i << " (iteration " << rows_a[i].iteration << ", worker " << rows_a[i].worker << ")";
         EXPECT_EQ(rows_a.back().iteration, iterations - 1);
         auto evals_a = ra.evaluations(1, 0), evals_b = rb.evaluations(1, 0);
         ASSERT_EQ(evals_a.size(), evals_b.size());
@@ -137,7 +138,8 @@ protected:
         const auto expected = uninterrupted(json, dir / "uninterrupted.db");
         std::ofstream(dir / "scenario.json") << json;
         std::mt19937 draw(std::random_device {}());
-        const std::int64_t kill_after = std::uniform_int_distribution<std::int64_t>(every, iterations - 2 * every)(draw);
+        const std::int64_t kill_after
+            = std::uniform_int_distribution<std::int64_t>(every, iterations - 2 * every)(draw);
         const std::int64_t checkpointed = run_and_kill(dir / "scenario.json", dir / "killed.db", kill_after);
         ASSERT_GE(checkpointed, kill_after) << "no checkpoint at or after iteration " << kill_after << " within 120 s";
         const auto resumed = resume(json, dir / "killed.db");
@@ -147,9 +149,12 @@ protected:
         EXPECT_EQ(resumed.time_s, expected.time_s);
         db::RunReader reader(dir / "killed.db");
         const auto events = reader.events(1);
-        const auto said = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "checkpoint-resumed"; });
+        const auto said = std::find_if(
+            events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "checkpoint-resumed"; });
         ASSERT_NE(said, events.end());
-        EXPECT_NE(said->message.find("resumed from checkpoint at iteration " + std::to_string(checkpointed)), std::string::npos) << said->message;
+        EXPECT_NE(said->message.find("resumed from checkpoint at iteration " + std::to_string(checkpointed)),
+            std::string::npos)
+            << said->message;
     }
 };
 
@@ -196,7 +201,8 @@ TEST_F(Checkpoints, PinsExclusionsStragglersAndAPolicyChangeCarryAcrossAResume)
             if (rows.front().iteration == 20)
                 manager->exclude(3, std::nullopt, "operator:test");
             if (rows.front().iteration == 30)
-                manager->set_policy(balance::make_policy(scenario::parse_policy_section(R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})",
+                manager->set_policy(balance::make_policy(scenario::parse_policy_section(
+                                        R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})",
                                         scenario::parse_scenario(cpu_scenario(R"({"type": "uniform"})"), "t"), "t")),
                     {}, "operator:test", R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})");
         };
@@ -257,7 +263,8 @@ TEST_F(Checkpoints, ACorruptOrForeignCheckpointIsRefusedWithItsPart)
         }
         return "resumed";
     };
-    EXPECT_NE(resume_with(checkpoint->state.substr(0, checkpoint->state.size() / 2), json).find("ends early"), std::string::npos);
+    EXPECT_NE(resume_with(checkpoint->state.substr(0, checkpoint->state.size() / 2), json).find("ends early"),
+        std::string::npos);
     EXPECT_NE(resume_with("garbage", json).find("checkpoint"), std::string::npos);
     // The same checkpoint under another model is refused, not misread.
     std::string other = json;
