@@ -64,15 +64,9 @@ JobId first_free_job_id(const std::filesystem::path& runs)
 {
     JobId last = 0;
     std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(runs, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.size() <= 7 || name.rfind("job-", 0) != 0 || !name.ends_with(".db"))
-            continue;
-        const std::string digits = name.substr(4, name.size() - 7);
-        if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-            continue;
-        last = std::max(last, static_cast<JobId>(std::stol(digits)));
-    }
+    for (const auto& entry : std::filesystem::directory_iterator(runs, ec))
+        if (const auto job = job_of_file(entry.path().filename().string(), ".db"))
+            last = std::max(last, *job);
     return last + 1;
 }
 

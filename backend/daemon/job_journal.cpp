@@ -17,6 +17,17 @@ constexpr const char* kClient = "client";
 
 } // namespace
 
+std::optional<JobId> job_of_file(const std::string& name, std::string_view extension)
+{
+    const std::size_t prefix = 4; // "job-"
+    if (name.size() <= prefix + extension.size() || name.rfind("job-", 0) != 0 || !name.ends_with(extension))
+        return std::nullopt;
+    const std::string digits = name.substr(prefix, name.size() - prefix - extension.size());
+    if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    return static_cast<JobId>(std::stol(digits));
+}
+
 JobJournal::JobJournal(std::filesystem::path folder)
     : folder_(std::move(folder))
 {
@@ -65,11 +76,8 @@ std::vector<JobJournal::Entry> JobJournal::entries(std::vector<std::string>* pro
     std::error_code ec;
     for (const auto& item : std::filesystem::directory_iterator(folder_, ec)) {
         const std::string name = item.path().filename().string();
-        if (name.size() <= 9 || name.rfind("job-", 0) != 0 || !name.ends_with(".json"))
-            continue;
-        const std::string digits = name.substr(4, name.size() - 9);
-        if (digits.empty() || digits.size() > 9
-            || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        const std::optional<JobId> job = job_of_file(name, ".json");
+        if (!job)
             continue;
         std::ifstream in(item.path(), std::ios::binary);
         std::string origin;
@@ -82,8 +90,7 @@ std::vector<JobJournal::Entry> JobJournal::entries(std::vector<std::string>* pro
                     name + ": not a job journal entry (its first line is neither 'local' nor 'client')");
             continue;
         }
-        out.push_back(
-            { static_cast<JobId>(std::stol(digits)), origin == kLocal ? Origin::Local : Origin::Client, rest.str() });
+        out.push_back({ *job, origin == kLocal ? Origin::Local : Origin::Client, rest.str() });
     }
     std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.job < b.job; });
     return out;

@@ -3,10 +3,16 @@
 #include "common/records.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fulcrum::daemon {
+
+// N of a file named job-N.EXTENSION (a job's run store "job-N.db", journal entry
+// "job-N.json"); nothing for any other name.
+std::optional<JobId> job_of_file(const std::string& name, std::string_view extension);
 
 // The jobs fulcrumd has accepted and not yet ended, one file each in DATA_DIR/jobs
 // (job-N.json: who gave it, then the scenario as given). A job is written here before its

@@ -9,11 +9,11 @@
 
 #include "daemon/auth.h"
 #include "db/run_reader.h"
+#include "process_support.h"
 #include "ws_client.h"
 
 #include <chrono>
 #include <csignal>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -21,14 +21,11 @@
 #include <map>
 #include <random>
 #include <regex>
-#include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
-
-extern char** environ;
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
@@ -80,18 +77,7 @@ protected:
 
     pid_t spawn(std::vector<std::string> args, const fs::path& log)
     {
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        posix_spawn_file_actions_t out;
-        posix_spawn_file_actions_init(&out);
-        posix_spawn_file_actions_addopen(&out, 1, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_addopen(&out, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        pid_t pid = 0;
-        EXPECT_EQ(::posix_spawn(&pid, args[0].c_str(), &out, nullptr, argv.data(), environ), 0);
-        posix_spawn_file_actions_destroy(&out);
-        return pid;
+        return testing_support::spawn_logged(std::move(args), log);
     }
 
     // fulcrumd on a free port; returns its pid and the port it announced.

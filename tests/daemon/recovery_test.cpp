@@ -6,21 +6,18 @@
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
+#include "process_support.h"
 
 #include <chrono>
 #include <csignal>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
 #include <random>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-
-extern char** environ;
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
@@ -69,18 +66,7 @@ protected:
         std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen",
             "127.0.0.1:0", "--no-demo" };
         args.insert(args.end(), extra.begin(), extra.end());
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        posix_spawn_file_actions_t quiet;
-        posix_spawn_file_actions_init(&quiet);
-        posix_spawn_file_actions_addopen(
-            &quiet, 2, (dir / "fulcrumd.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        pid_t pid = 0;
-        EXPECT_EQ(::posix_spawn(&pid, args[0].c_str(), &quiet, nullptr, argv.data(), environ), 0);
-        posix_spawn_file_actions_destroy(&quiet);
-        return pid;
+        return testing_support::spawn_logged(std::move(args), dir / "fulcrumd.log");
     }
 
     // Polls the job's store until `done` holds (or 120 s pass).
