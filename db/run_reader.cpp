@@ -89,12 +89,16 @@ std::vector<WorkerInfo> RunReader::workers(RunId run)
     return result;
 }
 
-std::vector<IterationRecord> RunReader::iterations(RunId run, JobId job, std::int64_t first, std::int64_t last)
+namespace {
+
+std::vector<IterationRecord> iteration_rows(Connection& connection, const char* table, RunId run, JobId job, std::int64_t first,
+                                            std::int64_t last)
 {
-    Statement s(impl_->connection,
-        "SELECT job_id, worker_id, iteration, start_s, end_s, batch_size, compute_s, comm_s, wait_s, cpu_share,"
-        " memory_share, speed, predicted_speed, loss, decision FROM iterations"
-        " WHERE run_id = ?1 AND job_id = ?2 AND iteration BETWEEN ?3 AND ?4 ORDER BY iteration, worker_id");
+    Statement s(connection,
+        (std::string("SELECT job_id, worker_id, iteration, start_s, end_s, batch_size, compute_s, comm_s, wait_s, cpu_share,"
+                     " memory_share, speed, predicted_speed, loss, decision FROM ")
+            + table + " WHERE run_id = ?1 AND job_id = ?2 AND iteration BETWEEN ?3 AND ?4 ORDER BY iteration, worker_id")
+            .c_str());
     s.bind(1, run).bind(2, std::int64_t { job }).bind(3, first).bind(4, last);
     std::vector<IterationRecord> result;
     while (s.step()) {
@@ -117,6 +121,23 @@ std::vector<IterationRecord> RunReader::iterations(RunId run, JobId job, std::in
         result.push_back(std::move(r));
     }
     return result;
+}
+
+} // namespace
+
+std::vector<IterationRecord> RunReader::iterations(RunId run, JobId job, std::int64_t first, std::int64_t last)
+{
+    return iteration_rows(impl_->connection, "iterations", run, job, first, last);
+}
+
+std::vector<IterationRecord> RunReader::superseded_iterations(RunId run, JobId job)
+{
+    {
+        Statement table(impl_->connection, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'superseded_iterations'");
+        if (!table.step() || table.int64(0) == 0)
+            return {};
+    }
+    return iteration_rows(impl_->connection, "superseded_iterations", run, job, 0, std::numeric_limits<std::int64_t>::max());
 }
 
 std::int64_t RunReader::iteration_row_count(RunId run)

@@ -35,6 +35,9 @@ public:
     // A job's latest checkpoint; none for a job that never wrote one (or a store older than
     // schema version 3).
     std::optional<Checkpoint> checkpoint(RunId run, JobId job);
+    // Rows a crashed run had committed past its checkpoint, which the resumed run recorded
+    // again (RunRecorder::resume_run); oldest crash first within an iteration.
+    std::vector<IterationRecord> superseded_iterations(RunId run, JobId job);
     // A simulated schedule: its jobs in id order, and the spans that overlap [from_s, to_s]
     // in start order.
     std::vector<ScheduledJob> scheduled_jobs(RunId run);

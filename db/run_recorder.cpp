@@ -276,11 +276,16 @@ void RunRecorder::resume_run(RunId run, std::int64_t after_iteration)
     }
     c.exec("BEGIN");
     try {
-        for (const char* sql : { "DELETE FROM iterations WHERE run_id = ?1 AND iteration > ?2",
+        const std::string now = utc_timestamp();
+        for (const char* sql : { "INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND iteration > ?2",
+                 "DELETE FROM iterations WHERE run_id = ?1 AND iteration > ?2",
+                 "INSERT INTO superseded_evaluations SELECT ?3, * FROM evaluations WHERE run_id = ?1 AND iteration > ?2",
                  "DELETE FROM evaluations WHERE run_id = ?1 AND iteration > ?2" }) {
-            Statement drop(c, sql);
-            drop.bind(1, run).bind(2, after_iteration);
-            drop.run();
+            Statement move(c, sql);
+            move.bind(1, run).bind(2, after_iteration);
+            if (std::string_view(sql).find("?3") != std::string_view::npos)
+                move.bind(3, now);
+            move.run();
         }
         Statement reopen(c, "UPDATE runs SET status = 'running', finished_at = NULL, summary_json = NULL WHERE id = ?1");
         reopen.bind(1, run);

@@ -49,8 +49,9 @@ public:
 
     // Continues run `run` of an existing store after a crash, from a checkpoint taken after
     // iteration `after_iteration` of every job: the rows and evaluations past it (recorded
-    // after the checkpoint, before the crash) are deleted, since the resumed job records
-    // them again; events stay (the audit trail). The run is `running` again.
+    // after the checkpoint, before the crash) leave the run's tables, since the resumed job
+    // records them again: they move to superseded_iterations / superseded_evaluations, kept
+    // for the record, and events stay (the audit trail). The run is `running` again.
     void resume_run(RunId run, std::int64_t after_iteration);
     // Marks an earlier run of the store as ended with `status`, its rows untouched (a job
     // that starts again from the beginning leaves its first attempt "interrupted").

@@ -129,6 +129,11 @@ CREATE TABLE checkpoints (
     state BLOB NOT NULL,
     PRIMARY KEY (run_id, job_id)
 ) WITHOUT ROWID;
+-- What a run had committed past its last checkpoint when it crashed: the resumed run
+-- records those iterations again, and these are kept for the record (never deleted).
+CREATE TABLE superseded_iterations AS SELECT '' AS resumed_at, * FROM iterations WHERE 0;
+CREATE INDEX superseded_iterations_by_run ON superseded_iterations (run_id, job_id, iteration);
+CREATE TABLE superseded_evaluations AS SELECT '' AS resumed_at, * FROM evaluations WHERE 0;
 )sql" };
 
 std::int64_t pragma(Connection& connection, const char* name)

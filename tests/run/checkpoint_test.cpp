@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <random>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -131,6 +132,13 @@ protected:
         }
         EXPECT_EQ(rb.integrity_check(), "ok");
         EXPECT_EQ(rb.run(1).status, "finished");
+        // What the killed process committed past its checkpoint was set aside, and was what
+        // the resumed run recorded again.
+        std::map<std::pair<std::int64_t, WorkerId>, IterationRecord> by_key;
+        for (const IterationRecord& r : rows_b)
+            by_key[{ r.iteration, r.worker }] = r;
+        for (const IterationRecord& r : rb.superseded_iterations(1, 0))
+            EXPECT_EQ(by_key.at({ r.iteration, r.worker }), r);
     }
 
     void kill_and_resume(const std::string& json, std::int64_t iterations, std::int64_t every)

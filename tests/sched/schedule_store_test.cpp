@@ -89,7 +89,8 @@ TEST(ScheduleStore, AVersionOneStoreIsMigratedAndKeepsItsRuns)
         // Make it look like a store written before schema version 2 (and so before 3).
         sqlite3* handle = nullptr;
         ASSERT_EQ(sqlite3_open(path.c_str(), &handle), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE checkpoints; DROP TABLE sched_spans; DROP TABLE sched_jobs; PRAGMA user_version = 1;", nullptr, nullptr, nullptr), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE superseded_evaluations; DROP TABLE superseded_iterations; DROP TABLE checkpoints; DROP TABLE sched_spans; "
+                      "DROP TABLE sched_jobs; PRAGMA user_version = 1;", nullptr, nullptr, nullptr), SQLITE_OK);
         sqlite3_close(handle);
     }
     const RunId second = sched_store::write_schedule(path, "second", "x", 2, simulated());
