@@ -117,7 +117,9 @@ void JobsView::update_actions()
     const bool live = !store_.replaying();
     const auto job = selected_job();
     const protocol::JobStatus* status = job ? store_.jobs().job(*job) : nullptr;
-    const bool active = status && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused || status->state == protocol::JobState::Queued);
+    const bool active = status
+        && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused || status->state == protocol::JobState::Queued
+            || status->state == protocol::JobState::Interrupted);
     submit_file_->setEnabled(live);
     submit_form_->setEnabled(live);
     cancel_->setEnabled(live && active);
