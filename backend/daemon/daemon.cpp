@@ -508,7 +508,7 @@ std::vector<Daemon::Recovered> Daemon::recover()
                         continue;
                     }
                     if (auto checkpoint = reader.checkpoint(last.id, 0))
-                        resume = run::RunOptions::Resume { last.id, std::move(*checkpoint) };
+                        resume = run::RunOptions::Resume { last.id, std::move(*checkpoint), {} };
                     else
                         abandoned = last.id;
                 }
@@ -544,6 +544,9 @@ std::vector<Daemon::Recovered> Daemon::recover()
             found.push_back({ id, "queued again from the beginning (no checkpoint)" });
             continue;
         }
+        resume->adjust_policy = [this, local = entry.origin == JobJournal::Origin::Local, source = run_store_name(id)](balance::PolicySpec& p) {
+            confine_paths(p, folders_, source, "policy", local);
+        };
         const std::int64_t at = resume->checkpoint.iteration;
         const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
         job.interrupted(std::move(*resume), "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)

@@ -138,6 +138,8 @@ public:
         job_ = job;
         manager_ = manager;
     }
+    // A resumed run's progress counts the samples trained before its checkpoint.
+    void start_from(std::int64_t samples) { samples_ = samples; }
 
 private:
     JobId job_ = 0;
@@ -224,6 +226,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     if (options.resume && !options.resume->checkpoint.policy_json.empty()) {
         policy_json = options.resume->checkpoint.policy_json;
         policy = scenario::parse_policy_section(policy_json, s, s.source + " (checkpoint's policy)");
+        if (options.resume->adjust_policy)
+            options.resume->adjust_policy(policy);
     }
     std::unique_ptr<balance::BatchSizeManager> manager;
     try {
@@ -307,6 +311,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             if (options.resume) {
                 const db::Checkpoint& c = options.resume->checkpoint;
                 trainer.resume_from_checkpoint(c.state);
+                observer.start_from(trainer.samples_trained());
                 recorder->resume_run(options.resume->run, c.iteration);
                 for (EventRecord e : options.recorded_before) {
                     e.job = c.job;

@@ -2,6 +2,7 @@
 
 #include "run/run_summary.h"
 #include "balance/batch_size_manager.h"
+#include "balance/policy_registry.h"
 #include "data/dataset.h"
 #include "db/run_store.h"
 #include "scenario/scenario.h"
@@ -60,6 +61,9 @@ struct RunOptions {
     struct Resume {
         RunId run = 0;
         db::Checkpoint checkpoint;
+        // Applied to the checkpoint's policy (one an operator set) before it is built:
+        // fulcrumd resolves its file names inside its folders, as at set-policy.
+        std::function<void(balance::PolicySpec&)> adjust_policy;
     };
     std::optional<Resume> resume;
     // The status a stopped run is recorded with ("stopped" when unset): fulcrumd records a

@@ -659,6 +659,7 @@ void BspTrainer::resume_from_checkpoint(const std::string& state)
     impl_->resume(state, loop);
     impl_->resumed_loop = std::move(loop);
 }
+std::int64_t BspTrainer::samples_trained() const { return impl_->resumed_loop ? impl_->resumed_loop->samples : 0; }
 const ps::ParameterServer& BspTrainer::server() const { return impl_->job.server; }
 const TrainerConfig& BspTrainer::config() const { return impl_->config; }
 balance::BatchSizeManager& BspTrainer::manager() { return *impl_->manager; }

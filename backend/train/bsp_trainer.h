@@ -29,6 +29,8 @@ public:
     // on the virtual clock). Throws InputError naming the part of a checkpoint that is
     // damaged or belongs to another job; the trainer is then unchanged enough to be dropped.
     void resume_from_checkpoint(const std::string& state);
+    // After resume_from_checkpoint(): the samples trained on before the checkpoint (else 0).
+    std::int64_t samples_trained() const;
 
     const ps::ParameterServer& server() const;
     const TrainerConfig& config() const;

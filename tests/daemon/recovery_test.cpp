@@ -6,6 +6,7 @@
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
+#include "predict/narx_network.h"
 #include "process_support.h"
 
 #include <chrono>
@@ -209,4 +210,43 @@ TEST_F(Recovery, AJobKilledWhileQueuedOrWaitingIsNotLost)
     EXPECT_EQ(found[0].job, 1);
     EXPECT_EQ(second.jobs().at(0).name, "waits");
     EXPECT_EQ(second.submit(waiting, "next"), 2);
+}
+
+TEST_F(Recovery, AnOperatorsPolicyWithAWarmStartFileResumesWithTheFileFoundInTheModelsFolder)
+{
+    daemon::DaemonOptions options;
+    options.data_dir = dir / "data";
+    const std::string narx
+        = R"({"type": "lbbsp-cpu", "predictor": {"type": "narx", "min_samples": 20, "warm_start": "file",
+        "warm_start_file": "start.narx"}})";
+    {
+        daemon::Daemon first(options);
+        std::ofstream(dir / "data" / "models" / "start.narx")
+            << predict::NarxNetwork(predict::NarxShape {}, 5).serialize();
+        EXPECT_EQ(first.submit(paced_job(400), "test"), 1);
+        auto op = first.connect(Role::Operator, "op");
+        first.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (first.jobs().at(0).iteration < 5 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        first.receive(*op, R"({"type": "set-policy", "id": "p", "job": 1, "policy": )" + narx + "}");
+        const auto reply = reply_to(drain(*op), "p");
+        ASSERT_TRUE(reply);
+        ASSERT_FALSE(reply->error) << reply->error->message;
+        // A checkpoint after the change took effect (every 10 iterations).
+        while (std::chrono::steady_clock::now() < deadline) {
+            const auto c = db::RunReader(dir / "data" / "runs" / "job-1.db").checkpoint(1, 0);
+            if (c && c->policy_json.find("start.narx") != std::string::npos)
+                break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    daemon::Daemon second(options); // fulcrumd's working folder is not DATA_DIR/models
+    second.recover();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (second.jobs().at(0).state != JobState::Finished && second.jobs().at(0).state != JobState::Failed
+        && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(second.jobs().at(0).state, JobState::Finished) << second.jobs().at(0).message;
+    EXPECT_EQ(second.jobs().at(0).policy, "lbbsp-cpu");
 }

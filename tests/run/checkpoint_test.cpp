@@ -111,7 +111,7 @@ protected:
         run::RunOptions options;
         options.mode = scenario::Mode::Virtual;
         options.database = database;
-        options.resume = run::RunOptions::Resume { 1, std::move(*checkpoint) };
+        options.resume = run::RunOptions::Resume { 1, std::move(*checkpoint), {} };
         return run::run_scenario(scenario::parse_scenario(json, "test"), options);
     }
 
@@ -245,7 +245,7 @@ TEST_F(Checkpoints, PinsExclusionsStragglersAndAPolicyChangeCarryAcrossAResume)
     run::RunOptions again;
     again.mode = scenario::Mode::Virtual;
     again.database = dir / "stopped.db";
-    again.resume = run::RunOptions::Resume { 1, *checkpoint };
+    again.resume = run::RunOptions::Resume { 1, *checkpoint, {} };
     const auto resumed = run::run_scenario(scenario::parse_scenario(json, "t"), again);
     EXPECT_EQ(resumed.policy, "fixed");
     expect_same_rows(dir / "whole.db", dir / "stopped.db", 120);
@@ -263,7 +263,7 @@ TEST_F(Checkpoints, ACorruptOrForeignCheckpointIsRefusedWithItsPart)
         options.database = dir / "run.db";
         db::Checkpoint c = *checkpoint;
         c.state = state;
-        options.resume = run::RunOptions::Resume { 1, c };
+        options.resume = run::RunOptions::Resume { 1, c, {} };
         try {
             run::run_scenario(scenario::parse_scenario(scenario_json, "t"), options);
         } catch (const InputError& e) {
