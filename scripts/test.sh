@@ -12,5 +12,8 @@ bash scripts/build.sh ci
 bash scripts/build.sh ci-v4
 export QT_QPA_PLATFORM=offscreen
 ctest --preset ci -j "$(nproc)"
+# What training computes is kept bit for bit across refactorings: every shipped scenario's
+# and three quick experiments' rows, digested, against those recorded for this preset.
+bash scripts/behaviour-digest.sh build/ci --check tests/behaviour/digests-x86-64-v2.txt
 # The protocol codec's fuzz target, for a bounded time (needs clang; a crash fails CI).
 bash scripts/fuzz.sh 60
