@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "db/run_reader.h"
 #include "run/run_scenario.h"
+#include "train/trainer.h"
 #include "run/terminal_progress.h"
 
 #include <boost/program_options.hpp>
@@ -129,8 +130,8 @@ int main(int argc, char** argv)
             std::cerr << "fulcrum-run: --save-predictors: cannot create directory '" << predictors_dir << "'\n";
             return 2;
         }
-        options.on_finish = [&](fulcrum::balance::BatchSizeManager& manager) {
-            saved_models = fulcrum::balance::save_narx_models(manager, predictors_dir);
+        options.on_finish = [&](fulcrum::train::Trainer& trainer) {
+            saved_models = fulcrum::balance::save_narx_models(trainer.manager(), predictors_dir);
         };
     }
 

@@ -205,6 +205,15 @@ WorkerOverride BatchSizeManager::state(WorkerId worker) const
     return applied_[static_cast<std::size_t>(worker)];
 }
 
+bool BatchSizeManager::changes_due(double now_s) const
+{
+    std::lock_guard lock(mutex_);
+    if (!requests_.empty() || policy_request_)
+        return true;
+    return std::any_of(applied_.begin(), applied_.end(),
+        [now_s](const WorkerOverride& o) { return o.excluded && o.excluded_until && *o.excluded_until <= now_s; });
+}
+
 std::vector<EventRecord> BatchSizeManager::take_events()
 {
     std::lock_guard lock(mutex_);

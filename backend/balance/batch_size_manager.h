@@ -97,6 +97,10 @@ public:
     void load_state(StateReader& in);
 
     WorkerOverride state(WorkerId worker) const;
+    // Whether next() would change anything besides asking the policy: a request made, or a
+    // timed exclusion run out by `now_s`. Lets a trainer without barriers (asp, ssp,
+    // elastic-bsp) look for operator changes between events at no cost.
+    bool changes_due(double now_s) const;
     // Events since the last call (overrides applied, phase changes, warnings), stamped with
     // the barrier at which they took effect.
     std::vector<EventRecord> take_events();

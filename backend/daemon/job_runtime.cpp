@@ -4,7 +4,7 @@
 #include "daemon/confine_paths.h"
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
-#include "train/bsp_trainer.h"
+#include "train/trainer.h"
 
 #include <algorithm>
 #include <sstream>
@@ -14,12 +14,6 @@ namespace fulcrum::daemon {
 
 using protocol::JobState;
 using protocol::WorkerAction;
-
-namespace {
-
-bool is_bsp_family(const std::string& sync_type) { return sync_type == "bsp" || sync_type == "backup"; }
-
-} // namespace
 
 JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, const ServerFolders& folders,
                        StreamHub& hub, std::function<void(JobId)> on_done)
@@ -36,7 +30,7 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
     status_.mode = scenario::to_string(scenario_.mode);
     status_.workers = workers();
     status_.policy = scenario_.policy.type;
-    status_.sync_model = scenario_.sync.type;
+    status_.sync_model = std::string(sync::to_string(scenario_.sync.type));
     status_.model = scenario_.model.type;
     status_.database = database_.filename().string(); // the name open-replay takes, never a server path
     batch_sizes_.assign(scenario_.workers.size(), 0);
@@ -109,7 +103,7 @@ void JobRuntime::run()
             std::lock_guard lock(mutex_);
             if (trainer_) {
                 try {
-                    trainer_->manager().include(worker, "system: worker rejoined");
+                    trainer_->control().include(worker, "system: worker rejoined");
                 } catch (const RefusedRequest&) {
                     // not excluded yet: the loss has not reached a barrier
                 }
@@ -177,7 +171,7 @@ void JobRuntime::run()
                 std::lock_guard lock(mutex_);
                 if (trainer_) {
                     status_.policy = trainer_->manager().policy().name();
-                    status_.sync_model = trainer_->sync_model();
+                    status_.sync_model = trainer_->control().sync_model();
                 }
             }
             publish_status();
@@ -201,12 +195,12 @@ void JobRuntime::run()
         }
         publish_status();
     };
-    options.on_trainer = [this](train::BspTrainer* trainer) {
+    options.on_trainer = [this](train::Trainer* trainer) {
         std::lock_guard lock(mutex_);
         trainer_ = trainer;
         if (trainer) { // the names the run records, as later changes will give them
             status_.policy = trainer->manager().policy().name();
-            status_.sync_model = trainer->sync_model();
+            status_.sync_model = trainer->control().sync_model();
         }
     };
     try {
@@ -271,24 +265,23 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
         w.name = scenario_.workers[i].name;
         w.batch_size = batch_sizes_[i];
         if (trainer_) {
-            const balance::WorkerOverride o = trainer_->manager().state(w.worker);
+            const balance::WorkerOverride o = trainer_->control().worker(w.worker);
             w.pinned = o.pinned;
             w.excluded = o.excluded;
             w.excluded_until = o.excluded_until;
             w.member = o.member;
-            w.slowdown = trainer_->straggler_slowdown(w.worker);
+            w.slowdown = trainer_->control().straggler_slowdown(w.worker);
         }
         out.push_back(std::move(w));
     }
     return out;
 }
 
-train::BspTrainer& JobRuntime::running_trainer() const
+train::Trainer& JobRuntime::running_trainer() const
 {
     if (!trainer_)
         throw RefusedRequest("job-not-running", "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
-            + std::string(protocol::to_string(status_.state))
-            + (is_bsp_family(scenario_.sync.type) ? "" : "; " + scenario_.sync.type + " jobs take no operator commands"));
+            + std::string(protocol::to_string(status_.state)));
     return *trainer_;
 }
 
@@ -319,7 +312,7 @@ void JobRuntime::cancel(const std::string& actor)
     stop_ = true;
     std::lock_guard lock(mutex_);
     if (trainer_)
-        trainer_->resume(actor); // a paused job must reach its stop check
+        trainer_->control().resume(actor); // a paused job must reach its stop check
 }
 
 void JobRuntime::cancel_queued(const std::string& actor)
@@ -332,13 +325,13 @@ void JobRuntime::cancel_queued(const std::string& actor)
 void JobRuntime::pause(const std::string& actor)
 {
     std::lock_guard lock(mutex_);
-    running_trainer().pause(actor);
+    running_trainer().control().pause(actor);
 }
 
 void JobRuntime::resume(const std::string& actor)
 {
     std::lock_guard lock(mutex_);
-    running_trainer().resume(actor);
+    running_trainer().control().resume(actor);
 }
 
 void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor)
@@ -346,11 +339,8 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
     const std::string source = std::string(protocol::to_string(setting)) + " for job " + std::to_string(id_);
     if (setting == protocol::JobSetting::SyncModel) {
         const sync::SyncSpec spec = scenario::parse_sync_section(spec_json, scenario_, source);
-        if (!is_bsp_family(scenario_.sync.type))
-            throw RefusedRequest("sync-model-not-switchable", "job " + std::to_string(id_) + " runs " + scenario_.sync.type
-                + " in the asynchronous trainer, which keeps its sync model for the whole run; submit it again to change it");
         std::lock_guard lock(mutex_);
-        running_trainer().set_sync_model(spec, actor);
+        running_trainer().control().set_sync_model(spec, actor);
         return;
     }
     balance::PolicySpec spec = scenario::parse_policy_section(spec_json, scenario_, source);
@@ -362,33 +352,32 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
         throw InputError(source, "policy", folders_.for_clients(e.what()));
     }
     std::lock_guard lock(mutex_);
-    running_trainer().manager().set_policy(std::move(policy), spec.manager, actor, spec_json);
+    running_trainer().control().set_policy(std::move(policy), spec.manager, actor, spec_json);
 }
 
 void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& actor)
 {
     {
         std::lock_guard lock(mutex_);
-        train::BspTrainer& trainer = running_trainer();
-        balance::BatchSizeManager& manager = trainer.manager();
+        train::JobControl& control = running_trainer().control();
         switch (c.action) {
         case WorkerAction::Pin:
-            manager.pin(c.worker, c.batch_size, actor);
+            control.pin(c.worker, c.batch_size, actor);
             break;
         case WorkerAction::Unpin:
-            manager.unpin(c.worker, actor);
+            control.unpin(c.worker, actor);
             break;
         case WorkerAction::Exclude:
-            manager.exclude(c.worker, c.for_s, actor);
+            control.exclude(c.worker, c.for_s, actor);
             break;
         case WorkerAction::Include:
-            manager.include(c.worker, actor);
+            control.include(c.worker, actor);
             break;
         case WorkerAction::InjectStraggler:
-            trainer.inject_straggler(c.worker, c.slowdown, actor);
+            control.inject_straggler(c.worker, c.slowdown, actor);
             break;
         case WorkerAction::ClearStraggler:
-            trainer.inject_straggler(c.worker, 1.0, actor);
+            control.inject_straggler(c.worker, 1.0, actor);
             break;
         }
     }

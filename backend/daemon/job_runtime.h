@@ -16,7 +16,7 @@
 #include <thread>
 
 namespace fulcrum::train {
-class BspTrainer;
+class Trainer;
 }
 
 namespace fulcrum::daemon {
@@ -58,10 +58,10 @@ public:
     void pause(const std::string& actor);
     void resume(const std::string& actor);
     void command(const protocol::WorkerCommand& command, const std::string& actor);
-    // set-policy / set-sync-model: takes effect at the next barrier, where the trainer
+    // set-policy / set-sync-model: takes effect at the trainer's next safe point, where it
     // records it as an event and the job's status follows. Throws InputError for a bad spec
     // (naming its field) and RefusedRequest ("job-not-running", "sync-model-not-switchable",
-    // "over-memory-limit", "illegal-value").
+    // "policy-not-applicable", "over-memory-limit", "illegal-value").
     void change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor);
     void join();
 
@@ -77,7 +77,7 @@ private:
     void set_state(protocol::JobState state, std::string message = {});
     void publish_status();
     void publish_workers();
-    train::BspTrainer& running_trainer() const; // with mutex_ held
+    train::Trainer& running_trainer() const; // with mutex_ held
 
     const JobId id_;
     const scenario::Scenario scenario_;
@@ -93,7 +93,7 @@ private:
     protocol::JobStatus status_;
     std::vector<std::int32_t> batch_sizes_;
     std::optional<protocol::IterationRows> last_rows_;
-    train::BspTrainer* trainer_ = nullptr;
+    train::Trainer* trainer_ = nullptr;
     std::chrono::steady_clock::time_point started_;
     const std::chrono::steady_clock::time_point submitted_ = std::chrono::steady_clock::now();
     std::vector<EventRecord> recorded_before_; // the scheduler's events, until the run records them

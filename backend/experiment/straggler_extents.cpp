@@ -45,7 +45,7 @@ void run_straggler_extents(const ExperimentOptions& options)
             scenario::Scenario s = base_scenario("straggler-extents", { "mlp", { 128 } }, total_batch, 0.05f, 0.9f, options.seed);
             s.workers = homogeneous_cpu(workers, 400);
             apply_heterogeneity(s.workers, level, kPeriod);
-            s.sync.type = scheme.sync;
+            s.sync.type = *sync::parse_sync_type(scheme.sync);
             s.sync.staleness = 5;
             s.sync.backups = std::max(1, workers / 16);
             s.sync.range = 15;
@@ -55,7 +55,7 @@ void run_straggler_extents(const ExperimentOptions& options)
             s.policy.predictor.narx.min_samples = 200;
             s.policy.predictor.narx.retrain_every = 100;
             s.target_accuracy = target;
-            const bool asynchronous = scheme.sync == "asp" || scheme.sync == "ssp" || scheme.sync == "elastic-bsp";
+            const bool asynchronous = !sync::closes_every_iteration(s.sync.type);
             // The same sample budget and evaluation spacing in samples for every scheme.
             const std::int64_t barriers = options.quick ? 300 : 1500;
             s.iterations = asynchronous ? barriers * workers : barriers;

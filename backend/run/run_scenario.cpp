@@ -4,8 +4,7 @@
 #include "data/fashion_mnist.h"
 #include "data/synthetic.h"
 #include "db/run_recorder.h"
-#include "train/async_trainer.h"
-#include "train/bsp_trainer.h"
+#include "train/trainer.h"
 
 #include <boost/json.hpp>
 
@@ -206,17 +205,18 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     for (const scenario::ResizeSpec& r : s.elastic.resizes)
         config.elastic.resizes.push_back({ r.before_iteration, { *train::parse_resize_action(r.action), r.target, "scenario" } });
 
-    const bool asynchronous = s.sync.type == "asp" || s.sync.type == "ssp" || s.sync.type == "elastic-bsp";
+    const bool asynchronous = !sync::closes_every_iteration(s.sync.type);
+    const std::string sync_name(sync::to_string(s.sync.type));
     if (asynchronous && s.policy.type != "uniform")
-        throw InputError(s.source, "policy.type", "is '" + s.policy.type + "', but " + s.sync.type
+        throw InputError(s.source, "policy.type", "is '" + s.policy.type + "', but " + sync_name
             + " has no barrier to balance at; use uniform (or a BSP-family sync model)");
     if (asynchronous && mode == scenario::Mode::Real)
-        throw InputError(s.source, "mode", s.sync.type + " runs in the virtual and paced modes");
+        throw InputError(s.source, "mode", sync_name + " runs in the virtual and paced modes");
     std::vector<std::int32_t> limits;
     for (const auto& w : config.workers)
         limits.push_back(w.gpu ? w.gpu->batch_limit() : 0);
     if (options.resume && asynchronous)
-        throw InputError(s.source, "sync", s.sync.type + " jobs keep no checkpoint; only bsp and backup jobs resume");
+        throw InputError(s.source, "sync", sync_name + " jobs keep no checkpoint; only bsp and backup jobs resume");
     if (options.resume && !recorder)
         throw InputError(s.source, "", "a job resumes into its run store: give the database");
     // A resumed job runs the policy in effect at its checkpoint: an operator may have
@@ -302,43 +302,36 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     RecordingObserver observer(recorder.get(), options, config.iterations, static_cast<double>(data.train->size()));
     train::TrainingResult result;
     try {
-        if (asynchronous) {
-            train::AsyncTrainer trainer(std::move(config), observer);
-            result = trainer.run(options.stop);
-        } else {
-            train::BspTrainer trainer(std::move(config), std::move(manager), observer);
-            observer.set_manager(trainer.config().job, &trainer.manager());
-            if (options.resume) {
-                const db::Checkpoint& c = options.resume->checkpoint;
-                trainer.resume_from_checkpoint(c.state);
-                observer.start_from(trainer.samples_trained());
-                recorder->resume_run(options.resume->run, c.iteration);
-                for (EventRecord e : options.recorded_before) {
-                    e.job = c.job;
-                    e.iteration = c.iteration;
-                    e.time_s = c.time_s;
-                    recorder->record_event(e);
-                }
+        const std::unique_ptr<train::Trainer> trainer = train::make_trainer(std::move(config), std::move(manager), observer);
+        observer.set_manager(trainer->config().job, &trainer->manager());
+        if (options.resume) {
+            const db::Checkpoint& c = options.resume->checkpoint;
+            trainer->resume_from_checkpoint(c.state);
+            observer.start_from(trainer->samples_trained());
+            recorder->resume_run(options.resume->run, c.iteration);
+            for (EventRecord e : options.recorded_before) {
+                e.job = c.job;
+                e.iteration = c.iteration;
+                e.time_s = c.time_s;
+                recorder->record_event(e);
             }
-            if (options.on_start)
-                options.on_start(trainer.manager());
-            if (options.on_trainer)
-                options.on_trainer(&trainer);
-            try {
-                result = trainer.run(options.stop);
-            } catch (...) {
-                if (options.on_trainer)
-                    options.on_trainer(nullptr);
-                throw;
-            }
+        }
+        if (options.on_trainer)
+            options.on_trainer(trainer.get());
+        try {
+            result = trainer->run(options.stop);
+        } catch (...) {
             if (options.on_trainer)
                 options.on_trainer(nullptr);
-            // An operator may have changed them during the run; the summary says what ended it.
-            summary.policy = trainer.manager().policy().name();
-            summary.sync = trainer.sync_model();
-            if (options.on_finish)
-                options.on_finish(trainer.manager());
+            throw;
         }
+        if (options.on_trainer)
+            options.on_trainer(nullptr);
+        // An operator may have changed them during the run; the summary says what ended it.
+        summary.policy = trainer->manager().policy().name();
+        summary.sync = trainer->control().sync_model();
+        if (options.on_finish)
+            options.on_finish(*trainer);
     } catch (...) {
         if (recorder) {
             try {

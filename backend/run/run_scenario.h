@@ -15,7 +15,7 @@
 #include <span>
 
 namespace fulcrum::train {
-class BspTrainer;
+class Trainer;
 }
 
 namespace fulcrum::run {
@@ -43,13 +43,11 @@ struct RunOptions {
     const std::atomic<bool>* stop = nullptr;
     // Already loaded data to use instead of loading the scenario's (experiments run many jobs).
     std::optional<data::TrainTest> data;
-    // Called once the job's BatchSizeManager exists (BSP family), e.g. to schedule overrides.
-    std::function<void(balance::BatchSizeManager&)> on_start;
-    // BSP family: called with the trainer just before training (operator commands such as
-    // injected stragglers go to it) and with nullptr once it is done, even on failure.
-    std::function<void(train::BspTrainer*)> on_trainer;
-    // Called after training ends, while the manager still exists (e.g. to save its models).
-    std::function<void(balance::BatchSizeManager&)> on_finish;
+    // Called with the job's trainer just before training, whatever its sync model (operator
+    // commands go to its control()), and with nullptr once it is done, even on failure.
+    std::function<void(train::Trainer*)> on_trainer;
+    // Called after training ends, while the trainer still exists (e.g. to save its models).
+    std::function<void(train::Trainer&)> on_finish;
     // Events from before the run (fulcrumd's queue and placement), recorded first, at
     // iteration 0, as the run's job. Not passed to on_event: their owner published them.
     std::vector<EventRecord> recorded_before;
@@ -57,7 +55,7 @@ struct RunOptions {
     std::shared_ptr<train::RemoteWorkers> remote;
     // Continue run `run` of `database` after a crash from its job's checkpoint: the rows past
     // the checkpoint are recorded again, the job goes on as the uninterrupted one would
-    // (BSP family; the scenario must be the run's own).
+    // (bsp and backup; the scenario must be the run's own).
     struct Resume {
         RunId run = 0;
         db::Checkpoint checkpoint;

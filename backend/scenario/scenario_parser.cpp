@@ -317,11 +317,11 @@ sync::SyncSpec parse_sync(Fields& owner, const json::value& value)
 {
     sync::SyncSpec spec;
     if (value.is_string()) {
-        spec.type = owner.string("sync", "bsp", sync::sync_types());
+        spec.type = *sync::parse_sync_type(owner.string("sync", "bsp", sync::sync_types()));
         return spec;
     }
     Fields y(value, "sync", owner.source());
-    spec.type = y.string("type", "bsp", sync::sync_types());
+    spec.type = *sync::parse_sync_type(y.string("type", "bsp", sync::sync_types()));
     spec.staleness = static_cast<int>(y.integer("staleness", spec.staleness, 0, 1'000'000));
     spec.backups = static_cast<int>(y.integer("backups", spec.backups, 1, 100'000));
     spec.range = static_cast<int>(y.integer("range", spec.range, 1, 100'000));
@@ -579,8 +579,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
             }
         }
         e.finish();
-        if (s.sync.type != "bsp" && s.sync.type != "backup")
-            top.fail("elastic", "needs barriers: sync is '" + s.sync.type + "', expected bsp or backup");
+        if (!sync::closes_every_iteration(s.sync.type))
+            top.fail("elastic", "needs barriers: sync is '" + std::string(sync::to_string(s.sync.type)) + "', expected bsp or backup");
     }
     if (const json::value* checkpoint = top.find("checkpoint")) {
         Fields c(*checkpoint, "checkpoint", source);

@@ -8,22 +8,23 @@ namespace fulcrum::sync {
 
 const std::vector<std::string>& sync_types()
 {
-    static const std::vector<std::string> types { "bsp", "asp", "ssp", "backup", "elastic-bsp" };
+    static const std::vector<std::string> types = [] {
+        std::vector<std::string> names;
+        for (const auto& [type, name] : kSyncTypeNames)
+            names.emplace_back(name);
+        return names;
+    }();
     return types;
 }
 
 void validate(const SyncSpec& spec, int workers)
 {
-    const auto& types = sync_types();
-    if (std::find(types.begin(), types.end(), spec.type) == types.end())
-        throw std::invalid_argument("sync.type: unknown synchronization model '" + spec.type
-            + "' (expected bsp, asp, ssp, backup or elastic-bsp)");
-    if (spec.type == "ssp" && spec.staleness < 0)
+    if (spec.type == SyncType::Ssp && spec.staleness < 0)
         throw std::invalid_argument("sync.staleness: must be 0 or more");
-    if (spec.type == "backup" && (spec.backups < 1 || spec.backups >= workers))
+    if (spec.type == SyncType::Backup && (spec.backups < 1 || spec.backups >= workers))
         throw std::invalid_argument("sync.backups: is " + std::to_string(spec.backups) + ", expected 1 to "
             + std::to_string(workers - 1) + " (fewer than the " + std::to_string(workers) + " workers)");
-    if (spec.type == "elastic-bsp") {
+    if (spec.type == SyncType::ElasticBsp) {
         if (spec.range < 1)
             throw std::invalid_argument("sync.range: must be at least 1");
         const auto& algorithms = window_algorithms();
@@ -37,13 +38,18 @@ void validate(const SyncSpec& spec, int workers)
 
 std::string describe(const SyncSpec& spec)
 {
-    if (spec.type == "ssp")
+    switch (spec.type) {
+    case SyncType::Ssp:
         return "ssp(s=" + std::to_string(spec.staleness) + ")";
-    if (spec.type == "backup")
+    case SyncType::Backup:
         return "backup(k=" + std::to_string(spec.backups) + ")";
-    if (spec.type == "elastic-bsp")
+    case SyncType::ElasticBsp:
         return "elastic-bsp(R=" + std::to_string(spec.range) + ", " + spec.algorithm + ")";
-    return spec.type;
+    case SyncType::Bsp:
+    case SyncType::Asp:
+        break;
+    }
+    return std::string(to_string(spec.type));
 }
 
 EndTimes predict_end_times(const std::vector<double>& start, const std::vector<std::deque<double>>& intervals, int range)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/named_values.h"
 #include "sync/barrier_window.h"
 
 #include <deque>
@@ -8,12 +9,29 @@
 
 namespace fulcrum::sync {
 
+enum class SyncType { Bsp, Asp, Ssp, Backup, ElasticBsp };
+
+inline constexpr NameTable<SyncType, 5> kSyncTypeNames { {
+    { SyncType::Bsp, "bsp" },
+    { SyncType::Asp, "asp" },
+    { SyncType::Ssp, "ssp" },
+    { SyncType::Backup, "backup" },
+    { SyncType::ElasticBsp, "elastic-bsp" },
+} };
+
+inline std::string_view to_string(SyncType type) { return name_of(kSyncTypeNames, type); }
+inline std::optional<SyncType> parse_sync_type(std::string_view name) { return value_named(kSyncTypeNames, name); }
+
+// The two families a trainer runs: a barrier closes every iteration (bsp, backup), or
+// workers run free of a per-iteration barrier (asp, ssp, elastic-bsp).
+inline bool closes_every_iteration(SyncType type) { return type == SyncType::Bsp || type == SyncType::Backup; }
+
 // A job's synchronization model: BSP (with LB-BSP's batch sizing, a policy matter), ASP,
 // SSP with staleness bound s, BSP with k backup workers (the first n - k gradients of
 // each iteration are used), or ElasticBSP with a barrier-window algorithm over R
 // predicted iterations.
 struct SyncSpec {
-    std::string type = "bsp";         // bsp, asp, ssp, backup, elastic-bsp
+    SyncType type = SyncType::Bsp;
     int staleness = 5;                // ssp: a worker may run at most s iterations ahead of the slowest
     int backups = 1;                  // backup: k
     int range = 15;                   // elastic-bsp: R
@@ -21,6 +39,7 @@ struct SyncSpec {
     int history = 5;                  // elastic-bsp: recent intervals averaged to predict end times
 };
 
+// The names of kSyncTypeNames, in its order (for a parser's list of expected values).
 const std::vector<std::string>& sync_types();
 // Throws std::invalid_argument naming the field for a bad value.
 void validate(const SyncSpec& spec, int workers);

@@ -1,6 +1,7 @@
 #include "train/async_trainer.h"
 
-#include "balance/rounding.h"
+#include "balance/policy_registry.h"
+#include "common/error.h"
 #include "engine/event_queue.h"
 #include "engine/pacer.h"
 
@@ -11,28 +12,41 @@
 namespace fulcrum::train {
 
 struct AsyncTrainer::Impl {
-    Impl(TrainerConfig c, TrainingObserver& o)
+    Impl(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, TrainingObserver& o)
         : job(std::move(c))
         , config(job.config)
+        , manager(std::move(m))
         , observer(o)
         , pacer(config.mode == ClockMode::Paced ? config.pace : 0.0)
     {
         const int n = static_cast<int>(job.workers.size());
         sync::validate(config.sync, n);
         if (config.elastic.enabled())
-            throw std::invalid_argument("elastic resizing needs barriers: use sync bsp or backup, not " + config.sync.type);
-        const std::string& type = config.sync.type;
-        if (type == "asp")
-            kind = Kind::Asp;
-        else if (type == "ssp")
-            kind = Kind::Ssp;
-        else if (type == "elastic-bsp")
-            kind = Kind::ElasticBsp;
-        else
-            throw std::invalid_argument("the asynchronous trainer runs asp, ssp and elastic-bsp, not " + type);
+            throw std::invalid_argument("elastic resizing needs barriers: use sync bsp or backup, not " + sync::describe(config.sync));
+        if (sync::closes_every_iteration(config.sync.type))
+            throw std::invalid_argument("the asynchronous trainer runs asp, ssp and elastic-bsp, not " + sync::describe(config.sync));
         if (config.mode == ClockMode::Real)
-            throw std::invalid_argument(type + " runs in the virtual and paced modes");
-        batch = balance::proportional_split(std::vector<double>(static_cast<std::size_t>(n), 1.0), config.total_batch);
+            throw std::invalid_argument(sync::describe(config.sync) + " runs in the virtual and paced modes");
+        if (!manager)
+            manager = balance::make_manager({}, n, config.total_batch, job.batch_limits());
+        if (manager->workers() != n)
+            throw std::invalid_argument("the batch-size manager was made for a different number of workers");
+        if (manager->policy().name() != "uniform")
+            throw std::invalid_argument(sync::describe(config.sync) + " has no barrier to balance at; its policy must be uniform, not "
+                + manager->policy().name());
+        sync_model = config.sync;
+        kind = kind_of(sync_model.type);
+        slowdown.assign(static_cast<std::size_t>(n), 1.0);
+        control = std::make_unique<JobControl>(*manager, n, sync_model, [](const sync::SyncSpec& spec) {
+            if (sync::closes_every_iteration(spec.type))
+                throw RefusedRequest("sync-model-not-switchable", "a running " + std::string("asp, ssp or elastic-bsp")
+                    + " job switches among those three; " + sync::describe(spec)
+                    + " needs the BSP trainer's barrier, so submit the job again with it");
+        });
+        control->accept_policies(false);
+        const balance::Allocation start = manager->initial();
+        batch = start.batch_sizes;
+        decisions = start.decisions;
         state.resize(static_cast<std::size_t>(n));
         for (auto& s : state)
             s.quota = 1; // the first ElasticBSP superstep is one plain BSP iteration: nothing is known yet
@@ -49,12 +63,32 @@ struct AsyncTrainer::Impl {
 
     enum class Kind { Asp, Ssp, ElasticBsp };
 
+    static Kind kind_of(sync::SyncType type)
+    {
+        switch (type) {
+        case sync::SyncType::Ssp:
+            return Kind::Ssp;
+        case sync::SyncType::ElasticBsp:
+            return Kind::ElasticBsp;
+        case sync::SyncType::Asp:
+        case sync::SyncType::Bsp:
+        case sync::SyncType::Backup:
+            break;
+        }
+        return Kind::Asp;
+    }
+
+    // A worker with no batch (excluded) starts nothing and holds no one back.
+    bool active(std::size_t i) const { return batch[i] > 0; }
+
+    // The least clock of the active workers (SSP's bound and a re-included worker's start).
     std::int64_t slowest_clock() const
     {
-        std::int64_t slowest = state.front().clock;
-        for (const auto& other : state)
-            slowest = std::min(slowest, other.clock);
-        return slowest;
+        std::optional<std::int64_t> slowest;
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (active(i))
+                slowest = std::min(slowest.value_or(state[i].clock), state[i].clock);
+        return slowest.value_or(0);
     }
 
     // `slowest`: the least clock of all workers (SSP); starting a worker does not change it,
@@ -62,9 +96,11 @@ struct AsyncTrainer::Impl {
     bool may_start(std::size_t i, std::int64_t slowest) const
     {
         const WorkerState& s = state[i];
+        if (!active(i))
+            return false;
         switch (kind) {
         case Kind::Ssp:
-            return s.clock - slowest <= config.sync.staleness;
+            return s.clock - slowest <= sync_model.staleness;
         case Kind::ElasticBsp:
             return s.clock < s.quota;
         case Kind::Asp:
@@ -99,7 +135,7 @@ struct AsyncTrainer::Impl {
         row.iteration = s.clock;
         row.start_s = t;
         row.batch_size = batch[i];
-        row.compute_s = timing.duration_s;
+        row.compute_s = timing.duration_s * slowdown[i];
         row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, s.clock);
         row.cpu_share = timing.mean_share.cpu;
         row.memory_share = timing.mean_share.memory;
@@ -113,9 +149,11 @@ struct AsyncTrainer::Impl {
 
     std::string decision_tag(std::size_t i) const
     {
-        if (kind == Kind::ElasticBsp)
-            return "elastic-bsp r=" + std::to_string(state[i].quota - superstep_start[i]);
-        return sync::describe(config.sync);
+        std::string tag = kind == Kind::ElasticBsp ? "elastic-bsp r=" + std::to_string(state[i].quota - superstep_start[i])
+                                                  : sync::describe(sync_model);
+        if (i < decisions.size() && decisions[i] != manager->policy().name())
+            tag += "/" + decisions[i]; // pinned
+        return tag;
     }
 
     void arrive(std::size_t i, std::int64_t pulled_version)
@@ -125,16 +163,18 @@ struct AsyncTrainer::Impl {
         s.busy = false;
         if (done)
             return;
-        const ps::GradientPush push { static_cast<WorkerId>(i), batch[i], job.workers[i]->gradient().data() };
+        // The batch it was started with: an operator's change applies to its next one.
+        const std::int32_t pushed = s.row.batch_size;
+        const ps::GradientPush push { static_cast<WorkerId>(i), pushed, job.workers[i]->gradient().data() };
         const std::int64_t staleness = job.server.version() - pulled_version;
         max_staleness = std::max(max_staleness, staleness);
         job.server.apply_barrier(std::span<const ps::GradientPush>(&push, 1),
-            static_cast<float>(batch[i]) / static_cast<float>(config.total_batch));
+            static_cast<float>(pushed) / static_cast<float>(config.total_batch));
         ++updates;
-        samples += batch[i];
+        samples += pushed;
         ++s.clock;
         s.intervals.push_back(t - s.row.start_s);
-        while (static_cast<int>(s.intervals.size()) > config.sync.history)
+        while (static_cast<int>(s.intervals.size()) > sync_model.history)
             s.intervals.pop_front();
         s.row_open = true;
         train_loss = updates == 1 ? s.row.loss : 0.98 * train_loss + 0.02 * s.row.loss;
@@ -159,6 +199,9 @@ struct AsyncTrainer::Impl {
             pacer.wait_until(t, stop_flag);
         if (done)
             return;
+        apply_control(t);
+        if (!active(i))
+            close_row(i, t); // excluded: its last row need not wait for a next start
 
         if (kind == Kind::ElasticBsp) {
             if (may_start(i, 0))
@@ -178,24 +221,98 @@ struct AsyncTrainer::Impl {
 
     // ElasticBSP: when every worker has run its r_i iterations, synchronize and choose the
     // next barrier from the predicted end times.
+    // The window is chosen over the active workers; an excluded one sits the superstep out.
     void maybe_close_superstep(double t)
     {
-        for (const auto& s : state)
-            if (s.busy || s.clock < s.quota)
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (state[i].busy || (active(i) && state[i].clock < state[i].quota))
                 return;
-        const std::vector<double> free_at(state.size(), t);
+        std::vector<std::size_t> running;
         std::vector<std::deque<double>> intervals;
-        for (const auto& s : state)
-            intervals.push_back(s.intervals);
-        const sync::EndTimes ends = sync::predict_end_times(free_at, intervals, config.sync.range);
-        const sync::BarrierWindow window = sync::choose_window(config.sync.algorithm, ends);
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (active(i)) {
+                running.push_back(i);
+                intervals.push_back(state[i].intervals);
+            }
+        const std::vector<double> free_at(running.size(), t);
+        const sync::EndTimes ends = sync::predict_end_times(free_at, intervals, sync_model.range);
+        const sync::BarrierWindow window = sync::choose_window(sync_model.algorithm, ends);
         ++supersteps;
         for (std::size_t i = 0; i < state.size(); ++i) {
             superstep_start[i] = state[i].clock;
-            state[i].quota = state[i].clock + window.iterations[i];
+            state[i].quota = state[i].clock;
         }
-        for (std::size_t i = 0; i < state.size(); ++i)
+        for (std::size_t r = 0; r < running.size(); ++r)
+            state[running[r]].quota += window.iterations[r];
+        for (const std::size_t i : running)
             start(i, t);
+    }
+
+    // The safe point between two events: the operator's requests take effect here.
+    void apply_control(double t)
+    {
+        const std::int64_t at = std::max<std::int64_t>(0, updates - 1);
+        if (const std::optional<std::string> by = control->pause_requested()) {
+            EventRecord paused = job.event(at, t, "job-paused", "held after update " + std::to_string(updates));
+            paused.actor = *by;
+            observer.on_event(paused);
+            const auto [held, resumed_by] = control->hold(stop_flag);
+            EventRecord resumed = job.event(at, t, "job-resumed", "after " + std::to_string(held) + " s");
+            resumed.actor = resumed_by;
+            pacer.shift(held);
+            observer.on_event(resumed);
+        }
+        for (const JobControl::Slowdown& d : control->take_slowdowns()) {
+            double& factor = slowdown[static_cast<std::size_t>(d.worker)];
+            if (factor == d.factor)
+                continue;
+            factor = d.factor;
+            EventRecord e = job.event(at, t, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
+                d.factor == 1 ? "worker " + std::to_string(d.worker) + " runs at its own speed again"
+                              : "worker " + std::to_string(d.worker) + "'s batches take " + std::to_string(d.factor) + "x longer");
+            e.worker = d.worker;
+            e.actor = d.actor;
+            observer.on_event(e);
+        }
+        if (const std::optional<JobControl::SyncChange> change = control->take_sync_change()) {
+            const std::string before = sync::describe(sync_model);
+            sync_model = change->spec;
+            const Kind was = kind;
+            kind = kind_of(sync_model.type);
+            if (kind == Kind::ElasticBsp && was != Kind::ElasticBsp) {
+                // A superstep begins once the batches under way arrive.
+                for (std::size_t i = 0; i < state.size(); ++i) {
+                    superstep_start[i] = state[i].clock;
+                    state[i].quota = state[i].clock + (state[i].busy ? 1 : 0);
+                }
+            }
+            control->sync_in_effect(sync_model);
+            EventRecord e = job.event(at, t, "sync-model-change", before + " -> " + sync::describe(sync_model));
+            e.actor = change->actor;
+            observer.on_event(e);
+        }
+        if (!manager->changes_due(t))
+            return;
+        std::vector<bool> was_active(state.size());
+        for (std::size_t i = 0; i < state.size(); ++i)
+            was_active[i] = active(i);
+        const balance::Allocation allocation = manager->next({}, at, t);
+        for (EventRecord e : manager->take_events()) {
+            e.job = config.job;
+            e.iteration = at;
+            e.time_s = t;
+            observer.on_event(e);
+        }
+        // A worker let back in joins the pack rather than holding SSP's bound at its old clock.
+        const std::int64_t slowest = slowest_clock(); // of those active until now
+        batch = allocation.batch_sizes;
+        decisions = allocation.decisions;
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (active(i) && !was_active[i] && !state[i].busy) {
+                state[i].clock = std::max(state[i].clock, slowest);
+                state[i].quota = state[i].clock;
+                superstep_start[i] = state[i].clock;
+            }
     }
 
     TrainingResult run(const std::atomic<bool>* stop)
@@ -207,7 +324,8 @@ struct AsyncTrainer::Impl {
             std::to_string(state.size()) + " workers, " + config.prototype->name() + ", total batch "
                 + std::to_string(config.total_batch) + ", sync " + sync::describe(config.sync)));
         for (std::size_t i = 0; i < state.size(); ++i)
-            start(i, 0);
+            if (active(i))
+                start(i, 0);
         while (!done && clock.step()) {
         }
         for (std::size_t i = 0; i < state.size(); ++i)
@@ -224,11 +342,16 @@ struct AsyncTrainer::Impl {
 
     JobState job;
     const TrainerConfig& config;
+    std::unique_ptr<balance::BatchSizeManager> manager;
     TrainingObserver& observer;
+    std::unique_ptr<JobControl> control;
+    sync::SyncSpec sync_model; // in effect
     Kind kind = Kind::Asp;
     engine::EventQueue clock;
     engine::Pacer pacer;
-    std::vector<std::int32_t> batch;
+    std::vector<std::int32_t> batch;       // each worker's next batch; 0 while excluded
+    std::vector<std::string> decisions;    // the manager's per-worker tags when an override applies
+    std::vector<double> slowdown;          // injected stragglers in effect
     std::vector<WorkerState> state;
     std::vector<std::int64_t> superstep_start;
     TrainingResult result;
@@ -238,14 +361,29 @@ struct AsyncTrainer::Impl {
     bool done = false;
 };
 
+AsyncTrainer::AsyncTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(manager), observer))
+{
+}
+
 AsyncTrainer::AsyncTrainer(TrainerConfig config, TrainingObserver& observer)
-    : impl_(std::make_unique<Impl>(std::move(config), observer))
+    : AsyncTrainer(std::move(config), nullptr, observer)
 {
 }
 
 AsyncTrainer::~AsyncTrainer() = default;
 
 TrainingResult AsyncTrainer::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
+
+void AsyncTrainer::resume_from_checkpoint(const std::string& /*state*/)
+{
+    throw InputError("job " + std::to_string(impl_->config.job), "sync",
+        sync::describe(impl_->sync_model) + " keeps no checkpoint yet; only bsp and backup jobs resume");
+}
+
+JobControl& AsyncTrainer::control() { return *impl_->control; }
+balance::BatchSizeManager& AsyncTrainer::manager() { return *impl_->manager; }
 const ps::ParameterServer& AsyncTrainer::server() const { return impl_->job.server; }
+const TrainerConfig& AsyncTrainer::config() const { return impl_->config; }
 
 } // namespace fulcrum::train

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "train/job_state.h"
+#include "train/trainer.h"
 #include "train/training_observer.h"
 
 #include <atomic>
@@ -18,13 +19,29 @@ namespace fulcrum::train {
 // it pulled and applied when its push arrives, after whatever others pushed meanwhile.
 // Each push moves the model by its share of the total batch (x_i / X of the learning rate).
 // `iterations` in the config counts server updates (pushes).
-class AsyncTrainer {
+//
+// Operators steer it as any job, through its JobControl, between two events of the clock:
+// pins and exclusions size each worker's next batches (a batch under way is applied as it
+// was computed; an excluded worker starts no more and holds no one back), injected
+// stragglers compute slower, a pause holds the clock, and the sync model switches among
+// asp, ssp and elastic-bsp (a worker's clock carries over; elastic-bsp starts a superstep
+// once the batches under way arrive). A switch to bsp or backup is refused: they need the
+// BSP trainer's barrier.
+class AsyncTrainer final : public Trainer {
 public:
+    // `manager` may be null: a uniform policy's is made. Its policy must be uniform.
+    AsyncTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer);
     AsyncTrainer(TrainerConfig config, TrainingObserver& observer);
-    ~AsyncTrainer();
+    ~AsyncTrainer() override;
 
-    TrainingResult run(const std::atomic<bool>* stop = nullptr);
-    const ps::ParameterServer& server() const;
+    TrainingResult run(const std::atomic<bool>* stop = nullptr) override;
+    // These sync models keep no checkpoint yet: throws InputError.
+    void resume_from_checkpoint(const std::string& state) override;
+    std::int64_t samples_trained() const override { return 0; }
+    JobControl& control() override;
+    balance::BatchSizeManager& manager() override;
+    const ps::ParameterServer& server() const override;
+    const TrainerConfig& config() const override;
 
 private:
     struct Impl;

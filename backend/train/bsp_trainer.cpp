@@ -9,7 +9,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <algorithm>
-#include <condition_variable>
 #include <latch>
 #include <mutex>
 #include <stdexcept>
@@ -58,18 +57,20 @@ struct BspTrainer::Impl {
         if (manager->workers() != static_cast<int>(job.workers.size()))
             throw std::invalid_argument("the batch-size manager was made for a different number of workers");
         sync::validate(config.sync, static_cast<int>(job.workers.size()));
-        if (config.sync.type != "bsp" && config.sync.type != "backup")
-            throw std::invalid_argument("the BSP trainer runs bsp and backup; " + config.sync.type + " needs the asynchronous trainer");
+        if (!sync::closes_every_iteration(config.sync.type))
+            throw std::invalid_argument("the BSP trainer runs bsp and backup; " + sync::describe(config.sync)
+                + " needs the asynchronous trainer");
         if (config.elastic.enabled())
             manager->start_with_members(job.members);
         if (config.remote && config.mode != ClockMode::Real)
             throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");
         sync_model = config.sync;
-        sync_description = sync::describe(sync_model);
         slowdown.assign(job.workers.size(), 1.0);
-        slowdown_view = std::vector<std::atomic<double>>(job.workers.size());
-        for (auto& v : slowdown_view)
-            v.store(1.0);
+        control = std::make_unique<JobControl>(*manager, static_cast<int>(job.workers.size()), sync_model, [](const sync::SyncSpec& spec) {
+            if (!sync::closes_every_iteration(spec.type))
+                throw RefusedRequest("sync-model-not-switchable", "a running BSP job switches between bsp and backup(k) only; "
+                    + sync::describe(spec) + " runs in the asynchronous trainer, so submit the job again with that sync model");
+        });
         scheduled = config.elastic.resizes;
         std::stable_sort(scheduled.begin(), scheduled.end(),
             [](const ScheduledResize& a, const ScheduledResize& b) { return a.before_iteration < b.before_iteration; });
@@ -83,11 +84,8 @@ struct BspTrainer::Impl {
         std::vector<ResizeRequest> due;
         while (next_scheduled < scheduled.size() && scheduled[next_scheduled].before_iteration <= k)
             due.push_back(scheduled[next_scheduled++].request);
-        {
-            std::lock_guard lock(requests_mutex);
-            std::move(requested.begin(), requested.end(), std::back_inserter(due));
-            requested.clear();
-        }
+        for (ResizeRequest& request : control->take_resizes())
+            due.push_back(std::move(request));
         for (const ResizeRequest& request : due) {
             EventRecord e = job.event(k, now, "resize-refused", "");
             e.actor = request.actor;
@@ -122,40 +120,23 @@ struct BspTrainer::Impl {
     // Between iterations: nothing is in flight, so a paused job holds no gradient.
     void hold_while_paused(std::int64_t k, double now, const std::atomic<bool>* stop)
     {
-        std::unique_lock lock(pause_mutex);
-        if (!pause_requested)
+        const std::optional<std::string> by = control->pause_requested();
+        if (!by)
             return;
         EventRecord paused_event = job.event(k, now, "job-paused", "held before iteration " + std::to_string(k));
-        paused_event.actor = pause_actor;
-        lock.unlock();
+        paused_event.actor = *by;
         observer.on_event(paused_event);
-        lock.lock();
-        const auto since = std::chrono::steady_clock::now();
-        while (pause_requested && !(stop && stop->load(std::memory_order_relaxed)))
-            pause_cv.wait_for(lock, std::chrono::milliseconds(50));
-        const double held = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+        const auto [held, resumed_by] = control->hold(stop);
         EventRecord resumed = job.event(k, now, "job-resumed", "after " + std::to_string(held) + " s");
-        resumed.actor = pause_actor;
-        lock.unlock();
+        resumed.actor = resumed_by;
         pacer.shift(held);
         observer.on_event(resumed);
     }
 
-    struct Slowdown {
-        WorkerId worker;
-        double factor;
-        std::string actor;
-    };
-
     // Injected stragglers due before iteration k; each change is an event.
     void apply_slowdowns(std::int64_t k, double now)
     {
-        std::vector<Slowdown> due;
-        {
-            std::lock_guard lock(requests_mutex);
-            due.swap(requested_slowdowns);
-        }
-        for (const Slowdown& d : due) {
+        for (const JobControl::Slowdown& d : control->take_slowdowns()) {
             auto& factor = slowdown[static_cast<std::size_t>(d.worker)];
             if (factor == d.factor)
                 continue;
@@ -173,25 +154,18 @@ struct BspTrainer::Impl {
     // in how many arrivals close the barrier, so the switch needs nothing else.
     void apply_sync_change(std::int64_t k, double now)
     {
-        std::optional<SyncChange> change;
-        {
-            std::lock_guard lock(requests_mutex);
-            change.swap(requested_sync);
-        }
+        const std::optional<JobControl::SyncChange> change = control->take_sync_change();
         if (!change)
             return;
         const std::string before = sync::describe(sync_model);
         sync_model = change->spec;
-        {
-            std::lock_guard lock(requests_mutex);
-            sync_description = sync::describe(sync_model);
-        }
+        control->sync_in_effect(sync_model);
         EventRecord e = job.event(k, now, "sync-model-change", before + " -> " + sync::describe(sync_model));
         e.actor = change->actor;
         observer.on_event(e);
     }
 
-    int backups() const { return sync_model.type == "backup" ? sync_model.backups : 0; }
+    int backups() const { return sync_model.type == sync::SyncType::Backup ? sync_model.backups : 0; }
 
     // A remote slot's batch: the parameters go to its process, the gradient comes back into
     // the worker's buffer. The round trip less the worker's own compute time is its
@@ -350,7 +324,7 @@ struct BspTrainer::Impl {
         }
         out.put(device_memory);
         out.put(slowdown);
-        out.put(sync_model.type);
+        out.put(std::string(sync::to_string(sync_model.type)));
         for (const int v : { sync_model.staleness, sync_model.backups, sync_model.range, sync_model.history })
             out.put(v);
         out.put(sync_model.algorithm);
@@ -391,16 +365,15 @@ struct BspTrainer::Impl {
         in.get(slowdown, "stragglers");
         if (device_memory.size() != job.workers.size() || slowdown.size() != job.workers.size())
             in.fail("stragglers", "name another number of workers than this job's");
-        for (std::size_t i = 0; i < slowdown.size(); ++i)
-            slowdown_view[i].store(slowdown[i]);
-        sync_model.type = in.get_string("sync model");
+        control->slowdowns_in_effect(slowdown);
+        const std::optional<sync::SyncType> type = sync::parse_sync_type(in.get_string("sync model"));
+        if (!type || !sync::closes_every_iteration(*type))
+            in.fail("sync model", "is not bsp or backup");
+        sync_model.type = *type;
         for (int* v : { &sync_model.staleness, &sync_model.backups, &sync_model.range, &sync_model.history })
             *v = in.get<int>("sync model");
         sync_model.algorithm = in.get_string("sync model");
-        {
-            std::lock_guard lock(requests_mutex);
-            sync_description = sync::describe(sync_model);
-        }
+        control->sync_in_effect(sync_model);
         next_scheduled = static_cast<std::size_t>(in.get<std::uint64_t>("scheduled resizes"));
         if (next_scheduled > scheduled.size())
             in.fail("scheduled resizes", "count more than the scenario has");
@@ -617,22 +590,9 @@ struct BspTrainer::Impl {
     std::vector<double> device_memory;
     std::vector<ScheduledResize> scheduled;
     std::size_t next_scheduled = 0;
-    mutable std::mutex requests_mutex;
-    std::vector<ResizeRequest> requested;
-    std::vector<Slowdown> requested_slowdowns; // guarded by requests_mutex
-    struct SyncChange {
-        sync::SyncSpec spec;
-        std::string actor;
-    };
-    std::optional<SyncChange> requested_sync; // guarded by requests_mutex
-    sync::SyncSpec sync_model;                // in effect; the training thread's
-    std::string sync_description;             // guarded by requests_mutex
-    mutable std::mutex pause_mutex;
-    std::condition_variable pause_cv;
-    bool pause_requested = false; // guarded by pause_mutex
-    std::string pause_actor;
-    std::vector<double> slowdown;              // per worker; touched by the training thread only
-    std::vector<std::atomic<double>> slowdown_view; // what straggler_slowdown() reports
+    std::unique_ptr<JobControl> control;
+    sync::SyncSpec sync_model;                 // in effect; the training thread's
+    std::vector<double> slowdown;              // per worker, in effect; the training thread's
     std::optional<LoopState> resumed_loop;     // from resume_from_checkpoint(), for run()
     bool checkpoints_off = false;              // the policy keeps none (said once, as an event)
     std::int64_t last_checkpoint = 0;          // the `next` of the last checkpoint taken
@@ -664,72 +624,6 @@ const ps::ParameterServer& BspTrainer::server() const { return impl_->job.server
 const TrainerConfig& BspTrainer::config() const { return impl_->config; }
 balance::BatchSizeManager& BspTrainer::manager() { return *impl_->manager; }
 
-void BspTrainer::inject_straggler(WorkerId worker, double factor, const std::string& actor)
-{
-    if (worker < 0 || static_cast<std::size_t>(worker) >= impl_->job.workers.size())
-        throw RefusedRequest("unknown-worker", "the job has no worker " + std::to_string(worker) + " (it has "
-            + std::to_string(impl_->job.workers.size()) + ")");
-    if (!(factor >= 1 && factor <= 1000))
-        throw RefusedRequest("illegal-value", "a straggler's slowdown must be from 1 to 1000, got " + std::to_string(factor));
-    impl_->slowdown_view[static_cast<std::size_t>(worker)].store(factor);
-    std::lock_guard lock(impl_->requests_mutex);
-    impl_->requested_slowdowns.push_back({ worker, factor, actor });
-}
-
-void BspTrainer::set_sync_model(const sync::SyncSpec& spec, const std::string& actor)
-{
-    if (spec.type != "bsp" && spec.type != "backup")
-        throw RefusedRequest("sync-model-not-switchable", "a running BSP job switches between bsp and backup(k) only; "
-            + spec.type + " runs in the asynchronous trainer, so submit the job again with that sync model");
-    try {
-        sync::validate(spec, static_cast<int>(impl_->job.workers.size()));
-    } catch (const std::invalid_argument& e) {
-        throw RefusedRequest("illegal-value", e.what());
-    }
-    std::lock_guard lock(impl_->requests_mutex);
-    impl_->requested_sync = Impl::SyncChange { spec, actor };
-}
-
-std::string BspTrainer::sync_model() const
-{
-    std::lock_guard lock(impl_->requests_mutex);
-    return impl_->sync_description;
-}
-
-void BspTrainer::pause(const std::string& actor)
-{
-    std::lock_guard lock(impl_->pause_mutex);
-    impl_->pause_requested = true;
-    impl_->pause_actor = actor;
-}
-
-void BspTrainer::resume(const std::string& actor)
-{
-    {
-        std::lock_guard lock(impl_->pause_mutex);
-        impl_->pause_requested = false;
-        impl_->pause_actor = actor;
-    }
-    impl_->pause_cv.notify_all();
-}
-
-bool BspTrainer::paused() const
-{
-    std::lock_guard lock(impl_->pause_mutex);
-    return impl_->pause_requested;
-}
-
-double BspTrainer::straggler_slowdown(WorkerId worker) const
-{
-    if (worker < 0 || static_cast<std::size_t>(worker) >= impl_->slowdown_view.size())
-        return 1;
-    return impl_->slowdown_view[static_cast<std::size_t>(worker)].load();
-}
-
-void BspTrainer::request_resize(ResizeRequest request)
-{
-    std::lock_guard lock(impl_->requests_mutex);
-    impl_->requested.push_back(std::move(request));
-}
+JobControl& BspTrainer::control() { return *impl_->control; }
 
 } // namespace fulcrum::train

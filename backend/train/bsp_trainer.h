@@ -2,6 +2,7 @@
 
 #include "balance/batch_size_manager.h"
 #include "train/job_state.h"
+#include "train/trainer.h"
 #include "train/training_observer.h"
 
 #include <atomic>
@@ -16,48 +17,27 @@ namespace fulcrum::train {
 // (discrete-event clock), real measures them on the worker threads. With backup workers
 // (sync type "backup") the barrier closes at the (n - k)-th arrival and the stragglers'
 // gradients are dropped.
-class BspTrainer {
+class BspTrainer final : public Trainer {
 public:
     BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer);
     // `manager` may be null: a uniform policy's manager is made.
     BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer);
-    ~BspTrainer();
+    ~BspTrainer() override;
 
-    TrainingResult run(const std::atomic<bool>* stop = nullptr);
-    // Before run(): go on from a checkpoint this job wrote (TrainingObserver::on_checkpoint)
-    // after the iteration it was taken at, as the uninterrupted run would have (bit for bit
-    // on the virtual clock). Throws InputError naming the part of a checkpoint that is
-    // damaged or belongs to another job; the trainer is then unchanged enough to be dropped.
-    void resume_from_checkpoint(const std::string& state);
-    // After resume_from_checkpoint(): the samples trained on before the checkpoint (else 0).
-    std::int64_t samples_trained() const;
+    TrainingResult run(const std::atomic<bool>* stop = nullptr) override;
+    // Bit for bit on the virtual clock: the resumed run goes on as the uninterrupted one would.
+    void resume_from_checkpoint(const std::string& state) override;
+    std::int64_t samples_trained() const override;
 
-    const ps::ParameterServer& server() const;
-    const TrainerConfig& config() const;
-    // Operator overrides go here (thread-safe); they take effect at the next barrier.
-    balance::BatchSizeManager& manager();
-    // Elastic PS: a server or worker change, made before the next iteration (thread-safe).
-    // A change that cannot be made becomes a "resize-refused" event; the run goes on.
-    void request_resize(ResizeRequest request);
-    // Drills and demos: from the next iteration on, the worker's batches take `slowdown`
-    // times longer (1 clears it): the virtual clock scales its compute time, real mode
-    // idles the worker's thread for the extra time. Each change becomes a
-    // "straggler-injected" or "straggler-cleared" event. Throws RefusedRequest
-    // ("unknown-worker", "illegal-value") when made.
-    void inject_straggler(WorkerId worker, double slowdown, const std::string& actor = "operator");
-    double straggler_slowdown(WorkerId worker) const;
-    // An operator's set-sync-model: from the next iteration on, the barrier closes at the
-    // (n - k)-th arrival for backup(k), at the last one for bsp. Becomes a
-    // "sync-model-change" event whose message is "OLD -> NEW" (sync::describe). Throws
-    // RefusedRequest: "sync-model-not-switchable" for asp, ssp and elastic-bsp (the
-    // asynchronous trainer's), "illegal-value" for a k the job's workers cannot have.
-    void set_sync_model(const sync::SyncSpec& spec, const std::string& actor = "operator");
-    std::string sync_model() const; // in effect, as sync::describe gives it
-    // Holds the job at its next barrier until resume() (or a stop request). Paced mode
-    // resumes its clock where it stopped. Each becomes a "job-paused"/"job-resumed" event.
-    void pause(const std::string& actor = "operator");
-    void resume(const std::string& actor = "operator");
-    bool paused() const;
+    // Its safe point is the barrier. set_sync_model switches between bsp and backup(k):
+    // they differ only in how many arrivals close the barrier. A paused job holds before its
+    // next iteration, paced mode resuming its clock where it stopped. An injected straggler
+    // computes `slowdown` times longer on the virtual clock; in real mode its thread idles
+    // for the extra time. Resizes (Elastic PS) are made between iterations.
+    JobControl& control() override;
+    balance::BatchSizeManager& manager() override;
+    const ps::ParameterServer& server() const override;
+    const TrainerConfig& config() const override;
 
 private:
     struct Impl;

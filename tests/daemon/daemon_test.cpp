@@ -694,3 +694,93 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     }));
     EXPECT_EQ(policies, (std::vector<std::string> { "uniform/bsp", new_policy + "/bsp", new_policy + "/backup(k=1)" }));
 }
+
+TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs)
+{
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    std::vector<ServerMessage> seen;
+    const auto request = [&](const std::string& frame) {
+        d.receive(*op, frame);
+        const std::string id = decode_client(frame).request_id;
+        std::optional<Reply> reply;
+        EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+            const auto* r = std::get_if<Reply>(&m);
+            if (r && r->id == id)
+                reply = *r;
+            return reply.has_value();
+        })) << frame;
+        return reply.value_or(Reply {});
+    };
+    for (const std::string sync : { "asp", "ssp", "elastic-bsp" }) {
+        SCOPED_TRACE(sync);
+        std::string scenario = kScenario;
+        scenario.replace(scenario.find("\"iterations\": 400"), 17, "\"iterations\": 100000");
+        scenario.replace(scenario.find("\"policy\""), 0, "\"sync\": \"" + sync + "\", ");
+        const JobId job = d.submit(scenario, "test");
+        const std::string job_field = "\"job\": " + std::to_string(job);
+        d.receive(*op, encode(ClientMessage { Subscribe { "sub-" + sync, {}, job, {} } }));
+        ASSERT_TRUE(wait_for(*op, seen, [job](const ServerMessage& m) {
+            const auto* rows = std::get_if<IterationRows>(&m);
+            return rows && rows->job == job && rows->iteration >= 3;
+        }));
+
+        const Reply pinned = request(encode(ClientMessage { WorkerCommand { "pin", WorkerAction::Pin, job, 3, 8, std::nullopt, 1 } }));
+        ASSERT_FALSE(pinned.error) << pinned.error->message;
+        const Reply excluded = request(encode(ClientMessage { WorkerCommand { "ex", WorkerAction::Exclude, job, 1, 0, std::nullopt, 1 } }));
+        ASSERT_FALSE(excluded.error) << excluded.error->message;
+        // From the safe point that applied them on, worker 3 computes batches of 8 and worker 1 none.
+        std::optional<double> applied_at;
+        int after = 0;
+        ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+            if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job && e->event.kind == "exclude")
+                applied_at = e->event.time_s;
+            const auto* rows = std::get_if<IterationRows>(&m);
+            if (!applied_at || !rows || rows->job != job)
+                return false;
+            for (const IterationRecord& r : rows->rows) {
+                if (r.start_s <= *applied_at)
+                    continue;
+                EXPECT_NE(r.worker, 1) << "an excluded worker started iteration " << r.iteration;
+                if (r.worker == 3) {
+                    EXPECT_EQ(r.batch_size, 8);
+                    EXPECT_NE(r.decision.find("pinned"), std::string::npos) << r.decision;
+                }
+                ++after;
+            }
+            return after >= 30;
+        })) << "the pin and the exclusion never showed in the rows";
+        ASSERT_TRUE(wait_for(*op, seen, [job](const ServerMessage& m) {
+            const auto* u = std::get_if<WorkerUpdate>(&m);
+            return u && u->job == job && u->workers.size() == 4 && u->workers[3].pinned == 8 && u->workers[1].excluded;
+        })) << "the workers table never showed the pin and the exclusion";
+
+        // The sync model switches within the free-running family; a barrier model is refused.
+        const std::string next = sync == "asp" ? "ssp" : "asp";
+        const Reply switched = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": ")" + next + R"("})");
+        ASSERT_FALSE(switched.error) << switched.error->message;
+        ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+            const auto* u = std::get_if<JobUpdate>(&m);
+            return u && u->status.job == job && u->status.sync_model.rfind(next, 0) == 0;
+        }));
+        const Reply to_bsp = request(R"({"type": "set-sync-model", "id": "b", )" + job_field + R"(, "sync": "bsp"})");
+        ASSERT_TRUE(to_bsp.error);
+        EXPECT_EQ(to_bsp.error->code, "sync-model-not-switchable");
+        const Reply lbbsp = request(R"({"type": "set-policy", "id": "l", )" + job_field + R"(, "policy": {"type": "lbbsp-cpu"}})");
+        ASSERT_TRUE(lbbsp.error);
+        EXPECT_EQ(lbbsp.error->code, "policy-not-applicable");
+
+        ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+        ASSERT_TRUE(wait_for(*op, seen, [job](const ServerMessage& m) {
+            const auto* u = std::get_if<JobUpdate>(&m);
+            return u && u->status.job == job && u->status.state == JobState::Stopped;
+        }));
+        // The run store holds the pinned batches as streamed.
+        db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+        const auto runs = reader.runs();
+        ASSERT_EQ(runs.size(), 1u);
+        const auto stored = reader.iterations(runs[0].id, 0);
+        EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [](const IterationRecord& r) { return r.worker == 3 && r.batch_size == 8; }));
+    }
+}

@@ -6,6 +6,7 @@
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
+#include "train/trainer.h"
 
 #include <chrono>
 #include <csignal>
@@ -199,8 +200,10 @@ TEST_F(Checkpoints, PinsExclusionsStragglersAndAPolicyChangeCarryAcrossAResume)
     // resumed run goes on under the pins, exclusions and policy in effect.
     const std::string json = cpu_scenario(R"({"type": "uniform"})");
     const auto operate = [](run::RunOptions& options, balance::BatchSizeManager*& manager) {
-        options.on_start = [&manager](balance::BatchSizeManager& m) { manager = &m; };
-        options.on_trainer = [](train::BspTrainer*) {};
+        options.on_trainer = [&manager](train::Trainer* t) {
+            if (t)
+                manager = &t->manager();
+        };
         options.on_rows = [&manager](std::span<const IterationRecord> rows) {
             if (!manager || rows.empty())
                 return;

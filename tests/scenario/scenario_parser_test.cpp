@@ -134,10 +134,10 @@ TEST(ScenarioParser, ShippedScenariosParse)
 TEST(ScenarioParser, SyncModelsPoliciesAndTheirParametersAreRead)
 {
     auto s = scenario::parse_scenario(with("\"model\"", "\"sync\": {\"type\": \"ssp\", \"staleness\": 3}, \"model\""), "test.json");
-    EXPECT_EQ(s.sync.type, "ssp");
+    EXPECT_EQ(s.sync.type, sync::SyncType::Ssp);
     EXPECT_EQ(s.sync.staleness, 3);
     s = scenario::parse_scenario(with("\"model\"", "\"sync\": \"asp\", \"model\""), "test.json");
-    EXPECT_EQ(s.sync.type, "asp");
+    EXPECT_EQ(s.sync.type, sync::SyncType::Asp);
     s = scenario::parse_scenario(with("\"model\"",
         "\"policy\": {\"type\": \"lbbsp-cpu\", \"predictor\": {\"type\": \"narx\", \"min_samples\": 50}, \"damping\": 0.05}, \"model\""),
         "test.json");
@@ -244,7 +244,7 @@ TEST(ScenarioParser, APolicyOrSyncSectionAloneIsCheckedAgainstTheJob)
     EXPECT_EQ(fixed.type, "fixed");
     EXPECT_EQ(fixed.batch_sizes, (std::vector<std::int32_t> { 30, 30, 4 }));
     EXPECT_EQ(scenario::parse_policy_section(R"({"type": "lbbsp-cpu", "damping": 0.1})", job, "set-policy").manager.damping, 0.1);
-    EXPECT_EQ(scenario::parse_sync_section(R"("bsp")", job, "set-sync-model").type, "bsp");
+    EXPECT_EQ(scenario::parse_sync_section(R"("bsp")", job, "set-sync-model").type, sync::SyncType::Bsp);
     const sync::SyncSpec backup = scenario::parse_sync_section(R"({"type": "backup", "backups": 2})", job, "set-sync-model");
     EXPECT_EQ(backup.backups, 2);
 

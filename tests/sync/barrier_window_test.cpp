@@ -106,7 +106,7 @@ TEST(BarrierWindow, BadInputNamesTheWorker)
 TEST(SyncSpec, ValidationNamesTheField)
 {
     sync::SyncSpec spec;
-    spec.type = "backup";
+    spec.type = sync::SyncType::Backup;
     spec.backups = 4;
     try {
         sync::validate(spec, 4);
@@ -114,7 +114,7 @@ TEST(SyncSpec, ValidationNamesTheField)
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("sync.backups"), std::string::npos);
     }
-    spec.type = "elastic-bsp";
+    spec.type = sync::SyncType::ElasticBsp;
     spec.algorithm = "exact";
     EXPECT_NO_THROW(sync::validate(spec, 4));
     EXPECT_EQ(sync::describe(spec), "elastic-bsp(R=15, exact)");

@@ -167,8 +167,8 @@ TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
     train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
     tap.after_iteration = [&](std::int64_t k) {
         if (k == 9) {
-            trainer.request_resize({ AddWorker, std::nullopt, "operator" });
-            trainer.request_resize({ AddServer, std::nullopt, "operator" });
+            trainer.control().request_resize({ AddWorker, std::nullopt, "operator" });
+            trainer.control().request_resize({ AddServer, std::nullopt, "operator" });
         }
     };
     trainer.run();
@@ -198,10 +198,10 @@ TEST(ElasticTrainer, AWorkerCannotLeaveWhenOnlyExcludedWorkersWouldRemain)
 TEST(ElasticTrainer, NonBarrierSyncModelsAndFederatedDataRefuseElasticity)
 {
     auto config = elastic_config({ at(3, AddWorker) });
-    config.sync.type = "asp";
+    config.sync.type = sync::SyncType::Asp;
     Tap tap;
     EXPECT_THROW(train::BspTrainer(config, balance::make_policy({}), tap), std::invalid_argument);
-    config.sync.type = "bsp";
+    config.sync.type = sync::SyncType::Bsp;
     config.elastic.initial_workers = 7;
     EXPECT_THROW(train::BspTrainer(config, balance::make_policy({}), tap), std::invalid_argument);
 }

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <thread>
+#include <functional>
 
 using namespace fulcrum;
 
@@ -46,7 +48,7 @@ train::TrainerConfig config(const std::string& sync, std::int64_t iterations)
     c.optimizer.learning_rate = 0.1f;
     c.iterations = iterations;
     c.eval_interval = iterations;
-    c.sync.type = sync;
+    c.sync.type = *sync::parse_sync_type(sync);
     c.threads = 1;
     return c;
 }
@@ -148,11 +150,11 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
             rows.insert(rows.end(), r.begin(), r.end());
             sync::SyncSpec spec;
             if (r.front().iteration == 4) {
-                spec.type = "backup";
+                spec.type = sync::SyncType::Backup;
                 spec.backups = 1;
-                trainer->set_sync_model(spec, "op");
+                trainer->control().set_sync_model(spec, "op");
             } else if (r.front().iteration == 9) {
-                trainer->set_sync_model(spec, "op"); // bsp
+                trainer->control().set_sync_model(spec, "op"); // bsp
             }
         }
         void on_evaluation(const EvaluationRecord&) override {}
@@ -163,7 +165,7 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
     } out;
     train::BspTrainer trainer(config("bsp", 15), std::unique_ptr<balance::BatchSizeManager>(), out);
     out.trainer = &trainer;
-    EXPECT_EQ(trainer.sync_model(), "bsp");
+    EXPECT_EQ(trainer.control().sync_model(), "bsp");
     trainer.run();
     std::set<std::int64_t> dropped;
     for (const auto& row : out.rows)
@@ -179,7 +181,7 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
             EXPECT_EQ(e.actor, "op");
         }
     EXPECT_EQ(changes, (std::vector<std::string> { "5: bsp -> backup(k=1)", "10: backup(k=1) -> bsp" }));
-    EXPECT_EQ(trainer.sync_model(), "bsp");
+    EXPECT_EQ(trainer.control().sync_model(), "bsp");
 }
 
 TEST(BspTrainer, ASyncModelItCannotSwitchToIsRefusedWithACode)
@@ -188,7 +190,7 @@ TEST(BspTrainer, ASyncModelItCannotSwitchToIsRefusedWithACode)
     train::BspTrainer trainer(config("bsp", 2), std::unique_ptr<balance::BatchSizeManager>(), out);
     const auto refused = [&](sync::SyncSpec spec) -> std::string {
         try {
-            trainer.set_sync_model(spec);
+            trainer.control().set_sync_model(spec);
         } catch (const RefusedRequest& e) {
             return e.code();
         }
@@ -196,11 +198,11 @@ TEST(BspTrainer, ASyncModelItCannotSwitchToIsRefusedWithACode)
     };
     for (const char* asynchronous : { "asp", "ssp", "elastic-bsp" }) {
         sync::SyncSpec spec;
-        spec.type = asynchronous;
+        spec.type = *sync::parse_sync_type(asynchronous);
         EXPECT_EQ(refused(spec), "sync-model-not-switchable") << asynchronous;
     }
     sync::SyncSpec all_backups;
-    all_backups.type = "backup";
+    all_backups.type = sync::SyncType::Backup;
     all_backups.backups = 4; // the job has 4 workers: someone must close the barrier
     EXPECT_EQ(refused(all_backups), "illegal-value");
     trainer.run();
@@ -272,4 +274,231 @@ TEST(BspTrainer, LbBspBalancesAStaticHeterogeneousClusterWithinFivePercentOfIdea
         }
     mean /= counted;
     EXPECT_LT(mean / ideal, 1.05) << "mean " << mean << " ideal " << ideal;
+}
+
+namespace {
+
+// Runs an asynchronous job and lets `act` steer it through its control mailbox after every
+// row (each row is one worker's iteration), as an operator would from another thread.
+struct Steered final : train::TrainingObserver {
+    void on_iteration(std::span<const IterationRecord> r) override
+    {
+        rows.insert(rows.end(), r.begin(), r.end());
+        if (act)
+            act(*control, rows.size());
+    }
+    void on_evaluation(const EvaluationRecord&) override {}
+    void on_event(const EventRecord& e) override { events.push_back(e); }
+
+    std::optional<EventRecord> event(const std::string& kind) const
+    {
+        for (const auto& e : events)
+            if (e.kind == kind)
+                return e;
+        return std::nullopt;
+    }
+
+    train::JobControl* control = nullptr;
+    std::function<void(train::JobControl&, std::size_t)> act;
+    std::vector<IterationRecord> rows;
+    std::vector<EventRecord> events;
+};
+
+train::TrainingResult run_steered(train::AsyncTrainer& trainer, Steered& out)
+{
+    out.control = &trainer.control();
+    return trainer.run();
+}
+
+} // namespace
+
+TEST(AsyncTrainer, AnAspJobTakesPinsAndExclusionsForItsWorkersNextBatches)
+{
+    Steered out;
+    out.act = [](train::JobControl& control, std::size_t rows) {
+        if (rows == 40) {
+            control.pin(0, 20, "operator:test");
+            control.exclude(3, std::nullopt, "operator:test");
+        }
+    };
+    train::AsyncTrainer trainer(config("asp", 400), out);
+    const train::TrainingResult r = run_steered(trainer, out);
+    EXPECT_EQ(r.updates, 400);
+    const auto pin = out.event("pin");
+    const auto exclude = out.event("exclude");
+    ASSERT_TRUE(pin && exclude);
+    EXPECT_EQ(pin->actor, "operator:test");
+    EXPECT_EQ(exclude->worker, 3);
+    int after = 0;
+    for (const auto& row : out.rows) {
+        if (row.start_s < pin->time_s) {
+            EXPECT_EQ(row.batch_size, 8) << "a uniform split of 32 before the operator's changes";
+            continue;
+        }
+        ++after;
+        EXPECT_NE(row.worker, 3) << "an excluded worker starts no more batches";
+        if (row.worker == 0) {
+            EXPECT_EQ(row.batch_size, 20);
+            EXPECT_EQ(row.decision, "asp/pinned");
+        } else {
+            EXPECT_EQ(row.batch_size, 6) << "the other two share what the pin leaves";
+        }
+    }
+    EXPECT_GT(after, 300);
+    EXPECT_EQ(trainer.control().worker(0).pinned, 20);
+    EXPECT_TRUE(trainer.control().worker(3).excluded);
+}
+
+TEST(AsyncTrainer, AnExcludedSspWorkerNoLongerHoldsTheOthersBackAndRejoinsThePack)
+{
+    Steered out;
+    out.act = [](train::JobControl& control, std::size_t rows) {
+        if (rows == 20)
+            control.exclude(3, std::nullopt, "operator:test");
+        if (rows == 220)
+            control.include(3, "operator:test");
+    };
+    auto c = config("ssp", 400);
+    c.sync.staleness = 1;
+    train::AsyncTrainer trainer(std::move(c), out);
+    run_steered(trainer, out);
+    const auto excluded = out.event("exclude");
+    const auto included = out.event("include");
+    ASSERT_TRUE(excluded && included);
+    std::int64_t last_before = -1, first_after = -1, fastest_while_out = 0;
+    for (const auto& row : out.rows) {
+        if (row.worker == 3 && row.start_s <= excluded->time_s)
+            last_before = row.iteration;
+        if (row.worker == 3 && row.start_s > included->time_s && first_after < 0)
+            first_after = row.iteration;
+        if (row.worker == 0 && row.start_s > excluded->time_s && row.start_s < included->time_s)
+            fastest_while_out = std::max(fastest_while_out, row.iteration);
+        if (row.worker == 3 && row.start_s > excluded->time_s && row.start_s < included->time_s)
+            ADD_FAILURE() << "worker 3 ran iteration " << row.iteration << " while excluded";
+    }
+    ASSERT_GE(last_before, 0);
+    EXPECT_GT(fastest_while_out, last_before + 10) << "with worker 3 out, s=1 no longer binds worker 0 to it";
+    EXPECT_GT(first_after, last_before + 10) << "let back in, worker 3 starts at the pack's clock, not its own";
+}
+
+TEST(AsyncTrainer, AnElasticBspJobGoesOnWithoutAnExcludedWorkerAndTakesPins)
+{
+    Steered out;
+    out.act = [](train::JobControl& control, std::size_t rows) {
+        if (rows == 30) {
+            control.exclude(3, std::nullopt, "operator:test");
+            control.pin(1, 4, "operator:test");
+        }
+    };
+    train::AsyncTrainer trainer(config("elastic-bsp", 400), out);
+    const train::TrainingResult r = run_steered(trainer, out);
+    EXPECT_EQ(r.updates, 400) << "no superstep waits for the excluded worker";
+    const auto exclude = out.event("exclude");
+    ASSERT_TRUE(exclude);
+    int pinned_rows = 0;
+    for (const auto& row : out.rows) {
+        if (row.start_s <= exclude->time_s)
+            continue;
+        EXPECT_NE(row.worker, 3);
+        EXPECT_EQ(row.decision.rfind("elastic-bsp r=", 0), 0u) << row.decision;
+        if (row.worker == 1) {
+            EXPECT_EQ(row.batch_size, 4);
+            ++pinned_rows;
+        }
+    }
+    EXPECT_GT(pinned_rows, 10);
+}
+
+TEST(AsyncTrainer, SwitchesAmongAspSspAndElasticBspAndRefusesWhatNeedsABarrier)
+{
+    Steered out;
+    std::vector<std::string> refusals;
+    out.act = [&refusals](train::JobControl& control, std::size_t rows) {
+        sync::SyncSpec spec;
+        if (rows == 50) {
+            spec.type = sync::SyncType::Ssp;
+            spec.staleness = 1;
+            control.set_sync_model(spec, "operator:test");
+        } else if (rows == 150) {
+            spec.type = sync::SyncType::ElasticBsp;
+            control.set_sync_model(spec, "operator:test");
+        } else if (rows == 250) {
+            spec.type = sync::SyncType::Asp;
+            control.set_sync_model(spec, "operator:test");
+            for (const sync::SyncType barrier : { sync::SyncType::Bsp, sync::SyncType::Backup }) {
+                spec.type = barrier;
+                try {
+                    control.set_sync_model(spec, "operator:test");
+                } catch (const RefusedRequest& e) {
+                    refusals.push_back(e.code());
+                }
+            }
+            try {
+                balance::PolicySpec lbbsp;
+                lbbsp.type = "lbbsp-cpu";
+                control.set_policy(balance::make_policy(lbbsp), {}, "operator:test");
+            } catch (const RefusedRequest& e) {
+                refusals.push_back(e.code());
+            }
+        }
+    };
+    train::AsyncTrainer trainer(config("asp", 500), out);
+    const train::TrainingResult r = run_steered(trainer, out);
+    EXPECT_EQ(r.updates, 500);
+    std::vector<std::string> changes;
+    for (const auto& e : out.events)
+        if (e.kind == "sync-model-change")
+            changes.push_back(e.message);
+    EXPECT_EQ(changes, (std::vector<std::string> { "asp -> ssp(s=1)", "ssp(s=1) -> elastic-bsp(R=15, exact)",
+                           "elastic-bsp(R=15, exact) -> asp" }));
+    EXPECT_EQ(refusals, (std::vector<std::string> { "sync-model-not-switchable", "sync-model-not-switchable", "policy-not-applicable" }));
+    std::set<std::string> tags;
+    for (const auto& row : out.rows)
+        tags.insert(row.decision.substr(0, row.decision.find(' ')));
+    EXPECT_EQ(tags, (std::set<std::string> { "asp", "ssp(s=1)", "elastic-bsp" }));
+    EXPECT_EQ(trainer.control().sync_model(), "asp");
+}
+
+TEST(AsyncTrainer, AnInjectedStragglerComputesSlowerAndAPauseHoldsTheClock)
+{
+    Steered out;
+    std::thread resumer;
+    out.act = [&resumer](train::JobControl& control, std::size_t rows) {
+        if (rows == 40)
+            control.inject_straggler(0, 4.0, "operator:test");
+        if (rows == 80) {
+            control.pause("operator:test");
+            resumer = std::thread([&control] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                control.resume("operator:other");
+            });
+        }
+    };
+    train::AsyncTrainer trainer(config("asp", 300), out);
+    const train::TrainingResult r = run_steered(trainer, out);
+    resumer.join();
+    EXPECT_EQ(r.updates, 300);
+    const auto injected = out.event("straggler-injected");
+    ASSERT_TRUE(injected);
+    EXPECT_EQ(injected->worker, 0);
+    double before = 0, after = 0;
+    int n_before = 0, n_after = 0;
+    for (const auto& row : out.rows)
+        if (row.worker == 0 && row.start_s < injected->time_s) {
+            before += row.compute_s;
+            ++n_before;
+        } else if (row.worker == 0) {
+            after += row.compute_s;
+            ++n_after;
+        }
+    ASSERT_GT(n_before, 0);
+    ASSERT_GT(n_after, 0);
+    EXPECT_NEAR((after / n_after) / (before / n_before), 4.0, 0.2);
+    const auto paused = out.event("job-paused");
+    const auto resumed = out.event("job-resumed");
+    ASSERT_TRUE(paused && resumed);
+    EXPECT_EQ(paused->actor, "operator:test");
+    EXPECT_EQ(resumed->actor, "operator:other");
+    EXPECT_EQ(paused->time_s, resumed->time_s) << "the virtual clock stands still while paused";
+    EXPECT_FALSE(trainer.control().paused());
 }

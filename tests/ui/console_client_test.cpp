@@ -4,6 +4,7 @@
 // Backend headers before Qt's: Qt's `emit` macro would rewrite BatchSizeManager::emit.
 #include "balance/batch_size_manager.h"
 #include "run/run_scenario.h"
+#include "train/trainer.h"
 
 #include "tests/ui/console_test_support.h"
 #include "ui/main_window.h"
@@ -175,7 +176,10 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     options.database = dir / "recorded.db";
     // An operator's pin during iteration 12: an event in the middle of the run to jump to.
     balance::BatchSizeManager* manager = nullptr;
-    options.on_start = [&manager](balance::BatchSizeManager& m) { manager = &m; };
+    options.on_trainer = [&manager](train::Trainer* t) {
+        if (t)
+            manager = &t->manager();
+    };
     options.on_rows = [&manager](std::span<const IterationRecord> rows) {
         if (manager && !rows.empty() && rows.front().iteration == 12)
             manager->pin(1, 10, "operator:test");

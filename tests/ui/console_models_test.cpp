@@ -5,6 +5,7 @@
 #include "db/run_reader.h"
 #include "replay/replay_source.h"
 #include "run/run_scenario.h"
+#include "train/trainer.h"
 #include "ui/console_store.h"
 
 #include <QAbstractItemModelTester>
@@ -36,7 +37,10 @@ struct RecordedRun {
             "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})", "console-test");
         run::RunOptions options;
         options.database = database;
-        options.on_start = [](balance::BatchSizeManager& m) { m.pin(1, 20, "operator:test"); };
+        options.on_trainer = [](train::Trainer* t) {
+            if (t)
+                t->control().pin(1, 20, "operator:test");
+        };
         run = run::run_scenario(s, options).run;
     }
     ~RecordedRun() { std::filesystem::remove_all(dir); }

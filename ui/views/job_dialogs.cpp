@@ -114,6 +114,7 @@ ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* sta
     , policy_(new QComboBox(this))
     , sync_(new QComboBox(this))
     , backups_(new QSpinBox(this))
+    , staleness_(new QSpinBox(this))
 {
     setWindowTitle(QStringLiteral("Change the policy of job %1").arg(job));
     policy_->addItems(kPolicies);
@@ -123,27 +124,46 @@ ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* sta
         if (const int i = policy_->findText(current); i >= 0)
             policy_->setCurrentIndex(i);
     }
-    sync_->addItems({ QStringLiteral("(unchanged)"), QStringLiteral("bsp"), QStringLiteral("backup") });
+    // The status names the sync model with its parameters, "ssp(s=5)". A job with a barrier
+    // per iteration switches between bsp and backup; the others among asp, ssp and
+    // elastic-bsp (fulcrumd refuses the rest with its reason).
+    const QString sync_now = status ? QString::fromStdString(status->sync_model).section(QLatin1Char('('), 0, 0) : QString();
+    const bool free_running = sync_now == QStringLiteral("asp") || sync_now == QStringLiteral("ssp")
+        || sync_now == QStringLiteral("elastic-bsp");
+    sync_->addItem(QStringLiteral("(unchanged)"));
+    if (free_running)
+        sync_->addItems({ QStringLiteral("asp"), QStringLiteral("ssp"), QStringLiteral("elastic-bsp") });
+    else
+        sync_->addItems({ QStringLiteral("bsp"), QStringLiteral("backup") });
     backups_->setRange(1, std::max(1, status ? status->workers - 1 : 1));
+    staleness_->setRange(0, 1000);
+    staleness_->setValue(5);
     auto* form = new QFormLayout;
     form->addRow(QStringLiteral("Batch-size policy:"), policy_);
     form->addRow(QStringLiteral("Sync model:"), sync_);
-    form->addRow(QStringLiteral("Backup workers (k):"), backups_);
+    if (free_running)
+        form->addRow(QStringLiteral("Staleness bound (s, for ssp):"), staleness_);
+    else
+        form->addRow(QStringLiteral("Backup workers (k):"), backups_);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
-    layout->addWidget(new QLabel(QStringLiteral("Takes effect at the job's next barrier. Pins and exclusions stay."), this));
+    layout->addWidget(new QLabel(free_running ? QStringLiteral("Takes effect between two of the job's updates. Pins and exclusions stay; "
+                                                               "without a barrier only the uniform policy applies.")
+                                              : QStringLiteral("Takes effect at the job's next barrier. Pins and exclusions stay."),
+        this));
     layout->addWidget(ok_cancel_buttons(this));
 }
 
 void ChangePolicyDialog::set_policy(const QString& policy) { choose(policy_, policy); }
 
-void ChangePolicyDialog::set_sync(const QString& sync, int backups)
+void ChangePolicyDialog::set_sync(const QString& sync, int backups, int staleness)
 {
     if (sync.isEmpty())
         sync_->setCurrentIndex(0);
     else
         choose(sync_, sync);
     backups_->setValue(backups);
+    staleness_->setValue(staleness);
 }
 
 QString ChangePolicyDialog::policy_json() const { return compact({ { QStringLiteral("type"), policy_->currentText() } }); }
@@ -155,6 +175,8 @@ std::optional<QString> ChangePolicyDialog::sync_json() const
     QJsonObject sync { { QStringLiteral("type"), sync_->currentText() } };
     if (sync_->currentText() == QStringLiteral("backup"))
         sync.insert(QStringLiteral("backups"), backups_->value());
+    if (sync_->currentText() == QStringLiteral("ssp"))
+        sync.insert(QStringLiteral("staleness"), staleness_->value());
     return compact(sync);
 }
 

@@ -41,15 +41,17 @@ private:
 };
 
 // A running job's batch-size policy and, optionally, its sync model; both take effect at the
-// job's next barrier.
+// job's next safe point (its next barrier for bsp and backup). The sync models offered are
+// those the job's trainer switches among: bsp and backup, or asp, ssp and elastic-bsp.
 class ChangePolicyDialog : public QDialog {
     Q_OBJECT
 public:
     ChangePolicyDialog(JobId job, const protocol::JobStatus* status, QWidget* parent = nullptr);
 
     void set_policy(const QString& policy);
-    // "bsp" or "backup" (with k backup workers); an empty name leaves the sync model as it is.
-    void set_sync(const QString& sync, int backups = 1);
+    // A sync model's name ("backup" with k backup workers, "ssp" with staleness s); an empty
+    // name leaves the sync model as it is.
+    void set_sync(const QString& sync, int backups = 1, int staleness = 5);
     QString policy_json() const;
     std::optional<QString> sync_json() const;
 
@@ -57,6 +59,7 @@ private:
     QComboBox* policy_;
     QComboBox* sync_;
     QSpinBox* backups_;
+    QSpinBox* staleness_;
 };
 
 } // namespace fulcrum::ui

@@ -1,0 +1,160 @@
+#include "train/job_control.h"
+
+#include <chrono>
+
+namespace fulcrum::train {
+
+JobControl::JobControl(balance::BatchSizeManager& manager, int workers, sync::SyncSpec sync,
+                       std::function<void(const sync::SyncSpec&)> switchable)
+    : manager_(manager)
+    , workers_(workers)
+    , switchable_(std::move(switchable))
+    , slowdown_view_(static_cast<std::size_t>(workers), 1.0)
+    , sync_description_(sync::describe(sync))
+{
+}
+
+void JobControl::check_worker(WorkerId worker) const
+{
+    if (worker < 0 || worker >= workers_)
+        throw RefusedRequest("unknown-worker",
+            "the job has no worker " + std::to_string(worker) + " (it has " + std::to_string(workers_) + ")");
+}
+
+void JobControl::pin(WorkerId worker, std::int32_t batch_size, const std::string& actor)
+{
+    manager_.pin(worker, batch_size, actor);
+}
+
+void JobControl::unpin(WorkerId worker, const std::string& actor) { manager_.unpin(worker, actor); }
+
+void JobControl::exclude(WorkerId worker, std::optional<double> for_s, const std::string& actor)
+{
+    manager_.exclude(worker, for_s, actor);
+}
+
+void JobControl::include(WorkerId worker, const std::string& actor) { manager_.include(worker, actor); }
+
+void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
+                            const std::string& actor, std::string spec_json)
+{
+    if (policy && !any_policy_ && policy->name() != "uniform")
+        throw RefusedRequest("policy-not-applicable", "this job's sync model (" + sync_model()
+            + ") has no barrier to balance at, so only the uniform policy applies; switch it to bsp first");
+    manager_.set_policy(std::move(policy), options, actor, std::move(spec_json));
+}
+
+void JobControl::inject_straggler(WorkerId worker, double slowdown, const std::string& actor)
+{
+    check_worker(worker);
+    if (!(slowdown >= 1 && slowdown <= 1000))
+        throw RefusedRequest("illegal-value", "a straggler's slowdown must be from 1 to 1000, got " + std::to_string(slowdown));
+    std::lock_guard lock(mutex_);
+    slowdown_view_[static_cast<std::size_t>(worker)] = slowdown;
+    slowdowns_.push_back({ worker, slowdown, actor });
+}
+
+void JobControl::set_sync_model(const sync::SyncSpec& spec, const std::string& actor)
+{
+    try {
+        sync::validate(spec, workers_);
+    } catch (const std::invalid_argument& e) {
+        throw RefusedRequest("illegal-value", e.what());
+    }
+    switchable_(spec);
+    std::lock_guard lock(mutex_);
+    sync_change_ = SyncChange { spec, actor };
+}
+
+void JobControl::pause(const std::string& actor)
+{
+    std::lock_guard lock(mutex_);
+    pause_requested_ = true;
+    pause_actor_ = actor;
+}
+
+void JobControl::resume(const std::string& actor)
+{
+    {
+        std::lock_guard lock(mutex_);
+        pause_requested_ = false;
+        pause_actor_ = actor;
+    }
+    pause_cv_.notify_all();
+}
+
+void JobControl::request_resize(ResizeRequest request)
+{
+    std::lock_guard lock(mutex_);
+    resizes_.push_back(std::move(request));
+}
+
+bool JobControl::paused() const
+{
+    std::lock_guard lock(mutex_);
+    return pause_requested_;
+}
+
+double JobControl::straggler_slowdown(WorkerId worker) const
+{
+    std::lock_guard lock(mutex_);
+    if (worker < 0 || static_cast<std::size_t>(worker) >= slowdown_view_.size())
+        return 1;
+    return slowdown_view_[static_cast<std::size_t>(worker)];
+}
+
+std::string JobControl::sync_model() const
+{
+    std::lock_guard lock(mutex_);
+    return sync_description_;
+}
+
+std::vector<JobControl::Slowdown> JobControl::take_slowdowns()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(slowdowns_, {});
+}
+
+std::optional<JobControl::SyncChange> JobControl::take_sync_change()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(sync_change_, std::nullopt);
+}
+
+std::vector<ResizeRequest> JobControl::take_resizes()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(resizes_, {});
+}
+
+void JobControl::sync_in_effect(const sync::SyncSpec& spec)
+{
+    std::lock_guard lock(mutex_);
+    sync_description_ = sync::describe(spec);
+}
+
+void JobControl::slowdowns_in_effect(const std::vector<double>& slowdowns)
+{
+    std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < slowdowns.size() && i < slowdown_view_.size(); ++i)
+        slowdown_view_[i] = slowdowns[i];
+}
+
+std::optional<std::string> JobControl::pause_requested() const
+{
+    std::lock_guard lock(mutex_);
+    if (!pause_requested_)
+        return std::nullopt;
+    return pause_actor_;
+}
+
+std::pair<double, std::string> JobControl::hold(const std::atomic<bool>* stop)
+{
+    std::unique_lock lock(mutex_);
+    const auto since = std::chrono::steady_clock::now();
+    while (pause_requested_ && !(stop && stop->load(std::memory_order_relaxed)))
+        pause_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    return { std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count(), pause_actor_ };
+}
+
+} // namespace fulcrum::train

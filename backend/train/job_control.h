@@ -1,0 +1,101 @@
+#pragma once
+
+#include "balance/batch_size_manager.h"
+#include "sync/sync_spec.h"
+#include "train/elastic_resize.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::train {
+
+// One job's control mailbox, the same for every trainer: what an operator (or the system)
+// asks of a running job, from any thread. Each request is checked when made (a refusal
+// throws RefusedRequest with a code and the job is unchanged) and takes effect at the
+// trainer's next safe point: a barrier for the BSP family, between two events of the
+// asynchronous clock for the free-running models. Each change becomes an event there.
+//
+// Pins, exclusions and policy changes are the BatchSizeManager's business: it already
+// validates them against the job and queues them for its next allocation, so this
+// mailbox hands them on. Stragglers, pauses, sync-model switches and resizes wait here.
+class JobControl {
+public:
+    // `switchable(spec)` throws RefusedRequest when the trainer cannot run `spec` from its
+    // next safe point ("sync-model-not-switchable", "illegal-value").
+    JobControl(balance::BatchSizeManager& manager, int workers, sync::SyncSpec sync,
+               std::function<void(const sync::SyncSpec&)> switchable);
+
+    // The operator's requests.
+    void pin(WorkerId worker, std::int32_t batch_size, const std::string& actor = "operator");
+    void unpin(WorkerId worker, const std::string& actor = "operator");
+    void exclude(WorkerId worker, std::optional<double> for_s = std::nullopt, const std::string& actor = "operator");
+    void include(WorkerId worker, const std::string& actor = "operator");
+    // From the next safe point on `policy` sizes the workers (BatchSizeManager::set_policy).
+    // Refused ("policy-not-applicable") by a trainer with no barrier to balance at, unless
+    // the policy is uniform.
+    void set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
+                    const std::string& actor = "operator", std::string spec_json = {});
+    // Drills and demos: from the next safe point the worker's batches take `slowdown` times
+    // longer (1 clears it). Refused: "unknown-worker", "illegal-value" (outside 1 to 1000).
+    void inject_straggler(WorkerId worker, double slowdown, const std::string& actor = "operator");
+    void set_sync_model(const sync::SyncSpec& spec, const std::string& actor = "operator");
+    // Holds the job at its next safe point until resume() (or a stop request).
+    void pause(const std::string& actor = "operator");
+    void resume(const std::string& actor = "operator");
+    // Elastic PS: a server or worker change before the next iteration (BSP family).
+    void request_resize(ResizeRequest request);
+
+    // What is asked or in effect, for a status display (any thread).
+    bool paused() const;
+    double straggler_slowdown(WorkerId worker) const; // as last requested
+    std::string sync_model() const;                   // in effect, as sync::describe gives it
+    balance::WorkerOverride worker(WorkerId worker) const { return manager_.state(worker); }
+    // Set by the trainer: a policy other than uniform needs a barrier to balance at.
+    void accept_policies(bool any) { any_policy_ = any; }
+
+    // The trainer's side, at its safe points.
+    struct Slowdown {
+        WorkerId worker = 0;
+        double factor = 1;
+        std::string actor;
+    };
+    struct SyncChange {
+        sync::SyncSpec spec;
+        std::string actor;
+    };
+    std::vector<Slowdown> take_slowdowns();
+    std::optional<SyncChange> take_sync_change();
+    std::vector<ResizeRequest> take_resizes();
+    // The sync model and stragglers now in effect (after a switch, or read from a checkpoint).
+    void sync_in_effect(const sync::SyncSpec& spec);
+    void slowdowns_in_effect(const std::vector<double>& slowdowns);
+    // Returns the requester when a pause is asked for, without waiting.
+    std::optional<std::string> pause_requested() const;
+    // Blocks while paused, until resume() or `stop`; returns the seconds held and who resumed.
+    std::pair<double, std::string> hold(const std::atomic<bool>* stop);
+
+private:
+    void check_worker(WorkerId worker) const;
+
+    balance::BatchSizeManager& manager_;
+    const int workers_;
+    const std::function<void(const sync::SyncSpec&)> switchable_;
+    std::atomic<bool> any_policy_ { true };
+
+    mutable std::mutex mutex_;
+    std::vector<Slowdown> slowdowns_;
+    std::vector<double> slowdown_view_;
+    std::optional<SyncChange> sync_change_;
+    std::string sync_description_;
+    std::vector<ResizeRequest> resizes_;
+    bool pause_requested_ = false;
+    std::string pause_actor_;
+    std::condition_variable pause_cv_;
+};
+
+} // namespace fulcrum::train
