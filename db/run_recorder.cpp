@@ -4,6 +4,7 @@
 #include "db/schema.h"
 
 #include <condition_variable>
+#include <optional>
 #include <ctime>
 #include <exception>
 #include <mutex>
@@ -263,7 +264,7 @@ void RunRecorder::record_checkpoint(Checkpoint checkpoint)
     impl_->enqueue([&](Pending& p) { p.checkpoints.push_back(std::move(checkpoint)); }, 1);
 }
 
-void RunRecorder::resume_run(RunId run, std::int64_t after_iteration)
+void RunRecorder::resume_run(RunId run, std::int64_t after_iteration, const std::vector<std::int64_t>& worker_after)
 {
     flush();
     std::lock_guard lock(impl_->db_mutex);
@@ -277,16 +278,28 @@ void RunRecorder::resume_run(RunId run, std::int64_t after_iteration)
     c.exec("BEGIN");
     try {
         const std::string now = utc_timestamp();
-        for (const char* sql : { "INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND iteration > ?2",
-                 "DELETE FROM iterations WHERE run_id = ?1 AND iteration > ?2",
-                 "INSERT INTO superseded_evaluations SELECT ?3, * FROM evaluations WHERE run_id = ?1 AND iteration > ?2",
-                 "DELETE FROM evaluations WHERE run_id = ?1 AND iteration > ?2" }) {
-            Statement move(c, sql);
-            move.bind(1, run).bind(2, after_iteration);
+        const auto move = [&](const char* sql, std::int64_t after, std::optional<std::int64_t> worker) {
+            Statement statement(c, sql);
+            statement.bind(1, run).bind(2, after);
             if (std::string_view(sql).find("?3") != std::string_view::npos)
-                move.bind(3, now);
-            move.run();
+                statement.bind(3, now);
+            if (worker)
+                statement.bind(4, *worker);
+            statement.run();
+        };
+        if (worker_after.empty()) {
+            move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
+            move("DELETE FROM iterations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
+        } else {
+            for (std::size_t w = 0; w < worker_after.size(); ++w) {
+                const auto worker = static_cast<std::int64_t>(w);
+                move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND worker_id = ?4 AND iteration > ?2",
+                    worker_after[w], worker);
+                move("DELETE FROM iterations WHERE run_id = ?1 AND worker_id = ?4 AND iteration > ?2", worker_after[w], worker);
+            }
         }
+        move("INSERT INTO superseded_evaluations SELECT ?3, * FROM evaluations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
+        move("DELETE FROM evaluations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
         Statement reopen(c, "UPDATE runs SET status = 'running', finished_at = NULL, summary_json = NULL WHERE id = ?1");
         reopen.bind(1, run);
         reopen.run();

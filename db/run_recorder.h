@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <vector>
 
 namespace fulcrum::db {
 
@@ -52,7 +53,10 @@ public:
     // after the checkpoint, before the crash) leave the run's tables, since the resumed job
     // records them again: they move to superseded_iterations / superseded_evaluations, kept
     // for the record, and events stay (the audit trail). The run is `running` again.
-    void resume_run(RunId run, std::int64_t after_iteration);
+    // `worker_after`, when given, holds per worker the last iteration to keep (the
+    // free-running models' workers are at different iterations); evaluations are kept
+    // through `after_iteration` either way.
+    void resume_run(RunId run, std::int64_t after_iteration, const std::vector<std::int64_t>& worker_after = {});
     // Marks an earlier run of the store as ended with `status`, its rows untouched (a job
     // that starts again from the beginning leaves its first attempt "interrupted").
     void end_run(RunId run, const std::string& status);

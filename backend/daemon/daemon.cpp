@@ -539,7 +539,7 @@ std::vector<Daemon::Recovered> Daemon::recover()
         jobs_[id] = std::move(runtime);
         if (!resume) {
             job.scheduler_event("job-queued", "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
-                                              "(or its sync model keeps none); rows it recorded before stay in its run store");
+                                              "(or its policy keeps none); rows it recorded before stay in its run store");
             queued_.push_back(id);
             found.push_back({ id, "queued again from the beginning (no checkpoint)" });
             continue;

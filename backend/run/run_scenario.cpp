@@ -215,8 +215,6 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     std::vector<std::int32_t> limits;
     for (const auto& w : config.workers)
         limits.push_back(w.gpu ? w.gpu->batch_limit() : 0);
-    if (options.resume && asynchronous)
-        throw InputError(s.source, "sync", sync_name + " jobs keep no checkpoint; only bsp and backup jobs resume");
     if (options.resume && !recorder)
         throw InputError(s.source, "", "a job resumes into its run store: give the database");
     // A resumed job runs the policy in effect at its checkpoint: an operator may have
@@ -308,7 +306,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             const db::Checkpoint& c = options.resume->checkpoint;
             trainer->resume_from_checkpoint(c.state);
             observer.start_from(trainer->samples_trained());
-            recorder->resume_run(options.resume->run, c.iteration);
+            recorder->resume_run(options.resume->run, c.iteration, trainer->rows_recorded_through());
             for (EventRecord e : options.recorded_before) {
                 e.job = c.job;
                 e.iteration = c.iteration;

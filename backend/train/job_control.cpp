@@ -11,6 +11,8 @@ JobControl::JobControl(balance::BatchSizeManager& manager, int workers, sync::Sy
     , switchable_(std::move(switchable))
     , slowdown_view_(static_cast<std::size_t>(workers), 1.0)
     , sync_description_(sync::describe(sync))
+    , free_running_(!sync::closes_every_iteration(sync.type))
+    , uniform_policy_(manager.policy().name() == "uniform")
 {
 }
 
@@ -38,10 +40,15 @@ void JobControl::include(WorkerId worker, const std::string& actor) { manager_.i
 void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
                             const std::string& actor, std::string spec_json)
 {
-    if (policy && !any_policy_ && policy->name() != "uniform")
-        throw RefusedRequest("policy-not-applicable", "this job's sync model (" + sync_model()
-            + ") has no barrier to balance at, so only the uniform policy applies; switch it to bsp first");
+    if (!policy)
+        throw std::invalid_argument("set_policy needs a policy");
+    const bool uniform = policy->name() == "uniform";
+    std::lock_guard lock(mutex_);
+    if (!uniform && free_running_requested_.value_or(free_running_))
+        throw RefusedRequest("policy-not-applicable", "this job's sync model (" + sync_description_
+            + ") has no barrier to balance at, so only the uniform policy applies; switch it to bsp or backup first");
     manager_.set_policy(std::move(policy), options, actor, std::move(spec_json));
+    uniform_requested_ = uniform;
 }
 
 void JobControl::inject_straggler(WorkerId worker, double slowdown, const std::string& actor)
@@ -62,8 +69,13 @@ void JobControl::set_sync_model(const sync::SyncSpec& spec, const std::string& a
         throw RefusedRequest("illegal-value", e.what());
     }
     switchable_(spec);
+    const bool free_running = !sync::closes_every_iteration(spec.type);
     std::lock_guard lock(mutex_);
+    if (free_running && !uniform_requested_.value_or(uniform_policy_))
+        throw RefusedRequest("policy-not-applicable", sync::describe(spec)
+            + " has no barrier to balance at and this job's batch-size policy is not uniform; set the policy to uniform first");
     sync_change_ = SyncChange { spec, actor };
+    free_running_requested_ = free_running;
 }
 
 void JobControl::pause(const std::string& actor)
@@ -131,6 +143,16 @@ void JobControl::sync_in_effect(const sync::SyncSpec& spec)
 {
     std::lock_guard lock(mutex_);
     sync_description_ = sync::describe(spec);
+    free_running_ = !sync::closes_every_iteration(spec.type);
+    if (!sync_change_)
+        free_running_requested_.reset();
+}
+
+void JobControl::policy_in_effect(const std::string& name)
+{
+    std::lock_guard lock(mutex_);
+    uniform_policy_ = name == "uniform";
+    uniform_requested_.reset();
 }
 
 void JobControl::slowdowns_in_effect(const std::vector<double>& slowdowns)

@@ -36,13 +36,16 @@ public:
     void exclude(WorkerId worker, std::optional<double> for_s = std::nullopt, const std::string& actor = "operator");
     void include(WorkerId worker, const std::string& actor = "operator");
     // From the next safe point on `policy` sizes the workers (BatchSizeManager::set_policy).
-    // Refused ("policy-not-applicable") by a trainer with no barrier to balance at, unless
-    // the policy is uniform.
+    // Refused ("policy-not-applicable") while the job runs, or is switching to, a sync model
+    // with no barrier to balance at (asp, ssp, elastic-bsp), unless the policy is uniform.
     void set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
                     const std::string& actor = "operator", std::string spec_json = {});
     // Drills and demos: from the next safe point the worker's batches take `slowdown` times
     // longer (1 clears it). Refused: "unknown-worker", "illegal-value" (outside 1 to 1000).
     void inject_straggler(WorkerId worker, double slowdown, const std::string& actor = "operator");
+    // Refused: "illegal-value" (the spec does not fit the job), "policy-not-applicable" (to a
+    // free-running model while a policy other than uniform is in effect or asked for), or
+    // what the trainer's `switchable` says.
     void set_sync_model(const sync::SyncSpec& spec, const std::string& actor = "operator");
     // Holds the job at its next safe point until resume() (or a stop request).
     void pause(const std::string& actor = "operator");
@@ -55,8 +58,6 @@ public:
     double straggler_slowdown(WorkerId worker) const; // as last requested
     std::string sync_model() const;                   // in effect, as sync::describe gives it
     balance::WorkerOverride worker(WorkerId worker) const { return manager_.state(worker); }
-    // Set by the trainer: a policy other than uniform needs a barrier to balance at.
-    void accept_policies(bool any) { any_policy_ = any; }
 
     // The trainer's side, at its safe points.
     struct Slowdown {
@@ -71,8 +72,10 @@ public:
     std::vector<Slowdown> take_slowdowns();
     std::optional<SyncChange> take_sync_change();
     std::vector<ResizeRequest> take_resizes();
-    // The sync model and stragglers now in effect (after a switch, or read from a checkpoint).
+    // The sync model, policy and stragglers now in effect (at the start, after a switch, or
+    // read from a checkpoint).
     void sync_in_effect(const sync::SyncSpec& spec);
+    void policy_in_effect(const std::string& name);
     void slowdowns_in_effect(const std::vector<double>& slowdowns);
     // Returns the requester when a pause is asked for, without waiting.
     std::optional<std::string> pause_requested() const;
@@ -85,13 +88,16 @@ private:
     balance::BatchSizeManager& manager_;
     const int workers_;
     const std::function<void(const sync::SyncSpec&)> switchable_;
-    std::atomic<bool> any_policy_ { true };
 
     mutable std::mutex mutex_;
     std::vector<Slowdown> slowdowns_;
     std::vector<double> slowdown_view_;
     std::optional<SyncChange> sync_change_;
     std::string sync_description_;
+    bool free_running_ = false;                  // the sync model in effect has no barrier per iteration
+    std::optional<bool> free_running_requested_; // a switch asked for, not yet made
+    bool uniform_policy_ = true;                 // in effect
+    std::optional<bool> uniform_requested_;      // a set-policy asked for, not yet applied
     std::vector<ResizeRequest> resizes_;
     bool pause_requested_ = false;
     std::string pause_actor_;

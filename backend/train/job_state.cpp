@@ -81,7 +81,7 @@ EvaluationRecord JobState::evaluate(std::int64_t iteration, double time_s, doubl
 }
 
 void JobState::finish(TrainingResult& result, std::int64_t steps, std::int64_t samples, double now, double train_loss,
-                      TrainingObserver& observer)
+                      TrainingObserver& observer, bool resumable)
 {
     result.iterations = steps;
     result.updates = steps;
@@ -91,7 +91,8 @@ void JobState::finish(TrainingResult& result, std::int64_t steps, std::int64_t s
     if (steps > 0 && result.final_evaluation.iteration != steps - 1) {
         result.final_evaluation = evaluate(steps - 1, now, result.epochs, train_loss);
         result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
-        observer.on_evaluation(result.final_evaluation);
+        if (!resumable)
+            observer.on_evaluation(result.final_evaluation);
     }
     result.wall_s = wall_seconds();
 }

@@ -64,9 +64,11 @@ struct JobState {
     double wall_seconds() const;
     std::vector<std::int32_t> batch_limits() const;
     // Fills the end-of-run totals after `steps` barriers or updates and, if the run stopped
-    // between evaluations, evaluates what was trained so it is not lost.
+    // between evaluations, evaluates what was trained so it is not lost. A stop that left a
+    // checkpoint (`resumable`) keeps that evaluation out of the observer: the resumed job
+    // records the uninterrupted run's evaluations, and this one is not among them.
     void finish(TrainingResult& result, std::int64_t steps, std::int64_t samples, double now, double train_loss,
-                TrainingObserver& observer);
+                TrainingObserver& observer, bool resumable = false);
 
     // Elastic PS, between iterations only: changes the server set or the worker set and
     // re-splits the data. Throws ResizeError (the job is unchanged) for an impossible change.

@@ -2,6 +2,7 @@
 
 // Reading a client's queue in tests that drive fulcrumd's Daemon without a socket.
 
+#include "daemon/daemon.h"
 #include "daemon/stream_hub.h"
 #include "protocol/codec.h"
 
@@ -52,6 +53,22 @@ bool wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept a
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return false;
+}
+
+// Sends `frame` (a request) from `client` and waits for its reply; an empty Reply (after a
+// failed expectation) if none comes within 60 s.
+inline Reply request_reply(daemon::Daemon& d, daemon::Client& client, std::vector<ServerMessage>& seen, const std::string& frame)
+{
+    d.receive(client, frame);
+    const std::string id = decode_client(frame).request_id;
+    std::optional<Reply> reply;
+    EXPECT_TRUE(wait_for(client, seen, [&](const ServerMessage& m) {
+        const auto* r = std::get_if<Reply>(&m);
+        if (r && r->id == id)
+            reply = *r;
+        return reply.has_value();
+    })) << frame;
+    return reply.value_or(Reply {});
 }
 
 } // namespace fulcrum::testing_support

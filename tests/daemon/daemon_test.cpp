@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <tuple>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -26,6 +28,7 @@ using testing_support::TlsWsClient;
 using testing_support::WsClient;
 using testing_support::drain;
 using testing_support::reply_to;
+using testing_support::request_reply;
 using testing_support::wait_for;
 
 namespace {
@@ -603,18 +606,7 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
         };
     };
     ASSERT_TRUE(wait_for(*op, seen, rows_from(3)));
-    const auto request = [&](const std::string& frame) {
-        d.receive(*op, frame);
-        const std::string id = decode_client(frame).request_id;
-        std::optional<Reply> reply;
-        EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
-            const auto* r = std::get_if<Reply>(&m);
-            if (r && r->id == id)
-                reply = *r;
-            return reply.has_value();
-        })) << frame;
-        return reply.value_or(Reply {});
-    };
+    const auto request = [&](const std::string& frame) { return request_reply(d, *op, seen, frame); };
 
     const std::string job_field = "\"job\": " + std::to_string(job);
     const Reply policy = request(R"({"type": "set-policy", "id": "p", )" + job_field + R"(, "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}}})");
@@ -655,7 +647,7 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     })) << "backup(k=1) never cut a worker off at the barrier";
 
     const std::map<std::string, std::pair<std::string, std::string>> refused {
-        { R"({"type": "set-sync-model", "id": "r1", )" + job_field + R"(, "sync": "asp"})", { "sync-model-not-switchable", "" } },
+        { R"({"type": "set-sync-model", "id": "r1", )" + job_field + R"(, "sync": "asp"})", { "policy-not-applicable", "" } },
         { R"({"type": "set-sync-model", "id": "r2", )" + job_field + R"(, "sync": {"type": "backup", "backups": 4}})", { "illegal-value", "sync.backups" } },
         { R"({"type": "set-policy", "id": "r3", )" + job_field + R"(, "policy": {"type": "fixed", "batch_sizes": [32, 32]}})", { "illegal-value", "policy.batch_sizes" } },
         { R"({"type": "set-policy", "id": "r4", )" + job_field + R"(, "policy": {"type": "fastest"}})", { "illegal-value", "policy.type" } },
@@ -701,18 +693,7 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
     auto op = d.connect(Role::Operator, "op");
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     std::vector<ServerMessage> seen;
-    const auto request = [&](const std::string& frame) {
-        d.receive(*op, frame);
-        const std::string id = decode_client(frame).request_id;
-        std::optional<Reply> reply;
-        EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
-            const auto* r = std::get_if<Reply>(&m);
-            if (r && r->id == id)
-                reply = *r;
-            return reply.has_value();
-        })) << frame;
-        return reply.value_or(Reply {});
-    };
+    const auto request = [&](const std::string& frame) { return request_reply(d, *op, seen, frame); };
     for (const std::string sync : { "asp", "ssp", "elastic-bsp" }) {
         SCOPED_TRACE(sync);
         std::string scenario = kScenario;
@@ -756,7 +737,8 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
             return u && u->job == job && u->workers.size() == 4 && u->workers[3].pinned == 8 && u->workers[1].excluded;
         })) << "the workers table never showed the pin and the exclusion";
 
-        // The sync model switches within the free-running family; a barrier model is refused.
+        // The sync model switches within the free-running family; LB-BSP, which balances at
+        // barriers, is refused while the job has none.
         const std::string next = sync == "asp" ? "ssp" : "asp";
         const Reply switched = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": ")" + next + R"("})");
         ASSERT_FALSE(switched.error) << switched.error->message;
@@ -764,9 +746,6 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
             const auto* u = std::get_if<JobUpdate>(&m);
             return u && u->status.job == job && u->status.sync_model.rfind(next, 0) == 0;
         }));
-        const Reply to_bsp = request(R"({"type": "set-sync-model", "id": "b", )" + job_field + R"(, "sync": "bsp"})");
-        ASSERT_TRUE(to_bsp.error);
-        EXPECT_EQ(to_bsp.error->code, "sync-model-not-switchable");
         const Reply lbbsp = request(R"({"type": "set-policy", "id": "l", )" + job_field + R"(, "policy": {"type": "lbbsp-cpu"}})");
         ASSERT_TRUE(lbbsp.error);
         EXPECT_EQ(lbbsp.error->code, "policy-not-applicable");
@@ -783,4 +762,58 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
         const auto stored = reader.iterations(runs[0].id, 0);
         EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [](const IterationRecord& r) { return r.worker == 3 && r.batch_size == 8; }));
     }
+}
+
+TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
+{
+    std::string scenario = kScenario;
+    scenario.replace(scenario.find("\"iterations\": 400"), 17, "\"iterations\": 100000");
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId job = d.submit(scenario, "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "sub", {}, job, {} } }));
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+        const auto* rows = std::get_if<IterationRows>(&m);
+        return rows && rows->iteration >= 3;
+    }));
+    const auto request = [&](const std::string& frame) { return request_reply(d, *op, seen, frame); };
+    const std::string job_field = "\"job\": " + std::to_string(job);
+    const auto rows_tagged = [&](const std::string& tag, int count) {
+        int found = 0;
+        return wait_for(*op, seen, [&](const ServerMessage& m) {
+            const auto* rows = std::get_if<IterationRows>(&m);
+            if (rows)
+                for (const IterationRecord& r : rows->rows)
+                    found += r.decision == tag ? 1 : 0;
+            return found >= count;
+        });
+    };
+    for (const auto& [sync, described, tag] : { std::tuple { "ssp", "ssp(s=5)", "ssp(s=5)" }, std::tuple { "bsp", "bsp", "uniform" },
+             std::tuple { "ssp", "ssp(s=5)", "ssp(s=5)" }, std::tuple { "bsp", "bsp", "uniform" } }) {
+        const Reply switched = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": ")" + sync + R"("})");
+        ASSERT_FALSE(switched.error) << switched.error->message;
+        ASSERT_TRUE(wait_for(*op, seen, [&, described = std::string(described)](const ServerMessage& m) {
+            const auto* u = std::get_if<JobUpdate>(&m);
+            return u && u->status.sync_model == described;
+        })) << "the status never said " << described;
+        ASSERT_TRUE(rows_tagged(tag, 20)) << "no rows of " << described << " after the switch";
+    }
+    ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.state == JobState::Stopped;
+    }));
+    // Every row of the run store is one (iteration, worker): the segments never overlap.
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const auto stored = reader.iterations(reader.runs().at(0).id, 0);
+    std::set<std::pair<std::int64_t, WorkerId>> keys;
+    for (const auto& r : stored)
+        EXPECT_TRUE(keys.insert({ r.iteration, r.worker }).second);
+    std::vector<std::string> changes;
+    for (const auto& e : reader.events(reader.runs().at(0).id))
+        if (e.kind == "sync-model-change")
+            changes.push_back(e.message);
+    EXPECT_EQ(changes, (std::vector<std::string> { "bsp -> ssp(s=5)", "ssp(s=5) -> bsp", "bsp -> ssp(s=5)", "ssp(s=5) -> bsp" }));
 }

@@ -144,7 +144,10 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
     {
         daemon::Daemon first(options);
         EXPECT_EQ(first.submit(paced_job(400), "test"), 1);
-        EXPECT_EQ(first.submit(paced_job(400, "asp"), "test"), 2); // asp keeps no checkpoint
+        EXPECT_EQ(first.submit(paced_job(1600, "asp"), "test"), 2); // checkpointed between two updates
+        std::string unchecked = paced_job(400);
+        unchecked.replace(unchecked.find(R"("every_iterations": 10)"), 22, R"("every_iterations": 0)");
+        EXPECT_EQ(first.submit(unchecked, "test"), 3); // keeps no checkpoint
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         while (first.jobs().at(0).iteration < 25 && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -155,7 +158,7 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
     options.resume = daemon::DaemonOptions::Resume::Manual;
     daemon::Daemon second(options);
     const auto found = second.recover();
-    ASSERT_EQ(found.size(), 2u);
+    ASSERT_EQ(found.size(), 3u);
     EXPECT_EQ(found[0].job, 1);
     EXPECT_EQ(found[1].job, 2);
     const auto status = [&](JobId id) {
@@ -164,30 +167,38 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
                 return s;
         return JobStatus {};
     };
-    EXPECT_EQ(status(1).state, JobState::Interrupted);
-    EXPECT_NE(status(1).message.find("resume-job goes on from it"), std::string::npos) << status(1).message;
-    // asp keeps no checkpoint: it starts again from the beginning, its earlier rows kept.
-    EXPECT_NE(found[1].message.find("from the beginning"), std::string::npos) << found[1].message;
-    EXPECT_NE(status(2).state, JobState::Interrupted);
+    for (const JobId id : { 1, 2 }) { // bsp and asp alike wait with their checkpoints
+        EXPECT_EQ(status(id).state, JobState::Interrupted) << id;
+        EXPECT_NE(status(id).message.find("resume-job goes on from it"), std::string::npos) << status(id).message;
+    }
+    // Without a checkpoint a job starts again from the beginning, its earlier rows kept.
+    EXPECT_NE(found[2].message.find("from the beginning"), std::string::npos) << found[2].message;
+    EXPECT_NE(status(3).state, JobState::Interrupted);
 
     auto op = second.connect(Role::Operator, "op");
     second.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    second.receive(*op, R"({"type": "resume-job", "id": "r", "job": 1})");
-    const auto reply = reply_to(drain(*op), "r");
-    ASSERT_TRUE(reply);
-    EXPECT_FALSE(reply->error) << reply->error->message;
+    second.receive(*op, R"({"type": "resume-job", "id": "r1", "job": 1})");
+    second.receive(*op, R"({"type": "resume-job", "id": "r2", "job": 2})");
+    const auto replies = drain(*op);
+    for (const char* id : { "r1", "r2" }) {
+        const auto reply = reply_to(replies, id);
+        ASSERT_TRUE(reply) << id;
+        EXPECT_FALSE(reply->error) << reply->error->message;
+    }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (status(1).state != JobState::Finished && std::chrono::steady_clock::now() < deadline)
+    while ((status(1).state != JobState::Finished || status(2).state != JobState::Finished) && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_EQ(status(1).state, JobState::Finished) << status(1).message;
-    const Rows rows = rows_of(dir / "data" / "runs" / "job-1.db");
-    EXPECT_EQ(rows.size(), 400u * 4);
-    EXPECT_EQ(second.submit(paced_job(10), "after the restart"), 3);
-    while (status(2).state != JobState::Finished && std::chrono::steady_clock::now() < deadline)
+    ASSERT_EQ(status(2).state, JobState::Finished) << status(2).message;
+    EXPECT_EQ(rows_of(dir / "data" / "runs" / "job-1.db").size(), 400u * 4);
+    // One row per push, each (iteration, worker) once, in the run the job began.
+    EXPECT_EQ(rows_of(dir / "data" / "runs" / "job-2.db").size(), 1600u);
+    EXPECT_EQ(db::RunReader(dir / "data" / "runs" / "job-2.db").runs().size(), 1u);
+    while (status(3).state != JobState::Finished && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_EQ(status(2).state, JobState::Finished);
-    EXPECT_EQ(
-        db::RunReader(dir / "data" / "runs" / "job-2.db").runs().size(), 2u); // the interrupted run and the new one
+    EXPECT_EQ(status(3).state, JobState::Finished);
+    EXPECT_EQ(db::RunReader(dir / "data" / "runs" / "job-3.db").runs().size(), 2u); // the interrupted run and the new one
+    EXPECT_EQ(second.submit(paced_job(10), "after the restart"), 4);
 }
 
 TEST_F(Recovery, AJobKilledWhileQueuedOrWaitingIsNotLost)

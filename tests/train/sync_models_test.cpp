@@ -186,8 +186,12 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
 
 TEST(BspTrainer, ASyncModelItCannotSwitchToIsRefusedWithACode)
 {
+    // LB-BSP balances at barriers: a free-running model has none.
     Collector out;
-    train::BspTrainer trainer(config("bsp", 2), std::unique_ptr<balance::BatchSizeManager>(), out);
+    balance::PolicySpec lbbsp;
+    lbbsp.type = "lbbsp-cpu";
+    lbbsp.predictor.type = "ema";
+    train::BspTrainer trainer(config("bsp", 2), balance::make_manager(lbbsp, 4, 32), out);
     const auto refused = [&](sync::SyncSpec spec) -> std::string {
         try {
             trainer.control().set_sync_model(spec);
@@ -199,7 +203,7 @@ TEST(BspTrainer, ASyncModelItCannotSwitchToIsRefusedWithACode)
     for (const char* asynchronous : { "asp", "ssp", "elastic-bsp" }) {
         sync::SyncSpec spec;
         spec.type = *sync::parse_sync_type(asynchronous);
-        EXPECT_EQ(refused(spec), "sync-model-not-switchable") << asynchronous;
+        EXPECT_EQ(refused(spec), "policy-not-applicable") << asynchronous;
     }
     sync::SyncSpec all_backups;
     all_backups.type = sync::SyncType::Backup;
@@ -409,7 +413,7 @@ TEST(AsyncTrainer, AnElasticBspJobGoesOnWithoutAnExcludedWorkerAndTakesPins)
     EXPECT_GT(pinned_rows, 10);
 }
 
-TEST(AsyncTrainer, SwitchesAmongAspSspAndElasticBspAndRefusesWhatNeedsABarrier)
+TEST(AsyncTrainer, SwitchesAmongAspSspAndElasticBspAndRefusesAPolicyItCannotBalanceWith)
 {
     Steered out;
     std::vector<std::string> refusals;
@@ -425,14 +429,6 @@ TEST(AsyncTrainer, SwitchesAmongAspSspAndElasticBspAndRefusesWhatNeedsABarrier)
         } else if (rows == 250) {
             spec.type = sync::SyncType::Asp;
             control.set_sync_model(spec, "operator:test");
-            for (const sync::SyncType barrier : { sync::SyncType::Bsp, sync::SyncType::Backup }) {
-                spec.type = barrier;
-                try {
-                    control.set_sync_model(spec, "operator:test");
-                } catch (const RefusedRequest& e) {
-                    refusals.push_back(e.code());
-                }
-            }
             try {
                 balance::PolicySpec lbbsp;
                 lbbsp.type = "lbbsp-cpu";
@@ -451,12 +447,96 @@ TEST(AsyncTrainer, SwitchesAmongAspSspAndElasticBspAndRefusesWhatNeedsABarrier)
             changes.push_back(e.message);
     EXPECT_EQ(changes, (std::vector<std::string> { "asp -> ssp(s=1)", "ssp(s=1) -> elastic-bsp(R=15, exact)",
                            "elastic-bsp(R=15, exact) -> asp" }));
-    EXPECT_EQ(refusals, (std::vector<std::string> { "sync-model-not-switchable", "sync-model-not-switchable", "policy-not-applicable" }));
+    EXPECT_EQ(refusals, (std::vector<std::string> { "policy-not-applicable" }));
     std::set<std::string> tags;
     for (const auto& row : out.rows)
         tags.insert(row.decision.substr(0, row.decision.find(' ')));
     EXPECT_EQ(tags, (std::set<std::string> { "asp", "ssp(s=1)", "elastic-bsp" }));
     EXPECT_EQ(trainer.control().sync_model(), "asp");
+}
+
+TEST(JobTrainer, ARunningJobSwitchesFromBspToSspAndBackAndCarriesItsModelOver)
+{
+    // bsp for 20 barriers, ssp(s=2) from there for about 200 updates, bsp again to the end;
+    // then LB-BSP, which balances only with barriers.
+    Steered out;
+    std::vector<std::string> refusals;
+    out.act = [&refusals](train::JobControl& control, std::size_t rows) {
+        sync::SyncSpec spec;
+        if (rows == 80) { // 20 barriers of 4 workers
+            spec.type = sync::SyncType::Ssp;
+            spec.staleness = 2;
+            control.set_sync_model(spec, "operator:test");
+        } else if (rows == 300) {
+            control.set_sync_model(spec, "operator:test"); // bsp
+            balance::PolicySpec lbbsp;
+            lbbsp.type = "lbbsp-cpu";
+            lbbsp.predictor.type = "ema";
+            control.set_policy(balance::make_policy(lbbsp), {}, "operator:test");
+            spec.type = sync::SyncType::Asp;
+            try { // asked after the policy: it cannot balance without barriers
+                control.set_sync_model(spec, "operator:test");
+            } catch (const RefusedRequest& e) {
+                refusals.push_back(e.code());
+            }
+        }
+    };
+    auto c = config("bsp", 400);
+    c.eval_interval = 50;
+    std::unique_ptr<train::Trainer> trainer = train::make_trainer(std::move(c), nullptr, out);
+    out.control = &trainer->control();
+    const train::TrainingResult r = trainer->run();
+    EXPECT_EQ(r.updates, 400) << "barriers and pushes count against one budget of updates";
+    EXPECT_EQ(refusals, (std::vector<std::string> { "policy-not-applicable" }));
+    std::vector<std::string> changes;
+    for (const auto& e : out.events)
+        if (e.kind == "sync-model-change" || e.kind == "policy-change")
+            changes.push_back(e.message);
+    EXPECT_EQ(changes, (std::vector<std::string> { "bsp -> ssp(s=2)", "ssp(s=2) -> bsp", "uniform -> lbbsp-cpu" }));
+    // Every (iteration, worker) row is written once, and each worker's iterations go forward.
+    std::set<std::pair<std::int64_t, WorkerId>> keys;
+    std::map<WorkerId, std::int64_t> last;
+    std::set<std::string> tags;
+    for (const auto& row : out.rows) {
+        EXPECT_TRUE(keys.insert({ row.iteration, row.worker }).second) << "iteration " << row.iteration << " worker " << row.worker;
+        if (last.count(row.worker)) {
+            EXPECT_GT(row.iteration, last[row.worker]);
+        }
+        last[row.worker] = row.iteration;
+        tags.insert(row.decision.substr(0, row.decision.find('/')));
+    }
+    EXPECT_TRUE(tags.count("uniform") && tags.count("ssp(s=2)") && tags.count("lbbsp-cpu")) << "bsp, then ssp, then LB-BSP";
+    // Time runs on: the first barrier after ssp opens no earlier than the last push.
+    double last_push = 0, first_barrier_after = 0;
+    for (const auto& row : out.rows) {
+        if (row.decision == "ssp(s=2)")
+            last_push = std::max(last_push, row.end_s);
+        else if (last_push > 0 && first_barrier_after == 0)
+            first_barrier_after = row.start_s;
+    }
+    EXPECT_GE(first_barrier_after, last_push);
+    EXPECT_GT(r.final_evaluation.test_accuracy, 0.5) << "the model trained on across the switches";
+}
+
+TEST(JobTrainer, ASwitchThatCannotCarryOverIsRefusedWithItsReason)
+{
+    Collector out;
+    auto elastic = config("bsp", 10);
+    elastic.elastic.partition_data = true;
+    train::BspTrainer trainer(std::move(elastic), std::unique_ptr<balance::BatchSizeManager>(), out);
+    sync::SyncSpec asp;
+    asp.type = sync::SyncType::Asp;
+    try {
+        trainer.control().set_sync_model(asp);
+        ADD_FAILURE() << "an elastic job switched to asp";
+    } catch (const RefusedRequest& e) {
+        EXPECT_EQ(e.code(), "sync-model-not-switchable");
+        EXPECT_NE(std::string(e.what()).find("elastic"), std::string::npos) << e.what();
+    }
+    auto real = config("bsp", 10);
+    real.mode = train::ClockMode::Real;
+    train::BspTrainer real_trainer(std::move(real), std::unique_ptr<balance::BatchSizeManager>(), out);
+    EXPECT_THROW(real_trainer.control().set_sync_model(asp), RefusedRequest);
 }
 
 TEST(AsyncTrainer, AnInjectedStragglerComputesSlowerAndAPauseHoldsTheClock)

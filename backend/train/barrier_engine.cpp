@@ -1,4 +1,4 @@
-#include "train/bsp_trainer.h"
+#include "train/barrier_engine.h"
 
 #include "balance/policy_registry.h"
 #include "engine/event_queue.h"
@@ -39,38 +39,15 @@ int pool_size(const TrainerConfig& config)
 
 } // namespace
 
-struct BspTrainer::Impl {
-    Impl(TrainerConfig c, std::unique_ptr<balance::BatchSizePolicy> policy, std::unique_ptr<balance::BatchSizeManager> m,
-         TrainingObserver& o)
-        : job(std::move(c))
-        , config(job.config)
-        , manager(std::move(m))
-        , observer(o)
-        , pool(static_cast<std::size_t>(pool_size(config)))
-        , pacer(config.mode == ClockMode::Paced ? config.pace : 0.0)
+struct BarrierEngine::Impl : EngineRefs {
+    explicit Impl(JobCore& c)
+        : EngineRefs(c)
     {
-        if (!manager && policy)
-            manager = std::make_unique<balance::BatchSizeManager>(std::move(policy), static_cast<int>(job.workers.size()),
-                config.total_batch, job.batch_limits());
-        if (!manager)
-            manager = balance::make_manager({}, static_cast<int>(job.workers.size()), config.total_batch, job.batch_limits());
-        if (manager->workers() != static_cast<int>(job.workers.size()))
-            throw std::invalid_argument("the batch-size manager was made for a different number of workers");
-        sync::validate(config.sync, static_cast<int>(job.workers.size()));
-        if (!sync::closes_every_iteration(config.sync.type))
-            throw std::invalid_argument("the BSP trainer runs bsp and backup; " + sync::describe(config.sync)
-                + " needs the asynchronous trainer");
         if (config.elastic.enabled())
             manager->start_with_members(job.members);
         if (config.remote && config.mode != ClockMode::Real)
             throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");
-        sync_model = config.sync;
-        slowdown.assign(job.workers.size(), 1.0);
-        control = std::make_unique<JobControl>(*manager, static_cast<int>(job.workers.size()), sync_model, [](const sync::SyncSpec& spec) {
-            if (!sync::closes_every_iteration(spec.type))
-                throw RefusedRequest("sync-model-not-switchable", "a running BSP job switches between bsp and backup(k) only; "
-                    + sync::describe(spec) + " runs in the asynchronous trainer, so submit the job again with that sync model");
-        });
+        device_memory.assign(job.workers.size(), 0.0);
         scheduled = config.elastic.resizes;
         std::stable_sort(scheduled.begin(), scheduled.end(),
             [](const ScheduledResize& a, const ScheduledResize& b) { return a.before_iteration < b.before_iteration; });
@@ -115,54 +92,26 @@ struct BspTrainer::Impl {
         }
     }
 
-    ~Impl() { pool.join(); }
-
-    // Between iterations: nothing is in flight, so a paused job holds no gradient.
-    void hold_while_paused(std::int64_t k, double now, const std::atomic<bool>* stop)
+    ~Impl()
     {
-        const std::optional<std::string> by = control->pause_requested();
-        if (!by)
-            return;
-        EventRecord paused_event = job.event(k, now, "job-paused", "held before iteration " + std::to_string(k));
-        paused_event.actor = *by;
-        observer.on_event(paused_event);
-        const auto [held, resumed_by] = control->hold(stop);
-        EventRecord resumed = job.event(k, now, "job-resumed", "after " + std::to_string(held) + " s");
-        resumed.actor = resumed_by;
-        pacer.shift(held);
-        observer.on_event(resumed);
+        if (pool)
+            pool->join();
     }
 
-    // Injected stragglers due before iteration k; each change is an event.
-    void apply_slowdowns(std::int64_t k, double now)
-    {
-        for (const JobControl::Slowdown& d : control->take_slowdowns()) {
-            auto& factor = slowdown[static_cast<std::size_t>(d.worker)];
-            if (factor == d.factor)
-                continue;
-            factor = d.factor;
-            EventRecord e = job.event(k, now, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
-                d.factor == 1 ? "worker " + std::to_string(d.worker) + " runs at its own speed again"
-                              : "worker " + std::to_string(d.worker) + "'s batches take " + std::to_string(d.factor) + "x longer");
-            e.worker = d.worker;
-            e.actor = d.actor;
-            observer.on_event(e);
-        }
-    }
-
-    // An operator's set-sync-model, applied before iteration k: BSP and backup(k) differ only
-    // in how many arrivals close the barrier, so the switch needs nothing else.
-    void apply_sync_change(std::int64_t k, double now)
+    // An operator's set-sync-model, applied before iteration k. BSP and backup(k) differ only
+    // in how many arrivals close the barrier, so a switch between them needs nothing else;
+    // a switch to a free-running model ends this engine's segment (true). The previous
+    // barrier applied every gradient it took, so nothing is in flight.
+    bool apply_sync_change(std::int64_t k, double now)
     {
         const std::optional<JobControl::SyncChange> change = control->take_sync_change();
         if (!change)
-            return;
+            return false;
         const std::string before = sync::describe(sync_model);
         sync_model = change->spec;
         control->sync_in_effect(sync_model);
-        EventRecord e = job.event(k, now, "sync-model-change", before + " -> " + sync::describe(sync_model));
-        e.actor = change->actor;
-        observer.on_event(e);
+        core.emit(k, now, "sync-model-change", before + " -> " + sync::describe(sync_model), change->actor);
+        return !sync::closes_every_iteration(sync_model.type);
     }
 
     int backups() const { return sync_model.type == sync::SyncType::Backup ? sync_model.backups : 0; }
@@ -196,8 +145,10 @@ struct BspTrainer::Impl {
     {
         std::vector<Measured> measured(job.workers.size());
         std::latch done(static_cast<std::ptrdiff_t>(active.size()));
+        if (!pool)
+            pool.emplace(static_cast<std::size_t>(pool_size(config)));
         for (const std::size_t i : active)
-            boost::asio::post(pool, [&, i] {
+            boost::asio::post(*pool, [&, i] {
                 Worker& worker = *job.workers[i];
                 Measured& m = measured[i];
                 if (config.remote && config.remote->is_remote(static_cast<WorkerId>(i))) {
@@ -286,109 +237,60 @@ struct BspTrainer::Impl {
         }
     }
 
-    // What the loop carries from one barrier to the next, besides the objects' own state.
-    struct LoopState {
-        std::int64_t next = 0; // the iteration to run next
-        double now = 0;
-        std::int64_t samples = 0;
-        double train_loss = 0;
-        TrainingResult result;
-        std::vector<balance::WorkerObservation> observations;
-    };
-
-    static constexpr std::string_view kCheckpointFormat = "fulcrum bsp checkpoint 1";
+    // Format 2 appends the update count and the free-running segments' totals (a job may
+    // have switched sync models); a format-1 checkpoint is read with updates = next iteration.
+    static constexpr std::string_view kCheckpointFormat = "fulcrum bsp checkpoint 2";
+    static constexpr std::string_view kCheckpointFormat1 = "fulcrum bsp checkpoint 1";
 
     // The whole state between two barriers, or nothing when the policy keeps no checkpoint.
-    std::optional<std::string> checkpoint(const LoopState& loop) const
+    std::optional<std::string> checkpoint(const TrainingProgress& loop) const
     {
         StateWriter out;
         out.put(kCheckpointFormat);
-        out.put(loop.next);
-        out.put(loop.now);
-        out.put(loop.samples);
-        out.put(loop.train_loss);
-        const EvaluationRecord& e = loop.result.final_evaluation;
-        out.put(e.iteration);
-        for (const double v : { e.time_s, e.wall_s, e.epoch, e.train_loss, e.test_loss, e.test_accuracy })
-            out.put(v);
-        out.put(loop.result.best_accuracy);
-        out.put(loop.result.target_time_s);
-        out.put(loop.result.target_updates);
-        out.put(static_cast<std::uint64_t>(loop.observations.size()));
-        for (const balance::WorkerObservation& o : loop.observations) {
-            out.put(o.worker);
-            out.put(o.batch_size);
-            for (const double v : { o.compute_s, o.comm_s, o.cpu_share, o.memory_share, o.next_cpu_share, o.next_memory_share, o.device_memory })
-                out.put(v);
-            out.put(o.batch_limit);
-        }
+        save_progress(out, loop);
         out.put(device_memory);
-        out.put(slowdown);
-        out.put(std::string(sync::to_string(sync_model.type)));
-        for (const int v : { sync_model.staleness, sync_model.backups, sync_model.range, sync_model.history })
-            out.put(v);
-        out.put(sync_model.algorithm);
+        core.save_sync(out);
         out.put(static_cast<std::uint64_t>(next_scheduled));
         out.put(clock.now());
         if (!manager->save_state(out))
             return std::nullopt;
         job.save_state(out);
+        save_totals(out, loop);
         return out.take();
     }
 
-    void resume(const std::string& state, LoopState& loop)
+    void resume(StateReader& in, const std::string& format, TrainingProgress& loop)
     {
-        StateReader in(state, "job " + std::to_string(config.job) + "'s checkpoint");
-        if (in.get_string("format") != kCheckpointFormat)
-            in.fail("format", "is not a BSP trainer checkpoint of this Fulcrum");
-        loop.next = in.get<std::int64_t>("next iteration");
-        loop.now = in.get<double>("run clock");
-        loop.samples = in.get<std::int64_t>("samples");
-        loop.train_loss = in.get<double>("train loss");
-        EvaluationRecord& e = loop.result.final_evaluation;
-        e.job = config.job;
-        e.iteration = in.get<std::int64_t>("last evaluation");
-        for (double* v : { &e.time_s, &e.wall_s, &e.epoch, &e.train_loss, &e.test_loss, &e.test_accuracy })
-            *v = in.get<double>("last evaluation");
-        loop.result.best_accuracy = in.get<double>("best accuracy");
-        in.get(loop.result.target_time_s, "target time");
-        in.get(loop.result.target_updates, "target updates");
-        loop.observations.resize(in.array_size("observations", 1));
-        for (balance::WorkerObservation& o : loop.observations) {
-            o.worker = in.get<WorkerId>("observation");
-            o.batch_size = in.get<std::int32_t>("observation");
-            for (double* v : { &o.compute_s, &o.comm_s, &o.cpu_share, &o.memory_share, &o.next_cpu_share, &o.next_memory_share, &o.device_memory })
-                *v = in.get<double>("observation");
-            o.batch_limit = in.get<std::int32_t>("observation");
-        }
+        load_progress(in, loop, config.job);
         in.get(device_memory, "device memory");
-        in.get(slowdown, "stragglers");
-        if (device_memory.size() != job.workers.size() || slowdown.size() != job.workers.size())
-            in.fail("stragglers", "name another number of workers than this job's");
-        control->slowdowns_in_effect(slowdown);
-        const std::optional<sync::SyncType> type = sync::parse_sync_type(in.get_string("sync model"));
-        if (!type || !sync::closes_every_iteration(*type))
+        if (device_memory.size() != job.workers.size())
+            in.fail("device memory", "names another number of workers than this job's");
+        core.load_sync(in);
+        if (!sync::closes_every_iteration(sync_model.type))
             in.fail("sync model", "is not bsp or backup");
-        sync_model.type = *type;
-        for (int* v : { &sync_model.staleness, &sync_model.backups, &sync_model.range, &sync_model.history })
-            *v = in.get<int>("sync model");
-        sync_model.algorithm = in.get_string("sync model");
-        control->sync_in_effect(sync_model);
         next_scheduled = static_cast<std::size_t>(in.get<std::uint64_t>("scheduled resizes"));
         if (next_scheduled > scheduled.size())
             in.fail("scheduled resizes", "count more than the scenario has");
         clock.restore(in.get<double>("virtual clock"));
         manager->load_state(in);
         job.load_state(in);
+        loop.updates = loop.next;
+        if (format == kCheckpointFormat)
+            load_totals(in, loop);
         if (!in.at_end())
             in.fail("end", "the checkpoint holds more than this trainer reads");
-        if (loop.next < 0 || loop.next > config.iterations)
+        if (loop.updates < 0 || loop.updates > config.iterations || loop.next < loop.updates)
             in.fail("next iteration", "lies outside the job's " + std::to_string(config.iterations) + " iterations");
+    }
+
+    bool checkpoints_on() const
+    {
+        return !checkpoints_off && (config.checkpoint_every > 0 || config.checkpoint_seconds > 0);
     }
 
     // After iteration loop.next - 1: every `checkpoint_every` barriers, every
     // `checkpoint_seconds` of wall time, or because the run stops (`forced`).
-    void maybe_checkpoint(const LoopState& loop, bool forced)
+    void maybe_checkpoint(const TrainingProgress& loop, bool forced)
     {
         if (checkpoints_off || (config.checkpoint_every <= 0 && config.checkpoint_seconds <= 0) || loop.next == 0
             || loop.next == last_checkpoint)
@@ -401,8 +303,8 @@ struct BspTrainer::Impl {
         std::optional<std::string> state = checkpoint(loop);
         if (!state) {
             checkpoints_off = true;
-            observer.on_event(job.event(loop.next - 1, loop.now, "checkpoints-off",
-                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash"));
+            core.emit(loop.next - 1, loop.now, "checkpoints-off",
+                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash", "system");
             return;
         }
         observer.on_checkpoint(loop.next - 1, loop.now, std::move(*state));
@@ -410,25 +312,13 @@ struct BspTrainer::Impl {
         last_checkpoint_at = std::chrono::steady_clock::now();
     }
 
-    void forward_events(std::int64_t iteration, double now)
-    {
-        for (EventRecord e : manager->take_events()) {
-            e.job = config.job;
-            e.iteration = iteration;
-            e.time_s = now;
-            observer.on_event(e);
-        }
-    }
-
-    TrainingResult run(const std::atomic<bool>* stop)
+    // Barriers from iteration progress.next until the budget, the target accuracy or a stop
+    // request ends training (false), or a switch to a free-running model ends the segment
+    // (true) with progress.next the iteration that would have run.
+    bool run(const std::atomic<bool>* stop)
     {
         const std::size_t n = job.workers.size();
-        if (!resumed_loop) { // a resumed job's wall clock and device memory come from its checkpoint
-            job.run_start = std::chrono::steady_clock::now();
-            device_memory.assign(n, 0.0);
-        }
-        last_checkpoint_at = std::chrono::steady_clock::now();
-        LoopState loop;
+        TrainingProgress& loop = core.progress;
         TrainingResult& result = loop.result;
         std::vector<balance::WorkerObservation>& observations = loop.observations;
         std::int64_t& samples = loop.samples;
@@ -437,44 +327,38 @@ struct BspTrainer::Impl {
         std::vector<IterationRecord> rows;
         std::vector<ps::GradientPush> pushes;
         const std::vector<std::int32_t> limits = job.batch_limits();
-        if (resumed_loop) {
-            loop = std::move(*resumed_loop);
-            resumed_loop.reset();
-            last_checkpoint = loop.next;
-            pacer.start_at(loop.now);
-            observer.on_event(job.event(std::max<std::int64_t>(0, loop.next - 1), now, "checkpoint-resumed",
-                "resumed from checkpoint at iteration " + std::to_string(loop.next - 1) + ": iterations go on from "
-                    + std::to_string(loop.next) + ", policy " + manager->policy().name() + ", sync " + sync::describe(sync_model)));
-        } else {
-            observer.on_event(job.event(0, 0, "job-started",
-                std::to_string(n) + " workers, " + config.prototype->name() + ", total batch " + std::to_string(config.total_batch)
-                    + ", policy " + manager->policy().name() + ", sync " + sync::describe(config.sync)));
-        }
+        last_checkpoint_at = std::chrono::steady_clock::now();
+        if (!last_checkpoint)
+            last_checkpoint = loop.next; // a resumed job's checkpoint, or none yet
 
         std::int64_t k = loop.next;
         const auto stopping = [&] {
-            if (!(stop && stop->load(std::memory_order_relaxed)))
+            if (!core.stop_requested(stop))
                 return false;
             result.stopped = true;
             loop.next = k;
             maybe_checkpoint(loop, true); // a clean stop leaves a checkpoint to resume from
+            loop.checkpointed_at_stop = checkpoints_on() && last_checkpoint == loop.next;
+            loop.done = true;
             return true;
         };
-        for (; k < config.iterations; ++k) {
+        while (loop.updates < config.iterations) {
             if (stopping())
-                break;
-            hold_while_paused(k, now, stop);
+                return false;
+            core.hold_if_paused(k, now, stop, "before iteration " + std::to_string(k));
             if (stopping())
-                break;
+                return false;
             apply_resizes(k, now);
-            apply_slowdowns(k, now);
-            apply_sync_change(k, now);
+            core.apply_slowdowns(k, now);
+            if (apply_sync_change(k, now)) {
+                loop.next = k;
+                return true;
+            }
             const int backups = this->backups();
             const balance::Allocation allocation = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
-            forward_events(k, now);
+            core.forward_manager_events(k, now);
             if (allocation.batch_sizes.size() != n)
                 throw std::logic_error("the batch-size manager returned the wrong number of batch sizes");
-
             std::vector<std::size_t> active;
             for (std::size_t i = 0; i < n; ++i)
                 if (allocation.batch_sizes[i] > 0)
@@ -550,80 +434,62 @@ struct BspTrainer::Impl {
             observer.on_barrier(k, pushes);
             job.server.apply_barrier(pushes);
             now = barrier;
+            ++loop.updates;
 
+            // Evaluations are numbered by update, as the free-running models number theirs.
             const double epoch = static_cast<double>(samples) / static_cast<double>(config.train->size());
-            if ((k + 1) % config.eval_interval == 0 || k + 1 == config.iterations) {
-                result.final_evaluation = job.evaluate(k, now, epoch, train_loss);
+            if (loop.updates % config.eval_interval == 0 || loop.updates == config.iterations) {
+                result.final_evaluation = job.evaluate(loop.updates - 1, now, epoch, train_loss);
                 result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
                 observer.on_evaluation(result.final_evaluation);
                 if (config.target_accuracy && !result.target_time_s
                     && result.final_evaluation.test_accuracy >= *config.target_accuracy) {
                     result.target_time_s = now;
-                    result.target_updates = k + 1;
+                    result.target_updates = loop.updates;
                 }
             }
             // After the evaluation, so whoever shows progress shows this iteration's accuracy.
             observer.on_iteration(rows);
-            loop.next = k + 1;
+            loop.next = ++k;
             maybe_checkpoint(loop, false);
             if (config.mode == ClockMode::Paced)
                 pacer.wait_until(now, stop);
-            if (result.target_time_s) {
-                ++k;
+            if (result.target_time_s)
                 break;
-            }
         }
-
-        job.finish(result, k, samples, now, train_loss, observer);
-        observer.on_event(job.event(std::max<std::int64_t>(0, k - 1), now, result.stopped ? "job-stopped" : "job-finished",
-            std::to_string(k) + " iterations"));
-        return result;
+        loop.done = true;
+        return false;
     }
 
-    JobState job;
-    const TrainerConfig& config;
-    std::unique_ptr<balance::BatchSizeManager> manager;
-    TrainingObserver& observer;
-    boost::asio::thread_pool pool;
-    engine::EventQueue clock;
-    engine::Pacer pacer;
+    std::optional<boost::asio::thread_pool> pool; // made at the first barrier: a job may never run one
     std::vector<double> device_memory;
     std::vector<ScheduledResize> scheduled;
     std::size_t next_scheduled = 0;
-    std::unique_ptr<JobControl> control;
-    sync::SyncSpec sync_model;                 // in effect; the training thread's
-    std::vector<double> slowdown;              // per worker, in effect; the training thread's
-    std::optional<LoopState> resumed_loop;     // from resume_from_checkpoint(), for run()
     bool checkpoints_off = false;              // the policy keeps none (said once, as an event)
-    std::int64_t last_checkpoint = 0;          // the `next` of the last checkpoint taken
+    std::optional<std::int64_t> last_checkpoint; // the `next` of the last checkpoint taken
     std::chrono::steady_clock::time_point last_checkpoint_at;
 };
 
-BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer)
-    : impl_(std::make_unique<Impl>(std::move(config), std::move(policy), nullptr, observer))
+BarrierEngine::BarrierEngine(JobCore& core)
+    : impl_(std::make_unique<Impl>(core))
 {
 }
 
-BspTrainer::BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer)
-    : impl_(std::make_unique<Impl>(std::move(config), nullptr, std::move(manager), observer))
+BarrierEngine::~BarrierEngine() = default;
+
+bool BarrierEngine::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
+
+bool BarrierEngine::reads(std::string_view format)
 {
+    return format == Impl::kCheckpointFormat || format == Impl::kCheckpointFormat1;
 }
 
-BspTrainer::~BspTrainer() = default;
-
-TrainingResult BspTrainer::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
-
-void BspTrainer::resume_from_checkpoint(const std::string& state)
+void BarrierEngine::resume_from_checkpoint(StateReader& in, const std::string& format)
 {
-    Impl::LoopState loop;
-    impl_->resume(state, loop);
-    impl_->resumed_loop = std::move(loop);
+    TrainingProgress loop;
+    impl_->resume(in, format, loop);
+    impl_->core.progress = std::move(loop);
+    impl_->last_checkpoint = impl_->core.progress.next;
 }
-std::int64_t BspTrainer::samples_trained() const { return impl_->resumed_loop ? impl_->resumed_loop->samples : 0; }
-const ps::ParameterServer& BspTrainer::server() const { return impl_->job.server; }
-const TrainerConfig& BspTrainer::config() const { return impl_->config; }
-balance::BatchSizeManager& BspTrainer::manager() { return *impl_->manager; }
-
-JobControl& BspTrainer::control() { return *impl_->control; }
 
 } // namespace fulcrum::train

@@ -1,0 +1,494 @@
+#include "train/free_running_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <stdexcept>
+
+namespace fulcrum::train {
+
+struct FreeRunningEngine::Impl : EngineRefs {
+    explicit Impl(JobCore& c)
+        : EngineRefs(c)
+    {
+    }
+
+    struct WorkerState {
+        std::int64_t clock = 0;      // iterations completed
+        std::int64_t quota = 0;      // elastic-bsp: run until clock reaches this
+        bool busy = false;
+        bool row_open = false;       // a finished iteration whose wait is not known yet
+        IterationRecord row;
+        std::deque<double> intervals;
+        std::int64_t pulled_version = 0; // busy: the server version its gradient was computed on
+        std::uint64_t started = 0;       // busy: its start's place in the order of starts
+        std::int64_t recorded_through = -1; // the iteration of its last row handed over
+    };
+
+    enum class Kind { Asp, Ssp, ElasticBsp };
+
+    static Kind kind_of(sync::SyncType type)
+    {
+        switch (type) {
+        case sync::SyncType::Ssp:
+            return Kind::Ssp;
+        case sync::SyncType::ElasticBsp:
+            return Kind::ElasticBsp;
+        case sync::SyncType::Asp:
+        case sync::SyncType::Bsp:
+        case sync::SyncType::Backup:
+            break;
+        }
+        return Kind::Asp;
+    }
+
+    // A worker with no batch (excluded) starts nothing and holds no one back.
+    bool active(std::size_t i) const { return batch[i] > 0; }
+
+    // The least clock of the active workers (SSP's bound and a re-included worker's start).
+    std::int64_t slowest_clock() const
+    {
+        std::optional<std::int64_t> slowest;
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (active(i))
+                slowest = std::min(slowest.value_or(state[i].clock), state[i].clock);
+        return slowest.value_or(0);
+    }
+
+    // `slowest`: the least clock of all workers (SSP); starting a worker does not change it,
+    // so one scan serves a whole pass over the workers.
+    bool may_start(std::size_t i, std::int64_t slowest) const
+    {
+        const WorkerState& s = state[i];
+        if (!active(i))
+            return false;
+        switch (kind) {
+        case Kind::Ssp:
+            return s.clock - slowest <= sync_model.staleness;
+        case Kind::ElasticBsp:
+            return s.clock < s.quota;
+        case Kind::Asp:
+            break;
+        }
+        return true;
+    }
+
+    void close_row(std::size_t i, double started_next)
+    {
+        WorkerState& s = state[i];
+        if (!s.row_open)
+            return;
+        s.row.wait_s = std::max(0.0, started_next - s.row.end_s);
+        s.row_open = false;
+        s.recorded_through = s.row.iteration;
+        observer.on_iteration(std::span<const IterationRecord>(&s.row, 1));
+    }
+
+    void start(std::size_t i, double t)
+    {
+        WorkerState& s = state[i];
+        close_row(i, t);
+        Worker& worker = *job.workers[i];
+        job.server.pull(worker.replica());
+        const std::int64_t pulled_version = job.server.version();
+        const double loss = worker.compute_gradient(batch[i]);
+        const perf::ComputeTiming timing = worker.performance().compute(t, batch[i]);
+        IterationRecord& row = s.row;
+        row = IterationRecord {};
+        row.job = config.job;
+        row.worker = static_cast<WorkerId>(i);
+        row.iteration = s.clock;
+        row.start_s = t;
+        row.batch_size = batch[i];
+        row.compute_s = timing.duration_s * slowdown[i];
+        row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, s.clock);
+        row.cpu_share = timing.mean_share.cpu;
+        row.memory_share = timing.mean_share.memory;
+        row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
+        row.loss = loss;
+        row.decision = decision_tag(i);
+        row.end_s = t + row.comm_s + row.compute_s;
+        s.busy = true;
+        s.pulled_version = pulled_version;
+        s.started = starts++;
+        clock.schedule(row.end_s, [this, i, pulled_version] { arrive(i, pulled_version); });
+    }
+
+    std::string decision_tag(std::size_t i) const
+    {
+        std::string tag = kind == Kind::ElasticBsp ? "elastic-bsp r=" + std::to_string(state[i].quota - superstep_start[i])
+                                                  : sync::describe(sync_model);
+        if (i < decisions.size() && decisions[i] != manager->policy().name())
+            tag += "/" + decisions[i]; // pinned
+        return tag;
+    }
+
+    void arrive(std::size_t i, std::int64_t pulled_version)
+    {
+        const double t = clock.now();
+        WorkerState& s = state[i];
+        s.busy = false;
+        if (progress.done)
+            return;
+        // The batch it was started with: an operator's change applies to its next one.
+        const std::int32_t pushed = s.row.batch_size;
+        const ps::GradientPush push { static_cast<WorkerId>(i), pushed, job.workers[i]->gradient().data() };
+        const std::int64_t staleness = job.server.version() - pulled_version;
+        progress.max_staleness = std::max(progress.max_staleness, staleness);
+        job.server.apply_barrier(std::span<const ps::GradientPush>(&push, 1),
+            static_cast<float>(pushed) / static_cast<float>(config.total_batch));
+        const std::int64_t updates = ++progress.updates;
+        progress.samples += pushed;
+        ++s.clock;
+        s.intervals.push_back(t - s.row.start_s);
+        while (static_cast<int>(s.intervals.size()) > sync_model.history)
+            s.intervals.pop_front();
+        s.row_open = true;
+        double& train_loss = progress.train_loss;
+        train_loss = updates == 1 ? s.row.loss : 0.98 * train_loss + 0.02 * s.row.loss;
+        progress.now = t;
+        TrainingResult& result = progress.result;
+
+        if (updates % config.eval_interval == 0 || updates == config.iterations) {
+            const double epoch = static_cast<double>(progress.samples) / static_cast<double>(config.train->size());
+            result.final_evaluation = job.evaluate(updates - 1, t, epoch, train_loss);
+            result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
+            observer.on_evaluation(result.final_evaluation);
+            if (config.target_accuracy && !result.target_time_s && result.final_evaluation.test_accuracy >= *config.target_accuracy) {
+                result.target_time_s = t;
+                result.target_updates = updates;
+                progress.done = true;
+            }
+        }
+        if (updates >= config.iterations)
+            progress.done = true;
+        if (config.mode == ClockMode::Paced)
+            pacer.wait_until(t, stop_flag);
+        if (progress.done)
+            return;
+        // A stop request ends training after this event's starts, with a checkpoint of the
+        // state between two events to resume from.
+        const bool stopping = core.stop_requested(stop_flag);
+        if (!stopping)
+            apply_control(t);
+        if (!active(i) || draining)
+            close_row(i, t); // excluded, or the segment ends: its last row need not wait for a next start
+        if (draining) {
+            switch_ready = std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; });
+            return;
+        }
+        restart(i, t);
+        maybe_checkpoint(stopping);
+        if (stopping) {
+            result.stopped = true;
+            progress.done = true;
+            progress.checkpointed_at_stop = !checkpoints_off && (config.checkpoint_every > 0 || config.checkpoint_seconds > 0)
+                && last_checkpoint == progress.updates;
+        }
+    }
+
+    // After worker i's push: who starts next.
+    void restart(std::size_t i, double t)
+    {
+        if (kind == Kind::ElasticBsp) {
+            if (may_start(i, 0))
+                start(i, t);
+            else
+                maybe_close_superstep(t);
+            return;
+        }
+        // ASP starts the worker again at once; SSP may also release workers waiting on this one.
+        const std::int64_t slowest = kind == Kind::Ssp ? slowest_clock() : 0;
+        for (std::size_t j = 0; j < state.size(); ++j) {
+            const std::size_t w = (i + j) % state.size();
+            if (!state[w].busy && may_start(w, slowest))
+                start(w, t);
+        }
+    }
+
+    // ElasticBSP: when every worker has run its r_i iterations, synchronize and choose the
+    // next barrier from the predicted end times.
+    // The window is chosen over the active workers; an excluded one sits the superstep out.
+    void maybe_close_superstep(double t)
+    {
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (state[i].busy || (active(i) && state[i].clock < state[i].quota))
+                return;
+        std::vector<std::size_t> running;
+        std::vector<std::deque<double>> intervals;
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (active(i)) {
+                running.push_back(i);
+                intervals.push_back(state[i].intervals);
+            }
+        const std::vector<double> free_at(running.size(), t);
+        const sync::EndTimes ends = sync::predict_end_times(free_at, intervals, sync_model.range);
+        const sync::BarrierWindow window = sync::choose_window(sync_model.algorithm, ends);
+        ++progress.supersteps;
+        for (std::size_t i = 0; i < state.size(); ++i) {
+            superstep_start[i] = state[i].clock;
+            state[i].quota = state[i].clock;
+        }
+        for (std::size_t r = 0; r < running.size(); ++r)
+            state[running[r]].quota += window.iterations[r];
+        for (const std::size_t i : running)
+            start(i, t);
+    }
+
+    static constexpr std::string_view kCheckpointFormat = "fulcrum free-running checkpoint 1";
+
+    // Between two events: the progress, every worker's clock, its open row and the batch
+    // under way with the gradient it computed and the server version it pulled, in the order
+    // the batches started (ties on the clock arrive in that order), and the objects' own
+    // state. Nothing when the policy keeps no checkpoint.
+    std::optional<std::string> checkpoint() const
+    {
+        StateWriter out;
+        out.put(kCheckpointFormat);
+        save_progress(out, progress);
+        core.save_sync(out);
+        save_totals(out, progress);
+        out.put(batch);
+        out.put(decisions);
+        out.put(superstep_start);
+        out.put(starts);
+        for (std::size_t i = 0; i < state.size(); ++i) {
+            const WorkerState& w = state[i];
+            for (const std::int64_t v : { w.clock, w.quota, w.pulled_version, w.recorded_through })
+                out.put(v);
+            out.put(w.started);
+            out.put(w.busy);
+            out.put(w.row_open);
+            out.put(std::vector<double>(w.intervals.begin(), w.intervals.end()));
+            const IterationRecord& r = w.row;
+            out.put(r.iteration);
+            out.put(r.batch_size);
+            for (const double v : { r.start_s, r.end_s, r.compute_s, r.comm_s, r.wait_s, r.cpu_share, r.memory_share, r.speed, r.loss })
+                out.put(v);
+            out.put(r.predicted_speed);
+            out.put(r.decision);
+            if (w.busy) {
+                const model::Vector& g = job.workers[i]->gradient();
+                out.put_array(g.data(), static_cast<std::size_t>(g.size()));
+            }
+        }
+        out.put(clock.now());
+        if (!manager->save_state(out))
+            return std::nullopt;
+        job.save_state(out);
+        return out.take();
+    }
+
+    void resume(StateReader& in)
+    {
+        load_progress(in, progress, config.job);
+        core.load_sync(in);
+        if (sync::closes_every_iteration(sync_model.type))
+            in.fail("sync model", "is bsp or backup, which this engine does not run");
+        load_totals(in, progress);
+        const std::size_t n = job.workers.size();
+        in.get(batch, "batch sizes");
+        in.get(decisions, "decisions");
+        in.get(superstep_start, "superstep starts");
+        if (batch.size() != n || superstep_start.size() != n || (!decisions.empty() && decisions.size() != n))
+            in.fail("batch sizes", "name another number of workers than this job's");
+        starts = in.get<std::uint64_t>("starts");
+        state.clear();
+        state.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            WorkerState& w = state[i];
+            for (std::int64_t* v : { &w.clock, &w.quota, &w.pulled_version, &w.recorded_through })
+                *v = in.get<std::int64_t>("worker clock");
+            w.started = in.get<std::uint64_t>("worker clock");
+            w.busy = in.get_bool("worker clock");
+            w.row_open = in.get_bool("worker clock");
+            std::vector<double> intervals;
+            in.get(intervals, "worker intervals");
+            w.intervals.assign(intervals.begin(), intervals.end());
+            IterationRecord& r = w.row;
+            r.job = config.job;
+            r.worker = static_cast<WorkerId>(i);
+            r.iteration = in.get<std::int64_t>("worker row");
+            r.batch_size = in.get<std::int32_t>("worker row");
+            for (double* v : { &r.start_s, &r.end_s, &r.compute_s, &r.comm_s, &r.wait_s, &r.cpu_share, &r.memory_share, &r.speed, &r.loss })
+                *v = in.get<double>("worker row");
+            in.get(r.predicted_speed, "worker row");
+            r.decision = in.get_string("worker row");
+            if (w.busy) {
+                model::Vector& g = job.workers[i]->gradient_buffer();
+                in.get_array(g.data(), static_cast<std::size_t>(g.size()), "worker gradient");
+            }
+        }
+        clock.restore(in.get<double>("virtual clock"));
+        manager->load_state(in);
+        job.load_state(in);
+        if (!in.at_end())
+            in.fail("end", "the checkpoint holds more than this trainer reads");
+        if (progress.updates < 1 || progress.updates > config.iterations)
+            in.fail("updates", "lie outside the job's " + std::to_string(config.iterations) + " updates");
+        resumed = true;
+        last_checkpoint = progress.updates;
+    }
+
+    // After an event, every `checkpoint_every` updates, every `checkpoint_seconds` of wall
+    // time, or because the run stops (`forced`).
+    void maybe_checkpoint(bool forced)
+    {
+        if (checkpoints_off || (config.checkpoint_every <= 0 && config.checkpoint_seconds <= 0) || progress.updates == last_checkpoint)
+            return;
+        const bool by_count = config.checkpoint_every > 0 && progress.updates % config.checkpoint_every == 0;
+        const bool by_time = config.checkpoint_seconds > 0
+            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count() >= config.checkpoint_seconds;
+        if (!forced && !by_count && !by_time)
+            return;
+        const std::int64_t at = progress.updates - 1;
+        std::optional<std::string> saved = checkpoint();
+        if (!saved) {
+            checkpoints_off = true;
+            core.emit(at, progress.now, "checkpoints-off",
+                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash", "system");
+            return;
+        }
+        observer.on_checkpoint(at, progress.now, std::move(*saved));
+        last_checkpoint = progress.updates;
+        last_checkpoint_at = std::chrono::steady_clock::now();
+    }
+
+    // The last iteration of each worker whose row was handed over before the checkpoint
+    // this engine resumed from (rows past it are recorded again).
+    std::vector<std::int64_t> recorded_through() const
+    {
+        std::vector<std::int64_t> through;
+        for (const WorkerState& w : state)
+            through.push_back(w.recorded_through);
+        return through;
+    }
+
+    // The safe point between two events: the operator's requests take effect here.
+    void apply_control(double t)
+    {
+        const std::int64_t at = std::max<std::int64_t>(0, progress.updates - 1);
+        core.hold_if_paused(at, t, stop_flag, "after update " + std::to_string(progress.updates));
+        core.apply_slowdowns(at, t);
+        if (const std::optional<JobControl::SyncChange> change = control->take_sync_change()) {
+            const std::string before = sync::describe(sync_model);
+            sync_model = change->spec;
+            const Kind was = kind;
+            if (sync::closes_every_iteration(sync_model.type)) {
+                draining = true; // the barrier engine goes on once the batches under way arrive
+            } else {
+                kind = kind_of(sync_model.type);
+                if (kind == Kind::ElasticBsp && was != Kind::ElasticBsp) {
+                    // A superstep begins once the batches under way arrive.
+                    for (std::size_t i = 0; i < state.size(); ++i) {
+                        superstep_start[i] = state[i].clock;
+                        state[i].quota = state[i].clock + (state[i].busy ? 1 : 0);
+                    }
+                }
+            }
+            control->sync_in_effect(sync_model);
+            core.emit(at, t, "sync-model-change", before + " -> " + sync::describe(sync_model), change->actor);
+        }
+        if (!manager->changes_due(t))
+            return;
+        std::vector<bool> was_active(state.size());
+        for (std::size_t i = 0; i < state.size(); ++i)
+            was_active[i] = active(i);
+        const balance::Allocation allocation = manager->next({}, at, t);
+        core.forward_manager_events(at, t);
+        // A worker let back in joins the pack rather than holding SSP's bound at its old clock.
+        const std::int64_t slowest = slowest_clock(); // of those active until now
+        batch = allocation.batch_sizes;
+        decisions = allocation.decisions;
+        for (std::size_t i = 0; i < state.size(); ++i)
+            if (active(i) && !was_active[i] && !state[i].busy) {
+                state[i].clock = std::max(state[i].clock, slowest);
+                state[i].quota = state[i].clock;
+                superstep_start[i] = state[i].clock;
+            }
+    }
+
+    bool run(const std::atomic<bool>* stop)
+    {
+        stop_flag = stop;
+        draining = false;
+        switch_ready = false;
+        progress.free_running_ran = true;
+        kind = kind_of(sync_model.type);
+        const std::size_t n = job.workers.size();
+        last_checkpoint_at = std::chrono::steady_clock::now();
+        if (resumed) {
+            // The batches under way arrive again in the order they started.
+            resumed = false;
+            std::vector<std::size_t> busy;
+            for (std::size_t i = 0; i < n; ++i)
+                if (state[i].busy)
+                    busy.push_back(i);
+            std::sort(busy.begin(), busy.end(), [&](std::size_t a, std::size_t b) { return state[a].started < state[b].started; });
+            for (const std::size_t i : busy)
+                clock.schedule(state[i].row.end_s, [this, i, version = state[i].pulled_version] { arrive(i, version); });
+        } else {
+            state.clear();
+            state.resize(n);
+            for (auto& s : state) {
+                s.clock = progress.next;
+                s.quota = progress.next + 1; // the first ElasticBSP superstep is one plain BSP iteration: nothing is known yet
+                s.recorded_through = progress.next - 1;
+            }
+            superstep_start.assign(n, progress.next);
+            const double t = clock.now();
+            // At the job's start the policy's first sizes; after a barrier segment the uniform
+            // split around the pins and exclusions in effect (the policy is uniform here).
+            const std::int64_t at = std::max<std::int64_t>(0, progress.updates - 1);
+            const balance::Allocation allocation = progress.updates == 0 && progress.next == 0 ? manager->initial()
+                                                                                                : manager->next({}, at, t);
+            core.forward_manager_events(at, t);
+            batch = allocation.batch_sizes;
+            decisions = allocation.decisions;
+            for (std::size_t i = 0; i < n; ++i)
+                if (active(i))
+                    start(i, t);
+        }
+        while (!progress.done && !switch_ready && clock.step()) {
+        }
+        std::int64_t next = progress.next;
+        for (std::size_t i = 0; i < n; ++i) {
+            close_row(i, switch_ready ? clock.now() : state[i].row.end_s);
+            next = std::max(next, state[i].clock);
+        }
+        progress.next = next;
+        progress.observations.clear();
+        return switch_ready;
+    }
+
+    Kind kind = Kind::Asp;
+    std::vector<std::int32_t> batch;     // each worker's next batch; 0 while excluded
+    std::vector<std::string> decisions;  // the manager's per-worker tags when an override applies
+    std::vector<WorkerState> state;
+    std::vector<std::int64_t> superstep_start;
+    const std::atomic<bool>* stop_flag = nullptr;
+    bool draining = false;     // a switch to bsp or backup: no more starts
+    bool switch_ready = false; // ... and every batch under way has arrived
+    std::uint64_t starts = 0;  // batches started, numbering each start
+    bool resumed = false;      // from a checkpoint: the state is read, the arrivals not yet scheduled
+    bool checkpoints_off = false;
+    std::optional<std::int64_t> last_checkpoint; // the update count of the last checkpoint taken
+    std::chrono::steady_clock::time_point last_checkpoint_at;
+};
+
+FreeRunningEngine::FreeRunningEngine(JobCore& core)
+    : impl_(std::make_unique<Impl>(core))
+{
+}
+
+FreeRunningEngine::~FreeRunningEngine() = default;
+
+bool FreeRunningEngine::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
+
+bool FreeRunningEngine::reads(std::string_view format) { return format == Impl::kCheckpointFormat; }
+
+void FreeRunningEngine::resume_from_checkpoint(StateReader& in) { impl_->resume(in); }
+
+std::vector<std::int64_t> FreeRunningEngine::recorded_through() const { return impl_->recorded_through(); }
+
+} // namespace fulcrum::train

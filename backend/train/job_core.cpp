@@ -1,0 +1,186 @@
+#include "train/job_core.h"
+
+#include "balance/policy_registry.h"
+
+namespace fulcrum::train {
+
+namespace {
+
+// What a running job can switch to: the free-running models need the virtual clock (their
+// engine measures nothing yet) and an unchanging worker set; bsp and backup run anywhere.
+void check_switchable(const TrainerConfig& config, const sync::SyncSpec& spec)
+{
+    if (sync::closes_every_iteration(spec.type))
+        return;
+    if (config.elastic.enabled())
+        throw RefusedRequest("sync-model-not-switchable", "this job is elastic (Elastic PS resizes between barriers); "
+            + sync::describe(spec) + " has no barrier to resize at");
+    if (config.mode == ClockMode::Real)
+        throw RefusedRequest("sync-model-not-switchable", sync::describe(spec) + " runs in the virtual and paced modes; this job runs in real mode");
+}
+
+} // namespace
+
+JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, TrainingObserver& o)
+    : job(std::move(c))
+    , config(job.config)
+    , manager(std::move(m))
+    , observer(o)
+    , pacer(config.mode == ClockMode::Paced ? config.pace : 0.0)
+    , sync_model(config.sync)
+{
+    const int n = static_cast<int>(job.workers.size());
+    if (!manager)
+        manager = balance::make_manager({}, n, config.total_batch, job.batch_limits());
+    if (manager->workers() != n)
+        throw std::invalid_argument("the batch-size manager was made for a different number of workers");
+    sync::validate(config.sync, n);
+    slowdown.assign(job.workers.size(), 1.0);
+    control = std::make_unique<JobControl>(*manager, n, sync_model,
+        [&config = config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
+}
+
+void JobCore::emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+                   std::optional<WorkerId> worker)
+{
+    EventRecord e = job.event(at, now, std::move(kind), std::move(message));
+    e.actor = std::move(actor);
+    e.worker = worker;
+    observer.on_event(e);
+}
+
+void JobCore::hold_if_paused(std::int64_t at, double now, const std::atomic<bool>* stop, const std::string& where)
+{
+    const std::optional<std::string> by = control->pause_requested();
+    if (!by)
+        return;
+    emit(at, now, "job-paused", "held " + where, *by);
+    const auto [held, resumed_by] = control->hold(stop);
+    pacer.shift(held);
+    emit(at, now, "job-resumed", "after " + std::to_string(held) + " s", resumed_by);
+}
+
+void JobCore::apply_slowdowns(std::int64_t at, double now)
+{
+    for (const JobControl::Slowdown& d : control->take_slowdowns()) {
+        double& factor = slowdown[static_cast<std::size_t>(d.worker)];
+        if (factor == d.factor)
+            continue;
+        factor = d.factor;
+        emit(at, now, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
+            d.factor == 1 ? "worker " + std::to_string(d.worker) + " runs at its own speed again"
+                          : "worker " + std::to_string(d.worker) + "'s batches take " + std::to_string(d.factor) + "x longer",
+            d.actor, d.worker);
+    }
+}
+
+void JobCore::forward_manager_events(std::int64_t at, double now)
+{
+    for (EventRecord e : manager->take_events()) {
+        e.job = config.job;
+        e.iteration = at;
+        e.time_s = now;
+        if (e.kind == "policy-change")
+            control->policy_in_effect(manager->policy().name());
+        observer.on_event(e);
+    }
+}
+
+} // namespace fulcrum::train
+
+namespace fulcrum::train {
+
+void save_progress(StateWriter& out, const TrainingProgress& p)
+{
+    out.put(p.next);
+    out.put(p.now);
+    out.put(p.samples);
+    out.put(p.train_loss);
+    const EvaluationRecord& e = p.result.final_evaluation;
+    out.put(e.iteration);
+    for (const double v : { e.time_s, e.wall_s, e.epoch, e.train_loss, e.test_loss, e.test_accuracy })
+        out.put(v);
+    out.put(p.result.best_accuracy);
+    out.put(p.result.target_time_s);
+    out.put(p.result.target_updates);
+    out.put(static_cast<std::uint64_t>(p.observations.size()));
+    for (const balance::WorkerObservation& o : p.observations) {
+        out.put(o.worker);
+        out.put(o.batch_size);
+        for (const double v : { o.compute_s, o.comm_s, o.cpu_share, o.memory_share, o.next_cpu_share, o.next_memory_share, o.device_memory })
+            out.put(v);
+        out.put(o.batch_limit);
+    }
+}
+
+void load_progress(StateReader& in, TrainingProgress& p, JobId job)
+{
+    p.next = in.get<std::int64_t>("next iteration");
+    p.now = in.get<double>("run clock");
+    p.samples = in.get<std::int64_t>("samples");
+    p.train_loss = in.get<double>("train loss");
+    EvaluationRecord& e = p.result.final_evaluation;
+    e.job = job;
+    e.iteration = in.get<std::int64_t>("last evaluation");
+    for (double* v : { &e.time_s, &e.wall_s, &e.epoch, &e.train_loss, &e.test_loss, &e.test_accuracy })
+        *v = in.get<double>("last evaluation");
+    p.result.best_accuracy = in.get<double>("best accuracy");
+    in.get(p.result.target_time_s, "target time");
+    in.get(p.result.target_updates, "target updates");
+    p.observations.resize(in.array_size("observations", 1));
+    for (balance::WorkerObservation& o : p.observations) {
+        o.worker = in.get<WorkerId>("observation");
+        o.batch_size = in.get<std::int32_t>("observation");
+        for (double* v : { &o.compute_s, &o.comm_s, &o.cpu_share, &o.memory_share, &o.next_cpu_share, &o.next_memory_share, &o.device_memory })
+            *v = in.get<double>("observation");
+        o.batch_limit = in.get<std::int32_t>("observation");
+    }
+}
+
+void save_totals(StateWriter& out, const TrainingProgress& p)
+{
+    out.put(p.updates);
+    out.put(p.max_staleness);
+    out.put(p.supersteps);
+    out.put(p.free_running_ran);
+}
+
+void load_totals(StateReader& in, TrainingProgress& p)
+{
+    p.updates = in.get<std::int64_t>("updates");
+    p.max_staleness = in.get<std::int64_t>("largest staleness");
+    p.supersteps = in.get<std::int64_t>("supersteps");
+    p.free_running_ran = in.get_bool("free-running segments");
+}
+
+void JobCore::save_sync(StateWriter& out) const
+{
+    out.put(slowdown);
+    out.put(std::string(sync::to_string(sync_model.type)));
+    for (const int v : { sync_model.staleness, sync_model.backups, sync_model.range, sync_model.history })
+        out.put(v);
+    out.put(sync_model.algorithm);
+}
+
+void JobCore::load_sync(StateReader& in)
+{
+    in.get(slowdown, "stragglers");
+    if (slowdown.size() != job.workers.size())
+        in.fail("stragglers", "name another number of workers than this job's");
+    control->slowdowns_in_effect(slowdown);
+    const std::optional<sync::SyncType> type = sync::parse_sync_type(in.get_string("sync model"));
+    if (!type)
+        in.fail("sync model", "names no sync model of this Fulcrum");
+    sync_model.type = *type;
+    for (int* v : { &sync_model.staleness, &sync_model.backups, &sync_model.range, &sync_model.history })
+        *v = in.get<int>("sync model");
+    sync_model.algorithm = in.get_string("sync model");
+    try {
+        sync::validate(sync_model, static_cast<int>(job.workers.size()));
+    } catch (const std::invalid_argument& e) {
+        in.fail("sync model", e.what());
+    }
+    control->sync_in_effect(sync_model);
+}
+
+} // namespace fulcrum::train

@@ -1,0 +1,113 @@
+#pragma once
+
+#include "balance/batch_size_manager.h"
+#include "common/state_archive.h"
+#include "engine/event_queue.h"
+#include "engine/pacer.h"
+#include "train/job_control.h"
+#include "train/job_state.h"
+#include "train/training_observer.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::train {
+
+// What training carries from one safe point to the next whichever sync model runs it; a
+// sync-model switch hands it from one engine to the other.
+struct TrainingProgress {
+    std::int64_t updates = 0; // parameter-server updates made: a barrier is one, a push is one
+    // The iteration every worker runs next: a barrier engine's k; a free-running engine
+    // starts each worker's clock here and leaves it past every worker's last iteration, so
+    // no (iteration, worker) row is written twice.
+    std::int64_t next = 0;
+    double now = 0; // the run clock
+    std::int64_t samples = 0;
+    double train_loss = 0;
+    TrainingResult result;
+    // The barrier engine's last observations (empty after a free-running segment).
+    std::vector<balance::WorkerObservation> observations;
+    std::int64_t max_staleness = 0, supersteps = 0; // the free-running segments'
+    bool free_running_ran = false;
+    bool done = false; // the budget, the target accuracy or a stop request ended training
+    bool checkpointed_at_stop = false; // a stop request left a checkpoint to resume from
+};
+
+// The parts of a checkpoint both engines write: the progress (next iteration, run clock,
+// samples, training loss, last evaluation, best accuracy, target, the last barrier's
+// observations) and the totals (updates, the free-running segments' staleness and
+// supersteps). `job` names the evaluation records read back.
+void save_progress(StateWriter& out, const TrainingProgress& progress);
+void load_progress(StateReader& in, TrainingProgress& progress, JobId job);
+void save_totals(StateWriter& out, const TrainingProgress& progress);
+void load_totals(StateReader& in, TrainingProgress& progress);
+
+// One job's training state shared by the engines that run its sync models: the job (server,
+// workers, evaluator), its BatchSizeManager and control mailbox, the virtual clock and the
+// pacer, the sync model and stragglers in effect, and the progress. The safe-point steps
+// every engine takes are here, so pauses, stragglers and the manager's events behave the
+// same whatever the sync model.
+struct JobCore {
+    JobCore(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer);
+
+    // A pause asked for: "job-paused" (with `where`), held until resumed or stopped, then
+    // "job-resumed"; paced mode's clock resumes where it stopped.
+    void hold_if_paused(std::int64_t at, double now, const std::atomic<bool>* stop, const std::string& where);
+    // Injected stragglers requested since the last safe point; each change is an event.
+    void apply_slowdowns(std::int64_t at, double now);
+    // The manager's events since the last call (overrides, phase changes, warnings).
+    void forward_manager_events(std::int64_t at, double now);
+    // An event stamped with this job, iteration `at` and run time `now`, by `actor`.
+    void emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+              std::optional<WorkerId> worker = std::nullopt);
+    bool stop_requested(const std::atomic<bool>* stop) const { return stop && stop->load(std::memory_order_relaxed); }
+    // A checkpoint's stragglers and sync model in effect (the mailbox learns them on load).
+    void save_sync(StateWriter& out) const;
+    void load_sync(StateReader& in);
+
+    JobState job;
+    const TrainerConfig& config;
+    std::unique_ptr<balance::BatchSizeManager> manager;
+    TrainingObserver& observer;
+    std::unique_ptr<JobControl> control;
+    engine::EventQueue clock;
+    engine::Pacer pacer;
+    sync::SyncSpec sync_model;    // in effect; the training thread's
+    std::vector<double> slowdown; // per worker, in effect; the training thread's
+    TrainingProgress progress;
+};
+
+// The parts of a job an engine works through, by the names its code uses.
+struct EngineRefs {
+    explicit EngineRefs(JobCore& c)
+        : core(c)
+        , job(c.job)
+        , config(c.config)
+        , manager(c.manager)
+        , observer(c.observer)
+        , control(c.control)
+        , clock(c.clock)
+        , pacer(c.pacer)
+        , sync_model(c.sync_model)
+        , slowdown(c.slowdown)
+        , progress(c.progress)
+    {
+    }
+
+    JobCore& core;
+    JobState& job;
+    const TrainerConfig& config;
+    std::unique_ptr<balance::BatchSizeManager>& manager;
+    TrainingObserver& observer;
+    std::unique_ptr<JobControl>& control;
+    engine::EventQueue& clock;
+    engine::Pacer& pacer;
+    sync::SyncSpec& sync_model;    // in effect
+    std::vector<double>& slowdown; // per worker, in effect
+    TrainingProgress& progress;
+};
+
+} // namespace fulcrum::train
