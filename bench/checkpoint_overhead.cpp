@@ -1,8 +1,10 @@
 // What checkpoints cost a training run: the demo job (MLP 784-256-128-10 on Fashion-MNIST,
 // 4 workers, 2 server shards: a 1.9 MB state) on the virtual clock, recorded, with
 // checkpoints off and at the default interval (every 500 iterations and 30 s), run in
-// alternating pairs; prints each run's seconds per iteration and the median ratio.
-//   checkpoint_overhead [--pairs 7] [--iterations 1500] [--every 500]
+// alternating pairs; prints each run's seconds per iteration and the median ratio. With
+// --sync asp (or ssp, elastic-bsp) the job runs free of barriers: an iteration is then one
+// update, and a checkpoint also holds the batches under way with their gradients.
+//   checkpoint_overhead [--pairs 7] [--iterations 1500] [--every 500] [--sync bsp]
 
 #include "run/run_scenario.h"
 
@@ -49,6 +51,7 @@ int main(int argc, char** argv)
 {
     int pairs = 7;
     std::int64_t iterations = 1500, every = 500;
+    std::string sync_name = "bsp";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!std::strcmp(argv[i], "--pairs"))
             pairs = std::max(1, std::atoi(argv[i + 1]));
@@ -56,12 +59,17 @@ int main(int argc, char** argv)
             iterations = std::max<std::int64_t>(10, std::atoll(argv[i + 1]));
         else if (!std::strcmp(argv[i], "--every"))
             every = std::max<std::int64_t>(1, std::atoll(argv[i + 1]));
+        else if (!std::strcmp(argv[i], "--sync") && sync::parse_sync_type(argv[i + 1]))
+            sync_name = argv[i + 1];
         else {
-            std::fprintf(stderr, "usage: checkpoint_overhead [--pairs N] [--iterations N] [--every N]\n");
+            std::fprintf(stderr, "usage: checkpoint_overhead [--pairs N] [--iterations N] [--every N] [--sync bsp|backup|asp|ssp|elastic-bsp]\n");
             return 2;
         }
     }
-    const auto scenario = scenario::load_scenario(std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/demo.json");
+    auto scenario = scenario::load_scenario(std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/demo.json");
+    scenario.sync.type = *sync::parse_sync_type(sync_name);
+    if (!sync::closes_every_iteration(scenario.sync.type))
+        scenario.policy = {}; // uniform: no barrier to balance at
     const auto dir
         = std::filesystem::temp_directory_path() / ("fulcrum-checkpoint-bench-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
