@@ -22,6 +22,9 @@ public:
     // A resumed run: the clock stands where the checkpoint's stood. Only with no event pending.
     void restore(double now_s);
     bool empty() const { return events_.empty(); }
+    // Drops every pending event (work abandoned: a backup worker's batch cut off at its
+    // barrier); the clock stays where it is.
+    void discard_pending() { events_ = {}; }
     std::size_t pending() const { return events_.size(); }
 
 private:

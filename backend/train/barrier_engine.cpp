@@ -174,7 +174,9 @@ struct BarrierEngine::Impl : EngineRefs {
     }
 
     // Virtual clock: batch times from the performance models, arrivals through the event
-    // queue. Returns the barrier time: the arrival of the `needed`-th worker.
+    // queue. Returns the barrier time: the arrival of the `needed`-th worker. With backup
+    // workers the later batches are abandoned there and the next iteration starts at the
+    // barrier: the late workers get the new parameters with everyone else.
     double time_iteration_virtual(std::vector<IterationRecord>& rows, std::int64_t k, std::size_t needed)
     {
         const double barrier_open = clock.now();
@@ -195,9 +197,11 @@ struct BarrierEngine::Impl : EngineRefs {
                     barrier_close = end; // the queue runs arrivals in time order
             });
         }
-        clock.run();
-        if (arrived != rows.size())
-            throw std::logic_error("barrier closed before every worker arrived");
+        while (arrived < needed && clock.step()) {
+        }
+        if (arrived < needed)
+            throw std::logic_error("the barrier never closed");
+        clock.discard_pending();
         return barrier_close;
     }
 
