@@ -210,8 +210,6 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     if (asynchronous && s.policy.type != "uniform")
         throw InputError(s.source, "policy.type", "is '" + s.policy.type + "', but " + sync_name
             + " has no barrier to balance at; use uniform (or a BSP-family sync model)");
-    if (asynchronous && mode == scenario::Mode::Real)
-        throw InputError(s.source, "mode", sync_name + " runs in the virtual and paced modes");
     std::vector<std::int32_t> limits;
     for (const auto& w : config.workers)
         limits.push_back(w.gpu ? w.gpu->batch_limit() : 0);

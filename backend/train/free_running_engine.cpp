@@ -1,6 +1,11 @@
 #include "train/free_running_engine.h"
 
+#include "perf/proc_stats.h"
+
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <deque>
 #include <stdexcept>
@@ -23,6 +28,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
         std::int64_t pulled_version = 0; // busy: the server version its gradient was computed on
         std::uint64_t started = 0;       // busy: its start's place in the order of starts
         std::int64_t recorded_through = -1; // the iteration of its last row handed over
+        bool go = false;                 // real mode: its thread is to compute the batch just started
+        double pull_s = 0;               // real mode: how long the pull at its start took
     };
 
     enum class Kind { Asp, Ssp, ElasticBsp };
@@ -84,11 +91,33 @@ struct FreeRunningEngine::Impl : EngineRefs {
         observer.on_iteration(std::span<const IterationRecord>(&s.row, 1));
     }
 
+    bool real() const { return config.mode == ClockMode::Real; }
+    double now() const { return real() ? job.wall_seconds() : clock.now(); }
+
+    // Worker i pulls and starts a batch at `t`. On the virtual clock it computes at once and
+    // its arrival is scheduled; in real mode its own thread computes (work()) and arrives.
     void start(std::size_t i, double t)
     {
         WorkerState& s = state[i];
         close_row(i, t);
         Worker& worker = *job.workers[i];
+        if (real()) {
+            job.server.pull(worker.replica());
+            IterationRecord& row = s.row;
+            row = IterationRecord {};
+            row.job = config.job;
+            row.worker = static_cast<WorkerId>(i);
+            row.iteration = s.clock;
+            row.start_s = t;
+            row.batch_size = batch[i];
+            row.decision = decision_tag(i);
+            s.pull_s = now() - t;
+            s.busy = true;
+            s.pulled_version = job.server.version();
+            s.started = starts++;
+            s.go = true; // its thread takes it (run_real notifies)
+            return;
+        }
         job.server.pull(worker.replica());
         const std::int64_t pulled_version = job.server.version();
         const double loss = worker.compute_gradient(batch[i]);
@@ -125,7 +154,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
 
     void arrive(std::size_t i, std::int64_t pulled_version)
     {
-        const double t = clock.now();
+        const double t = now();
         WorkerState& s = state[i];
         s.busy = false;
         if (progress.done)
@@ -254,10 +283,13 @@ struct FreeRunningEngine::Impl : EngineRefs {
         out.put(starts);
         for (std::size_t i = 0; i < state.size(); ++i) {
             const WorkerState& w = state[i];
+            // Real mode cannot hold a batch being computed on another thread: it is left out,
+            // and a resumed job starts it again.
+            const bool busy = w.busy && !real();
             for (const std::int64_t v : { w.clock, w.quota, w.pulled_version, w.recorded_through })
                 out.put(v);
             out.put(w.started);
-            out.put(w.busy);
+            out.put(busy);
             out.put(w.row_open);
             out.put(std::vector<double>(w.intervals.begin(), w.intervals.end()));
             const IterationRecord& r = w.row;
@@ -267,7 +299,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 out.put(v);
             out.put(r.predicted_speed);
             out.put(r.decision);
-            if (w.busy) {
+            if (busy) {
                 const model::Vector& g = job.workers[i]->gradient();
                 out.put_array(g.data(), static_cast<std::size_t>(g.size()));
             }
@@ -408,6 +440,146 @@ struct FreeRunningEngine::Impl : EngineRefs {
             }
     }
 
+    // Real mode: what worker i's thread measured for one batch.
+    struct Completion {
+        std::size_t worker = 0;
+        double began = 0, ended = 0, compute_s = 0, cpu_seconds = 0, loss = 0;
+        std::optional<double> memory_share; // a remote worker's, measured on its host
+        bool lost = false;                  // a remote worker that disconnected: no gradient
+    };
+
+    // Real mode: worker i's thread computes each batch start() hands it (a remote slot's
+    // process computes it) and queues what it measured; the engine's thread takes the
+    // completions in the order they came, so every arrival is handled on one thread, as the
+    // virtual clock's are, and no worker waits on another's arrival.
+    void work(std::size_t i)
+    {
+        Worker& worker = *job.workers[i];
+        const bool remote = config.remote && config.remote->is_remote(static_cast<WorkerId>(i));
+        for (;;) {
+            std::int32_t batch_size = 0;
+            std::int64_t iteration = 0;
+            double factor = 1;
+            {
+                std::unique_lock lock(mutex);
+                wake.wait(lock, [&] { return state[i].go || finished; });
+                if (finished)
+                    return;
+                state[i].go = false;
+                batch_size = state[i].row.batch_size;
+                iteration = state[i].row.iteration;
+                factor = slowdown[i];
+            }
+            Completion c;
+            c.worker = i;
+            c.began = job.wall_seconds();
+            const double cpu_before = perf::thread_cpu_seconds();
+            if (remote) {
+                model::Vector& gradient = worker.gradient_buffer();
+                const auto result = config.remote->compute(static_cast<WorkerId>(i), iteration,
+                    std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())), batch_size,
+                    std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
+                c.lost = !result;
+                if (result) {
+                    c.loss = result->loss;
+                    c.compute_s = result->compute_s;
+                    c.cpu_seconds = result->cpu_share * result->compute_s;
+                    c.memory_share = result->memory_share;
+                }
+            } else {
+                c.loss = worker.compute_gradient(batch_size);
+                c.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
+                c.compute_s = job.wall_seconds() - c.began;
+                if (factor > 1) { // an injected straggler idles for the extra time
+                    std::this_thread::sleep_for(std::chrono::duration<double>((factor - 1) * c.compute_s));
+                    c.compute_s = job.wall_seconds() - c.began;
+                }
+            }
+            c.ended = job.wall_seconds();
+            std::lock_guard lock(mutex);
+            completions.push_back(c);
+            completed.notify_one();
+        }
+    }
+
+    // Real mode, on the engine's thread: a completed batch arrives.
+    void complete(const Completion& c)
+    {
+        WorkerState& s = state[c.worker];
+        IterationRecord& row = s.row;
+        row.loss = c.loss;
+        row.compute_s = c.lost ? 0 : c.compute_s;
+        row.comm_s = s.pull_s + (c.lost ? 0 : std::max(0.0, (c.ended - c.began) - c.compute_s));
+        row.cpu_share = c.compute_s > 0 ? std::min(1.0, c.cpu_seconds / c.compute_s) : 1.0;
+        row.memory_share = c.memory_share.value_or(perf::memory_available_share());
+        row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
+        row.end_s = c.ended;
+        if (!c.lost) {
+            arrive(c.worker, s.pulled_version);
+            return;
+        }
+        drop_lost(c.worker, c.ended);
+        if (!draining && !progress.done)
+            restart(c.worker, c.ended); // whoever waited on it may go on
+        if (!progress.done && std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; }))
+            throw std::runtime_error("every worker of the job disconnected or waits on one that did; it cannot go on");
+    }
+
+    // Real mode: the engine's loop over the completions, with one thread per worker.
+    void run_real()
+    {
+        std::vector<std::thread> threads;
+        const auto stop_threads = [&] {
+            {
+                std::lock_guard lock(mutex);
+                finished = true;
+            }
+            wake.notify_all();
+            for (std::thread& t : threads)
+                t.join();
+            completions.clear();
+            finished = false;
+        };
+        for (std::size_t i = 0; i < state.size(); ++i)
+            threads.emplace_back([this, i] { work(i); });
+        try {
+            std::unique_lock lock(mutex);
+            while (!progress.done && !switch_ready) {
+                completed.wait(lock, [&] { return !completions.empty(); });
+                const Completion c = completions.front();
+                completions.pop_front();
+                complete(c);
+                wake.notify_all(); // the batches complete() started
+            }
+        } catch (...) {
+            stop_threads();
+            throw;
+        }
+        stop_threads();
+    }
+
+    void drop_lost(std::size_t i, double t)
+    {
+        WorkerState& s = state[i];
+        s.busy = false;
+        s.row.decision = "dropped: disconnected";
+        s.row_open = true;
+        close_row(i, t);
+        const auto worker = static_cast<WorkerId>(i);
+        core.emit(std::max<std::int64_t>(0, progress.updates - 1), t, "worker-lost",
+            "worker " + std::to_string(worker) + " disconnected during its iteration " + std::to_string(s.row.iteration)
+                + ": its batch is dropped; its share goes to the others",
+            "system", worker);
+        try {
+            control->exclude(worker, std::nullopt, "system: worker lost");
+        } catch (const RefusedRequest&) {
+            // already excluded, or the last active worker (then no one is left to go on)
+        }
+        batch[i] = 0; // starts nothing until the exclusion is lifted (a rejoin includes it)
+        if (draining)
+            switch_ready = std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; });
+    }
+
     bool run(const std::atomic<bool>* stop)
     {
         stop_flag = stop;
@@ -427,6 +599,12 @@ struct FreeRunningEngine::Impl : EngineRefs {
             std::sort(busy.begin(), busy.end(), [&](std::size_t a, std::size_t b) { return state[a].started < state[b].started; });
             for (const std::size_t i : busy)
                 clock.schedule(state[i].row.end_s, [this, i, version = state[i].pulled_version] { arrive(i, version); });
+            if (real()) { // its checkpoint abandoned the batches under way: they start again
+                const std::int64_t slowest = slowest_clock();
+                for (std::size_t i = 0; i < n; ++i)
+                    if (!state[i].busy && may_start(i, slowest))
+                        start(i, now());
+            }
         } else {
             state.clear();
             state.resize(n);
@@ -436,7 +614,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 s.recorded_through = progress.next - 1;
             }
             superstep_start.assign(n, progress.next);
-            const double t = clock.now();
+            const double t = now();
             // At the job's start the policy's first sizes; after a barrier segment the uniform
             // split around the pins and exclusions in effect (the policy is uniform here).
             const std::int64_t at = std::max<std::int64_t>(0, progress.updates - 1);
@@ -449,11 +627,16 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 if (active(i))
                     start(i, t);
         }
-        while (!progress.done && !switch_ready && clock.step()) {
+        if (real()) {
+            if (!progress.done && !switch_ready)
+                run_real();
+        } else {
+            while (!progress.done && !switch_ready && clock.step()) {
+            }
         }
         std::int64_t next = progress.next;
         for (std::size_t i = 0; i < n; ++i) {
-            close_row(i, switch_ready ? clock.now() : state[i].row.end_s);
+            close_row(i, switch_ready ? now() : state[i].row.end_s);
             next = std::max(next, state[i].clock);
         }
         progress.next = next;
@@ -467,6 +650,12 @@ struct FreeRunningEngine::Impl : EngineRefs {
     std::vector<WorkerState> state;
     std::vector<std::int64_t> superstep_start;
     const std::atomic<bool>* stop_flag = nullptr;
+    // Real mode: the engine's thread and the workers' threads meet here.
+    std::mutex mutex;                  // guards the state while the engine handles a completion
+    std::condition_variable wake;      // a worker has a batch to compute, or training ended
+    std::condition_variable completed; // a worker's batch is done
+    std::deque<Completion> completions;
+    bool finished = false;             // the workers' threads end
     bool draining = false;     // a switch to bsp or backup: no more starts
     bool switch_ready = false; // ... and every batch under way has arrived
     std::uint64_t starts = 0;  // batches started, numbering each start

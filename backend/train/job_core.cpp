@@ -6,8 +6,8 @@ namespace fulcrum::train {
 
 namespace {
 
-// What a running job can switch to: the free-running models need the virtual clock (their
-// engine measures nothing yet) and an unchanging worker set; bsp and backup run anywhere.
+// What a running job can switch to: the free-running models need an unchanging worker set;
+// bsp and backup run any job.
 void check_switchable(const TrainerConfig& config, const sync::SyncSpec& spec)
 {
     if (sync::closes_every_iteration(spec.type))
@@ -15,8 +15,6 @@ void check_switchable(const TrainerConfig& config, const sync::SyncSpec& spec)
     if (config.elastic.enabled())
         throw RefusedRequest("sync-model-not-switchable", "this job is elastic (Elastic PS resizes between barriers); "
             + sync::describe(spec) + " has no barrier to resize at");
-    if (config.mode == ClockMode::Real)
-        throw RefusedRequest("sync-model-not-switchable", sync::describe(spec) + " runs in the virtual and paced modes; this job runs in real mode");
 }
 
 } // namespace

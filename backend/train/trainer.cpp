@@ -17,8 +17,6 @@ JobTrainer::JobTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeM
         const std::string sync = sync::describe(c.sync);
         if (c.elastic.enabled())
             throw std::invalid_argument("elastic resizing needs barriers: use sync bsp or backup, not " + sync);
-        if (c.mode == ClockMode::Real)
-            throw std::invalid_argument(sync + " runs in the virtual and paced modes");
         if (core_->manager->policy().name() != "uniform")
             throw std::invalid_argument(sync + " has no barrier to balance at; its policy must be uniform, not "
                 + core_->manager->policy().name());

@@ -817,3 +817,76 @@ TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
             changes.push_back(e.message);
     EXPECT_EQ(changes, (std::vector<std::string> { "bsp -> ssp(s=5)", "ssp(s=5) -> bsp", "bsp -> ssp(s=5)", "ssp(s=5) -> bsp" }));
 }
+
+TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneIsDropped)
+{
+    Served served(options(), dir / "tokens");
+    daemon::WebSocketServer& server = served.server;
+    WsClient op(server.port(), *served.tokens.token_for(Role::Operator));
+    op.send(Hello { kProtocolVersion, "operator" });
+    op.receive_until<Welcome>();
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const auto spawn = [&](JobId job) {
+        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(server.port()), "--job",
+            std::to_string(job), "--worker", "1", "--token", token, "--name", "test-worker" };
+        std::vector<char*> argv;
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_t pid = 0;
+        EXPECT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, nullptr, nullptr, argv.data(), environ), 0);
+        return pid;
+    };
+    for (const std::string sync : { "ssp", "elastic-bsp", "asp" }) {
+        SCOPED_TRACE(sync);
+        const bool kill_it = sync == "asp"; // asp goes on without the lost worker; the others finish with it
+        const std::string scenario = R"({"name": "remote-)" + sync + R"(", "seed": 3, "mode": "real", "sync": ")" + sync + R"(",
+          "data": {"source": "synthetic", "train_size": 2000, "test_size": 200, "dim": 20, "classes": 4},
+          "model": {"type": "mlp", "hidden": [32]},
+          "training": {"total_batch": 64, "learning_rate": 0.1, "iterations": )" + (kill_it ? "1000000" : "400") + R"(, "eval_interval": 100},
+          "policy": {"type": "uniform"},
+          "workers": [{"name": "local", "speed": 1000}, {"name": "remote", "speed": 1000, "remote": true}]})";
+        const Reply submitted = op.request(SubmitJob { "s-" + sync, scenario }, "s-" + sync);
+        ASSERT_FALSE(submitted.error) << submitted.error->message;
+        const JobId job = *submitted.job;
+        const pid_t worker = spawn(job);
+        ASSERT_FALSE(op.request(Subscribe { "sub-" + sync, { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub-" + sync).error);
+        int remote_rows = 0;
+        op.receive_until<IterationRows>([&](const IterationRows& r) {
+            for (const IterationRecord& row : r.rows)
+                remote_rows += row.worker == 1 && row.compute_s > 0 ? 1 : 0;
+            return remote_rows >= 20;
+        });
+        int status = 0;
+        if (kill_it) {
+            ::kill(worker, SIGKILL);
+            ::waitpid(worker, &status, 0);
+            const Event lost = op.receive_until<Event>([](const Event& e) { return e.event.kind == "worker-lost"; });
+            EXPECT_EQ(lost.event.worker, 1);
+            int local_after = 0;
+            op.receive_until<IterationRows>([&](const IterationRows& r) {
+                for (const IterationRecord& row : r.rows) {
+                    EXPECT_TRUE(row.worker == 0 || row.decision == "dropped: disconnected") << row.decision;
+                    local_after += row.worker == 0 ? 1 : 0;
+                }
+                return local_after >= 30;
+            });
+            ASSERT_FALSE(op.request(JobCommand { "c-" + sync, JobAction::Cancel, job }, "c-" + sync).error);
+            op.receive_until<JobUpdate>([&](const JobUpdate& u) { return u.status.job == job && u.status.state == JobState::Stopped; });
+        } else {
+            const JobUpdate done = op.receive_until<JobUpdate>([&](const JobUpdate& u) {
+                return u.status.job == job && (u.status.state == JobState::Finished || u.status.state == JobState::Failed);
+            });
+            ASSERT_EQ(done.status.state, JobState::Finished) << done.status.message;
+            ASSERT_EQ(::waitpid(worker, &status, 0), worker);
+            EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the worker process did not end cleanly: " << status;
+        }
+        db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+        const auto stored = reader.iterations(reader.runs().at(0).id, 0);
+        EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [](const IterationRecord& r) { return r.worker == 1 && r.compute_s > 0; }))
+            << "no batch of the remote worker was recorded";
+    }
+    server.stop();
+    server.wait();
+    served.daemon.stop_all();
+}

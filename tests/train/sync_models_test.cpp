@@ -116,12 +116,12 @@ TEST(AsyncTrainer, ElasticBspLetsFastWorkersRunMoreIterationsPerSuperstep)
     EXPECT_NE(finished->message.find("supersteps"), std::string::npos);
 }
 
-TEST(AsyncTrainer, RefusesSynchronousModelsAndRealMode)
+TEST(AsyncTrainer, RefusesSynchronousModelsAndElasticJobs)
 {
     Collector out;
     EXPECT_THROW(train::AsyncTrainer(config("bsp", 10), out), std::invalid_argument);
     auto c = config("asp", 10);
-    c.mode = train::ClockMode::Real;
+    c.elastic.partition_data = true;
     EXPECT_THROW(train::AsyncTrainer(std::move(c), out), std::invalid_argument);
 }
 
@@ -533,10 +533,7 @@ TEST(JobTrainer, ASwitchThatCannotCarryOverIsRefusedWithItsReason)
         EXPECT_EQ(e.code(), "sync-model-not-switchable");
         EXPECT_NE(std::string(e.what()).find("elastic"), std::string::npos) << e.what();
     }
-    auto real = config("bsp", 10);
-    real.mode = train::ClockMode::Real;
-    train::BspTrainer real_trainer(std::move(real), std::unique_ptr<balance::BatchSizeManager>(), out);
-    EXPECT_THROW(real_trainer.control().set_sync_model(asp), RefusedRequest);
+
 }
 
 TEST(AsyncTrainer, AnInjectedStragglerComputesSlowerAndAPauseHoldsTheClock)
@@ -581,4 +578,39 @@ TEST(AsyncTrainer, AnInjectedStragglerComputesSlowerAndAPauseHoldsTheClock)
     EXPECT_EQ(resumed->actor, "operator:other");
     EXPECT_EQ(paused->time_s, resumed->time_s) << "the virtual clock stands still while paused";
     EXPECT_FALSE(trainer.control().paused());
+}
+
+TEST(AsyncTrainer, AspSspAndElasticBspRunInRealModeOnTheWorkersOwnThreads)
+{
+    for (const char* sync : { "asp", "ssp", "elastic-bsp" }) {
+        SCOPED_TRACE(sync);
+        Steered out;
+        out.act = [](train::JobControl& control, std::size_t rows) {
+            if (rows == 20)
+                control.pin(0, 20, "operator:test");
+        };
+        auto c = config(sync, 300);
+        c.mode = train::ClockMode::Real;
+        c.sync.staleness = 2;
+        train::AsyncTrainer trainer(std::move(c), out);
+        const train::TrainingResult r = run_steered(trainer, out);
+        EXPECT_EQ(r.updates, 300);
+        ASSERT_GE(out.rows.size(), 290u);
+        std::set<WorkerId> workers;
+        std::set<std::pair<std::int64_t, WorkerId>> keys;
+        const auto pin = out.event("pin");
+        ASSERT_TRUE(pin);
+        for (const auto& row : out.rows) {
+            workers.insert(row.worker);
+            EXPECT_TRUE(keys.insert({ row.iteration, row.worker }).second);
+            EXPECT_GT(row.compute_s, 0) << "measured on the worker's thread";
+            EXPECT_GE(row.end_s, row.start_s);
+            EXPECT_GT(row.cpu_share, 0);
+            if (row.worker == 0 && row.start_s > pin->time_s) {
+                EXPECT_EQ(row.batch_size, 20);
+            }
+        }
+        EXPECT_EQ(workers.size(), 4u) << "every worker's thread computed";
+        EXPECT_GT(r.final_evaluation.test_accuracy, 0.4);
+    }
 }
