@@ -9,19 +9,23 @@
 //     subscribes to everything and never reads (the ratio is the figure);
 //   - command round trip: an operator client pins and unpins a worker of each running job
 //     in turn, one request every 15 ms, each a full request and reply, while the streams
-//     run; p50, p99.
+//     run; p50, p99;
+//   - disk work beside the streams: in window C two operator clients ask for list-runs
+//     back to back over R run stores in the runs folder (default 1,000), and the reading
+//     clients' delivery latency is compared with window A's (the ratio of the p99s).
 //
 // The client queue is 128 frames here (fulcrumd's default is 1,024) so that the stalled
 // client overflows within the window; after the window it reads what it was sent and the
 // `missed` counts it gets prove it was dropping.
 //
 //   build/release/bench/daemon_load [--jobs J] [--workers W] [--clients C] [--window S]
-//                                   [--commands N] [--queue FRAMES]
+//                                   [--commands N] [--queue FRAMES] [--run-files R]
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/stream_hub.h"
 #include "daemon/ws_server.h"
+#include "db/run_recorder.h"
 #include "protocol/codec.h"
 #include "sched/statistics.h"
 
@@ -54,7 +58,41 @@ struct Options {
     double window_s = 20;
     int commands = 1000;
     int queue = 128; // frames a client may fall behind (fulcrumd's default is 1,024)
+    int run_files = 1000;
 };
+
+// R run stores in `folder`: one recorded with a run, two jobs' worth of rows, then copied.
+void make_run_files(const std::filesystem::path& folder, int count)
+{
+    std::filesystem::create_directories(folder);
+    const auto first = folder / "old-0.db";
+    {
+        db::RunRecorder recorder(first);
+        db::RunInfo info;
+        info.name = "old";
+        info.mode = "virtual";
+        const RunId run = recorder.begin_run(info);
+        db::JobInfo job;
+        job.name = "old";
+        job.iterations = 50;
+        recorder.add_job(job);
+        for (std::int64_t k = 0; k < 50; ++k) {
+            std::vector<IterationRecord> rows(4);
+            for (WorkerId w = 0; w < 4; ++w) {
+                IterationRecord& r = rows[static_cast<std::size_t>(w)];
+                r.worker = w;
+                r.iteration = k;
+                r.end_s = 0.01;
+                r.batch_size = 16;
+            }
+            recorder.record_iterations(rows);
+        }
+        recorder.finish_run("finished", "{}");
+        (void)run;
+    }
+    for (int i = 1; i < count; ++i)
+        std::filesystem::copy_file(first, folder / ("old-" + std::to_string(i) + ".db"));
+}
 
 // A job of `workers` equal CPU workers on a small synthetic problem. The network model
 // charges each pull and push for a 1 MB model at 10 Gbit/s; with 8 samples per worker at
@@ -151,8 +189,10 @@ int main(int argc, char** argv)
             o.commands = std::atoi(v5);
         else if (const char* v6 = value("--queue"))
             o.queue = std::atoi(v6);
+        else if (const char* v7 = value("--run-files"))
+            o.run_files = std::atoi(v7);
         else {
-            std::fprintf(stderr, "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue FRAMES]\n");
+            std::fprintf(stderr, "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue FRAMES] [--run-files R]\n");
             return 2;
         }
     }
@@ -162,6 +202,8 @@ int main(int argc, char** argv)
     }
 
     const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-load-" + std::to_string(::getpid()));
+    std::fprintf(stderr, "daemon_load: writing %d run stores\n", o.run_files);
+    make_run_files(dir / "runs", o.run_files);
     daemon::DaemonOptions options;
     options.data_dir = dir;
     options.cluster.servers = o.jobs;
@@ -240,6 +282,36 @@ int main(int argc, char** argv)
     }
     const auto a_end = Clock::now();
 
+    // Window C: two operator clients list the runs folder back to back.
+    std::fprintf(stderr, "daemon_load: window C (%.0f s): list-runs over %d run stores, back to back from two clients\n", o.window_s,
+        o.run_files);
+    std::vector<double> list_ms;
+    std::mutex list_mutex;
+    const auto c_start = Clock::now();
+    {
+        const auto c_deadline = c_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s));
+        std::vector<std::thread> listers;
+        for (int l = 0; l < 2; ++l)
+            listers.emplace_back([&, l] {
+                WsClient op(server.port(), operator_token);
+                op.send(Hello { kProtocolVersion, "lister" });
+                op.receive_until<Welcome>();
+                for (int k = 0; Clock::now() < c_deadline; ++k) {
+                    const std::string id = "l" + std::to_string(l) + "-" + std::to_string(k);
+                    const auto t0 = Clock::now();
+                    const Reply reply = op.request(ListRuns { id }, id);
+                    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                    std::lock_guard lock(list_mutex);
+                    list_ms.push_back(ms);
+                    if (reply.runs.size() < static_cast<std::size_t>(o.run_files))
+                        std::fprintf(stderr, "daemon_load: list-runs listed %zu runs\n", reply.runs.size());
+                }
+            });
+        for (auto& t : listers)
+            t.join();
+    }
+    const auto c_end = Clock::now();
+
     // Window B: one more client subscribes to everything and never reads.
     std::fprintf(stderr, "daemon_load: window B (%.0f s): a stalled client joins\n", o.window_s);
     WsClient stalled(server.port(), viewer_token, {}, 4096);
@@ -275,7 +347,7 @@ int main(int argc, char** argv)
     d.stop_all();
 
     const auto published = probe.published();
-    std::vector<double> latency_a, latency_b;
+    std::vector<double> latency_a, latency_b, latency_c;
     std::int64_t missed = 0;
     for (const auto& r : readers) {
         missed += r->missed;
@@ -288,6 +360,8 @@ int main(int argc, char** argv)
                 latency_a.push_back(ms);
             else if (it->second >= b_start && it->second < b_end)
                 latency_b.push_back(ms);
+            else if (it->second >= c_start && it->second < c_end)
+                latency_c.push_back(ms);
         }
     }
     const double seconds_a = std::chrono::duration<double>(a_end - a_start).count();
@@ -305,6 +379,11 @@ int main(int argc, char** argv)
         sched::percentile_of(latency_b, 0.5), sched::percentile_of(latency_b, 0.99), sched::percentile_of(latency_b, 1.0), latency_b.size());
     std::printf("command round trip (pin/unpin, %zu commands): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", rtt_ms.size(),
         sched::percentile_of(rtt_ms, 0.5), sched::percentile_of(rtt_ms, 0.99), sched::percentile_of(rtt_ms, 1.0));
+    std::printf("delivery latency, reading clients, window C (list-runs over %d stores, %zu requests, each p50 %.0f ms): p50 %.2f ms, "
+                "p99 %.2f ms, max %.2f ms (%zu deliveries); p99 against window A: x%.2f\n",
+        o.run_files, list_ms.size(), sched::percentile_of(list_ms, 0.5), sched::percentile_of(latency_c, 0.5),
+        sched::percentile_of(latency_c, 0.99), sched::percentile_of(latency_c, 1.0), latency_c.size(),
+        sched::percentile_of(latency_c, 0.99) / sched::percentile_of(latency_a, 0.99));
     if (stalled_overflowed)
         std::printf("rows the reading clients missed: %lld; the stalled client was told it missed %lld frames (dropped) and %lld "
                     "state updates (coalesced)\n",

@@ -40,6 +40,22 @@ Reply failure(const std::string& id, std::string code, std::string message, std:
     return failure(id, ErrorInfo { std::move(code), std::move(message), std::move(field) });
 }
 
+// The reply to a request whose handling threw: the error's class names the code.
+Reply failure_of(const std::string& id, std::exception_ptr error)
+{
+    try {
+        std::rethrow_exception(std::move(error));
+    } catch (const OutsidePath& e) {
+        return failure(id, "illegal-value", e.what(), e.field());
+    } catch (const RefusedRequest& e) {
+        return failure(id, e.code(), e.what());
+    } catch (const InputError& e) {
+        return failure(id, "invalid-scenario", e.what(), e.field());
+    } catch (const std::exception& e) {
+        return failure(id, "internal", e.what());
+    }
+}
+
 bool is_command(const ClientMessage& m)
 {
     return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m) || std::holds_alternative<ChangeJob>(m)
@@ -130,6 +146,7 @@ void Daemon::disconnect(const Client& client)
     std::vector<std::unique_ptr<ReplaySession>> closing;
     {
         std::lock_guard lock(replays_mutex_);
+        opening_.erase(client.id());
         for (auto it = replays_.begin(); it != replays_.end();)
             if (it->second->client() == client.id()) {
                 closing.push_back(std::move(it->second));
@@ -190,83 +207,107 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
     }
     try {
         handle(client, message);
-    } catch (const OutsidePath& e) {
-        client.send(failure(id, "illegal-value", e.what(), e.field()));
-    } catch (const RefusedRequest& e) {
-        client.send(failure(id, e.code(), e.what()));
-    } catch (const InputError& e) {
-        client.send(failure(id, "invalid-scenario", e.what(), e.field()));
-    } catch (const std::exception& e) {
-        client.send(failure(id, "internal", e.what()));
+    } catch (...) {
+        client.send(failure_of(id, std::current_exception()));
     }
     return After::KeepOpen;
 }
 
 void Daemon::handle(Client& client, const ClientMessage& message)
 {
-    if (const auto* s = std::get_if<Subscribe>(&message)) {
-        if (s->job)
-            job(*s->job); // unknown-job before subscribing
-        client.subscribe(*s);
-        client.send(ok(s->id));
-        send_snapshot(client, *s);
-    } else if (const auto* u = std::get_if<Unsubscribe>(&message)) {
-        if (!client.unsubscribe(u->id))
-            throw RefusedRequest("unknown-subscription", "no subscription '" + u->id + "'");
-        client.send(ok(u->id));
-    } else if (const auto* l = std::get_if<ListJobs>(&message)) {
-        Reply reply = ok(l->id);
-        reply.jobs = jobs();
-        client.send(reply);
-    } else if (const auto* submit_job = std::get_if<SubmitJob>(&message)) {
-        const JobId id = submit(submit_job->scenario_json, "submit-job from " + client.name(), Origin::Client);
-        client.send(ok(submit_job->id, id));
-    } else if (const auto* c = std::get_if<JobCommand>(&message)) {
-        JobRuntime& j = job(c->job);
-        switch (c->action) {
-        case JobAction::Cancel:
-            cancel(c->job, actor(client));
-            break;
-        case JobAction::Pause:
-            j.pause(actor(client));
-            break;
-        case JobAction::Resume:
-            if (j.resumable()) { // an interrupted job goes on from its checkpoint
-                std::lock_guard lock(mutex_);
-                queue_resumed(c->job, actor(client));
-                start_queued();
-                publish_cluster();
-            } else {
-                j.resume(actor(client));
-            }
-            break;
-        }
-        client.send(ok(c->id, c->job));
-    } else if (const auto* change = std::get_if<ChangeJob>(&message)) {
-        try {
-            job(change->job).change(change->setting, change->spec_json, actor(client));
-        } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
-            client.send(failure(change->id, "illegal-value", e.what(), e.field()));
-            return;
-        }
-        client.send(ok(change->id, change->job));
-    } else if (const auto* w = std::get_if<WorkerCommand>(&message)) {
-        job(w->job).command(*w, actor(client));
-        client.send(ok(w->id, w->job));
-    } else if (const auto* r = std::get_if<ListRuns>(&message)) {
-        Reply reply = ok(r->id);
-        reply.runs = runs();
-        client.send(reply);
-    } else if (const auto* o = std::get_if<OpenReplay>(&message)) {
-        open_replay(client, *o);
-    } else if (const auto* rc = std::get_if<ReplayCommand>(&message)) {
-        replay_command(client, *rc);
-    } else if (const auto* jj = std::get_if<JoinJob>(&message)) {
-        join_job(client, *jj);
-    }
+    std::visit([&](const auto& m) { on(client, m); }, message);
 }
 
-void Daemon::join_job(Client& client, const JoinJob& join)
+void Daemon::on(Client&, const Hello&)
+{
+    // receive() answers hello before anything else; one that comes again changes nothing.
+}
+
+void Daemon::on(Client& client, const Subscribe& s)
+{
+    if (s.job)
+        job(*s.job); // unknown-job before subscribing
+    client.subscribe(s);
+    client.send(ok(s.id));
+    send_snapshot(client, s);
+}
+
+void Daemon::on(Client& client, const Unsubscribe& u)
+{
+    if (!client.unsubscribe(u.id))
+        throw RefusedRequest("unknown-subscription", "no subscription '" + u.id + "'");
+    client.send(ok(u.id));
+}
+
+void Daemon::on(Client& client, const ListJobs& l)
+{
+    Reply reply = ok(l.id);
+    reply.jobs = jobs();
+    client.send(reply);
+}
+
+void Daemon::on(Client& client, const SubmitJob& submit_job)
+{
+    const JobId id = submit(submit_job.scenario_json, "submit-job from " + client.name(), Origin::Client);
+    client.send(ok(submit_job.id, id));
+}
+
+void Daemon::on(Client& client, const JobCommand& c)
+{
+    JobRuntime& j = job(c.job);
+    switch (c.action) {
+    case JobAction::Cancel:
+        cancel(c.job, actor(client));
+        break;
+    case JobAction::Pause:
+        j.pause(actor(client));
+        break;
+    case JobAction::Resume:
+        if (j.resumable()) { // an interrupted job goes on from its checkpoint
+            std::lock_guard lock(mutex_);
+            queue_resumed(c.job, actor(client));
+            start_queued();
+            publish_cluster();
+        } else {
+            j.resume(actor(client));
+        }
+        break;
+    }
+    client.send(ok(c.id, c.job));
+}
+
+void Daemon::on(Client& client, const ChangeJob& change)
+{
+    try {
+        job(change.job).change(change.setting, change.spec_json, actor(client));
+    } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
+        client.send(failure(change.id, "illegal-value", e.what(), e.field()));
+        return;
+    }
+    client.send(ok(change.id, change.job));
+}
+
+void Daemon::on(Client& client, const WorkerCommand& w)
+{
+    job(w.job).command(w, actor(client));
+    client.send(ok(w.id, w.job));
+}
+
+void Daemon::on(Client& client, const ListRuns& r)
+{
+    // Every run store is opened and read: disk work, off the I/O threads.
+    disk_.post([this, client = client.shared_from_this(), id = r.id] {
+        try {
+            Reply reply = ok(id);
+            reply.runs = runs();
+            client->send(reply);
+        } catch (...) {
+            client->send(failure_of(id, std::current_exception()));
+        }
+    });
+}
+
+void Daemon::on(Client& client, const JoinJob& join)
 {
     JobRuntime& j = job(join.job);
     if (!j.remote())
@@ -321,33 +362,54 @@ std::filesystem::path Daemon::run_store(const std::string& database) const
     return path;
 }
 
-void Daemon::open_replay(Client& client, const OpenReplay& open)
+void Daemon::on(Client& client, const OpenReplay& open)
 {
     const auto path = run_store(open.database);
     std::int64_t id = 0;
     {
         std::lock_guard lock(replays_mutex_);
-        const auto mine = std::count_if(replays_.begin(), replays_.end(), [&](const auto& r) { return r.second->client() == client.id(); });
+        const auto mine = std::count_if(replays_.begin(), replays_.end(), [&](const auto& r) { return r.second->client() == client.id(); })
+            + opening_[client.id()];
         if (mine >= options_.replays_per_client)
             throw RefusedRequest("too-many-replays", "this client already has " + std::to_string(mine)
                 + " replays open; close one first (close-replay)");
         id = next_replay_++;
+        ++opening_[client.id()];
     }
-    std::unique_ptr<ReplaySession> session;
-    try {
-        session = std::make_unique<ReplaySession>(id, client.shared_from_this(), path, open.database, open);
-    } catch (const InputError& e) {
-        throw RefusedRequest(e.field() == "run" ? "unknown-run" : "unreadable-run-store", e.what());
-    }
-    Reply reply = ok(open.id);
-    reply.replay = id;
-    client.send(reply);
-    session->start();
-    std::lock_guard lock(replays_mutex_);
-    replays_[id] = std::move(session);
+    // Opening reads the run store (its runs, rows and events): disk work, off the I/O threads.
+    disk_.post([this, id, path, open, client = client.shared_from_this()] {
+        std::unique_ptr<ReplaySession> session;
+        try {
+            try {
+                session = std::make_unique<ReplaySession>(id, client, path, open.database, open);
+            } catch (const InputError& e) {
+                throw RefusedRequest(e.field() == "run" ? "unknown-run" : "unreadable-run-store", e.what());
+            }
+        } catch (...) {
+            {
+                std::lock_guard lock(replays_mutex_);
+                if (const auto it = opening_.find(client->id()); it != opening_.end())
+                    --it->second;
+            }
+            client->send(failure_of(open.id, std::current_exception()));
+            return;
+        }
+        Reply reply = ok(open.id);
+        reply.replay = id;
+        client->send(reply);
+        session->start();
+        std::unique_lock lock(replays_mutex_);
+        const auto it = opening_.find(client->id());
+        if (it == opening_.end()) { // the client left meanwhile: its replay ends here
+            lock.unlock();
+            return;
+        }
+        --it->second;
+        replays_[id] = std::move(session);
+    });
 }
 
-void Daemon::replay_command(Client& client, const ReplayCommand& command)
+void Daemon::on(Client& client, const ReplayCommand& command)
 {
     std::unique_ptr<ReplaySession> closed;
     {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "daemon/cluster_book.h"
+#include "daemon/disk_work.h"
 #include "daemon/job_journal.h"
 #include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
@@ -90,7 +91,21 @@ public:
     const ServerFolders& folders() const { return folders_; }
 
 private:
+    // One handler per client message, chosen by std::visit: a message without one does not
+    // compile. Each replies to the request or throws (RefusedRequest, InputError, OutsidePath).
     void handle(Client& client, const protocol::ClientMessage& message);
+    void on(Client& client, const protocol::Hello& hello);
+    void on(Client& client, const protocol::Subscribe& subscribe);
+    void on(Client& client, const protocol::Unsubscribe& unsubscribe);
+    void on(Client& client, const protocol::ListJobs& list);
+    void on(Client& client, const protocol::SubmitJob& submit_job);
+    void on(Client& client, const protocol::JobCommand& command);
+    void on(Client& client, const protocol::ChangeJob& change);
+    void on(Client& client, const protocol::WorkerCommand& command);
+    void on(Client& client, const protocol::ListRuns& list);
+    void on(Client& client, const protocol::OpenReplay& open);
+    void on(Client& client, const protocol::ReplayCommand& command);
+    void on(Client& client, const protocol::JoinJob& join);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
     JobRuntime& job(JobId id) const; // throws RefusedRequest("unknown-job")
     void start_queued();             // with mutex_ held: places what fits, in submission order
@@ -101,9 +116,6 @@ private:
     void on_job_done(JobId id);
     std::string actor(const Client& client) const;
     void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
-    void open_replay(Client& client, const protocol::OpenReplay& open);
-    void replay_command(Client& client, const protocol::ReplayCommand& command);
-    void join_job(Client& client, const protocol::JoinJob& join);
     std::filesystem::path run_store(const std::string& database) const; // throws RefusedRequest
 
     DaemonOptions options_;
@@ -117,10 +129,13 @@ private:
     JobId next_job_ = 1;
     std::mutex replays_mutex_;
     std::map<std::int64_t, std::unique_ptr<ReplaySession>> replays_;
+    std::map<std::uint64_t, int> opening_; // replays each client is opening on the disk threads (replays_mutex_)
     std::int64_t next_replay_ = 1;
     std::map<std::uint64_t, JobId> remote_workers_; // worker clients and the job each joined (mutex_)
     std::uint64_t next_client_ = 1;
     bool stopping_ = false;
+    // Last, so it stops (its tasks touch the members above) before anything else goes.
+    DiskWork disk_;
 };
 
 } // namespace fulcrum::daemon

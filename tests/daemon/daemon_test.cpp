@@ -191,17 +191,17 @@ TEST_F(DaemonTest, AReplayWaitsForASlowReaderAndLosesNothing)
     daemon::Daemon d(o);
     auto viewer = d.connect(Role::Viewer, "slow");
     d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    d.receive(*viewer, encode(ClientMessage { ListRuns { "l" } }));
-    auto messages = drain(*viewer);
-    const auto listed = reply_to(messages, "l");
-    ASSERT_TRUE(listed);
-    ASSERT_EQ(listed->runs.size(), 2u);
-    EXPECT_EQ(listed->runs[0].database, "long.db");
-    EXPECT_EQ(listed->runs[0].iterations, kIterations);
-    EXPECT_EQ(listed->runs[1].database, "notes.db");
-    EXPECT_EQ(listed->runs[1].status.rfind("unreadable: ", 0), 0u) << listed->runs[1].status;
-    d.receive(*viewer, encode(ClientMessage { OpenReplay { "bad", "notes.db", 1, 1, std::nullopt, false } }));
-    EXPECT_EQ(reply_to(drain(*viewer), "bad")->error->code, "unreadable-run-store");
+    // Both read run stores: their replies come from fulcrumd's disk threads.
+    std::vector<ServerMessage> seen;
+    const Reply listed = request_reply(d, *viewer, seen, encode(ClientMessage { ListRuns { "l" } }));
+    ASSERT_EQ(listed.runs.size(), 2u);
+    EXPECT_EQ(listed.runs[0].database, "long.db");
+    EXPECT_EQ(listed.runs[0].iterations, kIterations);
+    EXPECT_EQ(listed.runs[1].database, "notes.db");
+    EXPECT_EQ(listed.runs[1].status.rfind("unreadable: ", 0), 0u) << listed.runs[1].status;
+    const Reply bad = request_reply(d, *viewer, seen, encode(ClientMessage { OpenReplay { "bad", "notes.db", 1, 1, std::nullopt, false } }));
+    ASSERT_TRUE(bad.error);
+    EXPECT_EQ(bad.error->code, "unreadable-run-store");
 
     d.receive(*viewer, encode(ClientMessage { OpenReplay { "o", "long.db", 1, 0, std::nullopt, false } }));
     std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the client reads nothing
@@ -227,7 +227,7 @@ TEST_F(DaemonTest, AReplayWaitsForASlowReaderAndLosesNothing)
     // Paused at open: the snapshot, and then nothing until play.
     d.receive(*viewer, encode(ClientMessage { OpenReplay { "p", "long.db", 1, 0, 99, true } }));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    messages = drain(*viewer);
+    const auto messages = drain(*viewer);
     ASSERT_FALSE(messages.empty());
     EXPECT_TRUE(std::holds_alternative<SnapshotEnd>(messages.back()));
     EXPECT_EQ(std::get<IterationRows>(messages[messages.size() - 2]).iteration, 99);

@@ -1,0 +1,52 @@
+#include "daemon/disk_work.h"
+
+#include <algorithm>
+
+namespace fulcrum::daemon {
+
+DiskWork::DiskWork(int threads)
+{
+    for (int i = 0; i < std::max(1, threads); ++i)
+        threads_.emplace_back([this] { run(); });
+}
+
+DiskWork::~DiskWork()
+{
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        tasks_.clear();
+    }
+    ready_.notify_all();
+    for (std::thread& t : threads_)
+        t.join();
+}
+
+void DiskWork::post(std::function<void()> task)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_)
+            return;
+        tasks_.push_back(std::move(task));
+    }
+    ready_.notify_one();
+}
+
+void DiskWork::run()
+{
+    for (;;) {
+        std::function<void()> task;
+        {
+            std::unique_lock lock(mutex_);
+            ready_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+            if (stopping_)
+                return;
+            task = std::move(tasks_.front());
+            tasks_.pop_front();
+        }
+        task(); // a task catches its own errors: it answers its request either way
+    }
+}
+
+} // namespace fulcrum::daemon

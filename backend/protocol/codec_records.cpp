@@ -1,0 +1,212 @@
+// The records that travel inside messages (rows, evaluations, events, statuses), to JSON
+// and back.
+
+#include "protocol/codec_support.h"
+
+namespace fulcrum::protocol::detail {
+
+json::object to_json(const IterationRecord& r)
+{
+    json::object o {
+        { "job", r.job }, { "worker", r.worker }, { "iteration", r.iteration }, { "start_s", r.start_s }, { "end_s", r.end_s },
+        { "batch_size", r.batch_size }, { "compute_s", r.compute_s }, { "comm_s", r.comm_s }, { "wait_s", r.wait_s },
+        { "cpu_share", r.cpu_share }, { "memory_share", r.memory_share }, { "speed", r.speed }, { "loss", r.loss },
+        { "decision", r.decision },
+    };
+    if (r.predicted_speed)
+        o["predicted_speed"] = *r.predicted_speed;
+    return o;
+}
+
+IterationRecord iteration_from(const Fields& f)
+{
+    IterationRecord r;
+    r.job = f.int32("job");
+    r.worker = f.int32("worker");
+    r.iteration = f.integer("iteration");
+    r.start_s = f.number("start_s");
+    r.end_s = f.number("end_s");
+    r.batch_size = f.int32("batch_size");
+    r.compute_s = f.number("compute_s");
+    r.comm_s = f.number("comm_s");
+    r.wait_s = f.number("wait_s");
+    r.cpu_share = f.number("cpu_share");
+    r.memory_share = f.number("memory_share");
+    r.speed = f.number("speed");
+    r.predicted_speed = f.optional_number("predicted_speed");
+    r.loss = f.number("loss");
+    r.decision = f.string_or("decision", "");
+    return r;
+}
+
+json::object to_json(const EvaluationRecord& e)
+{
+    return { { "job", e.job }, { "iteration", e.iteration }, { "time_s", e.time_s }, { "wall_s", e.wall_s }, { "epoch", e.epoch },
+        { "train_loss", e.train_loss }, { "test_loss", e.test_loss }, { "test_accuracy", e.test_accuracy } };
+}
+
+EvaluationRecord evaluation_from(const Fields& f)
+{
+    EvaluationRecord e;
+    e.job = f.int32("job");
+    e.iteration = f.integer("iteration");
+    e.time_s = f.number("time_s");
+    e.wall_s = f.number("wall_s");
+    e.epoch = f.number("epoch");
+    e.train_loss = f.number("train_loss");
+    e.test_loss = f.number("test_loss");
+    e.test_accuracy = f.number("test_accuracy");
+    return e;
+}
+
+json::object to_json(const EventRecord& e)
+{
+    json::object o { { "job", e.job }, { "iteration", e.iteration }, { "time_s", e.time_s }, { "kind", e.kind },
+        { "message", e.message }, { "actor", e.actor } };
+    if (e.worker)
+        o["worker"] = *e.worker;
+    return o;
+}
+
+EventRecord event_from(const Fields& f)
+{
+    EventRecord e;
+    e.job = f.int32("job");
+    e.iteration = f.integer("iteration");
+    e.time_s = f.number("time_s");
+    e.kind = f.string("kind");
+    if (f.has("worker"))
+        e.worker = f.int32("worker");
+    e.message = f.string_or("message", "");
+    e.actor = f.string_or("actor", "system");
+    return e;
+}
+
+json::object to_json(const JobStatus& s)
+{
+    json::object o { { "job", s.job }, { "name", s.name }, { "state", to_string(s.state) }, { "model", s.model },
+        { "sync_model", s.sync_model }, { "policy", s.policy }, { "mode", s.mode }, { "workers", s.workers },
+        { "iteration", s.iteration }, { "iterations", s.iterations }, { "time_s", s.time_s }, { "elapsed_s", s.elapsed_s },
+        { "database", s.database }, { "run", s.run }, { "message", s.message } };
+    if (s.accuracy)
+        o["accuracy"] = *s.accuracy;
+    if (!s.placement.empty())
+        o["placement"] = integers_json(s.placement);
+    return o;
+}
+
+JobStatus job_status_from(const Fields& f)
+{
+    JobStatus s;
+    s.job = f.int32("job");
+    s.name = f.string_or("name", "");
+    s.state = f.named("state", kJobStates);
+    s.model = f.string_or("model", "");
+    s.sync_model = f.string_or("sync_model", "");
+    s.policy = f.string_or("policy", "");
+    s.mode = f.string_or("mode", "");
+    s.workers = f.int32("workers", 0);
+    s.iteration = f.integer("iteration");
+    s.iterations = f.integer("iterations");
+    s.time_s = f.number("time_s");
+    s.elapsed_s = f.number("elapsed_s");
+    s.accuracy = f.optional_number("accuracy");
+    s.database = f.string_or("database", "");
+    s.run = f.has("run") ? f.integer("run") : 0;
+    s.message = f.string_or("message", "");
+    if (f.has("placement"))
+        s.placement = f.integers<std::int32_t>("placement", -1);
+    return s;
+}
+
+json::object to_json(const GpuUsage& g)
+{
+    return { { "gpu", g.gpu }, { "server", g.server }, { "free_memory_gb", g.free_memory_gb }, { "workload_s", g.workload_s },
+        { "jobs", integers_json(g.jobs) } };
+}
+
+GpuUsage gpu_usage_from(const Fields& f)
+{
+    return { f.int32("gpu", 0), f.int32("server", 0), f.number("free_memory_gb"), f.number("workload_s"),
+        f.integers<JobId>("jobs", 0) };
+}
+
+json::object to_json(const ClusterState& c)
+{
+    json::array gpus;
+    for (const GpuUsage& g : c.gpus)
+        gpus.push_back(to_json(g));
+    return { { "placement", c.placement }, { "servers", c.servers }, { "gpus_per_server", c.gpus_per_server },
+        { "gpu_memory_gb", c.gpu_memory_gb }, { "gpus", std::move(gpus) }, { "queue", integers_json(c.queue) } };
+}
+
+json::object to_json(const WorkerState& w)
+{
+    json::object o { { "worker", w.worker }, { "name", w.name }, { "batch_size", w.batch_size }, { "excluded", w.excluded },
+        { "member", w.member }, { "slowdown", w.slowdown } };
+    if (w.pinned)
+        o["pinned"] = *w.pinned;
+    if (w.excluded_until)
+        o["excluded_until"] = *w.excluded_until;
+    return o;
+}
+
+WorkerState worker_state_from(const Fields& f)
+{
+    WorkerState w;
+    w.worker = f.int32("worker");
+    w.name = f.string_or("name", "");
+    w.batch_size = f.int32("batch_size", 0);
+    if (f.has("pinned"))
+        w.pinned = f.int32("pinned");
+    w.excluded = f.boolean("excluded");
+    w.excluded_until = f.optional_number("excluded_until");
+    w.member = f.has("member") ? f.boolean("member") : true;
+    w.slowdown = f.has("slowdown") ? f.number("slowdown") : 1.0;
+    return w;
+}
+
+json::object to_json(const RunListing& r)
+{
+    return { { "database", r.database }, { "run", r.run }, { "name", r.name }, { "mode", r.mode }, { "status", r.status },
+        { "started_at", r.started_at }, { "finished_at", r.finished_at }, { "jobs", r.jobs }, { "iterations", r.iterations },
+        { "rows", r.rows } };
+}
+
+RunListing run_listing_from(const Fields& f)
+{
+    RunListing r;
+    r.database = f.string("database");
+    r.run = f.integer("run");
+    r.name = f.string_or("name", "");
+    r.mode = f.string_or("mode", "");
+    r.status = f.string_or("status", "");
+    r.started_at = f.string_or("started_at", "");
+    r.finished_at = f.string_or("finished_at", "");
+    r.jobs = f.int32("jobs", 0);
+    r.iterations = f.integer("iterations", 0);
+    r.rows = f.integer("rows", 0);
+    return r;
+}
+
+void tag_replay(json::object& o, std::int64_t replay)
+{
+    if (replay != 0)
+        o["replay"] = replay;
+}
+std::int64_t replay_of(const Fields& f) { return f.has("replay") ? f.integer("replay", 1) : 0; }
+
+json::object to_json(const ErrorInfo& e)
+{
+    json::object o { { "code", e.code }, { "message", e.message } };
+    if (!e.field.empty())
+        o["field"] = e.field;
+    return o;
+}
+
+ErrorInfo error_from(const Fields& f)
+{
+    return { f.string("code"), f.string_or("message", ""), f.string_or("field", "") };
+}
+
+} // namespace fulcrum::protocol::detail

@@ -1,0 +1,404 @@
+#pragma once
+
+// Inside the protocol library only: what the message codecs share. Boost.JSON is included
+// here, so no header outside backend/protocol includes this one.
+
+#include "common/named_values.h"
+#include "protocol/codec.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace fulcrum::protocol::detail {
+
+namespace json = boost::json;
+
+inline constexpr NameTable<Role, 3> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" }, { Role::Worker, "worker" } } };
+inline constexpr NameTable<Stream, 6> kStreams { {
+    { Stream::Iterations, "iterations" },
+    { Stream::Evaluations, "evaluations" },
+    { Stream::Events, "events" },
+    { Stream::Jobs, "jobs" },
+    { Stream::Workers, "workers" },
+    { Stream::Cluster, "cluster" },
+} };
+inline constexpr NameTable<JobState, 7> kJobStates { {
+    { JobState::Queued, "queued" },
+    { JobState::Running, "running" },
+    { JobState::Paused, "paused" },
+    { JobState::Finished, "finished" },
+    { JobState::Stopped, "stopped" },
+    { JobState::Failed, "failed" },
+    { JobState::Interrupted, "interrupted" },
+} };
+inline constexpr NameTable<JobAction, 3> kJobActions { {
+    { JobAction::Cancel, "cancel-job" },
+    { JobAction::Pause, "pause-job" },
+    { JobAction::Resume, "resume-job" },
+} };
+inline constexpr NameTable<JobSetting, 2> kJobSettings { {
+    { JobSetting::Policy, "set-policy" },
+    { JobSetting::SyncModel, "set-sync-model" },
+} };
+// The field each setting's spec travels in.
+inline std::string_view spec_field(JobSetting setting) { return setting == JobSetting::Policy ? "policy" : "sync"; }
+inline constexpr NameTable<WorkerAction, 6> kWorkerActions { {
+    { WorkerAction::Pin, "pin-worker" },
+    { WorkerAction::Unpin, "unpin-worker" },
+    { WorkerAction::Exclude, "exclude-worker" },
+    { WorkerAction::Include, "include-worker" },
+    { WorkerAction::InjectStraggler, "inject-straggler" },
+    { WorkerAction::ClearStraggler, "clear-straggler" },
+} };
+
+inline constexpr NameTable<ReplayAction, 5> kReplayActions { {
+    { ReplayAction::Play, "play-replay" },
+    { ReplayAction::Pause, "pause-replay" },
+    { ReplayAction::Seek, "seek-replay" },
+    { ReplayAction::SetSpeed, "set-replay-speed" },
+    { ReplayAction::Close, "close-replay" },
+} };
+inline constexpr NameTable<ReplayPhase, 4> kReplayPhases { {
+    { ReplayPhase::Playing, "playing" },
+    { ReplayPhase::Paused, "paused" },
+    { ReplayPhase::Finished, "finished" },
+    { ReplayPhase::Closed, "closed" },
+} };
+
+// A field that is missing, of the wrong JSON type or out of range; becomes an ErrorInfo.
+struct FieldError {
+    std::string code;
+    std::string field;
+    std::string message;
+};
+
+inline std::string_view kind_of(const json::value& v)
+{
+    switch (v.kind()) {
+    case json::kind::null:
+        return "null";
+    case json::kind::bool_:
+        return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+        return "a number";
+    case json::kind::string:
+        return "a string";
+    case json::kind::array:
+        return "an array";
+    case json::kind::object:
+        return "an object";
+    }
+    return "a value";
+}
+
+// One of an enum's names, at `at` (a field or an array element).
+template <class Enum, std::size_t N>
+Enum named_value(const json::value& v, const std::string& at, const NameTable<Enum, N>& table)
+{
+    if (!v.is_string())
+        throw FieldError { "wrong-type", at, "'" + at + "' must be a string, got " + std::string(kind_of(v)) };
+    const std::string_view text = v.get_string();
+    if (const auto value = value_named(table, text))
+        return *value;
+    std::string expected;
+    for (const auto& entry : table) {
+        expected += expected.empty() ? "" : ", ";
+        expected += entry.second;
+    }
+    throw FieldError { "illegal-value", at, "'" + at + "' must be one of " + expected + ", got '" + std::string(text) + "'" };
+}
+
+// Reads the fields of one JSON object, naming each field in its errors by its full path.
+class Fields {
+public:
+    Fields(const json::object& object, std::string prefix = {})
+        : object_(object)
+        , prefix_(std::move(prefix))
+    {
+    }
+
+    std::string path(std::string_view name) const { return prefix_.empty() ? std::string(name) : prefix_ + "." + std::string(name); }
+    bool has(std::string_view name) const
+    {
+        const json::value* v = object_.if_contains(name);
+        return v && !v->is_null();
+    }
+
+    const json::value& required(std::string_view name, std::string_view expected) const
+    {
+        const json::value* v = object_.if_contains(name);
+        if (!v || v->is_null())
+            throw FieldError { "missing-field", path(name), "'" + path(name) + "' is required (" + std::string(expected) + ")" };
+        return *v;
+    }
+
+    [[noreturn]] void wrong(std::string_view name, std::string_view expected, const json::value& v) const
+    {
+        throw FieldError { "wrong-type", path(name),
+            "'" + path(name) + "' must be " + std::string(expected) + ", got " + std::string(kind_of(v)) };
+    }
+    [[noreturn]] void illegal(std::string_view name, const std::string& why) const
+    {
+        throw FieldError { "illegal-value", path(name), "'" + path(name) + "' " + why };
+    }
+
+    std::string string(std::string_view name) const
+    {
+        const json::value& v = required(name, "a string");
+        if (!v.is_string())
+            wrong(name, "a string", v);
+        return std::string(v.get_string());
+    }
+    std::string string_or(std::string_view name, std::string fallback) const { return has(name) ? string(name) : fallback; }
+
+    double number(std::string_view name) const
+    {
+        const json::value& v = required(name, "a number");
+        if (!v.is_number())
+            wrong(name, "a number", v);
+        const double d = v.to_number<double>();
+        if (!std::isfinite(d))
+            illegal(name, "must be finite");
+        return d;
+    }
+    std::optional<double> optional_number(std::string_view name) const
+    {
+        return has(name) ? std::optional<double>(number(name)) : std::nullopt;
+    }
+
+    std::int64_t integer(std::string_view name, std::int64_t min = std::numeric_limits<std::int64_t>::min(),
+                         std::int64_t max = std::numeric_limits<std::int64_t>::max()) const
+    {
+        const json::value& v = required(name, "a whole number");
+        std::int64_t n = 0;
+        if (v.is_int64())
+            n = v.get_int64();
+        else if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            n = static_cast<std::int64_t>(v.get_uint64());
+        else if (v.is_double() && std::floor(v.get_double()) == v.get_double() && std::abs(v.get_double()) < 9.0e15)
+            n = static_cast<std::int64_t>(v.get_double());
+        else
+            wrong(name, "a whole number", v);
+        if (n < min || n > max)
+            illegal(name, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(n));
+        return n;
+    }
+    std::int32_t int32(std::string_view name, std::int32_t min = std::numeric_limits<std::int32_t>::min()) const
+    {
+        return static_cast<std::int32_t>(integer(name, min, std::numeric_limits<std::int32_t>::max()));
+    }
+
+    bool boolean(std::string_view name) const
+    {
+        const json::value& v = required(name, "true or false");
+        if (!v.is_bool())
+            wrong(name, "true or false", v);
+        return v.get_bool();
+    }
+
+    const json::array& array(std::string_view name) const
+    {
+        const json::value& v = required(name, "an array");
+        if (!v.is_array())
+            wrong(name, "an array", v);
+        return v.get_array();
+    }
+    const json::object& object(std::string_view name) const
+    {
+        const json::value& v = required(name, "an object");
+        if (!v.is_object())
+            wrong(name, "an object", v);
+        return v.get_object();
+    }
+    // An array of whole numbers from `min` up to the largest Int.
+    template <class Int>
+    std::vector<Int> integers(std::string_view name, std::int64_t min) const
+    {
+        std::vector<Int> out;
+        const json::array& a = array(name);
+        out.reserve(a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const std::string at = path(name) + "[" + std::to_string(i) + "]";
+            if (!a[i].is_int64())
+                throw FieldError { "wrong-type", at, "'" + at + "' must be a whole number, got " + std::string(kind_of(a[i])) };
+            const std::int64_t n = a[i].get_int64();
+            if (n < min || n > std::numeric_limits<Int>::max())
+                throw FieldError { "illegal-value", at, "'" + at + "' must be between " + std::to_string(min) + " and "
+                    + std::to_string(std::numeric_limits<Int>::max()) + ", got " + std::to_string(n) };
+            out.push_back(static_cast<Int>(n));
+        }
+        return out;
+    }
+    Fields element(std::string_view name, std::size_t i, const json::value& v) const
+    {
+        const std::string at = path(name) + "[" + std::to_string(i) + "]";
+        if (!v.is_object())
+            throw FieldError { "wrong-type", at, "'" + at + "' must be an object, got " + std::string(kind_of(v)) };
+        return Fields(v.get_object(), at);
+    }
+
+    template <class Enum, std::size_t N>
+    Enum named(std::string_view name, const NameTable<Enum, N>& table) const
+    {
+        return named_value(required(name, "a string"), path(name), table);
+    }
+
+private:
+    const json::object& object_;
+    std::string prefix_;
+};
+
+template <class Int>
+json::array integers_json(const std::vector<Int>& values)
+{
+    json::array a;
+    a.reserve(values.size());
+    for (Int v : values)
+        a.emplace_back(static_cast<std::int64_t>(v));
+    return a;
+}
+
+// --- records (codec_records.cpp) ---------------------------------------------------------
+
+json::object to_json(const IterationRecord& r);
+IterationRecord iteration_from(const Fields& f);
+json::object to_json(const EvaluationRecord& e);
+EvaluationRecord evaluation_from(const Fields& f);
+json::object to_json(const EventRecord& e);
+EventRecord event_from(const Fields& f);
+json::object to_json(const JobStatus& s);
+JobStatus job_status_from(const Fields& f);
+json::object to_json(const GpuUsage& g);
+GpuUsage gpu_usage_from(const Fields& f);
+json::object to_json(const ClusterState& c);
+json::object to_json(const WorkerState& w);
+WorkerState worker_state_from(const Fields& f);
+json::object to_json(const RunListing& r);
+RunListing run_listing_from(const Fields& f);
+json::object to_json(const ErrorInfo& e);
+ErrorInfo error_from(const Fields& f);
+// Stream messages name their replay only when they come from one.
+void tag_replay(json::object& o, std::int64_t replay);
+std::int64_t replay_of(const Fields& f);
+
+// --- one entry per message -----------------------------------------------------------------
+
+// Wire<M> is message M's entry: the wire names it is read from (names()), the one it is
+// written with (name(m)), and how its fields are written (encode: after "type") and read
+// (decode). client_messages.cpp and server_messages.cpp hold one for every alternative of
+// ClientMessage and ServerMessage: encoding, decoding and naming visit the variant, so a
+// message without an entry does not compile.
+template <class M> struct Wire;
+
+// A message with one wire name.
+template <std::size_t N> struct FixedName {
+    char text[N] {};
+    constexpr FixedName(const char (&s)[N]) { std::copy_n(s, N, text); }
+    constexpr std::string_view view() const { return { text, N - 1 }; }
+};
+template <FixedName Name> struct NamedAs {
+    static std::array<std::string_view, 1> names() { return { Name.view() }; }
+    template <class M> static std::string_view name(const M&) { return Name.view(); }
+};
+// A message whose wire name is its action's (cancel-job, pin-worker, ...): one name table.
+template <const auto& Table, auto Member> struct NamedBy {
+    static std::vector<std::string_view> names()
+    {
+        std::vector<std::string_view> out;
+        for (const auto& entry : Table)
+            out.push_back(entry.second);
+        return out;
+    }
+    template <class M> static std::string_view name(const M& m) { return name_of(Table, m.*Member); }
+};
+
+template <class Variant> using Reader = Variant (*)(std::string_view type, const Fields& fields);
+
+template <class Variant, class M> void add_reader(std::unordered_map<std::string_view, Reader<Variant>>& table)
+{
+    for (const std::string_view name : Wire<M>::names())
+        table.emplace(name, [](std::string_view type, const Fields& f) -> Variant { return Wire<M>::decode(type, f); });
+}
+
+template <class Variant, std::size_t... I>
+std::unordered_map<std::string_view, Reader<Variant>> make_readers(std::index_sequence<I...>)
+{
+    std::unordered_map<std::string_view, Reader<Variant>> table;
+    (add_reader<Variant, std::variant_alternative_t<I, Variant>>(table), ...);
+    return table;
+}
+
+// The message a frame's "type" names, read by its entry.
+template <class Variant> Variant read_message(std::string_view type, const Fields& f)
+{
+    static const auto readers = make_readers<Variant>(std::make_index_sequence<std::variant_size_v<Variant>> {});
+    const auto it = readers.find(type);
+    if (it == readers.end())
+        throw FieldError { "unknown-type", "type", "unknown message type '" + std::string(type) + "'" };
+    return it->second(type, f);
+}
+
+template <class Variant> json::object write_message(const Variant& message)
+{
+    return std::visit(
+        [](const auto& m) {
+            using M = std::decay_t<decltype(m)>;
+            json::object o { { "type", Wire<M>::name(m) } };
+            Wire<M>::encode(m, o);
+            return o;
+        },
+        message);
+}
+
+template <class Variant> std::string_view name_message(const Variant& message)
+{
+    return std::visit([](const auto& m) { return Wire<std::decay_t<decltype(m)>>::name(m); }, message);
+}
+
+// Frame → JSON object → fields → the message, with every failure an ErrorInfo (codec.cpp).
+// `read` is called with the frame's type and its fields.
+template <class Message> using ReadFields = Message (*)(std::string_view type, const Fields& fields);
+template <class Message> Decoded<Message> decode_frame(std::string_view frame, ReadFields<Message> read);
+
+// The frame parsed and checked up to its fields; on failure `error` is set (codec.cpp).
+struct ParsedFrame {
+    json::value value;
+    std::string request_id;
+    std::optional<ErrorInfo> error;
+};
+ParsedFrame parse_frame(std::string_view frame, json::storage_ptr memory);
+
+template <class Message> Decoded<Message> decode_frame(std::string_view frame, ReadFields<Message> read)
+{
+    Decoded<Message> out;
+    json::monotonic_resource memory;
+    ParsedFrame parsed = parse_frame(frame, &memory);
+    out.request_id = std::move(parsed.request_id);
+    if (parsed.error) {
+        out.error = *parsed.error;
+        return out;
+    }
+    try {
+        const Fields fields(parsed.value.get_object());
+        const std::string type = fields.string("type");
+        out.message = read(type, fields);
+    } catch (const FieldError& e) {
+        out.error = { e.code, e.message, e.field };
+    }
+    return out;
+}
+
+} // namespace fulcrum::protocol::detail
