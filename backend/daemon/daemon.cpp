@@ -248,8 +248,16 @@ void Daemon::on(Client& client, const ListJobs& l)
 
 void Daemon::on(Client& client, const SubmitJob& submit_job)
 {
-    const JobId id = submit(submit_job.scenario_json, "submit-job from " + client.name(), Origin::Client);
-    client.send(ok(submit_job.id, id));
+    // The job is written to the journal (an fsync) before the reply: disk work, off the I/O
+    // threads.
+    disk_.post([this, client = client.shared_from_this(), submit_job] {
+        try {
+            const JobId id = submit(submit_job.scenario_json, "submit-job from " + client->name(), Origin::Client);
+            client->send(ok(submit_job.id, id));
+        } catch (...) {
+            client->send(failure_of(submit_job.id, std::current_exception()));
+        }
+    });
 }
 
 void Daemon::on(Client& client, const JobCommand& c)
