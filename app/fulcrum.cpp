@@ -37,25 +37,39 @@ int main(int argc, char** argv)
     // --help, --version and bad options are answered before any window system is touched:
     // a QApplication without a display aborts inside Qt.
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral(
-        "Fulcrum operations console: watch fulcrumd's jobs live (equilibrium, straggler timeline, prediction, cluster, scheduler),\n"
-        "pin or exclude workers, and replay recorded runs for post-mortems.\n\n"
-        "  fulcrum --connect ws://127.0.0.1:7480 --token-file fulcrum-data/tokens\n"
-        "  fulcrum --replay runs/job-1.db\n"
-        "  fulcrum --replay runs/job-1.db --at 300 --view timeline --screenshot timeline.png"));
+    parser.setApplicationDescription(
+        QStringLiteral("Fulcrum operations console: watch fulcrumd's jobs live (equilibrium, straggler timeline, "
+                       "prediction, cluster, scheduler),\n"
+                       "pin or exclude workers, and replay recorded runs for post-mortems.\n\n"
+                       "  fulcrum --connect ws://127.0.0.1:7480 --token-file fulcrum-data/tokens\n"
+                       "  fulcrum --replay runs/job-1.db\n"
+                       "  fulcrum --replay runs/job-1.db --at 300 --view timeline --screenshot timeline.png"));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption connect_to(QStringLiteral("connect"), QStringLiteral("Connect to fulcrumd at this ws:// or wss:// URL."), QStringLiteral("URL"));
-    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("Bearer token for --connect."), QStringLiteral("TOKEN"));
+    const QCommandLineOption connect_to(QStringLiteral("connect"),
+        QStringLiteral("Connect to fulcrumd at this ws:// or wss:// URL."), QStringLiteral("URL"));
+    const QCommandLineOption token(
+        QStringLiteral("token"), QStringLiteral("Bearer token for --connect."), QStringLiteral("TOKEN"));
     const QCommandLineOption token_file(QStringLiteral("token-file"),
-        QStringLiteral("Read the token from fulcrumd's token file (the first operator token, else the first viewer token)."), QStringLiteral("FILE"));
-    const QCommandLineOption ca_file(QStringLiteral("ca-file"), QStringLiteral("Trust this CA (PEM) for wss://."), QStringLiteral("FILE"));
-    const QCommandLineOption replay(QStringLiteral("replay"), QStringLiteral("Replay a recorded run file (a run store .db) through a private fulcrumd."), QStringLiteral("RUN.db"));
-    const QCommandLineOption at(QStringLiteral("at"), QStringLiteral("With --replay: stop the replay at this iteration of the run's first job."), QStringLiteral("ITERATION"));
-    const QCommandLineOption view(QStringLiteral("view"), QStringLiteral("Show this view first: equilibrium, timeline, prediction, cluster or scheduler."), QStringLiteral("NAME"));
+        QStringLiteral(
+            "Read the token from fulcrumd's token file (the first operator token, else the first viewer token)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption ca_file(
+        QStringLiteral("ca-file"), QStringLiteral("Trust this CA (PEM) for wss://."), QStringLiteral("FILE"));
+    const QCommandLineOption replay(QStringLiteral("replay"),
+        QStringLiteral("Replay a recorded run file (a run store .db) through a private fulcrumd."),
+        QStringLiteral("RUN.db"));
+    const QCommandLineOption at(QStringLiteral("at"),
+        QStringLiteral("With --replay: stop the replay at this iteration of the run's first job."),
+        QStringLiteral("ITERATION"));
+    const QCommandLineOption view(QStringLiteral("view"),
+        QStringLiteral("Show this view first: equilibrium, timeline, prediction, cluster or scheduler."),
+        QStringLiteral("NAME"));
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-        QStringLiteral("Render the main window to a PNG file and exit (after the replay is loaded, with --replay)."), QStringLiteral("FILE"));
-    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x900)."), QStringLiteral("WxH"));
+        QStringLiteral("Render the main window to a PNG file and exit (after the replay is loaded, with --replay)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption size(
+        QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x900)."), QStringLiteral("WxH"));
     parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, size });
     {
         QCoreApplication probe(argc, argv);
@@ -64,8 +78,9 @@ int main(int argc, char** argv)
     }
     if (!has_display()) {
         if (!parser.isSet(screenshot))
-            return fail(QStringLiteral("no display to open the console on: run it on a desktop, over 'ssh -X', or headless with "
-                                       "QT_QPA_PLATFORM=offscreen and --screenshot FILE"));
+            return fail(QStringLiteral(
+                "no display to open the console on: run it on a desktop, over 'ssh -X', or headless with "
+                "QT_QPA_PLATFORM=offscreen and --screenshot FILE"));
         qputenv("QT_QPA_PLATFORM", "offscreen"); // a screenshot needs no screen
     }
     QApplication app(argc, argv);
@@ -79,11 +94,13 @@ int main(int argc, char** argv)
         bool w_ok = false, h_ok = false;
         const int w = wh.size() == 2 ? wh[0].toInt(&w_ok) : 0, h = wh.size() == 2 ? wh[1].toInt(&h_ok) : 0;
         if (!w_ok || !h_ok || w < 320 || h < 240)
-            return fail(QStringLiteral("--size: expected WIDTHxHEIGHT of at least 320x240, got '%1'").arg(parser.value(size)));
+            return fail(
+                QStringLiteral("--size: expected WIDTHxHEIGHT of at least 320x240, got '%1'").arg(parser.value(size)));
         window.resize(w, h);
     }
     if (parser.isSet(view) && !window.show_view(parser.value(view)))
-        return fail(QStringLiteral("--view: expected equilibrium, timeline, prediction, cluster or scheduler, got '%1'").arg(parser.value(view)));
+        return fail(QStringLiteral("--view: expected equilibrium, timeline, prediction, cluster or scheduler, got '%1'")
+                        .arg(parser.value(view)));
     std::optional<std::int64_t> at_iteration;
     if (parser.isSet(at)) {
         bool ok = false;
@@ -95,11 +112,13 @@ int main(int argc, char** argv)
     }
 
     if (parser.isSet(connect_to)) {
-        fulcrum::ui::ServerAddress address { QUrl(parser.value(connect_to)), parser.value(token), parser.value(ca_file) };
+        fulcrum::ui::ServerAddress address { QUrl(parser.value(connect_to)), parser.value(token),
+            parser.value(ca_file) };
         if (parser.isSet(token_file)) {
             QFile file(parser.value(token_file));
             if (!file.open(QIODevice::ReadOnly))
-                return fail(QStringLiteral("--token-file %1: cannot be read (%2)").arg(file.fileName(), file.errorString()));
+                return fail(
+                    QStringLiteral("--token-file %1: cannot be read (%2)").arg(file.fileName(), file.errorString()));
             QString viewer;
             for (const QByteArray& line : file.readAll().split('\n')) {
                 const QStringList fields = QString::fromUtf8(line).simplified().split(QLatin1Char(' '));
@@ -133,7 +152,8 @@ int main(int argc, char** argv)
             shoot();
             return exit_code;
         }
-        QObject::connect(&window, &fulcrum::ui::MainWindow::replayReady, &window, [&] { QTimer::singleShot(0, &window, shoot); });
+        QObject::connect(
+            &window, &fulcrum::ui::MainWindow::replayReady, &window, [&] { QTimer::singleShot(0, &window, shoot); });
         QObject::connect(&window, &fulcrum::ui::MainWindow::problemReported, &window, [&](const QString& text) {
             exit_code = fail(text);
             QApplication::exit(exit_code);

@@ -28,11 +28,10 @@ int main(int argc, char** argv)
     po::options_description visible("Options");
     std::string name, out;
     std::uint64_t seed = 1;
-    visible.add_options()
-        ("help,h", "show this help")
-        ("out,o", po::value(&out), "folder for the results (created if missing; files in it are replaced)")
-        ("seed,s", po::value(&seed)->default_value(1), "random seed")
-        ("quick", "a smaller, shorter version: checks that the experiment runs, not the published figures");
+    visible.add_options()("help,h", "show this help")(
+        "out,o", po::value(&out), "folder for the results (created if missing; files in it are replaced)")(
+        "seed,s", po::value(&seed)->default_value(1), "random seed")(
+        "quick", "a smaller, shorter version: checks that the experiment runs, not the published figures");
     po::options_description hidden;
     hidden.add_options()("name", po::value(&name));
     po::options_description all;
@@ -48,14 +47,16 @@ int main(int argc, char** argv)
         return 2;
     }
     if (vm.count("help")) {
-        std::cout << kUsage << fulcrum::experiment::describe_experiments() << "\n" << visible
-                  << "\nThe figures these produce are collected in docs/results.md.\n";
+        std::cout << kUsage << fulcrum::experiment::describe_experiments() << "\n"
+                  << visible << "\nThe figures these produce are collected in docs/results.md.\n";
         return 0;
     }
     const auto& names = fulcrum::experiment::experiment_names();
     if (name.empty() || std::find(names.begin(), names.end(), name) == names.end()) {
-        std::cerr << "fulcrum-experiment: " << (name.empty() ? "no experiment named" : "unknown experiment '" + name + "'")
-                  << "; expected one of:\n" << fulcrum::experiment::describe_experiments();
+        std::cerr << "fulcrum-experiment: "
+                  << (name.empty() ? "no experiment named" : "unknown experiment '" + name + "'")
+                  << "; expected one of:\n"
+                  << fulcrum::experiment::describe_experiments();
         return 2;
     }
     if (out.empty()) {

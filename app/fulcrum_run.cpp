@@ -4,13 +4,13 @@
 #include "common/error.h"
 #include "db/run_reader.h"
 #include "run/run_scenario.h"
-#include "train/trainer.h"
 #include "run/terminal_progress.h"
+#include "train/trainer.h"
 
 #include <boost/program_options.hpp>
 #include <csignal>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace po = boost::program_options;
@@ -19,7 +19,10 @@ namespace {
 
 std::atomic<bool> g_stop { false };
 
-extern "C" void request_stop(int) { g_stop.store(true); }
+extern "C" void request_stop(int)
+{
+    g_stop.store(true);
+}
 
 constexpr const char* kUsage = R"(Usage: fulcrum-run SCENARIO --out RUN.db [options]
        fulcrum-run --out RUN.db --resume RUN [options]
@@ -46,21 +49,19 @@ int main(int argc, char** argv)
     std::uint64_t seed = 0;
     double pace = 0;
     int threads = 0;
-    visible.add_options()
-        ("help,h", "show this help")
-        ("out,o", po::value(&out), "run database to record into (created if missing; a new run is appended)")
-        ("mode,m", po::value(&mode_text), "virtual | paced | real (default: the scenario's mode)\n"
-                                          "  virtual: simulated cluster clock, as fast as possible\n"
-                                          "  paced:   the same, slowed to --pace virtual s per wall s\n"
-                                          "  real:    wall-clock times measured on worker threads")
-        ("seed,s", po::value(&seed), "random seed (default: the scenario's)")
-        ("pace", po::value(&pace), "virtual seconds per wall second in paced mode")
-        ("threads", po::value(&threads), "compute threads in virtual/paced mode (default: one per core)")
-        ("save-predictors", po::value(&predictors_dir), "after the run, write each worker's NARX network to "
-                                                       "DIR/worker-N.narx (for policy.predictor.warm_start_file)")
-        ("no-record", "train without recording (for measuring the recorder's cost)")
-        ("resume", po::value<std::int64_t>(), "continue run RUN of --out from its last checkpoint")
-        ("json", "print the summary as one JSON object on stdout");
+    visible.add_options()("help,h", "show this help")("out,o", po::value(&out),
+        "run database to record into (created if missing; a new run is appended)")("mode,m", po::value(&mode_text),
+        "virtual | paced | real (default: the scenario's mode)\n"
+        "  virtual: simulated cluster clock, as fast as possible\n"
+        "  paced:   the same, slowed to --pace virtual s per wall s\n"
+        "  real:    wall-clock times measured on worker threads")(
+        "seed,s", po::value(&seed), "random seed (default: the scenario's)")(
+        "pace", po::value(&pace), "virtual seconds per wall second in paced mode")("threads", po::value(&threads),
+        "compute threads in virtual/paced mode (default: one per core)")("save-predictors", po::value(&predictors_dir),
+        "after the run, write each worker's NARX network to "
+        "DIR/worker-N.narx (for policy.predictor.warm_start_file)")(
+        "no-record", "train without recording (for measuring the recorder's cost)")("resume", po::value<std::int64_t>(),
+        "continue run RUN of --out from its last checkpoint")("json", "print the summary as one JSON object on stdout");
     po::options_description hidden;
     hidden.add_options()("scenario", po::value(&scenario_path));
     po::options_description all;
@@ -77,7 +78,8 @@ int main(int argc, char** argv)
         return 2;
     }
     if (vm.count("help")) {
-        std::cout << visible << "\nScenario files are described in docs/scenarios.md; examples are in resources/scenarios/.\n";
+        std::cout << visible
+                  << "\nScenario files are described in docs/scenarios.md; examples are in resources/scenarios/.\n";
         return 0;
     }
     const bool resuming = vm.count("resume") > 0;
@@ -86,7 +88,8 @@ int main(int argc, char** argv)
         return 2;
     }
     if (resuming && (!scenario_path.empty() || vm.count("no-record"))) {
-        std::cerr << "fulcrum-run: --resume takes the scenario recorded in --out RUN.db; give no scenario file and no --no-record\n";
+        std::cerr << "fulcrum-run: --resume takes the scenario recorded in --out RUN.db; give no scenario file and no "
+                     "--no-record\n";
         return 2;
     }
     const bool record = !vm.count("no-record");
@@ -150,7 +153,8 @@ int main(int argc, char** argv)
             const fulcrum::db::RunInfo info = reader.run(run);
             auto checkpoint = reader.checkpoint(run, 0);
             if (!checkpoint)
-                throw fulcrum::InputError(out, "run " + std::to_string(run), "has no checkpoint to resume from (status " + info.status
+                throw fulcrum::InputError(out, "run " + std::to_string(run),
+                    "has no checkpoint to resume from (status " + info.status
                         + "); checkpoints are written by bsp and backup jobs, every 500 iterations by default");
             scenario = fulcrum::scenario::parse_scenario(info.scenario_json, out + ", run " + std::to_string(run));
             std::cerr << "fulcrum-run: resuming run " << run << " (" << info.name << ", " << info.status
@@ -166,7 +170,8 @@ int main(int argc, char** argv)
         else
             std::cout << fulcrum::run::to_text(summary);
         if (!predictors_dir.empty()) {
-            std::cerr << "fulcrum-run: saved " << saved_models.size() << " NARX network(s) in " << predictors_dir << '\n';
+            std::cerr << "fulcrum-run: saved " << saved_models.size() << " NARX network(s) in " << predictors_dir
+                      << '\n';
             if (saved_models.empty())
                 std::cerr << "fulcrum-run: --save-predictors: the job's policy has no trained NARX networks "
                              "(needs policy lbbsp-cpu with predictor narx and enough iterations)\n";

@@ -2,9 +2,8 @@
 
 #include "worker_client/remote_worker.h"
 
-#include <boost/program_options.hpp>
-
 #include <atomic>
+#include <boost/program_options.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -17,9 +16,13 @@ using namespace fulcrum;
 namespace {
 
 std::atomic<bool> g_stop { false };
-extern "C" void request_stop(int) { g_stop.store(true); }
+extern "C" void request_stop(int)
+{
+    g_stop.store(true);
+}
 
-constexpr const char* kUsage = R"(Usage: fulcrum-worker --server HOST:PORT --job N [--worker SLOT] [--token TOKEN | --token-file FILE]
+constexpr const char* kUsage
+    = R"(Usage: fulcrum-worker --server HOST:PORT --job N [--worker SLOT] [--token TOKEN | --token-file FILE]
                       [--tls [--ca-file PEM]] [--name NAME] [--data DIR]
 
 Joins job N of a fulcrumd as one of its remote workers (a worker the scenario marks
@@ -65,17 +68,14 @@ int main(int argc, char** argv)
     ::gethostname(host, sizeof host - 1);
     o.name = host;
     po::options_description visible("Options");
-    visible.add_options()
-        ("help,h", "show this help")
-        ("server", po::value(&server), "fulcrumd's address, HOST:PORT")
-        ("job", po::value(&job), "the job to join (its id in fulcrumd)")
-        ("worker", po::value(&worker), "a particular remote slot of the job (default: the first free one)")
-        ("token", po::value(&o.token), "a worker token")
-        ("token-file", po::value(&token_file), "a file holding the token")
-        ("tls", po::bool_switch(&o.tls), "connect with TLS (fulcrumd started with --tls-cert)")
-        ("ca-file", po::value(&ca_file), "with --tls: PEM certificates to trust (default: the system's)")
-        ("name", po::value(&o.name), "this worker's name in fulcrumd's log (default: the host name)")
-        ("data", po::value(&data), "the Fashion-MNIST folder on this host, if not the scenario's path");
+    visible.add_options()("help,h", "show this help")("server", po::value(&server), "fulcrumd's address, HOST:PORT")(
+        "job", po::value(&job), "the job to join (its id in fulcrumd)")(
+        "worker", po::value(&worker), "a particular remote slot of the job (default: the first free one)")("token",
+        po::value(&o.token), "a worker token")("token-file", po::value(&token_file), "a file holding the token")(
+        "tls", po::bool_switch(&o.tls), "connect with TLS (fulcrumd started with --tls-cert)")(
+        "ca-file", po::value(&ca_file), "with --tls: PEM certificates to trust (default: the system's)")(
+        "name", po::value(&o.name), "this worker's name in fulcrumd's log (default: the host name)")(
+        "data", po::value(&data), "the Fashion-MNIST folder on this host, if not the scenario's path");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -123,11 +123,10 @@ int main(int argc, char** argv)
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
     try {
-        const auto summary = worker_client::run_remote_worker(o, g_stop, [](const std::string& line) {
-            std::cerr << "fulcrum-worker: " << line << "\n";
-        });
-        std::cerr << "fulcrum-worker: worker " << summary.worker << ": " << summary.batches << " batches, " << summary.samples
-                  << " samples, " << summary.compute_s << " s computing; " << summary.ended << "\n";
+        const auto summary = worker_client::run_remote_worker(
+            o, g_stop, [](const std::string& line) { std::cerr << "fulcrum-worker: " << line << "\n"; });
+        std::cerr << "fulcrum-worker: worker " << summary.worker << ": " << summary.batches << " batches, "
+                  << summary.samples << " samples, " << summary.compute_s << " s computing; " << summary.ended << "\n";
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "fulcrum-worker: " << e.what() << "\n";

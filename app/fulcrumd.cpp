@@ -7,10 +7,9 @@
 #include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <boost/program_options.hpp>
-
-#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -23,9 +22,13 @@ using namespace fulcrum;
 namespace {
 
 std::atomic<bool> g_stop { false };
-extern "C" void request_stop(int) { g_stop.store(true); }
+extern "C" void request_stop(int)
+{
+    g_stop.store(true);
+}
 
-constexpr const char* kUsage = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
+constexpr const char* kUsage
+    = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
                 [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]...
                 [--cluster FILE] [--placement POLICY]
 
@@ -87,7 +90,7 @@ struct Settings {
     std::string listen = "127.0.0.1:7480";
     std::string token_file;
     std::string data_dir = "fulcrum-data";
-    std::string cluster;   // a cluster file; empty: the default cluster
+    std::string cluster; // a cluster file; empty: the default cluster
     std::string placement = "lwf-1";
     std::string tls_certificate, tls_key;
     bool allow_plain = false;
@@ -97,7 +100,10 @@ struct Settings {
     bool resume_manual = false;
 };
 
-bool is_loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0; }
+bool is_loopback(const std::string& host)
+{
+    return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
+}
 
 std::string read_file(const std::string& path)
 {
@@ -177,7 +183,8 @@ void apply_config(const std::string& path, Settings& s, const po::variables_map&
                 s.folders.models.emplace_back(p);
         } else {
             throw InputError(path, k,
-                "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, allow_plain, scenarios, "
+                "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, "
+                "allow_plain, scenarios, "
                 "datasets_folders, models_folders, runs_folders, resume_jobs)");
         }
     }
@@ -190,20 +197,20 @@ int main(int argc, char** argv)
     Settings s;
     std::string config;
     po::options_description visible("Options");
-    visible.add_options()
-        ("help,h", "show this help")
-        ("config", po::value(&config), "settings file (JSON, see below)")
-        ("listen", po::value(&s.listen)->default_value(s.listen), "address and port to serve on; 0.0.0.0:7480 for every interface")
-        ("token-file", po::value(&s.token_file), "bearer tokens (default: DATA_DIR/tokens)")
-        ("data-dir", po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")
-        ("cluster", po::value(&s.cluster), "the cluster's servers and GPUs (JSON; default 16 servers x 4 GPUs of 16 GB)")
-        ("placement", po::value(&s.placement)->default_value(s.placement), "placement policy: rand, ff, ls or lwf-K")
-        ("tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")
-        ("tls-key", po::value(&s.tls_key), "the certificate's PEM private key")
-        ("allow-plain", po::bool_switch(&s.allow_plain), "serve plain WebSocket on a non-loopback address")
-        ("scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")
-        ("no-demo", po::bool_switch(&s.no_demo), "start no job without a scenario: serve the recorded runs and wait for submissions")
-        ("runs-folder", po::value<std::vector<std::string>>()->composing(), "also list and replay the run stores in this folder (repeatable)");
+    visible.add_options()("help,h", "show this help")("config", po::value(&config), "settings file (JSON, see below)")(
+        "listen", po::value(&s.listen)->default_value(s.listen),
+        "address and port to serve on; 0.0.0.0:7480 for every interface")(
+        "token-file", po::value(&s.token_file), "bearer tokens (default: DATA_DIR/tokens)")("data-dir",
+        po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")("cluster",
+        po::value(&s.cluster), "the cluster's servers and GPUs (JSON; default 16 servers x 4 GPUs of 16 GB)")(
+        "placement", po::value(&s.placement)->default_value(s.placement), "placement policy: rand, ff, ls or lwf-K")(
+        "tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")("tls-key",
+        po::value(&s.tls_key), "the certificate's PEM private key")("allow-plain", po::bool_switch(&s.allow_plain),
+        "serve plain WebSocket on a non-loopback address")("scenario", po::value(&s.scenarios)->composing(),
+        "submit this scenario at start (repeatable)")("no-demo", po::bool_switch(&s.no_demo),
+        "start no job without a scenario: serve the recorded runs and wait for submissions")("runs-folder",
+        po::value<std::vector<std::string>>()->composing(),
+        "also list and replay the run stores in this folder (repeatable)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -241,8 +248,11 @@ int main(int argc, char** argv)
                 "TLS needs both --tls-cert and --tls-key (PEM files)");
         const std::string host = s.listen.substr(0, colon);
         if (s.tls_certificate.empty() && !is_loopback(host) && !s.allow_plain)
-            throw InputError("--listen", "", "'" + host + "' is not a loopback address and no TLS certificate is configured: tokens and "
-                "data would cross the network unencrypted. Give --tls-cert and --tls-key, or --allow-plain on a trusted network");
+            throw InputError("--listen", "",
+                "'" + host
+                    + "' is not a loopback address and no TLS certificate is configured: tokens and "
+                      "data would cross the network unencrypted. Give --tls-cert and --tls-key, or --allow-plain on a "
+                      "trusted network");
 
         daemon::DaemonOptions options;
         options.data_dir = s.data_dir;
@@ -254,16 +264,19 @@ int main(int argc, char** argv)
             options.cluster = sched::load_cluster(s.cluster);
         options.placement = s.placement;
         options.server_name = "fulcrumd 0.1.0";
-        options.resume = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
+        options.resume
+            = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
         daemon::Daemon d(options);
         const auto recovered = d.recover();
         for (const auto& found : recovered)
-            std::cerr << "fulcrumd: " << (found.job ? "job " + std::to_string(found.job) + " from before the restart: " : "") << found.message
-                      << "\n";
+            std::cerr << "fulcrumd: "
+                      << (found.job ? "job " + std::to_string(found.job) + " from before the restart: " : "")
+                      << found.message << "\n";
         bool created = false;
         const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(s.token_file, &created);
         if (created)
-            std::cerr << "fulcrumd: created the token file " << s.token_file << " (mode 0600) with an operator, a viewer and a worker token\n";
+            std::cerr << "fulcrumd: created the token file " << s.token_file
+                      << " (mode 0600) with an operator, a viewer and a worker token\n";
         else
             std::cerr << "fulcrumd: tokens from " << s.token_file << "\n";
 
@@ -274,7 +287,8 @@ int main(int argc, char** argv)
         server_options.tls_key = s.tls_key;
         daemon::WebSocketServer server(d, tokens, server_options);
         if (!server.tls() && !is_loopback(host))
-            std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host << " (--allow-plain); tokens cross the network unencrypted\n";
+            std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host
+                      << " (--allow-plain); tokens cross the network unencrypted\n";
 
         if (s.scenarios.empty() && config.empty() && !s.no_demo && recovered.empty()) {
             const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario", daemon::Daemon::Origin::Local);
@@ -288,7 +302,8 @@ int main(int argc, char** argv)
         std::signal(SIGINT, request_stop);
         std::signal(SIGTERM, request_stop);
         server.start();
-        std::cerr << "fulcrumd: serving " << (server.tls() ? "wss://" : "ws://") << host << ":" << server.port() << " (data in " << s.data_dir << ")\n";
+        std::cerr << "fulcrumd: serving " << (server.tls() ? "wss://" : "ws://") << host << ":" << server.port()
+                  << " (data in " << s.data_dir << ")\n";
         while (!g_stop.load())
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         std::cerr << "fulcrumd: stopping: every job stops at its next barrier\n";
@@ -296,11 +311,12 @@ int main(int argc, char** argv)
         server.wait();
         d.stop_all();
         for (const auto& job : d.jobs())
-            std::cerr << "fulcrumd: job " << job.job << " (" << job.name << ") " << protocol::to_string(job.state) << " at iteration "
-                      << job.iteration << ", recorded in " << job.database << "\n";
+            std::cerr << "fulcrumd: job " << job.job << " (" << job.name << ") " << protocol::to_string(job.state)
+                      << " at iteration " << job.iteration << ", recorded in " << job.database << "\n";
         return 0;
     } catch (const InputError& e) {
-        std::cerr << "fulcrumd: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason() << "\n";
+        std::cerr << "fulcrumd: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason()
+                  << "\n";
         return 2;
     } catch (const std::exception& e) {
         std::cerr << "fulcrumd: " << e.what() << "\n";

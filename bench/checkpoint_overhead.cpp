@@ -62,7 +62,9 @@ int main(int argc, char** argv)
         else if (!std::strcmp(argv[i], "--sync") && sync::parse_sync_type(argv[i + 1]))
             sync_name = argv[i + 1];
         else {
-            std::fprintf(stderr, "usage: checkpoint_overhead [--pairs N] [--iterations N] [--every N] [--sync bsp|backup|asp|ssp|elastic-bsp]\n");
+            std::fprintf(stderr,
+                "usage: checkpoint_overhead [--pairs N] [--iterations N] [--every N] [--sync "
+                "bsp|backup|asp|ssp|elastic-bsp]\n");
             return 2;
         }
     }

@@ -24,7 +24,6 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QThread>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -70,11 +69,15 @@ private:
     {
         switch (event->type()) {
         case QEvent::UpdateRequest:
-        case QEvent::Paint: return "paint";
-        case QEvent::Timer: return "view refresh (timers)";
+        case QEvent::Paint:
+            return "paint";
+        case QEvent::Timer:
+            return "view refresh (timers)";
         case QEvent::SockAct:
-        case QEvent::MetaCall: return "message ingest";
-        default: return "other";
+        case QEvent::MetaCall:
+            return "message ingest";
+        default:
+            return "other";
         }
     }
     int depth_ = 0;
@@ -109,7 +112,10 @@ int main(int argc, char** argv)
         else if (flag == "--views")
             views = QString::fromUtf8(argv[i + 1]).split(QLatin1Char(','));
         else {
-            std::fprintf(stderr, "console_frames: unknown option %s (expected --seconds S, --workers N, --history ITERATIONS, --views A,B)\n", argv[i]);
+            std::fprintf(stderr,
+                "console_frames: unknown option %s (expected --seconds S, --workers N, --history ITERATIONS, --views "
+                "A,B)\n",
+                argv[i]);
             return 2;
         }
     }
@@ -117,7 +123,8 @@ int main(int argc, char** argv)
     const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-console-frames-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "tokens") << "operator console-frames-benchmark-token\n";
-    std::filesystem::permissions(dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    std::filesystem::permissions(
+        dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 
     daemon::DaemonOptions options;
     options.data_dir = dir;
@@ -134,15 +141,18 @@ int main(int argc, char** argv)
     const auto scenario = [&](std::int64_t iterations) {
         return R"({"name": "console-frames", "seed": 1, "mode": "paced", "pace": 1,
           "data": {"source": "synthetic", "train_size": 4000, "test_size": 200, "dim": 16, "classes": 4},
-          "model": {"type": "softmax"}, "training": {"total_batch": )" + std::to_string(10 * workers) + R"(, "iterations": )" + std::to_string(iterations)
+          "model": {"type": "softmax"}, "training": {"total_batch": )"
+            + std::to_string(10 * workers) + R"(, "iterations": )" + std::to_string(iterations)
             + R"(, "eval_interval": 100}, "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
-          "workers": [{"speed": 110, "count": )" + std::to_string(workers - slow) + R"(}, {"speed": 70, "count": )" + std::to_string(slow) + "}]}";
+          "workers": [{"speed": 110, "count": )"
+            + std::to_string(workers - slow) + R"(}, {"speed": 70, "count": )" + std::to_string(slow) + "}]}";
     };
 
     ui::MainWindow window;
     window.set_dialogs(false);
     window.show();
-    window.connect_to({ QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server.port())), QStringLiteral("console-frames-benchmark-token"), {} });
+    window.connect_to({ QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server.port())),
+        QStringLiteral("console-frames-benchmark-token"), {} });
     QElapsedTimer clock;
     clock.start();
     if (history > 0) {
@@ -155,13 +165,15 @@ int main(int argc, char** argv)
         record.progress = [&](const run::Progress& p) {
             if (p.iteration / 1000 != shown) {
                 shown = p.iteration / 1000;
-                std::fprintf(stderr, "\rrecording the run: %lld / %lld iterations", static_cast<long long>(p.iteration), static_cast<long long>(p.iterations));
+                std::fprintf(stderr, "\rrecording the run: %lld / %lld iterations", static_cast<long long>(p.iteration),
+                    static_cast<long long>(p.iterations));
             }
         };
         const std::int64_t played = static_cast<std::int64_t>(seconds * 3 * 10 * 1.5) + 200;
-        const RunId run = run::run_scenario(scenario::parse_scenario(scenario(history + played), "console_frames"), record).run;
-        std::fprintf(stderr, "\nrecorded in %.1f s; opening it in the console at iteration %lld\n", static_cast<double>(clock.restart()) / 1000,
-            static_cast<long long>(history));
+        const RunId run
+            = run::run_scenario(scenario::parse_scenario(scenario(history + played), "console_frames"), record).run;
+        std::fprintf(stderr, "\nrecorded in %.1f s; opening it in the console at iteration %lld\n",
+            static_cast<double>(clock.restart()) / 1000, static_cast<long long>(history));
         while (!window.commands().can_command() && clock.elapsed() < 60000)
             QApplication::processEvents(QEventLoop::AllEvents, 50);
         bool ready = false;
@@ -170,10 +182,12 @@ int main(int argc, char** argv)
         while (!ready && clock.elapsed() < 1800000)
             QApplication::processEvents(QEventLoop::AllEvents, 50);
         if (!ready) {
-            std::fprintf(stderr, "console_frames: the replay did not reach iteration %lld within 30 min\n", static_cast<long long>(history));
+            std::fprintf(stderr, "console_frames: the replay did not reach iteration %lld within 30 min\n",
+                static_cast<long long>(history));
             return 1;
         }
-        std::fprintf(stderr, "the console holds %zu iterations per worker after %.1f s of fast-forward; playing at ×1\n",
+        std::fprintf(stderr,
+            "the console holds %zu iterations per worker after %.1f s of fast-forward; playing at ×1\n",
             window.store().history().worker(0).size(), static_cast<double>(clock.elapsed()) / 1000);
         protocol::ReplayCommand play;
         play.replay = window.store().source();
@@ -189,14 +203,20 @@ int main(int argc, char** argv)
         return 1;
     }
 
-    std::printf("console_frames: %d workers, %.0f s per view, fulcrumd in process on port %u, %s\n\n", workers, seconds, server.port(),
-        history > 0 ? ("a replay holding " + std::to_string(window.store().history().worker(0).size()) + " iterations per worker, played at x1").c_str()
+    std::printf("console_frames: %d workers, %.0f s per view, fulcrumd in process on port %u, %s\n\n", workers, seconds,
+        server.port(),
+        history > 0 ? ("a replay holding " + std::to_string(window.store().history().worker(0).size())
+            + " iterations per worker, played at x1")
+                          .c_str()
                     : "a live paced job");
-    std::printf("| view | iterations/s | work | events | p50 ms | p95 ms | p99 ms | max ms |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    std::printf("| view | iterations/s | work | events | p50 ms | p95 ms | p99 ms | max ms |\n| --- | --- | --- | --- "
+                "| --- | --- | --- | --- |\n");
     bool within = true;
     for (const QString& view : views) {
         if (!window.show_view(view)) {
-            std::fprintf(stderr, "console_frames: no view named %s (expected equilibrium, timeline, prediction, cluster, scheduler)\n", view.toUtf8().constData());
+            std::fprintf(stderr,
+                "console_frames: no view named %s (expected equilibrium, timeline, prediction, cluster, scheduler)\n",
+                view.toUtf8().constData());
             return 2;
         }
         app.ms.clear();
@@ -206,10 +226,12 @@ int main(int argc, char** argv)
         while (clock.elapsed() < static_cast<qint64>(seconds * 1000))
             QApplication::processEvents(QEventLoop::AllEvents, 5);
         app.recording = false;
-        const double rate = static_cast<double>(window.store().history().last_iteration().value_or(0) - first) / (static_cast<double>(clock.elapsed()) / 1000);
+        const double rate = static_cast<double>(window.store().history().last_iteration().value_or(0) - first)
+            / (static_cast<double>(clock.elapsed()) / 1000);
         for (const auto& [kind, ms] : app.ms) {
-            std::printf("| %s | %.1f | %s | %zu | %.2f | %.2f | %.2f | %.2f |\n", view.toUtf8().constData(), rate, kind.c_str(), ms.size(), percentile(ms, 0.5),
-                percentile(ms, 0.95), percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+            std::printf("| %s | %.1f | %s | %zu | %.2f | %.2f | %.2f | %.2f |\n", view.toUtf8().constData(), rate,
+                kind.c_str(), ms.size(), percentile(ms, 0.5), percentile(ms, 0.95), percentile(ms, 0.99),
+                *std::max_element(ms.begin(), ms.end()));
             if (kind == "frame update (refresh + paint)" && percentile(ms, 0.95) > 16)
                 within = false;
         }

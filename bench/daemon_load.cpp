@@ -28,7 +28,6 @@
 #include "db/run_recorder.h"
 #include "protocol/codec.h"
 #include "sched/statistics.h"
-
 #include "ws_client.h"
 
 #include <algorithm>
@@ -104,9 +103,12 @@ std::string scenario(int index, int workers)
       "mode": "paced", "pace": 0.0125, "threads": 1,
       "data": {"source": "synthetic", "train_size": 4000, "test_size": 200, "dim": 16, "classes": 4},
       "model": {"type": "softmax"},
-      "training": {"total_batch": )" + std::to_string(8 * workers) + R"(, "learning_rate": 0.05, "iterations": 100000, "eval_interval": 100000, "comm_model_mb": 1},
+      "training": {"total_batch": )"
+        + std::to_string(8 * workers)
+        + R"(, "learning_rate": 0.05, "iterations": 100000, "eval_interval": 100000, "comm_model_mb": 1},
       "policy": {"type": "uniform"},
-      "workers": [{"count": )" + std::to_string(workers) + R"(, "speed": 800, "bandwidth_gbps": 10}]})";
+      "workers": [{"count": )"
+        + std::to_string(workers) + R"(, "speed": 800, "bandwidth_gbps": 10}]})";
 }
 
 using Key = std::pair<JobId, std::int64_t>;
@@ -120,8 +122,7 @@ public:
     {
         d.receive(*client_, encode(ClientMessage { Hello { kProtocolVersion, "probe" } }));
         d.receive(*client_, encode(ClientMessage { Subscribe { "probe", { Stream::Iterations }, std::nullopt, {} } }));
-        while (client_->queue().pop()) {
-        }
+        while (client_->queue().pop()) { }
         client_->set_wake([this] { take(); });
     }
     ~PublishProbe() { client_->set_wake({}); }
@@ -161,9 +162,11 @@ struct StreamReader {
     std::thread thread;
 };
 
-std::int64_t count_between(const std::map<Key, Clock::time_point>& published, Clock::time_point from, Clock::time_point to)
+std::int64_t count_between(
+    const std::map<Key, Clock::time_point>& published, Clock::time_point from, Clock::time_point to)
 {
-    return std::count_if(published.begin(), published.end(), [&](const auto& p) { return p.second >= from && p.second < to; });
+    return std::count_if(
+        published.begin(), published.end(), [&](const auto& p) { return p.second >= from && p.second < to; });
 }
 
 } // namespace
@@ -192,7 +195,9 @@ int main(int argc, char** argv)
         else if (const char* v7 = value("--run-files"))
             o.run_files = std::atoi(v7);
         else {
-            std::fprintf(stderr, "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue FRAMES] [--run-files R]\n");
+            std::fprintf(stderr,
+                "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue "
+                "FRAMES] [--run-files R]\n");
             return 2;
         }
     }
@@ -252,18 +257,21 @@ int main(int argc, char** argv)
     std::vector<JobId> jobs;
     for (int j = 0; j < o.jobs; ++j)
         jobs.push_back(d.submit(scenario(j, o.workers), "load job " + std::to_string(j)));
-    std::fprintf(stderr, "daemon_load: %d jobs x %d workers, %d clients; warming up 5 s\n", o.jobs, o.workers, o.clients);
+    std::fprintf(
+        stderr, "daemon_load: %d jobs x %d workers, %d clients; warming up 5 s\n", o.jobs, o.workers, o.clients);
     std::this_thread::sleep_for(std::chrono::seconds(5));
 
     // Window A: every client reads. The operator's commands run in it.
-    std::fprintf(stderr, "daemon_load: window A (%.0f s): every client reads, %d operator commands\n", o.window_s, o.commands);
+    std::fprintf(
+        stderr, "daemon_load: window A (%.0f s): every client reads, %d operator commands\n", o.window_s, o.commands);
     const auto a_start = Clock::now();
     std::vector<double> rtt_ms;
     {
         WsClient op(server.port(), operator_token);
         op.send(Hello { kProtocolVersion, "operator" });
         op.receive_until<Welcome>();
-        const auto a_deadline = a_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s));
+        const auto a_deadline
+            = a_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s));
         for (int k = 0; k < o.commands && Clock::now() < a_deadline; ++k) {
             const std::string id = "c" + std::to_string(k);
             const WorkerAction action = k % 2 == 0 ? WorkerAction::Pin : WorkerAction::Unpin;
@@ -283,13 +291,15 @@ int main(int argc, char** argv)
     const auto a_end = Clock::now();
 
     // Window C: two operator clients list the runs folder back to back.
-    std::fprintf(stderr, "daemon_load: window C (%.0f s): list-runs over %d run stores, back to back from two clients\n", o.window_s,
+    std::fprintf(stderr,
+        "daemon_load: window C (%.0f s): list-runs over %d run stores, back to back from two clients\n", o.window_s,
         o.run_files);
     std::vector<double> list_ms;
     std::mutex list_mutex;
     const auto c_start = Clock::now();
     {
-        const auto c_deadline = c_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s));
+        const auto c_deadline
+            = c_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s));
         std::vector<std::thread> listers;
         for (int l = 0; l < 2; ++l)
             listers.emplace_back([&, l] {
@@ -369,32 +379,41 @@ int main(int argc, char** argv)
     const double rate_a = static_cast<double>(count_between(published, a_start, a_end)) / seconds_a;
     const double rate_b = static_cast<double>(count_between(published, b_start, b_end)) / seconds_b;
 
-    std::printf("workers: %d (%d jobs x %d), clients: %d, windows: %.1f s each\n", o.jobs * o.workers, o.jobs, o.workers, o.clients,
-        o.window_s);
-    std::printf("training: %.2f iterations/s (%.0f worker rows/s) without a stalled client, %.2f with one: ratio %.4f (%+.2f %%)\n",
+    std::printf("workers: %d (%d jobs x %d), clients: %d, windows: %.1f s each\n", o.jobs * o.workers, o.jobs,
+        o.workers, o.clients, o.window_s);
+    std::printf("training: %.2f iterations/s (%.0f worker rows/s) without a stalled client, %.2f with one: ratio %.4f "
+                "(%+.2f %%)\n",
         rate_a, rate_a * o.workers, rate_b, rate_b / rate_a, 100.0 * (rate_b / rate_a - 1));
     std::printf("delivery latency, reading clients, window A: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu deliveries)\n",
-        sched::percentile_of(latency_a, 0.5), sched::percentile_of(latency_a, 0.99), sched::percentile_of(latency_a, 1.0), latency_a.size());
-    std::printf("delivery latency, reading clients, window B (stalled client present): p50 %.2f ms, p99 %.2f ms, max %.2f ms (%zu deliveries)\n",
-        sched::percentile_of(latency_b, 0.5), sched::percentile_of(latency_b, 0.99), sched::percentile_of(latency_b, 1.0), latency_b.size());
+        sched::percentile_of(latency_a, 0.5), sched::percentile_of(latency_a, 0.99),
+        sched::percentile_of(latency_a, 1.0), latency_a.size());
+    std::printf("delivery latency, reading clients, window B (stalled client present): p50 %.2f ms, p99 %.2f ms, max "
+                "%.2f ms (%zu deliveries)\n",
+        sched::percentile_of(latency_b, 0.5), sched::percentile_of(latency_b, 0.99),
+        sched::percentile_of(latency_b, 1.0), latency_b.size());
     std::printf("command round trip (pin/unpin, %zu commands): p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", rtt_ms.size(),
         sched::percentile_of(rtt_ms, 0.5), sched::percentile_of(rtt_ms, 0.99), sched::percentile_of(rtt_ms, 1.0));
-    std::printf("delivery latency, reading clients, window C (list-runs over %d stores, %zu requests, each p50 %.0f ms): p50 %.2f ms, "
+    std::printf("delivery latency, reading clients, window C (list-runs over %d stores, %zu requests, each p50 %.0f "
+                "ms): p50 %.2f ms, "
                 "p99 %.2f ms, max %.2f ms (%zu deliveries); p99 against window A: x%.2f\n",
         o.run_files, list_ms.size(), sched::percentile_of(list_ms, 0.5), sched::percentile_of(latency_c, 0.5),
         sched::percentile_of(latency_c, 0.99), sched::percentile_of(latency_c, 1.0), latency_c.size(),
         sched::percentile_of(latency_c, 0.99) / sched::percentile_of(latency_a, 0.99));
     if (stalled_overflowed)
-        std::printf("rows the reading clients missed: %lld; the stalled client was told it missed %lld frames (dropped) and %lld "
+        std::printf("rows the reading clients missed: %lld; the stalled client was told it missed %lld frames "
+                    "(dropped) and %lld "
                     "state updates (coalesced)\n",
-            static_cast<long long>(missed), static_cast<long long>(stalled_missed.dropped), static_cast<long long>(stalled_missed.coalesced));
+            static_cast<long long>(missed), static_cast<long long>(stalled_missed.dropped),
+            static_cast<long long>(stalled_missed.coalesced));
     else
-        std::printf("rows the reading clients missed: %lld; the stalled client's queue never overflowed (the socket buffers held "
+        std::printf("rows the reading clients missed: %lld; the stalled client's queue never overflowed (the socket "
+                    "buffers held "
                     "its backlog): use a longer --window or a smaller --queue to exercise dropping\n",
             static_cast<long long>(missed));
     std::filesystem::remove_all(dir);
-    const bool met = sched::percentile_of(latency_a, 0.99) < 100 && sched::percentile_of(latency_b, 0.99) < 100 && std::abs(rate_b / rate_a - 1) < 0.01
-        && sched::percentile_of(rtt_ms, 0.99) < 5;
-    std::printf("targets (p99 delivery < 100 ms, stalled client < 1 %%, command p99 < 5 ms): %s\n", met ? "met" : "NOT met");
+    const bool met = sched::percentile_of(latency_a, 0.99) < 100 && sched::percentile_of(latency_b, 0.99) < 100
+        && std::abs(rate_b / rate_a - 1) < 0.01 && sched::percentile_of(rtt_ms, 0.99) < 5;
+    std::printf(
+        "targets (p99 delivery < 100 ms, stalled client < 1 %%, command p99 < 5 ms): %s\n", met ? "met" : "NOT met");
     return 0;
 }

@@ -22,7 +22,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start)
+{
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 double median(std::vector<double> v)
 {
@@ -59,10 +62,12 @@ void servers(Eigen::Index parameters, int shards)
     }
     const double a = median(add), d = median(remove);
     const double fa = copy_floor_s(moved_add), fd = copy_floor_s(moved_remove);
-    std::printf("add server    %5d -> %-3d %10lld params  %9lld keys moved  %8.3f ms  (copy floor %7.3f ms, %.2fx)\n", shards,
-        shards + 1, static_cast<long long>(parameters), static_cast<long long>(moved_add), 1e3 * a, 1e3 * fa, a / fa);
-    std::printf("remove server %5d -> %-3d %10lld params  %9lld keys moved  %8.3f ms  (copy floor %7.3f ms, %.2fx)\n", shards + 1,
-        shards, static_cast<long long>(parameters), static_cast<long long>(moved_remove), 1e3 * d, 1e3 * fd, d / fd);
+    std::printf("add server    %5d -> %-3d %10lld params  %9lld keys moved  %8.3f ms  (copy floor %7.3f ms, %.2fx)\n",
+        shards, shards + 1, static_cast<long long>(parameters), static_cast<long long>(moved_add), 1e3 * a, 1e3 * fa,
+        a / fa);
+    std::printf("remove server %5d -> %-3d %10lld params  %9lld keys moved  %8.3f ms  (copy floor %7.3f ms, %.2fx)\n",
+        shards + 1, shards, static_cast<long long>(parameters), static_cast<long long>(moved_remove), 1e3 * d, 1e3 * fd,
+        d / fd);
 }
 
 // What JobState::resize does for a worker change: the share change, then every member's
@@ -98,10 +103,12 @@ void workers(std::int64_t samples, int members)
             return;
     }
     const double a = median(add), d = median(remove), f = median(floor);
-    std::printf("add worker    %5d -> %-3d %10lld samples                     %8.3f ms  (index floor %6.3f ms, %.2fx)\n", members,
-        members + 1, static_cast<long long>(samples), 1e3 * a, 1e3 * f, a / f);
-    std::printf("remove worker %5d -> %-3d %10lld samples                     %8.3f ms  (index floor %6.3f ms, %.2fx)\n", members + 1,
-        members, static_cast<long long>(samples), 1e3 * d, 1e3 * f, d / f);
+    std::printf(
+        "add worker    %5d -> %-3d %10lld samples                     %8.3f ms  (index floor %6.3f ms, %.2fx)\n",
+        members, members + 1, static_cast<long long>(samples), 1e3 * a, 1e3 * f, a / f);
+    std::printf(
+        "remove worker %5d -> %-3d %10lld samples                     %8.3f ms  (index floor %6.3f ms, %.2fx)\n",
+        members + 1, members, static_cast<long long>(samples), 1e3 * d, 1e3 * f, d / f);
 }
 
 } // namespace
@@ -109,8 +116,8 @@ void workers(std::int64_t samples, int members)
 int main()
 {
     std::printf("Elastic PS mechanisms, median of 9 (in-process; a deployment adds the network transfer)\n");
-    servers(25'557'032, 4);   // ResNet-50
-    servers(138'357'544, 8);  // VGG-16
+    servers(25'557'032, 4); // ResNet-50
+    servers(138'357'544, 8); // VGG-16
     workers(60'000, 4);
     workers(60'000, 32);
     return 0;

@@ -77,21 +77,24 @@ int main(int argc, char** argv)
     }
     Eigen::setNbThreads(1);
     const bool real = std::filesystem::exists(data::kFashionMnistDir);
-    const auto data = real ? data::load_fashion_mnist()
-                           : data::make_synthetic({ .train_size = 60000, .test_size = 10, .dim = 784, .classes = 10, .separation = 3, .seed = 1 });
+    const auto data = real
+        ? data::load_fashion_mnist()
+        : data::make_synthetic(
+            { .train_size = 60000, .test_size = 10, .dim = 784, .classes = 10, .separation = 3, .seed = 1 });
     const double peak = gemm_gflops(seconds);
     if (!json)
         std::printf("gradient throughput, 1 thread, batch %d, %s data; baseline 1024^3 SGEMM: %.1f GFLOP/s\n", batch,
             real ? "Fashion-MNIST" : "synthetic 784-dim", peak);
-    std::string out = "{\"batch\": " + std::to_string(batch) + ", \"gemm_gflops\": " + std::to_string(peak) + ", \"models\": {";
+    std::string out
+        = "{\"batch\": " + std::to_string(batch) + ", \"gemm_gflops\": " + std::to_string(peak) + ", \"models\": {";
     bool first = true;
     for (const char* type : { "softmax", "svm", "mlp" }) {
         auto model = model::make_model({ .type = type, .hidden = { 256, 128 } }, 784, 10);
         const double rate = samples_per_second(*model, *data.train, batch, seconds);
         const double gflops = rate * model->flops_per_sample() / 1e9;
         if (!json)
-            std::printf("  %-22s %9.0f samples/s  %6.1f GFLOP/s  %4.0f%% of the SGEMM rate\n", model->name().c_str(), rate,
-                gflops, 100 * gflops / peak);
+            std::printf("  %-22s %9.0f samples/s  %6.1f GFLOP/s  %4.0f%% of the SGEMM rate\n", model->name().c_str(),
+                rate, gflops, 100 * gflops / peak);
         out += std::string(first ? "" : ", ") + "\"" + type + "\": {\"name\": \"" + model->name()
             + "\", \"samples_per_second\": " + std::to_string(rate) + ", \"gflops\": " + std::to_string(gflops) + "}";
         first = false;

@@ -64,12 +64,16 @@ double recorder_rate(const std::filesystem::path& file, std::int64_t rows, int w
 double bare_sqlite_rate(const std::filesystem::path& file, std::int64_t rows, int workers)
 {
     std::filesystem::remove(file);
-    { db::RunRecorder create(file); } // same schema and pragmas
+    {
+        db::RunRecorder create(file);
+    } // same schema and pragmas
     sqlite3* db = nullptr;
     sqlite3_open(file.c_str(), &db);
     sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", nullptr, nullptr, nullptr);
     sqlite3_stmt* insert = nullptr;
-    sqlite3_prepare_v2(db, "INSERT INTO iterations VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)", -1, &insert, nullptr);
+    sqlite3_prepare_v2(db,
+        "INSERT INTO iterations VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)", -1,
+        &insert, nullptr);
     const auto start = std::chrono::steady_clock::now();
     sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
     for (std::int64_t k = 0; k < rows / workers; ++k)
@@ -114,7 +118,8 @@ int main(int argc, char** argv)
     for (int round = 0; round < 3; ++round) {
         recorder.push_back(recorder_rate(file, rows, workers));
         bare.push_back(bare_sqlite_rate(file, rows, workers));
-        std::printf("  round %d: RunRecorder %9.0f rows/s   bare SQLite %9.0f rows/s\n", round + 1, recorder.back(), bare.back());
+        std::printf("  round %d: RunRecorder %9.0f rows/s   bare SQLite %9.0f rows/s\n", round + 1, recorder.back(),
+            bare.back());
     }
     std::sort(recorder.begin(), recorder.end());
     std::sort(bare.begin(), bare.end());

@@ -18,13 +18,17 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start)
+{
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 double heap_floor_s(std::int64_t events)
 {
     // One push and one pop per event on a heap of ~a hundred pending events, keyed like the
     // simulator's (time, sequence).
-    std::priority_queue<std::pair<double, std::int64_t>, std::vector<std::pair<double, std::int64_t>>, std::greater<>> heap;
+    std::priority_queue<std::pair<double, std::int64_t>, std::vector<std::pair<double, std::int64_t>>, std::greater<>>
+        heap;
     double t = 0;
     for (int i = 0; i < 128; ++i)
         heap.push({ t + i * 1e-3, i });
@@ -40,7 +44,8 @@ double heap_floor_s(std::int64_t events)
     return s;
 }
 
-void run(const char* title, const ClusterSpec& cluster, const WorkloadGenerator& g, const char* placement, const char* comm, double target_s)
+void run(const char* title, const ClusterSpec& cluster, const WorkloadGenerator& g, const char* placement,
+    const char* comm, double target_s)
 {
     SimulationOptions options;
     options.placement = placement;
@@ -49,8 +54,10 @@ void run(const char* title, const ClusterSpec& cluster, const WorkloadGenerator&
     const SimulationResult r = simulate(cluster, generate_workload(g), options);
     const double s = seconds_since(start);
     const double floor = heap_floor_s(r.tasks);
-    std::printf("%-28s %-7s %-9s %6d jobs %5d GPUs %11lld tasks %8.3f s  %6.1f ns/task  %.1fx heap floor  avg JCT %.1f s%s\n", title, placement, comm,
-        g.jobs, cluster.gpus(), static_cast<long long>(r.tasks), s, 1e9 * s / static_cast<double>(r.tasks), s / floor, r.average_jct_s(),
+    std::printf(
+        "%-28s %-7s %-9s %6d jobs %5d GPUs %11lld tasks %8.3f s  %6.1f ns/task  %.1fx heap floor  avg JCT %.1f s%s\n",
+        title, placement, comm, g.jobs, cluster.gpus(), static_cast<long long>(r.tasks), s,
+        1e9 * s / static_cast<double>(r.tasks), s / floor, r.average_jct_s(),
         target_s > 0 ? (s < target_s ? "  target met" : "  TARGET MISSED") : "");
 }
 

@@ -68,7 +68,8 @@ RunInfo RunReader::run(RunId id)
 std::vector<JobInfo> RunReader::jobs(RunId run)
 {
     Statement s(impl_->connection,
-        "SELECT job_id, name, model, parameters, sync_model, policy, total_batch, learning_rate, aggregation, iterations"
+        "SELECT job_id, name, model, parameters, sync_model, policy, total_batch, learning_rate, aggregation, "
+        "iterations"
         " FROM jobs WHERE run_id = ?1 ORDER BY job_id");
     s.bind(1, run);
     std::vector<JobInfo> result;
@@ -85,19 +86,22 @@ std::vector<WorkerInfo> RunReader::workers(RunId run)
     s.bind(1, run);
     std::vector<WorkerInfo> result;
     while (s.step())
-        result.push_back({ static_cast<JobId>(s.int64(0)), static_cast<WorkerId>(s.int64(1)), s.text(2), s.text(3), s.text(4) });
+        result.push_back(
+            { static_cast<JobId>(s.int64(0)), static_cast<WorkerId>(s.int64(1)), s.text(2), s.text(3), s.text(4) });
     return result;
 }
 
 namespace {
 
-std::vector<IterationRecord> iteration_rows(Connection& connection, const char* table, RunId run, JobId job, std::int64_t first,
-                                            std::int64_t last)
+std::vector<IterationRecord> iteration_rows(
+    Connection& connection, const char* table, RunId run, JobId job, std::int64_t first, std::int64_t last)
 {
     Statement s(connection,
-        (std::string("SELECT job_id, worker_id, iteration, start_s, end_s, batch_size, compute_s, comm_s, wait_s, cpu_share,"
-                     " memory_share, speed, predicted_speed, loss, decision FROM ")
-            + table + " WHERE run_id = ?1 AND job_id = ?2 AND iteration BETWEEN ?3 AND ?4 ORDER BY iteration, worker_id")
+        (std::string(
+             "SELECT job_id, worker_id, iteration, start_s, end_s, batch_size, compute_s, comm_s, wait_s, cpu_share,"
+             " memory_share, speed, predicted_speed, loss, decision FROM ")
+            + table
+            + " WHERE run_id = ?1 AND job_id = ?2 AND iteration BETWEEN ?3 AND ?4 ORDER BY iteration, worker_id")
             .c_str());
     s.bind(1, run).bind(2, std::int64_t { job }).bind(3, first).bind(4, last);
     std::vector<IterationRecord> result;
@@ -133,11 +137,13 @@ std::vector<IterationRecord> RunReader::iterations(RunId run, JobId job, std::in
 std::vector<IterationRecord> RunReader::superseded_iterations(RunId run, JobId job)
 {
     {
-        Statement table(impl_->connection, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'superseded_iterations'");
+        Statement table(impl_->connection,
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'superseded_iterations'");
         if (!table.step() || table.int64(0) == 0)
             return {};
     }
-    return iteration_rows(impl_->connection, "superseded_iterations", run, job, 0, std::numeric_limits<std::int64_t>::max());
+    return iteration_rows(
+        impl_->connection, "superseded_iterations", run, job, 0, std::numeric_limits<std::int64_t>::max());
 }
 
 std::int64_t RunReader::iteration_row_count(RunId run)
@@ -163,7 +169,8 @@ std::vector<IterationMark> RunReader::iteration_marks(RunId run)
     s.bind(1, run);
     std::vector<IterationMark> result;
     while (s.step())
-        result.push_back({ static_cast<JobId>(s.int64(0)), s.int64(1), s.real(2), static_cast<std::int32_t>(s.int64(3)) });
+        result.push_back(
+            { static_cast<JobId>(s.int64(0)), s.int64(1), s.real(2), static_cast<std::int32_t>(s.int64(3)) });
     return result;
 }
 
@@ -204,7 +211,8 @@ std::vector<EventRecord> RunReader::events(RunId run)
 std::optional<Checkpoint> RunReader::checkpoint(RunId run, JobId job)
 {
     {
-        Statement table(impl_->connection, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'");
+        Statement table(
+            impl_->connection, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'");
         if (!table.step() || table.int64(0) == 0)
             return std::nullopt;
     }
@@ -226,7 +234,8 @@ std::optional<Checkpoint> RunReader::checkpoint(RunId run, JobId job)
 std::vector<ScheduledJob> RunReader::scheduled_jobs(RunId run)
 {
     Statement s(impl_->connection,
-        "SELECT job_id, name, model, gpus, iterations, arrival_s, placed_s, finish_s, placement, status FROM sched_jobs "
+        "SELECT job_id, name, model, gpus, iterations, arrival_s, placed_s, finish_s, placement, status FROM "
+        "sched_jobs "
         "WHERE run_id = ?1 ORDER BY job_id");
     s.bind(1, run);
     std::vector<ScheduledJob> result;

@@ -23,8 +23,8 @@ public:
     std::vector<JobInfo> jobs(RunId run);
     std::vector<WorkerInfo> workers(RunId run);
     // Rows with first <= iteration <= last, ordered by iteration then worker.
-    std::vector<IterationRecord> iterations(RunId run, JobId job, std::int64_t first = 0,
-                                            std::int64_t last = std::numeric_limits<std::int64_t>::max());
+    std::vector<IterationRecord> iterations(
+        RunId run, JobId job, std::int64_t first = 0, std::int64_t last = std::numeric_limits<std::int64_t>::max());
     std::int64_t iteration_row_count(RunId run);
     // Iterations recorded, all jobs together (an iteration of N workers counts once).
     std::int64_t iteration_count(RunId run);
@@ -41,8 +41,8 @@ public:
     // A simulated schedule: its jobs in id order, and the spans that overlap [from_s, to_s]
     // in start order.
     std::vector<ScheduledJob> scheduled_jobs(RunId run);
-    std::vector<ScheduleSpan> schedule_spans(RunId run, double from_s = 0,
-                                             double to_s = std::numeric_limits<double>::infinity());
+    std::vector<ScheduleSpan> schedule_spans(
+        RunId run, double from_s = 0, double to_s = std::numeric_limits<double>::infinity());
     // "ok" or SQLite's description of the damage.
     std::string integrity_check();
 

@@ -4,10 +4,10 @@
 #include "db/schema.h"
 
 #include <condition_variable>
-#include <optional>
 #include <ctime>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -59,13 +59,13 @@ struct RunRecorder::Impl {
         detail::prepare_for_writing(connection);
         insert_iteration = std::make_unique<Statement>(connection,
             "INSERT INTO iterations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
-        insert_evaluation = std::make_unique<Statement>(connection,
-            "INSERT INTO evaluations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+        insert_evaluation = std::make_unique<Statement>(
+            connection, "INSERT INTO evaluations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
         insert_event = std::make_unique<Statement>(connection,
             "INSERT INTO events (run_id, job_id, iteration, time_s, kind, worker_id, message, actor)"
             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-        insert_checkpoint = std::make_unique<Statement>(connection,
-            "INSERT OR REPLACE INTO checkpoints VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        insert_checkpoint = std::make_unique<Statement>(
+            connection, "INSERT OR REPLACE INTO checkpoints VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
         writer = std::thread([this] { write_loop(); });
     }
 
@@ -82,7 +82,8 @@ struct RunRecorder::Impl {
     void enqueue(auto&& add, std::size_t rows)
     {
         std::unique_lock lock(queue_mutex);
-        room.wait(lock, [&] { return failure || pending.rows() + rows <= options.max_pending_rows || pending.rows() == 0; });
+        room.wait(
+            lock, [&] { return failure || pending.rows() + rows <= options.max_pending_rows || pending.rows() == 0; });
         if (failure)
             std::rethrow_exception(failure);
         add(pending);
@@ -130,22 +131,42 @@ struct RunRecorder::Impl {
         connection.exec("BEGIN");
         try {
             for (const auto& row : batch.iterations) {
-                insert_iteration->bind(1, run).bind(2, std::int64_t { row.job }).bind(3, row.iteration)
-                    .bind(4, std::int64_t { row.worker }).bind(5, row.start_s).bind(6, row.end_s)
-                    .bind(7, std::int64_t { row.batch_size }).bind(8, row.compute_s).bind(9, row.comm_s)
-                    .bind(10, row.wait_s).bind(11, row.cpu_share).bind(12, row.memory_share).bind(13, row.speed)
-                    .bind(14, row.predicted_speed).bind(15, row.loss).bind(16, row.decision);
+                insert_iteration->bind(1, run)
+                    .bind(2, std::int64_t { row.job })
+                    .bind(3, row.iteration)
+                    .bind(4, std::int64_t { row.worker })
+                    .bind(5, row.start_s)
+                    .bind(6, row.end_s)
+                    .bind(7, std::int64_t { row.batch_size })
+                    .bind(8, row.compute_s)
+                    .bind(9, row.comm_s)
+                    .bind(10, row.wait_s)
+                    .bind(11, row.cpu_share)
+                    .bind(12, row.memory_share)
+                    .bind(13, row.speed)
+                    .bind(14, row.predicted_speed)
+                    .bind(15, row.loss)
+                    .bind(16, row.decision);
                 insert_iteration->run();
             }
             for (const auto& row : batch.evaluations) {
-                insert_evaluation->bind(1, run).bind(2, std::int64_t { row.job }).bind(3, row.iteration)
-                    .bind(4, row.time_s).bind(5, row.wall_s).bind(6, row.epoch).bind(7, row.train_loss)
-                    .bind(8, row.test_loss).bind(9, row.test_accuracy);
+                insert_evaluation->bind(1, run)
+                    .bind(2, std::int64_t { row.job })
+                    .bind(3, row.iteration)
+                    .bind(4, row.time_s)
+                    .bind(5, row.wall_s)
+                    .bind(6, row.epoch)
+                    .bind(7, row.train_loss)
+                    .bind(8, row.test_loss)
+                    .bind(9, row.test_accuracy);
                 insert_evaluation->run();
             }
             for (const auto& row : batch.events) {
-                insert_event->bind(1, run).bind(2, std::int64_t { row.job }).bind(3, row.iteration)
-                    .bind(4, row.time_s).bind(5, row.kind);
+                insert_event->bind(1, run)
+                    .bind(2, std::int64_t { row.job })
+                    .bind(3, row.iteration)
+                    .bind(4, row.time_s)
+                    .bind(5, row.kind);
                 if (row.worker)
                     insert_event->bind(6, std::int64_t { *row.worker });
                 else
@@ -154,8 +175,13 @@ struct RunRecorder::Impl {
                 insert_event->run();
             }
             for (const auto& c : batch.checkpoints) {
-                insert_checkpoint->bind(1, run).bind(2, std::int64_t { c.job }).bind(3, c.iteration).bind(4, c.time_s)
-                    .bind(5, c.written_at).bind(6, c.policy_json).bind_blob(7, c.state);
+                insert_checkpoint->bind(1, run)
+                    .bind(2, std::int64_t { c.job })
+                    .bind(3, c.iteration)
+                    .bind(4, c.time_s)
+                    .bind(5, c.written_at)
+                    .bind(6, c.policy_json)
+                    .bind_blob(7, c.state);
                 insert_checkpoint->run();
             }
             connection.exec("COMMIT");
@@ -215,8 +241,12 @@ RunId RunRecorder::begin_run(const RunInfo& run)
     flush();
     std::lock_guard lock(impl_->db_mutex);
     Statement insert(impl_->connection,
-        "INSERT INTO runs (name, scenario_json, mode, seed, started_at, status) VALUES (?1, ?2, ?3, ?4, ?5, 'running')");
-    insert.bind(1, run.name).bind(2, run.scenario_json).bind(3, run.mode).bind(4, static_cast<std::int64_t>(run.seed))
+        "INSERT INTO runs (name, scenario_json, mode, seed, started_at, status) VALUES (?1, ?2, ?3, ?4, ?5, "
+        "'running')");
+    insert.bind(1, run.name)
+        .bind(2, run.scenario_json)
+        .bind(3, run.mode)
+        .bind(4, static_cast<std::int64_t>(run.seed))
         .bind(5, run.started_at.empty() ? utc_timestamp() : run.started_at);
     insert.run();
     impl_->run = sqlite3_last_insert_rowid(impl_->connection.get());
@@ -227,9 +257,17 @@ void RunRecorder::add_job(const JobInfo& job)
 {
     std::lock_guard lock(impl_->db_mutex);
     Statement insert(impl_->connection, "INSERT INTO jobs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
-    insert.bind(1, impl_->run).bind(2, std::int64_t { job.id }).bind(3, job.name).bind(4, job.model)
-        .bind(5, job.parameters).bind(6, job.sync_model).bind(7, job.policy).bind(8, std::int64_t { job.total_batch })
-        .bind(9, job.learning_rate).bind(10, job.aggregation).bind(11, job.iterations);
+    insert.bind(1, impl_->run)
+        .bind(2, std::int64_t { job.id })
+        .bind(3, job.name)
+        .bind(4, job.model)
+        .bind(5, job.parameters)
+        .bind(6, job.sync_model)
+        .bind(7, job.policy)
+        .bind(8, std::int64_t { job.total_batch })
+        .bind(9, job.learning_rate)
+        .bind(10, job.aggregation)
+        .bind(11, job.iterations);
     insert.run();
 }
 
@@ -237,8 +275,12 @@ void RunRecorder::add_worker(const WorkerInfo& worker)
 {
     std::lock_guard lock(impl_->db_mutex);
     Statement insert(impl_->connection, "INSERT INTO workers VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    insert.bind(1, impl_->run).bind(2, std::int64_t { worker.job }).bind(3, std::int64_t { worker.id })
-        .bind(4, worker.name).bind(5, worker.kind).bind(6, worker.profile_json);
+    insert.bind(1, impl_->run)
+        .bind(2, std::int64_t { worker.job })
+        .bind(3, std::int64_t { worker.id })
+        .bind(4, worker.name)
+        .bind(5, worker.kind)
+        .bind(6, worker.profile_json);
     insert.run();
 }
 
@@ -288,19 +330,24 @@ void RunRecorder::resume_run(RunId run, std::int64_t after_iteration, const std:
             statement.run();
         };
         if (worker_after.empty()) {
-            move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
+            move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND iteration > ?2",
+                after_iteration, std::nullopt);
             move("DELETE FROM iterations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
         } else {
             for (std::size_t w = 0; w < worker_after.size(); ++w) {
                 const auto worker = static_cast<std::int64_t>(w);
-                move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND worker_id = ?4 AND iteration > ?2",
+                move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND worker_id = "
+                     "?4 AND iteration > ?2",
                     worker_after[w], worker);
-                move("DELETE FROM iterations WHERE run_id = ?1 AND worker_id = ?4 AND iteration > ?2", worker_after[w], worker);
+                move("DELETE FROM iterations WHERE run_id = ?1 AND worker_id = ?4 AND iteration > ?2", worker_after[w],
+                    worker);
             }
         }
-        move("INSERT INTO superseded_evaluations SELECT ?3, * FROM evaluations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
+        move("INSERT INTO superseded_evaluations SELECT ?3, * FROM evaluations WHERE run_id = ?1 AND iteration > ?2",
+            after_iteration, std::nullopt);
         move("DELETE FROM evaluations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
-        Statement reopen(c, "UPDATE runs SET status = 'running', finished_at = NULL, summary_json = NULL WHERE id = ?1");
+        Statement reopen(
+            c, "UPDATE runs SET status = 'running', finished_at = NULL, summary_json = NULL WHERE id = ?1");
         reopen.bind(1, run);
         reopen.run();
         c.exec("COMMIT");
@@ -329,8 +376,16 @@ void RunRecorder::record_schedule(std::span<const ScheduledJob> jobs, std::span<
     try {
         Statement job(c, "INSERT INTO sched_jobs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
         for (const ScheduledJob& j : jobs) {
-            job.bind(1, impl_->run).bind(2, std::int64_t { j.id }).bind(3, j.name).bind(4, j.model).bind(5, std::int64_t { j.gpus })
-                .bind(6, j.iterations).bind(7, j.arrival_s).bind(8, j.placed_s).bind(9, j.finish_s).bind(10, j.placement)
+            job.bind(1, impl_->run)
+                .bind(2, std::int64_t { j.id })
+                .bind(3, j.name)
+                .bind(4, j.model)
+                .bind(5, std::int64_t { j.gpus })
+                .bind(6, j.iterations)
+                .bind(7, j.arrival_s)
+                .bind(8, j.placed_s)
+                .bind(9, j.finish_s)
+                .bind(10, j.placement)
                 .bind(11, j.status);
             job.run();
         }
@@ -341,8 +396,12 @@ void RunRecorder::record_schedule(std::span<const ScheduledJob> jobs, std::span<
                 span.bind(3, std::int64_t { *x.gpu });
             else
                 span.bind_null(3);
-            span.bind(4, std::int64_t { x.job }).bind(5, x.start_s).bind(6, x.end_s).bind(7, x.first_iteration)
-                .bind(8, x.iterations).bind(9, std::int64_t { x.contention });
+            span.bind(4, std::int64_t { x.job })
+                .bind(5, x.start_s)
+                .bind(6, x.end_s)
+                .bind(7, x.first_iteration)
+                .bind(8, x.iterations)
+                .bind(9, std::int64_t { x.contention });
             span.run();
         }
         c.exec("COMMIT");
@@ -356,12 +415,16 @@ void RunRecorder::finish_run(const std::string& status, const std::string& summa
 {
     flush();
     std::lock_guard lock(impl_->db_mutex);
-    Statement update(impl_->connection, "UPDATE runs SET status = ?1, summary_json = ?2, finished_at = ?3 WHERE id = ?4");
+    Statement update(
+        impl_->connection, "UPDATE runs SET status = ?1, summary_json = ?2, finished_at = ?3 WHERE id = ?4");
     update.bind(1, status).bind(2, summary_json).bind(3, utc_timestamp()).bind(4, impl_->run);
     update.run();
 }
 
-void RunRecorder::flush() { impl_->flush(); }
+void RunRecorder::flush()
+{
+    impl_->flush();
+}
 
 RunRecorder::Stats RunRecorder::stats() const
 {
@@ -369,7 +432,13 @@ RunRecorder::Stats RunRecorder::stats() const
     return { impl_->stats_iteration_rows, impl_->stats_transactions };
 }
 
-const std::filesystem::path& RunRecorder::path() const { return impl_->path; }
-RunId RunRecorder::run_id() const { return impl_->run; }
+const std::filesystem::path& RunRecorder::path() const
+{
+    return impl_->path;
+}
+RunId RunRecorder::run_id() const
+{
+    return impl_->run;
+}
 
 } // namespace fulcrum::db

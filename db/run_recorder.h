@@ -19,7 +19,7 @@ class RunRecorder {
 public:
     struct Options {
         std::chrono::milliseconds commit_interval { 50 }; // longest a row waits before its commit
-        std::size_t max_pending_rows = 1u << 20;          // producers block beyond this (bounded memory)
+        std::size_t max_pending_rows = 1u << 20; // producers block beyond this (bounded memory)
     };
     struct Stats {
         std::int64_t iteration_rows = 0;

@@ -91,7 +91,7 @@ CREATE TABLE events (
 );
 CREATE INDEX events_by_time ON events (run_id, job_id, iteration);
 )sql",
-                                                                 R"sql(
+    R"sql(
 CREATE TABLE sched_jobs (
     run_id INTEGER NOT NULL REFERENCES runs(id),
     job_id INTEGER NOT NULL,
@@ -118,7 +118,8 @@ CREATE TABLE sched_spans (
     contention INTEGER NOT NULL
 );
 CREATE INDEX sched_spans_by_time ON sched_spans (run_id, start_s);
-)sql", R"sql(
+)sql",
+    R"sql(
 CREATE TABLE checkpoints (
     run_id INTEGER NOT NULL REFERENCES runs(id),
     job_id INTEGER NOT NULL,
@@ -157,9 +158,11 @@ int checked_version(Connection& connection)
         throw InputError(connection.path(), "", "not a SQLite database (is it a Fulcrum run store?)");
     }
     if (application_id == 0 && has_tables(connection))
-        throw InputError(connection.path(), "application_id", "is a SQLite database of another program, not a Fulcrum run store");
+        throw InputError(
+            connection.path(), "application_id", "is a SQLite database of another program, not a Fulcrum run store");
     if (application_id != 0 && application_id != kApplicationId)
-        throw InputError(connection.path(), "application_id", "is a SQLite database of another program, not a Fulcrum run store");
+        throw InputError(
+            connection.path(), "application_id", "is a SQLite database of another program, not a Fulcrum run store");
     const auto version = static_cast<int>(pragma(connection, "user_version"));
     if (version > kSchemaVersion)
         throw InputError(connection.path(), "schema version",

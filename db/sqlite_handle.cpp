@@ -19,7 +19,10 @@ Connection::Connection(const std::string& path, bool create)
     sqlite3_extended_result_codes(db_, 1);
 }
 
-Connection::~Connection() { sqlite3_close(db_); }
+Connection::~Connection()
+{
+    sqlite3_close(db_);
+}
 
 void Connection::fail(const std::string& what) const
 {
@@ -43,7 +46,10 @@ Statement::Statement(Connection& connection, const char* sql)
         connection.fail("cannot prepare statement");
 }
 
-Statement::~Statement() { sqlite3_finalize(statement_); }
+Statement::~Statement()
+{
+    sqlite3_finalize(statement_);
+}
 
 Statement& Statement::bind(int index, std::int64_t value)
 {
@@ -102,9 +108,18 @@ void Statement::reset()
     sqlite3_clear_bindings(statement_);
 }
 
-std::int64_t Statement::int64(int column) const { return sqlite3_column_int64(statement_, column); }
-double Statement::real(int column) const { return sqlite3_column_double(statement_, column); }
-bool Statement::is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+std::int64_t Statement::int64(int column) const
+{
+    return sqlite3_column_int64(statement_, column);
+}
+double Statement::real(int column) const
+{
+    return sqlite3_column_double(statement_, column);
+}
+bool Statement::is_null(int column) const
+{
+    return sqlite3_column_type(statement_, column) == SQLITE_NULL;
+}
 
 std::optional<double> Statement::optional_real(int column) const
 {
@@ -116,13 +131,15 @@ std::optional<double> Statement::optional_real(int column) const
 std::string Statement::blob(int column) const
 {
     const auto* bytes = static_cast<const char*>(sqlite3_column_blob(statement_, column));
-    return bytes ? std::string(bytes, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))) : std::string();
+    return bytes ? std::string(bytes, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)))
+                 : std::string();
 }
 
 std::string Statement::text(int column) const
 {
     const auto* chars = sqlite3_column_text(statement_, column);
-    return chars ? std::string(reinterpret_cast<const char*>(chars), static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)))
+    return chars ? std::string(
+               reinterpret_cast<const char*>(chars), static_cast<std::size_t>(sqlite3_column_bytes(statement_, column)))
                  : std::string();
 }
 

@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# The committed .clang-format holds for every C++ file (seconds; fails before any build).
+bash scripts/check-format.sh
 bash scripts/build.sh ci
 bash scripts/build.sh ci-v4
 export QT_QPA_PLATFORM=offscreen

@@ -7,7 +7,6 @@
 #include "ui/models/workers_model.h"
 
 #include <QObject>
-
 #include <map>
 #include <optional>
 

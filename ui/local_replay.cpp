@@ -10,7 +10,6 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
-
 #include <csignal>
 #include <sys/prctl.h>
 
@@ -60,7 +59,8 @@ void LocalReplayHost::start(const QString& database)
     if (!file.isFile() || !file.isReadable())
         return fail(QStringLiteral("%1: not a readable file").arg(database));
     if (daemon_.isEmpty())
-        return fail(QStringLiteral("fulcrumd was found neither beside the console nor on PATH: a run file is replayed through it"));
+        return fail(QStringLiteral(
+            "fulcrumd was found neither beside the console nor on PATH: a run file is replayed through it"));
     dir_ = std::make_unique<QTemporaryDir>();
     if (!dir_->isValid())
         return fail(QStringLiteral("cannot create a temporary folder for the replay: %1").arg(dir_->errorString()));
@@ -70,7 +70,8 @@ void LocalReplayHost::start(const QString& database)
     // The private fulcrumd reads the file where it is: its folder is one of the daemon's runs
     // folders (a link into its own runs folder would lead out of it, which fulcrumd refuses).
     const QString folder = file.absolutePath();
-    token_ = QString::number(QRandomGenerator::system()->generate64(), 16) + QString::number(QRandomGenerator::system()->generate64(), 16);
+    token_ = QString::number(QRandomGenerator::system()->generate64(), 16)
+        + QString::number(QRandomGenerator::system()->generate64(), 16);
     QFile tokens(root.filePath(QStringLiteral("tokens")));
     if (!tokens.open(QIODevice::WriteOnly) || tokens.write(QStringLiteral("operator %1\n").arg(token_).toUtf8()) < 0)
         return fail(QStringLiteral("cannot write the replay's token file %1").arg(tokens.fileName()));
@@ -94,7 +95,10 @@ void LocalReplayHost::start(const QString& database)
     });
     connect(process_, &QProcess::finished, this, [this](int code) {
         if (!announced_)
-            fail(QStringLiteral("fulcrumd (%1) stopped before serving, exit code %2: %3").arg(daemon_).arg(code).arg(QString::fromUtf8(output_).trimmed()));
+            fail(QStringLiteral("fulcrumd (%1) stopped before serving, exit code %2: %3")
+                     .arg(daemon_)
+                     .arg(code)
+                     .arg(QString::fromUtf8(output_).trimmed()));
     });
     connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart)
@@ -102,10 +106,15 @@ void LocalReplayHost::start(const QString& database)
     });
     QTimer::singleShot(kStartTimeoutMs, this, [this] {
         if (!announced_ && process_ && process_->state() != QProcess::NotRunning)
-            fail(QStringLiteral("fulcrumd (%1) did not start serving within %2 s: %3").arg(daemon_).arg(kStartTimeoutMs / 1000).arg(QString::fromUtf8(output_).trimmed()));
+            fail(QStringLiteral("fulcrumd (%1) did not start serving within %2 s: %3")
+                     .arg(daemon_)
+                     .arg(kStartTimeoutMs / 1000)
+                     .arg(QString::fromUtf8(output_).trimmed()));
     });
-    process_->start(daemon_, { QStringLiteral("--no-demo"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--data-dir"), root.path(), QStringLiteral("--runs-folder"), folder,
-                                 QStringLiteral("--token-file"), root.filePath(QStringLiteral("tokens")) });
+    process_->start(daemon_,
+        { QStringLiteral("--no-demo"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+            QStringLiteral("--data-dir"), root.path(), QStringLiteral("--runs-folder"), folder,
+            QStringLiteral("--token-file"), root.filePath(QStringLiteral("tokens")) });
 }
 
 } // namespace fulcrum::ui

@@ -37,10 +37,13 @@ using namespace protocol;
 
 namespace {
 
-QString text(const std::string& s) { return QString::fromStdString(s); }
+QString text(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
-const QStringList kViewNames { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction"), QStringLiteral("cluster"),
-    QStringLiteral("scheduler") };
+const QStringList kViewNames { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction"),
+    QStringLiteral("cluster"), QStringLiteral("scheduler") };
 
 } // namespace
 
@@ -67,9 +70,12 @@ MainWindow::MainWindow(QWidget* parent)
     auto* timeline_page = new QWidget(this);
     auto* timeline_layout = new QVBoxLayout(timeline_page);
     timeline_layout->setContentsMargins(0, 0, 0, 0);
-    auto* legend = new QLabel(QStringLiteral("<span style='color:#3b7dd8'>■</span> compute &nbsp; <span style='color:#f2a53a'>■</span> communication "
-                                             "&nbsp; <span style='color:#b0b0b0'>■</span> wait at the barrier &nbsp; <span style='color:#d62728'>▬</span> "
-                                             "the iteration's straggler &nbsp; heat strip: lateness per worker"),
+    auto* legend = new QLabel(
+        QStringLiteral(
+            "<span style='color:#3b7dd8'>■</span> compute &nbsp; <span style='color:#f2a53a'>■</span> communication "
+            "&nbsp; <span style='color:#b0b0b0'>■</span> wait at the barrier &nbsp; <span "
+            "style='color:#d62728'>▬</span> "
+            "the iteration's straggler &nbsp; heat strip: lateness per worker"),
         timeline_page);
     timeline_layout->addWidget(legend);
     timeline_layout->addWidget(timeline_, 1);
@@ -105,7 +111,9 @@ MainWindow::MainWindow(QWidget* parent)
     setCentralWidget(central);
     statusBar()->addPermanentWidget(connection_);
     connection_->setText(QStringLiteral("not connected"));
-    statusBar()->showMessage(QStringLiteral("Fulcrum %1 — not connected. File ▸ Connect to fulcrumd, or File ▸ Open run file.").arg(QStringLiteral(FULCRUM_VERSION)));
+    statusBar()->showMessage(
+        QStringLiteral("Fulcrum %1 — not connected. File ▸ Connect to fulcrumd, or File ▸ Open run file.")
+            .arg(QStringLiteral(FULCRUM_VERSION)));
     build_menus();
     resize(1280, 900);
 
@@ -116,7 +124,8 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(&client_, &ProtocolClient::stateChanged, this, [this] {
         connection_->setText(client_.status_text());
-        const bool bad = client_.state() == ProtocolClient::State::Failed || client_.state() == ProtocolClient::State::WaitingToReconnect;
+        const bool bad = client_.state() == ProtocolClient::State::Failed
+            || client_.state() == ProtocolClient::State::WaitingToReconnect;
         connection_->setStyleSheet(bad ? QStringLiteral("color: #b00020") : QString());
         if (client_.state() == ProtocolClient::State::Failed)
             report(QStringLiteral("Connection"), client_.status_text());
@@ -125,21 +134,25 @@ MainWindow::MainWindow(QWidget* parent)
         if (opening_ == Opening::ListingFile)
             commands_.list_runs();
     });
-    connect(&commands_, &Commands::sent, this, [this](const QString& what) { statusBar()->showMessage(QStringLiteral("sent: %1").arg(what), 5000); });
-    connect(&commands_, &Commands::succeeded, this, [this](const QString& what) { statusBar()->showMessage(QStringLiteral("done: %1").arg(what), 5000); });
+    connect(&commands_, &Commands::sent, this,
+        [this](const QString& what) { statusBar()->showMessage(QStringLiteral("sent: %1").arg(what), 5000); });
+    connect(&commands_, &Commands::succeeded, this,
+        [this](const QString& what) { statusBar()->showMessage(QStringLiteral("done: %1").arg(what), 5000); });
     connect(&commands_, &Commands::failed, this, [this](const QString& what, const QString& why) {
         report(QStringLiteral("Command refused"), QStringLiteral("%1: %2").arg(what, why));
         if (opening_ != Opening::None && opening_ != Opening::Ready)
             opening_ = Opening::None;
     });
     connect(&commands_, &Commands::fateUnknown, this, [this](const QString& what, const QString& why) {
-        show_notice(QStringLiteral("The connection dropped (%1) while this command was in flight: <b>%2</b>. Its fate is unknown until the console "
+        show_notice(QStringLiteral("The connection dropped (%1) while this command was in flight: <b>%2</b>. Its fate "
+                                   "is unknown until the console "
                                    "reconnects.")
                         .arg(why.toHtmlEscaped(), what.toHtmlEscaped()),
             true);
     });
     connect(&commands_, &Commands::fateKnown, this, [this](const QString& what, const QString& fate) {
-        show_notice(QStringLiteral("Reconnected. <b>%1</b>: %2.").arg(what.toHtmlEscaped(), fate.toHtmlEscaped()), false);
+        show_notice(
+            QStringLiteral("Reconnected. <b>%1</b>: %2.").arg(what.toHtmlEscaped(), fate.toHtmlEscaped()), false);
     });
     connect(&commands_, &Commands::runsListed, this, &MainWindow::on_runs);
     connect(&navigator_, &ReplayNavigator::progressed, this, [this](double fraction, const QString& what) {
@@ -190,12 +203,16 @@ void MainWindow::build_menus()
     });
     file->addAction(QStringLiteral("&Disconnect"), this, [this] { client_.close(); });
     file->addSeparator();
-    file->addAction(QStringLiteral("Open a &recorded run of the server…"), QKeySequence(QStringLiteral("Ctrl+R")), this, &MainWindow::open_server_run_dialog);
+    file->addAction(QStringLiteral("Open a &recorded run of the server…"), QKeySequence(QStringLiteral("Ctrl+R")), this,
+        &MainWindow::open_server_run_dialog);
     file->addAction(QStringLiteral("&Open run file…"), QKeySequence::Open, this, &MainWindow::open_run_file_dialog);
-    file->addAction(QStringLiteral("Back to &live"), QKeySequence(QStringLiteral("Ctrl+L")), this, &MainWindow::back_to_live);
+    file->addAction(
+        QStringLiteral("Back to &live"), QKeySequence(QStringLiteral("Ctrl+L")), this, &MainWindow::back_to_live);
     file->addSeparator();
-    file->addAction(QStringLiteral("Export chart as &PNG…"), QKeySequence(QStringLiteral("Ctrl+Shift+P")), this, &MainWindow::export_png);
-    file->addAction(QStringLiteral("Export data as &CSV…"), QKeySequence(QStringLiteral("Ctrl+Shift+C")), this, &MainWindow::export_csv);
+    file->addAction(QStringLiteral("Export chart as &PNG…"), QKeySequence(QStringLiteral("Ctrl+Shift+P")), this,
+        &MainWindow::export_png);
+    file->addAction(QStringLiteral("Export data as &CSV…"), QKeySequence(QStringLiteral("Ctrl+Shift+C")), this,
+        &MainWindow::export_csv);
     file->addSeparator();
     file->addAction(QStringLiteral("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -204,9 +221,12 @@ void MainWindow::build_menus()
     QMenu* workers = menuBar()->addMenu(QStringLiteral("&Workers"));
     workers->addActions(workers_->worker_actions());
     QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));
-    view->addAction(QStringLiteral("Follow the newest iterations"), QKeySequence(Qt::Key_End), this, [this] { window_.follow(); });
-    view->addAction(QStringLiteral("Zoom in"), QKeySequence::ZoomIn, this, [this] { window_.zoom(0.8, (window_.first() + window_.last()) / 2); });
-    view->addAction(QStringLiteral("Zoom out"), QKeySequence::ZoomOut, this, [this] { window_.zoom(1.25, (window_.first() + window_.last()) / 2); });
+    view->addAction(
+        QStringLiteral("Follow the newest iterations"), QKeySequence(Qt::Key_End), this, [this] { window_.follow(); });
+    view->addAction(QStringLiteral("Zoom in"), QKeySequence::ZoomIn, this,
+        [this] { window_.zoom(0.8, (window_.first() + window_.last()) / 2); });
+    view->addAction(QStringLiteral("Zoom out"), QKeySequence::ZoomOut, this,
+        [this] { window_.zoom(1.25, (window_.first() + window_.last()) / 2); });
 }
 
 void MainWindow::report(const QString& title, const QString& text)
@@ -223,8 +243,9 @@ void MainWindow::report(const QString& title, const QString& text)
 void MainWindow::show_notice(const QString& text, bool warning)
 {
     notice_->setText(text);
-    notice_->setStyleSheet(warning ? QStringLiteral("background: #fff3c4; color: #5a4300; padding: 6px; border: 1px solid #e0c060;")
-                                   : QStringLiteral("background: #e3f4e1; color: #1d4d1a; padding: 6px; border: 1px solid #9ccc96;"));
+    notice_->setStyleSheet(warning
+            ? QStringLiteral("background: #fff3c4; color: #5a4300; padding: 6px; border: 1px solid #e0c060;")
+            : QStringLiteral("background: #e3f4e1; color: #1d4d1a; padding: 6px; border: 1px solid #9ccc96;"));
     notice_->show();
 }
 
@@ -245,7 +266,10 @@ void MainWindow::schedule_frame()
         frame_->start(kFrameMs);
 }
 
-void MainWindow::refresh_views() { redraw(true); }
+void MainWindow::refresh_views()
+{
+    redraw(true);
+}
 
 void MainWindow::redraw(bool complete)
 {
@@ -266,8 +290,11 @@ void MainWindow::redraw(bool complete)
         scheduler_->refresh();
     timeline_->update();
     cluster_->update();
-    if (const ReplayState* s = store_.replay_state(); s && opening_ == Opening::Loading && !open_at_ && s->end_time_s > 0)
-        statusBar()->showMessage(QStringLiteral("loading the replay: %1 %").arg(100.0 * std::min(1.0, navigator_.delivered_time_s() / s->end_time_s), 0, 'f', 0));
+    if (const ReplayState* s = store_.replay_state();
+        s && opening_ == Opening::Loading && !open_at_ && s->end_time_s > 0)
+        statusBar()->showMessage(
+            QStringLiteral("loading the replay: %1 %")
+                .arg(100.0 * std::min(1.0, navigator_.delivered_time_s() / s->end_time_s), 0, 'f', 0));
 }
 
 bool MainWindow::show_view(const QString& name)
@@ -293,7 +320,8 @@ void MainWindow::on_message(const ServerMessage& message)
         }
         return;
     }
-    if (const auto* state = std::get_if<ReplayState>(&message); state && state->replay == store_.source() && state->state == ReplayPhase::Finished) {
+    if (const auto* state = std::get_if<ReplayState>(&message);
+        state && state->replay == store_.source() && state->state == ReplayPhase::Finished) {
         opening_ = Opening::Ready;
         // Loaded as fast as it could be read; played again, it goes at the run's own pace.
         ReplayCommand speed;
@@ -301,7 +329,8 @@ void MainWindow::on_message(const ServerMessage& message)
         speed.action = ReplayAction::SetSpeed;
         speed.speed = 1;
         commands_.replay(speed);
-        statusBar()->showMessage(QStringLiteral("replay loaded: %1 iterations of %2").arg(state->length).arg(text(state->database)), 10000);
+        statusBar()->showMessage(
+            QStringLiteral("replay loaded: %1 iterations of %2").arg(state->length).arg(text(state->database)), 10000);
         refresh_views();
         emit replayReady();
     }
@@ -317,20 +346,26 @@ void MainWindow::on_runs(const std::vector<RunListing>& runs)
         const QString file = local_->database_path();
         if (mine.empty()) {
             opening_ = Opening::None;
-            return report(QStringLiteral("Open run file"), QStringLiteral("%1 cannot be replayed: fulcrumd does not list it as a run store").arg(file));
+            return report(QStringLiteral("Open run file"),
+                QStringLiteral("%1 cannot be replayed: fulcrumd does not list it as a run store").arg(file));
         }
         if (mine.front().status.rfind("unreadable", 0) == 0) {
             opening_ = Opening::None;
             return report(QStringLiteral("Open run file"),
-                QStringLiteral("%1 cannot be replayed: it is not a Fulcrum run store, or it is damaged (%2)").arg(file, text(mine.front().status)));
+                QStringLiteral("%1 cannot be replayed: it is not a Fulcrum run store, or it is damaged (%2)")
+                    .arg(file, text(mine.front().status)));
         }
         RunId run = mine.front().run;
         if (mine.size() > 1 && dialogs_) {
             QStringList items;
             for (const RunListing& r : mine)
-                items << QStringLiteral("run %1: %2 (%3, %4 iterations)").arg(r.run).arg(text(r.name), text(r.status)).arg(r.iterations);
+                items << QStringLiteral("run %1: %2 (%3, %4 iterations)")
+                             .arg(r.run)
+                             .arg(text(r.name), text(r.status))
+                             .arg(r.iterations);
             bool ok = false;
-            const QString chosen = QInputDialog::getItem(this, QStringLiteral("Open run file"), QStringLiteral("%1 holds several runs:").arg(file), items, 0, false, &ok);
+            const QString chosen = QInputDialog::getItem(this, QStringLiteral("Open run file"),
+                QStringLiteral("%1 holds several runs:").arg(file), items, 0, false, &ok);
             if (!ok) {
                 opening_ = Opening::None;
                 return;
@@ -348,11 +383,12 @@ void MainWindow::on_runs(const std::vector<RunListing>& runs)
     QDialog dialog(this);
     dialog.setWindowTitle(QStringLiteral("Recorded runs on the server"));
     auto* table = new QTableWidget(static_cast<int>(runs.size()), 6, &dialog);
-    table->setHorizontalHeaderLabels({ QStringLiteral("File"), QStringLiteral("Run"), QStringLiteral("Name"), QStringLiteral("Status"), QStringLiteral("Iterations"),
-        QStringLiteral("Started") });
+    table->setHorizontalHeaderLabels({ QStringLiteral("File"), QStringLiteral("Run"), QStringLiteral("Name"),
+        QStringLiteral("Status"), QStringLiteral("Iterations"), QStringLiteral("Started") });
     for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
         const RunListing& r = runs[static_cast<std::size_t>(i)];
-        const QStringList cells { text(r.database), QString::number(r.run), text(r.name), text(r.status), QString::number(r.iterations), text(r.started_at) };
+        const QStringList cells { text(r.database), QString::number(r.run), text(r.name), text(r.status),
+            QString::number(r.iterations), text(r.started_at) };
         for (int c = 0; c < cells.size(); ++c)
             table->setItem(i, c, new QTableWidgetItem(cells[c]));
     }
@@ -372,7 +408,8 @@ void MainWindow::on_runs(const std::vector<RunListing>& runs)
         return;
     const RunListing& r = runs[static_cast<std::size_t>(table->currentRow())];
     if (r.status.rfind("unreadable", 0) == 0)
-        return report(QStringLiteral("Replay"), QStringLiteral("%1 cannot be replayed: %2").arg(text(r.database), text(r.status)));
+        return report(QStringLiteral("Replay"),
+            QStringLiteral("%1 cannot be replayed: %2").arg(text(r.database), text(r.status)));
     open_server_run(text(r.database), r.run);
 }
 
@@ -398,7 +435,8 @@ void MainWindow::open_server_run(const QString& database, RunId run, std::option
 
 void MainWindow::open_run_file_dialog()
 {
-    const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("Open a recorded run"), {}, QStringLiteral("Run stores (*.db);;All files (*)"));
+    const QString file = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Open a recorded run"), {}, QStringLiteral("Run stores (*.db);;All files (*)"));
     if (!file.isEmpty())
         open_run_file(file);
 }
@@ -412,7 +450,8 @@ void MainWindow::open_run_file(const QString& path, std::optional<std::int64_t> 
     local_ = std::make_unique<LocalReplayHost>();
     if (!daemon_path_.isEmpty())
         local_->set_daemon(daemon_path_);
-    connect(local_.get(), &LocalReplayHost::ready, this, [this](const ServerAddress& address) { client_.open(address); });
+    connect(
+        local_.get(), &LocalReplayHost::ready, this, [this](const ServerAddress& address) { client_.open(address); });
     connect(local_.get(), &LocalReplayHost::failed, this, [this](const QString& why) {
         opening_ = Opening::None;
         report(QStringLiteral("Open run file"), why);
@@ -457,7 +496,8 @@ void MainWindow::jump_to(const EventRecord& event)
 
 void MainWindow::export_png()
 {
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export chart as PNG"), QStringLiteral("fulcrum-chart.png"), QStringLiteral("PNG (*.png)"));
+    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export chart as PNG"),
+        QStringLiteral("fulcrum-chart.png"), QStringLiteral("PNG (*.png)"));
     QString error;
     if (!path.isEmpty() && !export_png_to(path, &error))
         report(QStringLiteral("Export"), error);
@@ -472,18 +512,21 @@ bool MainWindow::export_png_to(const QString& path, QString* error)
 
 const QStringList& MainWindow::csv_exports()
 {
-    static const QStringList choices { QStringLiteral("Jobs table"), QStringLiteral("Workers table"), QStringLiteral("Events table"),
-        QStringLiteral("Equilibrium chart data"), QStringLiteral("Prediction chart data"), QStringLiteral("Straggler timeline data") };
+    static const QStringList choices { QStringLiteral("Jobs table"), QStringLiteral("Workers table"),
+        QStringLiteral("Events table"), QStringLiteral("Equilibrium chart data"),
+        QStringLiteral("Prediction chart data"), QStringLiteral("Straggler timeline data") };
     return choices;
 }
 
 void MainWindow::export_csv()
 {
     bool ok = false;
-    const QString what = QInputDialog::getItem(this, QStringLiteral("Export as CSV"), QStringLiteral("What to export:"), csv_exports(), 0, false, &ok);
+    const QString what = QInputDialog::getItem(
+        this, QStringLiteral("Export as CSV"), QStringLiteral("What to export:"), csv_exports(), 0, false, &ok);
     if (!ok)
         return;
-    const QString path = QFileDialog::getSaveFileName(this, QStringLiteral("Export as CSV"), QStringLiteral("fulcrum.csv"), QStringLiteral("CSV (*.csv)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, QStringLiteral("Export as CSV"), QStringLiteral("fulcrum.csv"), QStringLiteral("CSV (*.csv)"));
     QString error;
     if (!path.isEmpty() && !export_csv_to(what, path, &error))
         report(QStringLiteral("Export"), error);
@@ -494,7 +537,8 @@ bool MainWindow::export_csv_to(const QString& what, const QString& path, QString
     const auto index = csv_exports().indexOf(what);
     if (index < 0) {
         if (error)
-            *error = QStringLiteral("nothing to export is called \"%1\" (expected one of: %2)").arg(what, csv_exports().join(QStringLiteral(", ")));
+            *error = QStringLiteral("nothing to export is called \"%1\" (expected one of: %2)")
+                         .arg(what, csv_exports().join(QStringLiteral(", ")));
         return false;
     }
     const QString csv = index == 0 ? table_csv(store_.jobs())

@@ -7,7 +7,6 @@
 #include "ui/views/iteration_window.h"
 
 #include <QMainWindow>
-
 #include <memory>
 #include <optional>
 

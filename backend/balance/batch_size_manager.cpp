@@ -22,7 +22,7 @@ WorkerOverride departed()
 } // namespace
 
 BatchSizeManager::BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int workers, std::int32_t total_batch,
-                                   std::vector<std::int32_t> batch_limits, ManagerOptions options)
+    std::vector<std::int32_t> batch_limits, ManagerOptions options)
     : policy_(std::move(policy))
     , workers_(workers)
     , total_batch_(total_batch)
@@ -45,8 +45,9 @@ BatchSizeManager::BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int 
 void BatchSizeManager::check_worker(WorkerId worker) const
 {
     if (worker < 0 || worker >= workers_)
-        throw OverrideError("unknown-worker", "worker " + std::to_string(worker) + " does not exist (this job has workers 0 to "
-            + std::to_string(workers_ - 1) + ")");
+        throw OverrideError("unknown-worker",
+            "worker " + std::to_string(worker) + " does not exist (this job has workers 0 to "
+                + std::to_string(workers_ - 1) + ")");
 }
 
 void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const std::string& actor)
@@ -55,7 +56,8 @@ void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const std::
     std::lock_guard lock(mutex_);
     check_member(worker);
     if (overrides_[static_cast<std::size_t>(worker)].excluded)
-        throw OverrideError("worker-excluded", "worker " + std::to_string(worker) + " is excluded; include it before pinning");
+        throw OverrideError(
+            "worker-excluded", "worker " + std::to_string(worker) + " is excluded; include it before pinning");
     std::int64_t other_pins = 0;
     int free_others = 0;
     for (int i = 0; i < workers_; ++i) {
@@ -68,18 +70,22 @@ void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const std::
             ++free_others;
     }
     if (free_others == 0)
-        throw OverrideError("no-free-worker", "pinning worker " + std::to_string(worker)
-            + " would leave no unpinned worker to take the rest of the total batch " + std::to_string(total_batch_));
+        throw OverrideError("no-free-worker",
+            "pinning worker " + std::to_string(worker)
+                + " would leave no unpinned worker to take the rest of the total batch "
+                + std::to_string(total_batch_));
     const std::int64_t most = total_batch_ - other_pins - free_others;
     if (batch_size < 1 || batch_size > most)
-        throw OverrideError("pin-out-of-range", "pin of " + std::to_string(batch_size) + " samples for worker "
-            + std::to_string(worker) + " is outside 1 to " + std::to_string(std::max<std::int64_t>(1, most))
-            + " (total batch " + std::to_string(total_batch_) + ", one sample for each other free worker, other pins "
-            + std::to_string(other_pins) + ")");
+        throw OverrideError("pin-out-of-range",
+            "pin of " + std::to_string(batch_size) + " samples for worker " + std::to_string(worker)
+                + " is outside 1 to " + std::to_string(std::max<std::int64_t>(1, most)) + " (total batch "
+                + std::to_string(total_batch_) + ", one sample for each other free worker, other pins "
+                + std::to_string(other_pins) + ")");
     const std::int32_t limit = limits_[static_cast<std::size_t>(worker)];
     if (limit > 0 && batch_size > limit)
-        throw OverrideError("over-memory-limit", "pin of " + std::to_string(batch_size) + " samples for worker "
-            + std::to_string(worker) + " exceeds its memory limit of " + std::to_string(limit) + " samples");
+        throw OverrideError("over-memory-limit",
+            "pin of " + std::to_string(batch_size) + " samples for worker " + std::to_string(worker)
+                + " exceeds its memory limit of " + std::to_string(limit) + " samples");
     overrides_[static_cast<std::size_t>(worker)].pinned = batch_size;
     requests_.push_back({ Request::Kind::Pin, worker, batch_size, std::nullopt, actor });
 }
@@ -115,10 +121,11 @@ void BatchSizeManager::exclude(WorkerId worker, std::optional<double> for_s, con
             ++free_others;
     }
     if (active_others == 0)
-        throw OverrideError("last-worker", "worker " + std::to_string(worker) + " is the last active worker of the job");
+        throw OverrideError(
+            "last-worker", "worker " + std::to_string(worker) + " is the last active worker of the job");
     if (free_others == 0)
-        throw OverrideError("no-free-worker", "excluding worker " + std::to_string(worker)
-            + " would leave only pinned workers; unpin one first");
+        throw OverrideError("no-free-worker",
+            "excluding worker " + std::to_string(worker) + " would leave only pinned workers; unpin one first");
     target.excluded = true;
     target.pinned.reset();
     requests_.push_back({ Request::Kind::Exclude, worker, 0, for_s, actor });
@@ -137,8 +144,8 @@ void BatchSizeManager::include(WorkerId worker, const std::string& actor)
     requests_.push_back({ Request::Kind::Include, worker, 0, std::nullopt, actor });
 }
 
-void BatchSizeManager::set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor,
-                                  std::string spec_json)
+void BatchSizeManager::set_policy(
+    std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor, std::string spec_json)
 {
     if (!policy)
         throw std::invalid_argument("set_policy needs a policy");
@@ -147,9 +154,10 @@ void BatchSizeManager::set_policy(std::unique_ptr<BatchSizePolicy> policy, Manag
     const Allocation start = policy->initial(workers_, total_batch_);
     for (std::size_t i = 0; i < start.batch_sizes.size() && i < limits_.size(); ++i)
         if (limits_[i] > 0 && start.batch_sizes[i] > limits_[i])
-            throw OverrideError("over-memory-limit", "policy " + policy->name() + " gives worker " + std::to_string(i)
-                + " a batch of " + std::to_string(start.batch_sizes[i]) + " samples, above its memory limit of "
-                + std::to_string(limits_[i]) + " samples");
+            throw OverrideError("over-memory-limit",
+                "policy " + policy->name() + " gives worker " + std::to_string(i) + " a batch of "
+                    + std::to_string(start.batch_sizes[i]) + " samples, above its memory limit of "
+                    + std::to_string(limits_[i]) + " samples");
     std::lock_guard lock(mutex_);
     policy_request_ = PolicyRequest { std::move(policy), options, actor, std::move(spec_json) };
 }
@@ -193,7 +201,8 @@ void BatchSizeManager::leave(WorkerId worker)
         if (i != worker && !overrides_[static_cast<std::size_t>(i)].idle())
             ++others;
     if (others == 0)
-        throw OverrideError("last-worker", "worker " + std::to_string(worker) + " is the last active worker of the job");
+        throw OverrideError(
+            "last-worker", "worker " + std::to_string(worker) + " is the last active worker of the job");
     overrides_[static_cast<std::size_t>(worker)] = departed();
     requests_.push_back({ Request::Kind::Leave, worker, 0, std::nullopt, "elastic" });
 }
@@ -221,7 +230,7 @@ std::vector<EventRecord> BatchSizeManager::take_events()
 }
 
 void BatchSizeManager::emit(std::int64_t iteration, double now_s, std::string kind, std::optional<WorkerId> worker,
-                            std::string message, std::string actor)
+    std::string message, std::string actor)
 {
     EventRecord e;
     e.iteration = iteration;
@@ -292,13 +301,14 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
             a.excluded = false;
             a.excluded_until.reset();
             overrides_[static_cast<std::size_t>(i)] = a;
-            emit(iteration, now_s, "readmit", i, "worker " + std::to_string(i) + " re-admitted: its exclusion time ran out");
+            emit(iteration, now_s, "readmit", i,
+                "worker " + std::to_string(i) + " re-admitted: its exclusion time ran out");
         }
     }
 }
 
-double BatchSizeManager::predicted_time(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
-                                        const std::vector<double>& comm) const
+double BatchSizeManager::predicted_time(
+    const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds, const std::vector<double>& comm) const
 {
     double worst = 0;
     for (std::size_t i = 0; i < sizes.size(); ++i)
@@ -307,8 +317,8 @@ double BatchSizeManager::predicted_time(const std::vector<std::int32_t>& sizes, 
     return worst;
 }
 
-BatchSizeManager::Proposal BatchSizeManager::index_by_worker(const Allocation& allocation,
-                                                            const std::vector<WorkerObservation>& observations) const
+BatchSizeManager::Proposal BatchSizeManager::index_by_worker(
+    const Allocation& allocation, const std::vector<WorkerObservation>& observations) const
 {
     Proposal p;
     p.size.resize(static_cast<std::size_t>(workers_));
@@ -340,9 +350,9 @@ Allocation BatchSizeManager::initial()
     for (int i = 0; i < workers_; ++i) {
         const std::int32_t limit = limits_[static_cast<std::size_t>(i)];
         if (limit > 0 && proposal.batch_sizes[static_cast<std::size_t>(i)] > limit)
-            throw std::invalid_argument("policy " + policy_->name() + " gives worker " + std::to_string(i) + " a batch of "
-                + std::to_string(proposal.batch_sizes[static_cast<std::size_t>(i)]) + " samples, above its memory limit of "
-                + std::to_string(limit) + " samples");
+            throw std::invalid_argument("policy " + policy_->name() + " gives worker " + std::to_string(i)
+                + " a batch of " + std::to_string(proposal.batch_sizes[static_cast<std::size_t>(i)])
+                + " samples, above its memory limit of " + std::to_string(limit) + " samples");
     }
     std::vector<WorkerObservation> everyone(static_cast<std::size_t>(workers_));
     for (int i = 0; i < workers_; ++i)
@@ -350,7 +360,8 @@ Allocation BatchSizeManager::initial()
     return assemble(index_by_worker(proposal, everyone), 0, 0);
 }
 
-Allocation BatchSizeManager::next(const std::vector<WorkerObservation>& observations, std::int64_t iteration, double now_s)
+Allocation BatchSizeManager::next(
+    const std::vector<WorkerObservation>& observations, std::int64_t iteration, double now_s)
 {
     apply_requests(iteration, now_s);
     const auto runs = [&](const WorkerObservation& o) {
@@ -466,7 +477,8 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
             }
         bool same_shape = current_.size() == n;
         for (std::size_t i = 0; same_shape && i < n; ++i)
-            same_shape = (current_[i] > 0) == (sizes[i] > 0) && (!applied_[i].pinned || current_[i] == *applied_[i].pinned);
+            same_shape
+                = (current_[i] > 0) == (sizes[i] > 0) && (!applied_[i].pinned || current_[i] == *applied_[i].pinned);
         if (same_shape && fits_limits(current_)) {
             sizes = current_;
             refused += "; the allocation in effect is kept";
@@ -481,7 +493,8 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
                     }
                 for (std::size_t i : free)
                     if (excess > 0 && (limits_[i] == 0 || sizes[i] < limits_[i])) {
-                        const std::int64_t room = limits_[i] == 0 ? excess : std::min<std::int64_t>(excess, limits_[i] - sizes[i]);
+                        const std::int64_t room
+                            = limits_[i] == 0 ? excess : std::min<std::int64_t>(excess, limits_[i] - sizes[i]);
                         sizes[i] += static_cast<std::int32_t>(room);
                         excess -= room;
                     }
@@ -498,7 +511,8 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
     a.predicted_speeds = proposal.predicted;
     a.decision = proposal.decision.empty() ? policy_->name() : proposal.decision;
     // Per-worker tags only when an override makes them differ.
-    const bool overridden = std::any_of(applied_.begin(), applied_.end(), [](const WorkerOverride& o) { return o.idle() || o.pinned; });
+    const bool overridden
+        = std::any_of(applied_.begin(), applied_.end(), [](const WorkerOverride& o) { return o.idle() || o.pinned; });
     if (overridden) {
         a.decisions.resize(n, a.decision);
         for (std::size_t i = 0; i < n; ++i) {
@@ -562,7 +576,8 @@ void BatchSizeManager::load_state(StateReader& in)
 {
     const std::string policy = in.get_string("policy name");
     if (policy != policy_->name())
-        in.fail("policy name", "the checkpoint was written under policy " + policy + ", this job's manager runs " + policy_->name());
+        in.fail("policy name",
+            "the checkpoint was written under policy " + policy + ", this job's manager runs " + policy_->name());
     options_.damping = in.get<double>("damping");
     in.get(options_.blocking, "blocking");
     blocking_ = in.get_bool("blocking in effect");
@@ -575,7 +590,8 @@ void BatchSizeManager::load_state(StateReader& in)
         o = get_override(in);
     in.get(current_, "batch sizes in effect");
     if (current_.size() != static_cast<std::size_t>(workers_))
-        in.fail("batch sizes in effect", "names " + std::to_string(current_.size()) + " workers; the job has " + std::to_string(workers_));
+        in.fail("batch sizes in effect",
+            "names " + std::to_string(current_.size()) + " workers; the job has " + std::to_string(workers_));
     if (in.get_bool("pending answer")) {
         Proposal p;
         const std::size_t n = in.array_size("pending sizes", 1);

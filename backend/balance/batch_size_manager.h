@@ -44,7 +44,7 @@ struct WorkerOverride {
 class BatchSizeManager {
 public:
     BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int workers, std::int32_t total_batch,
-                     std::vector<std::int32_t> batch_limits = {}, ManagerOptions options = {});
+        std::vector<std::int32_t> batch_limits = {}, ManagerOptions options = {});
 
     // The policy in effect. Between barriers only (the trainer's thread, or before and after
     // the run): set_policy() replaces it at a barrier.
@@ -83,8 +83,8 @@ public:
     // event whose message is "OLD -> NEW" (policy names).
     // `spec_json` is the request's policy section as given: a checkpoint keeps it, so a
     // resumed job rebuilds the policy in effect rather than the scenario's.
-    void set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor = "operator",
-                    std::string spec_json = {});
+    void set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options,
+        const std::string& actor = "operator", std::string spec_json = {});
     // The policy section of the last set-policy that took effect; empty: the scenario's.
     const std::string& policy_spec_json() const { return policy_spec_json_; }
     // A resumed job's manager, made with the policy a checkpoint names: that policy's section.
@@ -126,9 +126,9 @@ private:
     Allocation assemble(const Proposal& proposal, std::int64_t iteration, double now_s);
     bool fits_limits(const std::vector<std::int32_t>& sizes) const;
     double predicted_time(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
-                          const std::vector<double>& comm) const;
-    void emit(std::int64_t iteration, double now_s, std::string kind, std::optional<WorkerId> worker, std::string message,
-              std::string actor = "system");
+        const std::vector<double>& comm) const;
+    void emit(std::int64_t iteration, double now_s, std::string kind, std::optional<WorkerId> worker,
+        std::string message, std::string actor = "system");
 
     std::unique_ptr<BatchSizePolicy> policy_;
     int workers_;
@@ -138,8 +138,8 @@ private:
     bool blocking_;
 
     mutable std::mutex mutex_; // guards overrides_ (as seen by requests), requests_, policy_request_, events_
-    std::vector<WorkerOverride> overrides_;   // as the next barrier will see them (requests validated against this)
-    std::vector<WorkerOverride> applied_;     // as in effect now
+    std::vector<WorkerOverride> overrides_; // as the next barrier will see them (requests validated against this)
+    std::vector<WorkerOverride> applied_; // as in effect now
     std::vector<Request> requests_;
     struct PolicyRequest {
         std::unique_ptr<BatchSizePolicy> policy;
@@ -150,9 +150,9 @@ private:
     std::optional<PolicyRequest> policy_request_;
     std::vector<EventRecord> events_;
 
-    std::vector<std::int32_t> current_;        // sizes in effect, one per worker
+    std::vector<std::int32_t> current_; // sizes in effect, one per worker
     std::optional<Proposal> pending_;
-    std::string policy_spec_json_;          // non-blocking: the answer computed during the last iteration
+    std::string policy_spec_json_; // non-blocking: the answer computed during the last iteration
 };
 
 } // namespace fulcrum::balance

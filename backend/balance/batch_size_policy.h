@@ -16,19 +16,19 @@ struct WorkerObservation {
     std::int32_t batch_size = 0;
     double compute_s = 0;
     double comm_s = 0;
-    double cpu_share = 0;          // during the computation
+    double cpu_share = 0; // during the computation
     double memory_share = 0;
-    double next_cpu_share = 1;     // the state now, at the start of the next iteration (c^{k+1})
-    double next_memory_share = 1;  // (m^{k+1})
-    double device_memory = 0;      // GPU memory in use as a share of the device, 0 for CPU workers
-    std::int32_t batch_limit = 0;  // x_o, the largest batch that fits in memory; 0 = none
+    double next_cpu_share = 1; // the state now, at the start of the next iteration (c^{k+1})
+    double next_memory_share = 1; // (m^{k+1})
+    double device_memory = 0; // GPU memory in use as a share of the device, 0 for CPU workers
+    std::int32_t batch_limit = 0; // x_o, the largest batch that fits in memory; 0 = none
 
     double batch_time_s() const { return compute_s + comm_s; }
 };
 
 // Something a policy wants on the record: a phase change, a warning.
 struct PolicyEvent {
-    std::string kind;               // "phase-change", "warning"
+    std::string kind; // "phase-change", "warning"
     std::optional<WorkerId> worker;
     std::string message;
 };
@@ -37,8 +37,8 @@ struct PolicyEvent {
 struct Allocation {
     std::vector<std::int32_t> batch_sizes;
     std::vector<std::optional<double>> predicted_speeds; // empty, or one per worker
-    std::string decision;                 // short tag recorded with every row, e.g. "uniform"
-    std::vector<std::string> decisions;   // empty, or a tag per worker overriding `decision`
+    std::string decision; // short tag recorded with every row, e.g. "uniform"
+    std::vector<std::string> decisions; // empty, or a tag per worker overriding `decision`
     std::vector<PolicyEvent> events;
 };
 

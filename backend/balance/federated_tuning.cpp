@@ -23,11 +23,12 @@ FederatedVariant parse_federated_variant(const std::string& name)
         return FederatedVariant::TuneSteps;
     if (name == "scale-lr")
         return FederatedVariant::ScaleLearningRate;
-    throw std::invalid_argument("unknown federated variant '" + name + "' (expected fedavg, tune-batch, tune-steps or scale-lr)");
+    throw std::invalid_argument(
+        "unknown federated variant '" + name + "' (expected fedavg, tune-batch, tune-steps or scale-lr)");
 }
 
 FederatedTuner::FederatedTuner(FederatedVariant variant, int clients, std::int32_t batch_size, int local_steps,
-                               double learning_rate, double ema_alpha)
+    double learning_rate, double ema_alpha)
     : variant_(variant)
     , batch_size_(batch_size)
     , local_steps_(local_steps)

@@ -26,8 +26,8 @@ struct ClientPlan {
 
 class FederatedTuner {
 public:
-    FederatedTuner(FederatedVariant variant, int clients, std::int32_t batch_size, int local_steps, double learning_rate,
-                   double ema_alpha = 0.2);
+    FederatedTuner(FederatedVariant variant, int clients, std::int32_t batch_size, int local_steps,
+        double learning_rate, double ema_alpha = 0.2);
 
     // The plan for the next round; before any observation every client gets (B, τ, η).
     std::vector<ClientPlan> plan() const;

@@ -31,7 +31,9 @@ Allocation FixedPolicy::next(const std::vector<WorkerObservation>& observations,
     // With every worker present this is the given split; with some excluded, the same ratios.
     std::vector<double> weights;
     for (const auto& o : observations)
-        weights.push_back(static_cast<std::size_t>(o.worker) < batch_sizes_.size() ? batch_sizes_[static_cast<std::size_t>(o.worker)] : 1.0);
+        weights.push_back(static_cast<std::size_t>(o.worker) < batch_sizes_.size()
+                ? batch_sizes_[static_cast<std::size_t>(o.worker)]
+                : 1.0);
     Allocation allocation;
     if (observations.size() == batch_sizes_.size())
         allocation.batch_sizes = batch_sizes_;

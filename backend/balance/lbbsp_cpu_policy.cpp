@@ -8,8 +8,8 @@
 
 namespace fulcrum::balance {
 
-std::vector<std::int32_t> balanced_sizes(const std::vector<double>& speeds, const std::vector<double>& comm_s,
-                                         std::int32_t total_batch)
+std::vector<std::int32_t> balanced_sizes(
+    const std::vector<double>& speeds, const std::vector<double>& comm_s, std::int32_t total_batch)
 {
     double speed_sum = 0, weighted_comm = 0;
     for (std::size_t i = 0; i < speeds.size(); ++i) {
@@ -32,12 +32,15 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
     predict::make_predictor(spec_, 0); // fail now on an unknown predictor
     if (spec_.type == "narx")
         bank_.emplace(spec_.narx.shape);
-    if (spec_.warm_start != "none" && spec_.warm_start != "peer" && spec_.warm_start != "pooled" && spec_.warm_start != "file")
-        throw std::invalid_argument("unknown warm start '" + spec_.warm_start + "' (expected none, peer, pooled or file)");
+    if (spec_.warm_start != "none" && spec_.warm_start != "peer" && spec_.warm_start != "pooled"
+        && spec_.warm_start != "file")
+        throw std::invalid_argument(
+            "unknown warm start '" + spec_.warm_start + "' (expected none, peer, pooled or file)");
     if (spec_.warm_start == "file") {
         file_model_ = predict::load_narx_model(spec_.warm_start_file);
         if (!(file_model_->shape() == spec_.narx.shape))
-            throw std::invalid_argument(spec_.warm_start_file + ": the model's look-back window or hidden size differs from the policy's");
+            throw std::invalid_argument(
+                spec_.warm_start_file + ": the model's look-back window or hidden size differs from the policy's");
     }
 }
 
@@ -90,7 +93,8 @@ void LbBspCpuPolicy::train_pooled_model()
         return;
     const auto inputs = static_cast<Eigen::Index>(o.shape.inputs());
     const auto n = static_cast<Eigen::Index>(pool_targets_.size());
-    auto job = [shape = o.shape, seed = o.seed, training = o.training, x = Eigen::MatrixXd(Eigen::Map<const Eigen::MatrixXd>(pool_inputs_.data(), inputs, n)),
+    auto job = [shape = o.shape, seed = o.seed, training = o.training,
+                   x = Eigen::MatrixXd(Eigen::Map<const Eigen::MatrixXd>(pool_inputs_.data(), inputs, n)),
                    y = Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(pool_targets_.data(), n))]() {
         predict::NarxNetwork network(shape, seed);
         network.train(x, y, training);
@@ -164,7 +168,8 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
         const WorkerObservation& o = observations[i];
         predict::SpeedPredictor& p = predictor_for(o.worker);
         auto& started = started_with_[static_cast<std::size_t>(o.worker)];
-        const predict::ResourceState at_start = started.value_or(predict::ResourceState { o.cpu_share, o.memory_share });
+        const predict::ResourceState at_start
+            = started.value_or(predict::ResourceState { o.cpu_share, o.memory_share });
         if (o.compute_s > 0 && o.batch_size > 0) {
             p.observe({ o.batch_size / o.compute_s, at_start.cpu, at_start.memory });
             if (pooling && !pooled_model_)
@@ -181,9 +186,10 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
     if (bank_) {
         const std::vector<float>& outputs = bank_->infer();
         for (std::size_t i = 0; i < n; ++i)
-            speeds_[i] = std::max(1e-9, bank_scale_[i] > 0
-                    ? predict::NarxPredictor::speed_from_output(outputs[static_cast<std::size_t>(observations[i].worker)], bank_scale_[i], bank_ema_[i])
-                    : bank_ema_[i]);
+            speeds_[i] = std::max(1e-9,
+                bank_scale_[i] > 0 ? predict::NarxPredictor::speed_from_output(
+                    outputs[static_cast<std::size_t>(observations[i].worker)], bank_scale_[i], bank_ema_[i])
+                                   : bank_ema_[i]);
     }
     a.predicted_speeds.assign(speeds_.begin(), speeds_.end());
     if (pooling && !pooled_model_)
@@ -194,7 +200,8 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
     return a;
 }
 
-void LbBspCpuPolicy::stage_in_bank(predict::NarxPredictor& narx, WorkerId worker, const predict::ResourceState& now, std::size_t i)
+void LbBspCpuPolicy::stage_in_bank(
+    predict::NarxPredictor& narx, WorkerId worker, const predict::ResourceState& now, std::size_t i)
 {
     const auto slot = static_cast<std::size_t>(worker);
     if (slot >= bank_versions_.size())
@@ -208,7 +215,6 @@ void LbBspCpuPolicy::stage_in_bank(predict::NarxPredictor& narx, WorkerId worker
     if (narx.input_window(now, bank_->input_lanes(slot), scale, predict::NarxBank::input_stride()))
         bank_scale_[i] = scale;
 }
-
 
 bool LbBspCpuPolicy::save_state(StateWriter& out) const
 {

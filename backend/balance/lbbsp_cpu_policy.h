@@ -40,7 +40,7 @@ private:
 
     predict::PredictorSpec spec_;
     std::optional<predict::NarxNetwork> file_model_; // warm start from an earlier run
-    int without_model_ = 0;                           // NARX predictors still on EMA (peer warm start)
+    int without_model_ = 0; // NARX predictors still on EMA (peer warm start)
     // warm_start "pooled": one network trained on all workers' samples, then each worker's own.
     std::vector<double> pool_inputs_, pool_targets_;
     std::shared_future<predict::NarxNetwork> pool_training_;
@@ -61,7 +61,7 @@ private:
 
 // Balanced sizes for predicted speeds and per-worker communication times (shared with the
 // federated and damping code): x_i = v_i (T - comm_i), sum x = X, each x_i >= 1.
-std::vector<std::int32_t> balanced_sizes(const std::vector<double>& speeds, const std::vector<double>& comm_s,
-                                         std::int32_t total_batch);
+std::vector<std::int32_t> balanced_sizes(
+    const std::vector<double>& speeds, const std::vector<double>& comm_s, std::int32_t total_batch);
 
 } // namespace fulcrum::balance

@@ -39,7 +39,8 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
         a.batch_sizes = proportional_split(base, total_batch);
     }
 
-    const std::size_t keep = static_cast<std::size_t>(std::max(options_.fast_approach.window, options_.fine_tune.window));
+    const std::size_t keep
+        = static_cast<std::size_t>(std::max(options_.fast_approach.window, options_.fine_tune.window));
     for (const auto& o : observations) {
         auto& history = times_[o.worker];
         history.push_back(o.batch_time_s());
@@ -76,7 +77,8 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
         const WorkerId turned = former_leaders_.contains(straggler_id) ? straggler_id : leader_id;
         a.events.push_back({ "phase-change", turned,
             "fast-approach -> fine-tune: worker " + std::to_string(turned) + " changed sides (delta "
-                + std::to_string(options_.fine_tune.delta) + ", window " + std::to_string(options_.fine_tune.window) + ")" });
+                + std::to_string(options_.fine_tune.delta) + ", window " + std::to_string(options_.fine_tune.window)
+                + ")" });
     }
     former_leaders_.insert(leader_id);
     former_stragglers_.insert(straggler_id);
@@ -84,7 +86,8 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
     const auto window = static_cast<std::size_t>(phase().window);
     const auto& lead_times = times_[leader_id];
     const auto& straggle_times = times_[straggler_id];
-    bool led_throughout = since_move_ >= phase().window && lead_times.size() >= window && straggle_times.size() >= window;
+    bool led_throughout
+        = since_move_ >= phase().window && lead_times.size() >= window && straggle_times.size() >= window;
     for (std::size_t j = 1; led_throughout && j <= window; ++j)
         led_throughout = lead_times[lead_times.size() - j] < straggle_times[straggle_times.size() - j];
     if (led_throughout) {
@@ -94,7 +97,8 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
             if (warned_.insert(straggler_id).second)
                 a.events.push_back({ "warning", straggler_id,
                     "remove this straggler: worker " + std::to_string(straggler_id) + " is the slowest even at batch "
-                        + std::to_string(a.batch_sizes[*straggler]) + " and cannot shrink by another " + std::to_string(step) });
+                        + std::to_string(a.batch_sizes[*straggler]) + " and cannot shrink by another "
+                        + std::to_string(step) });
         } else {
             a.batch_sizes[*straggler] -= step;
             a.batch_sizes[*leader] += step;
@@ -105,7 +109,10 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
 
 namespace {
 
-void put_ids(StateWriter& out, const std::set<WorkerId>& ids) { out.put(std::vector<WorkerId>(ids.begin(), ids.end())); }
+void put_ids(StateWriter& out, const std::set<WorkerId>& ids)
+{
+    out.put(std::vector<WorkerId>(ids.begin(), ids.end()));
+}
 
 std::set<WorkerId> get_ids(StateReader& in, const char* what)
 {

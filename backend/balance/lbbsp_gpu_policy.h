@@ -10,7 +10,7 @@ namespace fulcrum::balance {
 
 struct GpuPhase {
     std::int32_t delta = 5; // samples moved from the straggler to the leader
-    int window = 5;         // D: the leader must have beaten the straggler this many iterations in a row
+    int window = 5; // D: the leader must have beaten the straggler this many iterations in a row
 };
 
 struct GpuPolicyOptions {
@@ -45,8 +45,8 @@ private:
     GpuPolicyOptions options_;
     bool fine_tuning_ = false;
     int since_move_ = 0;
-    std::map<WorkerId, std::int32_t> sizes_;          // the policy's own last answer (it runs ahead of what ran)
-    std::map<WorkerId, std::deque<double>> times_;    // recent batch times, newest last
+    std::map<WorkerId, std::int32_t> sizes_; // the policy's own last answer (it runs ahead of what ran)
+    std::map<WorkerId, std::deque<double>> times_; // recent batch times, newest last
     std::set<WorkerId> former_leaders_, former_stragglers_;
     std::set<WorkerId> warned_;
 };

@@ -24,14 +24,15 @@ std::unique_ptr<BatchSizePolicy> make_policy(const PolicySpec& spec)
         return std::make_unique<LbBspCpuPolicy>(spec.predictor);
     if (spec.type == "lbbsp-gpu")
         return std::make_unique<LbBspGpuPolicy>(spec.gpu);
-    throw std::invalid_argument("unknown batch-size policy '" + spec.type
-        + "' (expected uniform, fixed, lbbsp-cpu or lbbsp-gpu)");
+    throw std::invalid_argument(
+        "unknown batch-size policy '" + spec.type + "' (expected uniform, fixed, lbbsp-cpu or lbbsp-gpu)");
 }
 
-std::unique_ptr<BatchSizeManager> make_manager(const PolicySpec& spec, int workers, std::int32_t total_batch,
-                                               std::vector<std::int32_t> batch_limits)
+std::unique_ptr<BatchSizeManager> make_manager(
+    const PolicySpec& spec, int workers, std::int32_t total_batch, std::vector<std::int32_t> batch_limits)
 {
-    return std::make_unique<BatchSizeManager>(make_policy(spec), workers, total_batch, std::move(batch_limits), spec.manager);
+    return std::make_unique<BatchSizeManager>(
+        make_policy(spec), workers, total_batch, std::move(batch_limits), spec.manager);
 }
 
 } // namespace fulcrum::balance

@@ -9,11 +9,11 @@
 namespace fulcrum::balance {
 
 struct PolicySpec {
-    std::string type = "uniform";           // uniform, fixed, lbbsp-cpu, lbbsp-gpu
-    std::vector<std::int32_t> batch_sizes;  // fixed
-    predict::PredictorSpec predictor;       // lbbsp-cpu
-    GpuPolicyOptions gpu;                   // lbbsp-gpu
-    ManagerOptions manager;                 // damping, blocking
+    std::string type = "uniform"; // uniform, fixed, lbbsp-cpu, lbbsp-gpu
+    std::vector<std::int32_t> batch_sizes; // fixed
+    predict::PredictorSpec predictor; // lbbsp-cpu
+    GpuPolicyOptions gpu; // lbbsp-gpu
+    ManagerOptions manager; // damping, blocking
 };
 
 // Builds a policy by name; adding a policy is a new file plus one line here.
@@ -22,7 +22,7 @@ std::unique_ptr<BatchSizePolicy> make_policy(const PolicySpec& spec);
 const std::vector<std::string>& policy_names();
 
 // The policy wrapped in its manager for a job of `workers` (limits: x_o per worker, 0 = none).
-std::unique_ptr<BatchSizeManager> make_manager(const PolicySpec& spec, int workers, std::int32_t total_batch,
-                                               std::vector<std::int32_t> batch_limits = {});
+std::unique_ptr<BatchSizeManager> make_manager(
+    const PolicySpec& spec, int workers, std::int32_t total_batch, std::vector<std::int32_t> batch_limits = {});
 
 } // namespace fulcrum::balance

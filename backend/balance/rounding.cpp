@@ -4,13 +4,13 @@
 #include <array>
 #include <cmath>
 #include <numeric>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 
 namespace fulcrum::balance {
 
-std::vector<std::int32_t> proportional_split(const std::vector<double>& weights, std::int32_t total,
-                                             std::int32_t minimum)
+std::vector<std::int32_t> proportional_split(
+    const std::vector<double>& weights, std::int32_t total, std::int32_t minimum)
 {
     const auto n = static_cast<std::int64_t>(weights.size());
     if (n == 0)
@@ -73,9 +73,8 @@ std::vector<std::int32_t> proportional_split(const std::vector<double>& weights,
     } else if (given > total) {
         std::vector<std::size_t> order(weights.size());
         std::iota(order.begin(), order.end(), std::size_t { 0 });
-        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-            return shares[a] - exact[a] > shares[b] - exact[b];
-        });
+        std::stable_sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return shares[a] - exact[a] > shares[b] - exact[b]; });
         for (std::size_t k = 0; given > total; ++k) {
             std::size_t& i = order[k % order.size()];
             if (shares[i] > minimum) {

@@ -39,10 +39,16 @@ inline Rng make_rng(std::uint64_t seed, Stream stream, std::uint64_t index = 0)
 }
 
 // Uniform double in [0, 1) from the top 53 bits.
-inline double uniform01(Rng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+inline double uniform01(Rng& rng)
+{
+    return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 
 // Uniform integer in [0, n) without modulo bias worth noticing for n << 2^64.
-inline std::uint64_t uniform_index(Rng& rng, std::uint64_t n) { return static_cast<std::uint64_t>(uniform01(rng) * static_cast<double>(n)); }
+inline std::uint64_t uniform_index(Rng& rng, std::uint64_t n)
+{
+    return static_cast<std::uint64_t>(uniform01(rng) * static_cast<double>(n));
+}
 
 double standard_normal(Rng& rng);
 

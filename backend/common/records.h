@@ -20,18 +20,18 @@ struct IterationRecord {
     JobId job = 0;
     WorkerId worker = 0;
     std::int64_t iteration = 0;
-    double start_s = 0;       // barrier release: the worker pulls parameters
-    double end_s = 0;         // the worker's push completed
+    double start_s = 0; // barrier release: the worker pulls parameters
+    double end_s = 0; // the worker's push completed
     std::int32_t batch_size = 0;
-    double compute_s = 0;     // forward and backward on the batch
-    double comm_s = 0;        // pull plus push
-    double wait_s = 0;        // idle at the barrier until the slowest worker arrives
-    double cpu_share = 0;     // CPU share available to the worker during compute (0..1)
-    double memory_share = 0;  // memory share available to the worker during compute (0..1)
-    double speed = 0;         // measured samples per second: batch_size / compute_s
+    double compute_s = 0; // forward and backward on the batch
+    double comm_s = 0; // pull plus push
+    double wait_s = 0; // idle at the barrier until the slowest worker arrives
+    double cpu_share = 0; // CPU share available to the worker during compute (0..1)
+    double memory_share = 0; // memory share available to the worker during compute (0..1)
+    double speed = 0; // measured samples per second: batch_size / compute_s
     std::optional<double> predicted_speed; // the batch-size policy's prediction, if it makes one
-    double loss = 0;          // mean training loss on this worker's batch
-    std::string decision;     // the policy's decision that set this batch size
+    double loss = 0; // mean training loss on this worker's batch
+    std::string decision; // the policy's decision that set this batch size
 
     bool operator==(const IterationRecord&) const = default;
 };
@@ -39,10 +39,10 @@ struct IterationRecord {
 struct EvaluationRecord {
     JobId job = 0;
     std::int64_t iteration = 0;
-    double time_s = 0;        // run clock
-    double wall_s = 0;        // wall seconds since the run started
+    double time_s = 0; // run clock
+    double wall_s = 0; // wall seconds since the run started
     double epoch = 0;
-    double train_loss = 0;    // batch-size-weighted mean over the last iteration's workers
+    double train_loss = 0; // batch-size-weighted mean over the last iteration's workers
     double test_loss = 0;
     double test_accuracy = 0;
 
@@ -53,10 +53,10 @@ struct EventRecord {
     JobId job = 0;
     std::int64_t iteration = 0;
     double time_s = 0;
-    std::string kind;                 // e.g. "run-started", "phase-change", "warning", "pin"
+    std::string kind; // e.g. "run-started", "phase-change", "warning", "pin"
     std::optional<WorkerId> worker;
     std::string message;
-    std::string actor = "system";     // who caused it: "system", or an operator's name later
+    std::string actor = "system"; // who caused it: "system", or an operator's name later
 
     bool operator==(const EventRecord&) const = default;
 };

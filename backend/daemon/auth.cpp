@@ -43,7 +43,8 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
             throw InputError(path.string(), "", "cannot create the token file");
         out << "# fulcrumd tokens: ROLE TOKEN (operator: streams and commands; viewer: streams only;\n"
             << "# worker: joins jobs as a remote worker, fulcrum-worker)\n"
-            << "operator " << generate_token() << "\nviewer " << generate_token() << "\nworker " << generate_token() << "\n";
+            << "operator " << generate_token() << "\nviewer " << generate_token() << "\nworker " << generate_token()
+            << "\n";
         out.close();
         std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
             std::filesystem::perm_options::replace);
@@ -70,8 +71,8 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
         if (token.size() < 16)
             throw InputError(path.string(), where, "a token must have at least 16 characters");
         store.tokens_[token] = role == "operator" ? protocol::Role::Operator
-            : role == "worker"                     ? protocol::Role::Worker
-                                                   : protocol::Role::Viewer;
+            : role == "worker"                    ? protocol::Role::Worker
+                                                  : protocol::Role::Viewer;
     }
     if (store.tokens_.empty())
         throw InputError(path.string(), "", "holds no token");

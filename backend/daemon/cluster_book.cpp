@@ -17,8 +17,8 @@ std::string ClusterBook::impossible(const GpuDemand& demand) const
 {
     std::ostringstream why;
     if (demand.workers > cluster_.gpus())
-        why << "asks for " << demand.workers << " GPUs (one per local worker); the cluster has " << cluster_.gpus() << " ("
-            << cluster_.servers << " servers of " << cluster_.gpus_per_server << ")";
+        why << "asks for " << demand.workers << " GPUs (one per local worker); the cluster has " << cluster_.gpus()
+            << " (" << cluster_.servers << " servers of " << cluster_.gpus_per_server << ")";
     else if (demand.workers > 0 && demand.memory_gb > cluster_.gpu_memory_gb)
         why << "asks for " << demand.memory_gb << " GB of GPU memory per worker; the cluster's GPUs have "
             << cluster_.gpu_memory_gb << " GB";
@@ -70,7 +70,10 @@ std::vector<int> ClusterBook::place(JobId job, const GpuDemand& demand, const Re
     return chosen;
 }
 
-void ClusterBook::release(JobId job) { held_.erase(job); }
+void ClusterBook::release(JobId job)
+{
+    held_.erase(job);
+}
 
 protocol::ClusterState ClusterBook::state(const std::vector<JobId>& queue, const RemainingWork& remaining) const
 {
@@ -82,7 +85,8 @@ protocol::ClusterState ClusterBook::state(const std::vector<JobId>& queue, const
     out.queue = queue;
     const auto gpus = gpu_states(remaining);
     for (std::size_t g = 0; g < gpus.size(); ++g)
-        out.gpus.push_back({ static_cast<std::int32_t>(g), gpus[g].server, std::max(0.0, gpus[g].free_memory_gb), gpus[g].workload_s, {} });
+        out.gpus.push_back({ static_cast<std::int32_t>(g), gpus[g].server, std::max(0.0, gpus[g].free_memory_gb),
+            gpus[g].workload_s, {} });
     for (const auto& [job, held] : held_)
         for (int g : held.gpus)
             out.gpus[static_cast<std::size_t>(g)].jobs.push_back(job);

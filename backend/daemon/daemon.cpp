@@ -58,8 +58,8 @@ Reply failure_of(const std::string& id, std::exception_ptr error)
 
 bool is_command(const ClientMessage& m)
 {
-    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m) || std::holds_alternative<ChangeJob>(m)
-        || std::holds_alternative<WorkerCommand>(m);
+    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m)
+        || std::holds_alternative<ChangeJob>(m) || std::holds_alternative<WorkerCommand>(m);
 }
 
 // One GPU per local worker (remote workers run where they were started), each worker a
@@ -67,12 +67,16 @@ bool is_command(const ClientMessage& m)
 GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& cluster)
 {
     GpuDemand demand;
-    demand.workers = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
+    demand.workers
+        = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
     demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
     return demand;
 }
 
-std::string run_store_name(JobId id) { return "job-" + std::to_string(id) + ".db"; }
+std::string run_store_name(JobId id)
+{
+    return "job-" + std::to_string(id) + ".db";
+}
 
 // Job ids go on from the largest job-N.db in the runs folder, so a restarted fulcrumd never
 // hands out an id (and a run store) that an earlier one used.
@@ -99,7 +103,10 @@ Daemon::Daemon(DaemonOptions options)
         next_job_ = std::max(next_job_, e.job + 1);
 }
 
-Daemon::~Daemon() { stop_all(); }
+Daemon::~Daemon()
+{
+    stop_all();
+}
 
 void Daemon::stop_all()
 {
@@ -193,16 +200,19 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
     }
     const bool join = std::holds_alternative<JoinJob>(message);
     if (client.role() == Role::Worker && !join) {
-        client.send(failure(id, "not-authorized", "a worker token only joins jobs (join-job); '" + std::string(type_name(message))
-            + "' needs a viewer or operator token"));
+        client.send(failure(id, "not-authorized",
+            "a worker token only joins jobs (join-job); '" + std::string(type_name(message))
+                + "' needs a viewer or operator token"));
         return After::KeepOpen;
     }
     if (join && client.role() == Role::Viewer) {
-        client.send(failure(id, "not-authorized", "'join-job' needs a worker or operator token; this client is a viewer"));
+        client.send(
+            failure(id, "not-authorized", "'join-job' needs a worker or operator token; this client is a viewer"));
         return After::KeepOpen;
     }
     if (is_command(message) && client.role() != Role::Operator) {
-        client.send(failure(id, "not-authorized", "'" + std::string(type_name(message)) + "' needs the operator role; this client is a viewer"));
+        client.send(failure(id, "not-authorized",
+            "'" + std::string(type_name(message)) + "' needs the operator role; this client is a viewer"));
         return After::KeepOpen;
     }
     try {
@@ -319,14 +329,17 @@ void Daemon::on(Client& client, const JoinJob& join)
 {
     JobRuntime& j = job(join.job);
     if (!j.remote())
-        throw RefusedRequest("no-remote-slot", "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
+        throw RefusedRequest("no-remote-slot",
+            "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
     {
         std::lock_guard lock(mutex_);
         if (remote_workers_.contains(client.id()))
-            throw RefusedRequest("already-joined", "this connection already computes for job " + std::to_string(remote_workers_[client.id()])
-                + "; one connection is one worker");
+            throw RefusedRequest("already-joined",
+                "this connection already computes for job " + std::to_string(remote_workers_[client.id()])
+                    + "; one connection is one worker");
     }
-    const WorkerId worker = j.remote()->join(client.shared_from_this(), join.worker, join.host.empty() ? client.name() : join.host);
+    const WorkerId worker
+        = j.remote()->join(client.shared_from_this(), join.worker, join.host.empty() ? client.name() : join.host);
     {
         std::lock_guard lock(mutex_);
         remote_workers_[client.id()] = join.job;
@@ -376,11 +389,12 @@ void Daemon::on(Client& client, const OpenReplay& open)
     std::int64_t id = 0;
     {
         std::lock_guard lock(replays_mutex_);
-        const auto mine = std::count_if(replays_.begin(), replays_.end(), [&](const auto& r) { return r.second->client() == client.id(); })
-            + opening_[client.id()];
+        const auto mine = std::count_if(replays_.begin(), replays_.end(), [&](const auto& r) {
+            return r.second->client() == client.id();
+        }) + opening_[client.id()];
         if (mine >= options_.replays_per_client)
-            throw RefusedRequest("too-many-replays", "this client already has " + std::to_string(mine)
-                + " replays open; close one first (close-replay)");
+            throw RefusedRequest("too-many-replays",
+                "this client already has " + std::to_string(mine) + " replays open; close one first (close-replay)");
         id = next_replay_++;
         ++opening_[client.id()];
     }
@@ -443,7 +457,8 @@ std::vector<RunListing> Daemon::runs() const
         std::vector<std::filesystem::path> here;
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
-            if (entry.is_regular_file() && entry.path().extension() == ".db" && names.insert(entry.path().filename().string()).second)
+            if (entry.is_regular_file() && entry.path().extension() == ".db"
+                && names.insert(entry.path().filename().string()).second)
                 here.push_back(entry.path());
         std::sort(here.begin(), here.end());
         files.insert(files.end(), here.begin(), here.end());
@@ -472,7 +487,9 @@ std::vector<RunListing> Daemon::runs() const
 
 void Daemon::send_snapshot(Client& client, const Subscribe& s)
 {
-    const auto wants = [&](protocol::Stream stream) { return s.streams.empty() || std::find(s.streams.begin(), s.streams.end(), stream) != s.streams.end(); };
+    const auto wants = [&](protocol::Stream stream) {
+        return s.streams.empty() || std::find(s.streams.begin(), s.streams.end(), stream) != s.streams.end();
+    };
     std::vector<JobRuntime*> selected;
     {
         std::lock_guard lock(mutex_);
@@ -515,7 +532,10 @@ JobId Daemon::submit(const std::string& scenario_json, const std::string& source
         confine_paths(s, folders_);
     const GpuDemand demand = demand_of(s, options_.cluster);
     if (const std::string why = cluster_.impossible(demand); !why.empty())
-        throw InputError(source, s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb" : "workers", why);
+        throw InputError(source,
+            s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb"
+                                                                                       : "workers",
+            why);
     std::lock_guard lock(mutex_);
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
@@ -523,7 +543,8 @@ JobId Daemon::submit(const std::string& scenario_json, const std::string& source
     // On disk before the submission is answered: a crash from here on loses no job.
     journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
     const auto database = folders_.home(FolderKind::Runs) / run_store_name(id);
-    auto runtime = std::make_unique<JobRuntime>(id, std::move(s), database, folders_, hub_, [this](JobId done) { on_job_done(done); });
+    auto runtime = std::make_unique<JobRuntime>(
+        id, std::move(s), database, folders_, hub_, [this](JobId done) { on_job_done(done); });
     std::ostringstream asks;
     asks << "submitted: " << demand.workers << (demand.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
          << " GB each, " << cluster_.room_for(demand) << " with room now; " << queued_.size() << " job"
@@ -583,7 +604,8 @@ std::vector<Daemon::Recovered> Daemon::recover()
                         abandoned = last.id;
                 }
             } catch (const std::exception& e) {
-                found.push_back({ id, "its run store cannot be read (" + folders_.for_clients(e.what()) + "); not recovered" });
+                found.push_back(
+                    { id, "its run store cannot be read (" + folders_.for_clients(e.what()) + "); not recovered" });
                 continue;
             }
         }
@@ -591,7 +613,8 @@ std::vector<Daemon::Recovered> Daemon::recover()
             try {
                 db::RunRecorder(path).end_run(*abandoned, "interrupted");
             } catch (const std::exception& e) {
-                found.push_back({ id, "its run store cannot be written (" + folders_.for_clients(e.what()) + "); not recovered" });
+                found.push_back(
+                    { id, "its run store cannot be written (" + folders_.for_clients(e.what()) + "); not recovered" });
                 continue;
             }
         }
@@ -600,26 +623,29 @@ std::vector<Daemon::Recovered> Daemon::recover()
             s = scenario::parse_scenario(entry.scenario_json, run_store_name(id));
             confine_paths(s, folders_, entry.origin == JobJournal::Origin::Local);
         } catch (const std::exception& e) {
-            found.push_back({ id, "its scenario no longer loads (" + folders_.for_clients(e.what()) + "); not recovered" });
+            found.push_back(
+                { id, "its scenario no longer loads (" + folders_.for_clients(e.what()) + "); not recovered" });
             continue;
         }
         std::lock_guard lock(mutex_);
-        auto runtime = std::make_unique<JobRuntime>(id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
+        auto runtime = std::make_unique<JobRuntime>(
+            id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
         JobRuntime& job = *runtime;
         jobs_[id] = std::move(runtime);
         if (!resume) {
-            job.scheduler_event("job-queued", "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
-                                              "(or its policy keeps none); rows it recorded before stay in its run store");
+            job.scheduler_event("job-queued",
+                "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
+                "(or its policy keeps none); rows it recorded before stay in its run store");
             queued_.push_back(id);
             found.push_back({ id, "queued again from the beginning (no checkpoint)" });
             continue;
         }
-        resume->adjust_policy = [this, local = entry.origin == JobJournal::Origin::Local, source = run_store_name(id)](balance::PolicySpec& p) {
-            confine_paths(p, folders_, source, "policy", local);
-        };
+        resume->adjust_policy = [this, local = entry.origin == JobJournal::Origin::Local, source = run_store_name(id)](
+                                    balance::PolicySpec& p) { confine_paths(p, folders_, source, "policy", local); };
         const std::int64_t at = resume->checkpoint.iteration;
         const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
-        job.interrupted(std::move(*resume), "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
+        job.interrupted(std::move(*resume),
+            "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
                 + (automatic ? ": resuming" : ": resume-job goes on from it"));
         found.push_back({ id, job.status().message });
         if (automatic)
@@ -673,8 +699,9 @@ void Daemon::start_queued()
         std::size_t next = 0;
         for (const auto& w : job.scenario().workers)
             placement.push_back(w.remote ? -1 : gpus[next++]);
-        job.start(std::move(placement), cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
-            + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
+        job.start(std::move(placement),
+            cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
+                + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
         it = queued_.erase(it);
         changed = true;
     }

@@ -25,7 +25,7 @@ struct DaemonOptions {
     FolderOptions folders; // where clients' data set and model names are looked up
     // The GPUs (worker slots) jobs are placed on, and the scheduling module's placement
     // policy that picks them: rand, ff, ls or lwf-K.
-    sched::ClusterSpec cluster;     // 16 servers of 4 GPUs with 16 GB
+    sched::ClusterSpec cluster; // 16 servers of 4 GPUs with 16 GB
     std::string placement = "lwf-1";
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
@@ -108,11 +108,11 @@ private:
     void on(Client& client, const protocol::JoinJob& join);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
     JobRuntime& job(JobId id) const; // throws RefusedRequest("unknown-job")
-    void start_queued();             // with mutex_ held: places what fits, in submission order
-    void publish_cluster();          // with mutex_ held
+    void start_queued(); // with mutex_ held: places what fits, in submission order
+    void publish_cluster(); // with mutex_ held
     double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
-    RemainingWork remaining_work() const;          // remaining_s, for the cluster book (mutex_ held)
-    protocol::ClusterState cluster_state() const;  // with mutex_ held
+    RemainingWork remaining_work() const; // remaining_s, for the cluster book (mutex_ held)
+    protocol::ClusterState cluster_state() const; // with mutex_ held
     void on_job_done(JobId id);
     std::string actor(const Client& client) const;
     void queue_resumed(JobId id, const std::string& actor); // with mutex_ held

@@ -15,8 +15,8 @@ namespace fulcrum::daemon {
 using protocol::JobState;
 using protocol::WorkerAction;
 
-JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, const ServerFolders& folders,
-                       StreamHub& hub, std::function<void(JobId)> on_done)
+JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database,
+    const ServerFolders& folders, StreamHub& hub, std::function<void(JobId)> on_done)
     : id_(id)
     , scenario_(std::move(scenario))
     , database_(std::move(database))
@@ -78,8 +78,8 @@ void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
 {
     std::ostringstream waited;
     waited.precision(3);
-    waited << placed << " after " << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_).count()
-           << " s in the queue";
+    waited << placed << " after "
+           << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_).count() << " s in the queue";
     scheduler_event("job-placed", waited.str());
     {
         std::lock_guard lock(mutex_);
@@ -214,11 +214,13 @@ void JobRuntime::run()
             status_.accuracy = summary.final_accuracy;
         }
         if (summary.stopped && shutdown_)
-            set_state(JobState::Interrupted, "interrupted by fulcrumd's shutdown after " + std::to_string(summary.iterations)
+            set_state(JobState::Interrupted,
+                "interrupted by fulcrumd's shutdown after " + std::to_string(summary.iterations)
                     + " iterations; it goes on from its checkpoint when fulcrumd starts again");
         else
             set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
-                std::to_string(summary.iterations) + " iterations, test accuracy " + std::to_string(summary.final_accuracy));
+                std::to_string(summary.iterations) + " iterations, test accuracy "
+                    + std::to_string(summary.final_accuracy));
     } catch (const std::exception& e) {
         set_state(JobState::Failed, folders_.for_clients(e.what()));
     }
@@ -240,8 +242,14 @@ void JobRuntime::set_state(JobState state, std::string message)
     publish_status();
 }
 
-void JobRuntime::publish_status() { hub_.publish(protocol::JobUpdate { status() }); }
-void JobRuntime::publish_workers() { hub_.publish(protocol::WorkerUpdate { id_, worker_states() }); }
+void JobRuntime::publish_status()
+{
+    hub_.publish(protocol::JobUpdate { status() });
+}
+void JobRuntime::publish_workers()
+{
+    hub_.publish(protocol::WorkerUpdate { id_, worker_states() });
+}
 
 protocol::JobStatus JobRuntime::status() const
 {
@@ -280,8 +288,9 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
 train::Trainer& JobRuntime::running_trainer() const
 {
     if (!trainer_)
-        throw RefusedRequest("job-not-running", "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
-            + std::string(protocol::to_string(status_.state)));
+        throw RefusedRequest("job-not-running",
+            "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
+                + std::string(protocol::to_string(status_.state)));
     return *trainer_;
 }
 

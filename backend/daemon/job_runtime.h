@@ -28,7 +28,7 @@ class JobRuntime {
 public:
     // `folders` turns server paths in messages into the names clients know.
     JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, const ServerFolders& folders,
-               StreamHub& hub, std::function<void(JobId)> on_done);
+        StreamHub& hub, std::function<void(JobId)> on_done);
     ~JobRuntime(); // stops the job and waits for it
     JobRuntime(const JobRuntime&) = delete;
     JobRuntime& operator=(const JobRuntime&) = delete;

@@ -14,28 +14,34 @@ RemotePool::RemotePool(JobId job, std::vector<bool> remote_slots)
         slots_.push_back(Slot { remote, nullptr, {}, false, std::nullopt, std::nullopt });
 }
 
-WorkerId RemotePool::join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host)
+WorkerId RemotePool::join(
+    const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host)
 {
     std::function<void(WorkerId)> rejoined;
     WorkerId chosen = -1;
     {
         std::lock_guard lock(mutex_);
         if (std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote; }))
-            throw RefusedRequest("no-remote-slot", "job " + std::to_string(job_) + " has no remote worker slots (a scenario marks them \"remote\": true)");
+            throw RefusedRequest("no-remote-slot",
+                "job " + std::to_string(job_) + " has no remote worker slots (a scenario marks them \"remote\": true)");
         if (requested) {
-            if (*requested < 0 || static_cast<std::size_t>(*requested) >= slots_.size() || !slots_[static_cast<std::size_t>(*requested)].remote)
-                throw RefusedRequest("not-a-remote-slot", "worker " + std::to_string(*requested) + " of job " + std::to_string(job_)
-                    + " is not a remote slot");
+            if (*requested < 0 || static_cast<std::size_t>(*requested) >= slots_.size()
+                || !slots_[static_cast<std::size_t>(*requested)].remote)
+                throw RefusedRequest("not-a-remote-slot",
+                    "worker " + std::to_string(*requested) + " of job " + std::to_string(job_)
+                        + " is not a remote slot");
             if (slots_[static_cast<std::size_t>(*requested)].client)
-                throw RefusedRequest("slot-taken", "worker " + std::to_string(*requested) + " of job " + std::to_string(job_)
-                    + " already has a worker process (" + slots_[static_cast<std::size_t>(*requested)].host + ")");
+                throw RefusedRequest("slot-taken",
+                    "worker " + std::to_string(*requested) + " of job " + std::to_string(job_)
+                        + " already has a worker process (" + slots_[static_cast<std::size_t>(*requested)].host + ")");
             chosen = *requested;
         } else {
             for (std::size_t i = 0; i < slots_.size() && chosen < 0; ++i)
                 if (slots_[i].remote && !slots_[i].client)
                     chosen = static_cast<WorkerId>(i);
             if (chosen < 0)
-                throw RefusedRequest("slot-taken", "every remote slot of job " + std::to_string(job_) + " has a worker process");
+                throw RefusedRequest(
+                    "slot-taken", "every remote slot of job " + std::to_string(job_) + " has a worker process");
         }
         Slot& slot = slots_[static_cast<std::size_t>(chosen)];
         slot.client = client;
@@ -69,10 +75,12 @@ bool RemotePool::deliver(const Client& client, std::string_view frame, std::stri
         return false;
     {
         std::lock_guard lock(mutex_);
-        const auto slot = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.client.get() == &client; });
+        const auto slot
+            = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.client.get() == &client; });
         if (slot == slots_.end() || slot->waiting != result->iteration) {
             if (error)
-                *error = "a result for iteration " + std::to_string(result->iteration) + " that no task of this worker asked for";
+                *error = "a result for iteration " + std::to_string(result->iteration)
+                    + " that no task of this worker asked for";
             return false;
         }
         slot->result = std::move(*result);
@@ -90,7 +98,8 @@ int RemotePool::remote_slots() const
 int RemotePool::joined() const
 {
     std::lock_guard lock(mutex_);
-    return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
+    return static_cast<int>(
+        std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
 }
 
 bool RemotePool::wait_until_joined(const std::atomic<bool>& stop, const std::function<void(int, int)>& waiting)
@@ -99,7 +108,8 @@ bool RemotePool::wait_until_joined(const std::atomic<bool>& stop, const std::fun
     int reported = -1;
     std::unique_lock lock(mutex_);
     for (;;) {
-        const int now = static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
+        const int now = static_cast<int>(
+            std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
         if (now == slots)
             return true;
         if (stop.load() || closed_)
@@ -145,11 +155,12 @@ void RemotePool::finish(const protocol::JobStatus& status)
 bool RemotePool::is_remote(WorkerId worker) const
 {
     std::lock_guard lock(mutex_);
-    return worker >= 0 && static_cast<std::size_t>(worker) < slots_.size() && slots_[static_cast<std::size_t>(worker)].remote;
+    return worker >= 0 && static_cast<std::size_t>(worker) < slots_.size()
+        && slots_[static_cast<std::size_t>(worker)].remote;
 }
 
-std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
-                                                      std::int32_t batch_size, std::span<float> gradient)
+std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int64_t iteration,
+    std::span<const float> parameters, std::int32_t batch_size, std::span<float> gradient)
 {
     std::shared_ptr<Client> client;
     {
@@ -161,7 +172,8 @@ std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int6
         slot.waiting = iteration;
         slot.result.reset();
     }
-    client->send_frame(std::make_shared<const std::string>(protocol::encode_task(iteration, batch_size, parameters)), {}, Delivery::Always);
+    client->send_frame(std::make_shared<const std::string>(protocol::encode_task(iteration, batch_size, parameters)),
+        {}, Delivery::Always);
     std::unique_lock lock(mutex_);
     Slot& slot = slots_[static_cast<std::size_t>(worker)];
     changed_.wait(lock, [&] { return slot.result.has_value() || slot.client != client || closed_; });
@@ -175,9 +187,11 @@ std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int6
         slot.client.reset();
         slot.lost_before = true;
         lock.unlock();
-        client->send(protocol::ProtocolError { { "wrong-result", "a gradient of " + std::to_string(result.gradient.size())
-            + " values for batch " + std::to_string(result.batch_size) + "; the task wanted " + std::to_string(gradient.size())
-            + " for batch " + std::to_string(batch_size) + ". This worker is dropped from the job", "" } });
+        client->send(protocol::ProtocolError { { "wrong-result",
+            "a gradient of " + std::to_string(result.gradient.size()) + " values for batch "
+                + std::to_string(result.batch_size) + "; the task wanted " + std::to_string(gradient.size())
+                + " for batch " + std::to_string(batch_size) + ". This worker is dropped from the job",
+            "" } });
         return std::nullopt;
     }
     std::memcpy(gradient.data(), result.gradient.data(), gradient.size_bytes());

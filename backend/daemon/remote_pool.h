@@ -43,15 +43,15 @@ public:
     void finish(const protocol::JobStatus& status);
 
     bool is_remote(WorkerId worker) const override;
-    std::optional<train::RemoteBatch> compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
-                                              std::int32_t batch_size, std::span<float> gradient) override;
+    std::optional<train::RemoteBatch> compute(WorkerId worker, std::int64_t iteration,
+        std::span<const float> parameters, std::int32_t batch_size, std::span<float> gradient) override;
 
 private:
     struct Slot {
         bool remote = false;
         std::shared_ptr<Client> client;
         std::string host;
-        bool lost_before = false;     // had a worker that went away
+        bool lost_before = false; // had a worker that went away
         std::optional<std::int64_t> waiting; // the iteration of the task in flight
         std::optional<protocol::WorkerResult> result;
     };

@@ -11,7 +11,7 @@ namespace fulcrum::daemon {
 using namespace protocol;
 
 ReplaySession::ReplaySession(std::int64_t id, std::shared_ptr<Client> client, const std::filesystem::path& database,
-                             std::string database_name, const OpenReplay& open)
+    std::string database_name, const OpenReplay& open)
     : id_(id)
     , client_(std::move(client))
     , source_(std::make_unique<replay::ReplaySource>(database, open.run, id, std::move(database_name)))
@@ -21,12 +21,14 @@ ReplaySession::ReplaySession(std::int64_t id, std::shared_ptr<Client> client, co
     if (open.from_iteration) {
         const auto position = source_->position_after(source_->first_job(), *open.from_iteration);
         if (!position)
-            throw RefusedRequest("no-such-iteration", "run " + std::to_string(open.run) + " has no iteration "
-                + std::to_string(*open.from_iteration) + " of job " + std::to_string(source_->first_job()));
+            throw RefusedRequest("no-such-iteration",
+                "run " + std::to_string(open.run) + " has no iteration " + std::to_string(*open.from_iteration)
+                    + " of job " + std::to_string(source_->first_job()));
         position_ = *position;
     }
     // The opening snapshot goes out first, ended by snapshot-end with the open request's id.
-    commands_.push_back(ReplayCommand { open.id, ReplayAction::Seek, id, std::nullopt, std::nullopt, std::nullopt, speed_ });
+    commands_.push_back(
+        ReplayCommand { open.id, ReplayAction::Seek, id, std::nullopt, std::nullopt, std::nullopt, speed_ });
 }
 
 ReplaySession::~ReplaySession()
@@ -35,24 +37,32 @@ ReplaySession::~ReplaySession()
         // Through the queue, so the client hears that the replay closed.
         std::lock_guard lock(mutex_);
         if (!closing_)
-            commands_.push_back(ReplayCommand { "", ReplayAction::Close, id_, std::nullopt, std::nullopt, std::nullopt, speed_ });
+            commands_.push_back(
+                ReplayCommand { "", ReplayAction::Close, id_, std::nullopt, std::nullopt, std::nullopt, speed_ });
     }
     wake_.notify_all();
     if (thread_.joinable())
         thread_.join();
 }
 
-void ReplaySession::start() { thread_ = std::thread([this] { run(); }); }
+void ReplaySession::start()
+{
+    thread_ = std::thread([this] { run(); });
+}
 
-std::uint64_t ReplaySession::client() const { return client_->id(); }
+std::uint64_t ReplaySession::client() const
+{
+    return client_->id();
+}
 
 void ReplaySession::check(const ReplayCommand& command) const
 {
     if (command.action == ReplayAction::Seek && command.iteration) {
         const JobId job = command.job.value_or(source_->first_job());
         if (!source_->position_after(job, *command.iteration))
-            throw RefusedRequest("no-such-iteration", "replay " + std::to_string(id_) + " has no iteration "
-                + std::to_string(*command.iteration) + " of job " + std::to_string(job));
+            throw RefusedRequest("no-such-iteration",
+                "replay " + std::to_string(id_) + " has no iteration " + std::to_string(*command.iteration) + " of job "
+                    + std::to_string(job));
     }
 }
 
@@ -86,7 +96,10 @@ ReplayPhase ReplaySession::phase() const
     return playing_ ? ReplayPhase::Playing : ReplayPhase::Paused;
 }
 
-void ReplaySession::send_state(bool seeked) { client_->send(source_->state(position_, phase(), speed_, seeked)); }
+void ReplaySession::send_state(bool seeked)
+{
+    client_->send(source_->state(position_, phase(), speed_, seeked));
+}
 
 void ReplaySession::anchor()
 {
@@ -142,7 +155,8 @@ void ReplaySession::run()
             try {
                 apply(c);
             } catch (const std::exception& e) {
-                client_->send(ProtocolError { { "replay-failed", "replay " + std::to_string(id_) + ": " + e.what(), "" } });
+                client_->send(
+                    ProtocolError { { "replay-failed", "replay " + std::to_string(id_) + ": " + e.what(), "" } });
                 closing_ = true;
             }
             continue;

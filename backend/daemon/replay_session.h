@@ -24,8 +24,8 @@ class Client;
 class ReplaySession {
 public:
     // Throws InputError naming the file (missing, not a run store, no such run).
-    ReplaySession(std::int64_t id, std::shared_ptr<Client> client, const std::filesystem::path& database, std::string database_name,
-                  const protocol::OpenReplay& open);
+    ReplaySession(std::int64_t id, std::shared_ptr<Client> client, const std::filesystem::path& database,
+        std::string database_name, const protocol::OpenReplay& open);
     ~ReplaySession(); // stops the thread
     ReplaySession(const ReplaySession&) = delete;
     ReplaySession& operator=(const ReplaySession&) = delete;

@@ -111,7 +111,8 @@ std::vector<std::shared_ptr<Client>> StreamHub::subscribers(protocol::Stream str
     return out;
 }
 
-void StreamHub::fan_out(protocol::Stream stream, JobId job, const protocol::ServerMessage& message, const std::string& key)
+void StreamHub::fan_out(
+    protocol::Stream stream, JobId job, const protocol::ServerMessage& message, const std::string& key)
 {
     Frame frame;
     for (const auto& client : subscribers(stream, job)) {
@@ -142,13 +143,22 @@ void StreamHub::publish(const protocol::IterationRows& rows)
     }
 }
 
-void StreamHub::publish(const protocol::Evaluation& e) { fan_out(protocol::Stream::Evaluations, e.evaluation.job, e, {}); }
-void StreamHub::publish(const protocol::Event& e) { fan_out(protocol::Stream::Events, e.event.job, e, {}); }
+void StreamHub::publish(const protocol::Evaluation& e)
+{
+    fan_out(protocol::Stream::Evaluations, e.evaluation.job, e, {});
+}
+void StreamHub::publish(const protocol::Event& e)
+{
+    fan_out(protocol::Stream::Events, e.event.job, e, {});
+}
 void StreamHub::publish(const protocol::JobUpdate& s)
 {
     fan_out(protocol::Stream::Jobs, s.status.job, s, "job-status:" + std::to_string(s.status.job));
 }
-void StreamHub::publish(const protocol::ClusterUpdate& c) { fan_out(protocol::Stream::Cluster, 0, c, "cluster-state"); }
+void StreamHub::publish(const protocol::ClusterUpdate& c)
+{
+    fan_out(protocol::Stream::Cluster, 0, c, "cluster-state");
+}
 void StreamHub::publish(const protocol::WorkerUpdate& w)
 {
     fan_out(protocol::Stream::Workers, w.job, w, "worker-states:" + std::to_string(w.job));

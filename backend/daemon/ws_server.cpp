@@ -14,7 +14,6 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
-
 #include <mutex>
 #include <set>
 #include <thread>
@@ -47,8 +46,7 @@ struct Sessions {
 
 // One connection: the upgrade (after the TLS handshake on a TLS port), the token check,
 // then frames both ways. `Next` is the WebSocket's next layer: plain TCP or TLS over TCP.
-template <class Next>
-class Session : public Closable, public std::enable_shared_from_this<Session<Next>> {
+template <class Next> class Session : public Closable, public std::enable_shared_from_this<Session<Next>> {
 public:
     Session(tcp::socket socket, net::ssl::context* tls, Daemon& daemon, const TokenStore& tokens, Sessions& sessions)
         : ws_(make_stream(std::move(socket), tls))
@@ -89,11 +87,12 @@ private:
     {
         if constexpr (std::is_same_v<Next, TlsStream>) {
             beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(30));
-            ws_.next_layer().async_handshake(net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
-                if (ec)
-                    return self->finish(); // not TLS, or a certificate the client refused
-                self->read_upgrade();
-            });
+            ws_.next_layer().async_handshake(
+                net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+                    if (ec)
+                        return self->finish(); // not TLS, or a certificate the client refused
+                    self->read_upgrade();
+                });
         } else {
             read_upgrade();
         }
@@ -102,9 +101,8 @@ private:
     void read_upgrade()
     {
         beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(30));
-        http::async_read(ws_.next_layer(), buffer_, request_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-            self->on_upgrade(ec);
-        });
+        http::async_read(ws_.next_layer(), buffer_, request_,
+            [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_upgrade(ec); });
     }
 
     void reject(http::status status, std::string why)
@@ -114,11 +112,12 @@ private:
         response->set(http::field::content_type, "text/plain");
         response->body() = std::move(why) + "\n";
         response->prepare_payload();
-        http::async_write(ws_.next_layer(), *response, [self = shared_from_this(), response](beast::error_code, std::size_t) {
-            beast::error_code ec;
-            beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ec);
-            self->finish();
-        });
+        http::async_write(
+            ws_.next_layer(), *response, [self = shared_from_this(), response](beast::error_code, std::size_t) {
+                beast::error_code ec;
+                beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_send, ec);
+                self->finish();
+            });
     }
 
     void on_upgrade(beast::error_code ec)
@@ -126,19 +125,22 @@ private:
         if (ec)
             return finish();
         if (!websocket::is_upgrade(request_))
-            return reject(http::status::bad_request, "fulcrumd speaks WebSocket here (protocol version "
-                + std::to_string(protocol::kProtocolVersion) + "); see docs/protocol.md");
+            return reject(http::status::bad_request,
+                "fulcrumd speaks WebSocket here (protocol version " + std::to_string(protocol::kProtocolVersion)
+                    + "); see docs/protocol.md");
         const auto role = tokens_.authorize(request_[http::field::authorization]);
         if (!role)
             return reject(http::status::unauthorized, "a valid token is required: send 'Authorization: Bearer TOKEN'");
         beast::error_code peer_ec;
         const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
-        const std::string name = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent])
+        const std::string name
+            = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent])
             + "@" + (peer_ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port()));
         client_ = daemon_.connect(*role, name);
         beast::get_lowest_layer(ws_).expires_never();
         ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-        ws_.read_message_max(*role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes);
+        ws_.read_message_max(
+            *role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes);
         ws_.async_accept(request_, [self = shared_from_this()](beast::error_code accept_ec) {
             if (accept_ec)
                 return self->finish();
@@ -159,8 +161,10 @@ private:
     void on_read(beast::error_code ec)
     {
         if (ec == websocket::error::message_too_big) {
-            client_->send(protocol::ProtocolError { { "frame-too-large", "frames are limited to "
-                + std::to_string(protocol::kMaxFrameBytes) + " bytes; the connection is closed", "" } });
+            client_->send(protocol::ProtocolError { { "frame-too-large",
+                "frames are limited to " + std::to_string(protocol::kMaxFrameBytes)
+                    + " bytes; the connection is closed",
+                "" } });
             closing_ = true;
             write_next();
             return;
@@ -172,7 +176,8 @@ private:
                 const auto data = buffer_.data();
                 daemon_.receive_binary(*client_, std::string_view(static_cast<const char*>(data.data()), data.size()));
             } else {
-                client_->send(protocol::ProtocolError { { "wrong-type", "fulcrumd reads text frames carrying JSON", "" } });
+                client_->send(
+                    protocol::ProtocolError { { "wrong-type", "fulcrumd reads text frames carrying JSON", "" } });
             }
         } else {
             const std::string frame = beast::buffers_to_string(buffer_.data());
@@ -192,7 +197,8 @@ private:
         auto frame = client_->queue().pop();
         if (!frame) {
             if (closing_) {
-                ws_.async_close(websocket::close_code::policy_error, [self = shared_from_this()](beast::error_code) { self->finish(); });
+                ws_.async_close(websocket::close_code::policy_error,
+                    [self = shared_from_this()](beast::error_code) { self->finish(); });
                 closing_ = false;
             }
             return;
@@ -241,17 +247,19 @@ std::unique_ptr<net::ssl::context> tls_context(const ServerOptions& options)
     if (options.tls_certificate.empty() || options.tls_key.empty())
         throw std::runtime_error("TLS needs both a certificate and a key (tls_certificate and tls_key)");
     auto context = std::make_unique<net::ssl::context>(net::ssl::context::tls_server);
-    context->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 | net::ssl::context::no_sslv3
-        | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1 | net::ssl::context::single_dh_use);
+    context->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2
+        | net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1
+        | net::ssl::context::single_dh_use);
     beast::error_code ec;
     context->use_certificate_chain_file(options.tls_certificate.string(), ec);
     if (ec)
-        throw std::runtime_error(options.tls_certificate.string() + ": cannot use it as the TLS certificate chain (PEM expected): "
-            + ec.message());
+        throw std::runtime_error(options.tls_certificate.string()
+            + ": cannot use it as the TLS certificate chain (PEM expected): " + ec.message());
     context->use_private_key_file(options.tls_key.string(), net::ssl::context::pem, ec);
     if (ec)
-        throw std::runtime_error(options.tls_key.string() + ": cannot use it as the TLS private key (PEM expected, matching "
-            + options.tls_certificate.string() + "): " + ec.message());
+        throw std::runtime_error(options.tls_key.string()
+            + ": cannot use it as the TLS private key (PEM expected, matching " + options.tls_certificate.string()
+            + "): " + ec.message());
     return context;
 }
 
@@ -275,7 +283,8 @@ struct WebSocketServer::Impl {
         if (!ec)
             acceptor.listen(net::socket_base::max_listen_connections, ec);
         if (ec)
-            throw std::runtime_error("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + ec.message());
+            throw std::runtime_error(
+                "cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + ec.message());
     }
 
     void accept()
@@ -291,8 +300,7 @@ struct WebSocketServer::Impl {
         });
     }
 
-    template <class S>
-    void open(std::shared_ptr<S> session)
+    template <class S> void open(std::shared_ptr<S> session)
     {
         {
             std::lock_guard lock(sessions.mutex);
@@ -323,8 +331,14 @@ WebSocketServer::~WebSocketServer()
     wait();
 }
 
-unsigned short WebSocketServer::port() const { return impl_->acceptor.local_endpoint().port(); }
-bool WebSocketServer::tls() const { return impl_->tls != nullptr; }
+unsigned short WebSocketServer::port() const
+{
+    return impl_->acceptor.local_endpoint().port();
+}
+bool WebSocketServer::tls() const
+{
+    return impl_->tls != nullptr;
+}
 
 void WebSocketServer::start()
 {

@@ -35,8 +35,8 @@ public:
     unsigned short port() const;
     bool tls() const;
     void start(); // serves on background threads
-    void stop();  // closes the listener and every connection
-    void wait();  // until stopped
+    void stop(); // closes the listener and every connection
+    void wait(); // until stopped
 
 private:
     struct Impl;

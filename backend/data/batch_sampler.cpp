@@ -61,7 +61,7 @@ void BatchSampler::load_state(StateReader& in)
 }
 
 void gather(const Dataset& dataset, std::span<const std::int64_t> indices, Eigen::MatrixXf& features,
-            std::vector<std::int32_t>& labels)
+    std::vector<std::int32_t>& labels)
 {
     features.resize(dataset.dim(), static_cast<Eigen::Index>(indices.size()));
     labels.resize(indices.size());

@@ -42,6 +42,6 @@ private:
 
 // Copies the given samples into `features` (dim x batch) and `labels`.
 void gather(const Dataset& dataset, std::span<const std::int64_t> indices, Eigen::MatrixXf& features,
-            std::vector<std::int32_t>& labels);
+    std::vector<std::int32_t>& labels);
 
 } // namespace fulcrum::data

@@ -22,7 +22,8 @@ std::int64_t total(const Ranges& ranges)
 // Sorted, disjoint, with touching ranges merged.
 Ranges normalized(Ranges ranges)
 {
-    std::sort(ranges.begin(), ranges.end(), [](const SampleRange& a, const SampleRange& b) { return a.begin < b.begin; });
+    std::sort(
+        ranges.begin(), ranges.end(), [](const SampleRange& a, const SampleRange& b) { return a.begin < b.begin; });
     Ranges out;
     for (const auto& r : ranges) {
         if (r.size() <= 0)
@@ -142,7 +143,10 @@ const std::vector<SampleRange>& DataShares::backups(WorkerId worker) const
     return it->second;
 }
 
-std::int64_t DataShares::active_samples(WorkerId worker) const { return total(active(worker)); }
+std::int64_t DataShares::active_samples(WorkerId worker) const
+{
+    return total(active(worker));
+}
 
 ShareChange DataShares::add_worker(WorkerId worker)
 {
@@ -162,7 +166,8 @@ ShareChange DataShares::add_worker(WorkerId worker)
         change.moved_samples += chunk;
     }
     if (received.empty())
-        throw std::invalid_argument("worker " + std::to_string(worker) + " cannot join: the members' shares are too small to cut");
+        throw std::invalid_argument(
+            "worker " + std::to_string(worker) + " cannot join: the members' shares are too small to cut");
     active_[worker] = std::move(received);
     backups_[worker] = {};
     return change;
@@ -212,7 +217,6 @@ std::vector<std::int64_t> indices_of(const std::vector<SampleRange>& ranges)
             out.push_back(i);
     return out;
 }
-
 
 namespace {
 

@@ -20,7 +20,7 @@ struct SampleRange {
 
 // What one membership change moved.
 struct ShareChange {
-    std::int64_t moved_samples = 0;       // handed to another worker as newly active data
+    std::int64_t moved_samples = 0; // handed to another worker as newly active data
     std::int64_t reactivated_samples = 0; // inactive backups switched back on (no data moved)
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/eigen_core.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -7,8 +7,8 @@
 
 namespace fulcrum::data {
 
-Dataset load_idx_pair(const std::filesystem::path& images, const std::filesystem::path& labels, int classes,
-                      std::string name)
+Dataset load_idx_pair(
+    const std::filesystem::path& images, const std::filesystem::path& labels, int classes, std::string name)
 {
     const IdxArray image_array = read_idx(images);
     const IdxArray label_array = read_idx(labels);
@@ -18,7 +18,8 @@ Dataset load_idx_pair(const std::filesystem::path& images, const std::filesystem
         throw InputError(labels.string(), "dimensions", "expected 1 (count)");
     if (image_array.dims[0] != label_array.dims[0])
         throw InputError(labels.string(), "count",
-            "has " + std::to_string(label_array.dims[0]) + " labels for " + std::to_string(image_array.dims[0]) + " images");
+            "has " + std::to_string(label_array.dims[0]) + " labels for " + std::to_string(image_array.dims[0])
+                + " images");
 
     const Eigen::Index n = image_array.dims[0];
     const Eigen::Index dim = Eigen::Index(image_array.dims[1]) * image_array.dims[2];
@@ -65,8 +66,8 @@ TrainTest load_fashion_mnist(const std::filesystem::path& dir)
     };
     auto train = std::make_shared<Dataset>(load_idx_pair(
         file("train-images-idx3-ubyte.gz"), file("train-labels-idx1-ubyte.gz"), 10, "fashion-mnist/train"));
-    auto test = std::make_shared<Dataset>(load_idx_pair(
-        file("t10k-images-idx3-ubyte.gz"), file("t10k-labels-idx1-ubyte.gz"), 10, "fashion-mnist/test"));
+    auto test = std::make_shared<Dataset>(
+        load_idx_pair(file("t10k-images-idx3-ubyte.gz"), file("t10k-labels-idx1-ubyte.gz"), 10, "fashion-mnist/test"));
     const auto [mean, stddev] = pixel_mean_std(*train);
     standardise(*train, mean, stddev);
     standardise(*test, mean, stddev);

@@ -16,8 +16,8 @@ inline const std::filesystem::path kFashionMnistDir = "/usr/share/datasets/fashi
 TrainTest load_fashion_mnist(const std::filesystem::path& dir = kFashionMnistDir);
 
 // Images and labels from one IDX pair, scaled to [0, 1], not standardised.
-Dataset load_idx_pair(const std::filesystem::path& images, const std::filesystem::path& labels, int classes,
-                      std::string name);
+Dataset load_idx_pair(
+    const std::filesystem::path& images, const std::filesystem::path& labels, int classes, std::string name);
 
 // Subtracts mean and divides by std (both taken from `reference`) in place.
 void standardise(Dataset& dataset, float mean, float stddev);

@@ -47,8 +47,8 @@ IdxArray read_idx(const std::filesystem::path& path)
     if (magic[0] != 0 || magic[1] != 0)
         throw InputError(path.string(), "magic number", "expected an IDX file (first two bytes zero)");
     if (magic[2] != 0x08)
-        throw InputError(path.string(), "element type",
-            "expected unsigned bytes (0x08), found type 0x" + std::to_string(magic[2]));
+        throw InputError(
+            path.string(), "element type", "expected unsigned bytes (0x08), found type 0x" + std::to_string(magic[2]));
     const int rank = magic[3];
     if (rank < 1 || rank > 4)
         throw InputError(path.string(), "rank", "expected 1 to 4 dimensions, found " + std::to_string(rank));
@@ -58,7 +58,8 @@ IdxArray read_idx(const std::filesystem::path& path)
     for (int d = 0; d < rank; ++d) {
         std::array<std::uint8_t, 4> be {};
         read_exact(file.get(), be.data(), be.size(), path, "dimensions");
-        const std::uint32_t n = (std::uint32_t(be[0]) << 24) | (std::uint32_t(be[1]) << 16) | (std::uint32_t(be[2]) << 8) | be[3];
+        const std::uint32_t n
+            = (std::uint32_t(be[0]) << 24) | (std::uint32_t(be[1]) << 16) | (std::uint32_t(be[2]) << 8) | be[3];
         if (n == 0)
             throw InputError(path.string(), "dimension " + std::to_string(d), "must be positive");
         if (count > (std::size_t(1) << 34) / n)

@@ -28,8 +28,10 @@ TrainTest make_synthetic(const SyntheticSpec& spec)
     Eigen::MatrixXf centres(spec.dim, spec.classes);
     for (Eigen::Index c = 0; c < centres.cols(); ++c)
         for (Eigen::Index d = 0; d < centres.rows(); ++d)
-            centres(d, c) = spec.separation * static_cast<float>(standard_normal(rng)) / std::sqrt(float(spec.dim)) * 2.0f;
-    return { draw(centres, spec.train_size, rng, "synthetic/train"), draw(centres, spec.test_size, rng, "synthetic/test") };
+            centres(d, c)
+                = spec.separation * static_cast<float>(standard_normal(rng)) / std::sqrt(float(spec.dim)) * 2.0f;
+    return { draw(centres, spec.train_size, rng, "synthetic/train"),
+        draw(centres, spec.test_size, rng, "synthetic/test") };
 }
 
 } // namespace fulcrum::data

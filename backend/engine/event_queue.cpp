@@ -27,7 +27,6 @@ void EventQueue::run()
     while (step()) { }
 }
 
-
 void EventQueue::restore(double now_s)
 {
     if (!events_.empty())

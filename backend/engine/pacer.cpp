@@ -34,12 +34,12 @@ void Pacer::wait_until(double t_s, const std::atomic<bool>* stop)
     }
 }
 
-
 void Pacer::start_at(double t_s)
 {
     if (speed_ > 0)
         start_ = std::chrono::steady_clock::now()
-            - std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(t_s / speed_));
+            - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                std::chrono::duration<double>(t_s / speed_));
 }
 
 } // namespace fulcrum::engine

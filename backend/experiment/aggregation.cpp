@@ -32,7 +32,8 @@ void run_aggregation(const ExperimentOptions& options)
             s.aggregation = weighted ? ps::Aggregation::Weighted : ps::Aggregation::Naive;
             s.epochs = epochs;
             s.eval_interval = 1000000;
-            const std::string name = std::string("aggregation-") + (weighted ? "weighted" : "naive") + "-" + std::to_string(seed);
+            const std::string name
+                = std::string("aggregation-") + (weighted ? "weighted" : "naive") + "-" + std::to_string(seed);
             const CapturedRun run = run_captured(s, options, name);
             double spread = 0;
             std::int64_t iterations = 0;
@@ -52,19 +53,22 @@ void run_aggregation(const ExperimentOptions& options)
                 hi = std::max(hi, r.batch_size);
             }
             mean[k] += run.summary.final_accuracy / seeds;
-            table.add({ weighted ? "weighted" : "naive", std::to_string(options.seed + static_cast<std::uint64_t>(seed)),
-                fmt(run.summary.final_accuracy, 4), fmt(iterations ? spread / static_cast<double>(iterations) : 0, 2) + "x" });
+            table.add({ weighted ? "weighted" : "naive",
+                std::to_string(options.seed + static_cast<std::uint64_t>(seed)), fmt(run.summary.final_accuracy, 4),
+                fmt(iterations ? spread / static_cast<double>(iterations) : 0, 2) + "x" });
         }
     }
     table.write_csv(options.out / "results.csv");
     const std::string body = "Eight CPU workers (2000 to 500 samples/s), MLP 784-256-128-10, total batch 256, LB-BSP "
                              "(Algorithm 1, EMA), "
-        + fmt(epochs, 1) + " epochs, " + std::to_string(seeds) + " seed(s). Mean accuracy: weighted **" + fmt(mean[0], 4)
-        + "**, naive **" + fmt(mean[1], 4) + "**. mean_batch_spread is the largest over the smallest batch of an "
-                                            "iteration, averaged.\n\n"
+        + fmt(epochs, 1) + " epochs, " + std::to_string(seeds) + " seed(s). Mean accuracy: weighted **"
+        + fmt(mean[0], 4) + "**, naive **" + fmt(mean[1], 4)
+        + "**. mean_batch_spread is the largest over the smallest batch of an "
+          "iteration, averaged.\n\n"
         + table.markdown();
     write_markdown(options.out / "results.md", "Weighted vs naive aggregation under LB-BSP",
-        "fulcrum-experiment aggregation --out " + options.out.string() + " --seed " + std::to_string(options.seed), body);
+        "fulcrum-experiment aggregation --out " + options.out.string() + " --seed " + std::to_string(options.seed),
+        body);
 }
 
 } // namespace fulcrum::experiment

@@ -9,7 +9,7 @@
 namespace fulcrum::experiment {
 
 scenario::Scenario base_scenario(const std::string& name, const model::ModelSpec& model, std::int32_t total_batch,
-                                 float learning_rate, float momentum, std::uint64_t seed)
+    float learning_rate, float momentum, std::uint64_t seed)
 {
     scenario::Scenario s;
     s.name = name;
@@ -65,7 +65,8 @@ const data::TrainTest& fashion_mnist()
     return data;
 }
 
-CapturedRun run_captured(scenario::Scenario s, const ExperimentOptions& options, const std::string& db_name, bool keep_rows)
+CapturedRun run_captured(
+    scenario::Scenario s, const ExperimentOptions& options, const std::string& db_name, bool keep_rows)
 {
     CapturedRun captured;
     boost::json::object note;
@@ -81,7 +82,9 @@ CapturedRun run_captured(scenario::Scenario s, const ExperimentOptions& options,
     ro.database = db;
     ro.data = fashion_mnist();
     if (keep_rows)
-        ro.on_rows = [&](std::span<const IterationRecord> rows) { captured.rows.insert(captured.rows.end(), rows.begin(), rows.end()); };
+        ro.on_rows = [&](std::span<const IterationRecord> rows) {
+            captured.rows.insert(captured.rows.end(), rows.begin(), rows.end());
+        };
     ro.on_evaluation = [&](const EvaluationRecord& e) { captured.evaluations.push_back(e); };
     ro.on_event = [&](const EventRecord& e) { captured.events.push_back(e); };
     if (options.status)

@@ -10,7 +10,7 @@ namespace fulcrum::experiment {
 
 // A scenario made in code: Fashion-MNIST, virtual mode, the given model and batch.
 scenario::Scenario base_scenario(const std::string& name, const model::ModelSpec& model, std::int32_t total_batch,
-                                 float learning_rate, float momentum, std::uint64_t seed);
+    float learning_rate, float momentum, std::uint64_t seed);
 
 // n identical CPU workers (an m4.2xlarge each) at `speed` samples per second.
 std::vector<scenario::WorkerSpec> homogeneous_cpu(int n, double speed);
@@ -27,8 +27,8 @@ struct CapturedRun {
     std::vector<EvaluationRecord> evaluations;
     std::vector<EventRecord> events;
 };
-CapturedRun run_captured(scenario::Scenario scenario, const ExperimentOptions& options, const std::string& db_name,
-                         bool keep_rows = true);
+CapturedRun run_captured(
+    scenario::Scenario scenario, const ExperimentOptions& options, const std::string& db_name, bool keep_rows = true);
 
 // Fashion-MNIST, loaded once per experiment.
 const data::TrainTest& fashion_mnist();

@@ -18,12 +18,20 @@ struct Entry {
 const std::vector<Entry>& entries()
 {
     static const std::vector<Entry> list {
-        { "equilibrium", "LB-BSP Fig. 8: 4 GPU classes reach an equilibrium with Alg. 2; bandwidth cut at iteration 150", run_equilibrium },
-        { "straggler-extents", "LB-BSP Fig. 12: 32 CPU workers at homo/hetero-l2/hetero-l3, six sync schemes, time to accuracy", run_straggler_extents },
-        { "predictors", "LB-BSP Table 3: RMSE of memoryless, EMA, ARIMA, NARX and the iteration time each gives", run_predictors },
-        { "federated", "LB-BSP Fig. 13: FedAvg vs tune-B (LB-BSP) vs tune-tau vs scale-eta, 5 non-i.i.d. clients", run_federated },
-        { "aggregation", "weighted vs naive gradient aggregation under LB-BSP, accuracy after fixed epochs", run_aggregation },
-        { "zipline", "ElasticBSP Table II: cost of GridScan, FullGridScan, ZipLine and the exact heap algorithm", run_zipline_cost },
+        { "equilibrium",
+            "LB-BSP Fig. 8: 4 GPU classes reach an equilibrium with Alg. 2; bandwidth cut at iteration 150",
+            run_equilibrium },
+        { "straggler-extents",
+            "LB-BSP Fig. 12: 32 CPU workers at homo/hetero-l2/hetero-l3, six sync schemes, time to accuracy",
+            run_straggler_extents },
+        { "predictors", "LB-BSP Table 3: RMSE of memoryless, EMA, ARIMA, NARX and the iteration time each gives",
+            run_predictors },
+        { "federated", "LB-BSP Fig. 13: FedAvg vs tune-B (LB-BSP) vs tune-tau vs scale-eta, 5 non-i.i.d. clients",
+            run_federated },
+        { "aggregation", "weighted vs naive gradient aggregation under LB-BSP, accuracy after fixed epochs",
+            run_aggregation },
+        { "zipline", "ElasticBSP Table II: cost of GridScan, FullGridScan, ZipLine and the exact heap algorithm",
+            run_zipline_cost },
     };
     return list;
 }
@@ -45,7 +53,8 @@ std::string describe_experiments()
 {
     std::string text;
     for (const auto& e : entries())
-        text += "  " + std::string(e.name) + std::string(20 - std::min<std::size_t>(19, std::string(e.name).size()), ' ') + e.what + "\n";
+        text += "  " + std::string(e.name)
+            + std::string(20 - std::min<std::size_t>(19, std::string(e.name).size()), ' ') + e.what + "\n";
     return text;
 }
 

@@ -9,9 +9,9 @@
 namespace fulcrum::experiment {
 
 struct ExperimentOptions {
-    std::filesystem::path out;   // results.csv, results.md and the run databases go here
+    std::filesystem::path out; // results.csv, results.md and the run databases go here
     std::uint64_t seed = 1;
-    bool quick = false;          // smaller and shorter: a smoke test, not the published figures
+    bool quick = false; // smaller and shorter: a smoke test, not the published figures
     std::function<void(const std::string&)> status;
 };
 

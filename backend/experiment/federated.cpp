@@ -19,7 +19,8 @@ std::shared_ptr<const data::Dataset> shard(const data::Dataset& all, int first_c
 {
     std::vector<Eigen::Index> keep;
     for (Eigen::Index i = 0; i < all.size(); ++i)
-        if (all.labels[static_cast<std::size_t>(i)] == first_class || all.labels[static_cast<std::size_t>(i)] == first_class + 1)
+        if (all.labels[static_cast<std::size_t>(i)] == first_class
+            || all.labels[static_cast<std::size_t>(i)] == first_class + 1)
             keep.push_back(i);
     auto d = std::make_shared<data::Dataset>();
     d->name = all.name + " classes " + std::to_string(first_class) + "," + std::to_string(first_class + 1);
@@ -113,21 +114,24 @@ void run_federated(const ExperimentOptions& options)
         recorder.add_job(job);
         for (int c = 0; c < 5; ++c)
             recorder.add_worker({ 0, c, config.workers[static_cast<std::size_t>(c)].name, "cpu",
-                "{\"speed\":" + std::to_string(speeds[c]) + ",\"classes\":[" + std::to_string(2 * c) + "," + std::to_string(2 * c + 1) + "]}" });
+                "{\"speed\":" + std::to_string(speeds[c]) + ",\"classes\":[" + std::to_string(2 * c) + ","
+                    + std::to_string(2 * c + 1) + "]}" });
         if (options.status)
             options.status("running federated-" + variant);
         Capture capture(recorder);
         train::FederatedTrainer trainer(std::move(config), federated, capture);
         const train::TrainingResult r = trainer.run();
         recorder.finish_run("finished", "{}");
-        table.add({ variant, fmt(r.mean_iteration_s, 4), fmt(r.final_evaluation.test_accuracy, 4), fmt(r.best_accuracy, 4),
-            fmt(r.time_s, 2), r.target_time_s ? fmt(*r.target_time_s, 2) : "" });
+        table.add({ variant, fmt(r.mean_iteration_s, 4), fmt(r.final_evaluation.test_accuracy, 4),
+            fmt(r.best_accuracy, 4), fmt(r.time_s, 2), r.target_time_s ? fmt(*r.target_time_s, 2) : "" });
     }
     table.write_csv(options.out / "results.csv");
-    const std::string body = "Five clients (1000, 800, 600, 400 and 250 samples/s), client c holding only classes 2c and "
-                             "2c+1 of Fashion-MNIST; softmax regression; B = 32, τ = 10 local steps, η = 0.05, "
-        + std::to_string(rounds) + " rounds; FedAvg weights by data size. tune-batch is LB-BSP's rule (B from EMA speed, "
-                                   "τ and η kept); tune-steps and scale-lr are the variants the paper rejects. Target accuracy "
+    const std::string body
+        = "Five clients (1000, 800, 600, 400 and 250 samples/s), client c holding only classes 2c and "
+          "2c+1 of Fashion-MNIST; softmax regression; B = 32, τ = 10 local steps, η = 0.05, "
+        + std::to_string(rounds)
+        + " rounds; FedAvg weights by data size. tune-batch is LB-BSP's rule (B from EMA speed, "
+          "τ and η kept); tune-steps and scale-lr are the variants the paper rejects. Target accuracy "
         + fmt(target, 2) + ".\n\n" + table.markdown();
     write_markdown(options.out / "results.md", "Federated learning (LB-BSP journal, Fig. 13)",
         "fulcrum-experiment federated --out " + options.out.string() + " --seed " + std::to_string(options.seed), body);

@@ -16,7 +16,8 @@ ResultsTable::ResultsTable(std::vector<std::string> columns)
 void ResultsTable::add(std::vector<std::string> row)
 {
     if (row.size() != columns_.size())
-        throw std::logic_error("results row has " + std::to_string(row.size()) + " cells for " + std::to_string(columns_.size()) + " columns");
+        throw std::logic_error("results row has " + std::to_string(row.size()) + " cells for "
+            + std::to_string(columns_.size()) + " columns");
     rows_.push_back(std::move(row));
 }
 
@@ -74,8 +75,8 @@ std::string fmt(double value, int decimals)
     return buffer;
 }
 
-void write_markdown(const std::filesystem::path& file, const std::string& title, const std::string& command,
-                    const std::string& body)
+void write_markdown(
+    const std::filesystem::path& file, const std::string& title, const std::string& command, const std::string& body)
 {
     std::ofstream out(file);
     if (!out)

@@ -26,7 +26,7 @@ private:
 std::string fmt(double value, int decimals = 3);
 
 // DIR/results.md: a title, the command that made it, the headline paragraphs, the table(s).
-void write_markdown(const std::filesystem::path& file, const std::string& title, const std::string& command,
-                    const std::string& body);
+void write_markdown(
+    const std::filesystem::path& file, const std::string& title, const std::string& command, const std::string& body);
 
 } // namespace fulcrum::experiment

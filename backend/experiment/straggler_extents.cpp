@@ -40,9 +40,11 @@ void run_straggler_extents(const ExperimentOptions& options)
     ResultsTable table({ "level", "scheme", "per_update_s", "updates_to_target", "time_to_accuracy_s", "reached",
         "final_accuracy", "epochs" });
     std::map<std::string, std::map<std::string, run::RunSummary>> results;
-    for (const auto level : { perf::Heterogeneity::Homo, perf::Heterogeneity::HeteroL2, perf::Heterogeneity::HeteroL3 }) {
+    for (const auto level :
+        { perf::Heterogeneity::Homo, perf::Heterogeneity::HeteroL2, perf::Heterogeneity::HeteroL3 }) {
         for (const Scheme& scheme : schemes) {
-            scenario::Scenario s = base_scenario("straggler-extents", { "mlp", { 128 } }, total_batch, 0.05f, 0.9f, options.seed);
+            scenario::Scenario s
+                = base_scenario("straggler-extents", { "mlp", { 128 } }, total_batch, 0.05f, 0.9f, options.seed);
             s.workers = homogeneous_cpu(workers, 400);
             apply_heterogeneity(s.workers, level, kPeriod);
             s.sync.type = *sync::parse_sync_type(scheme.sync);
@@ -73,11 +75,16 @@ void run_straggler_extents(const ExperimentOptions& options)
     }
     table.write_csv(options.out / "results.csv");
 
-    std::string body = std::to_string(workers) + " CPU workers (400 samples/s each when undisturbed), MLP 784-128-10 on "
-        "Fashion-MNIST, total batch " + std::to_string(total_batch) + ", target test accuracy " + fmt(target, 2)
+    std::string body = std::to_string(workers)
+        + " CPU workers (400 samples/s each when undisturbed), MLP 784-128-10 on "
+          "Fashion-MNIST, total batch "
+        + std::to_string(total_batch) + ", target test accuracy " + fmt(target, 2)
         + ". Competing processes make the extents: worker i's runs with probability i/(n-1) per 10 s period and takes "
-          "1/2 (hetero-l2) or 2/3 (hetero-l3) of the CPU. SSP s=5, backup k=" + std::to_string(std::max(1, workers / 16))
-        + ", ElasticBSP R=15 with the exact window, LB-BSP with NARX (EMA until 200 samples: these runs reach the target within about 100 barriers, so EMA predicts throughout). Accuracy is evaluated every 2 updates (every 2n pushes for the asynchronous schemes). Asynchronous schemes count one update per push, "
+          "1/2 (hetero-l2) or 2/3 (hetero-l3) of the CPU. SSP s=5, backup k="
+        + std::to_string(std::max(1, workers / 16))
+        + ", ElasticBSP R=15 with the exact window, LB-BSP with NARX (EMA until 200 samples: these runs reach the "
+          "target within about 100 barriers, so EMA predicts throughout). Accuracy is evaluated every 2 updates (every "
+          "2n pushes for the asynchronous schemes). Asynchronous schemes count one update per push, "
           "each push scaled by its share of the total batch.\n\n";
     for (const auto& [level, by_scheme] : results) {
         const auto& lb = by_scheme.at("lb-bsp");
@@ -92,18 +99,24 @@ void run_straggler_extents(const ExperimentOptions& options)
         }
         if (lb.target_time_s && !best_name.empty()) {
             const auto& bsp = by_scheme.at("bsp");
-            body += "- **" + level + "**: LB-BSP reached " + fmt(target, 2) + " in " + fmt(*lb.target_time_s, 1) + " s, "
-                + fmt(100 * (1 - *lb.target_time_s / best_other), 1) + " % sooner than the best of BSP/ASP/SSP (" + best_name
-                + ", " + fmt(best_other, 1) + " s)";
+            body += "- **" + level + "**: LB-BSP reached " + fmt(target, 2) + " in " + fmt(*lb.target_time_s, 1)
+                + " s, " + fmt(100 * (1 - *lb.target_time_s / best_other), 1)
+                + " % sooner than the best of BSP/ASP/SSP (" + best_name + ", " + fmt(best_other, 1) + " s)";
             if (bsp.target_updates)
-                body += "; updates " + std::to_string(*lb.target_updates) + " against BSP's " + std::to_string(*bsp.target_updates)
-                    + " (" + fmt(100.0 * (static_cast<double>(*lb.target_updates) / static_cast<double>(*bsp.target_updates) - 1), 1) + " %)";
+                body += "; updates " + std::to_string(*lb.target_updates) + " against BSP's "
+                    + std::to_string(*bsp.target_updates) + " ("
+                    + fmt(100.0
+                            * (static_cast<double>(*lb.target_updates) / static_cast<double>(*bsp.target_updates) - 1),
+                        1)
+                    + " %)";
             body += ".\n";
         }
     }
     body += "\n" + table.markdown();
     write_markdown(options.out / "results.md", "Straggler extents (LB-BSP Fig. 12)",
-        "fulcrum-experiment straggler-extents --out " + options.out.string() + " --seed " + std::to_string(options.seed), body);
+        "fulcrum-experiment straggler-extents --out " + options.out.string() + " --seed "
+            + std::to_string(options.seed),
+        body);
 }
 
 } // namespace fulcrum::experiment

@@ -1,10 +1,9 @@
 // ElasticBSP Table II: the cost of choosing the barrier for n workers and R predicted
 // iterations with each algorithm, measured in one run on the same inputs.
+#include "common/random.h"
 #include "experiment/experiment.h"
 #include "experiment/results_table.h"
 #include "sync/barrier_window.h"
-
-#include "common/random.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,7 +18,7 @@ sync::EndTimes random_end_times(int n, int range, std::uint64_t seed)
     sync::EndTimes ends(static_cast<std::size_t>(n));
     for (auto& e : ends) {
         const double interval = 0.5 + 1.5 * uniform01(rng); // heterogeneous workers
-        double t = uniform01(rng) * interval;               // each mid-way through its iteration
+        double t = uniform01(rng) * interval; // each mid-way through its iteration
         for (int r = 0; r < range; ++r) {
             t += interval * (0.9 + 0.2 * uniform01(rng));
             e.push_back(t);
@@ -40,8 +39,8 @@ void run_zipline_cost(const ExperimentOptions& options)
         for (const int range : { 15, 150 }) {
             const sync::EndTimes ends = random_end_times(n, range, options.seed);
             double optimum = 0;
-            for (const std::string& algorithm : { std::string("exact"), std::string("zipline"), std::string("fullgridscan"),
-                     std::string("gridscan") }) {
+            for (const std::string& algorithm : { std::string("exact"), std::string("zipline"),
+                     std::string("fullgridscan"), std::string("gridscan") }) {
                 // Repeat fast algorithms so the time is measurable; the median of the repeats.
                 std::vector<double> times;
                 sync::BarrierWindow window;
@@ -49,9 +48,11 @@ void run_zipline_cost(const ExperimentOptions& options)
                 do {
                     const auto start = std::chrono::steady_clock::now();
                     window = sync::choose_window(algorithm, ends);
-                    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+                    times.push_back(
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
                 } while (std::chrono::steady_clock::now() < deadline && times.size() < 200);
-                std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
+                std::nth_element(
+                    times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2), times.end());
                 const double ms = times[times.size() / 2];
                 if (algorithm == "exact")
                     optimum = window.span();
@@ -66,12 +67,13 @@ void run_zipline_cost(const ExperimentOptions& options)
             }
         }
     table.write_csv(options.out / "results.csv");
-    std::string body = "Random predicted end times (per-worker intervals 0.5-2 s, ±10 % jitter), the median of repeated "
-                       "runs within 300 ms per cell, one thread. `optimal` compares the window with the exact algorithm's.\n\n";
+    std::string body
+        = "Random predicted end times (per-worker intervals 0.5-2 s, ±10 % jitter), the median of repeated "
+          "runs within 300 ms per cell, one thread. `optimal` compares the window with the exact algorithm's.\n\n";
     if (exact_big > 0 && full_big > 0)
-        body += "At n = 1000, R = 150 the exact heap algorithm takes **" + fmt(exact_big, 2) + " ms**: " + fmt(full_big / exact_big, 0)
-            + "x faster than FullGridScan measured here and " + fmt(2380.0 / exact_big, 0)
-            + "x faster than the 2.38 s the ElasticBSP paper reports for ZipLine.\n\n";
+        body += "At n = 1000, R = 150 the exact heap algorithm takes **" + fmt(exact_big, 2)
+            + " ms**: " + fmt(full_big / exact_big, 0) + "x faster than FullGridScan measured here and "
+            + fmt(2380.0 / exact_big, 0) + "x faster than the 2.38 s the ElasticBSP paper reports for ZipLine.\n\n";
     body += table.markdown();
     write_markdown(options.out / "results.md", "Barrier-window cost (ElasticBSP Table II)",
         "fulcrum-experiment zipline --out " + options.out.string() + " --seed " + std::to_string(options.seed), body);

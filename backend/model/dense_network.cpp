@@ -50,8 +50,8 @@ const Eigen::MatrixXf& DenseNetwork::forward(ParamsView params, const Eigen::Mat
     return activations_.back();
 }
 
-double DenseNetwork::loss_and_gradient(ParamsView params, const Eigen::MatrixXf& features,
-                                       std::span<const std::int32_t> labels, GradView gradient)
+double DenseNetwork::loss_and_gradient(
+    ParamsView params, const Eigen::MatrixXf& features, std::span<const std::int32_t> labels, GradView gradient)
 {
     const Eigen::MatrixXf& top = forward(params, features);
     const double loss = head_loss(head_, top, labels, &delta_);

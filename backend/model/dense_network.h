@@ -21,7 +21,7 @@ public:
     int classes() const override { return static_cast<int>(sizes_.back()); }
     void initialize(GradView params, std::uint64_t seed) const override;
     double loss_and_gradient(ParamsView params, const Eigen::MatrixXf& features, std::span<const std::int32_t> labels,
-                             GradView gradient) override;
+        GradView gradient) override;
     void scores(ParamsView params, const Eigen::MatrixXf& features, Eigen::MatrixXf& out) override;
     double loss_from_scores(const Eigen::MatrixXf& scores, std::span<const std::int32_t> labels) const override;
     double flops_per_sample() const override;
@@ -35,8 +35,8 @@ private:
     const Eigen::MatrixXf& forward(ParamsView params, const Eigen::MatrixXf& features);
 
     std::string name_;
-    std::vector<Eigen::Index> sizes_;     // input, hidden..., classes
-    std::vector<Eigen::Index> offsets_;   // start of each layer's W in the flat vector
+    std::vector<Eigen::Index> sizes_; // input, hidden..., classes
+    std::vector<Eigen::Index> offsets_; // start of each layer's W in the flat vector
     Eigen::Index parameter_count_ = 0;
     LossHead head_;
 

@@ -59,8 +59,8 @@ double multiclass_hinge(const Eigen::MatrixXf& scores, std::span<const std::int3
 
 } // namespace
 
-double head_loss(LossHead head, const Eigen::MatrixXf& scores, std::span<const std::int32_t> labels,
-                 Eigen::MatrixXf* grad)
+double head_loss(
+    LossHead head, const Eigen::MatrixXf& scores, std::span<const std::int32_t> labels, Eigen::MatrixXf* grad)
 {
     switch (head) {
     case LossHead::SoftmaxCrossEntropy:

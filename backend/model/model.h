@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/eigen_core.h"
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -26,8 +27,8 @@ public:
     virtual void initialize(GradView params, std::uint64_t seed) const = 0;
 
     // Mean loss over the batch (features: dim x batch); writes the mean gradient.
-    virtual double loss_and_gradient(ParamsView params, const Eigen::MatrixXf& features,
-                                     std::span<const std::int32_t> labels, GradView gradient)
+    virtual double loss_and_gradient(
+        ParamsView params, const Eigen::MatrixXf& features, std::span<const std::int32_t> labels, GradView gradient)
         = 0;
 
     // Class scores for a batch (classes x batch) and the mean loss on them.

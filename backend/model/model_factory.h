@@ -7,7 +7,7 @@
 namespace fulcrum::model {
 
 struct ModelSpec {
-    std::string type = "mlp";            // "softmax", "svm" or "mlp"
+    std::string type = "mlp"; // "softmax", "svm" or "mlp"
     std::vector<Eigen::Index> hidden = { 256, 128 }; // MLP hidden layer widths
 };
 

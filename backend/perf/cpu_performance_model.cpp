@@ -18,7 +18,10 @@ double CpuPerformanceModel::speed_for(const ResourceShare& share) const
     return profile_.speed * share.cpu * memory_factor;
 }
 
-double CpuPerformanceModel::speed_at(double t) { return speed_for(resources_.at(t)); }
+double CpuPerformanceModel::speed_at(double t)
+{
+    return speed_for(resources_.at(t));
+}
 
 double draw_jitter(const TransientNoise& noise, Rng& rng)
 {
@@ -56,7 +59,8 @@ ComputeTiming CpuPerformanceModel::compute(double start_s, std::int32_t batch_si
     const double compute = t - start_s;
     ComputeTiming timing;
     timing.duration_s = compute + profile_.overhead_s;
-    timing.mean_share = compute > 0 ? ResourceShare { cpu_area / compute, memory_area / compute } : resources_.at(start_s);
+    timing.mean_share
+        = compute > 0 ? ResourceShare { cpu_area / compute, memory_area / compute } : resources_.at(start_s);
     return timing;
 }
 

@@ -7,9 +7,9 @@ namespace fulcrum::perf {
 // Transient slowdowns that do not follow the resource shares (GC pauses, interrupts):
 // noise a resource-aware predictor cannot and should not learn.
 struct TransientNoise {
-    double sigma = 0.0;              // log-normal jitter of the compute time
-    double spike_probability = 0.0;  // chance per iteration of a spike
-    double spike_factor = 3.0;       // a spike multiplies the compute time by this
+    double sigma = 0.0; // log-normal jitter of the compute time
+    double spike_probability = 0.0; // chance per iteration of a spike
+    double spike_factor = 3.0; // a spike multiplies the compute time by this
 };
 
 // One draw of the multiplicative noise: log-normal jitter with mean 1, times spike_factor
@@ -17,9 +17,9 @@ struct TransientNoise {
 double draw_jitter(const TransientNoise& noise, Rng& rng);
 
 struct CpuProfile {
-    double speed = 1000;        // samples per second with the whole machine (cpu = memory = 1)
-    double memory_need = 0.25;  // memory share below which the worker starts to page and slow down
-    double overhead_s = 0.0;    // fixed cost per iteration (framework, data loading)
+    double speed = 1000; // samples per second with the whole machine (cpu = memory = 1)
+    double memory_need = 0.25; // memory share below which the worker starts to page and slow down
+    double overhead_s = 0.0; // fixed cost per iteration (framework, data loading)
     TransientNoise noise;
 };
 

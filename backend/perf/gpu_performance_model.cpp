@@ -10,7 +10,8 @@ std::int32_t GpuProfile::batch_limit() const
 {
     if (memory_per_sample_gb <= 0)
         return 0;
-    return std::max<std::int32_t>(0, static_cast<std::int32_t>(std::floor((memory_gb - base_memory_gb) / memory_per_sample_gb)));
+    return std::max<std::int32_t>(
+        0, static_cast<std::int32_t>(std::floor((memory_gb - base_memory_gb) / memory_per_sample_gb)));
 }
 
 double GpuProfile::memory_use(std::int32_t batch_size) const

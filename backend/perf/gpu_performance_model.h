@@ -12,11 +12,11 @@ namespace fulcrum::perf {
 // beyond, and memory that grows with the batch up to the limit x_o.
 struct GpuProfile {
     std::string device = "v100";
-    double peak_speed = 1000;         // samples per second once saturated
-    double launch_overhead_s = 0.02;  // Γ(0)
+    double peak_speed = 1000; // samples per second once saturated
+    double launch_overhead_s = 0.02; // Γ(0)
     std::int32_t saturation_batch = 8; // x_s
     double memory_gb = 16;
-    double base_memory_gb = 1.5;      // model, optimizer state, workspace
+    double base_memory_gb = 1.5; // model, optimizer state, workspace
     double memory_per_sample_gb = 0.05;
     TransientNoise noise;
 

@@ -8,8 +8,8 @@ namespace fulcrum::perf {
 
 struct ComputeTiming {
     double duration_s = 0;
-    ResourceShare mean_share;  // time-averaged over the computation
-    double device_memory = 0;  // GPU memory in use as a share of the device (0 for CPU workers)
+    ResourceShare mean_share; // time-averaged over the computation
+    double device_memory = 0; // GPU memory in use as a share of the device (0 for CPU workers)
 };
 
 // How long a worker takes to compute a batch in the virtual modes. CPU and GPU workers

@@ -7,7 +7,7 @@
 namespace fulcrum::perf {
 
 ResourceTimeline::ResourceTimeline(std::vector<ResourcePoint> scripted, std::optional<ColocatedLoad> colocated,
-                                   std::uint64_t seed, std::optional<CompetingProcess> competing)
+    std::uint64_t seed, std::optional<CompetingProcess> competing)
     : scripted_(std::move(scripted))
     , colocated_(colocated)
     , competing_(competing)
@@ -19,7 +19,8 @@ ResourceTimeline::ResourceTimeline(std::vector<ResourcePoint> scripted, std::opt
     // Each worker's process keeps its own rhythm: periods start at a seeded offset, so the
     // workers of a cluster do not all change state at the same instant.
     if (competing_)
-        competing_offset_ = static_cast<double>(splitmix64(seed ^ 0xc0ffeeULL) >> 11) * 0x1.0p-53 * competing_->period_s;
+        competing_offset_
+            = static_cast<double>(splitmix64(seed ^ 0xc0ffeeULL) >> 11) * 0x1.0p-53 * competing_->period_s;
     std::stable_sort(scripted_.begin(), scripted_.end(), [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
     if (colocated_ && colocated_->arrivals_per_hour <= 0)
         colocated_.reset();
@@ -95,7 +96,8 @@ ResourceShare ResourceTimeline::at(double t)
         share.cpu *= std::max(0.0, 1.0 - cpu_taken);
         share.memory *= std::max(0.0, 1.0 - memory_taken);
     }
-    if (competing_ && competing_runs(static_cast<std::int64_t>(std::floor((t + competing_offset_) / competing_->period_s)))) {
+    if (competing_
+        && competing_runs(static_cast<std::int64_t>(std::floor((t + competing_offset_) / competing_->period_s)))) {
         share.cpu *= 1.0 - competing_->cpu;
         share.memory *= 1.0 - competing_->memory;
     }
@@ -117,7 +119,8 @@ double ResourceTimeline::next_change_after(double t)
 {
     double next = std::numeric_limits<double>::infinity();
     if (competing_ && competing_->run_probability < 1)
-        next = (std::floor((t + competing_offset_) / competing_->period_s) + 1) * competing_->period_s - competing_offset_;
+        next = (std::floor((t + competing_offset_) / competing_->period_s) + 1) * competing_->period_s
+            - competing_offset_;
     for (const auto& point : scripted_)
         if (point.at_s > t) {
             next = std::min(next, point.at_s);

@@ -47,7 +47,7 @@ struct CompetingProcess {
 class ResourceTimeline {
 public:
     ResourceTimeline(std::vector<ResourcePoint> scripted, std::optional<ColocatedLoad> colocated, std::uint64_t seed,
-                     std::optional<CompetingProcess> competing = std::nullopt);
+        std::optional<CompetingProcess> competing = std::nullopt);
 
     ResourceShare at(double t);
     // The first time after t at which the share may change (infinity if never).

@@ -2,8 +2,8 @@
 
 namespace fulcrum::perf {
 
-std::unique_ptr<PerformanceModel> make_performance_model(const WorkerProfile& profile, std::uint64_t resource_seed,
-                                                         std::uint64_t noise_seed)
+std::unique_ptr<PerformanceModel> make_performance_model(
+    const WorkerProfile& profile, std::uint64_t resource_seed, std::uint64_t noise_seed)
 {
     if (profile.gpu)
         return std::make_unique<GpuPerformanceModel>(*profile.gpu, noise_seed);

@@ -27,7 +27,7 @@ struct WorkerProfile {
 };
 
 // The performance model a profile describes, with its seeded noise and resource streams.
-std::unique_ptr<PerformanceModel> make_performance_model(const WorkerProfile& profile, std::uint64_t resource_seed,
-                                                         std::uint64_t noise_seed);
+std::unique_ptr<PerformanceModel> make_performance_model(
+    const WorkerProfile& profile, std::uint64_t resource_seed, std::uint64_t noise_seed);
 
 } // namespace fulcrum::perf

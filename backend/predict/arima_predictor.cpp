@@ -98,7 +98,6 @@ double ArimaPredictor::predict(const ResourceState&)
     return std::max(forecast, 0.05 * speeds_.back());
 }
 
-
 void ArimaPredictor::save_state(StateWriter& out) const
 {
     out.put(std::vector<double>(speeds_.begin(), speeds_.end()));

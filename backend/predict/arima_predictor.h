@@ -14,9 +14,9 @@ namespace fulcrum::predict {
 class ArimaPredictor final : public SpeedPredictor {
 public:
     struct Options {
-        int window = 300;       // samples of history the fit uses
-        int refit_every = 25;   // observations between refits
-        int min_samples = 40;   // before this, predict the last speed
+        int window = 300; // samples of history the fit uses
+        int refit_every = 25; // observations between refits
+        int min_samples = 40; // before this, predict the last speed
     };
     ArimaPredictor();
     explicit ArimaPredictor(Options options);

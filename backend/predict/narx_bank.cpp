@@ -1,6 +1,7 @@
 #include "predict/narx_bank.h"
 
 #include "common/eigen_core.h"
+
 #include <stdexcept>
 
 namespace fulcrum::predict {

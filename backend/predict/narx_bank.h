@@ -41,7 +41,7 @@ private:
     std::size_t params_ = 0; // per network: b1 (H), W1 (H x I, row by row), w2 (H), b2
     std::size_t slots_ = 0;
     std::vector<float> weights_; // [group][param][lane]
-    std::vector<float> inputs_;  // [group][input][lane]
+    std::vector<float> inputs_; // [group][input][lane]
     std::vector<float> outputs_;
 };
 

@@ -4,10 +4,10 @@
 
 #include <array>
 #include <cmath>
-#include <utility>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace fulcrum::predict {
 
@@ -38,8 +38,7 @@ namespace {
 // inputs (a loop through memory serialises on store-to-load forwarding), and the weights are
 // read unpadded: at a barrier the policy walks a thousand networks, so bytes fetched, not
 // flops, set the cost.
-template <int Hidden>
-float infer_fixed(const float* p, const float* input, Eigen::Index inputs)
+template <int Hidden> float infer_fixed(const float* p, const float* input, Eigen::Index inputs)
 {
     // Registers are padded to whole SIMD lanes so tanh runs on full packets (a scalar tail
     // would call the scalar tanh once per leftover unit); memory stays unpadded.
@@ -57,8 +56,7 @@ float infer_fixed(const float* p, const float* input, Eigen::Index inputs)
 
 using InferFn = float (*)(const float*, const float*, Eigen::Index);
 
-template <int... H>
-constexpr std::array<InferFn, sizeof...(H)> fixed_kernels(std::integer_sequence<int, H...>)
+template <int... H> constexpr std::array<InferFn, sizeof...(H)> fixed_kernels(std::integer_sequence<int, H...>)
 {
     return { &infer_fixed<H + 1>... };
 }
@@ -102,8 +100,8 @@ double NarxNetwork::forward(const Eigen::Ref<const Eigen::VectorXd>& input) cons
     return w2_.dot((w1_ * input + b1_).array().tanh().matrix()) + b2_;
 }
 
-NarxTrainReport NarxNetwork::train(const Eigen::MatrixXd& inputs, const Eigen::VectorXd& targets,
-                                   const NarxTraining& options)
+NarxTrainReport NarxNetwork::train(
+    const Eigen::MatrixXd& inputs, const Eigen::VectorXd& targets, const NarxTraining& options)
 {
     const Eigen::Index n = inputs.cols();
     if (inputs.rows() != shape_.inputs() || targets.size() != n)
@@ -223,7 +221,6 @@ NarxNetwork NarxNetwork::deserialize(const std::string& text)
     return net;
 }
 
-
 void NarxNetwork::save_state(StateWriter& out) const
 {
     for (const int v : { shape_.speed_lags, shape_.resource_lags, shape_.hidden })
@@ -239,8 +236,8 @@ NarxNetwork NarxNetwork::load_state(StateReader& in)
     NarxShape shape;
     for (int* v : { &shape.speed_lags, &shape.resource_lags, &shape.hidden })
         *v = in.get<int>("NARX shape");
-    if (shape.speed_lags < 1 || shape.speed_lags > 64 || shape.resource_lags < 0 || shape.resource_lags > 64 || shape.hidden < 1
-        || shape.hidden > 4096)
+    if (shape.speed_lags < 1 || shape.speed_lags > 64 || shape.resource_lags < 0 || shape.resource_lags > 64
+        || shape.hidden < 1 || shape.hidden > 4096)
         in.fail("NARX shape", "is implausible");
     NarxNetwork net(shape, 0);
     in.get_array(net.w1_.data(), static_cast<std::size_t>(net.w1_.size()), "NARX weights");

@@ -2,6 +2,7 @@
 
 #include "common/eigen_core.h"
 #include "common/state_archive.h"
+
 #include <cstdint>
 #include <string>
 
@@ -20,8 +21,8 @@ struct NarxShape {
 
 struct NarxTraining {
     int max_epochs = 400;
-    int patience = 25;               // early stopping: epochs without a better validation error
-    double learning_rate = 0.01;     // Adam
+    int patience = 25; // early stopping: epochs without a better validation error
+    double learning_rate = 0.01; // Adam
     double validation_fraction = 0.2; // every fifth sample, held out for early stopping
 };
 

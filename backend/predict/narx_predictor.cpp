@@ -66,7 +66,8 @@ void NarxPredictor::observe(const SpeedSample& sample)
         adopt(training_.get());
         training_ = {};
     }
-    const bool due = model_ ? observed_ - last_trained_at_ >= options_.retrain_every : observed_ >= options_.min_samples;
+    const bool due
+        = model_ ? observed_ - last_trained_at_ >= options_.retrain_every : observed_ >= options_.min_samples;
     if (due && !training_.valid() && static_cast<int>(history_size()) >= options_.min_samples / 2 + 8)
         start_training();
 }
@@ -192,7 +193,6 @@ double NarxPredictor::predict(const ResourceState& next)
         return ema_.value();
     return speed_from_output(model_->infer(input_, hidden_), s, ema_.value());
 }
-
 
 namespace {
 

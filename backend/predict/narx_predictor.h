@@ -3,9 +3,8 @@
 #include "predict/ema_predictor.h"
 #include "predict/narx_network.h"
 
-#include <boost/circular_buffer.hpp>
-
 #include <array>
+#include <boost/circular_buffer.hpp>
 #include <future>
 #include <memory>
 #include <optional>
@@ -15,14 +14,14 @@ namespace fulcrum::predict {
 struct NarxOptions {
     NarxShape shape;
     NarxTraining training;
-    int min_samples = 500;    // EMA predicts until this many iterations were seen
-    int retrain_every = 100;  // iterations between retrainings once a model exists
-    int history = 1000;       // most recent samples a training uses
+    int min_samples = 500; // EMA predicts until this many iterations were seen
+    int retrain_every = 100; // iterations between retrainings once a model exists
+    int history = 1000; // most recent samples a training uses
     // A retraining runs on its own thread while iterations go on; its model is adopted this
     // many observations after it started (waiting only if it is still not done), which keeps
     // a seeded run reproducible.
     int adopt_after = 10;
-    bool background = true;   // false: train inline (tests)
+    bool background = true; // false: train inline (tests)
     double ema_alpha = 0.2;
     std::uint64_t seed = 1;
 };
@@ -78,7 +77,7 @@ private:
     void adopt(Trained trained);
     double scale() const;
     std::size_t history_size() const; // the ring plus the staged samples
-    void settle();                     // moves the staged samples into the ring
+    void settle(); // moves the staged samples into the ring
 
     // Hot first: at a barrier a policy walks a thousand predictors, and what observe() and
     // input_window() read should share as few cache lines as possible.
@@ -90,11 +89,12 @@ private:
     std::int64_t last_trained_at_ = 0;
     std::shared_future<Trained> training_; // shared: a checkpoint reads a finished training without adopting it
     EmaPredictor ema_;
-    std::size_t recent_head_ = 0;          // where the next sample goes in recent_
-    std::size_t staged_ = 0;               // the newest samples of recent_ not yet in history_
+    std::size_t recent_head_ = 0; // where the next sample goes in recent_
+    std::size_t staged_ = 0; // the newest samples of recent_ not yet in history_
     std::array<SpeedSample, 8> recent_ {}; // the last samples, in the object (see input_window, observe)
     std::array<double, 8> evicted_next_ {}; // speeds at the ring's front: what the next block evicts
-    static_assert((std::tuple_size_v<decltype(recent_)> & (std::tuple_size_v<decltype(recent_)> - 1)) == 0, "recent_ is indexed with a mask");
+    static_assert((std::tuple_size_v<decltype(recent_)> & (std::tuple_size_v<decltype(recent_)> - 1)) == 0,
+        "recent_ is indexed with a mask");
     NarxOptions options_;
     // The most recent options_.history samples. A ring, not a deque: observe() runs for every
     // worker at every barrier and should neither allocate nor chase blocks.

@@ -44,7 +44,8 @@ std::unique_ptr<SpeedPredictor> make_predictor(const PredictorSpec& spec, int wo
         options.seed = splitmix64(spec.narx.seed + static_cast<std::uint64_t>(worker));
         return std::make_unique<NarxPredictor>(options);
     }
-    throw std::invalid_argument("unknown speed predictor '" + spec.type + "' (expected memoryless, ema, arima or narx)");
+    throw std::invalid_argument(
+        "unknown speed predictor '" + spec.type + "' (expected memoryless, ema, arima or narx)");
 }
 
 } // namespace fulcrum::predict

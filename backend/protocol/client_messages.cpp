@@ -12,8 +12,9 @@ double replay_speed(const Fields& f)
 {
     const double speed = f.number("speed");
     if (!(speed >= 0 && speed <= kMaxReplaySpeed))
-        f.illegal("speed", "must be from 0 (as fast as the client reads) to " + std::to_string(static_cast<int>(kMaxReplaySpeed))
-            + " (run seconds per wall second)");
+        f.illegal("speed",
+            "must be from 0 (as fast as the client reads) to " + std::to_string(static_cast<int>(kMaxReplaySpeed))
+                + " (run seconds per wall second)");
     return speed;
 }
 
@@ -67,7 +68,8 @@ template <> struct Wire<Subscribe> : NamedAs<"subscribe"> {
             const json::array& workers = f.array("workers");
             for (std::size_t i = 0; i < workers.size(); ++i) {
                 const std::string at = "workers[" + std::to_string(i) + "]";
-                if (!workers[i].is_int64() || workers[i].get_int64() < 0 || workers[i].get_int64() > std::numeric_limits<WorkerId>::max())
+                if (!workers[i].is_int64() || workers[i].get_int64() < 0
+                    || workers[i].get_int64() > std::numeric_limits<WorkerId>::max())
                     throw FieldError { "wrong-type", at, "'" + at + "' must be a worker id (a whole number >= 0)" };
                 s.workers.push_back(static_cast<WorkerId>(workers[i].get_int64()));
             }
@@ -135,8 +137,9 @@ template <> struct Wire<ChangeJob> : NamedBy<kJobSettings, &ChangeJob::setting> 
         m.setting = *value_named(kJobSettings, type);
         m.job = f.int32("job", 0);
         const std::string field(spec_field(m.setting));
-        const char* expected = m.setting == JobSetting::Policy ? "a policy object (the scenario's \"policy\" section)"
-                                                                : "a sync model: a name or the scenario's \"sync\" object";
+        const char* expected = m.setting == JobSetting::Policy
+            ? "a policy object (the scenario's \"policy\" section)"
+            : "a sync model: a name or the scenario's \"sync\" object";
         const json::value& spec = f.required(field, expected);
         if (spec.is_object() || (m.setting == JobSetting::SyncModel && spec.is_string()))
             m.spec_json = json::serialize(spec);
@@ -280,7 +283,13 @@ Decoded<ClientMessage> decode_client(std::string_view frame)
     return detail::decode_frame<ClientMessage>(frame, detail::read_message<ClientMessage>);
 }
 
-std::string encode(const ClientMessage& message) { return detail::json::serialize(detail::write_message(message)); }
-std::string_view type_name(const ClientMessage& message) { return detail::name_message(message); }
+std::string encode(const ClientMessage& message)
+{
+    return detail::json::serialize(detail::write_message(message));
+}
+std::string_view type_name(const ClientMessage& message)
+{
+    return detail::name_message(message);
+}
 
 } // namespace fulcrum::protocol

@@ -21,7 +21,9 @@ std::string out_of_range_number(const json::value& value, const std::string& pat
         return std::isfinite(value.get_double()) ? std::string() : (path.empty() ? std::string("(the frame)") : path);
     if (value.is_object()) {
         for (const auto& [key, member] : value.get_object())
-            if (std::string at = out_of_range_number(member, path.empty() ? std::string(key) : path + "." + std::string(key)); !at.empty())
+            if (std::string at
+                = out_of_range_number(member, path.empty() ? std::string(key) : path + "." + std::string(key));
+                !at.empty())
                 return at;
     } else if (value.is_array()) {
         const json::array& items = value.get_array();
@@ -38,8 +40,8 @@ ParsedFrame parse_frame(std::string_view frame, json::storage_ptr memory)
 {
     ParsedFrame out;
     if (frame.size() > kMaxFrameBytes) {
-        out.error = ErrorInfo { "frame-too-large", "frame of " + std::to_string(frame.size()) + " bytes; the limit is "
-            + std::to_string(kMaxFrameBytes), "" };
+        out.error = ErrorInfo { "frame-too-large",
+            "frame of " + std::to_string(frame.size()) + " bytes; the limit is " + std::to_string(kMaxFrameBytes), "" };
         return out;
     }
     boost::system::error_code ec;
@@ -49,14 +51,16 @@ ParsedFrame parse_frame(std::string_view frame, json::storage_ptr memory)
         return out;
     }
     if (!out.value.is_object()) {
-        out.error = ErrorInfo { "wrong-type", "a message must be a JSON object, got " + std::string(kind_of(out.value)), "" };
+        out.error
+            = ErrorInfo { "wrong-type", "a message must be a JSON object, got " + std::string(kind_of(out.value)), "" };
         return out;
     }
     const json::object& object = out.value.get_object();
     if (const json::value* id = object.if_contains("id"); id && id->is_string())
         out.request_id = std::string(id->get_string());
     if (const std::string at = out_of_range_number(out.value, ""); !at.empty())
-        out.error = ErrorInfo { "illegal-value", "'" + at + "' is a number beyond the range of a double (about ±1.8e308)", at };
+        out.error = ErrorInfo { "illegal-value",
+            "'" + at + "' is a number beyond the range of a double (about ±1.8e308)", at };
     return out;
 }
 
@@ -64,13 +68,37 @@ ParsedFrame parse_frame(std::string_view frame, json::storage_ptr memory)
 
 using namespace detail;
 
-std::string_view to_string(Role role) { return name_of(kRoles, role); }
-std::string_view to_string(Stream stream) { return name_of(kStreams, stream); }
-std::string_view to_string(JobState state) { return name_of(kJobStates, state); }
-std::string_view to_string(JobAction action) { return name_of(kJobActions, action); }
-std::string_view to_string(JobSetting setting) { return name_of(kJobSettings, setting); }
-std::string_view to_string(WorkerAction action) { return name_of(kWorkerActions, action); }
-std::string_view to_string(ReplayAction action) { return name_of(kReplayActions, action); }
-std::string_view to_string(ReplayPhase phase) { return name_of(kReplayPhases, phase); }
+std::string_view to_string(Role role)
+{
+    return name_of(kRoles, role);
+}
+std::string_view to_string(Stream stream)
+{
+    return name_of(kStreams, stream);
+}
+std::string_view to_string(JobState state)
+{
+    return name_of(kJobStates, state);
+}
+std::string_view to_string(JobAction action)
+{
+    return name_of(kJobActions, action);
+}
+std::string_view to_string(JobSetting setting)
+{
+    return name_of(kJobSettings, setting);
+}
+std::string_view to_string(WorkerAction action)
+{
+    return name_of(kWorkerActions, action);
+}
+std::string_view to_string(ReplayAction action)
+{
+    return name_of(kReplayActions, action);
+}
+std::string_view to_string(ReplayPhase phase)
+{
+    return name_of(kReplayPhases, phase);
+}
 
 } // namespace fulcrum::protocol

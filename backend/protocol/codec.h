@@ -10,8 +10,7 @@ namespace fulcrum::protocol {
 
 // The result of reading one frame. `request_id` is the frame's "id" whenever it has a string
 // one, decoded or not: on failure the error becomes that request's reply.
-template <class Message>
-struct Decoded {
+template <class Message> struct Decoded {
     std::optional<Message> message;
     std::string request_id;
     ErrorInfo error;

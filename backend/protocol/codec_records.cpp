@@ -8,9 +8,19 @@ namespace fulcrum::protocol::detail {
 json::object to_json(const IterationRecord& r)
 {
     json::object o {
-        { "job", r.job }, { "worker", r.worker }, { "iteration", r.iteration }, { "start_s", r.start_s }, { "end_s", r.end_s },
-        { "batch_size", r.batch_size }, { "compute_s", r.compute_s }, { "comm_s", r.comm_s }, { "wait_s", r.wait_s },
-        { "cpu_share", r.cpu_share }, { "memory_share", r.memory_share }, { "speed", r.speed }, { "loss", r.loss },
+        { "job", r.job },
+        { "worker", r.worker },
+        { "iteration", r.iteration },
+        { "start_s", r.start_s },
+        { "end_s", r.end_s },
+        { "batch_size", r.batch_size },
+        { "compute_s", r.compute_s },
+        { "comm_s", r.comm_s },
+        { "wait_s", r.wait_s },
+        { "cpu_share", r.cpu_share },
+        { "memory_share", r.memory_share },
+        { "speed", r.speed },
+        { "loss", r.loss },
         { "decision", r.decision },
     };
     if (r.predicted_speed)
@@ -41,8 +51,9 @@ IterationRecord iteration_from(const Fields& f)
 
 json::object to_json(const EvaluationRecord& e)
 {
-    return { { "job", e.job }, { "iteration", e.iteration }, { "time_s", e.time_s }, { "wall_s", e.wall_s }, { "epoch", e.epoch },
-        { "train_loss", e.train_loss }, { "test_loss", e.test_loss }, { "test_accuracy", e.test_accuracy } };
+    return { { "job", e.job }, { "iteration", e.iteration }, { "time_s", e.time_s }, { "wall_s", e.wall_s },
+        { "epoch", e.epoch }, { "train_loss", e.train_loss }, { "test_loss", e.test_loss },
+        { "test_accuracy", e.test_accuracy } };
 }
 
 EvaluationRecord evaluation_from(const Fields& f)
@@ -86,8 +97,8 @@ json::object to_json(const JobStatus& s)
 {
     json::object o { { "job", s.job }, { "name", s.name }, { "state", to_string(s.state) }, { "model", s.model },
         { "sync_model", s.sync_model }, { "policy", s.policy }, { "mode", s.mode }, { "workers", s.workers },
-        { "iteration", s.iteration }, { "iterations", s.iterations }, { "time_s", s.time_s }, { "elapsed_s", s.elapsed_s },
-        { "database", s.database }, { "run", s.run }, { "message", s.message } };
+        { "iteration", s.iteration }, { "iterations", s.iterations }, { "time_s", s.time_s },
+        { "elapsed_s", s.elapsed_s }, { "database", s.database }, { "run", s.run }, { "message", s.message } };
     if (s.accuracy)
         o["accuracy"] = *s.accuracy;
     if (!s.placement.empty())
@@ -121,8 +132,8 @@ JobStatus job_status_from(const Fields& f)
 
 json::object to_json(const GpuUsage& g)
 {
-    return { { "gpu", g.gpu }, { "server", g.server }, { "free_memory_gb", g.free_memory_gb }, { "workload_s", g.workload_s },
-        { "jobs", integers_json(g.jobs) } };
+    return { { "gpu", g.gpu }, { "server", g.server }, { "free_memory_gb", g.free_memory_gb },
+        { "workload_s", g.workload_s }, { "jobs", integers_json(g.jobs) } };
 }
 
 GpuUsage gpu_usage_from(const Fields& f)
@@ -142,8 +153,8 @@ json::object to_json(const ClusterState& c)
 
 json::object to_json(const WorkerState& w)
 {
-    json::object o { { "worker", w.worker }, { "name", w.name }, { "batch_size", w.batch_size }, { "excluded", w.excluded },
-        { "member", w.member }, { "slowdown", w.slowdown } };
+    json::object o { { "worker", w.worker }, { "name", w.name }, { "batch_size", w.batch_size },
+        { "excluded", w.excluded }, { "member", w.member }, { "slowdown", w.slowdown } };
     if (w.pinned)
         o["pinned"] = *w.pinned;
     if (w.excluded_until)
@@ -168,9 +179,9 @@ WorkerState worker_state_from(const Fields& f)
 
 json::object to_json(const RunListing& r)
 {
-    return { { "database", r.database }, { "run", r.run }, { "name", r.name }, { "mode", r.mode }, { "status", r.status },
-        { "started_at", r.started_at }, { "finished_at", r.finished_at }, { "jobs", r.jobs }, { "iterations", r.iterations },
-        { "rows", r.rows } };
+    return { { "database", r.database }, { "run", r.run }, { "name", r.name }, { "mode", r.mode },
+        { "status", r.status }, { "started_at", r.started_at }, { "finished_at", r.finished_at }, { "jobs", r.jobs },
+        { "iterations", r.iterations }, { "rows", r.rows } };
 }
 
 RunListing run_listing_from(const Fields& f)
@@ -194,7 +205,10 @@ void tag_replay(json::object& o, std::int64_t replay)
     if (replay != 0)
         o["replay"] = replay;
 }
-std::int64_t replay_of(const Fields& f) { return f.has("replay") ? f.integer("replay", 1) : 0; }
+std::int64_t replay_of(const Fields& f)
+{
+    return f.has("replay") ? f.integer("replay", 1) : 0;
+}
 
 json::object to_json(const ErrorInfo& e)
 {

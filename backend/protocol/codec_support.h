@@ -6,10 +6,9 @@
 #include "common/named_values.h"
 #include "protocol/codec.h"
 
-#include <boost/json.hpp>
-
 #include <algorithm>
 #include <array>
+#include <boost/json.hpp>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -24,7 +23,8 @@ namespace fulcrum::protocol::detail {
 
 namespace json = boost::json;
 
-inline constexpr NameTable<Role, 3> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" }, { Role::Worker, "worker" } } };
+inline constexpr NameTable<Role, 3> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" },
+    { Role::Worker, "worker" } } };
 inline constexpr NameTable<Stream, 6> kStreams { {
     { Stream::Iterations, "iterations" },
     { Stream::Evaluations, "evaluations" },
@@ -52,7 +52,10 @@ inline constexpr NameTable<JobSetting, 2> kJobSettings { {
     { JobSetting::SyncModel, "set-sync-model" },
 } };
 // The field each setting's spec travels in.
-inline std::string_view spec_field(JobSetting setting) { return setting == JobSetting::Policy ? "policy" : "sync"; }
+inline std::string_view spec_field(JobSetting setting)
+{
+    return setting == JobSetting::Policy ? "policy" : "sync";
+}
 inline constexpr NameTable<WorkerAction, 6> kWorkerActions { {
     { WorkerAction::Pin, "pin-worker" },
     { WorkerAction::Unpin, "unpin-worker" },
@@ -118,7 +121,8 @@ Enum named_value(const json::value& v, const std::string& at, const NameTable<En
         expected += expected.empty() ? "" : ", ";
         expected += entry.second;
     }
-    throw FieldError { "illegal-value", at, "'" + at + "' must be one of " + expected + ", got '" + std::string(text) + "'" };
+    throw FieldError { "illegal-value", at,
+        "'" + at + "' must be one of " + expected + ", got '" + std::string(text) + "'" };
 }
 
 // Reads the fields of one JSON object, naming each field in its errors by its full path.
@@ -130,7 +134,10 @@ public:
     {
     }
 
-    std::string path(std::string_view name) const { return prefix_.empty() ? std::string(name) : prefix_ + "." + std::string(name); }
+    std::string path(std::string_view name) const
+    {
+        return prefix_.empty() ? std::string(name) : prefix_ + "." + std::string(name);
+    }
     bool has(std::string_view name) const
     {
         const json::value* v = object_.if_contains(name);
@@ -141,7 +148,8 @@ public:
     {
         const json::value* v = object_.if_contains(name);
         if (!v || v->is_null())
-            throw FieldError { "missing-field", path(name), "'" + path(name) + "' is required (" + std::string(expected) + ")" };
+            throw FieldError { "missing-field", path(name),
+                "'" + path(name) + "' is required (" + std::string(expected) + ")" };
         return *v;
     }
 
@@ -162,7 +170,10 @@ public:
             wrong(name, "a string", v);
         return std::string(v.get_string());
     }
-    std::string string_or(std::string_view name, std::string fallback) const { return has(name) ? string(name) : fallback; }
+    std::string string_or(std::string_view name, std::string fallback) const
+    {
+        return has(name) ? string(name) : fallback;
+    }
 
     double number(std::string_view name) const
     {
@@ -180,20 +191,23 @@ public:
     }
 
     std::int64_t integer(std::string_view name, std::int64_t min = std::numeric_limits<std::int64_t>::min(),
-                         std::int64_t max = std::numeric_limits<std::int64_t>::max()) const
+        std::int64_t max = std::numeric_limits<std::int64_t>::max()) const
     {
         const json::value& v = required(name, "a whole number");
         std::int64_t n = 0;
         if (v.is_int64())
             n = v.get_int64();
-        else if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        else if (v.is_uint64()
+            && v.get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
             n = static_cast<std::int64_t>(v.get_uint64());
         else if (v.is_double() && std::floor(v.get_double()) == v.get_double() && std::abs(v.get_double()) < 9.0e15)
             n = static_cast<std::int64_t>(v.get_double());
         else
             wrong(name, "a whole number", v);
         if (n < min || n > max)
-            illegal(name, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(n));
+            illegal(name,
+                "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got "
+                    + std::to_string(n));
         return n;
     }
     std::int32_t int32(std::string_view name, std::int32_t min = std::numeric_limits<std::int32_t>::min()) const
@@ -224,8 +238,7 @@ public:
         return v.get_object();
     }
     // An array of whole numbers from `min` up to the largest Int.
-    template <class Int>
-    std::vector<Int> integers(std::string_view name, std::int64_t min) const
+    template <class Int> std::vector<Int> integers(std::string_view name, std::int64_t min) const
     {
         std::vector<Int> out;
         const json::array& a = array(name);
@@ -233,11 +246,13 @@ public:
         for (std::size_t i = 0; i < a.size(); ++i) {
             const std::string at = path(name) + "[" + std::to_string(i) + "]";
             if (!a[i].is_int64())
-                throw FieldError { "wrong-type", at, "'" + at + "' must be a whole number, got " + std::string(kind_of(a[i])) };
+                throw FieldError { "wrong-type", at,
+                    "'" + at + "' must be a whole number, got " + std::string(kind_of(a[i])) };
             const std::int64_t n = a[i].get_int64();
             if (n < min || n > std::numeric_limits<Int>::max())
-                throw FieldError { "illegal-value", at, "'" + at + "' must be between " + std::to_string(min) + " and "
-                    + std::to_string(std::numeric_limits<Int>::max()) + ", got " + std::to_string(n) };
+                throw FieldError { "illegal-value", at,
+                    "'" + at + "' must be between " + std::to_string(min) + " and "
+                        + std::to_string(std::numeric_limits<Int>::max()) + ", got " + std::to_string(n) };
             out.push_back(static_cast<Int>(n));
         }
         return out;
@@ -250,8 +265,7 @@ public:
         return Fields(v.get_object(), at);
     }
 
-    template <class Enum, std::size_t N>
-    Enum named(std::string_view name, const NameTable<Enum, N>& table) const
+    template <class Enum, std::size_t N> Enum named(std::string_view name, const NameTable<Enum, N>& table) const
     {
         return named_value(required(name, "a string"), path(name), table);
     }
@@ -261,8 +275,7 @@ private:
     std::string prefix_;
 };
 
-template <class Int>
-json::array integers_json(const std::vector<Int>& values)
+template <class Int> json::array integers_json(const std::vector<Int>& values)
 {
     json::array a;
     a.reserve(values.size());

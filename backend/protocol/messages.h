@@ -37,10 +37,10 @@ struct Hello {
 };
 
 struct Subscribe {
-    std::string id;                 // request id, echoed by the reply
-    std::vector<Stream> streams;    // empty: every stream
-    std::optional<JobId> job;       // only this job
-    std::vector<WorkerId> workers;  // only these workers (iteration rows); empty: all
+    std::string id; // request id, echoed by the reply
+    std::vector<Stream> streams; // empty: every stream
+    std::optional<JobId> job; // only this job
+    std::vector<WorkerId> workers; // only these workers (iteration rows); empty: all
 };
 
 struct Unsubscribe {
@@ -82,9 +82,9 @@ struct WorkerCommand {
     WorkerAction action = WorkerAction::Pin;
     JobId job = 0;
     WorkerId worker = 0;
-    std::int32_t batch_size = 0;     // pin
-    std::optional<double> for_s;     // exclude: re-include after this long on the run's clock
-    double slowdown = 1;             // inject-straggler: the worker's batches take this many times longer
+    std::int32_t batch_size = 0; // pin
+    std::optional<double> for_s; // exclude: re-include after this long on the run's clock
+    double slowdown = 1; // inject-straggler: the worker's batches take this many times longer
 };
 
 // The recorded runs in the daemon's data folder (any role).
@@ -97,11 +97,11 @@ struct ListRuns {
 inline constexpr double kMaxReplaySpeed = 10000;
 struct OpenReplay {
     std::string id;
-    std::string database;  // a file name from list-runs
+    std::string database; // a file name from list-runs
     RunId run = 0;
-    double speed = 1;      // run seconds per wall second; 0: as fast as the client reads
+    double speed = 1; // run seconds per wall second; 0: as fast as the client reads
     std::optional<std::int64_t> from_iteration; // start just after this iteration (of the run's first job)
-    bool paused = false;   // open at the start position without playing
+    bool paused = false; // open at the start position without playing
 };
 
 enum class ReplayAction { Play, Pause, Seek, SetSpeed, Close };
@@ -114,7 +114,7 @@ struct ReplayCommand {
     std::optional<std::int64_t> iteration;
     std::optional<double> time_s;
     std::optional<JobId> job;
-    double speed = 1;      // set-replay-speed
+    double speed = 1; // set-replay-speed
 };
 
 // A remote worker process (fulcrum-worker) takes a remote slot of a job. The reply's
@@ -125,11 +125,11 @@ struct JoinJob {
     std::string id;
     JobId job = 0;
     std::optional<WorkerId> worker; // a particular remote slot; unset: the first free one
-    std::string host;               // where the worker runs, for the operator log
+    std::string host; // where the worker runs, for the operator log
 };
 
-using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob, WorkerCommand,
-    ListRuns, OpenReplay, ReplayCommand, JoinJob>;
+using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob,
+    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -142,7 +142,7 @@ struct Welcome {
 // A problem with a request or a frame. `field` names the offending field ("worker",
 // "scenario.training.total_batch") when there is one.
 struct ErrorInfo {
-    std::string code;    // stable: malformed-json, unknown-type, missing-field, wrong-type, ...
+    std::string code; // stable: malformed-json, unknown-type, missing-field, wrong-type, ...
     std::string message;
     std::string field;
 
@@ -159,14 +159,14 @@ struct JobStatus {
     JobState state = JobState::Queued;
     std::string model, sync_model, policy, mode;
     int workers = 0;
-    std::int64_t iteration = 0;   // iterations completed
-    std::int64_t iterations = 0;  // planned
-    double time_s = 0;            // run clock
-    double elapsed_s = 0;         // wall seconds since it started
+    std::int64_t iteration = 0; // iterations completed
+    std::int64_t iterations = 0; // planned
+    double time_s = 0; // run clock
+    double elapsed_s = 0; // wall seconds since it started
     std::optional<double> accuracy;
-    std::string database;         // the run store it is recorded in
+    std::string database; // the run store it is recorded in
     RunId run = 0;
-    std::string message;          // why it failed, or where it waits
+    std::string message; // why it failed, or where it waits
     // The cluster GPU each worker was placed on (-1: a remote worker, which runs where it
     // was started); empty until the job is placed.
     std::vector<std::int32_t> placement;
@@ -179,7 +179,7 @@ struct GpuUsage {
     std::int32_t gpu = 0;
     std::int32_t server = 0;
     double free_memory_gb = 0;
-    double workload_s = 0;   // the estimated compute its jobs still have to run: what LWF balances
+    double workload_s = 0; // the estimated compute its jobs still have to run: what LWF balances
     std::vector<JobId> jobs;
 
     bool operator==(const GpuUsage&) const = default;
@@ -187,7 +187,7 @@ struct GpuUsage {
 
 // The cluster jobs are placed on by the scheduling module, and the jobs waiting for room.
 struct ClusterState {
-    std::string placement;   // the placement policy: rand, ff, ls or lwf-K
+    std::string placement; // the placement policy: rand, ff, ls or lwf-K
     std::int32_t servers = 0;
     std::int32_t gpus_per_server = 0;
     double gpu_memory_gb = 0;
@@ -200,24 +200,24 @@ struct ClusterState {
 struct WorkerState {
     WorkerId worker = 0;
     std::string name;
-    std::int32_t batch_size = 0;  // in the latest iteration (0: did not run)
+    std::int32_t batch_size = 0; // in the latest iteration (0: did not run)
     std::optional<std::int32_t> pinned;
     bool excluded = false;
     std::optional<double> excluded_until;
-    bool member = true;           // Elastic PS: a current worker of the job
-    double slowdown = 1;          // an injected straggler's factor (1: none)
+    bool member = true; // Elastic PS: a current worker of the job
+    double slowdown = 1; // an injected straggler's factor (1: none)
 
     bool operator==(const WorkerState&) const = default;
 };
 
 // One recorded run, as list-runs lists it.
 struct RunListing {
-    std::string database;  // file name in the daemon's runs folder: what open-replay takes
+    std::string database; // file name in the daemon's runs folder: what open-replay takes
     RunId run = 0;
     std::string name, mode, status, started_at, finished_at;
     int jobs = 0;
-    std::int64_t iterations = 0;  // iterations recorded, all jobs together
-    std::int64_t rows = 0;        // per-worker iteration rows
+    std::int64_t iterations = 0; // iterations recorded, all jobs together
+    std::int64_t rows = 0; // per-worker iteration rows
 
     bool operator==(const RunListing&) const = default;
 };
@@ -233,10 +233,10 @@ struct WorkerAssignment {
 
 struct Reply {
     std::string id;
-    std::optional<ErrorInfo> error;  // unset: the request succeeded
-    std::optional<JobId> job;        // submit: the new job's id
-    std::vector<JobStatus> jobs;     // list-jobs
-    std::vector<RunListing> runs;    // list-runs
+    std::optional<ErrorInfo> error; // unset: the request succeeded
+    std::optional<JobId> job; // submit: the new job's id
+    std::vector<JobStatus> jobs; // list-jobs
+    std::vector<RunListing> runs; // list-runs
     std::optional<std::int64_t> replay; // open-replay: the replay's id
     std::optional<WorkerAssignment> assignment; // join-job
 };
@@ -303,19 +303,19 @@ struct ReplayState {
     RunId run = 0;
     ReplayPhase state = ReplayPhase::Paused;
     double speed = 1;
-    std::int64_t position = 0;   // iterations delivered, all jobs together (0 .. length)
-    std::int64_t length = 0;     // iterations recorded
-    JobId job = 0;               // the last delivered iteration's job and number (-1: none yet)
+    std::int64_t position = 0; // iterations delivered, all jobs together (0 .. length)
+    std::int64_t length = 0; // iterations recorded
+    JobId job = 0; // the last delivered iteration's job and number (-1: none yet)
     std::int64_t iteration = -1;
-    double time_s = 0;           // its barrier time on the run's clock
-    double end_time_s = 0;       // the run's last barrier
+    double time_s = 0; // its barrier time on the run's clock
+    double end_time_s = 0; // the run's last barrier
     bool seeked = false;
 
     bool operator==(const ReplayState&) const = default;
 };
 
-using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows, Evaluation, Event, JobUpdate, WorkerUpdate,
-    SnapshotEnd, Missed, ReplayState, ClusterUpdate>;
+using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows, Evaluation, Event, JobUpdate,
+    WorkerUpdate, SnapshotEnd, Missed, ReplayState, ClusterUpdate>;
 
 std::string_view to_string(Role role);
 std::string_view to_string(Stream stream);

@@ -2,7 +2,6 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value_stack.hpp>
-
 #include <charconv>
 #include <string>
 
@@ -104,7 +103,8 @@ struct PreciseHandler {
 
 } // namespace
 
-json::value parse_precise(std::string_view text, boost::system::error_code& ec, json::storage_ptr storage, std::size_t max_depth)
+json::value parse_precise(
+    std::string_view text, boost::system::error_code& ec, json::storage_ptr storage, std::size_t max_depth)
 {
     json::parse_options options;
     options.max_depth = max_depth;

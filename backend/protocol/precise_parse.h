@@ -7,12 +7,11 @@
 // shortest round-trip form comes back bit for bit.
 
 #include <boost/json/value.hpp>
-
 #include <string_view>
 
 namespace fulcrum::protocol::detail {
 
-boost::json::value parse_precise(std::string_view text, boost::system::error_code& ec, boost::json::storage_ptr storage,
-                                 std::size_t max_depth);
+boost::json::value parse_precise(
+    std::string_view text, boost::system::error_code& ec, boost::json::storage_ptr storage, std::size_t max_depth);
 
 } // namespace fulcrum::protocol::detail

@@ -8,8 +8,7 @@ namespace detail {
 
 namespace {
 
-template <class Element, class Read>
-std::vector<Element> read_array(const Fields& f, std::string_view name, Read read)
+template <class Element, class Read> std::vector<Element> read_array(const Fields& f, std::string_view name, Read read)
 {
     std::vector<Element> out;
     const json::array& a = f.array(name);
@@ -19,8 +18,7 @@ std::vector<Element> read_array(const Fields& f, std::string_view name, Read rea
     return out;
 }
 
-template <class Record>
-json::array json_array(const std::vector<Record>& records)
+template <class Record> json::array json_array(const std::vector<Record>& records)
 {
     json::array out;
     out.reserve(records.size());
@@ -40,7 +38,8 @@ template <> struct Wire<Welcome> : NamedAs<"welcome"> {
     }
     static Welcome decode(std::string_view, const Fields& f)
     {
-        return Welcome { static_cast<int>(f.integer("version", 0, 1'000'000)), f.string_or("server", ""), f.named("role", kRoles) };
+        return Welcome { static_cast<int>(f.integer("version", 0, 1'000'000)), f.string_or("server", ""),
+            f.named("role", kRoles) };
     }
 };
 
@@ -64,7 +63,8 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             boost::system::error_code ec;
             json::value scenario = json::parse(a.scenario_json, ec);
             o["assignment"] = json::object { { "job", a.job }, { "worker", a.worker },
-                { "scenario", ec ? json::value(a.scenario_json) : std::move(scenario) }, { "parameters", a.parameters } };
+                { "scenario", ec ? json::value(a.scenario_json) : std::move(scenario) },
+                { "parameters", a.parameters } };
         }
     }
     static Reply decode(std::string_view, const Fields& f)
@@ -97,7 +97,10 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
 
 template <> struct Wire<ProtocolError> : NamedAs<"error"> {
     static void encode(const ProtocolError& m, json::object& o) { o["error"] = to_json(m.error); }
-    static ProtocolError decode(std::string_view, const Fields& f) { return ProtocolError { error_from(Fields(f.object("error"), "error")) }; }
+    static ProtocolError decode(std::string_view, const Fields& f)
+    {
+        return ProtocolError { error_from(Fields(f.object("error"), "error")) };
+    }
 };
 
 template <> struct Wire<IterationRows> : NamedAs<"iterations"> {
@@ -110,7 +113,8 @@ template <> struct Wire<IterationRows> : NamedAs<"iterations"> {
     }
     static IterationRows decode(std::string_view, const Fields& f)
     {
-        return IterationRows { f.int32("job"), f.integer("iteration"), read_array<IterationRecord>(f, "rows", iteration_from), replay_of(f) };
+        return IterationRows { f.int32("job"), f.integer("iteration"),
+            read_array<IterationRecord>(f, "rows", iteration_from), replay_of(f) };
     }
 };
 
@@ -132,7 +136,10 @@ template <> struct Wire<Event> : NamedAs<"event"> {
         o["event"] = to_json(m.event);
         tag_replay(o, m.replay);
     }
-    static Event decode(std::string_view, const Fields& f) { return Event { event_from(Fields(f.object("event"), "event")), replay_of(f) }; }
+    static Event decode(std::string_view, const Fields& f)
+    {
+        return Event { event_from(Fields(f.object("event"), "event")), replay_of(f) };
+    }
 };
 
 template <> struct Wire<JobUpdate> : NamedAs<"job-status"> {
@@ -187,7 +194,10 @@ template <> struct Wire<Missed> : NamedAs<"missed"> {
         o["dropped"] = m.dropped;
         o["coalesced"] = m.coalesced;
     }
-    static Missed decode(std::string_view, const Fields& f) { return Missed { f.integer("dropped", 0), f.integer("coalesced", 0) }; }
+    static Missed decode(std::string_view, const Fields& f)
+    {
+        return Missed { f.integer("dropped", 0), f.integer("coalesced", 0) };
+    }
 };
 
 template <> struct Wire<ReplayState> : NamedAs<"replay-state"> {
@@ -232,7 +242,13 @@ Decoded<ServerMessage> decode_server(std::string_view frame)
     return detail::decode_frame<ServerMessage>(frame, detail::read_message<ServerMessage>);
 }
 
-std::string encode(const ServerMessage& message) { return detail::json::serialize(detail::write_message(message)); }
-std::string_view type_name(const ServerMessage& message) { return detail::name_message(message); }
+std::string encode(const ServerMessage& message)
+{
+    return detail::json::serialize(detail::write_message(message));
+}
+std::string_view type_name(const ServerMessage& message)
+{
+    return detail::name_message(message);
+}
 
 } // namespace fulcrum::protocol

@@ -5,7 +5,8 @@
 
 namespace fulcrum::protocol {
 
-static_assert(std::endian::native == std::endian::little, "worker frames carry little-endian values as they are in memory");
+static_assert(
+    std::endian::native == std::endian::little, "worker frames carry little-endian values as they are in memory");
 
 namespace {
 
@@ -19,11 +20,7 @@ public:
         out_.reserve(magic.size() + payload);
         out_.append(magic);
     }
-    template <class T>
-    void put(T value)
-    {
-        out_.append(reinterpret_cast<const char*>(&value), sizeof value);
-    }
+    template <class T> void put(T value) { out_.append(reinterpret_cast<const char*>(&value), sizeof value); }
     void floats(std::span<const float> values)
     {
         put(static_cast<std::uint64_t>(values.size()));
@@ -44,8 +41,7 @@ public:
         , at_(magic.size())
     {
     }
-    template <class T>
-    T get()
+    template <class T> T get()
     {
         T value {};
         if (!ok_ || frame_.size() - at_ < sizeof value) {

@@ -28,8 +28,8 @@ struct WorkerResult {
     std::int64_t iteration = 0;
     std::int32_t batch_size = 0;
     double loss = 0;
-    double compute_s = 0;    // the worker's own wall time for the batch
-    double cpu_share = 0;    // CPU time over wall time while computing (0..1)
+    double compute_s = 0; // the worker's own wall time for the batch
+    double cpu_share = 0; // CPU time over wall time while computing (0..1)
     double memory_share = 0; // available memory over total on its host (/proc/meminfo)
     std::vector<float> gradient;
 };

@@ -26,7 +26,7 @@ struct GradientPush {
 
 struct OptimizerSpec {
     float learning_rate = 0.05f;
-    float momentum = 0.0f;     // classical (heavy-ball) momentum
+    float momentum = 0.0f; // classical (heavy-ball) momentum
     float weight_decay = 0.0f; // L2 penalty added to the gradient
 };
 

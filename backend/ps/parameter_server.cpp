@@ -5,8 +5,8 @@
 
 namespace fulcrum::ps {
 
-ParameterServer::ParameterServer(const Eigen::VectorXf& initial, int shards, OptimizerSpec optimizer,
-                                 Aggregation aggregation)
+ParameterServer::ParameterServer(
+    const Eigen::VectorXf& initial, int shards, OptimizerSpec optimizer, Aggregation aggregation)
     : count_(initial.size())
     , optimizer_(optimizer)
     , aggregation_(aggregation)
@@ -56,8 +56,8 @@ ReshardReport ParameterServer::add_shard()
 ReshardReport ParameterServer::remove_shard(int index)
 {
     if (index < 0 || index >= static_cast<int>(shards_.size()))
-        throw std::invalid_argument("server " + std::to_string(index) + " does not exist (the job has "
-            + std::to_string(shards_.size()) + ")");
+        throw std::invalid_argument(
+            "server " + std::to_string(index) + " does not exist (the job has " + std::to_string(shards_.size()) + ")");
     if (shards_.size() == 1)
         throw std::invalid_argument("cannot remove the last server of a job");
     ServerShard leaving = std::move(shards_[static_cast<std::size_t>(index)]);
@@ -68,8 +68,9 @@ ReshardReport ParameterServer::remove_shard(int index)
     // Hand out from the leaving shard's tail; the last receiver takes whatever is left, so
     // every key lands somewhere even when the others were unbalanced.
     for (std::size_t s = shards_.size(); s-- > 0;) {
-        const Eigen::Index room = s == 0 ? leaving.key_count()
-                                         : std::min(leaving.key_count(), std::max<Eigen::Index>(0, balanced[s].size() - shards_[s].key_count()));
+        const Eigen::Index room = s == 0
+            ? leaving.key_count()
+            : std::min(leaving.key_count(), std::max<Eigen::Index>(0, balanced[s].size() - shards_[s].key_count()));
         if (room > 0)
             shards_[s].adopt(leaving.release(room));
     }
@@ -104,7 +105,8 @@ void ParameterServer::load_state(StateReader& in)
         keys += shards.back().key_count();
     }
     if (keys != count_)
-        in.fail("server shards", "hold " + std::to_string(keys) + " keys; this job's model has " + std::to_string(count_));
+        in.fail(
+            "server shards", "hold " + std::to_string(keys) + " keys; this job's model has " + std::to_string(count_));
     shards_ = std::move(shards);
     version_ = in.get<std::int64_t>("server version");
     layout_version_ = in.get<std::int64_t>("server layout version");

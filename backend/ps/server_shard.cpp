@@ -83,7 +83,8 @@ std::vector<ShardSlice> ServerShard::release(Eigen::Index keys)
             slices_.pop_back();
         } else {
             const Eigen::Index keep = last.range.size() - take;
-            out.push_back({ { last.range.end - take, last.range.end }, last.parameters.tail(take), last.velocity.tail(take) });
+            out.push_back(
+                { { last.range.end - take, last.range.end }, last.parameters.tail(take), last.velocity.tail(take) });
             last.range.end -= take;
             last.parameters.conservativeResize(keep);
             last.velocity.conservativeResize(keep);
@@ -99,7 +100,8 @@ void ServerShard::adopt(std::vector<ShardSlice> slices)
     for (ShardSlice& s : slices)
         if (s.range.size() > 0)
             slices_.push_back(std::move(s));
-    std::sort(slices_.begin(), slices_.end(), [](const ShardSlice& a, const ShardSlice& b) { return a.range.begin < b.range.begin; });
+    std::sort(slices_.begin(), slices_.end(),
+        [](const ShardSlice& a, const ShardSlice& b) { return a.range.begin < b.range.begin; });
     // Adjacent slices merge back into one range, so a shard that gets its keys back is as
     // it was.
     std::vector<ShardSlice> merged;

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "ps/gradient.h"
 #include "common/state_archive.h"
+#include "ps/gradient.h"
 #include "ps/key_range.h"
 
 #include <span>
@@ -45,7 +45,7 @@ public:
 
 private:
     std::vector<ShardSlice> slices_; // in key order
-    Eigen::VectorXf aggregate_;      // scratch, as long as the largest slice
+    Eigen::VectorXf aggregate_; // scratch, as long as the largest slice
 };
 
 } // namespace fulcrum::ps

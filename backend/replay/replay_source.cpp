@@ -13,12 +13,13 @@ using namespace protocol;
 struct ReplaySource::Job {
     db::JobInfo info;
     std::vector<db::WorkerInfo> workers;
-    std::vector<std::int64_t> steps;     // this job's steps, ascending
-    std::vector<EventRecord> events;     // this job's events, in time order
+    std::vector<std::int64_t> steps; // this job's steps, ascending
+    std::vector<EventRecord> events; // this job's events, in time order
     std::vector<std::int64_t> event_due; // the step each goes with
 };
 
-ReplaySource::ReplaySource(const std::filesystem::path& database, RunId run, std::int64_t replay_id, std::string database_name)
+ReplaySource::ReplaySource(
+    const std::filesystem::path& database, RunId run, std::int64_t replay_id, std::string database_name)
     : reader_(std::make_unique<db::RunReader>(database))
     , replay_(replay_id)
     , database_name_(std::move(database_name))
@@ -35,7 +36,8 @@ ReplaySource::ReplaySource(const std::filesystem::path& database, RunId run, std
     for (std::size_t i = 0; i < marks_.size(); ++i)
         job(marks_[i].job).steps.push_back(static_cast<std::int64_t>(i));
     events_ = reader_->events(run);
-    std::stable_sort(events_.begin(), events_.end(), [](const EventRecord& a, const EventRecord& b) { return a.time_s < b.time_s; });
+    std::stable_sort(
+        events_.begin(), events_.end(), [](const EventRecord& a, const EventRecord& b) { return a.time_s < b.time_s; });
     for (auto& [id, j] : jobs_) {
         for (const EvaluationRecord& e : reader_->evaluations(run, id))
             evaluations_.push_back(e);
@@ -67,9 +69,15 @@ ReplaySource::Job& ReplaySource::job(JobId id)
     return *slot;
 }
 
-JobId ReplaySource::first_job() const { return jobs_.empty() ? 0 : jobs_.begin()->first; }
+JobId ReplaySource::first_job() const
+{
+    return jobs_.empty() ? 0 : jobs_.begin()->first;
+}
 
-double ReplaySource::end_time_s() const { return marks_.empty() ? 0 : marks_.back().end_s; }
+double ReplaySource::end_time_s() const
+{
+    return marks_.empty() ? 0 : marks_.back().end_s;
+}
 
 double ReplaySource::time_at(std::int64_t position) const
 {
@@ -89,25 +97,25 @@ std::optional<std::int64_t> ReplaySource::position_after(JobId job, std::int64_t
 
 std::int64_t ReplaySource::position_at_time(double time_s) const
 {
-    const auto it = std::upper_bound(marks_.begin(), marks_.end(), time_s,
-        [](double t, const db::IterationMark& m) { return t < m.end_s; });
+    const auto it = std::upper_bound(
+        marks_.begin(), marks_.end(), time_s, [](double t, const db::IterationMark& m) { return t < m.end_s; });
     return static_cast<std::int64_t>(it - marks_.begin());
 }
 
 // The first step whose barrier is not earlier than `time_s` (length(): after the last).
 ReplaySource::Due ReplaySource::due(double time_s) const
 {
-    const auto it = std::lower_bound(marks_.begin(), marks_.end(), time_s,
-        [](const db::IterationMark& m, double t) { return m.end_s < t; });
+    const auto it = std::lower_bound(
+        marks_.begin(), marks_.end(), time_s, [](const db::IterationMark& m, double t) { return m.end_s < t; });
     return { static_cast<std::int64_t>(it - marks_.begin()), it != marks_.end() && it->end_s == time_s };
 }
 
 namespace {
 // The index range of the items due with `step` (dues ascend: items are in time order).
-template <class D>
-std::pair<std::size_t, std::size_t> due_range(const std::vector<D>& dues, std::int64_t step)
+template <class D> std::pair<std::size_t, std::size_t> due_range(const std::vector<D>& dues, std::int64_t step)
 {
-    const auto first = std::lower_bound(dues.begin(), dues.end(), step, [](const D& d, std::int64_t s) { return d.step < s; });
+    const auto first
+        = std::lower_bound(dues.begin(), dues.end(), step, [](const D& d, std::int64_t s) { return d.step < s; });
     const auto last = std::upper_bound(first, dues.end(), step, [](std::int64_t s, const D& d) { return s < d.step; });
     return { static_cast<std::size_t>(first - dues.begin()), static_cast<std::size_t>(last - dues.begin()) };
 }
@@ -169,7 +177,8 @@ JobStatus ReplaySource::status_at(Job& j, std::int64_t position, bool finished)
             s.state = JobState::Failed;
         else
             s.state = JobState::Stopped;
-        s.message += run_.status == "running" ? ": the recording ends here (the run never finished)" : ": " + run_.status;
+        s.message
+            += run_.status == "running" ? ": the recording ends here (the run never finished)" : ": " + run_.status;
     }
     return s;
 }

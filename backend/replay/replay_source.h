@@ -59,7 +59,7 @@ public:
 private:
     struct Job;
     struct Due {
-        std::int64_t step = 0;   // the step it goes with (length(): after the last)
+        std::int64_t step = 0; // the step it goes with (length(): after the last)
         bool at_barrier = false; // after that step's rows rather than before them
     };
     Job& job(JobId id);
@@ -74,7 +74,7 @@ private:
     db::RunInfo run_;
     std::vector<db::IterationMark> marks_;
     std::map<JobId, std::unique_ptr<Job>> jobs_;
-    std::vector<EventRecord> events_;           // the run's events in time order
+    std::vector<EventRecord> events_; // the run's events in time order
     std::vector<Due> event_due_;
     std::vector<EvaluationRecord> evaluations_; // all jobs', in time order
     std::vector<Due> evaluation_due_;

@@ -10,10 +10,10 @@ namespace fulcrum::replay {
 
 // An operator's hold on one worker, as a live job reports it in `worker-states`.
 struct WorkerHold {
-    bool pinned = false;                  // the pinned size is the batch size it then runs
+    bool pinned = false; // the pinned size is the batch size it then runs
     bool excluded = false;
     std::optional<double> excluded_until; // run clock
-    double slowdown = 1;                  // an injected straggler's factor
+    double slowdown = 1; // an injected straggler's factor
 
     bool operator==(const WorkerHold&) const = default;
 };

@@ -6,9 +6,8 @@
 #include "db/run_recorder.h"
 #include "train/trainer.h"
 
-#include <boost/json.hpp>
-
 #include <algorithm>
+#include <boost/json.hpp>
 
 namespace fulcrum::run {
 
@@ -67,7 +66,8 @@ std::string profile_json(const train::WorkerSetup& w)
     if (!w.network.changes.empty()) {
         boost::json::array changes;
         for (const auto& c : w.network.changes)
-            changes.push_back(boost::json::object { { "at_iteration", c.at_iteration }, { "bandwidth_gbps", c.bandwidth_gbps } });
+            changes.push_back(
+                boost::json::object { { "at_iteration", c.at_iteration }, { "bandwidth_gbps", c.bandwidth_gbps } });
         o["bandwidth_changes"] = std::move(changes);
     }
     return boost::json::serialize(o);
@@ -183,7 +183,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.workers = s.workers;
     const bool has_remote = std::any_of(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
     if (has_remote && !options.remote)
-        throw InputError(s.source, "workers", "has remote workers; only fulcrumd can run them (fulcrum-worker processes join through it)");
+        throw InputError(s.source, "workers",
+            "has remote workers; only fulcrumd can run them (fulcrum-worker processes join through it)");
     if (has_remote && mode != scenario::Mode::Real)
         throw InputError(s.source, "mode", "remote workers compute on their own clocks: the mode must be real");
     config.remote = has_remote ? options.remote : nullptr;
@@ -203,13 +204,15 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.elastic.initial_workers = s.elastic.initial_workers;
     config.elastic.partition_data = s.elastic.partition_data;
     for (const scenario::ResizeSpec& r : s.elastic.resizes)
-        config.elastic.resizes.push_back({ r.before_iteration, { *train::parse_resize_action(r.action), r.target, "scenario" } });
+        config.elastic.resizes.push_back(
+            { r.before_iteration, { *train::parse_resize_action(r.action), r.target, "scenario" } });
 
     const bool asynchronous = !sync::closes_every_iteration(s.sync.type);
     const std::string sync_name(sync::to_string(s.sync.type));
     if (asynchronous && s.policy.type != "uniform")
-        throw InputError(s.source, "policy.type", "is '" + s.policy.type + "', but " + sync_name
-            + " has no barrier to balance at; use uniform (or a BSP-family sync model)");
+        throw InputError(s.source, "policy.type",
+            "is '" + s.policy.type + "', but " + sync_name
+                + " has no barrier to balance at; use uniform (or a BSP-family sync model)");
     std::vector<std::int32_t> limits;
     for (const auto& w : config.workers)
         limits.push_back(w.gpu ? w.gpu->batch_limit() : 0);
@@ -236,7 +239,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     const auto start = balance::make_policy(s.policy)->initial(static_cast<int>(limits.size()), s.total_batch);
     for (std::size_t i = 0; i < limits.size(); ++i)
         if (limits[i] > 0 && start.batch_sizes[i] > limits[i])
-            throw InputError(s.source, s.policy.type == "fixed" ? "policy.batch_sizes[" + std::to_string(i) + "]" : "training.total_batch",
+            throw InputError(s.source,
+                s.policy.type == "fixed" ? "policy.batch_sizes[" + std::to_string(i) + "]" : "training.total_batch",
                 "gives worker " + std::to_string(i) + " (" + config.workers[i].name + ") a batch of "
                     + std::to_string(start.batch_sizes[i]) + " samples, above its GPU memory limit of "
                     + std::to_string(limits[i]) + " samples");
@@ -257,7 +261,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     if (recorder && options.resume) {
         const db::Checkpoint& c = options.resume->checkpoint;
         if (c.job != config.job)
-            throw InputError(options.database->string(), "checkpoint", "is job " + std::to_string(c.job) + "'s, not this job's");
+            throw InputError(
+                options.database->string(), "checkpoint", "is job " + std::to_string(c.job) + "'s, not this job's");
         summary.run = options.resume->run;
         summary.database = options.database->string();
         // The store is changed only once the trainer has taken the checkpoint (below): a
@@ -294,11 +299,13 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     }
 
     say("training " + summary.model + " on " + std::to_string(summary.workers) + " workers"
-        + (s.elastic.initial_workers > 0 ? " (elastic: " + std::to_string(s.elastic.initial_workers) + " at the start)" : ""));
+        + (s.elastic.initial_workers > 0 ? " (elastic: " + std::to_string(s.elastic.initial_workers) + " at the start)"
+                                         : ""));
     RecordingObserver observer(recorder.get(), options, config.iterations, static_cast<double>(data.train->size()));
     train::TrainingResult result;
     try {
-        const std::unique_ptr<train::Trainer> trainer = train::make_trainer(std::move(config), std::move(manager), observer);
+        const std::unique_ptr<train::Trainer> trainer
+            = train::make_trainer(std::move(config), std::move(manager), observer);
         observer.set_manager(trainer->config().job, &trainer->manager());
         if (options.resume) {
             const db::Checkpoint& c = options.resume->checkpoint;
@@ -351,7 +358,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     summary.final_test_loss = result.final_evaluation.test_loss;
     summary.stopped = result.stopped;
     if (recorder)
-        recorder->finish_run(result.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",
+        recorder->finish_run(
+            result.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",
             to_json(summary));
     return summary;
 }

@@ -1,10 +1,10 @@
 #pragma once
 
-#include "run/run_summary.h"
 #include "balance/batch_size_manager.h"
 #include "balance/policy_registry.h"
 #include "data/dataset.h"
 #include "db/run_store.h"
+#include "run/run_summary.h"
 #include "scenario/scenario.h"
 #include "train/remote_workers.h"
 
@@ -21,16 +21,16 @@ class Trainer;
 namespace fulcrum::run {
 
 struct Progress {
-    std::int64_t iteration = 0;   // iterations completed
-    std::int64_t iterations = 0;  // planned
+    std::int64_t iteration = 0; // iterations completed
+    std::int64_t iterations = 0; // planned
     double epoch = 0;
-    double time_s = 0;            // run clock
+    double time_s = 0; // run clock
     std::optional<double> accuracy; // latest test accuracy, once evaluated
 };
 
 struct RunOptions {
     std::optional<std::filesystem::path> database; // no database: nothing recorded
-    std::optional<scenario::Mode> mode;            // overrides the scenario's
+    std::optional<scenario::Mode> mode; // overrides the scenario's
     std::optional<std::uint64_t> seed;
     std::optional<double> pace;
     std::optional<int> threads;

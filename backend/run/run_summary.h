@@ -17,19 +17,19 @@ struct RunSummary {
     std::uint64_t seed = 0;
     std::string model;
     int workers = 0;
-    std::string sync;           // e.g. "bsp", "ssp(s=5)"
-    std::string policy;         // e.g. "lbbsp-cpu"
+    std::string sync; // e.g. "bsp", "ssp(s=5)"
+    std::string policy; // e.g. "lbbsp-cpu"
     std::int64_t iterations = 0;
-    std::int64_t updates = 0;   // parameter-server updates (= iterations for the BSP family)
+    std::int64_t updates = 0; // parameter-server updates (= iterations for the BSP family)
     double epochs = 0;
-    double time_s = 0;          // run clock (virtual seconds in virtual and paced modes)
+    double time_s = 0; // run clock (virtual seconds in virtual and paced modes)
     double wall_s = 0;
     double mean_iteration_s = 0;
     double final_accuracy = 0;
     double best_accuracy = 0;
     double final_test_loss = 0;
     bool stopped = false;
-    std::optional<double> target_time_s;      // when the target accuracy was first reached
+    std::optional<double> target_time_s; // when the target accuracy was first reached
     std::optional<std::int64_t> target_updates;
 };
 

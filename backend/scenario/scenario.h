@@ -37,15 +37,15 @@ using WorkerSpec = perf::WorkerProfile;
 // worker changes made before given iterations. Actions are the trainer's names.
 struct ResizeSpec {
     std::int64_t before_iteration = 0;
-    std::string action;        // add-server, remove-server, add-worker, remove-worker
+    std::string action; // add-server, remove-server, add-worker, remove-worker
     std::optional<int> target; // worker slot or server index; unset: the trainer's default
 };
 
 struct ElasticScenarioSpec {
-    int initial_workers = 0;   // 0 = every worker slot
+    int initial_workers = 0; // 0 = every worker slot
     bool partition_data = false;
     std::vector<ResizeSpec> resizes;
-    bool present = false;      // the section was given
+    bool present = false; // the section was given
 };
 
 // When a job checkpoints into its run store (BSP family): after every `every_iterations`
@@ -59,11 +59,11 @@ struct CheckpointSpec {
 struct Scenario {
     std::string name;
     std::string description;
-    std::string source;    // file it came from, for messages
-    std::string json;      // the text as given, recorded with the run
+    std::string source; // file it came from, for messages
+    std::string json; // the text as given, recorded with the run
     std::uint64_t seed = 1;
     Mode mode = Mode::Virtual;
-    double pace = 10.0;    // virtual seconds per wall second in paced mode
+    double pace = 10.0; // virtual seconds per wall second in paced mode
 
     DataSpec data;
     model::ModelSpec model;
@@ -76,7 +76,7 @@ struct Scenario {
     std::optional<std::int64_t> iterations;
     std::int64_t eval_interval = 100;
     std::optional<double> target_accuracy; // stop once the test accuracy reaches it
-    int threads = 0;       // compute threads in virtual/paced mode; 0 = one per core
+    int threads = 0; // compute threads in virtual/paced mode; 0 = one per core
     sync::SyncSpec sync;
     int server_shards = 1;
     balance::PolicySpec policy;

@@ -1,7 +1,6 @@
-#include "scenario/scenario.h"
-
 #include "common/error.h"
 #include "perf/cluster_profiles.h"
+#include "scenario/scenario.h"
 
 #include <boost/json.hpp>
 #include <cmath>
@@ -218,22 +217,25 @@ WorkerSpec parse_worker(Fields& f)
         }
         w.gpu->peak_speed = g.number("peak_speed", w.gpu->peak_speed, 1e-3, 1e9);
         w.gpu->launch_overhead_s = g.number("launch_overhead_s", w.gpu->launch_overhead_s, 0, 3600);
-        w.gpu->saturation_batch = static_cast<std::int32_t>(g.integer("saturation_batch", w.gpu->saturation_batch, 0, 1'000'000));
+        w.gpu->saturation_batch
+            = static_cast<std::int32_t>(g.integer("saturation_batch", w.gpu->saturation_batch, 0, 1'000'000));
         w.gpu->memory_gb = g.number("memory_gb", w.gpu->memory_gb, 0.01, 1e5);
         w.gpu->base_memory_gb = g.number("base_memory_gb", w.gpu->base_memory_gb, 0, w.gpu->memory_gb);
         w.gpu->memory_per_sample_gb = g.number("memory_per_sample_gb", w.gpu->memory_per_sample_gb, 0, 1e3);
         w.gpu->noise.sigma = g.number("noise_sigma", w.gpu->noise.sigma, 0, 2);
         g.finish();
         if (w.gpu->batch_limit() < 1)
-            f.fail(f.at("gpu"), "leaves no memory for even one sample (base_memory_gb + memory_per_sample_gb > memory_gb)");
+            f.fail(f.at("gpu"),
+                "leaves no memory for even one sample (base_memory_gb + memory_per_sample_gb > memory_gb)");
     }
     double factor = 1.0;
     if (const json::value* instance = f.find("instance")) {
         const std::string name = instance->is_string() ? std::string(instance->as_string()) : std::string();
         const auto known = perf::instance_speed_factor(name);
         if (!known)
-            f.fail(f.at("instance"), "expected one of the Cluster-B instance types: m4.2xlarge, c5.2xlarge, r4.2xlarge, "
-                                     "m4.4xlarge, m4.xlarge");
+            f.fail(f.at("instance"),
+                "expected one of the Cluster-B instance types: m4.2xlarge, c5.2xlarge, r4.2xlarge, "
+                "m4.4xlarge, m4.xlarge");
         factor = *known;
         if (w.name.empty())
             w.name = name;
@@ -310,7 +312,6 @@ WorkerSpec parse_worker(Fields& f)
     return w;
 }
 
-
 // The "sync" section: "asp", or {"type": "ssp", "staleness": 3}. `owner` holds it (its
 // "sync" key), so a plain string is read and reported as that field.
 sync::SyncSpec parse_sync(Fields& owner, const json::value& value)
@@ -385,14 +386,15 @@ balance::PolicySpec parse_policy(Fields& owner, const json::value& value, const 
     p.finish();
     if (policy.type == "fixed") {
         if (policy.batch_sizes.size() != s.workers.size())
-            owner.fail("policy.batch_sizes", "has " + std::to_string(policy.batch_sizes.size())
-                + " entries, expected one per worker (" + std::to_string(s.workers.size()) + ")");
+            owner.fail("policy.batch_sizes",
+                "has " + std::to_string(policy.batch_sizes.size()) + " entries, expected one per worker ("
+                    + std::to_string(s.workers.size()) + ")");
         std::int64_t sum = 0;
         for (auto b : policy.batch_sizes)
             sum += b;
         if (sum != s.total_batch)
-            owner.fail("policy.batch_sizes", "sum to " + std::to_string(sum) + ", expected training.total_batch = "
-                + std::to_string(s.total_batch));
+            owner.fail("policy.batch_sizes",
+                "sum to " + std::to_string(sum) + ", expected training.total_batch = " + std::to_string(s.total_batch));
     } else if (!policy.batch_sizes.empty()) {
         owner.fail("policy.batch_sizes", "only the fixed policy takes batch sizes");
     }
@@ -406,7 +408,8 @@ void check_sync(const Fields& owner, const sync::SyncSpec& spec, int workers)
     } catch (const std::invalid_argument& e) {
         const std::string text = e.what();
         const auto colon = text.find(": ");
-        owner.fail(colon == std::string::npos ? "sync" : text.substr(0, colon), colon == std::string::npos ? text : text.substr(colon + 2));
+        owner.fail(colon == std::string::npos ? "sync" : text.substr(0, colon),
+            colon == std::string::npos ? text : text.substr(colon + 2));
     }
 }
 
@@ -461,7 +464,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
                 m.fail("model.hidden", "only an mlp has hidden layers");
             s.model.hidden.clear();
             for (std::size_t i = 0; i < hidden->size(); ++i)
-                s.model.hidden.push_back(m.integer_value((*hidden)[i], "model.hidden[" + std::to_string(i) + "]", 1, 65536));
+                s.model.hidden.push_back(
+                    m.integer_value((*hidden)[i], "model.hidden[" + std::to_string(i) + "]", 1, 65536));
         } else if (s.model.type != "mlp") {
             s.model.hidden.clear();
         }
@@ -476,8 +480,9 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
         s.optimizer.learning_rate = static_cast<float>(t.number("learning_rate", 0.05, 1e-9, 100));
         s.optimizer.momentum = static_cast<float>(t.number("momentum", 0.0, 0.0, 0.999));
         s.optimizer.weight_decay = static_cast<float>(t.number("weight_decay", 0.0, 0.0, 1.0));
-        s.aggregation = t.string("aggregation", "weighted", { "weighted", "naive" }) == "naive" ? ps::Aggregation::Naive
-                                                                                                 : ps::Aggregation::Weighted;
+        s.aggregation = t.string("aggregation", "weighted", { "weighted", "naive" }) == "naive"
+            ? ps::Aggregation::Naive
+            : ps::Aggregation::Weighted;
         if (t.find("epochs"))
             s.epochs = t.number("epochs", 1, 1e-6, 1e6);
         if (t.find("iterations"))
@@ -512,7 +517,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
                 f.fail(f.at("remote"), "expected true or false");
             w.remote = remote->as_bool();
             if (w.remote && s.mode != Mode::Real)
-                f.fail(f.at("remote"), "remote workers compute on their own clocks: the scenario's mode must be \"real\"");
+                f.fail(
+                    f.at("remote"), "remote workers compute on their own clocks: the scenario's mode must be \"real\"");
             if (w.remote && w.gpu)
                 f.fail(f.at("remote"), "a remote worker computes on its host's CPU; drop its \"gpu\" section");
         }
@@ -530,7 +536,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
     if (s.workers.empty())
         top.fail("workers", "expected at least one worker");
     if (top.find("heterogeneity")) {
-        const auto level = perf::parse_heterogeneity(top.string("heterogeneity", "homo", { "homo", "hetero-l2", "hetero-l3" }));
+        const auto level
+            = perf::parse_heterogeneity(top.string("heterogeneity", "homo", { "homo", "hetero-l2", "hetero-l3" }));
         const int n = static_cast<int>(s.workers.size());
         for (int i = 0; i < n; ++i)
             if (auto p = perf::competing_process(*level, i, n))
@@ -538,8 +545,9 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
     }
     check_sync(top, s.sync, static_cast<int>(s.workers.size()));
     if (s.total_batch < static_cast<std::int64_t>(s.workers.size()))
-        top.fail("training.total_batch", "is " + std::to_string(s.total_batch) + ", smaller than the "
-            + std::to_string(s.workers.size()) + " workers (each needs at least one sample)");
+        top.fail("training.total_batch",
+            "is " + std::to_string(s.total_batch) + ", smaller than the " + std::to_string(s.workers.size())
+                + " workers (each needs at least one sample)");
 
     if (const json::value* policy = top.find("policy"))
         s.policy = parse_policy(top, *policy, s);
@@ -570,7 +578,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
                 r.require("before_iteration");
                 r.require("action");
                 resize.before_iteration = r.integer("before_iteration", 0, 0, 1'000'000'000);
-                resize.action = r.string("action", "", { "add-server", "remove-server", "add-worker", "remove-worker" });
+                resize.action
+                    = r.string("action", "", { "add-server", "remove-server", "add-worker", "remove-worker" });
                 const bool on_worker = resize.action.ends_with("-worker");
                 if (resize.action != "add-server" && r.find("target"))
                     resize.target = static_cast<int>(r.integer("target", 0, 0, on_worker ? slots - 1 : 1023));
@@ -580,7 +589,8 @@ Scenario parse_scenario(const std::string& json_text, const std::string& source)
         }
         e.finish();
         if (!sync::closes_every_iteration(s.sync.type))
-            top.fail("elastic", "needs barriers: sync is '" + std::string(sync::to_string(s.sync.type)) + "', expected bsp or backup");
+            top.fail("elastic",
+                "needs barriers: sync is '" + std::string(sync::to_string(s.sync.type)) + "', expected bsp or backup");
     }
     if (const json::value* checkpoint = top.find("checkpoint")) {
         Fields c(*checkpoint, "checkpoint", source);
@@ -604,7 +614,8 @@ Scenario load_scenario(const std::string& path)
 
 balance::PolicySpec parse_policy_section(const std::string& json_text, const Scenario& job, const std::string& source)
 {
-    return parse_section(json_text, "policy", source, [&](Fields& owner, const json::value& v) { return parse_policy(owner, v, job); });
+    return parse_section(
+        json_text, "policy", source, [&](Fields& owner, const json::value& v) { return parse_policy(owner, v, job); });
 }
 
 sync::SyncSpec parse_sync_section(const std::string& json_text, const Scenario& job, const std::string& source)

@@ -3,7 +3,6 @@
 #include "common/error.h"
 
 #include <boost/json.hpp>
-
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -14,7 +13,8 @@ namespace {
 
 namespace json = boost::json;
 
-double number(const json::object& o, const char* key, double fallback, const std::string& path, const std::string& prefix, bool positive)
+double number(const json::object& o, const char* key, double fallback, const std::string& path,
+    const std::string& prefix, bool positive)
 {
     const json::value* v = o.if_contains(key);
     if (!v)
@@ -37,7 +37,8 @@ int count(const json::object& o, const char* key, int fallback, const std::strin
     return static_cast<int>(v->as_int64());
 }
 
-void only_known(const json::object& o, std::initializer_list<const char*> keys, const std::string& path, const std::string& prefix)
+void only_known(
+    const json::object& o, std::initializer_list<const char*> keys, const std::string& path, const std::string& prefix)
 {
     for (const auto& entry : o) {
         bool known = false;

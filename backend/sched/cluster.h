@@ -8,8 +8,8 @@ namespace fulcrum::sched {
 // alone T = a + b·M; with k tasks sharing a server's link T = a + k·b·M + (k−1)·η·M. The
 // η term is what contention costs beyond plain bandwidth sharing.
 struct ContentionModel {
-    double a = 6.69e-4;   // s, start-up latency
-    double b = 8.53e-10;  // s per byte: 10 Gbps Ethernet as measured in the paper
+    double a = 6.69e-4; // s, start-up latency
+    double b = 8.53e-10; // s per byte: 10 Gbps Ethernet as measured in the paper
     double eta = 4.0e-10; // s per byte of penalty per extra concurrent task (ours: the paper fits it)
 
     double time(double bytes, int k) const { return a + seconds_per_byte(k) * bytes; }

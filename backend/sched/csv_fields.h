@@ -35,7 +35,8 @@ inline std::vector<std::string> split(const std::string& line)
 }
 
 // The cell as a number, or InputError(where, field, "expected <expected>, got '<text>'").
-template <typename T> T number(const std::string& text, const std::string& where, const char* field, const char* expected)
+template <typename T>
+T number(const std::string& text, const std::string& where, const char* field, const char* expected)
 {
     T value {};
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -75,7 +76,7 @@ inline double arrival_cell(const std::string& cell, const std::string& where)
 // `header` exactly, and every later line must have as many cells; `row(cells, where)` gets
 // each with where = "FILE:LINE". An unreadable, empty or header-only file is an InputError.
 inline void for_each_row(const std::string& path, const std::string& header,
-                         const std::function<void(const std::vector<std::string>&, const std::string&)>& row)
+    const std::function<void(const std::vector<std::string>&, const std::string&)>& row)
 {
     std::ifstream in(path);
     if (!in)
@@ -97,8 +98,9 @@ inline void for_each_row(const std::string& path, const std::string& header,
         }
         const std::vector<std::string> cells = split(content);
         if (cells.size() != columns)
-            throw InputError(where, "", "expected " + std::to_string(columns) + " comma-separated fields (" + header + "), got "
-                + std::to_string(cells.size()));
+            throw InputError(where, "",
+                "expected " + std::to_string(columns) + " comma-separated fields (" + header + "), got "
+                    + std::to_string(cells.size()));
         row(cells, where);
         any = true;
     }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -19,7 +19,8 @@ double parse_number(std::string_view text, std::string_view what)
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
     if (ec != std::errc {} || ptr != end || !std::isfinite(value))
-        throw std::invalid_argument("expected a number after '" + std::string(what) + ":', got '" + std::string(text) + "'");
+        throw std::invalid_argument(
+            "expected a number after '" + std::string(what) + ":', got '" + std::string(text) + "'");
     return value;
 }
 
@@ -91,13 +92,15 @@ EarlyFeedback parse_early_feedback(std::string_view text)
     } else if (kind == "iterations") {
         f.kind = EarlyFeedback::Kind::Iterations;
         if (!(value >= 1) || value != std::floor(value))
-            throw std::invalid_argument("iterations:N: expected a whole N >= 1, got " + std::string(text.substr(colon + 1)));
+            throw std::invalid_argument(
+                "iterations:N: expected a whole N >= 1, got " + std::string(text.substr(colon + 1)));
     } else if (kind == "accuracy") {
         f.kind = EarlyFeedback::Kind::Accuracy;
         if (!(value > 0 && value < 1))
             throw std::invalid_argument("accuracy:A: expected A in (0, 1), got " + std::string(text.substr(colon + 1)));
     } else {
-        throw std::invalid_argument("expected fraction, iterations or accuracy before ':', got '" + std::string(kind) + "'");
+        throw std::invalid_argument(
+            "expected fraction, iterations or accuracy before ':', got '" + std::string(kind) + "'");
     }
     return f;
 }
@@ -106,7 +109,7 @@ std::string to_string(const EarlyFeedback& feedback)
 {
     char buffer[64];
     const char* kind = feedback.kind == EarlyFeedback::Kind::Fraction ? "fraction"
-        : feedback.kind == EarlyFeedback::Kind::Iterations           ? "iterations"
+        : feedback.kind == EarlyFeedback::Kind::Iterations            ? "iterations"
                                                                       : "accuracy";
     std::snprintf(buffer, sizeof buffer, "%s:%g", kind, feedback.value);
     return buffer;

@@ -1,10 +1,8 @@
-#include "sched/elastic_simulator.h"
-
 #include "common/error.h"
+#include "sched/elastic_simulator.h"
 #include "sched/statistics.h"
 
 #include <boost/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -43,7 +41,8 @@ std::string elastic_metrics_json(const ElasticResult& r, const ElasticOptions& o
     o["restarts"] = restarts;
     boost::json::object changes;
     for (const ChangeCost& c : r.changes)
-        changes[c.change] = boost::json::object { { "count", c.count }, { "mean_s", c.count ? c.total_s / c.count : 0.0 } };
+        changes[c.change]
+            = boost::json::object { { "count", c.count }, { "mean_s", c.count ? c.total_s / c.count : 0.0 } };
     o["changes"] = std::move(changes);
     return boost::json::serialize(o);
 }
@@ -62,14 +61,14 @@ void write_elastic_csv(const ElasticResult& r, const std::string& dir)
     out << "id,name,model,workers,servers,iterations,arrival_s,start_s,feedback_s,finish_s,jct_s,feedback_latency_s,"
            "peak_workers,peak_servers,grown,rolled_back,released,restarts,paused_s,note\n";
     for (const PsJobOutcome& j : r.jobs)
-        out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.workers << ',' << j.job.servers << ','
-            << j.job.iterations << ',' << j.job.arrival_s << ',' << j.start_s << ',' << j.feedback_s << ',' << j.finish_s << ','
-            << j.jct() << ',' << j.feedback_latency() << ',' << j.peak_workers << ',' << j.peak_servers << ',' << j.grown << ','
-            << j.rolled_back << ',' << j.released << ',' << j.restarts << ',' << j.paused_s << ','
-            << (j.feedback_at_finish ? "no early feedback" : "") << '\n';
+        out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.workers << ',' << j.job.servers
+            << ',' << j.job.iterations << ',' << j.job.arrival_s << ',' << j.start_s << ',' << j.feedback_s << ','
+            << j.finish_s << ',' << j.jct() << ',' << j.feedback_latency() << ',' << j.peak_workers << ','
+            << j.peak_servers << ',' << j.grown << ',' << j.rolled_back << ',' << j.released << ',' << j.restarts << ','
+            << j.paused_s << ',' << (j.feedback_at_finish ? "no early feedback" : "") << '\n';
     for (const PsRejected& j : r.rejected)
-        out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.workers << ',' << j.job.servers << ','
-            << j.job.iterations << ',' << j.job.arrival_s << ",,,,,,,,,,,,,rejected: " << j.reason << '\n';
+        out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.workers << ',' << j.job.servers
+            << ',' << j.job.iterations << ',' << j.job.arrival_s << ",,,,,,,,,,,,,rejected: " << j.reason << '\n';
 }
 
 } // namespace fulcrum::sched

@@ -26,11 +26,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 struct Running {
     std::size_t outcome = 0; // index into outcomes
     int workers = 0, servers = 0;
-    double done = 0;         // samples processed
+    double done = 0; // samples processed
     double feedback_samples = 0; // samples at the early-feedback point (+inf: never)
     double paused_until = 0;
-    bool capped = false;     // a growth step was rolled back: grow no further
-    bool trial = false;      // a growth step is being watched
+    bool capped = false; // a growth step was rolled back: grow no further
+    bool trial = false; // a growth step is being watched
     double trial_until = kInf;
     double trial_baseline = 0;
 };
@@ -46,7 +46,8 @@ public:
 
     ElasticResult run(std::vector<PsJobSpec> jobs)
     {
-        std::stable_sort(jobs.begin(), jobs.end(), [](const PsJobSpec& a, const PsJobSpec& b) { return a.arrival_s < b.arrival_s; });
+        std::stable_sort(
+            jobs.begin(), jobs.end(), [](const PsJobSpec& a, const PsJobSpec& b) { return a.arrival_s < b.arrival_s; });
         for (PsJobSpec& job : jobs) {
             if (auto reason = check_ps_submission(job, cluster_))
                 result_.rejected.push_back({ std::move(job), *reason });
@@ -63,7 +64,8 @@ public:
             for (const Running& r : running_)
                 next = std::min(next, next_event(r));
             if (!std::isfinite(next))
-                throw std::logic_error("elastic simulation stalled with " + std::to_string(total_ - finished_) + " jobs left");
+                throw std::logic_error(
+                    "elastic simulation stalled with " + std::to_string(total_ - finished_) + " jobs left");
             advance(next);
             while (next_arrival < pending_.size() && pending_[next_arrival].arrival_s <= now_)
                 queue_.push_back(pending_[next_arrival++]);
@@ -80,7 +82,8 @@ public:
         result_.allocated_util = allocated_slot_s_ / capacity;
         for (const auto& [change, cost] : changes_)
             result_.changes.push_back(cost);
-        std::sort(outcomes_.begin(), outcomes_.end(), [](const PsJobOutcome& a, const PsJobOutcome& b) { return a.job.id < b.job.id; });
+        std::sort(outcomes_.begin(), outcomes_.end(),
+            [](const PsJobOutcome& a, const PsJobOutcome& b) { return a.job.id < b.job.id; });
         result_.jobs = std::move(outcomes_);
         return std::move(result_);
     }
@@ -225,7 +228,8 @@ private:
             r.trial_baseline = measured(r);
             resize(r, +1, +1);
             r.trial = true;
-            r.trial_until = r.paused_until + options_.observe_iterations * cluster_.iteration_s(spec(r).model, r.workers, r.servers);
+            r.trial_until = r.paused_until
+                + options_.observe_iterations * cluster_.iteration_s(spec(r).model, r.workers, r.servers);
             outcomes_[r.outcome].grown += 1;
         }
         ++round_;
@@ -314,7 +318,8 @@ private:
             } else if (elastic() && free_slots() >= 2) {
                 // Start smaller: servers in the proportion asked for, the rest workers.
                 const int slots = free_slots();
-                const int servers = std::clamp(static_cast<int>(std::lround(double(slots) * job.servers / job.slots())), 1, slots - 1);
+                const int servers = std::clamp(
+                    static_cast<int>(std::lround(double(slots) * job.servers / job.slots())), 1, slots - 1);
                 start(job, std::min(job.workers, slots - servers), servers);
             } else {
                 return; // FIFO: the head waits, and so does everyone behind it
@@ -340,10 +345,17 @@ private:
 
 } // namespace
 
-std::string_view policy_name(ElasticPolicy policy) { return name_of(kPolicies, policy); }
-std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name) { return value_named(kPolicies, name); }
+std::string_view policy_name(ElasticPolicy policy)
+{
+    return name_of(kPolicies, policy);
+}
+std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name)
+{
+    return value_named(kPolicies, name);
+}
 
-ElasticResult simulate_elastic(const PsClusterModel& cluster, std::vector<PsJobSpec> jobs, const ElasticOptions& options)
+ElasticResult simulate_elastic(
+    const PsClusterModel& cluster, std::vector<PsJobSpec> jobs, const ElasticOptions& options)
 {
     if (cluster.slots < 2)
         throw std::invalid_argument("an elastic cluster needs at least two slots (one server and one worker)");

@@ -30,11 +30,11 @@ std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name);
 
 struct ElasticOptions {
     ElasticPolicy policy = ElasticPolicy::Eps;
-    double round_s = 60;               // growth rounds
-    int observe_iterations = 20;       // how long a growth step is watched before it is judged
-    EarlyFeedback feedback;            // when a job has given early feedback (default: 10 % of its samples)
-    double iteration_noise = 0.1;      // coefficient of variation of one iteration's time
-    std::uint64_t seed = 1;            // measurement noise
+    double round_s = 60; // growth rounds
+    int observe_iterations = 20; // how long a growth step is watched before it is judged
+    EarlyFeedback feedback; // when a job has given early feedback (default: 10 % of its samples)
+    double iteration_noise = 0.1; // coefficient of variation of one iteration's time
+    std::uint64_t seed = 1; // measurement noise
     std::function<void(double)> progress; // fraction of jobs finished
 };
 
@@ -69,14 +69,15 @@ struct ElasticResult {
     std::vector<PsJobOutcome> jobs; // finished, in id order
     std::vector<PsRejected> rejected;
     double makespan = 0;
-    double cpu_util = 0;       // slot-seconds spent training / (slots x makespan)
+    double cpu_util = 0; // slot-seconds spent training / (slots x makespan)
     double allocated_util = 0; // slot-seconds held by jobs (training or paused) / (slots x makespan)
     std::vector<ChangeCost> changes;
 };
 
 // Event-driven and deterministic for a seed. Every job whose request fits the cluster
 // finishes; the others are rejected at submission with the reason.
-ElasticResult simulate_elastic(const PsClusterModel& cluster, std::vector<PsJobSpec> jobs, const ElasticOptions& options);
+ElasticResult simulate_elastic(
+    const PsClusterModel& cluster, std::vector<PsJobSpec> jobs, const ElasticOptions& options);
 
 // One JSON object: avg_jct, median_jct, p95_jct, makespan, avg_feedback_latency,
 // cpu_util, allocated_util, counts and the mean cost of each change.

@@ -20,7 +20,8 @@ std::vector<int> least_loaded(std::vector<int> candidates, int count, const std:
     if (static_cast<int>(candidates.size()) < count)
         return {};
     const auto lighter = [&](int x, int y) {
-        const double wx = gpus[static_cast<std::size_t>(x)].workload_s, wy = gpus[static_cast<std::size_t>(y)].workload_s;
+        const double wx = gpus[static_cast<std::size_t>(x)].workload_s,
+                     wy = gpus[static_cast<std::size_t>(y)].workload_s;
         return wx < wy || (wx == wy && x < y);
     };
     std::partial_sort(candidates.begin(), candidates.begin() + count, candidates.end(), lighter);
@@ -41,6 +42,9 @@ std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::ui
     throw std::invalid_argument("unknown placement '" + name + "' (expected " + placement_help() + ")");
 }
 
-std::string placement_help() { return "rand, ff, ls or lwf-K with K >= 1, e.g. lwf-1"; }
+std::string placement_help()
+{
+    return "rand, ff, ls or lwf-K with K >= 1, e.g. lwf-1";
+}
 
 } // namespace fulcrum::sched

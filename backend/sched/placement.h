@@ -25,7 +25,8 @@ class PlacementPolicy {
 public:
     virtual ~PlacementPolicy() = default;
     virtual std::string name() const = 0;
-    virtual std::vector<int> place(const JobSpec& job, const ClusterSpec& cluster, const std::vector<GpuState>& gpus) = 0;
+    virtual std::vector<int> place(const JobSpec& job, const ClusterSpec& cluster, const std::vector<GpuState>& gpus)
+        = 0;
 };
 
 // "rand", "ff", "ls" or "lwf-K" (K >= 1). Throws std::invalid_argument for other names.

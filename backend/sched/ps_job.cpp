@@ -74,7 +74,8 @@ std::vector<PsJobSpec> load_ps_workload(const std::string& path)
         job.arrival_s = csv::arrival_cell(cells[5], where);
         jobs.push_back(std::move(job));
     });
-    std::stable_sort(jobs.begin(), jobs.end(), [](const PsJobSpec& x, const PsJobSpec& y) { return x.arrival_s < y.arrival_s; });
+    std::stable_sort(
+        jobs.begin(), jobs.end(), [](const PsJobSpec& x, const PsJobSpec& y) { return x.arrival_s < y.arrival_s; });
     return jobs;
 }
 
@@ -114,7 +115,8 @@ std::string ps_workload_csv(const std::vector<PsJobSpec>& jobs)
     std::ostringstream out;
     out << kHeader << "\n";
     for (const PsJobSpec& j : jobs)
-        out << j.name << "," << j.model.name << "," << j.workers << "," << j.servers << "," << j.iterations << "," << j.arrival_s << "\n";
+        out << j.name << "," << j.model.name << "," << j.workers << "," << j.servers << "," << j.iterations << ","
+            << j.arrival_s << "\n";
     return out.str();
 }
 

@@ -32,13 +32,13 @@ struct PsJobSpec {
 // servers is server-bound, and each extra worker adds barrier overhead, so growth has a
 // point past which a job gets slower.
 struct PsClusterModel {
-    int slots = 64;                    // the cluster's slots (servers x GPUs of the GPU cluster)
+    int slots = 64; // the cluster's slots (servers x GPUs of the GPU cluster)
     double seconds_per_byte = 8.53e-10; // one slot's link (10 Gbps, Wang et al.'s b)
-    double barrier_overhead_s = 0.004;  // per worker per iteration
+    double barrier_overhead_s = 0.004; // per worker per iteration
     // Elastic PS mechanism costs (the job pauses between iterations while they happen).
-    double add_server_s = 0.5;   // plus moving 1/(s+1) of the model
+    double add_server_s = 0.5; // plus moving 1/(s+1) of the model
     double remove_server_s = 0.5; // plus moving the leaving server's 1/s of the model
-    double add_worker_s = 2.0;   // process start; plus pulling the model
+    double add_worker_s = 2.0; // process start; plus pulling the model
     double remove_worker_s = 0.1; // the others re-activate their backups: no data moves
     // Kill-and-restart: checkpoint, reschedule, start every process, restore.
     double restart_s = 30.0;

@@ -1,6 +1,5 @@
-#include "sched/placement_policies.h"
-
 #include "common/random.h"
+#include "sched/placement_policies.h"
 
 namespace fulcrum::sched {
 

@@ -2,9 +2,8 @@
 
 #include "common/error.h"
 
-#include <boost/json.hpp>
-
 #include <algorithm>
+#include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 
@@ -59,11 +58,12 @@ void write_csv_reports(const SimulationResult& r, const std::string& dir, double
         auto out = open_for_writing(root / "jobs.csv");
         out << "id,name,model,gpus,iterations,arrival_s,placed_s,finish_s,jct_s,placement\n";
         for (const JobOutcome& j : r.jobs)
-            out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.gpus << ',' << j.job.iterations << ','
-                << j.job.arrival_s << ',' << j.placed_s << ',' << j.finish_s << ',' << j.jct_s() << ',' << placement_text(j.gpus) << '\n';
+            out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.gpus << ','
+                << j.job.iterations << ',' << j.job.arrival_s << ',' << j.placed_s << ',' << j.finish_s << ','
+                << j.jct_s() << ',' << placement_text(j.gpus) << '\n';
         for (const RejectedJob& j : r.rejected)
-            out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.gpus << ',' << j.job.iterations << ','
-                << j.job.arrival_s << ",,,,rejected: " << j.reason << '\n';
+            out << j.job.id << ',' << j.job.name << ',' << j.job.model.name << ',' << j.job.gpus << ','
+                << j.job.iterations << ',' << j.job.arrival_s << ",,,,rejected: " << j.reason << '\n';
     }
     {
         auto out = open_for_writing(root / "jct_cdf.csv");

@@ -1,8 +1,8 @@
 #include "sched/simulator.h"
 
 #include "sched/comm_policy.h"
-#include "sched/statistics.h"
 #include "sched/placement.h"
+#include "sched/statistics.h"
 #include "sched/workload.h"
 
 #include <algorithm>
@@ -21,12 +21,15 @@ struct Event {
     double time;
     std::uint64_t seq; // ties in scheduling order: deterministic
     EventKind kind;
-    int target;        // job for Arrival/CommDone, GPU for ComputeDone
+    int target; // job for Arrival/CommDone, GPU for ComputeDone
     std::uint32_t version;
 };
 
 struct Later {
-    bool operator()(const Event& x, const Event& y) const { return x.time > y.time || (x.time == y.time && x.seq > y.seq); }
+    bool operator()(const Event& x, const Event& y) const
+    {
+        return x.time > y.time || (x.time == y.time && x.seq > y.seq);
+    }
 };
 
 enum Stage : std::uint8_t { ForwardReady, BackwardReady, Done, Running };
@@ -34,7 +37,7 @@ enum Stage : std::uint8_t { ForwardReady, BackwardReady, Done, Running };
 struct JobRun {
     const JobSpec* spec = nullptr;
     std::vector<int> gpus;
-    std::vector<int> servers;   // distinct, sorted
+    std::vector<int> servers; // distinct, sorted
     std::vector<std::uint8_t> stage; // per worker slot
     int backwards_left = 0;
     std::int64_t done = 0;
@@ -90,7 +93,8 @@ public:
                 continue;
             }
             ++to_finish_;
-            r.remaining_service = static_cast<double>(specs_[j].iterations) * specs_[j].compute_per_iteration_s() * specs_[j].gpus;
+            r.remaining_service
+                = static_cast<double>(specs_[j].iterations) * specs_[j].compute_per_iteration_s() * specs_[j].gpus;
             push(specs_[j].arrival_s, EventKind::Arrival, static_cast<int>(j), 0);
         }
     }
@@ -119,14 +123,20 @@ public:
         return std::move(result_);
     }
 
-    int tasks_on(int server) const override { return static_cast<int>(links_[static_cast<std::size_t>(server)].size()); }
+    int tasks_on(int server) const override
+    {
+        return static_cast<int>(links_[static_cast<std::size_t>(server)].size());
+    }
     double remaining_bytes_of_sole_task(int server) const override
     {
         return remaining_bytes(runs_[static_cast<std::size_t>(links_[static_cast<std::size_t>(server)].front())]);
     }
 
 private:
-    void push(double time, EventKind kind, int target, std::uint32_t version) { events_.push({ time, seq_++, kind, target, version }); }
+    void push(double time, EventKind kind, int target, std::uint32_t version)
+    {
+        events_.push({ time, seq_++, kind, target, version });
+    }
 
     // --- placement -------------------------------------------------------------------
     void try_place()
@@ -177,7 +187,8 @@ private:
             r.servers.push_back(gpus_[g].server);
             gpus_[g].jobs.emplace_back(j, static_cast<int>(slot));
             // Exclusive: a held GPU shows no room, so no policy places another job on it.
-            states_[g].free_memory_gb = options_.exclusive_gpus ? 0.0 : states_[g].free_memory_gb - spec.model.memory_gb;
+            states_[g].free_memory_gb
+                = options_.exclusive_gpus ? 0.0 : states_[g].free_memory_gb - spec.model.memory_gb;
             states_[g].workload_s += static_cast<double>(spec.iterations) * spec.compute_per_iteration_s();
         }
         std::sort(r.servers.begin(), r.servers.end());
@@ -235,7 +246,8 @@ private:
         gpu.running_job = -1;
         const double busy = now_ - gpu.task_start_s;
         gpu.busy_s += busy;
-        states_[static_cast<std::size_t>(g)].workload_s = std::max(0.0, states_[static_cast<std::size_t>(g)].workload_s - busy);
+        states_[static_cast<std::size_t>(g)].workload_s
+            = std::max(0.0, states_[static_cast<std::size_t>(g)].workload_s - busy);
         add_utilization(gpu.task_start_s, now_);
         ++result_.tasks;
         if (options_.record_spans) {
@@ -283,7 +295,8 @@ private:
             r.comm_on_links = false;
             r.comm_start_s = now_;
             r.peak_contention = 0;
-            push(now_ + cluster_.network.a + cluster_.intra_server_b * r.spec->model.model_bytes, EventKind::CommDone, j, ++r.comm_version);
+            push(now_ + cluster_.network.a + cluster_.intra_server_b * r.spec->model.model_bytes, EventKind::CommDone,
+                j, ++r.comm_version);
             return;
         }
         comm_ready_.insert({ r.remaining_service, j });
@@ -352,7 +365,8 @@ private:
         ++result_.tasks;
         ++r.comm_version;
         if (options_.record_spans) {
-            TimelineSpan span { TimelineSpan::Kind::AllReduce, -1, j, r.comm_start_s, now_, r.done, 1, r.peak_contention };
+            TimelineSpan span { TimelineSpan::Kind::AllReduce, -1, j, r.comm_start_s, now_, r.done, 1,
+                r.peak_contention };
             result_.spans.push_back(span);
         }
         if (r.comm_on_links) {
@@ -374,7 +388,8 @@ private:
         JobRun& r = runs_[static_cast<std::size_t>(j)];
         const JobSpec& spec = *r.spec;
         ++r.done;
-        r.remaining_service = static_cast<double>(spec.iterations - r.done) * spec.compute_per_iteration_s() * spec.gpus;
+        r.remaining_service
+            = static_cast<double>(spec.iterations - r.done) * spec.compute_per_iteration_s() * spec.gpus;
         if (r.done == spec.iterations) {
             finish_job(j);
             return;
@@ -399,7 +414,8 @@ private:
                 states_[static_cast<std::size_t>(g)].workload_s = 0; // no drift left behind
         }
         ++finished_;
-        if (options_.progress && (finished_ * 100 / std::max(1, to_finish_)) != ((finished_ - 1) * 100 / std::max(1, to_finish_)))
+        if (options_.progress
+            && (finished_ * 100 / std::max(1, to_finish_)) != ((finished_ - 1) * 100 / std::max(1, to_finish_)))
             options_.progress(static_cast<double>(finished_) / to_finish_);
         try_place();
     }
@@ -416,7 +432,8 @@ private:
                 result_.jobs.push_back({ specs_[j], r.gpus, r.placed_s, r.finish_s });
                 result_.makespan_s = std::max(result_.makespan_s, r.finish_s);
             } else if (!r.finished) {
-                result_.never_ran.push_back({ specs_[j], "was never placed: no set of GPUs with room for it came free" });
+                result_.never_ran.push_back(
+                    { specs_[j], "was never placed: no set of GPUs with room for it came free" });
             }
         }
         for (const Gpu& gpu : gpus_)
@@ -426,10 +443,12 @@ private:
         const double bin = options_.utilization_bin_s;
         for (std::size_t b = 0; b < busy_bins_.size(); ++b) {
             const double width = std::min(bin, result_.makespan_s - static_cast<double>(b) * bin);
-            result_.utilization_over_time.push_back(width > 0 ? busy_bins_[b] / (width * static_cast<double>(gpus_.size())) : 0.0);
+            result_.utilization_over_time.push_back(
+                width > 0 ? busy_bins_[b] / (width * static_cast<double>(gpus_.size())) : 0.0);
         }
         std::sort(result_.spans.begin(), result_.spans.end(), [](const TimelineSpan& x, const TimelineSpan& y) {
-            return x.start_s < y.start_s || (x.start_s == y.start_s && (x.gpu < y.gpu || (x.gpu == y.gpu && x.job < y.job)));
+            return x.start_s < y.start_s
+                || (x.start_s == y.start_s && (x.gpu < y.gpu || (x.gpu == y.gpu && x.job < y.job)));
         });
     }
 
@@ -462,9 +481,18 @@ std::vector<double> jcts(const std::vector<JobOutcome>& jobs)
 
 } // namespace
 
-double SimulationResult::average_jct_s() const { return mean_of(jcts(jobs)); }
-double SimulationResult::percentile_jct_s(double p) const { return percentile_of(jcts(jobs), p); }
-double SimulationResult::median_jct_s() const { return median_of(jcts(jobs)); }
+double SimulationResult::average_jct_s() const
+{
+    return mean_of(jcts(jobs));
+}
+double SimulationResult::percentile_jct_s(double p) const
+{
+    return percentile_of(jcts(jobs), p);
+}
+double SimulationResult::median_jct_s() const
+{
+    return median_of(jcts(jobs));
+}
 
 SimulationResult simulate(const ClusterSpec& cluster, std::vector<JobSpec> jobs, const SimulationOptions& options)
 {

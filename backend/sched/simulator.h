@@ -14,18 +14,18 @@ struct SimulationOptions {
     std::string placement = "lwf-1";
     std::string comm = "ada-srsf";
     std::uint64_t seed = 1;
-    bool record_spans = false;        // the per-GPU and per-link timeline (for a run store)
+    bool record_spans = false; // the per-GPU and per-link timeline (for a run store)
     // A GPU holds at most one job at a time (placement only on GPUs no job holds). Off, as in
     // the paper, jobs whose memory fits share a GPU in time and LWF's workload counts.
     bool exclusive_gpus = false;
-    double utilization_bin_s = 60;    // GPU utilization over time, one value per bin
+    double utilization_bin_s = 60; // GPU utilization over time, one value per bin
     std::function<void(double fraction)> progress; // called now and then with jobs done / jobs
 };
 
 struct JobOutcome {
     JobSpec job;
-    std::vector<int> gpus;  // where it ran
-    double placed_s = 0;    // when the placement found room for it
+    std::vector<int> gpus; // where it ran
+    double placed_s = 0; // when the placement found room for it
     double finish_s = 0;
     double jct_s() const { return finish_s - job.arrival_s; }
 };
@@ -35,25 +35,25 @@ struct JobOutcome {
 struct TimelineSpan {
     enum class Kind : std::uint8_t { Compute, AllReduce };
     Kind kind = Kind::Compute;
-    int gpu = -1;          // for compute; -1 for an all-reduce
+    int gpu = -1; // for compute; -1 for an all-reduce
     int job = 0;
     double start_s = 0;
     double end_s = 0;
     std::int64_t first_iteration = 0;
     std::int64_t iterations = 0; // tasks merged into the span (compute: forward+backward pairs)
-    int contention = 1;          // all-reduce: the most tasks that shared one of its links
+    int contention = 1; // all-reduce: the most tasks that shared one of its links
 };
 
 struct SimulationResult {
     std::string placement, comm;
-    std::vector<JobOutcome> jobs;        // finished, in id order
-    std::vector<RejectedJob> rejected;   // refused at submission
-    std::vector<RejectedJob> never_ran;  // could not be placed although submitted (should stay empty)
+    std::vector<JobOutcome> jobs; // finished, in id order
+    std::vector<RejectedJob> rejected; // refused at submission
+    std::vector<RejectedJob> never_ran; // could not be placed although submitted (should stay empty)
     double makespan_s = 0;
-    double gpu_utilization = 0;          // compute-busy GPU time / (GPUs x makespan)
+    double gpu_utilization = 0; // compute-busy GPU time / (GPUs x makespan)
     std::vector<double> utilization_over_time; // per bin of SimulationOptions::utilization_bin_s
     std::vector<TimelineSpan> spans;
-    std::int64_t tasks = 0;              // compute and all-reduce tasks simulated
+    std::int64_t tasks = 0; // compute and all-reduce tasks simulated
 
     double average_jct_s() const;
     double median_jct_s() const;

@@ -26,7 +26,8 @@ std::unique_ptr<CommPolicy> make_comm_policy(const std::string& name, const Cont
         return std::make_unique<AdaDualCommPolicy>(model);
     if (const auto n = numbered_name(name, "srsf-"))
         return std::make_unique<SrsfCommPolicy>(*n);
-    throw std::invalid_argument("unknown communication scheduler '" + name + "' (expected srsf-N with N >= 1, e.g. srsf-1, or ada-srsf)");
+    throw std::invalid_argument(
+        "unknown communication scheduler '" + name + "' (expected srsf-N with N >= 1, e.g. srsf-1, or ada-srsf)");
 }
 
 } // namespace fulcrum::sched

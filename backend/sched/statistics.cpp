@@ -8,7 +8,8 @@ namespace fulcrum::sched {
 
 double mean_of(const std::vector<double>& values)
 {
-    return values.empty() ? 0.0 : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+    return values.empty() ? 0.0
+                          : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
 double median_of(std::vector<double> v)

@@ -16,19 +16,21 @@ namespace fulcrum::sched {
 std::vector<JobSpec> load_workload(const std::string& path)
 {
     std::vector<JobSpec> jobs;
-    csv::for_each_row(path, "name,model,gpus,iterations,arrival_s", [&](const std::vector<std::string>& cells, const std::string& where) {
-        JobSpec job;
-        job.id = static_cast<int>(jobs.size());
-        job.name = cells[0].empty() ? "job-" + std::to_string(job.id) : cells[0];
-        job.model = csv::model_cell(cells[1], where);
-        job.gpus = csv::number<int>(cells[2], where, "gpus", "a positive whole number of GPUs");
-        if (job.gpus < 1)
-            throw InputError(where, "gpus", "expected a positive whole number of GPUs, got " + cells[2]);
-        job.iterations = csv::positive<std::int64_t>(cells[3], where, "iterations");
-        job.arrival_s = csv::arrival_cell(cells[4], where);
-        jobs.push_back(std::move(job));
-    });
-    std::stable_sort(jobs.begin(), jobs.end(), [](const JobSpec& x, const JobSpec& y) { return x.arrival_s < y.arrival_s; });
+    csv::for_each_row(path, "name,model,gpus,iterations,arrival_s",
+        [&](const std::vector<std::string>& cells, const std::string& where) {
+            JobSpec job;
+            job.id = static_cast<int>(jobs.size());
+            job.name = cells[0].empty() ? "job-" + std::to_string(job.id) : cells[0];
+            job.model = csv::model_cell(cells[1], where);
+            job.gpus = csv::number<int>(cells[2], where, "gpus", "a positive whole number of GPUs");
+            if (job.gpus < 1)
+                throw InputError(where, "gpus", "expected a positive whole number of GPUs, got " + cells[2]);
+            job.iterations = csv::positive<std::int64_t>(cells[3], where, "iterations");
+            job.arrival_s = csv::arrival_cell(cells[4], where);
+            jobs.push_back(std::move(job));
+        });
+    std::stable_sort(
+        jobs.begin(), jobs.end(), [](const JobSpec& x, const JobSpec& y) { return x.arrival_s < y.arrival_s; });
     return jobs;
 }
 
@@ -38,7 +40,8 @@ std::optional<std::string> check_submission(const JobSpec& job, const ClusterSpe
         return "asks for " + std::to_string(job.gpus) + " GPUs; the cluster has " + std::to_string(cluster.gpus());
     if (job.model.memory_gb > cluster.gpu_memory_gb) {
         std::ostringstream text;
-        text << "needs " << job.model.memory_gb << " GB of GPU memory per worker; a GPU has " << cluster.gpu_memory_gb << " GB";
+        text << "needs " << job.model.memory_gb << " GB of GPU memory per worker; a GPU has " << cluster.gpu_memory_gb
+             << " GB";
         return text.str();
     }
     if (job.gpus < 1 || job.iterations < 1)
@@ -50,7 +53,8 @@ std::vector<JobSpec> generate_workload(const WorkloadGenerator& g)
 {
     // GPU counts in the trace's proportions, shuffled; the remainder of jobs % 160 is drawn
     // with the same weights.
-    constexpr std::array<std::pair<int, int>, 6> kMix = { { { 1, 80 }, { 2, 14 }, { 4, 26 }, { 8, 30 }, { 16, 8 }, { 32, 2 } } };
+    constexpr std::array<std::pair<int, int>, 6> kMix
+        = { { { 1, 80 }, { 2, 14 }, { 4, 26 }, { 8, 30 }, { 16, 8 }, { 32, 2 } } };
     Rng rng = make_rng(g.seed, Stream::Data, 160);
     std::vector<int> sizes;
     for (int round = 0; round < g.jobs / 160; ++round)
@@ -80,7 +84,9 @@ std::vector<JobSpec> generate_workload(const WorkloadGenerator& g)
         job.id = static_cast<int>(i);
         job.gpus = sizes[i];
         job.model = templates[uniform_index(rng, templates.size())];
-        job.iterations = g.min_iterations + static_cast<std::int64_t>(uniform_index(rng, static_cast<std::uint64_t>(g.max_iterations - g.min_iterations + 1)));
+        job.iterations = g.min_iterations
+            + static_cast<std::int64_t>(
+                uniform_index(rng, static_cast<std::uint64_t>(g.max_iterations - g.min_iterations + 1)));
         job.arrival_s = arrivals[i];
         job.name = job.model.name + "-" + std::to_string(job.gpus) + "gpu-" + std::to_string(i);
     }

@@ -17,18 +17,19 @@ std::string gpu_list(const std::vector<int>& gpus)
 
 db::ScheduledJob unscheduled(const sched::JobSpec& job, const std::string& status)
 {
-    return { job.id, job.name, job.model.name, job.gpus, job.iterations, job.arrival_s, std::nullopt, std::nullopt, "", status };
+    return { job.id, job.name, job.model.name, job.gpus, job.iterations, job.arrival_s, std::nullopt, std::nullopt, "",
+        status };
 }
 
 } // namespace
 
 RunId write_schedule(const std::filesystem::path& path, const std::string& name, const std::string& description,
-                     std::uint64_t seed, const sched::SimulationResult& result)
+    std::uint64_t seed, const sched::SimulationResult& result)
 {
     std::vector<db::ScheduledJob> jobs;
     for (const sched::JobOutcome& j : result.jobs)
-        jobs.push_back({ j.job.id, j.job.name, j.job.model.name, j.job.gpus, j.job.iterations, j.job.arrival_s, j.placed_s,
-            j.finish_s, gpu_list(j.gpus), "finished" });
+        jobs.push_back({ j.job.id, j.job.name, j.job.model.name, j.job.gpus, j.job.iterations, j.job.arrival_s,
+            j.placed_s, j.finish_s, gpu_list(j.gpus), "finished" });
     for (const sched::RejectedJob& r : result.rejected)
         jobs.push_back(unscheduled(r.job, "rejected: " + r.reason));
     for (const sched::RejectedJob& r : result.never_ran)
@@ -38,8 +39,9 @@ RunId write_schedule(const std::filesystem::path& path, const std::string& name,
     spans.reserve(result.spans.size());
     for (const sched::TimelineSpan& s : result.spans) {
         const bool compute = s.kind == sched::TimelineSpan::Kind::Compute;
-        spans.push_back({ compute ? "compute" : "all-reduce", compute ? std::optional<std::int32_t>(s.gpu) : std::nullopt, s.job,
-            s.start_s, s.end_s, s.first_iteration, s.iterations, s.contention });
+        spans.push_back(
+            { compute ? "compute" : "all-reduce", compute ? std::optional<std::int32_t>(s.gpu) : std::nullopt, s.job,
+                s.start_s, s.end_s, s.first_iteration, s.iterations, s.contention });
     }
 
     db::RunRecorder recorder(path);

@@ -14,6 +14,6 @@ namespace fulcrum::sched_store {
 // as the run's summary. `description` is the run's scenario text (what was simulated).
 // Throws InputError naming the path if it cannot be written or is not a run store.
 RunId write_schedule(const std::filesystem::path& path, const std::string& name, const std::string& description,
-                     std::uint64_t seed, const sched::SimulationResult& result);
+    std::uint64_t seed, const sched::SimulationResult& result);
 
 } // namespace fulcrum::sched_store

@@ -119,7 +119,8 @@ BarrierWindow zipline(const EndTimes& ends)
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t r = 0; r < ends[i].size(); ++r)
             line.push_back({ ends[i][r], static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(r) });
-    std::sort(line.begin(), line.end(), [](const Point& a, const Point& b) { return a.t < b.t || (a.t == b.t && a.worker < b.worker); });
+    std::sort(line.begin(), line.end(),
+        [](const Point& a, const Point& b) { return a.t < b.t || (a.t == b.t && a.worker < b.worker); });
 
     std::vector<int> last(n, -1), best;
     std::size_t seen = 0;
@@ -191,8 +192,8 @@ BarrierWindow choose_window(const std::string& algorithm, const EndTimes& ends)
         return zipline(ends);
     if (algorithm == "exact")
         return min_window(ends);
-    throw std::invalid_argument("unknown barrier-window algorithm '" + algorithm
-        + "' (expected gridscan, fullgridscan, zipline or exact)");
+    throw std::invalid_argument(
+        "unknown barrier-window algorithm '" + algorithm + "' (expected gridscan, fullgridscan, zipline or exact)");
 }
 
 } // namespace fulcrum::sync

@@ -17,8 +17,8 @@ using EndTimes = std::vector<std::vector<double>>;
 
 struct BarrierWindow {
     std::vector<int> iterations; // r_i: how many iterations worker i runs (1..R)
-    double earliest = 0;         // the first worker to arrive
-    double latest = 0;           // the barrier: the last worker to arrive
+    double earliest = 0; // the first worker to arrive
+    double latest = 0; // the barrier: the last worker to arrive
     double span() const { return latest - earliest; }
 };
 

@@ -29,8 +29,8 @@ void validate(const SyncSpec& spec, int workers)
             throw std::invalid_argument("sync.range: must be at least 1");
         const auto& algorithms = window_algorithms();
         if (std::find(algorithms.begin(), algorithms.end(), spec.algorithm) == algorithms.end())
-            throw std::invalid_argument("sync.algorithm: unknown '" + spec.algorithm
-                + "' (expected gridscan, fullgridscan, zipline or exact)");
+            throw std::invalid_argument(
+                "sync.algorithm: unknown '" + spec.algorithm + "' (expected gridscan, fullgridscan, zipline or exact)");
         if (spec.history < 1)
             throw std::invalid_argument("sync.history: must be at least 1");
     }
@@ -52,12 +52,15 @@ std::string describe(const SyncSpec& spec)
     return std::string(to_string(spec.type));
 }
 
-EndTimes predict_end_times(const std::vector<double>& start, const std::vector<std::deque<double>>& intervals, int range)
+EndTimes predict_end_times(
+    const std::vector<double>& start, const std::vector<std::deque<double>>& intervals, int range)
 {
     EndTimes ends(start.size());
     for (std::size_t i = 0; i < start.size(); ++i) {
         const auto& recent = intervals[i];
-        double mean = recent.empty() ? 1.0 : std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
+        double mean = recent.empty()
+            ? 1.0
+            : std::accumulate(recent.begin(), recent.end(), 0.0) / static_cast<double>(recent.size());
         mean = std::max(mean, 1e-9);
         ends[i].resize(static_cast<std::size_t>(range));
         for (int r = 0; r < range; ++r)

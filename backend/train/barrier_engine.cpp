@@ -1,14 +1,14 @@
 #include "train/barrier_engine.h"
 
 #include "balance/policy_registry.h"
+#include "common/state_archive.h"
 #include "engine/event_queue.h"
 #include "engine/pacer.h"
-#include "common/state_archive.h"
 #include "perf/proc_stats.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <algorithm>
 #include <latch>
 #include <mutex>
 #include <stdexcept>
@@ -24,7 +24,7 @@ struct Measured {
     double pull_start = 0, pull_end = 0, compute_end = 0; // wall seconds since the run started
     double cpu_seconds = 0;
     std::optional<double> memory_share; // a remote worker's, measured on its host
-    bool lost = false;                  // a remote worker that disconnected: no gradient
+    bool lost = false; // a remote worker that disconnected: no gradient
 };
 
 int pool_size(const TrainerConfig& config)
@@ -86,7 +86,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 if (r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker)
                     e.worker = slot;
             } catch (const RefusedRequest& error) { // ResizeError, or the manager's OverrideError
-                e.message = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
+                e.message
+                    = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
             }
             observer.on_event(e);
         }
@@ -126,8 +127,8 @@ struct BarrierEngine::Impl : EngineRefs {
         job.server.pull(worker.replica());
         model::Vector& gradient = worker.gradient_buffer();
         const auto result = config.remote->compute(static_cast<WorkerId>(i), k,
-            std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())), batch_size,
-            std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
+            std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())),
+            batch_size, std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
         m.compute_end = job.wall_seconds();
         if (!result) {
             m.lost = true;
@@ -141,7 +142,8 @@ struct BarrierEngine::Impl : EngineRefs {
     }
 
     // Pull and compute on every participating worker in parallel; returns when all are done.
-    std::vector<Measured> compute_all(const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes, std::int64_t k)
+    std::vector<Measured> compute_all(
+        const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes, std::int64_t k)
     {
         std::vector<Measured> measured(job.workers.size());
         std::latch done(static_cast<std::ptrdiff_t>(active.size()));
@@ -163,8 +165,10 @@ struct BarrierEngine::Impl : EngineRefs {
                 m.loss = worker.compute_gradient(sizes[i]);
                 m.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
                 m.compute_end = job.wall_seconds();
-                if (config.mode == ClockMode::Real && slowdown[i] > 1) { // an injected straggler idles for the extra time
-                    std::this_thread::sleep_for(std::chrono::duration<double>((slowdown[i] - 1) * (m.compute_end - m.pull_end)));
+                if (config.mode == ClockMode::Real
+                    && slowdown[i] > 1) { // an injected straggler idles for the extra time
+                    std::this_thread::sleep_for(
+                        std::chrono::duration<double>((slowdown[i] - 1) * (m.compute_end - m.pull_end)));
                     m.compute_end = job.wall_seconds();
                 }
                 done.count_down();
@@ -197,16 +201,15 @@ struct BarrierEngine::Impl : EngineRefs {
                     barrier_close = end; // the queue runs arrivals in time order
             });
         }
-        while (arrived < needed && clock.step()) {
-        }
+        while (arrived < needed && clock.step()) { }
         if (arrived < needed)
             throw std::logic_error("the barrier never closed");
         clock.discard_pending();
         return barrier_close;
     }
 
-    double time_iteration_real(std::vector<IterationRecord>& rows, const std::vector<Measured>& measured, double dispatched,
-                               std::size_t needed)
+    double time_iteration_real(std::vector<IterationRecord>& rows, const std::vector<Measured>& measured,
+        double dispatched, std::size_t needed)
     {
         const double memory = perf::memory_available_share();
         std::vector<double> ends;
@@ -301,14 +304,16 @@ struct BarrierEngine::Impl : EngineRefs {
             return;
         const bool by_count = config.checkpoint_every > 0 && loop.next % config.checkpoint_every == 0;
         const bool by_time = config.checkpoint_seconds > 0
-            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count() >= config.checkpoint_seconds;
+            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count()
+                >= config.checkpoint_seconds;
         if (!forced && !by_count && !by_time)
             return;
         std::optional<std::string> state = checkpoint(loop);
         if (!state) {
             checkpoints_off = true;
             core.emit(loop.next - 1, loop.now, "checkpoints-off",
-                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash", "system");
+                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash",
+                "system");
             return;
         }
         observer.on_checkpoint(loop.next - 1, loop.now, std::move(*state));
@@ -359,7 +364,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 return true;
             }
             const int backups = this->backups();
-            const balance::Allocation allocation = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
+            const balance::Allocation allocation
+                = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
             core.forward_manager_events(k, now);
             if (allocation.batch_sizes.size() != n)
                 throw std::logic_error("the batch-size manager returned the wrong number of batch sizes");
@@ -367,8 +373,9 @@ struct BarrierEngine::Impl : EngineRefs {
             for (std::size_t i = 0; i < n; ++i)
                 if (allocation.batch_sizes[i] > 0)
                     active.push_back(i);
-            const std::size_t needed = std::max<std::size_t>(1, active.size() > static_cast<std::size_t>(backups)
-                    ? active.size() - static_cast<std::size_t>(backups) : 1);
+            const std::size_t needed = std::max<std::size_t>(1,
+                active.size() > static_cast<std::size_t>(backups) ? active.size() - static_cast<std::size_t>(backups)
+                                                                  : 1);
 
             const double dispatched = config.mode == ClockMode::Real ? job.wall_seconds() : now;
             const std::vector<Measured> measured = compute_all(active, allocation.batch_sizes, k);
@@ -382,11 +389,13 @@ struct BarrierEngine::Impl : EngineRefs {
                 row.iteration = k;
                 row.batch_size = allocation.batch_sizes[i];
                 row.loss = measured[i].loss;
-                row.predicted_speed = i < allocation.predicted_speeds.size() ? allocation.predicted_speeds[i] : std::nullopt;
+                row.predicted_speed
+                    = i < allocation.predicted_speeds.size() ? allocation.predicted_speeds[i] : std::nullopt;
                 row.decision = allocation.decisions.empty() ? allocation.decision : allocation.decisions[i];
             }
-            const double barrier = config.mode == ClockMode::Real ? time_iteration_real(rows, measured, dispatched, needed)
-                                                                  : time_iteration_virtual(rows, k, needed);
+            const double barrier = config.mode == ClockMode::Real
+                ? time_iteration_real(rows, measured, dispatched, needed)
+                : time_iteration_virtual(rows, k, needed);
             train_loss = 0;
             observations.clear();
             pushes.clear();
@@ -405,7 +414,8 @@ struct BarrierEngine::Impl : EngineRefs {
                     continue;
                 }
                 row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
-                balance::WorkerObservation o { row.worker, row.batch_size, row.compute_s, row.comm_s, row.cpu_share, row.memory_share };
+                balance::WorkerObservation o { row.worker, row.batch_size, row.compute_s, row.comm_s, row.cpu_share,
+                    row.memory_share };
                 const perf::ResourceShare next = config.mode == ClockMode::Real
                     ? perf::ResourceShare { row.cpu_share, row.memory_share }
                     : job.workers[i]->performance().share_at(barrier);
@@ -432,7 +442,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 pushed_samples += p.batch_size;
             train_loss /= static_cast<double>(std::max<std::int64_t>(1, pushed_samples));
             if (!lost.empty() && pushes.empty())
-                throw std::runtime_error("every worker of iteration " + std::to_string(k) + " disconnected; the job cannot go on");
+                throw std::runtime_error(
+                    "every worker of iteration " + std::to_string(k) + " disconnected; the job cannot go on");
             for (const WorkerId w : lost)
                 drop_lost_worker(w, k, barrier);
             observer.on_barrier(k, pushes);
@@ -469,7 +480,7 @@ struct BarrierEngine::Impl : EngineRefs {
     std::vector<double> device_memory;
     std::vector<ScheduledResize> scheduled;
     std::size_t next_scheduled = 0;
-    bool checkpoints_off = false;              // the policy keeps none (said once, as an event)
+    bool checkpoints_off = false; // the policy keeps none (said once, as an event)
     std::optional<std::int64_t> last_checkpoint; // the `next` of the last checkpoint taken
     std::chrono::steady_clock::time_point last_checkpoint_at;
 };
@@ -481,7 +492,10 @@ BarrierEngine::BarrierEngine(JobCore& core)
 
 BarrierEngine::~BarrierEngine() = default;
 
-bool BarrierEngine::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
+bool BarrierEngine::run(const std::atomic<bool>* stop)
+{
+    return impl_->run(stop);
+}
 
 bool BarrierEngine::reads(std::string_view format)
 {

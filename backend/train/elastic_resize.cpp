@@ -17,8 +17,14 @@ constexpr NameTable<ResizeAction, 4> kNames { {
 
 } // namespace
 
-std::string_view action_name(ResizeAction action) { return name_of(kNames, action); }
-std::optional<ResizeAction> parse_resize_action(std::string_view name) { return value_named(kNames, name); }
+std::string_view action_name(ResizeAction action)
+{
+    return name_of(kNames, action);
+}
+std::optional<ResizeAction> parse_resize_action(std::string_view name)
+{
+    return value_named(kNames, name);
+}
 
 std::string ResizeOutcome::describe() const
 {
@@ -27,12 +33,13 @@ std::string ResizeOutcome::describe() const
     case ResizeAction::AddServer:
     case ResizeAction::RemoveServer:
         std::snprintf(text, sizeof text, "%s server %d: %lld keys moved, %d servers now (%.3f ms)",
-            action == ResizeAction::AddServer ? "added" : "removed", target, static_cast<long long>(moved_keys), servers,
-            seconds * 1e3);
+            action == ResizeAction::AddServer ? "added" : "removed", target, static_cast<long long>(moved_keys),
+            servers, seconds * 1e3);
         break;
     case ResizeAction::AddWorker:
     case ResizeAction::RemoveWorker:
-        std::snprintf(text, sizeof text, "%s worker %d: %lld samples moved, %lld re-activated from backups, %d workers now (%.3f ms)",
+        std::snprintf(text, sizeof text,
+            "%s worker %d: %lld samples moved, %lld re-activated from backups, %d workers now (%.3f ms)",
             action == ResizeAction::AddWorker ? "added" : "removed", target, static_cast<long long>(moved_samples),
             static_cast<long long>(reactivated_samples), workers, seconds * 1e3);
         break;

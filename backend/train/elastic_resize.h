@@ -45,11 +45,11 @@ struct ElasticSpec {
 // What one change did and how long it took on the trainer's thread.
 struct ResizeOutcome {
     ResizeAction action = ResizeAction::AddWorker;
-    int target = 0;                      // the worker slot or server index
-    std::int64_t moved_keys = 0;         // parameters handed between servers
-    std::int64_t moved_samples = 0;      // training samples handed between workers
+    int target = 0; // the worker slot or server index
+    std::int64_t moved_keys = 0; // parameters handed between servers
+    std::int64_t moved_samples = 0; // training samples handed between workers
     std::int64_t reactivated_samples = 0; // inactive backups switched back on
-    int servers = 0, workers = 0;        // after the change
+    int servers = 0, workers = 0; // after the change
     double seconds = 0;
     std::string describe() const;
 };

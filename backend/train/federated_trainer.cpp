@@ -85,12 +85,14 @@ struct FederatedTrainer::Impl {
                 row.cpu_share = 1;
                 row.memory_share = 1;
                 row.loss = loss;
-                row.decision = variant + " tau=" + std::to_string(plan.local_steps) + " lr=" + std::to_string(plan.learning_rate);
+                row.decision = variant + " tau=" + std::to_string(plan.local_steps)
+                    + " lr=" + std::to_string(plan.learning_rate);
                 round_end = std::max(round_end, row.end_s);
             }
             for (std::size_t i = 0; i < n; ++i) {
                 rows[i].wait_s = round_end - rows[i].end_s;
-                train_loss += rows[i].loss * static_cast<double>(pushes[i].batch_size) / static_cast<double>(data_total);
+                train_loss
+                    += rows[i].loss * static_cast<double>(pushes[i].batch_size) / static_cast<double>(data_total);
             }
             job.server.apply_barrier(pushes);
             now = round_end;
@@ -108,8 +110,8 @@ struct FederatedTrainer::Impl {
             observer.on_iteration(rows);
         }
         job.finish(result, round, samples, now, 0, observer);
-        observer.on_event(job.event(std::max<std::int64_t>(0, round - 1), now, result.stopped ? "job-stopped" : "job-finished",
-            std::to_string(round) + " rounds"));
+        observer.on_event(job.event(std::max<std::int64_t>(0, round - 1), now,
+            result.stopped ? "job-stopped" : "job-finished", std::to_string(round) + " rounds"));
         return result;
     }
 
@@ -126,6 +128,9 @@ FederatedTrainer::FederatedTrainer(TrainerConfig config, FederatedConfig federat
 
 FederatedTrainer::~FederatedTrainer() = default;
 
-TrainingResult FederatedTrainer::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
+TrainingResult FederatedTrainer::run(const std::atomic<bool>* stop)
+{
+    return impl_->run(stop);
+}
 
 } // namespace fulcrum::train

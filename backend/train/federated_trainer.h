@@ -12,8 +12,8 @@ namespace fulcrum::train {
 struct FederatedConfig {
     balance::FederatedVariant variant = balance::FederatedVariant::TuneBatch;
     std::int32_t batch_size = 32; // B
-    int local_steps = 10;         // τ
-    double learning_rate = 0.05;  // η, the clients' local SGD step
+    int local_steps = 10; // τ
+    double learning_rate = 0.05; // η, the clients' local SGD step
     std::int64_t rounds = 50;
     std::int64_t eval_interval = 1; // rounds
 };

@@ -3,12 +3,12 @@
 #include "perf/proc_stats.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 
 namespace fulcrum::train {
 
@@ -19,17 +19,17 @@ struct FreeRunningEngine::Impl : EngineRefs {
     }
 
     struct WorkerState {
-        std::int64_t clock = 0;      // iterations completed
-        std::int64_t quota = 0;      // elastic-bsp: run until clock reaches this
+        std::int64_t clock = 0; // iterations completed
+        std::int64_t quota = 0; // elastic-bsp: run until clock reaches this
         bool busy = false;
-        bool row_open = false;       // a finished iteration whose wait is not known yet
+        bool row_open = false; // a finished iteration whose wait is not known yet
         IterationRecord row;
         std::deque<double> intervals;
         std::int64_t pulled_version = 0; // busy: the server version its gradient was computed on
-        std::uint64_t started = 0;       // busy: its start's place in the order of starts
+        std::uint64_t started = 0; // busy: its start's place in the order of starts
         std::int64_t recorded_through = -1; // the iteration of its last row handed over
-        bool go = false;                 // real mode: its thread is to compute the batch just started
-        double pull_s = 0;               // real mode: how long the pull at its start took
+        bool go = false; // real mode: its thread is to compute the batch just started
+        double pull_s = 0; // real mode: how long the pull at its start took
     };
 
     enum class Kind { Asp, Ssp, ElasticBsp };
@@ -145,8 +145,9 @@ struct FreeRunningEngine::Impl : EngineRefs {
 
     std::string decision_tag(std::size_t i) const
     {
-        std::string tag = kind == Kind::ElasticBsp ? "elastic-bsp r=" + std::to_string(state[i].quota - superstep_start[i])
-                                                  : sync::describe(sync_model);
+        std::string tag = kind == Kind::ElasticBsp
+            ? "elastic-bsp r=" + std::to_string(state[i].quota - superstep_start[i])
+            : sync::describe(sync_model);
         if (i < decisions.size() && decisions[i] != manager->policy().name())
             tag += "/" + decisions[i]; // pinned
         return tag;
@@ -183,7 +184,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
             result.final_evaluation = job.evaluate(updates - 1, t, epoch, train_loss);
             result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
             observer.on_evaluation(result.final_evaluation);
-            if (config.target_accuracy && !result.target_time_s && result.final_evaluation.test_accuracy >= *config.target_accuracy) {
+            if (config.target_accuracy && !result.target_time_s
+                && result.final_evaluation.test_accuracy >= *config.target_accuracy) {
                 result.target_time_s = t;
                 result.target_updates = updates;
                 progress.done = true;
@@ -211,7 +213,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
         if (stopping) {
             result.stopped = true;
             progress.done = true;
-            progress.checkpointed_at_stop = !checkpoints_off && (config.checkpoint_every > 0 || config.checkpoint_seconds > 0)
+            progress.checkpointed_at_stop = !checkpoints_off
+                && (config.checkpoint_every > 0 || config.checkpoint_seconds > 0)
                 && last_checkpoint == progress.updates;
         }
     }
@@ -295,7 +298,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
             const IterationRecord& r = w.row;
             out.put(r.iteration);
             out.put(r.batch_size);
-            for (const double v : { r.start_s, r.end_s, r.compute_s, r.comm_s, r.wait_s, r.cpu_share, r.memory_share, r.speed, r.loss })
+            for (const double v :
+                { r.start_s, r.end_s, r.compute_s, r.comm_s, r.wait_s, r.cpu_share, r.memory_share, r.speed, r.loss })
                 out.put(v);
             out.put(r.predicted_speed);
             out.put(r.decision);
@@ -342,7 +346,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
             r.worker = static_cast<WorkerId>(i);
             r.iteration = in.get<std::int64_t>("worker row");
             r.batch_size = in.get<std::int32_t>("worker row");
-            for (double* v : { &r.start_s, &r.end_s, &r.compute_s, &r.comm_s, &r.wait_s, &r.cpu_share, &r.memory_share, &r.speed, &r.loss })
+            for (double* v : { &r.start_s, &r.end_s, &r.compute_s, &r.comm_s, &r.wait_s, &r.cpu_share, &r.memory_share,
+                     &r.speed, &r.loss })
                 *v = in.get<double>("worker row");
             in.get(r.predicted_speed, "worker row");
             r.decision = in.get_string("worker row");
@@ -366,11 +371,13 @@ struct FreeRunningEngine::Impl : EngineRefs {
     // time, or because the run stops (`forced`).
     void maybe_checkpoint(bool forced)
     {
-        if (checkpoints_off || (config.checkpoint_every <= 0 && config.checkpoint_seconds <= 0) || progress.updates == last_checkpoint)
+        if (checkpoints_off || (config.checkpoint_every <= 0 && config.checkpoint_seconds <= 0)
+            || progress.updates == last_checkpoint)
             return;
         const bool by_count = config.checkpoint_every > 0 && progress.updates % config.checkpoint_every == 0;
         const bool by_time = config.checkpoint_seconds > 0
-            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count() >= config.checkpoint_seconds;
+            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count()
+                >= config.checkpoint_seconds;
         if (!forced && !by_count && !by_time)
             return;
         const std::int64_t at = progress.updates - 1;
@@ -378,7 +385,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
         if (!saved) {
             checkpoints_off = true;
             core.emit(at, progress.now, "checkpoints-off",
-                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash", "system");
+                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash",
+                "system");
             return;
         }
         observer.on_checkpoint(at, progress.now, std::move(*saved));
@@ -445,7 +453,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         std::size_t worker = 0;
         double began = 0, ended = 0, compute_s = 0, cpu_seconds = 0, loss = 0;
         std::optional<double> memory_share; // a remote worker's, measured on its host
-        bool lost = false;                  // a remote worker that disconnected: no gradient
+        bool lost = false; // a remote worker that disconnected: no gradient
     };
 
     // Real mode: worker i's thread computes each batch start() hands it (a remote slot's
@@ -477,8 +485,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
             if (remote) {
                 model::Vector& gradient = worker.gradient_buffer();
                 const auto result = config.remote->compute(static_cast<WorkerId>(i), iteration,
-                    std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())), batch_size,
-                    std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
+                    std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())),
+                    batch_size, std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
                 c.lost = !result;
                 if (result) {
                     c.loss = result->loss;
@@ -596,9 +604,11 @@ struct FreeRunningEngine::Impl : EngineRefs {
             for (std::size_t i = 0; i < n; ++i)
                 if (state[i].busy)
                     busy.push_back(i);
-            std::sort(busy.begin(), busy.end(), [&](std::size_t a, std::size_t b) { return state[a].started < state[b].started; });
+            std::sort(busy.begin(), busy.end(),
+                [&](std::size_t a, std::size_t b) { return state[a].started < state[b].started; });
             for (const std::size_t i : busy)
-                clock.schedule(state[i].row.end_s, [this, i, version = state[i].pulled_version] { arrive(i, version); });
+                clock.schedule(
+                    state[i].row.end_s, [this, i, version = state[i].pulled_version] { arrive(i, version); });
             if (real()) { // its checkpoint abandoned the batches under way: they start again
                 const std::int64_t slowest = slowest_clock();
                 for (std::size_t i = 0; i < n; ++i)
@@ -610,7 +620,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
             state.resize(n);
             for (auto& s : state) {
                 s.clock = progress.next;
-                s.quota = progress.next + 1; // the first ElasticBSP superstep is one plain BSP iteration: nothing is known yet
+                s.quota = progress.next
+                    + 1; // the first ElasticBSP superstep is one plain BSP iteration: nothing is known yet
                 s.recorded_through = progress.next - 1;
             }
             superstep_start.assign(n, progress.next);
@@ -618,8 +629,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
             // At the job's start the policy's first sizes; after a barrier segment the uniform
             // split around the pins and exclusions in effect (the policy is uniform here).
             const std::int64_t at = std::max<std::int64_t>(0, progress.updates - 1);
-            const balance::Allocation allocation = progress.updates == 0 && progress.next == 0 ? manager->initial()
-                                                                                                : manager->next({}, at, t);
+            const balance::Allocation allocation
+                = progress.updates == 0 && progress.next == 0 ? manager->initial() : manager->next({}, at, t);
             core.forward_manager_events(at, t);
             batch = allocation.batch_sizes;
             decisions = allocation.decisions;
@@ -631,8 +642,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             if (!progress.done && !switch_ready)
                 run_real();
         } else {
-            while (!progress.done && !switch_ready && clock.step()) {
-            }
+            while (!progress.done && !switch_ready && clock.step()) { }
         }
         std::int64_t next = progress.next;
         for (std::size_t i = 0; i < n; ++i) {
@@ -645,21 +655,21 @@ struct FreeRunningEngine::Impl : EngineRefs {
     }
 
     Kind kind = Kind::Asp;
-    std::vector<std::int32_t> batch;     // each worker's next batch; 0 while excluded
-    std::vector<std::string> decisions;  // the manager's per-worker tags when an override applies
+    std::vector<std::int32_t> batch; // each worker's next batch; 0 while excluded
+    std::vector<std::string> decisions; // the manager's per-worker tags when an override applies
     std::vector<WorkerState> state;
     std::vector<std::int64_t> superstep_start;
     const std::atomic<bool>* stop_flag = nullptr;
     // Real mode: the engine's thread and the workers' threads meet here.
-    std::mutex mutex;                  // guards the state while the engine handles a completion
-    std::condition_variable wake;      // a worker has a batch to compute, or training ended
+    std::mutex mutex; // guards the state while the engine handles a completion
+    std::condition_variable wake; // a worker has a batch to compute, or training ended
     std::condition_variable completed; // a worker's batch is done
     std::deque<Completion> completions;
-    bool finished = false;             // the workers' threads end
-    bool draining = false;     // a switch to bsp or backup: no more starts
+    bool finished = false; // the workers' threads end
+    bool draining = false; // a switch to bsp or backup: no more starts
     bool switch_ready = false; // ... and every batch under way has arrived
-    std::uint64_t starts = 0;  // batches started, numbering each start
-    bool resumed = false;      // from a checkpoint: the state is read, the arrivals not yet scheduled
+    std::uint64_t starts = 0; // batches started, numbering each start
+    bool resumed = false; // from a checkpoint: the state is read, the arrivals not yet scheduled
     bool checkpoints_off = false;
     std::optional<std::int64_t> last_checkpoint; // the update count of the last checkpoint taken
     std::chrono::steady_clock::time_point last_checkpoint_at;
@@ -672,12 +682,24 @@ FreeRunningEngine::FreeRunningEngine(JobCore& core)
 
 FreeRunningEngine::~FreeRunningEngine() = default;
 
-bool FreeRunningEngine::run(const std::atomic<bool>* stop) { return impl_->run(stop); }
+bool FreeRunningEngine::run(const std::atomic<bool>* stop)
+{
+    return impl_->run(stop);
+}
 
-bool FreeRunningEngine::reads(std::string_view format) { return format == Impl::kCheckpointFormat; }
+bool FreeRunningEngine::reads(std::string_view format)
+{
+    return format == Impl::kCheckpointFormat;
+}
 
-void FreeRunningEngine::resume_from_checkpoint(StateReader& in) { impl_->resume(in); }
+void FreeRunningEngine::resume_from_checkpoint(StateReader& in)
+{
+    impl_->resume(in);
+}
 
-std::vector<std::int64_t> FreeRunningEngine::recorded_through() const { return impl_->recorded_through(); }
+std::vector<std::int64_t> FreeRunningEngine::recorded_through() const
+{
+    return impl_->recorded_through();
+}
 
 } // namespace fulcrum::train

@@ -5,7 +5,7 @@
 namespace fulcrum::train {
 
 JobControl::JobControl(balance::BatchSizeManager& manager, int workers, sync::SyncSpec sync,
-                       std::function<void(const sync::SyncSpec&)> switchable)
+    std::function<void(const sync::SyncSpec&)> switchable)
     : manager_(manager)
     , workers_(workers)
     , switchable_(std::move(switchable))
@@ -28,25 +28,33 @@ void JobControl::pin(WorkerId worker, std::int32_t batch_size, const std::string
     manager_.pin(worker, batch_size, actor);
 }
 
-void JobControl::unpin(WorkerId worker, const std::string& actor) { manager_.unpin(worker, actor); }
+void JobControl::unpin(WorkerId worker, const std::string& actor)
+{
+    manager_.unpin(worker, actor);
+}
 
 void JobControl::exclude(WorkerId worker, std::optional<double> for_s, const std::string& actor)
 {
     manager_.exclude(worker, for_s, actor);
 }
 
-void JobControl::include(WorkerId worker, const std::string& actor) { manager_.include(worker, actor); }
+void JobControl::include(WorkerId worker, const std::string& actor)
+{
+    manager_.include(worker, actor);
+}
 
 void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
-                            const std::string& actor, std::string spec_json)
+    const std::string& actor, std::string spec_json)
 {
     if (!policy)
         throw std::invalid_argument("set_policy needs a policy");
     const bool uniform = policy->name() == "uniform";
     std::lock_guard lock(mutex_);
     if (!uniform && free_running_requested_.value_or(free_running_))
-        throw RefusedRequest("policy-not-applicable", "this job's sync model (" + sync_description_
-            + ") has no barrier to balance at, so only the uniform policy applies; switch it to bsp or backup first");
+        throw RefusedRequest("policy-not-applicable",
+            "this job's sync model (" + sync_description_
+                + ") has no barrier to balance at, so only the uniform policy applies; switch it to bsp or backup "
+                  "first");
     manager_.set_policy(std::move(policy), options, actor, std::move(spec_json));
     uniform_requested_ = uniform;
 }
@@ -55,7 +63,8 @@ void JobControl::inject_straggler(WorkerId worker, double slowdown, const std::s
 {
     check_worker(worker);
     if (!(slowdown >= 1 && slowdown <= 1000))
-        throw RefusedRequest("illegal-value", "a straggler's slowdown must be from 1 to 1000, got " + std::to_string(slowdown));
+        throw RefusedRequest(
+            "illegal-value", "a straggler's slowdown must be from 1 to 1000, got " + std::to_string(slowdown));
     std::lock_guard lock(mutex_);
     slowdown_view_[static_cast<std::size_t>(worker)] = slowdown;
     slowdowns_.push_back({ worker, slowdown, actor });
@@ -72,8 +81,10 @@ void JobControl::set_sync_model(const sync::SyncSpec& spec, const std::string& a
     const bool free_running = !sync::closes_every_iteration(spec.type);
     std::lock_guard lock(mutex_);
     if (free_running && !uniform_requested_.value_or(uniform_policy_))
-        throw RefusedRequest("policy-not-applicable", sync::describe(spec)
-            + " has no barrier to balance at and this job's batch-size policy is not uniform; set the policy to uniform first");
+        throw RefusedRequest("policy-not-applicable",
+            sync::describe(spec)
+                + " has no barrier to balance at and this job's batch-size policy is not uniform; set the policy to "
+                  "uniform first");
     sync_change_ = SyncChange { spec, actor };
     free_running_requested_ = free_running;
 }

@@ -28,7 +28,7 @@ public:
     // `switchable(spec)` throws RefusedRequest when the trainer cannot run `spec` from its
     // next safe point ("sync-model-not-switchable", "illegal-value").
     JobControl(balance::BatchSizeManager& manager, int workers, sync::SyncSpec sync,
-               std::function<void(const sync::SyncSpec&)> switchable);
+        std::function<void(const sync::SyncSpec&)> switchable);
 
     // The operator's requests.
     void pin(WorkerId worker, std::int32_t batch_size, const std::string& actor = "operator");
@@ -39,7 +39,7 @@ public:
     // Refused ("policy-not-applicable") while the job runs, or is switching to, a sync model
     // with no barrier to balance at (asp, ssp, elastic-bsp), unless the policy is uniform.
     void set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
-                    const std::string& actor = "operator", std::string spec_json = {});
+        const std::string& actor = "operator", std::string spec_json = {});
     // Drills and demos: from the next safe point the worker's batches take `slowdown` times
     // longer (1 clears it). Refused: "unknown-worker", "illegal-value" (outside 1 to 1000).
     void inject_straggler(WorkerId worker, double slowdown, const std::string& actor = "operator");
@@ -56,7 +56,7 @@ public:
     // What is asked or in effect, for a status display (any thread).
     bool paused() const;
     double straggler_slowdown(WorkerId worker) const; // as last requested
-    std::string sync_model() const;                   // in effect, as sync::describe gives it
+    std::string sync_model() const; // in effect, as sync::describe gives it
     balance::WorkerOverride worker(WorkerId worker) const { return manager_.state(worker); }
 
     // The trainer's side, at its safe points.
@@ -94,10 +94,10 @@ private:
     std::vector<double> slowdown_view_;
     std::optional<SyncChange> sync_change_;
     std::string sync_description_;
-    bool free_running_ = false;                  // the sync model in effect has no barrier per iteration
+    bool free_running_ = false; // the sync model in effect has no barrier per iteration
     std::optional<bool> free_running_requested_; // a switch asked for, not yet made
-    bool uniform_policy_ = true;                 // in effect
-    std::optional<bool> uniform_requested_;      // a set-policy asked for, not yet applied
+    bool uniform_policy_ = true; // in effect
+    std::optional<bool> uniform_requested_; // a set-policy asked for, not yet applied
     std::vector<ResizeRequest> resizes_;
     bool pause_requested_ = false;
     std::string pause_actor_;

@@ -13,8 +13,9 @@ void check_switchable(const TrainerConfig& config, const sync::SyncSpec& spec)
     if (sync::closes_every_iteration(spec.type))
         return;
     if (config.elastic.enabled())
-        throw RefusedRequest("sync-model-not-switchable", "this job is elastic (Elastic PS resizes between barriers); "
-            + sync::describe(spec) + " has no barrier to resize at");
+        throw RefusedRequest("sync-model-not-switchable",
+            "this job is elastic (Elastic PS resizes between barriers); " + sync::describe(spec)
+                + " has no barrier to resize at");
 }
 
 } // namespace
@@ -34,12 +35,12 @@ JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, 
         throw std::invalid_argument("the batch-size manager was made for a different number of workers");
     sync::validate(config.sync, n);
     slowdown.assign(job.workers.size(), 1.0);
-    control = std::make_unique<JobControl>(*manager, n, sync_model,
-        [&config = config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
+    control = std::make_unique<JobControl>(
+        *manager, n, sync_model, [&config = config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
 }
 
 void JobCore::emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
-                   std::optional<WorkerId> worker)
+    std::optional<WorkerId> worker)
 {
     EventRecord e = job.event(at, now, std::move(kind), std::move(message));
     e.actor = std::move(actor);
@@ -66,8 +67,9 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
             continue;
         factor = d.factor;
         emit(at, now, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
-            d.factor == 1 ? "worker " + std::to_string(d.worker) + " runs at its own speed again"
-                          : "worker " + std::to_string(d.worker) + "'s batches take " + std::to_string(d.factor) + "x longer",
+            d.factor == 1
+                ? "worker " + std::to_string(d.worker) + " runs at its own speed again"
+                : "worker " + std::to_string(d.worker) + "'s batches take " + std::to_string(d.factor) + "x longer",
             d.actor, d.worker);
     }
 }
@@ -105,7 +107,8 @@ void save_progress(StateWriter& out, const TrainingProgress& p)
     for (const balance::WorkerObservation& o : p.observations) {
         out.put(o.worker);
         out.put(o.batch_size);
-        for (const double v : { o.compute_s, o.comm_s, o.cpu_share, o.memory_share, o.next_cpu_share, o.next_memory_share, o.device_memory })
+        for (const double v : { o.compute_s, o.comm_s, o.cpu_share, o.memory_share, o.next_cpu_share,
+                 o.next_memory_share, o.device_memory })
             out.put(v);
         out.put(o.batch_limit);
     }
@@ -129,7 +132,8 @@ void load_progress(StateReader& in, TrainingProgress& p, JobId job)
     for (balance::WorkerObservation& o : p.observations) {
         o.worker = in.get<WorkerId>("observation");
         o.batch_size = in.get<std::int32_t>("observation");
-        for (double* v : { &o.compute_s, &o.comm_s, &o.cpu_share, &o.memory_share, &o.next_cpu_share, &o.next_memory_share, &o.device_memory })
+        for (double* v : { &o.compute_s, &o.comm_s, &o.cpu_share, &o.memory_share, &o.next_cpu_share,
+                 &o.next_memory_share, &o.device_memory })
             *v = in.get<double>("observation");
         o.batch_limit = in.get<std::int32_t>("observation");
     }

@@ -62,7 +62,7 @@ struct JobCore {
     void forward_manager_events(std::int64_t at, double now);
     // An event stamped with this job, iteration `at` and run time `now`, by `actor`.
     void emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
-              std::optional<WorkerId> worker = std::nullopt);
+        std::optional<WorkerId> worker = std::nullopt);
     bool stop_requested(const std::atomic<bool>* stop) const { return stop && stop->load(std::memory_order_relaxed); }
     // A checkpoint's stragglers and sync model in effect (the mailbox learns them on load).
     void save_sync(StateWriter& out) const;
@@ -75,7 +75,7 @@ struct JobCore {
     std::unique_ptr<JobControl> control;
     engine::EventQueue clock;
     engine::Pacer pacer;
-    sync::SyncSpec sync_model;    // in effect; the training thread's
+    sync::SyncSpec sync_model; // in effect; the training thread's
     std::vector<double> slowdown; // per worker, in effect; the training thread's
     TrainingProgress progress;
 };
@@ -105,7 +105,7 @@ struct EngineRefs {
     std::unique_ptr<JobControl>& control;
     engine::EventQueue& clock;
     engine::Pacer& pacer;
-    sync::SyncSpec& sync_model;    // in effect
+    sync::SyncSpec& sync_model; // in effect
     std::vector<double>& slowdown; // per worker, in effect
     TrainingProgress& progress;
 };

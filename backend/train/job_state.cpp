@@ -39,8 +39,8 @@ JobState::JobState(TrainerConfig c)
         const int slots = static_cast<int>(workers.size());
         const int initial = elastic.initial_workers > 0 ? elastic.initial_workers : slots;
         if (initial > slots)
-            throw std::invalid_argument("elastic.initial_workers is " + std::to_string(initial) + " but the job has only "
-                + std::to_string(slots) + " worker slots");
+            throw std::invalid_argument("elastic.initial_workers is " + std::to_string(initial)
+                + " but the job has only " + std::to_string(slots) + " worker slots");
         shares.emplace(config.train->size(), initial);
         for (int i = 0; i < slots; ++i)
             members[static_cast<std::size_t>(i)] = i < initial;
@@ -81,7 +81,7 @@ EvaluationRecord JobState::evaluate(std::int64_t iteration, double time_s, doubl
 }
 
 void JobState::finish(TrainingResult& result, std::int64_t steps, std::int64_t samples, double now, double train_loss,
-                      TrainingObserver& observer, bool resumable)
+    TrainingObserver& observer, bool resumable)
 {
     result.iterations = steps;
     result.updates = steps;
@@ -114,15 +114,17 @@ ResizeRequest JobState::resolved(const ResizeRequest& request) const
     case ResizeAction::AddServer:
         r.target = servers;
         if (servers + 1 > server.parameter_count())
-            throw ResizeError("no-keys", "cannot add a server to " + job_name + ": every one of its "
-                + std::to_string(server.parameter_count()) + " parameters already has its own");
+            throw ResizeError("no-keys",
+                "cannot add a server to " + job_name + ": every one of its " + std::to_string(server.parameter_count())
+                    + " parameters already has its own");
         break;
     case ResizeAction::RemoveServer:
         if (!r.target)
             r.target = servers - 1;
         if (*r.target < 0 || *r.target >= servers)
-            throw ResizeError("unknown-server", "server " + std::to_string(*r.target) + " does not exist (" + job_name
-                + " has servers 0 to " + std::to_string(servers - 1) + ")");
+            throw ResizeError("unknown-server",
+                "server " + std::to_string(*r.target) + " does not exist (" + job_name + " has servers 0 to "
+                    + std::to_string(servers - 1) + ")");
         if (servers == 1)
             throw ResizeError("last-server", "server 0 is the last server of " + job_name);
         break;
@@ -130,15 +132,17 @@ ResizeRequest JobState::resolved(const ResizeRequest& request) const
         if (!r.target) {
             const auto free = std::find(members.begin(), members.end(), false);
             if (free == members.end())
-                throw ResizeError("no-free-slot", "every one of the " + std::to_string(slots) + " worker slots of " + job_name
-                    + " is in use");
+                throw ResizeError("no-free-slot",
+                    "every one of the " + std::to_string(slots) + " worker slots of " + job_name + " is in use");
             r.target = static_cast<int>(free - members.begin());
         }
         if (*r.target < 0 || *r.target >= slots)
-            throw ResizeError("unknown-worker", "worker slot " + std::to_string(*r.target) + " does not exist (" + job_name
-                + " has slots 0 to " + std::to_string(slots - 1) + ")");
+            throw ResizeError("unknown-worker",
+                "worker slot " + std::to_string(*r.target) + " does not exist (" + job_name + " has slots 0 to "
+                    + std::to_string(slots - 1) + ")");
         if (members[static_cast<std::size_t>(*r.target)])
-            throw ResizeError("already-member", "worker " + std::to_string(*r.target) + " is already a worker of " + job_name);
+            throw ResizeError(
+                "already-member", "worker " + std::to_string(*r.target) + " is already a worker of " + job_name);
         break;
     case ResizeAction::RemoveWorker:
         if (!r.target)
@@ -146,9 +150,11 @@ ResizeRequest JobState::resolved(const ResizeRequest& request) const
                 if (members[static_cast<std::size_t>(i)])
                     r.target = i;
         if (*r.target < 0 || *r.target >= slots || !members[static_cast<std::size_t>(*r.target)])
-            throw ResizeError("not-a-member", "worker " + std::to_string(*r.target) + " is not a worker of " + job_name);
+            throw ResizeError(
+                "not-a-member", "worker " + std::to_string(*r.target) + " is not a worker of " + job_name);
         if (member_count() == 1)
-            throw ResizeError("last-worker", "worker " + std::to_string(*r.target) + " is the last worker of " + job_name);
+            throw ResizeError(
+                "last-worker", "worker " + std::to_string(*r.target) + " is the last worker of " + job_name);
         break;
     }
     return r;
@@ -204,7 +210,6 @@ EventRecord JobState::event(std::int64_t iteration, double time_s, std::string k
     return e;
 }
 
-
 void JobState::save_state(StateWriter& out) const
 {
     server.save_state(out);
@@ -228,7 +233,8 @@ void JobState::load_state(StateReader& in)
     std::vector<bool> stored;
     in.get(stored, "members");
     if (stored.size() != members.size())
-        in.fail("members", "name " + std::to_string(stored.size()) + " slots; the job has " + std::to_string(members.size()));
+        in.fail("members",
+            "name " + std::to_string(stored.size()) + " slots; the job has " + std::to_string(members.size()));
     members = stored;
     if (in.get_bool("data shares") != shares.has_value())
         in.fail("data shares", "the checkpoint's job and this one differ in being elastic");

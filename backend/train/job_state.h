@@ -1,12 +1,11 @@
 #pragma once
 
-#include "train/remote_workers.h"
-
 #include "data/data_shares.h"
 #include "model/model.h"
 #include "ps/parameter_server.h"
 #include "sync/sync_spec.h"
 #include "train/elastic_resize.h"
+#include "train/remote_workers.h"
 #include "train/training_observer.h"
 #include "train/worker.h"
 
@@ -40,9 +39,9 @@ struct TrainerConfig {
     std::int64_t eval_interval = 100;
     std::optional<double> target_accuracy; // stop once the test accuracy reaches it
     ClockMode mode = ClockMode::Virtual;
-    double pace = 10.0;  // paced mode: virtual seconds per wall second
+    double pace = 10.0; // paced mode: virtual seconds per wall second
     std::uint64_t seed = 1;
-    int threads = 0;     // compute threads for the virtual modes; 0 = hardware concurrency
+    int threads = 0; // compute threads for the virtual modes; 0 = hardware concurrency
     ElasticSpec elastic; // Elastic PS (BSP family only)
     // Slots computed by remote processes (BSP trainer, real mode); null: all local.
     std::shared_ptr<RemoteWorkers> remote;
@@ -68,7 +67,7 @@ struct JobState {
     // checkpoint (`resumable`) keeps that evaluation out of the observer: the resumed job
     // records the uninterrupted run's evaluations, and this one is not among them.
     void finish(TrainingResult& result, std::int64_t steps, std::int64_t samples, double now, double train_loss,
-                TrainingObserver& observer, bool resumable = false);
+        TrainingObserver& observer, bool resumable = false);
 
     // Elastic PS, between iterations only: changes the server set or the worker set and
     // re-splits the data. Throws ResizeError (the job is unchanged) for an impossible change.
@@ -89,7 +88,7 @@ struct JobState {
     std::unique_ptr<model::Model> evaluator;
     std::vector<std::unique_ptr<Worker>> workers; // every slot; only members compute
     std::vector<bool> members;
-    std::optional<data::DataShares> shares;       // when the job is elastic
+    std::optional<data::DataShares> shares; // when the job is elastic
     std::int64_t model_bytes = 0;
     std::chrono::steady_clock::time_point run_start;
 };

@@ -11,8 +11,8 @@ namespace fulcrum::train {
 // What a remote worker process measured for one batch.
 struct RemoteBatch {
     double loss = 0;
-    double compute_s = 0;    // its own wall time for forward and backward
-    double cpu_share = 0;    // its CPU time over that wall time
+    double compute_s = 0; // its own wall time for forward and backward
+    double cpu_share = 0; // its CPU time over that wall time
     double memory_share = 0; // available memory on its host
 };
 
@@ -26,8 +26,9 @@ public:
     // Sends the parameters and the batch size and blocks until the result, whose gradient is
     // written to `gradient`. Unset when the worker is gone: disconnected before or during
     // the task, or it sent a result that does not fit (wrong size).
-    virtual std::optional<RemoteBatch> compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
-                                               std::int32_t batch_size, std::span<float> gradient) = 0;
+    virtual std::optional<RemoteBatch> compute(WorkerId worker, std::int64_t iteration,
+        std::span<const float> parameters, std::int32_t batch_size, std::span<float> gradient)
+        = 0;
 };
 
 } // namespace fulcrum::train

@@ -9,7 +9,8 @@
 
 namespace fulcrum::train {
 
-JobTrainer::JobTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer)
+JobTrainer::JobTrainer(
+    TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer)
     : core_(std::make_unique<JobCore>(std::move(config), std::move(manager), observer))
 {
     const TrainerConfig& c = core_->config;
@@ -35,10 +36,12 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
     const bool starts_free = !sync::closes_every_iteration(core.sync_model.type);
     if (resumed_) { // the wall clock, the virtual clock and the progress come from the checkpoint
         core.pacer.start_at(p.now);
-        const std::string where = starts_free ? "after update " + std::to_string(p.updates) + ": updates go on from " + std::to_string(p.updates + 1)
-                                              : "at iteration " + std::to_string(p.next - 1) + ": iterations go on from " + std::to_string(p.next);
+        const std::string where = starts_free
+            ? "after update " + std::to_string(p.updates) + ": updates go on from " + std::to_string(p.updates + 1)
+            : "at iteration " + std::to_string(p.next - 1) + ": iterations go on from " + std::to_string(p.next);
         core.emit(std::max<std::int64_t>(0, starts_free ? p.updates - 1 : p.next - 1), p.now, "checkpoint-resumed",
-            "resumed from checkpoint " + where + ", policy " + core.manager->policy().name() + ", sync " + sync::describe(core.sync_model),
+            "resumed from checkpoint " + where + ", policy " + core.manager->policy().name() + ", sync "
+                + sync::describe(core.sync_model),
             "system");
     } else {
         core.job.run_start = std::chrono::steady_clock::now();
@@ -53,7 +56,8 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
     while (free_running ? free_running_->run(stop) : barrier_->run(stop))
         free_running = !free_running;
 
-    core.job.finish(p.result, p.updates, p.samples, p.now, p.train_loss, core.observer, p.result.stopped && p.checkpointed_at_stop);
+    core.job.finish(
+        p.result, p.updates, p.samples, p.now, p.train_loss, core.observer, p.result.stopped && p.checkpointed_at_stop);
     std::string summary;
     if (p.free_running_ran) {
         summary = std::to_string(p.updates) + " updates, largest staleness " + std::to_string(p.max_staleness);
@@ -63,7 +67,8 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
         summary = std::to_string(p.updates) + " iterations";
     }
     const std::int64_t last = p.free_running_ran ? p.updates - 1 : p.next - 1;
-    core.emit(std::max<std::int64_t>(0, last), p.now, p.result.stopped ? "job-stopped" : "job-finished", summary, "system");
+    core.emit(
+        std::max<std::int64_t>(0, last), p.now, p.result.stopped ? "job-stopped" : "job-finished", summary, "system");
     return p.result;
 }
 
@@ -86,14 +91,29 @@ std::vector<std::int64_t> JobTrainer::rows_recorded_through() const
     return resumed_free_running_ ? free_running_->recorded_through() : std::vector<std::int64_t> {};
 }
 
-std::int64_t JobTrainer::samples_trained() const { return resumed_ ? core_->progress.samples : 0; }
-JobControl& JobTrainer::control() { return *core_->control; }
-balance::BatchSizeManager& JobTrainer::manager() { return *core_->manager; }
-const ps::ParameterServer& JobTrainer::server() const { return core_->job.server; }
-const TrainerConfig& JobTrainer::config() const { return core_->config; }
+std::int64_t JobTrainer::samples_trained() const
+{
+    return resumed_ ? core_->progress.samples : 0;
+}
+JobControl& JobTrainer::control()
+{
+    return *core_->control;
+}
+balance::BatchSizeManager& JobTrainer::manager()
+{
+    return *core_->manager;
+}
+const ps::ParameterServer& JobTrainer::server() const
+{
+    return core_->job.server;
+}
+const TrainerConfig& JobTrainer::config() const
+{
+    return core_->config;
+}
 
-std::unique_ptr<Trainer> make_trainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager,
-                                      TrainingObserver& observer)
+std::unique_ptr<Trainer> make_trainer(
+    TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer)
 {
     return std::make_unique<JobTrainer>(std::move(config), std::move(manager), observer);
 }

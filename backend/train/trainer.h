@@ -77,7 +77,7 @@ private:
 
 // A job's trainer for `config.sync`. Throws std::invalid_argument for a configuration the
 // trainer cannot run.
-std::unique_ptr<Trainer> make_trainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager,
-                                      TrainingObserver& observer);
+std::unique_ptr<Trainer> make_trainer(
+    TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer);
 
 } // namespace fulcrum::train

@@ -4,8 +4,8 @@
 #include "ps/gradient.h"
 
 #include <optional>
-#include <string>
 #include <span>
+#include <string>
 
 namespace fulcrum::train {
 
@@ -19,22 +19,22 @@ public:
     virtual void on_event(const EventRecord& event) = 0;
     // The gradients a barrier applied, just before the server steps (the BSP family).
     // Lets a checker replay exactly what the server saw; most observers ignore it.
-    virtual void on_barrier(std::int64_t /*iteration*/, std::span<const ps::GradientPush> /*pushes*/) {}
+    virtual void on_barrier(std::int64_t /*iteration*/, std::span<const ps::GradientPush> /*pushes*/) { }
     // A checkpoint taken after iteration `iteration`'s rows were handed over (config's
     // checkpoint_every / checkpoint_seconds): the trainer's whole state, to resume from.
-    virtual void on_checkpoint(std::int64_t /*iteration*/, double /*time_s*/, std::string /*state*/) {}
+    virtual void on_checkpoint(std::int64_t /*iteration*/, double /*time_s*/, std::string /*state*/) { }
 };
 
 struct TrainingResult {
-    std::int64_t iterations = 0;  // barriers (BSP family) or worker iterations (asynchronous models)
-    std::int64_t updates = 0;     // parameter-server updates
+    std::int64_t iterations = 0; // barriers (BSP family) or worker iterations (asynchronous models)
+    std::int64_t updates = 0; // parameter-server updates
     double epochs = 0;
-    double time_s = 0;            // run clock at the end
+    double time_s = 0; // run clock at the end
     double wall_s = 0;
-    double mean_iteration_s = 0;  // run clock per barrier (BSP family) or per update
+    double mean_iteration_s = 0; // run clock per barrier (BSP family) or per update
     EvaluationRecord final_evaluation;
     double best_accuracy = 0;
-    bool stopped = false;         // ended early by a stop request
+    bool stopped = false; // ended early by a stop request
     // When the test accuracy first reached the target (if one was set).
     std::optional<double> target_time_s;
     std::optional<std::int64_t> target_updates;

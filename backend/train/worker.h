@@ -18,7 +18,7 @@ using WorkerSetup = perf::WorkerProfile;
 class Worker {
 public:
     Worker(WorkerId id, const WorkerSetup& setup, const model::Model& prototype,
-           std::shared_ptr<const data::Dataset> train, std::uint64_t seed);
+        std::shared_ptr<const data::Dataset> train, std::uint64_t seed);
 
     // Draws a batch of `batch_size` samples and computes the mean gradient on the replica;
     // returns the mean loss.

@@ -17,7 +17,6 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
-
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -34,8 +33,7 @@ using namespace protocol;
 namespace {
 
 // The connection, plain or TLS; one type per run so the loop below is written once.
-template <class Next>
-class Connection {
+template <class Next> class Connection {
 public:
     Connection(const RemoteWorkerOptions& o, net::io_context& io, net::ssl::context& tls)
         : ws_(make(io, tls))
@@ -47,7 +45,8 @@ public:
             throw std::runtime_error("cannot resolve " + o.host + ": " + ec.message());
         net::connect(beast::get_lowest_layer(ws_), endpoints, ec);
         if (ec)
-            throw std::runtime_error("cannot connect to " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
+            throw std::runtime_error(
+                "cannot connect to " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
         if constexpr (!std::is_same_v<Next, tcp::socket>) {
             ws_.next_layer().set_verify_callback(net::ssl::host_name_verification(o.host));
             SSL_set_tlsext_host_name(ws_.next_layer().native_handle(), o.host.c_str());
@@ -64,7 +63,8 @@ public:
         ws_.handshake(response, o.host, "/", ec);
         if (ec) {
             if (response.result() == beast::http::status::unauthorized)
-                throw std::runtime_error("fulcrumd refused the token (HTTP 401): give a worker token from its token file");
+                throw std::runtime_error(
+                    "fulcrumd refused the token (HTTP 401): give a worker token from its token file");
             throw std::runtime_error("WebSocket handshake with " + o.host + " failed: " + ec.message());
         }
         ws_.read_message_max(kMaxWorkerFrameBytes);
@@ -119,7 +119,7 @@ ServerMessage read_message(const std::string& text)
 
 template <class Next>
 RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connection, const std::atomic<bool>& stop,
-                          const std::function<void(const std::string&)>& log)
+    const std::function<void(const std::string&)>& log)
 {
     const auto next_text = [&]() -> ServerMessage {
         for (;;) {
@@ -141,15 +141,16 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
         const ServerMessage m = next_text();
         if (const auto* r = std::get_if<Reply>(&m); r && r->id == "join") {
             if (r->error)
-                throw std::runtime_error("fulcrumd refused to let this worker join job " + std::to_string(o.job) + " (" + r->error->code
-                    + "): " + r->error->message);
+                throw std::runtime_error("fulcrumd refused to let this worker join job " + std::to_string(o.job) + " ("
+                    + r->error->code + "): " + r->error->message);
             if (!r->assignment)
                 throw std::runtime_error("fulcrumd's join reply carries no assignment");
             assignment = r->assignment;
         }
     }
 
-    scenario::Scenario s = scenario::parse_scenario(assignment->scenario_json, "job " + std::to_string(o.job) + "'s scenario");
+    scenario::Scenario s
+        = scenario::parse_scenario(assignment->scenario_json, "job " + std::to_string(o.job) + "'s scenario");
     if (o.data)
         s.data.path = o.data->string();
     else if (s.data.path_given && std::filesystem::path(s.data.path).is_relative())
@@ -158,7 +159,8 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
         s.data.path = (std::filesystem::path("/usr/share/datasets") / s.data.path).string();
     const WorkerId me = assignment->worker;
     if (me < 0 || static_cast<std::size_t>(me) >= s.workers.size())
-        throw std::runtime_error("fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");
+        throw std::runtime_error(
+            "fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");
     log("joined job " + std::to_string(o.job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
         + s.workers[static_cast<std::size_t>(me)].name + "); loading its data");
     const data::TrainTest data = run::load_scenario_data(s, s.seed);
@@ -181,7 +183,8 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
             if (const auto* e = std::get_if<ProtocolError>(&m))
                 log("fulcrumd: " + e->error.code + ": " + e->error.message);
             if (const auto* u = std::get_if<JobUpdate>(&m); u && u->status.job == o.job
-                && (u->status.state == JobState::Finished || u->status.state == JobState::Stopped || u->status.state == JobState::Failed)) {
+                && (u->status.state == JobState::Finished || u->status.state == JobState::Stopped
+                    || u->status.state == JobState::Failed)) {
                 connection.close();
                 summary.ended = "the job " + std::string(to_string(u->status.state)) + " (" + u->status.message + ")";
                 return summary;
@@ -193,8 +196,9 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
         if (!task)
             throw std::runtime_error("fulcrumd sent a task this worker cannot read: " + error);
         if (static_cast<Eigen::Index>(task->parameters.size()) != worker.replica().size())
-            throw std::runtime_error("the task carries " + std::to_string(task->parameters.size()) + " parameters; this worker's "
-                + prototype->name() + " has " + std::to_string(worker.replica().size()));
+            throw std::runtime_error("the task carries " + std::to_string(task->parameters.size())
+                + " parameters; this worker's " + prototype->name() + " has "
+                + std::to_string(worker.replica().size()));
         std::memcpy(worker.replica().data(), task->parameters.data(), task->parameters.size() * sizeof(float));
         const auto started = std::chrono::steady_clock::now();
         const double cpu_before = perf::thread_cpu_seconds();
@@ -203,7 +207,8 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
         result.batch_size = task->batch_size;
         result.loss = worker.compute_gradient(task->batch_size);
         result.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        result.cpu_share = result.compute_s > 0 ? std::min(1.0, (perf::thread_cpu_seconds() - cpu_before) / result.compute_s) : 1.0;
+        result.cpu_share
+            = result.compute_s > 0 ? std::min(1.0, (perf::thread_cpu_seconds() - cpu_before) / result.compute_s) : 1.0;
         result.memory_share = perf::memory_available_share();
         result.gradient.assign(worker.gradient().data(), worker.gradient().data() + worker.gradient().size());
         connection.send_binary(encode_result(result));
@@ -211,8 +216,9 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
         summary.samples += task->batch_size;
         summary.compute_s += result.compute_s;
         if (summary.batches % 100 == 0)
-            log(std::to_string(summary.batches) + " batches computed (iteration " + std::to_string(task->iteration) + ", batch "
-                + std::to_string(task->batch_size) + ", " + std::to_string(result.compute_s * 1000) + " ms)");
+            log(std::to_string(summary.batches) + " batches computed (iteration " + std::to_string(task->iteration)
+                + ", batch " + std::to_string(task->batch_size) + ", " + std::to_string(result.compute_s * 1000)
+                + " ms)");
     }
     connection.close();
     summary.ended = "stopped";
@@ -222,7 +228,7 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
 } // namespace
 
 RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
-                                      const std::function<void(const std::string&)>& log)
+    const std::function<void(const std::string&)>& log)
 {
     net::io_context io;
     net::ssl::context tls(net::ssl::context::tls_client);
@@ -234,7 +240,8 @@ RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const 
         else
             tls.load_verify_file(options.trusted.string(), ec);
         if (ec)
-            throw std::runtime_error((options.trusted.empty() ? std::string("the system's certificates") : options.trusted.string())
+            throw std::runtime_error(
+                (options.trusted.empty() ? std::string("the system's certificates") : options.trusted.string())
                 + ": cannot be loaded to check the server: " + ec.message());
         Connection<beast::ssl_stream<tcp::socket>> connection(options, io, tls);
         return serve(options, connection, stop, log);

@@ -14,12 +14,12 @@ namespace fulcrum::worker_client {
 struct RemoteWorkerOptions {
     std::string host = "127.0.0.1";
     unsigned short port = 7480;
-    std::string token;                      // a worker (or operator) token
+    std::string token; // a worker (or operator) token
     bool tls = false;
-    std::filesystem::path trusted;          // TLS: PEM certificates to trust; empty: the system's
+    std::filesystem::path trusted; // TLS: PEM certificates to trust; empty: the system's
     JobId job = 0;
-    std::optional<WorkerId> worker;         // a particular remote slot; unset: the first free
-    std::string name;                       // this host's name for the operator log
+    std::optional<WorkerId> worker; // a particular remote slot; unset: the first free
+    std::string name; // this host's name for the operator log
     std::optional<std::filesystem::path> data; // Fashion-MNIST folder on this host, if not the scenario's path
 };
 
@@ -39,6 +39,6 @@ struct RemoteWorkerSummary {
 // telling (joined, every 100 batches, the end). Throws std::runtime_error with a message
 // naming what failed (connection refused, wrong token, no such job, slot taken, ...).
 RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
-                                      const std::function<void(const std::string&)>& log);
+    const std::function<void(const std::string&)>& log);
 
 } // namespace fulcrum::worker_client

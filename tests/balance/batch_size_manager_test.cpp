@@ -7,7 +7,8 @@ using namespace fulcrum;
 
 namespace {
 
-std::vector<balance::WorkerObservation> observe(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds)
+std::vector<balance::WorkerObservation> observe(
+    const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds)
 {
     std::vector<balance::WorkerObservation> obs;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -23,8 +24,8 @@ std::vector<balance::WorkerObservation> observe(const std::vector<std::int32_t>&
     return obs;
 }
 
-std::unique_ptr<balance::BatchSizeManager> cpu_manager(int workers, std::int32_t total, std::vector<std::int32_t> limits = {},
-                                                       double damping = 0)
+std::unique_ptr<balance::BatchSizeManager> cpu_manager(
+    int workers, std::int32_t total, std::vector<std::int32_t> limits = {}, double damping = 0)
 {
     balance::PolicySpec spec;
     spec.type = "lbbsp-cpu";
@@ -33,7 +34,10 @@ std::unique_ptr<balance::BatchSizeManager> cpu_manager(int workers, std::int32_t
     return balance::make_manager(spec, workers, total, std::move(limits));
 }
 
-int sum(const std::vector<std::int32_t>& v) { return std::accumulate(v.begin(), v.end(), 0); }
+int sum(const std::vector<std::int32_t>& v)
+{
+    return std::accumulate(v.begin(), v.end(), 0);
+}
 
 } // namespace
 

@@ -4,10 +4,10 @@
 #include "balance/policy_registry.h"
 #include "perf/gpu_performance_model.h"
 
-#include <gtest/gtest.h>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <numeric>
 #include <unistd.h>
 
@@ -15,8 +15,8 @@ using namespace fulcrum;
 
 namespace {
 
-std::vector<balance::WorkerObservation> observe(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
-                                                const std::vector<double>& comm = {})
+std::vector<balance::WorkerObservation> observe(
+    const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds, const std::vector<double>& comm = {})
 {
     std::vector<balance::WorkerObservation> obs;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -138,7 +138,8 @@ TEST(LbBspGpuPolicy, Algorithm2ReachesAnEquilibriumThroughBothPhases)
         for (std::size_t i = 0; i < sizes.size(); ++i)
             EXPECT_LE(sizes[i], devices[i].batch_limit());
     }
-    const bool phase_change = std::any_of(run.events.begin(), run.events.end(), [](const auto& e) { return e.kind == "phase-change"; });
+    const bool phase_change
+        = std::any_of(run.events.begin(), run.events.end(), [](const auto& e) { return e.kind == "phase-change"; });
     EXPECT_TRUE(phase_change);
     // From uniform (the K520 takes several times the V100's time) to nearly balanced.
     EXPECT_GT(run.spreads.front(), 1.0);
@@ -153,7 +154,8 @@ TEST(LbBspGpuPolicy, AStragglerThatCannotShrinkRaisesARemoveWarning)
     for (auto& d : devices)
         d.noise.sigma = 0;
     const GpuRun run = run_gpu(devices, 200, 64);
-    const auto warning = std::find_if(run.events.begin(), run.events.end(), [](const auto& e) { return e.kind == "warning"; });
+    const auto warning
+        = std::find_if(run.events.begin(), run.events.end(), [](const auto& e) { return e.kind == "warning"; });
     ASSERT_NE(warning, run.events.end());
     EXPECT_EQ(warning->worker, 1);
     EXPECT_NE(warning->message.find("remove this straggler"), std::string::npos);
@@ -233,7 +235,8 @@ TEST(LbBspCpuPolicy, NarxPredictionsFromTheBankEqualEachWorkersOwnNetwork)
             const auto& o = obs[static_cast<std::size_t>(i)];
             const double own = narx->predict({ o.next_cpu_share, o.next_memory_share });
             ASSERT_TRUE(a.predicted_speeds[static_cast<std::size_t>(i)].has_value());
-            EXPECT_NEAR(*a.predicted_speeds[static_cast<std::size_t>(i)], own, 1e-4 * own) << "worker " << i << " iteration " << k;
+            EXPECT_NEAR(*a.predicted_speeds[static_cast<std::size_t>(i)], own, 1e-4 * own)
+                << "worker " << i << " iteration " << k;
         }
     }
 }
@@ -299,7 +302,9 @@ TEST(LbBspCpuPolicy, SavedNarxModelsWarmStartALaterRun)
     auto later = balance::make_manager(spec, 3, 30);
     auto b = later->initial();
     b = later->next(observe(b.batch_sizes, { 100, 50, 30 }), 0, 0);
-    EXPECT_TRUE(dynamic_cast<const predict::NarxPredictor*>(dynamic_cast<balance::LbBspCpuPolicy&>(later->policy()).predictor(1))->has_model());
+    EXPECT_TRUE(dynamic_cast<const predict::NarxPredictor*>(
+        dynamic_cast<balance::LbBspCpuPolicy&>(later->policy()).predictor(1))
+                    ->has_model());
 
     // A policy without NARX networks writes nothing.
     balance::PolicySpec uniform;

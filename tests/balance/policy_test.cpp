@@ -2,9 +2,9 @@
 #include "balance/rounding.h"
 #include "common/random.h"
 
-#include <gtest/gtest.h>
 #include <algorithm>
 #include <cmath>
+#include <gtest/gtest.h>
 #include <numeric>
 
 using namespace fulcrum;
@@ -74,7 +74,8 @@ std::vector<std::int32_t> largest_remainder_reference(const std::vector<double>&
     std::vector<std::int32_t> shares(weights.size());
     std::int64_t given = 0;
     for (std::size_t i = 0; i < weights.size(); ++i) {
-        exact[i] = sum > 0 ? weights[i] * (total / sum) : static_cast<double>(total) / static_cast<double>(weights.size());
+        exact[i]
+            = sum > 0 ? weights[i] * (total / sum) : static_cast<double>(total) / static_cast<double>(weights.size());
         shares[i] = std::max(1, static_cast<std::int32_t>(std::floor(exact[i])));
         given += shares[i];
     }
@@ -101,7 +102,8 @@ TEST(ProportionalSplit, MatchesTheSortedLargestRemainderMethodOnRandomInputs)
         std::vector<double> weights(n);
         for (auto& w : weights)
             w = trial % 5 == 0 ? static_cast<double>(1 + static_cast<int>(uniform01(rng) * 3)) : uniform01(rng) * 100;
-        const auto total = static_cast<std::int32_t>(n + static_cast<std::size_t>(uniform01(rng) * 50 * static_cast<double>(n)));
+        const auto total
+            = static_cast<std::int32_t>(n + static_cast<std::size_t>(uniform01(rng) * 50 * static_cast<double>(n)));
         const auto reference = largest_remainder_reference(weights, total);
         if (std::accumulate(reference.begin(), reference.end(), std::int64_t { 0 }) != total)
             continue; // lifted minimums overshoot: the other branch, covered above

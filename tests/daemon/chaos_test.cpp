@@ -186,16 +186,18 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
         10);
     // ssp: checkpoints between two updates, with the batches under way.
     std::ofstream(dir / "ssp.json") << job("chaos-ssp",
-        R"("mode": "paced", "pace": 0.5, "sync": {"type": "ssp", "staleness": 3}, "model": {"type": "mlp", "hidden": [24]})", 1200,
-        R"({"type": "uniform"})", R"([{"speed": 3000, "count": 2, "noise": {"sigma": 0.05}}, {"speed": 1000, "noise": {"sigma": 0.05}}])", 20);
+        R"("mode": "paced", "pace": 0.5, "sync": {"type": "ssp", "staleness": 3}, "model": {"type": "mlp", "hidden": [24]})",
+        1200, R"({"type": "uniform"})",
+        R"([{"speed": 3000, "count": 2, "noise": {"sigma": 0.05}}, {"speed": 1000, "noise": {"sigma": 0.05}}])", 20);
     const std::vector<Store> stores { { data / "runs" / "job-1.db", true }, { data / "runs" / "job-2.db", true },
         { data / "runs" / "job-3.db", false }, { data / "runs" / "job-4.db", true } };
     std::vector<std::map<Key, IterationRecord>> kept(stores.size());
 
     for (int round = 0; round <= rounds; ++round) {
-        auto [daemon, port] = start_daemon(round == 0 ? std::vector<std::string> { (dir / "cpu.json").string(),
-                                               (dir / "gpu.json").string(), (dir / "real.json").string(), (dir / "ssp.json").string() }
-                                                      : std::vector<std::string> {});
+        auto [daemon, port]
+            = start_daemon(round == 0 ? std::vector<std::string> { (dir / "cpu.json").string(),
+                               (dir / "gpu.json").string(), (dir / "real.json").string(), (dir / "ssp.json").string() }
+                                      : std::vector<std::string> {});
         ASSERT_NE(port, 0);
         start_workers(port);
         std::vector<std::thread> clients = start_clients(port);

@@ -3,33 +3,31 @@
 #include "daemon/daemon.h"
 #include "daemon/send_queue.h"
 #include "daemon/ws_server.h"
+#include "daemon_support.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
-
-#include "daemon_support.h"
 #include "ws_client.h"
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <map>
 #include <set>
-#include <tuple>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
-using testing_support::TlsWsClient;
-using testing_support::WsClient;
 using testing_support::drain;
 using testing_support::reply_to;
 using testing_support::request_reply;
+using testing_support::TlsWsClient;
 using testing_support::wait_for;
+using testing_support::WsClient;
 
 namespace {
 
@@ -48,7 +46,8 @@ const char* kScenario = R"({
 
 class DaemonTest : public ::testing::Test {
 protected:
-    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-daemon-" + std::to_string(::getpid()));
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-daemon-" + std::to_string(::getpid()));
     void SetUp() override { std::filesystem::create_directories(dir); }
     void TearDown() override { std::filesystem::remove_all(dir); }
 
@@ -197,7 +196,8 @@ TEST_F(DaemonTest, AReplayWaitsForASlowReaderAndLosesNothing)
     EXPECT_EQ(listed.runs[0].iterations, kIterations);
     EXPECT_EQ(listed.runs[1].database, "notes.db");
     EXPECT_EQ(listed.runs[1].status.rfind("unreadable: ", 0), 0u) << listed.runs[1].status;
-    const Reply bad = request_reply(d, *viewer, seen, encode(ClientMessage { OpenReplay { "bad", "notes.db", 1, 1, std::nullopt, false } }));
+    const Reply bad = request_reply(
+        d, *viewer, seen, encode(ClientMessage { OpenReplay { "bad", "notes.db", 1, 1, std::nullopt, false } }));
     ASSERT_TRUE(bad.error);
     EXPECT_EQ(bad.error->code, "unreadable-run-store");
 
@@ -255,7 +255,8 @@ TEST_F(DaemonTest, WithACertificateThePortSpeaksTlsOnly)
 
     EXPECT_THROW(TlsWsClient(server.port(), "wrong-token-0000", tls / "server.crt"), boost::system::system_error);
     EXPECT_THROW(WsClient(server.port(), *tokens.token_for(Role::Operator)), boost::system::system_error); // plain
-    EXPECT_THROW(TlsWsClient(server.port(), *tokens.token_for(Role::Operator)), boost::system::system_error); // untrusted
+    EXPECT_THROW(
+        TlsWsClient(server.port(), *tokens.token_for(Role::Operator)), boost::system::system_error); // untrusted
     server.stop();
     server.wait();
 
@@ -308,8 +309,8 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
     const auto spawn = [&](int slot) {
         const std::string port = "127.0.0.1:" + std::to_string(server.port());
         const std::string job_text = std::to_string(job), slot_text = std::to_string(slot);
-        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", port, "--job", job_text, "--worker", slot_text, "--token", token,
-            "--name", "test-worker-" + slot_text };
+        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", port, "--job", job_text, "--worker",
+            slot_text, "--token", token, "--name", "test-worker-" + slot_text };
         std::vector<char*> argv;
         for (auto& a : args)
             argv.push_back(a.data());
@@ -321,11 +322,13 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
     pid_t first = spawn(1);
     const pid_t second = spawn(2);
 
-    ASSERT_FALSE(op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
+    ASSERT_FALSE(
+        op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
     const auto rows_until = [&](const std::function<bool(const IterationRows&)>& match) {
         return op.receive_until<IterationRows>(match);
     };
-    const IterationRows all_three = rows_until([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 20; });
+    const IterationRows all_three
+        = rows_until([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 20; });
     for (const auto& row : all_three.rows)
         EXPECT_EQ(row.batch_size, 100);
 
@@ -338,7 +341,8 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
     before_kill = progress.jobs.at(0).iteration;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     op.send(ListJobs { "still" });
-    EXPECT_EQ(op.receive_until<Reply>([](const Reply& r) { return r.id == "still"; }).jobs.at(0).iteration, before_kill);
+    EXPECT_EQ(
+        op.receive_until<Reply>([](const Reply& r) { return r.id == "still"; }).jobs.at(0).iteration, before_kill);
     ::kill(first, SIGKILL);
     int status = 0;
     ::waitpid(first, &status, 0);
@@ -347,7 +351,8 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
     EXPECT_EQ(lost.event.worker, 1);
     // Its share goes to the others from the next barrier on: X = 300 kept over two workers.
     const IterationRows two = rows_until([](const IterationRows& r) {
-        return r.rows.size() == 2 && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
+        return r.rows.size() == 2
+            && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
     });
     std::int32_t total = 0;
     for (const auto& row : two.rows)
@@ -363,7 +368,8 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
     op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
     for (const pid_t pid : { first, second }) {
         ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a worker process did not end cleanly: " << status;
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            << "a worker process did not end cleanly: " << status;
     }
     server.stop();
     server.wait();
@@ -372,12 +378,13 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
     db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
     const RunId run = reader.runs().at(0).id;
     const auto events = reader.events(run);
-    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
-    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "include" && e.worker == 1; }));
+    EXPECT_TRUE(std::any_of(
+        events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
+    EXPECT_TRUE(std::any_of(
+        events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "include" && e.worker == 1; }));
     const auto dropped = reader.iterations(run, 0, lost.event.iteration, lost.event.iteration);
-    EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(), [](const IterationRecord& r) {
-        return r.worker == 1 && r.decision == "dropped: disconnected";
-    }));
+    EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(),
+        [](const IterationRecord& r) { return r.worker == 1 && r.decision == "dropped: disconnected"; }));
 }
 
 TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
@@ -414,7 +421,7 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     const daemon::TokenStore& tokens = served.tokens;
     daemon::WebSocketServer& server = served.server;
 
-    EXPECT_THROW(WsClient(server.port(), ""), boost::system::system_error);      // no token
+    EXPECT_THROW(WsClient(server.port(), ""), boost::system::system_error); // no token
     EXPECT_THROW(WsClient(server.port(), "wrong-token-0000"), boost::system::system_error);
 
     WsClient viewer(server.port(), *tokens.token_for(Role::Viewer));
@@ -451,9 +458,11 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     ASSERT_FALSE(pinned.error) << pinned.error->message;
     const Reply excluded = op.request(WorkerCommand { "ex", WorkerAction::Exclude, job, 1, 0, std::nullopt, 1 }, "ex");
     ASSERT_FALSE(excluded.error) << excluded.error->message;
-    const Reply bad_pin = op.request(WorkerCommand { "bad", WorkerAction::Pin, job, 3, 100000, std::nullopt, 1 }, "bad");
+    const Reply bad_pin
+        = op.request(WorkerCommand { "bad", WorkerAction::Pin, job, 3, 100000, std::nullopt, 1 }, "bad");
     ASSERT_TRUE(bad_pin.error);
-    const Reply unknown_worker = op.request(WorkerCommand { "uw", WorkerAction::Exclude, job, 7, 0, std::nullopt, 1 }, "uw");
+    const Reply unknown_worker
+        = op.request(WorkerCommand { "uw", WorkerAction::Exclude, job, 7, 0, std::nullopt, 1 }, "uw");
     ASSERT_TRUE(unknown_worker.error);
 
     // Within a few iterations: worker 3 runs a batch of 8, worker 1 runs nothing, X is kept.
@@ -513,7 +522,8 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     // as the same messages with identical records.
     const Reply listed = viewer.request(ListRuns { "runs" }, "runs");
     ASSERT_FALSE(listed.error);
-    const auto listing = std::find_if(listed.runs.begin(), listed.runs.end(), [&](const RunListing& l) { return l.database == database; });
+    const auto listing = std::find_if(
+        listed.runs.begin(), listed.runs.end(), [&](const RunListing& l) { return l.database == database; });
     ASSERT_NE(listing, listed.runs.end());
     EXPECT_EQ(listing->status, "stopped");
     EXPECT_EQ(listing->rows, static_cast<std::int64_t>(stored.size()));
@@ -531,7 +541,8 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
             replayed.insert(replayed.end(), rows->rows.begin(), rows->rows.end());
         } else if (auto* e = std::get_if<Event>(&m)) {
             replayed_events.push_back(e->event);
-        } else if (auto* w = std::get_if<WorkerUpdate>(&m); w && !replayed_events.empty() && replayed_events.back().kind == "exclude") {
+        } else if (auto* w = std::get_if<WorkerUpdate>(&m);
+                   w && !replayed_events.empty() && replayed_events.back().kind == "exclude") {
             workers_after_commands = *w;
         } else if (auto* state = std::get_if<ReplayState>(&m); state && state->state == ReplayPhase::Finished) {
             EXPECT_EQ(state->position, state->length);
@@ -546,7 +557,8 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
 
     // Seek back to an iteration: a replay-state that says so, then the run as of there.
     const std::int64_t target = before + 2;
-    const Reply sought = viewer.request(ReplayCommand { "seek", ReplayAction::Seek, replay, target, std::nullopt, std::nullopt, 1 }, "seek");
+    const Reply sought = viewer.request(
+        ReplayCommand { "seek", ReplayAction::Seek, replay, target, std::nullopt, std::nullopt, 1 }, "seek");
     ASSERT_FALSE(sought.error) << sought.error->message;
     const ReplayState at = viewer.receive_until<ReplayState>();
     EXPECT_TRUE(at.seeked);
@@ -568,15 +580,32 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     EXPECT_EQ(snapshot_status->iteration, target + 1);
 
     // Bad replay requests are replies too.
-    EXPECT_EQ(viewer.request(OpenReplay { "up", "../tokens", 1, 1, std::nullopt, false }, "up").error->code, "unknown-run");
-    EXPECT_EQ(viewer.request(OpenReplay { "nr", database, 99, 1, std::nullopt, false }, "nr").error->code, "unknown-run");
-    EXPECT_EQ(viewer.request(ReplayCommand { "x", ReplayAction::Play, replay + 100, std::nullopt, std::nullopt, std::nullopt, 1 }, "x").error->code,
+    EXPECT_EQ(
+        viewer.request(OpenReplay { "up", "../tokens", 1, 1, std::nullopt, false }, "up").error->code, "unknown-run");
+    EXPECT_EQ(
+        viewer.request(OpenReplay { "nr", database, 99, 1, std::nullopt, false }, "nr").error->code, "unknown-run");
+    EXPECT_EQ(viewer
+                  .request(ReplayCommand { "x", ReplayAction::Play, replay + 100, std::nullopt, std::nullopt,
+                               std::nullopt, 1 },
+                      "x")
+                  .error->code,
         "unknown-replay");
-    EXPECT_EQ(viewer.request(ReplayCommand { "far", ReplayAction::Seek, replay, 1'000'000, std::nullopt, std::nullopt, 1 }, "far").error->code,
+    EXPECT_EQ(
+        viewer
+            .request(
+                ReplayCommand { "far", ReplayAction::Seek, replay, 1'000'000, std::nullopt, std::nullopt, 1 }, "far")
+            .error->code,
         "no-such-iteration");
-    EXPECT_EQ(op.request(ReplayCommand { "other", ReplayAction::Pause, replay, std::nullopt, std::nullopt, std::nullopt, 1 }, "other").error->code,
+    EXPECT_EQ(
+        op.request(ReplayCommand { "other", ReplayAction::Pause, replay, std::nullopt, std::nullopt, std::nullopt, 1 },
+              "other")
+            .error->code,
         "unknown-replay"); // another client's replay
-    EXPECT_FALSE(viewer.request(ReplayCommand { "close", ReplayAction::Close, replay, std::nullopt, std::nullopt, std::nullopt, 1 }, "close").error);
+    EXPECT_FALSE(viewer
+                     .request(ReplayCommand { "close", ReplayAction::Close, replay, std::nullopt, std::nullopt,
+                                  std::nullopt, 1 },
+                         "close")
+                     .error);
     EXPECT_EQ(viewer.receive_until<ReplayState>().state, ReplayPhase::Closed);
 
     server.stop();
@@ -607,7 +636,8 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     const auto request = [&](const std::string& frame) { return request_reply(d, *op, seen, frame); };
 
     const std::string job_field = "\"job\": " + std::to_string(job);
-    const Reply policy = request(R"({"type": "set-policy", "id": "p", )" + job_field + R"(, "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}}})");
+    const Reply policy = request(R"({"type": "set-policy", "id": "p", )" + job_field
+        + R"(, "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}}})");
     ASSERT_FALSE(policy.error) << policy.error->message;
     std::optional<EventRecord> policy_event;
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
@@ -633,7 +663,8 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
         return false;
     })) << "the new policy never balanced the slow worker";
 
-    const Reply backup = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": {"type": "backup", "backups": 1}})");
+    const Reply backup = request(
+        R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": {"type": "backup", "backups": 1}})");
     ASSERT_FALSE(backup.error) << backup.error->message;
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* u = std::get_if<JobUpdate>(&m);
@@ -641,14 +672,21 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     }));
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* rows = std::get_if<IterationRows>(&m);
-        return rows && std::any_of(rows->rows.begin(), rows->rows.end(), [](const IterationRecord& r) { return r.decision == "dropped"; });
+        return rows && std::any_of(rows->rows.begin(), rows->rows.end(), [](const IterationRecord& r) {
+            return r.decision == "dropped";
+        });
     })) << "backup(k=1) never cut a worker off at the barrier";
 
     const std::map<std::string, std::pair<std::string, std::string>> refused {
-        { R"({"type": "set-sync-model", "id": "r1", )" + job_field + R"(, "sync": "asp"})", { "policy-not-applicable", "" } },
-        { R"({"type": "set-sync-model", "id": "r2", )" + job_field + R"(, "sync": {"type": "backup", "backups": 4}})", { "illegal-value", "sync.backups" } },
-        { R"({"type": "set-policy", "id": "r3", )" + job_field + R"(, "policy": {"type": "fixed", "batch_sizes": [32, 32]}})", { "illegal-value", "policy.batch_sizes" } },
-        { R"({"type": "set-policy", "id": "r4", )" + job_field + R"(, "policy": {"type": "fastest"}})", { "illegal-value", "policy.type" } },
+        { R"({"type": "set-sync-model", "id": "r1", )" + job_field + R"(, "sync": "asp"})",
+            { "policy-not-applicable", "" } },
+        { R"({"type": "set-sync-model", "id": "r2", )" + job_field + R"(, "sync": {"type": "backup", "backups": 4}})",
+            { "illegal-value", "sync.backups" } },
+        { R"({"type": "set-policy", "id": "r3", )" + job_field
+                + R"(, "policy": {"type": "fixed", "batch_sizes": [32, 32]}})",
+            { "illegal-value", "policy.batch_sizes" } },
+        { R"({"type": "set-policy", "id": "r4", )" + job_field + R"(, "policy": {"type": "fastest"}})",
+            { "illegal-value", "policy.type" } },
         { R"({"type": "set-policy", "id": "r5", )" + job_field + R"(, "policy": 5})", { "wrong-type", "policy" } },
         { R"({"type": "set-policy", "id": "r6", "job": 99, "policy": {"type": "uniform"}})", { "unknown-job", "" } },
     };
@@ -677,7 +715,8 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     std::vector<std::string> policies;
     std::vector<ServerMessage> replayed;
     ASSERT_TRUE(wait_for(*viewer, replayed, [&](const ServerMessage& m) {
-        if (const auto* u = std::get_if<JobUpdate>(&m); u && (policies.empty() || policies.back() != u->status.policy + "/" + u->status.sync_model))
+        if (const auto* u = std::get_if<JobUpdate>(&m);
+            u && (policies.empty() || policies.back() != u->status.policy + "/" + u->status.sync_model))
             policies.push_back(u->status.policy + "/" + u->status.sync_model);
         const auto* state = std::get_if<ReplayState>(&m);
         return state && state->state == ReplayPhase::Finished;
@@ -705,9 +744,11 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
             return rows && rows->job == job && rows->iteration >= 3;
         }));
 
-        const Reply pinned = request(encode(ClientMessage { WorkerCommand { "pin", WorkerAction::Pin, job, 3, 8, std::nullopt, 1 } }));
+        const Reply pinned
+            = request(encode(ClientMessage { WorkerCommand { "pin", WorkerAction::Pin, job, 3, 8, std::nullopt, 1 } }));
         ASSERT_FALSE(pinned.error) << pinned.error->message;
-        const Reply excluded = request(encode(ClientMessage { WorkerCommand { "ex", WorkerAction::Exclude, job, 1, 0, std::nullopt, 1 } }));
+        const Reply excluded = request(
+            encode(ClientMessage { WorkerCommand { "ex", WorkerAction::Exclude, job, 1, 0, std::nullopt, 1 } }));
         ASSERT_FALSE(excluded.error) << excluded.error->message;
         // From the safe point that applied them on, worker 3 computes batches of 8 and worker 1 none.
         std::optional<double> applied_at;
@@ -738,13 +779,15 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
         // The sync model switches within the free-running family; LB-BSP, which balances at
         // barriers, is refused while the job has none.
         const std::string next = sync == "asp" ? "ssp" : "asp";
-        const Reply switched = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": ")" + next + R"("})");
+        const Reply switched
+            = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": ")" + next + R"("})");
         ASSERT_FALSE(switched.error) << switched.error->message;
         ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
             const auto* u = std::get_if<JobUpdate>(&m);
             return u && u->status.job == job && u->status.sync_model.rfind(next, 0) == 0;
         }));
-        const Reply lbbsp = request(R"({"type": "set-policy", "id": "l", )" + job_field + R"(, "policy": {"type": "lbbsp-cpu"}})");
+        const Reply lbbsp
+            = request(R"({"type": "set-policy", "id": "l", )" + job_field + R"(, "policy": {"type": "lbbsp-cpu"}})");
         ASSERT_TRUE(lbbsp.error);
         EXPECT_EQ(lbbsp.error->code, "policy-not-applicable");
 
@@ -758,7 +801,8 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
         const auto runs = reader.runs();
         ASSERT_EQ(runs.size(), 1u);
         const auto stored = reader.iterations(runs[0].id, 0);
-        EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [](const IterationRecord& r) { return r.worker == 3 && r.batch_size == 8; }));
+        EXPECT_TRUE(std::any_of(
+            stored.begin(), stored.end(), [](const IterationRecord& r) { return r.worker == 3 && r.batch_size == 8; }));
     }
 }
 
@@ -788,14 +832,18 @@ TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
             return found >= count;
         });
     };
-    for (const auto& [sync, described, tag] : { std::tuple { "ssp", "ssp(s=5)", "ssp(s=5)" }, std::tuple { "bsp", "bsp", "uniform" },
-             std::tuple { "ssp", "ssp(s=5)", "ssp(s=5)" }, std::tuple { "bsp", "bsp", "uniform" } }) {
-        const Reply switched = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": ")" + sync + R"("})");
+    for (const auto& [sync, described, tag] :
+        { std::tuple { "ssp", "ssp(s=5)", "ssp(s=5)" }, std::tuple { "bsp", "bsp", "uniform" },
+            std::tuple { "ssp", "ssp(s=5)", "ssp(s=5)" }, std::tuple { "bsp", "bsp", "uniform" } }) {
+        const Reply switched
+            = request(R"({"type": "set-sync-model", "id": "s", )" + job_field + R"(, "sync": ")" + sync + R"("})");
         ASSERT_FALSE(switched.error) << switched.error->message;
-        ASSERT_TRUE(wait_for(*op, seen, [&, described = std::string(described)](const ServerMessage& m) {
-            const auto* u = std::get_if<JobUpdate>(&m);
-            return u && u->status.sync_model == described;
-        })) << "the status never said " << described;
+        ASSERT_TRUE(wait_for(*op, seen,
+            [&, described = std::string(described)](const ServerMessage& m) {
+                const auto* u = std::get_if<JobUpdate>(&m);
+                return u && u->status.sync_model == described;
+            }))
+            << "the status never said " << described;
         ASSERT_TRUE(rows_tagged(tag, 20)) << "no rows of " << described << " after the switch";
     }
     ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
@@ -813,7 +861,8 @@ TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
     for (const auto& e : reader.events(reader.runs().at(0).id))
         if (e.kind == "sync-model-change")
             changes.push_back(e.message);
-    EXPECT_EQ(changes, (std::vector<std::string> { "bsp -> ssp(s=5)", "ssp(s=5) -> bsp", "bsp -> ssp(s=5)", "ssp(s=5) -> bsp" }));
+    EXPECT_EQ(changes,
+        (std::vector<std::string> { "bsp -> ssp(s=5)", "ssp(s=5) -> bsp", "bsp -> ssp(s=5)", "ssp(s=5) -> bsp" }));
 }
 
 TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneIsDropped)
@@ -825,8 +874,8 @@ TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneI
     op.receive_until<Welcome>();
     const std::string token = *served.tokens.token_for(Role::Worker);
     const auto spawn = [&](JobId job) {
-        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(server.port()), "--job",
-            std::to_string(job), "--worker", "1", "--token", token, "--name", "test-worker" };
+        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(server.port()),
+            "--job", std::to_string(job), "--worker", "1", "--token", token, "--name", "test-worker" };
         std::vector<char*> argv;
         for (auto& a : args)
             argv.push_back(a.data());
@@ -838,17 +887,22 @@ TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneI
     for (const std::string sync : { "ssp", "elastic-bsp", "asp" }) {
         SCOPED_TRACE(sync);
         const bool kill_it = sync == "asp"; // asp goes on without the lost worker; the others finish with it
-        const std::string scenario = R"({"name": "remote-)" + sync + R"(", "seed": 3, "mode": "real", "sync": ")" + sync + R"(",
+        const std::string scenario = R"({"name": "remote-)" + sync + R"(", "seed": 3, "mode": "real", "sync": ")" + sync
+            + R"(",
           "data": {"source": "synthetic", "train_size": 2000, "test_size": 200, "dim": 20, "classes": 4},
           "model": {"type": "mlp", "hidden": [32]},
-          "training": {"total_batch": 64, "learning_rate": 0.1, "iterations": )" + (kill_it ? "1000000" : "400") + R"(, "eval_interval": 100},
+          "training": {"total_batch": 64, "learning_rate": 0.1, "iterations": )"
+            + (kill_it ? "1000000" : "400") + R"(, "eval_interval": 100},
           "policy": {"type": "uniform"},
           "workers": [{"name": "local", "speed": 1000}, {"name": "remote", "speed": 1000, "remote": true}]})";
         const Reply submitted = op.request(SubmitJob { "s-" + sync, scenario }, "s-" + sync);
         ASSERT_FALSE(submitted.error) << submitted.error->message;
         const JobId job = *submitted.job;
         const pid_t worker = spawn(job);
-        ASSERT_FALSE(op.request(Subscribe { "sub-" + sync, { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub-" + sync).error);
+        ASSERT_FALSE(
+            op.request(Subscribe { "sub-" + sync, { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} },
+                  "sub-" + sync)
+                .error);
         int remote_rows = 0;
         op.receive_until<IterationRows>([&](const IterationRows& r) {
             for (const IterationRecord& row : r.rows)
@@ -870,19 +924,23 @@ TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneI
                 return local_after >= 30;
             });
             ASSERT_FALSE(op.request(JobCommand { "c-" + sync, JobAction::Cancel, job }, "c-" + sync).error);
-            op.receive_until<JobUpdate>([&](const JobUpdate& u) { return u.status.job == job && u.status.state == JobState::Stopped; });
+            op.receive_until<JobUpdate>(
+                [&](const JobUpdate& u) { return u.status.job == job && u.status.state == JobState::Stopped; });
         } else {
             const JobUpdate done = op.receive_until<JobUpdate>([&](const JobUpdate& u) {
-                return u.status.job == job && (u.status.state == JobState::Finished || u.status.state == JobState::Failed);
+                return u.status.job == job
+                    && (u.status.state == JobState::Finished || u.status.state == JobState::Failed);
             });
             ASSERT_EQ(done.status.state, JobState::Finished) << done.status.message;
             ASSERT_EQ(::waitpid(worker, &status, 0), worker);
-            EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the worker process did not end cleanly: " << status;
+            EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                << "the worker process did not end cleanly: " << status;
         }
         db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
         const auto stored = reader.iterations(reader.runs().at(0).id, 0);
-        EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [](const IterationRecord& r) { return r.worker == 1 && r.compute_s > 0; }))
-            << "no batch of the remote worker was recorded";
+        EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [](const IterationRecord& r) {
+            return r.worker == 1 && r.compute_s > 0;
+        })) << "no batch of the remote worker was recorded";
     }
     server.stop();
     server.wait();

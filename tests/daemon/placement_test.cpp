@@ -1,13 +1,11 @@
 #include "common/error.h"
 #include "daemon/cluster_book.h"
 #include "daemon/daemon.h"
+#include "daemon_support.h"
 #include "db/run_reader.h"
 
-#include "daemon_support.h"
-
-#include <gtest/gtest.h>
-
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -33,7 +31,8 @@ std::string job_of(int workers, const std::string& extra = "")
     return R"({"name": "placed-)" + std::to_string(workers) + R"(", "mode": "paced", "pace": 2,
       "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
       "model": {"type": "softmax"}, "training": {"total_batch": 48, "iterations": 1000000, "eval_interval": 1000},
-      "workers": [{"speed": 3000, "count": )" + std::to_string(workers) + "}]" + extra + "}";
+      "workers": [{"speed": 3000, "count": )"
+        + std::to_string(workers) + "}]" + extra + "}";
 }
 
 } // namespace
@@ -77,7 +76,8 @@ TEST(ClusterBook, FirstFitPacksAndEveryPolicyKeepsGpusDistinctAndWithinMemory)
             const std::vector<int> gpus = book.place(job, { 3, 5 }, [](JobId) { return 1.0; }); // three 5 GB workers
             if (gpus.empty())
                 continue;
-            EXPECT_EQ(std::set<int>(gpus.begin(), gpus.end()).size(), gpus.size()) << policy << ": a GPU twice in one job";
+            EXPECT_EQ(std::set<int>(gpus.begin(), gpus.end()).size(), gpus.size())
+                << policy << ": a GPU twice in one job";
             for (int g : gpus)
                 ++used[static_cast<std::size_t>(g)];
         }
@@ -104,7 +104,8 @@ TEST(ClusterBook, DemandsThatCanNeverFitAreNamedAndPlacementsDescribed)
 
 class PlacementTest : public ::testing::Test {
 protected:
-    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-placement-" + std::to_string(::getpid()));
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-placement-" + std::to_string(::getpid()));
     void SetUp() override { std::filesystem::create_directories(dir); }
     void TearDown() override { std::filesystem::remove_all(dir); }
     // fulcrumd over a 2 x 4 cluster with its data in `dir`.
@@ -126,15 +127,17 @@ TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhea
     daemon::Daemon d(options());
     auto viewer = d.connect(Role::Viewer, "viewer");
     d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    d.receive(*viewer, encode(ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events }, std::nullopt, {} } }));
+    d.receive(
+        *viewer, encode(ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events }, std::nullopt, {} } }));
     std::vector<ServerMessage> seen;
     ASSERT_TRUE(wait_for(*viewer, seen, [](const ServerMessage& m) { return std::holds_alternative<SnapshotEnd>(m); }));
-    const auto first_cluster = std::find_if(seen.begin(), seen.end(), [](const ServerMessage& m) { return std::holds_alternative<ClusterUpdate>(m); });
+    const auto first_cluster = std::find_if(
+        seen.begin(), seen.end(), [](const ServerMessage& m) { return std::holds_alternative<ClusterUpdate>(m); });
     ASSERT_NE(first_cluster, seen.end()) << "a cluster subscription starts with the cluster";
     EXPECT_EQ(std::get<ClusterUpdate>(*first_cluster).cluster.gpus.size(), 8u);
 
     const JobId big = d.submit(job_of(6), "big");
-    const JobId wide = d.submit(job_of(4), "wide");   // 2 GPUs are free: waits
+    const JobId wide = d.submit(job_of(4), "wide"); // 2 GPUs are free: waits
     const JobId small = d.submit(job_of(2), "small"); // fits beside the big one
     const auto status = [&](JobId id) {
         for (const JobStatus& s : d.jobs())
@@ -179,7 +182,8 @@ TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhea
     ASSERT_GE(events.size(), 3u);
     EXPECT_EQ(events[0].kind, "job-queued");
     EXPECT_EQ(events[1].kind, "job-placed");
-    EXPECT_NE(events[1].message.find("lwf-1 placed 4 local workers on GPUs 0-3 (server 0)"), std::string::npos) << events[1].message;
+    EXPECT_NE(events[1].message.find("lwf-1 placed 4 local workers on GPUs 0-3 (server 0)"), std::string::npos)
+        << events[1].message;
     EXPECT_EQ(events[2].kind, "job-started");
 }
 
@@ -190,7 +194,9 @@ TEST_F(PlacementTest, AQueuedJobIsStreamedInTheQueueAndCancelledAtOnce)
     daemon::Daemon d(options());
     auto op = d.connect(Role::Operator, "op");
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    d.receive(*op, encode(ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events, Stream::Jobs }, std::nullopt, {} } }));
+    d.receive(*op,
+        encode(
+            ClientMessage { Subscribe { "c", { Stream::Cluster, Stream::Events, Stream::Jobs }, std::nullopt, {} } }));
     std::vector<ServerMessage> seen;
     ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) { return std::holds_alternative<SnapshotEnd>(m); }));
 

@@ -186,7 +186,8 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
         EXPECT_FALSE(reply->error) << reply->error->message;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while ((status(1).state != JobState::Finished || status(2).state != JobState::Finished) && std::chrono::steady_clock::now() < deadline)
+    while ((status(1).state != JobState::Finished || status(2).state != JobState::Finished)
+        && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_EQ(status(1).state, JobState::Finished) << status(1).message;
     ASSERT_EQ(status(2).state, JobState::Finished) << status(2).message;
@@ -197,7 +198,8 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
     while (status(3).state != JobState::Finished && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(status(3).state, JobState::Finished);
-    EXPECT_EQ(db::RunReader(dir / "data" / "runs" / "job-3.db").runs().size(), 2u); // the interrupted run and the new one
+    EXPECT_EQ(
+        db::RunReader(dir / "data" / "runs" / "job-3.db").runs().size(), 2u); // the interrupted run and the new one
     EXPECT_EQ(second.submit(paced_job(10), "after the restart"), 4);
 }
 

@@ -79,7 +79,8 @@ protected:
 
     Reply submit(daemon::Daemon& d, daemon::Client& op, const std::string& scenario)
     {
-        return testing_support::request_reply(d, op, drained, R"({"type": "submit-job", "id": "s", "scenario": )" + scenario + "}");
+        return testing_support::request_reply(
+            d, op, drained, R"({"type": "submit-job", "id": "s", "scenario": )" + scenario + "}");
     }
 };
 

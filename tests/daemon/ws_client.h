@@ -13,7 +13,6 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -26,8 +25,7 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 
-template <class Next>
-class BasicWsClient {
+template <class Next> class BasicWsClient {
     static constexpr bool kTls = std::is_same_v<Next, beast::ssl_stream<net::ip::tcp::socket>>;
 
 public:
@@ -37,7 +35,8 @@ public:
     // `receive_buffer` (bytes, 0: the system's) is set before connecting, so that TCP
     // negotiates its window for it: a small one makes a client that stops reading stall the
     // server's sends at once.
-    BasicWsClient(unsigned short port, const std::string& token, const std::filesystem::path& trusted = {}, int receive_buffer = 0)
+    BasicWsClient(unsigned short port, const std::string& token, const std::filesystem::path& trusted = {},
+        int receive_buffer = 0)
         : tls_(net::ssl::context::tls_client)
         , ws_(make_stream(trusted))
     {

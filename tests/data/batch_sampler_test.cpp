@@ -46,7 +46,8 @@ TEST(BatchSampler, DifferentSeedsGiveDifferentOrders)
 
 TEST(Gather, CopiesColumnsAndLabels)
 {
-    const auto data = data::make_synthetic({ .train_size = 50, .test_size = 10, .dim = 5, .classes = 3, .separation = 3, .seed = 4 });
+    const auto data = data::make_synthetic(
+        { .train_size = 50, .test_size = 10, .dim = 5, .classes = 3, .separation = 3, .seed = 4 });
     const std::vector<std::int64_t> indices { 4, 0, 49 };
     Eigen::MatrixXf features;
     std::vector<std::int32_t> labels;

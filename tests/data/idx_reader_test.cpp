@@ -39,7 +39,8 @@ protected:
     static std::vector<std::uint8_t> labels(std::vector<std::uint8_t> values)
     {
         const auto n = static_cast<std::uint32_t>(values.size());
-        std::vector<std::uint8_t> bytes { 0, 0, 8, 1, std::uint8_t(n >> 24), std::uint8_t(n >> 16), std::uint8_t(n >> 8), std::uint8_t(n) };
+        std::vector<std::uint8_t> bytes { 0, 0, 8, 1, std::uint8_t(n >> 24), std::uint8_t(n >> 16),
+            std::uint8_t(n >> 8), std::uint8_t(n) };
         bytes.insert(bytes.end(), values.begin(), values.end());
         return bytes;
     }
@@ -58,7 +59,8 @@ TEST_F(IdxFiles, ReadsDimensionsAndValuesOfGzipFile)
 
 TEST_F(IdxFiles, PairBecomesColumnPerSampleScaledToUnitRange)
 {
-    const auto dataset = data::load_idx_pair(write_gz("i.gz", images(3, 2, 2)), write_gz("l.gz", labels({ 2, 0, 1 })), 3, "tiny");
+    const auto dataset
+        = data::load_idx_pair(write_gz("i.gz", images(3, 2, 2)), write_gz("l.gz", labels({ 2, 0, 1 })), 3, "tiny");
     EXPECT_EQ(dataset.size(), 3);
     EXPECT_EQ(dataset.dim(), 4);
     EXPECT_FLOAT_EQ(dataset.features(0, 1), 4.0f / 255.0f); // sample 1 starts at byte 4
@@ -98,7 +100,8 @@ TEST_F(IdxFiles, LabelOutOfRangeIsRefusedWithIndex)
 
 TEST_F(IdxFiles, CountMismatchIsRefused)
 {
-    EXPECT_THROW(data::load_idx_pair(write_gz("i.gz", images(3, 1, 1)), write_gz("l.gz", labels({ 0, 1 })), 3, "x"), InputError);
+    EXPECT_THROW(
+        data::load_idx_pair(write_gz("i.gz", images(3, 1, 1)), write_gz("l.gz", labels({ 0, 1 })), 3, "x"), InputError);
 }
 
 TEST(FashionMnist, MissingDirectoryNamesTheDebianPackage)

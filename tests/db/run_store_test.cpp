@@ -48,7 +48,10 @@ std::vector<IterationRecord> iteration_rows(std::int64_t k, int workers)
     return rows;
 }
 
-db::RunInfo run_info() { return { 0, "test", "{}", "virtual", 7, "", "", "", "" }; }
+db::RunInfo run_info()
+{
+    return { 0, "test", "{}", "virtual", 7, "", "", "", "" };
+}
 
 } // namespace
 
@@ -133,7 +136,9 @@ TEST_F(RunStore, ForeignFilesAreRefused)
 
 TEST_F(RunStore, StoreFromANewerVersionIsRefused)
 {
-    { db::RunRecorder recorder(file); }
+    {
+        db::RunRecorder recorder(file);
+    }
     sqlite3* handle = nullptr;
     sqlite3_open(file.c_str(), &handle);
     sqlite3_exec(handle, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
@@ -159,7 +164,8 @@ TEST_F(RunStore, KilledRecorderLeavesEveryCommittedIteration)
     const pid_t child = fork();
     ASSERT_NE(child, -1);
     if (child == 0) {
-        db::RunRecorder recorder(file, { .commit_interval = std::chrono::milliseconds(5), .max_pending_rows = 1u << 20 });
+        db::RunRecorder recorder(
+            file, { .commit_interval = std::chrono::milliseconds(5), .max_pending_rows = 1u << 20 });
         recorder.begin_run(run_info());
         for (std::int64_t k = 0;; ++k) {
             recorder.record_iterations(iteration_rows(k, kWorkers));

@@ -30,15 +30,15 @@ TEST(EventQueue, EventsMayScheduleLaterEvents)
 TEST(EventQueue, SchedulingInThePastIsALogicError)
 {
     engine::EventQueue queue;
-    queue.schedule(5.0, [] { });
+    queue.schedule(5.0, [] {});
     queue.step();
-    EXPECT_THROW(queue.schedule(4.0, [] { }), std::logic_error);
+    EXPECT_THROW(queue.schedule(4.0, [] {}), std::logic_error);
 }
 
 TEST(Pacer, WaitsForVirtualTimeAtTheGivenSpeed)
 {
     engine::Pacer pacer(100.0); // 100 virtual seconds per wall second
-    pacer.wait_until(5.0);      // 50 ms of wall time
+    pacer.wait_until(5.0); // 50 ms of wall time
     EXPECT_GE(pacer.wall_seconds(), 0.049);
 }
 

@@ -1,10 +1,9 @@
+#include "common/error.h"
 #include "experiment/experiment.h"
 
-#include "common/error.h"
-
-#include <gtest/gtest.h>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 
 using namespace fulcrum;
@@ -21,7 +20,8 @@ std::string read(const std::filesystem::path& p)
 
 std::filesystem::path fresh_dir(const std::string& name)
 {
-    auto dir = std::filesystem::temp_directory_path() / ("fulcrum-experiment-" + name + "-" + std::to_string(::getpid()));
+    auto dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-experiment-" + name + "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     return dir;
 }

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::abort();
     if (const auto server = decode_server(frame); server && !decode_server(encode(*server.message)))
         std::abort();
-    if (const auto task = decode_task(frame, nullptr); task && encode_task(task->iteration, task->batch_size, task->parameters) != frame)
+    if (const auto task = decode_task(frame, nullptr);
+        task && encode_task(task->iteration, task->batch_size, task->parameters) != frame)
         std::abort();
     if (const auto result = decode_result(frame, nullptr); result && encode_result(*result) != frame)
         std::abort();

@@ -14,9 +14,18 @@ struct Case {
     std::unique_ptr<model::Model> (*make)();
 };
 
-std::unique_ptr<model::Model> softmax() { return model::make_softmax_regression(6, 4); }
-std::unique_ptr<model::Model> svm() { return model::make_linear_svm(6, 4); }
-std::unique_ptr<model::Model> mlp() { return model::make_mlp(6, { 5, 4 }, 4); }
+std::unique_ptr<model::Model> softmax()
+{
+    return model::make_softmax_regression(6, 4);
+}
+std::unique_ptr<model::Model> svm()
+{
+    return model::make_linear_svm(6, 4);
+}
+std::unique_ptr<model::Model> mlp()
+{
+    return model::make_mlp(6, { 5, 4 }, 4);
+}
 
 class GradientCheck : public ::testing::TestWithParam<Case> { };
 

@@ -29,9 +29,10 @@ double train_and_evaluate(model::Model& model, const data::TrainTest& data, int 
 
 TEST(Training, EveryModelLearnsSeparableClusters)
 {
-    const auto data = data::make_synthetic({ .train_size = 2000, .test_size = 500, .dim = 16, .classes = 4, .separation = 3, .seed = 2 });
-    for (auto make : { +[] { return model::make_softmax_regression(16, 4); }, +[] { return model::make_linear_svm(16, 4); },
-             +[] { return model::make_mlp(16, { 32 }, 4); } }) {
+    const auto data = data::make_synthetic(
+        { .train_size = 2000, .test_size = 500, .dim = 16, .classes = 4, .separation = 3, .seed = 2 });
+    for (auto make : { +[] { return model::make_softmax_regression(16, 4); },
+             +[] { return model::make_linear_svm(16, 4); }, +[] { return model::make_mlp(16, { 32 }, 4); } }) {
         auto model = make();
         const double accuracy = train_and_evaluate(*model, data, 300, 0.1f);
         EXPECT_GT(accuracy, 0.85) << model->name();
@@ -40,7 +41,8 @@ TEST(Training, EveryModelLearnsSeparableClusters)
 
 TEST(Evaluate, UntrainedModelIsNearChance)
 {
-    const auto data = data::make_synthetic({ .train_size = 100, .test_size = 2000, .dim = 16, .classes = 4, .separation = 3, .seed = 2 });
+    const auto data = data::make_synthetic(
+        { .train_size = 100, .test_size = 2000, .dim = 16, .classes = 4, .separation = 3, .seed = 2 });
     auto model = model::make_softmax_regression(16, 4);
     model::Vector params = model::Vector::Zero(model->parameter_count());
     const auto e = model::evaluate(*model, params, *data.test, 300);

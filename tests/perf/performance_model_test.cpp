@@ -7,7 +7,7 @@ using namespace fulcrum;
 
 namespace {
 perf::CpuPerformanceModel model(double speed, std::vector<perf::ResourcePoint> trace = {},
-                                std::optional<perf::ColocatedLoad> load = std::nullopt, perf::TransientNoise noise = {})
+    std::optional<perf::ColocatedLoad> load = std::nullopt, perf::TransientNoise noise = {})
 {
     perf::CpuProfile profile;
     profile.speed = speed;
@@ -59,8 +59,12 @@ TEST(CpuPerformanceModel, NoiseIsReproducibleAndAveragesToNominal)
 
 TEST(ResourceTimeline, ColocatedTasksTakeCpuAndAreDeterministic)
 {
-    const perf::ColocatedLoad load { .arrivals_per_hour = 360, .mean_duration_s = 30, .cpu_min = 0.3, .cpu_max = 0.3,
-        .memory_min = 0, .memory_max = 0 };
+    const perf::ColocatedLoad load { .arrivals_per_hour = 360,
+        .mean_duration_s = 30,
+        .cpu_min = 0.3,
+        .cpu_max = 0.3,
+        .memory_min = 0,
+        .memory_max = 0 };
     perf::ResourceTimeline a({}, load, 1), b({}, load, 1);
     int reduced = 0;
     for (int t = 0; t < 3600; t += 10) {
@@ -84,5 +88,6 @@ TEST(ResourceTimeline, NextChangeFindsScriptedSteps)
 TEST(NetworkModel, PullPlusPushOfTheModel)
 {
     // 1 MB at 8 Gbps = 1 ms each way, plus 0.5 ms latency each way.
-    EXPECT_NEAR(perf::communication_time({ .bandwidth_gbps = 8, .latency_s = 0.0005, .changes = {} }, 1'000'000), 0.003, 1e-12);
+    EXPECT_NEAR(
+        perf::communication_time({ .bandwidth_gbps = 8, .latency_s = 0.0005, .changes = {} }, 1'000'000), 0.003, 1e-12);
 }

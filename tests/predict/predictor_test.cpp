@@ -1,3 +1,4 @@
+#include "common/random.h"
 #include "predict/arima_predictor.h"
 #include "predict/ema_predictor.h"
 #include "predict/memoryless_predictor.h"
@@ -5,11 +6,9 @@
 #include "predict/narx_predictor.h"
 #include "predict/predictor_registry.h"
 
-#include "common/random.h"
-
-#include <gtest/gtest.h>
 #include <cmath>
 #include <deque>
+#include <gtest/gtest.h>
 #include <vector>
 
 using namespace fulcrum;
@@ -142,7 +141,7 @@ TEST(SpeedPredictors, NarxStagedHistoryGivesTheWindowAndScaleOfAnImmediateRing)
         predict::NarxOptions options;
         options.shape.speed_lags = options.shape.resource_lags = lags;
         options.min_samples = 1 << 20; // never trains: only the history bookkeeping is under test
-        options.history = 1;           // raised to min_samples; then capped below
+        options.history = 1; // raised to min_samples; then capped below
         predict::NarxOptions small = options;
         small.min_samples = 2 * lags + 8; // the least the predictor allows, so the ring wraps often
         small.history = small.min_samples;
@@ -165,15 +164,18 @@ TEST(SpeedPredictors, NarxStagedHistoryGivesTheWindowAndScaleOfAnImmediateRing)
                 mean += r.speed / static_cast<double>(reference.size());
             double scale = 0;
             const predict::ResourceState next { 0.25, 0.75 };
-            ASSERT_EQ(narx.input_window(next, window.data(), scale), reference.size() >= static_cast<std::size_t>(lags)) << "k " << k;
+            ASSERT_EQ(narx.input_window(next, window.data(), scale), reference.size() >= static_cast<std::size_t>(lags))
+                << "k " << k;
             if (reference.size() < static_cast<std::size_t>(lags))
                 continue;
             EXPECT_NEAR(scale, mean, 1e-9 * mean) << "k " << k;
             const auto back = [&](int j) { return reference[reference.size() - static_cast<std::size_t>(j)]; };
             for (int j = 1; j <= lags; ++j) {
-                EXPECT_FLOAT_EQ(window[static_cast<std::size_t>(j - 1)], static_cast<float>(back(j).speed / scale)) << "k " << k << " lag " << j;
+                EXPECT_FLOAT_EQ(window[static_cast<std::size_t>(j - 1)], static_cast<float>(back(j).speed / scale))
+                    << "k " << k << " lag " << j;
                 EXPECT_FLOAT_EQ(window[static_cast<std::size_t>(lags + 1 + j - 1)], static_cast<float>(back(j).cpu));
-                EXPECT_FLOAT_EQ(window[static_cast<std::size_t>(2 * lags + 2 + j - 1)], static_cast<float>(back(j).memory));
+                EXPECT_FLOAT_EQ(
+                    window[static_cast<std::size_t>(2 * lags + 2 + j - 1)], static_cast<float>(back(j).memory));
             }
             if (k % 5 == 0 && reference.size() > static_cast<std::size_t>(lags)) {
                 double target = 0;

@@ -2,7 +2,6 @@
 #include "protocol/worker_frames.h"
 
 #include <gtest/gtest.h>
-
 #include <random>
 
 using namespace fulcrum;
@@ -10,8 +9,7 @@ using namespace fulcrum::protocol;
 
 namespace {
 
-template <class Message>
-Message round_trip_client(const Message& m)
+template <class Message> Message round_trip_client(const Message& m)
 {
     const std::string frame = encode(ClientMessage { m });
     const auto decoded = decode_client(frame);
@@ -19,8 +17,7 @@ Message round_trip_client(const Message& m)
     return std::get<Message>(*decoded.message);
 }
 
-template <class Message>
-Message round_trip_server(const Message& m)
+template <class Message> Message round_trip_server(const Message& m)
 {
     const std::string frame = encode(ServerMessage { m });
     const auto decoded = decode_server(frame);
@@ -75,7 +72,8 @@ TEST(ProtocolCodec, EveryClientMessageSurvivesARoundTrip)
         EXPECT_EQ(c.action, a);
         EXPECT_EQ(c.job, 7);
     }
-    const ChangeJob policy = round_trip_client(ChangeJob { "cp", JobSetting::Policy, 7, R"({"type":"lbbsp-cpu","blocking":true})" });
+    const ChangeJob policy
+        = round_trip_client(ChangeJob { "cp", JobSetting::Policy, 7, R"({"type":"lbbsp-cpu","blocking":true})" });
     EXPECT_EQ(policy.setting, JobSetting::Policy);
     EXPECT_EQ(policy.job, 7);
     EXPECT_EQ(policy.spec_json, R"({"type":"lbbsp-cpu","blocking":true})");
@@ -124,7 +122,8 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.excluded_until = 30;
     w.slowdown = 3;
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
-    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {}, {} };
+    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {},
+        {} };
     EXPECT_EQ(round_trip_server(reply).error, reply.error);
     EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {}, {} }).jobs.front(), status);
     EXPECT_EQ(round_trip_server(Welcome { 1, "fulcrumd", Role::Operator }).role, Role::Operator);
@@ -145,12 +144,19 @@ TEST(ProtocolCodec, ReplayMessagesSurviveARoundTrip)
     EXPECT_EQ(seek.replay, 5);
     EXPECT_EQ(seek.iteration, 120);
     EXPECT_EQ(seek.job, 2);
-    EXPECT_EQ(round_trip_client(ReplayCommand { "t", ReplayAction::Seek, 5, std::nullopt, 12.25, std::nullopt, 1 }).time_s, 12.25);
-    EXPECT_EQ(round_trip_client(ReplayCommand { "v", ReplayAction::SetSpeed, 5, std::nullopt, std::nullopt, std::nullopt, 8 }).speed, 8);
+    EXPECT_EQ(
+        round_trip_client(ReplayCommand { "t", ReplayAction::Seek, 5, std::nullopt, 12.25, std::nullopt, 1 }).time_s,
+        12.25);
+    EXPECT_EQ(
+        round_trip_client(ReplayCommand { "v", ReplayAction::SetSpeed, 5, std::nullopt, std::nullopt, std::nullopt, 8 })
+            .speed,
+        8);
     for (ReplayAction a : { ReplayAction::Play, ReplayAction::Pause, ReplayAction::Close })
-        EXPECT_EQ(round_trip_client(ReplayCommand { "p", a, 5, std::nullopt, std::nullopt, std::nullopt, 1 }).action, a);
+        EXPECT_EQ(
+            round_trip_client(ReplayCommand { "p", a, 5, std::nullopt, std::nullopt, std::nullopt, 1 }).action, a);
 
-    RunListing listing { "job-1.db", 1, "demo", "paced", "finished", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", 1, 400, 3200 };
+    RunListing listing { "job-1.db", 1, "demo", "paced", "finished", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", 1,
+        400, 3200 };
     Reply runs;
     runs.id = "l";
     runs.runs = { listing };
@@ -218,14 +224,17 @@ TEST(ProtocolCodec, ANumberBeyondADoublesRangeIsRefusedWhereverItIs)
     EXPECT_EQ(nested.code, "illegal-value");
     EXPECT_EQ(nested.field, "policy.predictor.ema_alpha");
     EXPECT_NE(nested.message.find("beyond the range of a double"), std::string::npos) << nested.message;
-    EXPECT_EQ(client_error(R"({"type": "submit-job", "id": "s", "scenario": {"workers": [{"speed": 1}, {"speed": 1e999}]}})").field,
+    EXPECT_EQ(
+        client_error(R"({"type": "submit-job", "id": "s", "scenario": {"workers": [{"speed": 1}, {"speed": 1e999}]}})")
+            .field,
         "scenario.workers[1].speed");
     EXPECT_EQ(client_error(R"({"type": "set-replay-speed", "id": "s", "replay": 1, "speed": 1e400})").field, "speed");
 }
 
 TEST(ProtocolCodec, ReplayFieldErrorsNameTheField)
 {
-    const ErrorInfo both = client_error(R"({"type": "seek-replay", "id": "s", "replay": 1, "iteration": 3, "time_s": 2})");
+    const ErrorInfo both
+        = client_error(R"({"type": "seek-replay", "id": "s", "replay": 1, "iteration": 3, "time_s": 2})");
     EXPECT_EQ(both.code, "illegal-value");
     EXPECT_EQ(both.field, "iteration");
     EXPECT_EQ(client_error(R"({"type": "seek-replay", "id": "s", "replay": 1})").code, "illegal-value");
@@ -234,7 +243,8 @@ TEST(ProtocolCodec, ReplayFieldErrorsNameTheField)
     EXPECT_EQ(fast.field, "speed");
     EXPECT_EQ(client_error(R"({"type": "set-replay-speed", "id": "s", "replay": 1, "speed": -1})").field, "speed");
     EXPECT_EQ(client_error(R"({"type": "open-replay", "id": "o", "run": 1})").field, "database");
-    EXPECT_EQ(client_error(R"({"type": "open-replay", "id": "o", "database": "a.db", "run": 0})").code, "illegal-value");
+    EXPECT_EQ(
+        client_error(R"({"type": "open-replay", "id": "o", "database": "a.db", "run": 0})").code, "illegal-value");
     EXPECT_EQ(client_error(R"({"type": "play-replay", "id": "p", "replay": "one"})").code, "wrong-type");
 }
 
@@ -260,16 +270,19 @@ TEST(ProtocolCodec, FieldErrorsNameTheFieldAndKeepTheRequestId)
     EXPECT_EQ(missing.error.code, "missing-field");
     EXPECT_EQ(missing.error.field, "batch_size");
 
-    const ErrorInfo mistyped = client_error(R"({"type": "pin-worker", "id": "r", "job": 1, "worker": "two", "batch_size": 8})");
+    const ErrorInfo mistyped
+        = client_error(R"({"type": "pin-worker", "id": "r", "job": 1, "worker": "two", "batch_size": 8})");
     EXPECT_EQ(mistyped.code, "wrong-type");
     EXPECT_EQ(mistyped.field, "worker");
     EXPECT_NE(mistyped.message.find("a string"), std::string::npos);
 
-    EXPECT_EQ(client_error(R"({"type": "pin-worker", "id": "r", "job": 1, "worker": 2.5, "batch_size": 8})").code, "wrong-type");
+    EXPECT_EQ(client_error(R"({"type": "pin-worker", "id": "r", "job": 1, "worker": 2.5, "batch_size": 8})").code,
+        "wrong-type");
     const ErrorInfo negative = client_error(R"({"type": "cancel-job", "id": "r", "job": -1})");
     EXPECT_EQ(negative.code, "illegal-value");
     EXPECT_EQ(negative.field, "job");
-    EXPECT_EQ(client_error(R"({"type": "exclude-worker", "id": "r", "job": 1, "worker": 0, "for_s": 0})").field, "for_s");
+    EXPECT_EQ(
+        client_error(R"({"type": "exclude-worker", "id": "r", "job": 1, "worker": 0, "for_s": 0})").field, "for_s");
     EXPECT_EQ(client_error(R"({"type": "inject-straggler", "id": "r", "job": 1, "worker": 0, "slowdown": 0.5})").code,
         "illegal-value");
     EXPECT_EQ(decode_client(R"({"type": "subscribe", "id": "s", "streams": ["cluster"]})").message.has_value(), true);
@@ -283,7 +296,8 @@ TEST(ProtocolCodec, FieldErrorsNameTheFieldAndKeepTheRequestId)
     EXPECT_EQ(policy_name.code, "wrong-type") << "a policy is an object (it may carry parameters)";
     EXPECT_EQ(policy_name.field, "policy");
     EXPECT_EQ(client_error(R"({"type": "set-sync-model", "id": "s", "job": 1, "sync": [1]})").field, "sync");
-    EXPECT_EQ(client_error(R"({"type": "pin-worker", "id": "r", "job": 1, "worker": 3000000000, "batch_size": 8})").code,
+    EXPECT_EQ(
+        client_error(R"({"type": "pin-worker", "id": "r", "job": 1, "worker": 3000000000, "batch_size": 8})").code,
         "illegal-value");
 }
 

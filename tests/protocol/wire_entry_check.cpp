@@ -22,8 +22,17 @@ using Messages = std::variant<Handled, Unhandled>;
 using Messages = std::variant<Handled>;
 #endif
 
-json::object write(const Messages& m) { return write_message(m); }
-Messages read(std::string_view type, const Fields& f) { return read_message<Messages>(type, f); }
-std::string_view name(const Messages& m) { return name_message(m); }
+json::object write(const Messages& m)
+{
+    return write_message(m);
+}
+Messages read(std::string_view type, const Fields& f)
+{
+    return read_message<Messages>(type, f);
+}
+std::string_view name(const Messages& m)
+{
+    return name_message(m);
+}
 
 } // namespace fulcrum::protocol::detail

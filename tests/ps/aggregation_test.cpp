@@ -21,7 +21,8 @@ TEST(KeyRanges, CoverEveryKeyOnceWithBalancedSizes)
 // gradient by its batch size gives exactly the mean gradient over all samples.
 TEST(WeightedAggregation, EqualsTheGradientOfTheUnionBatch)
 {
-    const auto data = data::make_synthetic({ .train_size = 200, .test_size = 10, .dim = 8, .classes = 3, .separation = 2, .seed = 1 });
+    const auto data = data::make_synthetic(
+        { .train_size = 200, .test_size = 10, .dim = 8, .classes = 3, .separation = 2, .seed = 1 });
     auto model = model::make_softmax_regression(8, 3);
     model::Vector params(model->parameter_count());
     model->initialize(params, 1);
@@ -67,7 +68,8 @@ TEST(WeightedAggregation, EqualsTheGradientOfTheUnionBatch)
 TEST(ParameterServer, MomentumAccumulatesVelocity)
 {
     Eigen::VectorXf initial = Eigen::VectorXf::Zero(4);
-    ps::ParameterServer server(initial, 2, { .learning_rate = 0.1f, .momentum = 0.5f, .weight_decay = 0 }, ps::Aggregation::Weighted);
+    ps::ParameterServer server(
+        initial, 2, { .learning_rate = 0.1f, .momentum = 0.5f, .weight_decay = 0 }, ps::Aggregation::Weighted);
     const Eigen::VectorXf gradient = Eigen::VectorXf::Ones(4);
     const ps::GradientPush push { 0, 10, gradient.data() };
     server.apply_barrier({ &push, 1 });

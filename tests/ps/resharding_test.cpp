@@ -23,13 +23,15 @@ Eigen::VectorXf gradient(Eigen::Index count, int step, int worker)
 {
     Eigen::VectorXf g(count);
     for (Eigen::Index k = 0; k < count; ++k)
-        g[k] = std::sin(0.37f * static_cast<float>(k) + 1.3f * static_cast<float>(step) + 0.7f * static_cast<float>(worker));
+        g[k] = std::sin(
+            0.37f * static_cast<float>(k) + 1.3f * static_cast<float>(step) + 0.7f * static_cast<float>(worker));
     return g;
 }
 
 void barrier(ps::ParameterServer& server, int step)
 {
-    const Eigen::VectorXf g0 = gradient(server.parameter_count(), step, 0), g1 = gradient(server.parameter_count(), step, 1);
+    const Eigen::VectorXf g0 = gradient(server.parameter_count(), step, 0),
+                          g1 = gradient(server.parameter_count(), step, 1);
     const ps::GradientPush pushes[] = { { 0, 24, g0.data() }, { 1, 40, g1.data() } };
     server.apply_barrier(pushes);
 }
@@ -87,7 +89,8 @@ TEST(Resharding, ModelAfterAddsAndRemovesEqualsAStaticServerBitForBit)
     const Eigen::VectorXf initial = Eigen::VectorXf::LinSpaced(777, -2, 2);
     ps::ParameterServer elastic(initial, 2, optimizer, ps::Aggregation::Weighted);
     ps::ParameterServer fixed(initial, 1, optimizer, ps::Aggregation::Weighted);
-    const std::vector<std::string> plan { "add", "add", "", "remove 0", "add", "remove 2", "", "remove 1", "add", "add" };
+    const std::vector<std::string> plan { "add", "add", "", "remove 0", "add", "remove 2", "", "remove 1", "add",
+        "add" };
     for (int step = 0; step < static_cast<int>(plan.size()); ++step) {
         barrier(elastic, step);
         barrier(fixed, step);

@@ -5,10 +5,9 @@
 #include "replay/replay_source.h"
 #include "replay/worker_state_fold.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -18,7 +17,8 @@ namespace {
 
 class ReplaySourceTest : public ::testing::Test {
 protected:
-    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-replay-" + std::to_string(::getpid()));
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-replay-" + std::to_string(::getpid()));
     std::filesystem::path store = dir / "two-jobs.db";
     void SetUp() override
     {
@@ -27,7 +27,8 @@ protected:
     }
     void TearDown() override { std::filesystem::remove_all(dir); }
 
-    static IterationRecord row(JobId job, WorkerId worker, std::int64_t iteration, double start, double end, std::int32_t batch)
+    static IterationRecord row(
+        JobId job, WorkerId worker, std::int64_t iteration, double start, double end, std::int32_t batch)
     {
         IterationRecord r;
         r.job = job;
@@ -73,7 +74,8 @@ protected:
             const IterationRecord rows0[] = { row(0, 0, k, t, t + 1.0, 16 - pinned), row(0, 1, k, t, t + 0.9, pinned) };
             recorder.record_iterations(rows0);
             if (k < 3) {
-                const IterationRecord rows1[] = { row(1, 0, k, t + 0.5, t + 1.5, 8), row(1, 1, k, t + 0.5, t + 1.4, 8) };
+                const IterationRecord rows1[]
+                    = { row(1, 0, k, t + 0.5, t + 1.5, 8), row(1, 1, k, t + 0.5, t + 1.4, 8) };
                 recorder.record_iterations(rows1);
             }
         }
@@ -86,8 +88,7 @@ protected:
     }
 };
 
-template <class T>
-std::vector<T> only(const std::vector<ServerMessage>& messages)
+template <class T> std::vector<T> only(const std::vector<ServerMessage>& messages)
 {
     std::vector<T> out;
     for (const auto& m : messages)
@@ -100,7 +101,8 @@ TEST_F(ReplaySourceTest, StepsFollowTheBarriersAcrossJobs)
 {
     replay::ReplaySource source(store, 1, 7, "two-jobs.db");
     ASSERT_EQ(source.length(), 7);
-    const std::pair<JobId, std::int64_t> expected[] = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 2 }, { 1, 2 }, { 0, 3 } };
+    const std::pair<JobId, std::int64_t> expected[]
+        = { { 0, 0 }, { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 2 }, { 1, 2 }, { 0, 3 } };
     for (std::int64_t i = 0; i < source.length(); ++i) {
         EXPECT_EQ(source.mark(i).job, expected[i].first);
         EXPECT_EQ(source.mark(i).iteration, expected[i].second);
@@ -123,11 +125,13 @@ TEST_F(ReplaySourceTest, EventsGoBeforeTheRowsOfTheirIterationOrAfterThemAtTheBa
     EXPECT_EQ(std::get<Event>(step2[1]).event.kind, "pin");
     EXPECT_TRUE(std::holds_alternative<Evaluation>(step2.at(2)));
     for (const auto& m : step2)
-        std::visit([](const auto& message) {
-            if constexpr (requires { message.replay; }) {
-                EXPECT_EQ(message.replay, 7);
-            }
-        }, m);
+        std::visit(
+            [](const auto& message) {
+                if constexpr (requires { message.replay; }) {
+                    EXPECT_EQ(message.replay, 7);
+                }
+            },
+            m);
     // Step 3 is job 1's iteration 1 (1.5 .. 2.5 s): the exclusion at 2.2 s comes first.
     const auto step3 = source.step(3);
     ASSERT_TRUE(std::holds_alternative<Event>(step3.at(0)));
@@ -215,7 +219,8 @@ TEST(WorkerStateFold, ReadsTheManagersOwnEventTexts)
     EXPECT_EQ(holds[1].excluded_until, 15.5);
     EXPECT_EQ(holds[2], replay::WorkerHold {});
 
-    EventRecord straggler { 0, 4, 5.0, "straggler-injected", 2, "worker 2's batches take 4.000000x longer", "operator:test" };
+    EventRecord straggler { 0, 4, 5.0, "straggler-injected", 2, "worker 2's batches take 4.000000x longer",
+        "operator:test" };
     events.push_back(straggler);
     holds = replay::fold_worker_events(events, 3);
     EXPECT_EQ(holds[2].slowdown, 4.0);

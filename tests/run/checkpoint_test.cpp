@@ -37,7 +37,8 @@ std::string cpu_scenario(const std::string& policy, const std::string& sync = R"
       "model": {"type": "mlp", "hidden": [24]},
       "training": {"total_batch": 96, "learning_rate": 0.05, "momentum": 0.9, "iterations": 120, "eval_interval": 15},
       "servers": {"shards": 2},
-      "sync": )" + sync + R"(,
+      "sync": )"
+        + sync + R"(,
       "policy": )"
         + policy + R"(,
       "checkpoint": {"every_iterations": 7, "every_seconds": 0},
@@ -148,7 +149,8 @@ protected:
     }
 
     // `free_running`: asp, ssp or elastic-bsp, whose checkpoints fall between two updates.
-    void kill_and_resume(const std::string& json, std::int64_t iterations, std::int64_t every, bool free_running = false)
+    void kill_and_resume(
+        const std::string& json, std::int64_t iterations, std::int64_t every, bool free_running = false)
     {
         const auto expected = uninterrupted(json, dir / "uninterrupted.db");
         std::ofstream(dir / "scenario.json") << json;
@@ -204,7 +206,8 @@ TEST_F(Checkpoints, AKilledJobUnderArimaResumesWithItsFit)
 
 TEST_F(Checkpoints, KilledAspSspAndElasticBspJobsResumeWithTheirBatchesUnderWayBitForBit)
 {
-    for (const char* sync : { R"("asp")", R"({"type": "ssp", "staleness": 2})", R"({"type": "elastic-bsp", "range": 6})" }) {
+    for (const char* sync :
+        { R"("asp")", R"({"type": "ssp", "staleness": 2})", R"({"type": "elastic-bsp", "range": 6})" }) {
         SCOPED_TRACE(sync);
         // A push is a fraction of a barrier's time: 600 updates keep the paced run going long
         // enough to be killed.

@@ -126,7 +126,8 @@ TEST(RunScenarioChecks, AGpuBatchAboveTheMemoryLimitIsRefusedBeforeTraining)
       "training": { "total_batch": 200, "iterations": 3 },
       "policy": { "type": "fixed", "batch_sizes": [ 190, 10 ] },
       "workers": [ { "gpu": "k520" }, { "gpu": "v100" } ]
-    })", "gpu.json");
+    })",
+        "gpu.json");
     try {
         run::run_scenario(s, {});
         FAIL() << "a batch of 190 on a K520 (limit 75) was accepted";
@@ -145,7 +146,8 @@ TEST(RunScenarioChecks, AsynchronousModelsRunFromAScenarioAndReportUpdates)
       "sync": { "type": "elastic-bsp", "range": 5, "algorithm": "zipline" },
       "heterogeneity": "hetero-l3",
       "workers": [ { "speed": 500, "count": 4 } ]
-    })", "elastic.json");
+    })",
+        "elastic.json");
     const run::RunSummary r = run::run_scenario(s, {});
     EXPECT_EQ(r.updates, 60);
     EXPECT_EQ(r.sync, "elastic-bsp(R=5, zipline)");

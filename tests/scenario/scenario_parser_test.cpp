@@ -68,7 +68,8 @@ TEST(ScenarioParser, NegativeBatchIsRefused)
 
 TEST(ScenarioParser, ZeroWorkersIsRefused)
 {
-    const std::string text = R"({"model": {"type": "mlp"}, "training": {"total_batch": 8, "epochs": 1}, "workers": []})";
+    const std::string text
+        = R"({"model": {"type": "mlp"}, "training": {"total_batch": 8, "epochs": 1}, "workers": []})";
     expect_refused(text, "workers", "at least one worker");
 }
 
@@ -97,17 +98,20 @@ TEST(ScenarioParser, FixedBatchSizesMustMatchWorkersAndTotal)
 
 TEST(ScenarioParser, TotalBatchSmallerThanWorkerCountIsRefused)
 {
-    expect_refused(with("\"total_batch\": 64", "\"total_batch\": 2"), "training.total_batch", "smaller than the 3 workers");
+    expect_refused(
+        with("\"total_batch\": 64", "\"total_batch\": 2"), "training.total_batch", "smaller than the 3 workers");
 }
 
 TEST(ScenarioParser, EpochsAndIterationsTogetherAreRefused)
 {
-    expect_refused(with("\"iterations\": 10", "\"iterations\": 10, \"epochs\": 1"), "training", "either epochs or iterations");
+    expect_refused(
+        with("\"iterations\": 10", "\"iterations\": 10, \"epochs\": 1"), "training", "either epochs or iterations");
 }
 
 TEST(ScenarioParser, ResourcePointsMustMoveForward)
 {
-    expect_refused(with("\"speed\": 250", "\"speed\": 250, \"resources\": [{\"at_s\": 5}, {\"at_s\": 5, \"cpu\": 0.5}]"),
+    expect_refused(
+        with("\"speed\": 250", "\"speed\": 250, \"resources\": [{\"at_s\": 5}, {\"at_s\": 5, \"cpu\": 0.5}]"),
         "workers[1].resources[1].at_s", "later than the previous");
 }
 
@@ -133,13 +137,15 @@ TEST(ScenarioParser, ShippedScenariosParse)
 
 TEST(ScenarioParser, SyncModelsPoliciesAndTheirParametersAreRead)
 {
-    auto s = scenario::parse_scenario(with("\"model\"", "\"sync\": {\"type\": \"ssp\", \"staleness\": 3}, \"model\""), "test.json");
+    auto s = scenario::parse_scenario(
+        with("\"model\"", "\"sync\": {\"type\": \"ssp\", \"staleness\": 3}, \"model\""), "test.json");
     EXPECT_EQ(s.sync.type, sync::SyncType::Ssp);
     EXPECT_EQ(s.sync.staleness, 3);
     s = scenario::parse_scenario(with("\"model\"", "\"sync\": \"asp\", \"model\""), "test.json");
     EXPECT_EQ(s.sync.type, sync::SyncType::Asp);
     s = scenario::parse_scenario(with("\"model\"",
-        "\"policy\": {\"type\": \"lbbsp-cpu\", \"predictor\": {\"type\": \"narx\", \"min_samples\": 50}, \"damping\": 0.05}, \"model\""),
+                                     "\"policy\": {\"type\": \"lbbsp-cpu\", \"predictor\": {\"type\": \"narx\", "
+                                     "\"min_samples\": 50}, \"damping\": 0.05}, \"model\""),
         "test.json");
     EXPECT_EQ(s.policy.type, "lbbsp-cpu");
     EXPECT_EQ(s.policy.predictor.type, "narx");
@@ -150,12 +156,15 @@ TEST(ScenarioParser, SyncModelsPoliciesAndTheirParametersAreRead)
 TEST(ScenarioParser, BadSyncAndPolicyValuesAreRefusedWithTheirField)
 {
     expect_refused(with("\"model\"", "\"sync\": \"gossip\", \"model\""), "sync", "expected one of");
-    expect_refused(with("\"model\"", "\"sync\": {\"type\": \"backup\", \"backups\": 3}, \"model\""), "sync.backups", "fewer than");
+    expect_refused(
+        with("\"model\"", "\"sync\": {\"type\": \"backup\", \"backups\": 3}, \"model\""), "sync.backups", "fewer than");
     expect_refused(with("\"model\"", "\"sync\": {\"type\": \"elastic-bsp\", \"algorithm\": \"fastest\"}, \"model\""),
         "sync.algorithm", "expected one of");
-    expect_refused(with("\"model\"", "\"policy\": {\"type\": \"uniform\", \"predictor\": {\"type\": \"ema\"}}, \"model\""),
+    expect_refused(
+        with("\"model\"", "\"policy\": {\"type\": \"uniform\", \"predictor\": {\"type\": \"ema\"}}, \"model\""),
         "policy.predictor", "only the lbbsp-cpu");
-    expect_refused(with("\"model\"", "\"policy\": {\"type\": \"lbbsp-cpu\", \"predictor\": {\"type\": \"oracle\"}}, \"model\""),
+    expect_refused(
+        with("\"model\"", "\"policy\": {\"type\": \"lbbsp-cpu\", \"predictor\": {\"type\": \"oracle\"}}, \"model\""),
         "policy.predictor.type", "expected one of");
 }
 
@@ -170,7 +179,8 @@ TEST(ScenarioParser, GpuWorkersInstancesCompetingLoadAndBandwidthChanges)
         { "gpu": { "class": "v100", "memory_gb": 32 } },
         { "instance": "m4.4xlarge", "speed": 500 }
       ]
-    })", "test.json");
+    })",
+        "test.json");
     ASSERT_TRUE(s.workers[0].gpu);
     EXPECT_EQ(s.workers[0].gpu->device, "k80");
     EXPECT_DOUBLE_EQ(s.workers[0].network.bandwidth_at(149), 10);
@@ -185,7 +195,8 @@ TEST(ScenarioParser, GpuWorkersInstancesCompetingLoadAndBandwidthChanges)
 
 TEST(ScenarioParser, UnknownGpuClassesAndInstancesAreRefused)
 {
-    expect_refused(with("{ \"speed\": 1000, \"count\": 2 }", "{ \"gpu\": \"tpu\" }"), "workers[0].gpu", "expected one of");
+    expect_refused(
+        with("{ \"speed\": 1000, \"count\": 2 }", "{ \"gpu\": \"tpu\" }"), "workers[0].gpu", "expected one of");
     expect_refused(with("{ \"speed\": 1000, \"count\": 2 }", "{ \"instance\": \"p3.2xlarge\" }"), "workers[0].instance",
         "Cluster-B");
     expect_refused(with("{ \"speed\": 1000, \"count\": 2 }",
@@ -199,7 +210,8 @@ TEST(ScenarioParser, ElasticSectionIsReadWithItsResizes)
     const auto s = scenario::parse_scenario(with(R"("workers")", R"("elastic": { "initial_workers": 2, "resizes": [
         { "before_iteration": 4, "action": "add-worker" },
         { "before_iteration": 6, "action": "remove-server", "target": 0 },
-        { "before_iteration": 8, "action": "remove-worker", "target": 2 } ] }, "workers")"), "test.json");
+        { "before_iteration": 8, "action": "remove-worker", "target": 2 } ] }, "workers")"),
+        "test.json");
     ASSERT_TRUE(s.elastic.present);
     EXPECT_EQ(s.elastic.initial_workers, 2);
     ASSERT_EQ(s.elastic.resizes.size(), 3u);
@@ -211,17 +223,21 @@ TEST(ScenarioParser, ElasticSectionIsReadWithItsResizes)
 
 TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
 {
-    const auto elastic = [](const std::string& section) { return with(R"("workers")", R"("elastic": )" + section + R"(, "workers")"); };
+    const auto elastic = [](const std::string& section) {
+        return with(R"("workers")", R"("elastic": )" + section + R"(, "workers")");
+    };
     expect_refused(elastic(R"({ "initial_workers": 4 })"), "elastic.initial_workers", "expected 1 to 3");
-    expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "grow" } ] })"), "elastic.resizes[0].action",
-        "expected one of: add-server");
-    expect_refused(elastic(R"({ "resizes": [ { "action": "add-worker" } ] })"), "elastic.resizes[0].before_iteration", "is required");
+    expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "grow" } ] })"),
+        "elastic.resizes[0].action", "expected one of: add-server");
+    expect_refused(elastic(R"({ "resizes": [ { "action": "add-worker" } ] })"), "elastic.resizes[0].before_iteration",
+        "is required");
     expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "remove-worker", "target": 3 } ] })"),
         "elastic.resizes[0].target", "expected 0 to 2");
     expect_refused(elastic(R"({ "partition_data": 1 })"), "elastic.partition_data", "true or false");
     expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "add-server", "target": 1 } ] })"),
         "elastic.resizes[0].target", "unknown field");
-    expect_refused(with(R"("workers")", R"("sync": "asp", "elastic": { "initial_workers": 1 }, "workers")"), "elastic", "expected bsp or backup");
+    expect_refused(with(R"("workers")", R"("sync": "asp", "elastic": { "initial_workers": 1 }, "workers")"), "elastic",
+        "expected bsp or backup");
 }
 
 TEST(ScenarioParser, RemoteWorkersNeedTheRealModeAndABoolean)
@@ -230,7 +246,8 @@ TEST(ScenarioParser, RemoteWorkersNeedTheRealModeAndABoolean)
         "workers[1].remote", "must be \"real\"");
     expect_refused(with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "remote": "yes" })"),
         "workers[1].remote", "true or false");
-    std::string real = with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "remote": true })");
+    std::string real
+        = with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "remote": true })");
     real.replace(real.find('{'), 1, R"({ "mode": "real",)");
     const auto s = scenario::parse_scenario(real, "test.json");
     EXPECT_FALSE(s.workers[0].remote);
@@ -240,12 +257,16 @@ TEST(ScenarioParser, RemoteWorkersNeedTheRealModeAndABoolean)
 TEST(ScenarioParser, APolicyOrSyncSectionAloneIsCheckedAgainstTheJob)
 {
     const scenario::Scenario job = scenario::parse_scenario(kMinimal, "test.json"); // 3 workers, total batch 64
-    const balance::PolicySpec fixed = scenario::parse_policy_section(R"({"type": "fixed", "batch_sizes": [30, 30, 4]})", job, "set-policy");
+    const balance::PolicySpec fixed
+        = scenario::parse_policy_section(R"({"type": "fixed", "batch_sizes": [30, 30, 4]})", job, "set-policy");
     EXPECT_EQ(fixed.type, "fixed");
     EXPECT_EQ(fixed.batch_sizes, (std::vector<std::int32_t> { 30, 30, 4 }));
-    EXPECT_EQ(scenario::parse_policy_section(R"({"type": "lbbsp-cpu", "damping": 0.1})", job, "set-policy").manager.damping, 0.1);
+    EXPECT_EQ(
+        scenario::parse_policy_section(R"({"type": "lbbsp-cpu", "damping": 0.1})", job, "set-policy").manager.damping,
+        0.1);
     EXPECT_EQ(scenario::parse_sync_section(R"("bsp")", job, "set-sync-model").type, sync::SyncType::Bsp);
-    const sync::SyncSpec backup = scenario::parse_sync_section(R"({"type": "backup", "backups": 2})", job, "set-sync-model");
+    const sync::SyncSpec backup
+        = scenario::parse_sync_section(R"({"type": "backup", "backups": 2})", job, "set-sync-model");
     EXPECT_EQ(backup.backups, 2);
 
     const auto refused = [&](auto parse, const std::string& text, const std::string& field, const std::string& words) {
@@ -258,7 +279,8 @@ TEST(ScenarioParser, APolicyOrSyncSectionAloneIsCheckedAgainstTheJob)
         }
     };
     const auto policy = [&](const std::string& t) { return scenario::parse_policy_section(t, job, "set-policy"); };
-    const auto sync_model = [&](const std::string& t) { return scenario::parse_sync_section(t, job, "set-sync-model"); };
+    const auto sync_model
+        = [&](const std::string& t) { return scenario::parse_sync_section(t, job, "set-sync-model"); };
     refused(policy, R"({"type": "fixed", "batch_sizes": [32, 32]})", "policy.batch_sizes", "one per worker (3)");
     refused(policy, R"({"type": "fixed", "batch_sizes": [30, 30, 30]})", "policy.batch_sizes", "total_batch = 64");
     refused(policy, R"({"type": "fastest"})", "policy.type", "expected one of");
@@ -274,6 +296,7 @@ TEST(ScenarioParser, ThePlacementSectionGivesTheGpuMemoryOfEachWorker)
     EXPECT_FALSE(scenario::parse_scenario(kMinimal, "test.json").placement_memory_gb);
     const std::string shared = with(R"("workers")", R"("placement": {"memory_gb": 4.5}, "workers")");
     EXPECT_EQ(scenario::parse_scenario(shared, "test.json").placement_memory_gb, 4.5);
-    expect_refused(with(R"("workers")", R"("placement": {"memory_gb": 0}, "workers")"), "placement.memory_gb", "expected a number in");
+    expect_refused(with(R"("workers")", R"("placement": {"memory_gb": 0}, "workers")"), "placement.memory_gb",
+        "expected a number in");
     expect_refused(with(R"("workers")", R"("placement": {"gpus": 2}, "workers")"), "placement.gpus", "unknown field");
 }

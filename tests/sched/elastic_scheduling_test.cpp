@@ -1,21 +1,20 @@
 #include "common/error.h"
 #include "sched/elastic_simulator.h"
 #include "sched/model_templates.h"
-
 #include "temp_file.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <map>
 
 using namespace fulcrum;
 using sched::ElasticPolicy;
 
 namespace {
 
-sched::PsJobSpec job(int id, int workers, int servers, std::int64_t iterations, double arrival, const char* model = "resnet50")
+sched::PsJobSpec job(
+    int id, int workers, int servers, std::int64_t iterations, double arrival, const char* model = "resnet50")
 {
     sched::PsJobSpec j;
     j.id = id;
@@ -60,7 +59,8 @@ TEST(PsThroughputModel, FewServersMakeAJobServerBoundAndMatchedGrowthHelps)
 TEST(ElasticSimulator, StaticFifoRunsAJobAtItsRequestAndMakesTheNextOneWait)
 {
     const sched::PsClusterModel c = cluster(8);
-    const auto result = sched::simulate_elastic(c, { job(0, 4, 2, 1000, 0), job(1, 3, 1, 500, 10) }, options(ElasticPolicy::StaticFifo));
+    const auto result = sched::simulate_elastic(
+        c, { job(0, 4, 2, 1000, 0), job(1, 3, 1, 500, 10) }, options(ElasticPolicy::StaticFifo));
     ASSERT_EQ(result.jobs.size(), 2u);
     const auto& first = result.jobs[0];
     const double expected = first.job.samples() / c.throughput(first.job.model, 4, 2);
@@ -157,7 +157,8 @@ TEST(ElasticSimulator, SameSeedSameResultAndNoiseChangesDecisionsOnlyThroughTheS
 
 TEST(ElasticSimulator, AJobLargerThanTheClusterIsRejectedWithTheReason)
 {
-    const auto result = sched::simulate_elastic(cluster(8), { job(0, 8, 2, 100, 0), job(1, 2, 1, 100, 5) }, options(ElasticPolicy::Eps));
+    const auto result = sched::simulate_elastic(
+        cluster(8), { job(0, 8, 2, 100, 0), job(1, 2, 1, 100, 5) }, options(ElasticPolicy::Eps));
     ASSERT_EQ(result.rejected.size(), 1u);
     EXPECT_EQ(result.rejected[0].reason, "asks for 8 workers and 2 servers (10 slots); the cluster has 8");
     EXPECT_EQ(result.jobs.size(), 1u);
@@ -179,7 +180,8 @@ TEST(PsWorkload, GeneratedMixFollowsItsRangesAndRoundTripsThroughTheFile)
         last = j.arrival_s;
     }
     EXPECT_NEAR(last / 199, 60, 15); // mean gap of the Poisson arrivals
-    const auto read = sched::load_ps_workload(write_temp_file("fulcrum-ps-roundtrip.csv", sched::ps_workload_csv(jobs)));
+    const auto read
+        = sched::load_ps_workload(write_temp_file("fulcrum-ps-roundtrip.csv", sched::ps_workload_csv(jobs)));
     ASSERT_EQ(read.size(), jobs.size());
     EXPECT_EQ(read[17].model.name, jobs[17].model.name);
     EXPECT_EQ(read[17].workers, jobs[17].workers);
@@ -200,11 +202,15 @@ TEST(PsWorkload, BadFilesAreRefusedWithFileLineAndField)
     };
     refused("", "", "is empty");
     refused("name,model,workers,servers,iterations,arrival_s\n", "", "no jobs");
-    refused("name,model,gpus,iterations,arrival_s\n", "header", "expected 'name,model,workers,servers,iterations,arrival_s'");
-    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,0,1,10,0\n", "workers", "positive whole number");
+    refused("name,model,gpus,iterations,arrival_s\n", "header",
+        "expected 'name,model,workers,servers,iterations,arrival_s'");
+    refused(
+        "name,model,workers,servers,iterations,arrival_s\na,resnet50,0,1,10,0\n", "workers", "positive whole number");
     refused("name,model,workers,servers,iterations,arrival_s\na,alexnet,2,1,10,0\n", "model", "expected one of vgg16");
-    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10\n", "", "expected 6 comma-separated fields");
-    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10,-3\n", "arrival_s", "seconds from the start");
+    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10\n", "",
+        "expected 6 comma-separated fields");
+    refused("name,model,workers,servers,iterations,arrival_s\na,resnet50,2,1,10,-3\n", "arrival_s",
+        "seconds from the start");
 }
 
 TEST(EarlyFeedback, ParsesEachKindAndNamesWhatWasExpected)
@@ -213,8 +219,8 @@ TEST(EarlyFeedback, ParsesEachKindAndNamesWhatWasExpected)
     EXPECT_DOUBLE_EQ(sched::parse_early_feedback("iterations:200").value, 200);
     EXPECT_EQ(sched::parse_early_feedback("accuracy:0.5").kind, sched::EarlyFeedback::Kind::Accuracy);
     EXPECT_EQ(sched::to_string(sched::parse_early_feedback("accuracy:0.5")), "accuracy:0.5");
-    for (const char* bad : { "0.1", "fraction:0", "fraction:1.5", "iterations:2.5", "iterations:0", "accuracy:1", "accuracy:x",
-             "epochs:3", "fraction:" }) {
+    for (const char* bad : { "0.1", "fraction:0", "fraction:1.5", "iterations:2.5", "iterations:0", "accuracy:1",
+             "accuracy:x", "epochs:3", "fraction:" }) {
         try {
             sched::parse_early_feedback(bad);
             ADD_FAILURE() << bad << " was accepted";
@@ -229,7 +235,8 @@ TEST(EarlyFeedback, ParsesEachKindAndNamesWhatWasExpected)
             return e.what();
         }
         return "";
-    }()).find("(0, 1)"),
+    }())
+                  .find("(0, 1)"),
         std::string::npos);
 }
 

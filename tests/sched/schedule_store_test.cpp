@@ -4,9 +4,8 @@
 #include "sched/workload.h"
 #include "sched_store/schedule_store.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 
 using namespace fulcrum;
@@ -26,7 +25,8 @@ sched::SimulationResult simulated()
 {
     sched::ClusterSpec cluster;
     cluster.servers = 2;
-    auto jobs = sched::generate_workload({ .jobs = 12, .horizon_s = 60, .min_iterations = 20, .max_iterations = 60, .seed = 5 });
+    auto jobs = sched::generate_workload(
+        { .jobs = 12, .horizon_s = 60, .min_iterations = 20, .max_iterations = 60, .seed = 5 });
     jobs.front().gpus = 64; // more GPUs than 2 x 4: rejected at submission
     sched::SimulationOptions options;
     options.record_spans = true;
@@ -89,8 +89,12 @@ TEST(ScheduleStore, AVersionOneStoreIsMigratedAndKeepsItsRuns)
         // Make it look like a store written before schema version 2 (and so before 3).
         sqlite3* handle = nullptr;
         ASSERT_EQ(sqlite3_open(path.c_str(), &handle), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE superseded_evaluations; DROP TABLE superseded_iterations; DROP TABLE checkpoints; DROP TABLE sched_spans; "
-                      "DROP TABLE sched_jobs; PRAGMA user_version = 1;", nullptr, nullptr, nullptr), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(handle,
+                      "DROP TABLE superseded_evaluations; DROP TABLE superseded_iterations; DROP TABLE checkpoints; "
+                      "DROP TABLE sched_spans; "
+                      "DROP TABLE sched_jobs; PRAGMA user_version = 1;",
+                      nullptr, nullptr, nullptr),
+            SQLITE_OK);
         sqlite3_close(handle);
     }
     const RunId second = sched_store::write_schedule(path, "second", "x", 2, simulated());

@@ -5,13 +5,11 @@
 #include "sched/sim_report.h"
 #include "sched/simulator.h"
 #include "sched/workload.h"
-
 #include "temp_file.h"
-
-#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <map>
 #include <set>
 
@@ -116,10 +114,12 @@ TEST(Simulator, ALoneJobTakesItsComputeAndAllReduceTimes)
     EXPECT_EQ(one.tasks, 200);
     // Eight GPUs on two servers: every iteration adds one uncontended network all-reduce.
     SimulationResult eight = simulate(cluster, { job(0, "resnet50", 8, 10) }, options);
-    EXPECT_NEAR(eight.jobs[0].jct_s(), 10 * (r.forward_s + r.backward_s + cluster.network.time(r.model_bytes, 1)), 1e-9);
+    EXPECT_NEAR(
+        eight.jobs[0].jct_s(), 10 * (r.forward_s + r.backward_s + cluster.network.time(r.model_bytes, 1)), 1e-9);
     // Four GPUs of one server: the all-reduce stays inside it.
     SimulationResult four = simulate(cluster, { job(0, "resnet50", 4, 10) }, options);
-    EXPECT_NEAR(four.jobs[0].jct_s(), 10 * (r.forward_s + r.backward_s + cluster.network.a + cluster.intra_server_b * r.model_bytes), 1e-9);
+    EXPECT_NEAR(four.jobs[0].jct_s(),
+        10 * (r.forward_s + r.backward_s + cluster.network.a + cluster.intra_server_b * r.model_bytes), 1e-9);
 }
 
 TEST(Simulator, OverlappingAllReducesShareTheLinkByEquationFive)
@@ -232,7 +232,8 @@ TEST(Simulator, SameSeedSameScheduleAndTheGeneratorFollowsTheTraceMix)
 
 TEST(Workload, ReadsAFileAndNamesTheLineAndFieldOfAnError)
 {
-    const auto good = write_temp_file("good.csv", "# two jobs\nname,model,gpus,iterations,arrival_s\nb,vgg16,4,100,30\n\na,resnet50,1,50,0\n");
+    const auto good = write_temp_file(
+        "good.csv", "# two jobs\nname,model,gpus,iterations,arrival_s\nb,vgg16,4,100,30\n\na,resnet50,1,50,0\n");
     const std::vector<JobSpec> jobs = load_workload(good);
     ASSERT_EQ(jobs.size(), 2u);
     EXPECT_EQ(jobs[0].name, "a"); // sorted by arrival
@@ -262,7 +263,8 @@ TEST(Workload, ReadsAFileAndNamesTheLineAndFieldOfAnError)
 
 TEST(Workload, ClusterFileFieldsAreCheckedByName)
 {
-    const ClusterSpec c = load_cluster(write_temp_file("cluster.json", R"({"servers": 2, "gpus_per_server": 8, "network": {"eta": 0}})"));
+    const ClusterSpec c = load_cluster(
+        write_temp_file("cluster.json", R"({"servers": 2, "gpus_per_server": 8, "network": {"eta": 0}})"));
     EXPECT_EQ(c.gpus(), 16);
     EXPECT_EQ(c.network.eta, 0);
     const auto field_of = [](const std::string& text) {

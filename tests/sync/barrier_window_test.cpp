@@ -1,11 +1,10 @@
+#include "common/random.h"
 #include "sync/barrier_window.h"
 #include "sync/sync_spec.h"
 
-#include "common/random.h"
-
-#include <gtest/gtest.h>
 #include <algorithm>
 #include <functional>
+#include <gtest/gtest.h>
 #include <limits>
 
 using namespace fulcrum;

@@ -3,12 +3,12 @@
 #include "model/model_factory.h"
 #include "train/bsp_trainer.h"
 
-#include <gtest/gtest.h>
 #include <atomic>
+#include <gtest/gtest.h>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <numeric>
+#include <thread>
 
 using namespace fulcrum;
 
@@ -25,7 +25,8 @@ struct Collector final : train::TrainingObserver {
 
 train::TrainerConfig config(train::ClockMode mode = train::ClockMode::Virtual, int threads = 2)
 {
-    static const auto data = data::make_synthetic({ .train_size = 3000, .test_size = 600, .dim = 20, .classes = 5, .separation = 3, .seed = 3 });
+    static const auto data = data::make_synthetic(
+        { .train_size = 3000, .test_size = 600, .dim = 20, .classes = 5, .separation = 3, .seed = 3 });
     train::TrainerConfig c;
     c.train = data.train;
     c.test = data.test;
@@ -205,7 +206,7 @@ TEST(BspTrainer, APausedJobHoldsAtABarrierUntilResumed)
         std::mutex mutex;
         std::vector<std::string> kinds;
         void on_iteration(std::span<const IterationRecord>) override { ++iterations; }
-        void on_evaluation(const EvaluationRecord&) override {}
+        void on_evaluation(const EvaluationRecord&) override { }
         void on_event(const EventRecord& e) override
         {
             std::lock_guard lock(mutex);

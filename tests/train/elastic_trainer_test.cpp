@@ -32,7 +32,7 @@ struct Tap final : train::TrainingObserver {
         if (after_iteration)
             after_iteration(r.front().iteration);
     }
-    void on_evaluation(const EvaluationRecord&) override {}
+    void on_evaluation(const EvaluationRecord&) override { }
     void on_event(const EventRecord& e) override { events.push_back(e); }
     void on_barrier(std::int64_t iteration, std::span<const ps::GradientPush> pushes) override
     {
@@ -56,7 +56,8 @@ struct Tap final : train::TrainingObserver {
 
 train::TrainerConfig elastic_config(std::vector<train::ScheduledResize> resizes)
 {
-    static const auto data = data::make_synthetic({ .train_size = 2400, .test_size = 400, .dim = 12, .classes = 4, .separation = 3, .seed = 5 });
+    static const auto data = data::make_synthetic(
+        { .train_size = 2400, .test_size = 400, .dim = 12, .classes = 4, .separation = 3, .seed = 5 });
     train::TrainerConfig c;
     c.train = data.train;
     c.test = data.test;
@@ -119,7 +120,9 @@ TEST(ElasticTrainer, ModelAfterServerAndWorkerChangesEqualsAStaticServerFedTheSa
 
     // Who pushed when follows the plan: slots 0,1 from the start, 2 joins at 8, 3 at 12,
     // 1 leaves at 20, 1 re-joins at 30 (the lowest free slot), 3 leaves at 33 (the highest).
-    const auto members_at = [&](std::size_t k) { return std::set<WorkerId>(tap.barriers[k].workers.begin(), tap.barriers[k].workers.end()); };
+    const auto members_at = [&](std::size_t k) {
+        return std::set<WorkerId>(tap.barriers[k].workers.begin(), tap.barriers[k].workers.end());
+    };
     EXPECT_EQ(members_at(7), (std::set<WorkerId> { 0, 1 }));
     EXPECT_EQ(members_at(8), (std::set<WorkerId> { 0, 1, 2 }));
     EXPECT_EQ(members_at(12), (std::set<WorkerId> { 0, 1, 2, 3 }));
@@ -141,8 +144,8 @@ TEST(ElasticTrainer, ModelAfterServerAndWorkerChangesEqualsAStaticServerFedTheSa
 
 TEST(ElasticTrainer, ImpossibleChangesBecomeRefusalEventsAndTheRunGoesOn)
 {
-    auto config = elastic_config({ at(2, RemoveServer), at(3, RemoveWorker, 3), at(4, AddWorker, 9), at(5, AddWorker, 0),
-        at(6, AddWorker), at(6, AddWorker), at(7, AddWorker) });
+    auto config = elastic_config({ at(2, RemoveServer), at(3, RemoveWorker, 3), at(4, AddWorker, 9),
+        at(5, AddWorker, 0), at(6, AddWorker), at(6, AddWorker), at(7, AddWorker) });
     Tap tap;
     tap.parameters = config.prototype->parameter_count();
     train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);

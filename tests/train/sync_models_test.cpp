@@ -5,12 +5,12 @@
 #include "train/async_trainer.h"
 #include "train/bsp_trainer.h"
 
-#include <gtest/gtest.h>
 #include <algorithm>
+#include <functional>
+#include <gtest/gtest.h>
 #include <map>
 #include <set>
 #include <thread>
-#include <functional>
 
 using namespace fulcrum;
 
@@ -111,7 +111,8 @@ TEST(AsyncTrainer, ElasticBspLetsFastWorkersRunMoreIterationsPerSuperstep)
         if (row.worker == 0)
             fast_quota.insert(row.decision);
     EXPECT_TRUE(fast_quota.contains("elastic-bsp r=3")) << "the 3x faster worker should run 3 iterations per superstep";
-    const auto finished = std::find_if(out.events.begin(), out.events.end(), [](const auto& e) { return e.kind == "job-finished"; });
+    const auto finished
+        = std::find_if(out.events.begin(), out.events.end(), [](const auto& e) { return e.kind == "job-finished"; });
     ASSERT_NE(finished, out.events.end());
     EXPECT_NE(finished->message.find("supersteps"), std::string::npos);
 }
@@ -157,7 +158,7 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
                 trainer->control().set_sync_model(spec, "op"); // bsp
             }
         }
-        void on_evaluation(const EvaluationRecord&) override {}
+        void on_evaluation(const EvaluationRecord&) override { }
         void on_event(const EventRecord& e) override { events.push_back(e); }
         train::BspTrainer* trainer = nullptr;
         std::vector<IterationRecord> rows;
@@ -291,7 +292,7 @@ struct Steered final : train::TrainingObserver {
         if (act)
             act(*control, rows.size());
     }
-    void on_evaluation(const EvaluationRecord&) override {}
+    void on_evaluation(const EvaluationRecord&) override { }
     void on_event(const EventRecord& e) override { events.push_back(e); }
 
     std::optional<EventRecord> event(const std::string& kind) const
@@ -445,8 +446,9 @@ TEST(AsyncTrainer, SwitchesAmongAspSspAndElasticBspAndRefusesAPolicyItCannotBala
     for (const auto& e : out.events)
         if (e.kind == "sync-model-change")
             changes.push_back(e.message);
-    EXPECT_EQ(changes, (std::vector<std::string> { "asp -> ssp(s=1)", "ssp(s=1) -> elastic-bsp(R=15, exact)",
-                           "elastic-bsp(R=15, exact) -> asp" }));
+    EXPECT_EQ(changes,
+        (std::vector<std::string> {
+            "asp -> ssp(s=1)", "ssp(s=1) -> elastic-bsp(R=15, exact)", "elastic-bsp(R=15, exact) -> asp" }));
     EXPECT_EQ(refusals, (std::vector<std::string> { "policy-not-applicable" }));
     std::set<std::string> tags;
     for (const auto& row : out.rows)
@@ -498,14 +500,16 @@ TEST(JobTrainer, ARunningJobSwitchesFromBspToSspAndBackAndCarriesItsModelOver)
     std::map<WorkerId, std::int64_t> last;
     std::set<std::string> tags;
     for (const auto& row : out.rows) {
-        EXPECT_TRUE(keys.insert({ row.iteration, row.worker }).second) << "iteration " << row.iteration << " worker " << row.worker;
+        EXPECT_TRUE(keys.insert({ row.iteration, row.worker }).second)
+            << "iteration " << row.iteration << " worker " << row.worker;
         if (last.count(row.worker)) {
             EXPECT_GT(row.iteration, last[row.worker]);
         }
         last[row.worker] = row.iteration;
         tags.insert(row.decision.substr(0, row.decision.find('/')));
     }
-    EXPECT_TRUE(tags.count("uniform") && tags.count("ssp(s=2)") && tags.count("lbbsp-cpu")) << "bsp, then ssp, then LB-BSP";
+    EXPECT_TRUE(tags.count("uniform") && tags.count("ssp(s=2)") && tags.count("lbbsp-cpu"))
+        << "bsp, then ssp, then LB-BSP";
     // Time runs on: the first barrier after ssp opens no earlier than the last push.
     double last_push = 0, first_barrier_after = 0;
     for (const auto& row : out.rows) {
@@ -533,7 +537,6 @@ TEST(JobTrainer, ASwitchThatCannotCarryOverIsRefusedWithItsReason)
         EXPECT_EQ(e.code(), "sync-model-not-switchable");
         EXPECT_NE(std::string(e.what()).find("elastic"), std::string::npos) << e.what();
     }
-
 }
 
 TEST(AsyncTrainer, AnInjectedStragglerComputesSlowerAndAPauseHoldsTheClock)

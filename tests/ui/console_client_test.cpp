@@ -4,9 +4,8 @@
 // Backend headers before Qt's: Qt's `emit` macro would rewrite BatchSizeManager::emit.
 #include "balance/batch_size_manager.h"
 #include "run/run_scenario.h"
-#include "train/trainer.h"
-
 #include "tests/ui/console_test_support.h"
+#include "train/trainer.h"
 #include "ui/main_window.h"
 #include "ui/views/events_view.h"
 #include "ui/views/replay_bar.h"
@@ -20,11 +19,10 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTimer>
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <gtest/gtest.h>
 #include <numeric>
 #include <unistd.h>
 
@@ -40,7 +38,8 @@ TEST(ConsoleClient, AWrongTokenIsReportedAndNotRetried)
     QSignalSpy problems(&window, &ui::MainWindow::problemReported);
     window.connect_to(live.address("not-a-token-of-this-daemon"));
     ASSERT_TRUE(wait_until([&] { return window.client().state() == ui::ProtocolClient::State::Failed; }));
-    EXPECT_TRUE(window.client().status_text().startsWith(QStringLiteral("wrong token"))) << window.client().status_text().toStdString();
+    EXPECT_TRUE(window.client().status_text().startsWith(QStringLiteral("wrong token")))
+        << window.client().status_text().toStdString();
     ASSERT_GE(problems.count(), 1);
     QApplication::processEvents();
     QThread::msleep(1500); // past the first back-off: it must not have tried again
@@ -57,7 +56,8 @@ TEST(ConsoleClient, ARefusedConnectionIsRetriedWithGrowingBackOff)
     ui::ProtocolClient client;
     client.open({ QUrl(QStringLiteral("ws://127.0.0.1:1")), QStringLiteral("x"), {} }); // nothing listens on port 1
     ASSERT_TRUE(wait_until([&] { return client.state() == ui::ProtocolClient::State::WaitingToReconnect; }, 10000));
-    EXPECT_TRUE(client.status_text().contains(QStringLiteral("reconnecting in 1 s (attempt 1)"))) << client.status_text().toStdString();
+    EXPECT_TRUE(client.status_text().contains(QStringLiteral("reconnecting in 1 s (attempt 1)")))
+        << client.status_text().toStdString();
     client.close();
     EXPECT_EQ(client.state(), ui::ProtocolClient::State::Disconnected);
 }
@@ -69,7 +69,10 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
     window.set_dialogs(false);
     window.show();
     window.connect_to(live.address(live.operator_token));
-    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().workers().rowCount() == 4 && window.store().history().workers() == 4; }));
+    ASSERT_TRUE(wait_until([&] {
+        return window.commands().can_command() && window.store().workers().rowCount() == 4
+            && window.store().history().workers() == 4;
+    }));
     EXPECT_EQ(window.store().shown_job(), live.job);
 
     // Pin worker 3 through the dialog; it offers the size that would equalise batch times.
@@ -86,7 +89,8 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
     }));
     ASSERT_TRUE(suggested);
     EXPECT_LT(*suggested, 16); // the slow worker (a third of the others' speed) should get less than an even 16
-    EXPECT_EQ(window.store().workers().index(3, ui::WorkersModel::State).data().toString(), QStringLiteral("pinned at 8"));
+    EXPECT_EQ(
+        window.store().workers().index(3, ui::WorkersModel::State).data().toString(), QStringLiteral("pinned at 8"));
 
     // Exclude worker 2 for 30 s of run time.
     select_worker(window, 2);
@@ -124,7 +128,8 @@ TEST(ConsoleClient, ACommandInFlightWhenTheConnectionDropsIsReportedThenItsFateO
     ui::MainWindow window;
     window.set_dialogs(false);
     window.connect_to(live.address(live.operator_token));
-    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().workers().rowCount() == 4; }));
+    ASSERT_TRUE(
+        wait_until([&] { return window.commands().can_command() && window.store().workers().rowCount() == 4; }));
     QSignalSpy unknown(&window.commands(), &ui::Commands::fateUnknown);
     QSignalSpy known(&window.commands(), &ui::Commands::fateKnown);
 
@@ -149,7 +154,8 @@ TEST(ConsoleClient, ACommandInFlightWhenTheConnectionDropsIsReportedThenItsFateO
 
 class RunFileTest : public ::testing::Test {
 protected:
-    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-console-file-" + std::to_string(::getpid()));
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-console-file-" + std::to_string(::getpid()));
     void SetUp() override { std::filesystem::create_directories(dir); }
     void TearDown() override { std::filesystem::remove_all(dir); }
 
@@ -171,7 +177,8 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
         "data": {"source": "synthetic", "train_size": 400, "test_size": 100, "dim": 8, "classes": 3},
         "model": {"type": "softmax"}, "training": {"total_batch": 64, "iterations": 40, "eval_interval": 10},
         "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
-        "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})", "console-test");
+        "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})",
+        "console-test");
     run::RunOptions options;
     options.database = dir / "recorded.db";
     // An operator's pin during iteration 12: an event in the middle of the run to jump to.
@@ -202,12 +209,15 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     EXPECT_EQ(store.jobs().index(0, ui::JobsModel::Iteration).data().toString(), QStringLiteral("18 / 40"));
     EXPECT_EQ(store.workers().last_row(3)->iteration, 17);
     EXPECT_EQ(window.iteration_window().last(), 17);
-    for (const QString& view : { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction") }) {
+    for (const QString& view :
+        { QStringLiteral("equilibrium"), QStringLiteral("timeline"), QStringLiteral("prediction") }) {
         ASSERT_TRUE(window.show_view(view));
         window.refresh_views();
     }
-    EXPECT_TRUE(ui::StragglerTimeline::describe(store.history(), 3, 17).startsWith(QStringLiteral("iteration 17 of worker 3")));
-    EXPECT_TRUE(window.replay_bar().position_text().startsWith(QStringLiteral("iteration 17 of job 0"))) << window.replay_bar().position_text().toStdString();
+    EXPECT_TRUE(
+        ui::StragglerTimeline::describe(store.history(), 3, 17).startsWith(QStringLiteral("iteration 17 of worker 3")));
+    EXPECT_TRUE(window.replay_bar().position_text().startsWith(QStringLiteral("iteration 17 of job 0")))
+        << window.replay_bar().position_text().toStdString();
 
     EXPECT_EQ(store.replay_state()->state, ReplayPhase::Paused);
     EXPECT_EQ(store.replay_state()->speed, 1.0);
@@ -261,7 +271,8 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     const std::vector<std::int64_t> at_arrival = iterations();
     ASSERT_GE(at_arrival.size(), 21u);
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), at_arrival.begin())); // it may have played on since
-    ASSERT_TRUE(wait_until([&] { return store.replay_state()->state != ReplayPhase::Paused && store.replay_state()->speed == 1.0; }));
+    ASSERT_TRUE(wait_until(
+        [&] { return store.replay_state()->state != ReplayPhase::Paused && store.replay_state()->speed == 1.0; }));
 
     // Activating an event in the events table jumps the replay to its moment (paused first,
     // so nothing plays on past it before the check).

@@ -1,19 +1,17 @@
 // The console's bounded histories and what the charts draw from them.
 
+#include "ui/console_store.h"
 #include "ui/models/iteration_history.h"
 #include "ui/models/ring_buffer.h"
-#include "ui/console_store.h"
 #include "ui/views/equilibrium_view.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/lane_raster.h"
 #include "ui/views/palette.h"
 #include "ui/views/series_points.h"
 
-#include <gtest/gtest.h>
-
 #include <QApplication>
-
 #include <cmath>
+#include <gtest/gtest.h>
 #include <set>
 #include <vector>
 
@@ -137,7 +135,7 @@ TEST(SeriesPoints, DownsamplingKeepsEveryBucketsExtremes)
         top = std::max(top, p.y());
         bottom = std::min(bottom, p.y());
     }
-    EXPECT_EQ(top, 500);    // the one spike survives 25× downsampling
+    EXPECT_EQ(top, 500); // the one spike survives 25× downsampling
     EXPECT_EQ(bottom, 1);
     for (qsizetype i = 1; i < points.size(); ++i)
         EXPECT_LT(points[i - 1].x(), points[i].x());
@@ -146,7 +144,9 @@ TEST(SeriesPoints, DownsamplingKeepsEveryBucketsExtremes)
     ASSERT_EQ(zoomed.size(), 50);
     EXPECT_EQ(zoomed[23], QPointF(5123, 500));
     // NaN (no prediction) is skipped.
-    EXPECT_TRUE(series_points(samples, 0, 9999, 400, [](const WorkerSample& s) { return double(s.predicted_speed); }).isEmpty());
+    EXPECT_TRUE(series_points(samples, 0, 9999, 400, [](const WorkerSample& s) {
+        return double(s.predicted_speed);
+    }).isEmpty());
 }
 
 TEST(IterationWindow, FollowsTheDataUntilZoomedAndKeepsAtLeastFourIterations)
@@ -265,7 +265,8 @@ TEST(LaneRaster, WideIterationsAreDrawnAsTheirThreeSegments)
     EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.11) * px), y), comm_colour().rgba());
     EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.13) * px), y), wait_colour().rgba());
     // Worker 1, the straggler, has the red mark along the top of the whole iteration.
-    EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.07) * px), raster.lane_top(1)), straggler_colour().rgba());
+    EXPECT_EQ(raster.image().pixel(static_cast<int>((it.start_s + 0.07) * px), raster.lane_top(1)),
+        straggler_colour().rgba());
 }
 
 TEST(SeriesDownsampler, KeptBucketsGiveWhatAFreshPassGives)
@@ -282,7 +283,8 @@ TEST(SeriesDownsampler, KeptBucketsGiveWhatAFreshPassGives)
             continue;
         // Following (the ring wraps at 2000) and, now and then, a zoomed window.
         const std::int64_t first = k % 39 == 0 ? k / 2 : samples.front().iteration;
-        EXPECT_EQ(kept.points(samples, { 1, 0 }, first, k, 300), series_points(samples, first, k, 300, size)) << "at iteration " << k;
+        EXPECT_EQ(kept.points(samples, { 1, 0 }, first, k, 300), series_points(samples, first, k, 300, size))
+            << "at iteration " << k;
     }
     // Aligned buckets: a complete bucket's points do not move as the range grows.
     const QList<QPointF> before = series_points(samples, 3000, 4999, 300, size);

@@ -9,9 +9,8 @@
 #include "ui/console_store.h"
 
 #include <QAbstractItemModelTester>
-#include <gtest/gtest.h>
-
 #include <filesystem>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -34,7 +33,8 @@ struct RecordedRun {
             "data": {"source": "synthetic", "train_size": 400, "test_size": 100, "dim": 8, "classes": 3},
             "model": {"type": "softmax"}, "training": {"total_batch": 64, "iterations": 30, "eval_interval": 10},
             "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
-            "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})", "console-test");
+            "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})",
+            "console-test");
         run::RunOptions options;
         options.database = database;
         options.on_trainer = [](train::Trainer* t) {

@@ -2,9 +2,8 @@
 // another protocol version, the jobs actions through the jobs table and its dialogs, the
 // cluster map's hover text, the scheduler view, and File ▸ Export.
 
-#include "tests/ui/console_test_support.h"
-
 #include "protocol/codec.h"
+#include "tests/ui/console_test_support.h"
 #include "ui/views/cluster_map.h"
 #include "ui/views/job_dialogs.h"
 #include "ui/views/jobs_view.h"
@@ -57,7 +56,8 @@ void open_as_operator(ui::MainWindow& window, const LiveDaemon& live)
 }
 
 // Jobs > Submit job…, the form answered as an operator would: a softmax job on the virtual clock.
-void submit_through_the_form(ui::MainWindow& window, const char* name, int workers, int slow, int total_batch, int iterations)
+void submit_through_the_form(
+    ui::MainWindow& window, const char* name, int workers, int slow, int total_batch, int iterations)
 {
     answer_next_dialog<ui::SubmitJobDialog>([=](ui::SubmitJobDialog& d) {
         d.set_name(QString::fromLatin1(name));
@@ -70,7 +70,10 @@ void submit_through_the_form(ui::MainWindow& window, const char* name, int worke
     job_action(window, QStringLiteral("Submit job"))->trigger();
 }
 
-const JobStatus* status_of(ui::MainWindow& window, JobId job) { return window.store().jobs().job(job); }
+const JobStatus* status_of(ui::MainWindow& window, JobId job)
+{
+    return window.store().jobs().job(job);
+}
 
 std::optional<JobId> job_named(ui::MainWindow& window, const std::string& name)
 {
@@ -100,19 +103,23 @@ TEST(ConsoleConnect, AWssServerIsTrustedThroughTheCaFileAndRefusedWithoutIt)
     window.connect_to(address);
     ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().history().workers() == 4; }))
         << window.client().status_text().toStdString();
-    EXPECT_TRUE(window.client().status_text().contains(QStringLiteral("wss://127.0.0.1"))) << window.client().status_text().toStdString();
+    EXPECT_TRUE(window.client().status_text().contains(QStringLiteral("wss://127.0.0.1")))
+        << window.client().status_text().toStdString();
 
     // Without the CA file the self-signed certificate is refused, said so, and not retried.
     ui::ProtocolClient untrusting;
     untrusting.open(live.address(live.operator_token));
-    ASSERT_TRUE(wait_until([&] { return untrusting.state() == ui::ProtocolClient::State::Failed; }, 15000)) << untrusting.status_text().toStdString();
-    EXPECT_TRUE(untrusting.status_text().startsWith(QStringLiteral("TLS certificate of 127.0.0.1 refused"))) << untrusting.status_text().toStdString();
+    ASSERT_TRUE(wait_until([&] { return untrusting.state() == ui::ProtocolClient::State::Failed; }, 15000))
+        << untrusting.status_text().toStdString();
+    EXPECT_TRUE(untrusting.status_text().startsWith(QStringLiteral("TLS certificate of 127.0.0.1 refused")))
+        << untrusting.status_text().toStdString();
     QThread::msleep(1500);
     QApplication::processEvents();
     EXPECT_EQ(untrusting.state(), ui::ProtocolClient::State::Failed);
 
     // A CA file that holds no certificate is named.
-    const auto junk = std::filesystem::temp_directory_path() / ("fulcrum-not-a-ca-" + std::to_string(::getpid()) + ".pem");
+    const auto junk
+        = std::filesystem::temp_directory_path() / ("fulcrum-not-a-ca-" + std::to_string(::getpid()) + ".pem");
     std::ofstream(junk) << "not a certificate\n";
     ui::ProtocolClient misconfigured;
     address.ca_file = QString::fromStdString(junk.string());
@@ -135,7 +142,8 @@ TEST(ConsoleConnect, AServerOfAnotherProtocolVersionIsReportedAndNotRetried)
         ++connections;
         QObject::connect(socket, &QWebSocket::textMessageReceived, socket, [&, socket](const QString& text) {
             hello = text.toStdString();
-            const ServerMessage refusal = ProtocolError { { "version-mismatch", "this server speaks protocol version 2, the client 1", "version" } };
+            const ServerMessage refusal = ProtocolError { { "version-mismatch",
+                "this server speaks protocol version 2, the client 1", "version" } };
             socket->sendTextMessage(QString::fromStdString(encode(refusal)));
             socket->close();
         });
@@ -144,14 +152,16 @@ TEST(ConsoleConnect, AServerOfAnotherProtocolVersionIsReportedAndNotRetried)
     ui::MainWindow window;
     window.set_dialogs(false);
     QSignalSpy problems(&window, &ui::MainWindow::problemReported);
-    window.connect_to({ QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server.serverPort())), QStringLiteral("any"), {} });
+    window.connect_to(
+        { QUrl(QStringLiteral("ws://127.0.0.1:%1").arg(server.serverPort())), QStringLiteral("any"), {} });
     ASSERT_TRUE(wait_until([&] { return window.client().state() == ui::ProtocolClient::State::Failed; }, 10000));
     const auto decoded = decode_client(hello);
     ASSERT_TRUE(decoded.message);
     ASSERT_TRUE(std::holds_alternative<Hello>(*decoded.message));
     EXPECT_EQ(std::get<Hello>(*decoded.message).version, kProtocolVersion);
     EXPECT_EQ(window.client().status_text(),
-        QStringLiteral("version mismatch: this server speaks protocol version 2, the client 1. Use a console of the server's version."));
+        QStringLiteral("version mismatch: this server speaks protocol version 2, the client 1. Use a console of the "
+                       "server's version."));
     ASSERT_GE(problems.count(), 1);
     EXPECT_TRUE(problems.at(0).at(0).toString().startsWith(QStringLiteral("version mismatch")));
     wait_until([] { return false; }, 2500); // past the first two back-offs
@@ -164,15 +174,20 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
     LiveDaemon live; // 8 GPUs, the live job on 4 of them
     ui::MainWindow window;
     open_as_operator(window, live);
-    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().jobs().rowCount() == 1 && window.store().cluster(); }));
+    ASSERT_TRUE(wait_until([&] {
+        return window.commands().can_command() && window.store().jobs().rowCount() == 1 && window.store().cluster();
+    }));
 
     // Submit from the form a job of 5 workers: 4 GPUs are free, so it waits in the queue.
     submit_through_the_form(window, "form-job", 5, 1, 100, 40);
     ASSERT_TRUE(wait_until([&] { return job_named(window, "form-job").has_value(); }));
     const JobId queued = *job_named(window, "form-job");
-    ASSERT_TRUE(wait_until([&] { return window.store().cluster() && window.store().cluster()->queue == std::vector<JobId> { queued }; }, 5000))
-        << "state " << to_string(status_of(window, queued)->state) << ", message " << status_of(window, queued)->message << ", queue of "
-        << window.store().cluster()->queue.size() << ", placement " << status_of(window, queued)->placement.size();
+    ASSERT_TRUE(wait_until(
+        [&] { return window.store().cluster() && window.store().cluster()->queue == std::vector<JobId> { queued }; },
+        5000))
+        << "state " << to_string(status_of(window, queued)->state) << ", message " << status_of(window, queued)->message
+        << ", queue of " << window.store().cluster()->queue.size() << ", placement "
+        << status_of(window, queued)->placement.size();
     EXPECT_EQ(status_of(window, queued)->state, JobState::Queued);
     EXPECT_EQ(status_of(window, queued)->workers, 5);
     EXPECT_EQ(status_of(window, queued)->model.rfind("softmax", 0), 0u) << status_of(window, queued)->model;
@@ -181,7 +196,8 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
     auto* queue = window.scheduler_view().findChild<QListWidget*>();
     ASSERT_NE(queue, nullptr);
     ASSERT_EQ(queue->count(), 1);
-    EXPECT_TRUE(queue->item(0)->text().startsWith(QStringLiteral("job %1 form-job").arg(queued))) << queue->item(0)->text().toStdString();
+    EXPECT_TRUE(queue->item(0)->text().startsWith(QStringLiteral("job %1 form-job").arg(queued)))
+        << queue->item(0)->text().toStdString();
 
     // Pause and resume the live job.
     select_job(window, live.job);
@@ -201,7 +217,8 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
     ASSERT_TRUE(wait_until([&] {
         const JobStatus* s = status_of(window, live.job);
         return s->policy.rfind("lbbsp-cpu", 0) == 0 && s->sync_model.find("backup") != std::string::npos;
-    })) << status_of(window, live.job)->policy << " / " << status_of(window, live.job)->sync_model;
+    })) << status_of(window, live.job)->policy
+        << " / " << status_of(window, live.job)->sync_model;
 
     // Cancel the queued job, answering the confirmation.
     select_job(window, queued);
@@ -217,10 +234,12 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
 
     // A short job on the free GPUs runs to its end: the scheduler's JCT histogram counts it.
     submit_through_the_form(window, "short-job", 2, 0, 64, 20);
-    ASSERT_TRUE(wait_until([&] {
-        const auto id = job_named(window, "short-job");
-        return id && status_of(window, *id)->state == JobState::Finished;
-    }, 60000));
+    ASSERT_TRUE(wait_until(
+        [&] {
+            const auto id = job_named(window, "short-job");
+            return id && status_of(window, *id)->state == JobState::Finished;
+        },
+        60000));
     window.refresh_views();
     double bin_width = 0;
     const std::vector<int> bins = window.scheduler_view().jct_histogram(&bin_width);
@@ -239,7 +258,8 @@ TEST(ConsoleCluster, HoveringAGpuTellsItsJobWorkerBatchSizeAndState)
     open_as_operator(window, live);
     ASSERT_TRUE(wait_until([&] {
         const JobStatus* s = window.store().jobs().job(live.job);
-        return window.commands().can_command() && window.store().cluster() && s && s->placement.size() == 4 && window.store().worker_state(live.job, 3);
+        return window.commands().can_command() && window.store().cluster() && s && s->placement.size() == 4
+            && window.store().worker_state(live.job, 3);
     }));
     ASSERT_TRUE(window.commands().pin(live.job, 3, 8));
     ASSERT_TRUE(wait_until([&] { return window.store().worker_state(live.job, 3)->pinned == 8; }));
@@ -288,19 +308,22 @@ TEST(ConsoleExport, ChartsTablesAndTimelineSamplesAreWrittenWhole)
     ASSERT_FALSE(png.isNull());
     EXPECT_GT(png.width(), 600);
 
-    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Workers table"), path("workers.csv"), &error)) << error.toStdString();
+    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Workers table"), path("workers.csv"), &error))
+        << error.toStdString();
     const QStringList workers = read_file(path("workers.csv")).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     ASSERT_EQ(workers.size(), 5); // the header and four workers
     EXPECT_TRUE(workers[0].startsWith(QStringLiteral("Worker,"))) << workers[0].toStdString();
     EXPECT_TRUE(workers[4].startsWith(QStringLiteral("3,"))) << workers[4].toStdString();
 
-    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Straggler timeline data"), path("timeline.csv"), &error)) << error.toStdString();
+    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Straggler timeline data"), path("timeline.csv"), &error))
+        << error.toStdString();
     const QStringList samples = read_file(path("timeline.csv")).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     const auto held = window.store().history().worker(0).size();
     EXPECT_EQ(samples.size(), 1 + 4 * static_cast<qsizetype>(held)); // every shown sample of every worker
     EXPECT_EQ(samples[0], QStringLiteral("worker,iteration,start_s,compute_s,comm_s,wait_s,batch_size,straggler"));
 
-    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Equilibrium chart data"), path("equilibrium.csv"), &error)) << error.toStdString();
+    ASSERT_TRUE(window.export_csv_to(QStringLiteral("Equilibrium chart data"), path("equilibrium.csv"), &error))
+        << error.toStdString();
     EXPECT_GT(read_file(path("equilibrium.csv")).count(QLatin1Char('\n')), 4);
 
     // What cannot be written is named, and nothing half-written is left.

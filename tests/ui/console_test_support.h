@@ -16,11 +16,10 @@
 #include <QTableView>
 #include <QThread>
 #include <QTimer>
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <gtest/gtest.h>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -52,7 +51,8 @@ inline constexpr const char* kScenario = R"({"name": "console-live", "seed": 5, 
 struct LiveDaemon {
     // TLS (wss://) with the test certificate of tests/daemon/tls, when asked for.
     bool tls = false;
-    std::filesystem::path dir = std::filesystem::temp_directory_path() / ("fulcrum-console-" + std::to_string(::getpid()));
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-console-" + std::to_string(::getpid()));
     std::unique_ptr<daemon::Daemon> daemon;
     std::unique_ptr<daemon::TokenStore> tokens;
     std::unique_ptr<daemon::WebSocketServer> server;
@@ -64,8 +64,10 @@ struct LiveDaemon {
     {
         std::filesystem::create_directories(dir);
         operator_token = "operator-token-for-the-console-test";
-        std::ofstream(dir / "tokens") << "operator " << operator_token << "\nviewer viewer-token-for-the-console-test\n";
-        std::filesystem::permissions(dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+        std::ofstream(dir / "tokens") << "operator " << operator_token
+                                      << "\nviewer viewer-token-for-the-console-test\n";
+        std::filesystem::permissions(
+            dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
         daemon::DaemonOptions options;
         options.data_dir = dir;
         options.cluster.servers = 2;
@@ -94,16 +96,19 @@ struct LiveDaemon {
     }
     ui::ServerAddress address(const std::string& token) const
     {
-        return { QUrl(QStringLiteral("%1://127.0.0.1:%2").arg(tls ? QStringLiteral("wss") : QStringLiteral("ws")).arg(server->port())),
+        return { QUrl(QStringLiteral("%1://127.0.0.1:%2")
+                          .arg(tls ? QStringLiteral("wss") : QStringLiteral("ws"))
+                          .arg(server->port())),
             QString::fromStdString(token), {} };
     }
-    static std::filesystem::path tls_directory() { return std::filesystem::path(FULCRUM_SOURCE_DIR) / "tests/daemon/tls";
+    static std::filesystem::path tls_directory()
+    {
+        return std::filesystem::path(FULCRUM_SOURCE_DIR) / "tests/daemon/tls";
     }
 };
 
 // Answers the next modal dialog of type D (opened by exec()) with `fill`, then accepts it.
-template <class D>
-inline void answer_next_dialog(std::function<void(D&)> fill)
+template <class D> inline void answer_next_dialog(std::function<void(D&)> fill)
 {
     QTimer::singleShot(50, [fill] {
         auto* dialog = qobject_cast<D*>(QApplication::activeModalWidget());
@@ -127,6 +132,5 @@ inline QAction* action_named(ui::MainWindow& window, const QString& prefix)
             return a;
     return nullptr;
 }
-
 
 } // namespace fulcrum::console_test

@@ -5,7 +5,6 @@
 #include <QStatusBar>
 #include <gtest/gtest.h>
 
-
 TEST(MainWindow, OpensWithTheProductNameAndRendersOffscreen)
 {
     fulcrum::ui::MainWindow window;

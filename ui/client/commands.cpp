@@ -9,9 +9,15 @@ using namespace protocol;
 
 namespace {
 
-QString job_worker(JobId job, WorkerId worker) { return QStringLiteral("worker %1 of job %2").arg(worker).arg(job); }
+QString job_worker(JobId job, WorkerId worker)
+{
+    return QStringLiteral("worker %1 of job %2").arg(worker).arg(job);
+}
 
-QString text(const std::string& s) { return QString::fromStdString(s); }
+QString text(const std::string& s)
+{
+    return QString::fromStdString(s);
+}
 
 } // namespace
 
@@ -59,7 +65,12 @@ std::optional<std::string> Commands::send(ClientMessage message, bool command)
         return std::nullopt;
     }
     const std::string id = client_.send(message);
-    std::visit([&id](auto& m) { if constexpr (requires { m.id; }) m.id = id; }, message);
+    std::visit(
+        [&id](auto& m) {
+            if constexpr (requires { m.id; })
+                m.id = id;
+        },
+        message);
     in_flight_.emplace(id, std::move(message));
     emit sent(what);
     return id;
@@ -107,7 +118,10 @@ bool Commands::pin(JobId job, WorkerId worker, std::int32_t batch_size)
     return send(c, true).has_value();
 }
 
-bool Commands::unpin(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Unpin, job, worker), true).has_value(); }
+bool Commands::unpin(JobId job, WorkerId worker)
+{
+    return send(worker_command(WorkerAction::Unpin, job, worker), true).has_value();
+}
 
 bool Commands::exclude(JobId job, WorkerId worker, std::optional<double> for_s)
 {
@@ -116,41 +130,66 @@ bool Commands::exclude(JobId job, WorkerId worker, std::optional<double> for_s)
     return send(c, true).has_value();
 }
 
-bool Commands::include(JobId job, WorkerId worker) { return send(worker_command(WorkerAction::Include, job, worker), true).has_value(); }
+bool Commands::include(JobId job, WorkerId worker)
+{
+    return send(worker_command(WorkerAction::Include, job, worker), true).has_value();
+}
 
-bool Commands::job_action(JobId job, JobAction action) { return send(JobCommand { {}, action, job }, true).has_value(); }
+bool Commands::job_action(JobId job, JobAction action)
+{
+    return send(JobCommand { {}, action, job }, true).has_value();
+}
 
 bool Commands::change(JobId job, JobSetting setting, const QString& spec_json)
 {
     return send(ChangeJob { {}, setting, job, spec_json.toStdString() }, true).has_value();
 }
 
-bool Commands::submit(const QString& scenario_json, const QString&) { return send(SubmitJob { {}, scenario_json.toStdString() }, true).has_value(); }
+bool Commands::submit(const QString& scenario_json, const QString&)
+{
+    return send(SubmitJob { {}, scenario_json.toStdString() }, true).has_value();
+}
 
-bool Commands::list_runs() { return send(ListRuns {}, false).has_value(); }
+bool Commands::list_runs()
+{
+    return send(ListRuns {}, false).has_value();
+}
 
-bool Commands::open_replay(const OpenReplay& open) { return send(open, false).has_value(); }
+bool Commands::open_replay(const OpenReplay& open)
+{
+    return send(open, false).has_value();
+}
 
-std::optional<std::string> Commands::replay(ReplayCommand command) { return send(std::move(command), false); }
+std::optional<std::string> Commands::replay(ReplayCommand command)
+{
+    return send(std::move(command), false);
+}
 
 QString Commands::describe(const ClientMessage& message)
 {
     if (const auto* c = std::get_if<WorkerCommand>(&message)) {
         switch (c->action) {
-        case WorkerAction::Pin: return QStringLiteral("pin %1 at %2 samples").arg(job_worker(c->job, c->worker)).arg(c->batch_size);
-        case WorkerAction::Unpin: return QStringLiteral("unpin %1").arg(job_worker(c->job, c->worker));
+        case WorkerAction::Pin:
+            return QStringLiteral("pin %1 at %2 samples").arg(job_worker(c->job, c->worker)).arg(c->batch_size);
+        case WorkerAction::Unpin:
+            return QStringLiteral("unpin %1").arg(job_worker(c->job, c->worker));
         case WorkerAction::Exclude:
             return c->for_s ? QStringLiteral("exclude %1 for %2 s").arg(job_worker(c->job, c->worker)).arg(*c->for_s)
                             : QStringLiteral("exclude %1").arg(job_worker(c->job, c->worker));
-        case WorkerAction::Include: return QStringLiteral("re-include %1").arg(job_worker(c->job, c->worker));
-        case WorkerAction::InjectStraggler: return QStringLiteral("slow down %1 ×%2").arg(job_worker(c->job, c->worker)).arg(c->slowdown);
-        case WorkerAction::ClearStraggler: return QStringLiteral("clear the slowdown of %1").arg(job_worker(c->job, c->worker));
+        case WorkerAction::Include:
+            return QStringLiteral("re-include %1").arg(job_worker(c->job, c->worker));
+        case WorkerAction::InjectStraggler:
+            return QStringLiteral("slow down %1 ×%2").arg(job_worker(c->job, c->worker)).arg(c->slowdown);
+        case WorkerAction::ClearStraggler:
+            return QStringLiteral("clear the slowdown of %1").arg(job_worker(c->job, c->worker));
         }
     }
     if (const auto* c = std::get_if<JobCommand>(&message))
         return QStringLiteral("%1 job %2").arg(text(std::string(to_string(c->action)))).arg(c->job);
     if (const auto* c = std::get_if<ChangeJob>(&message))
-        return QStringLiteral("set the %1 of job %2").arg(c->setting == JobSetting::Policy ? QStringLiteral("policy") : QStringLiteral("sync model")).arg(c->job);
+        return QStringLiteral("set the %1 of job %2")
+            .arg(c->setting == JobSetting::Policy ? QStringLiteral("policy") : QStringLiteral("sync model"))
+            .arg(c->job);
     if (std::holds_alternative<SubmitJob>(message))
         return QStringLiteral("submit a job");
     if (std::holds_alternative<ListRuns>(message))
@@ -159,13 +198,17 @@ QString Commands::describe(const ClientMessage& message)
         return QStringLiteral("replay run %1 of %2").arg(o->run).arg(text(o->database));
     if (const auto* r = std::get_if<ReplayCommand>(&message)) {
         switch (r->action) {
-        case ReplayAction::Play: return QStringLiteral("play the replay");
-        case ReplayAction::Pause: return QStringLiteral("pause the replay");
+        case ReplayAction::Play:
+            return QStringLiteral("play the replay");
+        case ReplayAction::Pause:
+            return QStringLiteral("pause the replay");
         case ReplayAction::Seek:
             return r->iteration ? QStringLiteral("seek the replay to iteration %1").arg(*r->iteration)
                                 : QStringLiteral("seek the replay to %1 s").arg(r->time_s.value_or(0));
-        case ReplayAction::SetSpeed: return QStringLiteral("set the replay speed to ×%1").arg(r->speed);
-        case ReplayAction::Close: return QStringLiteral("close the replay");
+        case ReplayAction::SetSpeed:
+            return QStringLiteral("set the replay speed to ×%1").arg(r->speed);
+        case ReplayAction::Close:
+            return QStringLiteral("close the replay");
         }
     }
     return QStringLiteral("a request");
@@ -179,15 +222,28 @@ QString Commands::fate(const ClientMessage& message, const ConsoleStore& store)
             return QStringLiteral("unknown: the server no longer reports %1").arg(job_worker(c->job, c->worker));
         bool applied = false;
         switch (c->action) {
-        case WorkerAction::Pin: applied = state->pinned == c->batch_size; break;
-        case WorkerAction::Unpin: applied = !state->pinned; break;
-        case WorkerAction::Exclude: applied = state->excluded; break;
-        case WorkerAction::Include: applied = !state->excluded; break;
-        case WorkerAction::InjectStraggler: applied = state->slowdown == c->slowdown; break;
-        case WorkerAction::ClearStraggler: applied = state->slowdown == 1; break;
+        case WorkerAction::Pin:
+            applied = state->pinned == c->batch_size;
+            break;
+        case WorkerAction::Unpin:
+            applied = !state->pinned;
+            break;
+        case WorkerAction::Exclude:
+            applied = state->excluded;
+            break;
+        case WorkerAction::Include:
+            applied = !state->excluded;
+            break;
+        case WorkerAction::InjectStraggler:
+            applied = state->slowdown == c->slowdown;
+            break;
+        case WorkerAction::ClearStraggler:
+            applied = state->slowdown == 1;
+            break;
         }
-        return applied ? QStringLiteral("applied: the server shows it in effect")
-                       : QStringLiteral("not applied: the server does not show it; send it again if it is still wanted");
+        return applied
+            ? QStringLiteral("applied: the server shows it in effect")
+            : QStringLiteral("not applied: the server does not show it; send it again if it is still wanted");
     }
     if (const auto* c = std::get_if<JobCommand>(&message)) {
         const JobStatus* job = store.jobs().job(c->job);
@@ -196,7 +252,8 @@ QString Commands::fate(const ClientMessage& message, const ConsoleStore& store)
         const bool applied = c->action == JobAction::Cancel ? job->state == JobState::Stopped
             : c->action == JobAction::Pause                 ? job->state == JobState::Paused
                                                             : job->state == JobState::Running;
-        return (applied ? QStringLiteral("applied: job %1 is %2") : QStringLiteral("not applied: job %1 is %2; send it again if it is still wanted"))
+        return (applied ? QStringLiteral("applied: job %1 is %2")
+                        : QStringLiteral("not applied: job %1 is %2; send it again if it is still wanted"))
             .arg(c->job)
             .arg(text(std::string(to_string(job->state))));
     }
@@ -204,7 +261,8 @@ QString Commands::fate(const ClientMessage& message, const ConsoleStore& store)
         const JobStatus* job = store.jobs().job(c->job);
         if (!job)
             return QStringLiteral("unknown: the server no longer reports job %1").arg(c->job);
-        return QStringLiteral("the job now runs policy %1 with sync model %2; the events list shows whether the change was made")
+        return QStringLiteral(
+            "the job now runs policy %1 with sync model %2; the events list shows whether the change was made")
             .arg(text(job->policy), text(job->sync_model));
     }
     return QStringLiteral("unknown: look for the new job in the jobs table");

@@ -9,7 +9,6 @@
 #include <QSslConfiguration>
 #include <QTimer>
 #include <QWebSocket>
-
 #include <algorithm>
 
 namespace fulcrum::ui {
@@ -24,20 +23,31 @@ namespace {
 
 // Qt 6.4 reports a refused upgrade only through the error text ("Unhandled http status code:
 // 401 (Unauthorized)"); fulcrumd answers a missing or wrong token with 401.
-bool is_unauthorized(const QString& error) { return error.contains(QStringLiteral("401")); }
+bool is_unauthorized(const QString& error)
+{
+    return error.contains(QStringLiteral("401"));
+}
 
-QString role_name(protocol::Role role) { return QString::fromStdString(std::string(protocol::to_string(role))); }
+QString role_name(protocol::Role role)
+{
+    return QString::fromStdString(std::string(protocol::to_string(role)));
+}
 
 } // namespace
 
 QString describe(ProtocolClient::State state)
 {
     switch (state) {
-    case ProtocolClient::State::Disconnected: return QStringLiteral("not connected");
-    case ProtocolClient::State::Connecting: return QStringLiteral("connecting");
-    case ProtocolClient::State::Connected: return QStringLiteral("connected");
-    case ProtocolClient::State::WaitingToReconnect: return QStringLiteral("reconnecting");
-    case ProtocolClient::State::Failed: return QStringLiteral("failed");
+    case ProtocolClient::State::Disconnected:
+        return QStringLiteral("not connected");
+    case ProtocolClient::State::Connecting:
+        return QStringLiteral("connecting");
+    case ProtocolClient::State::Connected:
+        return QStringLiteral("connected");
+    case ProtocolClient::State::WaitingToReconnect:
+        return QStringLiteral("reconnecting");
+    case ProtocolClient::State::Failed:
+        return QStringLiteral("failed");
     }
     return {};
 }
@@ -52,19 +62,22 @@ ProtocolClient::ProtocolClient(QObject* parent)
     connect(&impl_->socket, &QWebSocket::connected, this, &ProtocolClient::on_connected);
     connect(&impl_->socket, &QWebSocket::textMessageReceived, this, &ProtocolClient::on_text);
     connect(&impl_->socket, &QWebSocket::disconnected, this, &ProtocolClient::on_disconnected);
-    connect(&impl_->socket, qOverload<QAbstractSocket::SocketError>(&QWebSocket::error), this, [this](QAbstractSocket::SocketError) {
-        const QString why = impl_->socket.errorString();
-        if (is_unauthorized(why))
-            return fail(QStringLiteral("wrong token: %1 refused the token (HTTP 401). Use a token from fulcrumd's token file.")
-                            .arg(address_.url.toString()));
-        if (state_ == State::Connecting)
-            schedule_reconnect(why);
-    });
+    connect(&impl_->socket, qOverload<QAbstractSocket::SocketError>(&QWebSocket::error), this,
+        [this](QAbstractSocket::SocketError) {
+            const QString why = impl_->socket.errorString();
+            if (is_unauthorized(why))
+                return fail(QStringLiteral(
+                    "wrong token: %1 refused the token (HTTP 401). Use a token from fulcrumd's token file.")
+                                .arg(address_.url.toString()));
+            if (state_ == State::Connecting)
+                schedule_reconnect(why);
+        });
     connect(&impl_->socket, &QWebSocket::sslErrors, this, [this](const QList<QSslError>& errors) {
         QStringList texts;
         for (const QSslError& e : errors)
             texts << e.errorString();
-        fail(QStringLiteral("TLS certificate of %1 refused: %2. Give the CA file that signed it (or the certificate itself).")
+        fail(QStringLiteral(
+            "TLS certificate of %1 refused: %2. Give the CA file that signed it (or the certificate itself).")
                  .arg(address_.url.host(), texts.join(QStringLiteral("; "))));
     });
 }
@@ -105,8 +118,10 @@ void ProtocolClient::open(ServerAddress address)
     }
     role_.reset();
     const QString scheme = address_.url.scheme();
-    if (!address_.url.isValid() || (scheme != QStringLiteral("ws") && scheme != QStringLiteral("wss")) || address_.url.host().isEmpty())
-        return fail(QStringLiteral("server address '%1': expected ws://HOST:PORT or wss://HOST:PORT").arg(address_.url.toString()));
+    if (!address_.url.isValid() || (scheme != QStringLiteral("ws") && scheme != QStringLiteral("wss"))
+        || address_.url.host().isEmpty())
+        return fail(QStringLiteral("server address '%1': expected ws://HOST:PORT or wss://HOST:PORT")
+                        .arg(address_.url.toString()));
 
     QNetworkRequest request(address_.url);
     request.setRawHeader("Authorization", "Bearer " + address_.token.trimmed().toUtf8());
@@ -116,7 +131,8 @@ void ProtocolClient::open(ServerAddress address)
         if (!address_.ca_file.isEmpty()) {
             QFile file(address_.ca_file);
             if (!file.open(QIODevice::ReadOnly))
-                return fail(QStringLiteral("CA file %1: cannot be read (%2)").arg(address_.ca_file, file.errorString()));
+                return fail(
+                    QStringLiteral("CA file %1: cannot be read (%2)").arg(address_.ca_file, file.errorString()));
             const QList<QSslCertificate> certificates = QSslCertificate::fromDevice(&file, QSsl::Pem);
             if (certificates.isEmpty())
                 return fail(QStringLiteral("CA file %1: no PEM certificate in it").arg(address_.ca_file));
@@ -145,7 +161,8 @@ void ProtocolClient::close()
 void ProtocolClient::on_connected()
 {
     const std::string client = "fulcrum " FULCRUM_VERSION " on " + QHostInfo::localHostName().toStdString();
-    impl_->socket.sendTextMessage(QString::fromStdString(protocol::encode(protocol::ClientMessage { protocol::Hello { protocol::kProtocolVersion, client } })));
+    impl_->socket.sendTextMessage(QString::fromStdString(
+        protocol::encode(protocol::ClientMessage { protocol::Hello { protocol::kProtocolVersion, client } })));
 }
 
 void ProtocolClient::on_text(const QString& frame)
@@ -169,12 +186,15 @@ void ProtocolClient::on_text(const QString& frame)
         if (subscription_)
             subscription_id_ = send(*subscription_);
         emit sessionStarted();
-    } else if (const auto* error = std::get_if<protocol::ProtocolError>(&message); error && error->error.code == "version-mismatch") {
+    } else if (const auto* error = std::get_if<protocol::ProtocolError>(&message);
+               error && error->error.code == "version-mismatch") {
         emit received(message);
-        return fail(QStringLiteral("version mismatch: %1. Use a console of the server's version.").arg(QString::fromStdString(error->error.message)));
+        return fail(QStringLiteral("version mismatch: %1. Use a console of the server's version.")
+                        .arg(QString::fromStdString(error->error.message)));
     }
     emit received(message);
-    if (const auto* end = std::get_if<protocol::SnapshotEnd>(&message); end && !subscription_id_.empty() && end->id == subscription_id_)
+    if (const auto* end = std::get_if<protocol::SnapshotEnd>(&message);
+        end && !subscription_id_.empty() && end->id == subscription_id_)
         emit snapshotReceived();
 }
 
@@ -182,7 +202,8 @@ void ProtocolClient::on_disconnected()
 {
     if (impl_->closing || state_ == State::Failed || state_ == State::WaitingToReconnect)
         return;
-    const QString why = impl_->socket.closeReason().isEmpty() ? impl_->socket.errorString() : impl_->socket.closeReason();
+    const QString why
+        = impl_->socket.closeReason().isEmpty() ? impl_->socket.errorString() : impl_->socket.closeReason();
     schedule_reconnect(why.isEmpty() ? QStringLiteral("the server closed the connection") : why);
 }
 
@@ -195,7 +216,9 @@ void ProtocolClient::schedule_reconnect(const QString& why)
     const int delay = reconnect_delay_ms(attempt_);
     set_state(State::WaitingToReconnect,
         QStringLiteral("%1 (%2); reconnecting in %3 s (attempt %4)")
-            .arg(had_session ? QStringLiteral("connection lost") : QStringLiteral("cannot connect to %1").arg(address_.url.toString()), why)
+            .arg(had_session ? QStringLiteral("connection lost")
+                             : QStringLiteral("cannot connect to %1").arg(address_.url.toString()),
+                why)
             .arg(delay / 1000)
             .arg(attempt_));
     impl_->reconnect.start(delay);

@@ -65,7 +65,8 @@ void ReplayNavigator::go_to(Target t)
     } else {
         t.from = delivered_time_s_;
     }
-    t.what = t.iteration ? QStringLiteral("moving to iteration %1").arg(*t.iteration) : QStringLiteral("moving to %1 s").arg(*t.time_s, 0, 'f', 1);
+    t.what = t.iteration ? QStringLiteral("moving to iteration %1").arg(*t.iteration)
+                         : QStringLiteral("moving to %1 s").arg(*t.time_s, 0, 'f', 1);
     target_ = t;
     if (!forward) {
         seek_exactly();
@@ -116,7 +117,9 @@ bool ReplayNavigator::reached(const IterationRows& rows) const
 
 double ReplayNavigator::done(const IterationRows& rows) const
 {
-    const double at = target_->iteration ? (rows.job == target_->job ? static_cast<double>(rows.iteration) : target_->from) : barrier_s(rows);
+    const double at = target_->iteration
+        ? (rows.job == target_->job ? static_cast<double>(rows.iteration) : target_->from)
+        : barrier_s(rows);
     const double to = target_->iteration ? static_cast<double>(*target_->iteration) : *target_->time_s;
     return to > target_->from ? std::clamp((at - target_->from) / (to - target_->from), 0.0, 1.0) : 1.0;
 }
@@ -129,7 +132,10 @@ void ReplayNavigator::cancel()
     seek_id_.reset();
 }
 
-double ReplayNavigator::speed_on_arrival() const { return pause_on_arrival_ ? 1.0 : speed_before_; }
+double ReplayNavigator::speed_on_arrival() const
+{
+    return pause_on_arrival_ ? 1.0 : speed_before_;
+}
 
 void ReplayNavigator::arrive()
 {
@@ -150,7 +156,8 @@ void ReplayNavigator::on_message(const ServerMessage& message)
         cancel(); // the console left that replay
         return;
     }
-    if (const auto* rows = std::get_if<IterationRows>(&message); rows && rows->replay == store_.source() && store_.replaying()) {
+    if (const auto* rows = std::get_if<IterationRows>(&message);
+        rows && rows->replay == store_.source() && store_.replaying()) {
         delivered_time_s_ = std::max(delivered_time_s_, barrier_s(*rows));
         if (target_ && !seeking_) {
             // A whole percent at a time: a fast-forward delivers thousands of iterations.
@@ -172,7 +179,8 @@ void ReplayNavigator::on_message(const ServerMessage& message)
             delivered_time_s_ = state->time_s;
         if (target_ && !seeking_ && state->state == ReplayPhase::Finished)
             arrive(); // the run ended before the target: it stands at its end
-    } else if (const auto* end = std::get_if<SnapshotEnd>(&message); end && target_ && seeking_ && seek_id_ && end->id == *seek_id_) {
+    } else if (const auto* end = std::get_if<SnapshotEnd>(&message);
+               end && target_ && seeking_ && seek_id_ && end->id == *seek_id_) {
         arrive();
     }
 }

@@ -3,9 +3,7 @@
 #include "protocol/messages.h"
 
 #include <QObject>
-
 #include <QString>
-
 #include <optional>
 #include <string>
 
@@ -53,7 +51,7 @@ private:
         JobId job = 0;
         std::optional<double> time_s;
         double from = 0; // where the fast-forward started, in the target's unit
-        QString what;    // "moving to iteration 120"
+        QString what; // "moving to iteration 120"
     };
     void go_to(Target target);
     bool reached(const protocol::IterationRows& rows) const;
@@ -68,15 +66,15 @@ private:
     ConsoleStore& store_;
     Commands& commands_;
     std::optional<Target> target_;
-    bool seeking_ = false;           // the exact seek is sent; its snapshot-end ends the move
+    bool seeking_ = false; // the exact seek is sent; its snapshot-end ends the move
     std::optional<std::string> seek_id_;
     bool pause_on_arrival_ = false;
-    bool fast_forwarded_ = false;   // the move changed the speed and played: restore them
+    bool fast_forwarded_ = false; // the move changed the speed and played: restore them
     bool was_playing_ = false;
     double speed_before_ = 1;
-    std::int64_t replay_ = 0;        // the replay the move belongs to
-    double delivered_time_s_ = 0;    // the newest barrier the store has of that replay
-    int shown_percent_ = -1;         // of the fast-forward, as last reported
+    std::int64_t replay_ = 0; // the replay the move belongs to
+    double delivered_time_s_ = 0; // the newest barrier the store has of that replay
+    int shown_percent_ = -1; // of the fast-forward, as last reported
 };
 
 } // namespace fulcrum::ui

@@ -42,8 +42,14 @@ void EventsModel::clear()
     endResetModel();
 }
 
-int EventsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(events_.size()); }
-int EventsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int EventsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(events_.size());
+}
+int EventsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant EventsModel::data(const QModelIndex& index, int role) const
 {

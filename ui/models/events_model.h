@@ -3,7 +3,6 @@
 #include "common/records.h"
 
 #include <QAbstractTableModel>
-
 #include <deque>
 
 namespace fulcrum::ui {

@@ -85,7 +85,8 @@ void JobHistory::truncate_after(double time_s)
     generation_ = next_generation();
     while (!iterations_.empty() && iterations_.back().barrier_s > time_s + 1e-9)
         iterations_.pop_back();
-    const std::int64_t last = iterations_.empty() ? std::numeric_limits<std::int64_t>::min() : iterations_.back().iteration;
+    const std::int64_t last
+        = iterations_.empty() ? std::numeric_limits<std::int64_t>::min() : iterations_.back().iteration;
     for (RingBuffer<WorkerSample>& ring : workers_)
         while (!ring.empty() && ring.back().iteration > last)
             ring.pop_back();
@@ -115,7 +116,9 @@ std::size_t JobHistory::position_of(std::int64_t iteration) const
 
 std::size_t JobHistory::position_of(WorkerId worker, std::int64_t iteration) const
 {
-    return workers_.at(static_cast<std::size_t>(worker)).partition_point([iteration](const WorkerSample& s) { return s.iteration < iteration; });
+    return workers_.at(static_cast<std::size_t>(worker)).partition_point([iteration](const WorkerSample& s) {
+        return s.iteration < iteration;
+    });
 }
 
 std::vector<Equilibrium> equilibria(const JobHistory& history, double threshold, std::size_t window)

@@ -33,10 +33,10 @@ double barrier_s(const protocol::IterationRows& rows);
 struct IterationSummary {
     std::int64_t iteration = 0;
     double start_s = 0, barrier_s = 0;
-    double spread = 0;          // (max - min) / mean of the workers' batch processing times
+    double spread = 0; // (max - min) / mean of the workers' batch processing times
     double mean_batch_time_s = 0;
     double fastest_batch_time_s = 0;
-    WorkerId straggler = -1;    // the worker the barrier waited for
+    WorkerId straggler = -1; // the worker the barrier waited for
 };
 
 // The recent iterations of one job, per worker and per iteration, in ring buffers of
@@ -55,7 +55,10 @@ public:
     // differs between histories: what a view's cache of drawn iterations checks.
     std::uint64_t generation() const { return generation_; }
     int workers() const { return static_cast<int>(workers_.size()); }
-    const RingBuffer<WorkerSample>& worker(WorkerId worker) const { return workers_.at(static_cast<std::size_t>(worker)); }
+    const RingBuffer<WorkerSample>& worker(WorkerId worker) const
+    {
+        return workers_.at(static_cast<std::size_t>(worker));
+    }
     const RingBuffer<IterationSummary>& iterations() const { return iterations_; }
     std::optional<std::int64_t> first_iteration() const;
     std::optional<std::int64_t> last_iteration() const;

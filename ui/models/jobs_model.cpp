@@ -34,15 +34,22 @@ const protocol::JobStatus* JobsModel::job(JobId id) const
     return nullptr;
 }
 
-int JobsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(jobs_.size()); }
-int JobsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int JobsModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(jobs_.size());
+}
+int JobsModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QVariant JobsModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.row() >= static_cast<int>(jobs_.size()))
         return {};
     const protocol::JobStatus& j = jobs_[static_cast<std::size_t>(index.row())];
-    const double fraction = j.iterations > 0 ? static_cast<double>(j.iteration) / static_cast<double>(j.iterations) : 0.0;
+    const double fraction
+        = j.iterations > 0 ? static_cast<double>(j.iteration) / static_cast<double>(j.iterations) : 0.0;
     if (role == kFractionRole && index.column() == Progress)
         return fraction;
     if (role == Qt::ToolTipRole && !j.message.empty())
@@ -55,7 +62,8 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
     case Name:
         return QString::fromStdString(j.name);
     case State:
-        return QString::fromUtf8(protocol::to_string(j.state).data(), static_cast<int>(protocol::to_string(j.state).size()));
+        return QString::fromUtf8(
+            protocol::to_string(j.state).data(), static_cast<int>(protocol::to_string(j.state).size()));
     case Model:
         return QString::fromStdString(j.model);
     case SyncModel:
@@ -76,7 +84,8 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         // The wall time so far per completed iteration, times what is left.
         if (j.iteration <= 0 || j.iteration >= j.iterations || j.state != protocol::JobState::Running)
             return QString();
-        return duration_text(j.elapsed_s / static_cast<double>(j.iteration) * static_cast<double>(j.iterations - j.iteration));
+        return duration_text(
+            j.elapsed_s / static_cast<double>(j.iteration) * static_cast<double>(j.iterations - j.iteration));
     }
     default:
         return {};
@@ -87,8 +96,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* const kNames[ColumnCount] = { "Job", "Name", "State", "Model", "Sync", "Policy", "Workers", "Progress",
-        "Iteration", "Accuracy", "Elapsed", "Remaining" };
+    static const char* const kNames[ColumnCount] = { "Job", "Name", "State", "Model", "Sync", "Policy", "Workers",
+        "Progress", "Iteration", "Accuracy", "Elapsed", "Remaining" };
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

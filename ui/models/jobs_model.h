@@ -3,7 +3,6 @@
 #include "protocol/messages.h"
 
 #include <QAbstractTableModel>
-
 #include <vector>
 
 namespace fulcrum::ui {
@@ -13,7 +12,21 @@ namespace fulcrum::ui {
 class JobsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Job, Name, State, Model, SyncModel, Policy, Workers, Progress, Iteration, Accuracy, Elapsed, Remaining, ColumnCount };
+    enum Column {
+        Job,
+        Name,
+        State,
+        Model,
+        SyncModel,
+        Policy,
+        Workers,
+        Progress,
+        Iteration,
+        Accuracy,
+        Elapsed,
+        Remaining,
+        ColumnCount
+    };
     // Qt::UserRole on the Progress column: the completed fraction, 0 to 1, for a bar.
     static constexpr int kFractionRole = Qt::UserRole;
 

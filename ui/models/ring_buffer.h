@@ -8,8 +8,7 @@ namespace fulcrum::ui {
 
 // The newest `capacity` values, oldest first; pushing into a full buffer drops the oldest.
 // What keeps the console's memory bounded on long runs: the run store has everything.
-template <class T>
-class RingBuffer {
+template <class T> class RingBuffer {
 public:
     explicit RingBuffer(std::size_t capacity = 1)
         : capacity_(capacity ? capacity : 1)
@@ -61,8 +60,7 @@ public:
     }
 
     // The first position whose value `before` no longer holds for (values ordered by it).
-    template <class Before>
-    std::size_t partition_point(Before before) const
+    template <class Before> std::size_t partition_point(Before before) const
     {
         std::size_t lo = 0, hi = size_;
         while (lo < hi) {

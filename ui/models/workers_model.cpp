@@ -56,7 +56,9 @@ void WorkersModel::apply(const protocol::IterationRows& rows)
 
 const protocol::WorkerState* WorkersModel::state(WorkerId worker) const
 {
-    return worker >= 0 && static_cast<std::size_t>(worker) < rows_.size() ? &rows_[static_cast<std::size_t>(worker)].state : nullptr;
+    return worker >= 0 && static_cast<std::size_t>(worker) < rows_.size()
+        ? &rows_[static_cast<std::size_t>(worker)].state
+        : nullptr;
 }
 
 const IterationRecord* WorkersModel::last_row(WorkerId worker) const
@@ -66,8 +68,14 @@ const IterationRecord* WorkersModel::last_row(WorkerId worker) const
     return &*rows_[static_cast<std::size_t>(worker)].last;
 }
 
-int WorkersModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }
-int WorkersModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int WorkersModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+int WorkersModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
 QString WorkersModel::state_text(const protocol::WorkerState& s)
 {
@@ -75,7 +83,8 @@ QString WorkersModel::state_text(const protocol::WorkerState& s)
     if (!s.member)
         parts << QStringLiteral("left the job");
     if (s.excluded)
-        parts << (s.excluded_until ? QStringLiteral("excluded until %1 s").arg(*s.excluded_until, 0, 'f', 1) : QStringLiteral("excluded"));
+        parts << (s.excluded_until ? QStringLiteral("excluded until %1 s").arg(*s.excluded_until, 0, 'f', 1)
+                                   : QStringLiteral("excluded"));
     if (s.pinned)
         parts << QStringLiteral("pinned at %1").arg(*s.pinned);
     if (s.slowdown > 1)
@@ -117,8 +126,8 @@ QVariant WorkersModel::headerData(int section, Qt::Orientation orientation, int 
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* const kNames[ColumnCount] = { "Worker", "Name", "Batch size", "Batch time", "Speed", "Predicted",
-        "CPU", "Memory", "State" };
+    static const char* const kNames[ColumnCount]
+        = { "Worker", "Name", "Batch size", "Batch time", "Speed", "Predicted", "CPU", "Memory", "State" };
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

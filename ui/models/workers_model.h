@@ -3,7 +3,6 @@
 #include "protocol/messages.h"
 
 #include <QAbstractTableModel>
-
 #include <optional>
 #include <vector>
 

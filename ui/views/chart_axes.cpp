@@ -1,7 +1,6 @@
 #include "ui/views/chart_axes.h"
 
 #include <QValueAxis>
-
 #include <algorithm>
 #include <cmath>
 

@@ -7,7 +7,6 @@
 #include <QHelpEvent>
 #include <QPainter>
 #include <QToolTip>
-
 #include <cmath>
 
 namespace fulcrum::ui {
@@ -33,7 +32,8 @@ QRectF ClusterMap::cell(int gpu) const
     const double server_w = static_cast<double>(width() - 8) / columns;
     const double server_h = std::min(90.0, static_cast<double>(height() - kHeader - 8) / rows);
     const int server = gpu / c->gpus_per_server, slot = gpu % c->gpus_per_server;
-    const QRectF box(4 + (server % columns) * server_w, kHeader + 4 + (server / columns) * server_h, server_w - 6, server_h - 6);
+    const QRectF box(
+        4 + (server % columns) * server_w, kHeader + 4 + (server / columns) * server_h, server_w - 6, server_h - 6);
     const double gpu_w = (box.width() - 6) / c->gpus_per_server;
     return QRectF(box.left() + 3 + slot * gpu_w, box.top() + 16, gpu_w - 3, box.height() - 20);
 }
@@ -70,13 +70,15 @@ void ClusterMap::paintEvent(QPaintEvent*)
         return;
     p.setRenderHint(QPainter::Antialiasing);
     for (int server = 0; server < c->servers; ++server) {
-        const QRectF first = cell(server * c->gpus_per_server), last = cell(server * c->gpus_per_server + c->gpus_per_server - 1);
+        const QRectF first = cell(server * c->gpus_per_server),
+                     last = cell(server * c->gpus_per_server + c->gpus_per_server - 1);
         const QRectF box(first.left() - 3, first.top() - 16, last.right() - first.left() + 6, first.height() + 20);
         p.setPen(palette().color(QPalette::Mid));
         p.setBrush(palette().window());
         p.drawRoundedRect(box, 4, 4);
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRectF(box.left() + 4, box.top(), box.width() - 8, 15), Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("server %1").arg(server));
+        p.drawText(QRectF(box.left() + 4, box.top(), box.width() - 8, 15), Qt::AlignLeft | Qt::AlignVCenter,
+            QStringLiteral("server %1").arg(server));
     }
     for (const protocol::GpuUsage& g : c->gpus) {
         const QRectF r = cell(g.gpu);
@@ -111,10 +113,15 @@ QString ClusterMap::gpu_text(int gpu) const
     const protocol::ClusterState* c = store_.cluster();
     if (!c)
         return {};
-    const auto it = std::find_if(c->gpus.begin(), c->gpus.end(), [gpu](const protocol::GpuUsage& g) { return g.gpu == gpu; });
+    const auto it
+        = std::find_if(c->gpus.begin(), c->gpus.end(), [gpu](const protocol::GpuUsage& g) { return g.gpu == gpu; });
     if (it == c->gpus.end())
         return {};
-    QString text = QStringLiteral("GPU %1 on server %2: %3 GB free, %4 s of work left").arg(gpu).arg(it->server).arg(it->free_memory_gb, 0, 'f', 1).arg(it->workload_s, 0, 'f', 0);
+    QString text = QStringLiteral("GPU %1 on server %2: %3 GB free, %4 s of work left")
+                       .arg(gpu)
+                       .arg(it->server)
+                       .arg(it->free_memory_gb, 0, 'f', 1)
+                       .arg(it->workload_s, 0, 'f', 0);
     if (it->jobs.empty())
         return text + QStringLiteral("\nidle");
     for (const JobId job : it->jobs) {
@@ -122,7 +129,9 @@ QString ClusterMap::gpu_text(int gpu) const
         text += QStringLiteral("\njob %1").arg(job);
         if (!status)
             continue;
-        text += QStringLiteral(" %1 (%2)").arg(QString::fromStdString(status->name), QString::fromStdString(std::string(protocol::to_string(status->state))));
+        text += QStringLiteral(" %1 (%2)")
+                    .arg(QString::fromStdString(status->name),
+                        QString::fromStdString(std::string(protocol::to_string(status->state))));
         for (std::size_t w = 0; w < status->placement.size(); ++w) {
             if (status->placement[w] != gpu)
                 continue;

@@ -48,7 +48,8 @@ ConnectDialog::ConnectDialog(QWidget* parent)
 
     auto* browse = new QPushButton(QStringLiteral("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("CA certificate (PEM)"), {}, QStringLiteral("PEM files (*.pem *.crt);;All files (*)"));
+        const QString file = QFileDialog::getOpenFileName(
+            this, QStringLiteral("CA certificate (PEM)"), {}, QStringLiteral("PEM files (*.pem *.crt);;All files (*)"));
         if (!file.isEmpty())
             ca_file_->setText(file);
     });
@@ -93,8 +94,8 @@ QList<ServerAddress> ConnectDialog::recent_servers()
     const int n = settings.beginReadArray(kGroup);
     for (int i = 0; i < n; ++i) {
         settings.setArrayIndex(i);
-        out.push_back({ QUrl(settings.value(QStringLiteral("url")).toString()), settings.value(QStringLiteral("token")).toString(),
-            settings.value(QStringLiteral("ca_file")).toString() });
+        out.push_back({ QUrl(settings.value(QStringLiteral("url")).toString()),
+            settings.value(QStringLiteral("token")).toString(), settings.value(QStringLiteral("ca_file")).toString() });
     }
     settings.endArray();
     return out;

@@ -18,7 +18,6 @@
 #include <QTimer>
 #include <QValueAxis>
 #include <QWheelEvent>
-
 #include <algorithm>
 #include <cmath>
 
@@ -28,7 +27,10 @@ namespace {
 
 // Points per series: the chart's width in pixels bounds what can be seen, and 16,000 points in
 // all keep 64 workers on two charts within a frame (48,000 took 15 ms at p95; bench/console_frames).
-int points_per_series(int width, int series) { return std::clamp(std::min(width, 16000 / std::max(series, 1)), 64, 2000); }
+int points_per_series(int width, int series)
+{
+    return std::clamp(std::min(width, 16000 / std::max(series, 1)), 64, 2000);
+}
 
 QChart* make_chart(const QString& title)
 {
@@ -107,7 +109,10 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     connect(times_, &QChart::plotAreaChanged, this, &EquilibriumView::place_marks);
 }
 
-double EquilibriumView::threshold() const { return threshold_->value() / 100.0; }
+double EquilibriumView::threshold() const
+{
+    return threshold_->value() / 100.0;
+}
 
 bool EquilibriumView::ensure_series(int workers)
 {
@@ -123,7 +128,8 @@ bool EquilibriumView::ensure_series(int workers)
     const int until = std::min(workers, static_cast<int>(size_series_.size()) + kWorkersAddedPerFrame);
     while (static_cast<int>(size_series_.size()) < until) {
         const int w = static_cast<int>(size_series_.size());
-        for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_series_, sizes_x_, sizes_y_ }, std::tuple { times_, &time_series_, times_x_, times_y_ } }) {
+        for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_series_, sizes_x_, sizes_y_ },
+                 std::tuple { times_, &time_series_, times_x_, times_y_ } }) {
             auto* series = new QLineSeries(this);
             series->setName(QStringLiteral("w%1").arg(w));
             QPen pen(series_colour(w));
@@ -142,8 +148,7 @@ bool EquilibriumView::ensure_series(int workers)
 
 void EquilibriumView::refresh_complete()
 {
-    while (!ensure_series(store_.history().workers())) {
-    }
+    while (!ensure_series(store_.history().workers())) { }
     refresh();
 }
 
@@ -218,14 +223,16 @@ void EquilibriumView::refresh()
 
     const auto newest = history.last_iteration();
     summary_->setText(!newest ? QStringLiteral("No iterations yet.")
-            : equilibrium_    ? QStringLiteral("Equilibrium since iteration %1 (spread under %2 %); newest iteration %3.")
-                                 .arg(*equilibrium_)
-                                 .arg(threshold_->value())
-                                 .arg(*newest)
-                              : QStringLiteral("Not in equilibrium: spread %1 % at iteration %2%3.")
-                                 .arg(its.empty() ? 0.0 : its.back().spread * 100, 0, 'f', 1)
-                                 .arg(*newest)
-                                 .arg(lost_at ? QStringLiteral(" (the last equilibrium ended at iteration %1)").arg(*lost_at) : QString()));
+            : equilibrium_
+            ? QStringLiteral("Equilibrium since iteration %1 (spread under %2 %); newest iteration %3.")
+                  .arg(*equilibrium_)
+                  .arg(threshold_->value())
+                  .arg(*newest)
+            : QStringLiteral("Not in equilibrium: spread %1 % at iteration %2%3.")
+                  .arg(its.empty() ? 0.0 : its.back().spread * 100, 0, 'f', 1)
+                  .arg(*newest)
+                  .arg(lost_at ? QStringLiteral(" (the last equilibrium ended at iteration %1)").arg(*lost_at)
+                               : QString()));
 }
 
 void EquilibriumView::place_marks()
@@ -261,7 +268,9 @@ void EquilibriumView::place_marks()
 
 bool EquilibriumView::eventFilter(QObject* watched, QEvent* event)
 {
-    QChartView* view = watched == sizes_view_->viewport() ? sizes_view_ : watched == times_view_->viewport() ? times_view_ : nullptr;
+    QChartView* view = watched == sizes_view_->viewport() ? sizes_view_
+        : watched == times_view_->viewport()              ? times_view_
+                                                          : nullptr;
     if (!view)
         return QWidget::eventFilter(watched, event);
     QChart* chart = view->chart();

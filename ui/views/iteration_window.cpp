@@ -34,7 +34,10 @@ void IterationWindow::zoom(double factor, std::int64_t anchor)
     show(from, from + static_cast<std::int64_t>(std::llround(span)));
 }
 
-void IterationWindow::pan(std::int64_t iterations) { show(first() + iterations, last() + iterations); }
+void IterationWindow::pan(std::int64_t iterations)
+{
+    show(first() + iterations, last() + iterations);
+}
 
 void IterationWindow::centre_on(std::int64_t iteration)
 {

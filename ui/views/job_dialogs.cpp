@@ -12,7 +12,6 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QVBoxLayout>
-
 #include <algorithm>
 
 namespace fulcrum::ui {
@@ -21,7 +20,10 @@ namespace {
 
 const QStringList kPolicies { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("lbbsp-gpu") };
 
-QString compact(const QJsonObject& object) { return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact)); }
+QString compact(const QJsonObject& object)
+{
+    return QString::fromUtf8(QJsonDocument(object).toJson(QJsonDocument::Compact));
+}
 
 // Picks `text` in a combo box that offers it; anything else is a caller's mistake.
 void choose(QComboBox* box, const QString& text)
@@ -31,7 +33,6 @@ void choose(QComboBox* box, const QString& text)
     if (i >= 0)
         box->setCurrentIndex(i);
 }
-
 
 } // namespace
 
@@ -75,12 +76,30 @@ SubmitJobDialog::SubmitJobDialog(QWidget* parent)
     layout->addWidget(ok_cancel_buttons(this));
 }
 
-void SubmitJobDialog::set_name(const QString& name) { name_->setText(name); }
-void SubmitJobDialog::set_model(const QString& model) { choose(model_, model); }
-void SubmitJobDialog::set_policy(const QString& policy) { choose(policy_, policy); }
-void SubmitJobDialog::set_mode(const QString& mode) { choose(mode_, mode); }
-void SubmitJobDialog::set_total_batch(int samples) { batch_->setValue(samples); }
-void SubmitJobDialog::set_iterations(int iterations) { iterations_->setValue(iterations); }
+void SubmitJobDialog::set_name(const QString& name)
+{
+    name_->setText(name);
+}
+void SubmitJobDialog::set_model(const QString& model)
+{
+    choose(model_, model);
+}
+void SubmitJobDialog::set_policy(const QString& policy)
+{
+    choose(policy_, policy);
+}
+void SubmitJobDialog::set_mode(const QString& mode)
+{
+    choose(mode_, mode);
+}
+void SubmitJobDialog::set_total_batch(int samples)
+{
+    batch_->setValue(samples);
+}
+void SubmitJobDialog::set_iterations(int iterations)
+{
+    iterations_->setValue(iterations);
+}
 
 void SubmitJobDialog::set_workers(int workers, int slow)
 {
@@ -93,7 +112,8 @@ QString SubmitJobDialog::scenario_json() const
     const int slow = std::min(slow_->value(), workers_->value());
     QJsonArray workers;
     if (workers_->value() - slow > 0)
-        workers.append(QJsonObject { { QStringLiteral("speed"), 3000 }, { QStringLiteral("count"), workers_->value() - slow } });
+        workers.append(
+            QJsonObject { { QStringLiteral("speed"), 3000 }, { QStringLiteral("count"), workers_->value() - slow } });
     if (slow > 0)
         workers.append(QJsonObject { { QStringLiteral("speed"), 1000 }, { QStringLiteral("count"), slow } });
     QJsonObject model { { QStringLiteral("type"), model_->currentText() } };
@@ -103,7 +123,9 @@ QString SubmitJobDialog::scenario_json() const
         { QStringLiteral("name"), name_->text() },
         { QStringLiteral("mode"), mode_->currentText() },
         { QStringLiteral("model"), model },
-        { QStringLiteral("training"), QJsonObject { { QStringLiteral("total_batch"), batch_->value() }, { QStringLiteral("iterations"), iterations_->value() } } },
+        { QStringLiteral("training"),
+            QJsonObject { { QStringLiteral("total_batch"), batch_->value() },
+                { QStringLiteral("iterations"), iterations_->value() } } },
         { QStringLiteral("policy"), QJsonObject { { QStringLiteral("type"), policy_->currentText() } } },
         { QStringLiteral("workers"), workers },
     });
@@ -127,7 +149,8 @@ ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* sta
     // The status names the sync model with its parameters, "ssp(s=5)". A job with a barrier
     // per iteration switches between bsp and backup; the others among asp, ssp and
     // elastic-bsp (fulcrumd refuses the rest with its reason).
-    const QString sync_now = status ? QString::fromStdString(status->sync_model).section(QLatin1Char('('), 0, 0) : QString();
+    const QString sync_now
+        = status ? QString::fromStdString(status->sync_model).section(QLatin1Char('('), 0, 0) : QString();
     const bool free_running = sync_now == QStringLiteral("asp") || sync_now == QStringLiteral("ssp")
         || sync_now == QStringLiteral("elastic-bsp");
     sync_->addItem(QStringLiteral("(unchanged)"));
@@ -147,14 +170,18 @@ ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* sta
         form->addRow(QStringLiteral("Backup workers (k):"), backups_);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
-    layout->addWidget(new QLabel(free_running ? QStringLiteral("Takes effect between two of the job's updates. Pins and exclusions stay; "
-                                                               "without a barrier only the uniform policy applies.")
-                                              : QStringLiteral("Takes effect at the job's next barrier. Pins and exclusions stay."),
+    layout->addWidget(new QLabel(free_running
+            ? QStringLiteral("Takes effect between two of the job's updates. Pins and exclusions stay; "
+                             "without a barrier only the uniform policy applies.")
+            : QStringLiteral("Takes effect at the job's next barrier. Pins and exclusions stay."),
         this));
     layout->addWidget(ok_cancel_buttons(this));
 }
 
-void ChangePolicyDialog::set_policy(const QString& policy) { choose(policy_, policy); }
+void ChangePolicyDialog::set_policy(const QString& policy)
+{
+    choose(policy_, policy);
+}
 
 void ChangePolicyDialog::set_sync(const QString& sync, int backups, int staleness)
 {
@@ -166,7 +193,10 @@ void ChangePolicyDialog::set_sync(const QString& sync, int backups, int stalenes
     staleness_->setValue(staleness);
 }
 
-QString ChangePolicyDialog::policy_json() const { return compact({ { QStringLiteral("type"), policy_->currentText() } }); }
+QString ChangePolicyDialog::policy_json() const
+{
+    return compact({ { QStringLiteral("type"), policy_->currentText() } });
+}
 
 std::optional<QString> ChangePolicyDialog::sync_json() const
 {

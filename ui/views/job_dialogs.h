@@ -3,7 +3,6 @@
 #include "protocol/messages.h"
 
 #include <QDialog>
-
 #include <optional>
 
 class QComboBox;
@@ -20,9 +19,9 @@ public:
     explicit SubmitJobDialog(QWidget* parent = nullptr);
 
     void set_name(const QString& name);
-    void set_model(const QString& model);   // mlp, softmax, svm
+    void set_model(const QString& model); // mlp, softmax, svm
     void set_policy(const QString& policy); // uniform, lbbsp-cpu, lbbsp-gpu
-    void set_mode(const QString& mode);     // paced, virtual
+    void set_mode(const QString& mode); // paced, virtual
     void set_workers(int workers, int slow);
     void set_total_batch(int samples);
     void set_iterations(int iterations);

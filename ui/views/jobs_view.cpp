@@ -67,7 +67,10 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     connect(submit_form_, &QAction::triggered, this, &JobsView::submit_from_form);
     connect(cancel_, &QAction::triggered, this, [this] {
         const auto job = selected_job();
-        if (job && QMessageBox::question(this, QStringLiteral("Cancel job"), QStringLiteral("Cancel job %1 at its next barrier?").arg(*job)) == QMessageBox::Yes)
+        if (job
+            && QMessageBox::question(
+                   this, QStringLiteral("Cancel job"), QStringLiteral("Cancel job %1 at its next barrier?").arg(*job))
+                == QMessageBox::Yes)
             commands_.job_action(*job, protocol::JobAction::Cancel);
     });
     connect(pause_, &QAction::triggered, this, [this] {
@@ -110,7 +113,10 @@ std::optional<JobId> JobsView::selected_job() const
     return static_cast<JobId>(rows.front().data().toInt());
 }
 
-QList<QAction*> JobsView::job_actions() const { return { submit_form_, submit_file_, pause_, resume_, cancel_, change_policy_ }; }
+QList<QAction*> JobsView::job_actions() const
+{
+    return { submit_form_, submit_file_, pause_, resume_, cancel_, change_policy_ };
+}
 
 void JobsView::update_actions()
 {
@@ -118,24 +124,28 @@ void JobsView::update_actions()
     const auto job = selected_job();
     const protocol::JobStatus* status = job ? store_.jobs().job(*job) : nullptr;
     const bool active = status
-        && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused || status->state == protocol::JobState::Queued
-            || status->state == protocol::JobState::Interrupted);
+        && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused
+            || status->state == protocol::JobState::Queued || status->state == protocol::JobState::Interrupted);
     submit_file_->setEnabled(live);
     submit_form_->setEnabled(live);
     cancel_->setEnabled(live && active);
     pause_->setEnabled(live && status && status->state == protocol::JobState::Running);
-    resume_->setEnabled(live && status && (status->state == protocol::JobState::Paused || status->state == protocol::JobState::Interrupted));
-    change_policy_->setEnabled(live && status && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused));
+    resume_->setEnabled(live && status
+        && (status->state == protocol::JobState::Paused || status->state == protocol::JobState::Interrupted));
+    change_policy_->setEnabled(live && status
+        && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused));
 }
 
 void JobsView::submit_from_file()
 {
-    const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("Submit a scenario"), {}, QStringLiteral("Scenarios (*.json);;All files (*)"));
+    const QString file = QFileDialog::getOpenFileName(
+        this, QStringLiteral("Submit a scenario"), {}, QStringLiteral("Scenarios (*.json);;All files (*)"));
     if (file.isEmpty())
         return;
     QFile in(file);
     if (!in.open(QIODevice::ReadOnly)) {
-        QMessageBox::warning(this, QStringLiteral("Submit a scenario"), QStringLiteral("%1 cannot be read: %2").arg(file, in.errorString()));
+        QMessageBox::warning(this, QStringLiteral("Submit a scenario"),
+            QStringLiteral("%1 cannot be read: %2").arg(file, in.errorString()));
         return;
     }
     commands_.submit(QString::fromUtf8(in.readAll()), file);

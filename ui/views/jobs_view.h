@@ -3,7 +3,6 @@
 #include "common/records.h"
 
 #include <QWidget>
-
 #include <optional>
 
 class QAction;

@@ -3,7 +3,6 @@
 #include "ui/views/palette.h"
 
 #include <QPainter>
-
 #include <algorithm>
 #include <cmath>
 
@@ -75,7 +74,8 @@ void LaneRaster::update(const Key& key, std::int64_t last)
             }
             const double x0 = x_of(x.start_s), x3 = x_of(x.end_s + x.wait_s);
             if (x3 - x0 >= kMinSegmentedWidth) {
-                wide.push_back({ w, x0, x_of(x.start_s + x.compute_s), x_of(x.start_s + x.compute_s + x.comm_s), x3, straggler });
+                wide.push_back(
+                    { w, x0, x_of(x.start_s + x.compute_s), x_of(x.start_s + x.compute_s + x.comm_s), x3, straggler });
                 continue;
             }
             const int c = std::clamp(static_cast<int>(x0), 0, key_.width - 1);
@@ -108,7 +108,8 @@ void LaneRaster::paint_columns(int worker)
     Lane& lane = lanes_[static_cast<std::size_t>(worker)];
     if (lane.max_dirty < lane.min_dirty)
         return;
-    const QRgb compute = compute_colour().rgba(), comm = comm_colour().rgba(), wait = wait_colour().rgba(), straggler = straggler_colour().rgba();
+    const QRgb compute = compute_colour().rgba(), comm = comm_colour().rgba(), wait = wait_colour().rgba(),
+               straggler = straggler_colour().rgba();
     const int top = lane_top(worker);
     const int height = std::min(lane_height(), image_.height() - top);
     const int mark = std::min(height, std::max(2, height / 5));
@@ -132,7 +133,10 @@ void LaneRaster::paint_columns(int worker)
             if (col.compute + col.comm + col.wait <= 0)
                 continue;
             const auto [comm_from, compute_from] = split[static_cast<std::size_t>(c - from)];
-            line[c] = (y < mark && col.stragglers > 0) ? straggler : y >= compute_from ? compute : y >= comm_from ? comm : wait;
+            line[c] = (y < mark && col.stragglers > 0) ? straggler
+                : y >= compute_from                    ? compute
+                : y >= comm_from                       ? comm
+                                                       : wait;
         }
     }
     lane.min_dirty = 0;

@@ -3,7 +3,6 @@
 #include "ui/models/iteration_history.h"
 
 #include <QImage>
-
 #include <cstdint>
 #include <vector>
 
@@ -25,9 +24,9 @@ public:
     struct Key {
         const JobHistory* history = nullptr;
         std::uint64_t generation = 0; // the history's: it changes when iterations are dropped
-        double t0 = 0, t1 = 1;        // run seconds at the left and right edges
-        int width = 0, height = 0;    // pixels
-        std::int64_t first = 0;       // the first iteration drawn
+        double t0 = 0, t1 = 1; // run seconds at the left and right edges
+        int width = 0, height = 0; // pixels
+        std::int64_t first = 0; // the first iteration drawn
 
         bool operator==(const Key&) const = default;
     };

@@ -13,9 +13,21 @@ inline QColor series_colour(int index)
 }
 
 // The straggler timeline's segments.
-inline QColor compute_colour() { return QColor(0x3b, 0x7d, 0xd8); }
-inline QColor comm_colour() { return QColor(0xf2, 0xa5, 0x3a); }
-inline QColor wait_colour() { return QColor(0xd9, 0xd9, 0xd9); }
-inline QColor straggler_colour() { return QColor(0xd6, 0x27, 0x28); }
+inline QColor compute_colour()
+{
+    return QColor(0x3b, 0x7d, 0xd8);
+}
+inline QColor comm_colour()
+{
+    return QColor(0xf2, 0xa5, 0x3a);
+}
+inline QColor wait_colour()
+{
+    return QColor(0xd9, 0xd9, 0xd9);
+}
+inline QColor straggler_colour()
+{
+    return QColor(0xd6, 0x27, 0x28);
+}
 
 } // namespace fulcrum::ui

@@ -12,7 +12,6 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QValueAxis>
-
 #include <cmath>
 
 namespace fulcrum::ui {
@@ -89,7 +88,8 @@ void PredictionView::refresh()
     double sum = 0, top = 1;
     std::size_t n = 0;
     for (std::size_t i = h.position_of(w, first); i < ring.size() && ring[i].iteration <= last; ++i) {
-        top = std::max({ top, double(ring[i].speed), std::isnan(ring[i].predicted_speed) ? 0.0 : double(ring[i].predicted_speed) });
+        top = std::max({ top, double(ring[i].speed),
+            std::isnan(ring[i].predicted_speed) ? 0.0 : double(ring[i].predicted_speed) });
         if (std::isnan(ring[i].predicted_speed) || ring[i].batch_size == 0)
             continue;
         const double e = double(ring[i].predicted_speed) - double(ring[i].speed);
@@ -97,14 +97,17 @@ void PredictionView::refresh()
         ++n;
     }
     const double right = static_cast<double>(std::max(last, first + 1));
-    x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), right) : AxisSpan { static_cast<double>(first), right };
+    x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), right)
+                                  : AxisSpan { static_cast<double>(first), right };
     set_iteration_axis(*x_, x_span_);
     y_->setRange(0, top * 1.1);
     if (n > 0) {
         rmse_ = std::sqrt(sum / static_cast<double>(n));
-        summary_->setText(QStringLiteral("RMSE %1 samples/s over %2 predicted iterations shown").arg(*rmse_, 0, 'f', 2).arg(n));
+        summary_->setText(
+            QStringLiteral("RMSE %1 samples/s over %2 predicted iterations shown").arg(*rmse_, 0, 'f', 2).arg(n));
     } else {
-        summary_->setText(QStringLiteral("The batch-size policy made no prediction for this worker here (only lbbsp-cpu predicts speeds)."));
+        summary_->setText(QStringLiteral(
+            "The batch-size policy made no prediction for this worker here (only lbbsp-cpu predicts speeds)."));
     }
 }
 

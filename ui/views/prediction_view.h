@@ -4,7 +4,6 @@
 #include "ui/views/series_points.h"
 
 #include <QWidget>
-
 #include <optional>
 
 class QChart;

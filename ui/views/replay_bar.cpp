@@ -53,7 +53,8 @@ ReplayBar::ReplayBar(ConsoleStore& store, Commands& commands, ReplayNavigator& n
             return;
         protocol::ReplayCommand c;
         c.replay = s->replay;
-        c.action = s->state == protocol::ReplayPhase::Playing ? protocol::ReplayAction::Pause : protocol::ReplayAction::Play;
+        c.action
+            = s->state == protocol::ReplayPhase::Playing ? protocol::ReplayAction::Pause : protocol::ReplayAction::Play;
         if (s->state == protocol::ReplayPhase::Finished) {
             seek_time(0); // from the start again
             c.action = protocol::ReplayAction::Play;
@@ -80,9 +81,15 @@ ReplayBar::ReplayBar(ConsoleStore& store, Commands& commands, ReplayNavigator& n
     on_state();
 }
 
-void ReplayBar::seek_iteration(std::int64_t iteration) { navigator_.go_to_iteration(iteration); }
+void ReplayBar::seek_iteration(std::int64_t iteration)
+{
+    navigator_.go_to_iteration(iteration);
+}
 
-void ReplayBar::seek_time(double time_s) { navigator_.go_to_time(time_s); }
+void ReplayBar::seek_time(double time_s)
+{
+    navigator_.go_to_time(time_s);
+}
 
 QString ReplayBar::position_text() const
 {

@@ -14,7 +14,6 @@
 #include <QListWidget>
 #include <QPainter>
 #include <QValueAxis>
-
 #include <algorithm>
 
 namespace fulcrum::ui {
@@ -49,12 +48,16 @@ protected:
             const double from = x_of(snaps[i].seconds), to = x_of(i + 1 < snaps.size() ? snaps[i + 1].seconds : t1);
             for (const protocol::GpuUsage& g : snaps[i].cluster.gpus)
                 if (!g.jobs.empty() && g.gpu < gpus)
-                    p.fillRect(QRectF(from, area.top() + g.gpu * row, std::max(1.0, to - from), std::max(1.0, row - (row > 4 ? 1 : 0))), series_colour(g.jobs.front()));
+                    p.fillRect(QRectF(from, area.top() + g.gpu * row, std::max(1.0, to - from),
+                                   std::max(1.0, row - (row > 4 ? 1 : 0))),
+                        series_colour(g.jobs.front()));
         }
         if (row >= 10)
             for (int g = 0; g < gpus; ++g)
-                p.drawText(QRectF(0, area.top() + g * row, 36, row), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("g%1").arg(g));
-        p.drawText(QRectF(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignLeft, QStringLiteral("placements per GPU over the last %1 s").arg(t1 - t0, 0, 'f', 0));
+                p.drawText(QRectF(0, area.top() + g * row, 36, row), Qt::AlignRight | Qt::AlignVCenter,
+                    QStringLiteral("g%1").arg(g));
+        p.drawText(QRectF(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignLeft,
+            QStringLiteral("placements per GPU over the last %1 s").arg(t1 - t0, 0, 'f', 0));
     }
 
 private:
@@ -125,7 +128,8 @@ void SchedulerView::on_cluster()
     // A step line: the utilization holds until the next placement or release.
     if (!utilization_->points().isEmpty())
         utilization_->append(snapshots_.back().seconds, utilization_->points().back().y());
-    utilization_->append(snapshots_.back().seconds, c->gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(c->gpus.size()));
+    utilization_->append(
+        snapshots_.back().seconds, c->gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(c->gpus.size()));
     refresh();
 }
 
@@ -156,11 +160,14 @@ void SchedulerView::refresh()
     if (c)
         for (const JobId job : c->queue) {
             const protocol::JobStatus* j = store_.jobs().job(job);
-            queue_->addItem(j ? QStringLiteral("job %1 %2: %3").arg(job).arg(QString::fromStdString(j->name), QString::fromStdString(j->message))
+            queue_->addItem(j ? QStringLiteral("job %1 %2: %3")
+                                    .arg(job)
+                                    .arg(QString::fromStdString(j->name), QString::fromStdString(j->message))
                               : QStringLiteral("job %1").arg(job));
         }
     if (!snapshots_.empty())
-        time_axis_->setRange(snapshots_.front().seconds, std::max(snapshots_.back().seconds, snapshots_.front().seconds + 10));
+        time_axis_->setRange(
+            snapshots_.front().seconds, std::max(snapshots_.back().seconds, snapshots_.front().seconds + 10));
 
     double width = 0;
     const std::vector<int> bins = jct_histogram(&width);

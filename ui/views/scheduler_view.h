@@ -4,7 +4,6 @@
 
 #include <QElapsedTimer>
 #include <QWidget>
-
 #include <deque>
 
 class QBarSeries;

@@ -6,7 +6,8 @@
 
 namespace fulcrum::ui {
 
-SeriesDownsampler::Bucket SeriesDownsampler::bucket(const RingBuffer<WorkerSample>& samples, std::int64_t from, std::int64_t to) const
+SeriesDownsampler::Bucket SeriesDownsampler::bucket(
+    const RingBuffer<WorkerSample>& samples, std::int64_t from, std::int64_t to) const
 {
     Bucket out;
     std::size_t i = samples.partition_point([from](const WorkerSample& s) { return s.iteration < from; });
@@ -37,7 +38,8 @@ SeriesDownsampler::Bucket SeriesDownsampler::bucket(const RingBuffer<WorkerSampl
     return out;
 }
 
-QList<QPointF> SeriesDownsampler::points(const RingBuffer<WorkerSample>& samples, Identity identity, std::int64_t first, std::int64_t last, int max_points)
+QList<QPointF> SeriesDownsampler::points(
+    const RingBuffer<WorkerSample>& samples, Identity identity, std::int64_t first, std::int64_t last, int max_points)
 {
     QList<QPointF> out;
     if (samples.empty() || first > last)
@@ -46,7 +48,9 @@ QList<QPointF> SeriesDownsampler::points(const RingBuffer<WorkerSample>& samples
     const auto buckets = static_cast<std::int64_t>(std::max(2, max_points) / 2);
     const std::int64_t span = last - first + 1;
     // Few enough to draw one by one: buckets of one iteration are the samples themselves.
-    const std::int64_t width = span <= 2 * buckets ? 1 : static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>((span + buckets - 1) / buckets)));
+    const std::int64_t width = span <= 2 * buckets
+        ? 1
+        : static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>((span + buckets - 1) / buckets)));
     if (identity_ != identity || width != width_) {
         identity_ = identity;
         width_ = width;
@@ -77,7 +81,8 @@ QList<QPointF> SeriesDownsampler::points(const RingBuffer<WorkerSample>& samples
     return out;
 }
 
-QList<QPointF> series_points(const RingBuffer<WorkerSample>& samples, std::int64_t first, std::int64_t last, int max_points, const SampleValue& value)
+QList<QPointF> series_points(const RingBuffer<WorkerSample>& samples, std::int64_t first, std::int64_t last,
+    int max_points, const SampleValue& value)
 {
     SeriesDownsampler once(value);
     return once.points(samples, {}, first, last, max_points);

@@ -4,7 +4,6 @@
 
 #include <QList>
 #include <QPointF>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -38,7 +37,8 @@ public:
         : value_(std::move(value))
     {
     }
-    QList<QPointF> points(const RingBuffer<WorkerSample>& samples, Identity identity, std::int64_t first, std::int64_t last, int max_points);
+    QList<QPointF> points(const RingBuffer<WorkerSample>& samples, Identity identity, std::int64_t first,
+        std::int64_t last, int max_points);
 
 private:
     struct Bucket {
@@ -54,6 +54,7 @@ private:
 };
 
 // The same points without keeping anything between calls.
-QList<QPointF> series_points(const RingBuffer<WorkerSample>& samples, std::int64_t first, std::int64_t last, int max_points, const SampleValue& value);
+QList<QPointF> series_points(const RingBuffer<WorkerSample>& samples, std::int64_t first, std::int64_t last,
+    int max_points, const SampleValue& value);
 
 } // namespace fulcrum::ui

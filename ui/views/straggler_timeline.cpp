@@ -7,7 +7,6 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
-
 #include <algorithm>
 #include <cmath>
 
@@ -25,8 +24,8 @@ constexpr int kAxisHeight = 20;
 struct StragglerTimeline::Frame {
     const JobHistory* history = nullptr;
     std::int64_t first = 0, last = 0;
-    double t0 = 0, t1 = 1;       // run seconds at the left and right edges of the lanes
-    QRectF lanes;                // where the lanes are drawn
+    double t0 = 0, t1 = 1; // run seconds at the left and right edges of the lanes
+    QRectF lanes; // where the lanes are drawn
     double lane_height = 0;
 
     double x_of(double t) const { return lanes.left() + (t - t0) / (t1 - t0) * lanes.width(); }
@@ -41,7 +40,8 @@ StragglerTimeline::StragglerTimeline(ConsoleStore& store, IterationWindow& windo
     setMouseTracking(false);
     setFocusPolicy(Qt::StrongFocus);
     setAttribute(Qt::WA_OpaquePaintEvent);
-    setToolTip(QStringLiteral("Wheel or +/−: zoom · drag or ←/→: pan · End or double-click: follow the newest · click: an iteration's numbers"));
+    setToolTip(QStringLiteral("Wheel or +/−: zoom · drag or ←/→: pan · End or double-click: follow the newest · click: "
+                              "an iteration's numbers"));
     connect(&window_, &IterationWindow::changed, this, qOverload<>(&QWidget::update));
 }
 
@@ -53,12 +53,15 @@ StragglerTimeline::Frame StragglerTimeline::frame() const
     f.last = std::max(window_.last(), window_.first());
     const auto& its = f.history->iterations();
     const int workers = std::max(f.history->workers(), 1);
-    f.lanes = QRectF(kLabelWidth + kHeatWidth + 4, 2, std::max(10, width() - kLabelWidth - kHeatWidth - 8), std::max(10, height() - kAxisHeight - 4));
+    f.lanes = QRectF(kLabelWidth + kHeatWidth + 4, 2, std::max(10, width() - kLabelWidth - kHeatWidth - 8),
+        std::max(10, height() - kAxisHeight - 4));
     f.lane_height = f.lanes.height() / workers;
     if (its.empty())
         return f;
     const std::size_t a = std::min(f.history->position_of(f.first), its.size() - 1);
-    const std::size_t b = std::max(a, std::min(its.partition_point([&](const IterationSummary& s) { return s.iteration <= f.last; }), its.size()) - 1);
+    const std::size_t b = std::max(a,
+        std::min(its.partition_point([&](const IterationSummary& s) { return s.iteration <= f.last; }), its.size())
+            - 1);
     f.t0 = its[a].start_s;
     f.t1 = std::max(its[b].barrier_s, f.t0 + 1e-9);
     return f;
@@ -68,7 +71,8 @@ StragglerTimeline::Frame StragglerTimeline::painted_frame() const
 {
     Frame f = frame();
     const LaneRaster::Key& k = raster_.key();
-    if (k.history == f.history && k.width == static_cast<int>(f.lanes.width()) && k.height == static_cast<int>(f.lanes.height())) {
+    if (k.history == f.history && k.width == static_cast<int>(f.lanes.width())
+        && k.height == static_cast<int>(f.lanes.height())) {
         f.t0 = k.t0;
         f.t1 = k.t1;
     }
@@ -83,15 +87,18 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     const JobHistory& h = *f.history;
     if (h.iterations().empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter, QStringLiteral("No iterations yet: connect to fulcrumd or open a recorded run."));
+        p.drawText(
+            rect(), Qt::AlignCenter, QStringLiteral("No iterations yet: connect to fulcrumd or open a recorded run."));
         return;
     }
-    LaneRaster::Key key { &h, h.generation(), f.t0, f.t1, static_cast<int>(f.lanes.width()), static_cast<int>(f.lanes.height()), f.first };
+    LaneRaster::Key key { &h, h.generation(), f.t0, f.t1, static_cast<int>(f.lanes.width()),
+        static_cast<int>(f.lanes.height()), f.first };
     if (window_.following()) {
         // The time scale holds while the iterations grow into it (follow_span): the lanes'
         // pixels are then only extended, frame to frame, never redrawn whole.
         const LaneRaster::Key& drawn = raster_.key();
-        const bool same = drawn.history == key.history && drawn.generation == key.generation && drawn.width == key.width && drawn.height == key.height;
+        const bool same = drawn.history == key.history && drawn.generation == key.generation && drawn.width == key.width
+            && drawn.height == key.height;
         const AxisSpan span = follow_span(same ? AxisSpan { drawn.t0, drawn.t1 } : AxisSpan {}, f.t0, f.t1);
         if (same && span == AxisSpan { drawn.t0, drawn.t1 })
             key = drawn;
@@ -108,7 +115,8 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
         const double top = f.lanes.top() + raster_.lane_top(w);
         p.setPen(palette().color(QPalette::Text));
         if (f.lane_height >= 9)
-            p.drawText(QRectF(0, top, kLabelWidth - 4, f.lane_height), Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(w));
+            p.drawText(QRectF(0, top, kLabelWidth - 4, f.lane_height), Qt::AlignRight | Qt::AlignVCenter,
+                QStringLiteral("w%1").arg(w));
         const double heat = w < static_cast<int>(late.size()) ? late[static_cast<std::size_t>(w)] : 0.0;
         const QRectF strip(kLabelWidth, top, kHeatWidth, bar);
         p.fillRect(strip, QColor::fromHsvF(0.0f, static_cast<float>(std::clamp(heat / kFullHeat, 0.0, 1.0)), 1.0f));
@@ -128,12 +136,17 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     for (double t = std::ceil(f.t0 / step) * step; t <= f.t1; t += step) {
         const double x = f.x_of(t);
         p.drawLine(QPointF(x, axis_y), QPointF(x, axis_y + 4));
-        p.drawText(QRectF(x - 40, axis_y + 4, 80, kAxisHeight - 4), Qt::AlignHCenter | Qt::AlignTop, QStringLiteral("%1 s").arg(t, 0, 'g', 6));
+        p.drawText(QRectF(x - 40, axis_y + 4, 80, kAxisHeight - 4), Qt::AlignHCenter | Qt::AlignTop,
+            QStringLiteral("%1 s").arg(t, 0, 'g', 6));
     }
-    p.drawText(QRectF(0, axis_y + 2, kLabelWidth + kHeatWidth, kAxisHeight), Qt::AlignLeft | Qt::AlignTop, QStringLiteral("it %1").arg(f.first));
+    p.drawText(QRectF(0, axis_y + 2, kLabelWidth + kHeatWidth, kAxisHeight), Qt::AlignLeft | Qt::AlignTop,
+        QStringLiteral("it %1").arg(f.first));
 }
 
-std::vector<double> StragglerTimeline::lateness() const { return raster_.lateness(); }
+std::vector<double> StragglerTimeline::lateness() const
+{
+    return raster_.lateness();
+}
 
 QString StragglerTimeline::visible_csv() const
 {
@@ -143,7 +156,8 @@ QString StragglerTimeline::visible_csv() const
     for (int w = 0; w < h.workers(); ++w) {
         const auto& ring = h.worker(w);
         std::size_t s = h.position_of(window_.first());
-        for (std::size_t i = h.position_of(w, window_.first()); i < ring.size() && ring[i].iteration <= window_.last(); ++i) {
+        for (std::size_t i = h.position_of(w, window_.first()); i < ring.size() && ring[i].iteration <= window_.last();
+             ++i) {
             while (s < its.size() && its[s].iteration < ring[i].iteration)
                 ++s;
             const bool straggler = s < its.size() && its[s].iteration == ring[i].iteration && its[s].straggler == w;
@@ -192,7 +206,8 @@ QString StragglerTimeline::describe(const JobHistory& history, WorkerId worker, 
     const auto& its = history.iterations();
     const std::size_t k = history.position_of(iteration);
     const bool straggler = k < its.size() && its[k].iteration == iteration && its[k].straggler == worker;
-    QString text = QStringLiteral("iteration %1 of worker %2%3: batch %4, compute %5 s, communication %6 s, wait %7 s, speed %8 samples/s")
+    QString text = QStringLiteral(
+        "iteration %1 of worker %2%3: batch %4, compute %5 s, communication %6 s, wait %7 s, speed %8 samples/s")
                        .arg(iteration)
                        .arg(worker)
                        .arg(straggler ? QStringLiteral(" (the straggler)") : QString())
@@ -244,7 +259,10 @@ void StragglerTimeline::mouseReleaseEvent(QMouseEvent* event)
         emit iterationClicked(at->first, at->second);
 }
 
-void StragglerTimeline::mouseDoubleClickEvent(QMouseEvent*) { window_.follow(); }
+void StragglerTimeline::mouseDoubleClickEvent(QMouseEvent*)
+{
+    window_.follow();
+}
 
 void StragglerTimeline::keyPressEvent(QKeyEvent* event)
 {
@@ -252,12 +270,23 @@ void StragglerTimeline::keyPressEvent(QKeyEvent* event)
     const std::int64_t middle = (window_.first() + window_.last()) / 2;
     switch (event->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: window_.zoom(0.8, middle); break;
-    case Qt::Key_Minus: window_.zoom(1.25, middle); break;
-    case Qt::Key_Left: window_.pan(-span / 4); break;
-    case Qt::Key_Right: window_.pan(span / 4); break;
-    case Qt::Key_End: window_.follow(); break;
-    default: QWidget::keyPressEvent(event);
+    case Qt::Key_Equal:
+        window_.zoom(0.8, middle);
+        break;
+    case Qt::Key_Minus:
+        window_.zoom(1.25, middle);
+        break;
+    case Qt::Key_Left:
+        window_.pan(-span / 4);
+        break;
+    case Qt::Key_Right:
+        window_.pan(span / 4);
+        break;
+    case Qt::Key_End:
+        window_.follow();
+        break;
+    default:
+        QWidget::keyPressEvent(event);
     }
 }
 

@@ -4,7 +4,6 @@
 #include "ui/views/lane_raster.h"
 
 #include <QWidget>
-
 #include <optional>
 
 namespace fulcrum::ui {

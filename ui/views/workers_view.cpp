@@ -15,7 +15,6 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
-
 #include <cmath>
 
 namespace fulcrum::ui {
@@ -30,10 +29,13 @@ PinDialog::PinDialog(WorkerId worker, std::int32_t current, std::optional<std::i
     auto* form = new QFormLayout;
     form->addRow(QStringLiteral("Current batch size:"), new QLabel(QString::number(current), this));
     form->addRow(QStringLiteral("Suggested:"),
-        new QLabel(suggested ? QStringLiteral("%1 (equal batch time at the latest speeds)").arg(*suggested) : QStringLiteral("no speeds measured yet"), this));
+        new QLabel(suggested ? QStringLiteral("%1 (equal batch time at the latest speeds)").arg(*suggested)
+                             : QStringLiteral("no speeds measured yet"),
+            this));
     form->addRow(QStringLiteral("&Pin at:"), size_);
-    auto* note = new QLabel(QStringLiteral("The batch-size policy leaves a pinned worker alone and spreads the rest of the total batch "
-                                           "over the others, from the next barrier on."),
+    auto* note = new QLabel(
+        QStringLiteral("The batch-size policy leaves a pinned worker alone and spreads the rest of the total batch "
+                       "over the others, from the next barrier on."),
         this);
     note->setWordWrap(true);
     auto* layout = new QVBoxLayout(this);
@@ -42,8 +44,14 @@ PinDialog::PinDialog(WorkerId worker, std::int32_t current, std::optional<std::i
     layout->addWidget(ok_cancel_buttons(this));
 }
 
-std::int32_t PinDialog::batch_size() const { return size_->value(); }
-void PinDialog::set_batch_size(std::int32_t size) { size_->setValue(size); }
+std::int32_t PinDialog::batch_size() const
+{
+    return size_->value();
+}
+void PinDialog::set_batch_size(std::int32_t size)
+{
+    size_->setValue(size);
+}
 
 ExcludeDialog::ExcludeDialog(WorkerId worker, QWidget* parent)
     : QDialog(parent)
@@ -59,8 +67,9 @@ ExcludeDialog::ExcludeDialog(WorkerId worker, QWidget* parent)
     auto* row = new QHBoxLayout;
     row->addWidget(limited_);
     row->addWidget(seconds_, 1);
-    auto* note = new QLabel(QStringLiteral("The job's barriers stop waiting for this worker from the next one on; its share of the "
-                                           "total batch goes to the others."),
+    auto* note = new QLabel(
+        QStringLiteral("The job's barriers stop waiting for this worker from the next one on; its share of the "
+                       "total batch goes to the others."),
         this);
     note->setWordWrap(true);
     auto* layout = new QVBoxLayout(this);
@@ -69,7 +78,10 @@ ExcludeDialog::ExcludeDialog(WorkerId worker, QWidget* parent)
     layout->addWidget(ok_cancel_buttons(this));
 }
 
-std::optional<double> ExcludeDialog::for_s() const { return limited_->isChecked() ? std::optional(seconds_->value()) : std::nullopt; }
+std::optional<double> ExcludeDialog::for_s() const
+{
+    return limited_->isChecked() ? std::optional(seconds_->value()) : std::nullopt;
+}
 
 void ExcludeDialog::set_for_s(std::optional<double> seconds)
 {
@@ -122,7 +134,10 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     update_actions();
 }
 
-QList<QAction*> WorkersView::worker_actions() const { return { pin_, unpin_, exclude_, include_ }; }
+QList<QAction*> WorkersView::worker_actions() const
+{
+    return { pin_, unpin_, exclude_, include_ };
+}
 
 std::optional<WorkerId> WorkersView::selected_worker() const
 {
