@@ -2,19 +2,19 @@
 // scheduler (Wang, Shi, Wang, Chu) and prints the job-completion metrics.
 
 #include "common/error.h"
+#include "common/progress_bar.h"
 #include "sched/cluster.h"
 #include "sched/comm_policy.h"
 #include "sched/elastic_simulator.h"
 #include "sched/placement.h"
 #include "sched/policy_name.h"
 #include "sched/sim_report.h"
-#include "sched/statistics.h"
 #include "sched/simulator.h"
+#include "sched/statistics.h"
 #include "sched/workload.h"
 #include "sched_store/schedule_store.h"
 
 #include <boost/program_options.hpp>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -64,33 +64,14 @@ With --elastic: the workload CSV header is 'name,model,workers,servers,iteration
 Exit status: 0 done, 1 bad input or failure, 2 bad arguments.
 )";
 
+// The jobs simulated so far, on the tools' common progress display.
 class Progress {
 public:
-    Progress()
-        : interactive_(isatty(STDERR_FILENO) != 0)
-    {
-    }
-    void operator()(double fraction)
-    {
-        const auto now = std::chrono::steady_clock::now();
-        if (interactive_) {
-            if (fraction < 1 && now - last_ < std::chrono::milliseconds(100))
-                return;
-            last_ = now;
-            const int filled = static_cast<int>(fraction * 40);
-            std::fprintf(stderr, "\r[%-40s] %5.1f %% of jobs done", std::string(static_cast<std::size_t>(filled), '#').c_str(), 100 * fraction);
-            if (fraction >= 1)
-                std::fputc('\n', stderr);
-        } else if (const int decile = static_cast<int>(fraction * 10); decile > decile_) {
-            decile_ = decile;
-            std::fprintf(stderr, "fulcrum-sim: %d %% of jobs done\n", decile * 10);
-        }
-    }
+    void operator()(double fraction) { bar_.update(fraction, "of the jobs done"); }
+    ~Progress() { bar_.finish(); }
 
 private:
-    bool interactive_;
-    int decile_ = 0;
-    std::chrono::steady_clock::time_point last_ {};
+    fulcrum::ProgressBar bar_ { stderr };
 };
 
 struct ElasticArgs {
@@ -109,15 +90,17 @@ int run_elastic(ElasticArgs& a)
     }
     a.options.policy = *policy;
     try {
-        const sched::ClusterSpec spec = a.cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(a.cluster_file);
+        const sched::ClusterSpec spec
+            = a.cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(a.cluster_file);
         sched::PsClusterModel cluster = sched::ps_cluster_model(spec);
         cluster.restart_s = a.restart_s;
         std::vector<sched::PsJobSpec> jobs;
         if (!a.generate.empty()) {
             const auto n = sched::numbered_name(a.generate, "ps-mixed-");
             if (!n || *n > 1'000'000) {
-                std::cerr << "fulcrum-sim: --generate: with --elastic, expected ps-mixed-N with N from 1 to 1000000, got '"
-                          << a.generate << "'\n";
+                std::cerr
+                    << "fulcrum-sim: --generate: with --elastic, expected ps-mixed-N with N from 1 to 1000000, got '"
+                    << a.generate << "'\n";
                 return 2;
             }
             jobs = sched::generate_ps_workload({ .jobs = *n, .mean_gap_s = 120, .seed = a.options.seed });
@@ -158,7 +141,8 @@ int run_elastic(ElasticArgs& a)
             std::printf("  %-24s %d, %.2f s each\n", c.change.c_str(), c.count, c.total_s / c.count);
         return 0;
     } catch (const InputError& e) {
-        std::cerr << "fulcrum-sim: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason() << "\n";
+        std::cerr << "fulcrum-sim: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason()
+                  << "\n";
     } catch (const std::exception& e) {
         std::cerr << "fulcrum-sim: " << e.what() << "\n";
     }
@@ -172,24 +156,26 @@ int main(int argc, char** argv)
     po::options_description visible("Options");
     std::string cluster_file, workload_file, generate, csv_dir;
     sched::SimulationOptions options;
-    visible.add_options()
-        ("help,h", "show this help")
-        ("cluster", po::value(&cluster_file), "cluster description (JSON); default: 16 servers x 4 GPUs")
-        ("workload", po::value(&workload_file), "jobs to run (CSV)")
-        ("generate", po::value(&generate), "generated workload instead of a file: microsoft-N (e.g. microsoft-160)")
-        ("placement", po::value(&options.placement)->default_value("lwf-1"), "rand, ff, ls or lwf-K (K >= 1)")
-        ("comm", po::value(&options.comm)->default_value("ada-srsf"), "communication scheduler: srsf-N (N >= 1) or ada-srsf")
-        ("seed", po::value(&options.seed)->default_value(1), "random seed (generated workload, rand placement)")
-        ("exclusive-gpus", po::bool_switch(&options.exclusive_gpus), "a GPU holds one job at a time (default: jobs share GPUs in time)")
-        ("json", "print the metrics as one JSON object (avg_jct, median_jct, p95_jct, makespan, gpu_util, ...)")
-        ("csv", po::value(&csv_dir), "write jobs.csv, jct_cdf.csv and utilization.csv into this folder")
-        ("out", po::value<std::string>(), "record the schedule (jobs and per-GPU timeline) as a new run in this run store, for the console")
-        ("elastic", po::value<std::string>(), "simulate parameter-server jobs under elastic scheduling: eps, static or kill-restart")
-        ("round-s", po::value<double>()->default_value(60), "--elastic: seconds between growth rounds")
-        ("feedback", po::value<std::string>()->default_value("fraction:0.1"),
-            "--elastic: a job's early-feedback point: fraction:F of its samples, iterations:N at its requested size, "
-            "or accuracy:A on its modelled learning curve (docs/scheduling.md)")
-        ("restart-s", po::value<double>()->default_value(30), "--elastic kill-restart: cost of one restart besides checkpointing");
+    visible.add_options()("help,h", "show this help")(
+        "cluster", po::value(&cluster_file), "cluster description (JSON); default: 16 servers x 4 GPUs")(
+        "workload", po::value(&workload_file), "jobs to run (CSV)")(
+        "generate", po::value(&generate), "generated workload instead of a file: microsoft-N (e.g. microsoft-160)")(
+        "placement", po::value(&options.placement)->default_value("lwf-1"), "rand, ff, ls or lwf-K (K >= 1)")("comm",
+        po::value(&options.comm)->default_value("ada-srsf"),
+        "communication scheduler: srsf-N (N >= 1) or ada-srsf")("seed", po::value(&options.seed)->default_value(1),
+        "random seed (generated workload, rand placement)")("exclusive-gpus", po::bool_switch(&options.exclusive_gpus),
+        "a GPU holds one job at a time (default: jobs share GPUs in time)")(
+        "json", "print the metrics as one JSON object (avg_jct, median_jct, p95_jct, makespan, gpu_util, ...)")(
+        "csv", po::value(&csv_dir), "write jobs.csv, jct_cdf.csv and utilization.csv into this folder")("out",
+        po::value<std::string>(),
+        "record the schedule (jobs and per-GPU timeline) as a new run in this run store, for the console")("elastic",
+        po::value<std::string>(),
+        "simulate parameter-server jobs under elastic scheduling: eps, static or kill-restart")(
+        "round-s", po::value<double>()->default_value(60), "--elastic: seconds between growth rounds")("feedback",
+        po::value<std::string>()->default_value("fraction:0.1"),
+        "--elastic: a job's early-feedback point: fraction:F of its samples, iterations:N at its requested size, "
+        "or accuracy:A on its modelled learning curve (docs/scheduling.md)")("restart-s",
+        po::value<double>()->default_value(30), "--elastic kill-restart: cost of one restart besides checkpointing");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -203,7 +189,8 @@ int main(int argc, char** argv)
         return 0;
     }
     if (workload_file.empty() == generate.empty()) {
-        std::cerr << "fulcrum-sim: give exactly one of --workload FILE and --generate microsoft-N (or ps-mixed-N with --elastic)\n"
+        std::cerr << "fulcrum-sim: give exactly one of --workload FILE and --generate microsoft-N (or ps-mixed-N with "
+                     "--elastic)\n"
                      "Try 'fulcrum-sim --help'.\n";
         return 2;
     }
@@ -240,12 +227,14 @@ int main(int argc, char** argv)
     }
     options.record_spans = vm.count("out") > 0;
     try {
-        const sched::ClusterSpec cluster = cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(cluster_file);
+        const sched::ClusterSpec cluster
+            = cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(cluster_file);
         std::vector<sched::JobSpec> jobs;
         if (!generate.empty()) {
             const auto n = sched::numbered_name(generate, "microsoft-");
             if (!n || *n > 10'000'000) {
-                std::cerr << "fulcrum-sim: --generate: expected microsoft-N with N from 1 to 10000000, got '" << generate << "'\n";
+                std::cerr << "fulcrum-sim: --generate: expected microsoft-N with N from 1 to 10000000, got '"
+                          << generate << "'\n";
                 return 2;
             }
             sched::WorkloadGenerator g;
@@ -280,17 +269,20 @@ int main(int argc, char** argv)
         if (!csv_dir.empty())
             sched::write_csv_reports(result, csv_dir, options.utilization_bin_s);
         if (vm.count("out")) {
-            const std::string description = "fulcrum-sim " + (generate.empty() ? "--workload " + workload_file : "--generate " + generate)
-                + (cluster_file.empty() ? "" : " --cluster " + cluster_file) + " --placement " + options.placement + " --comm "
-                + options.comm + " --seed " + std::to_string(options.seed);
-            const RunId run = sched_store::write_schedule(vm["out"].as<std::string>(), options.placement + " + " + options.comm,
-                description, options.seed, result);
-            std::cerr << "fulcrum-sim: schedule recorded as run " << run << " in " << vm["out"].as<std::string>() << "\n";
+            const std::string description = "fulcrum-sim "
+                + (generate.empty() ? "--workload " + workload_file : "--generate " + generate)
+                + (cluster_file.empty() ? "" : " --cluster " + cluster_file) + " --placement " + options.placement
+                + " --comm " + options.comm + " --seed " + std::to_string(options.seed);
+            const RunId run = sched_store::write_schedule(vm["out"].as<std::string>(),
+                options.placement + " + " + options.comm, description, options.seed, result);
+            std::cerr << "fulcrum-sim: schedule recorded as run " << run << " in " << vm["out"].as<std::string>()
+                      << "\n";
         }
         if (vm.count("json")) {
             std::cout << sched::metrics_json(result) << "\n";
         } else {
-            std::printf("placement %s, communication %s, %d GPUs\n", result.placement.c_str(), result.comm.c_str(), cluster.gpus());
+            std::printf("placement %s, communication %s, %d GPUs\n", result.placement.c_str(), result.comm.c_str(),
+                cluster.gpus());
             std::printf("  jobs finished     %zu (%zu rejected)\n", result.jobs.size(), result.rejected.size());
             std::printf("  average JCT       %.1f s\n", result.average_jct_s());
             std::printf("  median JCT        %.1f s\n", result.median_jct_s());
@@ -301,7 +293,8 @@ int main(int argc, char** argv)
         }
         return result.never_ran.empty() ? 0 : 1;
     } catch (const InputError& e) {
-        std::cerr << "fulcrum-sim: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason() << "\n";
+        std::cerr << "fulcrum-sim: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason()
+                  << "\n";
     } catch (const std::exception& e) {
         std::cerr << "fulcrum-sim: " << e.what() << "\n";
     }

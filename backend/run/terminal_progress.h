@@ -1,27 +1,26 @@
 #pragma once
 
+#include "common/progress_bar.h"
 #include "run/run_scenario.h"
 
-#include <chrono>
 #include <cstdio>
 
 namespace fulcrum::run {
 
-// A progress bar on a terminal (redrawn in place at most ten times a second), or one plain
-// line per tenth of the run when the stream is not a terminal (CI logs, pipes).
+// A training run's progress on the common ProgressBar: iteration, epoch, run clock and the
+// latest test accuracy beside the bar.
 class TerminalProgress {
 public:
-    explicit TerminalProgress(std::FILE* stream);
+    explicit TerminalProgress(std::FILE* stream)
+        : bar_(stream)
+    {
+    }
     void update(const Progress& progress);
-    void status(const std::string& text);
-    void finish();
+    void status(const std::string& text) { bar_.status(text); }
+    void finish() { bar_.finish(); }
 
 private:
-    std::FILE* stream_;
-    bool interactive_;
-    bool drawn_ = false;
-    int last_decile_ = -1;
-    std::chrono::steady_clock::time_point start_, last_draw_;
+    ProgressBar bar_;
 };
 
 } // namespace fulcrum::run

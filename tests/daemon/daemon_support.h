@@ -6,9 +6,8 @@
 #include "daemon/stream_hub.h"
 #include "protocol/codec.h"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
+#include <gtest/gtest.h>
 #include <optional>
 #include <string>
 #include <thread>
@@ -40,24 +39,33 @@ inline std::optional<Reply> reply_to(const std::vector<ServerMessage>& messages,
 
 // Drains the client until a message `accept` takes (true), or 60 s pass (false). Every
 // message drained is appended to `seen`.
-template <class Accept>
-bool wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
+template <class Accept> bool wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
 {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    // One frame at a time: what comes after the accepted message stays queued for the next
+    // wait, instead of being read here and never looked at.
     while (std::chrono::steady_clock::now() < deadline) {
-        for (ServerMessage& m : drain(client)) {
-            seen.push_back(m);
+        bool read = false;
+        while (auto frame = client.queue().pop()) {
+            read = true;
+            const auto decoded = decode_server(**frame);
+            EXPECT_TRUE(decoded) << **frame;
+            if (!decoded)
+                continue;
+            seen.push_back(*decoded.message);
             if (accept(seen.back()))
                 return true;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (!read)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return false;
 }
 
 // Sends `frame` (a request) from `client` and waits for its reply; an empty Reply (after a
 // failed expectation) if none comes within 60 s.
-inline Reply request_reply(daemon::Daemon& d, daemon::Client& client, std::vector<ServerMessage>& seen, const std::string& frame)
+inline Reply request_reply(
+    daemon::Daemon& d, daemon::Client& client, std::vector<ServerMessage>& seen, const std::string& frame)
 {
     d.receive(client, frame);
     const std::string id = decode_client(frame).request_id;
