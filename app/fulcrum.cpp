@@ -1,5 +1,7 @@
 // fulcrum: the operations console.
 
+#include "common/error.h"
+#include "protocol/token_file.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
@@ -115,22 +117,17 @@ int main(int argc, char** argv)
         fulcrum::ui::ServerAddress address { QUrl(parser.value(connect_to)), parser.value(token),
             parser.value(ca_file) };
         if (parser.isSet(token_file)) {
-            QFile file(parser.value(token_file));
-            if (!file.open(QIODevice::ReadOnly))
-                return fail(
-                    QStringLiteral("--token-file %1: cannot be read (%2)").arg(file.fileName(), file.errorString()));
-            QString viewer;
-            for (const QByteArray& line : file.readAll().split('\n')) {
-                const QStringList fields = QString::fromUtf8(line).simplified().split(QLatin1Char(' '));
-                if (fields.size() == 2 && fields[0] == QStringLiteral("operator") && address.token.isEmpty())
-                    address.token = fields[1];
-                else if (fields.size() == 2 && fields[0] == QStringLiteral("viewer") && viewer.isEmpty())
-                    viewer = fields[1];
+            const QString file = parser.value(token_file);
+            try {
+                using fulcrum::protocol::Role;
+                const auto picked = fulcrum::protocol::pick_token(
+                    fulcrum::protocol::read_token_file(file.toStdString()), { Role::Operator, Role::Viewer });
+                if (!picked)
+                    return fail(QStringLiteral("--token-file %1: no operator or viewer token in it").arg(file));
+                address.token = QString::fromStdString(*picked);
+            } catch (const fulcrum::InputError& e) {
+                return fail(QStringLiteral("--token-file %1").arg(QString::fromStdString(e.what())));
             }
-            if (address.token.isEmpty())
-                address.token = viewer;
-            if (address.token.isEmpty())
-                return fail(QStringLiteral("--token-file %1: no operator or viewer token in it").arg(file.fileName()));
         }
         window.connect_to(address);
     }

@@ -1,5 +1,7 @@
 // fulcrum-worker: one remote worker of a fulcrumd job, on this host (docs/remote-workers.md).
 
+#include "common/error.h"
+#include "protocol/token_file.h"
 #include "worker_client/remote_worker.h"
 
 #include <atomic>
@@ -40,21 +42,11 @@ first 'worker' line, or a file holding only the token).
 
 std::string token_from_file(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in)
-        throw std::runtime_error(path + ": cannot be read (--token-file)");
-    std::string line, only;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#')
-            continue;
-        if (line.rfind("worker ", 0) == 0)
-            return line.substr(7);
-        if (line.find(' ') == std::string::npos && only.empty())
-            only = line;
-    }
-    if (only.empty())
-        throw std::runtime_error(path + ": holds no 'worker TOKEN' line and no bare token (--token-file)");
-    return only;
+    const auto token = fulcrum::protocol::pick_token(
+        fulcrum::protocol::read_token_file(path), { fulcrum::protocol::Role::Worker }, true);
+    if (!token)
+        throw fulcrum::InputError(path, "", "holds no 'worker TOKEN' line and no bare token (--token-file)");
+    return *token;
 }
 
 } // namespace

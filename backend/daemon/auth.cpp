@@ -1,10 +1,10 @@
 #include "daemon/auth.h"
 
 #include "common/error.h"
+#include "protocol/token_file.h"
 
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <sys/stat.h>
 
 namespace fulcrum::daemon {
@@ -51,31 +51,12 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
         if (created)
             *created = true;
     }
-    std::ifstream in(path);
-    if (!in)
-        throw InputError(path.string(), "", "cannot be read");
     TokenStore store;
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-        if (const auto hash = line.find('#'); hash != std::string::npos)
-            line.erase(hash);
-        std::istringstream fields(line);
-        std::string role, token, extra;
-        if (!(fields >> role))
-            continue;
-        const std::string where = "line " + std::to_string(number);
-        if (!(fields >> token) || (fields >> extra))
-            throw InputError(path.string(), where, "expected 'ROLE TOKEN'");
-        if (role != "operator" && role != "viewer" && role != "worker")
-            throw InputError(path.string(), where, "role must be operator, viewer or worker, got '" + role + "'");
-        if (token.size() < 16)
-            throw InputError(path.string(), where, "a token must have at least 16 characters");
-        store.tokens_[token] = role == "operator" ? protocol::Role::Operator
-            : role == "worker"                    ? protocol::Role::Worker
-                                                  : protocol::Role::Viewer;
+    for (const protocol::TokenLine& line : protocol::read_token_file(path)) {
+        if (!line.role) // fulcrumd's own file names every token's role
+            throw InputError(path.string(), "", "a token without its role: expected 'ROLE TOKEN' on every line");
+        store.tokens_[line.token] = *line.role;
     }
-    if (store.tokens_.empty())
-        throw InputError(path.string(), "", "holds no token");
     return store;
 }
 

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "protocol/messages.h"
+
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::protocol {
+
+// One token of fulcrumd's token file: "ROLE TOKEN", or a line holding a token alone (a
+// file handed to one fulcrum-worker may hold only its token).
+struct TokenLine {
+    std::optional<Role> role;
+    std::string token;
+};
+
+// The one reader of token files, for fulcrumd, the console and fulcrum-worker: lines
+// "operator|viewer|worker TOKEN", '#' comments and blank lines skipped. Throws InputError
+// naming the file, the line and what was expected (a role, a token of at least 16
+// characters); a file that cannot be read or holds no token is refused too.
+std::vector<TokenLine> read_token_file(const std::filesystem::path& path);
+
+// The first token of the first role in `preference` that the file has; a bare token when
+// `bare` allows one and no role matched.
+std::optional<std::string> pick_token(const std::vector<TokenLine>& lines, std::initializer_list<Role> preference, bool bare = false);
+
+} // namespace fulcrum::protocol

@@ -1,0 +1,64 @@
+#include "common/error.h"
+#include "protocol/token_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+
+namespace {
+
+std::filesystem::path write_file(const std::string& name, const std::string& text)
+{
+    const auto path = std::filesystem::temp_directory_path() / ("fulcrum-tokens-" + std::to_string(::getpid()) + "-" + name);
+    std::ofstream(path) << text;
+    return path;
+}
+
+std::string error_of(const std::filesystem::path& path)
+{
+    try {
+        read_token_file(path);
+    } catch (const InputError& e) {
+        return e.field() + ": " + e.reason();
+    }
+    return "read";
+}
+
+} // namespace
+
+TEST(TokenFile, RolesCommentsAndABareTokenAreReadAndPickedByPreference)
+{
+    const auto path = write_file("good", "# fulcrumd tokens\n\nviewer 0123456789abcdef0123\n"
+                                         "operator aaaaaaaaaaaaaaaaaaaa  # the operator's\nworker bbbbbbbbbbbbbbbbbbbb\n");
+    const auto lines = read_token_file(path);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines[0].role, Role::Viewer);
+    EXPECT_EQ(pick_token(lines, { Role::Operator, Role::Viewer }), "aaaaaaaaaaaaaaaaaaaa");
+    EXPECT_EQ(pick_token(lines, { Role::Worker }), "bbbbbbbbbbbbbbbbbbbb");
+    const auto bare = write_file("bare", "cccccccccccccccccccc\n");
+    EXPECT_EQ(pick_token(read_token_file(bare), { Role::Worker }), std::nullopt);
+    EXPECT_EQ(pick_token(read_token_file(bare), { Role::Worker }, true), "cccccccccccccccccccc");
+    std::filesystem::remove(path);
+    std::filesystem::remove(bare);
+}
+
+TEST(TokenFile, ABadLineIsRefusedNamingItsLineAndWhatWasExpected)
+{
+    const std::pair<std::string, std::string> cases[] = {
+        { "admin aaaaaaaaaaaaaaaaaaaa\n", "line 1: role must be operator, viewer or worker, got 'admin'" },
+        { "# x\noperator short\n", "line 2: a token must have at least 16 characters" },
+        { "operator aaaaaaaaaaaaaaaaaaaa extra\n", "line 1: expected 'ROLE TOKEN'" },
+        { "# only a comment\n", ": holds no token" },
+    };
+    for (const auto& [text, expected] : cases) {
+        const auto path = write_file("bad", text);
+        EXPECT_EQ(error_of(path), expected) << text;
+        std::filesystem::remove(path);
+    }
+    EXPECT_EQ(error_of("/nonexistent/tokens"), ": cannot be read");
+}
