@@ -4,11 +4,11 @@
 #include "common/error.h"
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
+#include "daemon/daemon_config.h"
 #include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
 
 #include <atomic>
-#include <boost/json.hpp>
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <fstream>
@@ -86,25 +86,6 @@ Config file (JSON, every field optional; command-line options win):
    DATA_DIR/models; name the defaults too to keep them)
 )";
 
-struct Settings {
-    std::string listen = "127.0.0.1:7480";
-    std::string token_file;
-    std::string data_dir = "fulcrum-data";
-    std::string cluster; // a cluster file; empty: the default cluster
-    std::string placement = "lwf-1";
-    std::string tls_certificate, tls_key;
-    bool allow_plain = false;
-    bool no_demo = false;
-    std::vector<std::string> scenarios;
-    daemon::FolderOptions folders;
-    bool resume_manual = false;
-};
-
-bool is_loopback(const std::string& host)
-{
-    return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
-}
-
 std::string read_file(const std::string& path)
 {
     std::ifstream in(path);
@@ -115,86 +96,11 @@ std::string read_file(const std::string& path)
     return text.str();
 }
 
-void apply_config(const std::string& path, Settings& s, const po::variables_map& vm)
-{
-    boost::system::error_code ec;
-    const boost::json::value v = boost::json::parse(read_file(path), ec);
-    if (ec || !v.is_object())
-        throw InputError(path, "", "expected a JSON object" + (ec ? ": " + ec.message() : std::string()));
-    for (const auto& [key, value] : v.get_object()) {
-        const std::string k(key);
-        const auto text = [&](const char* what) {
-            if (!value.is_string())
-                throw InputError(path, k, std::string("expected ") + what);
-            return std::string(value.get_string());
-        };
-        const auto paths = [&](const char* what) {
-            std::vector<std::string> out;
-            if (!value.is_array())
-                throw InputError(path, k, std::string("expected an array of ") + what);
-            for (const auto& p : value.get_array()) {
-                if (!p.is_string())
-                    throw InputError(path, k, std::string("expected an array of ") + what);
-                out.emplace_back(p.get_string());
-            }
-            return out;
-        };
-        if (k == "listen") {
-            if (vm["listen"].defaulted())
-                s.listen = text("HOST:PORT");
-        } else if (k == "token_file") {
-            if (!vm.count("token-file"))
-                s.token_file = text("a path");
-        } else if (k == "data_dir") {
-            if (vm["data-dir"].defaulted())
-                s.data_dir = text("a path");
-        } else if (k == "cluster") {
-            if (!vm.count("cluster"))
-                s.cluster = text("a path to a cluster file");
-        } else if (k == "placement") {
-            if (vm["placement"].defaulted())
-                s.placement = text("a placement policy: rand, ff, ls or lwf-K");
-        } else if (k == "tls_certificate") {
-            if (!vm.count("tls-cert"))
-                s.tls_certificate = text("a path to a PEM certificate chain");
-        } else if (k == "tls_key") {
-            if (!vm.count("tls-key"))
-                s.tls_key = text("a path to a PEM private key");
-        } else if (k == "allow_plain") {
-            if (!value.is_bool())
-                throw InputError(path, k, "expected true or false");
-            s.allow_plain = s.allow_plain || value.get_bool();
-        } else if (k == "scenarios") {
-            for (const std::string& p : paths("scenario file paths"))
-                s.scenarios.push_back(p);
-        } else if (k == "datasets_folders") {
-            for (const std::string& p : paths("folders holding data sets"))
-                s.folders.datasets.emplace_back(p);
-        } else if (k == "resume_jobs") {
-            const std::string mode = text("\"auto\" or \"manual\"");
-            if (mode != "auto" && mode != "manual")
-                throw InputError(path, k, "expected \"auto\" or \"manual\", got \"" + mode + "\"");
-            s.resume_manual = mode == "manual";
-        } else if (k == "runs_folders") {
-            for (const std::string& p : paths("folders holding recorded run stores"))
-                s.folders.runs.emplace_back(p);
-        } else if (k == "models_folders") {
-            for (const std::string& p : paths("folders holding NARX networks"))
-                s.folders.models.emplace_back(p);
-        } else {
-            throw InputError(path, k,
-                "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, "
-                "allow_plain, scenarios, "
-                "datasets_folders, models_folders, runs_folders, resume_jobs)");
-        }
-    }
-}
-
 } // namespace
 
 int main(int argc, char** argv)
 {
-    Settings s;
+    daemon::DaemonSettings s;
     std::string config;
     po::options_description visible("Options");
     visible.add_options()("help,h", "show this help")("config", po::value(&config), "settings file (JSON, see below)")(
@@ -224,35 +130,19 @@ int main(int argc, char** argv)
         return 0;
     }
     try {
-        if (!config.empty())
-            apply_config(config, s, vm);
-        const auto colon = s.listen.rfind(':');
-        int port = -1;
-        if (colon != std::string::npos) {
-            try {
-                port = std::stoi(s.listen.substr(colon + 1));
-            } catch (const std::exception&) {
-            }
+        if (!config.empty()) {
+            daemon::GivenOnCommandLine given;
+            given.listen = !vm["listen"].defaulted();
+            given.token_file = vm.count("token-file") > 0;
+            given.data_dir = !vm["data-dir"].defaulted();
+            given.cluster = vm.count("cluster") > 0;
+            given.placement = !vm["placement"].defaulted();
+            given.tls_certificate = vm.count("tls-cert") > 0;
+            given.tls_key = vm.count("tls-key") > 0;
+            daemon::apply_config_file(read_file(config), config, s, given);
         }
-        if (colon == std::string::npos || colon == 0 || port < 0 || port > 65535)
-            throw InputError("--listen", "", "expected HOST:PORT (e.g. 127.0.0.1:7480), got '" + s.listen + "'");
-        try {
-            sched::make_placement(s.placement, 1);
-        } catch (const std::invalid_argument& e) {
-            throw InputError("--placement", "", e.what());
-        }
-        if (s.token_file.empty())
-            s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
-        if (s.tls_certificate.empty() != s.tls_key.empty())
-            throw InputError(s.tls_certificate.empty() ? "--tls-key" : "--tls-cert", "",
-                "TLS needs both --tls-cert and --tls-key (PEM files)");
-        const std::string host = s.listen.substr(0, colon);
-        if (s.tls_certificate.empty() && !is_loopback(host) && !s.allow_plain)
-            throw InputError("--listen", "",
-                "'" + host
-                    + "' is not a loopback address and no TLS certificate is configured: tokens and "
-                      "data would cross the network unencrypted. Give --tls-cert and --tls-key, or --allow-plain on a "
-                      "trusted network");
+        const daemon::ListenAddress address = daemon::check_settings(s);
+        const std::string& host = address.host;
 
         daemon::DaemonOptions options;
         options.data_dir = s.data_dir;
@@ -282,11 +172,11 @@ int main(int argc, char** argv)
 
         daemon::ServerOptions server_options;
         server_options.host = host;
-        server_options.port = static_cast<unsigned short>(port);
+        server_options.port = address.port;
         server_options.tls_certificate = s.tls_certificate;
         server_options.tls_key = s.tls_key;
         daemon::WebSocketServer server(d, tokens, server_options);
-        if (!server.tls() && !is_loopback(host))
+        if (!server.tls() && !address.loopback)
             std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host
                       << " (--allow-plain); tokens cross the network unencrypted\n";
 

@@ -45,7 +45,8 @@ std::vector<TokenLine> read_token_file(const std::filesystem::path& path)
     return lines;
 }
 
-std::optional<std::string> pick_token(const std::vector<TokenLine>& lines, std::initializer_list<Role> preference, bool bare)
+std::optional<std::string> pick_token(
+    const std::vector<TokenLine>& lines, std::initializer_list<Role> preference, bool bare)
 {
     for (const Role role : preference)
         for (const TokenLine& line : lines)

@@ -25,6 +25,7 @@ std::vector<TokenLine> read_token_file(const std::filesystem::path& path);
 
 // The first token of the first role in `preference` that the file has; a bare token when
 // `bare` allows one and no role matched.
-std::optional<std::string> pick_token(const std::vector<TokenLine>& lines, std::initializer_list<Role> preference, bool bare = false);
+std::optional<std::string> pick_token(
+    const std::vector<TokenLine>& lines, std::initializer_list<Role> preference, bool bare = false);
 
 } // namespace fulcrum::protocol

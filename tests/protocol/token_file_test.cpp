@@ -1,10 +1,9 @@
 #include "common/error.h"
 #include "protocol/token_file.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -14,7 +13,8 @@ namespace {
 
 std::filesystem::path write_file(const std::string& name, const std::string& text)
 {
-    const auto path = std::filesystem::temp_directory_path() / ("fulcrum-tokens-" + std::to_string(::getpid()) + "-" + name);
+    const auto path
+        = std::filesystem::temp_directory_path() / ("fulcrum-tokens-" + std::to_string(::getpid()) + "-" + name);
     std::ofstream(path) << text;
     return path;
 }
@@ -33,8 +33,9 @@ std::string error_of(const std::filesystem::path& path)
 
 TEST(TokenFile, RolesCommentsAndABareTokenAreReadAndPickedByPreference)
 {
-    const auto path = write_file("good", "# fulcrumd tokens\n\nviewer 0123456789abcdef0123\n"
-                                         "operator aaaaaaaaaaaaaaaaaaaa  # the operator's\nworker bbbbbbbbbbbbbbbbbbbb\n");
+    const auto path = write_file("good",
+        "# fulcrumd tokens\n\nviewer 0123456789abcdef0123\n"
+        "operator aaaaaaaaaaaaaaaaaaaa  # the operator's\nworker bbbbbbbbbbbbbbbbbbbb\n");
     const auto lines = read_token_file(path);
     ASSERT_EQ(lines.size(), 3u);
     EXPECT_EQ(lines[0].role, Role::Viewer);

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "daemon/server_folders.h"
+
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+// fulcrumd's settings, from its command line and its config file (docs: fulcrumd --help).
+struct DaemonSettings {
+    std::string listen = "127.0.0.1:7480";
+    std::string token_file; // empty: DATA_DIR/tokens
+    std::string data_dir = "fulcrum-data";
+    std::string cluster;    // a cluster file; empty: the default cluster
+    std::string placement = "lwf-1";
+    std::string tls_certificate, tls_key;
+    bool allow_plain = false;
+    bool no_demo = false;
+    std::vector<std::string> scenarios;
+    FolderOptions folders;
+    bool resume_manual = false;
+};
+
+// The settings the command line gave: a config file does not override them.
+struct GivenOnCommandLine {
+    bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false, tls_certificate = false,
+         tls_key = false;
+};
+
+// A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws
+// InputError naming the file and the field for an unknown field or a wrong value.
+void apply_config_file(const std::string& text, const std::string& path, DaemonSettings& settings, const GivenOnCommandLine& given);
+
+// Where fulcrumd serves, once the settings are checked.
+struct ListenAddress {
+    std::string host;
+    unsigned short port = 0;
+    bool loopback = true;
+};
+
+bool is_loopback(const std::string& host);
+
+// The rules between the settings: HOST:PORT, a placement policy the scheduler knows, a TLS
+// certificate and key given together, and plain WebSocket on a non-loopback address only
+// with allow_plain (tokens and data would cross the network unencrypted). Fills the token
+// file's default. Throws InputError naming the option (--listen, --placement, --tls-cert...).
+ListenAddress check_settings(DaemonSettings& settings);
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,81 @@
+#include "common/error.h"
+#include "daemon/daemon_config.h"
+
+#include <gtest/gtest.h>
+
+using namespace fulcrum;
+using daemon::DaemonSettings;
+using daemon::GivenOnCommandLine;
+
+namespace {
+
+std::string refusal(const std::function<void()>& act)
+{
+    try {
+        act();
+    } catch (const InputError& e) {
+        return e.source() + " " + e.field() + ": " + e.reason();
+    }
+    return "accepted";
+}
+
+} // namespace
+
+TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
+{
+    DaemonSettings s;
+    GivenOnCommandLine given;
+    given.listen = true; // --listen on the command line wins over the file's
+    s.listen = "127.0.0.1:9000";
+    daemon::apply_config_file(R"({"listen": "0.0.0.0:7480", "data_dir": "/var/lib/fulcrum", "placement": "ff",
+        "resume_jobs": "manual", "runs_folders": ["/srv/runs"], "scenarios": ["a.json"], "allow_plain": true})",
+        "fulcrumd.json", s, given);
+    EXPECT_EQ(s.listen, "127.0.0.1:9000");
+    EXPECT_EQ(s.data_dir, "/var/lib/fulcrum");
+    EXPECT_EQ(s.placement, "ff");
+    EXPECT_TRUE(s.resume_manual);
+    EXPECT_TRUE(s.allow_plain);
+    ASSERT_EQ(s.folders.runs.size(), 1u);
+    EXPECT_EQ(s.scenarios, std::vector<std::string> { "a.json" });
+
+    const auto apply = [](const std::string& text) {
+        return refusal([&] {
+            DaemonSettings t;
+            daemon::apply_config_file(text, "fulcrumd.json", t, {});
+        });
+    };
+    EXPECT_EQ(apply(R"({"listne": "x"})").rfind("fulcrumd.json listne: unknown field (expected listen,", 0), 0u);
+    EXPECT_EQ(apply(R"({"data_dir": 5})"), "fulcrumd.json data_dir: expected a path");
+    EXPECT_EQ(apply(R"({"resume_jobs": "later"})"), "fulcrumd.json resume_jobs: expected \"auto\" or \"manual\", got \"later\"");
+    EXPECT_EQ(apply(R"({"runs_folders": "/srv/runs"})"), "fulcrumd.json runs_folders: expected an array of folders holding recorded run stores");
+    EXPECT_EQ(apply("[1, 2]"), "fulcrumd.json : expected a JSON object");
+    EXPECT_EQ(apply("{"), "fulcrumd.json : expected a JSON object: incomplete JSON");
+}
+
+TEST(DaemonConfig, PlainWebSocketLeavesLoopbackOnlyWhenAllowedAndTheAddressIsChecked)
+{
+    const auto check = [](DaemonSettings s) { return refusal([&] { daemon::check_settings(s); }); };
+    DaemonSettings local;
+    const daemon::ListenAddress address = daemon::check_settings(local);
+    EXPECT_EQ(address.host, "127.0.0.1");
+    EXPECT_EQ(address.port, 7480);
+    EXPECT_TRUE(address.loopback);
+    EXPECT_EQ(local.token_file, "fulcrum-data/tokens") << "the token file defaults into the data folder";
+
+    for (const char* bad : { "7480", ":7480", "host:99999", "host:74x0", "host:" }) {
+        DaemonSettings s;
+        s.listen = bad;
+        EXPECT_EQ(check(s), std::string("--listen : expected HOST:PORT (e.g. 127.0.0.1:7480), got '") + bad + "'");
+    }
+    DaemonSettings open;
+    open.listen = "0.0.0.0:7480";
+    EXPECT_NE(check(open).find("is not a loopback address and no TLS certificate is configured"), std::string::npos);
+    open.allow_plain = true;
+    EXPECT_EQ(check(open), "accepted");
+    DaemonSettings half_tls;
+    half_tls.tls_certificate = "cert.pem";
+    EXPECT_EQ(check(half_tls), "--tls-key : TLS needs both --tls-cert and --tls-key (PEM files)");
+    DaemonSettings placement;
+    placement.placement = "best";
+    EXPECT_EQ(check(placement).rfind("--placement : ", 0), 0u);
+}
