@@ -4,7 +4,6 @@
 #include "sched/placement.h"
 
 #include <boost/json.hpp>
-
 #include <filesystem>
 
 namespace fulcrum::daemon {
@@ -14,7 +13,8 @@ bool is_loopback(const std::string& host)
     return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
 }
 
-void apply_config_file(const std::string& text, const std::string& path, DaemonSettings& s, const GivenOnCommandLine& given)
+void apply_config_file(
+    const std::string& text, const std::string& path, DaemonSettings& s, const GivenOnCommandLine& given)
 {
     boost::system::error_code ec;
     const boost::json::value v = boost::json::parse(text, ec);
@@ -109,7 +109,8 @@ ListenAddress check_settings(DaemonSettings& s)
     if (s.token_file.empty())
         s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
     if (s.tls_certificate.empty() != s.tls_key.empty())
-        throw InputError(s.tls_key.empty() ? "--tls-key" : "--tls-cert", "", "TLS needs both --tls-cert and --tls-key (PEM files)"); // names the one missing
+        throw InputError(s.tls_key.empty() ? "--tls-key" : "--tls-cert", "",
+            "TLS needs both --tls-cert and --tls-key (PEM files)"); // names the one missing
     ListenAddress address;
     address.host = s.listen.substr(0, colon);
     address.port = static_cast<unsigned short>(port);

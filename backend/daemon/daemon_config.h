@@ -12,7 +12,7 @@ struct DaemonSettings {
     std::string listen = "127.0.0.1:7480";
     std::string token_file; // empty: DATA_DIR/tokens
     std::string data_dir = "fulcrum-data";
-    std::string cluster;    // a cluster file; empty: the default cluster
+    std::string cluster; // a cluster file; empty: the default cluster
     std::string placement = "lwf-1";
     std::string tls_certificate, tls_key;
     bool allow_plain = false;
@@ -24,13 +24,14 @@ struct DaemonSettings {
 
 // The settings the command line gave: a config file does not override them.
 struct GivenOnCommandLine {
-    bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false, tls_certificate = false,
-         tls_key = false;
+    bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
+         tls_certificate = false, tls_key = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws
 // InputError naming the file and the field for an unknown field or a wrong value.
-void apply_config_file(const std::string& text, const std::string& path, DaemonSettings& settings, const GivenOnCommandLine& given);
+void apply_config_file(
+    const std::string& text, const std::string& path, DaemonSettings& settings, const GivenOnCommandLine& given);
 
 // Where fulcrumd serves, once the settings are checked.
 struct ListenAddress {

@@ -46,8 +46,10 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
     };
     EXPECT_EQ(apply(R"({"listne": "x"})").rfind("fulcrumd.json listne: unknown field (expected listen,", 0), 0u);
     EXPECT_EQ(apply(R"({"data_dir": 5})"), "fulcrumd.json data_dir: expected a path");
-    EXPECT_EQ(apply(R"({"resume_jobs": "later"})"), "fulcrumd.json resume_jobs: expected \"auto\" or \"manual\", got \"later\"");
-    EXPECT_EQ(apply(R"({"runs_folders": "/srv/runs"})"), "fulcrumd.json runs_folders: expected an array of folders holding recorded run stores");
+    EXPECT_EQ(apply(R"({"resume_jobs": "later"})"),
+        "fulcrumd.json resume_jobs: expected \"auto\" or \"manual\", got \"later\"");
+    EXPECT_EQ(apply(R"({"runs_folders": "/srv/runs"})"),
+        "fulcrumd.json runs_folders: expected an array of folders holding recorded run stores");
     EXPECT_EQ(apply("[1, 2]"), "fulcrumd.json : expected a JSON object");
     EXPECT_EQ(apply("{"), "fulcrumd.json : expected a JSON object: incomplete JSON");
 }
