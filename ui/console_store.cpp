@@ -122,6 +122,9 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
             return; // a replay has no cluster; the live one resumes when the console follows it again
         cluster_ = cluster->cluster;
         emit clusterChanged();
+    } else if (const auto* reply = std::get_if<Reply>(&message); reply && reply->capabilities) {
+        capabilities_ = *reply->capabilities;
+        emit capabilitiesChanged();
     }
 }
 

@@ -42,6 +42,8 @@ public:
     EventsModel& events() { return events_; }
     const protocol::ReplayState* replay_state() const { return replay_state_ ? &*replay_state_ : nullptr; }
     const protocol::ClusterState* cluster() const { return cluster_ ? &*cluster_ : nullptr; }
+    // What the server offers (list-capabilities); null until it answered.
+    const protocol::Capabilities* capabilities() const { return capabilities_ ? &*capabilities_ : nullptr; }
     const protocol::WorkerState* worker_state(JobId job, WorkerId worker) const;
     // The shown job's recent iterations (empty when none is shown).
     const JobHistory& history() const;
@@ -50,6 +52,7 @@ public:
 signals:
     void replayStateChanged();
     void clusterChanged();
+    void capabilitiesChanged();
     // New iterations of the shown job arrived, or its history was cut back or replaced.
     void historyChanged();
     void shownJobChanged();
@@ -65,6 +68,7 @@ private:
     EventsModel events_;
     std::optional<protocol::ReplayState> replay_state_;
     std::optional<protocol::ClusterState> cluster_;
+    std::optional<protocol::Capabilities> capabilities_;
     std::map<JobId, std::vector<protocol::WorkerState>> worker_states_;
     std::map<JobId, protocol::IterationRows> last_rows_; // each job's newest iteration
     std::map<JobId, JobHistory> job_histories_;

@@ -8,22 +8,58 @@
 
 namespace fulcrum::balance {
 
+namespace {
+
+// One entry per policy: its name, what it does, and how it is made from its section.
+struct PolicyEntry {
+    std::string_view name;
+    std::string_view description;
+    std::unique_ptr<BatchSizePolicy> (*make)(const PolicySpec& spec);
+};
+
+const PolicyEntry kPolicies[] = {
+    { "uniform", "every worker gets X / n samples (plain BSP)",
+        [](const PolicySpec&) -> std::unique_ptr<BatchSizePolicy> { return std::make_unique<UniformPolicy>(); } },
+    { "fixed", "the batch sizes the section lists, one per worker",
+        [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
+            return std::make_unique<FixedPolicy>(s.batch_sizes);
+        } },
+    { "lbbsp-cpu", "LB-BSP Algorithm 1: sizes in proportion to each worker's predicted speed (CPU clusters)",
+        [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
+            return std::make_unique<LbBspCpuPolicy>(s.predictor);
+        } },
+    { "lbbsp-gpu", "LB-BSP Algorithm 2: equalises batch times by phases, within GPU memory (GPU clusters)",
+        [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
+            return std::make_unique<LbBspGpuPolicy>(s.gpu);
+        } },
+};
+
+} // namespace
+
 const std::vector<std::string>& policy_names()
 {
-    static const std::vector<std::string> names { "uniform", "fixed", "lbbsp-cpu", "lbbsp-gpu" };
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const PolicyEntry& p : kPolicies)
+            out.emplace_back(p.name);
+        return out;
+    }();
     return names;
+}
+
+std::vector<CatalogueEntry> policy_catalogue()
+{
+    std::vector<CatalogueEntry> out;
+    for (const PolicyEntry& p : kPolicies)
+        out.push_back({ std::string(p.name), std::string(p.description) });
+    return out;
 }
 
 std::unique_ptr<BatchSizePolicy> make_policy(const PolicySpec& spec)
 {
-    if (spec.type == "uniform")
-        return std::make_unique<UniformPolicy>();
-    if (spec.type == "fixed")
-        return std::make_unique<FixedPolicy>(spec.batch_sizes);
-    if (spec.type == "lbbsp-cpu")
-        return std::make_unique<LbBspCpuPolicy>(spec.predictor);
-    if (spec.type == "lbbsp-gpu")
-        return std::make_unique<LbBspGpuPolicy>(spec.gpu);
+    for (const PolicyEntry& p : kPolicies)
+        if (spec.type == p.name)
+            return p.make(spec);
     throw std::invalid_argument(
         "unknown batch-size policy '" + spec.type + "' (expected uniform, fixed, lbbsp-cpu or lbbsp-gpu)");
 }

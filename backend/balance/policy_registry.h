@@ -2,6 +2,7 @@
 
 #include "balance/batch_size_manager.h"
 #include "balance/lbbsp_gpu_policy.h"
+#include "common/named_values.h"
 #include "predict/predictor_registry.h"
 
 #include <memory>
@@ -20,6 +21,8 @@ struct PolicySpec {
 // Throws std::invalid_argument for an unknown name.
 std::unique_ptr<BatchSizePolicy> make_policy(const PolicySpec& spec);
 const std::vector<std::string>& policy_names();
+// Every policy with what it does (list-capabilities).
+std::vector<CatalogueEntry> policy_catalogue();
 
 // The policy wrapped in its manager for a job of `workers` (limits: x_o per worker, 0 = none).
 std::unique_ptr<BatchSizeManager> make_manager(

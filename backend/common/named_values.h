@@ -5,10 +5,18 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
 namespace fulcrum {
+
+// One thing a registry offers, as a person and a client see it: its name as scenarios and
+// commands spell it, and what it does.
+struct CatalogueEntry {
+    std::string name;
+    std::string description;
+};
 
 template <typename E, std::size_t N> using NameTable = std::array<std::pair<E, std::string_view>, N>;
 

@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include "balance/policy_registry.h"
 #include "common/error.h"
 #include "daemon/confine_paths.h"
 #include "daemon/job_runtime.h"
@@ -8,6 +9,7 @@
 #include "db/run_recorder.h"
 #include "protocol/codec.h"
 #include "scenario/scenario.h"
+#include "sched/placement.h"
 
 #include <algorithm>
 #include <set>
@@ -309,6 +311,21 @@ void Daemon::on(Client& client, const WorkerCommand& w)
 {
     job(w.job).command(w, actor(client));
     client.send(ok(w.id, w.job));
+}
+
+void Daemon::on(Client& client, const ListCapabilities& l)
+{
+    // From the registries this fulcrumd was built with: a client lists only what it has.
+    const auto listed = [](const std::vector<CatalogueEntry>& entries) {
+        std::vector<Capability> out;
+        for (const CatalogueEntry& e : entries)
+            out.push_back({ e.name, e.description });
+        return out;
+    };
+    Reply reply = ok(l.id);
+    reply.capabilities = Capabilities { listed(balance::policy_catalogue()), listed(sync::sync_catalogue()),
+        listed(predict::predictor_catalogue()), listed(sched::placement_catalogue()) };
+    client.send(reply);
 }
 
 void Daemon::on(Client& client, const ListRuns& r)

@@ -106,6 +106,7 @@ private:
     void on(Client& client, const protocol::OpenReplay& open);
     void on(Client& client, const protocol::ReplayCommand& command);
     void on(Client& client, const protocol::JoinJob& join);
+    void on(Client& client, const protocol::ListCapabilities& list);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
     JobRuntime& job(JobId id) const; // throws RefusedRequest("unknown-job")
     void start_queued(); // with mutex_ held: places what fits, in submission order

@@ -12,8 +12,23 @@ namespace fulcrum::predict {
 
 const std::vector<std::string>& predictor_names()
 {
-    static const std::vector<std::string> names { "memoryless", "ema", "arima", "narx" };
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const CatalogueEntry& p : predictor_catalogue())
+            out.push_back(p.name);
+        return out;
+    }();
     return names;
+}
+
+std::vector<CatalogueEntry> predictor_catalogue()
+{
+    return {
+        { "memoryless", "the last measured speed" },
+        { "ema", "an exponential moving average of the measured speeds" },
+        { "arima", "ARIMA(2,2,1) fitted to the recent speeds" },
+        { "narx", "a NARX network over past speeds and CPU and memory shares (LB-BSP's)" },
+    };
 }
 
 NarxNetwork load_narx_model(const std::string& path)

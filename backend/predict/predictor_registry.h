@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/named_values.h"
 #include "predict/narx_predictor.h"
 
 #include <memory>
@@ -23,6 +24,8 @@ struct PredictorSpec {
 NarxNetwork load_narx_model(const std::string& path);
 
 const std::vector<std::string>& predictor_names();
+// Every predictor with what it predicts from (list-capabilities).
+std::vector<CatalogueEntry> predictor_catalogue();
 // Throws std::invalid_argument for an unknown type. `worker` seeds NARX per worker.
 std::unique_ptr<SpeedPredictor> make_predictor(const PredictorSpec& spec, int worker);
 

@@ -276,6 +276,11 @@ template <> struct Wire<ReplayCommand> : NamedBy<kReplayActions, &ReplayCommand:
     }
 };
 
+template <> struct Wire<ListCapabilities> : NamedAs<"list-capabilities"> {
+    static void encode(const ListCapabilities& m, json::object& o) { o["id"] = m.id; }
+    static ListCapabilities decode(std::string_view, const Fields& f) { return ListCapabilities { f.string("id") }; }
+};
+
 } // namespace detail
 
 Decoded<ClientMessage> decode_client(std::string_view frame)

@@ -92,6 +92,13 @@ struct ListRuns {
     std::string id;
 };
 
+// What this fulcrumd offers (any role): its batch-size policies, sync models, speed
+// predictors and placement policies, each with a line for a person. The console's dialogs
+// list these, so they never offer what the server lacks.
+struct ListCapabilities {
+    std::string id;
+};
+
 // Replays one recorded run to this client only, as the same message types as a live job
 // (each carrying the replay's id), paced by the run's clock times `speed`.
 inline constexpr double kMaxReplaySpeed = 10000;
@@ -129,7 +136,7 @@ struct JoinJob {
 };
 
 using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob,
-    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob>;
+    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -231,6 +238,23 @@ struct WorkerAssignment {
     bool operator==(const WorkerAssignment&) const = default;
 };
 
+// One thing a server offers: its name as scenarios and commands spell it, and what it is.
+struct Capability {
+    std::string name;
+    std::string description;
+
+    bool operator==(const Capability&) const = default;
+};
+
+struct Capabilities {
+    std::vector<Capability> policies;
+    std::vector<Capability> sync_models;
+    std::vector<Capability> predictors;
+    std::vector<Capability> placements;
+
+    bool operator==(const Capabilities&) const = default;
+};
+
 struct Reply {
     std::string id;
     std::optional<ErrorInfo> error; // unset: the request succeeded
@@ -239,6 +263,7 @@ struct Reply {
     std::vector<RunListing> runs; // list-runs
     std::optional<std::int64_t> replay; // open-replay: the replay's id
     std::optional<WorkerAssignment> assignment; // join-job
+    std::optional<Capabilities> capabilities; // list-capabilities
 };
 
 // An error that belongs to no request (a frame that could not be read far enough to find

@@ -18,6 +18,27 @@ template <class Element, class Read> std::vector<Element> read_array(const Field
     return out;
 }
 
+json::array capability_json(const std::vector<Capability>& list)
+{
+    json::array out;
+    for (const Capability& c : list)
+        out.push_back(json::object { { "name", c.name }, { "description", c.description } });
+    return out;
+}
+
+std::vector<Capability> capabilities_from(const Fields& f, std::string_view name)
+{
+    std::vector<Capability> out;
+    if (!f.has(name))
+        return out;
+    const json::array& a = f.array(name);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const Fields c = f.element(name, i, a[i]);
+        out.push_back({ c.string("name"), c.string_or("description", "") });
+    }
+    return out;
+}
+
 template <class Record> json::array json_array(const std::vector<Record>& records)
 {
     json::array out;
@@ -66,6 +87,11 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
                 { "scenario", ec ? json::value(a.scenario_json) : std::move(scenario) },
                 { "parameters", a.parameters } };
         }
+        if (m.capabilities)
+            o["capabilities"] = json::object { { "policies", capability_json(m.capabilities->policies) },
+                { "sync_models", capability_json(m.capabilities->sync_models) },
+                { "predictors", capability_json(m.capabilities->predictors) },
+                { "placements", capability_json(m.capabilities->placements) } };
     }
     static Reply decode(std::string_view, const Fields& f)
     {
@@ -90,6 +116,11 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             w.scenario_json = scenario.is_string() ? std::string(scenario.get_string()) : json::serialize(scenario);
             w.parameters = a.integer("parameters", 0);
             r.assignment = std::move(w);
+        }
+        if (f.has("capabilities")) {
+            const Fields c(f.object("capabilities"), "capabilities");
+            r.capabilities = Capabilities { capabilities_from(c, "policies"), capabilities_from(c, "sync_models"),
+                capabilities_from(c, "predictors"), capabilities_from(c, "placements") };
         }
         return r;
     }

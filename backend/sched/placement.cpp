@@ -42,6 +42,17 @@ std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::ui
     throw std::invalid_argument("unknown placement '" + name + "' (expected " + placement_help() + ")");
 }
 
+std::vector<CatalogueEntry> placement_catalogue()
+{
+    return {
+        { "rand", "random GPUs with room" },
+        { "ff", "first fit: the first GPUs with room" },
+        { "ls", "list scheduling: the least loaded GPUs" },
+        { "lwf-K",
+            "least workload first, consolidating a job's workers on at most K servers (the scheduling paper's)" },
+    };
+}
+
 std::string placement_help()
 {
     return "rand, ff, ls or lwf-K with K >= 1, e.g. lwf-1";

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/named_values.h"
 #include "sched/cluster.h"
 #include "sched/job.h"
 
@@ -32,6 +33,8 @@ public:
 // "rand", "ff", "ls" or "lwf-K" (K >= 1). Throws std::invalid_argument for other names.
 std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::uint64_t seed);
 std::string placement_help();
+// Every placement policy with what it does (list-capabilities); lwf-K is one entry.
+std::vector<CatalogueEntry> placement_catalogue();
 
 // The GPUs with room for the job, in index order (shared by the policies).
 std::vector<int> eligible_gpus(const JobSpec& job, const std::vector<GpuState>& gpus);

@@ -17,6 +17,33 @@ const std::vector<std::string>& sync_types()
     return types;
 }
 
+std::vector<CatalogueEntry> sync_catalogue()
+{
+    std::vector<CatalogueEntry> out;
+    for (const auto& [type, name] : kSyncTypeNames) {
+        std::string what;
+        switch (type) {
+        case SyncType::Bsp:
+            what = "a barrier every iteration: the slowest worker sets the pace (LB-BSP balances it)";
+            break;
+        case SyncType::Asp:
+            what = "no barrier: each push is applied at once";
+            break;
+        case SyncType::Ssp:
+            what = "no barrier, but no worker runs more than s iterations ahead of the slowest";
+            break;
+        case SyncType::Backup:
+            what = "a barrier that closes at the (n - k)-th arrival; the k late gradients are dropped";
+            break;
+        case SyncType::ElasticBsp:
+            what = "supersteps whose barrier is placed from predicted end times (ZipLine or exact)";
+            break;
+        }
+        out.push_back({ std::string(name), what });
+    }
+    return out;
+}
+
 void validate(const SyncSpec& spec, int workers)
 {
     if (spec.type == SyncType::Ssp && spec.staleness < 0)

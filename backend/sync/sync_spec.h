@@ -50,6 +50,8 @@ struct SyncSpec {
 
 // The names of kSyncTypeNames, in its order (for a parser's list of expected values).
 const std::vector<std::string>& sync_types();
+// Every sync model with what it does (list-capabilities).
+std::vector<CatalogueEntry> sync_catalogue();
 // Throws std::invalid_argument naming the field for a bad value.
 void validate(const SyncSpec& spec, int workers);
 // "ssp(s=5)", "backup(k=2)", "elastic-bsp(R=15, exact)", ...

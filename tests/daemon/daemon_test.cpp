@@ -946,3 +946,29 @@ TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneI
     server.wait();
     served.daemon.stop_all();
 }
+
+TEST_F(DaemonTest, ListCapabilitiesNamesWhatThisServerOffersToAnyRole)
+{
+    daemon::Daemon d(options());
+    auto viewer = d.connect(Role::Viewer, "viewer");
+    d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    std::vector<ServerMessage> seen;
+    const Reply reply = request_reply(d, *viewer, seen, encode(ClientMessage { ListCapabilities { "caps" } }));
+    ASSERT_FALSE(reply.error) << reply.error->message;
+    ASSERT_TRUE(reply.capabilities);
+    const auto names = [](const std::vector<Capability>& list) {
+        std::vector<std::string> out;
+        for (const Capability& c : list) {
+            EXPECT_FALSE(c.description.empty()) << c.name;
+            out.push_back(c.name);
+        }
+        return out;
+    };
+    EXPECT_EQ(names(reply.capabilities->policies),
+        (std::vector<std::string> { "uniform", "fixed", "lbbsp-cpu", "lbbsp-gpu" }));
+    EXPECT_EQ(names(reply.capabilities->sync_models),
+        (std::vector<std::string> { "bsp", "asp", "ssp", "backup", "elastic-bsp" }));
+    EXPECT_EQ(
+        names(reply.capabilities->predictors), (std::vector<std::string> { "memoryless", "ema", "arima", "narx" }));
+    EXPECT_EQ(names(reply.capabilities->placements), (std::vector<std::string> { "rand", "ff", "ls", "lwf-K" }));
+}

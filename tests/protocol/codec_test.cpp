@@ -122,13 +122,28 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.excluded_until = 30;
     w.slowdown = 3;
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
-    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {},
+    Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {}, {},
         {} };
     EXPECT_EQ(round_trip_server(reply).error, reply.error);
-    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {}, {} }).jobs.front(), status);
+    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {}, {}, {} }).jobs.front(), status);
     EXPECT_EQ(round_trip_server(Welcome { 1, "fulcrumd", Role::Operator }).role, Role::Operator);
     EXPECT_EQ(round_trip_server(Missed { 10, 4 }).dropped, 10);
     EXPECT_EQ(round_trip_server(SnapshotEnd { "s1" }).id, "s1");
+}
+
+TEST(ProtocolCodec, CapabilitiesSurviveARoundTrip)
+{
+    EXPECT_EQ(round_trip_client(ListCapabilities { "caps" }).id, "caps");
+    EXPECT_EQ(type_name(ClientMessage { ListCapabilities { "caps" } }), "list-capabilities");
+    Reply reply;
+    reply.id = "caps";
+    reply.capabilities = Capabilities { { { "uniform", "X / n each" }, { "lbbsp-cpu", "Algorithm 1" } },
+        { { "bsp", "a barrier" } }, { { "narx", "a network" } }, { { "lwf-K", "least workload first" } } };
+    const auto decoded = decode_server(encode(ServerMessage { reply }));
+    ASSERT_TRUE(decoded) << decoded.error.message;
+    const Reply& back = std::get<Reply>(*decoded.message);
+    ASSERT_TRUE(back.capabilities);
+    EXPECT_EQ(*back.capabilities, *reply.capabilities);
 }
 
 TEST(ProtocolCodec, ReplayMessagesSurviveARoundTrip)

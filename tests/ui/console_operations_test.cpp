@@ -10,6 +10,7 @@
 #include "ui/views/scheduler_view.h"
 #include "ui/views/straggler_timeline.h"
 
+#include <QComboBox>
 #include <QFile>
 #include <QHelpEvent>
 #include <QImage>
@@ -208,6 +209,10 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
     job_action(window, QStringLiteral("Resume job"))->trigger();
     ASSERT_TRUE(wait_until([&] { return status_of(window, live.job)->state == JobState::Running; }));
 
+    // The dialogs offer what this fulcrumd has: the console asked it at connecting.
+    ASSERT_TRUE(wait_until([&] { return window.store().capabilities() != nullptr; }));
+    EXPECT_EQ(window.store().capabilities()->sync_models.size(), 5u);
+
     // Change its policy to LB-BSP and its sync model to one backup worker.
     answer_next_dialog<ui::ChangePolicyDialog>([](ui::ChangePolicyDialog& d) {
         d.set_policy(QStringLiteral("lbbsp-cpu"));
@@ -333,4 +338,34 @@ TEST(ConsoleExport, ChartsTablesAndTimelineSamplesAreWrittenWhole)
     EXPECT_FALSE(window.export_csv_to(QStringLiteral("Pie chart"), path("pie.csv"), &error));
     EXPECT_TRUE(error.contains(QStringLiteral("expected one of: Jobs table"))) << error.toStdString();
     std::filesystem::remove_all(dir);
+}
+
+TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
+{
+    // A server without lbbsp-gpu and without backup workers.
+    Capabilities offered;
+    offered.policies = { { "uniform", "X / n each" }, { "lbbsp-cpu", "Algorithm 1" } };
+    offered.sync_models = { { "bsp", "a barrier every iteration" }, { "asp", "no barrier" } };
+    const auto items = [](const QComboBox* box) {
+        QStringList out;
+        for (int i = 0; i < box->count(); ++i)
+            out << box->itemText(i);
+        return out;
+    };
+    ui::SubmitJobDialog submit(nullptr, &offered);
+    const auto* policy = submit.findChildren<QComboBox*>().at(1); // name is a line edit; model, policy, mode
+    EXPECT_EQ(items(policy), (QStringList { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu") }));
+    EXPECT_EQ(policy->currentText(), QStringLiteral("lbbsp-cpu"));
+    EXPECT_EQ(policy->itemData(1, Qt::ToolTipRole).toString(), QStringLiteral("Algorithm 1"));
+    JobStatus status;
+    status.workers = 4;
+    status.sync_model = "bsp";
+    ui::ChangePolicyDialog change(3, &status, nullptr, &offered);
+    const auto boxes = change.findChildren<QComboBox*>();
+    ASSERT_EQ(boxes.size(), 2);
+    EXPECT_EQ(items(boxes[0]), (QStringList { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu") }));
+    EXPECT_EQ(items(boxes[1]), (QStringList { QStringLiteral("(unchanged)"), QStringLiteral("bsp") }));
+    // Without an answer from the server, the console's own lists.
+    ui::ChangePolicyDialog unknown(3, &status, nullptr, nullptr);
+    EXPECT_EQ(items(unknown.findChildren<QComboBox*>().at(0)).size(), 3);
 }

@@ -185,6 +185,7 @@ void ProtocolClient::on_text(const QString& frame)
                 .arg(QString::fromStdString(welcome->server), address_.url.toString(), role_name(welcome->role)));
         if (subscription_)
             subscription_id_ = send(*subscription_);
+        send(protocol::ListCapabilities { "capabilities" }); // what the dialogs may offer
         emit sessionStarted();
     } else if (const auto* error = std::get_if<protocol::ProtocolError>(&message);
                error && error->error.code == "version-mismatch") {

@@ -18,7 +18,25 @@ namespace fulcrum::ui {
 
 namespace {
 
+// The policies these forms can set up (fixed needs a size per worker: a scenario file's).
 const QStringList kPolicies { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("lbbsp-gpu") };
+
+// Adds the names among `ours` that the server offers (all of ours when it has not said),
+// each with the server's description as its tooltip.
+void add_offered(QComboBox* box, const QStringList& ours, const std::vector<protocol::Capability>* offered)
+{
+    for (const QString& name : ours) {
+        if (!offered) {
+            box->addItem(name);
+            continue;
+        }
+        for (const protocol::Capability& c : *offered)
+            if (QString::fromStdString(c.name) == name) {
+                box->addItem(name);
+                box->setItemData(box->count() - 1, QString::fromStdString(c.description), Qt::ToolTipRole);
+            }
+    }
+}
 
 QString compact(const QJsonObject& object)
 {
@@ -36,7 +54,7 @@ void choose(QComboBox* box, const QString& text)
 
 } // namespace
 
-SubmitJobDialog::SubmitJobDialog(QWidget* parent)
+SubmitJobDialog::SubmitJobDialog(QWidget* parent, const protocol::Capabilities* offered)
     : QDialog(parent)
     , name_(new QLineEdit(QStringLiteral("console-job"), this))
     , model_(new QComboBox(this))
@@ -49,8 +67,8 @@ SubmitJobDialog::SubmitJobDialog(QWidget* parent)
 {
     setWindowTitle(QStringLiteral("Submit a job"));
     model_->addItems({ QStringLiteral("mlp"), QStringLiteral("softmax"), QStringLiteral("svm") });
-    policy_->addItems(kPolicies);
-    policy_->setCurrentIndex(1);
+    add_offered(policy_, kPolicies, offered ? &offered->policies : nullptr);
+    policy_->setCurrentIndex(std::max(0, policy_->findText(QStringLiteral("lbbsp-cpu"))));
     mode_->addItems({ QStringLiteral("paced"), QStringLiteral("virtual") });
     mode_->setToolTip(QStringLiteral("paced: watchable in real time; virtual: as fast as the machine computes"));
     workers_->setRange(1, 256);
@@ -131,7 +149,8 @@ QString SubmitJobDialog::scenario_json() const
     });
 }
 
-ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* status, QWidget* parent)
+ChangePolicyDialog::ChangePolicyDialog(
+    JobId job, const protocol::JobStatus* status, QWidget* parent, const protocol::Capabilities* offered)
     : QDialog(parent)
     , policy_(new QComboBox(this))
     , sync_(new QComboBox(this))
@@ -139,7 +158,7 @@ ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* sta
     , staleness_(new QSpinBox(this))
 {
     setWindowTitle(QStringLiteral("Change the policy of job %1").arg(job));
-    policy_->addItems(kPolicies);
+    add_offered(policy_, kPolicies, offered ? &offered->policies : nullptr);
     if (status) {
         // The status names the policy with its parameters, "lbbsp-cpu(narx)".
         const QString current = QString::fromStdString(status->policy).section(QLatin1Char('('), 0, 0);
@@ -155,9 +174,11 @@ ChangePolicyDialog::ChangePolicyDialog(JobId job, const protocol::JobStatus* sta
         || sync_now == QStringLiteral("elastic-bsp");
     sync_->addItem(QStringLiteral("(unchanged)"));
     if (free_running)
-        sync_->addItems({ QStringLiteral("asp"), QStringLiteral("ssp"), QStringLiteral("elastic-bsp") });
+        add_offered(sync_, { QStringLiteral("asp"), QStringLiteral("ssp"), QStringLiteral("elastic-bsp") },
+            offered ? &offered->sync_models : nullptr);
     else
-        sync_->addItems({ QStringLiteral("bsp"), QStringLiteral("backup") });
+        add_offered(
+            sync_, { QStringLiteral("bsp"), QStringLiteral("backup") }, offered ? &offered->sync_models : nullptr);
     backups_->setRange(1, std::max(1, status ? status->workers - 1 : 1));
     staleness_->setRange(0, 1000);
     staleness_->setValue(5);

@@ -16,7 +16,9 @@ namespace fulcrum::ui {
 class SubmitJobDialog : public QDialog {
     Q_OBJECT
 public:
-    explicit SubmitJobDialog(QWidget* parent = nullptr);
+    // `offered`: what the server offers (list-capabilities); the form lists only those of
+    // its policies the server has. Null: the console's own list.
+    explicit SubmitJobDialog(QWidget* parent = nullptr, const protocol::Capabilities* offered = nullptr);
 
     void set_name(const QString& name);
     void set_model(const QString& model); // mlp, softmax, svm
@@ -45,7 +47,8 @@ private:
 class ChangePolicyDialog : public QDialog {
     Q_OBJECT
 public:
-    ChangePolicyDialog(JobId job, const protocol::JobStatus* status, QWidget* parent = nullptr);
+    ChangePolicyDialog(JobId job, const protocol::JobStatus* status, QWidget* parent = nullptr,
+        const protocol::Capabilities* offered = nullptr);
 
     void set_policy(const QString& policy);
     // A sync model's name ("backup" with k backup workers, "ssp" with staleness s); an empty

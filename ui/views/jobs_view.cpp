@@ -153,7 +153,7 @@ void JobsView::submit_from_file()
 
 void JobsView::submit_from_form()
 {
-    SubmitJobDialog dialog(this);
+    SubmitJobDialog dialog(this, store_.capabilities());
     if (dialog.exec() == QDialog::Accepted)
         commands_.submit(dialog.scenario_json(), QStringLiteral("the submit form"));
 }
@@ -163,7 +163,7 @@ void JobsView::change_policy()
     const auto job = selected_job();
     if (!job)
         return;
-    ChangePolicyDialog dialog(*job, store_.jobs().job(*job), this);
+    ChangePolicyDialog dialog(*job, store_.jobs().job(*job), this, store_.capabilities());
     if (dialog.exec() != QDialog::Accepted)
         return;
     commands_.change(*job, protocol::JobSetting::Policy, dialog.policy_json());
