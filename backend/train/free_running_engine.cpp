@@ -101,27 +101,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
         WorkerState& s = state[i];
         close_row(i, t);
         Worker& worker = *job.workers[i];
-        if (real()) {
-            job.server.pull(worker.replica());
-            IterationRecord& row = s.row;
-            row = IterationRecord {};
-            row.job = config.job;
-            row.worker = static_cast<WorkerId>(i);
-            row.iteration = s.clock;
-            row.start_s = t;
-            row.batch_size = batch[i];
-            row.decision = decision_tag(i);
-            s.pull_s = now() - t;
-            s.busy = true;
-            s.pulled_version = job.server.version();
-            s.started = starts++;
-            s.go = true; // its thread takes it (run_real notifies)
-            return;
-        }
         job.server.pull(worker.replica());
-        const std::int64_t pulled_version = job.server.version();
-        const double loss = worker.compute_gradient(batch[i]);
-        const perf::ComputeTiming timing = worker.performance().compute(t, batch[i]);
+        s.pulled_version = job.server.version();
         IterationRecord& row = s.row;
         row = IterationRecord {};
         row.job = config.job;
@@ -129,18 +110,23 @@ struct FreeRunningEngine::Impl : EngineRefs {
         row.iteration = s.clock;
         row.start_s = t;
         row.batch_size = batch[i];
+        row.decision = decision_tag(i);
+        s.busy = true;
+        s.started = starts++;
+        if (real()) {
+            s.pull_s = now() - t;
+            s.go = true; // its thread takes it (run_real notifies)
+            return;
+        }
+        row.loss = worker.compute_gradient(row.batch_size);
+        const perf::ComputeTiming timing = worker.performance().compute(t, row.batch_size);
         row.compute_s = timing.duration_s * slowdown[i];
         row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, s.clock);
         row.cpu_share = timing.mean_share.cpu;
         row.memory_share = timing.mean_share.memory;
         row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
-        row.loss = loss;
-        row.decision = decision_tag(i);
         row.end_s = t + row.comm_s + row.compute_s;
-        s.busy = true;
-        s.pulled_version = pulled_version;
-        s.started = starts++;
-        clock.schedule(row.end_s, [this, i, pulled_version] { arrive(i, pulled_version); });
+        clock.schedule(row.end_s, [this, i, version = s.pulled_version] { arrive(i, version); });
     }
 
     std::string decision_tag(std::size_t i) const
