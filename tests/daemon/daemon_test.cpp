@@ -44,6 +44,21 @@ const char* kScenario = R"({
   "workers": [ { "speed": 3000, "count": 3 }, { "speed": 1000 } ]
 })";
 
+// A scenario that runs until the test cancels it.
+std::string long_running(std::string scenario)
+{
+    scenario.replace(scenario.find("\"iterations\": 400"), 17, "\"iterations\": 100000");
+    return scenario;
+}
+
+// An operator's in-process client that has said hello.
+std::shared_ptr<daemon::Client> greeted_operator(daemon::Daemon& d)
+{
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    return op;
+}
+
 class DaemonTest : public ::testing::Test {
 protected:
     std::filesystem::path dir
@@ -618,12 +633,9 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
 // and replayed with the status as it was at each point. What cannot be changed gets a code.
 TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
 {
-    std::string scenario = kScenario;
-    scenario.replace(scenario.find("\"iterations\": 400"), 17, "\"iterations\": 100000");
     daemon::Daemon d(options());
-    auto op = d.connect(Role::Operator, "op");
-    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    const JobId job = d.submit(scenario, "test");
+    const auto op = greeted_operator(d);
+    const JobId job = d.submit(long_running(kScenario), "test");
     d.receive(*op, encode(ClientMessage { Subscribe { "sub", {}, job, {} } }));
     std::vector<ServerMessage> seen;
     const auto rows_from = [&](std::int64_t iteration) {
@@ -727,14 +739,12 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
 TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs)
 {
     daemon::Daemon d(options());
-    auto op = d.connect(Role::Operator, "op");
-    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const auto op = greeted_operator(d);
     std::vector<ServerMessage> seen;
     const auto request = [&](const std::string& frame) { return request_reply(d, *op, seen, frame); };
     for (const std::string sync : { "asp", "ssp", "elastic-bsp" }) {
         SCOPED_TRACE(sync);
-        std::string scenario = kScenario;
-        scenario.replace(scenario.find("\"iterations\": 400"), 17, "\"iterations\": 100000");
+        std::string scenario = long_running(kScenario);
         scenario.replace(scenario.find("\"policy\""), 0, "\"sync\": \"" + sync + "\", ");
         const JobId job = d.submit(scenario, "test");
         const std::string job_field = "\"job\": " + std::to_string(job);
@@ -808,12 +818,9 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
 
 TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
 {
-    std::string scenario = kScenario;
-    scenario.replace(scenario.find("\"iterations\": 400"), 17, "\"iterations\": 100000");
     daemon::Daemon d(options());
-    auto op = d.connect(Role::Operator, "op");
-    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    const JobId job = d.submit(scenario, "test");
+    const auto op = greeted_operator(d);
+    const JobId job = d.submit(long_running(kScenario), "test");
     d.receive(*op, encode(ClientMessage { Subscribe { "sub", {}, job, {} } }));
     std::vector<ServerMessage> seen;
     ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
