@@ -4,7 +4,7 @@
 #include "common/state_archive.h"
 #include "engine/event_queue.h"
 #include "engine/pacer.h"
-#include "perf/proc_stats.h"
+#include "train/barrier_clock.h"
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -12,32 +12,8 @@
 #include <latch>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 
 namespace fulcrum::train {
-
-namespace {
-
-// What one worker's task measured on its thread (used as the clock in real mode).
-struct Measured {
-    double loss = 0;
-    double pull_start = 0, pull_end = 0, compute_end = 0; // wall seconds since the run started
-    double cpu_seconds = 0;
-    std::optional<double> memory_share; // a remote worker's, measured on its host
-    bool lost = false; // a remote worker that disconnected: no gradient
-};
-
-int pool_size(const TrainerConfig& config)
-{
-    const int workers = static_cast<int>(config.workers.size());
-    // Real mode: one thread per worker, all computing at once as real workers would.
-    if (config.mode == ClockMode::Real)
-        return std::max(1, workers);
-    const int threads = config.threads > 0 ? config.threads : static_cast<int>(std::thread::hardware_concurrency());
-    return std::clamp(threads, 1, std::max(1, workers));
-}
-
-} // namespace
 
 struct BarrierEngine::Impl : EngineRefs {
     explicit Impl(JobCore& c)
@@ -45,9 +21,8 @@ struct BarrierEngine::Impl : EngineRefs {
     {
         if (config.elastic.enabled())
             manager->start_with_members(job.members);
-        if (config.remote && config.mode != ClockMode::Real)
-            throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");
         device_memory.assign(job.workers.size(), 0.0);
+        timing = make_barrier_clock(core, device_memory);
         scheduled = config.elastic.resizes;
         std::stable_sort(scheduled.begin(), scheduled.end(),
             [](const ScheduledResize& a, const ScheduledResize& b) { return a.before_iteration < b.before_iteration; });
@@ -117,115 +92,27 @@ struct BarrierEngine::Impl : EngineRefs {
 
     int backups() const { return sync_model.type == sync::SyncType::Backup ? sync_model.backups : 0; }
 
-    // A remote slot's batch: the parameters go to its process, the gradient comes back into
-    // the worker's buffer. The round trip less the worker's own compute time is its
-    // communication.
-    void compute_remote(std::size_t i, std::int64_t k, std::int32_t batch_size, Measured& m)
-    {
-        Worker& worker = *job.workers[i];
-        m.pull_start = job.wall_seconds();
-        job.server.pull(worker.replica());
-        model::Vector& gradient = worker.gradient_buffer();
-        const auto result = config.remote->compute(static_cast<WorkerId>(i), k,
-            std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())),
-            batch_size, std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
-        m.compute_end = job.wall_seconds();
-        if (!result) {
-            m.lost = true;
-            m.pull_end = m.compute_end;
-            return;
-        }
-        m.loss = result->loss;
-        m.pull_end = std::max(m.pull_start, m.compute_end - result->compute_s);
-        m.cpu_seconds = result->cpu_share * result->compute_s;
-        m.memory_share = result->memory_share;
-    }
-
-    // Pull and compute on every participating worker in parallel; returns when all are done.
-    std::vector<Measured> compute_all(
+    // Every participating worker pulls and computes on its endpoint, in parallel; returns
+    // when all are done. `tasks` is indexed by worker.
+    std::vector<BarrierTask> compute_all(
         const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes, std::int64_t k)
     {
-        std::vector<Measured> measured(job.workers.size());
+        std::vector<BarrierTask> tasks(job.workers.size());
         std::latch done(static_cast<std::ptrdiff_t>(active.size()));
         if (!pool)
-            pool.emplace(static_cast<std::size_t>(pool_size(config)));
+            pool.emplace(timing->compute_threads());
         for (const std::size_t i : active)
             boost::asio::post(*pool, [&, i] {
-                Worker& worker = *job.workers[i];
-                Measured& m = measured[i];
-                if (config.remote && config.remote->is_remote(static_cast<WorkerId>(i))) {
-                    compute_remote(i, k, sizes[i], m);
-                    done.count_down();
-                    return;
-                }
-                m.pull_start = job.wall_seconds();
-                job.server.pull(worker.replica());
-                m.pull_end = job.wall_seconds();
-                const double cpu_before = perf::thread_cpu_seconds();
-                m.loss = worker.compute_gradient(sizes[i]);
-                m.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
-                m.compute_end = job.wall_seconds();
-                if (config.mode == ClockMode::Real
-                    && slowdown[i] > 1) { // an injected straggler idles for the extra time
-                    std::this_thread::sleep_for(
-                        std::chrono::duration<double>((slowdown[i] - 1) * (m.compute_end - m.pull_end)));
-                    m.compute_end = job.wall_seconds();
-                }
+                BarrierTask& task = tasks[i];
+                task.pull_start = job.wall_seconds();
+                job.server.pull(job.workers[i]->replica());
+                task.pull_end = job.wall_seconds();
+                task.batch = job.endpoints[i]->compute(k, sizes[i], timing->endpoint_slowdown(slowdown[i]));
+                task.end = job.wall_seconds();
                 done.count_down();
             });
         done.wait();
-        return measured;
-    }
-
-    // Virtual clock: batch times from the performance models, arrivals through the event
-    // queue. Returns the barrier time: the arrival of the `needed`-th worker. With backup
-    // workers the later batches are abandoned there and the next iteration starts at the
-    // barrier: the late workers get the new parameters with everyone else.
-    double time_iteration_virtual(std::vector<IterationRecord>& rows, std::int64_t k, std::size_t needed)
-    {
-        const double barrier_open = clock.now();
-        double barrier_close = barrier_open;
-        std::size_t arrived = 0;
-        for (IterationRecord& row : rows) {
-            Worker& worker = *job.workers[static_cast<std::size_t>(row.worker)];
-            const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
-            row.start_s = barrier_open;
-            row.compute_s = timing.duration_s * slowdown[static_cast<std::size_t>(row.worker)];
-            row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, k);
-            row.cpu_share = timing.mean_share.cpu;
-            row.memory_share = timing.mean_share.memory;
-            row.end_s = barrier_open + row.comm_s + row.compute_s;
-            device_memory[static_cast<std::size_t>(row.worker)] = timing.device_memory;
-            clock.schedule(row.end_s, [&, end = row.end_s] {
-                if (++arrived == needed)
-                    barrier_close = end; // the queue runs arrivals in time order
-            });
-        }
-        while (arrived < needed && clock.step()) { }
-        if (arrived < needed)
-            throw std::logic_error("the barrier never closed");
-        clock.discard_pending();
-        return barrier_close;
-    }
-
-    double time_iteration_real(std::vector<IterationRecord>& rows, const std::vector<Measured>& measured,
-        double dispatched, std::size_t needed)
-    {
-        const double memory = perf::memory_available_share();
-        std::vector<double> ends;
-        for (IterationRecord& row : rows) {
-            const Measured& m = measured[static_cast<std::size_t>(row.worker)];
-            row.start_s = dispatched;
-            row.comm_s = m.pull_end - m.pull_start;
-            row.compute_s = m.compute_end - m.pull_end;
-            row.end_s = m.compute_end;
-            row.cpu_share = row.compute_s > 0 ? std::min(1.0, m.cpu_seconds / row.compute_s) : 1.0;
-            row.memory_share = m.memory_share.value_or(memory);
-            if (!m.lost)
-                ends.push_back(row.end_s);
-        }
-        std::sort(ends.begin(), ends.end());
-        return ends.empty() ? dispatched : ends[std::min(needed, ends.size()) - 1];
+        return tasks;
     }
 
     // A remote worker that disconnected is excluded from the next barrier on (its share
@@ -377,8 +264,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 active.size() > static_cast<std::size_t>(backups) ? active.size() - static_cast<std::size_t>(backups)
                                                                   : 1);
 
-            const double dispatched = config.mode == ClockMode::Real ? job.wall_seconds() : now;
-            const std::vector<Measured> measured = compute_all(active, allocation.batch_sizes, k);
+            const double dispatched = timing->dispatch(now);
+            const std::vector<BarrierTask> tasks = compute_all(active, allocation.batch_sizes, k);
 
             rows.assign(active.size(), IterationRecord {});
             for (std::size_t r = 0; r < active.size(); ++r) {
@@ -388,14 +275,12 @@ struct BarrierEngine::Impl : EngineRefs {
                 row.worker = static_cast<WorkerId>(i);
                 row.iteration = k;
                 row.batch_size = allocation.batch_sizes[i];
-                row.loss = measured[i].loss;
+                row.loss = tasks[i].batch.loss;
                 row.predicted_speed
                     = i < allocation.predicted_speeds.size() ? allocation.predicted_speeds[i] : std::nullopt;
                 row.decision = allocation.decisions.empty() ? allocation.decision : allocation.decisions[i];
             }
-            const double barrier = config.mode == ClockMode::Real
-                ? time_iteration_real(rows, measured, dispatched, needed)
-                : time_iteration_virtual(rows, k, needed);
+            const double barrier = timing->close_barrier(rows, tasks, dispatched, k, needed);
             train_loss = 0;
             observations.clear();
             pushes.clear();
@@ -403,7 +288,7 @@ struct BarrierEngine::Impl : EngineRefs {
             std::vector<WorkerId> lost;
             for (IterationRecord& row : rows) {
                 const auto i = static_cast<std::size_t>(row.worker);
-                if (measured[i].lost) {
+                if (tasks[i].batch.lost) {
                     // Dropped from this barrier; excluded below, so its share goes to the others.
                     row.end_s = barrier;
                     row.compute_s = 0;
@@ -416,9 +301,7 @@ struct BarrierEngine::Impl : EngineRefs {
                 row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
                 balance::WorkerObservation o { row.worker, row.batch_size, row.compute_s, row.comm_s, row.cpu_share,
                     row.memory_share };
-                const perf::ResourceShare next = config.mode == ClockMode::Real
-                    ? perf::ResourceShare { row.cpu_share, row.memory_share }
-                    : job.workers[i]->performance().share_at(barrier);
+                const perf::ResourceShare next = timing->next_share(row, barrier);
                 o.next_cpu_share = next.cpu;
                 o.next_memory_share = next.memory;
                 o.device_memory = device_memory[i];
@@ -467,8 +350,7 @@ struct BarrierEngine::Impl : EngineRefs {
             observer.on_iteration(rows);
             loop.next = ++k;
             maybe_checkpoint(loop, false);
-            if (config.mode == ClockMode::Paced)
-                pacer.wait_until(now, stop);
+            timing->after_barrier(now, stop);
             if (result.target_time_s)
                 break;
         }
@@ -478,6 +360,7 @@ struct BarrierEngine::Impl : EngineRefs {
 
     std::optional<boost::asio::thread_pool> pool; // made at the first barrier: a job may never run one
     std::vector<double> device_memory;
+    std::unique_ptr<BarrierClock> timing; // the mode's: how the iterations are timed
     std::vector<ScheduledResize> scheduled;
     std::size_t next_scheduled = 0;
     bool checkpoints_off = false; // the policy keeps none (said once, as an event)

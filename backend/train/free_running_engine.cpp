@@ -118,7 +118,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             s.go = true; // its thread takes it (run_real notifies)
             return;
         }
-        row.loss = worker.compute_gradient(row.batch_size);
+        row.loss = job.endpoints[i]->compute(s.clock, row.batch_size, 1).loss; // the clock is the model's
         const perf::ComputeTiming timing = worker.performance().compute(t, row.batch_size);
         row.compute_s = timing.duration_s * slowdown[i];
         row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, s.clock);
@@ -437,19 +437,17 @@ struct FreeRunningEngine::Impl : EngineRefs {
     // Real mode: what worker i's thread measured for one batch.
     struct Completion {
         std::size_t worker = 0;
-        double began = 0, ended = 0, compute_s = 0, cpu_seconds = 0, loss = 0;
-        std::optional<double> memory_share; // a remote worker's, measured on its host
-        bool lost = false; // a remote worker that disconnected: no gradient
+        double ended = 0;
+        BatchMeasurement batch;
     };
 
-    // Real mode: worker i's thread computes each batch start() hands it (a remote slot's
-    // process computes it) and queues what it measured; the engine's thread takes the
-    // completions in the order they came, so every arrival is handled on one thread, as the
-    // virtual clock's are, and no worker waits on another's arrival.
+    // Real mode: worker i's thread computes each batch start() hands it on the worker's
+    // endpoint and queues what it measured; the engine's thread takes the completions in
+    // the order they came, so every arrival is handled on one thread, as the virtual
+    // clock's are, and no worker waits on another's arrival.
     void work(std::size_t i)
     {
-        Worker& worker = *job.workers[i];
-        const bool remote = config.remote && config.remote->is_remote(static_cast<WorkerId>(i));
+        WorkerEndpoint& endpoint = *job.endpoints[i];
         for (;;) {
             std::int32_t batch_size = 0;
             std::int64_t iteration = 0;
@@ -466,29 +464,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             }
             Completion c;
             c.worker = i;
-            c.began = job.wall_seconds();
-            const double cpu_before = perf::thread_cpu_seconds();
-            if (remote) {
-                model::Vector& gradient = worker.gradient_buffer();
-                const auto result = config.remote->compute(static_cast<WorkerId>(i), iteration,
-                    std::span<const float>(worker.replica().data(), static_cast<std::size_t>(worker.replica().size())),
-                    batch_size, std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
-                c.lost = !result;
-                if (result) {
-                    c.loss = result->loss;
-                    c.compute_s = result->compute_s;
-                    c.cpu_seconds = result->cpu_share * result->compute_s;
-                    c.memory_share = result->memory_share;
-                }
-            } else {
-                c.loss = worker.compute_gradient(batch_size);
-                c.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
-                c.compute_s = job.wall_seconds() - c.began;
-                if (factor > 1) { // an injected straggler idles for the extra time
-                    std::this_thread::sleep_for(std::chrono::duration<double>((factor - 1) * c.compute_s));
-                    c.compute_s = job.wall_seconds() - c.began;
-                }
-            }
+            c.batch = endpoint.compute(iteration, batch_size, factor);
             c.ended = job.wall_seconds();
             std::lock_guard lock(mutex);
             completions.push_back(c);
@@ -501,14 +477,15 @@ struct FreeRunningEngine::Impl : EngineRefs {
     {
         WorkerState& s = state[c.worker];
         IterationRecord& row = s.row;
-        row.loss = c.loss;
-        row.compute_s = c.lost ? 0 : c.compute_s;
-        row.comm_s = s.pull_s + (c.lost ? 0 : std::max(0.0, (c.ended - c.began) - c.compute_s));
-        row.cpu_share = c.compute_s > 0 ? std::min(1.0, c.cpu_seconds / c.compute_s) : 1.0;
-        row.memory_share = c.memory_share.value_or(perf::memory_available_share());
+        const BatchMeasurement& m = c.batch;
+        row.loss = m.loss;
+        row.compute_s = m.lost ? 0 : m.compute_s;
+        row.comm_s = s.pull_s + (m.lost ? 0 : std::max(0.0, m.elapsed_s - m.compute_s));
+        row.cpu_share = m.compute_s > 0 ? std::min(1.0, m.cpu_seconds / m.compute_s) : 1.0;
+        row.memory_share = m.memory_share.value_or(perf::memory_available_share());
         row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
         row.end_s = c.ended;
-        if (!c.lost) {
+        if (!m.lost) {
             arrive(c.worker, s.pulled_version);
             return;
         }

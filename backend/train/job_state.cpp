@@ -31,6 +31,13 @@ JobState::JobState(TrainerConfig c)
     for (std::size_t i = 0; i < config.workers.size(); ++i)
         workers.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), config.workers[i], *config.prototype,
             i < config.worker_data.size() ? config.worker_data[i] : config.train, config.seed));
+    for (const auto& worker : workers)
+        endpoints.push_back(config.remote && config.remote->is_remote(worker->id())
+                ? make_remote_endpoint(*worker, *config.remote)
+                : make_local_endpoint(*worker));
+    if (config.mode != ClockMode::Real
+        && std::any_of(endpoints.begin(), endpoints.end(), [](const auto& e) { return e->in_another_process(); }))
+        throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");
     members.assign(workers.size(), true);
     const ElasticSpec& elastic = config.elastic;
     if (elastic.enabled()) {

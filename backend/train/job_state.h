@@ -8,6 +8,7 @@
 #include "train/remote_workers.h"
 #include "train/training_observer.h"
 #include "train/worker.h"
+#include "train/worker_endpoint.h"
 
 #include <chrono>
 #include <memory>
@@ -87,6 +88,9 @@ struct JobState {
     ps::ParameterServer server;
     std::unique_ptr<model::Model> evaluator;
     std::vector<std::unique_ptr<Worker>> workers; // every slot; only members compute
+    // Per slot, where its batches are computed: config.remote's slots in their processes,
+    // the others on a thread of this one.
+    std::vector<std::unique_ptr<WorkerEndpoint>> endpoints;
     std::vector<bool> members;
     std::optional<data::DataShares> shares; // when the job is elastic
     std::int64_t model_bytes = 0;

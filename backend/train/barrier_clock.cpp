@@ -1,0 +1,139 @@
+#include "train/barrier_clock.h"
+
+#include "perf/network_model.h"
+#include "perf/proc_stats.h"
+#include "train/job_core.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+namespace fulcrum::train {
+
+namespace {
+
+// Virtual and paced modes: batch times from the performance models, arrivals through the
+// event queue, so a run is the same on any machine and any number of threads.
+class ModelledBarrierClock final : public BarrierClock {
+public:
+    ModelledBarrierClock(JobCore& core, std::vector<double>& device_memory)
+        : core_(core)
+        , device_memory_(device_memory)
+    {
+    }
+
+    std::size_t compute_threads() const override
+    {
+        const int workers = static_cast<int>(core_.job.workers.size());
+        const int threads
+            = core_.config.threads > 0 ? core_.config.threads : static_cast<int>(std::thread::hardware_concurrency());
+        return static_cast<std::size_t>(std::clamp(threads, 1, std::max(1, workers)));
+    }
+
+    double dispatch(double now) const override { return now; }
+    double endpoint_slowdown(double /*slowdown*/) const override { return 1; }
+
+    // With backup workers the later batches are abandoned at the barrier and the next
+    // iteration starts there: the late workers get the new parameters with everyone else.
+    double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& /*tasks*/,
+        double /*dispatched*/, std::int64_t iteration, std::size_t needed) override
+    {
+        engine::EventQueue& clock = core_.clock;
+        const double barrier_open = clock.now();
+        double barrier_close = barrier_open;
+        std::size_t arrived = 0;
+        for (IterationRecord& row : rows) {
+            const auto i = static_cast<std::size_t>(row.worker);
+            Worker& worker = *core_.job.workers[i];
+            const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
+            row.start_s = barrier_open;
+            row.compute_s = timing.duration_s * core_.slowdown[i];
+            row.comm_s = perf::communication_time(worker.setup().network, core_.job.model_bytes, iteration);
+            row.cpu_share = timing.mean_share.cpu;
+            row.memory_share = timing.mean_share.memory;
+            row.end_s = barrier_open + row.comm_s + row.compute_s;
+            device_memory_[i] = timing.device_memory;
+            clock.schedule(row.end_s, [&, end = row.end_s] {
+                if (++arrived == needed)
+                    barrier_close = end; // the queue runs arrivals in time order
+            });
+        }
+        while (arrived < needed && clock.step()) { }
+        if (arrived < needed)
+            throw std::logic_error("the barrier never closed");
+        clock.discard_pending();
+        return barrier_close;
+    }
+
+    perf::ResourceShare next_share(const IterationRecord& row, double barrier) const override
+    {
+        return core_.job.workers[static_cast<std::size_t>(row.worker)]->performance().share_at(barrier);
+    }
+
+    void after_barrier(double now, const std::atomic<bool>* stop) override
+    {
+        if (core_.config.mode == ClockMode::Paced)
+            core_.pacer.wait_until(now, stop);
+    }
+
+private:
+    JobCore& core_;
+    std::vector<double>& device_memory_;
+};
+
+// Real mode: the wall clock, as the endpoints measured it, every worker on its own thread
+// computing at once as real workers would.
+class MeasuredBarrierClock final : public BarrierClock {
+public:
+    explicit MeasuredBarrierClock(JobCore& core)
+        : core_(core)
+    {
+    }
+
+    std::size_t compute_threads() const override { return std::max<std::size_t>(1, core_.job.workers.size()); }
+    double dispatch(double /*now*/) const override { return core_.job.wall_seconds(); }
+    double endpoint_slowdown(double slowdown) const override { return slowdown; }
+
+    // The round trip less the worker's own compute time is its communication.
+    double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& tasks, double dispatched,
+        std::int64_t /*iteration*/, std::size_t needed) override
+    {
+        const double memory = perf::memory_available_share();
+        std::vector<double> ends;
+        for (IterationRecord& row : rows) {
+            const BarrierTask& task = tasks[static_cast<std::size_t>(row.worker)];
+            const BatchMeasurement& m = task.batch;
+            row.start_s = dispatched;
+            row.compute_s = m.compute_s;
+            row.comm_s = (task.pull_end - task.pull_start) + std::max(0.0, m.elapsed_s - m.compute_s);
+            row.end_s = task.end;
+            row.cpu_share = row.compute_s > 0 ? std::min(1.0, m.cpu_seconds / row.compute_s) : 1.0;
+            row.memory_share = m.memory_share.value_or(memory);
+            if (!m.lost)
+                ends.push_back(row.end_s);
+        }
+        std::sort(ends.begin(), ends.end());
+        return ends.empty() ? dispatched : ends[std::min(needed, ends.size()) - 1];
+    }
+
+    perf::ResourceShare next_share(const IterationRecord& row, double /*barrier*/) const override
+    {
+        return { row.cpu_share, row.memory_share };
+    }
+
+    void after_barrier(double /*now*/, const std::atomic<bool>* /*stop*/) override { }
+
+private:
+    JobCore& core_;
+};
+
+} // namespace
+
+std::unique_ptr<BarrierClock> make_barrier_clock(JobCore& core, std::vector<double>& device_memory)
+{
+    if (core.config.mode == ClockMode::Real)
+        return std::make_unique<MeasuredBarrierClock>(core);
+    return std::make_unique<ModelledBarrierClock>(core, device_memory);
+}
+
+} // namespace fulcrum::train

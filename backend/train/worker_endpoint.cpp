@@ -1,0 +1,94 @@
+#include "train/worker_endpoint.h"
+
+#include "perf/proc_stats.h"
+
+#include <chrono>
+#include <span>
+#include <thread>
+
+namespace fulcrum::train {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+class LocalCpuEndpoint final : public WorkerEndpoint {
+public:
+    explicit LocalCpuEndpoint(Worker& worker)
+        : worker_(worker)
+    {
+    }
+
+    BatchMeasurement compute(std::int64_t /*iteration*/, std::int32_t batch_size, double slowdown) override
+    {
+        BatchMeasurement m;
+        const auto began = std::chrono::steady_clock::now();
+        const double cpu_before = perf::thread_cpu_seconds();
+        m.loss = worker_.compute_gradient(batch_size);
+        m.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
+        if (slowdown > 1) // an injected straggler idles for the extra time
+            std::this_thread::sleep_for(std::chrono::duration<double>((slowdown - 1) * seconds_since(began)));
+        m.compute_s = seconds_since(began);
+        m.elapsed_s = m.compute_s;
+        return m;
+    }
+
+    bool in_another_process() const override { return false; }
+
+private:
+    Worker& worker_;
+};
+
+class RemoteProcessEndpoint final : public WorkerEndpoint {
+public:
+    RemoteProcessEndpoint(Worker& worker, RemoteWorkers& remote)
+        : worker_(worker)
+        , remote_(remote)
+    {
+    }
+
+    // The remote process applies no injected slowdown: it is a machine of its own.
+    BatchMeasurement compute(std::int64_t iteration, std::int32_t batch_size, double /*slowdown*/) override
+    {
+        BatchMeasurement m;
+        const auto began = std::chrono::steady_clock::now();
+        model::Vector& replica = worker_.replica();
+        model::Vector& gradient = worker_.gradient_buffer();
+        const auto result = remote_.compute(worker_.id(), iteration,
+            std::span<const float>(replica.data(), static_cast<std::size_t>(replica.size())), batch_size,
+            std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
+        m.elapsed_s = seconds_since(began);
+        if (!result) {
+            m.lost = true;
+            return m;
+        }
+        m.loss = result->loss;
+        m.compute_s = std::min(result->compute_s, m.elapsed_s);
+        m.cpu_seconds = result->cpu_share * result->compute_s;
+        m.memory_share = result->memory_share;
+        return m;
+    }
+
+    bool in_another_process() const override { return true; }
+
+private:
+    Worker& worker_;
+    RemoteWorkers& remote_;
+};
+
+} // namespace
+
+std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker)
+{
+    return std::make_unique<LocalCpuEndpoint>(worker);
+}
+
+std::unique_ptr<WorkerEndpoint> make_remote_endpoint(Worker& worker, RemoteWorkers& remote)
+{
+    return std::make_unique<RemoteProcessEndpoint>(worker, remote);
+}
+
+} // namespace fulcrum::train
