@@ -1,9 +1,9 @@
 #include "daemon/daemon_config.h"
 
 #include "common/error.h"
+#include "common/json_fields.h"
 #include "sched/placement.h"
 
-#include <boost/json.hpp>
 #include <filesystem>
 
 namespace fulcrum::daemon {
@@ -13,76 +13,55 @@ bool is_loopback(const std::string& host)
     return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0;
 }
 
+namespace {
+
+void read_config(const std::string& text, DaemonSettings& s, const GivenOnCommandLine& given)
+{
+    const json::value root = parse_json_text(text);
+    if (!root.is_object())
+        throw JsonFieldError("wrong-type", "", "expected a JSON object, got " + std::string(json_kind_name(root)));
+    const JsonFields f(root);
+    // Each value is checked even where the command line wins.
+    const auto set = [&](const char* key, bool given_there, std::string& field, std::string_view what) {
+        if (!f.has(key))
+            return;
+        std::string read = f.string(key, what);
+        if (!given_there)
+            field = std::move(read);
+    };
+    set("listen", given.listen, s.listen, "HOST:PORT");
+    set("token_file", given.token_file, s.token_file, "a path");
+    set("data_dir", given.data_dir, s.data_dir, "a path");
+    set("cluster", given.cluster, s.cluster, "a path to a cluster file");
+    set("placement", given.placement, s.placement, "a placement policy: rand, ff, ls or lwf-K");
+    set("tls_certificate", given.tls_certificate, s.tls_certificate, "a path to a PEM certificate chain");
+    set("tls_key", given.tls_key, s.tls_key, "a path to a PEM private key");
+    s.allow_plain = s.allow_plain || f.boolean_or("allow_plain", false);
+    const auto folders = [&](const char* key, std::string_view what, std::vector<std::filesystem::path>& into) {
+        if (f.has(key))
+            for (const std::string& p : f.strings(key, what))
+                into.emplace_back(p);
+    };
+    if (f.has("scenarios"))
+        for (const std::string& p : f.strings("scenarios", "scenario file paths"))
+            s.scenarios.push_back(p);
+    folders("datasets_folders", "folders holding data sets", s.folders.datasets);
+    folders("runs_folders", "folders holding recorded run stores", s.folders.runs);
+    folders("models_folders", "folders holding NARX networks", s.folders.models);
+    if (f.has("resume_jobs"))
+        s.resume_manual = f.string_or("resume_jobs", "auto", { "auto", "manual" }) == "manual";
+    f.reject_unknown();
+}
+
+} // namespace
+
 void apply_config_file(
     const std::string& text, const std::string& path, DaemonSettings& s, const GivenOnCommandLine& given)
 {
-    boost::system::error_code ec;
-    const boost::json::value v = boost::json::parse(text, ec);
-    if (ec || !v.is_object())
-        throw InputError(path, "", "expected a JSON object" + (ec ? ": " + ec.message() : std::string()));
-    for (const auto& [key, value] : v.get_object()) {
-        const std::string k(key);
-        const auto string = [&](const char* what) {
-            if (!value.is_string())
-                throw InputError(path, k, std::string("expected ") + what);
-            return std::string(value.get_string());
-        };
-        const auto strings = [&](const char* what) {
-            std::vector<std::string> out;
-            if (!value.is_array())
-                throw InputError(path, k, std::string("expected an array of ") + what);
-            for (const auto& p : value.get_array()) {
-                if (!p.is_string())
-                    throw InputError(path, k, std::string("expected an array of ") + what);
-                out.emplace_back(p.get_string());
-            }
-            return out;
-        };
-        const auto set = [&](bool given_there, std::string& field, const char* what) {
-            const std::string read = string(what); // checked even when the command line wins
-            if (!given_there)
-                field = read;
-        };
-        if (k == "listen") {
-            set(given.listen, s.listen, "HOST:PORT");
-        } else if (k == "token_file") {
-            set(given.token_file, s.token_file, "a path");
-        } else if (k == "data_dir") {
-            set(given.data_dir, s.data_dir, "a path");
-        } else if (k == "cluster") {
-            set(given.cluster, s.cluster, "a path to a cluster file");
-        } else if (k == "placement") {
-            set(given.placement, s.placement, "a placement policy: rand, ff, ls or lwf-K");
-        } else if (k == "tls_certificate") {
-            set(given.tls_certificate, s.tls_certificate, "a path to a PEM certificate chain");
-        } else if (k == "tls_key") {
-            set(given.tls_key, s.tls_key, "a path to a PEM private key");
-        } else if (k == "allow_plain") {
-            if (!value.is_bool())
-                throw InputError(path, k, "expected true or false");
-            s.allow_plain = s.allow_plain || value.get_bool();
-        } else if (k == "scenarios") {
-            for (const std::string& p : strings("scenario file paths"))
-                s.scenarios.push_back(p);
-        } else if (k == "datasets_folders") {
-            for (const std::string& p : strings("folders holding data sets"))
-                s.folders.datasets.emplace_back(p);
-        } else if (k == "resume_jobs") {
-            const std::string mode = string("\"auto\" or \"manual\"");
-            if (mode != "auto" && mode != "manual")
-                throw InputError(path, k, "expected \"auto\" or \"manual\", got \"" + mode + "\"");
-            s.resume_manual = mode == "manual";
-        } else if (k == "runs_folders") {
-            for (const std::string& p : strings("folders holding recorded run stores"))
-                s.folders.runs.emplace_back(p);
-        } else if (k == "models_folders") {
-            for (const std::string& p : strings("folders holding NARX networks"))
-                s.folders.models.emplace_back(p);
-        } else {
-            throw InputError(path, k,
-                "unknown field (expected listen, token_file, data_dir, cluster, placement, tls_certificate, tls_key, "
-                "allow_plain, scenarios, datasets_folders, models_folders, runs_folders, resume_jobs)");
-        }
+    try {
+        read_config(text, s, given);
+    } catch (const JsonFieldError& e) {
+        throw InputError(path, e.path(), e.reason());
     }
 }
 

@@ -12,7 +12,7 @@ double replay_speed(const Fields& f)
 {
     const double speed = f.number("speed");
     if (!(speed >= 0 && speed <= kMaxReplaySpeed))
-        f.illegal("speed",
+        f.fail(f.at("speed"),
             "must be from 0 (as fast as the client reads) to " + std::to_string(static_cast<int>(kMaxReplaySpeed))
                 + " (run seconds per wall second)");
     return speed;
@@ -60,7 +60,7 @@ template <> struct Wire<Subscribe> : NamedAs<"subscribe"> {
         if (f.has("streams")) {
             const json::array& streams = f.array("streams");
             for (std::size_t i = 0; i < streams.size(); ++i)
-                s.streams.push_back(named_value(streams[i], "streams[" + std::to_string(i) + "]", kStreams));
+                s.streams.push_back(f.named_value(streams[i], f.element_path("streams", i), kStreams));
         }
         if (f.has("job"))
             s.job = f.int32("job", 0);
@@ -70,7 +70,7 @@ template <> struct Wire<Subscribe> : NamedAs<"subscribe"> {
                 const std::string at = "workers[" + std::to_string(i) + "]";
                 if (!workers[i].is_int64() || workers[i].get_int64() < 0
                     || workers[i].get_int64() > std::numeric_limits<WorkerId>::max())
-                    throw FieldError { "wrong-type", at, "'" + at + "' must be a worker id (a whole number >= 0)" };
+                    f.fail(at, "expected a worker id (a whole number >= 0)", "wrong-type");
                 s.workers.push_back(static_cast<WorkerId>(workers[i].get_int64()));
             }
         }
@@ -105,7 +105,7 @@ template <> struct Wire<SubmitJob> : NamedAs<"submit-job"> {
         else if (scenario.is_object())
             m.scenario_json = json::serialize(scenario);
         else
-            f.wrong("scenario", "a scenario object or its JSON text", scenario);
+            f.wrong_type(f.at("scenario"), "a scenario object or its JSON text", scenario);
         return m;
     }
 };
@@ -144,7 +144,7 @@ template <> struct Wire<ChangeJob> : NamedBy<kJobSettings, &ChangeJob::setting> 
         if (spec.is_object() || (m.setting == JobSetting::SyncModel && spec.is_string()))
             m.spec_json = json::serialize(spec);
         else
-            f.wrong(field, expected, spec);
+            f.wrong_type(f.at(field), expected, spec);
         return m;
     }
 };
@@ -174,12 +174,12 @@ template <> struct Wire<WorkerCommand> : NamedBy<kWorkerActions, &WorkerCommand:
         if (m.action == WorkerAction::Exclude && f.has("for_s")) {
             m.for_s = f.number("for_s");
             if (!(*m.for_s > 0))
-                f.illegal("for_s", "must be a positive number of seconds");
+                f.fail(f.at("for_s"), "must be a positive number of seconds");
         }
         if (m.action == WorkerAction::InjectStraggler) {
             m.slowdown = f.number("slowdown");
             if (!(m.slowdown >= 1 && m.slowdown <= 1000))
-                f.illegal("slowdown", "must be a factor from 1 to 1000 (batches take this many times longer)");
+                f.fail(f.at("slowdown"), "must be a factor from 1 to 1000 (batches take this many times longer)");
         }
         return m;
     }
@@ -262,7 +262,7 @@ template <> struct Wire<ReplayCommand> : NamedBy<kReplayActions, &ReplayCommand:
         m.replay = f.integer("replay", 1);
         if (m.action == ReplayAction::Seek) {
             if (f.has("iteration") == f.has("time_s"))
-                f.illegal("iteration", "or 'time_s': a seek needs exactly one of the two");
+                f.fail(f.at("iteration"), "or 'time_s': a seek needs exactly one of the two");
             if (f.has("iteration"))
                 m.iteration = f.integer("iteration", 0);
             if (f.has("time_s"))

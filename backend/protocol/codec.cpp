@@ -51,8 +51,8 @@ ParsedFrame parse_frame(std::string_view frame, json::storage_ptr memory)
         return out;
     }
     if (!out.value.is_object()) {
-        out.error
-            = ErrorInfo { "wrong-type", "a message must be a JSON object, got " + std::string(kind_of(out.value)), "" };
+        out.error = ErrorInfo { "wrong-type",
+            "a message must be a JSON object, got " + std::string(json_kind_name(out.value)), "" };
         return out;
     }
     const json::object& object = out.value.get_object();

@@ -3,6 +3,7 @@
 // Inside the protocol library only: what the message codecs share. Boost.JSON is included
 // here, so no header outside backend/protocol includes this one.
 
+#include "common/json_fields.h"
 #include "common/named_values.h"
 #include "protocol/codec.h"
 
@@ -22,6 +23,7 @@
 namespace fulcrum::protocol::detail {
 
 namespace json = boost::json;
+using fulcrum::json_kind_name;
 
 inline constexpr NameTable<Role, 3> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" },
     { Role::Worker, "worker" } } };
@@ -79,201 +81,9 @@ inline constexpr NameTable<ReplayPhase, 4> kReplayPhases { {
     { ReplayPhase::Closed, "closed" },
 } };
 
-// A field that is missing, of the wrong JSON type or out of range; becomes an ErrorInfo.
-struct FieldError {
-    std::string code;
-    std::string field;
-    std::string message;
-};
-
-inline std::string_view kind_of(const json::value& v)
-{
-    switch (v.kind()) {
-    case json::kind::null:
-        return "null";
-    case json::kind::bool_:
-        return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-        return "a number";
-    case json::kind::string:
-        return "a string";
-    case json::kind::array:
-        return "an array";
-    case json::kind::object:
-        return "an object";
-    }
-    return "a value";
-}
-
-// One of an enum's names, at `at` (a field or an array element).
-template <class Enum, std::size_t N>
-Enum named_value(const json::value& v, const std::string& at, const NameTable<Enum, N>& table)
-{
-    if (!v.is_string())
-        throw FieldError { "wrong-type", at, "'" + at + "' must be a string, got " + std::string(kind_of(v)) };
-    const std::string_view text = v.get_string();
-    if (const auto value = value_named(table, text))
-        return *value;
-    std::string expected;
-    for (const auto& entry : table) {
-        expected += expected.empty() ? "" : ", ";
-        expected += entry.second;
-    }
-    throw FieldError { "illegal-value", at,
-        "'" + at + "' must be one of " + expected + ", got '" + std::string(text) + "'" };
-}
-
-// Reads the fields of one JSON object, naming each field in its errors by its full path.
-class Fields {
-public:
-    Fields(const json::object& object, std::string prefix = {})
-        : object_(object)
-        , prefix_(std::move(prefix))
-    {
-    }
-
-    std::string path(std::string_view name) const
-    {
-        return prefix_.empty() ? std::string(name) : prefix_ + "." + std::string(name);
-    }
-    bool has(std::string_view name) const
-    {
-        const json::value* v = object_.if_contains(name);
-        return v && !v->is_null();
-    }
-
-    const json::value& required(std::string_view name, std::string_view expected) const
-    {
-        const json::value* v = object_.if_contains(name);
-        if (!v || v->is_null())
-            throw FieldError { "missing-field", path(name),
-                "'" + path(name) + "' is required (" + std::string(expected) + ")" };
-        return *v;
-    }
-
-    [[noreturn]] void wrong(std::string_view name, std::string_view expected, const json::value& v) const
-    {
-        throw FieldError { "wrong-type", path(name),
-            "'" + path(name) + "' must be " + std::string(expected) + ", got " + std::string(kind_of(v)) };
-    }
-    [[noreturn]] void illegal(std::string_view name, const std::string& why) const
-    {
-        throw FieldError { "illegal-value", path(name), "'" + path(name) + "' " + why };
-    }
-
-    std::string string(std::string_view name) const
-    {
-        const json::value& v = required(name, "a string");
-        if (!v.is_string())
-            wrong(name, "a string", v);
-        return std::string(v.get_string());
-    }
-    std::string string_or(std::string_view name, std::string fallback) const
-    {
-        return has(name) ? string(name) : fallback;
-    }
-
-    double number(std::string_view name) const
-    {
-        const json::value& v = required(name, "a number");
-        if (!v.is_number())
-            wrong(name, "a number", v);
-        const double d = v.to_number<double>();
-        if (!std::isfinite(d))
-            illegal(name, "must be finite");
-        return d;
-    }
-    std::optional<double> optional_number(std::string_view name) const
-    {
-        return has(name) ? std::optional<double>(number(name)) : std::nullopt;
-    }
-
-    std::int64_t integer(std::string_view name, std::int64_t min = std::numeric_limits<std::int64_t>::min(),
-        std::int64_t max = std::numeric_limits<std::int64_t>::max()) const
-    {
-        const json::value& v = required(name, "a whole number");
-        std::int64_t n = 0;
-        if (v.is_int64())
-            n = v.get_int64();
-        else if (v.is_uint64()
-            && v.get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-            n = static_cast<std::int64_t>(v.get_uint64());
-        else if (v.is_double() && std::floor(v.get_double()) == v.get_double() && std::abs(v.get_double()) < 9.0e15)
-            n = static_cast<std::int64_t>(v.get_double());
-        else
-            wrong(name, "a whole number", v);
-        if (n < min || n > max)
-            illegal(name,
-                "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got "
-                    + std::to_string(n));
-        return n;
-    }
-    std::int32_t int32(std::string_view name, std::int32_t min = std::numeric_limits<std::int32_t>::min()) const
-    {
-        return static_cast<std::int32_t>(integer(name, min, std::numeric_limits<std::int32_t>::max()));
-    }
-
-    bool boolean(std::string_view name) const
-    {
-        const json::value& v = required(name, "true or false");
-        if (!v.is_bool())
-            wrong(name, "true or false", v);
-        return v.get_bool();
-    }
-
-    const json::array& array(std::string_view name) const
-    {
-        const json::value& v = required(name, "an array");
-        if (!v.is_array())
-            wrong(name, "an array", v);
-        return v.get_array();
-    }
-    const json::object& object(std::string_view name) const
-    {
-        const json::value& v = required(name, "an object");
-        if (!v.is_object())
-            wrong(name, "an object", v);
-        return v.get_object();
-    }
-    // An array of whole numbers from `min` up to the largest Int.
-    template <class Int> std::vector<Int> integers(std::string_view name, std::int64_t min) const
-    {
-        std::vector<Int> out;
-        const json::array& a = array(name);
-        out.reserve(a.size());
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            const std::string at = path(name) + "[" + std::to_string(i) + "]";
-            if (!a[i].is_int64())
-                throw FieldError { "wrong-type", at,
-                    "'" + at + "' must be a whole number, got " + std::string(kind_of(a[i])) };
-            const std::int64_t n = a[i].get_int64();
-            if (n < min || n > std::numeric_limits<Int>::max())
-                throw FieldError { "illegal-value", at,
-                    "'" + at + "' must be between " + std::to_string(min) + " and "
-                        + std::to_string(std::numeric_limits<Int>::max()) + ", got " + std::to_string(n) };
-            out.push_back(static_cast<Int>(n));
-        }
-        return out;
-    }
-    Fields element(std::string_view name, std::size_t i, const json::value& v) const
-    {
-        const std::string at = path(name) + "[" + std::to_string(i) + "]";
-        if (!v.is_object())
-            throw FieldError { "wrong-type", at, "'" + at + "' must be an object, got " + std::string(kind_of(v)) };
-        return Fields(v.get_object(), at);
-    }
-
-    template <class Enum, std::size_t N> Enum named(std::string_view name, const NameTable<Enum, N>& table) const
-    {
-        return named_value(required(name, "a string"), path(name), table);
-    }
-
-private:
-    const json::object& object_;
-    std::string prefix_;
-};
+// The shared path-tagged reader (common/json_fields.h); its errors become ErrorInfos.
+using Fields = JsonFields;
+using FieldError = JsonFieldError;
 
 template <class Int> json::array integers_json(const std::vector<Int>& values)
 {
@@ -360,7 +170,7 @@ template <class Variant> Variant read_message(std::string_view type, const Field
     static const auto readers = make_readers<Variant>(std::make_index_sequence<std::variant_size_v<Variant>> {});
     const auto it = readers.find(type);
     if (it == readers.end())
-        throw FieldError { "unknown-type", "type", "unknown message type '" + std::string(type) + "'" };
+        throw FieldError("unknown-type", "type", "unknown message type '" + std::string(type) + "'");
     return it->second(type, f);
 }
 
@@ -409,7 +219,7 @@ template <class Message> Decoded<Message> decode_frame(std::string_view frame, R
         const std::string type = fields.string("type");
         out.message = read(type, fields);
     } catch (const FieldError& e) {
-        out.error = { e.code, e.message, e.field };
+        out.error = { e.code(), e.what(), e.path() };
     }
     return out;
 }

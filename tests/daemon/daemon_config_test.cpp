@@ -44,14 +44,19 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
             daemon::apply_config_file(text, "fulcrumd.json", t, {});
         });
     };
-    EXPECT_EQ(apply(R"({"listne": "x"})").rfind("fulcrumd.json listne: unknown field (expected listen,", 0), 0u);
-    EXPECT_EQ(apply(R"({"data_dir": 5})"), "fulcrumd.json data_dir: expected a path");
-    EXPECT_EQ(apply(R"({"resume_jobs": "later"})"),
-        "fulcrumd.json resume_jobs: expected \"auto\" or \"manual\", got \"later\"");
+    const std::string typo = apply(R"({"listne": "x"})");
+    EXPECT_EQ(typo.rfind("fulcrumd.json listne: unknown field (expected allow_plain, cluster, data_dir,", 0), 0u)
+        << typo;
+    EXPECT_NE(typo.find("listen"), std::string::npos) << "the known fields are listed: " << typo;
+    EXPECT_EQ(apply(R"({"data_dir": 5})"), "fulcrumd.json data_dir: expected a path, got a number");
+    EXPECT_EQ(
+        apply(R"({"resume_jobs": "later"})"), "fulcrumd.json resume_jobs: is 'later', expected one of: auto, manual");
     EXPECT_EQ(apply(R"({"runs_folders": "/srv/runs"})"),
-        "fulcrumd.json runs_folders: expected an array of folders holding recorded run stores");
-    EXPECT_EQ(apply("[1, 2]"), "fulcrumd.json : expected a JSON object");
-    EXPECT_EQ(apply("{"), "fulcrumd.json : expected a JSON object: incomplete JSON");
+        "fulcrumd.json runs_folders: expected an array of folders holding recorded run stores, got a string");
+    EXPECT_EQ(apply(R"({"scenarios": ["a.json", 3]})"),
+        "fulcrumd.json scenarios[1]: expected scenario file paths, got a number");
+    EXPECT_EQ(apply("[1, 2]"), "fulcrumd.json : expected a JSON object, got an array");
+    EXPECT_EQ(apply("{"), "fulcrumd.json line 1, column 2: malformed JSON: incomplete JSON");
 }
 
 TEST(DaemonConfig, PlainWebSocketLeavesLoopbackOnlyWhenAllowedAndTheAddressIsChecked)

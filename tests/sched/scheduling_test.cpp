@@ -278,7 +278,8 @@ TEST(Workload, ClusterFileFieldsAreCheckedByName)
     EXPECT_EQ(field_of(R"({"servers": 0})"), "servers");
     EXPECT_EQ(field_of(R"({"network": {"b": -1}})"), "network.b");
     EXPECT_EQ(field_of(R"({"gpus": 4})"), "gpus");
-    EXPECT_EQ(field_of("{"), "");
+    EXPECT_EQ(field_of(R"({"network": {"b": 0}})"), "network.b") << "b divides: it must be positive";
+    EXPECT_EQ(field_of("{"), "line 1, column 2") << "malformed JSON is located";
 }
 
 TEST(SimReport, WritesTheMetricsAndTheCsvFiles)
