@@ -7,6 +7,10 @@
 
 #include <memory>
 
+namespace fulcrum {
+class JsonFields;
+}
+
 namespace fulcrum::balance {
 
 struct PolicySpec {
@@ -17,7 +21,18 @@ struct PolicySpec {
     ManagerOptions manager; // damping, blocking
 };
 
-// Builds a policy by name; adding a policy is a new file plus one line here.
+// What a policy's section is checked against.
+struct PolicyJobShape {
+    int workers = 0;
+    std::int64_t total_batch = 0;
+};
+
+// Reads a "policy" section (a scenario's, or a set-policy's): its type, the fields that
+// policy's registry entry reads, and the manager's damping and blocking. A field another
+// policy takes is refused naming that policy. Throws JsonFieldError.
+PolicySpec parse_policy_spec(const JsonFields& section, const PolicyJobShape& job);
+
+// Builds a policy by name; adding a policy is a new file plus one entry in the registry.
 // Throws std::invalid_argument for an unknown name.
 std::unique_ptr<BatchSizePolicy> make_policy(const PolicySpec& spec);
 const std::vector<std::string>& policy_names();

@@ -1,5 +1,6 @@
 #include "predict/predictor_registry.h"
 
+#include "common/json_fields.h"
 #include "common/random.h"
 #include "predict/arima_predictor.h"
 #include "predict/memoryless_predictor.h"
@@ -61,6 +62,26 @@ std::unique_ptr<SpeedPredictor> make_predictor(const PredictorSpec& spec, int wo
     }
     throw std::invalid_argument(
         "unknown speed predictor '" + spec.type + "' (expected memoryless, ema, arima or narx)");
+}
+
+void parse_predictor_spec(const JsonFields& q, PredictorSpec& spec)
+{
+    spec.type = q.string_or("type", spec.type, predictor_names());
+    spec.ema_alpha = q.number_or("ema_alpha", spec.ema_alpha, 1e-6, 1.0);
+    NarxOptions& narx = spec.narx;
+    narx.shape.speed_lags = static_cast<int>(q.integer_or("speed_lags", narx.shape.speed_lags, 1, 64));
+    narx.shape.resource_lags = static_cast<int>(q.integer_or("resource_lags", narx.shape.resource_lags, 0, 64));
+    narx.shape.hidden = static_cast<int>(q.integer_or("hidden", narx.shape.hidden, 1, 1024));
+    narx.min_samples = static_cast<int>(q.integer_or("min_samples", narx.min_samples, 8, 10'000'000));
+    narx.retrain_every = static_cast<int>(q.integer_or("retrain_every", narx.retrain_every, 1, 10'000'000));
+    narx.history = static_cast<int>(q.integer_or("history", narx.history, 16, 10'000'000));
+    narx.training.max_epochs = static_cast<int>(q.integer_or("max_epochs", narx.training.max_epochs, 1, 1'000'000));
+    narx.training.patience = static_cast<int>(q.integer_or("patience", narx.training.patience, 1, 1'000'000));
+    spec.warm_start = q.string_or("warm_start", spec.warm_start, { "none", "peer", "pooled", "file" });
+    spec.warm_start_file = q.string_or("warm_start_file", "");
+    if ((spec.warm_start == "file") != !spec.warm_start_file.empty())
+        q.fail(q.at("warm_start_file"), "is required with warm_start \"file\" and only then");
+    q.reject_unknown();
 }
 
 } // namespace fulcrum::predict

@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace fulcrum {
+class JsonFields;
+}
+
 namespace fulcrum::predict {
 
 struct PredictorSpec {
@@ -19,6 +23,10 @@ struct PredictorSpec {
     std::string warm_start = "none";
     std::string warm_start_file;
 };
+
+// Reads a policy's "predictor" section into `spec` (its defaults stand for what is
+// absent). Throws JsonFieldError.
+void parse_predictor_spec(const JsonFields& section, PredictorSpec& spec);
 
 // Reads a NARX model file. Throws std::invalid_argument naming the file and what is wrong.
 NarxNetwork load_narx_model(const std::string& path);

@@ -1,10 +1,33 @@
 #include "sync/sync_spec.h"
 
+#include "common/json_fields.h"
+
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
 namespace fulcrum::sync {
+
+SyncSpec parse_sync_spec(const JsonFields& owner, std::string_view key)
+{
+    SyncSpec spec;
+    const json::value* value = owner.find(key);
+    if (!value)
+        return spec;
+    if (value->is_string()) {
+        spec.type = *parse_sync_type(owner.string_or(key, "bsp", sync_types()));
+        return spec;
+    }
+    const JsonFields y(*value, owner.at(key));
+    spec.type = *parse_sync_type(y.string_or("type", "bsp", sync_types()));
+    spec.staleness = static_cast<int>(y.integer_or("staleness", spec.staleness, 0, 1'000'000));
+    spec.backups = static_cast<int>(y.integer_or("backups", spec.backups, 1, 100'000));
+    spec.range = static_cast<int>(y.integer_or("range", spec.range, 1, 100'000));
+    spec.algorithm = y.string_or("algorithm", spec.algorithm, window_algorithms());
+    spec.history = static_cast<int>(y.integer_or("history", spec.history, 1, 100'000));
+    y.reject_unknown();
+    return spec;
+}
 
 const std::vector<std::string>& sync_types()
 {

@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace fulcrum {
+class JsonFields;
+}
+
 namespace fulcrum::sync {
 
 enum class SyncType { Bsp, Asp, Ssp, Backup, ElasticBsp };
@@ -52,6 +56,9 @@ struct SyncSpec {
 const std::vector<std::string>& sync_types();
 // Every sync model with what it does (list-capabilities).
 std::vector<CatalogueEntry> sync_catalogue();
+// Reads the sync model under `key` of `owner`: a name ("asp") or an object
+// ({"type": "ssp", "staleness": 3}). Throws JsonFieldError naming the field.
+SyncSpec parse_sync_spec(const JsonFields& owner, std::string_view key);
 // Throws std::invalid_argument naming the field for a bad value.
 void validate(const SyncSpec& spec, int workers);
 // "ssp(s=5)", "backup(k=2)", "elastic-bsp(R=15, exact)", ...
