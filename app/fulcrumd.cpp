@@ -8,24 +8,16 @@
 #include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
 
-#include <atomic>
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 namespace po = boost::program_options;
 using namespace fulcrum;
 
 namespace {
-
-std::atomic<bool> g_stop { false };
-extern "C" void request_stop(int)
-{
-    g_stop.store(true);
-}
 
 constexpr const char* kUsage
     = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
@@ -189,15 +181,13 @@ int main(int argc, char** argv)
             std::cerr << "fulcrumd: submitted " << path << " as job " << id << "\n";
         }
 
-        std::signal(SIGINT, request_stop);
-        std::signal(SIGTERM, request_stop);
+        server.stop_on_signals([](int signal) {
+            std::cerr << "fulcrumd: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                      << ": stopping; every job stops at its next safe point\n";
+        });
         server.start();
         std::cerr << "fulcrumd: serving " << (server.tls() ? "wss://" : "ws://") << host << ":" << server.port()
                   << " (data in " << s.data_dir << ")\n";
-        while (!g_stop.load())
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        std::cerr << "fulcrumd: stopping: every job stops at its next barrier\n";
-        server.stop();
         server.wait();
         d.stop_all();
         for (const auto& job : d.jobs())

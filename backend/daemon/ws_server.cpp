@@ -7,6 +7,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
@@ -14,7 +15,9 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <csignal>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -317,6 +320,7 @@ struct WebSocketServer::Impl {
     tcp::acceptor acceptor;
     Sessions sessions;
     std::vector<std::thread> threads;
+    std::optional<net::signal_set> signals;
     std::once_flag stopped;
 };
 
@@ -340,6 +344,17 @@ bool WebSocketServer::tls() const
     return impl_->tls != nullptr;
 }
 
+void WebSocketServer::stop_on_signals(std::function<void(int)> on_signal)
+{
+    impl_->signals.emplace(impl_->io, SIGINT, SIGTERM);
+    impl_->signals->async_wait([this, on_signal = std::move(on_signal)](const beast::error_code& ec, int signal) {
+        if (ec) // cancelled: the server stopped for another reason
+            return;
+        on_signal(signal);
+        stop();
+    });
+}
+
 void WebSocketServer::start()
 {
     impl_->accept();
@@ -353,6 +368,8 @@ void WebSocketServer::stop()
         net::post(impl_->io, [this] {
             beast::error_code ec;
             impl_->acceptor.close(ec);
+            if (impl_->signals)
+                impl_->signals->cancel(ec);
             std::set<std::shared_ptr<Closable>> open;
             {
                 std::lock_guard lock(impl_->sessions.mutex);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,6 +35,9 @@ public:
 
     unsigned short port() const;
     bool tls() const;
+    // SIGINT and SIGTERM stop the server through Asio's signal_set, so `on_signal` runs on
+    // an I/O thread (not in a signal handler) before the server closes. Before start().
+    void stop_on_signals(std::function<void(int signal)> on_signal);
     void start(); // serves on background threads
     void stop(); // closes the listener and every connection
     void wait(); // until stopped

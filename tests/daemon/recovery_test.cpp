@@ -92,6 +92,30 @@ protected:
 
 } // namespace
 
+// fulcrumd stops on SIGTERM through its signal_set: it exits 0, the running job stops at
+// its next safe point leaving a checkpoint, and the next fulcrumd resumes it.
+TEST_F(Recovery, SigtermStopsFulcrumdCleanlyAndTheNextOneResumesItsJob)
+{
+    std::ofstream(dir / "job.json") << paced_job(240);
+    const fs::path store = dir / "data" / "runs" / "job-1.db";
+    pid_t daemon = start_fulcrumd({ "--scenario", (dir / "job.json").string() });
+    ASSERT_TRUE(wait_for_store(store, [](db::RunReader& r) { return r.iteration_row_count(1) > 40; }));
+    ::kill(daemon, SIGTERM);
+    int status = 0;
+    ::waitpid(daemon, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "fulcrumd did not exit on SIGTERM";
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    db::RunReader stopped(store);
+    EXPECT_EQ(stopped.run(1).status, "interrupted");
+    ASSERT_TRUE(stopped.checkpoint(1, 0)) << "a clean stop leaves a checkpoint";
+
+    daemon = start_fulcrumd({});
+    const bool finished = wait_for_store(store, [](db::RunReader& r) { return r.run(1).status == "finished"; });
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    EXPECT_TRUE(finished) << "the job stopped by SIGTERM did not resume and finish";
+}
+
 TEST_F(Recovery, AFulcrumdKilledMidJobResumesItFromItsCheckpointAndKeepsEveryCommittedRow)
 {
     std::ofstream(dir / "job.json") << paced_job(240);
