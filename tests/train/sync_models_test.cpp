@@ -613,7 +613,12 @@ TEST(AsyncTrainer, AspSspAndElasticBspRunInRealModeOnTheWorkersOwnThreads)
                 EXPECT_EQ(row.batch_size, 20);
             }
         }
-        EXPECT_EQ(workers.size(), 4u) << "every worker's thread computed";
+        // SSP's bound and ElasticBSP's supersteps hold the fast workers for the slow, so every
+        // worker's thread computes; under ASP a thread the OS starves of CPU (a loaded CI
+        // machine) may finish no batch before the budget is spent, and nothing waits for it.
+        if (std::string(sync) != "asp") {
+            EXPECT_EQ(workers.size(), 4u) << "every worker's thread computed";
+        }
         EXPECT_GT(r.final_evaluation.test_accuracy, 0.4);
     }
 }
