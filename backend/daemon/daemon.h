@@ -1,43 +1,28 @@
 #pragma once
 
-#include "daemon/cluster_book.h"
+#include "daemon/daemon_options.h"
 #include "daemon/disk_work.h"
-#include "daemon/job_journal.h"
+#include "daemon/job_queue.h"
+#include "daemon/replay_manager.h"
+#include "daemon/run_catalogue.h"
 #include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
 #include "protocol/messages.h"
 
-#include <deque>
-#include <filesystem>
-#include <map>
+#include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 namespace fulcrum::daemon {
 
-class JobRuntime;
-class ReplaySession;
-
-struct DaemonOptions {
-    std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
-    FolderOptions folders; // where clients' data set and model names are looked up
-    // The GPUs (worker slots) jobs are placed on, and the scheduling module's placement
-    // policy that picks them: rand, ff, ls or lwf-K.
-    sched::ClusterSpec cluster; // 16 servers of 4 GPUs with 16 GB
-    std::string placement = "lwf-1";
-    std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
-    int replays_per_client = 4;
-    std::string server_name = "fulcrumd";
-    // Jobs an earlier fulcrumd was running when it died or was stopped: recover() queues them
-    // to go on from their checkpoints (automatic), or lists them as interrupted until an
-    // operator's resume-job (manual).
-    enum class Resume { Automatic, Manual } resume = Resume::Automatic;
-};
-
-// What fulcrumd is apart from its sockets: the jobs, the clients and the protocol's
-// request handling. The WebSocket server feeds it frames; tests call it directly.
+// What fulcrumd is apart from its sockets: a router from clients' frames to the parts that
+// do the work, the job queue (jobs, placement, recovery, remote joins), the replay manager
+// and the run catalogue, with the stream hub carrying what they publish. It checks each
+// frame (version, greeting, role, fields) and dispatches it by std::visit; disk work (the
+// journal's fsync, reading run stores) goes to a small pool and the reply is posted from
+// there, so no SQLite read holds the I/O threads. The WebSocket server feeds it frames;
+// tests call it directly.
 class Daemon {
 public:
     explicit Daemon(DaemonOptions options);
@@ -58,7 +43,7 @@ public:
 
     // Who gave a scenario: a client over the protocol (its paths are names inside the
     // server's folders) or the operator on fulcrumd's command line (any path).
-    enum class Origin { Client, Local };
+    using Origin = JobQueue::Origin;
     // A job from a scenario's JSON text: queued, then placed on the cluster by the placement
     // policy and started as soon as its workers fit (a job that does not fit yet does not
     // hold back the jobs behind it). Throws InputError naming the field, also for a job
@@ -80,11 +65,7 @@ public:
     // not reached its first checkpoint, or its sync model keeps none) is queued again from
     // the beginning, its earlier rows kept. Returns what was found, each with what became of
     // it (a journal entry that cannot be used is named with job 0).
-    struct Recovered {
-        JobId job = 0;
-        std::string message;
-        bool operator==(const Recovered&) const = default;
-    };
+    using Recovered = JobQueue::Recovered;
     std::vector<Recovered> recover();
     StreamHub& hub() { return hub_; }
     const DaemonOptions& options() const { return options_; }
@@ -108,34 +89,16 @@ private:
     void on(Client& client, const protocol::JoinJob& join);
     void on(Client& client, const protocol::ListCapabilities& list);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
-    JobRuntime& job(JobId id) const; // throws RefusedRequest("unknown-job")
-    void start_queued(); // with mutex_ held: places what fits, in submission order
-    void publish_cluster(); // with mutex_ held
-    double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
-    RemainingWork remaining_work() const; // remaining_s, for the cluster book (mutex_ held)
-    protocol::ClusterState cluster_state() const; // with mutex_ held
-    void on_job_done(JobId id);
     std::string actor(const Client& client) const;
-    void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
-    std::filesystem::path run_store(const std::string& database) const; // throws RefusedRequest
 
     DaemonOptions options_;
     ServerFolders folders_;
-    JobJournal journal_;
     StreamHub hub_;
-    mutable std::mutex mutex_;
-    std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
-    std::deque<JobId> queued_;
-    ClusterBook cluster_;
-    JobId next_job_ = 1;
-    std::mutex replays_mutex_;
-    std::map<std::int64_t, std::unique_ptr<ReplaySession>> replays_;
-    std::map<std::uint64_t, int> opening_; // replays each client is opening on the disk threads (replays_mutex_)
-    std::int64_t next_replay_ = 1;
-    std::map<std::uint64_t, JobId> remote_workers_; // worker clients and the job each joined (mutex_)
-    std::uint64_t next_client_ = 1;
-    bool stopping_ = false;
-    // Last, so it stops (its tasks touch the members above) before anything else goes.
+    RunCatalogue catalogue_;
+    JobQueue queue_;
+    std::atomic<std::uint64_t> next_client_ { 1 };
+    ReplayManager replays_; // posts its openings to disk_
+    // Last, so that its tasks (which touch the parts above) stop before anything else goes.
     DiskWork disk_;
 };
 

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "daemon/server_folders.h"
+#include "sched/cluster.h"
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+namespace fulcrum::daemon {
+
+struct DaemonOptions {
+    std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
+    FolderOptions folders; // where clients' data set and model names are looked up
+    // The GPUs (worker slots) jobs are placed on, and the scheduling module's placement
+    // policy that picks them: rand, ff, ls or lwf-K.
+    sched::ClusterSpec cluster; // 16 servers of 4 GPUs with 16 GB
+    std::string placement = "lwf-1";
+    std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
+    int replays_per_client = 4;
+    std::string server_name = "fulcrumd";
+    // Jobs an earlier fulcrumd was running when it died or was stopped: recover() queues them
+    // to go on from their checkpoints (automatic), or lists them as interrupted until an
+    // operator's resume-job (manual).
+    enum class Resume { Automatic, Manual } resume = Resume::Automatic;
+};
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,384 @@
+#include "daemon/job_queue.h"
+
+#include "common/error.h"
+#include "daemon/confine_paths.h"
+#include "daemon/daemon_options.h"
+#include "daemon/job_runtime.h"
+#include "daemon/run_catalogue.h"
+#include "db/run_reader.h"
+#include "db/run_recorder.h"
+#include "scenario/scenario.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace fulcrum::daemon {
+
+using namespace protocol;
+
+namespace {
+
+// One GPU per local worker (remote workers run where they were started), each worker a
+// whole GPU unless the scenario asks for less.
+GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& cluster)
+{
+    GpuDemand demand;
+    demand.workers
+        = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
+    demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
+    return demand;
+}
+
+} // namespace
+
+JobQueue::JobQueue(
+    const DaemonOptions& options, const ServerFolders& folders, const RunCatalogue& catalogue, StreamHub& hub)
+    : options_(options)
+    , folders_(folders)
+    , catalogue_(catalogue)
+    , hub_(hub)
+    , journal_(options.data_dir / "jobs")
+    , cluster_(options.cluster, options.placement)
+{
+    next_job_ = catalogue_.first_free_job_id();
+    for (const JobJournal::Entry& e : journal_.entries())
+        next_job_ = std::max(next_job_, e.job + 1);
+}
+
+JobQueue::~JobQueue()
+{
+    stop_all();
+}
+
+void JobQueue::stop_all()
+{
+    std::vector<JobRuntime*> running;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        queued_.clear();
+        for (auto& [id, job] : jobs_)
+            running.push_back(job.get());
+    }
+    for (JobRuntime* job : running)
+        job->cancel("system:shutdown");
+    for (JobRuntime* job : running)
+        job->join();
+}
+
+JobRuntime& JobQueue::job(JobId id) const
+{
+    std::lock_guard lock(mutex_);
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end())
+        throw RefusedRequest("unknown-job", "there is no job " + std::to_string(id));
+    return *it->second;
+}
+
+std::vector<JobRuntime*> JobQueue::select(std::optional<JobId> job) const
+{
+    std::vector<JobRuntime*> selected;
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, j] : jobs_)
+        if (!job || *job == id)
+            selected.push_back(j.get());
+    return selected;
+}
+
+std::vector<JobStatus> JobQueue::jobs() const
+{
+    std::vector<JobStatus> out;
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, j] : jobs_)
+        out.push_back(j->status());
+    return out;
+}
+
+JobId JobQueue::submit(const std::string& scenario_json, const std::string& source, Origin origin)
+{
+    scenario::Scenario s = scenario::parse_scenario(scenario_json, source);
+    if (origin == Origin::Client)
+        confine_paths(s, folders_);
+    const GpuDemand demand = demand_of(s, options_.cluster);
+    if (const std::string why = cluster_.impossible(demand); !why.empty())
+        throw InputError(source,
+            s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb"
+                                                                                       : "workers",
+            why);
+    std::lock_guard lock(mutex_);
+    if (stopping_)
+        throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
+    const JobId id = next_job_++;
+    // On disk before the submission is answered: a crash from here on loses no job.
+    journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
+    auto runtime = std::make_unique<JobRuntime>(
+        id, std::move(s), catalogue_.job_store(id), folders_, hub_, [this](JobId done) { on_job_done(done); });
+    std::ostringstream asks;
+    asks << "submitted: " << demand.workers << (demand.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
+         << " GB each, " << cluster_.room_for(demand) << " with room now; " << queued_.size() << " job"
+         << (queued_.size() == 1 ? "" : "s") << " ahead";
+    runtime->scheduler_event("job-queued", asks.str());
+    jobs_[id] = std::move(runtime);
+    queued_.push_back(id);
+    start_queued();
+    publish_cluster(); // the queue changed, whether or not the job was placed
+    return id;
+}
+
+void JobQueue::cancel(JobId id, const std::string& actor)
+{
+    JobRuntime& runtime = job(id);
+    std::lock_guard lock(mutex_);
+    if (const auto it = std::find(queued_.begin(), queued_.end(), id); it != queued_.end()) {
+        queued_.erase(it);
+        runtime.cancel_queued(actor); // it held no GPUs: nothing behind it fits any better now
+        journal_.remove(id);
+        publish_cluster();
+        return;
+    }
+    if (runtime.resumable()) { // interrupted, waiting for an operator's resume-job
+        runtime.cancel_queued(actor);
+        journal_.remove(id);
+        return;
+    }
+    runtime.cancel(actor);
+}
+
+void JobQueue::resume(JobId id, const std::string& actor)
+{
+    JobRuntime& runtime = job(id);
+    if (!runtime.resumable()) {
+        runtime.resume(actor);
+        return;
+    }
+    std::lock_guard lock(mutex_); // an interrupted job goes on from its checkpoint
+    queue_resumed(id, actor);
+    start_queued();
+    publish_cluster();
+}
+
+std::vector<JobQueue::Recovered> JobQueue::recover()
+{
+    std::vector<Recovered> found;
+    std::vector<std::string> problems;
+    const std::vector<JobJournal::Entry> entries = journal_.entries(&problems);
+    for (const std::string& p : problems)
+        found.push_back({ 0, p });
+    for (const JobJournal::Entry& entry : entries) {
+        const JobId id = entry.job;
+        const std::filesystem::path path = catalogue_.job_store(id);
+        const std::string store_name = RunCatalogue::job_store_name(id);
+        std::optional<run::RunOptions::Resume> resume;
+        std::optional<RunId> abandoned; // a run without a checkpoint: the job starts again in a new one
+        if (std::filesystem::exists(path)) {
+            try {
+                db::RunReader reader(path);
+                const auto runs = reader.runs();
+                if (!runs.empty()) {
+                    const db::RunInfo& last = runs.back(); // the job's run (a restarted job's newest)
+                    if (last.status != "running" && last.status != "interrupted") {
+                        journal_.remove(id); // it ended; only the journal did not know yet
+                        continue;
+                    }
+                    if (auto checkpoint = reader.checkpoint(last.id, 0))
+                        resume = run::RunOptions::Resume { last.id, std::move(*checkpoint), {} };
+                    else
+                        abandoned = last.id;
+                }
+            } catch (const std::exception& e) {
+                found.push_back(
+                    { id, "its run store cannot be read (" + folders_.for_clients(e.what()) + "); not recovered" });
+                continue;
+            }
+        }
+        if (abandoned) {
+            try {
+                db::RunRecorder(path).end_run(*abandoned, "interrupted");
+            } catch (const std::exception& e) {
+                found.push_back(
+                    { id, "its run store cannot be written (" + folders_.for_clients(e.what()) + "); not recovered" });
+                continue;
+            }
+        }
+        scenario::Scenario s;
+        try {
+            s = scenario::parse_scenario(entry.scenario_json, store_name);
+            confine_paths(s, folders_, entry.origin == JobJournal::Origin::Local);
+        } catch (const std::exception& e) {
+            found.push_back(
+                { id, "its scenario no longer loads (" + folders_.for_clients(e.what()) + "); not recovered" });
+            continue;
+        }
+        std::lock_guard lock(mutex_);
+        auto runtime = std::make_unique<JobRuntime>(
+            id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
+        JobRuntime& job = *runtime;
+        jobs_[id] = std::move(runtime);
+        if (!resume) {
+            job.scheduler_event("job-queued",
+                "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
+                "(or its policy keeps none); rows it recorded before stay in its run store");
+            queued_.push_back(id);
+            found.push_back({ id, "queued again from the beginning (no checkpoint)" });
+            continue;
+        }
+        resume->adjust_policy = [this, local = entry.origin == JobJournal::Origin::Local, source = store_name](
+                                    balance::PolicySpec& p) { confine_paths(p, folders_, source, "policy", local); };
+        const std::int64_t at = resume->checkpoint.iteration;
+        const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
+        job.interrupted(std::move(*resume),
+            "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
+                + (automatic ? ": resuming" : ": resume-job goes on from it"));
+        found.push_back({ id, job.status().message });
+        if (automatic)
+            queue_resumed(id, "system:restart");
+    }
+    std::lock_guard lock(mutex_);
+    start_queued();
+    publish_cluster();
+    return found;
+}
+
+void JobQueue::queue_resumed(JobId id, const std::string& actor)
+{
+    JobRuntime& job = *jobs_.at(id);
+    if (std::find(queued_.begin(), queued_.end(), id) != queued_.end())
+        return;
+    job.scheduler_event("job-queued", "resuming from its checkpoint (" + actor + ")");
+    queued_.push_back(id);
+}
+
+double JobQueue::remaining_s(JobId id) const
+{
+    const auto it = jobs_.find(id);
+    if (it == jobs_.end())
+        return 0;
+    const JobStatus s = it->second->status();
+    // The run clock's mean iteration so far; before the first barrier nothing is known, and
+    // the job counts one second per iteration.
+    const double per_iteration = s.iteration > 0 ? s.time_s / static_cast<double>(s.iteration) : 1.0;
+    return static_cast<double>(std::max<std::int64_t>(0, s.iterations - s.iteration)) * per_iteration;
+}
+
+// Every queued job in submission order, each placed if it fits now (as the scheduling
+// module's simulator does): a job too large for the free GPUs waits without holding back
+// the smaller ones behind it.
+void JobQueue::start_queued()
+{
+    const RemainingWork remaining = remaining_work();
+    bool changed = false;
+    for (auto it = queued_.begin(); it != queued_.end();) {
+        JobRuntime& job = *jobs_.at(*it);
+        const GpuDemand demand = demand_of(job.scenario(), options_.cluster);
+        const std::vector<int> gpus = cluster_.place(job.id(), demand, remaining);
+        if (demand.workers > 0 && gpus.empty()) {
+            job.set_waiting("waiting for " + std::to_string(demand.workers) + " GPUs with room for a worker; "
+                + std::to_string(cluster_.room_for(demand)) + " have room now");
+            ++it;
+            continue;
+        }
+        std::vector<std::int32_t> placement;
+        std::size_t next = 0;
+        for (const auto& w : job.scenario().workers)
+            placement.push_back(w.remote ? -1 : gpus[next++]);
+        job.start(std::move(placement),
+            cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
+                + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
+        it = queued_.erase(it);
+        changed = true;
+    }
+    if (changed)
+        publish_cluster();
+}
+
+RemainingWork JobQueue::remaining_work() const
+{
+    return [this](JobId id) { return remaining_s(id); };
+}
+
+ClusterState JobQueue::cluster_state() const
+{
+    return cluster_.state({ queued_.begin(), queued_.end() }, remaining_work());
+}
+
+void JobQueue::publish_cluster()
+{
+    hub_.publish(ClusterUpdate { cluster_state() });
+}
+
+ClusterState JobQueue::cluster() const
+{
+    std::lock_guard lock(mutex_);
+    return cluster_state();
+}
+
+void JobQueue::on_job_done(JobId id)
+{
+    std::lock_guard lock(mutex_);
+    if (const auto it = jobs_.find(id); it != jobs_.end()) {
+        if (it->second->status().state != JobState::Interrupted) // ended: nothing to recover
+            journal_.remove(id);
+        std::vector<int> gpus;
+        for (const std::int32_t g : it->second->status().placement)
+            if (g >= 0)
+                gpus.push_back(g);
+        EventRecord released;
+        released.job = id;
+        released.kind = "job-released";
+        released.message = cluster_.describe(gpus) + " free again";
+        released.actor = "scheduler at " + db::utc_timestamp();
+        hub_.publish(Event { released });
+    }
+    cluster_.release(id);
+    if (!stopping_)
+        start_queued();
+    publish_cluster();
+}
+
+WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const JoinJob& join)
+{
+    JobRuntime& j = job(join.job);
+    if (!j.remote())
+        throw RefusedRequest("no-remote-slot",
+            "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
+    {
+        std::lock_guard lock(mutex_);
+        if (const auto it = remote_workers_.find(client->id()); it != remote_workers_.end())
+            throw RefusedRequest("already-joined",
+                "this connection already computes for job " + std::to_string(it->second)
+                    + "; one connection is one worker");
+    }
+    const WorkerId worker = j.remote()->join(client, join.worker, join.host.empty() ? client->name() : join.host);
+    {
+        std::lock_guard lock(mutex_);
+        remote_workers_[client->id()] = join.job;
+    }
+    return WorkerAssignment { join.job, worker, j.scenario().json, 0 };
+}
+
+std::shared_ptr<RemotePool> JobQueue::pool_of(std::uint64_t client) const
+{
+    std::lock_guard lock(mutex_);
+    const auto it = remote_workers_.find(client);
+    if (it == remote_workers_.end())
+        return nullptr;
+    const auto job_it = jobs_.find(it->second);
+    return job_it == jobs_.end() ? nullptr : job_it->second->remote();
+}
+
+void JobQueue::client_left(const Client& client)
+{
+    std::shared_ptr<RemotePool> pool;
+    {
+        std::lock_guard lock(mutex_);
+        if (const auto it = remote_workers_.find(client.id()); it != remote_workers_.end()) {
+            if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end())
+                pool = job_it->second->remote();
+            remote_workers_.erase(it);
+        }
+    }
+    if (pool)
+        pool->leave(client); // a task in flight is lost: the trainer drops the worker from its barrier
+}
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,90 @@
+#pragma once
+
+#include "daemon/cluster_book.h"
+#include "daemon/job_journal.h"
+#include "protocol/messages.h"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+class Client;
+class JobRuntime;
+class RemotePool;
+class RunCatalogue;
+class ServerFolders;
+class StreamHub;
+struct DaemonOptions;
+
+// fulcrumd's jobs: submitted to the journal, queued, placed on the cluster by the placement
+// policy as their workers fit, run, recovered after a restart, and the remote workers that
+// joined them. Thread-safe: the protocol's handlers, the disk threads and the jobs' own
+// threads (on_job_done) call it.
+class JobQueue {
+public:
+    JobQueue(const DaemonOptions& options, const ServerFolders& folders, const RunCatalogue& catalogue, StreamHub& hub);
+    ~JobQueue(); // stop_all()
+    JobQueue(const JobQueue&) = delete;
+    JobQueue& operator=(const JobQueue&) = delete;
+
+    enum class Origin { Client, Local };
+    // See Daemon::submit.
+    JobId submit(const std::string& scenario_json, const std::string& source, Origin origin);
+    void cancel(JobId job, const std::string& actor);
+    // An operator's resume-job: an interrupted job is queued to go on from its checkpoint,
+    // a paused one resumes.
+    void resume(JobId job, const std::string& actor);
+    struct Recovered {
+        JobId job = 0;
+        std::string message;
+        bool operator==(const Recovered&) const = default;
+    };
+    std::vector<Recovered> recover();
+    void stop_all();
+
+    // Throws RefusedRequest("unknown-job").
+    JobRuntime& job(JobId id) const;
+    // The jobs a subscription selects (all when unset), in id order.
+    std::vector<JobRuntime*> select(std::optional<JobId> job) const;
+    std::vector<protocol::JobStatus> jobs() const;
+    protocol::ClusterState cluster() const;
+
+    // A worker connection joins a job's remote slot. Throws RefusedRequest (no-remote-slot,
+    // already-joined, or the pool's refusal).
+    protocol::WorkerAssignment join(const std::shared_ptr<Client>& client, const protocol::JoinJob& join);
+    // The pool of the job a worker connection joined, if it did.
+    std::shared_ptr<RemotePool> pool_of(std::uint64_t client) const;
+    // A connection closed: a worker's task in flight is lost (its barrier drops it).
+    void client_left(const Client& client);
+
+private:
+    void start_queued(); // with mutex_ held: places what fits, in submission order
+    void publish_cluster(); // with mutex_ held
+    double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
+    RemainingWork remaining_work() const; // remaining_s, for the cluster book (mutex_ held)
+    protocol::ClusterState cluster_state() const; // with mutex_ held
+    void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
+    void on_job_done(JobId id);
+
+    const DaemonOptions& options_;
+    const ServerFolders& folders_;
+    const RunCatalogue& catalogue_;
+    StreamHub& hub_;
+    JobJournal journal_;
+    mutable std::mutex mutex_;
+    std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
+    std::deque<JobId> queued_;
+    ClusterBook cluster_;
+    JobId next_job_ = 1;
+    std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined
+    bool stopping_ = false;
+};
+
+} // namespace fulcrum::daemon
