@@ -1,6 +1,6 @@
 #include "ui/main_window.h"
 
-#include "ui/local_replay.h"
+#include "ui/replay_opener.h"
 #include "ui/views/cluster_map.h"
 #include "ui/views/connect_dialog.h"
 #include "ui/views/equilibrium_view.h"
@@ -9,6 +9,7 @@
 #include "ui/views/jobs_view.h"
 #include "ui/views/prediction_view.h"
 #include "ui/views/replay_bar.h"
+#include "ui/views/run_list_dialog.h"
 #include "ui/views/scheduler_view.h"
 #include "ui/views/straggler_timeline.h"
 #include "ui/views/workers_view.h"
@@ -16,9 +17,7 @@
 #include <QApplication>
 #include <QChartView>
 #include <QDialog>
-#include <QDialogButtonBox>
 #include <QFileDialog>
-#include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
@@ -26,8 +25,6 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTableView>
-#include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -55,6 +52,7 @@ MainWindow::MainWindow(QWidget* parent)
     , connection_(new QLabel(this))
     , details_(new QLabel(this))
     , frame_(new QTimer(this))
+    , opener_(new ReplayOpener(client_, commands_, store_, navigator_, this))
 {
     setWindowTitle(QStringLiteral("Fulcrum"));
     jobs_ = new JobsView(store_, commands_, this);
@@ -120,7 +118,8 @@ MainWindow::MainWindow(QWidget* parent)
     client_.set_subscription(Subscribe {});
     connect(&client_, &ProtocolClient::received, this, [this](const ServerMessage& m) {
         store_.ingest(m);
-        on_message(m);
+        navigator_.on_message(m);
+        opener_->on_message(m);
     });
     connect(&client_, &ProtocolClient::stateChanged, this, [this] {
         connection_->setText(client_.status_text());
@@ -131,7 +130,7 @@ MainWindow::MainWindow(QWidget* parent)
             report(QStringLiteral("Connection"), client_.status_text());
     });
     connect(&client_, &ProtocolClient::sessionStarted, this, [this] {
-        if (opening_ == Opening::ListingFile)
+        if (opener_->wants_runs())
             commands_.list_runs();
     });
     connect(&commands_, &Commands::sent, this,
@@ -140,8 +139,7 @@ MainWindow::MainWindow(QWidget* parent)
         [this](const QString& what) { statusBar()->showMessage(QStringLiteral("done: %1").arg(what), 5000); });
     connect(&commands_, &Commands::failed, this, [this](const QString& what, const QString& why) {
         report(QStringLiteral("Command refused"), QStringLiteral("%1: %2").arg(what, why));
-        if (opening_ != Opening::None && opening_ != Opening::Ready)
-            opening_ = Opening::None;
+        opener_->on_refused();
     });
     connect(&commands_, &Commands::fateUnknown, this, [this](const QString& what, const QString& why) {
         show_notice(QStringLiteral("The connection dropped (%1) while this command was in flight: <b>%2</b>. Its fate "
@@ -161,11 +159,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(&navigator_, &ReplayNavigator::arrived, this, [this] {
         navigator_.set_pause_on_arrival(false);
         statusBar()->showMessage(replay_bar_->position_text(), 10000);
-        if (opening_ == Opening::Positioning) {
-            opening_ = Opening::Ready;
-            refresh_views();
-            emit replayReady();
-        }
+        opener_->on_arrived();
     });
     connect(&commands_, &Commands::replayOpened, this, [this](std::int64_t replay) {
         store_.follow(replay);
@@ -185,6 +179,24 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(events_, &EventsView::jumpRequested, this, &MainWindow::jump_to);
     connect(replay_bar_, &ReplayBar::closeRequested, this, &MainWindow::back_to_live);
+    connect(opener_, &ReplayOpener::status, this, [this](const QString& text) { statusBar()->showMessage(text); });
+    connect(opener_, &ReplayOpener::failed, this,
+        [this](const QString& why) { report(QStringLiteral("Open a recorded run"), why); });
+    connect(opener_, &ReplayOpener::ready, this, [this](const QString& summary) {
+        statusBar()->showMessage(summary, 10000);
+        refresh_views();
+        emit replayReady();
+    });
+    opener_->set_run_chooser([this](const QString& file, const std::vector<RunListing>& runs) -> std::optional<RunId> {
+        if (!dialogs_)
+            return runs.front().run;
+        RunListDialog dialog(
+            runs, QStringLiteral("Open run file"), QStringLiteral("%1 holds several runs:").arg(file), this);
+        if (dialog.exec() != QDialog::Accepted)
+            return std::nullopt;
+        const std::optional<RunListing> chosen = dialog.chosen();
+        return chosen ? std::optional<RunId>(chosen->run) : std::nullopt;
+    });
     frame_->setSingleShot(true);
     connect(frame_, &QTimer::timeout, this, [this] { redraw(false); });
 }
@@ -251,11 +263,7 @@ void MainWindow::show_notice(const QString& text, bool warning)
 
 void MainWindow::connect_to(const ServerAddress& address)
 {
-    if (store_.replaying())
-        store_.follow(0);
-    local_.reset();
-    opening_ = Opening::None;
-    live_address_ = address;
+    opener_->connecting_to(address);
     client_.open(address);
 }
 
@@ -290,11 +298,8 @@ void MainWindow::redraw(bool complete)
         scheduler_->refresh();
     timeline_->update();
     cluster_->update();
-    if (const ReplayState* s = store_.replay_state();
-        s && opening_ == Opening::Loading && !open_at_ && s->end_time_s > 0)
-        statusBar()->showMessage(
-            QStringLiteral("loading the replay: %1 %")
-                .arg(100.0 * std::min(1.0, navigator_.delivered_time_s() / s->end_time_s), 0, 'f', 0));
+    if (const std::optional<double> loaded = opener_->loading_fraction())
+        statusBar()->showMessage(QStringLiteral("loading the replay: %1 %").arg(100.0 * *loaded, 0, 'f', 0));
 }
 
 bool MainWindow::show_view(const QString& name)
@@ -306,131 +311,28 @@ bool MainWindow::show_view(const QString& name)
     return true;
 }
 
-void MainWindow::on_message(const ServerMessage& message)
-{
-    navigator_.on_message(message);
-    if (opening_ != Opening::Loading)
-        return;
-    if (open_at_) {
-        // Opened paused at the start: once its opening snapshot is in, move to the iteration.
-        if (std::holds_alternative<SnapshotEnd>(message) && store_.replay_state() && store_.replay_state()->seeked) {
-            opening_ = Opening::Positioning;
-            navigator_.set_pause_on_arrival(true);
-            navigator_.go_to_iteration(*open_at_);
-        }
-        return;
-    }
-    if (const auto* state = std::get_if<ReplayState>(&message);
-        state && state->replay == store_.source() && state->state == ReplayPhase::Finished) {
-        opening_ = Opening::Ready;
-        // Loaded as fast as it could be read; played again, it goes at the run's own pace.
-        ReplayCommand speed;
-        speed.replay = state->replay;
-        speed.action = ReplayAction::SetSpeed;
-        speed.speed = 1;
-        commands_.replay(speed);
-        statusBar()->showMessage(
-            QStringLiteral("replay loaded: %1 iterations of %2").arg(state->length).arg(text(state->database)), 10000);
-        refresh_views();
-        emit replayReady();
-    }
-}
-
 void MainWindow::on_runs(const std::vector<RunListing>& runs)
 {
-    if (opening_ == Opening::ListingFile && local_) {
-        std::vector<RunListing> mine;
-        for (const RunListing& r : runs)
-            if (text(r.database) == local_->database_name())
-                mine.push_back(r);
-        const QString file = local_->database_path();
-        if (mine.empty()) {
-            opening_ = Opening::None;
-            return report(QStringLiteral("Open run file"),
-                QStringLiteral("%1 cannot be replayed: fulcrumd does not list it as a run store").arg(file));
-        }
-        if (mine.front().status.rfind("unreadable", 0) == 0) {
-            opening_ = Opening::None;
-            return report(QStringLiteral("Open run file"),
-                QStringLiteral("%1 cannot be replayed: it is not a Fulcrum run store, or it is damaged (%2)")
-                    .arg(file, text(mine.front().status)));
-        }
-        RunId run = mine.front().run;
-        if (mine.size() > 1 && dialogs_) {
-            QStringList items;
-            for (const RunListing& r : mine)
-                items << QStringLiteral("run %1: %2 (%3, %4 iterations)")
-                             .arg(r.run)
-                             .arg(text(r.name), text(r.status))
-                             .arg(r.iterations);
-            bool ok = false;
-            const QString chosen = QInputDialog::getItem(this, QStringLiteral("Open run file"),
-                QStringLiteral("%1 holds several runs:").arg(file), items, 0, false, &ok);
-            if (!ok) {
-                opening_ = Opening::None;
-                return;
-            }
-            run = mine[static_cast<std::size_t>(items.indexOf(chosen))].run;
-        }
-        pending_database_ = local_->database_name();
-        pending_run_ = run;
-        open_server_run(pending_database_, run, open_at_);
-        return;
-    }
-    if (opening_ != Opening::None || !dialogs_)
+    if (opener_->wants_runs())
+        return opener_->on_runs(runs);
+    if (!dialogs_)
         return;
     // The operator asked for the server's recorded runs: let them pick one.
-    QDialog dialog(this);
-    dialog.setWindowTitle(QStringLiteral("Recorded runs on the server"));
-    auto* table = new QTableWidget(static_cast<int>(runs.size()), 6, &dialog);
-    table->setHorizontalHeaderLabels({ QStringLiteral("File"), QStringLiteral("Run"), QStringLiteral("Name"),
-        QStringLiteral("Status"), QStringLiteral("Iterations"), QStringLiteral("Started") });
-    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
-        const RunListing& r = runs[static_cast<std::size_t>(i)];
-        const QStringList cells { text(r.database), QString::number(r.run), text(r.name), text(r.status),
-            QString::number(r.iterations), text(r.started_at) };
-        for (int c = 0; c < cells.size(); ++c)
-            table->setItem(i, c, new QTableWidgetItem(cells[c]));
-    }
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table->setSelectionMode(QAbstractItemView::SingleSelection);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table->horizontalHeader()->setStretchLastSection(true);
-    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, &dialog);
-    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
-    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
-    connect(table, &QTableWidget::cellDoubleClicked, &dialog, &QDialog::accept);
-    auto* layout = new QVBoxLayout(&dialog);
-    layout->addWidget(table);
-    layout->addWidget(buttons);
-    dialog.resize(760, 400);
-    if (dialog.exec() != QDialog::Accepted || table->currentRow() < 0)
+    RunListDialog dialog(runs, QStringLiteral("Recorded runs on the server"), {}, this);
+    if (dialog.exec() != QDialog::Accepted)
         return;
-    const RunListing& r = runs[static_cast<std::size_t>(table->currentRow())];
-    if (r.status.rfind("unreadable", 0) == 0)
-        return report(QStringLiteral("Replay"),
-            QStringLiteral("%1 cannot be replayed: %2").arg(text(r.database), text(r.status)));
-    open_server_run(text(r.database), r.run);
+    if (const std::optional<RunListing> r = dialog.chosen())
+        open_server_run(text(r->database), r->run);
 }
 
 void MainWindow::open_server_run_dialog()
 {
-    opening_ = Opening::None;
     commands_.list_runs();
 }
 
 void MainWindow::open_server_run(const QString& database, RunId run, std::optional<std::int64_t> at)
 {
-    open_at_ = at;
-    OpenReplay open;
-    open.database = database.toStdString();
-    open.run = run;
-    // Without an iteration to stand at, load it all as fast as it can be read; with one,
-    // open paused and let the navigator fast-forward there.
-    open.speed = open_at_ ? 1 : 0;
-    open.paused = open_at_.has_value();
-    if (commands_.open_replay(open))
-        opening_ = Opening::Loading;
+    opener_->open_server_run(database, run, at);
 }
 
 void MainWindow::open_run_file_dialog()
@@ -443,43 +345,17 @@ void MainWindow::open_run_file_dialog()
 
 void MainWindow::open_run_file(const QString& path, std::optional<std::int64_t> at)
 {
-    if (client_.state() == ProtocolClient::State::Connected && !local_)
-        live_address_ = client_.address();
-    open_at_ = at;
-    opening_ = Opening::ListingFile;
-    local_ = std::make_unique<LocalReplayHost>();
-    if (!daemon_path_.isEmpty())
-        local_->set_daemon(daemon_path_);
-    connect(
-        local_.get(), &LocalReplayHost::ready, this, [this](const ServerAddress& address) { client_.open(address); });
-    connect(local_.get(), &LocalReplayHost::failed, this, [this](const QString& why) {
-        opening_ = Opening::None;
-        report(QStringLiteral("Open run file"), why);
-    });
-    statusBar()->showMessage(QStringLiteral("opening %1…").arg(path));
-    local_->start(path);
+    opener_->open_run_file(path, at);
 }
 
 void MainWindow::back_to_live()
 {
-    if (store_.replaying() && client_.state() == ProtocolClient::State::Connected) {
-        ReplayCommand close;
-        close.replay = store_.source();
-        close.action = ReplayAction::Close;
-        commands_.replay(close);
-    }
-    store_.follow(0);
-    opening_ = Opening::None;
-    open_at_.reset();
-    if (local_) {
-        local_.reset();
-        if (live_address_)
-            client_.open(*live_address_);
-        else
-            client_.close();
-    } else {
-        client_.set_subscription(Subscribe {}); // a fresh snapshot of the live state
-    }
+    opener_->back_to_live();
+}
+
+void MainWindow::set_daemon_path(QString path)
+{
+    opener_->set_daemon_path(std::move(path));
 }
 
 void MainWindow::jump_to(const EventRecord& event)

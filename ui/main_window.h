@@ -20,9 +20,9 @@ class ClusterMap;
 class EquilibriumView;
 class EventsView;
 class JobsView;
-class LocalReplayHost;
 class PredictionView;
 class ReplayBar;
+class ReplayOpener;
 class SchedulerView;
 class StragglerTimeline;
 class WorkersView;
@@ -52,12 +52,13 @@ public:
     SchedulerView& scheduler_view() const { return *scheduler_; }
     EventsView& events_view() const { return *events_; }
     ReplayBar& replay_bar() const { return *replay_bar_; }
+    ReplayOpener& replay_opener() const { return *opener_; }
 
     // Problems (a run file that cannot be replayed, a refused command) are shown in a
     // non-modal dialog unless dialogs are off (the --screenshot mode prints them instead).
     void set_dialogs(bool on) { dialogs_ = on; }
     // The fulcrumd that replays run files (default: beside the console, then on PATH).
-    void set_daemon_path(QString path) { daemon_path_ = std::move(path); }
+    void set_daemon_path(QString path);
 
     void connect_to(const ServerAddress& address);
     // Replays a run of the connected fulcrumd (list-runs' database name and run id). With
@@ -88,7 +89,6 @@ private:
     void build_menus();
     void report(const QString& title, const QString& text);
     void show_notice(const QString& text, bool warning);
-    void on_message(const protocol::ServerMessage& message);
     void on_runs(const std::vector<protocol::RunListing>& runs);
     void open_server_run_dialog();
     void open_run_file_dialog();
@@ -122,16 +122,7 @@ private:
     QTimer* frame_;
     bool dirty_ = false;
     bool dialogs_ = true;
-    QString daemon_path_;
-
-    // A replay being opened: from a local file (through local_), or a run of the server.
-    enum class Opening { None, ListingFile, Loading, Positioning, Ready };
-    Opening opening_ = Opening::None;
-    std::optional<std::int64_t> open_at_;
-    std::optional<ServerAddress> live_address_;
-    std::unique_ptr<LocalReplayHost> local_;
-    QString pending_database_;
-    std::optional<RunId> pending_run_;
+    ReplayOpener* opener_;
 };
 
 } // namespace fulcrum::ui

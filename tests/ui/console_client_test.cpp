@@ -7,6 +7,7 @@
 #include "tests/ui/console_test_support.h"
 #include "train/trainer.h"
 #include "ui/main_window.h"
+#include "ui/replay_opener.h"
 #include "ui/views/events_view.h"
 #include "ui/views/replay_bar.h"
 #include "ui/views/straggler_timeline.h"
@@ -313,4 +314,35 @@ TEST_F(RunFileTest, ACorruptForeignOrMissingFileGivesAClearMessage)
 
     problem = problem_opening(dir / "missing.db");
     EXPECT_TRUE(problem.contains(QStringLiteral("missing.db: no such file"))) << problem.toStdString();
+}
+
+// A file holding two runs: the opener asks which one (the window's RunListDialog; here a
+// chooser that records what it was offered) and replays the one chosen.
+TEST_F(RunFileTest, AFileWithSeveralRunsReplaysTheOneChosen)
+{
+    const scenario::Scenario s = scenario::parse_scenario(R"({"name": "twice", "seed": 3,
+        "data": {"source": "synthetic", "train_size": 400, "test_size": 100, "dim": 8, "classes": 3},
+        "model": {"type": "softmax"}, "training": {"total_batch": 64, "iterations": 12, "eval_interval": 6},
+        "workers": [{"speed": 3000, "count": 2}]})",
+        "console-test");
+    run::RunOptions options;
+    options.database = dir / "twice.db";
+    run::run_scenario(s, options);
+    const RunId second = run::run_scenario(s, options).run;
+
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.set_daemon_path(QStringLiteral(FULCRUM_DAEMON_BINARY));
+    std::vector<RunListing> offered;
+    window.replay_opener().set_run_chooser([&](const QString&, const std::vector<RunListing>& runs) {
+        offered = runs;
+        return std::optional<RunId>(runs.back().run);
+    });
+    QSignalSpy ready(&window, &ui::MainWindow::replayReady);
+    window.open_run_file(QString::fromStdString(options.database->string()));
+    ASSERT_TRUE(wait_until([&] { return ready.count() == 1; }, 60000));
+    ASSERT_EQ(offered.size(), 2u);
+    EXPECT_EQ(offered.back().run, second);
+    EXPECT_EQ(window.store().replay_state()->run, second);
+    EXPECT_EQ(window.store().replay_state()->length, 12);
 }

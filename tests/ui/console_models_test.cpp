@@ -7,6 +7,8 @@
 #include "run/run_scenario.h"
 #include "train/trainer.h"
 #include "ui/console_store.h"
+#include "ui/models/runs_model.h"
+#include "ui/views/run_list_dialog.h"
 
 #include <QAbstractItemModelTester>
 #include <filesystem>
@@ -156,4 +158,31 @@ TEST(EventsModel, KeepsTheNewestEventsUpToItsLimit)
     ASSERT_EQ(events.rowCount(), 3);
     EXPECT_EQ(events.event(0).iteration, 2);
     EXPECT_EQ(events.event(2).iteration, 4);
+}
+
+// The run-list dialog's model: one row per run; a store that cannot be read shows why and
+// cannot be chosen.
+TEST(RunsModel, ListsRunsAndAnUnreadableStoreCannotBeChosen)
+{
+    RunListing good { "job-1.db", 1, "demo", "paced", "finished", "2026-11-23T10:00:00Z", "" };
+    good.jobs = 1;
+    good.iterations = 300;
+    RunListing bad;
+    bad.database = "broken.db";
+    bad.status = "unreadable: file is not a database";
+    ui::RunListDialog dialog({ bad, good }, QStringLiteral("Runs"), {});
+    ui::RunsModel& model = dialog.model();
+    QAbstractItemModelTester check(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    ASSERT_EQ(model.rowCount(), 2);
+    EXPECT_EQ(model.index(1, ui::RunsModel::Iterations).data().toLongLong(), 300);
+    EXPECT_EQ(
+        model.index(0, ui::RunsModel::Status).data().toString(), QStringLiteral("unreadable: file is not a database"));
+    EXPECT_FALSE(model.index(0, ui::RunsModel::File).data(ui::RunsModel::kReplayableRole).toBool());
+    EXPECT_FALSE(model.index(0, ui::RunsModel::Iterations).data().isValid()) << "no count for an unreadable store";
+    ASSERT_TRUE(dialog.chosen()) << "the first replayable run is selected when shown";
+    EXPECT_EQ(dialog.chosen()->database, "job-1.db");
+    dialog.select(0);
+    EXPECT_FALSE(dialog.chosen());
+    model.set_runs({});
+    EXPECT_EQ(model.rowCount(), 0);
 }
