@@ -1,5 +1,8 @@
 #include "train/federated_trainer.h"
 
+#include "common/error.h"
+#include "train/job_core.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -19,11 +22,19 @@ TrainerConfig server_side(TrainerConfig config)
 
 struct FederatedTrainer::Impl {
     Impl(TrainerConfig c, FederatedConfig f, TrainingObserver& o)
-        : job(server_side(std::move(c)))
+        : core(server_side(std::move(c)), nullptr, o)
+        , job(core.job)
         , federated(f)
         , observer(o)
         , tuner(f.variant, static_cast<int>(job.workers.size()), f.batch_size, f.local_steps, f.learning_rate)
     {
+        core.control = std::make_unique<JobControl>(
+            *core.manager, static_cast<int>(job.workers.size()), core.sync_model, [](const sync::SyncSpec& spec) {
+                throw RefusedRequest("sync-model-not-switchable",
+                    "a federated job trains in rounds of local steps; " + sync::describe(spec) + " does not apply");
+            });
+        core.control->refuse_policies(
+            "a federated job's clients are sized by its tuning variant, not by a batch-size policy");
         if (job.config.mode == ClockMode::Real)
             throw std::invalid_argument("federated runs use the virtual clock");
         if (job.config.elastic.enabled())
@@ -41,27 +52,44 @@ struct FederatedTrainer::Impl {
         double now = 0;
         std::int64_t samples = 0;
         std::vector<Eigen::VectorXf> deltas(n);
-        std::vector<IterationRecord> rows(n);
+        std::vector<IterationRecord> rows;
         std::int64_t round = 0;
         for (; round < federated.rounds; ++round) {
-            if (stop && stop->load(std::memory_order_relaxed)) {
+            if (core.stop_requested(stop)) {
                 result.stopped = true;
                 break;
             }
-            const std::vector<balance::ClientPlan> plans = tuner.plan();
+            // The round's safe point: the operator's requests since the last round.
+            core.hold_if_paused(round, now, stop, "before round " + std::to_string(round));
+            if (core.stop_requested(stop)) {
+                result.stopped = true;
+                break;
+            }
+            refuse_resizes(round, now);
+            core.apply_slowdowns(round, now);
+            const balance::Allocation allocation
+                = round == 0 ? core.manager->initial() : core.manager->next({}, round - 1, now);
+            core.forward_manager_events(round, now);
+            std::vector<balance::ClientPlan> plans = tuner.plan();
             const Eigen::VectorXf global = job.server.parameters();
             double round_end = now, train_loss = 0;
             std::vector<ps::GradientPush> pushes;
+            rows.clear();
             std::int64_t data_total = 0;
             for (std::size_t i = 0; i < n; ++i) {
+                if (allocation.batch_sizes[i] == 0)
+                    continue; // excluded: sits the round out
                 Worker& client = *job.workers[i];
-                const balance::ClientPlan& plan = plans[i];
+                balance::ClientPlan& plan = plans[i];
+                if (const auto pinned = core.manager->state(static_cast<WorkerId>(i)).pinned)
+                    plan.batch_size = *pinned;
                 client.replica() = global;
                 double compute = 0, loss = 0;
                 for (int step = 0; step < plan.local_steps; ++step) {
                     loss += client.compute_gradient(plan.batch_size) / plan.local_steps;
                     client.replica() -= static_cast<float>(plan.learning_rate) * client.gradient();
-                    compute += client.performance().compute(now + compute, plan.batch_size).duration_s;
+                    compute
+                        += client.performance().compute(now + compute, plan.batch_size).duration_s * core.slowdown[i];
                 }
                 const std::int64_t processed = static_cast<std::int64_t>(plan.batch_size) * plan.local_steps;
                 tuner.observe(static_cast<int>(i), processed, compute);
@@ -71,8 +99,7 @@ struct FederatedTrainer::Impl {
                 pushes.push_back({ static_cast<WorkerId>(i), shard, deltas[i].data() });
                 data_total += shard;
 
-                IterationRecord& row = rows[i];
-                row = IterationRecord {};
+                IterationRecord& row = rows.emplace_back();
                 row.job = job.config.job;
                 row.worker = static_cast<WorkerId>(i);
                 row.iteration = round;
@@ -89,10 +116,10 @@ struct FederatedTrainer::Impl {
                     + " lr=" + std::to_string(plan.learning_rate);
                 round_end = std::max(round_end, row.end_s);
             }
-            for (std::size_t i = 0; i < n; ++i) {
-                rows[i].wait_s = round_end - rows[i].end_s;
+            for (std::size_t r = 0; r < rows.size(); ++r) {
+                rows[r].wait_s = round_end - rows[r].end_s;
                 train_loss
-                    += rows[i].loss * static_cast<double>(pushes[i].batch_size) / static_cast<double>(data_total);
+                    += rows[r].loss * static_cast<double>(pushes[r].batch_size) / static_cast<double>(data_total);
             }
             job.server.apply_barrier(pushes);
             now = round_end;
@@ -115,7 +142,18 @@ struct FederatedTrainer::Impl {
         return result;
     }
 
-    JobState job;
+    // Rounds have no Elastic PS: each request is refused as an event.
+    void refuse_resizes(std::int64_t round, double now)
+    {
+        for (const ResizeRequest& request : core.control->take_resizes())
+            core.emit(round, now, "resize-refused",
+                std::string(action_name(request.action))
+                    + " refused (not-elastic): a federated job's clients hold their own data; it does not resize",
+                request.actor);
+    }
+
+    JobCore core;
+    JobState& job;
     FederatedConfig federated;
     TrainingObserver& observer;
     balance::FederatedTuner tuner;
@@ -131,6 +169,31 @@ FederatedTrainer::~FederatedTrainer() = default;
 TrainingResult FederatedTrainer::run(const std::atomic<bool>* stop)
 {
     return impl_->run(stop);
+}
+
+void FederatedTrainer::resume_from_checkpoint(const std::string&)
+{
+    throw InputError("checkpoint", "format", "a federated job keeps no checkpoint");
+}
+
+JobControl& FederatedTrainer::control()
+{
+    return *impl_->core.control;
+}
+
+balance::BatchSizeManager& FederatedTrainer::manager()
+{
+    return *impl_->core.manager;
+}
+
+const ps::ParameterServer& FederatedTrainer::server() const
+{
+    return impl_->job.server;
+}
+
+const TrainerConfig& FederatedTrainer::config() const
+{
+    return impl_->job.config;
 }
 
 } // namespace fulcrum::train

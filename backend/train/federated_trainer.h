@@ -1,8 +1,7 @@
 #pragma once
 
 #include "balance/federated_tuning.h"
-#include "train/job_state.h"
-#include "train/training_observer.h"
+#include "train/trainer.h"
 
 #include <atomic>
 #include <memory>
@@ -23,11 +22,26 @@ struct FederatedConfig {
 // planned local SGD steps, and sends its model back; the server averages the models
 // weighted by the clients' data sizes (FedAvg) by applying the averaged model difference
 // through the parameter server with a unit step. One IterationRecord per client per round.
-class FederatedTrainer {
+//
+// A Trainer like every other: its control mailbox is applied at the start of each round.
+// A pause holds the round, an injected straggler's local steps take longer, an excluded
+// client sits rounds out (the others' models are averaged without it) and a pinned one
+// trains with the pinned batch size. What rounds cannot take is refused when asked: a sync
+// model ("sync-model-not-switchable"), a batch-size policy (the tuning variant sizes the
+// clients: "policy-not-applicable") and elastic resizes (refused as events). It keeps no
+// checkpoint.
+class FederatedTrainer : public Trainer {
 public:
     FederatedTrainer(TrainerConfig config, FederatedConfig federated, TrainingObserver& observer);
-    ~FederatedTrainer();
-    TrainingResult run(const std::atomic<bool>* stop = nullptr);
+    ~FederatedTrainer() override;
+    TrainingResult run(const std::atomic<bool>* stop = nullptr) override;
+    void resume_from_checkpoint(const std::string& state) override; // throws: it keeps none
+    std::int64_t samples_trained() const override { return 0; }
+    std::vector<std::int64_t> rows_recorded_through() const override { return {}; }
+    JobControl& control() override;
+    balance::BatchSizeManager& manager() override;
+    const ps::ParameterServer& server() const override;
+    const TrainerConfig& config() const override;
 
 private:
     struct Impl;

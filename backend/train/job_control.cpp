@@ -50,6 +50,8 @@ void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, ba
         throw std::invalid_argument("set_policy needs a policy");
     const bool uniform = policy->name() == "uniform";
     std::lock_guard lock(mutex_);
+    if (!policies_refused_.empty())
+        throw RefusedRequest("policy-not-applicable", policies_refused_);
     if (!uniform && free_running_requested_.value_or(free_running_))
         throw RefusedRequest("policy-not-applicable",
             "this job's sync model (" + sync_description_
@@ -188,6 +190,12 @@ std::pair<double, std::string> JobControl::hold(const std::atomic<bool>* stop)
     while (pause_requested_ && !(stop && stop->load(std::memory_order_relaxed)))
         pause_cv_.wait_for(lock, std::chrono::milliseconds(50));
     return { std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count(), pause_actor_ };
+}
+
+void JobControl::refuse_policies(std::string why)
+{
+    std::lock_guard lock(mutex_);
+    policies_refused_ = std::move(why);
 }
 
 } // namespace fulcrum::train

@@ -52,6 +52,9 @@ public:
     void resume(const std::string& actor = "operator");
     // Elastic PS: a server or worker change before the next iteration (BSP family).
     void request_resize(ResizeRequest request);
+    // A trainer whose batch sizes no policy decides (federated rounds): every set-policy is
+    // refused ("policy-not-applicable") with `why`.
+    void refuse_policies(std::string why);
 
     // What is asked or in effect, for a status display (any thread).
     bool paused() const;
@@ -98,6 +101,7 @@ private:
     std::optional<bool> free_running_requested_; // a switch asked for, not yet made
     bool uniform_policy_ = true; // in effect
     std::optional<bool> uniform_requested_; // a set-policy asked for, not yet applied
+    std::string policies_refused_; // why no policy applies to this trainer (empty: they do)
     std::vector<ResizeRequest> resizes_;
     bool pause_requested_ = false;
     std::string pause_actor_;

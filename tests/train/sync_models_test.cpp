@@ -4,6 +4,7 @@
 #include "model/model_factory.h"
 #include "train/async_trainer.h"
 #include "train/bsp_trainer.h"
+#include "train/federated_trainer.h"
 
 #include <algorithm>
 #include <functional>
@@ -621,4 +622,69 @@ TEST(AsyncTrainer, AspSspAndElasticBspRunInRealModeOnTheWorkersOwnThreads)
         }
         EXPECT_GT(r.final_evaluation.test_accuracy, 0.4);
     }
+}
+
+// The federated trainer is a Trainer like the others: the mailbox is applied at each
+// round's start, and what rounds cannot take is refused when asked.
+TEST(FederatedTrainer, TakesPinsExclusionsAndStragglersAtTheNextRoundAndRefusesWhatRoundsCannotTake)
+{
+    auto c = config("bsp", 1);
+    data::SyntheticSpec shard;
+    shard.train_size = 200;
+    shard.test_size = 50;
+    shard.dim = 16;
+    shard.classes = 4;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        shard.seed = seed;
+        c.worker_data.push_back(data::make_synthetic(shard).train);
+    }
+    train::FederatedConfig f;
+    f.variant = balance::FederatedVariant::FedAvg;
+    f.batch_size = 8;
+    f.local_steps = 2;
+    f.rounds = 10;
+    Steered out;
+    out.act = [](train::JobControl& control, std::size_t rows) {
+        if (rows == 8) { // after round 1: four clients a round
+            control.pin(0, 4, "operator:test");
+            control.exclude(3, std::nullopt, "operator:test");
+            control.inject_straggler(1, 3.0, "operator:test");
+        }
+    };
+    train::FederatedTrainer trainer(std::move(c), f, out);
+    out.control = &trainer.control();
+    const auto refusal = [](const std::function<void()>& ask) {
+        try {
+            ask();
+        } catch (const RefusedRequest& e) {
+            return e.code();
+        }
+        return std::string("accepted");
+    };
+    sync::SyncSpec asp;
+    asp.type = sync::SyncType::Asp;
+    EXPECT_EQ(refusal([&] { trainer.control().set_sync_model(asp, "operator:test"); }), "sync-model-not-switchable");
+    EXPECT_EQ(refusal([&] { trainer.control().set_policy(balance::make_policy({}), {}, "operator:test"); }),
+        "policy-not-applicable");
+    EXPECT_THROW(trainer.resume_from_checkpoint("anything"), InputError);
+
+    const train::TrainingResult r = trainer.run();
+    EXPECT_FALSE(r.stopped);
+    std::map<std::int64_t, std::map<WorkerId, IterationRecord>> rounds;
+    for (const auto& row : out.rows)
+        rounds[row.iteration][row.worker] = row;
+    ASSERT_EQ(rounds.size(), 10u);
+    EXPECT_EQ(rounds[1].size(), 4u);
+    EXPECT_EQ(rounds[1][0].batch_size, 8);
+    for (std::int64_t k = 2; k < 10; ++k) {
+        SCOPED_TRACE(k);
+        EXPECT_EQ(rounds[k].size(), 3u) << "the excluded client sits the rounds out";
+        EXPECT_FALSE(rounds[k].contains(3));
+        EXPECT_EQ(rounds[k][0].batch_size, 4) << "the pinned client trains with the pinned batch size";
+        EXPECT_NEAR(rounds[k][1].compute_s, 3.0 * rounds[1][1].compute_s, 0.3 * rounds[1][1].compute_s)
+            << "the injected straggler's local steps take three times longer";
+    }
+    for (const char* kind : { "pin", "exclude", "straggler-injected" })
+        EXPECT_TRUE(out.event(kind)) << kind;
+    EXPECT_GT(r.final_evaluation.test_accuracy, 0.4);
 }
