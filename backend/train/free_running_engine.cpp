@@ -13,10 +13,29 @@
 namespace fulcrum::train {
 
 struct FreeRunningEngine::Impl : EngineRefs {
-    explicit Impl(JobCore& c)
-        : EngineRefs(c)
-    {
-    }
+    explicit Impl(JobCore& c);
+
+    // How the batches are computed and timed: the event clock of the virtual and paced
+    // modes, or the workers' own threads in real mode. The rules of the sync models (who
+    // may start, what an arrival does) are the engine's and the same under both.
+    struct Clock {
+        virtual ~Clock() = default;
+        virtual double now() const = 0;
+        // Worker i has pulled and its row is open at `t`: compute its batch and bring its
+        // arrival (arrive()) in the clock's time.
+        virtual void begin_batch(std::size_t i, double t) = 0;
+        // After an arrival at `t` (paced mode waits for the wall clock there).
+        virtual void after_arrival(double t) = 0;
+        // Arrivals until training ends or a switch to a barrier model is ready.
+        virtual void run_until_done() = 0;
+        // Whether a batch under way can be held by a checkpoint (computed when it started).
+        virtual bool holds_batches_under_way() const = 0;
+        // Resumed from a checkpoint: its batches under way (in the order they started) arrive
+        // again, or, where none could be held, the workers start afresh.
+        virtual void resume_batches(const std::vector<std::size_t>& under_way) = 0;
+    };
+    struct ModelledClock;
+    struct ThreadedClock;
 
     struct WorkerState {
         std::int64_t clock = 0; // iterations completed
@@ -28,8 +47,6 @@ struct FreeRunningEngine::Impl : EngineRefs {
         std::int64_t pulled_version = 0; // busy: the server version its gradient was computed on
         std::uint64_t started = 0; // busy: its start's place in the order of starts
         std::int64_t recorded_through = -1; // the iteration of its last row handed over
-        bool go = false; // real mode: its thread is to compute the batch just started
-        double pull_s = 0; // real mode: how long the pull at its start took
     };
 
     enum class Kind { Asp, Ssp, ElasticBsp };
@@ -91,8 +108,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         observer.on_iteration(std::span<const IterationRecord>(&s.row, 1));
     }
 
-    bool real() const { return config.mode == ClockMode::Real; }
-    double now() const { return real() ? job.wall_seconds() : clock.now(); }
+    double now() const { return timing->now(); }
 
     // Worker i pulls and starts a batch at `t`. On the virtual clock it computes at once and
     // its arrival is scheduled; in real mode its own thread computes (work()) and arrives.
@@ -113,20 +129,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         row.decision = decision_tag(i);
         s.busy = true;
         s.started = starts++;
-        if (real()) {
-            s.pull_s = now() - t;
-            s.go = true; // its thread takes it (run_real notifies)
-            return;
-        }
-        row.loss = job.endpoints[i]->compute(s.clock, row.batch_size, 1).loss; // the clock is the model's
-        const perf::ComputeTiming timing = worker.performance().compute(t, row.batch_size);
-        row.compute_s = timing.duration_s * slowdown[i];
-        row.comm_s = perf::communication_time(worker.setup().network, job.model_bytes, s.clock);
-        row.cpu_share = timing.mean_share.cpu;
-        row.memory_share = timing.mean_share.memory;
-        row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
-        row.end_s = t + row.comm_s + row.compute_s;
-        clock.schedule(row.end_s, [this, i, version = s.pulled_version] { arrive(i, version); });
+        timing->begin_batch(i, t);
     }
 
     std::string decision_tag(std::size_t i) const
@@ -179,8 +182,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         }
         if (updates >= config.iterations)
             progress.done = true;
-        if (config.mode == ClockMode::Paced)
-            pacer.wait_until(t, stop_flag);
+        timing->after_arrival(t);
         if (progress.done)
             return;
         // A stop request ends training after this event's starts, with a checkpoint of the
@@ -274,7 +276,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             const WorkerState& w = state[i];
             // Real mode cannot hold a batch being computed on another thread: it is left out,
             // and a resumed job starts it again.
-            const bool busy = w.busy && !real();
+            const bool busy = w.busy && timing->holds_batches_under_way();
             for (const std::int64_t v : { w.clock, w.quota, w.pulled_version, w.recorded_through })
                 out.put(v);
             out.put(w.started);
@@ -434,101 +436,6 @@ struct FreeRunningEngine::Impl : EngineRefs {
             }
     }
 
-    // Real mode: what worker i's thread measured for one batch.
-    struct Completion {
-        std::size_t worker = 0;
-        double ended = 0;
-        BatchMeasurement batch;
-    };
-
-    // Real mode: worker i's thread computes each batch start() hands it on the worker's
-    // endpoint and queues what it measured; the engine's thread takes the completions in
-    // the order they came, so every arrival is handled on one thread, as the virtual
-    // clock's are, and no worker waits on another's arrival.
-    void work(std::size_t i)
-    {
-        WorkerEndpoint& endpoint = *job.endpoints[i];
-        for (;;) {
-            std::int32_t batch_size = 0;
-            std::int64_t iteration = 0;
-            double factor = 1;
-            {
-                std::unique_lock lock(mutex);
-                wake.wait(lock, [&] { return state[i].go || finished; });
-                if (finished)
-                    return;
-                state[i].go = false;
-                batch_size = state[i].row.batch_size;
-                iteration = state[i].row.iteration;
-                factor = slowdown[i];
-            }
-            Completion c;
-            c.worker = i;
-            c.batch = endpoint.compute(iteration, batch_size, factor);
-            c.ended = job.wall_seconds();
-            std::lock_guard lock(mutex);
-            completions.push_back(c);
-            completed.notify_one();
-        }
-    }
-
-    // Real mode, on the engine's thread: a completed batch arrives.
-    void complete(const Completion& c)
-    {
-        WorkerState& s = state[c.worker];
-        IterationRecord& row = s.row;
-        const BatchMeasurement& m = c.batch;
-        row.loss = m.loss;
-        row.compute_s = m.lost ? 0 : m.compute_s;
-        row.comm_s = s.pull_s + (m.lost ? 0 : std::max(0.0, m.elapsed_s - m.compute_s));
-        row.cpu_share = m.compute_s > 0 ? std::min(1.0, m.cpu_seconds / m.compute_s) : 1.0;
-        row.memory_share = m.memory_share.value_or(perf::memory_available_share());
-        row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
-        row.end_s = c.ended;
-        if (!m.lost) {
-            arrive(c.worker, s.pulled_version);
-            return;
-        }
-        drop_lost(c.worker, c.ended);
-        if (!draining && !progress.done)
-            restart(c.worker, c.ended); // whoever waited on it may go on
-        if (!progress.done && std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; }))
-            throw std::runtime_error("every worker of the job disconnected or waits on one that did; it cannot go on");
-    }
-
-    // Real mode: the engine's loop over the completions, with one thread per worker.
-    void run_real()
-    {
-        std::vector<std::thread> threads;
-        const auto stop_threads = [&] {
-            {
-                std::lock_guard lock(mutex);
-                finished = true;
-            }
-            wake.notify_all();
-            for (std::thread& t : threads)
-                t.join();
-            completions.clear();
-            finished = false;
-        };
-        for (std::size_t i = 0; i < state.size(); ++i)
-            threads.emplace_back([this, i] { work(i); });
-        try {
-            std::unique_lock lock(mutex);
-            while (!progress.done && !switch_ready) {
-                completed.wait(lock, [&] { return !completions.empty(); });
-                const Completion c = completions.front();
-                completions.pop_front();
-                complete(c);
-                wake.notify_all(); // the batches complete() started
-            }
-        } catch (...) {
-            stop_threads();
-            throw;
-        }
-        stop_threads();
-    }
-
     void drop_lost(std::size_t i, double t)
     {
         WorkerState& s = state[i];
@@ -569,15 +476,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
                     busy.push_back(i);
             std::sort(busy.begin(), busy.end(),
                 [&](std::size_t a, std::size_t b) { return state[a].started < state[b].started; });
-            for (const std::size_t i : busy)
-                clock.schedule(
-                    state[i].row.end_s, [this, i, version = state[i].pulled_version] { arrive(i, version); });
-            if (real()) { // its checkpoint abandoned the batches under way: they start again
-                const std::int64_t slowest = slowest_clock();
-                for (std::size_t i = 0; i < n; ++i)
-                    if (!state[i].busy && may_start(i, slowest))
-                        start(i, now());
-            }
+            timing->resume_batches(busy);
         } else {
             state.clear();
             state.resize(n);
@@ -601,12 +500,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 if (active(i))
                     start(i, t);
         }
-        if (real()) {
-            if (!progress.done && !switch_ready)
-                run_real();
-        } else {
-            while (!progress.done && !switch_ready && clock.step()) { }
-        }
+        if (!progress.done && !switch_ready)
+            timing->run_until_done();
         std::int64_t next = progress.next;
         for (std::size_t i = 0; i < n; ++i) {
             close_row(i, switch_ready ? now() : state[i].row.end_s);
@@ -623,12 +518,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
     std::vector<WorkerState> state;
     std::vector<std::int64_t> superstep_start;
     const std::atomic<bool>* stop_flag = nullptr;
-    // Real mode: the engine's thread and the workers' threads meet here.
-    std::mutex mutex; // guards the state while the engine handles a completion
-    std::condition_variable wake; // a worker has a batch to compute, or training ended
-    std::condition_variable completed; // a worker's batch is done
-    std::deque<Completion> completions;
-    bool finished = false; // the workers' threads end
+    std::unique_ptr<Clock> timing; // the mode's
     bool draining = false; // a switch to bsp or backup: no more starts
     bool switch_ready = false; // ... and every batch under way has arrived
     std::uint64_t starts = 0; // batches started, numbering each start
@@ -637,6 +527,204 @@ struct FreeRunningEngine::Impl : EngineRefs {
     std::optional<std::int64_t> last_checkpoint; // the update count of the last checkpoint taken
     std::chrono::steady_clock::time_point last_checkpoint_at;
 };
+
+// Virtual and paced modes: a batch is computed when it starts, timed by the worker's
+// performance model, and arrives through the event queue, so a run is the same on any
+// machine.
+struct FreeRunningEngine::Impl::ModelledClock final : Clock {
+    explicit ModelledClock(Impl& engine)
+        : e(engine)
+    {
+    }
+
+    double now() const override { return e.clock.now(); }
+
+    void begin_batch(std::size_t i, double t) override
+    {
+        WorkerState& s = e.state[i];
+        Worker& worker = *e.job.workers[i];
+        IterationRecord& row = s.row;
+        row.loss = e.job.endpoints[i]->compute(s.clock, row.batch_size, 1).loss; // the model times it
+        const perf::ComputeTiming timed = worker.performance().compute(t, row.batch_size);
+        row.compute_s = timed.duration_s * e.slowdown[i];
+        row.comm_s = perf::communication_time(worker.setup().network, e.job.model_bytes, s.clock);
+        row.cpu_share = timed.mean_share.cpu;
+        row.memory_share = timed.mean_share.memory;
+        row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
+        row.end_s = t + row.comm_s + row.compute_s;
+        e.clock.schedule(row.end_s, [this, i, version = s.pulled_version] { e.arrive(i, version); });
+    }
+
+    void after_arrival(double t) override
+    {
+        if (e.config.mode == ClockMode::Paced)
+            e.pacer.wait_until(t, e.stop_flag);
+    }
+
+    void run_until_done() override
+    {
+        while (!e.progress.done && !e.switch_ready && e.clock.step()) { }
+    }
+
+    bool holds_batches_under_way() const override { return true; }
+
+    void resume_batches(const std::vector<std::size_t>& under_way) override
+    {
+        for (const std::size_t i : under_way)
+            e.clock.schedule(
+                e.state[i].row.end_s, [this, i, version = e.state[i].pulled_version] { e.arrive(i, version); });
+    }
+
+    Impl& e;
+};
+
+// Real mode: worker i's thread computes each batch begin_batch() hands it on the worker's
+// endpoint and queues what it measured; the engine's thread takes the completions in the
+// order they came, so every arrival is handled on one thread, as the virtual clock's are,
+// and no worker waits on another's arrival.
+struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
+    explicit ThreadedClock(Impl& engine)
+        : e(engine)
+        , go(engine.job.workers.size(), false)
+        , pull_s(engine.job.workers.size(), 0.0)
+    {
+    }
+
+    // What worker i's thread measured for one batch.
+    struct Completion {
+        std::size_t worker = 0;
+        double ended = 0;
+        BatchMeasurement batch;
+    };
+
+    double now() const override { return e.job.wall_seconds(); }
+
+    // Called on the engine's thread with `mutex` held (run_until_done) or before the
+    // threads exist; they take the batch when woken.
+    void begin_batch(std::size_t i, double t) override
+    {
+        pull_s[i] = now() - t;
+        go[i] = true;
+    }
+
+    void after_arrival(double /*t*/) override { }
+
+    bool holds_batches_under_way() const override { return false; }
+
+    // The checkpoint abandoned the batches under way: they start again.
+    void resume_batches(const std::vector<std::size_t>& /*under_way*/) override
+    {
+        const std::int64_t slowest = e.slowest_clock();
+        for (std::size_t i = 0; i < e.state.size(); ++i)
+            if (!e.state[i].busy && e.may_start(i, slowest))
+                e.start(i, now());
+    }
+
+    void work(std::size_t i)
+    {
+        WorkerEndpoint& endpoint = *e.job.endpoints[i];
+        for (;;) {
+            std::int32_t batch_size = 0;
+            std::int64_t iteration = 0;
+            double factor = 1;
+            {
+                std::unique_lock lock(mutex);
+                wake.wait(lock, [&] { return go[i] || finished; });
+                if (finished)
+                    return;
+                go[i] = false;
+                batch_size = e.state[i].row.batch_size;
+                iteration = e.state[i].row.iteration;
+                factor = e.slowdown[i];
+            }
+            Completion c;
+            c.worker = i;
+            c.batch = endpoint.compute(iteration, batch_size, factor);
+            c.ended = e.job.wall_seconds();
+            std::lock_guard lock(mutex);
+            completions.push_back(c);
+            completed.notify_one();
+        }
+    }
+
+    // On the engine's thread: a completed batch arrives.
+    void complete(const Completion& c)
+    {
+        WorkerState& s = e.state[c.worker];
+        IterationRecord& row = s.row;
+        const BatchMeasurement& m = c.batch;
+        row.loss = m.loss;
+        row.compute_s = m.lost ? 0 : m.compute_s;
+        row.comm_s = pull_s[c.worker] + (m.lost ? 0 : std::max(0.0, m.elapsed_s - m.compute_s));
+        row.cpu_share = m.compute_s > 0 ? std::min(1.0, m.cpu_seconds / m.compute_s) : 1.0;
+        row.memory_share = m.memory_share.value_or(perf::memory_available_share());
+        row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
+        row.end_s = c.ended;
+        if (!m.lost) {
+            e.arrive(c.worker, s.pulled_version);
+            return;
+        }
+        e.drop_lost(c.worker, c.ended);
+        if (!e.draining && !e.progress.done)
+            e.restart(c.worker, c.ended); // whoever waited on it may go on
+        if (!e.progress.done
+            && std::none_of(e.state.begin(), e.state.end(), [](const WorkerState& w) { return w.busy; }))
+            throw std::runtime_error("every worker of the job disconnected or waits on one that did; it cannot go on");
+    }
+
+    // The engine's loop over the completions, with one thread per worker.
+    void run_until_done() override
+    {
+        std::vector<std::thread> threads;
+        const auto stop_threads = [&] {
+            {
+                std::lock_guard lock(mutex);
+                finished = true;
+            }
+            wake.notify_all();
+            for (std::thread& t : threads)
+                t.join();
+            completions.clear();
+            std::fill(go.begin(), go.end(), false); // a batch handed out and not taken is abandoned
+            finished = false;
+        };
+        for (std::size_t i = 0; i < e.state.size(); ++i)
+            threads.emplace_back([this, i] { work(i); });
+        try {
+            std::unique_lock lock(mutex);
+            while (!e.progress.done && !e.switch_ready) {
+                completed.wait(lock, [&] { return !completions.empty(); });
+                const Completion c = completions.front();
+                completions.pop_front();
+                complete(c);
+                wake.notify_all(); // the batches complete() started
+            }
+        } catch (...) {
+            stop_threads();
+            throw;
+        }
+        stop_threads();
+    }
+
+    Impl& e;
+    // The engine's thread and the workers' threads meet here.
+    std::mutex mutex; // guards the engine's state while it handles a completion
+    std::condition_variable wake; // a worker has a batch to compute, or training ended
+    std::condition_variable completed; // a worker's batch is done
+    std::deque<Completion> completions;
+    std::vector<bool> go; // per worker: its thread is to compute the batch just started
+    std::vector<double> pull_s; // per worker: how long the pull at its batch's start took
+    bool finished = false; // the workers' threads end
+};
+
+FreeRunningEngine::Impl::Impl(JobCore& c)
+    : EngineRefs(c)
+{
+    if (config.mode == ClockMode::Real)
+        timing = std::make_unique<ThreadedClock>(*this);
+    else
+        timing = std::make_unique<ModelledClock>(*this);
+}
 
 FreeRunningEngine::FreeRunningEngine(JobCore& core)
     : impl_(std::make_unique<Impl>(core))
