@@ -151,7 +151,7 @@ int run_elastic(ElasticArgs& a)
 
 } // namespace
 
-int main(int argc, char** argv)
+int run(int argc, char** argv)
 {
     po::options_description visible("Options");
     std::string cluster_file, workload_file, generate, csv_dir;
@@ -299,4 +299,14 @@ int main(int argc, char** argv)
         std::cerr << "fulcrum-sim: " << e.what() << "\n";
     }
     return 1;
+}
+
+int main(int argc, char** argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) { // what run() does not turn into a message itself
+        std::cerr << "fulcrum-sim: " << e.what() << "\n";
+        return 1;
+    }
 }

@@ -12,6 +12,9 @@ bash scripts/install-deps.sh
 bash scripts/check-format.sh
 bash scripts/build.sh ci
 bash scripts/build.sh ci-v4
+# The committed .clang-tidy holds for every source file (minutes: after the build, whose
+# compile_commands.json it reads).
+bash scripts/check-tidy.sh build/ci
 export QT_QPA_PLATFORM=offscreen
 ctest --preset ci -j "$(nproc)"
 # What training computes is kept bit for bit across refactorings: every shipped scenario's

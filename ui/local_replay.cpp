@@ -37,7 +37,7 @@ LocalReplayHost::~LocalReplayHost()
 
 QString LocalReplayHost::find_daemon()
 {
-    const QString beside = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("fulcrumd"));
+    QString beside = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("fulcrumd"));
     if (QFileInfo(beside).isExecutable())
         return beside;
     return QStandardPaths::findExecutable(QStringLiteral("fulcrumd"));

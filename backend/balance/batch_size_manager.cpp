@@ -460,6 +460,7 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
         // policy has not seen (just re-admitted) starts at the average.
         const double average = known > 0 ? known_sum / known : 1.0;
         std::vector<double> weights;
+        weights.reserve(free.size());
         for (std::size_t i : free)
             weights.push_back(proposal.size[i] ? static_cast<double>(*proposal.size[i]) : average);
         const std::vector<std::int32_t> split = proportional_split(weights, spare);

@@ -30,6 +30,7 @@ Allocation FixedPolicy::next(const std::vector<WorkerObservation>& observations,
 {
     // With every worker present this is the given split; with some excluded, the same ratios.
     std::vector<double> weights;
+    weights.reserve(observations.size());
     for (const auto& o : observations)
         weights.push_back(static_cast<std::size_t>(o.worker) < batch_sizes_.size()
                 ? batch_sizes_[static_cast<std::size_t>(o.worker)]

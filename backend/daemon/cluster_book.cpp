@@ -63,7 +63,7 @@ std::vector<int> ClusterBook::place(JobId job, const GpuDemand& demand, const Re
     // A hair less than asked, so that a whole-GPU demand fits a GPU whose free memory is the
     // sum of floating-point subtractions.
     spec.model.memory_gb = demand.memory_gb - 1e-9;
-    const std::vector<int> chosen = policy_->place(spec, cluster_, gpu_states(remaining));
+    std::vector<int> chosen = policy_->place(spec, cluster_, gpu_states(remaining));
     if (chosen.size() != static_cast<std::size_t>(demand.workers))
         return {};
     held_[job] = Held { chosen, demand.memory_gb };

@@ -231,6 +231,7 @@ void Daemon::on(Client& client, const ListCapabilities& l)
     // From the registries this fulcrumd was built with: a client lists only what it has.
     const auto listed = [](const std::vector<CatalogueEntry>& entries) {
         std::vector<Capability> out;
+        out.reserve(entries.size());
         for (const CatalogueEntry& e : entries)
             out.push_back({ e.name, e.description });
         return out;

@@ -3,7 +3,8 @@
 #include "common/error.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <cerrno>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -14,6 +15,20 @@ namespace {
 
 constexpr const char* kLocal = "local";
 constexpr const char* kClient = "client";
+
+// The whole text, however many writes the kernel takes for it.
+bool write_all(int fd, std::string_view text)
+{
+    while (!text.empty()) {
+        const ssize_t n = ::write(fd, text.data(), text.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
 
 } // namespace
 
@@ -47,14 +62,12 @@ void JobJournal::add(JobId job, Origin origin, const std::string& scenario_json)
     const std::filesystem::path target = file(job);
     const std::filesystem::path partial = target.string() + ".partial";
     {
-        std::FILE* out = std::fopen(partial.c_str(), "wb");
-        if (!out)
+        const int out = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (out < 0)
             throw RuntimeFailure(partial.string() + ": cannot be written");
-        const std::string head = std::string(origin == Origin::Local ? kLocal : kClient) + "\n";
-        const bool written = std::fwrite(head.data(), 1, head.size(), out) == head.size()
-            && std::fwrite(scenario_json.data(), 1, scenario_json.size(), out) == scenario_json.size()
-            && std::fflush(out) == 0 && ::fsync(::fileno(out)) == 0;
-        std::fclose(out);
+        const std::string text = std::string(origin == Origin::Local ? kLocal : kClient) + "\n" + scenario_json;
+        const bool written = write_all(out, text) && ::fsync(out) == 0;
+        ::close(out);
         if (!written)
             throw RuntimeFailure(partial.string() + ": the disk refused the job's scenario");
     }

@@ -162,6 +162,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
     std::vector<Recovered> found;
     std::vector<std::string> problems;
     const std::vector<JobJournal::Entry> entries = journal_.entries(&problems);
+    found.reserve(problems.size() + entries.size());
     for (const std::string& p : problems)
         found.push_back({ 0, p });
     for (const JobJournal::Entry& entry : entries) {

@@ -7,7 +7,7 @@
 
 namespace fulcrum::daemon {
 
-RemotePool::RemotePool(JobId job, std::vector<bool> remote_slots)
+RemotePool::RemotePool(JobId job, const std::vector<bool>& remote_slots)
     : job_(job)
 {
     for (const bool remote : remote_slots)

@@ -20,7 +20,7 @@ namespace fulcrum::daemon {
 // reports the worker lost. Thread-safe.
 class RemotePool final : public train::RemoteWorkers {
 public:
-    RemotePool(JobId job, std::vector<bool> remote_slots);
+    RemotePool(JobId job, const std::vector<bool>& remote_slots);
 
     // Takes `requested` (or the first free remote slot) for `client`. Throws RefusedRequest:
     // no-remote-slot, not-a-remote-slot, slot-taken.

@@ -81,7 +81,7 @@ bool ReplaySession::closed() const
     return closing_;
 }
 
-void ReplaySession::send_all(std::vector<ServerMessage> messages)
+void ReplaySession::send_all(const std::vector<ServerMessage>& messages)
 {
     for (const ServerMessage& m : messages)
         client_->send(m);

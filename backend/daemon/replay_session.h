@@ -45,7 +45,7 @@ public:
 private:
     void run();
     void apply(const protocol::ReplayCommand& command);
-    void send_all(std::vector<protocol::ServerMessage> messages);
+    void send_all(const std::vector<protocol::ServerMessage>& messages);
     void send_state(bool seeked);
     protocol::ReplayPhase phase() const;
     void anchor();

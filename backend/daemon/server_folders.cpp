@@ -99,7 +99,7 @@ fs::path ServerFolders::resolve(
         const fs::path candidate = root / relative;
         if (!fs::exists(candidate, ec))
             continue;
-        const fs::path real = fs::canonical(candidate, ec);
+        fs::path real = fs::canonical(candidate, ec);
         if (ec || !inside(root, real))
             throw OutsidePath(source, field, "'" + name + "' is a link that leads out of " + folder);
         return real;

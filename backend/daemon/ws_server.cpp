@@ -331,8 +331,11 @@ WebSocketServer::WebSocketServer(Daemon& daemon, const TokenStore& tokens, Serve
 
 WebSocketServer::~WebSocketServer()
 {
-    stop();
-    wait();
+    try {
+        stop();
+        wait();
+    } catch (...) { // a destructor cannot report it; the process is ending the server anyway
+    }
 }
 
 unsigned short WebSocketServer::port() const

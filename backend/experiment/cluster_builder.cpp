@@ -104,6 +104,7 @@ std::vector<double> iteration_times(const std::vector<IterationRecord>& rows)
         }
     }
     std::vector<double> times;
+    times.reserve(span.size());
     for (const auto& [k, s] : span)
         times.push_back(s.second - s.first);
     return times;

@@ -14,7 +14,7 @@ namespace {
 
 sync::EndTimes random_end_times(int n, int range, std::uint64_t seed)
 {
-    Rng rng = make_rng(seed, Stream::Data, static_cast<std::uint64_t>(n * 1000 + range));
+    Rng rng = make_rng(seed, Stream::Data, static_cast<std::uint64_t>(n) * 1000 + static_cast<std::uint64_t>(range));
     sync::EndTimes ends(static_cast<std::size_t>(n));
     for (auto& e : ends) {
         const double interval = 0.5 + 1.5 * uniform01(rng); // heterogeneous workers

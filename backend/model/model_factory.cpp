@@ -18,7 +18,7 @@ std::unique_ptr<Model> make_linear_svm(Eigen::Index input_dim, int classes)
         std::vector<Eigen::Index> { input_dim, classes }, LossHead::MulticlassHinge);
 }
 
-std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, std::vector<Eigen::Index> hidden, int classes)
+std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, const std::vector<Eigen::Index>& hidden, int classes)
 {
     std::vector<Eigen::Index> sizes { input_dim };
     std::string name = "mlp-" + std::to_string(input_dim);

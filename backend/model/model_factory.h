@@ -16,7 +16,7 @@ std::unique_ptr<Model> make_softmax_regression(Eigen::Index input_dim, int class
 // Multi-class linear SVM, Crammer-Singer hinge loss (L2 regularisation comes from the optimizer's weight decay).
 std::unique_ptr<Model> make_linear_svm(Eigen::Index input_dim, int classes);
 // Multi-layer perceptron with ReLU hidden layers and a softmax cross-entropy output.
-std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, std::vector<Eigen::Index> hidden, int classes);
+std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, const std::vector<Eigen::Index>& hidden, int classes);
 
 // Builds the model a scenario names; throws std::invalid_argument for an unknown type.
 std::unique_ptr<Model> make_model(const ModelSpec& spec, Eigen::Index input_dim, int classes);

@@ -48,6 +48,7 @@ void ArimaPredictor::refit()
 {
     since_fit_ = 0;
     const int n = static_cast<int>(differences_.size());
+    const auto difference = [this](int k) { return differences_[static_cast<std::size_t>(k)]; };
     constexpr int kLongOrder = 8; // stage 1: AR(8) stands in for the MA term
     if (n < kLongOrder + 12)
         return;
@@ -57,8 +58,8 @@ void ArimaPredictor::refit()
     Eigen::VectorXd b(rows1);
     for (int r = 0; r < rows1; ++r) {
         for (int j = 0; j < kLongOrder; ++j)
-            a(r, j) = differences_[static_cast<std::size_t>(r + kLongOrder - 1 - j)];
-        b(r) = differences_[static_cast<std::size_t>(r + kLongOrder)];
+            a(r, j) = difference(r + kLongOrder - 1 - j);
+        b(r) = difference(r + kLongOrder);
     }
     const Eigen::VectorXd long_ar = a.colPivHouseholderQr().solve(b);
     Eigen::VectorXd residual = Eigen::VectorXd::Zero(n);
@@ -70,10 +71,10 @@ void ArimaPredictor::refit()
     Eigen::VectorXd y(rows2);
     for (int r = 0; r < rows2; ++r) {
         const int k = first + r;
-        x(r, 0) = differences_[static_cast<std::size_t>(k - 1)];
-        x(r, 1) = differences_[static_cast<std::size_t>(k - 2)];
+        x(r, 0) = difference(k - 1);
+        x(r, 1) = difference(k - 2);
         x(r, 2) = residual(k - 1);
-        y(r) = differences_[static_cast<std::size_t>(k)];
+        y(r) = difference(k);
     }
     const Eigen::Vector3d c = x.colPivHouseholderQr().solve(y);
     if (!c.allFinite())

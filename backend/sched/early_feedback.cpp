@@ -66,7 +66,9 @@ double EarlyFeedback::samples_needed(const PsJobSpec& job) const
         return value * job.samples();
     case Kind::Iterations: {
         const double samples = value * job.workers * job.model.batch_size;
-        return samples <= job.samples() ? samples : kNever;
+        if (samples <= job.samples())
+            return samples;
+        return kNever;
     }
     case Kind::Accuracy: {
         const auto p = progress_for_accuracy(job.model, value);

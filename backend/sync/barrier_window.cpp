@@ -165,7 +165,8 @@ BarrierWindow min_window(const EndTimes& ends)
             best_latest = hi;
             best = at;
         }
-        const auto next = static_cast<std::size_t>(at[worker] + 1);
+        const int following = at[worker] + 1;
+        const auto next = static_cast<std::size_t>(following);
         if (next >= ends[worker].size())
             break; // the minimum cannot advance: no later window contains this worker
         heads.pop();

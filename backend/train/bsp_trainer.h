@@ -13,7 +13,8 @@ namespace fulcrum::train {
 class BspTrainer final : public JobTrainer {
 public:
     // Throws std::invalid_argument unless the config's sync model is bsp or backup.
-    BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer);
+    BspTrainer(
+        const TrainerConfig& config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer);
     // `manager` may be null: a uniform policy's manager is made.
     BspTrainer(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer);
 };

@@ -4,7 +4,7 @@
 
 namespace fulcrum::train {
 
-JobControl::JobControl(balance::BatchSizeManager& manager, int workers, sync::SyncSpec sync,
+JobControl::JobControl(balance::BatchSizeManager& manager, int workers, const sync::SyncSpec& sync,
     std::function<void(const sync::SyncSpec&)> switchable)
     : manager_(manager)
     , workers_(workers)

@@ -27,7 +27,7 @@ class JobControl {
 public:
     // `switchable(spec)` throws RefusedRequest when the trainer cannot run `spec` from its
     // next safe point ("sync-model-not-switchable", "illegal-value").
-    JobControl(balance::BatchSizeManager& manager, int workers, sync::SyncSpec sync,
+    JobControl(balance::BatchSizeManager& manager, int workers, const sync::SyncSpec& sync,
         std::function<void(const sync::SyncSpec&)> switchable);
 
     // The operator's requests.

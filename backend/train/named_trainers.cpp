@@ -38,7 +38,7 @@ std::unique_ptr<balance::BatchSizeManager> manager_for(
 } // namespace
 
 BspTrainer::BspTrainer(
-    TrainerConfig config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer)
+    const TrainerConfig& config, std::unique_ptr<balance::BatchSizePolicy> policy, TrainingObserver& observer)
     : JobTrainer(with_barriers(config), manager_for(config, std::move(policy)), observer)
 {
 }

@@ -22,7 +22,9 @@ public:
     virtual void on_barrier(std::int64_t /*iteration*/, std::span<const ps::GradientPush> /*pushes*/) { }
     // A checkpoint taken after iteration `iteration`'s rows were handed over (config's
     // checkpoint_every / checkpoint_seconds): the trainer's whole state, to resume from.
-    virtual void on_checkpoint(std::int64_t /*iteration*/, double /*time_s*/, std::string /*state*/) { }
+    // By value: an observer keeps the state (moves it into its store).
+    virtual void on_checkpoint(std::int64_t /*iteration*/, double /*time_s*/, std::string /*state*/) {
+    } // NOLINT(performance-unnecessary-value-param)
 };
 
 struct TrainingResult {

@@ -105,7 +105,7 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
     ASSERT_TRUE(wait_until([&] {
         int found = 0;
         for (int row = 0; row < window.store().events().rowCount(); ++row) {
-            const EventRecord& e = window.store().events().event(row);
+            const EventRecord& e = window.store().events().at(row);
             found += (e.kind == "pin" && e.worker == 3) || (e.kind == "exclude" && e.worker == 2);
         }
         return found == 2;
@@ -285,11 +285,11 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     QTableView* events = window.events_view().table();
     int row = -1;
     for (int r = 0; r < events->model()->rowCount() && row < 0; ++r)
-        if (store.events().event(r).time_s > 0 && store.events().event(r).time_s < barrier_20)
+        if (store.events().at(r).time_s > 0 && store.events().at(r).time_s < barrier_20)
             row = r;
     ASSERT_GE(row, 0) << "no event before iteration 20 to jump to";
-    EXPECT_EQ(store.events().event(row).kind, "pin");
-    const double event_time = store.events().event(row).time_s;
+    EXPECT_EQ(store.events().at(row).kind, "pin");
+    const double event_time = store.events().at(row).time_s;
     emit events->activated(events->model()->index(row, 0));
     ASSERT_TRUE(wait_until([&] { return arrived.count() == 5; }));
     EXPECT_LE(store.replay_state()->time_s, event_time + 1e-9);

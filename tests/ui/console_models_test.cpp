@@ -95,8 +95,8 @@ TEST(ConsoleStore, AReplayedRunFillsTheJobsWorkersAndEventsModels)
     ASSERT_EQ(events.rowCount(), static_cast<int>(recorded_events.size()));
     bool pin = false;
     for (int row = 0; row < events.rowCount(); ++row) {
-        EXPECT_EQ(events.event(row), recorded_events[static_cast<std::size_t>(row)]);
-        pin = pin || (events.event(row).kind == "pin" && events.event(row).actor == "operator:test");
+        EXPECT_EQ(events.at(row), recorded_events[static_cast<std::size_t>(row)]);
+        pin = pin || (events.at(row).kind == "pin" && events.at(row).actor == "operator:test");
     }
     EXPECT_TRUE(pin);
 }
@@ -138,7 +138,7 @@ TEST(ConsoleStore, RowsAndEventsPastAHeldMomentAreNotTakenIn)
             store.ingest(m);
     EXPECT_EQ(*store.history().last_iteration(), 9);
     for (int row = 0; row < store.events().rowCount(); ++row)
-        EXPECT_LE(store.events().event(row).time_s, held + 1e-9);
+        EXPECT_LE(store.events().at(row).time_s, held + 1e-9);
     store.hold_after(std::nullopt);
     for (const ServerMessage& m : source.step(source.length() - 1))
         store.ingest(m);
@@ -156,8 +156,8 @@ TEST(EventsModel, KeepsTheNewestEventsUpToItsLimit)
         events.append(e);
     }
     ASSERT_EQ(events.rowCount(), 3);
-    EXPECT_EQ(events.event(0).iteration, 2);
-    EXPECT_EQ(events.event(2).iteration, 4);
+    EXPECT_EQ(events.at(0).iteration, 2);
+    EXPECT_EQ(events.at(2).iteration, 4);
 }
 
 // The run-list dialog's model: one row per run; a store that cannot be read shows why and

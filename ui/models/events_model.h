@@ -21,7 +21,7 @@ public:
     // Drops the events after `time_s` on the run's clock (a replay seeked back).
     void truncate_after(double time_s);
     void clear();
-    const EventRecord& event(int row) const { return events_.at(static_cast<std::size_t>(row)); }
+    const EventRecord& at(int row) const { return events_.at(static_cast<std::size_t>(row)); }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

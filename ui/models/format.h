@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QString>
+#include <cmath>
 
 namespace fulcrum::ui {
 
@@ -9,7 +10,7 @@ inline QString duration_text(double seconds)
 {
     if (!(seconds >= 0))
         return {};
-    const auto s = static_cast<long long>(seconds + 0.5);
+    const long long s = std::llround(seconds);
     if (s < 60)
         return QStringLiteral("%1 s").arg(s);
     if (s < 3600)

@@ -32,8 +32,8 @@ QRectF ClusterMap::cell(int gpu) const
     const double server_w = static_cast<double>(width() - 8) / columns;
     const double server_h = std::min(90.0, static_cast<double>(height() - kHeader - 8) / rows);
     const int server = gpu / c->gpus_per_server, slot = gpu % c->gpus_per_server;
-    const QRectF box(
-        4 + (server % columns) * server_w, kHeader + 4 + (server / columns) * server_h, server_w - 6, server_h - 6);
+    const int column = server % columns, row = server / columns;
+    const QRectF box(4 + column * server_w, kHeader + 4 + row * server_h, server_w - 6, server_h - 6);
     const double gpu_w = (box.width() - 6) / c->gpus_per_server;
     return QRectF(box.left() + 3 + slot * gpu_w, box.top() + 16, gpu_w - 3, box.height() - 20);
 }

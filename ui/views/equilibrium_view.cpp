@@ -205,7 +205,7 @@ void EquilibriumView::refresh()
     if (const auto job = store_.shown_job()) {
         const EventsModel& events = store_.events();
         for (int row = 0; row < events.rowCount(); ++row) {
-            const EventRecord& e = events.event(row);
+            const EventRecord& e = events.at(row);
             if (e.job == *job && e.kind == "phase-change")
                 mark_at_.emplace_back(e.iteration, QString::fromStdString(e.message).section(QLatin1Char(':'), 0, 0));
         }

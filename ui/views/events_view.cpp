@@ -33,7 +33,7 @@ EventsView::EventsView(ConsoleStore& store, QWidget* parent)
     connect(table_, &QTableView::activated, this, [this](const QModelIndex& index) {
         const QModelIndex source = filter_->mapToSource(index);
         if (source.isValid())
-            emit jumpRequested(store_.events().event(source.row()));
+            emit jumpRequested(store_.events().at(source.row()));
     });
     // Newest last, and kept in view while the operator is at the bottom.
     connect(&store_.events(), &QAbstractItemModel::rowsInserted, this, [this] {

@@ -60,7 +60,8 @@ QList<QPointF> SeriesDownsampler::points(
     complete_.erase(complete_.begin(), complete_.lower_bound(first_bucket));
     complete_.erase(complete_.upper_bound(last_bucket), complete_.end());
     const std::int64_t oldest = samples.front().iteration, newest = samples.back().iteration;
-    out.reserve(static_cast<qsizetype>(2 * (last_bucket - first_bucket + 1)));
+    const std::int64_t in_view = last_bucket - first_bucket + 1;
+    out.reserve(2 * static_cast<qsizetype>(in_view));
     for (std::int64_t k = first_bucket; k <= last_bucket; ++k) {
         const std::int64_t from = std::max(first, k * width), to = std::min(last, k * width + width - 1);
         // Whole in the window, every sample still held, and none still to come.
