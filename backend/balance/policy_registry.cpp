@@ -58,24 +58,25 @@ struct PolicyEntry {
     std::string_view name;
     std::string_view description;
     std::string_view field; // the one section field only this policy reads ("" for none)
+    bool field_required; // the section must give it
     void (*parse)(const JsonFields& section, PolicySpec& spec, const PolicyJobShape& job);
     std::unique_ptr<BatchSizePolicy> (*make)(const PolicySpec& spec);
 };
 
 const PolicyEntry kPolicies[] = {
-    { "uniform", "every worker gets X / n samples (plain BSP)", "", parse_nothing,
+    { "uniform", "every worker gets X / n samples (plain BSP)", "", false, parse_nothing,
         [](const PolicySpec&) -> std::unique_ptr<BatchSizePolicy> { return std::make_unique<UniformPolicy>(); } },
-    { "fixed", "the batch sizes the section lists, one per worker", "batch_sizes", parse_fixed,
+    { "fixed", "the batch sizes the section lists, one per worker", "batch_sizes", true, parse_fixed,
         [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
             return std::make_unique<FixedPolicy>(s.batch_sizes);
         } },
     { "lbbsp-cpu", "LB-BSP Algorithm 1: sizes in proportion to each worker's predicted speed (CPU clusters)",
-        "predictor", parse_lbbsp_cpu,
+        "predictor", false, parse_lbbsp_cpu,
         [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
             return std::make_unique<LbBspCpuPolicy>(s.predictor);
         } },
     { "lbbsp-gpu", "LB-BSP Algorithm 2: equalises batch times by phases, within GPU memory (GPU clusters)", "gpu",
-        parse_lbbsp_gpu,
+        false, parse_lbbsp_gpu,
         [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
             return std::make_unique<LbBspGpuPolicy>(s.gpu);
         } },
@@ -110,8 +111,12 @@ const std::vector<std::string>& policy_names()
 std::vector<CatalogueEntry> policy_catalogue()
 {
     std::vector<CatalogueEntry> out;
-    for (const PolicyEntry& p : kPolicies)
-        out.push_back({ std::string(p.name), std::string(p.description) });
+    for (const PolicyEntry& p : kPolicies) {
+        CatalogueEntry entry { std::string(p.name), std::string(p.description), {}, {} };
+        if (p.field_required)
+            entry.required.emplace_back(p.field);
+        out.push_back(std::move(entry));
+    }
     return out;
 }
 

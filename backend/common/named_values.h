@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace fulcrum {
 
@@ -16,6 +17,11 @@ namespace fulcrum {
 struct CatalogueEntry {
     std::string name;
     std::string description;
+    // Which kind among its peers (sync models: "barrier" or "free-running"); empty for none.
+    std::string family;
+    // Fields its section must give besides its name ("batch_sizes" for the fixed policy): a
+    // client that cannot fill them does not offer it.
+    std::vector<std::string> required;
 };
 
 template <typename E, std::size_t N> using NameTable = std::array<std::pair<E, std::string_view>, N>;

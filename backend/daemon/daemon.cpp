@@ -233,7 +233,7 @@ void Daemon::on(Client& client, const ListCapabilities& l)
         std::vector<Capability> out;
         out.reserve(entries.size());
         for (const CatalogueEntry& e : entries)
-            out.push_back({ e.name, e.description });
+            out.push_back({ e.name, e.description, e.family, e.required });
         return out;
     };
     Reply reply = ok(l.id);

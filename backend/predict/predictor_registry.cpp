@@ -25,10 +25,10 @@ const std::vector<std::string>& predictor_names()
 std::vector<CatalogueEntry> predictor_catalogue()
 {
     return {
-        { "memoryless", "the last measured speed" },
-        { "ema", "an exponential moving average of the measured speeds" },
-        { "arima", "ARIMA(2,2,1) fitted to the recent speeds" },
-        { "narx", "a NARX network over past speeds and CPU and memory shares (LB-BSP's)" },
+        { "memoryless", "the last measured speed", {}, {} },
+        { "ema", "an exponential moving average of the measured speeds", {}, {} },
+        { "arima", "ARIMA(2,2,1) fitted to the recent speeds", {}, {} },
+        { "narx", "a NARX network over past speeds and CPU and memory shares (LB-BSP's)", {}, {} },
     };
 }
 

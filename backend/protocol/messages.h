@@ -242,6 +242,8 @@ struct WorkerAssignment {
 struct Capability {
     std::string name;
     std::string description;
+    std::string family; // sync models: "barrier" or "free-running" (a switch stays within one)
+    std::vector<std::string> required; // section fields a client must give besides the name
 
     bool operator==(const Capability&) const = default;
 };

@@ -21,8 +21,18 @@ template <class Element, class Read> std::vector<Element> read_array(const Field
 json::array capability_json(const std::vector<Capability>& list)
 {
     json::array out;
-    for (const Capability& c : list)
-        out.push_back(json::object { { "name", c.name }, { "description", c.description } });
+    for (const Capability& c : list) {
+        json::object o { { "name", c.name }, { "description", c.description } };
+        if (!c.family.empty())
+            o["family"] = c.family;
+        if (!c.required.empty()) {
+            json::array required;
+            for (const std::string& field : c.required)
+                required.emplace_back(field);
+            o["required"] = std::move(required);
+        }
+        out.push_back(std::move(o));
+    }
     return out;
 }
 
@@ -34,7 +44,10 @@ std::vector<Capability> capabilities_from(const Fields& f, std::string_view name
     const json::array& a = f.array(name);
     for (std::size_t i = 0; i < a.size(); ++i) {
         const Fields c = f.element(name, i, a[i]);
-        out.push_back({ c.string("name"), c.string_or("description", "") });
+        Capability capability { c.string("name"), c.string_or("description", ""), c.string_or("family", ""), {} };
+        if (c.has("required"))
+            capability.required = c.strings("required", "field names");
+        out.push_back(std::move(capability));
     }
     return out;
 }

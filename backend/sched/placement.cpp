@@ -45,11 +45,11 @@ std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::ui
 std::vector<CatalogueEntry> placement_catalogue()
 {
     return {
-        { "rand", "random GPUs with room" },
-        { "ff", "first fit: the first GPUs with room" },
-        { "ls", "list scheduling: the least loaded GPUs" },
-        { "lwf-K",
-            "least workload first, consolidating a job's workers on at most K servers (the scheduling paper's)" },
+        { "rand", "random GPUs with room", {}, {} },
+        { "ff", "first fit: the first GPUs with room", {}, {} },
+        { "ls", "list scheduling: the least loaded GPUs", {}, {} },
+        { "lwf-K", "least workload first, consolidating a job's workers on at most K servers (the scheduling paper's)",
+            {}, {} },
     };
 }
 

@@ -62,7 +62,7 @@ std::vector<CatalogueEntry> sync_catalogue()
             what = "supersteps whose barrier is placed from predicted end times (ZipLine or exact)";
             break;
         }
-        out.push_back({ std::string(name), what });
+        out.push_back({ std::string(name), what, closes_every_iteration(type) ? "barrier" : "free-running", {} });
     }
     return out;
 }

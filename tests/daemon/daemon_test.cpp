@@ -978,4 +978,13 @@ TEST_F(DaemonTest, ListCapabilitiesNamesWhatThisServerOffersToAnyRole)
     EXPECT_EQ(
         names(reply.capabilities->predictors), (std::vector<std::string> { "memoryless", "ema", "arima", "narx" }));
     EXPECT_EQ(names(reply.capabilities->placements), (std::vector<std::string> { "rand", "ff", "ls", "lwf-K" }));
+    // What a client needs to offer them: the fields a policy cannot do without, and each
+    // sync model's family (a running job switches within its own).
+    EXPECT_EQ(reply.capabilities->policies[1].required, (std::vector<std::string> { "batch_sizes" }));
+    EXPECT_TRUE(reply.capabilities->policies[2].required.empty());
+    std::vector<std::string> families;
+    for (const Capability& c : reply.capabilities->sync_models)
+        families.push_back(c.family);
+    EXPECT_EQ(
+        families, (std::vector<std::string> { "barrier", "free-running", "free-running", "barrier", "free-running" }));
 }

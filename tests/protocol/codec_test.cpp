@@ -137,8 +137,10 @@ TEST(ProtocolCodec, CapabilitiesSurviveARoundTrip)
     EXPECT_EQ(type_name(ClientMessage { ListCapabilities { "caps" } }), "list-capabilities");
     Reply reply;
     reply.id = "caps";
-    reply.capabilities = Capabilities { { { "uniform", "X / n each" }, { "lbbsp-cpu", "Algorithm 1" } },
-        { { "bsp", "a barrier" } }, { { "narx", "a network" } }, { { "lwf-K", "least workload first" } } };
+    reply.capabilities
+        = Capabilities { { { "uniform", "X / n each", "", {} }, { "fixed", "given", "", { "batch_sizes" } } },
+              { { "bsp", "a barrier", "barrier", {} } }, { { "narx", "a network", "", {} } },
+              { { "lwf-K", "least workload first", "", {} } } };
     const auto decoded = decode_server(encode(ServerMessage { reply }));
     ASSERT_TRUE(decoded) << decoded.error.message;
     const Reply& back = std::get<Reply>(*decoded.message);

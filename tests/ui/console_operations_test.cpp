@@ -342,10 +342,13 @@ TEST(ConsoleExport, ChartsTablesAndTimelineSamplesAreWrittenWhole)
 
 TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
 {
-    // A server without lbbsp-gpu and without backup workers.
+    // A server without lbbsp-gpu and without backup workers, with a policy of its own that
+    // the console has never heard of and one that needs a field the forms cannot fill.
     Capabilities offered;
-    offered.policies = { { "uniform", "X / n each" }, { "lbbsp-cpu", "Algorithm 1" } };
-    offered.sync_models = { { "bsp", "a barrier every iteration" }, { "asp", "no barrier" } };
+    offered.policies = { { "uniform", "X / n each", "", {} }, { "lbbsp-cpu", "Algorithm 1", "", {} },
+        { "fixed", "given sizes", "", { "batch_sizes" } }, { "sticky", "a site's own policy", "", {} } };
+    offered.sync_models = { { "bsp", "a barrier every iteration", "barrier", {} },
+        { "asp", "no barrier", "free-running", {} }, { "ssp", "bounded staleness", "free-running", {} } };
     const auto items = [](const QComboBox* box) {
         QStringList out;
         for (int i = 0; i < box->count(); ++i)
@@ -354,7 +357,8 @@ TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
     };
     ui::SubmitJobDialog submit(nullptr, &offered);
     const auto* policy = submit.findChildren<QComboBox*>().at(1); // name is a line edit; model, policy, mode
-    EXPECT_EQ(items(policy), (QStringList { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu") }));
+    const QStringList settable { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("sticky") };
+    EXPECT_EQ(items(policy), settable) << "fixed needs batch sizes the form cannot give";
     EXPECT_EQ(policy->currentText(), QStringLiteral("lbbsp-cpu"));
     EXPECT_EQ(policy->itemData(1, Qt::ToolTipRole).toString(), QStringLiteral("Algorithm 1"));
     JobStatus status;
@@ -363,8 +367,13 @@ TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
     ui::ChangePolicyDialog change(3, &status, nullptr, &offered);
     const auto boxes = change.findChildren<QComboBox*>();
     ASSERT_EQ(boxes.size(), 2);
-    EXPECT_EQ(items(boxes[0]), (QStringList { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu") }));
+    EXPECT_EQ(items(boxes[0]), settable);
     EXPECT_EQ(items(boxes[1]), (QStringList { QStringLiteral("(unchanged)"), QStringLiteral("bsp") }));
+    // A free-running job switches within its family, as the server names it.
+    status.sync_model = "ssp(s=5)";
+    ui::ChangePolicyDialog free_running(3, &status, nullptr, &offered);
+    EXPECT_EQ(items(free_running.findChildren<QComboBox*>().at(1)),
+        (QStringList { QStringLiteral("(unchanged)"), QStringLiteral("asp"), QStringLiteral("ssp") }));
     // Without an answer from the server, the console's own lists.
     ui::ChangePolicyDialog unknown(3, &status, nullptr, nullptr);
     EXPECT_EQ(items(unknown.findChildren<QComboBox*>().at(0)).size(), 3);

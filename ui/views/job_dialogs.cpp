@@ -18,8 +18,32 @@ namespace fulcrum::ui {
 
 namespace {
 
-// The policies these forms can set up (fixed needs a size per worker: a scenario file's).
+// What these forms offer when the server has not said what it has (list-capabilities):
+// the policies that need no field besides their name, and the sync models by family.
 const QStringList kPolicies { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("lbbsp-gpu") };
+const QStringList kBarrierModels { QStringLiteral("bsp"), QStringLiteral("backup") };
+const QStringList kFreeRunningModels { QStringLiteral("asp"), QStringLiteral("ssp"), QStringLiteral("elastic-bsp") };
+
+// The server's entries a form can set up by name alone (fixed needs a size per worker: a
+// scenario file's), of `family` when one is given.
+QStringList settable(const std::vector<protocol::Capability>& offered, const QString& family = {})
+{
+    QStringList names;
+    for (const protocol::Capability& c : offered)
+        if (c.required.empty() && (family.isEmpty() || QString::fromStdString(c.family) == family))
+            names << QString::fromStdString(c.name);
+    return names;
+}
+
+// The family of the sync model `name`: the server's word for it, else the console's own.
+QString family_of(const QString& name, const protocol::Capabilities* offered)
+{
+    if (offered)
+        for (const protocol::Capability& c : offered->sync_models)
+            if (QString::fromStdString(c.name) == name && !c.family.empty())
+                return QString::fromStdString(c.family);
+    return kFreeRunningModels.contains(name) ? QStringLiteral("free-running") : QStringLiteral("barrier");
+}
 
 // Adds the names among `ours` that the server offers (all of ours when it has not said),
 // each with the server's description as its tooltip.
@@ -67,7 +91,7 @@ SubmitJobDialog::SubmitJobDialog(QWidget* parent, const protocol::Capabilities* 
 {
     setWindowTitle(QStringLiteral("Submit a job"));
     model_->addItems({ QStringLiteral("mlp"), QStringLiteral("softmax"), QStringLiteral("svm") });
-    add_offered(policy_, kPolicies, offered ? &offered->policies : nullptr);
+    add_offered(policy_, offered ? settable(offered->policies) : kPolicies, offered ? &offered->policies : nullptr);
     policy_->setCurrentIndex(std::max(0, policy_->findText(QStringLiteral("lbbsp-cpu"))));
     mode_->addItems({ QStringLiteral("paced"), QStringLiteral("virtual") });
     mode_->setToolTip(QStringLiteral("paced: watchable in real time; virtual: as fast as the machine computes"));
@@ -158,7 +182,7 @@ ChangePolicyDialog::ChangePolicyDialog(
     , staleness_(new QSpinBox(this))
 {
     setWindowTitle(QStringLiteral("Change the policy of job %1").arg(job));
-    add_offered(policy_, kPolicies, offered ? &offered->policies : nullptr);
+    add_offered(policy_, offered ? settable(offered->policies) : kPolicies, offered ? &offered->policies : nullptr);
     if (status) {
         // The status names the policy with its parameters, "lbbsp-cpu(narx)".
         const QString current = QString::fromStdString(status->policy).section(QLatin1Char('('), 0, 0);
@@ -170,15 +194,12 @@ ChangePolicyDialog::ChangePolicyDialog(
     // elastic-bsp (fulcrumd refuses the rest with its reason).
     const QString sync_now
         = status ? QString::fromStdString(status->sync_model).section(QLatin1Char('('), 0, 0) : QString();
-    const bool free_running = sync_now == QStringLiteral("asp") || sync_now == QStringLiteral("ssp")
-        || sync_now == QStringLiteral("elastic-bsp");
+    const QString family = family_of(sync_now, offered);
+    const bool free_running = family == QStringLiteral("free-running");
     sync_->addItem(QStringLiteral("(unchanged)"));
-    if (free_running)
-        add_offered(sync_, { QStringLiteral("asp"), QStringLiteral("ssp"), QStringLiteral("elastic-bsp") },
-            offered ? &offered->sync_models : nullptr);
-    else
-        add_offered(
-            sync_, { QStringLiteral("bsp"), QStringLiteral("backup") }, offered ? &offered->sync_models : nullptr);
+    const QStringList ours = free_running ? kFreeRunningModels : kBarrierModels;
+    add_offered(
+        sync_, offered ? settable(offered->sync_models, family) : ours, offered ? &offered->sync_models : nullptr);
     backups_->setRange(1, std::max(1, status ? status->workers - 1 : 1));
     staleness_->setRange(0, 1000);
     staleness_->setValue(5);
