@@ -258,6 +258,25 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         config.checkpoint_every = s.checkpoint.every_iterations;
         config.checkpoint_seconds = s.checkpoint.every_seconds;
     }
+    for (const scenario::ScheduledChange& change : s.changes) {
+        train::ScheduledRequest request;
+        request.before_iteration = change.before_iteration;
+        if (change.policy)
+            request.what = "set-policy " + change.policy->type;
+        if (change.sync)
+            request.what
+                += std::string(request.what.empty() ? "" : " and ") + "set-sync-model " + sync::describe(*change.sync);
+        request.make = [change](train::JobControl& control) {
+            // The sync model first: a switch to bsp must be asked for before a policy that
+            // needs its barriers.
+            if (change.sync)
+                control.set_sync_model(*change.sync, "scenario");
+            if (change.policy)
+                control.set_policy(
+                    balance::make_policy(*change.policy), change.policy->manager, "scenario", change.policy_json);
+        };
+        config.scheduled.push_back(std::move(request));
+    }
     if (recorder && options.resume) {
         const db::Checkpoint& c = options.resume->checkpoint;
         if (c.job != config.job)

@@ -56,6 +56,16 @@ struct CheckpointSpec {
     double every_seconds = 30;
 };
 
+// A change the scenario makes to its own job before an iteration ("changes" section): a new
+// batch-size policy, a new sync model or both, requested as an operator's set-policy and
+// set-sync-model would be (the demo: uniform BSP, then LB-BSP on the same cluster).
+struct ScheduledChange {
+    std::int64_t before_iteration = 1; // a barrier's; an update's for asp, ssp and elastic-bsp
+    std::optional<balance::PolicySpec> policy;
+    std::string policy_json; // the policy section as written: a checkpoint keeps it
+    std::optional<sync::SyncSpec> sync;
+};
+
 struct Scenario {
     std::string name;
     std::string description;
@@ -86,6 +96,7 @@ struct Scenario {
     // memory each worker takes there; unset, a whole GPU. Other runners ignore it.
     std::optional<double> placement_memory_gb;
     CheckpointSpec checkpoint;
+    std::vector<ScheduledChange> changes; // in order of before_iteration
 };
 
 // Parses and validates a scenario. Throws InputError naming `source`, the field path

@@ -3,6 +3,7 @@
 #include "perf/cluster_profiles.h"
 #include "scenario/scenario.h"
 
+#include <boost/json/serialize.hpp>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -181,6 +182,32 @@ balance::PolicySpec parse_policy(const json::value& value, const Scenario& s)
         Fields(value, "policy"), { static_cast<int>(s.workers.size()), static_cast<std::int64_t>(s.total_batch) });
 }
 
+// One entry of "changes": before which iteration, and a new policy, a new sync model or both.
+ScheduledChange parse_change(const Fields& c, const Scenario& s)
+{
+    ScheduledChange change;
+    change.before_iteration = c.integer("before_iteration", 1, std::numeric_limits<std::int32_t>::max());
+    if (!s.changes.empty() && change.before_iteration <= s.changes.back().before_iteration)
+        c.fail(c.at("before_iteration"), "must be later than the previous change's");
+    if (const json::value* policy = c.find("policy")) {
+        change.policy = balance::parse_policy_spec(Fields(*policy, c.at("policy")),
+            { static_cast<int>(s.workers.size()), static_cast<std::int64_t>(s.total_batch) });
+        change.policy_json = json::serialize(*policy);
+    }
+    if (c.has("sync")) {
+        change.sync = sync::parse_sync_spec(c, "sync");
+        try {
+            sync::validate(*change.sync, static_cast<int>(s.workers.size()));
+        } catch (const std::invalid_argument& e) {
+            c.fail(c.at("sync"), e.what());
+        }
+    }
+    if (!change.policy && !change.sync)
+        c.fail(c.path(), "changes nothing: give a \"policy\", a \"sync\" or both", "missing-field");
+    c.reject_unknown();
+    return change;
+}
+
 void check_sync(const Fields& owner, const sync::SyncSpec& spec, int workers)
 {
     try {
@@ -330,6 +357,9 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
 
     if (const json::value* policy = top.find("policy"))
         s.policy = parse_policy(*policy, s);
+    if (const json::array* changes = top.optional_array("changes"))
+        for (std::size_t i = 0; i < changes->size(); ++i)
+            s.changes.push_back(parse_change(top.element("changes", i, (*changes)[i]), s));
     if (const json::value* placement = top.find("placement")) {
         Fields pl(*placement, "placement");
         if (pl.find("memory_gb"))

@@ -244,6 +244,7 @@ struct BarrierEngine::Impl : EngineRefs {
             core.hold_if_paused(k, now, stop, "before iteration " + std::to_string(k));
             if (stopping())
                 return false;
+            core.request_scheduled(k, now);
             apply_resizes(k, now);
             core.apply_slowdowns(k, now);
             if (apply_sync_change(k, now)) {

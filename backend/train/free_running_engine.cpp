@@ -396,6 +396,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
     void apply_control(double t)
     {
         const std::int64_t at = std::max<std::int64_t>(0, progress.updates - 1);
+        core.request_scheduled(progress.updates, t);
         core.hold_if_paused(at, t, stop_flag, "after update " + std::to_string(progress.updates));
         core.apply_slowdowns(at, t);
         if (const std::optional<JobControl::SyncChange> change = control->take_sync_change()) {

@@ -1,6 +1,7 @@
 #include "train/job_core.h"
 
 #include "balance/policy_registry.h"
+#include "common/error.h"
 
 namespace fulcrum::train {
 
@@ -183,6 +184,25 @@ void JobCore::load_sync(StateReader& in)
         in.fail("sync model", e.what());
     }
     control->sync_in_effect(sync_model);
+}
+
+void JobCore::request_scheduled(std::int64_t at, double now)
+{
+    const std::vector<ScheduledRequest>& scheduled = config.scheduled;
+    while (next_scheduled < scheduled.size() && scheduled[next_scheduled].before_iteration <= at) {
+        const ScheduledRequest& r = scheduled[next_scheduled++];
+        try {
+            r.make(*control);
+        } catch (const RefusedRequest& e) {
+            emit(at, now, "scheduled-change-refused", r.what + " refused (" + e.code() + "): " + e.what(), "scenario");
+        }
+    }
+}
+
+void JobCore::scheduled_done_before(std::int64_t at)
+{
+    while (next_scheduled < config.scheduled.size() && config.scheduled[next_scheduled].before_iteration < at)
+        ++next_scheduled;
 }
 
 } // namespace fulcrum::train

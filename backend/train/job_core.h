@@ -60,6 +60,11 @@ struct JobCore {
     void apply_slowdowns(std::int64_t at, double now);
     // The manager's events since the last call (overrides, phase changes, warnings).
     void forward_manager_events(std::int64_t at, double now);
+    // The scenario's scheduled requests due by iteration `at` go to the mailbox (first at a
+    // safe point, so the engine applies them there); a refusal is an event.
+    void request_scheduled(std::int64_t at, double now);
+    // Resumed from a checkpoint: the requests due before iteration `at` were made before it.
+    void scheduled_done_before(std::int64_t at);
     // An event stamped with this job, iteration `at` and run time `now`, by `actor`.
     void emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
         std::optional<WorkerId> worker = std::nullopt);
@@ -78,6 +83,7 @@ struct JobCore {
     sync::SyncSpec sync_model; // in effect; the training thread's
     std::vector<double> slowdown; // per worker, in effect; the training thread's
     TrainingProgress progress;
+    std::size_t next_scheduled = 0; // config.scheduled's first request not yet made
 };
 
 // The parts of a job an engine works through, by the names its code uses.

@@ -11,6 +11,7 @@
 #include "train/worker_endpoint.h"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -18,6 +19,18 @@
 namespace fulcrum::train {
 
 enum class ClockMode { Virtual, Paced, Real };
+
+class JobControl;
+
+// A request the scenario makes of its own job (its "changes" section): made through the
+// job's control mailbox, as an operator's set-policy or set-sync-model would be, at the safe
+// point before iteration `before_iteration` (a barrier's; an update's for asp, ssp and
+// elastic-bsp). A refusal becomes an event and the job goes on.
+struct ScheduledRequest {
+    std::int64_t before_iteration = 0;
+    std::string what; // "set-policy lbbsp-cpu", for the events
+    std::function<void(JobControl&)> make;
+};
 
 struct TrainerConfig {
     JobId job = 0;
@@ -51,6 +64,7 @@ struct TrainerConfig {
     // since the last one (0 turns either off), and at a stop request.
     std::int64_t checkpoint_every = 0;
     double checkpoint_seconds = 0;
+    std::vector<ScheduledRequest> scheduled; // in order of before_iteration
 };
 
 // What every trainer of one job holds: the server, the workers, the evaluator and the

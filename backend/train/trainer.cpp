@@ -76,12 +76,15 @@ void JobTrainer::resume_from_checkpoint(const std::string& state)
 {
     StateReader in(state, "job " + std::to_string(core_->config.job) + "'s checkpoint");
     const std::string format = in.get_string("format");
-    if (BarrierEngine::reads(format))
+    if (BarrierEngine::reads(format)) {
         barrier_->resume_from_checkpoint(in, format);
-    else if (FreeRunningEngine::reads(format))
+        core_->scheduled_done_before(core_->progress.next);
+    } else if (FreeRunningEngine::reads(format)) {
         free_running_->resume_from_checkpoint(in);
-    else
+        core_->scheduled_done_before(core_->progress.updates + 1);
+    } else {
         in.fail("format", "is not a trainer checkpoint of this Fulcrum");
+    }
     resumed_ = true;
     resumed_free_running_ = FreeRunningEngine::reads(format);
 }

@@ -2,9 +2,11 @@
 #include "db/run_reader.h"
 #include "run/run_scenario.h"
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <map>
 
 using namespace fulcrum;
 
@@ -153,4 +155,41 @@ TEST(RunScenarioChecks, AsynchronousModelsRunFromAScenarioAndReportUpdates)
     EXPECT_EQ(r.sync, "elastic-bsp(R=5, zipline)");
     s.policy.type = "lbbsp-cpu";
     EXPECT_THROW(run::run_scenario(s, {}), InputError);
+}
+
+// A scenario's "changes": the same heterogeneous cluster under uniform BSP, then LB-BSP,
+// switched at a barrier as an operator's set-policy would be, and recorded as an event by
+// "scenario"; a change the job cannot take is refused as an event and the run goes on.
+TEST_F(RunScenario, ScheduledChangesSwitchThePolicyAndSyncModelAtTheirIterations)
+{
+    std::string text = kScenario;
+    text.replace(text.rfind('}'), 1,
+        R"(, "changes": [
+            { "before_iteration": 20, "policy": { "type": "lbbsp-cpu", "predictor": { "type": "ema" } } },
+            { "before_iteration": 40, "sync": "asp" } ] })");
+    const auto s = scenario::parse_scenario(text, "inline");
+    ASSERT_EQ(s.changes.size(), 2u);
+    run::RunOptions options;
+    options.database = dir / "changes.db";
+    const auto summary = run::run_scenario(s, options);
+    db::RunReader reader(dir / "changes.db");
+    const auto rows = reader.iterations(summary.run, 0);
+    std::map<std::int64_t, std::vector<std::int32_t>> sizes;
+    for (const auto& r : rows)
+        sizes[r.iteration].push_back(r.batch_size);
+    EXPECT_EQ(sizes[19], (std::vector<std::int32_t> { 16, 16, 16 })) << "uniform BSP before the change";
+    EXPECT_GT(sizes[30][0], sizes[30][1]) << "LB-BSP gives the 3x faster worker the larger batch";
+    const auto events = reader.events(summary.run);
+    const auto change = std::find_if(events.begin(), events.end(),
+        [](const EventRecord& e) { return e.kind == "policy-change" && e.actor.starts_with("scenario"); });
+    ASSERT_NE(change, events.end());
+    EXPECT_EQ(change->iteration, 20);
+    // asp has no barrier to balance at while lbbsp-cpu sizes the workers: refused, job goes on.
+    const auto refused = std::find_if(
+        events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "scheduled-change-refused"; });
+    ASSERT_NE(refused, events.end());
+    EXPECT_NE(refused->message.find("policy-not-applicable"), std::string::npos) << refused->message;
+    EXPECT_EQ(refused->iteration, 40);
+    EXPECT_EQ(reader.run(summary.run).status, "finished");
+    EXPECT_EQ(summary.iterations, 60);
 }

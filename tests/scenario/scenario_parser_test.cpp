@@ -300,3 +300,29 @@ TEST(ScenarioParser, ThePlacementSectionGivesTheGpuMemoryOfEachWorker)
         "expected a number in");
     expect_refused(with(R"("workers")", R"("placement": {"gpus": 2}, "workers")"), "placement.gpus", "unknown field");
 }
+
+TEST(ScenarioParser, ChangesAreReadInOrderAndEachNamesItsField)
+{
+    const scenario::Scenario s = scenario::parse_scenario(with(R"("workers")",
+                                                              R"("changes": [
+            { "before_iteration": 5, "policy": { "type": "lbbsp-cpu" } },
+            { "before_iteration": 9, "sync": { "type": "backup", "backups": 1 } }], "workers")"),
+        "test.json");
+    ASSERT_EQ(s.changes.size(), 2u);
+    EXPECT_EQ(s.changes[0].before_iteration, 5);
+    EXPECT_EQ(s.changes[0].policy->type, "lbbsp-cpu");
+    EXPECT_EQ(s.changes[0].policy_json, R"({"type":"lbbsp-cpu"})");
+    EXPECT_FALSE(s.changes[0].sync);
+    EXPECT_EQ(s.changes[1].sync->type, sync::SyncType::Backup);
+
+    const auto change = [](const std::string& entries) {
+        return with(R"("workers")", R"("changes": [)" + entries + R"(], "workers")");
+    };
+    expect_refused(change(R"({ "before_iteration": 5 })"), "changes[0]", "changes nothing");
+    expect_refused(change(R"({ "policy": { "type": "uniform" } })"), "changes[0].before_iteration", "is required");
+    expect_refused(change(R"({ "before_iteration": 5, "policy": { "type": "fastest" } })"), "changes[0].policy.type",
+        "expected one of");
+    expect_refused(change(R"({ "before_iteration": 5, "sync": "asp" }, { "before_iteration": 5, "sync": "bsp" })"),
+        "changes[1].before_iteration", "later than the previous");
+    expect_refused(change(R"({ "before_iteration": 5, "sync": "bsp", "at": 3 })"), "changes[0].at", "unknown field");
+}
