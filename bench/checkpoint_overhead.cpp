@@ -69,6 +69,7 @@ int main(int argc, char** argv)
         }
     }
     auto scenario = scenario::load_scenario(std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/demo.json");
+    scenario.changes.clear(); // the demo's cluster under its first policy throughout
     scenario.sync.type = *sync::parse_sync_type(sync_name);
     if (!sync::closes_every_iteration(scenario.sync.type))
         scenario.policy = {}; // uniform: no barrier to balance at

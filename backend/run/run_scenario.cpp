@@ -84,8 +84,33 @@ public:
     {
     }
 
+    // The scenario's changes start a new phase at each of `boundaries` (sorted); `settings`
+    // names each phase's policy and sync model (one more than the boundaries). Barrier models
+    // only: each on_iteration then holds one whole iteration.
+    void track_phases(std::vector<std::int64_t> boundaries, std::vector<std::string> settings)
+    {
+        boundaries_ = std::move(boundaries);
+        phases_.assign(settings.size(), Phase {});
+        for (std::size_t i = 0; i < settings.size(); ++i)
+            phases_[i].summary.setting = std::move(settings[i]);
+    }
+
+    std::vector<PhaseSummary> phases() const
+    {
+        std::vector<PhaseSummary> out;
+        for (const Phase& p : phases_)
+            if (p.summary.iterations > 0) {
+                PhaseSummary s = p.summary;
+                s.mean_iteration_s = (p.end_s - p.start_s) / static_cast<double>(s.iterations);
+                out.push_back(std::move(s));
+            }
+        return out;
+    }
+
     void on_iteration(std::span<const IterationRecord> rows) override
     {
+        if (!phases_.empty() && !rows.empty())
+            add_to_phase(rows);
         if (recorder_)
             recorder_->record_iterations(rows);
         if (options_.on_rows)
@@ -112,6 +137,11 @@ public:
 
     void on_event(const EventRecord& event) override
     {
+        if (!phases_.empty() && event.kind == "scheduled-change-refused") {
+            Phase& p = phases_[phase_of(event.iteration)];
+            if (!p.summary.setting.ends_with(" (change refused)"))
+                p.summary.setting += " (change refused)";
+        }
         if (recorder_)
             recorder_->record_event(event);
         if (options_.on_event)
@@ -141,6 +171,37 @@ public:
     void start_from(std::int64_t samples) { samples_ = samples; }
 
 private:
+    struct Phase {
+        PhaseSummary summary;
+        double start_s = 0, end_s = 0; // the barrier before its first iteration, after its last
+    };
+
+    std::size_t phase_of(std::int64_t iteration) const
+    {
+        return static_cast<std::size_t>(
+            std::upper_bound(boundaries_.begin(), boundaries_.end(), iteration) - boundaries_.begin());
+    }
+
+    void add_to_phase(std::span<const IterationRecord> rows)
+    {
+        const std::int64_t k = rows.front().iteration;
+        double opened = rows.front().start_s, closed = 0;
+        for (const IterationRecord& r : rows) {
+            opened = std::min(opened, r.start_s);
+            closed = std::max(closed, r.end_s + r.wait_s);
+        }
+        Phase& p = phases_[std::min(phase_of(k), phases_.size() - 1)];
+        if (p.summary.iterations == 0) {
+            p.summary.first_iteration = k;
+            p.start_s = opened;
+        }
+        ++p.summary.iterations;
+        p.end_s = closed;
+    }
+
+    std::vector<std::int64_t> boundaries_;
+    std::vector<Phase> phases_;
+
     JobId job_ = 0;
     const balance::BatchSizeManager* manager_ = nullptr;
     db::RunRecorder* recorder_;
@@ -321,6 +382,24 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         + (s.elastic.initial_workers > 0 ? " (elastic: " + std::to_string(s.elastic.initial_workers) + " at the start)"
                                          : ""));
     RecordingObserver observer(recorder.get(), options, config.iterations, static_cast<double>(data.train->size()));
+    // With scheduled changes among barrier models, the summary reports each setting's
+    // iterations: the same cluster under uniform BSP and under LB-BSP, say.
+    const bool barriers_throughout = sync::closes_every_iteration(s.sync.type)
+        && std::all_of(s.changes.begin(), s.changes.end(),
+            [](const scenario::ScheduledChange& c) { return !c.sync || sync::closes_every_iteration(c.sync->type); });
+    if (!s.changes.empty() && barriers_throughout) {
+        std::vector<std::int64_t> boundaries;
+        std::vector<std::string> settings;
+        std::string policy_now = s.policy.type, sync_now = sync::describe(s.sync);
+        settings.push_back(policy_now + ", " + sync_now);
+        for (const scenario::ScheduledChange& c : s.changes) {
+            boundaries.push_back(c.before_iteration);
+            policy_now = c.policy ? c.policy->type : policy_now;
+            sync_now = c.sync ? sync::describe(*c.sync) : sync_now;
+            settings.push_back(policy_now + ", " + sync_now);
+        }
+        observer.track_phases(std::move(boundaries), std::move(settings));
+    }
     train::TrainingResult result;
     try {
         const std::unique_ptr<train::Trainer> trainer
@@ -376,6 +455,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     summary.best_accuracy = result.best_accuracy;
     summary.final_test_loss = result.final_evaluation.test_loss;
     summary.stopped = result.stopped;
+    summary.phases = observer.phases();
     if (recorder)
         recorder->finish_run(
             result.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",

@@ -1,6 +1,7 @@
 #include "run/run_summary.h"
 
 #include <boost/json.hpp>
+#include <cmath>
 #include <cstdio>
 
 namespace fulcrum::run {
@@ -32,6 +33,14 @@ std::string to_json(const RunSummary& s)
         o["target_seconds"] = *s.target_time_s;
         o["target_updates"] = *s.target_updates;
     }
+    if (!s.phases.empty()) {
+        boost::json::array phases;
+        for (const PhaseSummary& p : s.phases)
+            phases.push_back(
+                boost::json::object { { "from_iteration", p.first_iteration }, { "iterations", p.iterations },
+                    { "setting", p.setting }, { "mean_iteration_seconds", p.mean_iteration_s } });
+        o["phases"] = std::move(phases);
+    }
     return boost::json::serialize(o);
 }
 
@@ -50,7 +59,22 @@ std::string to_text(const RunSummary& s)
         static_cast<long long>(s.iterations), s.epochs, s.final_accuracy, s.best_accuracy, s.final_test_loss,
         s.mode == "real" ? "measured time" : "virtual time", s.time_s, s.mean_iteration_s, s.wall_s,
         static_cast<long long>(s.run), s.database.empty() ? "(not recorded)" : s.database.c_str());
-    return buffer;
+    std::string text = buffer;
+    // The same cluster under each setting the scenario switched to, and the difference.
+    for (std::size_t i = 0; i < s.phases.size(); ++i) {
+        const PhaseSummary& p = s.phases[i];
+        std::snprintf(buffer, sizeof buffer, "  %-16s %.4f s per iteration under %s (iterations %lld-%lld)",
+            i == 0 ? "phases" : "", p.mean_iteration_s, p.setting.c_str(), static_cast<long long>(p.first_iteration),
+            static_cast<long long>(p.first_iteration + p.iterations - 1));
+        text += buffer;
+        if (i > 0 && s.phases[i - 1].mean_iteration_s > 0) {
+            const double change = 100.0 * (p.mean_iteration_s / s.phases[i - 1].mean_iteration_s - 1.0);
+            std::snprintf(buffer, sizeof buffer, ", %.0f %% %s", std::abs(change), change <= 0 ? "less" : "more");
+            text += buffer;
+        }
+        text += "\n";
+    }
+    return text;
 }
 
 } // namespace fulcrum::run

@@ -5,8 +5,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fulcrum::run {
+
+// The iterations between two of a scenario's changes ("changes" section), and what they
+// cost: how the same cluster fared under each setting.
+struct PhaseSummary {
+    std::int64_t first_iteration = 0;
+    std::int64_t iterations = 0;
+    std::string setting; // the policy and sync model asked for, e.g. "lbbsp-cpu, bsp"
+    double mean_iteration_s = 0; // barrier to barrier, on the run clock
+};
 
 // What a finished (or stopped) run reports: printed by fulcrum-run, stored with the run.
 struct RunSummary {
@@ -31,6 +41,8 @@ struct RunSummary {
     bool stopped = false;
     std::optional<double> target_time_s; // when the target accuracy was first reached
     std::optional<std::int64_t> target_updates;
+    // With scheduled changes and a barrier per iteration: one entry per setting, in order.
+    std::vector<PhaseSummary> phases;
 };
 
 // One JSON object, keys as documented in docs/scenarios.md.

@@ -23,8 +23,8 @@ public:
     // A checkpoint taken after iteration `iteration`'s rows were handed over (config's
     // checkpoint_every / checkpoint_seconds): the trainer's whole state, to resume from.
     // By value: an observer keeps the state (moves it into its store).
-    virtual void on_checkpoint(std::int64_t /*iteration*/, double /*time_s*/, std::string /*state*/) {
-    } // NOLINT(performance-unnecessary-value-param)
+    // NOLINTNEXTLINE(performance-unnecessary-value-param)
+    virtual void on_checkpoint(std::int64_t /*iteration*/, double /*time_s*/, std::string /*state*/) { }
 };
 
 struct TrainingResult {

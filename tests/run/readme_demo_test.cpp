@@ -57,7 +57,7 @@ double number_after(const std::string& line, const std::string& label)
 TEST(ReadmeDemo, TheReadmeShowsWhatTheDemoPrintsToday)
 {
     const std::vector<std::string> documented = readme_demo_block();
-    ASSERT_EQ(documented.size(), 7u) << "README.md: no 7-line block after 'The demo ends like this'";
+    ASSERT_EQ(documented.size(), 9u) << "README.md: no 9-line block after 'The demo ends like this'";
 
     const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-readme-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
@@ -68,7 +68,7 @@ TEST(ReadmeDemo, TheReadmeShowsWhatTheDemoPrintsToday)
     const run::RunSummary summary = run::run_scenario(scenario, options);
     std::filesystem::remove_all(dir);
     const std::vector<std::string> printed = lines_of(run::to_text(summary));
-    ASSERT_EQ(printed.size(), 7u);
+    ASSERT_EQ(printed.size(), 9u);
 
     // What the simulated cluster decides is the same on every machine, to the letter.
     EXPECT_EQ(documented[0], printed[0]);
@@ -88,4 +88,7 @@ TEST(ReadmeDemo, TheReadmeShowsWhatTheDemoPrintsToday)
     // Wall time and the run number depend on the machine and the database: their form only.
     EXPECT_EQ(documented[5].substr(0, 19), printed[5].substr(0, 19));
     EXPECT_EQ(documented[6].substr(0, 19), printed[6].substr(0, 19));
+    // Each setting's time per iteration: uniform BSP, then LB-BSP (virtual time, exact).
+    EXPECT_EQ(documented[7], printed[7]);
+    EXPECT_EQ(documented[8], printed[8]);
 }

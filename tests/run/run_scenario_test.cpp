@@ -1,6 +1,7 @@
 #include "common/error.h"
 #include "db/run_reader.h"
 #include "run/run_scenario.h"
+#include "run/run_summary.h"
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
@@ -192,4 +193,28 @@ TEST_F(RunScenario, ScheduledChangesSwitchThePolicyAndSyncModelAtTheirIterations
     EXPECT_EQ(refused->iteration, 40);
     EXPECT_EQ(reader.run(summary.run).status, "finished");
     EXPECT_EQ(summary.iterations, 60);
+}
+
+// With changes among barrier models the summary gives each setting's time per iteration:
+// the same cluster under uniform BSP and under LB-BSP.
+TEST_F(RunScenario, TheSummaryGivesEachScheduledSettingsTimePerIteration)
+{
+    std::string text = kScenario;
+    text.replace(text.rfind('}'), 1,
+        R"(, "changes": [ { "before_iteration": 20, "policy": { "type": "lbbsp-cpu", "predictor": { "type": "ema" } } } ] })");
+    run::RunOptions options;
+    const auto summary = run::run_scenario(scenario::parse_scenario(text, "inline"), options);
+    ASSERT_EQ(summary.phases.size(), 2u);
+    EXPECT_EQ(summary.phases[0].first_iteration, 0);
+    EXPECT_EQ(summary.phases[0].iterations, 20);
+    EXPECT_EQ(summary.phases[0].setting, "uniform, bsp");
+    EXPECT_EQ(summary.phases[1].first_iteration, 20);
+    EXPECT_EQ(summary.phases[1].iterations, 40);
+    EXPECT_EQ(summary.phases[1].setting, "lbbsp-cpu, bsp");
+    EXPECT_LT(summary.phases[1].mean_iteration_s, 0.8 * summary.phases[0].mean_iteration_s)
+        << "a 3x faster worker no longer waits for the slow ones";
+    const double total = summary.phases[0].mean_iteration_s * 20 + summary.phases[1].mean_iteration_s * 40;
+    EXPECT_NEAR(total, summary.time_s, 1e-9) << "the phases cover the run's clock";
+    EXPECT_NE(run::to_json(summary).find("\"phases\""), std::string::npos);
+    EXPECT_NE(run::to_text(summary).find("% less"), std::string::npos) << run::to_text(summary);
 }
