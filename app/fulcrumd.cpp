@@ -10,8 +10,10 @@
 
 #include <boost/program_options.hpp>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace po = boost::program_options;
@@ -23,6 +25,7 @@ constexpr const char* kUsage
     = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
                 [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]...
                 [--cluster FILE] [--placement POLICY]
+       fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
 scheduling module's placement policy (lwf-1 by default), records every iteration of every
@@ -42,9 +45,13 @@ heterogeneous workers training an MLP on Fashion-MNIST (--no-demo: it starts not
 the console runs it so to replay a run file from disk).
 
 Clients authenticate with 'Authorization: Bearer TOKEN' in the WebSocket handshake. The
-token file holds 'ROLE TOKEN' lines (operator: streams and commands; viewer: streams only);
-if it does not exist it is created with one token of each role, mode 0600, and its path is
-printed. SIGINT or SIGTERM stops every job at its next barrier, flushes the recorders and
+token file holds 'ROLE NAME TOKEN' lines (operator: streams and commands; viewer: streams
+only; worker: joins jobs), NAME being who holds the token: every operator command is
+recorded with that name ('ROLE TOKEN' lines, naming no one, are read too). If the file does
+not exist it is created with one token of each role, mode 0600, and its path is printed.
+--add-token ROLE NAME appends a new token for NAME, prints it and exits; deleting a line
+revokes its token while fulcrumd runs (the file is read again within a second, and the
+sessions opened with that token are closed). SIGINT or SIGTERM stops every job at its next barrier, flushes the recorders and
 exits.
 
 With --tls-cert and --tls-key (PEM files) the port speaks TLS only (wss://). Without them
@@ -108,7 +115,9 @@ int main(int argc, char** argv)
         "submit this scenario at start (repeatable)")("no-demo", po::bool_switch(&s.no_demo),
         "start no job without a scenario: serve the recorded runs and wait for submissions")("runs-folder",
         po::value<std::vector<std::string>>()->composing(),
-        "also list and replay the run stores in this folder (repeatable)");
+        "also list and replay the run stores in this folder (repeatable)")("add-token",
+        po::value<std::vector<std::string>>()->multitoken(),
+        "ROLE NAME: append a token for NAME (operator, viewer or worker) to the token file, print it and exit");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -132,6 +141,21 @@ int main(int argc, char** argv)
             given.tls_certificate = vm.count("tls-cert") > 0;
             given.tls_key = vm.count("tls-key") > 0;
             daemon::apply_config_file(read_file(config), config, s, given);
+        }
+        if (vm.count("add-token")) {
+            const auto& words = vm["add-token"].as<std::vector<std::string>>();
+            std::optional<protocol::Role> role;
+            for (const protocol::Role r : { protocol::Role::Operator, protocol::Role::Viewer, protocol::Role::Worker })
+                if (words.size() == 2 && words[0] == protocol::to_string(r))
+                    role = r;
+            if (!role)
+                throw InputError("--add-token", "", "expected ROLE NAME with ROLE operator, viewer or worker");
+            if (s.token_file.empty())
+                s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
+            std::cout << daemon::TokenStore::add_token(s.token_file, *role, words[1]) << "\n";
+            std::cerr << "fulcrumd: added a token for " << words[1] << " (" << words[0] << ") to " << s.token_file
+                      << " (a running fulcrumd takes it within a second)\n";
+            return 0;
         }
         const daemon::ListenAddress address = daemon::check_settings(s);
         const std::string& host = address.host;

@@ -1,13 +1,80 @@
 #include "daemon/auth.h"
 
 #include "common/error.h"
+#include "protocol/codec.h"
 #include "protocol/token_file.h"
 
 #include <fstream>
+#include <mutex>
+#include <openssl/crypto.h>
 #include <random>
 #include <sys/stat.h>
 
 namespace fulcrum::daemon {
+
+namespace {
+
+struct Entry {
+    std::string token;
+    Grant grant;
+};
+
+// What the file holds now, and how to tell it changed.
+struct FileStamp {
+    std::filesystem::file_time_type modified;
+    std::uintmax_t size = 0;
+    bool operator==(const FileStamp&) const = default;
+};
+
+std::optional<FileStamp> stamp_of(const std::filesystem::path& path)
+{
+    std::error_code ec;
+    const auto modified = std::filesystem::last_write_time(path, ec);
+    if (ec)
+        return std::nullopt;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec)
+        return std::nullopt;
+    return FileStamp { modified, size };
+}
+
+std::vector<Entry> read_entries(const std::filesystem::path& path)
+{
+    std::vector<Entry> entries;
+    for (const protocol::TokenLine& line : protocol::read_token_file(path)) {
+        if (!line.role) // fulcrumd's own file names every token's role
+            throw InputError(path.string(), "", "a token without its role: expected 'ROLE [NAME] TOKEN' on every line");
+        entries.push_back({ line.token, Grant { *line.role, line.name } });
+    }
+    return entries;
+}
+
+// Equal in time independent of where they differ (tokens of equal length; a length
+// mismatch says only that the length is wrong).
+bool same_token(std::string_view a, std::string_view b)
+{
+    return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// Creates the file readable by its owner only: no window where others can read it.
+std::ofstream open_private(const std::filesystem::path& path, std::ios::openmode mode)
+{
+    if (path.has_parent_path())
+        std::filesystem::create_directories(path.parent_path());
+    const mode_t old_mask = ::umask(077);
+    std::ofstream out(path, mode);
+    ::umask(old_mask);
+    return out;
+}
+
+} // namespace
+
+struct TokenStore::State {
+    std::filesystem::path path;
+    mutable std::mutex mutex;
+    std::vector<Entry> entries;
+    std::optional<FileStamp> stamp;
+};
 
 std::string generate_token()
 {
@@ -22,27 +89,18 @@ std::string generate_token()
     return token;
 }
 
-TokenStore TokenStore::from_entries(std::map<std::string, protocol::Role> entries)
-{
-    TokenStore store;
-    store.tokens_ = std::move(entries);
-    return store;
-}
-
 TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* created)
 {
     if (created)
         *created = false;
     if (!std::filesystem::exists(path)) {
-        if (path.has_parent_path())
-            std::filesystem::create_directories(path.parent_path());
-        const mode_t old_mask = ::umask(077); // the file is born 0600: no window where others can read it
-        std::ofstream out(path);
-        ::umask(old_mask);
+        std::ofstream out = open_private(path, std::ios::out);
         if (!out)
             throw InputError(path.string(), "", "cannot create the token file");
-        out << "# fulcrumd tokens: ROLE TOKEN (operator: streams and commands; viewer: streams only;\n"
-            << "# worker: joins jobs as a remote worker, fulcrum-worker)\n"
+        out << "# fulcrumd tokens: ROLE [NAME] TOKEN (operator: streams and commands; viewer: streams only;\n"
+            << "# worker: joins jobs as a remote worker, fulcrum-worker). NAME, when given, is who holds the\n"
+            << "# token: the audit trail names them. fulcrumd --add-token ROLE NAME adds one; delete a line\n"
+            << "# to revoke its token (read again within seconds, open sessions closed).\n"
             << "operator " << generate_token() << "\nviewer " << generate_token() << "\nworker " << generate_token()
             << "\n";
         out.close();
@@ -52,31 +110,83 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
             *created = true;
     }
     TokenStore store;
-    for (const protocol::TokenLine& line : protocol::read_token_file(path)) {
-        if (!line.role) // fulcrumd's own file names every token's role
-            throw InputError(path.string(), "", "a token without its role: expected 'ROLE TOKEN' on every line");
-        store.tokens_[line.token] = *line.role;
-    }
+    store.state_ = std::make_shared<State>();
+    store.state_->path = path;
+    store.state_->stamp = stamp_of(path);
+    store.state_->entries = read_entries(path);
     return store;
 }
 
-std::optional<protocol::Role> TokenStore::authorize(std::string_view header) const
+std::string TokenStore::add_token(const std::filesystem::path& path, protocol::Role role, const std::string& name)
 {
+    if (!protocol::valid_token_name(name))
+        throw InputError("--add-token", "NAME", "a name is 1 to 64 letters, digits and . _ - @ +, got '" + name + "'");
+    if (std::filesystem::exists(path))
+        read_entries(path); // a malformed file is named before anything is appended to it
+    std::string token = generate_token();
+    std::ofstream out = open_private(path, std::ios::out | std::ios::app);
+    out << protocol::to_string(role) << ' ' << name << ' ' << token << '\n';
+    out.close();
+    if (!out)
+        throw InputError(path.string(), "", "cannot append to the token file");
+    return token;
+}
+
+std::optional<Grant> TokenStore::authorize(std::string_view header) const
+{
+    reload_if_changed();
     constexpr std::string_view kBearer = "Bearer ";
     if (header.substr(0, kBearer.size()) != kBearer)
         return std::nullopt;
-    const auto it = tokens_.find(std::string(header.substr(kBearer.size())));
-    if (it == tokens_.end())
-        return std::nullopt;
-    return it->second;
+    const std::string_view token = header.substr(kBearer.size());
+    std::optional<Grant> found;
+    std::lock_guard lock(state_->mutex);
+    for (const Entry& e : state_->entries) // every entry, whether or not one matched already
+        if (same_token(e.token, token))
+            found = e.grant;
+    return found;
+}
+
+bool TokenStore::grants(const std::string& token) const
+{
+    std::lock_guard lock(state_->mutex);
+    bool found = false;
+    for (const Entry& e : state_->entries)
+        found = same_token(e.token, token) || found;
+    return found;
 }
 
 std::optional<std::string> TokenStore::token_for(protocol::Role role) const
 {
-    for (const auto& [token, r] : tokens_)
-        if (r == role)
-            return token;
+    std::lock_guard lock(state_->mutex);
+    for (const Entry& e : state_->entries)
+        if (e.grant.role == role)
+            return e.token;
     return std::nullopt;
+}
+
+bool TokenStore::reload_if_changed(std::string* problem) const
+{
+    const std::optional<FileStamp> now = stamp_of(state_->path);
+    {
+        std::lock_guard lock(state_->mutex);
+        if (now == state_->stamp)
+            return false;
+    }
+    std::vector<Entry> entries;
+    try {
+        entries = read_entries(state_->path);
+    } catch (const InputError& e) {
+        if (problem)
+            *problem = e.what();
+        std::lock_guard lock(state_->mutex);
+        state_->stamp = now; // said once; the tokens read last stay in force
+        return false;
+    }
+    std::lock_guard lock(state_->mutex);
+    state_->stamp = now;
+    state_->entries = std::move(entries);
+    return true;
 }
 
 } // namespace fulcrum::daemon

@@ -3,28 +3,49 @@
 #include "protocol/messages.h"
 
 #include <filesystem>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fulcrum::daemon {
 
-// The bearer tokens fulcrumd accepts and the role each grants. The file has one token a
-// line, "ROLE TOKEN" with ROLE operator, viewer or worker; '#' starts a comment.
+// Who a token belongs to: the role it grants and, for a "ROLE NAME TOKEN" line, the person
+// or program it was given to (named in the audit trail).
+struct Grant {
+    protocol::Role role = protocol::Role::Viewer;
+    std::string name; // empty for a "ROLE TOKEN" line
+};
+
+// The bearer tokens fulcrumd accepts and what each grants, from its token file: one token a
+// line, "ROLE NAME TOKEN" or "ROLE TOKEN" with ROLE operator, viewer or worker; '#' starts a
+// comment. The file is read again when it changes, so a line removed revokes its token
+// without a restart. Copies share one state; every method may be called from any thread.
 class TokenStore {
 public:
     // Reads the file; when it does not exist, writes one with a new operator, viewer and
     // worker token (mode 0600) and sets `created`. Throws InputError naming the file
     // and line for a malformed one.
     static TokenStore load_or_create(const std::filesystem::path& path, bool* created = nullptr);
-    static TokenStore from_entries(std::map<std::string, protocol::Role> entries);
+    // Appends a new "ROLE NAME TOKEN" line to the file (created, mode 0600, if missing) and
+    // returns the token. Throws InputError for a name that cannot name a holder or a file
+    // that cannot be written.
+    static std::string add_token(const std::filesystem::path& path, protocol::Role role, const std::string& name);
 
-    // The role of a `Bearer TOKEN` Authorization header value, or nothing.
-    std::optional<protocol::Role> authorize(std::string_view authorization_header) const;
+    // The grant of a `Bearer TOKEN` Authorization header value, or nothing. Every token is
+    // compared in constant time, so the time taken tells nothing about how close a guess was.
+    std::optional<Grant> authorize(std::string_view authorization_header) const;
+    // Whether `token` is still in the file as last read (a revoked one is not).
+    bool grants(const std::string& token) const;
     std::optional<std::string> token_for(protocol::Role role) const;
+    // Reads the file again when its modification time or size changed since the last read.
+    // True when the tokens changed; a file that no longer reads keeps the tokens in force
+    // and says why in `problem`.
+    bool reload_if_changed(std::string* problem = nullptr) const;
 
 private:
-    std::map<std::string, protocol::Role> tokens_;
+    struct State;
+    std::shared_ptr<State> state_;
 };
 
 // 32 random bytes from the system's generator, as 64 hex digits.

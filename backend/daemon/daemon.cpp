@@ -73,9 +73,10 @@ std::vector<Daemon::Recovered> Daemon::recover()
     return queue_.recover();
 }
 
-std::shared_ptr<Client> Daemon::connect(Role role, std::string name)
+std::shared_ptr<Client> Daemon::connect(Role role, std::string name, std::string person)
 {
     auto client = std::make_shared<Client>(next_client_++, role, std::move(name), options_.client_queue);
+    client->set_person(std::move(person));
     hub_.add(client);
     return client;
 }
@@ -89,7 +90,9 @@ void Daemon::disconnect(const Client& client)
 
 std::string Daemon::actor(const Client& client) const
 {
-    return std::string(to_string(client.role())) + ":" + client.name() + " at " + db::utc_timestamp();
+    // The person when the token names one (and the program they used), else the program.
+    const std::string who = client.person().empty() ? client.name() : client.person() + " (" + client.name() + ")";
+    return std::string(to_string(client.role())) + ":" + who + " at " + db::utc_timestamp();
 }
 
 Daemon::After Daemon::receive(Client& client, std::string_view frame)

@@ -30,7 +30,9 @@ public:
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
 
-    std::shared_ptr<Client> connect(protocol::Role role, std::string name);
+    // `name`: the client program and address; `person`: who holds the token it used, when
+    // the token file names them (the audit trail names the person then).
+    std::shared_ptr<Client> connect(protocol::Role role, std::string name, std::string person = {});
     void disconnect(const Client& client);
 
     enum class After { KeepOpen, Close };

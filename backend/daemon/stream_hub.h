@@ -23,6 +23,9 @@ public:
     std::uint64_t id() const { return id_; }
     protocol::Role role() const { return role_; }
     const std::string& name() const { return name_; }
+    // Who holds the token this client came in with, when the token file names them.
+    const std::string& person() const { return person_; }
+    void set_person(std::string person) { person_ = std::move(person); }
     SendQueue& queue() { return queue_; }
 
     // What this client asked for: replies, snapshots, its replays. Never dropped.
@@ -44,6 +47,7 @@ private:
     std::uint64_t id_;
     protocol::Role role_;
     std::string name_;
+    std::string person_;
     SendQueue queue_;
     mutable std::mutex mutex_;
     std::function<void()> wake_;

@@ -9,6 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -16,6 +17,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <csignal>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -34,11 +36,13 @@ namespace {
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
-// What stop() needs of a session, whichever stream it runs on.
+// What stop() and a token's revocation need of a session, whichever stream it runs on.
 class Closable {
 public:
     virtual ~Closable() = default;
     virtual void close() = 0;
+    // The token the session was let in with (empty before the upgrade).
+    virtual std::string token() const = 0;
 };
 
 // The sessions alive, so stop() can close them.
@@ -62,6 +66,12 @@ public:
     void start()
     {
         net::dispatch(ws_.get_executor(), [self = this->shared_from_this()] { self->handshake(); });
+    }
+
+    std::string token() const override
+    {
+        std::lock_guard lock(token_mutex_);
+        return token_;
     }
 
     void close() override
@@ -131,19 +141,25 @@ private:
             return reject(http::status::bad_request,
                 "fulcrumd speaks WebSocket here (protocol version " + std::to_string(protocol::kProtocolVersion)
                     + "); see docs/protocol.md");
-        const auto role = tokens_.authorize(request_[http::field::authorization]);
-        if (!role)
+        const std::string_view authorization = request_[http::field::authorization];
+        const std::optional<Grant> grant = tokens_.authorize(authorization);
+        if (!grant)
             return reject(http::status::unauthorized, "a valid token is required: send 'Authorization: Bearer TOKEN'");
+        const protocol::Role role = grant->role;
+        {
+            std::lock_guard lock(token_mutex_);
+            token_ = std::string(authorization.substr(std::string_view("Bearer ").size()));
+        }
         beast::error_code peer_ec;
         const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
         const std::string name
             = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent])
             + "@" + (peer_ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port()));
-        client_ = daemon_.connect(*role, name);
+        client_ = daemon_.connect(role, name, grant->name);
         beast::get_lowest_layer(ws_).expires_never();
         ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
         ws_.read_message_max(
-            *role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes);
+            role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes);
         ws_.async_accept(request_, [self = shared_from_this()](beast::error_code accept_ec) {
             if (accept_ec)
                 return self->finish();
@@ -238,6 +254,8 @@ private:
     const TokenStore& tokens_;
     Sessions& sessions_;
     std::shared_ptr<Client> client_;
+    mutable std::mutex token_mutex_; // token() is read from the revocation check's thread
+    std::string token_;
     Frame current_;
     bool writing_ = false, closing_ = false, finished_ = false;
 };
@@ -290,6 +308,35 @@ struct WebSocketServer::Impl {
                 "cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " + ec.message());
     }
 
+    // Every second: the token file read again if it changed, and the sessions whose token
+    // it no longer holds closed (a revocation needs no restart).
+    void watch_tokens()
+    {
+        token_timer.expires_after(std::chrono::seconds(1));
+        token_timer.async_wait([this](beast::error_code ec) {
+            if (ec)
+                return; // cancelled by stop()
+            std::string problem;
+            if (tokens.reload_if_changed(&problem)) {
+                std::vector<std::shared_ptr<Closable>> revoked;
+                {
+                    std::lock_guard lock(sessions.mutex);
+                    for (const auto& s : sessions.open)
+                        if (const std::string t = s->token(); !t.empty() && !tokens.grants(t))
+                            revoked.push_back(s);
+                }
+                for (const auto& s : revoked)
+                    s->close();
+            } else if (!problem.empty()) {
+                std::fprintf(stderr,
+                    "fulcrumd: the token file changed but cannot be read (%s); the tokens read "
+                    "before stay in force\n",
+                    problem.c_str());
+            }
+            watch_tokens();
+        });
+    }
+
     void accept()
     {
         acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
@@ -321,6 +368,7 @@ struct WebSocketServer::Impl {
     Sessions sessions;
     std::vector<std::thread> threads;
     std::optional<net::signal_set> signals;
+    net::steady_timer token_timer { io };
     std::once_flag stopped;
 };
 
@@ -361,6 +409,7 @@ void WebSocketServer::stop_on_signals(std::function<void(int)> on_signal)
 void WebSocketServer::start()
 {
     impl_->accept();
+    impl_->watch_tokens();
     for (int i = 0; i < std::max(1, impl_->options.threads); ++i)
         impl_->threads.emplace_back([this] { impl_->io.run(); });
 }
@@ -373,6 +422,7 @@ void WebSocketServer::stop()
             impl_->acceptor.close(ec);
             if (impl_->signals)
                 impl_->signals->cancel(ec);
+            impl_->token_timer.cancel();
             std::set<std::shared_ptr<Closable>> open;
             {
                 std::lock_guard lock(impl_->sessions.mutex);

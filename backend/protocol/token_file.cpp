@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "protocol/codec.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -19,22 +20,29 @@ std::vector<TokenLine> read_token_file(const std::filesystem::path& path)
         if (const auto hash = line.find('#'); hash != std::string::npos)
             line.erase(hash);
         std::istringstream fields(line);
-        std::string first, second, extra;
-        if (!(fields >> first))
+        std::vector<std::string> words;
+        for (std::string word; fields >> word;)
+            words.push_back(std::move(word));
+        if (words.empty())
             continue;
         const std::string where = "line " + std::to_string(number);
+        if (words.size() > 3)
+            throw InputError(path.string(), where, "expected 'ROLE NAME TOKEN' or 'ROLE TOKEN'");
         TokenLine entry;
-        if (fields >> second) {
-            if (fields >> extra)
-                throw InputError(path.string(), where, "expected 'ROLE TOKEN'");
+        entry.token = words.back();
+        if (words.size() >= 2) {
             for (const Role role : { Role::Operator, Role::Viewer, Role::Worker })
-                if (first == to_string(role))
+                if (words[0] == to_string(role))
                     entry.role = role;
             if (!entry.role)
-                throw InputError(path.string(), where, "role must be operator, viewer or worker, got '" + first + "'");
-            entry.token = second;
-        } else {
-            entry.token = first;
+                throw InputError(
+                    path.string(), where, "role must be operator, viewer or worker, got '" + words[0] + "'");
+        }
+        if (words.size() == 3) {
+            if (!valid_token_name(words[1]))
+                throw InputError(
+                    path.string(), where, "a name is 1 to 64 letters, digits and . _ - @ +, got '" + words[1] + "'");
+            entry.name = words[1];
         }
         if (entry.token.size() < 16)
             throw InputError(path.string(), where, "a token must have at least 16 characters");
@@ -57,6 +65,15 @@ std::optional<std::string> pick_token(
             if (!line.role)
                 return line.token;
     return std::nullopt;
+}
+
+bool valid_token_name(std::string_view name)
+{
+    const auto allowed = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+            || c == '-' || c == '@' || c == '+';
+    };
+    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), allowed);
 }
 
 } // namespace fulcrum::protocol

@@ -412,11 +412,16 @@ TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
         std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     const auto op = store.token_for(Role::Operator);
     ASSERT_TRUE(op);
-    EXPECT_EQ(store.authorize("Bearer " + *op), Role::Operator);
-    EXPECT_EQ(store.authorize("Bearer " + *store.token_for(Role::Viewer)), Role::Viewer);
-    EXPECT_EQ(store.authorize("Bearer " + *store.token_for(Role::Worker)), Role::Worker);
+    const auto role_of = [&](const std::string& header) {
+        const auto grant = store.authorize(header);
+        return grant ? std::optional<Role>(grant->role) : std::nullopt;
+    };
+    EXPECT_EQ(role_of("Bearer " + *op), Role::Operator);
+    EXPECT_EQ(role_of("Bearer " + *store.token_for(Role::Viewer)), Role::Viewer);
+    EXPECT_EQ(role_of("Bearer " + *store.token_for(Role::Worker)), Role::Worker);
     EXPECT_FALSE(store.authorize("Bearer nope"));
     EXPECT_FALSE(store.authorize(*op));
+    EXPECT_FALSE(store.authorize("Bearer " + op->substr(0, op->size() - 1))) << "a prefix is not the token";
     bool again = true;
     daemon::TokenStore::load_or_create(path, &again);
     EXPECT_FALSE(again);
@@ -987,4 +992,55 @@ TEST_F(DaemonTest, ListCapabilitiesNamesWhatThisServerOffersToAnyRole)
         families.push_back(c.family);
     EXPECT_EQ(
         families, (std::vector<std::string> { "barrier", "free-running", "free-running", "barrier", "free-running" }));
+}
+
+// Named operators: a token added with add_token (fulcrumd --add-token) names its holder in
+// every event their commands make; deleting its line revokes it while fulcrumd runs: the
+// session opened with it is closed and it opens no other.
+TEST_F(DaemonTest, ANamedTokenPutsItsHolderInTheAuditTrailAndRemovingItsLineRevokesIt)
+{
+    Served served(options(), dir / "tokens");
+    const std::filesystem::path file = dir / "tokens";
+    const std::string alice = daemon::TokenStore::add_token(file, Role::Operator, "alice");
+    EXPECT_THROW(daemon::TokenStore::add_token(file, Role::Operator, "al ice"), InputError);
+
+    WsClient op(served.server.port(), alice);
+    op.send(Hello { kProtocolVersion, "alice's console" });
+    EXPECT_EQ(op.receive_until<Welcome>().role, Role::Operator);
+    const Reply submitted = op.request(SubmitJob { "s", long_running(kScenario) }, "s");
+    ASSERT_FALSE(submitted.error) << submitted.error->message;
+    const JobId job = *submitted.job;
+    ASSERT_FALSE(op.request(Subscribe { "sub", {}, job, {} }, "sub").error);
+    op.receive_until<IterationRows>(); // running
+    const Reply pinned = op.request(WorkerCommand { "pin", WorkerAction::Pin, job, 1, 8, std::nullopt, 1 }, "pin");
+    ASSERT_FALSE(pinned.error) << pinned.error->message;
+    const Event pin = op.receive_until<Event>([](const Event& e) { return e.event.kind == "pin"; });
+    EXPECT_EQ(pin.event.actor.rfind("operator:alice (fulcrum-test@127.0.0.1:", 0), 0u) << pin.event.actor;
+
+    // Revoke: the file without alice's line.
+    std::vector<std::string> kept;
+    {
+        std::ifstream in(file);
+        for (std::string line; std::getline(in, line);)
+            if (line.find(alice) == std::string::npos)
+                kept.push_back(line);
+    }
+    {
+        std::ofstream out(file, std::ios::trunc);
+        for (const std::string& line : kept)
+            out << line << "\n";
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool closed = false;
+    try {
+        while (std::chrono::steady_clock::now() < deadline)
+            op.receive();
+    } catch (const std::exception&) {
+        closed = true;
+    }
+    EXPECT_TRUE(closed) << "the revoked token's session stayed open";
+    EXPECT_THROW(WsClient(served.server.port(), alice), boost::system::system_error);
+    WsClient still(served.server.port(), *served.tokens.token_for(Role::Operator));
+    still.send(Hello { kProtocolVersion, "another" });
+    EXPECT_EQ(still.receive_until<Welcome>().role, Role::Operator) << "the other tokens stay";
 }

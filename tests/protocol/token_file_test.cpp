@@ -48,12 +48,29 @@ TEST(TokenFile, RolesCommentsAndABareTokenAreReadAndPickedByPreference)
     std::filesystem::remove(bare);
 }
 
+TEST(TokenFile, ANamedLineGivesItsHolder)
+{
+    const auto path
+        = write_file("named", "operator alice.smith@ops aaaaaaaaaaaaaaaaaaaa\noperator bbbbbbbbbbbbbbbbbbbb\n");
+    const auto lines = read_token_file(path);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0].role, Role::Operator);
+    EXPECT_EQ(lines[0].name, "alice.smith@ops");
+    EXPECT_EQ(lines[0].token, "aaaaaaaaaaaaaaaaaaaa");
+    EXPECT_EQ(lines[1].name, "") << "the two-word form is still read";
+    EXPECT_FALSE(valid_token_name(std::string(65, 'a')));
+    std::filesystem::remove(path);
+}
+
 TEST(TokenFile, ABadLineIsRefusedNamingItsLineAndWhatWasExpected)
 {
     const std::pair<std::string, std::string> cases[] = {
         { "admin aaaaaaaaaaaaaaaaaaaa\n", "line 1: role must be operator, viewer or worker, got 'admin'" },
         { "# x\noperator short\n", "line 2: a token must have at least 16 characters" },
-        { "operator aaaaaaaaaaaaaaaaaaaa extra\n", "line 1: expected 'ROLE TOKEN'" },
+        { "operator alice aaaaaaaaaaaaaaaaaaaa extra\n", "line 1: expected 'ROLE NAME TOKEN' or 'ROLE TOKEN'" },
+        { "operator al/ice aaaaaaaaaaaaaaaaaaaa\n",
+            "line 1: a name is 1 to 64 letters, digits and . _ - @ +, got 'al/ice'" },
+        { "operator alice short\n", "line 1: a token must have at least 16 characters" },
         { "# only a comment\n", ": holds no token" },
     };
     for (const auto& [text, expected] : cases) {
