@@ -91,6 +91,7 @@ int main(int argc, char** argv)
     fulcrum::ui::MainWindow window;
     const bool shooting = parser.isSet(screenshot);
     window.set_dialogs(!shooting);
+    window.set_remember_layout(!shooting); // a screenshot shows the default layout
     if (parser.isSet(size)) {
         const QStringList wh = parser.value(size).split(QLatin1Char('x'));
         bool w_ok = false, h_ok = false;

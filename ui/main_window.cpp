@@ -18,13 +18,18 @@
 #include <QChartView>
 #include <QDialog>
 #include <QFileDialog>
+#include <QHeaderView>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollBar>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -33,6 +38,8 @@ namespace fulcrum::ui {
 using namespace protocol;
 
 namespace {
+
+const QString kStartHint = QStringLiteral("Fulcrum %1. File ▸ Connect to fulcrumd, or File ▸ Open run file.");
 
 QString text(const std::string& s)
 {
@@ -92,12 +99,14 @@ MainWindow::MainWindow(QWidget* parent)
     tables_->addTab(events_, QStringLiteral("Events"));
 
     auto* split = new QSplitter(Qt::Vertical, this);
+    split_ = split;
     split->addWidget(jobs_);
     split->addWidget(charts_);
     split->addWidget(tables_);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 4);
-    split->setStretchFactor(2, 2);
+    // A taller window gives its extra height to the charts; the tables keep their rows.
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setStretchFactor(2, 0);
     auto* central = new QWidget(this);
     auto* layout = new QVBoxLayout(central);
     layout->setContentsMargins(4, 4, 4, 0);
@@ -109,11 +118,11 @@ MainWindow::MainWindow(QWidget* parent)
     setCentralWidget(central);
     statusBar()->addPermanentWidget(connection_);
     connection_->setText(QStringLiteral("not connected"));
-    statusBar()->showMessage(
-        QStringLiteral("Fulcrum %1 — not connected. File ▸ Connect to fulcrumd, or File ▸ Open run file.")
-            .arg(QStringLiteral(FULCRUM_VERSION)));
+    // The connection's state has one place, the label on the right; the left side only says
+    // what to do while there is no connection, and goes when one opens.
+    statusBar()->showMessage(kStartHint.arg(QStringLiteral(FULCRUM_VERSION)));
     build_menus();
-    resize(1280, 900);
+    resize(1280, 800);
 
     client_.set_subscription(Subscribe {});
     connect(&client_, &ProtocolClient::received, this, [this](const ServerMessage& m) {
@@ -123,6 +132,9 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(&client_, &ProtocolClient::stateChanged, this, [this] {
         connection_->setText(client_.status_text());
+        if (client_.state() == ProtocolClient::State::Connected
+            && statusBar()->currentMessage() == kStartHint.arg(QStringLiteral(FULCRUM_VERSION)))
+            statusBar()->clearMessage();
         const bool bad = client_.state() == ProtocolClient::State::Failed
             || client_.state() == ProtocolClient::State::WaitingToReconnect;
         connection_->setStyleSheet(bad ? QStringLiteral("color: #b00020") : QString());
@@ -201,7 +213,54 @@ MainWindow::MainWindow(QWidget* parent)
     connect(frame_, &QTimer::timeout, this, [this] { redraw(false); });
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow()
+{
+    if (!remember_layout_ || !laid_out_)
+        return;
+    QSettings settings;
+    settings.setValue(QStringLiteral("layout/splitter"), split_->saveState());
+    settings.setValue(QStringLiteral("layout/workers_columns"), workers_->table()->horizontalHeader()->saveState());
+}
+
+void MainWindow::set_remember_layout(bool on)
+{
+    remember_layout_ = on;
+}
+
+void MainWindow::showEvent(QShowEvent* event)
+{
+    QMainWindow::showEvent(event);
+    if (!laid_out_)
+        lay_out_first();
+}
+
+void MainWindow::lay_out_first()
+{
+    laid_out_ = true;
+    if (remember_layout_) {
+        QSettings settings;
+        const QByteArray columns = settings.value(QStringLiteral("layout/workers_columns")).toByteArray();
+        if (!columns.isEmpty())
+            workers_->table()->horizontalHeader()->restoreState(columns);
+        const QByteArray sizes = settings.value(QStringLiteral("layout/splitter")).toByteArray();
+        if (!sizes.isEmpty() && split_->restoreState(sizes))
+            return;
+    }
+    // Heights in rows of the tables' own font: two jobs, eight workers and a half (the half
+    // says that there are more below), the charts the rest.
+    QTableView* workers = workers_->table();
+    const int row = workers->verticalHeader()->defaultSectionSize();
+    const int header = workers->horizontalHeader()->sizeHint().height();
+    const int frame = 2 * workers->frameWidth() + 4;
+    // What the workers tab holds besides the table's rows: its buttons, the header, and a
+    // horizontal scroll bar when the columns are wider than the window.
+    const int around = std::max(0, workers_->sizeHint().height() - workers->sizeHint().height())
+        + workers->horizontalScrollBar()->sizeHint().height();
+    const int tables = tables_->tabBar()->sizeHint().height() + header + row * 17 / 2 + frame + around + 8;
+    const int jobs = header + jobs_->table()->verticalHeader()->defaultSectionSize() * 2 + frame;
+    const int total = split_->height() - 2 * split_->handleWidth();
+    split_->setSizes({ jobs, std::max(120, total - jobs - tables), tables });
+}
 
 void MainWindow::build_menus()
 {

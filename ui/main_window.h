@@ -11,6 +11,7 @@
 #include <optional>
 
 class QLabel;
+class QSplitter;
 class QTabWidget;
 class QTimer;
 
@@ -54,6 +55,9 @@ public:
     ReplayBar& replay_bar() const { return *replay_bar_; }
     ReplayOpener& replay_opener() const { return *opener_; }
 
+    // The application's window keeps its splitter and the workers table's columns as the
+    // operator left them (QSettings), from one session to the next. Off by default (tests).
+    void set_remember_layout(bool on);
     // Problems (a run file that cannot be replayed, a refused command) are shown in a
     // non-modal dialog unless dialogs are off (the --screenshot mode prints them instead).
     void set_dialogs(bool on) { dialogs_ = on; }
@@ -85,8 +89,14 @@ signals:
     void replayReady();
     void problemReported(const QString& text);
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void build_menus();
+    // The first layout: the jobs table a few rows high, the workers table at least eight,
+    // the charts the rest; or the one the operator left, when remembered.
+    void lay_out_first();
     void report(const QString& title, const QString& text);
     void show_notice(const QString& text, bool warning);
     void on_runs(const std::vector<protocol::RunListing>& runs);
@@ -115,6 +125,9 @@ private:
     EventsView* events_;
     ReplayBar* replay_bar_;
     QTabWidget* charts_;
+    QSplitter* split_ = nullptr;
+    bool laid_out_ = false;
+    bool remember_layout_ = false;
     QTabWidget* tables_;
     QLabel* notice_;
     QLabel* connection_;

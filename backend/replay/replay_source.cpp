@@ -165,10 +165,11 @@ JobStatus ReplaySource::status_at(Job& j, std::int64_t position, bool finished)
             (e.kind == "policy-change" ? s.policy : s.sync_model) = changed_to(e.message);
     }
     for (std::size_t i = 0; i < evaluations_.size() && (finished || evaluation_due_[i].step < position); ++i)
-        if (evaluations_[i].job == j.info.id) {
+        if (evaluations_[i].job == j.info.id)
             s.accuracy = evaluations_[i].test_accuracy;
-            s.elapsed_s = evaluations_[i].wall_s;
-        }
+    // The run's own time at this point (its clock: virtual seconds for a virtual or paced
+    // run), not how long the recording took to make or to replay: what the replay bar shows.
+    s.elapsed_s = s.time_s;
     s.message = "replay of " + database_name_ + " run " + std::to_string(run_.id);
     if (finished) {
         if (run_.status == "finished")

@@ -164,6 +164,7 @@ TEST_F(ReplaySourceTest, ASnapshotIsTheRunAsOfAPosition)
     ASSERT_EQ(statuses.size(), 2u);
     EXPECT_EQ(statuses[0].status.iteration, 3);
     EXPECT_EQ(statuses[0].status.time_s, 3.0);
+    EXPECT_EQ(statuses[0].status.elapsed_s, 3.0) << "a replay's elapsed time is the run's own clock";
     EXPECT_EQ(statuses[0].status.accuracy, 0.4);
     EXPECT_EQ(statuses[0].status.state, JobState::Running);
     EXPECT_EQ(statuses[1].status.iteration, 2);

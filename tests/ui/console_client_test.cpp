@@ -18,6 +18,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTimer>
 #include <filesystem>
@@ -75,6 +76,9 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
             && window.store().history().workers() == 4;
     }));
     EXPECT_EQ(window.store().shown_job(), live.job);
+    // The status bar says one thing about the connection: the label on its right.
+    const QString left = window.statusBar()->currentMessage();
+    EXPECT_FALSE(left.contains(QStringLiteral("not connected"))) << left.toStdString();
 
     // Pin worker 3 through the dialog; it offers the size that would equalise batch times.
     select_worker(window, 3);

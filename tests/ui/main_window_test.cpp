@@ -1,8 +1,11 @@
 #include "ui/main_window.h"
+#include "ui/views/equilibrium_view.h"
+#include "ui/views/workers_view.h"
 
 #include <QApplication>
 #include <QImage>
 #include <QStatusBar>
+#include <QTableView>
 #include <gtest/gtest.h>
 
 TEST(MainWindow, OpensWithTheProductNameAndRendersOffscreen)
@@ -11,12 +14,44 @@ TEST(MainWindow, OpensWithTheProductNameAndRendersOffscreen)
     window.show();
     QApplication::processEvents();
     EXPECT_EQ(window.windowTitle(), QStringLiteral("Fulcrum"));
-    EXPECT_TRUE(window.statusBar()->currentMessage().contains(QStringLiteral("not connected")));
+    EXPECT_TRUE(window.statusBar()->currentMessage().contains(QStringLiteral("Connect to fulcrumd")))
+        << "until connected, the left side says what to do";
     const QImage image = window.grab().toImage();
     ASSERT_FALSE(image.isNull());
     EXPECT_GE(image.width(), 640);
     // Not a blank frame: the title and chart put more than one colour on screen.
     EXPECT_NE(image.pixel(20, 20), image.pixel(image.width() / 2, image.height() / 2));
+}
+
+// At an operator's usual screen sizes the workers table shows at least eight workers
+// without scrolling, and the charts keep most of the height.
+TEST(MainWindow, TheWorkersTableShowsEightWorkersAt1280x800And1920x1080)
+{
+    for (const QSize size : { QSize(1280, 800), QSize(1920, 1080) }) {
+        SCOPED_TRACE(size.width());
+        fulcrum::ui::MainWindow window;
+        window.resize(size);
+        fulcrum::protocol::JobStatus status;
+        status.job = 1;
+        status.name = "eight";
+        status.workers = 12;
+        status.state = fulcrum::protocol::JobState::Running;
+        window.store().ingest(fulcrum::protocol::JobUpdate { status, 0 });
+        std::vector<fulcrum::protocol::WorkerState> workers;
+        for (int w = 0; w < 12; ++w)
+            workers.push_back({ w, "w" + std::to_string(w), 32, std::nullopt, false, std::nullopt, true, 1 });
+        window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+        window.show();
+        QApplication::processEvents();
+        QTableView* table = window.workers_view().table();
+        ASSERT_EQ(table->model()->rowCount(), 12);
+        int visible = 0;
+        for (int r = 0; r < table->model()->rowCount(); ++r)
+            if (table->viewport()->rect().contains(table->visualRect(table->model()->index(r, 0))))
+                ++visible;
+        EXPECT_GE(visible, 8) << "rows fully visible in the workers table";
+        EXPECT_GE(window.equilibrium_view().height(), size.height() / 3) << "the charts keep their room";
+    }
 }
 
 // The application must outlive every widget and die before Qt's globals: own it in main().

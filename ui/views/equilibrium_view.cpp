@@ -6,9 +6,11 @@
 #include "ui/views/palette.h"
 #include "ui/views/series_points.h"
 
+#include <QApplication>
 #include <QChart>
 #include <QChartView>
 #include <QDoubleSpinBox>
+#include <QGraphicsLayout>
 #include <QGraphicsLineItem>
 #include <QGraphicsSimpleTextItem>
 #include <QHBoxLayout>
@@ -32,11 +34,24 @@ int points_per_series(int width, int series)
     return std::clamp(std::min(width, 16000 / std::max(series, 1)), 64, 2000);
 }
 
+// A size smaller than the window's text for a chart's title, axes and legend: two charts
+// share the height above the workers table, down to 1280x800 screens.
+QFont chart_font(int step)
+{
+    QFont font = QApplication::font();
+    font.setPointSizeF(std::max(6.0, font.pointSizeF() - step));
+    return font;
+}
+
 QChart* make_chart(const QString& title)
 {
     auto* chart = new QChart;
     chart->setTitle(title);
-    chart->setMargins(QMargins(4, 4, 4, 4));
+    chart->setTitleFont(chart_font(1));
+    chart->legend()->setFont(chart_font(1));
+    chart->setMargins(QMargins(2, 0, 2, 0));
+    chart->layout()->setContentsMargins(0, 0, 0, 0);
+    chart->setBackgroundRoundness(0);
     chart->legend()->setAlignment(Qt::AlignRight);
     chart->setAnimationOptions(QChart::NoAnimation);
     return chart;
@@ -46,6 +61,8 @@ QValueAxis* make_axis(const QString& title)
 {
     auto* axis = new QValueAxis;
     axis->setTitleText(title);
+    axis->setTitleFont(chart_font(2));
+    axis->setLabelsFont(chart_font(2));
     axis->setLabelFormat(QStringLiteral("%g"));
     return axis;
 }
@@ -69,6 +86,7 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     , threshold_(new QDoubleSpinBox(this))
     , summary_(new QLabel(this))
 {
+    sizes_x_->setTitleVisible(false); // the chart below names the iterations
     sizes_->addAxis(sizes_x_, Qt::AlignBottom);
     sizes_->addAxis(sizes_y_, Qt::AlignLeft);
     times_->addAxis(times_x_, Qt::AlignBottom);

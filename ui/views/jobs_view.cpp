@@ -51,6 +51,9 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->verticalHeader()->hide();
+    // One line a job, rows as tall as the text: the charts below keep the height.
+    table_->setWordWrap(false);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->horizontalHeader()->setSectionResizeMode(JobsModel::Progress, QHeaderView::Fixed);
     table_->setColumnWidth(JobsModel::Progress, 140);

@@ -100,6 +100,9 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->verticalHeader()->hide();
+    // One line a worker, rows as tall as the text: eight workers fit under the charts.
+    table_->setWordWrap(false);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setContextMenuPolicy(Qt::ActionsContextMenu);
 
