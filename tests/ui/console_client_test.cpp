@@ -8,6 +8,7 @@
 #include "train/trainer.h"
 #include "ui/main_window.h"
 #include "ui/replay_opener.h"
+#include "ui/views/equilibrium_view.h"
 #include "ui/views/events_view.h"
 #include "ui/views/replay_bar.h"
 #include "ui/views/straggler_timeline.h"
@@ -15,8 +16,12 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QChart>
+#include <QChartView>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableView>
@@ -221,6 +226,22 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     }
     EXPECT_TRUE(
         ui::StragglerTimeline::describe(store.history(), 3, 17).startsWith(QStringLiteral("iteration 17 of worker 3")));
+    // The operator's pin at iteration 12 is marked on the charts, its actor in the tooltip;
+    // hovering a worker's legend entry brings its lines forward.
+    ASSERT_TRUE(window.show_view(QStringLiteral("equilibrium")));
+    window.refresh_views();
+    const auto& marks = window.equilibrium_view().marks();
+    const auto pin = std::find_if(
+        marks.begin(), marks.end(), [](const ui::EventMark& m) { return m.kind == ui::EventMark::Kind::Operator; });
+    ASSERT_NE(pin, marks.end());
+    EXPECT_EQ(pin->label, QStringLiteral("pin w1"));
+    EXPECT_TRUE(pin->tooltip.contains(QStringLiteral("operator:test")));
+    const auto legend = window.equilibrium_view().batch_size_chart()->chart()->legend()->markers();
+    ASSERT_GE(legend.size(), 4);
+    emit legend[2]->hovered(true);
+    EXPECT_EQ(window.equilibrium_view().highlighted(), 2);
+    emit legend[2]->hovered(false);
+    EXPECT_EQ(window.equilibrium_view().highlighted(), -1);
     EXPECT_TRUE(window.replay_bar().position_text().startsWith(QStringLiteral("iteration 17 of job 0")))
         << window.replay_bar().position_text().toStdString();
 

@@ -8,9 +8,12 @@
 #include "train/trainer.h"
 #include "ui/console_store.h"
 #include "ui/models/runs_model.h"
+#include "ui/views/event_marks.h"
+#include "ui/views/palette.h"
 #include "ui/views/run_list_dialog.h"
 
 #include <QAbstractItemModelTester>
+#include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -185,4 +188,54 @@ TEST(RunsModel, ListsRunsAndAnUnreadableStoreCannotBeChosen)
     EXPECT_FALSE(dialog.chosen());
     model.set_runs({});
     EXPECT_EQ(model.rowCount(), 0);
+}
+
+// The time views mark the policy's phase changes and every change an operator (or the
+// scenario) made, labelled shortly, with who made it in the tooltip; other events are not
+// marked, nor another job's.
+TEST(EventMarks, PhaseChangesAndOperatorActionsAreMarkedWithTheirActor)
+{
+    ui::EventsModel events(100);
+    const auto add = [&](JobId job, std::int64_t iteration, const char* kind, const char* message,
+                         std::optional<WorkerId> worker, const char* actor) {
+        EventRecord e;
+        e.job = job;
+        e.iteration = iteration;
+        e.time_s = static_cast<double>(iteration) / 10;
+        e.kind = kind;
+        e.message = message;
+        e.worker = worker;
+        e.actor = actor;
+        events.append(e);
+    };
+    add(1, 0, "job-started", "4 workers", std::nullopt, "system");
+    add(1, 37, "phase-change", "fast-approach -> fine-tune: spread under 10 %", std::nullopt, "system");
+    add(1, 50, "pin", "worker 2 pinned to 96", 2, "operator:alice (fulcrum@10.0.0.7:5000) at 2026-11-23T17:00:00Z");
+    add(2, 55, "pin", "worker 1 pinned to 8", 1, "operator:bob");
+    add(1, 60, "policy-change", "uniform -> lbbsp-cpu", std::nullopt, "scenario");
+    add(1, 70, "exclude", "worker 3 excluded", 3, "operator:alice");
+    const std::vector<ui::EventMark> marks = ui::event_marks(events, 1);
+    ASSERT_EQ(marks.size(), 4u);
+    EXPECT_EQ(marks[0].kind, ui::EventMark::Kind::Phase);
+    EXPECT_EQ(marks[0].label, QStringLiteral("fast-approach -> fine-tune"));
+    EXPECT_EQ(marks[1].kind, ui::EventMark::Kind::Operator);
+    EXPECT_EQ(marks[1].label, QStringLiteral("pin w2"));
+    EXPECT_EQ(marks[1].time_s, 5.0);
+    EXPECT_TRUE(marks[1].tooltip.contains(QStringLiteral("operator:alice"))) << marks[1].tooltip.toStdString();
+    EXPECT_EQ(marks[2].label, QStringLiteral("policy: lbbsp-cpu"));
+    EXPECT_TRUE(marks[2].tooltip.contains(QStringLiteral("scenario")));
+    EXPECT_EQ(marks[3].label, QStringLiteral("exclude w3"));
+}
+
+// Sixteen workers' colours stay apart: no two of the first sixteen closer than 56 in RGB.
+TEST(Palette, SixteenWorkersHaveColoursFarApart)
+{
+    double closest = 1e9;
+    for (int a = 0; a < 16; ++a)
+        for (int b = a + 1; b < 16; ++b) {
+            const QColor x = ui::series_colour(a), y = ui::series_colour(b);
+            closest = std::min(
+                closest, std::hypot(std::hypot(x.red() - y.red(), x.green() - y.green()), x.blue() - y.blue()));
+        }
+    EXPECT_GE(closest, 56.0);
 }

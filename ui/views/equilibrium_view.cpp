@@ -21,6 +21,7 @@
 #include <QValueAxis>
 #include <QWheelEvent>
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace fulcrum::ui {
@@ -157,11 +158,28 @@ bool EquilibriumView::ensure_series(int workers)
             series->attachAxis(x);
             series->attachAxis(y);
             list->push_back(series);
+            // Hovering a worker's legend entry brings its lines forward in both charts.
+            for (QLegendMarker* marker : chart->legend()->markers(series))
+                connect(marker, &QLegendMarker::hovered, this, [this, w](bool on) { highlight(on ? w : -1); });
         }
         size_points_.emplace_back([](const WorkerSample& s) { return double(s.batch_size); });
         time_points_.emplace_back([](const WorkerSample& s) { return s.batch_size > 0 ? s.batch_time_s() : NAN; });
     }
     return static_cast<int>(size_series_.size()) >= workers;
+}
+
+void EquilibriumView::highlight(int worker)
+{
+    highlighted_ = worker;
+    for (const auto* list : { &size_series_, &time_series_ })
+        for (std::size_t k = 0; k < list->size(); ++k) {
+            QColor colour = series_colour(static_cast<int>(k));
+            if (worker >= 0 && static_cast<int>(k) != worker)
+                colour.setAlpha(50);
+            QPen pen(colour);
+            pen.setWidthF(static_cast<int>(k) == worker ? 2.5 : 1.2);
+            (*list)[k]->setPen(pen);
+        }
 }
 
 void EquilibriumView::refresh_complete()
@@ -220,18 +238,19 @@ void EquilibriumView::refresh()
     spread_->replace(spread);
 
     mark_at_.clear();
-    if (const auto job = store_.shown_job()) {
-        const EventsModel& events = store_.events();
-        for (int row = 0; row < events.rowCount(); ++row) {
-            const EventRecord& e = events.at(row);
-            if (e.job == *job && e.kind == "phase-change")
-                mark_at_.emplace_back(e.iteration, QString::fromStdString(e.message).section(QLatin1Char(':'), 0, 0));
-        }
-    }
+    if (const auto job = store_.shown_job())
+        mark_at_ = event_marks(store_.events(), *job);
     equilibrium_.reset();
     std::optional<std::int64_t> lost_at;
     for (const Equilibrium& e : equilibria(history, threshold())) {
-        mark_at_.emplace_back(e.first, QStringLiteral("equilibrium"));
+        EventMark m;
+        m.kind = EventMark::Kind::Equilibrium;
+        m.iteration = e.first;
+        m.label = QStringLiteral("equilibrium");
+        m.tooltip = QStringLiteral("equilibrium from iteration %1: the spread stays under %2 %")
+                        .arg(e.first)
+                        .arg(threshold_->value());
+        mark_at_.push_back(std::move(m));
         if (e.last == history.last_iteration())
             equilibrium_ = e.first;
         else
@@ -265,20 +284,31 @@ void EquilibriumView::place_marks()
             anchor = size_series_.front();
         if (!anchor || plot.isEmpty())
             continue;
-        for (const auto& [iteration, label] : mark_at_) {
-            const double x = chart->mapToPosition(QPointF(static_cast<double>(iteration), 0), anchor).x();
+        // One row of labels per kind; a label closer than its width to the previous one of
+        // its row is left out (the line and its tooltip stay), so a spread that hovers at the
+        // threshold does not write "equilibrium" over itself.
+        std::array<double, 3> label_free_from { -1e9, -1e9, -1e9 };
+        for (const EventMark& m : mark_at_) {
+            const double x = chart->mapToPosition(QPointF(static_cast<double>(m.iteration), 0), anchor).x();
             if (x < plot.left() || x > plot.right())
                 continue;
-            const bool equilibrium = label == QStringLiteral("equilibrium");
-            QPen pen(equilibrium ? QColor(0x2c, 0xa0, 0x2c) : QColor(0x70, 0x70, 0x70));
-            pen.setStyle(equilibrium ? Qt::SolidLine : Qt::DashLine);
-            pen.setWidthF(equilibrium ? 2 : 1);
+            const auto row = static_cast<std::size_t>(m.kind);
+            QPen pen(mark_colour(m.kind));
+            pen.setStyle(m.kind == EventMark::Kind::Phase ? Qt::DashLine
+                    : m.kind == EventMark::Kind::Operator ? Qt::DashDotLine
+                                                          : Qt::SolidLine);
+            pen.setWidthF(m.kind == EventMark::Kind::Equilibrium ? 2 : 1.5);
             auto* line = new QGraphicsLineItem(x, plot.top(), x, plot.bottom(), chart);
             line->setPen(pen);
-            auto* text = new QGraphicsSimpleTextItem(label, chart);
-            text->setBrush(pen.color());
-            text->setPos(x + 3, plot.top() + (equilibrium ? 18 : 2)); // below a phase mark at the same place
+            line->setToolTip(m.tooltip);
             marks_.push_back(line);
+            if (x < label_free_from[row])
+                continue;
+            auto* text = new QGraphicsSimpleTextItem(m.label, chart);
+            text->setBrush(pen.color());
+            text->setToolTip(m.tooltip);
+            text->setPos(x + 3, plot.top() + 2 + 16 * static_cast<double>(row)); // a row per kind
+            label_free_from[row] = x + text->boundingRect().width() + 8;
             marks_.push_back(text);
         }
     }

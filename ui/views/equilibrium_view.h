@@ -1,5 +1,6 @@
 #pragma once
 
+#include "ui/views/event_marks.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/series_points.h"
 
@@ -22,8 +23,9 @@ class IterationWindow;
 
 // Two linked charts over the shown iterations: each worker's batch size, and each worker's
 // batch processing time with the spread ((max - min) / mean) on a second axis. Phase changes
-// (fast-approach -> fine-tune, LB-BSP Algorithm 2) are marked, and the iteration from which
-// the spread stays under the threshold is labelled "equilibrium".
+// (fast-approach -> fine-tune, LB-BSP Algorithm 2) and the operator's changes to the job
+// (pins, exclusions, policy changes…, with who made them in the tooltip) are marked, and
+// the iteration from which the spread stays under the threshold is labelled "equilibrium".
 class EquilibriumView : public QWidget {
     Q_OBJECT
 public:
@@ -44,6 +46,12 @@ public:
     QChartView* batch_time_chart() const { return times_view_; }
     // The series drawn, as CSV: iteration, then one column per series.
     QString visible_csv() const;
+    // Brings one worker's lines forward in both charts and fades the others (what hovering
+    // its legend entry does); -1 shows all alike again.
+    void highlight(int worker);
+    int highlighted() const { return highlighted_; }
+    // What the charts mark: the job's phase and operator events and its equilibria.
+    const std::vector<EventMark>& marks() const { return mark_at_; }
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -71,8 +79,9 @@ private:
     QDoubleSpinBox* threshold_;
     QLabel* summary_;
     std::vector<QGraphicsItem*> marks_;
-    std::vector<std::pair<std::int64_t, QString>> mark_at_; // iteration, label
+    std::vector<EventMark> mark_at_;
     std::optional<std::int64_t> equilibrium_;
+    int highlighted_ = -1;
 };
 
 } // namespace fulcrum::ui

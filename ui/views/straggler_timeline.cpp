@@ -3,9 +3,11 @@
 #include "ui/console_store.h"
 #include "ui/views/iteration_window.h"
 
+#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
@@ -125,6 +127,31 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     }
     p.drawImage(f.lanes.topLeft(), raster_.image());
 
+    // The job's phase changes and the operator's actions, where they happened on the run's
+    // clock; the label at the top, the actor in the tooltip.
+    marks_.clear();
+    if (const auto job = store_.shown_job()) {
+        double label_free_from = -1e9;
+        for (EventMark& m : event_marks(store_.events(), *job)) {
+            if (m.time_s < f.t0 || m.time_s > f.t1)
+                continue;
+            const double x = f.x_of(m.time_s);
+            QPen pen(mark_colour(m.kind), 1.5, m.kind == EventMark::Kind::Operator ? Qt::DashDotLine : Qt::DashLine);
+            p.setPen(pen);
+            p.drawLine(QPointF(x, f.lanes.top()), QPointF(x, f.lanes.bottom()));
+            const double width = p.fontMetrics().horizontalAdvance(m.label) + 4;
+            if (x >= label_free_from) {
+                // Right of the line, or left of it near the right edge.
+                const double left = x + 3 + width <= f.lanes.right() ? x + 3 : x - 3 - width;
+                const QRectF box(left, f.lanes.top() + 1, width, p.fontMetrics().height());
+                p.fillRect(box, QColor(255, 255, 255, 200));
+                p.drawText(box, Qt::AlignLeft | Qt::AlignTop, m.label);
+                label_free_from = x + width + 10;
+            }
+            marks_.emplace_back(x, std::move(m));
+        }
+    }
+
     // The time axis: run seconds, and the iterations at both ends.
     p.setPen(palette().color(QPalette::Text));
     const double axis_y = f.lanes.bottom() + 2;
@@ -141,6 +168,21 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     }
     p.drawText(QRectF(0, axis_y + 2, kLabelWidth + kHeatWidth, kAxisHeight), Qt::AlignLeft | Qt::AlignTop,
         QStringLiteral("it %1").arg(f.first));
+}
+
+bool StragglerTimeline::event(QEvent* event)
+{
+    if (event->type() != QEvent::ToolTip)
+        return QWidget::event(event);
+    const auto* help = static_cast<QHelpEvent*>(event);
+    for (const auto& [x, mark] : marks_)
+        if (std::abs(help->pos().x() - x) <= 4) {
+            QToolTip::showText(help->globalPos(), mark.tooltip, this);
+            return true;
+        }
+    QToolTip::hideText();
+    event->ignore();
+    return true;
 }
 
 std::vector<double> StragglerTimeline::lateness() const

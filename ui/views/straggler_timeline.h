@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "ui/views/event_marks.h"
 #include "ui/views/lane_raster.h"
 
 #include <QWidget>
@@ -33,12 +34,15 @@ public:
     std::vector<double> lateness() const;
     // The shown iterations' samples as CSV: worker, iteration, times, batch size, straggler.
     QString visible_csv() const;
+    // The phase changes and operator actions marked in the last paint, with their x.
+    const std::vector<std::pair<double, EventMark>>& marks() const { return marks_; }
 
 signals:
     void iterationClicked(WorkerId worker, std::int64_t iteration);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
+    bool event(QEvent* event) override; // a mark's tooltip
     void wheelEvent(QWheelEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
@@ -57,6 +61,7 @@ private:
     QPoint press_at_;
     bool dragged_ = false;
     LaneRaster raster_;
+    std::vector<std::pair<double, EventMark>> marks_;
 };
 
 } // namespace fulcrum::ui
