@@ -191,6 +191,8 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(events_, &EventsView::jumpRequested, this, &MainWindow::jump_to);
     connect(replay_bar_, &ReplayBar::closeRequested, this, &MainWindow::back_to_live);
+    connect(jobs_, &JobsView::replayRequested, this,
+        [this](const QString& database, RunId run) { open_server_run(database, run); });
     connect(opener_, &ReplayOpener::status, this, [this](const QString& text) { statusBar()->showMessage(text); });
     connect(opener_, &ReplayOpener::failed, this,
         [this](const QString& why) { report(QStringLiteral("Open a recorded run"), why); });

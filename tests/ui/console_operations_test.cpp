@@ -378,3 +378,37 @@ TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
     ui::ChangePolicyDialog unknown(3, &status, nullptr, nullptr);
     EXPECT_EQ(items(unknown.findChildren<QComboBox*>().at(0)).size(), 3);
 }
+
+// A job that ended stays in fulcrumd's table; "Replay job" opens its recorded run at once.
+TEST(ConsoleJobs, AFinishedJobIsReplayedWithOneClick)
+{
+    LiveDaemon live;
+    std::string quick = kScenario;
+    quick.replace(quick.find("\"mode\": \"paced\""), 15, "\"mode\": \"virtual\"");
+    quick.replace(quick.find("\"iterations\": 3000"), 18, "\"iterations\": 60");
+    const JobId done = live.daemon->submit(quick, "console test");
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+    const auto finished = [&] {
+        const JobStatus* s = window.store().jobs().job(done);
+        return s && s->state == JobState::Finished;
+    };
+    ASSERT_TRUE(wait_until(finished, 60000));
+    QTableView* table = window.jobs_view().table();
+    for (int row = 0; row < table->model()->rowCount(); ++row)
+        if (table->model()->index(row, ui::JobsModel::Job).data().toInt() == done)
+            table->selectRow(row);
+    QAction* replay = nullptr;
+    for (QAction* a : window.jobs_view().job_actions())
+        if (a->text() == QStringLiteral("Replay job"))
+            replay = a;
+    ASSERT_NE(replay, nullptr);
+    ASSERT_TRUE(replay->isEnabled()) << "enabled for a finished job";
+    QSignalSpy ready(&window, &ui::MainWindow::replayReady);
+    replay->trigger();
+    ASSERT_TRUE(wait_until([&] { return ready.count() == 1; }, 60000));
+    ASSERT_TRUE(window.store().replaying());
+    EXPECT_EQ(window.store().replay_state()->length, 60);
+}

@@ -65,6 +65,8 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     pause_ = new QAction(QStringLiteral("Pause job"), this);
     resume_ = new QAction(QStringLiteral("Resume job"), this);
     change_policy_ = new QAction(QStringLiteral("Change policy…"), this);
+    replay_ = new QAction(QStringLiteral("Replay job"), this);
+    replay_->setToolTip(QStringLiteral("Replay the selected job's recorded run from its start"));
     submit_form_->setShortcut(QKeySequence(QStringLiteral("Ctrl+N")));
     connect(submit_file_, &QAction::triggered, this, &JobsView::submit_from_file);
     connect(submit_form_, &QAction::triggered, this, &JobsView::submit_from_form);
@@ -85,7 +87,12 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
             commands_.job_action(*job, protocol::JobAction::Resume);
     });
     connect(change_policy_, &QAction::triggered, this, &JobsView::change_policy);
-    for (QAction* a : { cancel_, pause_, resume_, change_policy_ })
+    connect(replay_, &QAction::triggered, this, [this] {
+        const auto job = selected_job();
+        if (const protocol::JobStatus* s = job ? store_.jobs().job(*job) : nullptr; s && !s->database.empty())
+            emit replayRequested(QString::fromStdString(s->database), s->run);
+    });
+    for (QAction* a : { cancel_, pause_, resume_, change_policy_, replay_ })
         table_->addAction(a);
 
     auto* tools = new QToolBar(this);
@@ -93,6 +100,8 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     tools->addActions({ submit_form_, submit_file_ });
     tools->addSeparator();
     tools->addActions({ pause_, resume_, cancel_, change_policy_ });
+    tools->addSeparator();
+    tools->addAction(replay_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(tools);
@@ -118,7 +127,7 @@ std::optional<JobId> JobsView::selected_job() const
 
 QList<QAction*> JobsView::job_actions() const
 {
-    return { submit_form_, submit_file_, pause_, resume_, cancel_, change_policy_ };
+    return { submit_form_, submit_file_, pause_, resume_, cancel_, change_policy_, replay_ };
 }
 
 void JobsView::update_actions()
@@ -137,6 +146,10 @@ void JobsView::update_actions()
         && (status->state == protocol::JobState::Paused || status->state == protocol::JobState::Interrupted));
     change_policy_->setEnabled(live && status
         && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused));
+    // A job that ended stays in fulcrumd's table: its run is one click from a replay.
+    replay_->setEnabled(live && status && !status->database.empty()
+        && (status->state == protocol::JobState::Finished || status->state == protocol::JobState::Stopped
+            || status->state == protocol::JobState::Failed));
 }
 
 void JobsView::submit_from_file()

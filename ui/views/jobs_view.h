@@ -13,8 +13,9 @@ namespace fulcrum::ui {
 class Commands;
 class ConsoleStore;
 
-// The jobs table (progress as a bar) with submit, cancel, pause/resume and change-policy
-// actions. Choosing a row shows that job in the workers table, the charts and the timeline.
+// The jobs table (progress as a bar) with submit, cancel, pause/resume, change-policy and
+// replay actions. Choosing a row shows that job in the workers table, the charts and the
+// timeline.
 class JobsView : public QWidget {
     Q_OBJECT
 public:
@@ -29,6 +30,10 @@ public:
     void submit_from_form();
     void change_policy();
 
+signals:
+    // "Replay job" on a job that ended: its run store (as list-runs names it) and run.
+    void replayRequested(const QString& database, RunId run);
+
 private:
     void update_actions();
 
@@ -41,6 +46,7 @@ private:
     QAction* pause_;
     QAction* resume_;
     QAction* change_policy_;
+    QAction* replay_;
 };
 
 } // namespace fulcrum::ui
