@@ -71,7 +71,7 @@ int main(int argc, char** argv)
         QStringLiteral("Render the main window to a PNG file and exit (after the replay is loaded, with --replay)."),
         QStringLiteral("FILE"));
     const QCommandLineOption size(
-        QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x900)."), QStringLiteral("WxH"));
+        QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x800)."), QStringLiteral("WxH"));
     parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, size });
     {
         QCoreApplication probe(argc, argv);

@@ -5,6 +5,7 @@
 #include "engine/event_queue.h"
 #include "engine/pacer.h"
 #include "train/barrier_clock.h"
+#include "train/checkpoint_schedule.h"
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -177,35 +178,12 @@ struct BarrierEngine::Impl : EngineRefs {
             in.fail("next iteration", "lies outside the job's " + std::to_string(config.iterations) + " iterations");
     }
 
-    bool checkpoints_on() const
-    {
-        return !checkpoints_off && (config.checkpoint_every > 0 || config.checkpoint_seconds > 0);
-    }
-
     // After iteration loop.next - 1: every `checkpoint_every` barriers, every
     // `checkpoint_seconds` of wall time, or because the run stops (`forced`).
     void maybe_checkpoint(const TrainingProgress& loop, bool forced)
     {
-        if (checkpoints_off || (config.checkpoint_every <= 0 && config.checkpoint_seconds <= 0) || loop.next == 0
-            || loop.next == last_checkpoint)
-            return;
-        const bool by_count = config.checkpoint_every > 0 && loop.next % config.checkpoint_every == 0;
-        const bool by_time = config.checkpoint_seconds > 0
-            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count()
-                >= config.checkpoint_seconds;
-        if (!forced && !by_count && !by_time)
-            return;
-        std::optional<std::string> state = checkpoint(loop);
-        if (!state) {
-            checkpoints_off = true;
-            core.emit(loop.next - 1, loop.now, "checkpoints-off",
-                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash",
-                "system");
-            return;
-        }
-        observer.on_checkpoint(loop.next - 1, loop.now, std::move(*state));
-        last_checkpoint = loop.next;
-        last_checkpoint_at = std::chrono::steady_clock::now();
+        if (loop.next > 0 && checkpoints.due(loop.next, forced))
+            checkpoints.take(checkpoint(loop), loop.next, loop.next - 1, loop.now);
     }
 
     // Barriers from iteration progress.next until the budget, the target accuracy or a stop
@@ -223,9 +201,7 @@ struct BarrierEngine::Impl : EngineRefs {
         std::vector<IterationRecord> rows;
         std::vector<ps::GradientPush> pushes;
         const std::vector<std::int32_t> limits = job.batch_limits();
-        last_checkpoint_at = std::chrono::steady_clock::now();
-        if (!last_checkpoint)
-            last_checkpoint = loop.next; // a resumed job's checkpoint, or none yet
+        checkpoints.start(loop.next); // a resumed job's checkpoint, or none yet
 
         std::int64_t k = loop.next;
         const auto stopping = [&] {
@@ -234,7 +210,7 @@ struct BarrierEngine::Impl : EngineRefs {
             result.stopped = true;
             loop.next = k;
             maybe_checkpoint(loop, true); // a clean stop leaves a checkpoint to resume from
-            loop.checkpointed_at_stop = checkpoints_on() && last_checkpoint == loop.next;
+            loop.checkpointed_at_stop = checkpoints.on() && checkpoints.taken_at(loop.next);
             loop.done = true;
             return true;
         };
@@ -364,9 +340,7 @@ struct BarrierEngine::Impl : EngineRefs {
     std::unique_ptr<BarrierClock> timing; // the mode's: how the iterations are timed
     std::vector<ScheduledResize> scheduled;
     std::size_t next_scheduled = 0;
-    bool checkpoints_off = false; // the policy keeps none (said once, as an event)
-    std::optional<std::int64_t> last_checkpoint; // the `next` of the last checkpoint taken
-    std::chrono::steady_clock::time_point last_checkpoint_at;
+    CheckpointSchedule checkpoints { core }; // counted in barriers (`next`)
 };
 
 BarrierEngine::BarrierEngine(JobCore& core)
@@ -391,7 +365,7 @@ void BarrierEngine::resume_from_checkpoint(StateReader& in, const std::string& f
     TrainingProgress loop;
     impl_->resume(in, format, loop);
     impl_->core.progress = std::move(loop);
-    impl_->last_checkpoint = impl_->core.progress.next;
+    impl_->checkpoints.resumed_at(impl_->core.progress.next);
 }
 
 } // namespace fulcrum::train

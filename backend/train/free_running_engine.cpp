@@ -1,6 +1,7 @@
 #include "train/free_running_engine.h"
 
 #include "perf/proc_stats.h"
+#include "train/checkpoint_schedule.h"
 
 #include <algorithm>
 #include <chrono>
@@ -201,9 +202,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         if (stopping) {
             result.stopped = true;
             progress.done = true;
-            progress.checkpointed_at_stop = !checkpoints_off
-                && (config.checkpoint_every > 0 || config.checkpoint_seconds > 0)
-                && last_checkpoint == progress.updates;
+            progress.checkpointed_at_stop = checkpoints.on() && checkpoints.taken_at(progress.updates);
         }
     }
 
@@ -352,34 +351,15 @@ struct FreeRunningEngine::Impl : EngineRefs {
         if (progress.updates < 1 || progress.updates > config.iterations)
             in.fail("updates", "lie outside the job's " + std::to_string(config.iterations) + " updates");
         resumed = true;
-        last_checkpoint = progress.updates;
+        checkpoints.resumed_at(progress.updates);
     }
 
     // After an event, every `checkpoint_every` updates, every `checkpoint_seconds` of wall
     // time, or because the run stops (`forced`).
     void maybe_checkpoint(bool forced)
     {
-        if (checkpoints_off || (config.checkpoint_every <= 0 && config.checkpoint_seconds <= 0)
-            || progress.updates == last_checkpoint)
-            return;
-        const bool by_count = config.checkpoint_every > 0 && progress.updates % config.checkpoint_every == 0;
-        const bool by_time = config.checkpoint_seconds > 0
-            && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint_at).count()
-                >= config.checkpoint_seconds;
-        if (!forced && !by_count && !by_time)
-            return;
-        const std::int64_t at = progress.updates - 1;
-        std::optional<std::string> saved = checkpoint();
-        if (!saved) {
-            checkpoints_off = true;
-            core.emit(at, progress.now, "checkpoints-off",
-                "policy " + manager->policy().name() + " keeps no checkpoint: this job cannot be resumed after a crash",
-                "system");
-            return;
-        }
-        observer.on_checkpoint(at, progress.now, std::move(*saved));
-        last_checkpoint = progress.updates;
-        last_checkpoint_at = std::chrono::steady_clock::now();
+        if (checkpoints.due(progress.updates, forced))
+            checkpoints.take(checkpoint(), progress.updates, progress.updates - 1, progress.now);
     }
 
     // The last iteration of each worker whose row was handed over before the checkpoint
@@ -467,7 +447,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         progress.free_running_ran = true;
         kind = kind_of(sync_model.type);
         const std::size_t n = job.workers.size();
-        last_checkpoint_at = std::chrono::steady_clock::now();
+        checkpoints.start(std::nullopt);
         if (resumed) {
             // The batches under way arrive again in the order they started.
             resumed = false;
@@ -524,9 +504,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
     bool switch_ready = false; // ... and every batch under way has arrived
     std::uint64_t starts = 0; // batches started, numbering each start
     bool resumed = false; // from a checkpoint: the state is read, the arrivals not yet scheduled
-    bool checkpoints_off = false;
-    std::optional<std::int64_t> last_checkpoint; // the update count of the last checkpoint taken
-    std::chrono::steady_clock::time_point last_checkpoint_at;
+    CheckpointSchedule checkpoints { core }; // counted in updates
 };
 
 // Virtual and paced modes: a batch is computed when it starts, timed by the worker's
