@@ -16,8 +16,10 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace po = boost::program_options;
@@ -25,8 +27,11 @@ using namespace fulcrum;
 
 namespace {
 
-constexpr const char* kUsage = R"(Usage: fulcrum-sim [--cluster FILE] (--workload FILE | --generate microsoft-N)
-                   [--placement P] [--comm C] [--seed N] [--json] [--csv DIR] [--out RUN.db]
+constexpr const char* kUsage
+    = R"(Usage: fulcrum-sim [--cluster FILE] [--models M] (--workload FILE | --generate microsoft-N
+                   [--iterations MIN-MAX] [--arrival-window-s S]) [--placement P] [--comm C]
+                   [--seed N] [--json] [--csv DIR] [--out RUN.db]
+       fulcrum-sim --list-models [--models M]
        fulcrum-sim --elastic eps|static|kill-restart [--cluster FILE]
                    (--workload FILE | --generate ps-mixed-N) [--seed N] [--json] [--csv DIR]
                    [--round-s S] [--feedback fraction:F|iterations:N|accuracy:A] [--restart-s S]
@@ -48,16 +53,23 @@ Examples:
   fulcrum-sim --generate microsoft-160 --placement lwf-1 --comm ada-srsf
   fulcrum-sim --workload jobs.csv --cluster cluster.json --placement ff --comm srsf-1 --json
   fulcrum-sim --elastic eps --generate ps-mixed-40 --seed 2
+  fulcrum-sim --generate microsoft-160 --iterations 10-60 --arrival-window-s 12 \
+              --cluster resources/clusters/dl-scheduling.json     # the authors' kind of workload
+  fulcrum-sim --list-models > my-models.csv    # edit, then --models my-models.csv
 )";
 
 constexpr const char* kFormats = R"(
 Workload file (CSV): the header 'name,model,gpus,iterations,arrival_s', then one job a line;
-models: vgg16, resnet50, inception-v3, lstm-ptb (docs/scheduling.md gives their figures).
+a model is one of --models: 'table3' (default: the paper's Table III, vgg16, resnet50,
+inception-v3, lstm-ptb), 'estimates' (Fulcrum's earlier estimates of the same four) or a
+models file with the header 'model,size_mb,forward_ms,backward_ms,batch,memory_mb' in
+Table III's units ('--list-models' prints the chosen set in that format).
 Cluster file (JSON, every field optional): {"servers": 16, "gpus_per_server": 4,
-"gpu_memory_gb": 16, "intra_server_b": 1e-10, "network": {"a": 6.69e-4, "b": 8.53e-10, "eta": 4e-10}}.
+"gpu_memory_gb": 16, "intra_server_b": 1e-10, "network": {"a": 6.69e-4, "b": 8.53e-10, "eta": 2.35e-10}}.
 Without --cluster: the paper's 16 servers x 4 V100 (16 GB) on 10 Gbps Ethernet.
 '--generate microsoft-N' draws N jobs in the paper's Microsoft-trace mix (of 160: 80 x 1 GPU,
-14 x 2, 26 x 4, 30 x 8, 8 x 16, 2 x 32), arriving over 20 minutes per 160 jobs.
+14 x 2, 26 x 4, 30 x 8, 8 x 16, 2 x 32), with --iterations (default 1000-6000) iterations,
+arriving over --arrival-window-s (default 20 minutes per 160 jobs).
 With --elastic: the workload CSV header is 'name,model,workers,servers,iterations,arrival_s';
 '--generate ps-mixed-N' draws N jobs with Poisson arrivals (mean gap 120 s), 2-8 workers,
 1-4 servers, 500-3,000 iterations. The cluster's slots are its servers x GPUs.
@@ -76,6 +88,7 @@ private:
 
 struct ElasticArgs {
     std::string policy, cluster_file, workload_file, generate, csv_dir;
+    sched::ModelCatalogue models = sched::ModelCatalogue::table3();
     sched::ElasticOptions options;
     bool json = false;
     double restart_s = 30;
@@ -103,9 +116,10 @@ int run_elastic(ElasticArgs& a)
                     << a.generate << "'\n";
                 return 2;
             }
-            jobs = sched::generate_ps_workload({ .jobs = *n, .mean_gap_s = 120, .seed = a.options.seed });
+            jobs = sched::generate_ps_workload(
+                { .jobs = *n, .mean_gap_s = 120, .seed = a.options.seed, .models = a.models });
         } else {
-            jobs = sched::load_ps_workload(a.workload_file);
+            jobs = sched::load_ps_workload(a.workload_file, a.models);
         }
         Progress progress;
         a.options.progress = [&](double f) { progress(f); };
@@ -158,8 +172,15 @@ int run(int argc, char** argv)
     sched::SimulationOptions options;
     visible.add_options()("help,h", "show this help")(
         "cluster", po::value(&cluster_file), "cluster description (JSON); default: 16 servers x 4 GPUs")(
-        "workload", po::value(&workload_file), "jobs to run (CSV)")(
-        "generate", po::value(&generate), "generated workload instead of a file: microsoft-N (e.g. microsoft-160)")(
+        "workload", po::value(&workload_file), "jobs to run (CSV)")("generate", po::value(&generate),
+        "generated workload instead of a file: microsoft-N (e.g. microsoft-160)")("iterations",
+        po::value<std::string>()->default_value("1000-6000"),
+        "--generate microsoft-N: each job's iterations, drawn uniformly from MIN-MAX")("arrival-window-s",
+        po::value<double>(),
+        "--generate microsoft-N: arrivals uniform over this many seconds (default 1200 per 160 jobs)")("models",
+        po::value<std::string>()->default_value("table3"),
+        "the models jobs name: table3 (the paper's Table III), estimates, or a models file (CSV)")(
+        "list-models", "print the chosen models in the models-file format and exit")(
         "placement", po::value(&options.placement)->default_value("lwf-1"), "rand, ff, ls or lwf-K (K >= 1)")("comm",
         po::value(&options.comm)->default_value("ada-srsf"),
         "communication scheduler: srsf-N (N >= 1) or ada-srsf")("seed", po::value(&options.seed)->default_value(1),
@@ -188,6 +209,18 @@ int run(int argc, char** argv)
         std::cout << kUsage << "\n" << visible << kFormats;
         return 0;
     }
+    std::optional<sched::ModelCatalogue> models;
+    try {
+        models = sched::ModelCatalogue::named_or_file(vm["models"].as<std::string>());
+    } catch (const InputError& e) {
+        std::cerr << "fulcrum-sim: --models: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": "
+                  << e.reason() << "\n";
+        return 1;
+    }
+    if (vm.count("list-models")) {
+        std::cout << models->csv();
+        return 0;
+    }
     if (workload_file.empty() == generate.empty()) {
         std::cerr << "fulcrum-sim: give exactly one of --workload FILE and --generate microsoft-N (or ps-mixed-N with "
                      "--elastic)\n"
@@ -205,6 +238,7 @@ int run(int argc, char** argv)
         a.workload_file = workload_file;
         a.generate = generate;
         a.csv_dir = csv_dir;
+        a.models = *models;
         a.json = vm.count("json") > 0;
         a.options.seed = options.seed;
         a.options.round_s = vm["round-s"].as<double>();
@@ -239,11 +273,29 @@ int run(int argc, char** argv)
             }
             sched::WorkloadGenerator g;
             g.jobs = *n;
-            g.horizon_s = 20.0 * 60.0 * *n / 160.0;
+            g.horizon_s = vm.count("arrival-window-s") ? vm["arrival-window-s"].as<double>() : 20.0 * 60.0 * *n / 160.0;
+            if (!(g.horizon_s >= 0) || !std::isfinite(g.horizon_s)) {
+                std::cerr << "fulcrum-sim: --arrival-window-s: expected seconds >= 0, got " << g.horizon_s << "\n";
+                return 2;
+            }
+            const auto range = sched::parse_iteration_range(vm["iterations"].as<std::string>());
+            if (!range) {
+                std::cerr << "fulcrum-sim: --iterations: expected MIN-MAX with 1 <= MIN <= MAX (e.g. 10-60), got '"
+                          << vm["iterations"].as<std::string>() << "'\n";
+                return 2;
+            }
+            g.min_iterations = range->first;
+            g.max_iterations = range->second;
             g.seed = options.seed;
+            g.models = *models;
             jobs = sched::generate_workload(g);
         } else {
-            jobs = sched::load_workload(workload_file);
+            if (!vm["iterations"].defaulted() || vm.count("arrival-window-s")) {
+                std::cerr << "fulcrum-sim: --iterations and --arrival-window-s shape a generated workload; they do "
+                             "not apply to --workload\n";
+                return 2;
+            }
+            jobs = sched::load_workload(workload_file, *models);
         }
         try {
             sched::make_placement(options.placement, 0);
@@ -270,7 +322,12 @@ int run(int argc, char** argv)
             sched::write_csv_reports(result, csv_dir, options.utilization_bin_s);
         if (vm.count("out")) {
             const std::string description = "fulcrum-sim "
-                + (generate.empty() ? "--workload " + workload_file : "--generate " + generate)
+                + (generate.empty() ? "--workload " + workload_file
+                                    : "--generate " + generate + " --iterations " + vm["iterations"].as<std::string>()
+                            + (vm.count("arrival-window-s")
+                                    ? " --arrival-window-s " + std::to_string(vm["arrival-window-s"].as<double>())
+                                    : ""))
+                + " --models " + vm["models"].as<std::string>()
                 + (cluster_file.empty() ? "" : " --cluster " + cluster_file) + " --placement " + options.placement
                 + " --comm " + options.comm + " --seed " + std::to_string(options.seed);
             const RunId run = sched_store::write_schedule(vm["out"].as<std::string>(),

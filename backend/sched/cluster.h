@@ -10,7 +10,9 @@ namespace fulcrum::sched {
 struct ContentionModel {
     double a = 6.69e-4; // s, start-up latency
     double b = 8.53e-10; // s per byte: 10 Gbps Ethernet as measured in the paper
-    double eta = 4.0e-10; // s per byte of penalty per extra concurrent task (ours: the paper fits it)
+    // s per byte of penalty per extra concurrent task: the authors' simulator's 0.235 ms/MB
+    // (HKBU-HPML/dl-scheduling, online/cluster.py).
+    double eta = 2.35e-10;
 
     double time(double bytes, int k) const { return a + seconds_per_byte(k) * bytes; }
     // The transfer part of eq. 5 per byte at contention level k >= 1.
@@ -27,13 +29,17 @@ struct ClusterSpec {
     // All-reduce among GPUs of one server goes over PCIe/NVLink, not the network: no
     // contention with other jobs' network traffic (~10 GB/s).
     double intra_server_b = 1.0e-10;
+    // What LS and LWF count as a GPU's workload: compute time only (0, the default), or also
+    // this many seconds per byte of every all-reduce still to come for a job that spans
+    // servers. The authors' simulator counts 7.8125e-9 (1 Gbps) there.
+    double placement_comm_b = 0;
 
     int gpus() const { return servers * gpus_per_server; }
     int server_of(int gpu) const { return gpu / gpus_per_server; }
 };
 
 // The cluster from a JSON file: {"servers", "gpus_per_server", "gpu_memory_gb",
-// "intra_server_b", "network": {"a", "b", "eta"}}, every field optional. Throws InputError
+// "intra_server_b", "placement_comm_b", "network": {"a", "b", "eta"}}, every field optional. Throws InputError
 // naming the file and field.
 ClusterSpec load_cluster(const std::string& path);
 

@@ -54,14 +54,11 @@ template <typename T> T positive(const std::string& cell, const std::string& whe
     return n;
 }
 
-inline ModelTemplate model_cell(const std::string& cell, const std::string& where)
+inline ModelTemplate model_cell(const std::string& cell, const std::string& where, const ModelCatalogue& models)
 {
-    if (const auto model = find_model_template(cell))
+    if (const auto model = models.find(cell))
         return *model;
-    std::string names;
-    for (const ModelTemplate& t : model_templates())
-        names += (names.empty() ? "" : ", ") + t.name;
-    throw InputError(where, "model", "expected one of " + names + ", got '" + cell + "'");
+    throw InputError(where, "model", "expected one of " + models.names() + ", got '" + cell + "'");
 }
 
 inline double arrival_cell(const std::string& cell, const std::string& where)
@@ -75,12 +72,14 @@ inline double arrival_cell(const std::string& cell, const std::string& where)
 // Reads a workload file: `#` comments and blank lines skipped, the first line must be
 // `header` exactly, and every later line must have as many cells; `row(cells, where)` gets
 // each with where = "FILE:LINE". An unreadable, empty or header-only file is an InputError.
+// A row describes a `row_noun` ("job" in a workload file, "model" in a models file).
 inline void for_each_row(const std::string& path, const std::string& header,
-    const std::function<void(const std::vector<std::string>&, const std::string&)>& row)
+    const std::function<void(const std::vector<std::string>&, const std::string&)>& row,
+    const std::string& row_noun = "job")
 {
     std::ifstream in(path);
     if (!in)
-        throw InputError(path, "", "cannot open the workload file");
+        throw InputError(path, "", row_noun == "job" ? "cannot open the workload file" : "cannot open the models file");
     const std::size_t columns = split(header).size();
     bool header_seen = false, any = false;
     int line_number = 0;
@@ -105,9 +104,10 @@ inline void for_each_row(const std::string& path, const std::string& header,
         any = true;
     }
     if (!header_seen)
-        throw InputError(path, "", "is empty: expected the header '" + header + "' and one line per job");
+        throw InputError(path, "", "is empty: expected the header '" + header + "' and one line per " + row_noun);
     if (!any)
-        throw InputError(path, "", "has a header but no jobs: expected one line per job after it");
+        throw InputError(
+            path, "", "has a header but no " + row_noun + "s: expected one line per " + row_noun + " after it");
 }
 
 } // namespace fulcrum::sched::csv

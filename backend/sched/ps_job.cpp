@@ -60,14 +60,14 @@ constexpr const char* kHeader = "name,model,workers,servers,iterations,arrival_s
 
 } // namespace
 
-std::vector<PsJobSpec> load_ps_workload(const std::string& path)
+std::vector<PsJobSpec> load_ps_workload(const std::string& path, const ModelCatalogue& models)
 {
     std::vector<PsJobSpec> jobs;
     csv::for_each_row(path, kHeader, [&](const std::vector<std::string>& cells, const std::string& where) {
         PsJobSpec job;
         job.id = static_cast<int>(jobs.size());
         job.name = cells[0].empty() ? "job-" + std::to_string(job.id) : cells[0];
-        job.model = csv::model_cell(cells[1], where);
+        job.model = csv::model_cell(cells[1], where, models);
         job.workers = csv::positive<int>(cells[2], where, "workers");
         job.servers = csv::positive<int>(cells[3], where, "servers");
         job.iterations = csv::positive<std::int64_t>(cells[4], where, "iterations");
@@ -92,7 +92,7 @@ std::optional<std::string> check_ps_submission(const PsJobSpec& job, const PsClu
 std::vector<PsJobSpec> generate_ps_workload(const PsWorkloadGenerator& g)
 {
     Rng rng = make_rng(g.seed, Stream::Data, 4242);
-    const auto& templates = model_templates();
+    const auto& templates = g.models.models();
     std::vector<PsJobSpec> jobs;
     double t = 0;
     for (int i = 0; i < g.jobs; ++i) {

@@ -2,6 +2,7 @@
 
 #include "sched/cluster.h"
 #include "sched/job.h"
+#include "sched/model_templates.h"
 
 #include <cstdint>
 #include <optional>
@@ -56,18 +57,20 @@ PsClusterModel ps_cluster_model(const ClusterSpec& cluster);
 
 // A PS workload file: CSV with the header `name,model,workers,servers,iterations,arrival_s`.
 // Throws InputError naming the file, line and field. Returned sorted by arrival.
-std::vector<PsJobSpec> load_ps_workload(const std::string& path);
+std::vector<PsJobSpec> load_ps_workload(
+    const std::string& path, const ModelCatalogue& models = ModelCatalogue::table3());
 
 // Why the cluster can never run this job as asked, or nothing when it can.
 std::optional<std::string> check_ps_submission(const PsJobSpec& job, const PsClusterModel& cluster);
 
 // A mixed arrival workload for the elastic comparison: Poisson arrivals (mean gap
-// `mean_gap_s`), models drawn from the four templates, 2 to 8 workers and 1 to 4 servers
+// `mean_gap_s`), models drawn uniformly from the catalogue, 2 to 8 workers and 1 to 4 servers
 // asked for, 500 to 3,000 iterations at that size.
 struct PsWorkloadGenerator {
     int jobs = 40;
     double mean_gap_s = 120;
     std::uint64_t seed = 1;
+    ModelCatalogue models = ModelCatalogue::table3();
 };
 std::vector<PsJobSpec> generate_ps_workload(const PsWorkloadGenerator& generator);
 std::string ps_workload_csv(const std::vector<PsJobSpec>& jobs);

@@ -42,6 +42,7 @@ struct JobRun {
     int backwards_left = 0;
     std::int64_t done = 0;
     double remaining_service = 0; // SRSF key: remaining compute x GPUs (communication ignored)
+    double comm_workload_s = 0; // per iteration, in each of its GPUs' workload (placement_comm_b)
     bool placed = false, finished = false;
     double placed_s = 0, finish_s = 0;
     // The all-reduce in flight: a fluid transfer at eq. 5's per-byte rate for the current
@@ -193,6 +194,9 @@ private:
         }
         std::sort(r.servers.begin(), r.servers.end());
         r.servers.erase(std::unique(r.servers.begin(), r.servers.end()), r.servers.end());
+        r.comm_workload_s = r.servers.size() > 1 ? cluster_.placement_comm_b * spec.model.model_bytes : 0.0;
+        for (int g : r.gpus)
+            states_[static_cast<std::size_t>(g)].workload_s += static_cast<double>(spec.iterations) * r.comm_workload_s;
         for (int g : r.gpus)
             dispatch(g);
     }
@@ -362,6 +366,10 @@ private:
     {
         JobRun& r = runs_[static_cast<std::size_t>(j)];
         r.comm_running = false;
+        for (int g : r.gpus) {
+            double& workload = states_[static_cast<std::size_t>(g)].workload_s;
+            workload = std::max(0.0, workload - r.comm_workload_s);
+        }
         ++result_.tasks;
         ++r.comm_version;
         if (options_.record_spans) {

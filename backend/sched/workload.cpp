@@ -7,13 +7,14 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
 namespace fulcrum::sched {
 
-std::vector<JobSpec> load_workload(const std::string& path)
+std::vector<JobSpec> load_workload(const std::string& path, const ModelCatalogue& models)
 {
     std::vector<JobSpec> jobs;
     csv::for_each_row(path, "name,model,gpus,iterations,arrival_s",
@@ -21,7 +22,7 @@ std::vector<JobSpec> load_workload(const std::string& path)
             JobSpec job;
             job.id = static_cast<int>(jobs.size());
             job.name = cells[0].empty() ? "job-" + std::to_string(job.id) : cells[0];
-            job.model = csv::model_cell(cells[1], where);
+            job.model = csv::model_cell(cells[1], where, models);
             job.gpus = csv::number<int>(cells[2], where, "gpus", "a positive whole number of GPUs");
             if (job.gpus < 1)
                 throw InputError(where, "gpus", "expected a positive whole number of GPUs, got " + cells[2]);
@@ -73,7 +74,7 @@ std::vector<JobSpec> generate_workload(const WorkloadGenerator& g)
     for (std::size_t i = sizes.size(); i > 1; --i) // Fisher-Yates with our own draw (portable)
         std::swap(sizes[i - 1], sizes[uniform_index(rng, i)]);
 
-    const auto& templates = model_templates();
+    const auto& templates = g.models.models();
     std::vector<double> arrivals(static_cast<std::size_t>(g.jobs));
     for (double& t : arrivals)
         t = std::round(uniform01(rng) * g.horizon_s * 1000) / 1000;
@@ -91,6 +92,22 @@ std::vector<JobSpec> generate_workload(const WorkloadGenerator& g)
         job.name = job.model.name + "-" + std::to_string(job.gpus) + "gpu-" + std::to_string(i);
     }
     return jobs;
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> parse_iteration_range(const std::string& text)
+{
+    const auto dash = text.find('-');
+    if (dash == std::string::npos)
+        return std::nullopt;
+    std::int64_t lo = 0, hi = 0;
+    const char* begin = text.data();
+    const char* end = text.data() + text.size();
+    const auto [lo_end, lo_error] = std::from_chars(begin, begin + dash, lo);
+    const auto [hi_end, hi_error] = std::from_chars(begin + dash + 1, end, hi);
+    if (lo_error != std::errc() || hi_error != std::errc() || lo_end != begin + dash || hi_end != end || lo < 1
+        || hi < lo)
+        return std::nullopt;
+    return std::pair { lo, hi };
 }
 
 std::string workload_csv(const std::vector<JobSpec>& jobs)
