@@ -8,15 +8,8 @@
 #include "run/run_scenario.h"
 #include "scenario/scenario.h"
 #include "train/worker.h"
+#include "ws_client/blocking_connection.h"
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-#include <boost/beast/websocket.hpp>
-#include <boost/beast/websocket/ssl.hpp>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -24,90 +17,9 @@
 
 namespace fulcrum::worker_client {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace websocket = beast::websocket;
-using tcp = net::ip::tcp;
 using namespace protocol;
 
 namespace {
-
-// The connection, plain or TLS; one type per run so the loop below is written once.
-template <class Next> class Connection {
-public:
-    Connection(const RemoteWorkerOptions& o, net::io_context& io, net::ssl::context& tls)
-        : ws_(make(io, tls))
-    {
-        tcp::resolver resolver(io);
-        beast::error_code ec;
-        const auto endpoints = resolver.resolve(o.host, std::to_string(o.port), ec);
-        if (ec)
-            throw std::runtime_error("cannot resolve " + o.host + ": " + ec.message());
-        net::connect(beast::get_lowest_layer(ws_), endpoints, ec);
-        if (ec)
-            throw std::runtime_error(
-                "cannot connect to " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
-        if constexpr (!std::is_same_v<Next, tcp::socket>) {
-            ws_.next_layer().set_verify_callback(net::ssl::host_name_verification(o.host));
-            SSL_set_tlsext_host_name(ws_.next_layer().native_handle(), o.host.c_str());
-            ws_.next_layer().handshake(net::ssl::stream_base::client, ec);
-            if (ec)
-                throw std::runtime_error("TLS handshake with " + o.host + " failed: " + ec.message()
-                    + " (a self-signed server certificate is trusted with --ca-file)");
-        }
-        ws_.set_option(websocket::stream_base::decorator([token = o.token](websocket::request_type& request) {
-            request.set(beast::http::field::user_agent, "fulcrum-worker/0.1");
-            request.set(beast::http::field::authorization, "Bearer " + token);
-        }));
-        websocket::response_type response;
-        ws_.handshake(response, o.host, "/", ec);
-        if (ec) {
-            if (response.result() == beast::http::status::unauthorized)
-                throw std::runtime_error(
-                    "fulcrumd refused the token (HTTP 401): give a worker token from its token file");
-            throw std::runtime_error("WebSocket handshake with " + o.host + " failed: " + ec.message());
-        }
-        ws_.read_message_max(kMaxWorkerFrameBytes);
-    }
-
-    void send_text(const std::string& text)
-    {
-        ws_.binary(false);
-        ws_.write(net::buffer(text));
-    }
-    void send_binary(const std::string& bytes)
-    {
-        ws_.binary(true);
-        ws_.write(net::buffer(bytes));
-    }
-    // Unset when the server closed the connection.
-    std::optional<std::string> read(bool* binary)
-    {
-        beast::flat_buffer buffer;
-        beast::error_code ec;
-        ws_.read(buffer, ec);
-        if (ec)
-            return std::nullopt;
-        *binary = ws_.got_binary();
-        return beast::buffers_to_string(buffer.data());
-    }
-    void close()
-    {
-        beast::error_code ec;
-        ws_.close(websocket::close_code::normal, ec);
-    }
-    tcp::socket& socket() { return beast::get_lowest_layer(ws_); }
-
-private:
-    static websocket::stream<Next> make(net::io_context& io, net::ssl::context& tls)
-    {
-        if constexpr (std::is_same_v<Next, tcp::socket>)
-            return websocket::stream<Next>(io);
-        else
-            return websocket::stream<Next>(io, tls);
-    }
-    websocket::stream<Next> ws_;
-};
 
 ServerMessage read_message(const std::string& text)
 {
@@ -117,9 +29,8 @@ ServerMessage read_message(const std::string& text)
     return *decoded.message;
 }
 
-template <class Next>
-RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connection, const std::atomic<bool>& stop,
-    const std::function<void(const std::string&)>& log)
+RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection,
+    const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log)
 {
     const auto next_text = [&]() -> ServerMessage {
         for (;;) {
@@ -230,23 +141,15 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, Connection<Next>& connec
 RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
     const std::function<void(const std::string&)>& log)
 {
-    net::io_context io;
-    net::ssl::context tls(net::ssl::context::tls_client);
-    if (options.tls) {
-        tls.set_verify_mode(net::ssl::verify_peer);
-        beast::error_code ec;
-        if (options.trusted.empty())
-            tls.set_default_verify_paths(ec);
-        else
-            tls.load_verify_file(options.trusted.string(), ec);
-        if (ec)
-            throw std::runtime_error(
-                (options.trusted.empty() ? std::string("the system's certificates") : options.trusted.string())
-                + ": cannot be loaded to check the server: " + ec.message());
-        Connection<beast::ssl_stream<tcp::socket>> connection(options, io, tls);
-        return serve(options, connection, stop, log);
-    }
-    Connection<tcp::socket> connection(options, io, tls);
+    const ws_client::ConnectOptions connect { .host = options.host,
+        .port = options.port,
+        .token = options.token,
+        .tls = options.tls,
+        .trusted = options.trusted,
+        .user_agent = "fulcrum-worker/0.1",
+        .max_frame_bytes = kMaxWorkerFrameBytes,
+        .token_hint = "give a worker token from its token file" };
+    ws_client::BlockingConnection connection(connect);
     return serve(options, connection, stop, log);
 }
 

@@ -90,19 +90,7 @@ protected:
         for (const auto& s : scenarios)
             args.insert(args.end(), { "--scenario", s });
         const pid_t pid = spawn(args, log);
-        static const std::regex serving("serving ws://127\\.0\\.0\\.1:([0-9]+)");
-        for (int i = 0; i < 1000; ++i) {
-            std::ifstream in(log);
-            std::stringstream text;
-            text << in.rdbuf();
-            std::smatch m;
-            const std::string s = text.str();
-            if (std::regex_search(s, m, serving))
-                return { pid, static_cast<unsigned short>(std::stoi(m[1])) };
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        ADD_FAILURE() << "fulcrumd did not announce its port";
-        return { pid, 0 };
+        return { pid, testing_support::announced_port(log) };
     }
 
     std::string token(Role role)

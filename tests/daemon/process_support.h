@@ -3,11 +3,16 @@
 // Starting the real programs (fulcrumd, fulcrum-worker, fulcrum-run) from tests that kill
 // them at chosen moments.
 
+#include <chrono>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <regex>
 #include <spawn.h>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -30,6 +35,25 @@ inline pid_t spawn_logged(std::vector<std::string> args, const std::filesystem::
     EXPECT_EQ(::posix_spawn(&pid, args[0].c_str(), &out, nullptr, argv.data(), environ), 0) << args[0];
     posix_spawn_file_actions_destroy(&out);
     return pid;
+}
+
+// The port fulcrumd announced in its log ("serving ws://127.0.0.1:PORT"), waited for up to
+// 10 s; 0 (and a test failure) when it never did.
+inline unsigned short announced_port(const std::filesystem::path& log)
+{
+    static const std::regex serving("serving ws://127\\.0\\.0\\.1:([0-9]+)");
+    for (int i = 0; i < 1000; ++i) {
+        std::ifstream in(log);
+        std::stringstream text;
+        text << in.rdbuf();
+        std::smatch m;
+        const std::string s = text.str();
+        if (std::regex_search(s, m, serving))
+            return static_cast<unsigned short>(std::stoi(m[1]));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ADD_FAILURE() << "fulcrumd did not announce its port in " << log;
+    return 0;
 }
 
 } // namespace fulcrum::testing_support

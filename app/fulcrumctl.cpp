@@ -1,0 +1,340 @@
+// fulcrumctl: fulcrumd from a terminal. Lists, submits and steers jobs, watches a job's
+// workers live, and exports recorded runs as CSV.
+
+#include "common/error.h"
+#include "ctl/ctl_client.h"
+#include "ctl/run_export.h"
+#include "ctl/worker_table.h"
+#include "protocol/codec.h"
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace po = boost::program_options;
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using ctl::CtlError;
+
+namespace {
+
+constexpr const char* kUsage
+    = R"(Usage: fulcrumctl [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...
+
+Commands:
+  jobs                          the daemon's jobs: state, iteration, sync model, policy
+  runs                          the recorded runs the daemon serves
+  submit SCENARIO               submit a scenario file (docs/scenarios.md) as a new job
+  pause JOB | resume JOB | cancel JOB
+  pin JOB WORKER BATCH          fix a worker's batch size from the next barrier on
+  unpin JOB WORKER
+  exclude JOB WORKER [--for S]  take a worker out of the barrier (for S seconds of run clock)
+  include JOB WORKER
+  set-policy JOB SPEC           the job's batch-size policy: a name (lbbsp-cpu) or the
+                                scenario's policy section as JSON ('{"type": "fixed", ...}')
+  watch [JOB] [--count N]       a live table of the job's workers, redrawn as iterations
+                                arrive (default: the newest running job); ends with the job,
+                                or after N iterations
+  export RUN.db --csv DIR [--run N]
+                                write a run store's iterations, evaluations and events as CSV
+
+The server is ws://127.0.0.1:7480 unless --server or FULCRUM_SERVER says otherwise (wss://
+for TLS, with --ca-file for a private CA). The token comes from --token-file (fulcrumd's
+token file: its operator token, else its viewer token; or a file holding one token) or
+from FULCRUM_TOKEN. Commands that change a job need an operator token.
+
+--json prints the server's reply as docs/protocol.md shows it (watch: one message a line;
+export: a summary object).
+
+Exit status: 0 done, 1 failed, 2 bad input (arguments, files), 3 refused by the server
+(token, or a request it turned down: the reason is printed), 4 fulcrumd unreachable.
+)";
+
+struct Args {
+    std::vector<std::string> words;
+    ctl::ClientOptions client;
+    std::optional<std::filesystem::path> token_file;
+    bool json = false;
+    std::optional<double> for_s;
+    std::optional<std::string> csv_dir;
+    std::optional<RunId> run;
+    std::optional<std::int64_t> count;
+};
+
+template <typename T> T number(const std::string& text, const char* what)
+{
+    T value {};
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size())
+        throw CtlError(ctl::kBadInput, std::string(what) + ": expected a number, got '" + text + "'");
+    return value;
+}
+
+void need(const Args& a, std::size_t words, const char* usage)
+{
+    if (a.words.size() != words)
+        throw CtlError(ctl::kBadInput, std::string("usage: fulcrumctl ") + usage);
+}
+
+std::string read_file(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw CtlError(ctl::kBadInput, path + ": cannot open the scenario file");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void print_reply(const Args& a, const Reply& reply, const std::string& text)
+{
+    if (a.json)
+        std::cout << encode(ServerMessage { reply }) << "\n";
+    else
+        std::cout << text;
+}
+
+std::string jobs_text(const std::vector<JobStatus>& jobs)
+{
+    if (jobs.empty())
+        return "no jobs\n";
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%4s  %-22s %-11s %13s %-12s %-10s %-8s %8s\n", "job", "name", "state",
+        "iteration", "sync", "policy", "mode", "accuracy");
+    out += line;
+    for (const JobStatus& j : jobs) {
+        const std::string iterations = std::to_string(j.iteration) + "/" + std::to_string(j.iterations);
+        const std::string accuracy = j.accuracy ? std::to_string(*j.accuracy).substr(0, 5) : "-";
+        std::snprintf(line, sizeof line, "%4lld  %-22s %-11s %13s %-12s %-10s %-8s %8s%s\n",
+            static_cast<long long>(j.job), j.name.c_str(), std::string(to_string(j.state)).c_str(), iterations.c_str(),
+            j.sync_model.c_str(), j.policy.c_str(), j.mode.c_str(), accuracy.c_str(),
+            j.message.empty() ? "" : ("  " + j.message).c_str());
+        out += line;
+    }
+    return out;
+}
+
+std::string runs_text(const std::vector<RunListing>& runs)
+{
+    if (runs.empty())
+        return "no recorded runs\n";
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-24s %4s  %-22s %-8s %-11s %10s  %s\n", "store", "run", "name", "mode", "status",
+        "iterations", "started");
+    out += line;
+    for (const RunListing& r : runs) {
+        std::snprintf(line, sizeof line, "%-24s %4lld  %-22s %-8s %-11s %10lld  %s\n", r.database.c_str(),
+            static_cast<long long>(r.run), r.name.c_str(), r.mode.c_str(), r.status.c_str(),
+            static_cast<long long>(r.iterations), r.started_at.c_str());
+        out += line;
+    }
+    return out;
+}
+
+// A policy given by name becomes the section {"type": NAME}; JSON passes as it is.
+std::string policy_spec(const std::string& spec)
+{
+    if (!spec.empty() && spec.front() == '{')
+        return spec;
+    for (const char c : spec)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'))
+            throw CtlError(ctl::kBadInput, "set-policy: expected a policy name or a JSON object, got '" + spec + "'");
+    return R"({"type": ")" + spec + R"("})";
+}
+
+JobId newest_running(ctl::CtlClient& client)
+{
+    const Reply reply = client.request(ListJobs {});
+    for (auto it = reply.jobs.rbegin(); it != reply.jobs.rend(); ++it)
+        if (it->state == JobState::Running || it->state == JobState::Paused)
+            return it->job;
+    throw CtlError(ctl::kBadInput, "watch: no job is running; give a JOB (fulcrumctl jobs lists them)");
+}
+
+int watch(const Args& a, ctl::CtlClient& client)
+{
+    if (a.words.size() > 2)
+        throw CtlError(ctl::kBadInput, "usage: fulcrumctl watch [JOB] [--count N]");
+    const JobId job = a.words.size() == 2 ? number<JobId>(a.words[1], "JOB") : newest_running(client);
+    client.request(Subscribe { {}, { Stream::Iterations, Stream::Jobs, Stream::Workers }, job, {} });
+    ctl::WatchTable table(job);
+    const bool redraw = !a.json && ::isatty(STDOUT_FILENO);
+    for (;;) {
+        const auto message = client.next();
+        if (!message)
+            throw CtlError(ctl::kUnreachable, "fulcrumd closed the connection");
+        const bool changed = table.apply(*message);
+        if (a.json && changed)
+            std::cout << encode(*message) << std::endl;
+        const bool rows = std::holds_alternative<IterationRows>(*message) && changed;
+        const bool done = table.ended() || (a.count && table.iterations_seen() >= *a.count);
+        if (!a.json && (rows || done)) {
+            if (redraw)
+                std::cout << "\x1b[H\x1b[2J";
+            std::cout << table.render() << (redraw ? "" : "\n") << std::flush;
+        }
+        if (done)
+            return ctl::kOk;
+    }
+}
+
+int run_command(const Args& a)
+{
+    const std::string& command = a.words.at(0);
+    if (command == "export") {
+        need(a, 2, "export RUN.db --csv DIR [--run N]");
+        if (!a.csv_dir)
+            throw CtlError(ctl::kBadInput, "export: give --csv DIR, the folder for the CSV files");
+        try {
+            const auto s = ctl::export_run_store(a.words[1], a.run, *a.csv_dir);
+            if (a.json)
+                std::cout << R"({"runs":)" << s.runs << R"(,"iteration_rows":)" << s.iteration_rows
+                          << R"(,"evaluations":)" << s.evaluations << R"(,"events":)" << s.events << "}\n";
+            else
+                std::cout << "exported " << s.runs << " run(s) to " << s.folder.string() << ": " << s.iteration_rows
+                          << " iteration rows, " << s.evaluations << " evaluations, " << s.events << " events\n";
+            return ctl::kOk;
+        } catch (const InputError& e) {
+            throw CtlError(
+                ctl::kBadInput, e.source() + (e.field().empty() ? "" : ": " + e.field()) + ": " + e.reason());
+        }
+    }
+    static const std::vector<std::string> known { "jobs", "runs", "submit", "pause", "resume", "cancel", "pin", "unpin",
+        "exclude", "include", "set-policy", "watch" };
+    if (std::find(known.begin(), known.end(), command) == known.end())
+        throw CtlError(ctl::kBadInput, "unknown command '" + command + "' (fulcrumctl --help lists them)");
+    // Arguments are checked before connecting, so bad input never waits on the network.
+    std::optional<ClientMessage> message;
+    if (command == "jobs") {
+        need(a, 1, "jobs");
+        message = ListJobs {};
+    } else if (command == "runs") {
+        need(a, 1, "runs");
+        message = ListRuns {};
+    } else if (command == "submit") {
+        need(a, 2, "submit SCENARIO");
+        message = SubmitJob { {}, read_file(a.words[1]) };
+    } else if (command == "pause" || command == "resume" || command == "cancel") {
+        need(a, 2, (command + " JOB").c_str());
+        const JobAction action
+            = command == "pause" ? JobAction::Pause : (command == "resume" ? JobAction::Resume : JobAction::Cancel);
+        message = JobCommand { {}, action, number<JobId>(a.words[1], "JOB") };
+    } else if (command == "pin") {
+        need(a, 4, "pin JOB WORKER BATCH");
+        WorkerCommand c;
+        c.action = WorkerAction::Pin;
+        c.job = number<JobId>(a.words[1], "JOB");
+        c.worker = number<WorkerId>(a.words[2], "WORKER");
+        c.batch_size = number<std::int32_t>(a.words[3], "BATCH");
+        message = c;
+    } else if (command == "unpin" || command == "include" || command == "exclude") {
+        need(a, 3, (command + " JOB WORKER" + (command == "exclude" ? " [--for S]" : "")).c_str());
+        const WorkerAction action = command == "unpin"
+            ? WorkerAction::Unpin
+            : (command == "include" ? WorkerAction::Include : WorkerAction::Exclude);
+        WorkerCommand c;
+        c.action = action;
+        c.job = number<JobId>(a.words[1], "JOB");
+        c.worker = number<WorkerId>(a.words[2], "WORKER");
+        if (a.for_s && action != WorkerAction::Exclude)
+            throw CtlError(ctl::kBadInput, "--for goes with exclude only");
+        c.for_s = a.for_s;
+        message = c;
+    } else if (command == "set-policy") {
+        need(a, 3, "set-policy JOB SPEC");
+        message = ChangeJob { {}, JobSetting::Policy, number<JobId>(a.words[1], "JOB"), policy_spec(a.words[2]) };
+    } else if (a.words.size() == 2) {
+        number<JobId>(a.words[1], "JOB"); // watch's JOB, checked now
+    }
+
+    ctl::ClientOptions options = a.client;
+    options.token = ctl::resolve_token(a.token_file);
+    ctl::CtlClient client(options);
+    if (command == "watch")
+        return watch(a, client);
+    const Reply reply = client.request(*message);
+    if (command == "jobs")
+        print_reply(a, reply, jobs_text(reply.jobs));
+    else if (command == "runs")
+        print_reply(a, reply, runs_text(reply.runs));
+    else if (command == "submit")
+        print_reply(a, reply, "submitted as job " + std::to_string(reply.job.value_or(0)) + "\n");
+    else
+        print_reply(a, reply, command + ": done (applied at the job's next barrier or safe point)\n");
+    return ctl::kOk;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    po::options_description visible("Options");
+    Args a;
+    std::string server;
+    visible.add_options()("help,h", "show this help")("version", "print the version")("server", po::value(&server),
+        "fulcrumd's address: ws://HOST:PORT or wss://HOST:PORT (default $FULCRUM_SERVER or "
+        "ws://127.0.0.1:7480)")("token-file", po::value<std::string>(),
+        "read the token from this file (default: $FULCRUM_TOKEN)")("ca-file", po::value<std::string>(),
+        "wss://: trust this CA certificate (PEM)")("json", po::bool_switch(&a.json), "print JSON")("for",
+        po::value<double>(), "exclude: for this many seconds of the run's clock")("csv", po::value<std::string>(),
+        "export: the folder for the CSV files")("run", po::value<RunId>(), "export: only this run of the store")(
+        "count", po::value<std::int64_t>(), "watch: stop after this many iterations");
+    po::options_description hidden;
+    hidden.add_options()("words", po::value(&a.words));
+    po::options_description all;
+    all.add(visible).add(hidden);
+    po::positional_options_description positional;
+    positional.add("words", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "fulcrumctl: " << e.what() << "\nTry 'fulcrumctl --help'.\n";
+        return ctl::kBadInput;
+    }
+    if (vm.count("help")) {
+        std::cout << kUsage << "\n" << visible;
+        return ctl::kOk;
+    }
+    if (vm.count("version")) {
+        std::cout << "fulcrumctl 0.1.0 (protocol " << kProtocolVersion << ")\n";
+        return ctl::kOk;
+    }
+    if (a.words.empty()) {
+        std::cerr << "fulcrumctl: give a command\nTry 'fulcrumctl --help'.\n";
+        return ctl::kBadInput;
+    }
+    if (!server.empty())
+        a.client.server = server;
+    else if (const char* env = std::getenv("FULCRUM_SERVER"); env && *env)
+        a.client.server = env;
+    if (vm.count("token-file"))
+        a.token_file = vm["token-file"].as<std::string>();
+    if (vm.count("ca-file"))
+        a.client.ca_file = vm["ca-file"].as<std::string>();
+    if (vm.count("for"))
+        a.for_s = vm["for"].as<double>();
+    if (vm.count("csv"))
+        a.csv_dir = vm["csv"].as<std::string>();
+    if (vm.count("run"))
+        a.run = vm["run"].as<RunId>();
+    if (vm.count("count"))
+        a.count = vm["count"].as<std::int64_t>();
+    try {
+        ctl::parse_server_url(a.client.server);
+        return run_command(a);
+    } catch (const CtlError& e) {
+        std::cerr << "fulcrumctl: " << e.what() << "\n";
+        return e.status();
+    } catch (const std::exception& e) {
+        std::cerr << "fulcrumctl: " << e.what() << "\n";
+        return ctl::kFailed;
+    }
+}

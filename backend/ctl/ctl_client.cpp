@@ -1,0 +1,147 @@
+#include "ctl/ctl_client.h"
+
+#include "common/error.h"
+#include "protocol/codec.h"
+#include "protocol/token_file.h"
+#include "ws_client/blocking_connection.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace fulcrum::ctl {
+
+using namespace protocol;
+
+ServerAddress parse_server_url(const std::string& url)
+{
+    ServerAddress a;
+    std::string rest;
+    if (url.rfind("ws://", 0) == 0) {
+        rest = url.substr(5);
+    } else if (url.rfind("wss://", 0) == 0) {
+        rest = url.substr(6);
+        a.tls = true;
+    } else {
+        throw CtlError(kBadInput, "--server: expected ws://HOST:PORT or wss://HOST:PORT, got '" + url + "'");
+    }
+    if (!rest.empty() && rest.back() == '/')
+        rest.pop_back();
+    const auto colon = rest.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+        throw CtlError(kBadInput, "--server: expected ws://HOST:PORT or wss://HOST:PORT, got '" + url + "'");
+    a.host = rest.substr(0, colon);
+    unsigned port = 0;
+    const char* first = rest.data() + colon + 1;
+    const char* last = rest.data() + rest.size();
+    const auto [end, error] = std::from_chars(first, last, port);
+    if (error != std::errc() || end != last || port == 0 || port > 65535)
+        throw CtlError(kBadInput, "--server: expected a port from 1 to 65535 in '" + url + "'");
+    a.port = static_cast<unsigned short>(port);
+    return a;
+}
+
+std::string resolve_token(const std::optional<std::filesystem::path>& token_file)
+{
+    if (token_file) {
+        try {
+            const auto lines = read_token_file(*token_file);
+            if (const auto token = pick_token(lines, { Role::Operator, Role::Viewer }, true))
+                return *token;
+        } catch (const InputError& e) {
+            throw CtlError(kBadInput, "--token-file " + e.source() + ": " + e.reason());
+        }
+        throw CtlError(kBadInput, "--token-file " + token_file->string() + ": no operator or viewer token in it");
+    }
+    if (const char* token = std::getenv("FULCRUM_TOKEN"); token && *token)
+        return token;
+    throw CtlError(kBadInput,
+        "no token: give --token-file FILE (fulcrumd's token file, or a file holding your token) or set FULCRUM_TOKEN");
+}
+
+struct CtlClient::Impl {
+    std::unique_ptr<ws_client::BlockingConnection> connection;
+
+    std::optional<ServerMessage> next()
+    {
+        for (;;) {
+            bool binary = false;
+            const auto frame = connection->read(&binary);
+            if (!frame)
+                return std::nullopt;
+            if (binary)
+                continue;
+            auto decoded = decode_server(*frame);
+            if (!decoded)
+                throw CtlError(kFailed, "fulcrumd sent a frame fulcrumctl cannot read: " + decoded.error.message);
+            return std::move(*decoded.message);
+        }
+    }
+};
+
+CtlClient::CtlClient(const ClientOptions& options)
+    : impl_(std::make_unique<Impl>())
+{
+    const ServerAddress address = parse_server_url(options.server);
+    const ws_client::ConnectOptions c { .host = address.host,
+        .port = address.port,
+        .token = options.token,
+        .tls = address.tls,
+        .trusted = options.ca_file,
+        .user_agent = "fulcrumctl/0.1",
+        .max_frame_bytes = kMaxFrameBytes,
+        .token_hint = "give an operator or viewer token (--token-file or FULCRUM_TOKEN)" };
+    try {
+        impl_->connection = std::make_unique<ws_client::BlockingConnection>(c);
+    } catch (const ws_client::ConnectError& e) {
+        throw CtlError(e.kind() == ws_client::ConnectError::Kind::Unauthorized ? kRefused : kUnreachable, e.what());
+    }
+    impl_->connection->send_text(encode(ClientMessage { Hello { kProtocolVersion, "fulcrumctl" } }));
+    const auto first = impl_->next();
+    if (!first)
+        throw CtlError(kUnreachable, "fulcrumd closed the connection before its welcome");
+    if (const auto* e = std::get_if<ProtocolError>(&*first))
+        throw CtlError(kRefused, "fulcrumd refused the connection: " + e->error.code + ": " + e->error.message);
+    const auto* welcome = std::get_if<Welcome>(&*first);
+    if (!welcome)
+        throw CtlError(kFailed, "fulcrumd did not begin with a welcome");
+    welcome_ = *welcome;
+}
+
+CtlClient::~CtlClient()
+{
+    if (impl_ && impl_->connection)
+        impl_->connection->close();
+}
+
+Reply CtlClient::request(ClientMessage message)
+{
+    const std::string id = "ctl-" + std::to_string(next_id_++);
+    std::visit(
+        [&](auto& m) {
+            if constexpr (requires { m.id; })
+                m.id = id;
+        },
+        message);
+    impl_->connection->send_text(encode(message));
+    for (;;) {
+        auto m = impl_->next();
+        if (!m)
+            throw CtlError(kUnreachable, "fulcrumd closed the connection before it replied");
+        if (auto* reply = std::get_if<Reply>(&*m); reply && reply->id == id) {
+            if (reply->error)
+                throw CtlError(kRefused,
+                    "fulcrumd refused: " + reply->error->code + ": " + reply->error->message
+                        + (reply->error->field.empty() ? "" : " (field " + reply->error->field + ")"));
+            return std::move(*reply);
+        }
+        if (const auto* e = std::get_if<ProtocolError>(&*m))
+            throw CtlError(kRefused, "fulcrumd: " + e->error.code + ": " + e->error.message);
+    }
+}
+
+std::optional<ServerMessage> CtlClient::next()
+{
+    return impl_->next();
+}
+
+} // namespace fulcrum::ctl

@@ -1,0 +1,215 @@
+// fulcrumctl against a real fulcrumd on loopback: the programs as an operator runs them.
+
+#include "../daemon/process_support.h"
+#include "ctl/run_export.h"
+#include "db/run_reader.h"
+#include "protocol/codec.h"
+#include "protocol/token_file.h"
+
+#include <array>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <thread>
+
+using namespace fulcrum;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A job that runs for a while in paced mode, so there is time to steer it.
+constexpr const char* kPacedJob = R"({"name": "steered", "seed": 3, "mode": "paced", "pace": 4,
+  "data": {"source": "synthetic", "train_size": 1200, "test_size": 200, "dim": 12, "classes": 3},
+  "model": {"type": "mlp", "hidden": [16]},
+  "training": {"total_batch": 64, "learning_rate": 0.1, "iterations": 4000, "eval_interval": 50},
+  "policy": {"type": "lbbsp-cpu", "predictor": {"type": "ema"}},
+  "workers": [{"speed": 3000, "count": 3}, {"speed": 1000}]})";
+
+// A short one that finishes at once in virtual mode.
+constexpr const char* kQuickJob = R"({"name": "quick", "seed": 5, "mode": "virtual",
+  "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 2},
+  "model": {"type": "softmax"},
+  "training": {"total_batch": 32, "learning_rate": 0.1, "iterations": 60, "eval_interval": 20},
+  "workers": [{"speed": 2000, "count": 2}, {"speed": 500}]})";
+
+struct Result {
+    int status = -1;
+    std::string out;
+};
+
+class Fulcrumctl : public ::testing::Test {
+protected:
+    fs::path dir = fs::temp_directory_path() / ("fulcrum-ctl-" + std::to_string(::getpid()));
+    pid_t daemon = 0;
+    unsigned short port = 0;
+
+    void SetUp() override
+    {
+        fs::create_directories(dir);
+        daemon = testing_support::spawn_logged(
+            { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo" },
+            dir / "fulcrumd.log");
+        port = testing_support::announced_port(dir / "fulcrumd.log");
+    }
+    void TearDown() override
+    {
+        ::kill(daemon, SIGTERM);
+        ::waitpid(daemon, nullptr, 0);
+        fs::remove_all(dir);
+    }
+
+    std::string server() const { return "ws://127.0.0.1:" + std::to_string(port); }
+
+    // Runs fulcrumctl with these arguments against this test's fulcrumd (or `url`), with the
+    // daemon's token file unless `token_file` is false and `env` before the command; returns
+    // its exit status and standard output.
+    Result ctl(
+        const std::string& args, bool token_file = true, const std::string& env = "", const std::string& url = "") const
+    {
+        const std::string command = env + " " + FULCRUMCTL_BINARY + " --server " + (url.empty() ? server() : url)
+            + (token_file ? " --token-file " + (dir / "data" / "tokens").string() : "") + " " + args + " 2>>"
+            + (dir / "ctl.err").string();
+        Result r;
+        FILE* pipe = ::popen(command.c_str(), "r");
+        std::array<char, 4096> buffer {};
+        for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+            r.out.append(buffer.data(), n);
+        const int raw = ::pclose(pipe);
+        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+        return r;
+    }
+
+    std::string last_error() const
+    {
+        std::ifstream in(dir / "ctl.err");
+        std::string line, last;
+        while (std::getline(in, line))
+            last = line;
+        return last;
+    }
+
+    fs::path write(const std::string& name, const std::string& text) const
+    {
+        std::ofstream(dir / name) << text;
+        return dir / name;
+    }
+};
+
+} // namespace
+
+TEST_F(Fulcrumctl, SubmitsSteersAndWatchesAJobAndEveryCommandSaysJson)
+{
+    ASSERT_NE(port, 0);
+    const Result submitted = ctl("submit " + write("paced.json", kPacedJob).string());
+    ASSERT_EQ(submitted.status, 0) << last_error();
+    EXPECT_EQ(submitted.out, "submitted as job 1\n");
+
+    const Result pinned = ctl("pin 1 3 40");
+    EXPECT_EQ(pinned.status, 0) << last_error();
+    EXPECT_EQ(ctl("exclude 1 1 --for 30").status, 0) << last_error();
+
+    // The watch table shows what the operator did once the job's next barrier applied it.
+    const Result watched = ctl("watch 1 --count 10");
+    ASSERT_EQ(watched.status, 0) << last_error();
+    EXPECT_NE(watched.out.find("job 1 (steered) running"), std::string::npos) << watched.out;
+    EXPECT_NE(watched.out.find("pinned 40"), std::string::npos) << watched.out;
+    EXPECT_NE(watched.out.find("excluded until"), std::string::npos) << watched.out;
+
+    // --json: the server's reply as the protocol has it.
+    const Result listed = ctl("jobs --json");
+    ASSERT_EQ(listed.status, 0) << last_error();
+    const auto decoded = protocol::decode_server(listed.out.substr(0, listed.out.find('\n')));
+    ASSERT_TRUE(decoded) << listed.out;
+    const auto* reply = std::get_if<protocol::Reply>(&*decoded.message);
+    ASSERT_NE(reply, nullptr);
+    ASSERT_EQ(reply->jobs.size(), 1u);
+    EXPECT_EQ(reply->jobs[0].name, "steered");
+
+    const Result watched_json = ctl("watch 1 --count 2 --json");
+    ASSERT_EQ(watched_json.status, 0) << last_error();
+    EXPECT_NE(watched_json.out.find(R"("type":"iterations")"), std::string::npos) << watched_json.out;
+
+    EXPECT_EQ(ctl("pause 1").status, 0) << last_error();
+    EXPECT_EQ(ctl("resume 1").status, 0) << last_error();
+    EXPECT_EQ(ctl("set-policy 1 uniform").status, 0) << last_error();
+    EXPECT_EQ(ctl(R"(set-policy 1 '{"type": "fixed", "batch_sizes": [16, 16, 16, 16]}')").status, 0) << last_error();
+    EXPECT_EQ(ctl("cancel 1").status, 0) << last_error();
+}
+
+TEST_F(Fulcrumctl, ExitStatusesSayWhatWentWrong)
+{
+    ASSERT_NE(port, 0);
+    // 2: bad input, refused before anything is sent.
+    EXPECT_EQ(ctl("frobnicate").status, 2);
+    EXPECT_NE(last_error().find("unknown command 'frobnicate'"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("pin 1 x 40").status, 2);
+    EXPECT_NE(last_error().find("WORKER: expected a number, got 'x'"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("submit /nonexistent/job.json").status, 2);
+    EXPECT_EQ(ctl("jobs", false).status, 2) << "no token anywhere";
+    EXPECT_NE(last_error().find("FULCRUM_TOKEN"), std::string::npos) << last_error();
+
+    // 3: the server refused, and says why (the request's field included).
+    EXPECT_EQ(ctl("jobs", false, "FULCRUM_TOKEN=not-a-token-of-this-server").status, 3);
+    EXPECT_NE(last_error().find("HTTP 401"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("pause 42").status, 3);
+    EXPECT_NE(last_error().find("42"), std::string::npos) << last_error();
+    const auto viewer
+        = protocol::pick_token(protocol::read_token_file(dir / "data" / "tokens"), { protocol::Role::Viewer });
+    ASSERT_TRUE(viewer);
+    EXPECT_EQ(ctl("submit " + write("q.json", kQuickJob).string(), false, "FULCRUM_TOKEN=" + *viewer).status, 3)
+        << "a viewer may not submit";
+    EXPECT_EQ(ctl("jobs", false, "FULCRUM_TOKEN=" + *viewer).status, 0) << "but may list: " << last_error();
+
+    // 4: nothing listening.
+    const Result unreachable = ctl("jobs", true, "", "ws://127.0.0.1:1");
+    EXPECT_EQ(unreachable.status, 4);
+    EXPECT_NE(last_error().find("cannot connect to 127.0.0.1:1"), std::string::npos) << last_error();
+}
+
+TEST_F(Fulcrumctl, ExportsAFinishedRunAsCsvWithEveryRecordedRow)
+{
+    ASSERT_NE(port, 0);
+    ASSERT_EQ(ctl("submit " + write("quick.json", kQuickJob).string()).status, 0) << last_error();
+    const fs::path store = dir / "data" / "runs" / "job-1.db";
+    bool finished = false;
+    for (int i = 0; i < 600 && !finished; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        finished = ctl("jobs").out.find("finished") != std::string::npos;
+    }
+    ASSERT_TRUE(finished) << ctl("jobs").out;
+    const Result runs = ctl("runs");
+    EXPECT_NE(runs.out.find("job-1.db"), std::string::npos) << runs.out;
+
+    const Result exported = ctl("export " + store.string() + " --csv " + (dir / "csv").string());
+    ASSERT_EQ(exported.status, 0) << last_error();
+    db::RunReader reader(store);
+    const auto count_lines = [](const fs::path& path) {
+        std::ifstream in(path);
+        std::string line;
+        std::int64_t n = 0;
+        while (std::getline(in, line))
+            ++n;
+        return n;
+    };
+    EXPECT_EQ(count_lines(dir / "csv" / "run-1-iterations.csv") - 1, reader.iteration_row_count(1));
+    EXPECT_EQ(count_lines(dir / "csv" / "run-1-events.csv") - 1, static_cast<std::int64_t>(reader.events(1).size()));
+    std::ifstream header(dir / "csv" / "run-1-iterations.csv");
+    std::string first;
+    std::getline(header, first);
+    EXPECT_EQ(first.rfind("job,worker,iteration,start_s,end_s,batch_size,compute_s", 0), 0u) << first;
+
+    EXPECT_EQ(ctl("export " + store.string() + " --csv " + (dir / "csv2").string() + " --run 7").status, 2);
+    EXPECT_NE(last_error().find("has no run 7 (its runs: 1)"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("export /nonexistent.db --csv " + (dir / "csv3").string()).status, 2);
+}
+
+TEST(RunExport, CsvCellsAreQuotedOnlyWhenTheyMustBe)
+{
+    EXPECT_EQ(ctl::csv_cell("pin"), "pin");
+    EXPECT_EQ(ctl::csv_cell("pinned 3, by alice"), "\"pinned 3, by alice\"");
+    EXPECT_EQ(ctl::csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+    EXPECT_EQ(ctl::csv_cell("two\nlines"), "\"two\nlines\"");
+}
