@@ -24,7 +24,7 @@ namespace {
 constexpr const char* kUsage
     = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
                 [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]...
-                [--cluster FILE] [--placement POLICY]
+                [--cluster FILE] [--placement POLICY] [--metrics token|loopback|off]
        fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
@@ -68,6 +68,11 @@ operator's resume-job). Job ids are never reused.
 Recorded runs in DATA_DIR/runs are listed and replayed over the same port (list-runs,
 open-replay; docs/protocol.md).
 
+Prometheus scrapes GET /metrics on the same port (text format 0.0.4: jobs, workers,
+clients, dropped frames, the scheduler's queue; docs/operations.md lists every metric).
+--metrics token (the default) asks for a valid token of any role, sent as a bearer token;
+--metrics loopback serves it without a token to loopback addresses only; off turns it off.
+
 Paths a client sends never leave fulcrumd's folders: a submitted scenario's data.path
 names a data set in DATA_DIR/datasets or /usr/share/datasets (e.g. "fashion-mnist"), its
 policy.predictor.warm_start_file a NARX network in DATA_DIR/models, open-replay a run
@@ -80,7 +85,7 @@ Config file (JSON, every field optional; command-line options win):
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
-   "runs_folders": ["/srv/fulcrum/archive"], "resume_jobs": "auto"}
+   "runs_folders": ["/srv/fulcrum/archive"], "resume_jobs": "auto", "metrics": "token"}
   (the folders lists replace the defaults DATA_DIR/datasets + /usr/share/datasets and
    DATA_DIR/models; name the defaults too to keep them)
 )";
@@ -111,8 +116,10 @@ int main(int argc, char** argv)
         "placement", po::value(&s.placement)->default_value(s.placement), "placement policy: rand, ff, ls or lwf-K")(
         "tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")("tls-key",
         po::value(&s.tls_key), "the certificate's PEM private key")("allow-plain", po::bool_switch(&s.allow_plain),
-        "serve plain WebSocket on a non-loopback address")("scenario", po::value(&s.scenarios)->composing(),
-        "submit this scenario at start (repeatable)")("no-demo", po::bool_switch(&s.no_demo),
+        "serve plain WebSocket on a non-loopback address")("metrics", po::value(&s.metrics)->default_value(s.metrics),
+        "who may read GET /metrics: token (any valid token), loopback (no token, loopback only) or off")(
+        "scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")("no-demo",
+        po::bool_switch(&s.no_demo),
         "start no job without a scenario: serve the recorded runs and wait for submissions")("runs-folder",
         po::value<std::vector<std::string>>()->composing(),
         "also list and replay the run stores in this folder (repeatable)")("add-token",
@@ -140,6 +147,7 @@ int main(int argc, char** argv)
             given.placement = !vm["placement"].defaulted();
             given.tls_certificate = vm.count("tls-cert") > 0;
             given.tls_key = vm.count("tls-key") > 0;
+            given.metrics = !vm["metrics"].defaulted();
             daemon::apply_config_file(read_file(config), config, s, given);
         }
         if (vm.count("add-token")) {
@@ -191,6 +199,9 @@ int main(int argc, char** argv)
         server_options.port = address.port;
         server_options.tls_certificate = s.tls_certificate;
         server_options.tls_key = s.tls_key;
+        server_options.metrics = s.metrics == "off" ? daemon::MetricsAccess::Off
+            : s.metrics == "loopback"               ? daemon::MetricsAccess::Loopback
+                                                    : daemon::MetricsAccess::Token;
         daemon::WebSocketServer server(d, tokens, server_options);
         if (!server.tls() && !address.loopback)
             std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host

@@ -3,6 +3,7 @@
 #include "balance/policy_registry.h"
 #include "common/error.h"
 #include "daemon/job_runtime.h"
+#include "daemon/metrics.h"
 #include "daemon/replies.h"
 #include "db/run_recorder.h"
 #include "protocol/codec.h"
@@ -79,6 +80,17 @@ std::shared_ptr<Client> Daemon::connect(Role role, std::string name, std::string
     client->set_person(std::move(person));
     hub_.add(client);
     return client;
+}
+
+std::string Daemon::metrics_text() const
+{
+    DaemonMetrics metrics;
+    queue_.fill_metrics(metrics);
+    metrics.clients = hub_.clients();
+    const protocol::Missed missed = hub_.missed_totals();
+    metrics.frames_dropped = missed.dropped;
+    metrics.frames_coalesced = missed.coalesced;
+    return prometheus_exposition(metrics);
 }
 
 void Daemon::disconnect(const Client& client)

@@ -60,6 +60,8 @@ public:
     // The run stores in DATA_DIR/runs and their runs; a file that cannot be read is listed
     // with its reason as the status.
     std::vector<protocol::RunListing> runs() const;
+    // fulcrumd's /metrics page (Prometheus text format): in memory only, no disk.
+    std::string metrics_text() const;
     void stop_all();
     // After a crash or a restart: every job the journal holds (accepted, not ended) becomes
     // its job again under its own id. One whose run store has a checkpoint is interrupted

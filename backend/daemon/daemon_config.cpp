@@ -48,6 +48,11 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
     folders("datasets_folders", "folders holding data sets", s.folders.datasets);
     folders("runs_folders", "folders holding recorded run stores", s.folders.runs);
     folders("models_folders", "folders holding NARX networks", s.folders.models);
+    if (f.has("metrics")) {
+        const std::string metrics = f.string_or("metrics", "token", { "token", "loopback", "off" });
+        if (!given.metrics)
+            s.metrics = metrics;
+    }
     if (f.has("resume_jobs"))
         s.resume_manual = f.string_or("resume_jobs", "auto", { "auto", "manual" }) == "manual";
     f.reject_unknown();
@@ -87,6 +92,8 @@ ListenAddress check_settings(DaemonSettings& s)
     }
     if (s.token_file.empty())
         s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
+    if (s.metrics != "token" && s.metrics != "loopback" && s.metrics != "off")
+        throw InputError("--metrics", "", "expected token, loopback or off, got '" + s.metrics + "'");
     if (s.tls_certificate.empty() != s.tls_key.empty())
         throw InputError(s.tls_key.empty() ? "--tls-key" : "--tls-cert", "",
             "TLS needs both --tls-cert and --tls-key (PEM files)"); // names the one missing

@@ -20,12 +20,13 @@ struct DaemonSettings {
     std::vector<std::string> scenarios;
     FolderOptions folders;
     bool resume_manual = false;
+    std::string metrics = "token"; // GET /metrics: token, loopback or off
 };
 
 // The settings the command line gave: a config file does not override them.
 struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
-         tls_certificate = false, tls_key = false;
+         tls_certificate = false, tls_key = false, metrics = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws

@@ -4,6 +4,7 @@
 #include "daemon/confine_paths.h"
 #include "daemon/daemon_options.h"
 #include "daemon/job_runtime.h"
+#include "daemon/metrics.h"
 #include "daemon/run_catalogue.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
@@ -286,10 +287,20 @@ void JobQueue::start_queued()
             cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
                 + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
         it = queued_.erase(it);
+        ++placements_;
         changed = true;
     }
     if (changed)
         publish_cluster();
+}
+
+void JobQueue::fill_metrics(DaemonMetrics& metrics) const
+{
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, job] : jobs_)
+        metrics.jobs.push_back({ job->status(), job->worker_states(), job->last_rows() });
+    metrics.queued_jobs = queued_.size();
+    metrics.placements = placements_;
 }
 
 RemainingWork JobQueue::remaining_work() const

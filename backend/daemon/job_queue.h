@@ -22,6 +22,7 @@ class RunCatalogue;
 class ServerFolders;
 class StreamHub;
 struct DaemonOptions;
+struct DaemonMetrics;
 
 // fulcrumd's jobs: submitted to the journal, queued, placed on the cluster by the placement
 // policy as their workers fit, run, recovered after a restart, and the remote workers that
@@ -55,6 +56,8 @@ public:
     std::vector<JobRuntime*> select(std::optional<JobId> job) const;
     std::vector<protocol::JobStatus> jobs() const;
     protocol::ClusterState cluster() const;
+    // Each job's status, workers and latest rows, the queue's length and the placements made.
+    void fill_metrics(DaemonMetrics& metrics) const;
 
     // A worker connection joins a job's remote slot. Throws RefusedRequest (no-remote-slot,
     // already-joined, or the pool's refusal).
@@ -83,6 +86,7 @@ private:
     std::deque<JobId> queued_;
     ClusterBook cluster_;
     JobId next_job_ = 1;
+    std::int64_t placements_ = 0;
     std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined
     bool stopping_ = false;
 };

@@ -92,7 +92,28 @@ void StreamHub::add(const std::shared_ptr<Client>& client)
 void StreamHub::remove(std::uint64_t client)
 {
     std::lock_guard lock(mutex_);
-    clients_.erase(client);
+    const auto it = clients_.find(client);
+    if (it == clients_.end())
+        return;
+    if (const auto c = it->second.lock()) {
+        const protocol::Missed missed = c->queue().missed();
+        gone_.dropped += missed.dropped;
+        gone_.coalesced += missed.coalesced;
+    }
+    clients_.erase(it);
+}
+
+protocol::Missed StreamHub::missed_totals() const
+{
+    std::lock_guard lock(mutex_);
+    protocol::Missed total = gone_;
+    for (const auto& [id, weak] : clients_)
+        if (const auto c = weak.lock()) {
+            const protocol::Missed missed = c->queue().missed();
+            total.dropped += missed.dropped;
+            total.coalesced += missed.coalesced;
+        }
+    return total;
 }
 
 std::size_t StreamHub::clients() const

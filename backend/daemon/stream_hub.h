@@ -63,6 +63,8 @@ public:
     void add(const std::shared_ptr<Client>& client);
     void remove(std::uint64_t client);
     std::size_t clients() const;
+    // Frames dropped and coalesced for every client since the start, those gone included.
+    protocol::Missed missed_totals() const;
 
     // Iteration rows, evaluations and events (never coalesced).
     void publish(const protocol::IterationRows& rows);
@@ -79,6 +81,7 @@ private:
 
     mutable std::mutex mutex_;
     std::map<std::uint64_t, std::weak_ptr<Client>> clients_;
+    protocol::Missed gone_; // the totals of clients removed
 };
 
 } // namespace fulcrum::daemon

@@ -55,11 +55,13 @@ struct Sessions {
 // then frames both ways. `Next` is the WebSocket's next layer: plain TCP or TLS over TCP.
 template <class Next> class Session : public Closable, public std::enable_shared_from_this<Session<Next>> {
 public:
-    Session(tcp::socket socket, net::ssl::context* tls, Daemon& daemon, const TokenStore& tokens, Sessions& sessions)
+    Session(tcp::socket socket, net::ssl::context* tls, Daemon& daemon, const TokenStore& tokens, Sessions& sessions,
+        MetricsAccess metrics)
         : ws_(make_stream(std::move(socket), tls))
         , daemon_(daemon)
         , tokens_(tokens)
         , sessions_(sessions)
+        , metrics_(metrics)
     {
     }
 
@@ -118,12 +120,16 @@ private:
             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_upgrade(ec); });
     }
 
-    void reject(http::status status, std::string why)
+    void reject(http::status status, std::string why) { respond(status, "text/plain", std::move(why) + "\n"); }
+
+    // One HTTP answer, then the connection closes.
+    void respond(http::status status, const char* content_type, std::string body)
     {
         auto response = std::make_shared<http::response<http::string_body>>(status, request_.version());
         response->set(http::field::server, "fulcrumd");
-        response->set(http::field::content_type, "text/plain");
-        response->body() = std::move(why) + "\n";
+        response->set(http::field::content_type, content_type);
+        response->keep_alive(false);
+        response->body() = std::move(body);
         response->prepare_payload();
         http::async_write(
             ws_.next_layer(), *response, [self = shared_from_this(), response](beast::error_code, std::size_t) {
@@ -133,10 +139,30 @@ private:
             });
     }
 
+    // GET /metrics for Prometheus: built from the daemon's memory, so the strand never waits.
+    void serve_metrics()
+    {
+        if (metrics_ == MetricsAccess::Off)
+            return reject(http::status::not_found, "metrics are off on this fulcrumd (--metrics off)");
+        if (metrics_ == MetricsAccess::Token && !tokens_.authorize(request_[http::field::authorization]))
+            return reject(http::status::unauthorized,
+                "a valid token is required for /metrics: send 'Authorization: Bearer TOKEN' (a viewer token will do)");
+        if (metrics_ == MetricsAccess::Loopback) {
+            beast::error_code peer_ec;
+            const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
+            if (peer_ec || !peer.address().is_loopback())
+                return reject(
+                    http::status::forbidden, "/metrics is served to loopback addresses only (--metrics loopback)");
+        }
+        respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8", daemon_.metrics_text());
+    }
+
     void on_upgrade(beast::error_code ec)
     {
         if (ec)
             return finish();
+        if (!websocket::is_upgrade(request_) && request_.method() == http::verb::get && request_.target() == "/metrics")
+            return serve_metrics();
         if (!websocket::is_upgrade(request_))
             return reject(http::status::bad_request,
                 "fulcrumd speaks WebSocket here (protocol version " + std::to_string(protocol::kProtocolVersion)
@@ -253,6 +279,7 @@ private:
     Daemon& daemon_;
     const TokenStore& tokens_;
     Sessions& sessions_;
+    const MetricsAccess metrics_;
     std::shared_ptr<Client> client_;
     mutable std::mutex token_mutex_; // token() is read from the revocation check's thread
     std::string token_;
@@ -343,9 +370,11 @@ struct WebSocketServer::Impl {
             if (ec)
                 return; // closed by stop()
             if (tls)
-                open(std::make_shared<Session<TlsStream>>(std::move(socket), tls.get(), daemon, tokens, sessions));
+                open(std::make_shared<Session<TlsStream>>(
+                    std::move(socket), tls.get(), daemon, tokens, sessions, options.metrics));
             else
-                open(std::make_shared<Session<PlainStream>>(std::move(socket), nullptr, daemon, tokens, sessions));
+                open(std::make_shared<Session<PlainStream>>(
+                    std::move(socket), nullptr, daemon, tokens, sessions, options.metrics));
             accept();
         });
     }

@@ -10,6 +10,11 @@ namespace fulcrum::daemon {
 class Daemon;
 class TokenStore;
 
+// Who may read GET /metrics (the Prometheus text format) on the server's port: anyone with
+// a valid token of any role (Prometheus sends it as a bearer token), anyone connecting from
+// a loopback address with no token, or nobody (404).
+enum class MetricsAccess { Token, Loopback, Off };
+
 struct ServerOptions {
     std::string host = "127.0.0.1";
     unsigned short port = 7480; // 0: any free port (tests)
@@ -17,6 +22,7 @@ struct ServerOptions {
     // TLS (wss://) when both are set: PEM files, the certificate chain and its private key.
     std::filesystem::path tls_certificate;
     std::filesystem::path tls_key;
+    MetricsAccess metrics = MetricsAccess::Token;
 };
 
 // fulcrumd's WebSocket endpoint (Boost.Beast), over TLS when a certificate and key are
