@@ -28,7 +28,7 @@ int main(int argc, char** argv)
     po::options_description visible("Options");
     std::string name, out;
     std::uint64_t seed = 1;
-    visible.add_options()("help,h", "show this help")(
+    visible.add_options()("help,h", "show this help")("version", "print the version and exit")(
         "out,o", po::value(&out), "folder for the results (created if missing; files in it are replaced)")(
         "seed,s", po::value(&seed)->default_value(1), "random seed")(
         "quick", "a smaller, shorter version: checks that the experiment runs, not the published figures");
@@ -49,6 +49,10 @@ int main(int argc, char** argv)
     if (vm.count("help")) {
         std::cout << kUsage << fulcrum::experiment::describe_experiments() << "\n"
                   << visible << "\nThe figures these produce are collected in docs/results.md.\n";
+        return 0;
+    }
+    if (vm.count("version")) {
+        std::cout << "fulcrum-experiment " FULCRUM_VERSION "\n";
         return 0;
     }
     const auto& names = fulcrum::experiment::experiment_names();

@@ -49,7 +49,7 @@ int main(int argc, char** argv)
     std::uint64_t seed = 0;
     double pace = 0;
     int threads = 0;
-    visible.add_options()("help,h", "show this help")("out,o", po::value(&out),
+    visible.add_options()("help,h", "show this help")("version", "print the version and exit")("out,o", po::value(&out),
         "run database to record into (created if missing; a new run is appended)")("mode,m", po::value(&mode_text),
         "virtual | paced | real (default: the scenario's mode)\n"
         "  virtual: simulated cluster clock, as fast as possible\n"
@@ -80,6 +80,10 @@ int main(int argc, char** argv)
     if (vm.count("help")) {
         std::cout << visible
                   << "\nScenario files are described in docs/scenarios.md; examples are in resources/scenarios/.\n";
+        return 0;
+    }
+    if (vm.count("version")) {
+        std::cout << "fulcrum-run " FULCRUM_VERSION "\n";
         return 0;
     }
     const bool resuming = vm.count("resume") > 0;

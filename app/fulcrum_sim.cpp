@@ -170,7 +170,7 @@ int run(int argc, char** argv)
     po::options_description visible("Options");
     std::string cluster_file, workload_file, generate, csv_dir;
     sched::SimulationOptions options;
-    visible.add_options()("help,h", "show this help")(
+    visible.add_options()("help,h", "show this help")("version", "print the version and exit")(
         "cluster", po::value(&cluster_file), "cluster description (JSON); default: 16 servers x 4 GPUs")(
         "workload", po::value(&workload_file), "jobs to run (CSV)")("generate", po::value(&generate),
         "generated workload instead of a file: microsoft-N (e.g. microsoft-160)")("iterations",
@@ -207,6 +207,10 @@ int run(int argc, char** argv)
     }
     if (vm.count("help")) {
         std::cout << kUsage << "\n" << visible << kFormats;
+        return 0;
+    }
+    if (vm.count("version")) {
+        std::cout << "fulcrum-sim " FULCRUM_VERSION "\n";
         return 0;
     }
     std::optional<sched::ModelCatalogue> models;

@@ -60,8 +60,9 @@ int main(int argc, char** argv)
     ::gethostname(host, sizeof host - 1);
     o.name = host;
     po::options_description visible("Options");
-    visible.add_options()("help,h", "show this help")("server", po::value(&server), "fulcrumd's address, HOST:PORT")(
-        "job", po::value(&job), "the job to join (its id in fulcrumd)")(
+    visible.add_options()("help,h", "show this help")("version", "print the version and exit")("server",
+        po::value(&server),
+        "fulcrumd's address, HOST:PORT")("job", po::value(&job), "the job to join (its id in fulcrumd)")(
         "worker", po::value(&worker), "a particular remote slot of the job (default: the first free one)")("token",
         po::value(&o.token), "a worker token")("token-file", po::value(&token_file), "a file holding the token")(
         "tls", po::bool_switch(&o.tls), "connect with TLS (fulcrumd started with --tls-cert)")(
@@ -78,6 +79,10 @@ int main(int argc, char** argv)
     }
     if (vm.count("help")) {
         std::cout << kUsage << "\n" << visible;
+        return 0;
+    }
+    if (vm.count("version")) {
+        std::cout << "fulcrum-worker " FULCRUM_VERSION "\n";
         return 0;
     }
     try {

@@ -304,7 +304,7 @@ int main(int argc, char** argv)
         return ctl::kOk;
     }
     if (vm.count("version")) {
-        std::cout << "fulcrumctl 0.1.0 (protocol " << kProtocolVersion << ")\n";
+        std::cout << "fulcrumctl " FULCRUM_VERSION " (protocol " << kProtocolVersion << ")\n";
         return ctl::kOk;
     }
     if (a.words.empty()) {

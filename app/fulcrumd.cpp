@@ -107,8 +107,8 @@ int main(int argc, char** argv)
     daemon::DaemonSettings s;
     std::string config;
     po::options_description visible("Options");
-    visible.add_options()("help,h", "show this help")("config", po::value(&config), "settings file (JSON, see below)")(
-        "listen", po::value(&s.listen)->default_value(s.listen),
+    visible.add_options()("help,h", "show this help")("version", "print the version and exit")("config",
+        po::value(&config), "settings file (JSON, see below)")("listen", po::value(&s.listen)->default_value(s.listen),
         "address and port to serve on; 0.0.0.0:7480 for every interface")(
         "token-file", po::value(&s.token_file), "bearer tokens (default: DATA_DIR/tokens)")("data-dir",
         po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")("cluster",
@@ -135,6 +135,10 @@ int main(int argc, char** argv)
     }
     if (vm.count("help")) {
         std::cout << kUsage << "\n" << visible;
+        return 0;
+    }
+    if (vm.count("version")) {
+        std::cout << "fulcrumd " FULCRUM_VERSION "\n";
         return 0;
     }
     try {
@@ -177,7 +181,7 @@ int main(int argc, char** argv)
         if (!s.cluster.empty())
             options.cluster = sched::load_cluster(s.cluster);
         options.placement = s.placement;
-        options.server_name = "fulcrumd 0.1.0";
+        options.server_name = "fulcrumd " FULCRUM_VERSION;
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
         daemon::Daemon d(options);
