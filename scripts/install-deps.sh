@@ -9,7 +9,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev libssl-dev
   qt6-base-dev qt6-charts-dev qt6-websockets-dev libqt6opengl6-dev libgl-dev
   googletest libgtest-dev clang libclang-rt-14-dev clang-format clang-tidy
-  prometheus lintian help2man systemd
+  prometheus lintian help2man systemd slurm-wlm munge
   dataset-fashion-mnist
 )
 

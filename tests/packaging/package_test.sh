@@ -30,7 +30,8 @@ echo "package_test: lintian clean"
 contents=$(dpkg-deb -c "$deb")
 for path in usr/bin/fulcrumd usr/bin/fulcrum-worker usr/bin/fulcrumctl usr/bin/fulcrum-run usr/bin/fulcrum-sim \
     usr/bin/fulcrum-experiment lib/systemd/system/fulcrumd.service "lib/systemd/system/fulcrum-worker@.service" \
-    etc/fulcrum/fulcrumd.json usr/share/man/man1/fulcrumd.1.gz usr/share/fulcrum/grafana/fulcrum-dashboard.json; do
+    etc/fulcrum/fulcrumd.json usr/share/man/man1/fulcrumd.1.gz usr/share/fulcrum/grafana/fulcrum-dashboard.json \
+    usr/share/fulcrum/slurm/fulcrum-workers.sbatch; do
     grep -q " \./$path\$" <<<"$contents" || fail "the package lacks /$path"
 done
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/fulcrum/fulcrumd.json || fail "/etc/fulcrum/fulcrumd.json is not a conffile"
