@@ -41,6 +41,8 @@ Commands:
                                 or after N iterations
   export RUN.db --csv DIR [--run N]
                                 write a run store's iterations, evaluations and events as CSV
+  export STORE:RUN --csv DIR    the same for a run fulcrumd serves (as `runs` lists it,
+                                e.g. job-1.db:1), fetched by replaying it at full speed
 
 The server is ws://127.0.0.1:7480 unless --server or FULCRUM_SERVER says otherwise (wss://
 for TLS, with --ca-file for a private CA). The token comes from --token-file (fulcrumd's
@@ -188,11 +190,22 @@ int run_command(const Args& a)
 {
     const std::string& command = a.words.at(0);
     if (command == "export") {
-        need(a, 2, "export RUN.db --csv DIR [--run N]");
+        need(a, 2, "export RUN.db|STORE:RUN --csv DIR [--run N]");
         if (!a.csv_dir)
             throw CtlError(ctl::kBadInput, "export: give --csv DIR, the folder for the CSV files");
         try {
-            const auto s = ctl::export_run_store(a.words[1], a.run, *a.csv_dir);
+            const std::string& what = a.words[1];
+            const auto colon = what.rfind(':');
+            ctl::ExportSummary s;
+            if (std::filesystem::exists(what) || colon == std::string::npos) {
+                s = ctl::export_run_store(what, a.run, *a.csv_dir);
+            } else { // a run fulcrumd serves, as `runs` lists it: STORE:RUN
+                const RunId run = number<RunId>(what.substr(colon + 1), "export: RUN of STORE:RUN");
+                ctl::ClientOptions options = a.client;
+                options.token = ctl::resolve_token(a.token_file);
+                ctl::CtlClient client(options);
+                s = ctl::export_served_run(client, what.substr(0, colon), run, *a.csv_dir);
+            }
             if (a.json)
                 std::cout << R"({"runs":)" << s.runs << R"(,"iteration_rows":)" << s.iteration_rows
                           << R"(,"evaluations":)" << s.evaluations << R"(,"events":)" << s.events << "}\n";

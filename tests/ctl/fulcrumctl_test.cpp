@@ -6,12 +6,15 @@
 #include "protocol/codec.h"
 #include "protocol/token_file.h"
 
+#include <algorithm>
 #include <array>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <sys/wait.h>
 #include <thread>
 
@@ -201,9 +204,54 @@ TEST_F(Fulcrumctl, ExportsAFinishedRunAsCsvWithEveryRecordedRow)
     std::getline(header, first);
     EXPECT_EQ(first.rfind("job,worker,iteration,start_s,end_s,batch_size,compute_s", 0), 0u) << first;
 
+    // The same run fetched from fulcrumd by replay gives the same records.
+    const Result served = ctl("export job-1.db:1 --csv " + (dir / "served").string());
+    ASSERT_EQ(served.status, 0) << last_error();
+    const auto sorted_lines = [](const fs::path& path) {
+        std::ifstream in(path);
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(in, line);)
+            lines.push_back(line);
+        std::sort(lines.begin(), lines.end());
+        return lines;
+    };
+    for (const char* file : { "run-1-iterations.csv", "run-1-evaluations.csv", "run-1-events.csv" })
+        EXPECT_EQ(sorted_lines(dir / "served" / file), sorted_lines(dir / "csv" / file)) << file;
+    EXPECT_EQ(ctl("export job-1.db:9 --csv " + (dir / "served9").string()).status, 3) << "no run 9 on the server";
+
     EXPECT_EQ(ctl("export " + store.string() + " --csv " + (dir / "csv2").string() + " --run 7").status, 2);
     EXPECT_NE(last_error().find("has no run 7 (its runs: 1)"), std::string::npos) << last_error();
     EXPECT_EQ(ctl("export /nonexistent.db --csv " + (dir / "csv3").string()).status, 2);
+}
+
+// wss:// with the console's --ca-file: trusted, it connects; untrusted, it is unreachable (4)
+// and says how to trust the certificate.
+TEST(FulcrumctlTls, ConnectsOverTlsWithTheCaFileAndRefusesAnUntrustedCertificate)
+{
+    const fs::path dir = fs::temp_directory_path() / ("fulcrum-ctl-tls-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const fs::path tls = fs::path(FULCRUM_SOURCE_DIR) / "tests" / "daemon" / "tls";
+    const pid_t daemon = testing_support::spawn_logged(
+        { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo",
+            "--tls-cert", (tls / "server.crt").string(), "--tls-key", (tls / "server.key").string() },
+        dir / "fulcrumd.log");
+    const unsigned short port = testing_support::announced_port(dir / "fulcrumd.log");
+    const auto run = [&](const std::string& extra) {
+        const std::string command = std::string(FULCRUMCTL_BINARY) + " --server wss://localhost:" + std::to_string(port)
+            + " --token-file " + (dir / "data" / "tokens").string() + " " + extra + " jobs >/dev/null 2>>"
+            + (dir / "err").string();
+        const int raw = std::system(command.c_str());
+        return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    };
+    EXPECT_EQ(run("--ca-file " + (tls / "server.crt").string()), 0);
+    EXPECT_EQ(run(""), 4) << "a self-signed certificate the system does not trust";
+    std::ifstream err(dir / "err");
+    std::stringstream text;
+    text << err.rdbuf();
+    EXPECT_NE(text.str().find("--ca-file"), std::string::npos) << text.str();
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    fs::remove_all(dir);
 }
 
 TEST(RunExport, CsvCellsAreQuotedOnlyWhenTheyMustBe)

@@ -41,7 +41,7 @@ inline pid_t spawn_logged(std::vector<std::string> args, const std::filesystem::
 // 10 s; 0 (and a test failure) when it never did.
 inline unsigned short announced_port(const std::filesystem::path& log)
 {
-    static const std::regex serving("serving ws://127\\.0\\.0\\.1:([0-9]+)");
+    static const std::regex serving("serving wss?://127\\.0\\.0\\.1:([0-9]+)");
     for (int i = 0; i < 1000; ++i) {
         std::ifstream in(log);
         std::stringstream text;
