@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -171,6 +172,17 @@ TEST(Prometheus, ScrapesFulcrumdsMetricsWithAViewerToken)
             if (query(web, expr).empty())
                 empty_panels.push_back(std::string(panel.at("title").as_string()) + ": " + expr);
         }
+    // Prometheus' own linter accepts the page (names, units, _total counters, HELP lines).
+    const auto page = http_answer(port, "/metrics", *viewer);
+    ASSERT_TRUE(page && page->status == 200);
+    std::ofstream(dir / "metrics.txt") << page->body;
+    const int lint = std::system(("promtool check metrics < " + (dir / "metrics.txt").string() + " > "
+        + (dir / "promtool.txt").string() + " 2>&1")
+                                     .c_str());
+    std::ifstream lint_output(dir / "promtool.txt");
+    std::stringstream lint_text;
+    lint_text << lint_output.rdbuf();
+    EXPECT_EQ(lint, 0) << "promtool check metrics: " << lint_text.str();
     up = query(web, R"(up{job="fulcrumd"})");
     running = query(web, R"(fulcrum_job_state{state="running"})");
     straggler = query(web, "sum(fulcrum_worker_straggler)");
