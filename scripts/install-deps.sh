@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Fulcrum builds and runs with, skipping those present.
+# --test-tools adds the real programs the test suite starts beside fulcrumd: Prometheus,
+# a one-node Slurm with munge, lintian and systemd-analyze (scripts/test.sh passes it).
 # Run as root (or with sudo). Safe to run again.
 set -euo pipefail
 
@@ -8,10 +10,15 @@ packages=(
   libeigen3-dev zlib1g-dev libsqlite3-dev sqlite3
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev libssl-dev
   qt6-base-dev qt6-charts-dev qt6-websockets-dev libqt6opengl6-dev libgl-dev
-  googletest libgtest-dev clang libclang-rt-14-dev clang-format clang-tidy
-  prometheus lintian help2man systemd slurm-wlm munge
+  googletest libgtest-dev clang libclang-rt-14-dev clang-format clang-tidy help2man
   dataset-fashion-mnist
 )
+if [ "${1:-}" = "--test-tools" ]; then
+  packages+=(prometheus lintian systemd slurm-wlm munge)
+elif [ -n "${1:-}" ]; then
+  echo "install-deps: unknown option '$1' (--test-tools is the only one)" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

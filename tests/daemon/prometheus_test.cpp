@@ -119,7 +119,7 @@ TEST(Prometheus, ScrapesFulcrumdsMetricsWithAViewerToken)
 {
     const auto prometheus = find_program("prometheus");
     if (!prometheus)
-        GTEST_SKIP() << "Debian's prometheus is not installed (scripts/install-deps.sh installs it)";
+        GTEST_SKIP() << "Debian's prometheus is not installed (scripts/install-deps.sh --test-tools installs it)";
     const fs::path dir = fs::temp_directory_path() / ("fulcrum-prometheus-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     std::ofstream(dir / "job.json") << kPacedJob;

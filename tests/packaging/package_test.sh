@@ -19,7 +19,7 @@ trap cleanup EXIT
 fail() { echo "package_test: $*" >&2; exit 1; }
 
 for tool in cpack lintian dpkg-deb; do
-    command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/install-deps.sh installs it)"
+    command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/install-deps.sh --test-tools installs it)"
 done
 
 (cd "$build" && cpack -G DEB -B "$work" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack failed"; }

@@ -9,7 +9,7 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 source_dir=$(cd "$2" && pwd)
 for tool in munged munge slurmctld slurmd sbatch scontrol sinfo; do
-    command -v "$tool" >/dev/null || { echo "slurm_test: $tool is not installed (slurm-wlm, munge)"; exit 77; }
+    command -v "$tool" >/dev/null || { echo "slurm_test: $tool is not installed (scripts/install-deps.sh --test-tools: slurm-wlm, munge)"; exit 77; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "slurm_test: slurmd needs root"; exit 77; }
 
