@@ -7,6 +7,7 @@
 # stops after the checks of the package file (exit 77, ctest's skip).
 #   tests/packaging/package_test.sh BUILD_DIR
 set -euo pipefail
+source "$(dirname "$0")/../support/announced_port.sh"
 build=$(cd "$1" && pwd)
 work=$(mktemp -d)
 installed_here=0
@@ -70,11 +71,7 @@ setpriv --reuid=fulcrum --regid=fulcrum --init-groups --no-new-privs \
     /usr/bin/fulcrumd --config /etc/fulcrum/fulcrumd.json --data-dir "$state" --listen 127.0.0.1:0 \
     2>"$work/fulcrumd.log" &
 daemon=$!
-for _ in $(seq 100); do
-    port=$(grep -o 'serving ws://127.0.0.1:[0-9]*' "$work/fulcrumd.log" | grep -o '[0-9]*$' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
+port=$(announced_port "$work/fulcrumd.log")
 [ -n "$port" ] || { cat "$work/fulcrumd.log"; fail "the installed fulcrumd did not start"; }
 ctl=(/usr/bin/fulcrumctl --server "ws://127.0.0.1:$port" --token-file "$state/tokens")
 job=$("${ctl[@]}" submit /usr/share/fulcrum/scenarios/homogeneous.json) || fail "fulcrumctl submit"

@@ -6,6 +6,7 @@
 # exits 77 (ctest's skip).
 #   tests/slurm/slurm_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
+source "$(dirname "$0")/../support/announced_port.sh"
 build=$(cd "$1" && pwd)
 source_dir=$(cd "$2" && pwd)
 for tool in munged munge slurmctld slurmd sbatch scontrol sinfo; do
@@ -101,11 +102,7 @@ JOB
 "$build/app/fulcrumd" --data-dir "$work/data" --listen 127.0.0.1:0 --no-demo --scenario "$work/job.json" \
     2>"$work/fulcrumd.log" &
 daemon=$!
-for _ in $(seq 100); do
-    port=$(grep -o 'serving ws://127.0.0.1:[0-9]*' "$work/fulcrumd.log" | grep -o '[0-9]*$' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
+port=$(announced_port "$work/fulcrumd.log")
 [ -n "$port" ] || fail "fulcrumd did not start"
 awk '$1 == "worker" { print $NF; exit }' "$work/data/tokens" >"$work/worker-token"
 
