@@ -129,30 +129,6 @@ std::optional<std::string> BlockingConnection::read(bool* binary)
     });
 }
 
-std::optional<std::string> BlockingConnection::read_within(
-    std::chrono::milliseconds timeout, bool* binary, bool* timed_out)
-{
-    *timed_out = false;
-    return impl_->visit([&](auto& ws) -> std::optional<std::string> {
-        beast::flat_buffer buffer;
-        std::optional<beast::error_code> result;
-        ws.async_read(buffer, [&](beast::error_code ec, std::size_t) { result = ec; });
-        impl_->io.restart();
-        impl_->io.run_for(timeout);
-        if (!result) {
-            *timed_out = true;
-            beast::get_lowest_layer(ws).cancel();
-            impl_->io.restart();
-            impl_->io.run(); // let the cancelled read finish
-            return std::nullopt;
-        }
-        if (*result)
-            return std::nullopt;
-        *binary = ws.got_binary();
-        return beast::buffers_to_string(buffer.data());
-    });
-}
-
 void BlockingConnection::close()
 {
     impl_->visit([&](auto& ws) {

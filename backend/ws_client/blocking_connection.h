@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -49,10 +48,8 @@ public:
 
     void send_text(const std::string& text);
     void send_binary(const std::string& bytes);
-    // The next frame, or unset when the server closed the connection. With a timeout, also
-    // unset (and `*timed_out` true) when no frame came in time; the connection is then closed.
+    // The next frame, or unset when the server closed the connection.
     std::optional<std::string> read(bool* binary);
-    std::optional<std::string> read_within(std::chrono::milliseconds timeout, bool* binary, bool* timed_out);
     void close();
 
 private:
