@@ -119,14 +119,14 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
     }
     const ClientMessage& message = *decoded.message;
     if (const auto* hello = std::get_if<Hello>(&message)) {
-        if (hello->version != kProtocolVersion) {
+        if (hello->version < kOldestProtocolVersion || hello->version > kProtocolVersion) {
             client.send(ProtocolError { { "version-mismatch",
-                "this server speaks protocol version " + std::to_string(kProtocolVersion) + ", the client "
-                    + std::to_string(hello->version),
+                "this server speaks protocol versions " + std::to_string(kOldestProtocolVersion) + " to "
+                    + std::to_string(kProtocolVersion) + ", the client " + std::to_string(hello->version),
                 "version" } });
             return After::Close;
         }
-        client.set_greeted();
+        client.set_greeted(hello->version);
         client.send(Welcome { kProtocolVersion, options_.server_name, client.role() });
         return After::KeepOpen;
     }
@@ -135,16 +135,16 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         client.send(failure(id, "hello-first", "send hello with the protocol version before anything else"));
         return After::KeepOpen;
     }
-    const bool join = std::holds_alternative<JoinJob>(message);
+    const bool join = std::holds_alternative<JoinJob>(message) || std::holds_alternative<ReportIteration>(message);
     if (client.role() == Role::Worker && !join) {
         client.send(failure(id, "not-authorized",
-            "a worker token only joins jobs (join-job); '" + std::string(type_name(message))
+            "a worker token only joins jobs (join-job, report-iteration); '" + std::string(type_name(message))
                 + "' needs a viewer or operator token"));
         return After::KeepOpen;
     }
     if (join && client.role() == Role::Viewer) {
-        client.send(
-            failure(id, "not-authorized", "'join-job' needs a worker or operator token; this client is a viewer"));
+        client.send(failure(id, "not-authorized",
+            "'" + std::string(type_name(message)) + "' needs a worker or operator token; this client is a viewer"));
         return After::KeepOpen;
     }
     if (is_command(message) && client.role() != Role::Operator) {
@@ -276,6 +276,16 @@ void Daemon::on(Client& client, const JoinJob& join)
     Reply reply = ok(join.id, join.job);
     reply.assignment = queue_.join(client.shared_from_this(), join);
     client.send(reply);
+}
+
+void Daemon::on(Client& client, const ReportIteration& report)
+{
+    if (client.version() < 2)
+        throw RefusedRequest("version-too-old",
+            "report-iteration is protocol version 2; this client said version " + std::to_string(client.version())
+                + " in its hello");
+    // Answered at the job's barrier, from its thread, when every rank has reported.
+    queue_.report(client.shared_from_this(), report);
 }
 
 void Daemon::receive_binary(Client& client, std::string_view frame)

@@ -24,6 +24,8 @@ namespace {
 GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& cluster)
 {
     GpuDemand demand;
+    if (s.external) // an external job's ranks run where its framework started them
+        return demand;
     demand.workers
         = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
     demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
@@ -211,11 +213,25 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
                 { id, "its scenario no longer loads (" + folders_.for_clients(e.what()) + "); not recovered" });
             continue;
         }
+        const bool external = s.external.has_value();
+        if (external && abandoned) {
+            try {
+                db::RunRecorder(path).end_run(*abandoned, "lost");
+            } catch (const std::exception&) {
+                // recorded as interrupted above; the job is reported lost all the same
+            }
+        }
         std::lock_guard lock(mutex_);
         auto runtime = std::make_unique<JobRuntime>(
             id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
         JobRuntime& job = *runtime;
         jobs_[id] = std::move(runtime);
+        if (external) { // its ranks' connections closed with the fulcrumd that ran it
+            journal_.remove(id);
+            job.set_lost("an external job's ranks cannot outlive the fulcrumd they reported to; its rows are kept");
+            found.push_back({ id, "an external job: recorded as lost (its ranks went with fulcrumd's restart)" });
+            continue;
+        }
         if (!resume) {
             job.scheduler_event("job-queued",
                 "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
@@ -281,11 +297,14 @@ void JobQueue::start_queued()
         }
         std::vector<std::int32_t> placement;
         std::size_t next = 0;
+        const bool external = job.scenario().external.has_value();
         for (const auto& w : job.scenario().workers)
-            placement.push_back(w.remote ? -1 : gpus[next++]);
+            placement.push_back(w.remote || external ? -1 : gpus[next++]);
         job.start(std::move(placement),
-            cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
-                + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
+            external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
+                    + job.scenario().external->framework + " started them"
+                     : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
+                    + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
         it = queued_.erase(it);
         ++placements_;
         changed = true;
@@ -350,7 +369,7 @@ void JobQueue::on_job_done(JobId id)
 WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const JoinJob& join)
 {
     JobRuntime& j = job(join.job);
-    if (!j.remote())
+    if (!j.remote() && !j.ranks())
         throw RefusedRequest("no-remote-slot",
             "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
     {
@@ -360,12 +379,32 @@ WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const Joi
                 "this connection already computes for job " + std::to_string(it->second)
                     + "; one connection is one worker");
     }
-    const WorkerId worker = j.remote()->join(client, join.worker, join.host.empty() ? client->name() : join.host);
+    const std::string host = join.host.empty() ? client->name() : join.host;
+    const WorkerId worker
+        = j.ranks() ? j.ranks()->join(client, join.worker, host) : j.remote()->join(client, join.worker, host);
     {
         std::lock_guard lock(mutex_);
         remote_workers_[client->id()] = join.job;
     }
     return WorkerAssignment { join.job, worker, j.scenario().json, 0 };
+}
+
+void JobQueue::report(const std::shared_ptr<Client>& client, const ReportIteration& report)
+{
+    std::shared_ptr<RankPool> ranks;
+    {
+        std::lock_guard lock(mutex_);
+        const auto it = remote_workers_.find(client->id());
+        if (it == remote_workers_.end() || it->second != report.job)
+            throw RefusedRequest("not-joined",
+                "this connection has not joined job " + std::to_string(report.job) + "; send join-job first");
+        if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end())
+            ranks = job_it->second->ranks();
+    }
+    if (!ranks)
+        throw RefusedRequest("not-external",
+            "job " + std::to_string(report.job) + " is not an external job; its workers answer tasks, not reports");
+    ranks->report(client, report);
 }
 
 std::shared_ptr<RemotePool> JobQueue::pool_of(std::uint64_t client) const
@@ -381,14 +420,19 @@ std::shared_ptr<RemotePool> JobQueue::pool_of(std::uint64_t client) const
 void JobQueue::client_left(const Client& client)
 {
     std::shared_ptr<RemotePool> pool;
+    std::shared_ptr<RankPool> ranks;
     {
         std::lock_guard lock(mutex_);
         if (const auto it = remote_workers_.find(client.id()); it != remote_workers_.end()) {
-            if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end())
+            if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end()) {
                 pool = job_it->second->remote();
+                ranks = job_it->second->ranks();
+            }
             remote_workers_.erase(it);
         }
     }
+    if (ranks)
+        ranks->leave(client); // the rank is lost: the job ends at its barrier, the others are told
     if (pool)
         pool->leave(client); // a task in flight is lost: the trainer drops the worker from its barrier
 }

@@ -62,6 +62,9 @@ public:
     // A worker connection joins a job's remote slot. Throws RefusedRequest (no-remote-slot,
     // already-joined, or the pool's refusal).
     protocol::WorkerAssignment join(const std::shared_ptr<Client>& client, const protocol::JoinJob& join);
+    // A rank's report to the external job this connection joined. Throws RefusedRequest
+    // (not-joined, not-external, or the rank pool's refusal).
+    void report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& report);
     // The pool of the job a worker connection joined, if it did.
     std::shared_ptr<RemotePool> pool_of(std::uint64_t client) const;
     // A connection closed: a worker's task in flight is lost (its barrier drops it).

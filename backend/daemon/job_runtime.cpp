@@ -39,6 +39,13 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
         remote_slots.push_back(w.remote);
     if (std::find(remote_slots.begin(), remote_slots.end(), true) != remote_slots.end())
         remote_ = std::make_shared<RemotePool>(id_, std::move(remote_slots));
+    if (scenario_.external) {
+        std::vector<std::string> names;
+        for (const auto& w : scenario_.workers)
+            names.push_back(w.name);
+        ranks_ = std::make_shared<RankPool>(id_, std::move(names), scenario_.external->rank_timeout_s);
+        status_.model = scenario_.external->framework + " (external)";
+    }
 }
 
 JobRuntime::~JobRuntime()
@@ -133,6 +140,7 @@ void JobRuntime::run()
         options.recorded_before = std::exchange(recorded_before_, {});
     }
     options.remote = remote_;
+    options.ranks = ranks_;
     options.database = database_;
     options.stop = &stop_;
     options.resume = resume_;
@@ -222,10 +230,20 @@ void JobRuntime::run()
                 std::to_string(summary.iterations) + " iterations, test accuracy "
                     + std::to_string(summary.final_accuracy));
     } catch (const std::exception& e) {
-        set_state(JobState::Failed, folders_.for_clients(e.what()));
+        const std::string why = folders_.for_clients(e.what());
+        if (ranks_ && why.starts_with("lost: "))
+            set_state(JobState::Lost, why.substr(6));
+        else
+            set_state(JobState::Failed, why);
     }
     if (remote_)
         remote_->finish(status());
+    if (ranks_) { // a job that failed before its trainer ran: no rank waits for ever
+        train::RankPlan plan;
+        plan.state = train::RankPlan::State::Stopped;
+        plan.message = status().message;
+        ranks_->finish(plan);
+    }
     if (on_done_)
         on_done_(id_);
 }

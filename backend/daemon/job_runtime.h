@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/rank_pool.h"
 #include "daemon/remote_pool.h"
 #include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
@@ -52,6 +53,8 @@ public:
     bool resumable() const;
     // A recovered job that cannot go on (no checkpoint): failed, with the reason.
     void set_failed(const std::string& why) { set_state(protocol::JobState::Failed, why); }
+    // A recovered external job: its ranks went with the fulcrumd that ran it.
+    void set_lost(const std::string& why) { set_state(protocol::JobState::Lost, why); }
     // A job that was never placed: stopped at once, with a "job-cancelled" event.
     void cancel_queued(const std::string& actor);
     // Throw RefusedRequest ("job-not-running", or the trainer's and manager's codes).
@@ -70,6 +73,8 @@ public:
     std::optional<protocol::IterationRows> last_rows() const;
     // The job's remote worker slots; null when it has none.
     const std::shared_ptr<RemotePool>& remote() const { return remote_; }
+    // An external job's ranks; null for a built-in job.
+    const std::shared_ptr<RankPool>& ranks() const { return ranks_; }
     const scenario::Scenario& scenario() const { return scenario_; }
 
 private:
@@ -85,6 +90,7 @@ private:
     const ServerFolders& folders_;
     StreamHub& hub_;
     std::shared_ptr<RemotePool> remote_;
+    std::shared_ptr<RankPool> ranks_;
     std::function<void(JobId)> on_done_;
     std::atomic<bool> stop_ { false };
     std::thread thread_;

@@ -44,10 +44,17 @@ bool Client::greeted() const
     return greeted_;
 }
 
-void Client::set_greeted()
+void Client::set_greeted(int version)
 {
     std::lock_guard lock(mutex_);
     greeted_ = true;
+    version_ = version;
+}
+
+int Client::version() const
+{
+    std::lock_guard lock(mutex_);
+    return version_;
 }
 
 void Client::subscribe(const protocol::Subscribe& subscription)

@@ -36,7 +36,8 @@ public:
     void set_wake(std::function<void()> wake);
 
     bool greeted() const;
-    void set_greeted();
+    void set_greeted(int version = protocol::kProtocolVersion);
+    int version() const; // the protocol version its hello said
     void subscribe(const protocol::Subscribe& subscription);
     bool unsubscribe(const std::string& id);
     // Whether a message of this stream and job is wanted, and the worker filter to apply to
@@ -52,6 +53,7 @@ private:
     mutable std::mutex mutex_;
     std::function<void()> wake_;
     bool greeted_ = false;
+    int version_ = protocol::kProtocolVersion;
     std::map<std::string, protocol::Subscribe> subscriptions_;
 };
 

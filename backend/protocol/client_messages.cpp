@@ -281,6 +281,53 @@ template <> struct Wire<ListCapabilities> : NamedAs<"list-capabilities"> {
     static ListCapabilities decode(std::string_view, const Fields& f) { return ListCapabilities { f.string("id") }; }
 };
 
+template <> struct Wire<ReportIteration> : NamedAs<"report-iteration"> {
+    static void encode(const ReportIteration& m, json::object& o)
+    {
+        o["id"] = m.id;
+        o["job"] = m.job;
+        o["rank"] = m.rank;
+        o["iteration"] = m.iteration;
+        if (m.iteration < 0)
+            return;
+        o["batch_size"] = m.batch_size;
+        o["compute_s"] = m.compute_s;
+        o["sync_s"] = m.sync_s;
+        o["cpu_share"] = m.cpu_share;
+        o["memory_share"] = m.memory_share;
+        o["loss"] = m.loss;
+        if (m.gpu_memory_gb)
+            o["gpu_memory_gb"] = *m.gpu_memory_gb;
+        if (m.test_accuracy)
+            o["test_accuracy"] = *m.test_accuracy;
+        if (m.test_loss)
+            o["test_loss"] = *m.test_loss;
+    }
+    static ReportIteration decode(std::string_view, const Fields& f)
+    {
+        ReportIteration m;
+        m.id = f.string("id");
+        m.job = f.int32("job", 0);
+        m.rank = f.int32("rank", 0);
+        m.iteration = f.integer("iteration", -1);
+        if (m.iteration < 0)
+            return m;
+        m.batch_size = f.int32("batch_size", 0);
+        m.compute_s = f.number("compute_s", 0, 1e7);
+        m.sync_s = f.number_or("sync_s", 0, 0, 1e7);
+        m.cpu_share = f.number_or("cpu_share", 1, 0, 1);
+        m.memory_share = f.number_or("memory_share", 1, 0, 1);
+        m.loss = f.number_or("loss", 0, std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max());
+        if (f.has("gpu_memory_gb"))
+            m.gpu_memory_gb = f.number("gpu_memory_gb", 0, 1e6);
+        if (f.has("test_accuracy"))
+            m.test_accuracy = f.number("test_accuracy", 0, 1);
+        if (f.has("test_loss"))
+            m.test_loss = f.number("test_loss", 0);
+        return m;
+    }
+};
+
 } // namespace detail
 
 Decoded<ClientMessage> decode_client(std::string_view frame)

@@ -35,7 +35,7 @@ inline constexpr NameTable<Stream, 6> kStreams { {
     { Stream::Workers, "workers" },
     { Stream::Cluster, "cluster" },
 } };
-inline constexpr NameTable<JobState, 7> kJobStates { {
+inline constexpr NameTable<JobState, 8> kJobStates { {
     { JobState::Queued, "queued" },
     { JobState::Running, "running" },
     { JobState::Paused, "paused" },
@@ -43,6 +43,7 @@ inline constexpr NameTable<JobState, 7> kJobStates { {
     { JobState::Stopped, "stopped" },
     { JobState::Failed, "failed" },
     { JobState::Interrupted, "interrupted" },
+    { JobState::Lost, "lost" },
 } };
 inline constexpr NameTable<JobAction, 3> kJobActions { {
     { JobAction::Cancel, "cancel-job" },

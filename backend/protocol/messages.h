@@ -14,9 +14,11 @@
 
 namespace fulcrum::protocol {
 
-// Version 1. A client says its version in `hello`; the server refuses another one with
-// `version-mismatch` and closes.
-inline constexpr int kProtocolVersion = 1;
+// Version 2 (adds external jobs: report-iteration and the reply's plan). A client says its
+// version in `hello`; the server takes 1 and 2 (a version-1 client is refused
+// report-iteration with `version-too-old`) and refuses any other with `version-mismatch`.
+inline constexpr int kProtocolVersion = 2;
+inline constexpr int kOldestProtocolVersion = 1;
 // The largest text frame either side accepts; larger ones are refused (`frame-too-large`).
 inline constexpr std::size_t kMaxFrameBytes = 1u << 20;
 
@@ -135,8 +137,28 @@ struct JoinJob {
     std::string host; // where the worker runs, for the operator log
 };
 
+// A rank of an external job (a scenario with an "external" section, submitted by submit-job
+// and joined by join-job with `worker` = the rank) reports an iteration and asks for its
+// next one. The reply comes at fulcrumd's barrier, when every rank has reported, and carries
+// the plan. The first report of a rank is `iteration` -1 with no measurements (ready).
+struct ReportIteration {
+    std::string id;
+    JobId job = 0;
+    WorkerId rank = 0;
+    std::int64_t iteration = -1;
+    std::int32_t batch_size = 0;
+    double compute_s = 0; // forward and backward
+    double sync_s = 0; // the gradient all-reduce, waiting for slower ranks included
+    double cpu_share = 1;
+    double memory_share = 1;
+    std::optional<double> gpu_memory_gb;
+    double loss = 0;
+    std::optional<double> test_accuracy; // an evaluation after this iteration
+    std::optional<double> test_loss;
+};
+
 using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob,
-    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities>;
+    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -158,7 +180,8 @@ struct ErrorInfo {
 
 // Interrupted: fulcrumd stopped (a crash, a restart) while the job ran; it goes on from its
 // last checkpoint when fulcrumd resumes it (at start, or on an operator's resume-job).
-enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed, Interrupted };
+// Lost: an external job's rank went away or stopped reporting; its rows are kept.
+enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed, Interrupted, Lost };
 
 struct JobStatus {
     JobId job = 0;
@@ -257,6 +280,18 @@ struct Capabilities {
     bool operator==(const Capabilities&) const = default;
 };
 
+// An external job's rank: what to train next (state "train": iteration `iteration` with
+// every rank's batch size), or why it ends ("finished", "stopped", "lost").
+struct RankPlan {
+    std::string state = "train";
+    std::int64_t iteration = 0;
+    std::vector<std::int32_t> batch_sizes;
+    std::vector<double> slowdowns; // injected stragglers: each rank sleeps (f - 1) x its compute
+    std::string message;
+
+    bool operator==(const RankPlan&) const = default;
+};
+
 struct Reply {
     std::string id;
     std::optional<ErrorInfo> error; // unset: the request succeeded
@@ -266,6 +301,7 @@ struct Reply {
     std::optional<std::int64_t> replay; // open-replay: the replay's id
     std::optional<WorkerAssignment> assignment; // join-job
     std::optional<Capabilities> capabilities; // list-capabilities
+    std::optional<RankPlan> plan; // report-iteration
 };
 
 // An error that belongs to no request (a frame that could not be read far enough to find

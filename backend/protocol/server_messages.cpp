@@ -105,6 +105,14 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
                 { "sync_models", capability_json(m.capabilities->sync_models) },
                 { "predictors", capability_json(m.capabilities->predictors) },
                 { "placements", capability_json(m.capabilities->placements) } };
+        if (m.plan) {
+            json::array slowdowns;
+            for (const double f : m.plan->slowdowns)
+                slowdowns.emplace_back(f);
+            o["plan"] = json::object { { "state", m.plan->state }, { "iteration", m.plan->iteration },
+                { "batch_sizes", integers_json(m.plan->batch_sizes) }, { "slowdowns", std::move(slowdowns) },
+                { "message", m.plan->message } };
+        }
     }
     static Reply decode(std::string_view, const Fields& f)
     {
@@ -134,6 +142,18 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             const Fields c(f.object("capabilities"), "capabilities");
             r.capabilities = Capabilities { capabilities_from(c, "policies"), capabilities_from(c, "sync_models"),
                 capabilities_from(c, "predictors"), capabilities_from(c, "placements") };
+        }
+        if (f.has("plan")) {
+            const Fields p(f.object("plan"), "plan");
+            RankPlan plan;
+            plan.state = p.string("state");
+            plan.iteration = p.integer("iteration");
+            plan.batch_sizes = p.integers<std::int32_t>("batch_sizes", 0);
+            const json::array& slowdowns = p.array("slowdowns");
+            for (std::size_t i = 0; i < slowdowns.size(); ++i)
+                plan.slowdowns.push_back(p.number_value(slowdowns[i], p.element_path("slowdowns", i), 1, 1000));
+            plan.message = p.string_or("message", "");
+            r.plan = std::move(plan);
         }
         return r;
     }

@@ -3,6 +3,8 @@
 #include "common/error.h"
 #include "data/fashion_mnist.h"
 #include "data/synthetic.h"
+#include "run/recording_observer.h"
+#include "run/run_external.h"
 #include "db/run_recorder.h"
 #include "train/trainer.h"
 
@@ -73,149 +75,12 @@ std::string profile_json(const train::WorkerSetup& w)
     return boost::json::serialize(o);
 }
 
-// Forwards the trainer's output to the recorder and the progress callback.
-class RecordingObserver final : public train::TrainingObserver {
-public:
-    RecordingObserver(db::RunRecorder* recorder, const RunOptions& options, std::int64_t planned, double train_size)
-        : recorder_(recorder)
-        , options_(options)
-        , planned_(planned)
-        , train_size_(train_size)
-    {
-    }
-
-    // The scenario's changes start a new phase at each of `boundaries` (sorted); `settings`
-    // names each phase's policy and sync model (one more than the boundaries). Barrier models
-    // only: each on_iteration then holds one whole iteration.
-    void track_phases(std::vector<std::int64_t> boundaries, std::vector<std::string> settings)
-    {
-        boundaries_ = std::move(boundaries);
-        phases_.assign(settings.size(), Phase {});
-        for (std::size_t i = 0; i < settings.size(); ++i)
-            phases_[i].summary.setting = std::move(settings[i]);
-    }
-
-    std::vector<PhaseSummary> phases() const
-    {
-        std::vector<PhaseSummary> out;
-        for (const Phase& p : phases_)
-            if (p.summary.iterations > 0) {
-                PhaseSummary s = p.summary;
-                s.mean_iteration_s = (p.end_s - p.start_s) / static_cast<double>(s.iterations);
-                out.push_back(std::move(s));
-            }
-        return out;
-    }
-
-    void on_iteration(std::span<const IterationRecord> rows) override
-    {
-        if (!phases_.empty() && !rows.empty())
-            add_to_phase(rows);
-        if (recorder_)
-            recorder_->record_iterations(rows);
-        if (options_.on_rows)
-            options_.on_rows(rows);
-        for (const auto& row : rows)
-            samples_ += row.batch_size;
-        if (options_.progress && !rows.empty()) {
-            progress_.iteration = rows.front().iteration + 1;
-            progress_.iterations = planned_;
-            progress_.epoch = static_cast<double>(samples_) / train_size_;
-            progress_.time_s = rows.front().end_s + rows.front().wait_s;
-            options_.progress(progress_);
-        }
-    }
-
-    void on_evaluation(const EvaluationRecord& evaluation) override
-    {
-        if (recorder_)
-            recorder_->record_evaluation(evaluation);
-        if (options_.on_evaluation)
-            options_.on_evaluation(evaluation);
-        progress_.accuracy = evaluation.test_accuracy;
-    }
-
-    void on_event(const EventRecord& event) override
-    {
-        if (!phases_.empty() && event.kind == "scheduled-change-refused") {
-            Phase& p = phases_[phase_of(event.iteration)];
-            if (!p.summary.setting.ends_with(" (change refused)"))
-                p.summary.setting += " (change refused)";
-        }
-        if (recorder_)
-            recorder_->record_event(event);
-        if (options_.on_event)
-            options_.on_event(event);
-    }
-
-    void on_checkpoint(std::int64_t iteration, double time_s, std::string state) override
-    {
-        if (!recorder_)
-            return;
-        db::Checkpoint c;
-        c.job = job_;
-        c.iteration = iteration;
-        c.time_s = time_s;
-        c.policy_json = manager_ ? manager_->policy_spec_json() : std::string();
-        c.state = std::move(state);
-        recorder_->record_checkpoint(std::move(c));
-    }
-
-    // The job's manager, whose policy in effect each checkpoint names.
-    void set_manager(JobId job, const balance::BatchSizeManager* manager)
-    {
-        job_ = job;
-        manager_ = manager;
-    }
-    // A resumed run's progress counts the samples trained before its checkpoint.
-    void start_from(std::int64_t samples) { samples_ = samples; }
-
-private:
-    struct Phase {
-        PhaseSummary summary;
-        double start_s = 0, end_s = 0; // the barrier before its first iteration, after its last
-    };
-
-    std::size_t phase_of(std::int64_t iteration) const
-    {
-        return static_cast<std::size_t>(
-            std::upper_bound(boundaries_.begin(), boundaries_.end(), iteration) - boundaries_.begin());
-    }
-
-    void add_to_phase(std::span<const IterationRecord> rows)
-    {
-        const std::int64_t k = rows.front().iteration;
-        double opened = rows.front().start_s, closed = 0;
-        for (const IterationRecord& r : rows) {
-            opened = std::min(opened, r.start_s);
-            closed = std::max(closed, r.end_s + r.wait_s);
-        }
-        Phase& p = phases_[std::min(phase_of(k), phases_.size() - 1)];
-        if (p.summary.iterations == 0) {
-            p.summary.first_iteration = k;
-            p.start_s = opened;
-        }
-        ++p.summary.iterations;
-        p.end_s = closed;
-    }
-
-    std::vector<std::int64_t> boundaries_;
-    std::vector<Phase> phases_;
-
-    JobId job_ = 0;
-    const balance::BatchSizeManager* manager_ = nullptr;
-    db::RunRecorder* recorder_;
-    const RunOptions& options_;
-    std::int64_t planned_;
-    double train_size_;
-    std::int64_t samples_ = 0;
-    Progress progress_;
-};
-
 } // namespace
 
 RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
 {
+    if (s.external)
+        return run_external_job(s, options);
     const auto say = [&](const std::string& text) {
         if (options.status)
             options.status(text);
@@ -401,10 +266,11 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         observer.track_phases(std::move(boundaries), std::move(settings));
     }
     train::TrainingResult result;
+    const JobId job_id = config.job;
     try {
         const std::unique_ptr<train::Trainer> trainer
             = train::make_trainer(std::move(config), std::move(manager), observer);
-        observer.set_manager(trainer->config().job, &trainer->manager());
+        observer.set_manager(job_id, &trainer->manager());
         if (options.resume) {
             const db::Checkpoint& c = options.resume->checkpoint;
             trainer->resume_from_checkpoint(c.state);

@@ -6,6 +6,7 @@
 #include "db/run_store.h"
 #include "run/run_summary.h"
 #include "scenario/scenario.h"
+#include "train/external_ranks.h"
 #include "train/remote_workers.h"
 
 #include <atomic>
@@ -53,6 +54,9 @@ struct RunOptions {
     std::vector<EventRecord> recorded_before;
     // The processes that compute the scenario's remote worker slots (fulcrumd).
     std::shared_ptr<train::RemoteWorkers> remote;
+    // The ranks of an external framework job (fulcrumd's RankPool): a scenario with an
+    // "external" section runs through them.
+    std::shared_ptr<train::ExternalRanks> ranks;
     // Continue run `run` of `database` after a crash from its job's checkpoint: the rows past
     // the checkpoint are recorded again, the job goes on as the uninterrupted one would
     // (bsp and backup; the scenario must be the run's own).

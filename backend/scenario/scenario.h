@@ -66,6 +66,16 @@ struct ScheduledChange {
     std::optional<sync::SyncSpec> sync;
 };
 
+// A job whose ranks another framework runs ("external" section): fulcrumd decides each
+// rank's batch size and records the ranks' reports; the model, the data and the gradient
+// all-reduce stay in the framework's processes (clients/python/fulcrum_torch).
+struct ExternalSpec {
+    std::string framework = "pytorch"; // for the operator: which framework runs the ranks
+    // A rank that has not reported an iteration this long after the first rank did is lost,
+    // and so is the job (its all-reduce cannot finish without it).
+    double rank_timeout_s = 120;
+};
+
 struct Scenario {
     std::string name;
     std::string description;
@@ -97,6 +107,7 @@ struct Scenario {
     std::optional<double> placement_memory_gb;
     CheckpointSpec checkpoint;
     std::vector<ScheduledChange> changes; // in order of before_iteration
+    std::optional<ExternalSpec> external; // set: the workers are an external framework's ranks
 };
 
 // Parses and validates a scenario. Throws InputError naming `source`, the field path

@@ -242,9 +242,24 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
     s.source = source;
     s.json = json_text;
     s.name = top.string_or("name", "unnamed");
+    if (const json::value* external = top.find("external")) {
+        Fields e(*external, "external");
+        ExternalSpec spec;
+        spec.framework = e.string_or("framework", spec.framework, { "pytorch", "other" });
+        spec.rank_timeout_s = e.number_or("rank_timeout_s", spec.rank_timeout_s, 1, 86'400);
+        e.reject_unknown();
+        s.external = spec;
+        // The framework owns what a built-in job's sections describe.
+        for (const char* owned : { "data", "model", "servers", "elastic", "checkpoint", "changes", "heterogeneity" })
+            if (top.find(owned))
+                top.fail(owned, "an external job's model, data and parameters live in its framework's ranks; drop \""
+                        + std::string(owned) + "\"");
+    }
     s.description = top.string_or("description", "");
     s.seed = static_cast<std::uint64_t>(top.integer_or("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
-    s.mode = *parse_mode(top.string_or("mode", "virtual", { "virtual", "paced", "real" }));
+    s.mode = *parse_mode(top.string_or("mode", s.external ? "real" : "virtual", { "virtual", "paced", "real" }));
+    if (s.external && s.mode != Mode::Real)
+        top.fail("mode", "an external job's ranks run on their own clocks: expected \"real\"");
     s.pace = top.number_or("pace", s.pace, 1e-3, 1e6);
     s.sync = sync::parse_sync_spec(top, "sync");
     s.threads = static_cast<int>(top.integer_or("threads", 0, 0, 256));
@@ -261,8 +276,9 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
         d.reject_unknown();
     }
 
-    top.require("model");
-    {
+    if (!s.external)
+        top.require("model");
+    if (!s.external) {
         Fields m(*top.find("model"), "model");
         s.model.type = m.string_or("type", "mlp", model::model_types());
         if (const json::array* hidden = m.optional_array("hidden")) {
@@ -289,6 +305,13 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
         s.aggregation = t.string_or("aggregation", "weighted", { "weighted", "naive" }) == "naive"
             ? ps::Aggregation::Naive
             : ps::Aggregation::Weighted;
+        if (s.external)
+            for (const char* owned : { "epochs", "learning_rate", "momentum", "weight_decay", "aggregation",
+                     "comm_model_mb", "target_accuracy" })
+                if (t.find(owned))
+                    t.fail("training." + std::string(owned),
+                        "is the framework's in an external job; give training.total_batch, iterations and "
+                        "eval_interval only");
         if (t.find("epochs"))
             s.epochs = t.number_or("epochs", 1, 1e-6, 1e6);
         if (t.find("iterations"))
@@ -317,7 +340,11 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
         const std::string path = "workers[" + std::to_string(i) + "]";
         Fields f((*workers)[i], path);
         const auto count = f.integer_or("count", 1, 1, 100'000);
-        WorkerSpec w = parse_worker(f);
+        WorkerSpec w;
+        if (s.external) // a rank: its speed is measured, never modelled
+            w.name = f.string_or("name", "");
+        else
+            w = parse_worker(f);
         if (const json::value* remote = f.find("remote")) {
             if (!remote->is_bool())
                 f.fail(f.at("remote"), "expected true or false");
@@ -325,6 +352,8 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
             if (w.remote && s.mode != Mode::Real)
                 f.fail(
                     f.at("remote"), "remote workers compute on their own clocks: the scenario's mode must be \"real\"");
+            if (w.remote && s.external)
+                f.fail(f.at("remote"), "an external job's ranks join by themselves; drop \"remote\"");
             if (w.remote && w.gpu)
                 f.fail(f.at("remote"), "a remote worker computes on its host's CPU; drop its \"gpu\" section");
         }
@@ -333,7 +362,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
             WorkerSpec copy = w;
             const auto id = s.workers.size();
             if (copy.name.empty())
-                copy.name = "worker-" + std::to_string(id);
+                copy.name = (s.external ? "rank-" : "worker-") + std::to_string(id);
             else if (count > 1)
                 copy.name += "-" + std::to_string(k);
             s.workers.push_back(std::move(copy));
@@ -350,6 +379,8 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
                 s.workers[static_cast<std::size_t>(i)].competing = p;
     }
     check_sync(top, s.sync, static_cast<int>(s.workers.size()));
+    if (s.external && s.sync.type != sync::SyncType::Bsp)
+        top.fail("sync", "an external job synchronises by its framework's all-reduce every iteration: expected bsp");
     if (s.total_batch < static_cast<std::int64_t>(s.workers.size()))
         top.fail("training.total_batch",
             "is " + std::to_string(s.total_batch) + ", smaller than the " + std::to_string(s.workers.size())

@@ -40,8 +40,8 @@ public:
     std::vector<std::int64_t> rows_recorded_through() const override { return {}; }
     JobControl& control() override;
     balance::BatchSizeManager& manager() override;
-    const ps::ParameterServer& server() const override;
-    const TrainerConfig& config() const override;
+    const ps::ParameterServer& server() const;
+    const TrainerConfig& config() const;
 
 private:
     struct Impl;

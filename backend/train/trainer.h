@@ -35,8 +35,6 @@ public:
     // The job's BatchSizeManager. Its policy() only between safe points: before or after
     // run(), or on the trainer's thread (an observer's callback).
     virtual balance::BatchSizeManager& manager() = 0;
-    virtual const ps::ParameterServer& server() const = 0;
-    virtual const TrainerConfig& config() const = 0;
 };
 
 struct JobCore;
@@ -64,8 +62,8 @@ public:
     std::vector<std::int64_t> rows_recorded_through() const override;
     JobControl& control() override;
     balance::BatchSizeManager& manager() override;
-    const ps::ParameterServer& server() const override;
-    const TrainerConfig& config() const override;
+    const ps::ParameterServer& server() const;
+    const TrainerConfig& config() const;
 
 private:
     std::unique_ptr<JobCore> core_;

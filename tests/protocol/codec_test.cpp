@@ -123,12 +123,61 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.slowdown = 3;
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
     Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {}, {},
-        {} };
+        {}, {} };
     EXPECT_EQ(round_trip_server(reply).error, reply.error);
-    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {}, {}, {} }).jobs.front(), status);
+    EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {}, {}, {}, {} }).jobs.front(), status);
     EXPECT_EQ(round_trip_server(Welcome { 1, "fulcrumd", Role::Operator }).role, Role::Operator);
     EXPECT_EQ(round_trip_server(Missed { 10, 4 }).dropped, 10);
     EXPECT_EQ(round_trip_server(SnapshotEnd { "s1" }).id, "s1");
+}
+
+TEST(ProtocolCodec, ExternalJobMessagesSurviveARoundTrip)
+{
+    ReportIteration report;
+    report.id = "r7";
+    report.job = 4;
+    report.rank = 2;
+    report.iteration = 17;
+    report.batch_size = 96;
+    report.compute_s = 0.0125;
+    report.sync_s = 0.003;
+    report.cpu_share = 0.5;
+    report.memory_share = 0.75;
+    report.gpu_memory_gb = 1.5;
+    report.loss = 0.4375;
+    report.test_accuracy = 0.8125;
+    const ReportIteration back = round_trip_client(report);
+    EXPECT_EQ(back.rank, 2);
+    EXPECT_EQ(back.iteration, 17);
+    EXPECT_EQ(back.batch_size, 96);
+    EXPECT_EQ(back.compute_s, 0.0125);
+    EXPECT_EQ(back.sync_s, 0.003);
+    EXPECT_EQ(back.cpu_share, 0.5);
+    EXPECT_EQ(back.gpu_memory_gb, 1.5);
+    EXPECT_EQ(back.test_accuracy, 0.8125);
+    EXPECT_FALSE(back.test_loss);
+    EXPECT_EQ(type_name(ClientMessage { report }), "report-iteration");
+    // Ready: iteration -1 carries no measurements.
+    const ReportIteration ready = round_trip_client(ReportIteration { "r0", 4, 1, -1, 0, 0, 0, 1, 1, {}, 0, {}, {} });
+    EXPECT_EQ(ready.iteration, -1);
+
+    Reply reply;
+    reply.id = "r7";
+    reply.plan = RankPlan { "train", 18, { 40, 0, 88 }, { 1, 1, 2.5 }, "" };
+    const auto decoded = decode_server(encode(ServerMessage { reply }));
+    ASSERT_TRUE(decoded) << decoded.error.message;
+    ASSERT_TRUE(std::get<Reply>(*decoded.message).plan);
+    EXPECT_EQ(*std::get<Reply>(*decoded.message).plan, *reply.plan);
+
+    // A share above 1, a negative batch: refused, naming the field.
+    const auto bad = decode_client(
+        R"({"type":"report-iteration","id":"x","job":1,"rank":0,"iteration":3,"batch_size":4,"compute_s":0.1,"cpu_share":1.5})");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error.field, "cpu_share");
+    const auto negative = decode_client(
+        R"({"type":"report-iteration","id":"x","job":1,"rank":0,"iteration":3,"batch_size":-4,"compute_s":0.1})");
+    ASSERT_FALSE(negative);
+    EXPECT_EQ(negative.error.field, "batch_size");
 }
 
 TEST(ProtocolCodec, CapabilitiesSurviveARoundTrip)

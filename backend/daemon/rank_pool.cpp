@@ -1,0 +1,200 @@
+#include "daemon/rank_pool.h"
+
+#include "common/error.h"
+#include "daemon/replies.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace fulcrum::daemon {
+
+protocol::RankPlan to_message(const train::RankPlan& plan)
+{
+    return protocol::RankPlan { train::to_string(plan.state), plan.iteration, plan.batch_sizes, plan.slowdowns,
+        plan.message };
+}
+
+RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s)
+    : job_(job)
+    , timeout_s_(rank_timeout_s)
+{
+    for (std::string& name : ranks) {
+        Slot slot;
+        slot.name = std::move(name);
+        slots_.push_back(std::move(slot));
+    }
+}
+
+WorkerId RankPool::join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host)
+{
+    WorkerId chosen = -1;
+    {
+        std::lock_guard lock(mutex_);
+        const std::string job = "job " + std::to_string(job_);
+        if (requested) {
+            if (*requested < 0 || static_cast<std::size_t>(*requested) >= slots_.size())
+                throw RefusedRequest("not-a-rank",
+                    job + " has ranks 0 to " + std::to_string(slots_.size() - 1) + ", not "
+                        + std::to_string(*requested));
+            chosen = *requested;
+        } else {
+            for (std::size_t i = 0; i < slots_.size() && chosen < 0; ++i)
+                if (!slots_[i].client && !slots_[i].lost)
+                    chosen = static_cast<WorkerId>(i);
+            if (chosen < 0)
+                throw RefusedRequest("rank-taken", "every rank of " + job + " is taken");
+        }
+        Slot& slot = slots_[static_cast<std::size_t>(chosen)];
+        if (slot.lost)
+            throw RefusedRequest("rank-lost",
+                "rank " + std::to_string(chosen) + " of " + job + " was lost (" + slot.lost_why
+                    + "); a framework's process group cannot take it back: submit the job again");
+        if (slot.client)
+            throw RefusedRequest("rank-taken",
+                "rank " + std::to_string(chosen) + " of " + job + " is already held (" + slot.host + ")");
+        slot.client = client;
+        slot.host = host;
+    }
+    changed_.notify_all();
+    return chosen;
+}
+
+void RankPool::leave(const Client& client)
+{
+    {
+        std::lock_guard lock(mutex_);
+        for (Slot& slot : slots_)
+            if (slot.client.get() == &client) {
+                slot.client.reset();
+                slot.waiting.reset();
+                if (!final_) {
+                    slot.lost = true;
+                    slot.lost_why = "its connection (" + slot.host + ") closed";
+                }
+            }
+    }
+    changed_.notify_all();
+}
+
+int RankPool::joined() const
+{
+    std::lock_guard lock(mutex_);
+    return static_cast<int>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.client; }));
+}
+
+void RankPool::report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& r)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (r.rank < 0 || static_cast<std::size_t>(r.rank) >= slots_.size()
+            || slots_[static_cast<std::size_t>(r.rank)].client != client)
+            throw RefusedRequest("not-joined",
+                "this connection does not hold rank " + std::to_string(r.rank) + " of job " + std::to_string(job_)
+                    + "; send join-job with \"worker\": " + std::to_string(r.rank) + " first");
+        Slot& slot = slots_[static_cast<std::size_t>(r.rank)];
+        if (final_) {
+            slot.waiting = r.id;
+            send_plan(slot, *final_);
+            return;
+        }
+        if (slot.waiting || r.iteration != slot.expected)
+            throw RefusedRequest("wrong-iteration",
+                "rank " + std::to_string(r.rank) + " reported iteration " + std::to_string(r.iteration)
+                    + (slot.waiting ? " while its report of iteration " + std::to_string(slot.expected) + " waits"
+                                    : "; fulcrumd expects iteration " + std::to_string(slot.expected)));
+        train::RankReport report;
+        report.iteration = r.iteration;
+        report.batch_size = r.batch_size;
+        report.compute_s = r.compute_s;
+        report.sync_s = r.sync_s;
+        report.cpu_share = r.cpu_share;
+        report.memory_share = r.memory_share;
+        report.gpu_memory_gb = r.gpu_memory_gb;
+        report.loss = r.loss;
+        report.test_accuracy = r.test_accuracy;
+        report.test_loss = r.test_loss;
+        slot.report = report;
+        slot.waiting = r.id;
+        if (!first_report_)
+            first_report_ = Clock::now();
+    }
+    changed_.notify_all();
+}
+
+train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomic<bool>* stop)
+{
+    std::unique_lock lock(mutex_);
+    train::GatheredReports out;
+    for (;;) {
+        if (stop && stop->load()) {
+            out.stopped = true;
+            return out;
+        }
+        bool all = true;
+        for (std::size_t i = 0; i < slots_.size(); ++i) {
+            const Slot& s = slots_[i];
+            if (s.lost) {
+                out.lost.push_back(static_cast<WorkerId>(i));
+                out.lost_why = s.lost_why;
+            }
+            all = all && s.waiting && s.report && s.report->iteration == iteration;
+        }
+        if (!out.lost.empty())
+            return out;
+        if (all)
+            break;
+        if (first_report_ && Clock::now() - *first_report_ > std::chrono::duration<double>(timeout_s_)) {
+            std::ostringstream why;
+            why << "did not report iteration " << iteration << " within " << timeout_s_
+                << " s of the first rank (external.rank_timeout_s)";
+            for (std::size_t i = 0; i < slots_.size(); ++i)
+                if (!(slots_[i].report && slots_[i].report->iteration == iteration)) {
+                    slots_[i].lost = true;
+                    slots_[i].lost_why = why.str();
+                    out.lost.push_back(static_cast<WorkerId>(i));
+                }
+            out.lost_why = why.str();
+            return out;
+        }
+        changed_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    first_report_.reset();
+    for (Slot& s : slots_)
+        out.reports.push_back(*s.report);
+    return out;
+}
+
+void RankPool::send_plan(Slot& slot, const train::RankPlan& plan)
+{
+    if (!slot.waiting || !slot.client)
+        return;
+    protocol::Reply reply = ok(*slot.waiting, job_);
+    reply.plan = to_message(plan);
+    slot.client->send(reply);
+    slot.waiting.reset();
+    slot.report.reset();
+}
+
+void RankPool::answer(const train::RankPlan& plan)
+{
+    std::lock_guard lock(mutex_);
+    for (Slot& slot : slots_) {
+        slot.expected = plan.iteration;
+        send_plan(slot, plan);
+    }
+}
+
+void RankPool::finish(const train::RankPlan& plan)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (final_)
+            return; // the first ending stands
+        final_ = plan;
+        for (Slot& slot : slots_)
+            send_plan(slot, plan);
+    }
+    changed_.notify_all();
+}
+
+} // namespace fulcrum::daemon

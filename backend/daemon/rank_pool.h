@@ -1,0 +1,69 @@
+#pragma once
+
+#include "daemon/stream_hub.h"
+#include "protocol/messages.h"
+#include "train/external_ranks.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+// An external job's ranks and the connections that hold them (fulcrum_torch clients). A
+// rank's report-iteration is kept, unanswered, until the trainer's barrier sends every rank
+// its plan; a rank whose connection closes, or that has not reported `rank_timeout_s` after
+// the first rank of its iteration did, is lost. Thread-safe: the protocol handlers deliver,
+// the job's thread gathers and answers.
+class RankPool final : public train::ExternalRanks {
+public:
+    RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s);
+
+    // Takes rank `requested` (or the first free one) for `client`. Throws RefusedRequest:
+    // not-a-rank, rank-taken, rank-lost (the job already lost it: a rank cannot come back
+    // into a framework's process group).
+    WorkerId join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host);
+    // The client's connection closed: its rank is lost, unless the job is over.
+    void leave(const Client& client);
+    // A rank's report, answered at the barrier (or at once when the job is over). Throws
+    // RefusedRequest: not-joined (this connection holds another rank or none),
+    // wrong-iteration.
+    void report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& report);
+    int joined() const;
+    int ranks() const { return static_cast<int>(slots_.size()); }
+
+    train::GatheredReports gather(std::int64_t iteration, const std::atomic<bool>* stop) override;
+    void answer(const train::RankPlan& plan) override;
+    void finish(const train::RankPlan& plan) override;
+
+private:
+    using Clock = std::chrono::steady_clock;
+    struct Slot {
+        std::string name;
+        std::shared_ptr<Client> client;
+        std::string host;
+        bool lost = false;
+        std::string lost_why;
+        std::int64_t expected = -1; // the iteration this rank reports next
+        std::optional<std::string> waiting; // the request id of its report, unanswered
+        std::optional<train::RankReport> report;
+    };
+
+    void send_plan(Slot& slot, const train::RankPlan& plan); // with mutex_ held
+
+    const JobId job_;
+    const double timeout_s_;
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<Slot> slots_;
+    std::optional<train::RankPlan> final_; // the job is over
+    std::optional<Clock::time_point> first_report_; // of the iteration being gathered
+};
+
+protocol::RankPlan to_message(const train::RankPlan& plan);
+
+} // namespace fulcrum::daemon

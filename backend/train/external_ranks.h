@@ -1,0 +1,65 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::train {
+
+// What one rank of an external framework job (a torch.distributed process running
+// fulcrum_torch) measured in one iteration and reports to fulcrumd.
+struct RankReport {
+    std::int64_t iteration = 0;
+    std::int32_t batch_size = 0;
+    double compute_s = 0; // forward and backward on its batch
+    double sync_s = 0; // the gradient all-reduce: communication plus waiting for slower ranks
+    double cpu_share = 1; // its CPU time over its compute time
+    double memory_share = 1; // available memory on its host
+    std::optional<double> gpu_memory_gb; // device memory in use, when it trains on a GPU
+    double loss = 0; // mean training loss on its batch
+    // An evaluation of the model after this iteration (one rank makes it).
+    std::optional<double> test_accuracy, test_loss;
+};
+
+// What fulcrumd answers a rank: the next iteration to train, or why there is none.
+struct RankPlan {
+    enum class State { Train, Finished, Stopped, Lost };
+    State state = State::Train;
+    std::int64_t iteration = 0;
+    // Every rank's batch size (0: excluded, it contributes a zero-weighted gradient), so each
+    // rank takes its own slice of the same global batch.
+    std::vector<std::int32_t> batch_sizes;
+    // An injected straggler's factor per rank (1: none): the rank sleeps (f - 1) x its compute.
+    std::vector<double> slowdowns;
+    std::string message; // why it ended
+};
+
+// The ranks' reports of one iteration, gathered at fulcrumd's barrier.
+struct GatheredReports {
+    std::vector<RankReport> reports; // one per rank, in rank order (when neither lost nor stopped)
+    std::vector<WorkerId> lost; // ranks that went away (connection closed) or timed out
+    std::string lost_why;
+    bool stopped = false;
+};
+
+// The ranks of an external job, as the trainer sees them: fulcrumd's RankPool delivers
+// each rank's report and sends it its plan. Thread-safe.
+class ExternalRanks {
+public:
+    virtual ~ExternalRanks() = default;
+    // Blocks until every rank has reported `iteration` (-1: is ready to start), a rank is
+    // lost, or `stop` is set.
+    virtual GatheredReports gather(std::int64_t iteration, const std::atomic<bool>* stop) = 0;
+    // Sends every rank the plan of its next iteration (state Train).
+    virtual void answer(const RankPlan& plan) = 0;
+    // The job is over: each rank waiting for a plan, and any that reports later, gets `plan`.
+    virtual void finish(const RankPlan& plan) = 0;
+};
+
+const char* to_string(RankPlan::State state);
+
+} // namespace fulcrum::train

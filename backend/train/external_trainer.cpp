@@ -1,0 +1,274 @@
+#include "train/external_trainer.h"
+
+#include "common/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <stdexcept>
+
+namespace fulcrum::train {
+
+const char* to_string(RankPlan::State state)
+{
+    switch (state) {
+    case RankPlan::State::Train:
+        return "train";
+    case RankPlan::State::Finished:
+        return "finished";
+    case RankPlan::State::Stopped:
+        return "stopped";
+    case RankPlan::State::Lost:
+        return "lost";
+    }
+    return "train";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start)
+{
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+} // namespace
+
+ExternalTrainer::ExternalTrainer(ExternalJobConfig config, std::unique_ptr<balance::BatchSizeManager> manager,
+    std::shared_ptr<ExternalRanks> ranks, TrainingObserver& observer)
+    : config_(std::move(config))
+    , manager_(std::move(manager))
+    , ranks_(std::move(ranks))
+    , observer_(observer)
+    , slowdowns_(config_.ranks.size(), 1.0)
+{
+    const int n = static_cast<int>(config_.ranks.size());
+    if (!manager_ || manager_->workers() != n)
+        throw std::invalid_argument("the batch-size manager was made for a different number of ranks");
+    if (!ranks_)
+        throw std::invalid_argument("an external job needs its ranks");
+    sync::SyncSpec bsp;
+    control_ = std::make_unique<JobControl>(*manager_, n, bsp, [](const sync::SyncSpec&) {
+        throw RefusedRequest("sync-model-not-switchable",
+            "an external job's ranks synchronise by their framework's all-reduce at every iteration (bsp)");
+    });
+}
+
+ExternalTrainer::~ExternalTrainer() = default;
+
+void ExternalTrainer::resume_from_checkpoint(const std::string& /*state*/)
+{
+    throw InputError("external job " + std::to_string(config_.job), "checkpoint",
+        "an external job keeps no checkpoint: its parameters live in its framework's ranks");
+}
+
+void ExternalTrainer::emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+    std::optional<WorkerId> worker)
+{
+    EventRecord e;
+    e.job = config_.job;
+    e.iteration = at;
+    e.time_s = now;
+    e.kind = std::move(kind);
+    e.message = std::move(message);
+    e.actor = std::move(actor);
+    e.worker = worker;
+    observer_.on_event(e);
+}
+
+void ExternalTrainer::forward_manager_events(std::int64_t at, double now)
+{
+    for (EventRecord e : manager_->take_events()) {
+        e.job = config_.job;
+        e.iteration = at;
+        e.time_s = now;
+        if (e.kind == "policy-change")
+            control_->policy_in_effect(manager_->policy().name());
+        observer_.on_event(e);
+    }
+}
+
+void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, double now)
+{
+    std::string names;
+    for (const WorkerId rank : gathered.lost) {
+        const std::string& name = config_.ranks[static_cast<std::size_t>(rank)];
+        emit(at, now, "worker-lost", "rank " + std::to_string(rank) + " (" + name + "): " + gathered.lost_why, "system",
+            rank);
+        names += (names.empty() ? "" : ", ") + std::to_string(rank) + " (" + name + ")";
+    }
+    const std::string why = "rank " + names + " lost at iteration " + std::to_string(at) + ": " + gathered.lost_why;
+    emit(at, now, "job-lost", why, "system");
+    RankPlan plan;
+    plan.state = RankPlan::State::Lost;
+    plan.iteration = at;
+    plan.message = why;
+    ranks_->finish(plan);
+    throw std::runtime_error("lost: " + why);
+}
+
+std::vector<IterationRecord> ExternalTrainer::rows_of(const GatheredReports& gathered,
+    const balance::Allocation& given, std::int64_t k, double opened, double closed) const
+{
+    // The all-reduce's time holds the wait for the slowest rank's compute as well as the
+    // transfer: the transfer is what is left once that wait is taken off.
+    double slowest = 0;
+    for (const RankReport& r : gathered.reports)
+        slowest = std::max(slowest, r.compute_s);
+    std::vector<IterationRecord> rows;
+    for (std::size_t i = 0; i < gathered.reports.size(); ++i) {
+        const RankReport& r = gathered.reports[i];
+        IterationRecord row;
+        row.job = config_.job;
+        row.worker = static_cast<WorkerId>(i);
+        row.iteration = k;
+        row.batch_size = r.batch_size;
+        row.compute_s = r.compute_s;
+        row.comm_s = std::max(0.0, r.sync_s - (slowest - r.compute_s));
+        row.start_s = opened;
+        row.end_s = opened + row.compute_s + row.comm_s;
+        // The barrier closes when the last report arrives; what a rank spends neither
+        // computing nor communicating (its optimizer step, waiting) is its wait.
+        row.wait_s = std::max(0.0, closed - row.end_s);
+        row.cpu_share = r.cpu_share;
+        row.memory_share = r.memory_share;
+        row.speed = r.compute_s > 0 ? r.batch_size / r.compute_s : 0;
+        if (i < given.predicted_speeds.size())
+            row.predicted_speed = given.predicted_speeds[i];
+        row.loss = r.loss;
+        row.decision = i < given.decisions.size() && !given.decisions[i].empty() ? given.decisions[i] : given.decision;
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
+{
+    const Clock::time_point start = Clock::now();
+    TrainingResult result;
+    const auto stopped = [&](std::int64_t at) {
+        RankPlan plan;
+        plan.state = RankPlan::State::Stopped;
+        plan.iteration = at;
+        plan.message = "the job was stopped at iteration " + std::to_string(at);
+        ranks_->finish(plan);
+        result.stopped = true;
+    };
+
+    GatheredReports gathered = ranks_->gather(-1, stop);
+    if (gathered.stopped) {
+        stopped(0);
+        return result;
+    }
+    if (!gathered.lost.empty())
+        lose(gathered, 0, seconds_since(start));
+    control_->policy_in_effect(manager_->policy().name());
+    balance::Allocation allocation = manager_->initial();
+    forward_manager_events(0, 0);
+    emit(0, seconds_since(start), "ranks-ready",
+        std::to_string(config_.ranks.size()) + " ranks joined; training " + std::to_string(config_.iterations)
+            + " iterations of " + std::to_string(config_.total_batch) + " samples",
+        "system");
+
+    double closed = 0;
+    double sample_loss = 0;
+    std::vector<balance::WorkerObservation> observations;
+    for (std::int64_t k = 0; k < config_.iterations; ++k) {
+        if (const std::optional<std::string> by = control_->pause_requested()) {
+            emit(k, closed, "job-paused", "held before iteration " + std::to_string(k), *by);
+            const auto [held, resumed_by] = control_->hold(stop);
+            emit(k, seconds_since(start), "job-resumed", "after " + std::to_string(held) + " s", resumed_by);
+        }
+        if (stop && stop->load()) {
+            stopped(k);
+            break;
+        }
+        // Sized after a pause, so what an operator asked meanwhile is in this very plan.
+        if (k > 0) {
+            allocation = manager_->next(observations, k - 1, closed);
+            forward_manager_events(k, closed);
+        }
+        for (const JobControl::Slowdown& d : control_->take_slowdowns()) {
+            double& factor = slowdowns_[static_cast<std::size_t>(d.worker)];
+            if (factor == d.factor)
+                continue;
+            factor = d.factor;
+            emit(k, closed, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
+                d.factor == 1 ? "rank " + std::to_string(d.worker) + " runs at its own speed again"
+                              : "rank " + std::to_string(d.worker) + " sleeps to take " + std::to_string(d.factor)
+                        + "x its compute time",
+                d.actor, d.worker);
+        }
+        RankPlan plan;
+        plan.iteration = k;
+        plan.batch_sizes = allocation.batch_sizes;
+        plan.slowdowns = slowdowns_;
+        const double opened = seconds_since(start);
+        ranks_->answer(plan);
+
+        gathered = ranks_->gather(k, stop);
+        if (gathered.stopped) {
+            stopped(k);
+            break;
+        }
+        closed = seconds_since(start);
+        if (!gathered.lost.empty())
+            lose(gathered, k, closed);
+        // A rank trains on what it was given; one that says otherwise is recorded as it says.
+        const std::vector<IterationRecord> rows = rows_of(gathered, allocation, k, opened, closed);
+        observer_.on_iteration(rows);
+        observations.clear();
+        double loss = 0;
+        std::int64_t batch = 0;
+        std::optional<RankReport> evaluated;
+        for (const IterationRecord& row : rows) {
+            const RankReport& r = gathered.reports[static_cast<std::size_t>(row.worker)];
+            if (r.test_accuracy)
+                evaluated = r;
+            if (row.batch_size <= 0)
+                continue;
+            balance::WorkerObservation o;
+            o.worker = row.worker;
+            o.batch_size = row.batch_size;
+            o.compute_s = row.compute_s;
+            o.comm_s = row.comm_s;
+            o.cpu_share = row.cpu_share;
+            o.memory_share = row.memory_share;
+            o.next_cpu_share = row.cpu_share;
+            o.next_memory_share = row.memory_share;
+            observations.push_back(o);
+            loss += row.loss * row.batch_size;
+            batch += row.batch_size;
+        }
+        sample_loss = batch > 0 ? loss / static_cast<double>(batch) : sample_loss;
+        if (evaluated) {
+            EvaluationRecord e;
+            e.job = config_.job;
+            e.iteration = k;
+            e.time_s = closed;
+            e.wall_s = closed;
+            e.train_loss = sample_loss;
+            e.test_accuracy = *evaluated->test_accuracy;
+            e.test_loss = evaluated->test_loss.value_or(0);
+            observer_.on_evaluation(e);
+            result.final_evaluation = e;
+            result.best_accuracy = std::max(result.best_accuracy, e.test_accuracy);
+        }
+        ++result.iterations;
+    }
+    if (!result.stopped) {
+        RankPlan plan;
+        plan.state = RankPlan::State::Finished;
+        plan.iteration = config_.iterations;
+        plan.message = std::to_string(result.iterations) + " iterations trained";
+        ranks_->finish(plan);
+    }
+    result.updates = result.iterations;
+    result.time_s = closed;
+    result.wall_s = seconds_since(start);
+    result.mean_iteration_s = result.iterations > 0 ? closed / static_cast<double>(result.iterations) : 0;
+    return result;
+}
+
+} // namespace fulcrum::train

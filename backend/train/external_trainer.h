@@ -1,0 +1,60 @@
+#pragma once
+
+#include "train/external_ranks.h"
+#include "train/trainer.h"
+
+#include <memory>
+
+namespace fulcrum::train {
+
+// An external job's settings: its ranks' names, the global batch X the manager splits,
+// the planned iterations, and how often a rank evaluates.
+struct ExternalJobConfig {
+    JobId job = 0;
+    std::vector<std::string> ranks;
+    std::int32_t total_batch = 128;
+    std::int64_t iterations = 100;
+    std::int64_t eval_interval = 100;
+};
+
+// The trainer of a job whose ranks another framework runs (a torch.distributed job through
+// fulcrum_torch): an external framework process is one more kind of worker endpoint. At
+// every barrier it gathers the ranks' reports, records them as the job's rows, asks the
+// BatchSizeManager (LB-BSP Algorithm 1 or 2, pins and exclusions applied) for the next
+// sizes and sends every rank the whole allocation; the framework aggregates with LB-BSP eq.
+// 7 in its own all-reduce. The control mailbox works as for built-in jobs: pause holds the
+// ranks' next plan, pin, exclude and set-policy take effect at the next barrier, an injected
+// straggler makes a rank sleep. Sync-model switches are refused (the framework's all-reduce
+// is the barrier). A lost rank ends the job with "job-lost" (std::runtime_error from run()),
+// after every other rank was told, so none waits forever.
+class ExternalTrainer final : public Trainer {
+public:
+    ExternalTrainer(ExternalJobConfig config, std::unique_ptr<balance::BatchSizeManager> manager,
+        std::shared_ptr<ExternalRanks> ranks, TrainingObserver& observer);
+    ~ExternalTrainer() override;
+
+    TrainingResult run(const std::atomic<bool>* stop = nullptr) override;
+    // Throws InputError: the parameters live in the framework's ranks, not here.
+    void resume_from_checkpoint(const std::string& state) override;
+    std::int64_t samples_trained() const override { return 0; }
+    std::vector<std::int64_t> rows_recorded_through() const override { return {}; }
+    JobControl& control() override { return *control_; }
+    balance::BatchSizeManager& manager() override { return *manager_; }
+
+private:
+    void emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+        std::optional<WorkerId> worker = std::nullopt);
+    void forward_manager_events(std::int64_t at, double now);
+    [[noreturn]] void lose(const GatheredReports& gathered, std::int64_t at, double now);
+    std::vector<IterationRecord> rows_of(const GatheredReports& gathered, const balance::Allocation& given,
+        std::int64_t k, double opened, double closed) const;
+
+    const ExternalJobConfig config_;
+    std::unique_ptr<balance::BatchSizeManager> manager_;
+    std::unique_ptr<JobControl> control_;
+    std::shared_ptr<ExternalRanks> ranks_;
+    TrainingObserver& observer_;
+    std::vector<double> slowdowns_;
+};
+
+} // namespace fulcrum::train

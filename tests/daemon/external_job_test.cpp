@@ -1,0 +1,279 @@
+// External framework jobs through fulcrumd's protocol, in process: ranks that join, report
+// and receive their plans; operator commands reaching the ranks at the next barrier; a
+// rank that goes away; bad reports. The PyTorch client's own tests (tests/torch) run the
+// same protocol with real torch.distributed ranks against a real fulcrumd.
+
+#include "daemon/daemon.h"
+#include "daemon_support.h"
+#include "db/run_reader.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using testing_support::request_reply;
+using testing_support::wait_for;
+
+namespace {
+
+std::string external_job(int ranks, const std::string& policy, std::int64_t iterations)
+{
+    return R"({"name": "torch-job", "external": {"framework": "pytorch", "rank_timeout_s": 30},
+      "training": {"total_batch": 120, "iterations": )"
+        + std::to_string(iterations) + R"(}, "policy": )" + policy + R"(, "workers": [{"name": "rank", "count": )"
+        + std::to_string(ranks) + "}]}";
+}
+
+class ExternalJobTest : public ::testing::Test {
+protected:
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-external-" + std::to_string(::getpid()));
+    void SetUp() override { std::filesystem::create_directories(dir); }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+    daemon::DaemonOptions options() const
+    {
+        daemon::DaemonOptions o;
+        o.data_dir = dir;
+        return o;
+    }
+};
+
+struct Rank {
+    std::shared_ptr<daemon::Client> client;
+    std::vector<ServerMessage> seen;
+    WorkerId rank = 0;
+    int sent = 0;
+
+    Reply request(daemon::Daemon& d, ClientMessage m)
+    {
+        return request_reply(d, *client, seen, encode(m));
+    }
+    // Reports `iteration` with a batch computed at `speed` samples/s; returns the plan.
+    RankPlan report(daemon::Daemon& d, JobId job, std::int64_t iteration, std::int32_t batch, double speed)
+    {
+        ReportIteration r;
+        r.id = "r" + std::to_string(rank) + "-" + std::to_string(sent++);
+        r.job = job;
+        r.rank = rank;
+        r.iteration = iteration;
+        r.batch_size = batch;
+        r.compute_s = batch / speed;
+        r.sync_s = 0.001;
+        r.loss = 1.0 / static_cast<double>(iteration + 2);
+        d.receive(*client, encode(ClientMessage { r }));
+        std::optional<RankPlan> plan;
+        EXPECT_TRUE(wait_for(*client, seen, [&](const ServerMessage& m) {
+            const auto* reply = std::get_if<Reply>(&m);
+            if (reply && reply->id == r.id) {
+                EXPECT_FALSE(reply->error) << reply->error->message;
+                plan = reply->plan.value_or(RankPlan { "no plan", 0, {}, {}, "" });
+            }
+            return plan.has_value();
+        }));
+        return plan.value_or(RankPlan { "no reply", 0, {}, {}, "" });
+    }
+};
+
+// Each rank on its own thread, as the framework's processes would be.
+template <class Body> void each_rank(std::vector<Rank>& ranks, Body body)
+{
+    std::vector<std::thread> threads;
+    for (Rank& r : ranks)
+        threads.emplace_back([&r, &body] { body(r); });
+    for (std::thread& t : threads)
+        t.join();
+}
+
+JobId submit(daemon::Daemon& d, daemon::Client& op, std::vector<ServerMessage>& seen, const std::string& scenario)
+{
+    const Reply reply = request_reply(d, op, seen, encode(ClientMessage { SubmitJob { "submit", scenario } }));
+    EXPECT_FALSE(reply.error) << reply.error->message;
+    return reply.job.value_or(0);
+}
+
+std::vector<Rank> join_ranks(daemon::Daemon& d, JobId job, int count)
+{
+    std::vector<Rank> ranks(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        Rank& r = ranks[static_cast<std::size_t>(i)];
+        r.client = d.connect(Role::Worker, "rank " + std::to_string(i));
+        r.rank = i;
+        d.receive(*r.client, encode(ClientMessage { Hello { kProtocolVersion, "fulcrum_torch test" } }));
+        const Reply joined = r.request(d, JoinJob { "join", job, i, "host-" + std::to_string(i) });
+        EXPECT_FALSE(joined.error) << joined.error->message;
+        EXPECT_EQ(joined.assignment.value_or(WorkerAssignment {}).worker, i);
+    }
+    return ranks;
+}
+
+} // namespace
+
+// LB-BSP Algorithm 1 on three ranks whose speeds are 1 : 1 : 1/3: the slow rank's share
+// shrinks until the iteration is balanced; every iteration of every rank is recorded.
+TEST_F(ExternalJobTest, RanksGetBalancedBatchSizesAndEveryReportIsRecorded)
+{
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
+    const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "lbbsp-cpu", "predictor": {"type": "memoryless"}})", 30));
+    std::vector<Rank> ranks = join_ranks(d, job, 3);
+    std::vector<std::vector<std::int32_t>> sizes(3);
+    each_rank(ranks, [&](Rank& r) {
+        const double speed = r.rank == 2 ? 1000.0 : 3000.0;
+        RankPlan plan = r.report(d, job, -1, 0, speed);
+        while (plan.state == "train") {
+            const std::int32_t mine = plan.batch_sizes.at(static_cast<std::size_t>(r.rank));
+            sizes[static_cast<std::size_t>(r.rank)].push_back(mine);
+            plan = r.report(d, job, plan.iteration, mine, speed);
+        }
+        EXPECT_EQ(plan.state, "finished") << plan.message;
+    });
+    EXPECT_EQ(sizes[0].front(), 40) << "uniform to start";
+    EXPECT_NEAR(sizes[2].back(), 120.0 / 7, 2) << "a third of a fast rank's share: 120 x 1/7";
+    EXPECT_EQ(sizes[0].back() + sizes[1].back() + sizes[2].back(), 120);
+
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == job && u->status.state == JobState::Finished;
+    }));
+    d.stop_all();
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const auto rows = reader.iterations(reader.runs().back().id, 0);
+    EXPECT_EQ(rows.size(), 90u);
+    EXPECT_EQ(rows.back().batch_size, sizes[2].back());
+    EXPECT_EQ(reader.runs().back().status, "finished");
+}
+
+// Pause holds the ranks' next plan; a pin and an exclusion made meanwhile are in that plan.
+// An excluded rank gets 0 (its gradient weighs nothing in eq. 7) and the others share X.
+TEST_F(ExternalJobTest, PinsAndExclusionsReachTheRanksAtTheNextBarrier)
+{
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
+    const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "uniform"})", 1000));
+    std::vector<Rank> ranks = join_ranks(d, job, 3);
+    std::vector<RankPlan> plans(3);
+    each_rank(ranks, [&](Rank& r) { plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, -1, 0, 1000); });
+    ASSERT_EQ(plans[0].batch_sizes, (std::vector<std::int32_t> { 40, 40, 40 }));
+
+    EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "p", JobAction::Pause, job } })).error);
+    std::thread ranks_report([&] {
+        each_rank(ranks, [&](Rank& r) {
+            plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, 0, 40, 1000);
+        });
+    });
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.kind == "job-paused";
+    }));
+    WorkerCommand pin { "pin", WorkerAction::Pin, job, 0, 70, std::nullopt, 1 };
+    EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { pin })).error);
+    WorkerCommand exclude { "ex", WorkerAction::Exclude, job, 2, 0, std::nullopt, 1 };
+    EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { exclude })).error);
+    // set-sync-model is the framework's: refused, the job goes on.
+    const Reply sync
+        = request_reply(d, *op, seen, encode(ClientMessage { ChangeJob { "s", JobSetting::SyncModel, job, "\"asp\"" } }));
+    ASSERT_TRUE(sync.error);
+    EXPECT_EQ(sync.error->code, "sync-model-not-switchable");
+    EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "r", JobAction::Resume, job } })).error);
+    ranks_report.join();
+    EXPECT_EQ(plans[1].iteration, 1);
+    EXPECT_EQ(plans[1].batch_sizes, (std::vector<std::int32_t> { 70, 50, 0 })) << "pinned, the rest, excluded";
+
+    // A report of the wrong iteration, or for a rank this connection does not hold.
+    ReportIteration wrong;
+    wrong.id = "wrong";
+    wrong.job = job;
+    wrong.rank = 0;
+    wrong.iteration = 5;
+    const Reply refused = ranks[0].request(d, wrong);
+    ASSERT_TRUE(refused.error);
+    EXPECT_EQ(refused.error->code, "wrong-iteration");
+    wrong.rank = 1;
+    const Reply not_joined = ranks[0].request(d, wrong);
+    ASSERT_TRUE(not_joined.error);
+    EXPECT_EQ(not_joined.error->code, "not-joined");
+    d.stop_all();
+}
+
+// A rank whose connection closes is lost: the others waiting at the barrier are told at
+// once, the job is "lost", and every row recorded before stays.
+TEST_F(ExternalJobTest, ALostRankEndsTheJobAndNoOtherRankWaits)
+{
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
+    const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "uniform"})", 1000));
+    std::vector<Rank> ranks = join_ranks(d, job, 3);
+    std::vector<RankPlan> last(3);
+    each_rank(ranks, [&](Rank& r) {
+        RankPlan plan = r.report(d, job, -1, 0, 1000);
+        for (std::int64_t k = 0; plan.state == "train"; ++k) {
+            if (r.rank == 1 && k == 5) {
+                d.disconnect(*r.client); // killed before reporting iteration 5
+                return;
+            }
+            plan = r.report(d, job, plan.iteration, 40, 1000);
+        }
+        last[static_cast<std::size_t>(r.rank)] = plan;
+    });
+    EXPECT_EQ(last[0].state, "lost");
+    EXPECT_NE(last[2].message.find("rank 1 (rank-1) lost at iteration 5"), std::string::npos) << last[2].message;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == job && u->status.state == JobState::Lost;
+    }));
+    // A lost rank cannot come back into the job.
+    Rank again;
+    again.client = d.connect(Role::Worker, "again");
+    d.receive(*again.client, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const Reply rejoin = again.request(d, JoinJob { "j", job, 1, "" });
+    ASSERT_TRUE(rejoin.error);
+    EXPECT_EQ(rejoin.error->code, "rank-lost");
+    d.stop_all();
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const RunId run = reader.runs().back().id;
+    EXPECT_EQ(reader.runs().back().status, "lost");
+    EXPECT_EQ(reader.iterations(run, 0).size(), 15u) << "iterations 0 to 4 of three ranks";
+    const auto events = reader.events(run);
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) {
+        return e.kind == "worker-lost" && e.worker == 1;
+    }));
+}
+
+// Bad input: a scenario section that belongs to the framework, a protocol-1 client's report.
+TEST_F(ExternalJobTest, BadExternalJobsAndOldClientsAreRefusedByName)
+{
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { 1, "an old console" } }));
+    const Reply with_model = request_reply(d, *op, seen,
+        encode(ClientMessage { SubmitJob { "m",
+            R"({"external": {}, "model": {"type": "mlp"}, "training": {"total_batch": 8, "iterations": 2},
+                "workers": [{"count": 2}]})" } }));
+    ASSERT_TRUE(with_model.error);
+    EXPECT_EQ(with_model.error->field, "model");
+    const Reply asp = request_reply(d, *op, seen,
+        encode(ClientMessage { SubmitJob {
+            "a", R"({"external": {}, "sync": "asp", "training": {"total_batch": 8, "iterations": 2}, "workers": [{}]})" } }));
+    ASSERT_TRUE(asp.error);
+    EXPECT_EQ(asp.error->field, "sync");
+    const JobId job = submit(d, *op, seen, external_job(2, R"({"type": "uniform"})", 5));
+    ReportIteration ready;
+    ready.id = "old";
+    ready.job = job;
+    const Reply old = request_reply(d, *op, seen, encode(ClientMessage { ready }));
+    ASSERT_TRUE(old.error);
+    EXPECT_EQ(old.error->code, "version-too-old");
+    d.stop_all();
+}
