@@ -14,7 +14,7 @@ packages=(
   dataset-fashion-mnist
 )
 if [ "${1:-}" = "--test-tools" ]; then
-  packages+=(prometheus lintian systemd slurm-wlm munge)
+  packages+=(prometheus lintian systemd slurm-wlm munge python3-torch python3-websockets)
 elif [ -n "${1:-}" ]; then
   echo "install-deps: unknown option '$1' (--test-tools is the only one)" >&2
   exit 2

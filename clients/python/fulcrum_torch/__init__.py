@@ -1,0 +1,29 @@
+"""fulcrum_torch: PyTorch jobs under fulcrumd.
+
+A torch.distributed job registers with fulcrumd as an external job; each rank reports
+every iteration (batch, compute and all-reduce time, CPU share, loss) and receives the
+next batch sizes of all ranks from fulcrumd's BatchSizeManager (LB-BSP Algorithm 1 or 2,
+with the operator's pins and exclusions). Gradients are aggregated with LB-BSP eq. 7:
+each rank's mean gradient weighted by its batch over the global batch, then summed by
+the all-reduce (a DDP communication hook). The job appears in fulcrumd's streams, run
+stores and console like a built-in job.
+"""
+
+from .client import FulcrumClient, FulcrumError, read_token_file
+from .hooks import WeightedAllReduce, weighted_allreduce_hook
+from .sampler import GlobalBatchSlicer
+from .train import ExternalJob, RankTimer, TrainResult, external_scenario, train
+
+__all__ = [
+    "ExternalJob",
+    "FulcrumClient",
+    "FulcrumError",
+    "GlobalBatchSlicer",
+    "RankTimer",
+    "TrainResult",
+    "WeightedAllReduce",
+    "external_scenario",
+    "read_token_file",
+    "train",
+    "weighted_allreduce_hook",
+]

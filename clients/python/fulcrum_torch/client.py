@@ -1,0 +1,170 @@
+"""A blocking client of fulcrumd's WebSocket protocol (docs/protocol.md), version 2.
+
+websockets 10 (Debian 12) has only an asyncio API: the client runs its own event loop
+and each call waits for its reply, so training code stays synchronous.
+"""
+
+import asyncio
+import itertools
+import json
+import ssl
+from typing import Any, Dict, List, Optional
+
+import websockets
+
+PROTOCOL_VERSION = 2
+
+
+class FulcrumError(RuntimeError):
+    """A request fulcrumd refused: its stable code, the message and the field it names."""
+
+    def __init__(self, code: str, message: str, field: str = ""):
+        super().__init__(f"{code}: {message}" + (f" (field {field})" if field else ""))
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+def read_token_file(path: str, role: str = "operator") -> str:
+    """The token of `role` in a fulcrumd token file (lines 'ROLE [NAME] TOKEN')."""
+    bare = None
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if len(words) == 1:
+                bare = bare or words[0]
+            elif words[0] == role:
+                return words[-1]
+            elif words[0] not in ("operator", "viewer", "worker") or len(words) > 3:
+                raise ValueError(f"{path}: line {number}: expected 'ROLE [NAME] TOKEN'")
+    if bare:
+        return bare
+    raise ValueError(f"{path}: no {role} token")
+
+
+class FulcrumClient:
+    """One connection to fulcrumd. `server` is ws://HOST:PORT or wss://HOST:PORT."""
+
+    def __init__(self, server: str, token: str, *, ca_file: Optional[str] = None,
+                 name: str = "fulcrum_torch", timeout_s: float = 30.0):
+        self._loop = asyncio.new_event_loop()
+        self._ids = itertools.count(1)
+        self._timeout_s = timeout_s
+        self.server = server
+        context = None
+        if server.startswith("wss://"):
+            context = ssl.create_default_context(cafile=ca_file)
+        try:
+            async def open_connection():  # made inside the loop: websockets 10 binds the running one
+                return await websockets.connect(
+                    server, extra_headers={"Authorization": f"Bearer {token}"}, ssl=context,
+                    max_size=1 << 20, open_timeout=timeout_s, ping_interval=None)
+            self._ws = self._run(open_connection())
+        except (OSError, asyncio.TimeoutError, websockets.exceptions.InvalidHandshake) as e:
+            self._loop.close()
+            raise ConnectionError(f"cannot reach fulcrumd at {server}: {e}") from e
+        welcome = self._receive(timeout_s, send={"type": "hello", "version": PROTOCOL_VERSION, "client": name})
+        if welcome.get("type") != "welcome":
+            error = welcome.get("error", {})
+            self.close()
+            raise FulcrumError(error.get("code", "no-welcome"), error.get("message", str(welcome)))
+        self.role = welcome.get("role")
+
+    def _run(self, coroutine):
+        return self._loop.run_until_complete(coroutine)
+
+    def _receive(self, timeout_s: Optional[float], send: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        async def exchange():
+            if send is not None:
+                await self._ws.send(json.dumps(send))
+            return json.loads(await asyncio.wait_for(self._ws.recv(), timeout_s))
+        try:
+            return self._run(exchange())
+        except websockets.exceptions.ConnectionClosed as e:
+            raise ConnectionError(f"fulcrumd at {self.server} closed the connection: {e}") from e
+
+    def request(self, message: Dict[str, Any], timeout_s: Optional[float] = None) -> Dict[str, Any]:
+        """Sends a request and returns its reply; stream messages that come between are skipped.
+        Raises FulcrumError for a refusal. `timeout_s` None waits as long as the job holds it
+        (a paused job holds a rank's report)."""
+        request_id = f"py{next(self._ids)}"
+        message = dict(message, id=request_id)
+        reply = self._receive(timeout_s, send=message)
+        while not (reply.get("type") in ("reply", "error") and reply.get("id") == request_id):
+            if reply.get("type") == "error" and not reply.get("id"):
+                error = reply.get("error", {})
+                raise FulcrumError(error.get("code", "error"), error.get("message", ""), error.get("field", ""))
+            reply = self._receive(timeout_s)
+        if not reply.get("ok", False):
+            error = reply.get("error", {})
+            raise FulcrumError(error.get("code", "error"), error.get("message", ""), error.get("field", ""))
+        return reply
+
+    # --- jobs ----------------------------------------------------------------------------
+    def submit_job(self, scenario: Dict[str, Any]) -> int:
+        return int(self.request({"type": "submit-job", "scenario": scenario}, self._timeout_s)["job"])
+
+    def join(self, job: int, rank: int, host: str = "") -> Dict[str, Any]:
+        return self.request({"type": "join-job", "job": job, "worker": rank, "host": host},
+                            self._timeout_s)["assignment"]
+
+    def report(self, job: int, rank: int, iteration: int, **measured: Any) -> Dict[str, Any]:
+        """Reports an iteration (-1: ready) and waits for the plan of the next one."""
+        message = {"type": "report-iteration", "job": job, "rank": rank, "iteration": iteration}
+        message.update({k: v for k, v in measured.items() if v is not None})
+        return self.request(message, None)["plan"]
+
+    def jobs(self) -> List[Dict[str, Any]]:
+        return self.request({"type": "list-jobs"}, self._timeout_s).get("jobs", [])
+
+    def job(self, job: int) -> Dict[str, Any]:
+        for status in self.jobs():
+            if status["job"] == job:
+                return status
+        raise FulcrumError("unknown-job", f"there is no job {job}", "job")
+
+    # --- operator commands (the console's and fulcrumctl's) ------------------------------
+    def pause(self, job: int) -> None:
+        self.request({"type": "pause-job", "job": job}, self._timeout_s)
+
+    def resume(self, job: int) -> None:
+        self.request({"type": "resume-job", "job": job}, self._timeout_s)
+
+    def cancel(self, job: int) -> None:
+        self.request({"type": "cancel-job", "job": job}, self._timeout_s)
+
+    def pin(self, job: int, rank: int, batch_size: int) -> None:
+        self.request({"type": "pin-worker", "job": job, "worker": rank, "batch_size": batch_size}, self._timeout_s)
+
+    def unpin(self, job: int, rank: int) -> None:
+        self.request({"type": "unpin-worker", "job": job, "worker": rank}, self._timeout_s)
+
+    def exclude(self, job: int, rank: int, for_s: Optional[float] = None) -> None:
+        message = {"type": "exclude-worker", "job": job, "worker": rank}
+        if for_s is not None:
+            message["for_s"] = for_s
+        self.request(message, self._timeout_s)
+
+    def include(self, job: int, rank: int) -> None:
+        self.request({"type": "include-worker", "job": job, "worker": rank}, self._timeout_s)
+
+    def set_policy(self, job: int, policy: Dict[str, Any]) -> None:
+        self.request({"type": "set-policy", "job": job, "policy": policy}, self._timeout_s)
+
+    def close(self) -> None:
+        try:
+            if not self._loop.is_closed():
+                self._run(self._ws.close())
+        except Exception:  # closing after fulcrumd went away
+            pass
+        finally:
+            if not self._loop.is_closed():
+                self._loop.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,37 @@
+"""LB-BSP eq. 7 as a DDP communication hook.
+
+DDP's own hook averages the ranks' gradients: (1/n) sum_i g_i. With batch sizes that
+differ, that overweights the small batches. Eq. 7 weights rank i's mean gradient by its
+share of the global batch, g = sum_i (x_i / X) g_i, which is the mean gradient of the
+union batch: the update one process would make on all the ranks' samples together.
+"""
+
+import time
+from typing import Optional
+
+import torch
+import torch.distributed as dist
+
+
+class WeightedAllReduce:
+    """The hook's state: this rank's weight x_i / X for the iteration under way, and when
+    the first gradient bucket was ready (the end of its backward pass, for timing)."""
+
+    def __init__(self, process_group: Optional[dist.ProcessGroup] = None):
+        self.process_group = process_group
+        self.weight = 1.0
+        self.first_bucket_at: Optional[float] = None
+
+    def start_iteration(self, batch_size: int, total_batch: int) -> None:
+        self.weight = batch_size / total_batch if total_batch > 0 else 0.0
+        self.first_bucket_at = None
+
+
+def weighted_allreduce_hook(state: WeightedAllReduce, bucket) -> torch.futures.Future[torch.Tensor]:
+    """register_comm_hook(state, weighted_allreduce_hook): eq. 7 through one all-reduce per bucket."""
+    if state.first_bucket_at is None:
+        state.first_bucket_at = time.perf_counter()
+    tensor = bucket.buffer()
+    tensor.mul_(state.weight)
+    work = dist.all_reduce(tensor, group=state.process_group, async_op=True)
+    return work.get_future().then(lambda fut: fut.value()[0])

@@ -1,0 +1,173 @@
+"""The training loop of one rank under fulcrumd: its batch from the plan, eq. 7 through
+the DDP hook, the report after each iteration."""
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+from .client import FulcrumClient, FulcrumError
+from .hooks import WeightedAllReduce, weighted_allreduce_hook
+from .sampler import GlobalBatchSlicer
+
+
+def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
+                      policy: Optional[Dict[str, Any]] = None, eval_interval: int = 100,
+                      rank_timeout_s: float = 120, framework: str = "pytorch") -> Dict[str, Any]:
+    """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external")."""
+    return {
+        "name": name,
+        "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
+        "training": {"total_batch": total_batch, "iterations": iterations, "eval_interval": eval_interval},
+        "policy": policy or {"type": "lbbsp-cpu"},
+        "workers": [{"name": "rank", "count": ranks}],
+    }
+
+
+class ExternalJob:
+    """One rank's place in an external job. Without `job`, rank 0 submits `scenario` (an
+    operator token) and the id reaches the other ranks by torch.distributed; every rank
+    then joins its rank and says it is ready. `plan` is fulcrumd's first answer."""
+
+    def __init__(self, client: FulcrumClient, rank: int, scenario: Optional[Dict[str, Any]] = None,
+                 job: Optional[int] = None):
+        self.client = client
+        self.rank = rank
+        if job is None:
+            if rank == 0 and scenario is None:
+                raise ValueError("rank 0 submits the job: give its scenario (external_scenario(...))")
+            box = [client.submit_job(scenario) if rank == 0 else None]
+            if dist.is_available() and dist.is_initialized():
+                dist.broadcast_object_list(box, src=0)
+            job = box[0]
+        self.job = int(job)
+        assignment = client.join(self.job, rank, host=f"{socket.gethostname()} pid {os.getpid()}")
+        self.scenario = assignment.get("scenario", {})
+        self.iterations = int(self.scenario.get("training", {}).get("iterations", 0))
+        self.plan = client.report(self.job, rank, -1)
+
+    def report(self, iteration: int, **measured: Any) -> Dict[str, Any]:
+        self.plan = self.client.report(self.job, self.rank, iteration, **measured)
+        return self.plan
+
+
+def memory_share() -> float:
+    """MemAvailable / MemTotal of this host (1 where /proc/meminfo is missing)."""
+    try:
+        fields = {}
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                key, value = line.split(":", 1)
+                fields[key] = float(value.split()[0])
+        return max(0.0, min(1.0, fields["MemAvailable"] / fields["MemTotal"]))
+    except (OSError, KeyError, ValueError, ZeroDivisionError):
+        return 1.0
+
+
+class RankTimer:
+    """Wall and CPU time of a stretch of work: the CPU share is this process's CPU time over
+    the wall time and its threads (1: it had the cores it asked for)."""
+
+    def start(self) -> None:
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+
+    def cpu_share(self, until_wall: float) -> float:
+        wall = until_wall - self.wall
+        if wall <= 0:
+            return 1.0
+        return max(0.0, min(1.0, (time.process_time() - self.cpu) / wall / max(1, torch.get_num_threads())))
+
+
+@dataclass
+class TrainResult:
+    iterations: int = 0
+    state: str = "train"  # finished, stopped or lost: how the job ended
+    message: str = ""
+    wall_s: float = 0.0
+    accuracy: Optional[float] = None
+    # Per iteration: (iteration, every rank's batch sizes, compute s, all-reduce s, report round trip s).
+    log: List[Tuple[int, List[int], float, float, float]] = field(default_factory=list)
+
+
+def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *, job: ExternalJob,
+          rank: int, lr: float = 0.05, momentum: float = 0.0, seed: int = 1,
+          loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = F.cross_entropy,
+          evaluate: Optional[Callable[[torch.nn.Module], Tuple[float, float]]] = None,
+          eval_interval: int = 100, device: Optional[torch.device] = None,
+          on_iteration: Optional[Callable[[int, Dict[str, Any]], None]] = None) -> TrainResult:
+    """Trains `model` on (inputs, targets) until fulcrumd's plan says the job ended.
+
+    torch.distributed must be initialised (gloo on CPU, NCCL on GPU). Each iteration this
+    rank trains on its slice of the global batch with the size fulcrumd gave it, DDP sums
+    the eq. 7-weighted gradients, and the rank reports its compute time (up to its first
+    gradient bucket), its all-reduce time, CPU and memory shares and loss; rank 0 adds
+    `evaluate(model)`'s (accuracy, loss) every `eval_interval` iterations and at the end.
+    `on_iteration(k, plan)` sees every plan before the iteration runs."""
+    device = device or torch.device("cpu")
+    ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    state = WeightedAllReduce()
+    ddp.register_comm_hook(state, weighted_allreduce_hook)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=momentum)
+    slicer = GlobalBatchSlicer(len(inputs), seed)
+    timer = RankTimer()
+    result = TrainResult()
+    started = time.perf_counter()
+    last_compute = 0.0
+    plan = job.plan
+    while plan["state"] == "train":
+        k = int(plan["iteration"])
+        sizes = [int(x) for x in plan["batch_sizes"]]
+        if on_iteration:
+            on_iteration(k, plan)
+        mine = sizes[rank]
+        indices = slicer.next_slice(sizes, rank)
+        if mine == 0:  # excluded: DDP still needs this rank's (zero-weighted) gradient
+            indices = torch.zeros(1, dtype=torch.long)
+        state.start_iteration(mine, sum(sizes))
+        x, y = inputs[indices].to(device), targets[indices].to(device)
+        timer.start()
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(ddp(x), y)
+        slowdown = float(plan.get("slowdowns", [1.0] * len(sizes))[rank])
+        if slowdown > 1 and mine > 0:  # an operator's injected straggler, for drills
+            time.sleep((slowdown - 1) * last_compute)
+        loss.backward()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        done = time.perf_counter()
+        first_bucket = state.first_bucket_at or done
+        compute_s = first_bucket - timer.wall
+        sync_s = done - first_bucket
+        last_compute = compute_s
+        cpu_share = timer.cpu_share(first_bucket)
+        optimizer.step()
+        measured: Dict[str, Any] = {
+            "batch_size": mine, "compute_s": compute_s, "sync_s": sync_s, "cpu_share": cpu_share,
+            "memory_share": memory_share(), "loss": float(loss.item()) if mine > 0 else 0.0,
+        }
+        if device.type == "cuda":
+            measured["gpu_memory_gb"] = torch.cuda.memory_allocated(device) / 1e9
+        last = job.iterations > 0 and k + 1 >= job.iterations
+        if evaluate and rank == 0 and ((k + 1) % eval_interval == 0 or last):
+            accuracy, test_loss = evaluate(model)
+            measured["test_accuracy"], measured["test_loss"] = accuracy, test_loss
+            result.accuracy = accuracy
+        sent = time.perf_counter()
+        plan = job.report(k, **measured)
+        result.log.append((k, sizes, compute_s, sync_s, time.perf_counter() - sent))
+        result.iterations += 1
+    result.state = plan["state"]
+    result.message = plan.get("message", "")
+    result.wall_s = time.perf_counter() - started
+    return result
+
+
+__all__ = ["ExternalJob", "RankTimer", "TrainResult", "external_scenario", "memory_share", "train",
+           "FulcrumError"]

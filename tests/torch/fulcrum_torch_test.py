@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""fulcrum_torch with real torch.distributed (gloo) ranks, and a real fulcrumd on loopback.
+
+Run by ctest (label torch) with FULCRUMD_BINARY set; each case starts what it needs.
+"""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+
+import fulcrum_torch  # noqa: E402
+
+# Batch sizes of three steps of three ranks: unequal, one rank excluded (0), one tiny.
+STEPS = [[10, 30, 24], [40, 0, 24], [5, 5, 54]]
+
+
+def data(seed=3, n=256, dim=12, classes=4):
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return torch.randn(n, dim, generator=g), torch.randint(0, classes, (n,), generator=g)
+
+
+def model_of(seed=5):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).double()
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def eq7_rank(rank, world, init, out):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    x, y = data()
+    x = x.double()
+    model = model_of()
+    ddp = DistributedDataParallel(model)
+    state = fulcrum_torch.WeightedAllReduce()
+    ddp.register_comm_hook(state, fulcrum_torch.weighted_allreduce_hook)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    slicer = fulcrum_torch.GlobalBatchSlicer(len(x), seed=7)
+    for sizes in STEPS:
+        idx = slicer.next_slice(sizes, rank)
+        if sizes[rank] == 0:
+            idx = torch.zeros(1, dtype=torch.long)
+        state.start_iteration(sizes[rank], sum(sizes))
+        optimizer.zero_grad()
+        F.cross_entropy(ddp(x[idx]), y[idx]).backward()
+        optimizer.step()
+    if rank == 0:
+        torch.save([p.detach() for p in model.parameters()], out)
+    dist.destroy_process_group()
+
+
+def fulcrum_rank(rank, server, token, scenario, log_path, die_at):
+    """One rank of an external job: trains a small MLP, logging every plan it gets."""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3)
+    x, y = data(n=2000)
+    model = model_of().float()
+    log = open(log_path, "w", encoding="utf-8")
+
+    def on_iteration(k, plan):
+        log.write(json.dumps({"iteration": k, "batch_sizes": plan["batch_sizes"]}) + "\n")
+        log.flush()
+        if die_at is not None and k == die_at:
+            os.kill(os.getpid(), signal.SIGKILL)  # as an OOM killer or a lost node would
+
+    with fulcrum_torch.FulcrumClient(server, token) as client:
+        job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario)
+        try:
+            result = fulcrum_torch.train(model, x.float(), y, job=job, rank=rank, lr=0.05,
+                                         on_iteration=on_iteration)
+            log.write(json.dumps({"end": result.state, "message": result.message}) + "\n")
+        except RuntimeError as e:  # the all-reduce's peer died with the lost rank
+            log.write(json.dumps({"end": "error", "message": str(e)}) + "\n")
+    log.close()
+
+
+class Fulcrumd:
+    """A real fulcrumd on loopback with its own data folder."""
+
+    def __init__(self, folder):
+        binary = os.environ.get("FULCRUMD_BINARY")
+        if not binary:
+            raise unittest.SkipTest("FULCRUMD_BINARY is not set (ctest sets it)")
+        self.folder = folder
+        self.log = open(os.path.join(folder, "fulcrumd.log"), "w")
+        self.process = subprocess.Popen([binary, "--data-dir", folder, "--listen", "127.0.0.1:0", "--no-demo"],
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        for _ in range(200):
+            with open(os.path.join(folder, "fulcrumd.log")) as f:
+                text = f.read()
+            if "serving ws://127.0.0.1:" in text:
+                port = text.split("serving ws://127.0.0.1:")[1].split()[0].strip(" .,)")
+                self.server = f"ws://127.0.0.1:{int(''.join(c for c in port if c.isdigit()))}"
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("fulcrumd did not announce its port:\n" + text)
+        self.token = fulcrum_torch.read_token_file(os.path.join(folder, "tokens"), "operator")
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(30)
+        self.log.close()
+
+
+class FulcrumTorch(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="fulcrum-torch-")
+
+    def tearDown(self):
+        subprocess.run(["rm", "-rf", self.dir], check=False)
+
+    def test_eq7_through_the_hook_is_one_process_on_the_union_batch(self):
+        out = os.path.join(self.dir, "params.pt")
+        mp.spawn(eq7_rank, args=(3, f"tcp://127.0.0.1:{free_port()}", out), nprocs=3, join=True)
+        distributed = torch.load(out)
+        x, y = data()
+        x = x.double()
+        model = model_of()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        slicer = fulcrum_torch.GlobalBatchSlicer(len(x), seed=7)
+        for sizes in STEPS:
+            idx = slicer.next_global(sum(sizes))  # the union of the ranks' slices
+            optimizer.zero_grad()
+            F.cross_entropy(model(x[idx]), y[idx]).backward()
+            optimizer.step()
+        moved = max(float((p - q).abs().max()) for p, q in zip(model.parameters(), model_of().parameters()))
+        self.assertGreater(moved, 1e-3, "the steps changed the parameters")
+        for mine, theirs in zip(distributed, model.parameters()):
+            self.assertLess(float((mine - theirs.detach()).abs().max()), 1e-5)
+
+    def start_ranks(self, daemon, iterations, die_at=None):
+        scenario = fulcrum_torch.external_scenario("torch-test", 3, 120, iterations, policy={"type": "uniform"},
+                                                   rank_timeout_s=60)
+        scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
+        context = mp.get_context("spawn")
+        ranks = []
+        for rank in range(3):
+            ranks.append(context.Process(target=fulcrum_rank, args=(
+                rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log"),
+                die_at if rank == 1 else None)))
+            ranks[-1].start()
+        return ranks
+
+    def read_log(self, rank):
+        with open(os.path.join(self.dir, f"rank{rank}.log"), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    def test_pin_and_exclusion_reach_the_ranks_at_the_next_iteration(self):
+        daemon = Fulcrumd(self.dir)
+        try:
+            ranks = self.start_ranks(daemon, 400)
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                deadline = time.time() + 120
+                while time.time() < deadline:
+                    jobs = op.jobs()
+                    if jobs and jobs[0]["iteration"] >= 5:
+                        break
+                    time.sleep(0.05)
+                job = jobs[0]["job"]
+                op.pause(job)
+                while op.job(job)["state"] != "paused" and time.time() < deadline:
+                    time.sleep(0.05)
+                op.pin(job, 0, 70)
+                op.exclude(job, 2)
+                with self.assertRaises(fulcrum_torch.FulcrumError) as refused:
+                    op.pin(job, 1, 50)  # the one rank left to take the rest of X
+                self.assertIn("no unpinned worker", refused.exception.message)
+                op.resume(job)
+            for p in ranks:
+                p.join(180)
+                self.assertEqual(p.exitcode, 0)
+        finally:
+            daemon.stop()
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{job}.db"))
+        paused_before = store.execute("SELECT iteration FROM events WHERE kind = 'job-paused'").fetchone()[0]
+        rows = store.execute("SELECT COUNT(*) FROM iterations").fetchone()[0]
+        self.assertEqual(rows, 400 * 3)
+        for rank in range(3):
+            plans = {e["iteration"]: e["batch_sizes"] for e in self.read_log(rank) if "iteration" in e}
+            self.assertEqual(plans[paused_before - 1], [40, 40, 40])
+            self.assertEqual(plans[paused_before], [70, 50, 0], f"rank {rank}: the plan right after the pause")
+            self.assertEqual(plans[399], [70, 50, 0])
+            self.assertEqual(self.read_log(rank)[-1]["end"], "finished")
+
+    def test_a_killed_rank_is_reported_and_the_others_are_not_left_hanging(self):
+        daemon = Fulcrumd(self.dir)
+        try:
+            ranks = self.start_ranks(daemon, 100000, die_at=8)
+            started = time.time()
+            for p in ranks:
+                p.join(120)
+                self.assertIsNotNone(p.exitcode, "a rank still hangs two minutes after its peer died")
+            self.assertLess(time.time() - started, 120)
+            self.assertEqual(ranks[1].exitcode, -signal.SIGKILL)
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                deadline = time.time() + 30
+                while op.jobs()[0]["state"] != "lost" and time.time() < deadline:
+                    time.sleep(0.1)
+                status = op.jobs()[0]
+            self.assertEqual(status["state"], "lost")
+            self.assertIn("rank 1 (rank-1)", status["message"])
+        finally:
+            daemon.stop()
+        for rank in (0, 2):
+            self.assertIn(self.read_log(rank)[-1]["end"], ("lost", "error"))
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
+        self.assertEqual(store.execute("SELECT status FROM runs").fetchone()[0], "lost")
+        self.assertGreaterEqual(store.execute("SELECT COUNT(*) FROM iterations").fetchone()[0], 8 * 3)
+        lost = store.execute("SELECT worker_id FROM events WHERE kind = 'worker-lost'").fetchall()
+        self.assertEqual(lost, [(1,)])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
