@@ -25,7 +25,8 @@ RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeou
     }
 }
 
-WorkerId RankPool::join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host)
+WorkerId RankPool::join(
+    const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host)
 {
     WorkerId chosen = -1;
     {
@@ -50,8 +51,8 @@ WorkerId RankPool::join(const std::shared_ptr<Client>& client, std::optional<Wor
                 "rank " + std::to_string(chosen) + " of " + job + " was lost (" + slot.lost_why
                     + "); a framework's process group cannot take it back: submit the job again");
         if (slot.client)
-            throw RefusedRequest("rank-taken",
-                "rank " + std::to_string(chosen) + " of " + job + " is already held (" + slot.host + ")");
+            throw RefusedRequest(
+                "rank-taken", "rank " + std::to_string(chosen) + " of " + job + " is already held (" + slot.host + ")");
         slot.client = client;
         slot.host = host;
     }

@@ -66,8 +66,8 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
         for (std::size_t i = 0; i < config.ranks.size(); ++i) {
             const boost::json::object profile { { "framework", framework }, { "rank", i },
                 { "rank_timeout_s", s.external->rank_timeout_s } };
-            recorder->add_worker({ config.job, static_cast<WorkerId>(i), config.ranks[i], "external",
-                boost::json::serialize(profile) });
+            recorder->add_worker(
+                { config.job, static_cast<WorkerId>(i), config.ranks[i], "external", boost::json::serialize(profile) });
         }
         for (EventRecord e : options.recorded_before) {
             e.job = config.job;

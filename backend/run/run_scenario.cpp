@@ -3,9 +3,9 @@
 #include "common/error.h"
 #include "data/fashion_mnist.h"
 #include "data/synthetic.h"
+#include "db/run_recorder.h"
 #include "run/recording_observer.h"
 #include "run/run_external.h"
-#include "db/run_recorder.h"
 #include "train/trainer.h"
 
 #include <algorithm>

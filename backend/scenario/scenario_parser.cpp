@@ -252,7 +252,8 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
         // The framework owns what a built-in job's sections describe.
         for (const char* owned : { "data", "model", "servers", "elastic", "checkpoint", "changes", "heterogeneity" })
             if (top.find(owned))
-                top.fail(owned, "an external job's model, data and parameters live in its framework's ranks; drop \""
+                top.fail(owned,
+                    "an external job's model, data and parameters live in its framework's ranks; drop \""
                         + std::string(owned) + "\"");
     }
     s.description = top.string_or("description", "");

@@ -108,8 +108,8 @@ void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, dou
     throw std::runtime_error("lost: " + why);
 }
 
-std::vector<IterationRecord> ExternalTrainer::rows_of(const GatheredReports& gathered,
-    const balance::Allocation& given, std::int64_t k, double opened, double closed) const
+std::vector<IterationRecord> ExternalTrainer::rows_of(const GatheredReports& gathered, const balance::Allocation& given,
+    std::int64_t k, double opened, double closed) const
 {
     // The all-reduce's time holds the wait for the slowest rank's compute as well as the
     // transfer: the transfer is what is left once that wait is taken off.

@@ -46,10 +46,7 @@ struct Rank {
     WorkerId rank = 0;
     int sent = 0;
 
-    Reply request(daemon::Daemon& d, ClientMessage m)
-    {
-        return request_reply(d, *client, seen, encode(m));
-    }
+    Reply request(daemon::Daemon& d, ClientMessage m) { return request_reply(d, *client, seen, encode(m)); }
     // Reports `iteration` with a batch computed at `speed` samples/s; returns the plan.
     RankPlan report(daemon::Daemon& d, JobId job, std::int64_t iteration, std::int32_t batch, double speed)
     {
@@ -119,7 +116,8 @@ TEST_F(ExternalJobTest, RanksGetBalancedBatchSizesAndEveryReportIsRecorded)
     std::vector<ServerMessage> seen;
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
-    const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "lbbsp-cpu", "predictor": {"type": "memoryless"}})", 30));
+    const JobId job
+        = submit(d, *op, seen, external_job(3, R"({"type": "lbbsp-cpu", "predictor": {"type": "memoryless"}})", 30));
     std::vector<Rank> ranks = join_ranks(d, job, 3);
     std::vector<std::vector<std::int32_t>> sizes(3);
     each_rank(ranks, [&](Rank& r) {
@@ -163,11 +161,10 @@ TEST_F(ExternalJobTest, PinsAndExclusionsReachTheRanksAtTheNextBarrier)
     each_rank(ranks, [&](Rank& r) { plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, -1, 0, 1000); });
     ASSERT_EQ(plans[0].batch_sizes, (std::vector<std::int32_t> { 40, 40, 40 }));
 
-    EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "p", JobAction::Pause, job } })).error);
+    EXPECT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "p", JobAction::Pause, job } })).error);
     std::thread ranks_report([&] {
-        each_rank(ranks, [&](Rank& r) {
-            plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, 0, 40, 1000);
-        });
+        each_rank(ranks, [&](Rank& r) { plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, 0, 40, 1000); });
     });
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* e = std::get_if<Event>(&m);
@@ -178,11 +175,12 @@ TEST_F(ExternalJobTest, PinsAndExclusionsReachTheRanksAtTheNextBarrier)
     WorkerCommand exclude { "ex", WorkerAction::Exclude, job, 2, 0, std::nullopt, 1 };
     EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { exclude })).error);
     // set-sync-model is the framework's: refused, the job goes on.
-    const Reply sync
-        = request_reply(d, *op, seen, encode(ClientMessage { ChangeJob { "s", JobSetting::SyncModel, job, "\"asp\"" } }));
+    const Reply sync = request_reply(
+        d, *op, seen, encode(ClientMessage { ChangeJob { "s", JobSetting::SyncModel, job, "\"asp\"" } }));
     ASSERT_TRUE(sync.error);
     EXPECT_EQ(sync.error->code, "sync-model-not-switchable");
-    EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "r", JobAction::Resume, job } })).error);
+    EXPECT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "r", JobAction::Resume, job } })).error);
     ranks_report.join();
     EXPECT_EQ(plans[1].iteration, 1);
     EXPECT_EQ(plans[1].batch_sizes, (std::vector<std::int32_t> { 70, 50, 0 })) << "pinned, the rest, excluded";
@@ -245,9 +243,8 @@ TEST_F(ExternalJobTest, ALostRankEndsTheJobAndNoOtherRankWaits)
     EXPECT_EQ(reader.runs().back().status, "lost");
     EXPECT_EQ(reader.iterations(run, 0).size(), 15u) << "iterations 0 to 4 of three ranks";
     const auto events = reader.events(run);
-    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) {
-        return e.kind == "worker-lost" && e.worker == 1;
-    }));
+    EXPECT_TRUE(std::any_of(
+        events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
 }
 
 // Bad input: a scenario section that belongs to the framework, a protocol-1 client's report.
@@ -264,8 +261,8 @@ TEST_F(ExternalJobTest, BadExternalJobsAndOldClientsAreRefusedByName)
     ASSERT_TRUE(with_model.error);
     EXPECT_EQ(with_model.error->field, "model");
     const Reply asp = request_reply(d, *op, seen,
-        encode(ClientMessage { SubmitJob {
-            "a", R"({"external": {}, "sync": "asp", "training": {"total_batch": 8, "iterations": 2}, "workers": [{}]})" } }));
+        encode(ClientMessage { SubmitJob { "a",
+            R"({"external": {}, "sync": "asp", "training": {"total_batch": 8, "iterations": 2}, "workers": [{}]})" } }));
     ASSERT_TRUE(asp.error);
     EXPECT_EQ(asp.error->field, "sync");
     const JobId job = submit(d, *op, seen, external_job(2, R"({"type": "uniform"})", 5));

@@ -84,6 +84,7 @@ def rank_main(rank, args):
         result.update(iterations=plain_ddp(model, train_x, train_y, args, rank, world, device), state="finished")
         if rank == 0:
             result["accuracy"] = evaluator(test_x, test_y, device)(model)[0]
+        result["train_s"] = time.perf_counter() - started
     else:
         token = fulcrum_torch.read_token_file(args.token_file, args.role) if args.token_file else os.environ["FULCRUM_TOKEN"]
         with fulcrum_torch.FulcrumClient(args.server, token, ca_file=args.ca_file, name=f"fulcrum_torch rank {rank}") as client:
@@ -97,7 +98,7 @@ def rank_main(rank, args):
                                           momentum=args.momentum, seed=args.seed, eval_interval=args.eval_interval,
                                           evaluate=evaluator(test_x, test_y, device), device=device)
             result.update(job=job.job, iterations=trained.iterations, state=trained.state, message=trained.message,
-                          accuracy=trained.accuracy, log=trained.log)
+                          accuracy=trained.accuracy, log=trained.log, train_s=trained.wall_s)
     result["wall_s"] = time.perf_counter() - started
     dist.barrier()
     dist.destroy_process_group()

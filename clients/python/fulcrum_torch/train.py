@@ -109,7 +109,8 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
     the eq. 7-weighted gradients, and the rank reports its compute time (up to its first
     gradient bucket), its all-reduce time, CPU and memory shares and loss; rank 0 adds
     `evaluate(model)`'s (accuracy, loss) every `eval_interval` iterations and at the end.
-    `on_iteration(k, plan)` sees every plan before the iteration runs."""
+    `on_iteration(k, plan)` sees every plan before the iteration runs. The reported compute
+    time is forward, backward (up to the first gradient bucket) and the optimizer step."""
     device = device or torch.device("cpu")
     ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     state = WeightedAllReduce()
@@ -143,11 +144,15 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
             torch.cuda.synchronize(device)
         done = time.perf_counter()
         first_bucket = state.first_bucket_at or done
-        compute_s = first_bucket - timer.wall
+        cpu_share = timer.cpu_share(first_bucket)
+        stepped = time.perf_counter()
+        optimizer.step()
+        # The step is this rank's work as much as its backward pass: a rank slowed in one is
+        # slowed in the other, and the barrier waits for both. Counted as compute, LB-BSP's
+        # sizes settle where every rank's whole iteration takes as long (they are fed back).
+        compute_s = (first_bucket - timer.wall) + (time.perf_counter() - stepped)
         sync_s = done - first_bucket
         last_compute = compute_s
-        cpu_share = timer.cpu_share(first_bucket)
-        optimizer.step()
         measured: Dict[str, Any] = {
             "batch_size": mine, "compute_s": compute_s, "sync_s": sync_s, "cpu_share": cpu_share,
             "memory_share": memory_share(), "loss": float(loss.item()) if mine > 0 else 0.0,
