@@ -68,7 +68,18 @@ def eq7_rank(rank, world, init, out):
         optimizer.step()
     if rank == 0:
         torch.save([p.detach() for p in model.parameters()], out)
+    dist.barrier()
     dist.destroy_process_group()
+    end_rank(0)
+
+
+def end_rank(status):
+    """torch 1.13's gloo process group can deadlock when a DDP whose comm hook is a Python
+    callback is destroyed (a gloo thread waits for the GIL the destructor holds): ranks end
+    with os._exit once their results are written, as the example does."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def fulcrum_rank(rank, server, token, scenario, log_path, die_at):
@@ -94,6 +105,7 @@ def fulcrum_rank(rank, server, token, scenario, log_path, die_at):
         except RuntimeError as e:  # the all-reduce's peer died with the lost rank
             log.write(json.dumps({"end": "error", "message": str(e)}) + "\n")
     log.close()
+    end_rank(0)
 
 
 class Fulcrumd:

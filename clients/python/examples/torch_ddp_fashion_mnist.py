@@ -109,8 +109,11 @@ def rank_main(rank, args):
         print(f"rank 0: {result['state']} after {result['iterations']} iterations in {result['wall_s']:.1f} s"
               + (f", test accuracy {result['accuracy']:.4f}" if result.get("accuracy") is not None else "")
               + (f" ({result['message']})" if result.get("message") else ""), flush=True)
-    if result["state"] not in ("finished",):
-        sys.exit(3)
+    # os._exit: torch 1.13's gloo process group can deadlock when a DDP with a Python comm
+    # hook is destroyed at exit (a gloo thread waits for the GIL the destructor holds).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if result["state"] == "finished" else 3)
 
 
 def main():
