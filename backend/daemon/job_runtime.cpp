@@ -4,6 +4,7 @@
 #include "daemon/confine_paths.h"
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
+#include "train/external_ranks.h"
 #include "train/trainer.h"
 
 #include <algorithm>
@@ -229,12 +230,10 @@ void JobRuntime::run()
             set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
                 std::to_string(summary.iterations) + " iterations, test accuracy "
                     + std::to_string(summary.final_accuracy));
+    } catch (const train::RankLost& e) {
+        set_state(JobState::Lost, e.what());
     } catch (const std::exception& e) {
-        const std::string why = folders_.for_clients(e.what());
-        if (ranks_ && why.starts_with("lost: "))
-            set_state(JobState::Lost, why.substr(6));
-        else
-            set_state(JobState::Failed, why);
+        set_state(JobState::Failed, folders_.for_clients(e.what()));
     }
     if (remote_)
         remote_->finish(status());

@@ -10,8 +10,8 @@ namespace fulcrum::daemon {
 
 protocol::RankPlan to_message(const train::RankPlan& plan)
 {
-    return protocol::RankPlan { train::to_string(plan.state), plan.iteration, plan.batch_sizes, plan.slowdowns,
-        plan.message };
+    return protocol::RankPlan { std::string(train::to_string(plan.state)), plan.iteration, plan.batch_sizes,
+        plan.slowdowns, plan.message };
 }
 
 RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s)

@@ -1,7 +1,7 @@
 #pragma once
 
-// Internal to the run module: what run_scenario and run_external_job hand their trainer as
-// its observer.
+// Internal to the run module: what run_scenario and run_external_job share: the observer
+// they hand their trainer, and how a trained run's result becomes its summary and record.
 
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
@@ -149,5 +149,44 @@ private:
     std::int64_t samples_ = 0;
     Progress progress_;
 };
+
+// The trainer's totals into the summary (what an operator changed during the run is set by
+// the caller).
+inline void take_result(RunSummary& summary, const train::TrainingResult& result)
+{
+    summary.iterations = result.iterations;
+    summary.updates = result.updates;
+    summary.target_time_s = result.target_time_s;
+    summary.target_updates = result.target_updates;
+    summary.epochs = result.epochs;
+    summary.time_s = result.time_s;
+    summary.wall_s = result.wall_s;
+    summary.mean_iteration_s = result.mean_iteration_s;
+    summary.final_accuracy = result.final_evaluation.test_accuracy;
+    summary.best_accuracy = result.best_accuracy;
+    summary.final_test_loss = result.final_evaluation.test_loss;
+    summary.stopped = result.stopped;
+}
+
+// The run's end in its store: finished, or as the options name a stop.
+inline void finish_recorded_run(db::RunRecorder* recorder, const RunOptions& options, const RunSummary& summary)
+{
+    if (recorder)
+        recorder->finish_run(
+            summary.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",
+            to_json(summary));
+}
+
+// A run whose training threw: recorded as `status` ("failed"), never hiding the error.
+inline void record_failure(db::RunRecorder* recorder, const std::string& status)
+{
+    if (!recorder)
+        return;
+    try {
+        recorder->finish_run(status, "{}");
+    } catch (...) {
+        // the training error is the one to report
+    }
+}
 
 } // namespace fulcrum::run

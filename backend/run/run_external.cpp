@@ -94,29 +94,15 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
         if (options.on_trainer)
             options.on_trainer(nullptr);
         summary.policy = trainer.manager().policy().name();
-    } catch (const std::exception& e) {
-        if (recorder) {
-            try {
-                const bool lost = std::string_view(e.what()).starts_with("lost: ");
-                recorder->finish_run(lost ? "lost" : "failed", "{}");
-            } catch (...) {
-            }
-        }
+    } catch (const train::RankLost&) {
+        record_failure(recorder.get(), "lost");
+        throw;
+    } catch (...) {
+        record_failure(recorder.get(), "failed");
         throw;
     }
-    summary.iterations = result.iterations;
-    summary.updates = result.updates;
-    summary.time_s = result.time_s;
-    summary.wall_s = result.wall_s;
-    summary.mean_iteration_s = result.mean_iteration_s;
-    summary.final_accuracy = result.final_evaluation.test_accuracy;
-    summary.best_accuracy = result.best_accuracy;
-    summary.final_test_loss = result.final_evaluation.test_loss;
-    summary.stopped = result.stopped;
-    if (recorder)
-        recorder->finish_run(
-            result.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",
-            to_json(summary));
+    take_result(summary, result);
+    finish_recorded_run(recorder.get(), options, summary);
     return summary;
 }
 

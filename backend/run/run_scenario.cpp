@@ -300,32 +300,13 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         if (options.on_finish)
             options.on_finish(*trainer);
     } catch (...) {
-        if (recorder) {
-            try {
-                recorder->finish_run("failed", "{}");
-            } catch (...) {
-            }
-        }
+        record_failure(recorder.get(), "failed");
         throw;
     }
 
-    summary.iterations = result.iterations;
-    summary.updates = result.updates;
-    summary.target_time_s = result.target_time_s;
-    summary.target_updates = result.target_updates;
-    summary.epochs = result.epochs;
-    summary.time_s = result.time_s;
-    summary.wall_s = result.wall_s;
-    summary.mean_iteration_s = result.mean_iteration_s;
-    summary.final_accuracy = result.final_evaluation.test_accuracy;
-    summary.best_accuracy = result.best_accuracy;
-    summary.final_test_loss = result.final_evaluation.test_loss;
-    summary.stopped = result.stopped;
+    take_result(summary, result);
     summary.phases = observer.phases();
-    if (recorder)
-        recorder->finish_run(
-            result.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",
-            to_json(summary));
+    finish_recorded_run(recorder.get(), options, summary);
     return summary;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 
+#include "common/named_values.h"
 #include "common/records.h"
 
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,19 @@ public:
     virtual void finish(const RankPlan& plan) = 0;
 };
 
-const char* to_string(RankPlan::State state);
+inline constexpr NameTable<RankPlan::State, 4> kRankPlanStates { {
+    { RankPlan::State::Train, "train" },
+    { RankPlan::State::Finished, "finished" },
+    { RankPlan::State::Stopped, "stopped" },
+    { RankPlan::State::Lost, "lost" },
+} };
+std::string_view to_string(RankPlan::State state);
+
+// An external job lost a rank: its framework's process group cannot go on without it. The
+// job ends with this after every other rank was told; its rows stay recorded.
+class RankLost : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 } // namespace fulcrum::train

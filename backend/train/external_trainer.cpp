@@ -9,19 +9,9 @@
 
 namespace fulcrum::train {
 
-const char* to_string(RankPlan::State state)
+std::string_view to_string(RankPlan::State state)
 {
-    switch (state) {
-    case RankPlan::State::Train:
-        return "train";
-    case RankPlan::State::Finished:
-        return "finished";
-    case RankPlan::State::Stopped:
-        return "stopped";
-    case RankPlan::State::Lost:
-        return "lost";
-    }
-    return "train";
+    return name_of(kRankPlanStates, state);
 }
 
 namespace {
@@ -105,7 +95,7 @@ void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, dou
     plan.iteration = at;
     plan.message = why;
     ranks_->finish(plan);
-    throw std::runtime_error("lost: " + why);
+    throw RankLost(why);
 }
 
 std::vector<IterationRecord> ExternalTrainer::rows_of(const GatheredReports& gathered, const balance::Allocation& given,

@@ -25,7 +25,7 @@ struct ExternalJobConfig {
 // 7 in its own all-reduce. The control mailbox works as for built-in jobs: pause holds the
 // ranks' next plan, pin, exclude and set-policy take effect at the next barrier, an injected
 // straggler makes a rank sleep. Sync-model switches are refused (the framework's all-reduce
-// is the barrier). A lost rank ends the job with "job-lost" (std::runtime_error from run()),
+// is the barrier). A lost rank ends the job with "job-lost" (RankLost from run()),
 // after every other rank was told, so none waits forever.
 class ExternalTrainer final : public Trainer {
 public:

@@ -83,6 +83,15 @@ template <class Body> void each_rank(std::vector<Rank>& ranks, Body body)
         t.join();
 }
 
+// An operator connection that said hello and follows every stream.
+std::shared_ptr<daemon::Client> operator_of(daemon::Daemon& d)
+{
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
+    return op;
+}
+
 JobId submit(daemon::Daemon& d, daemon::Client& op, std::vector<ServerMessage>& seen, const std::string& scenario)
 {
     const Reply reply = request_reply(d, op, seen, encode(ClientMessage { SubmitJob { "submit", scenario } }));
@@ -112,10 +121,8 @@ std::vector<Rank> join_ranks(daemon::Daemon& d, JobId job, int count)
 TEST_F(ExternalJobTest, RanksGetBalancedBatchSizesAndEveryReportIsRecorded)
 {
     daemon::Daemon d(options());
-    auto op = d.connect(Role::Operator, "op");
     std::vector<ServerMessage> seen;
-    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
+    auto op = operator_of(d);
     const JobId job
         = submit(d, *op, seen, external_job(3, R"({"type": "lbbsp-cpu", "predictor": {"type": "memoryless"}})", 30));
     std::vector<Rank> ranks = join_ranks(d, job, 3);
@@ -151,10 +158,8 @@ TEST_F(ExternalJobTest, RanksGetBalancedBatchSizesAndEveryReportIsRecorded)
 TEST_F(ExternalJobTest, PinsAndExclusionsReachTheRanksAtTheNextBarrier)
 {
     daemon::Daemon d(options());
-    auto op = d.connect(Role::Operator, "op");
     std::vector<ServerMessage> seen;
-    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
+    auto op = operator_of(d);
     const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "uniform"})", 1000));
     std::vector<Rank> ranks = join_ranks(d, job, 3);
     std::vector<RankPlan> plans(3);
@@ -206,10 +211,8 @@ TEST_F(ExternalJobTest, PinsAndExclusionsReachTheRanksAtTheNextBarrier)
 TEST_F(ExternalJobTest, ALostRankEndsTheJobAndNoOtherRankWaits)
 {
     daemon::Daemon d(options());
-    auto op = d.connect(Role::Operator, "op");
     std::vector<ServerMessage> seen;
-    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    d.receive(*op, encode(ClientMessage { Subscribe { "all", {}, std::nullopt, {} } }));
+    auto op = operator_of(d);
     const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "uniform"})", 1000));
     std::vector<Rank> ranks = join_ranks(d, job, 3);
     std::vector<RankPlan> last(3);
