@@ -93,6 +93,7 @@ void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
         std::lock_guard lock(mutex_);
         started_ = std::chrono::steady_clock::now();
         status_.placement = std::move(placement);
+        trained_ = false; // an interrupted job starts again
     }
     set_state(JobState::Running, "starting");
     thread_ = std::thread([this] { run(); });
@@ -204,14 +205,7 @@ void JobRuntime::run()
         }
         publish_status();
     };
-    options.on_trainer = [this](train::Trainer* trainer) {
-        std::lock_guard lock(mutex_);
-        trainer_ = trainer;
-        if (trainer) { // the names the run records, as later changes will give them
-            status_.policy = trainer->manager().policy().name();
-            status_.sync_model = trainer->control().sync_model();
-        }
-    };
+    options.on_trainer = [this](train::Trainer* trainer) { trainer_started(trainer); };
     try {
         const run::RunSummary summary = run::run_scenario(scenario_, options);
         {
@@ -302,13 +296,65 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
     return out;
 }
 
-train::Trainer& JobRuntime::running_trainer() const
+void JobRuntime::check_worker(WorkerId worker) const
 {
-    if (!trainer_)
+    if (worker < 0 || static_cast<std::size_t>(worker) >= scenario_.workers.size())
+        throw RefusedRequest("unknown-worker",
+            "job " + std::to_string(id_) + " has no worker " + std::to_string(worker) + " (it has "
+                + std::to_string(scenario_.workers.size()) + ")");
+}
+
+void JobRuntime::apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply)
+{
+    std::lock_guard lock(mutex_);
+    if (trainer_) {
+        apply(*trainer_);
+        return;
+    }
+    // Queued, waiting for its workers or loading: the trainer takes it when it starts.
+    const bool before_training = !trained_
+        && (status_.state == JobState::Queued || status_.state == JobState::Running
+            || status_.state == JobState::Paused);
+    if (!before_training)
         throw RefusedRequest("job-not-running",
             "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
-                + std::string(protocol::to_string(status_.state)));
-    return *trainer_;
+                + std::string(protocol::to_string(status_.state)) + (trained_ ? " (its training has ended)" : ""));
+    held_.push_back({ std::move(what), std::move(apply) });
+}
+
+void JobRuntime::trainer_started(train::Trainer* trainer)
+{
+    std::vector<std::string> refused;
+    {
+        std::lock_guard lock(mutex_);
+        trainer_ = trainer;
+        if (!trainer) {
+            trained_ = true;
+            return;
+        }
+        for (HeldCommand& held : std::exchange(held_, {})) {
+            if (stop_) // cancelled while it loaded: a held pause must not keep it from stopping
+                break;
+            try {
+                held.apply(*trainer);
+            } catch (const std::exception& e) {
+                refused.push_back(held.what + ", held until the job started, was refused: " + e.what());
+            }
+        }
+        // The names the run records, as later changes will give them.
+        status_.policy = trainer->manager().policy().name();
+        status_.sync_model = trainer->control().sync_model();
+    }
+    for (const std::string& why : refused) {
+        EventRecord e;
+        e.job = id_;
+        e.kind = "command-refused";
+        e.message = why;
+        e.actor = "system";
+        hub_.publish(protocol::Event { e });
+    }
+    if (!refused.empty())
+        publish_workers();
 }
 
 void JobRuntime::interrupted(run::RunOptions::Resume resume, const std::string& why)
@@ -350,14 +396,12 @@ void JobRuntime::cancel_queued(const std::string& actor)
 
 void JobRuntime::pause(const std::string& actor)
 {
-    std::lock_guard lock(mutex_);
-    running_trainer().control().pause(actor);
+    apply_or_hold("pause-job by " + actor, [actor](train::Trainer& t) { t.control().pause(actor); });
 }
 
 void JobRuntime::resume(const std::string& actor)
 {
-    std::lock_guard lock(mutex_);
-    running_trainer().control().resume(actor);
+    apply_or_hold("resume-job by " + actor, [actor](train::Trainer& t) { t.control().resume(actor); });
 }
 
 void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor)
@@ -365,8 +409,8 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
     const std::string source = std::string(protocol::to_string(setting)) + " for job " + std::to_string(id_);
     if (setting == protocol::JobSetting::SyncModel) {
         const sync::SyncSpec spec = scenario::parse_sync_section(spec_json, scenario_, source);
-        std::lock_guard lock(mutex_);
-        running_trainer().control().set_sync_model(spec, actor);
+        apply_or_hold("set-sync-model by " + actor,
+            [spec, actor](train::Trainer& t) { t.control().set_sync_model(spec, actor); });
         return;
     }
     balance::PolicySpec spec = scenario::parse_policy_section(spec_json, scenario_, source);
@@ -377,36 +421,40 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
     } catch (const std::exception& e) { // a warm-start file that is no NARX model, say
         throw InputError(source, "policy", folders_.for_clients(e.what()));
     }
-    std::lock_guard lock(mutex_);
-    running_trainer().control().set_policy(std::move(policy), spec.manager, actor, spec_json);
+    // One policy object, moved into the trainer once: the command is applied at most once.
+    auto shared = std::make_shared<std::unique_ptr<balance::BatchSizePolicy>>(std::move(policy));
+    apply_or_hold("set-policy by " + actor, [shared, options = spec.manager, actor, spec_json](train::Trainer& t) {
+        t.control().set_policy(std::move(*shared), options, actor, spec_json);
+    });
 }
 
 void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& actor)
 {
-    {
-        std::lock_guard lock(mutex_);
-        train::JobControl& control = running_trainer().control();
-        switch (c.action) {
-        case WorkerAction::Pin:
-            control.pin(c.worker, c.batch_size, actor);
-            break;
-        case WorkerAction::Unpin:
-            control.unpin(c.worker, actor);
-            break;
-        case WorkerAction::Exclude:
-            control.exclude(c.worker, c.for_s, actor);
-            break;
-        case WorkerAction::Include:
-            control.include(c.worker, actor);
-            break;
-        case WorkerAction::InjectStraggler:
-            control.inject_straggler(c.worker, c.slowdown, actor);
-            break;
-        case WorkerAction::ClearStraggler:
-            control.inject_straggler(c.worker, 1.0, actor);
-            break;
-        }
-    }
+    check_worker(c.worker);
+    apply_or_hold(std::string(protocol::to_string(c.action)) + " " + std::to_string(c.worker) + " by " + actor,
+        [c, actor](train::Trainer& t) {
+            train::JobControl& control = t.control();
+            switch (c.action) {
+            case WorkerAction::Pin:
+                control.pin(c.worker, c.batch_size, actor);
+                break;
+            case WorkerAction::Unpin:
+                control.unpin(c.worker, actor);
+                break;
+            case WorkerAction::Exclude:
+                control.exclude(c.worker, c.for_s, actor);
+                break;
+            case WorkerAction::Include:
+                control.include(c.worker, actor);
+                break;
+            case WorkerAction::InjectStraggler:
+                control.inject_straggler(c.worker, c.slowdown, actor);
+                break;
+            case WorkerAction::ClearStraggler:
+                control.inject_straggler(c.worker, 1.0, actor);
+                break;
+            }
+        });
     publish_workers();
 }
 

@@ -57,7 +57,11 @@ public:
     void set_lost(const std::string& why) { set_state(protocol::JobState::Lost, why); }
     // A job that was never placed: stopped at once, with a "job-cancelled" event.
     void cancel_queued(const std::string& actor);
-    // Throw RefusedRequest ("job-not-running", or the trainer's and manager's codes).
+    // The operator's commands. A job whose trainer has not started yet (queued, waiting for
+    // remote workers or ranks, or loading its data and model) holds them and applies them in
+    // order when it starts; one its trainer then refuses is reported as a "command-refused"
+    // event. They throw RefusedRequest ("job-not-running" once the job has ended, or the
+    // trainer's and manager's codes).
     void pause(const std::string& actor);
     void resume(const std::string& actor);
     void command(const protocol::WorkerCommand& command, const std::string& actor);
@@ -82,7 +86,11 @@ private:
     void set_state(protocol::JobState state, std::string message = {});
     void publish_status();
     void publish_workers();
-    train::Trainer& running_trainer() const; // with mutex_ held
+    // Applies `apply` to the running trainer now, or holds it until the trainer starts;
+    // `what` names the command in a "command-refused" event.
+    void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply);
+    void trainer_started(train::Trainer* trainer);
+    void check_worker(WorkerId worker) const;
 
     const JobId id_;
     const scenario::Scenario scenario_;
@@ -100,6 +108,12 @@ private:
     std::vector<std::int32_t> batch_sizes_;
     std::optional<protocol::IterationRows> last_rows_;
     train::Trainer* trainer_ = nullptr;
+    bool trained_ = false; // the trainer has run and ended
+    struct HeldCommand {
+        std::string what;
+        std::function<void(train::Trainer&)> apply;
+    };
+    std::vector<HeldCommand> held_;
     std::chrono::steady_clock::time_point started_;
     const std::chrono::steady_clock::time_point submitted_ = std::chrono::steady_clock::now();
     std::vector<EventRecord> recorded_before_; // the scheduler's events, until the run records them

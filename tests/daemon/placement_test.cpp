@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -229,6 +230,80 @@ TEST_F(PlacementTest, AQueuedJobIsStreamedInTheQueueAndCancelledAtOnce)
             EXPECT_EQ(s.state, JobState::Running); // the job that holds GPUs is not touched
         }
     }
+    d.stop_all();
+}
+
+// An operator's commands to a job whose trainer has not started (here: queued) are held
+// and applied in order when it starts, so a script may pin right after submitting; a
+// worker the job lacks is refused at once, a held command the trainer then refuses is a
+// "command-refused" event, and a job that has ended refuses with job-not-running.
+TEST_F(PlacementTest, CommandsToAJobThatHasNotStartedAreHeldUntilItsTrainerStarts)
+{
+    daemon::Daemon d(options());
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId big = d.submit(job_of(6), "big");
+    const JobId wide = d.submit(job_of(4), "wide"); // 2 GPUs are free: waits
+    d.receive(
+        *op, encode(ClientMessage { Subscribe { "s", { Stream::Events, Stream::Workers, Stream::Jobs }, wide, {} } }));
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) { return std::holds_alternative<SnapshotEnd>(m); }));
+
+    const auto command = [&](const std::string& id, WorkerAction action, WorkerId worker, std::int32_t batch = 0) {
+        WorkerCommand c;
+        c.id = id;
+        c.action = action;
+        c.job = wide;
+        c.worker = worker;
+        c.batch_size = batch;
+        d.receive(*op, encode(ClientMessage { c }));
+        std::vector<ServerMessage> replies = drain(*op);
+        seen.insert(seen.end(), replies.begin(), replies.end());
+        Reply none;
+        none.error = ErrorInfo { "no-reply", "no reply to " + id, "" };
+        return reply_to(seen, id).value_or(none);
+    };
+    EXPECT_FALSE(command("pin", WorkerAction::Pin, 0, 20).error);
+    EXPECT_FALSE(command("exclude", WorkerAction::Exclude, 1).error);
+    EXPECT_FALSE(command("too-big", WorkerAction::Pin, 2, 1000).error) << "held: only the trainer knows the limits";
+    const Reply unknown = command("unknown", WorkerAction::Pin, 9, 10);
+    ASSERT_TRUE(unknown.error);
+    EXPECT_EQ(unknown.error->code, "unknown-worker");
+    EXPECT_NE(unknown.error->message.find("has no worker 9 (it has 4)"), std::string::npos) << unknown.error->message;
+
+    d.receive(*op, encode(ClientMessage { JobCommand { "cancel", JobAction::Cancel, big } }));
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* w = std::get_if<WorkerUpdate>(&m);
+        return w && w->job == wide && w->workers.size() == 4 && w->workers[0].batch_size == 20
+            && w->workers[1].batch_size == 0 && w->workers[2].batch_size == 14 && w->workers[3].batch_size == 14;
+    })) << "the held pin and exclusion did not reach the job's first barriers";
+    const auto refused = std::find_if(seen.begin(), seen.end(), [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.job == wide && e->event.kind == "command-refused";
+    });
+    ASSERT_NE(refused, seen.end()) << "the held pin of 1000 was not reported";
+    const std::string& why = std::get<Event>(*refused).event.message;
+    EXPECT_EQ(why.rfind("pin-worker 2 by operator:op at ", 0), 0u) << why;
+    EXPECT_NE(why.find("held until the job started, was refused: pin of 1000 samples for worker 2 is outside 1 to 27"),
+        std::string::npos)
+        << why;
+
+    // The cancelled job has ended: it refuses.
+    std::optional<Reply> ended;
+    for (int tries = 0; tries < 500 && !ended; ++tries) {
+        WorkerCommand c;
+        c.id = "late" + std::to_string(tries);
+        c.job = big;
+        c.batch_size = 10;
+        d.receive(*op, encode(ClientMessage { c }));
+        const std::vector<ServerMessage> replies = drain(*op);
+        if (const std::optional<Reply> r = reply_to(replies, c.id); r && r->error)
+            ended = *r;
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_TRUE(ended) << "a pin to a cancelled job was never refused";
+    EXPECT_EQ(ended->error->code, "job-not-running");
     d.stop_all();
 }
 
