@@ -133,6 +133,33 @@ std::vector<IterationRecord> ExternalTrainer::rows_of(const GatheredReports& gat
     return rows;
 }
 
+double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::WorkerObservation>& observations,
+    double closed, balance::Allocation& allocation, Clock::time_point start)
+{
+    if (k > 0) {
+        allocation = manager_->next(observations, k - 1, closed);
+        forward_manager_events(k, closed);
+    }
+    for (const JobControl::Slowdown& d : control_->take_slowdowns()) {
+        double& factor = slowdowns_[static_cast<std::size_t>(d.worker)];
+        if (factor == d.factor)
+            continue;
+        factor = d.factor;
+        emit(k, closed, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
+            d.factor == 1 ? "rank " + std::to_string(d.worker) + " runs at its own speed again"
+                          : "rank " + std::to_string(d.worker) + " sleeps to take " + std::to_string(d.factor)
+                    + "x its compute time",
+            d.actor, d.worker);
+    }
+    RankPlan plan;
+    plan.iteration = k;
+    plan.batch_sizes = allocation.batch_sizes;
+    plan.slowdowns = slowdowns_;
+    const double opened = seconds_since(start);
+    ranks_->answer(plan);
+    return opened;
+}
+
 TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
 {
     const Clock::time_point start = Clock::now();
@@ -163,40 +190,23 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
 
     double closed = 0;
     double sample_loss = 0;
+    double opened = 0;
+    bool answered = false; // iteration k's plan went out at the end of k - 1
     std::vector<balance::WorkerObservation> observations;
     for (std::int64_t k = 0; k < config_.iterations; ++k) {
-        if (const std::optional<std::string> by = control_->pause_requested()) {
-            emit(k, closed, "job-paused", "held before iteration " + std::to_string(k), *by);
-            const auto [held, resumed_by] = control_->hold(stop);
-            emit(k, seconds_since(start), "job-resumed", "after " + std::to_string(held) + " s", resumed_by);
+        if (!answered) {
+            if (const std::optional<std::string> by = control_->pause_requested()) {
+                emit(k, closed, "job-paused", "held before iteration " + std::to_string(k), *by);
+                const auto [held, resumed_by] = control_->hold(stop);
+                emit(k, seconds_since(start), "job-resumed", "after " + std::to_string(held) + " s", resumed_by);
+            }
+            if (stop && stop->load()) {
+                stopped(k);
+                break;
+            }
+            // Sized after a pause, so what an operator asked meanwhile is in this very plan.
+            opened = answer(k, observations, closed, allocation, start);
         }
-        if (stop && stop->load()) {
-            stopped(k);
-            break;
-        }
-        // Sized after a pause, so what an operator asked meanwhile is in this very plan.
-        if (k > 0) {
-            allocation = manager_->next(observations, k - 1, closed);
-            forward_manager_events(k, closed);
-        }
-        for (const JobControl::Slowdown& d : control_->take_slowdowns()) {
-            double& factor = slowdowns_[static_cast<std::size_t>(d.worker)];
-            if (factor == d.factor)
-                continue;
-            factor = d.factor;
-            emit(k, closed, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
-                d.factor == 1 ? "rank " + std::to_string(d.worker) + " runs at its own speed again"
-                              : "rank " + std::to_string(d.worker) + " sleeps to take " + std::to_string(d.factor)
-                        + "x its compute time",
-                d.actor, d.worker);
-        }
-        RankPlan plan;
-        plan.iteration = k;
-        plan.batch_sizes = allocation.batch_sizes;
-        plan.slowdowns = slowdowns_;
-        const double opened = seconds_since(start);
-        ranks_->answer(plan);
-
         gathered = ranks_->gather(k, stop);
         if (gathered.stopped) {
             stopped(k);
@@ -207,7 +217,6 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
             lose(gathered, k, closed);
         // A rank trains on what it was given; one that says otherwise is recorded as it says.
         const std::vector<IterationRecord> rows = rows_of(gathered, allocation, k, opened, closed);
-        observer_.on_iteration(rows);
         observations.clear();
         double loss = 0;
         std::int64_t batch = 0;
@@ -231,6 +240,12 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
             loss += row.loss * row.batch_size;
             batch += row.batch_size;
         }
+        // Nothing holds the next iteration: its plan goes out before this one is recorded and
+        // streamed, so the ranks wait for the batch-size manager alone.
+        answered = k + 1 < config_.iterations && !control_->pause_requested() && !(stop && stop->load());
+        if (answered)
+            opened = answer(k + 1, observations, closed, allocation, start);
+        observer_.on_iteration(rows);
         sample_loss = batch > 0 ? loss / static_cast<double>(batch) : sample_loss;
         if (evaluated) {
             EvaluationRecord e;

@@ -3,6 +3,7 @@
 #include "train/external_ranks.h"
 #include "train/trainer.h"
 
+#include <chrono>
 #include <memory>
 
 namespace fulcrum::train {
@@ -46,6 +47,10 @@ private:
         std::optional<WorkerId> worker = std::nullopt);
     void forward_manager_events(std::int64_t at, double now);
     [[noreturn]] void lose(const GatheredReports& gathered, std::int64_t at, double now);
+    // Sizes iteration k (from `observations` of k - 1, unless k is 0), applies the operator's
+    // straggler drills and sends every rank its plan; returns when it was sent.
+    double answer(std::int64_t k, const std::vector<balance::WorkerObservation>& observations, double closed,
+        balance::Allocation& allocation, std::chrono::steady_clock::time_point start);
     std::vector<IterationRecord> rows_of(const GatheredReports& gathered, const balance::Allocation& given,
         std::int64_t k, double opened, double closed) const;
 

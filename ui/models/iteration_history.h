@@ -83,6 +83,8 @@ struct Equilibrium {
     std::int64_t first = 0, last = 0;
     bool operator==(const Equilibrium&) const = default;
 };
-std::vector<Equilibrium> equilibria(const JobHistory& history, double threshold, std::size_t window = 10);
+inline constexpr std::size_t kEquilibriumWindow = 10;
+std::vector<Equilibrium> equilibria(
+    const JobHistory& history, double threshold, std::size_t window = kEquilibriumWindow);
 
 } // namespace fulcrum::ui

@@ -116,6 +116,8 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     threshold_->setToolTip(QStringLiteral("Equilibrium: the spread of batch times stays under this for 10 iterations"));
     connect(threshold_, &QDoubleSpinBox::valueChanged, this, &EquilibriumView::refresh);
     auto* bar = new QHBoxLayout;
+    summary_->setWordWrap(true); // a long status wraps rather than widening the window
+    summary_->setMinimumWidth(200);
     bar->addWidget(summary_, 1);
     bar->addWidget(new QLabel(QStringLiteral("Equilibrium when the spread stays under"), this));
     bar->addWidget(threshold_);
@@ -259,17 +261,33 @@ void EquilibriumView::refresh()
     place_marks();
 
     const auto newest = history.last_iteration();
+    // Iterations under the threshold since the spread last crossed it: an operator sees how
+    // near the next equilibrium is, not only that there is none.
+    std::size_t under = 0;
+    while (under < its.size() && its[its.size() - 1 - under].spread < threshold())
+        ++under;
+    const QString trend = under == 0
+        ? QStringLiteral("over %1 %").arg(threshold_->value())
+        : QStringLiteral("under %1 % for %2 of the %3 iterations in a row an equilibrium needs")
+              .arg(threshold_->value())
+              .arg(under)
+              .arg(kEquilibriumWindow);
     summary_->setText(!newest ? QStringLiteral("No iterations yet.")
             : equilibrium_
             ? QStringLiteral("Equilibrium since iteration %1 (spread under %2 %); newest iteration %3.")
                   .arg(*equilibrium_)
                   .arg(threshold_->value())
                   .arg(*newest)
-            : QStringLiteral("Not in equilibrium: spread %1 % at iteration %2%3.")
-                  .arg(its.empty() ? 0.0 : its.back().spread * 100, 0, 'f', 1)
+            : QStringLiteral("Not in equilibrium at iteration %1: spread %2 %, %3%4.")
                   .arg(*newest)
-                  .arg(lost_at ? QStringLiteral(" (the last equilibrium ended at iteration %1)").arg(*lost_at)
-                               : QString()));
+                  .arg(its.empty() ? 0.0 : its.back().spread * 100, 0, 'f', 1)
+                  .arg(trend)
+                  .arg(lost_at ? QStringLiteral("; the last one ended at iteration %1").arg(*lost_at) : QString()));
+}
+
+QString EquilibriumView::summary() const
+{
+    return summary_->text();
 }
 
 void EquilibriumView::place_marks()

@@ -42,6 +42,8 @@ public:
     double threshold() const;
     // The equilibrium in effect at the newest iteration shown, if any.
     std::optional<std::int64_t> equilibrium() const { return equilibrium_; }
+    // The line above the charts: the equilibrium in effect, or how near the next one is.
+    QString summary() const;
     QChartView* batch_size_chart() const { return sizes_view_; }
     QChartView* batch_time_chart() const { return times_view_; }
     // The series drawn, as CSV: iteration, then one column per series.

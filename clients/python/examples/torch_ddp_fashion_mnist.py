@@ -54,6 +54,10 @@ def evaluator(test_x, test_y, device):
 def plain_ddp(model, train_x, train_y, args, rank, world, device):
     """The baseline: equal batches, DDP's averaging, no fulcrumd."""
     ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    if args.eq7_hook:  # the hook's own cost: equal weights give DDP's average
+        state = fulcrum_torch.WeightedAllReduce()
+        ddp.register_comm_hook(state, fulcrum_torch.weighted_allreduce_hook)
+        state.start_iteration(1, world)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum)
     slicer = fulcrum_torch.GlobalBatchSlicer(len(train_x), args.seed)
     sizes = [args.total_batch // world + (1 if r < args.total_batch % world else 0) for r in range(world)]
@@ -139,6 +143,8 @@ def main():
     p.add_argument("--threads-per-rank", type=int, default=1)
     p.add_argument("--cores", type=int, nargs="*", help="pin rank r to core cores[r %% len(cores)]")
     p.add_argument("--plain-ddp", action="store_true", help="the baseline: equal batches, DDP's own averaging")
+    p.add_argument("--eq7-hook", action="store_true",
+                   help="with --plain-ddp: average through fulcrum_torch's eq. 7 hook at equal weights (its cost)")
     p.add_argument("--init-method", default=None, help="torch.distributed's rendezvous (default: a free local port)")
     p.add_argument("--json-out", help="each rank writes its result to FILE.rankN")
     args = p.parse_args()
