@@ -340,42 +340,30 @@ TEST(EquilibriumView, SaysHowNearTheNextEquilibriumIs)
     IterationWindow window;
     EquilibriumView view(store, window);
     double t = 0;
-    const auto iteration = [&](std::int64_t k, double slow_s) {
-        protocol::IterationRows rows;
-        rows.iteration = k;
-        for (WorkerId w = 0; w < 2; ++w) {
-            IterationRecord r;
-            r.worker = w;
-            r.iteration = k;
-            r.batch_size = 50;
-            r.compute_s = w == 1 ? slow_s : 0.1;
-            r.start_s = t;
-            r.end_s = t + r.compute_s;
-            rows.rows.push_back(r);
-        }
-        t += slow_s;
-        store.ingest(rows);
+    const auto add = [&](std::int64_t k, double slow) {
+        store.ingest(iteration(k, slow, t));
+        t += 0.5;
     };
     for (std::int64_t k = 0; k < 15; ++k)
-        iteration(k, 0.1);
-    iteration(15, 0.3); // the spread jumps to 100 %
+        add(k, 1);
+    add(15, 3); // the spread jumps to (0.32 - 0.12) / 0.22 = 90.9 %
     for (std::int64_t k = 16; k < 20; ++k)
-        iteration(k, 0.1);
+        add(k, 1);
     store.show_job(0);
     view.refresh_complete();
     EXPECT_FALSE(view.equilibrium());
-    EXPECT_EQ(view.summary(),
-        QStringLiteral("Not in equilibrium at iteration 19: spread 0.0 %, under 20 % for 4 of the 10 iterations in a "
-                       "row an equilibrium needs; the last one ended at iteration 15."));
+    EXPECT_EQ(view.summary().toStdString(),
+        std::string("Not in equilibrium at iteration 19: spread 0.0 %, under 20 % for 4 of the 10 iterations in a "
+                    "row an equilibrium needs; the last one ended at iteration 15."));
 
-    iteration(20, 0.3);
+    add(20, 3);
     view.refresh_complete();
-    EXPECT_EQ(view.summary(),
-        QStringLiteral(
-            "Not in equilibrium at iteration 20: spread 100.0 %, over 20 %; the last one ended at iteration 15."));
+    EXPECT_EQ(view.summary().toStdString(),
+        std::string(
+            "Not in equilibrium at iteration 20: spread 90.9 %, over 20 %; the last one ended at iteration 15."));
 
     for (std::int64_t k = 21; k < 31; ++k)
-        iteration(k, 0.1);
+        add(k, 1);
     view.refresh_complete();
     EXPECT_EQ(view.equilibrium(), 21);
     EXPECT_EQ(
