@@ -5,6 +5,7 @@
 
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
+#include "train/trainer.h"
 #include "train/training_observer.h"
 
 #include <algorithm>
@@ -175,6 +176,24 @@ inline void finish_recorded_run(db::RunRecorder* recorder, const RunOptions& opt
         recorder->finish_run(
             summary.stopped ? (options.stopped_status ? options.stopped_status() : "stopped") : "finished",
             to_json(summary));
+}
+
+// Runs `trainer`, shown to the options' on_trainer while it runs (the daemon's commands reach
+// it), and withdrawn when it returns or throws.
+inline train::TrainingResult run_shown(train::Trainer& trainer, const RunOptions& options)
+{
+    if (options.on_trainer)
+        options.on_trainer(&trainer);
+    try {
+        train::TrainingResult result = trainer.run(options.stop);
+        if (options.on_trainer)
+            options.on_trainer(nullptr);
+        return result;
+    } catch (...) {
+        if (options.on_trainer)
+            options.on_trainer(nullptr);
+        throw;
+    }
 }
 
 // A run whose training threw: recorded as `status` ("failed"), never hiding the error.

@@ -82,17 +82,7 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
     train::TrainingResult result;
     try {
         train::ExternalTrainer trainer(config, std::move(manager), options.ranks, observer);
-        if (options.on_trainer)
-            options.on_trainer(&trainer);
-        try {
-            result = trainer.run(options.stop);
-        } catch (...) {
-            if (options.on_trainer)
-                options.on_trainer(nullptr);
-            throw;
-        }
-        if (options.on_trainer)
-            options.on_trainer(nullptr);
+        result = run_shown(trainer, options);
         summary.policy = trainer.manager().policy().name();
     } catch (const train::RankLost&) {
         record_failure(recorder.get(), "lost");

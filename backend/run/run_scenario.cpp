@@ -283,17 +283,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
                 recorder->record_event(e);
             }
         }
-        if (options.on_trainer)
-            options.on_trainer(trainer.get());
-        try {
-            result = trainer->run(options.stop);
-        } catch (...) {
-            if (options.on_trainer)
-                options.on_trainer(nullptr);
-            throw;
-        }
-        if (options.on_trainer)
-            options.on_trainer(nullptr);
+        result = run_shown(*trainer, options);
         // An operator may have changed them during the run; the summary says what ended it.
         summary.policy = trainer->manager().policy().name();
         summary.sync = trainer->control().sync_model();
