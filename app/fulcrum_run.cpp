@@ -3,6 +3,7 @@
 #include "balance/narx_model_files.h"
 #include "common/error.h"
 #include "db/run_reader.h"
+#include "gpu/device_check.h"
 #include "run/run_scenario.h"
 #include "run/terminal_progress.h"
 #include "train/trainer.h"
@@ -167,6 +168,7 @@ int main(int argc, char** argv)
         } else {
             scenario = fulcrum::scenario::load_scenario(scenario_path);
         }
+        fulcrum::gpu::check_worker_devices(scenario.workers, scenario_path.empty() ? out : scenario_path);
         const auto summary = fulcrum::run::run_scenario(scenario, options);
         progress.finish();
         if (vm.count("json"))

@@ -1,6 +1,7 @@
 // fulcrum-worker: one remote worker of a fulcrumd job, on this host (docs/remote-workers.md).
 
 #include "common/error.h"
+#include "gpu/cuda_devices.h"
 #include "protocol/token_file.h"
 #include "worker_client/remote_worker.h"
 
@@ -54,7 +55,7 @@ std::string token_from_file(const std::string& path)
 int main(int argc, char** argv)
 {
     worker_client::RemoteWorkerOptions o;
-    std::string server, token_file, ca_file, data;
+    std::string server, token_file, ca_file, data, device;
     int job = -1, worker = -1;
     char host[256] = "host";
     ::gethostname(host, sizeof host - 1);
@@ -68,7 +69,9 @@ int main(int argc, char** argv)
         "tls", po::bool_switch(&o.tls), "connect with TLS (fulcrumd started with --tls-cert)")(
         "ca-file", po::value(&ca_file), "with --tls: PEM certificates to trust (default: the system's)")(
         "name", po::value(&o.name), "this worker's name in fulcrumd's log (default: the host name)")(
-        "data", po::value(&data), "the Fashion-MNIST folder on this host, if not the scenario's path");
+        "data", po::value(&data), "the Fashion-MNIST folder on this host, if not the scenario's path")("device",
+        po::value(&device)->default_value("cpu"),
+        "where to compute: cpu, or cuda:N for this host's CUDA GPU N (a build with the CUDA path; docs/gpu.md)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -113,6 +116,15 @@ int main(int argc, char** argv)
         o.trusted = ca_file;
         if (!data.empty())
             o.data = data;
+        const auto parsed_device = fulcrum::perf::parse_compute_device(device);
+        if (!parsed_device)
+            throw std::invalid_argument("--device: expected cpu or cuda:N, got '" + device + "'");
+        o.device = *parsed_device;
+        if (o.device.is_cuda() && o.device.index >= fulcrum::gpu::cuda_devices().count)
+            throw std::invalid_argument("--device: " + device + " is not a CUDA device of this host: "
+                + (fulcrum::gpu::cuda_devices().count == 0
+                        ? fulcrum::gpu::cuda_devices().why_none
+                        : "it has " + std::to_string(fulcrum::gpu::cuda_devices().count)));
     } catch (const std::exception& e) {
         std::cerr << "fulcrum-worker: " << e.what() << "\n";
         return 2;

@@ -30,5 +30,5 @@ endif()
 # set, so a library built with AVX and a program built without disagree on how Eigen objects
 # are allocated and freed across the boundary.
 if(FULCRUM_ARCH)
-  add_compile_options(-march=${FULCRUM_ARCH})
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-march=${FULCRUM_ARCH}>)
 endif()

@@ -1,10 +1,21 @@
 # Helpers shared by every target: warnings, architecture flags, libraries and tests.
 
 function(fulcrum_apply_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
-                                           $<$<BOOL:${FULCRUM_WERROR}>:-Werror>
-                                           # GCC 12 reports a bogus -Wrestrict on `"literal" + std::string` at -O3 (GCC bug 105329).
-                                           $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>)
+  set(cxx_warnings -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  if(FULCRUM_WERROR)
+    list(APPEND cxx_warnings -Werror)
+  endif()
+  # GCC 12 reports a bogus -Wrestrict on `"literal" + std::string` at -O3 (GCC bug 105329).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    list(APPEND cxx_warnings -Wno-restrict)
+  endif()
+  # nvcc: its own warnings, and the host compiler's on the host half of .cu files.
+  set(cuda_warnings -Xcompiler=-Wall,-Wextra)
+  if(FULCRUM_WERROR)
+    list(APPEND cuda_warnings -Werror=all-warnings)
+  endif()
+  target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${cxx_warnings}>"
+                                           "$<$<COMPILE_LANGUAGE:CUDA>:${cuda_warnings}>")
 endfunction()
 
 # fulcrum_add_library(NAME SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])

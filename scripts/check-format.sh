@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Checks that every C++ file (tracked, or new and not ignored) follows the committed .clang-format (clang-format
+# Checks that every C++ and CUDA file (tracked, or new and not ignored) follows the committed .clang-format (clang-format
 # 14, Debian 12's): prints the files that differ and exits 1. With --fix, formats them.
 #   scripts/check-format.sh [--fix]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format > /dev/null || { echo "check-format: clang-format is not installed (apt install clang-format)" >&2; exit 2; }
-mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.cu')
 if [ "${1:-}" = "--fix" ]; then
     clang-format -i "${files[@]}"
     echo "check-format: formatted ${#files[@]} files"

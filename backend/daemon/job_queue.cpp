@@ -8,6 +8,7 @@
 #include "daemon/run_catalogue.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
+#include "gpu/device_check.h"
 #include "scenario/scenario.h"
 
 #include <algorithm>
@@ -100,6 +101,7 @@ std::vector<JobStatus> JobQueue::jobs() const
 JobId JobQueue::submit(const std::string& scenario_json, const std::string& source, Origin origin)
 {
     scenario::Scenario s = scenario::parse_scenario(scenario_json, source);
+    gpu::check_worker_devices(s.workers, source);
     if (origin == Origin::Client)
         confine_paths(s, folders_);
     const GpuDemand demand = demand_of(s, options_.cluster);

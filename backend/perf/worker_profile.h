@@ -1,5 +1,6 @@
 #pragma once
 
+#include "perf/compute_device.h"
 #include "perf/cpu_performance_model.h"
 #include "perf/gpu_performance_model.h"
 #include "perf/network_model.h"
@@ -24,6 +25,9 @@ struct WorkerProfile {
     // Computed by another process (fulcrum-worker) that joins the job over the network; the
     // profile's speed is then only the virtual modes' estimate, unused in the real mode.
     bool remote = false;
+    // Where its gradients are computed, whatever the mode: the virtual modes' clock still
+    // comes from the performance model, the real mode's from the device.
+    ComputeDevice device;
 };
 
 // The performance model a profile describes, with its seeded noise and resource streams.

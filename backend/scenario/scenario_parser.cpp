@@ -59,6 +59,13 @@ WorkerSpec parse_worker(Fields& f)
 {
     WorkerSpec w;
     w.name = f.string_or("name", "");
+    if (f.find("device")) {
+        const std::string device = f.string_or("device", "cpu");
+        const auto parsed = perf::parse_compute_device(device);
+        if (!parsed)
+            f.fail(f.at("device"), "is '" + device + "', expected \"cpu\" or \"cuda:N\" (N a CUDA device ordinal)");
+        w.device = *parsed;
+    }
     if (const json::value* gpu = f.find("gpu")) {
         // A GPU class by name, or an object: {"class": "k80", "peak_speed": ..., ...}.
         std::string device;
@@ -357,6 +364,8 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
                 f.fail(f.at("remote"), "an external job's ranks join by themselves; drop \"remote\"");
             if (w.remote && w.gpu)
                 f.fail(f.at("remote"), "a remote worker computes on its host's CPU; drop its \"gpu\" section");
+            if (w.remote && w.device.is_cuda())
+                f.fail(f.at("device"), "a remote worker's device is its host's: give fulcrum-worker --device instead");
         }
         f.reject_unknown();
         for (std::int64_t k = 0; k < count; ++k) {

@@ -1,5 +1,10 @@
 #include "train/worker.h"
 
+#include "gpu/cuda_devices.h"
+#include "model/dense_network.h"
+
+#include <stdexcept>
+
 namespace fulcrum::train {
 
 Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& prototype,
@@ -15,10 +20,23 @@ Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& protot
     , replica_(model::Vector::Zero(prototype.parameter_count()))
     , gradient_(model::Vector::Zero(prototype.parameter_count()))
 {
+    if (setup.device.is_cuda()) {
+        const auto* network = dynamic_cast<const model::DenseNetwork*>(&prototype);
+        if (!network)
+            throw std::invalid_argument("worker " + setup.name + ": model " + prototype.name()
+                + " has no GPU path (it is not a dense network)");
+        gpu::NetworkShape shape { { network->layer_sizes().begin(), network->layer_sizes().end() }, network->head() };
+        const auto values = static_cast<std::size_t>(train_->features.size());
+        on_device_ = std::make_unique<gpu::ResidentStep>(gpu::make_cuda_dense_ops(setup.device.index), std::move(shape),
+            std::span<const float>(train_->features.data(), values), train_->labels);
+    }
 }
 
 double Worker::compute_gradient(std::int32_t batch_size)
 {
+    if (on_device_)
+        return on_device_->loss_and_gradient(std::span<const float>(replica_.data(), replica_.size()),
+            sampler_.next(batch_size), std::span<float>(gradient_.data(), gradient_.size()));
     data::gather(*train_, sampler_.next(batch_size), features_, labels_);
     return model_->loss_and_gradient(replica_, features_, labels_, gradient_);
 }

@@ -2,6 +2,7 @@
 
 #include "common/records.h"
 #include "data/batch_sampler.h"
+#include "gpu/resident_step.h"
 #include "model/model.h"
 #include "perf/worker_profile.h"
 
@@ -20,9 +21,15 @@ public:
     Worker(WorkerId id, const WorkerSetup& setup, const model::Model& prototype,
         std::shared_ptr<const data::Dataset> train, std::uint64_t seed);
 
-    // Draws a batch of `batch_size` samples and computes the mean gradient on the replica;
-    // returns the mean loss.
+    // Draws a batch of `batch_size` samples and computes the mean gradient on the replica,
+    // on the worker's device (setup().device); returns the mean loss.
     double compute_gradient(std::int32_t batch_size);
+    // A GPU worker's device time for its last batch (CUDA events: copies and kernels), or
+    // nullopt for a CPU worker.
+    std::optional<double> device_seconds() const
+    {
+        return on_device_ ? std::optional<double>(on_device_->last_compute_seconds()) : std::nullopt;
+    }
 
     // Elastic PS: sample only from these training-set indices from now on.
     void assign_data(std::vector<std::int64_t> indices) { sampler_.assign(std::move(indices)); }
@@ -58,6 +65,8 @@ private:
     model::Vector gradient_;
     Eigen::MatrixXf features_;
     std::vector<std::int32_t> labels_;
+    // A GPU worker's step, with the training set resident on its device.
+    std::unique_ptr<gpu::ResidentStep> on_device_;
 };
 
 } // namespace fulcrum::train

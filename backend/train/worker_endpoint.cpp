@@ -15,9 +15,9 @@ double seconds_since(std::chrono::steady_clock::time_point start)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-class LocalCpuEndpoint final : public WorkerEndpoint {
+class LocalEndpoint final : public WorkerEndpoint {
 public:
-    explicit LocalCpuEndpoint(Worker& worker)
+    explicit LocalEndpoint(Worker& worker)
         : worker_(worker)
     {
     }
@@ -31,7 +31,9 @@ public:
         m.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
         if (slowdown > 1) // an injected straggler idles for the extra time
             std::this_thread::sleep_for(std::chrono::duration<double>((slowdown - 1) * seconds_since(began)));
-        m.compute_s = seconds_since(began);
+        // A GPU worker's time is its stream's, measured with CUDA events, plus any injected delay.
+        const double waited = seconds_since(began);
+        m.compute_s = worker_.device_seconds() && slowdown <= 1 ? *worker_.device_seconds() : waited;
         m.elapsed_s = m.compute_s;
         return m;
     }
@@ -83,7 +85,7 @@ private:
 
 std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker)
 {
-    return std::make_unique<LocalCpuEndpoint>(worker);
+    return std::make_unique<LocalEndpoint>(worker);
 }
 
 std::unique_ptr<WorkerEndpoint> make_remote_endpoint(Worker& worker, RemoteWorkers& remote)

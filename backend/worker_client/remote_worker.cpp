@@ -77,8 +77,11 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
     const data::TrainTest data = run::load_scenario_data(s, s.seed);
     const auto prototype = model::make_model(s.model, data.train->dim(), data.train->classes);
     // The same worker the job would run in-process: same data, same sampler seed.
-    train::Worker worker(me, s.workers[static_cast<std::size_t>(me)], *prototype, data.train, s.seed);
-    log("ready: " + prototype->name() + ", " + std::to_string(prototype->parameter_count()) + " parameters");
+    perf::WorkerProfile setup = s.workers[static_cast<std::size_t>(me)];
+    setup.device = o.device;
+    train::Worker worker(me, setup, *prototype, data.train, s.seed);
+    log("ready: " + prototype->name() + ", " + std::to_string(prototype->parameter_count()) + " parameters, on "
+        + perf::to_string(o.device));
 
     RemoteWorkerSummary summary;
     summary.worker = me;
@@ -117,7 +120,8 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
         result.iteration = task->iteration;
         result.batch_size = task->batch_size;
         result.loss = worker.compute_gradient(task->batch_size);
-        result.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        result.compute_s = worker.device_seconds().value_or(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         result.cpu_share
             = result.compute_s > 0 ? std::min(1.0, (perf::thread_cpu_seconds() - cpu_before) / result.compute_s) : 1.0;
         result.memory_share = perf::memory_available_share();

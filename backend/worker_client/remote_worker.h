@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "perf/compute_device.h"
 
 #include <atomic>
 #include <cstdint>
@@ -21,6 +22,7 @@ struct RemoteWorkerOptions {
     std::optional<WorkerId> worker; // a particular remote slot; unset: the first free
     std::string name; // this host's name for the operator log
     std::optional<std::filesystem::path> data; // Fashion-MNIST folder on this host, if not the scenario's path
+    perf::ComputeDevice device; // where this host computes: its CPU or one of its CUDA GPUs
 };
 
 struct RemoteWorkerSummary {

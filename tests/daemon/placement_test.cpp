@@ -3,6 +3,7 @@
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
+#include "gpu/cuda_devices.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -322,6 +323,25 @@ TEST_F(PlacementTest, AJobThatCouldNeverFitIsRefusedNamingTheField)
         ADD_FAILURE() << "a job asking 40 GB per worker was accepted on 16 GB GPUs";
     } catch (const InputError& e) {
         EXPECT_EQ(e.field(), "placement.memory_gb");
+    }
+    EXPECT_TRUE(d.jobs().empty());
+}
+
+// A worker on a CUDA device the machine lacks (every device, on a machine without a GPU)
+// is refused at submission with the worker and the field named; nothing is queued.
+TEST_F(PlacementTest, AWorkerOnACudaDeviceThisMachineLacksIsRefusedAtSubmission)
+{
+    daemon::Daemon d(options());
+    const std::string absent = "cuda:" + std::to_string(gpu::cuda_devices().count);
+    std::string job = job_of(2);
+    job.replace(job.find(R"({"speed": 3000)"), 1, R"({"name": "gpu-a", "device": ")" + absent + "\", ");
+    try {
+        d.submit(job, "on-gpu");
+        ADD_FAILURE() << "a job on " << absent << " was accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "workers[gpu-a-0].device");
+        EXPECT_NE(std::string(e.what()).find("is " + absent + ", a CUDA device this machine lacks"), std::string::npos)
+            << e.what();
     }
     EXPECT_TRUE(d.jobs().empty());
 }

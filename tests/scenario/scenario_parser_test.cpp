@@ -326,3 +326,22 @@ TEST(ScenarioParser, ChangesAreReadInOrderAndEachNamesItsField)
         "changes[1].before_iteration", "later than the previous");
     expect_refused(change(R"({ "before_iteration": 5, "sync": "bsp", "at": 3 })"), "changes[0].at", "unknown field");
 }
+
+TEST(ScenarioParser, AWorkersDeviceIsTheCpuOrACudaOrdinal)
+{
+    const auto s = scenario::parse_scenario(
+        with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "device": "cuda:2" })"),
+        "test.json");
+    EXPECT_EQ(s.workers[0].device, perf::ComputeDevice {});
+    EXPECT_EQ(s.workers[1].device, perf::ComputeDevice {});
+    EXPECT_EQ(s.workers[2].device, (perf::ComputeDevice { perf::ComputeDevice::Kind::Cuda, 2 }));
+    EXPECT_EQ(perf::to_string(s.workers[2].device), "cuda:2");
+    for (const char* bad : { "gpu", "cuda", "cuda:", "cuda:-1", "cuda:1x", "cuda:4096", "CPU" })
+        expect_refused(with(R"({ "name": "slow", "speed": 250 })",
+                           R"({ "name": "slow", "speed": 250, "device": ")" + std::string(bad) + "\" }"),
+            "workers[1].device", "expected \"cpu\" or \"cuda:N\"");
+    std::string real = with(R"({ "name": "slow", "speed": 250 })",
+        R"({ "name": "slow", "speed": 250, "remote": true, "device": "cuda:0" })");
+    real.replace(real.find('{'), 1, R"({ "mode": "real",)");
+    expect_refused(real, "workers[1].device", "fulcrum-worker --device");
+}

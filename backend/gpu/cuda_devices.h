@@ -1,0 +1,27 @@
+#pragma once
+
+#include "gpu/dense_ops.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fulcrum::gpu {
+
+// The CUDA devices this process can use, probed once. `count` is 0 on a machine without
+// a GPU or driver, and in a build without CUDA; `why_none` then says which.
+struct CudaDevices {
+    int count = 0;
+    std::vector<std::string> names; // "NVIDIA H100 80GB HBM3 (132 SMs, 79.1 GiB)"
+    std::string why_none;
+};
+const CudaDevices& cuda_devices();
+
+// True where this build has the CUDA path (FULCRUM_CUDA found nvcc).
+bool built_with_cuda();
+
+// DenseOps on CUDA device `device`, on a stream of their own, with cuBLAS (loaded at run
+// time) for the matrix products. Throws DeviceError where there is no such device.
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device);
+
+} // namespace fulcrum::gpu

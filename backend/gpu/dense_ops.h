@@ -1,0 +1,114 @@
+#pragma once
+
+#include "model/loss_head_kind.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace fulcrum::gpu {
+
+// Where a buffer of DenseOps lives: Compute memory is where the operations run (a GPU's
+// memory for the CUDA implementation); Staging memory is host memory the copies go through
+// (page-locked for CUDA, so that they run asynchronously on the worker's stream).
+enum class Memory { Compute, Staging };
+
+// The operations a dense network's training step is made of, over column-major float
+// buffers in Compute memory. DensePass and ResidentStep sequence them; HostDenseOps runs
+// them on the CPU, so any machine's tests check the sequence a GPU runs. Operations may be
+// queued: a result is only read after finish().
+class DenseOps {
+public:
+    virtual ~DenseOps() = default;
+
+    virtual void* allocate(Memory where, std::size_t bytes) = 0;
+    virtual void release(Memory where, void* buffer) noexcept = 0;
+    // Staging -> Compute and back.
+    virtual void copy_in(void* compute, const void* staging, std::size_t bytes) = 0;
+    virtual void copy_out(void* staging, const void* compute, std::size_t bytes) = 0;
+    // Waits for every queued operation; a failure of any is thrown here (gpu::DeviceError).
+    virtual void finish() = 0;
+    // The device time from start_timing() to the last operation queued before finish().
+    virtual void start_timing() = 0;
+    virtual double timed_seconds() = 0;
+
+    // features(:, j) = dataset(:, samples[j]) and labels[j] = dataset_labels[samples[j]].
+    virtual void gather_samples(const float* dataset, const std::int32_t* dataset_labels, int dim,
+        const std::int64_t* samples, int count, float* features, std::int32_t* labels)
+        = 0;
+    // C = op(A) op(B) + beta C, as BLAS sgemm: column-major, op transposes when asked.
+    virtual void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, int lda, const float* b,
+        int ldb, float beta, float* c, int ldc)
+        = 0;
+    // z(:, j) += bias for every column j, then max(z, 0) when `relu`.
+    virtual void add_bias(float* z, const float* bias, int rows, int cols, bool relu) = 0;
+    // delta *= (activation > 0): ReLU's derivative, read off its output.
+    virtual void relu_backward(float* delta, const float* activation, std::int64_t count) = 0;
+    // out(i) = sum over j of m(i, j): a bias's gradient from the layer's deltas.
+    virtual void row_sums(const float* m, int rows, int cols, float* out) = 0;
+    // per_sample[j] = the loss of column j; grad (when non-null) = d(mean loss)/d(scores).
+    virtual void loss_head(model::LossHead head, const float* scores, const std::int32_t* labels, int classes,
+        int batch, float* grad, float* per_sample)
+        = 0;
+    // per_sample[j] = 1 where column j's top score is its label, else 0.
+    virtual void correct_predictions(
+        const float* scores, const std::int32_t* labels, int classes, int batch, float* per_sample)
+        = 0;
+    // *out = the mean of v[0, count).
+    virtual void mean(const float* v, int count, float* out) = 0;
+};
+
+// A buffer of T in one of a DenseOps' memories that grows on demand and is released with it.
+template <typename T> class OpsBuffer {
+public:
+    OpsBuffer(DenseOps& ops, Memory where)
+        : ops_(&ops)
+        , where_(where)
+    {
+    }
+    OpsBuffer(const OpsBuffer&) = delete;
+    OpsBuffer& operator=(const OpsBuffer&) = delete;
+    OpsBuffer(OpsBuffer&& other) noexcept
+        : ops_(other.ops_)
+        , where_(other.where_)
+        , data_(other.data_)
+        , size_(other.size_)
+    {
+        other.data_ = nullptr;
+        other.size_ = 0;
+    }
+    OpsBuffer& operator=(OpsBuffer&&) = delete;
+    ~OpsBuffer()
+    {
+        if (data_)
+            ops_->release(where_, data_);
+    }
+
+    // At least `count` elements; earlier contents are not kept when it grows.
+    T* reserve(std::size_t count)
+    {
+        if (count > size_) {
+            if (data_)
+                ops_->release(where_, data_);
+            data_ = nullptr;
+            data_ = static_cast<T*>(ops_->allocate(where_, count * sizeof(T)));
+            size_ = count;
+        }
+        return data_;
+    }
+    T* data() const { return data_; }
+    std::size_t size() const { return size_; }
+    void swap(OpsBuffer& other) noexcept
+    {
+        std::swap(data_, other.data_);
+        std::swap(size_, other.size_);
+    }
+
+private:
+    DenseOps* ops_;
+    Memory where_;
+    T* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+} // namespace fulcrum::gpu

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "gpu/dense_ops.h"
+
+#include <chrono>
+#include <memory>
+
+namespace fulcrum::gpu {
+
+// DenseOps on the CPU, in host memory, one operation at a time: the reference the CUDA
+// implementation is checked against, and what checks DensePass on machines without a GPU.
+class HostDenseOps final : public DenseOps {
+public:
+    void* allocate(Memory where, std::size_t bytes) override;
+    void release(Memory where, void* buffer) noexcept override;
+    void copy_in(void* compute, const void* staging, std::size_t bytes) override;
+    void copy_out(void* staging, const void* compute, std::size_t bytes) override;
+    void finish() override { }
+    void start_timing() override;
+    double timed_seconds() override;
+
+    void gather_samples(const float* dataset, const std::int32_t* dataset_labels, int dim, const std::int64_t* samples,
+        int count, float* features, std::int32_t* labels) override;
+    void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+        float beta, float* c, int ldc) override;
+    void add_bias(float* z, const float* bias, int rows, int cols, bool relu) override;
+    void relu_backward(float* delta, const float* activation, std::int64_t count) override;
+    void row_sums(const float* m, int rows, int cols, float* out) override;
+    void loss_head(model::LossHead head, const float* scores, const std::int32_t* labels, int classes, int batch,
+        float* grad, float* per_sample) override;
+    void correct_predictions(
+        const float* scores, const std::int32_t* labels, int classes, int batch, float* per_sample) override;
+    void mean(const float* v, int count, float* out) override;
+
+private:
+    std::chrono::steady_clock::time_point started_ {};
+};
+
+} // namespace fulcrum::gpu

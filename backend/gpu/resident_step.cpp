@@ -1,0 +1,141 @@
+#include "gpu/resident_step.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace fulcrum::gpu {
+
+ResidentStep::ResidentStep(std::unique_ptr<DenseOps> ops, NetworkShape shape, std::span<const float> features,
+    std::span<const std::int32_t> labels)
+    : ops_(std::move(ops))
+    , pass_(*ops_, std::move(shape))
+    , samples_(static_cast<std::int64_t>(labels.size()))
+    , dataset_(*ops_, Memory::Compute)
+    , dataset_labels_(*ops_, Memory::Compute)
+    , params_(*ops_, Memory::Compute)
+    , gradient_(*ops_, Memory::Compute)
+    , features_(*ops_, Memory::Compute)
+    , labels_(*ops_, Memory::Compute)
+    , samples_in_(*ops_, Memory::Compute)
+    , results_(*ops_, Memory::Compute)
+    , staged_params_(*ops_, Memory::Staging)
+    , staged_gradient_(*ops_, Memory::Staging)
+    , staged_samples_(*ops_, Memory::Staging)
+    , staged_results_(*ops_, Memory::Staging)
+{
+    const NetworkShape& s = pass_.shape();
+    if (features.size() != labels.size() * static_cast<std::size_t>(s.input_dim()))
+        throw std::invalid_argument("the resident training set has " + std::to_string(features.size())
+            + " feature values for " + std::to_string(labels.size()) + " samples of dimension "
+            + std::to_string(s.input_dim()));
+    // The upload goes through staging memory in slices, so that a 200 MB training set
+    // needs no 200 MB of page-locked memory.
+    float* dataset = dataset_.reserve(features.size());
+    constexpr std::size_t slice = std::size_t { 4 } << 20; // floats
+    float* staging = staged_params_.reserve(std::min(slice, std::max<std::size_t>(features.size(), 1)));
+    for (std::size_t begin = 0; begin < features.size(); begin += slice) {
+        const std::size_t count = std::min(slice, features.size() - begin);
+        ops_->finish(); // the staging slice is free again
+        std::memcpy(staging, features.data() + begin, count * sizeof(float));
+        ops_->copy_in(dataset + begin, staging, count * sizeof(float));
+    }
+    std::int32_t* dataset_labels = dataset_labels_.reserve(std::max<std::size_t>(labels.size(), 1));
+    auto* staged_labels = static_cast<std::int32_t*>(ops_->allocate(Memory::Staging, labels.size_bytes() + 4));
+    std::memcpy(staged_labels, labels.data(), labels.size_bytes());
+    ops_->copy_in(dataset_labels, staged_labels, labels.size_bytes());
+    ops_->finish();
+    ops_->release(Memory::Staging, staged_labels);
+
+    const auto parameters = static_cast<std::size_t>(s.parameter_count());
+    params_.reserve(parameters);
+    gradient_.reserve(parameters);
+    staged_gradient_.reserve(parameters);
+    results_.reserve(2);
+    staged_results_.reserve(2);
+}
+
+ResidentStep::~ResidentStep()
+{
+    try {
+        ops_->finish();
+    } catch (...) { // NOLINT(bugprone-empty-catch): a failed device is released regardless
+    }
+}
+
+void ResidentStep::pull(std::span<const float> params)
+{
+    const auto parameters = static_cast<std::size_t>(pass_.shape().parameter_count());
+    if (params.size() != parameters)
+        throw std::invalid_argument(
+            "expected " + std::to_string(parameters) + " parameters, got " + std::to_string(params.size()));
+    float* staged = staged_params_.reserve(parameters);
+    std::memcpy(staged, params.data(), params.size_bytes());
+    ops_->copy_in(params_.data(), staged, params.size_bytes());
+}
+
+double ResidentStep::loss_and_gradient(
+    std::span<const float> params, std::span<const std::int64_t> samples, std::span<float> gradient)
+{
+    if (samples.empty())
+        throw std::invalid_argument("a training step needs at least one sample");
+    if (gradient.size() != static_cast<std::size_t>(pass_.shape().parameter_count()))
+        throw std::invalid_argument("the gradient buffer has the wrong size");
+    for (const std::int64_t sample : samples)
+        if (sample < 0 || sample >= samples_)
+            throw std::out_of_range("sample " + std::to_string(sample) + " is not in the resident training set of "
+                + std::to_string(samples_));
+    const int batch = static_cast<int>(samples.size());
+    const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
+
+    ops_->finish(); // the staging buffers of the last step are free
+    ops_->start_timing();
+    pull(params);
+    std::int64_t* staged_samples = staged_samples_.reserve(samples.size());
+    std::memcpy(staged_samples, samples.data(), samples.size_bytes());
+    ops_->copy_in(samples_in_.reserve(samples.size()), staged_samples, samples.size_bytes());
+    ops_->gather_samples(dataset_.data(), dataset_labels_.data(), static_cast<int>(dim), samples_in_.data(), batch,
+        features_.reserve(dim * samples.size()), labels_.reserve(samples.size()));
+    pass_.loss_and_gradient(params_.data(), features_.data(), labels_.data(), batch, gradient_.data(), results_.data());
+    ops_->copy_out(staged_gradient_.data(), gradient_.data(), gradient.size_bytes());
+    ops_->copy_out(staged_results_.data(), results_.data(), sizeof(float));
+    ops_->finish();
+    last_seconds_ = ops_->timed_seconds();
+    std::memcpy(gradient.data(), staged_gradient_.data(), gradient.size_bytes());
+    return staged_results_.data()[0];
+}
+
+ResidentStep::Evaluation ResidentStep::evaluate(std::span<const float> params, std::int64_t chunk)
+{
+    ops_->finish();
+    pull(params);
+    const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
+    Evaluation total;
+    std::vector<std::int64_t> indices(static_cast<std::size_t>(std::min(chunk, samples_)));
+    for (std::int64_t begin = 0; begin < samples_; begin += chunk) {
+        const std::int64_t count = std::min(chunk, samples_ - begin);
+        std::iota(indices.begin(), indices.begin() + count, begin);
+        ops_->finish();
+        std::int64_t* staged_samples = staged_samples_.reserve(static_cast<std::size_t>(count));
+        std::memcpy(staged_samples, indices.data(), static_cast<std::size_t>(count) * sizeof(std::int64_t));
+        ops_->copy_in(samples_in_.reserve(static_cast<std::size_t>(count)), staged_samples,
+            static_cast<std::size_t>(count) * sizeof(std::int64_t));
+        const int n = static_cast<int>(count);
+        ops_->gather_samples(dataset_.data(), dataset_labels_.data(), static_cast<int>(dim), samples_in_.data(), n,
+            features_.reserve(dim * static_cast<std::size_t>(count)), labels_.reserve(static_cast<std::size_t>(count)));
+        pass_.evaluate(params_.data(), features_.data(), labels_.data(), n, results_.data(), results_.data() + 1);
+        ops_->copy_out(staged_results_.data(), results_.data(), 2 * sizeof(float));
+        ops_->finish();
+        total.loss += static_cast<double>(staged_results_.data()[0]) * static_cast<double>(count);
+        total.accuracy += static_cast<double>(staged_results_.data()[1]) * static_cast<double>(count);
+    }
+    if (samples_ > 0) {
+        total.loss /= static_cast<double>(samples_);
+        total.accuracy /= static_cast<double>(samples_);
+    }
+    return total;
+}
+
+} // namespace fulcrum::gpu

@@ -1,0 +1,58 @@
+#pragma once
+
+#include "gpu/dense_pass.h"
+
+#include <memory>
+#include <span>
+
+namespace fulcrum::gpu {
+
+// A worker's training step with its training set resident in the ops' Compute memory (one
+// upload, at the start): the parameters are pulled in through Staging memory, the batch
+// is gathered where it is computed on, and the gradient is pushed out through Staging
+// memory. With CUDA ops every copy and kernel is queued on the worker's own stream, and the
+// step waits once, for the gradient.
+class ResidentStep {
+public:
+    // `features` is dim x samples, column-major, as data::Dataset holds it.
+    ResidentStep(std::unique_ptr<DenseOps> ops, NetworkShape shape, std::span<const float> features,
+        std::span<const std::int32_t> labels);
+    ResidentStep(const ResidentStep&) = delete;
+    ResidentStep& operator=(const ResidentStep&) = delete;
+    ~ResidentStep();
+
+    // The mean gradient over the samples (indices into the resident set) at `params`;
+    // returns the mean loss.
+    double loss_and_gradient(
+        std::span<const float> params, std::span<const std::int64_t> samples, std::span<float> gradient);
+    // Mean loss and accuracy over the resident samples at `params`, in chunks.
+    struct Evaluation {
+        double loss = 0;
+        double accuracy = 0;
+    };
+    Evaluation evaluate(std::span<const float> params, std::int64_t chunk = 4096);
+    // The device time of the last loss_and_gradient, copies in and out included.
+    double last_compute_seconds() const { return last_seconds_; }
+
+private:
+    void pull(std::span<const float> params);
+
+    std::unique_ptr<DenseOps> ops_;
+    DensePass pass_;
+    std::int64_t samples_ = 0;
+    OpsBuffer<float> dataset_;
+    OpsBuffer<std::int32_t> dataset_labels_;
+    OpsBuffer<float> params_;
+    OpsBuffer<float> gradient_;
+    OpsBuffer<float> features_;
+    OpsBuffer<std::int32_t> labels_;
+    OpsBuffer<std::int64_t> samples_in_;
+    OpsBuffer<float> results_; // loss, accuracy
+    OpsBuffer<float> staged_params_;
+    OpsBuffer<float> staged_gradient_;
+    OpsBuffer<std::int64_t> staged_samples_;
+    OpsBuffer<float> staged_results_;
+    double last_seconds_ = 0;
+};
+
+} // namespace fulcrum::gpu

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace fulcrum::perf {
+
+// Where a worker computes its gradients: the CPU, or one CUDA GPU ("cuda:N").
+struct ComputeDevice {
+    enum class Kind { Cpu, Cuda };
+    Kind kind = Kind::Cpu;
+    int index = 0; // the CUDA device ordinal
+
+    bool is_cuda() const { return kind == Kind::Cuda; }
+    bool operator==(const ComputeDevice&) const = default;
+};
+
+std::string to_string(const ComputeDevice& device);
+// "cpu" or "cuda:N" (N a device ordinal, 0..1023); nullopt for anything else.
+std::optional<ComputeDevice> parse_compute_device(const std::string& text);
+
+} // namespace fulcrum::perf

@@ -1,0 +1,155 @@
+// A GPU worker's training step on cuda:0 against the same cuBLAS products measured alone
+// in the same run (issue 20's targets), for the large MLP and the launch-bound one.
+//   build/release/bench/gpu_step [--seconds S] [--json]
+// Prints "skipped: no CUDA device ..." and exits 0 where there is no device (CI).
+#include "common/random.h"
+#include "gpu/cuda_devices.h"
+#include "gpu/dense_pass.h"
+#include "gpu/resident_step.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace fulcrum;
+
+namespace {
+
+struct Case {
+    const char* name;
+    std::vector<std::int64_t> layers;
+    int batch;
+};
+
+struct Figures {
+    double step_samples_per_s = 0; // wall clock: pull, gather, forward, backward, push
+    double device_samples_per_s = 0; // CUDA events over the same steps
+    double gemm_samples_per_s = 0; // only the step's matrix products, same shapes, same stream
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+Figures measure(const Case& c, double seconds)
+{
+    const gpu::NetworkShape shape { c.layers, model::LossHead::SoftmaxCrossEntropy };
+    const auto dim = static_cast<std::size_t>(shape.input_dim());
+    const std::size_t samples = 8192;
+    Rng rng(1);
+    std::vector<float> features(dim * samples), params(static_cast<std::size_t>(shape.parameter_count()));
+    for (float& v : features)
+        v = static_cast<float>(standard_normal(rng));
+    for (float& v : params)
+        v = 0.01f * static_cast<float>(standard_normal(rng));
+    std::vector<std::int32_t> labels(samples);
+    for (std::size_t i = 0; i < samples; ++i)
+        labels[i] = static_cast<std::int32_t>(i % 10);
+    std::vector<float> gradient(params.size());
+    std::vector<std::int64_t> batch(static_cast<std::size_t>(c.batch));
+
+    Figures f;
+    {
+        gpu::ResidentStep step(gpu::make_cuda_dense_ops(0), shape, features, labels);
+        std::int64_t steps = 0;
+        double device = 0;
+        const auto began = std::chrono::steady_clock::now();
+        while (seconds_since(began) < seconds || steps < 10) {
+            for (std::size_t j = 0; j < batch.size(); ++j)
+                batch[j]
+                    = static_cast<std::int64_t>((static_cast<std::size_t>(steps) * batch.size() + j * 7) % samples);
+            step.loss_and_gradient(params, batch, gradient);
+            device += step.last_compute_seconds();
+            ++steps;
+        }
+        const double wall = seconds_since(began);
+        f.step_samples_per_s = static_cast<double>(steps * c.batch) / wall;
+        f.device_samples_per_s = static_cast<double>(steps * c.batch) / device;
+    }
+    {
+        // The products of one step: per layer W x input, dW = delta x below^T, and (above
+        // the first layer) W^T x delta, on buffers of the same shapes.
+        auto ops = gpu::make_cuda_dense_ops(0);
+        std::size_t largest = 0;
+        for (std::size_t l = 0; l < shape.layers(); ++l)
+            largest = std::max(largest, static_cast<std::size_t>(shape.layer_sizes[l] * shape.layer_sizes[l + 1]));
+        for (const std::int64_t width : shape.layer_sizes)
+            largest = std::max(largest, static_cast<std::size_t>(width) * static_cast<std::size_t>(c.batch));
+        gpu::OpsBuffer<float> a(*ops, gpu::Memory::Compute), b(*ops, gpu::Memory::Compute),
+            out(*ops, gpu::Memory::Compute);
+        a.reserve(largest);
+        b.reserve(largest);
+        out.reserve(largest);
+        std::int64_t steps = 0;
+        ops->finish();
+        ops->start_timing();
+        const auto began = std::chrono::steady_clock::now();
+        while (seconds_since(began) < seconds || steps < 10) {
+            for (std::size_t l = 0; l < shape.layers(); ++l) {
+                const int o = static_cast<int>(shape.layer_sizes[l + 1]), i = static_cast<int>(shape.layer_sizes[l]);
+                ops->gemm(false, false, o, c.batch, i, a.data(), o, b.data(), i, 0, out.data(), o);
+                ops->gemm(false, true, o, i, c.batch, a.data(), o, b.data(), i, 0, out.data(), o);
+                if (l > 0)
+                    ops->gemm(true, false, i, c.batch, o, a.data(), o, b.data(), o, 0, out.data(), i);
+            }
+            ++steps;
+            if (steps % 20 == 0)
+                ops->finish(); // keeps the queue short, as a step's own wait does
+        }
+        ops->finish();
+        f.gemm_samples_per_s = static_cast<double>(steps * c.batch) / ops->timed_seconds();
+    }
+    return f;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    double seconds = 3;
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--seconds" && i + 1 < argc)
+            seconds = std::stod(argv[++i]);
+        else if (arg == "--json")
+            json = true;
+        else {
+            std::fprintf(stderr,
+                "usage: gpu_step [--seconds S] [--json]\n"
+                "Times a GPU worker's step on cuda:0 against the same cuBLAS products alone (FP32).\n");
+            return arg == "--help" || arg == "-h" ? 0 : 2;
+        }
+    }
+    const gpu::CudaDevices& devices = gpu::cuda_devices();
+    if (devices.count == 0) {
+        std::printf(json ? "{\"skipped\": \"no CUDA device: %s\"}\n" : "skipped: no CUDA device: %s\n",
+            devices.why_none.c_str());
+        return 0;
+    }
+    const std::vector<Case> cases { { "mlp-784-4096-4096-10", { 784, 4096, 4096, 10 }, 4096 },
+        { "mlp-784-256-128-10", { 784, 256, 128, 10 }, 128 } };
+    if (json)
+        std::printf("{\"device\": \"%s\", \"math\": \"FP32\", \"models\": {", devices.names[0].c_str());
+    else
+        std::printf("cuda:0: %s, FP32 products\n", devices.names[0].c_str());
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+        const Figures f = measure(cases[k], seconds);
+        if (json)
+            std::printf("%s\"%s\": {\"batch\": %d, \"step_samples_per_s\": %.1f, \"device_samples_per_s\": %.1f, "
+                        "\"gemm_samples_per_s\": %.1f}",
+                k ? ", " : "", cases[k].name, cases[k].batch, f.step_samples_per_s, f.device_samples_per_s,
+                f.gemm_samples_per_s);
+        else
+            std::printf("%-22s batch %4d: step %10.0f samples/s (device time %10.0f), products alone %10.0f; "
+                        "step / products %.2f\n",
+                cases[k].name, cases[k].batch, f.step_samples_per_s, f.device_samples_per_s, f.gemm_samples_per_s,
+                f.step_samples_per_s / f.gemm_samples_per_s);
+    }
+    if (json)
+        std::printf("}}\n");
+    return 0;
+}

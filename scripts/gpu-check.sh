@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The GPU check (issue 20): on a machine with a CUDA GPU, runs the GPU tests and the GPU
+# benchmarks of a build made elsewhere, and prints one summary.
+#   scripts/gpu-check.sh [BUILD_DIR]          (default build/release)
+# The GPU machines have nvcc, PyTorch and the NVIDIA driver but no Debian packages: build
+# on a Debian machine (scripts/build.sh release, with nvcc in /usr/local/cuda), take the
+# build folder over and run this there. A program that needs a library the machine lacks
+# is reported as skipped with the library named; it is never a silent pass.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build/release}"
+[ -d "$build" ] || { echo "gpu-check: no build folder $build (scripts/build.sh release first)" >&2; exit 2; }
+# The python3 that has PyTorch, if any has it.
+python=""
+for candidate in python3 /usr/bin/python3; do
+    if command -v "$candidate" > /dev/null && "$candidate" -c 'import torch' 2> /dev/null; then
+        python=$(command -v "$candidate")
+        break
+    fi
+done
+[ -n "$python" ] || python=$(command -v python3 || true)
+summary=()
+failed=0
+say() { summary+=("$1"); }
+
+runnable() { # prints what a program lacks, if anything
+    local missing
+    missing=$(ldd "$1" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+    [ -z "$missing" ] || { echo "$missing"; return 1; }
+}
+
+echo "== devices"
+if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
+else
+    echo "nvidia-smi is not installed"
+fi
+
+echo "== GPU tests ($build/tests/cuda_step_test, dense_pass_test)"
+for t in dense_pass_test cuda_step_test; do
+    exe="$build/tests/$t"
+    if [ ! -x "$exe" ]; then
+        say "$t: not built (FULCRUM_BUILD_TESTS=OFF?)"
+        failed=1
+        continue
+    fi
+    if ! lacks=$(runnable "$exe"); then
+        say "$t: skipped, this machine lacks $lacks"
+        continue
+    fi
+    log=$(mktemp)
+    if "$exe" > "$log" 2>&1; then
+        passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\./\1/p' "$log")
+        skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?, listed below:/\1/p' "$log")
+        skipped=${skipped:-0}
+        say "$t: passed ($passed passed, $skipped skipped)"
+        grep -m1 'no CUDA device' "$log" | sed 's/^/  /'
+    else
+        say "$t: FAILED (log below)"
+        cat "$log"
+        failed=1
+    fi
+    rm -f "$log"
+done
+
+echo "== benchmarks"
+bench="$build/bench/gpu_step"
+if [ -x "$bench" ] && lacks=$(runnable "$bench"); then
+    ours=$("$bench" --seconds 3 --json)
+    echo "$ours"
+    if [ -n "$python" ]; then
+        say "$("$python" - "$ours" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+if "skipped" in r:
+    print("gpu_step: " + r["skipped"]); sys.exit()
+lines = [f"gpu_step on {r['device']} ({r['math']}):"]
+for name, m in r["models"].items():
+    lines.append(f"  {name} batch {m['batch']}: step {m['step_samples_per_s']:.0f} samples/s, "
+                 f"products alone {m['gemm_samples_per_s']:.0f}; step / products "
+                 f"{m['step_samples_per_s'] / m['gemm_samples_per_s']:.2f} (target >= 0.70 for the 4096 MLP)")
+print("\n".join(lines))
+PY
+)"
+    fi
+elif [ -x "$bench" ]; then
+    say "gpu_step: skipped, this machine lacks $lacks"
+else
+    say "gpu_step: not built (FULCRUM_BUILD_BENCH=OFF?)"
+fi
+if [ -n "$python" ]; then
+    theirs=$("$python" bench/torch_gpu_step.py --layers 784,256,128,10 --batch 128 --json 2>&1 | tail -1)
+    echo "$theirs"
+    say "torch_gpu_step (mlp-784-256-128-10, batch 128): $theirs"
+else
+    say "torch_gpu_step: skipped, no python3"
+fi
+
+echo
+echo "== GPU check summary"
+printf '%s\n' "${summary[@]}"
+echo "Not yet in this check (issue 20): SM partitions with green contexts, the LB-BSP Algorithm 2"
+echo "equilibrium on them, and the NCCL run of examples/torch_ddp_fashion_mnist.py."
+exit $failed

@@ -1,0 +1,133 @@
+// The CUDA path against its host reference. On a machine without a CUDA device (and in a
+// build without the CUDA path) the device tests skip, saying why; the refusals run anywhere.
+#include "gpu/cuda_devices.h"
+#include "gpu/device_error.h"
+#include "gpu/host_dense_ops.h"
+#include "gpu/resident_step.h"
+#include "gpu_test_support.h"
+#include "train/worker.h"
+
+using namespace fulcrum;
+using namespace fulcrum::gpu::testing;
+
+namespace {
+
+#define SKIP_WITHOUT_CUDA_DEVICE()                                                                                     \
+    do {                                                                                                               \
+        if (gpu::cuda_devices().count == 0)                                                                            \
+            GTEST_SKIP() << "no CUDA device: " << gpu::cuda_devices().why_none;                                        \
+    } while (false)
+
+std::span<float> view(model::Vector& v)
+{
+    return { v.data(), static_cast<std::size_t>(v.size()) };
+}
+
+gpu::ResidentStep step_on(std::unique_ptr<gpu::DenseOps> ops, const model::Model& m, const data::Dataset& set)
+{
+    return gpu::ResidentStep(std::move(ops), shape_of(m),
+        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+}
+
+TEST(CudaDevices, AnAbsentDeviceIsRefusedByName)
+{
+    const int absent = gpu::cuda_devices().count;
+    try {
+        gpu::make_cuda_dense_ops(absent);
+        FAIL() << "cuda:" << absent << " was opened";
+    } catch (const gpu::DeviceError& e) {
+        EXPECT_NE(std::string(e.what()).find("cuda:" + std::to_string(absent)), std::string::npos) << e.what();
+    }
+    if (gpu::cuda_devices().count == 0) {
+        EXPECT_FALSE(gpu::cuda_devices().why_none.empty());
+    }
+}
+
+// A worker on a device the machine lacks fails when built, with the device named: in a job
+// that is the job's failure event, never a crash of the process.
+TEST(CudaDevices, AWorkerOnAnAbsentDeviceFailsNamingIt)
+{
+    auto prototype = model::make_softmax_regression(4, 3);
+    auto set = std::make_shared<const data::Dataset>(random_dataset(4, 10, 3, 1));
+    train::WorkerSetup setup;
+    setup.name = "gpu-w";
+    setup.device = { perf::ComputeDevice::Kind::Cuda, gpu::cuda_devices().count };
+    EXPECT_THROW(train::Worker(0, setup, *prototype, set, 7), gpu::DeviceError);
+}
+
+class CudaStepTest : public ::testing::TestWithParam<ModelCase> { };
+
+INSTANTIATE_TEST_SUITE_P(Models, CudaStepTest, ::testing::ValuesIn(model_cases()),
+    [](const ::testing::TestParamInfo<ModelCase>& param) { return std::string(param.param.name); });
+
+// Same math as the CPU path: loss and gradient within 1e-4 relative (FP32 cuBLAS, the
+// kernels' sums in another order than Eigen's).
+TEST_P(CudaStepTest, MatchesTheHostReference)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    auto m = GetParam().make();
+    const data::Dataset set = random_dataset(m->input_dim(), 500, m->classes(), 3);
+    model::Vector params(m->parameter_count());
+    m->initialize(params, 5);
+    std::vector<std::int64_t> samples;
+    for (std::int64_t i = 0; i < 300; ++i)
+        samples.push_back((i * 37) % 500);
+    auto host = step_on(std::make_unique<gpu::HostDenseOps>(), *m, set);
+    auto cuda = step_on(gpu::make_cuda_dense_ops(0), *m, set);
+    model::Vector want(params.size()), got(params.size());
+    const double want_loss = host.loss_and_gradient(view(params), samples, view(want));
+    const double got_loss = cuda.loss_and_gradient(view(params), samples, view(got));
+    EXPECT_NEAR(got_loss, want_loss, 1e-4 * std::max(1.0, std::abs(want_loss)));
+    expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
+    EXPECT_GT(cuda.last_compute_seconds(), 0.0);
+
+    const auto want_eval = host.evaluate(view(params), 128);
+    const auto got_eval = cuda.evaluate(view(params), 128);
+    EXPECT_NEAR(got_eval.loss, want_eval.loss, 1e-4 * std::max(1.0, want_eval.loss));
+    EXPECT_NEAR(got_eval.accuracy, want_eval.accuracy, 1.0 / 500);
+}
+
+// The launch-bound benchmark model at its batch: Fashion-MNIST's shape.
+TEST(CudaStep, TheBenchmarkMlpMatchesTheHostReference)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    auto m = model::make_mlp(784, { 256, 128 }, 10);
+    const data::Dataset set = random_dataset(784, 1024, 10, 6);
+    model::Vector params(m->parameter_count());
+    m->initialize(params, 1);
+    std::vector<std::int64_t> samples(128);
+    for (std::size_t i = 0; i < samples.size(); ++i)
+        samples[i] = static_cast<std::int64_t>((i * 7919) % 1024);
+    auto host = step_on(std::make_unique<gpu::HostDenseOps>(), *m, set);
+    auto cuda = step_on(gpu::make_cuda_dense_ops(0), *m, set);
+    model::Vector want(params.size()), got(params.size());
+    EXPECT_NEAR(cuda.loss_and_gradient(view(params), samples, view(got)),
+        host.loss_and_gradient(view(params), samples, view(want)), 1e-4 * 3);
+    expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
+}
+
+// A worker whose profile says "cuda:0" draws the same batches as a CPU worker of the same
+// seed and computes the same gradient; its time is its stream's, from CUDA events.
+TEST(CudaWorker, ComputesTheCpuWorkersGradientOnTheDevice)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    auto prototype = model::make_mlp(20, { 32 }, 4);
+    auto set = std::make_shared<const data::Dataset>(random_dataset(20, 400, 4, 12));
+    train::WorkerSetup on_cpu, on_gpu;
+    on_gpu.device = { perf::ComputeDevice::Kind::Cuda, 0 };
+    train::Worker cpu(0, on_cpu, *prototype, set, 99), gpu_worker(0, on_gpu, *prototype, set, 99);
+    prototype->initialize(cpu.replica(), 4);
+    gpu_worker.replica() = cpu.replica();
+    for (int step = 0; step < 3; ++step) {
+        const double want = cpu.compute_gradient(64);
+        const double got = gpu_worker.compute_gradient(64);
+        EXPECT_NEAR(got, want, 1e-4 * std::max(1.0, want)) << "step " << step;
+        expect_close(gpu_worker.gradient().data(), cpu.gradient().data(),
+            static_cast<std::size_t>(cpu.gradient().size()), 1e-4, "gradient");
+    }
+    ASSERT_TRUE(gpu_worker.device_seconds());
+    EXPECT_GT(*gpu_worker.device_seconds(), 0.0);
+    EXPECT_FALSE(cpu.device_seconds());
+}
+
+} // namespace

@@ -1,0 +1,174 @@
+// The GPU workers' training step, run on HostDenseOps: the same sequence of operations and
+// the same per-sample head code the CUDA kernels run, checked against the Eigen path of
+// DenseNetwork and against finite differences, on any machine.
+#include "data/batch_sampler.h"
+#include "gpu/head_math.h"
+#include "gpu/host_dense_ops.h"
+#include "gpu/resident_step.h"
+#include "gpu_test_support.h"
+#include "model/evaluate.h"
+#include "model/loss_head.h"
+
+#include <numeric>
+
+using namespace fulcrum;
+using namespace fulcrum::gpu::testing;
+
+namespace {
+
+std::span<const float> view(const model::Vector& v)
+{
+    return { v.data(), static_cast<std::size_t>(v.size()) };
+}
+
+class DensePassTest : public ::testing::TestWithParam<ModelCase> { };
+
+INSTANTIATE_TEST_SUITE_P(Models, DensePassTest, ::testing::ValuesIn(model_cases()),
+    [](const ::testing::TestParamInfo<ModelCase>& param) { return std::string(param.param.name); });
+
+// The batch is gathered from the resident set by index, so the step must equal the Eigen
+// path on the same samples gathered on the host, loss and every gradient coordinate.
+TEST_P(DensePassTest, ResidentStepMatchesTheEigenPathOnTheSameSamples)
+{
+    auto reference = GetParam().make();
+    const data::Dataset set = random_dataset(reference->input_dim(), 200, reference->classes(), 5);
+    model::Vector params(reference->parameter_count());
+    reference->initialize(params, 9);
+    const std::vector<std::int64_t> samples { 3, 199, 42, 42, 0, 17, 108, 64, 5, 150, 77 };
+
+    Eigen::MatrixXf features;
+    std::vector<std::int32_t> labels;
+    data::gather(set, samples, features, labels);
+    model::Vector want(reference->parameter_count());
+    const double want_loss = reference->loss_and_gradient(params, features, labels, want);
+
+    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
+        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    model::Vector got(reference->parameter_count());
+    const double got_loss
+        = step.loss_and_gradient(view(params), samples, { got.data(), static_cast<std::size_t>(got.size()) });
+
+    EXPECT_NEAR(got_loss, want_loss, 1e-5 * std::max(1.0, std::abs(want_loss)));
+    expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-5, "gradient");
+    EXPECT_GE(step.last_compute_seconds(), 0.0);
+}
+
+// Central differences of the step's loss, coordinate by coordinate, in the way
+// model/gradient_check_test.cpp checks the Eigen path; ReLU and hinge kinks make a rare
+// coordinate miss, so 98 % must agree.
+TEST_P(DensePassTest, GradientMatchesFiniteDifferences)
+{
+    auto reference = GetParam().make();
+    const data::Dataset set = random_dataset(reference->input_dim(), 40, reference->classes(), 13);
+    model::Vector params(reference->parameter_count());
+    reference->initialize(params, 21);
+    Rng rng(11);
+    for (Eigen::Index i = 0; i < params.size(); ++i)
+        params(i) += 0.1f * static_cast<float>(standard_normal(rng)); // biases off zero too
+    std::vector<std::int64_t> samples(8);
+    std::iota(samples.begin(), samples.end(), 4);
+    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
+        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    model::Vector gradient(params.size()), scratch(params.size());
+    std::span<float> scratch_view(scratch.data(), static_cast<std::size_t>(scratch.size()));
+    step.loss_and_gradient(view(params), samples, { gradient.data(), static_cast<std::size_t>(gradient.size()) });
+
+    const float h = 1e-3f;
+    int agree = 0;
+    for (Eigen::Index i = 0; i < params.size(); ++i) {
+        model::Vector plus = params, minus = params;
+        plus(i) += h;
+        minus(i) -= h;
+        const double numeric = (step.loss_and_gradient(view(plus), samples, scratch_view)
+                                   - step.loss_and_gradient(view(minus), samples, scratch_view))
+            / (2.0 * h);
+        agree += std::abs(numeric - gradient(i)) <= 2e-3 + 2e-2 * std::abs(gradient(i));
+    }
+    EXPECT_GE(agree, static_cast<int>(0.98 * static_cast<double>(params.size()))) << agree << " of " << params.size();
+}
+
+// Accuracy and loss on the device path: DensePass::evaluate over the resident set, in
+// chunks that do not divide it, against model::evaluate.
+TEST_P(DensePassTest, EvaluationMatchesTheEigenPath)
+{
+    auto reference = GetParam().make();
+    const data::Dataset set = random_dataset(reference->input_dim(), 250, reference->classes(), 31);
+    model::Vector params(reference->parameter_count());
+    reference->initialize(params, 2);
+    const model::Evaluation want = model::evaluate(*reference, params, set, 64);
+    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
+        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    const auto got = step.evaluate(view(params), 96);
+    EXPECT_NEAR(got.loss, want.loss, 1e-5 * std::max(1.0, want.loss));
+    EXPECT_NEAR(got.accuracy, want.accuracy, 1e-6); // a float mean of 0/1 against a double one
+}
+
+// The kernels' per-sample head code against the Eigen head on the same scores.
+TEST(HeadMath, ColumnHeadsMatchTheEigenHeads)
+{
+    Rng rng(4);
+    const int classes = 7, batch = 9;
+    Eigen::MatrixXf scores(classes, batch);
+    for (Eigen::Index i = 0; i < scores.size(); ++i)
+        scores.data()[i] = static_cast<float>(3 * standard_normal(rng));
+    scores(2, 4) = scores(5, 4); // a tie for the rival
+    std::vector<std::int32_t> labels { 0, 6, 3, 3, 2, 1, 5, 4, 6 };
+    for (const model::LossHead head : { model::LossHead::SoftmaxCrossEntropy, model::LossHead::MulticlassHinge }) {
+        Eigen::MatrixXf want_grad;
+        const double want = model::head_loss(head, scores, labels, &want_grad);
+        gpu::HostDenseOps ops;
+        Eigen::MatrixXf grad(classes, batch);
+        std::vector<float> per_sample(batch);
+        ops.loss_head(head, scores.data(), labels.data(), classes, batch, grad.data(), per_sample.data());
+        float mean = 0;
+        ops.mean(per_sample.data(), batch, &mean);
+        EXPECT_NEAR(mean, want, 1e-5 * std::max(1.0, std::abs(want)));
+        expect_close(grad.data(), want_grad.data(), static_cast<std::size_t>(grad.size()), 1e-6, "head gradient");
+    }
+}
+
+// HostDenseOps::gemm is the reference for cuBLAS's column-major sgemm, transposes and
+// leading dimensions included: checked against the definition, sum over k of A(i,k) B(k,j).
+TEST(HostDenseOps, GemmFollowsBlasConventionsForEveryTranspose)
+{
+    Rng rng(8);
+    const int m = 3, n = 4, k = 5, pad = 2;
+    for (const bool ta : { false, true })
+        for (const bool tb : { false, true }) {
+            const int a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+            const int lda = a_rows + pad, ldb = b_rows + pad, ldc = m + pad;
+            std::vector<float> a(static_cast<std::size_t>(lda * a_cols)), b(static_cast<std::size_t>(ldb * b_cols)),
+                c(static_cast<std::size_t>(ldc * n), 1.0f);
+            for (float& v : a)
+                v = static_cast<float>(standard_normal(rng));
+            for (float& v : b)
+                v = static_cast<float>(standard_normal(rng));
+            gpu::HostDenseOps ops;
+            ops.gemm(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, 0.5f, c.data(), ldc);
+            for (int i = 0; i < m; ++i)
+                for (int j = 0; j < n; ++j) {
+                    double want = 0.5;
+                    for (int p = 0; p < k; ++p)
+                        want += static_cast<double>(ta ? a[p + i * lda] : a[i + p * lda])
+                            * (tb ? b[j + p * ldb] : b[p + j * ldb]);
+                    EXPECT_NEAR(c[i + j * ldc], want, 1e-5)
+                        << "op(A)" << ta << " op(B)" << tb << " at " << i << "," << j;
+                }
+            EXPECT_EQ(c[m], 1.0f) << "the padding below C was written";
+        }
+}
+
+TEST(ResidentStep, RefusesSamplesOutsideTheResidentSet)
+{
+    auto reference = model::make_softmax_regression(4, 3);
+    const data::Dataset set = random_dataset(4, 10, 3, 1);
+    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
+        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    model::Vector params = model::Vector::Zero(reference->parameter_count()), gradient = params;
+    const std::vector<std::int64_t> outside { 2, 10 };
+    EXPECT_THROW(
+        step.loss_and_gradient(view(params), outside, { gradient.data(), static_cast<std::size_t>(gradient.size()) }),
+        std::out_of_range);
+}
+
+} // namespace
