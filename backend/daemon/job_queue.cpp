@@ -209,6 +209,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
         scenario::Scenario s;
         try {
             s = scenario::parse_scenario(entry.scenario_json, store_name);
+            gpu::check_worker_devices(s.workers, store_name); // a GPU this fulcrumd's machine no longer has
             confine_paths(s, folders_, entry.origin == JobJournal::Origin::Local);
         } catch (const std::exception& e) {
             found.push_back(

@@ -1,6 +1,7 @@
 #include "common/error.h"
 #include "daemon/cluster_book.h"
 #include "daemon/daemon.h"
+#include "daemon/job_journal.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
 #include "gpu/cuda_devices.h"
@@ -344,4 +345,23 @@ TEST_F(PlacementTest, AWorkerOnACudaDeviceThisMachineLacksIsRefusedAtSubmission)
             << e.what();
     }
     EXPECT_TRUE(d.jobs().empty());
+}
+
+// A journaled job whose worker's GPU this machine no longer has (fulcrumd restarted on
+// another host, or a GPU gone) is named and not recovered; fulcrumd serves on.
+TEST_F(PlacementTest, AJournaledJobOnAGpuThisMachineLacksIsNotRecoveredAndSaysWhy)
+{
+    const std::string absent = "cuda:" + std::to_string(gpu::cuda_devices().count);
+    std::string job = job_of(1);
+    job.replace(job.find(R"({"speed": 3000)"), 1, R"({"name": "gpu-a", "device": ")" + absent + "\", ");
+    daemon::JobJournal(dir / "jobs").add(4, daemon::JobJournal::Origin::Client, job);
+    daemon::Daemon d(options());
+    const auto found = d.recover();
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].job, 4);
+    EXPECT_NE(found[0].message.find("workers[gpu-a].device"), std::string::npos) << found[0].message;
+    EXPECT_NE(found[0].message.find("not recovered"), std::string::npos) << found[0].message;
+    const JobId next = d.submit(job_of(1), "on-cpu");
+    EXPECT_GT(next, 4);
+    d.stop_all();
 }
