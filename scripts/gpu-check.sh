@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The GPU check (issue 20): on a machine with a CUDA GPU, runs the GPU tests and the GPU
 # benchmarks of a build made elsewhere, and prints one summary.
-#   scripts/gpu-check.sh [BUILD_DIR]          (default build/release)
+#   scripts/gpu-check.sh [BUILD_DIR]          (default build/gpu-portable, else build/release)
 # The GPU machines have nvcc, PyTorch and the NVIDIA driver but no Debian packages: build
-# on a Debian machine (scripts/build.sh release, with nvcc in /usr/local/cuda), take the
-# build folder over and run this there. A program that needs a library the machine lacks
+# on a Debian machine with `scripts/build.sh gpu-portable` (nvcc in /usr/local/cuda; Boost,
+# SQLite, zlib, OpenSSL and libstdc++ linked statically), take the build folder over and
+# run this there. A program that needs a library the machine lacks
 # is reported as skipped with the library named; it is never a silent pass.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-build="${1:-build/release}"
+default=build/release
+[ -d build/gpu-portable ] && default=build/gpu-portable
+build="${1:-$default}"
 [ -d "$build" ] || { echo "gpu-check: no build folder $build (scripts/build.sh release first)" >&2; exit 2; }
 # The python3 that has PyTorch, if any has it.
 python=""
@@ -21,6 +24,7 @@ done
 [ -n "$python" ] || python=$(command -v python3 || true)
 summary=()
 failed=0
+no_device=""
 say() { summary+=("$1"); }
 
 runnable() { # prints what a program lacks, if anything
@@ -54,7 +58,10 @@ for t in dense_pass_test cuda_step_test; do
         skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?, listed below:/\1/p' "$log")
         skipped=${skipped:-0}
         say "$t: passed ($passed passed, $skipped skipped)"
-        grep -m1 'no CUDA device' "$log" | sed 's/^/  /'
+        if grep -q 'no CUDA device' "$log"; then
+            no_device=$(grep -m1 -o 'no CUDA device: .*' "$log")
+            echo "  $no_device"
+        fi
     else
         say "$t: FAILED (log below)"
         cat "$log"
@@ -62,6 +69,26 @@ for t in dense_pass_test cuda_step_test; do
     fi
     rm -f "$log"
 done
+
+echo "== a real-mode job on GPU workers (resources/scenarios/gpu-real.json)"
+run="$build/app/fulcrum-run"
+if [ ! -x "$run" ]; then
+    say "gpu-real job: fulcrum-run is not in $build"
+elif [ -n "$no_device" ]; then
+    say "gpu-real job: skipped, $no_device"
+elif ! lacks=$(runnable "$run"); then
+    say "gpu-real job: skipped, this machine lacks $lacks (build the gpu-portable preset)"
+else
+    store=$(mktemp -d)/gpu-real.db
+    if "$run" resources/scenarios/gpu-real.json --out "$store" > "$store.txt" 2>&1; then
+        cat "$store.txt"
+        say "gpu-real job: ran; its summary is above, its rows in $store"
+    else
+        cat "$store.txt"
+        say "gpu-real job: FAILED (above)"
+        failed=1
+    fi
+fi
 
 echo "== benchmarks"
 bench="$build/bench/gpu_step"
@@ -101,4 +128,5 @@ echo "== GPU check summary"
 printf '%s\n' "${summary[@]}"
 echo "Not yet in this check (issue 20): SM partitions with green contexts, the LB-BSP Algorithm 2"
 echo "equilibrium on them, and the NCCL run of examples/torch_ddp_fashion_mnist.py."
+echo "Record the figures in docs/benchmarks.md with the device named."
 exit $failed

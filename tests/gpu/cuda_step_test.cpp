@@ -1,10 +1,12 @@
 // The CUDA path against its host reference. On a machine without a CUDA device (and in a
 // build without the CUDA path) the device tests skip, saying why; the refusals run anywhere.
 #include "gpu/cuda_devices.h"
+#include "gpu/device_check.h"
 #include "gpu/device_error.h"
 #include "gpu/host_dense_ops.h"
 #include "gpu/resident_step.h"
 #include "gpu_test_support.h"
+#include "scenario/scenario.h"
 #include "train/worker.h"
 
 using namespace fulcrum;
@@ -131,3 +133,24 @@ TEST(CudaWorker, ComputesTheCpuWorkersGradientOnTheDevice)
 }
 
 } // namespace
+
+// The shipped real-mode GPU scenario (scripts/gpu-check.sh runs it) parses, and is refused
+// by name on a machine without cuda:0, as fulcrumd and fulcrum-run refuse it.
+TEST(CudaDevices, TheShippedGpuScenarioIsCheckedAgainstThisMachine)
+{
+    const std::string path = std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/gpu-real.json";
+    const scenario::Scenario s = scenario::load_scenario(path);
+    ASSERT_EQ(s.workers.size(), 4u);
+    EXPECT_EQ(perf::to_string(s.workers[3].device), "cuda:0");
+    if (gpu::cuda_devices().count > 0) {
+        EXPECT_NO_THROW(gpu::check_worker_devices(s.workers, path));
+        return;
+    }
+    try {
+        gpu::check_worker_devices(s.workers, path);
+        FAIL() << "gpu-real.json was accepted without a CUDA device";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "workers[gpu-0].device");
+        EXPECT_NE(e.reason().find(gpu::cuda_devices().why_none), std::string::npos) << e.what();
+    }
+}
