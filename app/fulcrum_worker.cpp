@@ -120,11 +120,9 @@ int main(int argc, char** argv)
         if (!parsed_device)
             throw std::invalid_argument("--device: expected cpu or cuda:N, got '" + device + "'");
         o.device = *parsed_device;
-        if (o.device.is_cuda() && o.device.index >= fulcrum::gpu::cuda_devices().count)
-            throw std::invalid_argument("--device: " + device + " is not a CUDA device of this host: "
-                + (fulcrum::gpu::cuda_devices().count == 0
-                        ? fulcrum::gpu::cuda_devices().why_none
-                        : "it has " + std::to_string(fulcrum::gpu::cuda_devices().count)));
+        if (o.device.is_cuda())
+            if (const std::string why = fulcrum::gpu::absent_device_reason(o.device.index); !why.empty())
+                throw std::invalid_argument("--device: " + device + " is not a CUDA device of this host: " + why);
     } catch (const std::exception& e) {
         std::cerr << "fulcrum-worker: " << e.what() << "\n";
         return 2;

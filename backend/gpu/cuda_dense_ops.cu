@@ -105,11 +105,8 @@ public:
     explicit CudaDenseOps(int device)
         : device_(device)
     {
-        const CudaDevices& devices = cuda_devices();
-        if (device < 0 || device >= devices.count)
-            throw DeviceError("cuda:" + std::to_string(device) + " does not exist: "
-                + (devices.count == 0 ? devices.why_none
-                                      : "this machine has " + std::to_string(devices.count) + " CUDA devices"));
+        if (const std::string why = absent_device_reason(device); !why.empty())
+            throw DeviceError("cuda:" + std::to_string(device) + " does not exist: " + why);
         const CublasLibrary& blas = cublas();
         bind();
         check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");

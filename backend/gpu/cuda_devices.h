@@ -17,6 +17,10 @@ struct CudaDevices {
 };
 const CudaDevices& cuda_devices();
 
+// Why CUDA device `index` cannot be used here ("this machine has 1 (cuda:0 to cuda:0)", or
+// why_none), or empty where it can.
+std::string absent_device_reason(int index);
+
 // True where this build has the CUDA path (FULCRUM_CUDA found nvcc).
 bool built_with_cuda();
 

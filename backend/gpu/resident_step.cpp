@@ -76,6 +76,16 @@ void ResidentStep::pull(std::span<const float> params)
     ops_->copy_in(params_.data(), staged, params.size_bytes());
 }
 
+void ResidentStep::gather(std::span<const std::int64_t> samples)
+{
+    const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
+    std::int64_t* staged = staged_samples_.reserve(samples.size());
+    std::memcpy(staged, samples.data(), samples.size_bytes());
+    ops_->copy_in(samples_in_.reserve(samples.size()), staged, samples.size_bytes());
+    ops_->gather_samples(dataset_.data(), dataset_labels_.data(), static_cast<int>(dim), samples_in_.data(),
+        static_cast<int>(samples.size()), features_.reserve(dim * samples.size()), labels_.reserve(samples.size()));
+}
+
 double ResidentStep::loss_and_gradient(
     std::span<const float> params, std::span<const std::int64_t> samples, std::span<float> gradient)
 {
@@ -88,16 +98,11 @@ double ResidentStep::loss_and_gradient(
             throw std::out_of_range("sample " + std::to_string(sample) + " is not in the resident training set of "
                 + std::to_string(samples_));
     const int batch = static_cast<int>(samples.size());
-    const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
 
     ops_->finish(); // the staging buffers of the last step are free
     ops_->start_timing();
     pull(params);
-    std::int64_t* staged_samples = staged_samples_.reserve(samples.size());
-    std::memcpy(staged_samples, samples.data(), samples.size_bytes());
-    ops_->copy_in(samples_in_.reserve(samples.size()), staged_samples, samples.size_bytes());
-    ops_->gather_samples(dataset_.data(), dataset_labels_.data(), static_cast<int>(dim), samples_in_.data(), batch,
-        features_.reserve(dim * samples.size()), labels_.reserve(samples.size()));
+    gather(samples);
     pass_.loss_and_gradient(params_.data(), features_.data(), labels_.data(), batch, gradient_.data(), results_.data());
     ops_->copy_out(staged_gradient_.data(), gradient_.data(), gradient.size_bytes());
     ops_->copy_out(staged_results_.data(), results_.data(), sizeof(float));
@@ -111,21 +116,15 @@ ResidentStep::Evaluation ResidentStep::evaluate(std::span<const float> params, s
 {
     ops_->finish();
     pull(params);
-    const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
     Evaluation total;
     std::vector<std::int64_t> indices(static_cast<std::size_t>(std::min(chunk, samples_)));
     for (std::int64_t begin = 0; begin < samples_; begin += chunk) {
         const std::int64_t count = std::min(chunk, samples_ - begin);
         std::iota(indices.begin(), indices.begin() + count, begin);
         ops_->finish();
-        std::int64_t* staged_samples = staged_samples_.reserve(static_cast<std::size_t>(count));
-        std::memcpy(staged_samples, indices.data(), static_cast<std::size_t>(count) * sizeof(std::int64_t));
-        ops_->copy_in(samples_in_.reserve(static_cast<std::size_t>(count)), staged_samples,
-            static_cast<std::size_t>(count) * sizeof(std::int64_t));
-        const int n = static_cast<int>(count);
-        ops_->gather_samples(dataset_.data(), dataset_labels_.data(), static_cast<int>(dim), samples_in_.data(), n,
-            features_.reserve(dim * static_cast<std::size_t>(count)), labels_.reserve(static_cast<std::size_t>(count)));
-        pass_.evaluate(params_.data(), features_.data(), labels_.data(), n, results_.data(), results_.data() + 1);
+        gather(std::span<const std::int64_t>(indices.data(), static_cast<std::size_t>(count)));
+        pass_.evaluate(params_.data(), features_.data(), labels_.data(), static_cast<int>(count), results_.data(),
+            results_.data() + 1);
         ops_->copy_out(staged_results_.data(), results_.data(), 2 * sizeof(float));
         ops_->finish();
         total.loss += static_cast<double>(staged_results_.data()[0]) * static_cast<double>(count);

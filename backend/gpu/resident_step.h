@@ -36,6 +36,9 @@ public:
 
 private:
     void pull(std::span<const float> params);
+    // Queues the samples' indices in through staging memory and gathers their features and
+    // labels into features_ and labels_. The staging buffers must be free (after finish()).
+    void gather(std::span<const std::int64_t> samples);
 
     std::unique_ptr<DenseOps> ops_;
     DensePass pass_;

@@ -32,8 +32,8 @@ public:
         if (slowdown > 1) // an injected straggler idles for the extra time
             std::this_thread::sleep_for(std::chrono::duration<double>((slowdown - 1) * seconds_since(began)));
         // A GPU worker's time is its stream's, measured with CUDA events, plus any injected delay.
-        const double waited = seconds_since(began);
-        m.compute_s = worker_.device_seconds() && slowdown <= 1 ? *worker_.device_seconds() : waited;
+        const auto on_device = worker_.device_seconds();
+        m.compute_s = on_device && slowdown <= 1 ? *on_device : seconds_since(began);
         m.elapsed_s = m.compute_s;
         return m;
     }

@@ -20,17 +20,6 @@ namespace {
             GTEST_SKIP() << "no CUDA device: " << gpu::cuda_devices().why_none;                                        \
     } while (false)
 
-std::span<float> view(model::Vector& v)
-{
-    return { v.data(), static_cast<std::size_t>(v.size()) };
-}
-
-gpu::ResidentStep step_on(std::unique_ptr<gpu::DenseOps> ops, const model::Model& m, const data::Dataset& set)
-{
-    return gpu::ResidentStep(std::move(ops), shape_of(m),
-        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
-}
-
 TEST(CudaDevices, AnAbsentDeviceIsRefusedByName)
 {
     const int absent = gpu::cuda_devices().count;

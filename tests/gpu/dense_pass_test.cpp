@@ -16,11 +16,6 @@ using namespace fulcrum::gpu::testing;
 
 namespace {
 
-std::span<const float> view(const model::Vector& v)
-{
-    return { v.data(), static_cast<std::size_t>(v.size()) };
-}
-
 class DensePassTest : public ::testing::TestWithParam<ModelCase> { };
 
 INSTANTIATE_TEST_SUITE_P(Models, DensePassTest, ::testing::ValuesIn(model_cases()),
@@ -42,11 +37,9 @@ TEST_P(DensePassTest, ResidentStepMatchesTheEigenPathOnTheSameSamples)
     model::Vector want(reference->parameter_count());
     const double want_loss = reference->loss_and_gradient(params, features, labels, want);
 
-    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
-        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    auto step = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
     model::Vector got(reference->parameter_count());
-    const double got_loss
-        = step.loss_and_gradient(view(params), samples, { got.data(), static_cast<std::size_t>(got.size()) });
+    const double got_loss = step.loss_and_gradient(view(params), samples, view(got));
 
     EXPECT_NEAR(got_loss, want_loss, 1e-5 * std::max(1.0, std::abs(want_loss)));
     expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-5, "gradient");
@@ -67,11 +60,10 @@ TEST_P(DensePassTest, GradientMatchesFiniteDifferences)
         params(i) += 0.1f * static_cast<float>(standard_normal(rng)); // biases off zero too
     std::vector<std::int64_t> samples(8);
     std::iota(samples.begin(), samples.end(), 4);
-    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
-        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    auto step = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
     model::Vector gradient(params.size()), scratch(params.size());
-    std::span<float> scratch_view(scratch.data(), static_cast<std::size_t>(scratch.size()));
-    step.loss_and_gradient(view(params), samples, { gradient.data(), static_cast<std::size_t>(gradient.size()) });
+    const std::span<float> scratch_view = view(scratch);
+    step.loss_and_gradient(view(params), samples, view(gradient));
 
     const float h = 1e-3f;
     int agree = 0;
@@ -96,8 +88,7 @@ TEST_P(DensePassTest, EvaluationMatchesTheEigenPath)
     model::Vector params(reference->parameter_count());
     reference->initialize(params, 2);
     const model::Evaluation want = model::evaluate(*reference, params, set, 64);
-    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
-        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    auto step = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
     const auto got = step.evaluate(view(params), 96);
     EXPECT_NEAR(got.loss, want.loss, 1e-5 * std::max(1.0, want.loss));
     EXPECT_NEAR(got.accuracy, want.accuracy, 1e-6); // a float mean of 0/1 against a double one
@@ -162,13 +153,10 @@ TEST(ResidentStep, RefusesSamplesOutsideTheResidentSet)
 {
     auto reference = model::make_softmax_regression(4, 3);
     const data::Dataset set = random_dataset(4, 10, 3, 1);
-    gpu::ResidentStep step(std::make_unique<gpu::HostDenseOps>(), shape_of(*reference),
-        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
+    auto step = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
     model::Vector params = model::Vector::Zero(reference->parameter_count()), gradient = params;
     const std::vector<std::int64_t> outside { 2, 10 };
-    EXPECT_THROW(
-        step.loss_and_gradient(view(params), outside, { gradient.data(), static_cast<std::size_t>(gradient.size()) }),
-        std::out_of_range);
+    EXPECT_THROW(step.loss_and_gradient(view(params), outside, view(gradient)), std::out_of_range);
 }
 
 } // namespace

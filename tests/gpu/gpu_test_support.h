@@ -3,6 +3,7 @@
 #include "common/random.h"
 #include "data/dataset.h"
 #include "gpu/dense_pass.h"
+#include "gpu/resident_step.h"
 #include "model/dense_network.h"
 #include "model/model_factory.h"
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace fulcrum::gpu::testing {
@@ -35,6 +37,18 @@ inline NetworkShape shape_of(const model::Model& m)
 {
     const auto& network = dynamic_cast<const model::DenseNetwork&>(m);
     return { { network.layer_sizes().begin(), network.layer_sizes().end() }, network.head() };
+}
+
+inline std::span<float> view(model::Vector& v)
+{
+    return { v.data(), static_cast<std::size_t>(v.size()) };
+}
+
+// A training step for model `m` over `set`, resident in `ops`' memory.
+inline gpu::ResidentStep step_on(std::unique_ptr<gpu::DenseOps> ops, const model::Model& m, const data::Dataset& set)
+{
+    return gpu::ResidentStep(std::move(ops), shape_of(m),
+        { set.features.data(), static_cast<std::size_t>(set.features.size()) }, set.labels);
 }
 
 // A labelled data set of `samples` Gaussian points in `dim` dimensions.
