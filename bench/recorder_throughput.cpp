@@ -72,8 +72,9 @@ double bare_sqlite_rate(const std::filesystem::path& file, std::int64_t rows, in
     sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", nullptr, nullptr, nullptr);
     sqlite3_stmt* insert = nullptr;
     sqlite3_prepare_v2(db,
-        "INSERT INTO iterations VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)", -1,
-        &insert, nullptr);
+        "INSERT INTO iterations VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULL, "
+        "NULL, NULL)",
+        -1, &insert, nullptr);
     const auto start = std::chrono::steady_clock::now();
     sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
     for (std::int64_t k = 0; k < rows / workers; ++k)

@@ -13,10 +13,11 @@ using detail::Statement;
 struct RunReader::Impl {
     explicit Impl(const std::filesystem::path& path)
         : connection(path.string(), false)
+        , version(detail::check_readable(connection))
     {
-        detail::check_readable(connection);
     }
     Connection connection;
+    int version;
 };
 
 RunReader::RunReader(const std::filesystem::path& path)
@@ -93,14 +94,18 @@ std::vector<WorkerInfo> RunReader::workers(RunId run)
 
 namespace {
 
+// A store older than kGpuColumnsVersion has no GPU columns: they read as NULL.
 std::vector<IterationRecord> iteration_rows(
-    Connection& connection, const char* table, RunId run, JobId job, std::int64_t first, std::int64_t last)
+    Connection& connection, int version, const char* table, RunId run, JobId job, std::int64_t first, std::int64_t last)
 {
+    const char* gpu_columns = version >= detail::kGpuColumnsVersion
+        ? ", gpu_memory_gb, gpu_memory_share, gpu_utilization"
+        : ", NULL, NULL, NULL";
     Statement s(connection,
         (std::string(
              "SELECT job_id, worker_id, iteration, start_s, end_s, batch_size, compute_s, comm_s, wait_s, cpu_share,"
-             " memory_share, speed, predicted_speed, loss, decision FROM ")
-            + table
+             " memory_share, speed, predicted_speed, loss, decision")
+            + gpu_columns + " FROM " + table
             + " WHERE run_id = ?1 AND job_id = ?2 AND iteration BETWEEN ?3 AND ?4 ORDER BY iteration, worker_id")
             .c_str());
     s.bind(1, run).bind(2, std::int64_t { job }).bind(3, first).bind(4, last);
@@ -122,6 +127,9 @@ std::vector<IterationRecord> iteration_rows(
         r.predicted_speed = s.optional_real(12);
         r.loss = s.real(13);
         r.decision = s.text(14);
+        r.gpu.memory_gb = s.optional_real(15);
+        r.gpu.memory_share = s.optional_real(16);
+        r.gpu.utilization = s.optional_real(17);
         result.push_back(std::move(r));
     }
     return result;
@@ -131,7 +139,7 @@ std::vector<IterationRecord> iteration_rows(
 
 std::vector<IterationRecord> RunReader::iterations(RunId run, JobId job, std::int64_t first, std::int64_t last)
 {
-    return iteration_rows(impl_->connection, "iterations", run, job, first, last);
+    return iteration_rows(impl_->connection, impl_->version, "iterations", run, job, first, last);
 }
 
 std::vector<IterationRecord> RunReader::superseded_iterations(RunId run, JobId job)
@@ -142,8 +150,8 @@ std::vector<IterationRecord> RunReader::superseded_iterations(RunId run, JobId j
         if (!table.step() || table.int64(0) == 0)
             return {};
     }
-    return iteration_rows(
-        impl_->connection, "superseded_iterations", run, job, 0, std::numeric_limits<std::int64_t>::max());
+    return iteration_rows(impl_->connection, impl_->version, "superseded_iterations", run, job, 0,
+        std::numeric_limits<std::int64_t>::max());
 }
 
 std::int64_t RunReader::iteration_row_count(RunId run)

@@ -58,7 +58,8 @@ struct RunRecorder::Impl {
         connection.exec("PRAGMA synchronous = NORMAL");
         detail::prepare_for_writing(connection);
         insert_iteration = std::make_unique<Statement>(connection,
-            "INSERT INTO iterations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+            "INSERT INTO iterations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+            "?17, ?18, ?19)");
         insert_evaluation = std::make_unique<Statement>(
             connection, "INSERT INTO evaluations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
         insert_event = std::make_unique<Statement>(connection,
@@ -146,7 +147,10 @@ struct RunRecorder::Impl {
                     .bind(13, row.speed)
                     .bind(14, row.predicted_speed)
                     .bind(15, row.loss)
-                    .bind(16, row.decision);
+                    .bind(16, row.decision)
+                    .bind(17, row.gpu.memory_gb)
+                    .bind(18, row.gpu.memory_share)
+                    .bind(19, row.gpu.utilization);
                 insert_iteration->run();
             }
             for (const auto& row : batch.evaluations) {

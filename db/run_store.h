@@ -98,6 +98,6 @@ struct Checkpoint {
 // Schema version this build writes. Older stores are migrated on open; newer are refused.
 // 1: runs, jobs, workers, iterations, evaluations, events. 2: sched_jobs, sched_spans.
 // 3: checkpoints.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 } // namespace fulcrum::db

@@ -135,6 +135,16 @@ CREATE TABLE checkpoints (
 CREATE TABLE superseded_iterations AS SELECT '' AS resumed_at, * FROM iterations WHERE 0;
 CREATE INDEX superseded_iterations_by_run ON superseded_iterations (run_id, job_id, iteration);
 CREATE TABLE superseded_evaluations AS SELECT '' AS resumed_at, * FROM evaluations WHERE 0;
+)sql",
+    // GPU workers' device memory and utilisation (issue 20). Appended in the same order to
+    // superseded_iterations, which copies iterations with `SELECT ?, *`.
+    R"sql(
+ALTER TABLE iterations ADD COLUMN gpu_memory_gb REAL;
+ALTER TABLE iterations ADD COLUMN gpu_memory_share REAL;
+ALTER TABLE iterations ADD COLUMN gpu_utilization REAL;
+ALTER TABLE superseded_iterations ADD COLUMN gpu_memory_gb REAL;
+ALTER TABLE superseded_iterations ADD COLUMN gpu_memory_share REAL;
+ALTER TABLE superseded_iterations ADD COLUMN gpu_utilization REAL;
 )sql" };
 
 std::int64_t pragma(Connection& connection, const char* name)
@@ -188,10 +198,12 @@ void prepare_for_writing(Connection& connection)
     }
 }
 
-void check_readable(Connection& connection)
+int check_readable(Connection& connection)
 {
-    if (checked_version(connection) == 0)
+    const int version = checked_version(connection);
+    if (version == 0)
         throw InputError(connection.path(), "", "is empty or not a Fulcrum run store");
+    return version;
 }
 
 } // namespace fulcrum::db::detail

@@ -13,7 +13,11 @@ inline constexpr std::int64_t kApplicationId = 0x46554c43;
 // Throws InputError for a foreign database or one written by a newer Fulcrum.
 void prepare_for_writing(Connection& connection);
 
-// Checks that a database is a run store this build can read; throws InputError otherwise.
-void check_readable(Connection& connection);
+// Checks that a database is a run store this build can read and returns its schema version
+// (a reader leaves an older store as it is); throws InputError otherwise.
+int check_readable(Connection& connection);
+
+// The first schema version with the iterations' GPU columns.
+inline constexpr int kGpuColumnsVersion = 4;
 
 } // namespace fulcrum::db::detail

@@ -42,6 +42,13 @@ BatchSizeManager::BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int 
         throw std::invalid_argument("damping must be in [0, 1)");
 }
 
+void BatchSizeManager::lower_batch_limits(const std::vector<std::int32_t>& measured)
+{
+    for (std::size_t i = 0; i < measured.size() && i < limits_.size(); ++i)
+        if (measured[i] > 0 && (limits_[i] == 0 || measured[i] < limits_[i]))
+            limits_[i] = measured[i];
+}
+
 void BatchSizeManager::check_worker(WorkerId worker) const
 {
     if (worker < 0 || worker >= workers_)

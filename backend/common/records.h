@@ -13,6 +13,18 @@ using RunId = std::int64_t;
 using JobId = std::int32_t;
 using WorkerId = std::int32_t;
 
+// A GPU worker's device while it computed a batch: its own device memory (GB), the device's
+// memory in use by every process as a share of the whole (what Algorithm 2's 95 % ceiling
+// reads), and the device's utilisation (0..1) as NVML sampled it. Unset where nothing
+// measured it; the virtual modes carry the performance model's memory and no utilisation.
+struct GpuUse {
+    std::optional<double> memory_gb;
+    std::optional<double> memory_share;
+    std::optional<double> utilization;
+
+    bool operator==(const GpuUse&) const = default;
+};
+
 // One worker's part of one iteration (one BSP superstep). Times are in seconds on the
 // run's clock: virtual seconds in the virtual and paced modes, measured wall seconds in
 // the real mode.
@@ -32,6 +44,7 @@ struct IterationRecord {
     std::optional<double> predicted_speed; // the batch-size policy's prediction, if it makes one
     double loss = 0; // mean training loss on this worker's batch
     std::string decision; // the policy's decision that set this batch size
+    GpuUse gpu; // GPU workers only
 
     bool operator==(const IterationRecord&) const = default;
 };

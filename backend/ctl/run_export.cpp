@@ -53,7 +53,7 @@ CsvRunWriter::CsvRunWriter(const fs::path& folder, RunId run, ExportSummary& sum
     const std::string prefix = "run-" + std::to_string(run) + "-";
     rows_ = open_csv(folder / (prefix + "iterations.csv"),
         "job,worker,iteration,start_s,end_s,batch_size,compute_s,comm_s,wait_s,cpu_share,memory_share,speed,"
-        "predicted_speed,loss,decision");
+        "predicted_speed,loss,decision,gpu_memory_gb,gpu_memory_share,gpu_utilization");
     evaluations_ = open_csv(
         folder / (prefix + "evaluations.csv"), "job,iteration,time_s,wall_s,epoch,train_loss,test_loss,test_accuracy");
     events_ = open_csv(folder / (prefix + "events.csv"), "job,iteration,time_s,kind,worker,actor,message");
@@ -67,7 +67,13 @@ void CsvRunWriter::row(const IterationRecord& r)
           << ',' << r.speed << ',';
     if (r.predicted_speed)
         rows_ << *r.predicted_speed;
-    rows_ << ',' << r.loss << ',' << csv_cell(r.decision) << '\n';
+    rows_ << ',' << r.loss << ',' << csv_cell(r.decision);
+    for (const std::optional<double>& v : { r.gpu.memory_gb, r.gpu.memory_share, r.gpu.utilization }) {
+        rows_ << ',';
+        if (v)
+            rows_ << *v;
+    }
+    rows_ << '\n';
     ++summary_.iteration_rows;
 }
 

@@ -195,7 +195,7 @@ std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int6
         return std::nullopt;
     }
     std::memcpy(gradient.data(), result.gradient.data(), gradient.size_bytes());
-    return train::RemoteBatch { result.loss, result.compute_s, result.cpu_share, result.memory_share };
+    return train::RemoteBatch { result.loss, result.compute_s, result.cpu_share, result.memory_share, result.gpu };
 }
 
 } // namespace fulcrum::daemon

@@ -4,10 +4,12 @@
 #include "gpu/cuda_devices.h"
 #include "gpu/device_error.h"
 #include "gpu/head_math.h"
+#include "gpu/nvml_library.h"
 
 #include <algorithm>
 #include <cuda_runtime.h>
 #include <string>
+#include <unordered_map>
 
 namespace fulcrum::gpu {
 
@@ -116,6 +118,11 @@ public:
         check_blas(blas.set_stream(handle_, stream_), "cublasSetStream");
         // FP32 products: the CPU path's math, to 1e-4 (TF32 would trade that for speed).
         check_blas(blas.set_math_mode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+        if (const NvmlLibrary* nvml = NvmlLibrary::get()) {
+            char bus_id[32] = {};
+            if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_) == cudaSuccess)
+                nvml_device_ = nvml->device(bus_id);
+        }
     }
     CudaDenseOps(const CudaDenseOps&) = delete;
     CudaDenseOps& operator=(const CudaDenseOps&) = delete;
@@ -139,17 +146,50 @@ public:
         void* buffer = nullptr;
         const std::string what = std::string(where == Memory::Compute ? "cudaMalloc" : "cudaMallocHost") + " of "
             + std::to_string(bytes >> 20) + " MiB";
-        check(where == Memory::Compute ? cudaMalloc(&buffer, bytes) : cudaMallocHost(&buffer, bytes), what.c_str());
+        if (where == Memory::Staging) {
+            check(cudaMallocHost(&buffer, bytes), what.c_str());
+            return buffer;
+        }
+        if (const cudaError_t status = cudaMalloc(&buffer, bytes); status == cudaErrorMemoryAllocation) {
+            cudaGetLastError(); // not a sticky error: the device goes on
+            throw OutOfDeviceMemory(
+                "cuda:" + std::to_string(device_) + ": " + what + ": " + cudaGetErrorString(status));
+        } else {
+            check(status, what.c_str());
+        }
+        compute_buffers_.emplace(buffer, bytes);
+        compute_bytes_ += bytes;
         return buffer;
     }
 
     void release(Memory where, void* buffer) noexcept override
     {
         cudaSetDevice(device_);
-        if (where == Memory::Compute)
-            cudaFree(buffer);
-        else
+        if (where == Memory::Staging) {
             cudaFreeHost(buffer);
+            return;
+        }
+        if (const auto found = compute_buffers_.find(buffer); found != compute_buffers_.end()) {
+            compute_bytes_ -= found->second;
+            compute_buffers_.erase(found);
+        }
+        cudaFree(buffer);
+    }
+
+    // The device's memory as the driver counts it (every process's allocations and
+    // contexts), and NVML's utilisation where NVML is present.
+    DeviceReading reading() override
+    {
+        bind();
+        DeviceReading r;
+        r.own_bytes = compute_bytes_;
+        std::size_t free = 0, total = 0;
+        check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+        r.used_bytes = total - free;
+        r.total_bytes = total;
+        if (nvml_device_)
+            r.utilization = NvmlLibrary::get()->utilization(nvml_device_);
+        return r;
     }
 
     void copy_in(void* compute, const void* staging, std::size_t bytes) override
@@ -274,6 +314,9 @@ private:
     cudaEvent_t finished_ = nullptr;
     cublasHandle_t handle_ = nullptr;
     bool timing_ = false;
+    void* nvml_device_ = nullptr;
+    std::unordered_map<void*, std::size_t> compute_buffers_;
+    std::size_t compute_bytes_ = 0;
 };
 
 } // namespace

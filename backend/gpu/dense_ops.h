@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 namespace fulcrum::gpu {
@@ -13,6 +14,16 @@ namespace fulcrum::gpu {
 // (page-locked for CUDA, so that they run asynchronously on the worker's stream).
 enum class Memory { Compute, Staging };
 
+// What a DenseOps' device holds now: this DenseOps' own Compute buffers and, where the
+// device reports them, the memory every process has in use on it, its size and its
+// utilisation (NVML's share of time a kernel ran, over its last sample period).
+struct DeviceReading {
+    std::size_t own_bytes = 0;
+    std::optional<std::size_t> used_bytes;
+    std::optional<std::size_t> total_bytes;
+    std::optional<double> utilization;
+};
+
 // The operations a dense network's training step is made of, over column-major float
 // buffers in Compute memory. DensePass and ResidentStep sequence them; HostDenseOps runs
 // them on the CPU, so any machine's tests check the sequence a GPU runs. Operations may be
@@ -21,6 +32,7 @@ class DenseOps {
 public:
     virtual ~DenseOps() = default;
 
+    // Throws OutOfDeviceMemory where Compute memory has no room for `bytes`.
     virtual void* allocate(Memory where, std::size_t bytes) = 0;
     virtual void release(Memory where, void* buffer) noexcept = 0;
     // Staging -> Compute and back.
@@ -56,6 +68,8 @@ public:
         = 0;
     // *out = the mean of v[0, count).
     virtual void mean(const float* v, int count, float* out) = 0;
+
+    virtual DeviceReading reading() = 0;
 };
 
 // A buffer of T in one of a DenseOps' memories that grows on demand and is released with it.
@@ -95,6 +109,14 @@ public:
             size_ = count;
         }
         return data_;
+    }
+    // Gives the memory back (the next reserve allocates anew).
+    void clear() noexcept
+    {
+        if (data_)
+            ops_->release(where_, data_);
+        data_ = nullptr;
+        size_ = 0;
     }
     T* data() const { return data_; }
     std::size_t size() const { return size_; }

@@ -1,5 +1,6 @@
 #include "gpu/dense_pass.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fulcrum::gpu {
@@ -44,6 +45,30 @@ DensePass::DensePass(DenseOps& ops, NetworkShape shape)
         activations_.emplace_back(ops, Memory::Compute);
 }
 
+void DensePass::reserve(int batch)
+{
+    std::int64_t widest = 0;
+    for (std::size_t l = 0; l < shape_.layers(); ++l) {
+        activations_[l].reserve(elements(shape_.layer_sizes[l + 1], batch));
+        widest = std::max(widest, shape_.layer_sizes[l + 1]);
+    }
+    // delta_ and delta_below_ trade places layer by layer: each may hold any layer's.
+    for (std::size_t l = 1; l < shape_.layers(); ++l)
+        widest = std::max(widest, shape_.layer_sizes[l]);
+    delta_.reserve(elements(widest, batch));
+    delta_below_.reserve(elements(widest, batch));
+    per_sample_.reserve(static_cast<std::size_t>(batch));
+}
+
+void DensePass::release_buffers() noexcept
+{
+    for (OpsBuffer<float>& a : activations_)
+        a.clear();
+    delta_.clear();
+    delta_below_.clear();
+    per_sample_.clear();
+}
+
 const float* DensePass::forward(const float* params, const float* features, int batch)
 {
     const float* input = features;
@@ -63,6 +88,9 @@ const float* DensePass::forward(const float* params, const float* features, int 
 void DensePass::loss_and_gradient(
     const float* params, const float* features, const std::int32_t* labels, int batch, float* gradient, float* loss)
 {
+    // Every buffer at its full size for this batch, as probe_batch_limit measured it: the
+    // step's memory then grows with its batch alone, as Algorithm 2's x_o assumes.
+    reserve(batch);
     const float* top = forward(params, features, batch);
     const int classes = shape_.classes();
     float* delta = delta_.reserve(elements(classes, batch));

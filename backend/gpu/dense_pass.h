@@ -35,6 +35,11 @@ public:
     void evaluate(const float* params, const float* features, const std::int32_t* labels, int batch, float* loss,
         float* accuracy);
 
+    // Allocates now every buffer a batch of `batch` needs (OutOfDeviceMemory where they do
+    // not fit), or gives them all back.
+    void reserve(int batch);
+    void release_buffers() noexcept;
+
     const NetworkShape& shape() const { return shape_; }
 
 private:

@@ -11,4 +11,10 @@ public:
     using RuntimeFailure::RuntimeFailure;
 };
 
+// An allocation the device's memory had no room for: what the batch-limit probe looks for.
+class OutOfDeviceMemory : public DeviceError {
+public:
+    using DeviceError::DeviceError;
+};
+
 } // namespace fulcrum::gpu

@@ -1,11 +1,13 @@
 #include "gpu/host_dense_ops.h"
 
 #include "common/eigen_core.h"
+#include "gpu/device_error.h"
 #include "gpu/head_math.h"
 
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <string>
 
 namespace fulcrum::gpu {
 
@@ -21,14 +23,38 @@ std::size_t at(int row, int col, int ld)
 
 } // namespace
 
-void* HostDenseOps::allocate(Memory /*where*/, std::size_t bytes)
+void* HostDenseOps::allocate(Memory where, std::size_t bytes)
 {
-    return ::operator new (bytes, std::align_val_t { 64 });
+    if (where == Memory::Compute && capacity_ && bytes > *capacity_ - compute_bytes_)
+        throw OutOfDeviceMemory("host reference: an allocation of " + std::to_string(bytes) + " bytes does not fit: "
+            + std::to_string(compute_bytes_) + " of " + std::to_string(*capacity_) + " bytes are in use");
+    void* buffer = ::operator new (bytes, std::align_val_t { 64 });
+    if (where == Memory::Compute) {
+        compute_buffers_.emplace(buffer, bytes);
+        compute_bytes_ += bytes;
+    }
+    return buffer;
 }
 
-void HostDenseOps::release(Memory /*where*/, void* buffer) noexcept
+void HostDenseOps::release(Memory where, void* buffer) noexcept
 {
+    if (where == Memory::Compute)
+        if (const auto found = compute_buffers_.find(buffer); found != compute_buffers_.end()) {
+            compute_bytes_ -= found->second;
+            compute_buffers_.erase(found);
+        }
     ::operator delete (buffer, std::align_val_t { 64 });
+}
+
+DeviceReading HostDenseOps::reading()
+{
+    DeviceReading r;
+    r.own_bytes = compute_bytes_;
+    if (capacity_) {
+        r.used_bytes = compute_bytes_;
+        r.total_bytes = *capacity_;
+    }
+    return r;
 }
 
 void HostDenseOps::copy_in(void* compute, const void* staging, std::size_t bytes)

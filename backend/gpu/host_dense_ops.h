@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 
 namespace fulcrum::gpu {
 
@@ -11,6 +13,16 @@ namespace fulcrum::gpu {
 // implementation is checked against, and what checks DensePass on machines without a GPU.
 class HostDenseOps final : public DenseOps {
 public:
+    // `compute_capacity` bounds Compute memory as a device's size would (OutOfDeviceMemory
+    // beyond it); unset, host memory is the bound.
+    explicit HostDenseOps(std::optional<std::size_t> compute_capacity = std::nullopt)
+        : capacity_(compute_capacity)
+    {
+    }
+    HostDenseOps(const HostDenseOps&) = delete;
+    HostDenseOps& operator=(const HostDenseOps&) = delete;
+    ~HostDenseOps() override = default;
+
     void* allocate(Memory where, std::size_t bytes) override;
     void release(Memory where, void* buffer) noexcept override;
     void copy_in(void* compute, const void* staging, std::size_t bytes) override;
@@ -31,9 +43,13 @@ public:
     void correct_predictions(
         const float* scores, const std::int32_t* labels, int classes, int batch, float* per_sample) override;
     void mean(const float* v, int count, float* out) override;
+    DeviceReading reading() override;
 
 private:
     std::chrono::steady_clock::time_point started_ {};
+    std::optional<std::size_t> capacity_;
+    std::unordered_map<void*, std::size_t> compute_buffers_;
+    std::size_t compute_bytes_ = 0;
 };
 
 } // namespace fulcrum::gpu

@@ -1,5 +1,7 @@
 #include "gpu/resident_step.h"
 
+#include "gpu/device_error.h"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -110,6 +112,56 @@ double ResidentStep::loss_and_gradient(
     last_seconds_ = ops_->timed_seconds();
     std::memcpy(gradient.data(), staged_gradient_.data(), gradient.size_bytes());
     return staged_results_.data()[0];
+}
+
+void ResidentStep::release_batch_buffers() noexcept
+{
+    pass_.release_buffers();
+    features_.clear();
+    labels_.clear();
+    samples_in_.clear();
+}
+
+bool ResidentStep::batch_fits(std::int32_t batch)
+{
+    release_batch_buffers();
+    bool fits = true;
+    try {
+        const auto samples = static_cast<std::size_t>(batch);
+        samples_in_.reserve(samples);
+        labels_.reserve(samples);
+        features_.reserve(static_cast<std::size_t>(pass_.shape().input_dim()) * samples);
+        pass_.reserve(batch);
+    } catch (const OutOfDeviceMemory&) {
+        fits = false;
+    }
+    release_batch_buffers();
+    return fits;
+}
+
+std::int32_t ResidentStep::probe_batch_limit(std::int32_t cap)
+{
+    ops_->finish(); // nothing queued still uses the buffers given back
+    if (cap < 1 || !batch_fits(1))
+        return 0;
+    if (batch_fits(cap))
+        return cap;
+    std::int32_t fits = 1, does_not = cap; // bisect: fits < x_o + 1 <= does_not
+    while (does_not - fits > 1) {
+        const std::int32_t middle = fits + (does_not - fits) / 2;
+        (batch_fits(middle) ? fits : does_not) = middle;
+    }
+    return fits;
+}
+
+GpuUse gpu_use(const DeviceReading& reading)
+{
+    GpuUse use;
+    use.memory_gb = static_cast<double>(reading.own_bytes) / 1e9;
+    if (reading.used_bytes && reading.total_bytes && *reading.total_bytes > 0)
+        use.memory_share = static_cast<double>(*reading.used_bytes) / static_cast<double>(*reading.total_bytes);
+    use.utilization = reading.utilization;
+    return use;
 }
 
 ResidentStep::Evaluation ResidentStep::evaluate(std::span<const float> params, std::int64_t chunk)

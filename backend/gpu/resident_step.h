@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/records.h"
 #include "gpu/dense_pass.h"
 
 #include <memory>
@@ -34,11 +35,22 @@ public:
     // The device time of the last loss_and_gradient, copies in and out included.
     double last_compute_seconds() const { return last_seconds_; }
 
+    // x_o of LB-BSP Algorithm 2, measured: the largest batch, up to `cap`, whose buffers the
+    // device can allocate now (real allocations, bisected; 0 where not even one sample fits).
+    // Afterwards the step holds no batch buffers: they grow again with the batches it runs.
+    // What other workers and processes allocate later is not foreseen; Algorithm 2's memory
+    // ceiling on the device's reading guards that.
+    std::int32_t probe_batch_limit(std::int32_t cap);
+    // The device's memory now (this step's own and every process's) and its utilisation.
+    DeviceReading reading() { return ops_->reading(); }
+
 private:
     void pull(std::span<const float> params);
     // Queues the samples' indices in through staging memory and gathers their features and
     // labels into features_ and labels_. The staging buffers must be free (after finish()).
     void gather(std::span<const std::int64_t> samples);
+    bool batch_fits(std::int32_t batch);
+    void release_batch_buffers() noexcept;
 
     std::unique_ptr<DenseOps> ops_;
     DensePass pass_;
@@ -57,5 +69,9 @@ private:
     OpsBuffer<float> staged_results_;
     double last_seconds_ = 0;
 };
+
+// A reading as the run store records it: GB (1e9 bytes, as PyTorch ranks report theirs)
+// and shares.
+GpuUse gpu_use(const DeviceReading& reading);
 
 } // namespace fulcrum::gpu

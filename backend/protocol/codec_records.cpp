@@ -23,8 +23,11 @@ json::object to_json(const IterationRecord& r)
         { "loss", r.loss },
         { "decision", r.decision },
     };
-    if (r.predicted_speed)
-        o["predicted_speed"] = *r.predicted_speed;
+    for (const auto& [name, value] :
+        { std::pair { "predicted_speed", r.predicted_speed }, std::pair { "gpu_memory_gb", r.gpu.memory_gb },
+            std::pair { "gpu_memory_share", r.gpu.memory_share }, std::pair { "gpu_utilization", r.gpu.utilization } })
+        if (value)
+            o[name] = *value;
     return o;
 }
 
@@ -46,6 +49,9 @@ IterationRecord iteration_from(const Fields& f)
     r.predicted_speed = f.optional_number("predicted_speed");
     r.loss = f.number("loss");
     r.decision = f.string_or("decision", "");
+    r.gpu.memory_gb = f.optional_number("gpu_memory_gb");
+    r.gpu.memory_share = f.optional_number("gpu_memory_share");
+    r.gpu.utilization = f.optional_number("gpu_utilization");
     return r;
 }
 
@@ -154,7 +160,7 @@ json::object to_json(const ClusterState& c)
 json::object to_json(const WorkerState& w)
 {
     json::object o { { "worker", w.worker }, { "name", w.name }, { "batch_size", w.batch_size },
-        { "excluded", w.excluded }, { "member", w.member }, { "slowdown", w.slowdown } };
+        { "excluded", w.excluded }, { "member", w.member }, { "slowdown", w.slowdown }, { "device", w.device } };
     if (w.pinned)
         o["pinned"] = *w.pinned;
     if (w.excluded_until)
@@ -174,6 +180,7 @@ WorkerState worker_state_from(const Fields& f)
     w.excluded_until = f.optional_number("excluded_until");
     w.member = f.has("member") ? f.boolean("member") : true;
     w.slowdown = f.has("slowdown") ? f.number("slowdown") : 1.0;
+    w.device = f.string_or("device", "cpu");
     return w;
 }
 

@@ -236,6 +236,7 @@ struct WorkerState {
     std::optional<double> excluded_until;
     bool member = true; // Elastic PS: a current worker of the job
     double slowdown = 1; // an injected straggler's factor (1: none)
+    std::string device = "cpu"; // where it computes: "cpu" or "cuda:N"
 
     bool operator==(const WorkerState&) const = default;
 };

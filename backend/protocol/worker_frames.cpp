@@ -1,7 +1,9 @@
 #include "protocol/worker_frames.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace fulcrum::protocol {
 
@@ -12,6 +14,7 @@ namespace {
 
 constexpr std::string_view kTaskMagic = "FTSK";
 constexpr std::string_view kResultMagic = "FRES";
+constexpr std::string_view kGpuMagic = "FGPU";
 
 class Writer {
 public:
@@ -20,6 +23,7 @@ public:
         out_.reserve(magic.size() + payload);
         out_.append(magic);
     }
+    void magic(std::string_view m) { out_.append(m); }
     template <class T> void put(T value) { out_.append(reinterpret_cast<const char*>(&value), sizeof value); }
     void floats(std::span<const float> values)
     {
@@ -66,6 +70,14 @@ public:
         return values;
     }
     bool whole() const { return ok_ && at_ == frame_.size(); }
+    // Reads `magic` if the frame goes on with it.
+    bool next_is(std::string_view magic)
+    {
+        if (!ok_ || frame_.substr(at_, magic.size()) != magic)
+            return false;
+        at_ += magic.size();
+        return true;
+    }
 
 private:
     std::string_view frame_;
@@ -94,6 +106,11 @@ std::string encode_result(const WorkerResult& r)
     w.put(r.cpu_share);
     w.put(r.memory_share);
     w.floats(r.gradient);
+    if (r.gpu != GpuUse {}) {
+        w.magic(kGpuMagic);
+        for (const std::optional<double>& v : { r.gpu.memory_gb, r.gpu.memory_share, r.gpu.utilization })
+            w.put(v.value_or(std::numeric_limits<double>::quiet_NaN()));
+    }
     return w.take();
 }
 
@@ -123,6 +140,10 @@ std::optional<WorkerResult> decode_result(std::string_view frame, std::string* e
     out.cpu_share = r.get<double>();
     out.memory_share = r.get<double>();
     out.gradient = r.floats();
+    if (r.next_is(kGpuMagic))
+        for (std::optional<double>* v : { &out.gpu.memory_gb, &out.gpu.memory_share, &out.gpu.utilization })
+            if (const auto value = r.get<double>(); !std::isnan(value))
+                *v = value;
     if (!r.whole()) {
         if (error)
             *error = "not a whole result frame (" + std::to_string(frame.size()) + " bytes)";

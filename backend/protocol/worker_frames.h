@@ -6,6 +6,8 @@
 // build requires to be little-endian; the header is fixed-size and little-endian too.
 // Text frames are always JSON objects, so a frame that starts with a magic below is binary.
 
+#include "common/records.h"
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -32,6 +34,9 @@ struct WorkerResult {
     double cpu_share = 0; // CPU time over wall time while computing (0..1)
     double memory_share = 0; // available memory over total on its host (/proc/meminfo)
     std::vector<float> gradient;
+    // A worker on a GPU (fulcrum-worker --device cuda:N) appends its device's reading after
+    // the gradient: "FGPU" and three doubles, NaN for one it could not measure.
+    GpuUse gpu;
 };
 
 std::string encode_task(std::int64_t iteration, std::int32_t batch_size, std::span<const float> parameters);

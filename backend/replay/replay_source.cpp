@@ -1,6 +1,7 @@
 #include "replay/replay_source.h"
 
 #include "common/error.h"
+#include "common/json_fields.h"
 #include "db/run_reader.h"
 #include "replay/worker_state_fold.h"
 
@@ -10,9 +11,28 @@ namespace fulcrum::replay {
 
 using namespace protocol;
 
+namespace {
+
+// Where a recorded worker computed, from its profile (stores from before GPU workers say
+// nothing: the CPU).
+std::string recorded_device(const std::string& profile_json)
+{
+    try {
+        const boost::json::value profile = parse_json_text(profile_json);
+        if (const auto* o = profile.if_object())
+            if (const auto* device = o->if_contains("device"); device && device->is_string())
+                return std::string(device->as_string());
+    } catch (const std::exception&) { // NOLINT(bugprone-empty-catch): an unreadable profile says nothing
+    }
+    return "cpu";
+}
+
+} // namespace
+
 struct ReplaySource::Job {
     db::JobInfo info;
     std::vector<db::WorkerInfo> workers;
+    std::vector<std::string> devices; // per worker, from its profile
     std::vector<std::int64_t> steps; // this job's steps, ascending
     std::vector<EventRecord> events; // this job's events, in time order
     std::vector<std::int64_t> event_due; // the step each goes with
@@ -31,8 +51,10 @@ ReplaySource::ReplaySource(
         j->info = info;
         jobs_[info.id] = std::move(j);
     }
-    for (const db::WorkerInfo& w : reader_->workers(run))
+    for (const db::WorkerInfo& w : reader_->workers(run)) {
         job(w.job).workers.push_back(w);
+        job(w.job).devices.push_back(recorded_device(w.profile_json));
+    }
     for (std::size_t i = 0; i < marks_.size(); ++i)
         job(marks_[i].job).steps.push_back(static_cast<std::int64_t>(i));
     events_ = reader_->events(run);
@@ -195,6 +217,7 @@ WorkerUpdate ReplaySource::workers_at(Job& j, std::int64_t position, const std::
         WorkerState w;
         w.worker = j.workers[static_cast<std::size_t>(i)].id;
         w.name = j.workers[static_cast<std::size_t>(i)].name;
+        w.device = j.devices[static_cast<std::size_t>(i)];
         for (const IterationRecord& r : rows)
             if (r.worker == w.worker)
                 w.batch_size = r.batch_size;

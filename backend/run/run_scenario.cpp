@@ -48,6 +48,7 @@ std::string profile_json(const train::WorkerSetup& w)
     o["speed"] = w.cpu.speed;
     o["memory_need"] = w.cpu.memory_need;
     o["overhead_s"] = w.cpu.overhead_s;
+    o["device"] = perf::to_string(w.device);
     o["bandwidth_gbps"] = w.network.bandwidth_gbps;
     o["latency_s"] = w.network.latency_s;
     o["noise_sigma"] = w.cpu.noise.sigma;

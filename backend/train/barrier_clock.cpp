@@ -52,6 +52,7 @@ public:
             row.cpu_share = timing.mean_share.cpu;
             row.memory_share = timing.mean_share.memory;
             row.end_s = barrier_open + row.comm_s + row.compute_s;
+            row.gpu = worker.modelled_device_use(timing.device_memory);
             device_memory_[i] = timing.device_memory;
             clock.schedule(row.end_s, [&, end = row.end_s] {
                 if (++arrived == needed)
@@ -109,6 +110,7 @@ public:
             row.end_s = task.end;
             row.cpu_share = row.compute_s > 0 ? std::min(1.0, m.cpu_seconds / row.compute_s) : 1.0;
             row.memory_share = m.memory_share.value_or(memory);
+            row.gpu = m.gpu;
             if (!m.lost)
                 ends.push_back(row.end_s);
         }

@@ -281,7 +281,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 const perf::ResourceShare next = timing->next_share(row, barrier);
                 o.next_cpu_share = next.cpu;
                 o.next_memory_share = next.memory;
-                o.device_memory = device_memory[i];
+                // Measured where the device was read (real mode), else the performance model's.
+                o.device_memory = row.gpu.memory_share.value_or(device_memory[i]);
                 o.batch_limit = limits[i];
                 observations.push_back(o);
                 if (row.end_s <= barrier && used < static_cast<std::int64_t>(needed)) {

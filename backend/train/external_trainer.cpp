@@ -123,6 +123,7 @@ std::vector<IterationRecord> ExternalTrainer::rows_of(const GatheredReports& gat
         row.wait_s = std::max(0.0, closed - row.end_s);
         row.cpu_share = r.cpu_share;
         row.memory_share = r.memory_share;
+        row.gpu.memory_gb = r.gpu_memory_gb; // PyTorch's own allocations on the rank's GPU
         row.speed = r.compute_s > 0 ? r.batch_size / r.compute_s : 0;
         if (i < given.predicted_speeds.size())
             row.predicted_speed = given.predicted_speeds[i];

@@ -529,6 +529,7 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
         row.comm_s = perf::communication_time(worker.setup().network, e.job.model_bytes, s.clock);
         row.cpu_share = timed.mean_share.cpu;
         row.memory_share = timed.mean_share.memory;
+        row.gpu = worker.modelled_device_use(timed.device_memory);
         row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
         row.end_s = t + row.comm_s + row.compute_s;
         e.clock.schedule(row.end_s, [this, i, version = s.pulled_version] { e.arrive(i, version); });
@@ -637,6 +638,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
         row.comm_s = pull_s[c.worker] + (m.lost ? 0 : std::max(0.0, m.elapsed_s - m.compute_s));
         row.cpu_share = m.compute_s > 0 ? std::min(1.0, m.cpu_seconds / m.compute_s) : 1.0;
         row.memory_share = m.memory_share.value_or(perf::memory_available_share());
+        row.gpu = m.gpu;
         row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
         row.end_s = c.ended;
         if (!m.lost) {

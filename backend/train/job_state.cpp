@@ -31,6 +31,10 @@ JobState::JobState(TrainerConfig c)
     for (std::size_t i = 0; i < config.workers.size(); ++i)
         workers.push_back(std::make_unique<Worker>(static_cast<WorkerId>(i), config.workers[i], *config.prototype,
             i < config.worker_data.size() ? config.worker_data[i] : config.train, config.seed));
+    // x_o on each GPU worker's device, measured now that every worker of this job holds its
+    // resident training set (no worker takes more than the total batch).
+    for (const auto& worker : workers)
+        worker->measure_batch_limit(config.total_batch);
     for (const auto& worker : workers)
         endpoints.push_back(config.remote && config.remote->is_remote(worker->id())
                 ? make_remote_endpoint(*worker, *config.remote)
@@ -67,7 +71,7 @@ std::vector<std::int32_t> JobState::batch_limits() const
 {
     std::vector<std::int32_t> limits;
     for (const auto& w : workers)
-        limits.push_back(w->performance().batch_limit());
+        limits.push_back(w->batch_limit());
     return limits;
 }
 

@@ -14,6 +14,7 @@ struct RemoteBatch {
     double compute_s = 0; // its own wall time for forward and backward
     double cpu_share = 0; // its CPU time over that wall time
     double memory_share = 0; // available memory on its host
+    GpuUse gpu; // its GPU after the batch, when it computes on one (fulcrum-worker --device)
 };
 
 // Worker slots whose batches are computed by other processes (fulcrum-worker), which

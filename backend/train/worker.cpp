@@ -1,8 +1,10 @@
 #include "train/worker.h"
 
 #include "gpu/cuda_devices.h"
+#include "gpu/device_error.h"
 #include "model/dense_network.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace fulcrum::train {
@@ -30,6 +32,31 @@ Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& protot
         on_device_ = std::make_unique<gpu::ResidentStep>(gpu::make_cuda_dense_ops(setup.device.index), std::move(shape),
             std::span<const float>(train_->features.data(), values), train_->labels);
     }
+}
+
+void Worker::measure_batch_limit(std::int32_t cap)
+{
+    if (!on_device_)
+        return;
+    measured_batch_limit_ = on_device_->probe_batch_limit(cap);
+    if (*measured_batch_limit_ < 1)
+        throw gpu::DeviceError("worker " + setup_.name + ": " + perf::to_string(setup_.device)
+            + " has no room for the buffers of even one sample (its memory is taken)");
+}
+
+GpuUse Worker::modelled_device_use(double memory_share) const
+{
+    if (!setup_.gpu)
+        return {};
+    return { memory_share * setup_.gpu->memory_gb, memory_share, std::nullopt };
+}
+
+std::int32_t Worker::batch_limit() const
+{
+    const std::int32_t modelled = performance_->batch_limit();
+    if (!measured_batch_limit_)
+        return modelled;
+    return modelled > 0 ? std::min(modelled, *measured_batch_limit_) : *measured_batch_limit_;
 }
 
 double Worker::compute_gradient(std::int32_t batch_size)

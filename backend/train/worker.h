@@ -31,6 +31,22 @@ public:
         return on_device_ ? std::optional<double>(on_device_->last_compute_seconds()) : std::nullopt;
     }
 
+    // A GPU worker's device after its last batch (its memory, the device's, utilisation);
+    // nullopt for a CPU worker.
+    std::optional<GpuUse> device_use() const
+    {
+        return on_device_ ? std::optional<GpuUse>(gpu::gpu_use(on_device_->reading())) : std::nullopt;
+    }
+    // The virtual modes' record of a GPU-profile worker's device: the performance model's
+    // memory share as GB and share, no utilisation; nothing for a CPU worker.
+    GpuUse modelled_device_use(double memory_share) const;
+    // A GPU worker measures x_o on its device (ResidentStep::probe_batch_limit, up to
+    // `cap`); a CPU worker has none. Throws where not even one sample fits.
+    void measure_batch_limit(std::int32_t cap);
+    // The largest batch this worker can take: x_o as measured, and its performance model's
+    // (a GPU profile's), whichever is smaller; 0 for none.
+    std::int32_t batch_limit() const;
+
     // Elastic PS: sample only from these training-set indices from now on.
     void assign_data(std::vector<std::int64_t> indices) { sampler_.assign(std::move(indices)); }
 
@@ -67,6 +83,7 @@ private:
     std::vector<std::int32_t> labels_;
     // A GPU worker's step, with the training set resident on its device.
     std::unique_ptr<gpu::ResidentStep> on_device_;
+    std::optional<std::int32_t> measured_batch_limit_;
 };
 
 } // namespace fulcrum::train

@@ -35,6 +35,7 @@ public:
         const auto on_device = worker_.device_seconds();
         m.compute_s = on_device && slowdown <= 1 ? *on_device : seconds_since(began);
         m.elapsed_s = m.compute_s;
+        m.gpu = worker_.device_use().value_or(GpuUse {});
         return m;
     }
 
@@ -71,6 +72,7 @@ public:
         m.compute_s = std::min(result->compute_s, m.elapsed_s);
         m.cpu_seconds = result->cpu_share * result->compute_s;
         m.memory_share = result->memory_share;
+        m.gpu = result->gpu;
         return m;
     }
 

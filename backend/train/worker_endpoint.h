@@ -18,6 +18,7 @@ struct BatchMeasurement {
     double elapsed_s = 0;
     double cpu_seconds = 0; // CPU time the batch used
     std::optional<double> memory_share; // measured on the worker's host; unset: this host's
+    GpuUse gpu; // a GPU worker's device after the batch
     bool lost = false; // the worker is gone (disconnected): no gradient, nothing measured
 };
 

@@ -125,6 +125,7 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
         result.cpu_share
             = result.compute_s > 0 ? std::min(1.0, (perf::thread_cpu_seconds() - cpu_before) / result.compute_s) : 1.0;
         result.memory_share = perf::memory_available_share();
+        result.gpu = worker.device_use().value_or(GpuUse {});
         result.gradient.assign(worker.gradient().data(), worker.gradient().data() + worker.gradient().size());
         connection.send_binary(encode_result(result));
         summary.batches += 1;

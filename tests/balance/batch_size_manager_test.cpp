@@ -122,6 +122,31 @@ TEST(BatchSizeManager, BadRequestsAreRefusedWithAReasonAndChangeNothing)
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 0, 0, 30 }));
 }
 
+// A GPU worker's x_o measured on its device lowers the limit its profile gave (or sets one
+// where it gave none), and only lowers it.
+TEST(BatchSizeManager, MeasuredMemoryLimitsOnlyLowerTheProfilesOnes)
+{
+    auto m = cpu_manager(3, 60, { 80, 0, 25 });
+    m->lower_batch_limits({ 50, 45, 0 });
+    m->lower_batch_limits({ 70, 0, 30 }); // neither raises a limit
+    auto a = m->initial();
+    a = m->next(observe(a.batch_sizes, { 1000, 10, 10 }), 0, 1);
+    EXPECT_EQ(sum(a.batch_sizes), 60);
+    EXPECT_LE(a.batch_sizes[0], 50);
+    const auto refused = [&](WorkerId worker, std::int32_t size) {
+        try {
+            m->pin(worker, size);
+        } catch (const balance::OverrideError& e) {
+            return e.code() == "over-memory-limit";
+        }
+        return false;
+    };
+    EXPECT_TRUE(refused(0, 51));
+    EXPECT_TRUE(refused(1, 46));
+    EXPECT_TRUE(refused(2, 26));
+    EXPECT_FALSE(refused(0, 50));
+}
+
 TEST(BatchSizeManager, APolicyAskingBeyondAMemoryLimitIsRefusedAndTheRunGoesOn)
 {
     // Worker 0 is ten times faster, so Alg. 1 wants to give it ~91 samples; its memory holds 60.

@@ -43,6 +43,11 @@ std::vector<IterationRecord> iteration_rows(std::int64_t k, int workers)
             r.predicted_speed = 79.5;
         r.loss = 1.5;
         r.decision = "uniform";
+        if (w == 2) { // a GPU worker; the others leave the GPU columns NULL
+            r.gpu.memory_gb = 3.25;
+            r.gpu.memory_share = 0.04;
+            r.gpu.utilization = 0.87;
+        }
         rows.push_back(r);
     }
     return rows;
@@ -149,6 +154,46 @@ TEST_F(RunStore, StoreFromANewerVersionIsRefused)
     } catch (const InputError& e) {
         EXPECT_EQ(e.field(), "schema version");
     }
+}
+
+// A store written before the GPU columns (schema 3) reads with them NULL, and a recorder
+// migrates it in place: the old rows keep every value, new rows carry their GPU columns.
+TEST_F(RunStore, AStoreFromBeforeTheGpuColumnsReadsAndMigrates)
+{
+    std::vector<IterationRecord> old_rows = iteration_rows(0, 3);
+    {
+        db::RunRecorder recorder(file);
+        recorder.begin_run(run_info());
+        recorder.record_iterations(old_rows);
+        recorder.finish_run("finished", "{}");
+    }
+    sqlite3* handle = nullptr;
+    sqlite3_open(file.c_str(), &handle);
+    for (const char* table : { "iterations", "superseded_iterations" })
+        for (const char* column : { "gpu_memory_gb", "gpu_memory_share", "gpu_utilization" })
+            ASSERT_EQ(sqlite3_exec(handle, (std::string("ALTER TABLE ") + table + " DROP COLUMN " + column).c_str(),
+                          nullptr, nullptr, nullptr),
+                SQLITE_OK)
+                << sqlite3_errmsg(handle);
+    sqlite3_exec(handle, "PRAGMA user_version = 3", nullptr, nullptr, nullptr);
+    sqlite3_close(handle);
+
+    for (IterationRecord& r : old_rows)
+        r.gpu = {};
+    EXPECT_EQ(db::RunReader(file).iterations(1, 0), old_rows);
+
+    std::vector<IterationRecord> new_rows = iteration_rows(0, 3);
+    {
+        db::RunRecorder recorder(file);
+        recorder.begin_run(run_info());
+        recorder.record_iterations(new_rows);
+        recorder.finish_run("finished", "{}");
+    }
+    db::RunReader reader(file);
+    EXPECT_EQ(reader.integrity_check(), "ok");
+    EXPECT_EQ(reader.iterations(1, 0), old_rows);
+    EXPECT_EQ(reader.iterations(2, 0), new_rows);
+    EXPECT_EQ(reader.iterations(2, 0).at(2).gpu.utilization, 0.87);
 }
 
 TEST_F(RunStore, MissingFileIsRefusedByTheReader)

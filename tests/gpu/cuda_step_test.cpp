@@ -4,10 +4,13 @@
 #include "gpu/device_check.h"
 #include "gpu/device_error.h"
 #include "gpu/host_dense_ops.h"
+#include "gpu/nvml_library.h"
 #include "gpu/resident_step.h"
 #include "gpu_test_support.h"
 #include "scenario/scenario.h"
 #include "train/worker.h"
+
+#include <dlfcn.h>
 
 using namespace fulcrum;
 using namespace fulcrum::gpu::testing;
@@ -119,9 +122,59 @@ TEST(CudaWorker, ComputesTheCpuWorkersGradientOnTheDevice)
     ASSERT_TRUE(gpu_worker.device_seconds());
     EXPECT_GT(*gpu_worker.device_seconds(), 0.0);
     EXPECT_FALSE(cpu.device_seconds());
+
+    // Its device is read after each batch: its own buffers, the device's memory and, where
+    // the driver has NVML, utilisation.
+    const auto use = gpu_worker.device_use();
+    ASSERT_TRUE(use);
+    EXPECT_GT(use->memory_gb.value_or(0), 0.0);
+    EXPECT_GT(use->memory_share.value_or(0), 0.0);
+    EXPECT_LE(use->memory_share.value_or(2), 1.0);
+    EXPECT_EQ(use->utilization.has_value(), gpu::NvmlLibrary::get() != nullptr);
+    EXPECT_FALSE(cpu.device_use());
+}
+
+// x_o on a real device: a small network's batch of 65,536 fits an H100, and an allocation
+// beyond the device's memory is OutOfDeviceMemory, after which the device still computes.
+TEST(CudaStep, ProbesItsDeviceAndSurvivesAnAllocationBeyondIt)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    auto reference = model::make_mlp(20, { 32 }, 4);
+    const data::Dataset set = random_dataset(20, 300, 4, 8);
+    auto step = step_on(gpu::make_cuda_dense_ops(0), *reference, set);
+    const std::size_t holding = step.reading().own_bytes;
+    EXPECT_EQ(step.probe_batch_limit(65536), 65536);
+    EXPECT_EQ(step.reading().own_bytes, holding);
+
+    auto ops = gpu::make_cuda_dense_ops(0);
+    const std::size_t total = ops->reading().total_bytes.value_or(0);
+    ASSERT_GT(total, 0u);
+    EXPECT_THROW(ops->allocate(gpu::Memory::Compute, 2 * total), gpu::OutOfDeviceMemory);
+    model::Vector params = model::Vector::Constant(reference->parameter_count(), 0.01f), gradient = params;
+    const std::vector<std::int64_t> samples { 0, 1, 2, 3 };
+    EXPECT_NO_THROW(step.loss_and_gradient(view(params), samples, view(gradient)));
 }
 
 } // namespace
+
+// NVML is loaded where the driver installed it; elsewhere the reason is kept for the GPU
+// check's summary, and utilisation is recorded as NULL.
+TEST(Nvml, IsUsedWhereTheDriverHasItAndSaysWhyNot)
+{
+    void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library)
+        dlclose(library);
+    if (gpu::NvmlLibrary::get()) {
+        EXPECT_TRUE(gpu::NvmlLibrary::why_absent().empty());
+        EXPECT_NE(library, nullptr);
+        return;
+    }
+    EXPECT_FALSE(gpu::NvmlLibrary::why_absent().empty());
+    if (!library) {
+        EXPECT_NE(gpu::NvmlLibrary::why_absent().find("libnvidia-ml.so.1 is not installed"), std::string::npos)
+            << gpu::NvmlLibrary::why_absent();
+    }
+}
 
 // The shipped real-mode GPU scenario (scripts/gpu-check.sh runs it) parses, and is refused
 // by name on a machine without cuda:0, as fulcrumd and fulcrum-run refuse it.

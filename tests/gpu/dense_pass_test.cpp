@@ -2,6 +2,7 @@
 // the same per-sample head code the CUDA kernels run, checked against the Eigen path of
 // DenseNetwork and against finite differences, on any machine.
 #include "data/batch_sampler.h"
+#include "gpu/device_error.h"
 #include "gpu/head_math.h"
 #include "gpu/host_dense_ops.h"
 #include "gpu/resident_step.h"
@@ -157,6 +158,54 @@ TEST(ResidentStep, RefusesSamplesOutsideTheResidentSet)
     model::Vector params = model::Vector::Zero(reference->parameter_count()), gradient = params;
     const std::vector<std::int64_t> outside { 2, 10 };
     EXPECT_THROW(step.loss_and_gradient(view(params), outside, view(gradient)), std::out_of_range);
+}
+
+// x_o measured as Algorithm 2 needs it: on a device of bounded memory (the host reference
+// with a capacity), the probe's answer is a batch whose step runs and one more sample is a
+// batch whose step does not fit; the probe gives its buffers back afterwards.
+TEST(ResidentStep, ProbesTheLargestBatchItsDeviceHolds)
+{
+    auto reference = model::make_mlp(12, { 16, 8 }, 5);
+    const data::Dataset set = random_dataset(12, 200, 5, 3);
+    const std::size_t resident = [&] {
+        auto unbounded = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
+        return unbounded.reading().own_bytes;
+    }();
+    auto step = step_on(std::make_unique<gpu::HostDenseOps>(resident + 40000), *reference, set);
+    EXPECT_EQ(step.reading().own_bytes, resident);
+    EXPECT_EQ(step.reading().total_bytes, resident + 40000);
+
+    const std::int32_t limit = step.probe_batch_limit(100000);
+    ASSERT_GT(limit, 1);
+    ASSERT_LT(limit, 100000);
+    EXPECT_EQ(step.reading().own_bytes, resident); // no batch buffers kept
+
+    model::Vector params = model::Vector::Constant(reference->parameter_count(), 0.01f), gradient = params;
+    const auto batch_of = [](std::int32_t n) {
+        std::vector<std::int64_t> samples(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < samples.size(); ++i)
+            samples[i] = static_cast<std::int64_t>(i % 200);
+        return samples;
+    };
+    EXPECT_NO_THROW(step.loss_and_gradient(view(params), batch_of(limit), view(gradient)));
+    EXPECT_LE(*step.reading().used_bytes, resident + 40000);
+    EXPECT_THROW(step.loss_and_gradient(view(params), batch_of(limit + 1), view(gradient)), gpu::OutOfDeviceMemory);
+
+    // A cap that fits is the answer; a device with no room for one sample gives 0.
+    EXPECT_EQ(step.probe_batch_limit(limit), limit);
+    auto full = step_on(std::make_unique<gpu::HostDenseOps>(resident + 8), *reference, set);
+    EXPECT_EQ(full.probe_batch_limit(64), 0);
+}
+
+TEST(ResidentStep, ReadingsBecomeTheRecordsGpuColumns)
+{
+    gpu::DeviceReading reading;
+    reading.own_bytes = 1'500'000'000;
+    EXPECT_EQ(gpu::gpu_use(reading), (GpuUse { 1.5, std::nullopt, std::nullopt }));
+    reading.used_bytes = 20'000'000'000;
+    reading.total_bytes = 80'000'000'000;
+    reading.utilization = 0.5;
+    EXPECT_EQ(gpu::gpu_use(reading), (GpuUse { 1.5, 0.25, 0.5 }));
 }
 
 } // namespace

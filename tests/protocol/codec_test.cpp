@@ -47,8 +47,10 @@ IterationRecord row(WorkerId worker)
     r.cpu_share = 0.93;
     r.memory_share = 0.5;
     r.speed = 875.5;
-    if (worker % 2)
+    if (worker % 2) {
         r.predicted_speed = 870.125;
+        r.gpu = { 1.5, 0.03125, 0.875 };
+    }
     r.loss = 0.4187;
     r.decision = "lbbsp-cpu: narx";
     return r;
@@ -121,6 +123,7 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.excluded = true;
     w.excluded_until = 30;
     w.slowdown = 3;
+    w.device = "cuda:1";
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
     Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {}, {},
         {}, {} };
@@ -263,12 +266,20 @@ TEST(ProtocolCodec, WorkerMessagesAndBinaryFramesSurviveARoundTrip)
     EXPECT_EQ(back->iteration, 41);
     EXPECT_EQ(back->batch_size, 64);
     EXPECT_EQ(back->parameters, parameters);
-    WorkerResult result { 41, 64, 0.6931, 0.0123, 0.97, 0.61, parameters };
+    WorkerResult result { 41, 64, 0.6931, 0.0123, 0.97, 0.61, parameters, {} };
     const auto result_back = decode_result(encode_result(result), nullptr);
     ASSERT_TRUE(result_back);
     EXPECT_EQ(result_back->loss, 0.6931);
     EXPECT_EQ(result_back->cpu_share, 0.97);
     EXPECT_EQ(result_back->gradient, parameters);
+    EXPECT_EQ(result_back->gpu, GpuUse {});
+    // A GPU worker's reading follows the gradient; what it could not measure stays unset.
+    result.gpu = { 0.75, 0.0625, std::nullopt };
+    const auto gpu_back = decode_result(encode_result(result), nullptr);
+    ASSERT_TRUE(gpu_back);
+    EXPECT_EQ(gpu_back->gpu, result.gpu);
+    EXPECT_EQ(gpu_back->gradient, parameters);
+    EXPECT_FALSE(decode_result(encode_result(result) + "x", nullptr));
     // Truncated, padded or mislabelled frames are refused with a reason, never read past.
     std::string error;
     EXPECT_FALSE(decode_task(task.substr(0, task.size() - 1), &error));

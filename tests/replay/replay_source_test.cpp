@@ -65,8 +65,10 @@ protected:
             job.total_batch = 16;
             job.iterations = j == 0 ? 4 : 3;
             recorder.add_job(job);
+            // Job 1's worker 1 computed on a GPU; its worker 0's profile is unreadable.
             for (WorkerId w : { 0, 1 })
-                recorder.add_worker({ j, w, "w" + std::to_string(w), "cpu", "{}" });
+                recorder.add_worker({ j, w, "w" + std::to_string(w), "cpu",
+                    j == 1 ? (w == 1 ? R"({"device": "cuda:1"})" : "{not json") : "{}" });
         }
         for (int k = 0; k < 4; ++k) {
             const double t = k;
@@ -172,6 +174,9 @@ TEST_F(ReplaySourceTest, ASnapshotIsTheRunAsOfAPosition)
     EXPECT_EQ(workers[0].workers[1].pinned, 4);
     EXPECT_EQ(workers[0].workers[1].batch_size, 4);
     EXPECT_TRUE(workers[1].workers[0].excluded);
+    EXPECT_EQ(workers[1].workers[1].device, "cuda:1") << "from the worker's recorded profile";
+    EXPECT_EQ(workers[1].workers[0].device, "cpu");
+    EXPECT_EQ(workers[0].workers[0].device, "cpu");
     const auto rows = only<IterationRows>(at5);
     ASSERT_EQ(rows.size(), 2u);
     EXPECT_EQ(rows[0].iteration, 2);

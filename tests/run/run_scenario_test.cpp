@@ -140,6 +140,44 @@ TEST(RunScenarioChecks, AGpuBatchAboveTheMemoryLimitIsRefusedBeforeTraining)
     }
 }
 
+// The virtual modes record a GPU-profile worker's device memory as its performance model
+// gives it (GB and share of the device, no utilisation: nothing measured one), under BSP
+// and under a free-running model; a CPU worker's GPU columns stay NULL.
+TEST_F(RunScenario, VirtualGpuWorkersRecordTheirModelledDeviceMemory)
+{
+    for (const char* sync : { "bsp", "asp" }) {
+        auto s = scenario::parse_scenario(std::string(R"({
+          "data": { "source": "synthetic", "train_size": 300, "test_size": 50, "dim": 8, "classes": 3 },
+          "model": { "type": "softmax" },
+          "training": { "total_batch": 60, "iterations": 6 },
+          "sync": ")")
+                + sync + R"(",
+          "workers": [ { "gpu": "k520" }, { "gpu": "v100" }, { "speed": 400 } ]
+        })",
+            "gpu-memory.json");
+        run::RunOptions options;
+        options.database = dir / (std::string(sync) + ".db");
+        const auto summary = run::run_scenario(s, options);
+        db::RunReader reader(*options.database);
+        const auto rows = reader.iterations(summary.run, 0);
+        ASSERT_FALSE(rows.empty());
+        for (const IterationRecord& r : rows) {
+            if (r.worker == 2) {
+                EXPECT_EQ(r.gpu, GpuUse {}) << sync;
+                continue;
+            }
+            const perf::GpuProfile& gpu = *s.workers[static_cast<std::size_t>(r.worker)].gpu;
+            ASSERT_TRUE(r.gpu.memory_share) << sync;
+            EXPECT_DOUBLE_EQ(*r.gpu.memory_share, gpu.memory_use(r.batch_size)) << sync;
+            EXPECT_DOUBLE_EQ(r.gpu.memory_gb.value_or(0), *r.gpu.memory_share * gpu.memory_gb) << sync;
+            EXPECT_FALSE(r.gpu.utilization) << sync;
+        }
+        const auto workers = reader.workers(summary.run);
+        ASSERT_EQ(workers.size(), 3u);
+        EXPECT_NE(workers[0].profile_json.find(R"("device":"cpu")"), std::string::npos) << workers[0].profile_json;
+    }
+}
+
 TEST(RunScenarioChecks, AsynchronousModelsRunFromAScenarioAndReportUpdates)
 {
     auto s = scenario::parse_scenario(R"({

@@ -86,13 +86,15 @@ TEST(ScheduleStore, AVersionOneStoreIsMigratedAndKeepsItsRuns)
     const auto path = fresh("fulcrum-schedule-v1.db");
     const RunId first = sched_store::write_schedule(path, "first", "x", 1, simulated());
     {
-        // Make it look like a store written before schema version 2 (and so before 3).
+        // Make it look like a store written before schema version 2 (and so before 3 and 4).
         sqlite3* handle = nullptr;
         ASSERT_EQ(sqlite3_open(path.c_str(), &handle), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(handle,
                       "DROP TABLE superseded_evaluations; DROP TABLE superseded_iterations; DROP TABLE checkpoints; "
                       "DROP TABLE sched_spans; "
-                      "DROP TABLE sched_jobs; PRAGMA user_version = 1;",
+                      "DROP TABLE sched_jobs; ALTER TABLE iterations DROP COLUMN gpu_memory_gb; "
+                      "ALTER TABLE iterations DROP COLUMN gpu_memory_share; "
+                      "ALTER TABLE iterations DROP COLUMN gpu_utilization; PRAGMA user_version = 1;",
                       nullptr, nullptr, nullptr),
             SQLITE_OK);
         sqlite3_close(handle);

@@ -1,4 +1,5 @@
 #include "ui/main_window.h"
+#include "ui/models/workers_model.h"
 #include "ui/views/equilibrium_view.h"
 #include "ui/views/workers_view.h"
 
@@ -52,6 +53,67 @@ TEST(MainWindow, TheWorkersTableShowsEightWorkersAt1280x800And1920x1080)
         EXPECT_GE(visible, 8) << "rows fully visible in the workers table";
         EXPECT_GE(window.equilibrium_view().height(), size.height() / 3) << "the charts keep their room";
     }
+}
+
+// The workers table shows where each worker computes and its GPU's memory and utilisation
+// once a job has GPU workers, with tooltips that say what each number is; a CPU job's table
+// keeps those columns hidden.
+TEST(MainWindow, GpuWorkersShowTheirDeviceMemoryAndUtilisation)
+{
+    using fulcrum::ui::WorkersModel;
+    fulcrum::ui::MainWindow window;
+    window.resize(1280, 800);
+    fulcrum::protocol::JobStatus status;
+    status.job = 1;
+    status.name = "gpus";
+    status.workers = 3;
+    status.state = fulcrum::protocol::JobState::Running;
+    window.store().ingest(fulcrum::protocol::JobUpdate { status, 0 });
+    QTableView* table = window.workers_view().table();
+    std::vector<fulcrum::protocol::WorkerState> workers;
+    for (int w = 0; w < 3; ++w)
+        workers.push_back({ w, "w" + std::to_string(w), 32, std::nullopt, false, std::nullopt, true, 1 });
+    window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+    EXPECT_TRUE(table->isColumnHidden(WorkersModel::Device)) << "a CPU job";
+    EXPECT_TRUE(table->isColumnHidden(WorkersModel::GpuMemory));
+
+    workers[1].device = "cuda:0";
+    workers[2].device = "cuda:1";
+    window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+    fulcrum::protocol::IterationRows rows { 1, 4, {}, 0 };
+    for (int w = 0; w < 3; ++w) {
+        fulcrum::IterationRecord r;
+        r.job = 1;
+        r.worker = w;
+        r.iteration = 4;
+        r.batch_size = 32;
+        r.compute_s = 0.01;
+        r.speed = 3200;
+        if (w > 0)
+            r.gpu = { 1.5, 0.25, w == 1 ? std::optional<double>(0.5) : std::nullopt };
+        rows.rows.push_back(r);
+    }
+    window.store().ingest(rows);
+    window.show();
+    QApplication::processEvents();
+    for (const int column : { WorkersModel::Device, WorkersModel::GpuMemory, WorkersModel::GpuUtilization })
+        EXPECT_FALSE(table->isColumnHidden(column)) << column;
+    const QAbstractItemModel& model = *table->model();
+    EXPECT_EQ(model.index(0, WorkersModel::Device).data().toString(), QStringLiteral("cpu"));
+    EXPECT_EQ(model.index(1, WorkersModel::Device).data().toString(), QStringLiteral("cuda:0"));
+    EXPECT_EQ(model.index(0, WorkersModel::GpuMemory).data().toString(), QString());
+    EXPECT_EQ(model.index(1, WorkersModel::GpuMemory).data().toString(), QStringLiteral("1.50 GB · 25 %"));
+    EXPECT_EQ(model.index(1, WorkersModel::GpuUtilization).data().toString(), QStringLiteral("50 %"));
+    EXPECT_EQ(model.index(2, WorkersModel::GpuUtilization).data().toString(), QString());
+    EXPECT_TRUE(model.index(2, WorkersModel::GpuUtilization)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("libnvidia-ml.so.1")));
+    EXPECT_TRUE(
+        model.index(1, WorkersModel::GpuMemory).data(Qt::ToolTipRole).toString().contains(QStringLiteral("95 %")));
+    EXPECT_FALSE(model.headerData(WorkersModel::GpuMemory, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/gpu-workers.png"));
 }
 
 // The application must outlive every widget and die before Qt's globals: own it in main().

@@ -1,5 +1,7 @@
 #include "ui/models/workers_model.h"
 
+#include <algorithm>
+
 namespace fulcrum::ui {
 
 void WorkersModel::show_job(JobId job)
@@ -51,7 +53,7 @@ void WorkersModel::apply(const protocol::IterationRows& rows)
         if (r.worker >= 0)
             row_for(r.worker).last = r;
     if (!rows_.empty())
-        emit dataChanged(index(0, BatchSize), index(rowCount() - 1, Memory));
+        emit dataChanged(index(0, BatchSize), index(rowCount() - 1, GpuUtilization));
 }
 
 const protocol::WorkerState* WorkersModel::state(WorkerId worker) const
@@ -66,6 +68,22 @@ const IterationRecord* WorkersModel::last_row(WorkerId worker) const
     if (worker < 0 || static_cast<std::size_t>(worker) >= rows_.size() || !rows_[static_cast<std::size_t>(worker)].last)
         return nullptr;
     return &*rows_[static_cast<std::size_t>(worker)].last;
+}
+
+bool WorkersModel::has_gpu_workers() const
+{
+    return std::any_of(rows_.begin(), rows_.end(),
+        [](const Row& row) { return row.state.device != "cpu" || (row.last && row.last->gpu != GpuUse {}); });
+}
+
+QString WorkersModel::gpu_memory_text(const GpuUse& use)
+{
+    QStringList parts;
+    if (use.memory_gb)
+        parts << QStringLiteral("%1 GB").arg(*use.memory_gb, 0, 'f', 2);
+    if (use.memory_share)
+        parts << QStringLiteral("%1 %").arg(100 * *use.memory_share, 0, 'f', 0);
+    return parts.join(QStringLiteral(" · "));
 }
 
 int WorkersModel::rowCount(const QModelIndex& parent) const
@@ -94,15 +112,21 @@ QString WorkersModel::state_text(const protocol::WorkerState& s)
 
 QVariant WorkersModel::data(const QModelIndex& index, int role) const
 {
-    if (!index.isValid() || index.row() >= static_cast<int>(rows_.size()) || role != Qt::DisplayRole)
+    if (!index.isValid() || index.row() >= static_cast<int>(rows_.size()))
         return {};
     const Row& row = rows_[static_cast<std::size_t>(index.row())];
     const IterationRecord* r = row.last ? &*row.last : nullptr;
+    if (role == Qt::ToolTipRole)
+        return tooltip(index.column(), row.state, r);
+    if (role != Qt::DisplayRole)
+        return {};
     switch (index.column()) {
     case Worker:
         return row.state.worker;
     case Name:
         return QString::fromStdString(row.state.name);
+    case Device:
+        return QString::fromStdString(row.state.device);
     case BatchSize:
         return r ? QVariant(r->batch_size) : QVariant(row.state.batch_size);
     case BatchTime:
@@ -115,6 +139,10 @@ QVariant WorkersModel::data(const QModelIndex& index, int role) const
         return r ? QStringLiteral("%1 %").arg(100 * r->cpu_share, 0, 'f', 0) : QString();
     case Memory:
         return r ? QStringLiteral("%1 %").arg(100 * r->memory_share, 0, 'f', 0) : QString();
+    case GpuMemory:
+        return r ? gpu_memory_text(r->gpu) : QString();
+    case GpuUtilization:
+        return r && r->gpu.utilization ? QStringLiteral("%1 %").arg(100 * *r->gpu.utilization, 0, 'f', 0) : QString();
     case State:
         return state_text(row.state);
     default:
@@ -122,13 +150,57 @@ QVariant WorkersModel::data(const QModelIndex& index, int role) const
     }
 }
 
+QVariant WorkersModel::tooltip(int column, const protocol::WorkerState& state, const IterationRecord* r)
+{
+    const QString device = QString::fromStdString(state.device);
+    switch (column) {
+    case Device:
+        return state.device == "cpu"
+            ? QStringLiteral("Computes its gradients on the CPU")
+            : QStringLiteral("Computes its gradients on %1. In the virtual and paced modes its batch time still comes "
+                             "from its performance model; in the real mode CUDA events time it")
+                  .arg(device);
+    case GpuMemory:
+        if (!r || (!r->gpu.memory_gb && !r->gpu.memory_share))
+            return QStringLiteral("No GPU reading: a CPU worker, or nothing measured its device");
+        return QStringLiteral("This worker's own buffers on its GPU: %1 GB.\nThe device's memory in use by every "
+                              "process: %2 %.\nLB-BSP Algorithm 2 grows a worker's batch only while its device is at "
+                              "most 95 % full. The virtual modes show the performance model's memory.")
+            .arg(r->gpu.memory_gb.value_or(0), 0, 'f', 3)
+            .arg(100 * r->gpu.memory_share.value_or(0), 0, 'f', 1);
+    case GpuUtilization:
+        return r && r->gpu.utilization
+            ? QStringLiteral(
+                "NVML: a kernel ran on the device %1 % of its last sample period (every process's kernels)")
+                  .arg(100 * *r->gpu.utilization, 0, 'f', 0)
+            : QStringLiteral("No utilisation: NVML (libnvidia-ml.so.1, part of the NVIDIA driver) was not there, the "
+                             "worker is on the CPU, or the run is virtual");
+    default:
+        return {};
+    }
+}
+
 QVariant WorkersModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
         return {};
-    static const char* const kNames[ColumnCount]
-        = { "Worker", "Name", "Batch size", "Batch time", "Speed", "Predicted", "CPU", "Memory", "State" };
-    return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case Device:
+            return QStringLiteral("Where the worker computes: cpu or cuda:N");
+        case GpuMemory:
+            return QStringLiteral("The worker's own GPU memory · the device's memory in use (all processes)");
+        case GpuUtilization:
+            return QStringLiteral("The device's utilisation as NVML samples it");
+        default:
+            return {};
+        }
+    }
+    if (role != Qt::DisplayRole)
+        return {};
+    static const char* const kNames[ColumnCount] = { "Worker", "Name", "Device", "Batch size", "Batch time", "Speed",
+        "Predicted", "CPU", "Memory", "GPU memory", "GPU use", "State" };
+    return QString::fromLatin1(kNames[section]);
 }
 
 } // namespace fulcrum::ui

@@ -13,7 +13,21 @@ namespace fulcrum::ui {
 class WorkersModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Worker, Name, BatchSize, BatchTime, Speed, PredictedSpeed, Cpu, Memory, State, ColumnCount };
+    enum Column {
+        Worker,
+        Name,
+        Device,
+        BatchSize,
+        BatchTime,
+        Speed,
+        PredictedSpeed,
+        Cpu,
+        Memory,
+        GpuMemory,
+        GpuUtilization,
+        State,
+        ColumnCount
+    };
 
     using QAbstractTableModel::QAbstractTableModel;
 
@@ -27,6 +41,9 @@ public:
 
     const protocol::WorkerState* state(WorkerId worker) const;
     const IterationRecord* last_row(WorkerId worker) const;
+    // True once a worker of the job is on a GPU or reports a GPU reading: the view shows the
+    // device and GPU columns only then.
+    bool has_gpu_workers() const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -35,6 +52,8 @@ public:
 
     // "pinned at 96", "excluded until 42.5 s", "straggler ×4", "left the job", "" (running freely).
     static QString state_text(const protocol::WorkerState& state);
+    // "1.20 GB · 34 %": the worker's own GPU memory and the device's in use; "" when unknown.
+    static QString gpu_memory_text(const GpuUse& use);
 
 private:
     struct Row {
@@ -42,6 +61,7 @@ private:
         std::optional<IterationRecord> last;
     };
     Row& row_for(WorkerId worker); // grows the table to the worker
+    static QVariant tooltip(int column, const protocol::WorkerState& state, const IterationRecord* row);
     std::optional<JobId> job_;
     std::vector<Row> rows_;
 };

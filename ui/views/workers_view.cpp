@@ -134,7 +134,18 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     connect(&store_.workers(), &QAbstractItemModel::dataChanged, this, &WorkersView::update_actions);
     connect(&store_.workers(), &QAbstractItemModel::modelReset, this, &WorkersView::update_actions);
     connect(&store_.workers(), &QAbstractItemModel::rowsInserted, this, &WorkersView::update_actions);
+    connect(&store_.workers(), &QAbstractItemModel::modelReset, this, &WorkersView::update_gpu_columns);
+    connect(&store_.workers(), &QAbstractItemModel::rowsInserted, this, &WorkersView::update_gpu_columns);
+    connect(&store_.workers(), &QAbstractItemModel::dataChanged, this, &WorkersView::update_gpu_columns);
     update_actions();
+    update_gpu_columns();
+}
+
+void WorkersView::update_gpu_columns()
+{
+    const bool shown = store_.workers().has_gpu_workers();
+    for (const int column : { WorkersModel::Device, WorkersModel::GpuMemory, WorkersModel::GpuUtilization })
+        table_->setColumnHidden(column, !shown);
 }
 
 QList<QAction*> WorkersView::worker_actions() const

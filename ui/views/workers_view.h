@@ -66,6 +66,8 @@ public:
 
 private:
     void update_actions();
+    // The device and GPU columns, shown once a worker of the job is on a GPU.
+    void update_gpu_columns();
 
     ConsoleStore& store_;
     Commands& commands_;
