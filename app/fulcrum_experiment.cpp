@@ -26,12 +26,14 @@ Experiments:
 int main(int argc, char** argv)
 {
     po::options_description visible("Options");
-    std::string name, out;
+    std::string name, out, device;
     std::uint64_t seed = 1;
     visible.add_options()("help,h", "show this help")("version", "print the version and exit")(
         "out,o", po::value(&out), "folder for the results (created if missing; files in it are replaced)")(
         "seed,s", po::value(&seed)->default_value(1), "random seed")(
-        "quick", "a smaller, shorter version: checks that the experiment runs, not the published figures");
+        "quick", "a smaller, shorter version: checks that the experiment runs, not the published figures")("device",
+        po::value(&device)->default_value("cpu"),
+        "gpu-profile: the device to measure, cpu or cuda:N (writes DIR/profile.json, a worker's \"gpu\" section)");
     po::options_description hidden;
     hidden.add_options()("name", po::value(&name));
     po::options_description all;
@@ -71,6 +73,7 @@ int main(int argc, char** argv)
     options.out = out;
     options.seed = seed;
     options.quick = vm.count("quick") > 0;
+    options.device = device;
     const auto started = std::chrono::steady_clock::now();
     options.status = [&](const std::string& text) {
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

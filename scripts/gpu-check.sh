@@ -90,6 +90,32 @@ else
     fi
 fi
 
+echo "== one GPU as a heterogeneous cluster: SM partitions, LB-BSP against equal batches"
+if [ -x "$run" ] && [ -z "$no_device" ] && runnable "$run" > /dev/null; then
+    work=$(mktemp -d)
+    sed 's/"lbbsp-gpu"/"uniform"/' resources/scenarios/gpu-sm-partitions.json > "$work/equal.json"
+    if "$run" resources/scenarios/gpu-sm-partitions.json --out "$work/lbbsp.db" --json > "$work/lbbsp.json" 2> "$work/lbbsp.txt" \
+        && "$run" "$work/equal.json" --out "$work/equal.db" --json > "$work/equal.json.out" 2> "$work/equal.txt"; then
+        say "$("$python" - "$work/lbbsp.json" "$work/equal.json.out" "$work/lbbsp.db" <<'PY'
+import json, sqlite3, sys
+lb, eq = (json.load(open(p)) for p in sys.argv[1:3])
+for (message,) in sqlite3.connect(sys.argv[3]).execute("SELECT message FROM events WHERE kind = 'gpu-device'"):
+    print(message, file=sys.stderr)  # which SMs each worker got, or why it shares the whole GPU
+ratio = eq["mean_iteration_seconds"] / lb["mean_iteration_seconds"]
+print(f"sm-partitions: LB-BSP {lb['mean_iteration_seconds']*1e3:.2f} ms/iteration, equal batches "
+      f"{eq['mean_iteration_seconds']*1e3:.2f} ms: {ratio:.2f}x the throughput (target 1.6x); "
+      f"test accuracy {lb['final_test_accuracy']:.4f} vs {eq['final_test_accuracy']:.4f}")
+PY
+)"
+    else
+        cat "$work"/*.txt
+        say "sm-partitions: FAILED (above)"
+        failed=1
+    fi
+else
+    say "sm-partitions: skipped, ${no_device:-fulcrum-run cannot run here}"
+fi
+
 echo "== benchmarks"
 bench="$build/bench/gpu_step"
 if [ -x "$bench" ] && lacks=$(runnable "$bench"); then
@@ -126,7 +152,7 @@ fi
 echo
 echo "== GPU check summary"
 printf '%s\n' "${summary[@]}"
-echo "Not yet in this check (issue 20): SM partitions with green contexts, the LB-BSP Algorithm 2"
-echo "equilibrium on them, and the NCCL run of examples/torch_ddp_fashion_mnist.py."
+echo "Not yet in this check (issue 20): the NCCL run of examples/torch_ddp_fashion_mnist.py, and"
+echo "the console's screenshot of the SM-partition equilibrium (fulcrumd with a display)."
 echo "Record the figures in docs/benchmarks.md with the device named."
 exit $failed

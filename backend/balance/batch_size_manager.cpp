@@ -42,11 +42,11 @@ BatchSizeManager::BatchSizeManager(std::unique_ptr<BatchSizePolicy> policy, int 
         throw std::invalid_argument("damping must be in [0, 1)");
 }
 
-void BatchSizeManager::lower_batch_limits(const std::vector<std::int32_t>& measured)
+void BatchSizeManager::set_batch_limits(const std::vector<std::int32_t>& limits)
 {
-    for (std::size_t i = 0; i < measured.size() && i < limits_.size(); ++i)
-        if (measured[i] > 0 && (limits_[i] == 0 || measured[i] < limits_[i]))
-            limits_[i] = measured[i];
+    for (std::size_t i = 0; i < limits.size() && i < limits_.size(); ++i)
+        if (limits[i] > 0)
+            limits_[i] = limits[i];
 }
 
 void BatchSizeManager::check_worker(WorkerId worker) const

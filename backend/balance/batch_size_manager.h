@@ -56,9 +56,9 @@ public:
     // Sizes for iteration 0, one per worker. Throws std::invalid_argument if the policy's
     // sizes break a worker's memory limit (the job cannot start).
     Allocation initial();
-    // Lowers workers' memory limits (x_o) to measured ones, before initial(): a GPU worker's
-    // limit measured on its device. 0 leaves a worker's limit as it is.
-    void lower_batch_limits(const std::vector<std::int32_t>& measured);
+    // Workers' memory limits (x_o) as the job knows them, before initial(): a GPU worker's
+    // measured on its device replaces its profile's. 0 leaves a worker's limit as it is.
+    void set_batch_limits(const std::vector<std::int32_t>& limits);
     // After the barrier of `iteration` (observations of the workers that ran), the sizes for
     // the next one: one per worker of the job, 0 for an excluded worker.
     Allocation next(const std::vector<WorkerObservation>& observations, std::int64_t iteration, double now_s);

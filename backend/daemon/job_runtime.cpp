@@ -283,6 +283,7 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
         w.worker = static_cast<WorkerId>(i);
         w.name = scenario_.workers[i].name;
         w.device = perf::to_string(scenario_.workers[i].device);
+        w.sms = scenario_.workers[i].device.sms;
         w.batch_size = batch_sizes_[i];
         if (trainer_) {
             const balance::WorkerOverride o = trainer_->control().worker(w.worker);

@@ -32,6 +32,8 @@ const std::vector<Entry>& entries()
             run_aggregation },
         { "zipline", "ElasticBSP Table II: cost of GridScan, FullGridScan, ZipLine and the exact heap algorithm",
             run_zipline_cost },
+        { "gpu-profile", "a device's GPU performance model (Γ(0), x_s, peak, memory) measured: --device cpu|cuda:N",
+            run_gpu_profile },
     };
     return list;
 }

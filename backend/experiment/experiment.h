@@ -12,6 +12,7 @@ struct ExperimentOptions {
     std::filesystem::path out; // results.csv, results.md and the run databases go here
     std::uint64_t seed = 1;
     bool quick = false; // smaller and shorter: a smoke test, not the published figures
+    std::string device = "cpu"; // gpu-profile: the device measured ("cpu" or "cuda:N")
     std::function<void(const std::string&)> status;
 };
 
@@ -30,5 +31,6 @@ void run_predictors(const ExperimentOptions& options);
 void run_federated(const ExperimentOptions& options);
 void run_aggregation(const ExperimentOptions& options);
 void run_zipline_cost(const ExperimentOptions& options);
+void run_gpu_profile(const ExperimentOptions& options);
 
 } // namespace fulcrum::experiment

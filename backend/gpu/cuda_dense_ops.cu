@@ -5,6 +5,7 @@
 #include "gpu/device_error.h"
 #include "gpu/head_math.h"
 #include "gpu/nvml_library.h"
+#include "gpu/sm_partition.h"
 
 #include <algorithm>
 #include <cuda_runtime.h>
@@ -104,14 +105,26 @@ __global__ void mean_kernel(const float* v, int count, float* out)
 
 class CudaDenseOps final : public DenseOps {
 public:
-    explicit CudaDenseOps(int device)
+    CudaDenseOps(int device, std::optional<int> sms)
         : device_(device)
+        , placement_("cuda:" + std::to_string(device) + ", the whole GPU")
     {
         if (const std::string why = absent_device_reason(device); !why.empty())
             throw DeviceError("cuda:" + std::to_string(device) + " does not exist: " + why);
         const CublasLibrary& blas = cublas();
+        if (sms) {
+            std::string why_not;
+            lease_ = lease_sms(device, *sms, why_not);
+            placement_ = lease_ ? "cuda:" + std::to_string(device) + ", " + std::to_string(lease_->sms())
+                    + " SMs in a green context (asked for " + std::to_string(*sms) + ")"
+                                : "cuda:" + std::to_string(device) + ", the whole GPU shared (asked for "
+                    + std::to_string(*sms) + " SMs: " + why_not + ")";
+        }
         bind();
-        check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        if (lease_)
+            stream_ = lease_->stream();
+        else
+            check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
         check(cudaEventCreate(&started_), "cudaEventCreate");
         check(cudaEventCreate(&finished_), "cudaEventCreate");
         check_blas(blas.create(&handle_), "cublasCreate");
@@ -129,16 +142,18 @@ public:
 
     ~CudaDenseOps() override
     {
-        cudaSetDevice(device_);
+        select_context();
         if (handle_)
             cublas().destroy(handle_);
         if (started_)
             cudaEventDestroy(started_);
         if (finished_)
             cudaEventDestroy(finished_);
-        if (stream_)
+        if (stream_ && !lease_) // a green context's stream goes with its lease
             cudaStreamDestroy(stream_);
     }
+
+    std::string placement() const override { return placement_; }
 
     void* allocate(Memory where, std::size_t bytes) override
     {
@@ -164,7 +179,7 @@ public:
 
     void release(Memory where, void* buffer) noexcept override
     {
-        cudaSetDevice(device_);
+        select_context();
         if (where == Memory::Staging) {
             cudaFreeHost(buffer);
             return;
@@ -293,8 +308,22 @@ public:
     }
 
 private:
-    // The calling thread's current device: workers' threads come from a pool.
-    void bind() { check(cudaSetDevice(device_), "cudaSetDevice"); }
+    // The calling thread's current device, or the worker's green context: workers' threads
+    // come from a pool.
+    void bind()
+    {
+        if (lease_)
+            lease_->bind();
+        else
+            check(cudaSetDevice(device_), "cudaSetDevice");
+    }
+    void select_context() const noexcept
+    {
+        if (lease_)
+            lease_->bind();
+        else
+            cudaSetDevice(device_);
+    }
 
     void check(cudaError_t status, const char* what) const
     {
@@ -309,6 +338,8 @@ private:
     void launched(const char* kernel) const { check(cudaGetLastError(), kernel); }
 
     int device_;
+    std::string placement_;
+    std::unique_ptr<SmLease> lease_; // the worker's SMs, when it asked for a share
     cudaStream_t stream_ = nullptr;
     cudaEvent_t started_ = nullptr;
     cudaEvent_t finished_ = nullptr;
@@ -326,9 +357,9 @@ bool built_with_cuda()
     return true;
 }
 
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device)
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms)
 {
-    return std::make_unique<CudaDenseOps>(device);
+    return std::make_unique<CudaDenseOps>(device, sms);
 }
 
 } // namespace fulcrum::gpu

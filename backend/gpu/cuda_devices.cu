@@ -29,6 +29,8 @@ CudaDevices probe()
         std::snprintf(line, sizeof line, "%s (%d SMs, %.1f GiB, compute capability %d.%d)", props.name,
             props.multiProcessorCount, static_cast<double>(props.totalGlobalMem) / (1 << 30), props.major, props.minor);
         found.names.emplace_back(line);
+        found.sm_counts.push_back(props.multiProcessorCount);
+        found.memory_gb.push_back(static_cast<double>(props.totalGlobalMem) / 1e9);
     }
     found.count = static_cast<int>(found.names.size());
     if (found.count == 0)

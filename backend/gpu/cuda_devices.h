@@ -3,6 +3,7 @@
 #include "gpu/dense_ops.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@ namespace fulcrum::gpu {
 struct CudaDevices {
     int count = 0;
     std::vector<std::string> names; // "NVIDIA H100 80GB HBM3 (132 SMs, 79.1 GiB)"
+    std::vector<int> sm_counts; // per device
+    std::vector<double> memory_gb; // per device, 1e9 bytes
     std::string why_none;
 };
 const CudaDevices& cuda_devices();
@@ -25,7 +28,9 @@ std::string absent_device_reason(int index);
 bool built_with_cuda();
 
 // DenseOps on CUDA device `device`, on a stream of their own, with cuBLAS (loaded at run
-// time) for the matrix products. Throws DeviceError where there is no such device.
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device);
+// time) for the matrix products. Throws DeviceError where there is no such device. With
+// `sms`, the stream's kernels run on that many of the device's SMs alone (a green
+// context); where the driver cannot give them, on the whole GPU, and placement() says why.
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms = std::nullopt);
 
 } // namespace fulcrum::gpu

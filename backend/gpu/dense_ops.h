@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace fulcrum::gpu {
@@ -70,6 +71,8 @@ public:
     virtual void mean(const float* v, int count, float* out) = 0;
 
     virtual DeviceReading reading() = 0;
+    // Where the operations run, for the job's events: "cuda:0, 64 SMs in a green context".
+    virtual std::string placement() const = 0;
 };
 
 // A buffer of T in one of a DenseOps' memories that grows on demand and is released with it.

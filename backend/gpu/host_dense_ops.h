@@ -44,6 +44,7 @@ public:
         const float* scores, const std::int32_t* labels, int classes, int batch, float* per_sample) override;
     void mean(const float* v, int count, float* out) override;
     DeviceReading reading() override;
+    std::string placement() const override { return "the host (reference)"; }
 
 private:
     std::chrono::steady_clock::time_point started_ {};

@@ -12,7 +12,7 @@ constexpr const char* kWhy = "this build of Fulcrum has no CUDA path (configured
 
 const CudaDevices& cuda_devices()
 {
-    static const CudaDevices none { 0, {}, kWhy };
+    static const CudaDevices none { 0, {}, {}, {}, kWhy };
     return none;
 }
 
@@ -21,7 +21,7 @@ bool built_with_cuda()
     return false;
 }
 
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device)
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> /*sms*/)
 {
     throw DeviceError("cuda:" + std::to_string(device) + ": " + kWhy);
 }

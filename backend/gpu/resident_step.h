@@ -43,6 +43,7 @@ public:
     std::int32_t probe_batch_limit(std::int32_t cap);
     // The device's memory now (this step's own and every process's) and its utilisation.
     DeviceReading reading() { return ops_->reading(); }
+    std::string placement() const { return ops_->placement(); }
 
 private:
     void pull(std::span<const float> params);

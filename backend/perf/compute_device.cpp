@@ -22,7 +22,7 @@ std::optional<ComputeDevice> parse_compute_device(const std::string& text)
     const auto [end, error] = std::from_chars(first, last, index);
     if (error != std::errc() || end != last || index < 0 || index > 1023)
         return std::nullopt;
-    return ComputeDevice { ComputeDevice::Kind::Cuda, index };
+    return ComputeDevice { ComputeDevice::Kind::Cuda, index, std::nullopt };
 }
 
 } // namespace fulcrum::perf

@@ -10,11 +10,15 @@ struct ComputeDevice {
     enum class Kind { Cpu, Cuda };
     Kind kind = Kind::Cpu;
     int index = 0; // the CUDA device ordinal
+    // A share of the GPU's streaming multiprocessors (a green context of this many SMs, the
+    // device's partition size rounding it up); unset: the whole GPU, shared.
+    std::optional<int> sms = std::nullopt;
 
     bool is_cuda() const { return kind == Kind::Cuda; }
     bool operator==(const ComputeDevice&) const = default;
 };
 
+// "cpu" or "cuda:N": the device, not the SM share.
 std::string to_string(const ComputeDevice& device);
 // "cpu" or "cuda:N" (N a device ordinal, 0..1023); nullopt for anything else.
 std::optional<ComputeDevice> parse_compute_device(const std::string& text);

@@ -165,6 +165,8 @@ json::object to_json(const WorkerState& w)
         o["pinned"] = *w.pinned;
     if (w.excluded_until)
         o["excluded_until"] = *w.excluded_until;
+    if (w.sms)
+        o["sms"] = *w.sms;
     return o;
 }
 
@@ -181,6 +183,8 @@ WorkerState worker_state_from(const Fields& f)
     w.member = f.has("member") ? f.boolean("member") : true;
     w.slowdown = f.has("slowdown") ? f.number("slowdown") : 1.0;
     w.device = f.string_or("device", "cpu");
+    if (f.has("sms"))
+        w.sms = f.int32("sms");
     return w;
 }
 

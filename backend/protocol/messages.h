@@ -237,6 +237,7 @@ struct WorkerState {
     bool member = true; // Elastic PS: a current worker of the job
     double slowdown = 1; // an injected straggler's factor (1: none)
     std::string device = "cpu"; // where it computes: "cpu" or "cuda:N"
+    std::optional<int> sms = std::nullopt; // the share of the GPU's SMs its scenario asked for
 
     bool operator==(const WorkerState&) const = default;
 };

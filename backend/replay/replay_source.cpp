@@ -14,17 +14,25 @@ using namespace protocol;
 namespace {
 
 // Where a recorded worker computed, from its profile (stores from before GPU workers say
-// nothing: the CPU).
-std::string recorded_device(const std::string& profile_json)
+// nothing: the CPU), and the SM share it asked for.
+struct RecordedDevice {
+    std::string device = "cpu";
+    std::optional<int> sms;
+};
+RecordedDevice recorded_device(const std::string& profile_json)
 {
+    RecordedDevice r;
     try {
         const boost::json::value profile = parse_json_text(profile_json);
-        if (const auto* o = profile.if_object())
+        if (const auto* o = profile.if_object()) {
             if (const auto* device = o->if_contains("device"); device && device->is_string())
-                return std::string(device->as_string());
+                r.device = std::string(device->as_string());
+            if (const auto* sms = o->if_contains("sms"); sms && sms->is_int64())
+                r.sms = static_cast<int>(sms->as_int64());
+        }
     } catch (const std::exception&) { // NOLINT(bugprone-empty-catch): an unreadable profile says nothing
     }
-    return "cpu";
+    return r;
 }
 
 } // namespace
@@ -32,7 +40,7 @@ std::string recorded_device(const std::string& profile_json)
 struct ReplaySource::Job {
     db::JobInfo info;
     std::vector<db::WorkerInfo> workers;
-    std::vector<std::string> devices; // per worker, from its profile
+    std::vector<RecordedDevice> devices; // per worker, from its profile
     std::vector<std::int64_t> steps; // this job's steps, ascending
     std::vector<EventRecord> events; // this job's events, in time order
     std::vector<std::int64_t> event_due; // the step each goes with
@@ -217,7 +225,8 @@ WorkerUpdate ReplaySource::workers_at(Job& j, std::int64_t position, const std::
         WorkerState w;
         w.worker = j.workers[static_cast<std::size_t>(i)].id;
         w.name = j.workers[static_cast<std::size_t>(i)].name;
-        w.device = j.devices[static_cast<std::size_t>(i)];
+        w.device = j.devices[static_cast<std::size_t>(i)].device;
+        w.sms = j.devices[static_cast<std::size_t>(i)].sms;
         for (const IterationRecord& r : rows)
             if (r.worker == w.worker)
                 w.batch_size = r.batch_size;

@@ -49,6 +49,8 @@ std::string profile_json(const train::WorkerSetup& w)
     o["memory_need"] = w.cpu.memory_need;
     o["overhead_s"] = w.cpu.overhead_s;
     o["device"] = perf::to_string(w.device);
+    if (w.device.sms)
+        o["sms"] = *w.device.sms;
     o["bandwidth_gbps"] = w.network.bandwidth_gbps;
     o["latency_s"] = w.network.latency_s;
     o["noise_sigma"] = w.cpu.noise.sigma;

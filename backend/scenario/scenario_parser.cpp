@@ -66,6 +66,11 @@ WorkerSpec parse_worker(Fields& f)
             f.fail(f.at("device"), "is '" + device + "', expected \"cpu\" or \"cuda:N\" (N a CUDA device ordinal)");
         w.device = *parsed;
     }
+    if (f.find("sms")) {
+        if (!w.device.is_cuda())
+            f.fail(f.at("sms"), "is a share of a GPU's SMs: give the worker a \"device\": \"cuda:N\" too");
+        w.device.sms = static_cast<int>(f.integer_or("sms", 0, 1, 1024));
+    }
     if (const json::value* gpu = f.find("gpu")) {
         // A GPU class by name, or an object: {"class": "k80", "peak_speed": ..., ...}.
         std::string device;

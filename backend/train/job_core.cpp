@@ -34,7 +34,7 @@ JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, 
         manager = balance::make_manager({}, n, config.total_batch, job.batch_limits());
     if (manager->workers() != n)
         throw std::invalid_argument("the batch-size manager was made for a different number of workers");
-    manager->lower_batch_limits(job.batch_limits()); // GPU workers' x_o, measured on their devices
+    manager->set_batch_limits(job.batch_limits()); // GPU workers' x_o, measured on their devices
     sync::validate(config.sync, n);
     slowdown.assign(job.workers.size(), 1.0);
     control = std::make_unique<JobControl>(

@@ -70,8 +70,18 @@ double JobState::wall_seconds() const
 std::vector<std::int32_t> JobState::batch_limits() const
 {
     std::vector<std::int32_t> limits;
-    for (const auto& w : workers)
-        limits.push_back(w->batch_limit());
+    for (const auto& w : workers) {
+        // The real mode's limit is the device's, as measured; the virtual modes' device is the
+        // performance model's, and the real device cannot hold more than it measured either.
+        const std::int32_t modelled = w->performance().batch_limit();
+        const std::optional<std::int32_t> measured = w->measured_batch_limit();
+        if (!measured)
+            limits.push_back(modelled);
+        else if (config.mode == ClockMode::Real || modelled == 0)
+            limits.push_back(*measured);
+        else
+            limits.push_back(std::min(modelled, *measured));
+    }
     return limits;
 }
 

@@ -76,6 +76,8 @@ struct JobState {
     EvaluationRecord evaluate(std::int64_t iteration, double time_s, double epoch, double train_loss);
     EventRecord event(std::int64_t iteration, double time_s, std::string kind, std::string message) const;
     double wall_seconds() const;
+    // Each worker's x_o (0: none): its GPU profile's, or as measured on its device (that one
+    // alone in the real mode).
     std::vector<std::int32_t> batch_limits() const;
     // Fills the end-of-run totals after `steps` barriers or updates and, if the run stopped
     // between evaluations, evaluates what was trained so it is not lost. A stop that left a

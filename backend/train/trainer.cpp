@@ -50,6 +50,9 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
                 + std::to_string(c.total_batch) + (starts_free ? "" : ", policy " + core.manager->policy().name())
                 + ", sync " + sync::describe(c.sync),
             "system");
+        for (const auto& worker : core.job.workers)
+            if (const std::string note = worker->device_note(); !note.empty())
+                core.emit(0, 0, "gpu-device", note, "system", worker->id());
     }
     // Each engine runs until training ends or a set-sync-model hands over to the other.
     bool free_running = starts_free;

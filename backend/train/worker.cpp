@@ -29,8 +29,8 @@ Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& protot
                 + " has no GPU path (it is not a dense network)");
         gpu::NetworkShape shape { { network->layer_sizes().begin(), network->layer_sizes().end() }, network->head() };
         const auto values = static_cast<std::size_t>(train_->features.size());
-        on_device_ = std::make_unique<gpu::ResidentStep>(gpu::make_cuda_dense_ops(setup.device.index), std::move(shape),
-            std::span<const float>(train_->features.data(), values), train_->labels);
+        on_device_ = std::make_unique<gpu::ResidentStep>(gpu::make_cuda_dense_ops(setup.device.index, setup.device.sms),
+            std::move(shape), std::span<const float>(train_->features.data(), values), train_->labels);
     }
 }
 
@@ -44,19 +44,22 @@ void Worker::measure_batch_limit(std::int32_t cap)
             + " has no room for the buffers of even one sample (its memory is taken)");
 }
 
+std::string Worker::device_note() const
+{
+    if (!on_device_)
+        return {};
+    std::string note = "worker " + setup_.name + " computes on " + on_device_->placement();
+    if (measured_batch_limit_)
+        note += "; its device holds batches of up to " + std::to_string(*measured_batch_limit_)
+            + " samples (x_o, allocation probe)";
+    return note;
+}
+
 GpuUse Worker::modelled_device_use(double memory_share) const
 {
     if (!setup_.gpu)
         return {};
     return { memory_share * setup_.gpu->memory_gb, memory_share, std::nullopt };
-}
-
-std::int32_t Worker::batch_limit() const
-{
-    const std::int32_t modelled = performance_->batch_limit();
-    if (!measured_batch_limit_)
-        return modelled;
-    return modelled > 0 ? std::min(modelled, *measured_batch_limit_) : *measured_batch_limit_;
 }
 
 double Worker::compute_gradient(std::int32_t batch_size)

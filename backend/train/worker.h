@@ -43,9 +43,11 @@ public:
     // A GPU worker measures x_o on its device (ResidentStep::probe_batch_limit, up to
     // `cap`); a CPU worker has none. Throws where not even one sample fits.
     void measure_batch_limit(std::int32_t cap);
-    // The largest batch this worker can take: x_o as measured, and its performance model's
-    // (a GPU profile's), whichever is smaller; 0 for none.
-    std::int32_t batch_limit() const;
+    // A GPU worker's device, for the job's events: where it computes (its SM share, or why
+    // it shares the whole GPU) and its measured x_o; empty for a CPU worker.
+    std::string device_note() const;
+    // x_o as measured on the worker's device; unset for a CPU worker.
+    std::optional<std::int32_t> measured_batch_limit() const { return measured_batch_limit_; }
 
     // Elastic PS: sample only from these training-set indices from now on.
     void assign_data(std::vector<std::int64_t> indices) { sampler_.assign(std::move(indices)); }

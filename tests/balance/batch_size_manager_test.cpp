@@ -122,13 +122,12 @@ TEST(BatchSizeManager, BadRequestsAreRefusedWithAReasonAndChangeNothing)
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 0, 0, 30 }));
 }
 
-// A GPU worker's x_o measured on its device lowers the limit its profile gave (or sets one
-// where it gave none), and only lowers it.
-TEST(BatchSizeManager, MeasuredMemoryLimitsOnlyLowerTheProfilesOnes)
+// A GPU worker's x_o measured on its device replaces the limit its profile gave (or sets
+// one where it gave none); a worker without one keeps its own.
+TEST(BatchSizeManager, MeasuredMemoryLimitsReplaceTheProfilesOnes)
 {
     auto m = cpu_manager(3, 60, { 80, 0, 25 });
-    m->lower_batch_limits({ 50, 45, 0 });
-    m->lower_batch_limits({ 70, 0, 30 }); // neither raises a limit
+    m->set_batch_limits({ 50, 45, 0 });
     auto a = m->initial();
     a = m->next(observe(a.batch_sizes, { 1000, 10, 10 }), 0, 1);
     EXPECT_EQ(sum(a.batch_sizes), 60);

@@ -45,7 +45,7 @@ TEST(CudaDevices, AWorkerOnAnAbsentDeviceFailsNamingIt)
     auto set = std::make_shared<const data::Dataset>(random_dataset(4, 10, 3, 1));
     train::WorkerSetup setup;
     setup.name = "gpu-w";
-    setup.device = { perf::ComputeDevice::Kind::Cuda, gpu::cuda_devices().count };
+    setup.device = { perf::ComputeDevice::Kind::Cuda, gpu::cuda_devices().count, std::nullopt };
     EXPECT_THROW(train::Worker(0, setup, *prototype, set, 7), gpu::DeviceError);
 }
 
@@ -108,7 +108,7 @@ TEST(CudaWorker, ComputesTheCpuWorkersGradientOnTheDevice)
     auto prototype = model::make_mlp(20, { 32 }, 4);
     auto set = std::make_shared<const data::Dataset>(random_dataset(20, 400, 4, 12));
     train::WorkerSetup on_cpu, on_gpu;
-    on_gpu.device = { perf::ComputeDevice::Kind::Cuda, 0 };
+    on_gpu.device = { perf::ComputeDevice::Kind::Cuda, 0, std::nullopt };
     train::Worker cpu(0, on_cpu, *prototype, set, 99), gpu_worker(0, on_gpu, *prototype, set, 99);
     prototype->initialize(cpu.replica(), 4);
     gpu_worker.replica() = cpu.replica();
@@ -156,6 +156,60 @@ TEST(CudaStep, ProbesItsDeviceAndSurvivesAnAllocationBeyondIt)
 }
 
 } // namespace
+
+// Four workers' SM shares on one GPU (green contexts): each gets its own SMs, rounded up to
+// the device's partition size, or shares the whole GPU and says why; a share beyond what is
+// left falls back with the SMs left named; every one still computes the reference gradient.
+TEST(CudaStep, SmSharesAreDisjointGreenContextsOrSayWhyNot)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    auto reference = model::make_mlp(20, { 32 }, 4);
+    const data::Dataset set = random_dataset(20, 300, 4, 8);
+    model::Vector params = model::Vector::Constant(reference->parameter_count(), 0.01f), want = params, got = params;
+    const std::vector<std::int64_t> samples { 0, 5, 9, 200 };
+    auto host = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
+    host.loss_and_gradient(view(params), samples, view(want));
+    std::vector<std::unique_ptr<gpu::ResidentStep>> steps; // all held at once: the shares are disjoint
+    int granted = 0;
+    for (const int sms : { 64, 32, 16, 16 }) {
+        steps.push_back(std::make_unique<gpu::ResidentStep>(gpu::make_cuda_dense_ops(0, sms), shape_of(*reference),
+            std::span<const float>(set.features.data(), static_cast<std::size_t>(set.features.size())), set.labels));
+        const std::string placement = steps.back()->placement();
+        SCOPED_TRACE(placement);
+        if (placement.find("green context") != std::string::npos)
+            granted += sms;
+        else
+            EXPECT_NE(placement.find("the whole GPU shared (asked for"), std::string::npos);
+        steps.back()->loss_and_gradient(view(params), samples, view(got));
+        expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
+    }
+    EXPECT_LE(granted, gpu::cuda_devices().sm_counts.at(0));
+    if (granted == 128) { // every share granted: nothing is left for another 64
+        auto late = step_on(gpu::make_cuda_dense_ops(0, 64), *reference, set);
+        EXPECT_NE(late.placement().find("SMs left"), std::string::npos) << late.placement();
+    }
+}
+
+// A job whose workers ask one GPU for more SMs than it has is refused at submission, naming
+// the worker whose share goes over.
+TEST(CudaDevices, SmSharesBeyondTheDeviceAreRefusedByName)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    const int has = gpu::cuda_devices().sm_counts.at(0);
+    std::vector<perf::WorkerProfile> workers(2);
+    workers[0].name = "big";
+    workers[1].name = "over";
+    for (auto& w : workers)
+        w.device = { perf::ComputeDevice::Kind::Cuda, 0, has / 2 + 1 };
+    try {
+        gpu::check_worker_devices(workers, "job.json");
+        FAIL() << "two workers of " << has / 2 + 1 << " SMs were accepted on a GPU of " << has;
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "workers[over].sms");
+    }
+    workers[1].device.sms = has / 2 - 1;
+    EXPECT_NO_THROW(gpu::check_worker_devices(workers, "job.json"));
+}
 
 // NVML is loaded where the driver installed it; elsewhere the reason is kept for the GPU
 // check's summary, and utilisation is recorded as NULL.

@@ -1,5 +1,6 @@
 #include "perf/cluster_profiles.h"
 #include "perf/gpu_performance_model.h"
+#include "perf/gpu_profile_fit.h"
 #include "perf/worker_profile.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,37 @@ TEST(GpuPerformanceModel, TakesConstantTimeBelowSaturationAndLinearAbove)
     EXPECT_GT(m.compute(0, 1).duration_s, 0); // launch overhead
     const double t64 = m.compute(0, 64).duration_s, t128 = m.compute(0, 128).duration_s;
     EXPECT_NEAR(t128 - t64, 64 / p.peak_speed, 1e-12);
+}
+
+// The fit recovers the model's own parameters from its noiseless times, and from times
+// with ±3 % noise it stays close; too few points are refused.
+TEST(GpuTimingFit, RecoversTheModelsOverheadSaturationAndPeak)
+{
+    perf::GpuProfile truth = perf::gpu_profile("v100"); // Γ 10 ms, x_s 16, 1000/s
+    truth.noise.sigma = 0;
+    perf::GpuPerformanceModel model(truth, 1);
+    std::vector<perf::TimingPoint> points;
+    for (std::int32_t x = 1; x <= 4096; x *= 2)
+        points.push_back({ x, model.compute(0, x).duration_s });
+    const perf::TimingFit exact = perf::fit_gpu_timing(points);
+    EXPECT_EQ(exact.saturation_batch, 16);
+    EXPECT_NEAR(exact.launch_overhead_s, 0.010, 1e-9);
+    EXPECT_NEAR(exact.peak_speed, 1000, 1e-6);
+    EXPECT_LT(exact.rms_relative_error, 1e-9);
+
+    const double wobble[] = { 1.03, 0.97, 1.01, 0.99, 1.02, 0.98, 1.0, 1.03, 0.97, 1.01, 0.99, 1.02, 0.98 };
+    for (std::size_t i = 0; i < points.size(); ++i)
+        points[i].seconds *= wobble[i];
+    const perf::TimingFit noisy = perf::fit_gpu_timing(points);
+    EXPECT_NEAR(noisy.launch_overhead_s, 0.010, 0.002);
+    EXPECT_NEAR(noisy.peak_speed, 1000, 50);
+    EXPECT_GT(noisy.rms_relative_error, 0.005);
+    EXPECT_LT(noisy.rms_relative_error, 0.04);
+
+    const std::vector<perf::TimingPoint> one_size { { 8, 0.01 }, { 8, 0.011 } };
+    EXPECT_THROW(perf::fit_gpu_timing(one_size), std::invalid_argument);
+    const std::vector<perf::TimingPoint> bad { { 8, 0.01 }, { 16, -1 } };
+    EXPECT_THROW(perf::fit_gpu_timing(bad), std::invalid_argument);
 }
 
 TEST(GpuPerformanceModel, MemoryGrowsWithTheBatchUpToTheLimit)

@@ -124,6 +124,7 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.excluded_until = 30;
     w.slowdown = 3;
     w.device = "cuda:1";
+    w.sms = 64;
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
     Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {}, {},
         {}, {} };

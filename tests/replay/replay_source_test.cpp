@@ -68,7 +68,7 @@ protected:
             // Job 1's worker 1 computed on a GPU; its worker 0's profile is unreadable.
             for (WorkerId w : { 0, 1 })
                 recorder.add_worker({ j, w, "w" + std::to_string(w), "cpu",
-                    j == 1 ? (w == 1 ? R"({"device": "cuda:1"})" : "{not json") : "{}" });
+                    j == 1 ? (w == 1 ? R"({"device": "cuda:1", "sms": 32})" : "{not json") : "{}" });
         }
         for (int k = 0; k < 4; ++k) {
             const double t = k;
@@ -175,6 +175,8 @@ TEST_F(ReplaySourceTest, ASnapshotIsTheRunAsOfAPosition)
     EXPECT_EQ(workers[0].workers[1].batch_size, 4);
     EXPECT_TRUE(workers[1].workers[0].excluded);
     EXPECT_EQ(workers[1].workers[1].device, "cuda:1") << "from the worker's recorded profile";
+    EXPECT_EQ(workers[1].workers[1].sms, 32);
+    EXPECT_FALSE(workers[1].workers[0].sms);
     EXPECT_EQ(workers[1].workers[0].device, "cpu");
     EXPECT_EQ(workers[0].workers[0].device, "cpu");
     const auto rows = only<IterationRows>(at5);

@@ -129,7 +129,7 @@ TEST(ScenarioParser, ShippedScenariosParse)
 {
     for (const char* name : { "demo.json", "homogeneous.json", "mlp-accuracy.json", "softmax-accuracy.json",
              "aggregation-weighted.json", "aggregation-naive.json", "aggregation-equal.json", "lbbsp-dynamic.json",
-             "gpu-equilibrium.json", "ssp-hetero.json" }) {
+             "gpu-equilibrium.json", "ssp-hetero.json", "gpu-real.json", "gpu-sm-partitions.json" }) {
         const auto s = scenario::load_scenario(std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/" + name);
         EXPECT_FALSE(s.workers.empty()) << name;
     }
@@ -334,7 +334,7 @@ TEST(ScenarioParser, AWorkersDeviceIsTheCpuOrACudaOrdinal)
         "test.json");
     EXPECT_EQ(s.workers[0].device, perf::ComputeDevice {});
     EXPECT_EQ(s.workers[1].device, perf::ComputeDevice {});
-    EXPECT_EQ(s.workers[2].device, (perf::ComputeDevice { perf::ComputeDevice::Kind::Cuda, 2 }));
+    EXPECT_EQ(s.workers[2].device, (perf::ComputeDevice { perf::ComputeDevice::Kind::Cuda, 2, std::nullopt }));
     EXPECT_EQ(perf::to_string(s.workers[2].device), "cuda:2");
     for (const char* bad : { "gpu", "cuda", "cuda:", "cuda:-1", "cuda:1x", "cuda:4096", "CPU" })
         expect_refused(with(R"({ "name": "slow", "speed": 250 })",
@@ -344,4 +344,21 @@ TEST(ScenarioParser, AWorkersDeviceIsTheCpuOrACudaOrdinal)
         R"({ "name": "slow", "speed": 250, "remote": true, "device": "cuda:0" })");
     real.replace(real.find('{'), 1, R"({ "mode": "real",)");
     expect_refused(real, "workers[1].device", "fulcrum-worker --device");
+}
+
+// A GPU worker may ask for a share of its GPU's SMs (a green context); the share needs a
+// CUDA device and is a count of SMs.
+TEST(ScenarioParser, AGpuWorkersSmShareNeedsACudaDeviceAndACount)
+{
+    const auto s = scenario::parse_scenario(with(R"({ "name": "slow", "speed": 250 })",
+                                                R"({ "name": "slow", "speed": 250, "device": "cuda:0", "sms": 16 })"),
+        "test.json");
+    EXPECT_EQ(s.workers[2].device.sms, 16); // the second entry, after a worker of count 2
+    EXPECT_FALSE(s.workers[0].device.sms);
+    expect_refused(with(R"({ "name": "slow", "speed": 250 })", R"({ "name": "slow", "speed": 250, "sms": 16 })"),
+        "workers[1].sms", "\"device\": \"cuda:N\"");
+    for (const char* bad : { "0", "2000", "\"half\"", "16.5" })
+        expect_refused(with(R"({ "name": "slow", "speed": 250 })",
+                           R"({ "name": "slow", "speed": 250, "device": "cuda:0", "sms": )" + std::string(bad) + " }"),
+            "workers[1].sms", "");
 }

@@ -78,6 +78,7 @@ TEST(MainWindow, GpuWorkersShowTheirDeviceMemoryAndUtilisation)
     EXPECT_TRUE(table->isColumnHidden(WorkersModel::GpuMemory));
 
     workers[1].device = "cuda:0";
+    workers[1].sms = 64;
     workers[2].device = "cuda:1";
     window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
     fulcrum::protocol::IterationRows rows { 1, 4, {}, 0 };
@@ -100,7 +101,8 @@ TEST(MainWindow, GpuWorkersShowTheirDeviceMemoryAndUtilisation)
         EXPECT_FALSE(table->isColumnHidden(column)) << column;
     const QAbstractItemModel& model = *table->model();
     EXPECT_EQ(model.index(0, WorkersModel::Device).data().toString(), QStringLiteral("cpu"));
-    EXPECT_EQ(model.index(1, WorkersModel::Device).data().toString(), QStringLiteral("cuda:0"));
+    EXPECT_EQ(model.index(1, WorkersModel::Device).data().toString(), QStringLiteral("cuda:0 · 64 SMs"));
+    EXPECT_EQ(model.index(2, WorkersModel::Device).data().toString(), QStringLiteral("cuda:1"));
     EXPECT_EQ(model.index(0, WorkersModel::GpuMemory).data().toString(), QString());
     EXPECT_EQ(model.index(1, WorkersModel::GpuMemory).data().toString(), QStringLiteral("1.50 GB · 25 %"));
     EXPECT_EQ(model.index(1, WorkersModel::GpuUtilization).data().toString(), QStringLiteral("50 %"));

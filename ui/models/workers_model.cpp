@@ -126,7 +126,9 @@ QVariant WorkersModel::data(const QModelIndex& index, int role) const
     case Name:
         return QString::fromStdString(row.state.name);
     case Device:
-        return QString::fromStdString(row.state.device);
+        return row.state.sms
+            ? QStringLiteral("%1 · %2 SMs").arg(QString::fromStdString(row.state.device)).arg(*row.state.sms)
+            : QString::fromStdString(row.state.device);
     case BatchSize:
         return r ? QVariant(r->batch_size) : QVariant(row.state.batch_size);
     case BatchTime:
@@ -157,9 +159,13 @@ QVariant WorkersModel::tooltip(int column, const protocol::WorkerState& state, c
     case Device:
         return state.device == "cpu"
             ? QStringLiteral("Computes its gradients on the CPU")
-            : QStringLiteral("Computes its gradients on %1. In the virtual and paced modes its batch time still comes "
-                             "from its performance model; in the real mode CUDA events time it")
-                  .arg(device);
+            : QStringLiteral("Computes its gradients on %1%2. In the virtual and paced modes its batch time still "
+                             "comes from its performance model; in the real mode CUDA events time it")
+                  .arg(device,
+                      state.sms ? QStringLiteral(", on %1 of its SMs (a green context; the job's gpu-device event says "
+                                                 "how many it got, or why it shares the whole GPU)")
+                                      .arg(*state.sms)
+                                : QString());
     case GpuMemory:
         if (!r || (!r->gpu.memory_gb && !r->gpu.memory_share))
             return QStringLiteral("No GPU reading: a CPU worker, or nothing measured its device");
