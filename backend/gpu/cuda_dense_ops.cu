@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cuda_runtime.h>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -143,6 +144,7 @@ public:
     ~CudaDenseOps() override
     {
         select_context();
+        drop_graphs();
         if (handle_)
             cublas().destroy(handle_);
         if (started_)
@@ -154,6 +156,40 @@ public:
     }
 
     std::string placement() const override { return placement_; }
+
+    bool can_capture() const override { return true; }
+    void begin_capture() override
+    {
+        bind();
+        check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    }
+    void end_capture(std::int64_t key) override
+    {
+        cudaGraph_t graph = nullptr;
+        check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+        cudaGraphExec_t exec = nullptr;
+        const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+        cudaGraphDestroy(graph);
+        check(made, "cudaGraphInstantiate");
+        if (graphs_.size() >= kMaxGraphs) // a policy wandering over many sizes: start again
+            drop_graphs();
+        graphs_[key] = exec;
+    }
+    bool replay(std::int64_t key) override
+    {
+        const auto graph = graphs_.find(key);
+        if (graph == graphs_.end())
+            return false;
+        bind();
+        check(cudaGraphLaunch(graph->second, stream_), "cudaGraphLaunch");
+        return true;
+    }
+    void drop_graphs() override
+    {
+        for (const auto& [key, exec] : graphs_)
+            cudaGraphExecDestroy(exec);
+        graphs_.clear();
+    }
 
     void* allocate(Memory where, std::size_t bytes) override
     {
@@ -348,6 +384,8 @@ private:
     void* nvml_device_ = nullptr;
     std::unordered_map<void*, std::size_t> compute_buffers_;
     std::size_t compute_bytes_ = 0;
+    static constexpr std::size_t kMaxGraphs = 256; // one per batch size the worker ran
+    std::map<std::int64_t, cudaGraphExec_t> graphs_;
 };
 
 } // namespace

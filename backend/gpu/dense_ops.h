@@ -73,6 +73,17 @@ public:
     virtual DeviceReading reading() = 0;
     // Where the operations run, for the job's events: "cuda:0, 64 SMs in a green context".
     virtual std::string placement() const = 0;
+
+    // Graphs (CUDA graphs): the operations queued between begin_capture() and
+    // end_capture(key) are recorded rather than run, and replay(key) queues all of them again
+    // as one launch, reading every buffer anew. They hold buffer addresses, so a graph is
+    // dropped when a buffer it uses moves. Ops without graphs record nothing and replay
+    // nothing (replay returns false).
+    virtual bool can_capture() const { return false; }
+    virtual void begin_capture() { }
+    virtual void end_capture(std::int64_t /*key*/) { }
+    virtual bool replay(std::int64_t /*key*/) { return false; }
+    virtual void drop_graphs() { }
 };
 
 // A buffer of T in one of a DenseOps' memories that grows on demand and is released with it.

@@ -45,19 +45,25 @@ DensePass::DensePass(DenseOps& ops, NetworkShape shape)
         activations_.emplace_back(ops, Memory::Compute);
 }
 
-void DensePass::reserve(int batch)
+bool DensePass::reserve(int batch)
 {
+    bool moved = false;
+    const auto grow = [&moved](OpsBuffer<float>& buffer, std::size_t count) {
+        const float* before = buffer.data();
+        moved = buffer.reserve(count) != before || moved;
+    };
     std::int64_t widest = 0;
     for (std::size_t l = 0; l < shape_.layers(); ++l) {
-        activations_[l].reserve(elements(shape_.layer_sizes[l + 1], batch));
+        grow(activations_[l], elements(shape_.layer_sizes[l + 1], batch));
         widest = std::max(widest, shape_.layer_sizes[l + 1]);
     }
     // delta_ and delta_below_ trade places layer by layer: each may hold any layer's.
     for (std::size_t l = 1; l < shape_.layers(); ++l)
         widest = std::max(widest, shape_.layer_sizes[l]);
-    delta_.reserve(elements(widest, batch));
-    delta_below_.reserve(elements(widest, batch));
-    per_sample_.reserve(static_cast<std::size_t>(batch));
+    grow(delta_, elements(widest, batch));
+    grow(delta_below_, elements(widest, batch));
+    grow(per_sample_, static_cast<std::size_t>(batch));
+    return moved;
 }
 
 void DensePass::release_buffers() noexcept

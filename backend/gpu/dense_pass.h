@@ -36,8 +36,8 @@ public:
         float* accuracy);
 
     // Allocates now every buffer a batch of `batch` needs (OutOfDeviceMemory where they do
-    // not fit), or gives them all back.
-    void reserve(int batch);
+    // not fit), or gives them all back. True where a buffer moved.
+    bool reserve(int batch);
     void release_buffers() noexcept;
 
     const NetworkShape& shape() const { return shape_; }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 namespace fulcrum::gpu {
@@ -23,8 +24,43 @@ std::size_t at(int row, int col, int ld)
 
 } // namespace
 
+void HostDenseOps::run(std::function<void()> op)
+{
+    if (recording_)
+        recording_->push_back(std::move(op));
+    else
+        op();
+}
+
+void HostDenseOps::begin_capture()
+{
+    recording_.emplace();
+}
+
+void HostDenseOps::end_capture(std::int64_t key)
+{
+    graphs_[key] = std::move(*recording_);
+    recording_.reset();
+}
+
+bool HostDenseOps::replay(std::int64_t key)
+{
+    const auto graph = graphs_.find(key);
+    if (graph == graphs_.end())
+        return false;
+    // CUDA would run it on freed memory: the caller must drop its graphs when a buffer goes.
+    if (stale_graphs_)
+        throw std::logic_error("a graph replayed after a buffer was released: it holds the old address");
+    for (const auto& op : graph->second)
+        op();
+    ++replays_;
+    return true;
+}
+
 void* HostDenseOps::allocate(Memory where, std::size_t bytes)
 {
+    if (recording_) // a graph holds addresses: its buffers must exist before it is captured
+        throw std::logic_error("an allocation of " + std::to_string(bytes) + " bytes while a graph is captured");
     if (where == Memory::Compute && capacity_ && bytes > *capacity_ - compute_bytes_)
         throw OutOfDeviceMemory("host reference: an allocation of " + std::to_string(bytes) + " bytes does not fit: "
             + std::to_string(compute_bytes_) + " of " + std::to_string(*capacity_) + " bytes are in use");
@@ -38,6 +74,7 @@ void* HostDenseOps::allocate(Memory where, std::size_t bytes)
 
 void HostDenseOps::release(Memory where, void* buffer) noexcept
 {
+    stale_graphs_ = stale_graphs_ || !graphs_.empty();
     if (where == Memory::Compute)
         if (const auto found = compute_buffers_.find(buffer); found != compute_buffers_.end()) {
             compute_bytes_ -= found->second;
@@ -59,12 +96,12 @@ DeviceReading HostDenseOps::reading()
 
 void HostDenseOps::copy_in(void* compute, const void* staging, std::size_t bytes)
 {
-    std::memcpy(compute, staging, bytes);
+    run([=] { std::memcpy(compute, staging, bytes); });
 }
 
 void HostDenseOps::copy_out(void* staging, const void* compute, std::size_t bytes)
 {
-    std::memcpy(staging, compute, bytes);
+    run([=] { std::memcpy(staging, compute, bytes); });
 }
 
 void HostDenseOps::start_timing()
@@ -80,87 +117,104 @@ double HostDenseOps::timed_seconds()
 void HostDenseOps::gather_samples(const float* dataset, const std::int32_t* dataset_labels, int dim,
     const std::int64_t* samples, int count, float* features, std::int32_t* labels)
 {
-    const auto column = static_cast<std::size_t>(dim);
-    for (int j = 0; j < count; ++j) {
-        const auto sample = static_cast<std::size_t>(samples[j]);
-        std::memcpy(features + column * static_cast<std::size_t>(j), dataset + column * sample, column * sizeof(float));
-        labels[j] = dataset_labels[sample];
-    }
+    run([=] {
+        const auto column = static_cast<std::size_t>(dim);
+        for (int j = 0; j < count; ++j) {
+            const auto sample = static_cast<std::size_t>(samples[j]);
+            std::memcpy(
+                features + column * static_cast<std::size_t>(j), dataset + column * sample, column * sizeof(float));
+            labels[j] = dataset_labels[sample];
+        }
+    });
 }
 
 void HostDenseOps::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, const float* a, int lda,
     const float* b, int ldb, float beta, float* c, int ldc)
 {
-    // As stored: A is m x k (k x m when transposed), B is k x n (n x k when transposed).
-    const ConstStrided stored_a(a, transpose_a ? k : m, transpose_a ? m : k, Eigen::OuterStride<>(lda));
-    const ConstStrided stored_b(b, transpose_b ? n : k, transpose_b ? k : n, Eigen::OuterStride<>(ldb));
-    Strided out(c, m, n, Eigen::OuterStride<>(ldc));
-    if (beta == 0.0f)
-        out.setZero();
-    else
-        out *= beta;
-    if (transpose_a && transpose_b)
-        out.noalias() += stored_a.transpose() * stored_b.transpose();
-    else if (transpose_a)
-        out.noalias() += stored_a.transpose() * stored_b;
-    else if (transpose_b)
-        out.noalias() += stored_a * stored_b.transpose();
-    else
-        out.noalias() += stored_a * stored_b;
+    run([=] {
+        // As stored: A is m x k (k x m when transposed), B is k x n (n x k when transposed).
+        const ConstStrided stored_a(a, transpose_a ? k : m, transpose_a ? m : k, Eigen::OuterStride<>(lda));
+        const ConstStrided stored_b(b, transpose_b ? n : k, transpose_b ? k : n, Eigen::OuterStride<>(ldb));
+        Strided out(c, m, n, Eigen::OuterStride<>(ldc));
+        if (beta == 0.0f)
+            out.setZero();
+        else
+            out *= beta;
+        if (transpose_a && transpose_b)
+            out.noalias() += stored_a.transpose() * stored_b.transpose();
+        else if (transpose_a)
+            out.noalias() += stored_a.transpose() * stored_b;
+        else if (transpose_b)
+            out.noalias() += stored_a * stored_b.transpose();
+        else
+            out.noalias() += stored_a * stored_b;
+    });
 }
 
 void HostDenseOps::add_bias(float* z, const float* bias, int rows, int cols, bool relu)
 {
-    for (int j = 0; j < cols; ++j)
-        for (int i = 0; i < rows; ++i) {
-            float& v = z[at(i, j, rows)];
-            v += bias[i];
-            if (relu)
-                v = std::max(v, 0.0f);
-        }
+    run([=] {
+        for (int j = 0; j < cols; ++j)
+            for (int i = 0; i < rows; ++i) {
+                float& v = z[at(i, j, rows)];
+                v += bias[i];
+                if (relu)
+                    v = std::max(v, 0.0f);
+            }
+    });
 }
 
 void HostDenseOps::relu_backward(float* delta, const float* activation, std::int64_t count)
 {
-    for (std::int64_t i = 0; i < count; ++i)
-        if (!(activation[i] > 0.0f))
-            delta[i] = 0.0f;
+    run([=] {
+        for (std::int64_t i = 0; i < count; ++i)
+            if (!(activation[i] > 0.0f))
+                delta[i] = 0.0f;
+    });
 }
 
 void HostDenseOps::row_sums(const float* m, int rows, int cols, float* out)
 {
-    std::fill(out, out + rows, 0.0f);
-    for (int j = 0; j < cols; ++j)
-        for (int i = 0; i < rows; ++i)
-            out[i] += m[at(i, j, rows)];
+    run([=] {
+        std::fill(out, out + rows, 0.0f);
+        for (int j = 0; j < cols; ++j)
+            for (int i = 0; i < rows; ++i)
+                out[i] += m[at(i, j, rows)];
+    });
 }
 
 void HostDenseOps::loss_head(model::LossHead head, const float* scores, const std::int32_t* labels, int classes,
     int batch, float* grad, float* per_sample)
 {
-    const float inv_batch = 1.0f / static_cast<float>(batch);
-    for (int j = 0; j < batch; ++j) {
-        const float* column = scores + at(0, j, classes);
-        float* column_grad = grad ? grad + at(0, j, classes) : nullptr;
-        per_sample[j] = head == model::LossHead::SoftmaxCrossEntropy
-            ? softmax_cross_entropy_column(column, classes, labels[j], inv_batch, column_grad)
-            : multiclass_hinge_column(column, classes, labels[j], inv_batch, column_grad);
-    }
+    run([=] {
+        const float inv_batch = 1.0f / static_cast<float>(batch);
+        for (int j = 0; j < batch; ++j) {
+            const float* column = scores + at(0, j, classes);
+            float* column_grad = grad ? grad + at(0, j, classes) : nullptr;
+            per_sample[j] = head == model::LossHead::SoftmaxCrossEntropy
+                ? softmax_cross_entropy_column(column, classes, labels[j], inv_batch, column_grad)
+                : multiclass_hinge_column(column, classes, labels[j], inv_batch, column_grad);
+        }
+    });
 }
 
 void HostDenseOps::correct_predictions(
     const float* scores, const std::int32_t* labels, int classes, int batch, float* per_sample)
 {
-    for (int j = 0; j < batch; ++j)
-        per_sample[j] = correct_column(scores + at(0, j, classes), classes, labels[j]);
+    run([=] {
+        for (int j = 0; j < batch; ++j)
+            per_sample[j] = correct_column(scores + at(0, j, classes), classes, labels[j]);
+    });
 }
 
 void HostDenseOps::mean(const float* v, int count, float* out)
 {
-    double sum = 0;
-    for (int i = 0; i < count; ++i)
-        sum += v[i];
-    *out = count > 0 ? static_cast<float>(sum / count) : 0.0f;
+    run([=] {
+        double sum = 0;
+        for (int i = 0; i < count; ++i)
+            sum += v[i];
+        *out = count > 0 ? static_cast<float>(sum / count) : 0.0f;
+    });
 }
 
 } // namespace fulcrum::gpu

@@ -3,9 +3,12 @@
 #include "gpu/dense_ops.h"
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 namespace fulcrum::gpu {
 
@@ -14,9 +17,12 @@ namespace fulcrum::gpu {
 class HostDenseOps final : public DenseOps {
 public:
     // `compute_capacity` bounds Compute memory as a device's size would (OutOfDeviceMemory
-    // beyond it); unset, host memory is the bound.
-    explicit HostDenseOps(std::optional<std::size_t> compute_capacity = std::nullopt)
+    // beyond it); unset, host memory is the bound. With `graphs`, captures record the
+    // operations as closures and replays run them, as CUDA graphs do, so any machine's
+    // tests check what ResidentStep captures.
+    explicit HostDenseOps(std::optional<std::size_t> compute_capacity = std::nullopt, bool graphs = false)
         : capacity_(compute_capacity)
+        , graphs_enabled_(graphs)
     {
     }
     HostDenseOps(const HostDenseOps&) = delete;
@@ -46,9 +52,28 @@ public:
     DeviceReading reading() override;
     std::string placement() const override { return "the host (reference)"; }
 
+    bool can_capture() const override { return graphs_enabled_; }
+    void begin_capture() override;
+    void end_capture(std::int64_t key) override;
+    bool replay(std::int64_t key) override;
+    void drop_graphs() override
+    {
+        graphs_.clear();
+        stale_graphs_ = false;
+    }
+    // How many steps ran from a recorded graph.
+    int replays() const { return replays_; }
+
 private:
+    void run(std::function<void()> op); // now, or into the graph being captured
+
     std::chrono::steady_clock::time_point started_ {};
+    std::optional<std::vector<std::function<void()>>> recording_;
+    std::map<std::int64_t, std::vector<std::function<void()>>> graphs_;
+    int replays_ = 0;
+    bool stale_graphs_ = false; // a buffer was released while graphs were held
     std::optional<std::size_t> capacity_;
+    bool graphs_enabled_;
     std::unordered_map<void*, std::size_t> compute_buffers_;
     std::size_t compute_bytes_ = 0;
 };

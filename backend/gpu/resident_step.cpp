@@ -80,6 +80,9 @@ void ResidentStep::pull(std::span<const float> params)
 
 void ResidentStep::gather(std::span<const std::int64_t> samples)
 {
+    // An evaluation's chunk may outgrow the step's buffers: the graphs then hold stale addresses.
+    if (reserve_step(static_cast<int>(samples.size())))
+        ops_->drop_graphs();
     const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
     std::int64_t* staged = staged_samples_.reserve(samples.size());
     std::memcpy(staged, samples.data(), samples.size_bytes());
@@ -88,13 +91,48 @@ void ResidentStep::gather(std::span<const std::int64_t> samples)
         static_cast<int>(samples.size()), features_.reserve(dim * samples.size()), labels_.reserve(samples.size()));
 }
 
+bool ResidentStep::reserve_step(int batch)
+{
+    const auto samples = static_cast<std::size_t>(batch);
+    const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
+    const void* before[]
+        = { features_.data(), labels_.data(), samples_in_.data(), staged_samples_.data(), staged_params_.data() };
+    features_.reserve(dim * samples);
+    labels_.reserve(samples);
+    samples_in_.reserve(samples);
+    staged_samples_.reserve(samples);
+    staged_params_.reserve(static_cast<std::size_t>(pass_.shape().parameter_count()));
+    const void* after[]
+        = { features_.data(), labels_.data(), samples_in_.data(), staged_samples_.data(), staged_params_.data() };
+    const bool pass_moved = pass_.reserve(batch);
+    return pass_moved || !std::equal(std::begin(before), std::end(before), std::begin(after));
+}
+
+void ResidentStep::queue_step(int batch)
+{
+    const NetworkShape& s = pass_.shape();
+    const auto parameters = static_cast<std::size_t>(s.parameter_count());
+    const auto samples = static_cast<std::size_t>(batch);
+    ops_->copy_in(params_.data(), staged_params_.data(), parameters * sizeof(float));
+    ops_->copy_in(samples_in_.data(), staged_samples_.data(), samples * sizeof(std::int64_t));
+    ops_->gather_samples(dataset_.data(), dataset_labels_.data(), static_cast<int>(s.input_dim()), samples_in_.data(),
+        batch, features_.data(), labels_.data());
+    pass_.loss_and_gradient(params_.data(), features_.data(), labels_.data(), batch, gradient_.data(), results_.data());
+    ops_->copy_out(staged_gradient_.data(), gradient_.data(), parameters * sizeof(float));
+    ops_->copy_out(staged_results_.data(), results_.data(), sizeof(float));
+}
+
 double ResidentStep::loss_and_gradient(
     std::span<const float> params, std::span<const std::int64_t> samples, std::span<float> gradient)
 {
     if (samples.empty())
         throw std::invalid_argument("a training step needs at least one sample");
-    if (gradient.size() != static_cast<std::size_t>(pass_.shape().parameter_count()))
+    const auto parameters = static_cast<std::size_t>(pass_.shape().parameter_count());
+    if (gradient.size() != parameters)
         throw std::invalid_argument("the gradient buffer has the wrong size");
+    if (params.size() != parameters)
+        throw std::invalid_argument(
+            "expected " + std::to_string(parameters) + " parameters, got " + std::to_string(params.size()));
     for (const std::int64_t sample : samples)
         if (sample < 0 || sample >= samples_)
             throw std::out_of_range("sample " + std::to_string(sample) + " is not in the resident training set of "
@@ -102,12 +140,24 @@ double ResidentStep::loss_and_gradient(
     const int batch = static_cast<int>(samples.size());
 
     ops_->finish(); // the staging buffers of the last step are free
+    if (reserve_step(batch))
+        ops_->drop_graphs();
+    std::memcpy(staged_params_.data(), params.data(), params.size_bytes());
+    std::memcpy(staged_samples_.data(), samples.data(), samples.size_bytes());
     ops_->start_timing();
-    pull(params);
-    gather(samples);
-    pass_.loss_and_gradient(params_.data(), features_.data(), labels_.data(), batch, gradient_.data(), results_.data());
-    ops_->copy_out(staged_gradient_.data(), gradient_.data(), gradient.size_bytes());
-    ops_->copy_out(staged_results_.data(), results_.data(), sizeof(float));
+    // A launch-bound step (small batches) pays one graph launch instead of a dozen kernel
+    // launches: each batch size runs once eagerly (cuBLAS sets itself up), then is captured
+    // and replayed from then on.
+    if (!ops_->replay(batch)) {
+        const bool capture = ops_->can_capture() && ++eager_steps_[batch] > 1;
+        if (capture)
+            ops_->begin_capture();
+        queue_step(batch);
+        if (capture) {
+            ops_->end_capture(batch);
+            ops_->replay(batch);
+        }
+    }
     ops_->finish();
     last_seconds_ = ops_->timed_seconds();
     std::memcpy(gradient.data(), staged_gradient_.data(), gradient.size_bytes());
@@ -142,6 +192,7 @@ bool ResidentStep::batch_fits(std::int32_t batch)
 std::int32_t ResidentStep::probe_batch_limit(std::int32_t cap)
 {
     ops_->finish(); // nothing queued still uses the buffers given back
+    ops_->drop_graphs(); // they would use them
     if (cap < 1 || !batch_fits(1))
         return 0;
     if (batch_fits(cap))

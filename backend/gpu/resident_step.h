@@ -3,6 +3,7 @@
 #include "common/records.h"
 #include "gpu/dense_pass.h"
 
+#include <map>
 #include <memory>
 #include <span>
 
@@ -50,6 +51,12 @@ private:
     // Queues the samples' indices in through staging memory and gathers their features and
     // labels into features_ and labels_. The staging buffers must be free (after finish()).
     void gather(std::span<const std::int64_t> samples);
+    // Every buffer a training step of `batch` uses, at its size; true where one moved (the
+    // ops' graphs then hold stale addresses).
+    bool reserve_step(int batch);
+    // The step's device work, from the staged parameters and samples to the staged gradient
+    // and loss: what a graph records.
+    void queue_step(int batch);
     bool batch_fits(std::int32_t batch);
     void release_batch_buffers() noexcept;
 
@@ -69,6 +76,7 @@ private:
     OpsBuffer<std::int64_t> staged_samples_;
     OpsBuffer<float> staged_results_;
     double last_seconds_ = 0;
+    std::map<int, int> eager_steps_; // per batch size, steps run before one is captured
 };
 
 // A reading as the run store records it: GB (1e9 bytes, as PyTorch ranks report theirs)

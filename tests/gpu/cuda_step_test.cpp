@@ -11,6 +11,7 @@
 #include "train/worker.h"
 
 #include <dlfcn.h>
+#include <random>
 
 using namespace fulcrum;
 using namespace fulcrum::gpu::testing;
@@ -209,6 +210,34 @@ TEST(CudaDevices, SmSharesBeyondTheDeviceAreRefusedByName)
     }
     workers[1].device.sms = has / 2 - 1;
     EXPECT_NO_THROW(gpu::check_worker_devices(workers, "job.json"));
+}
+
+// Steps replayed from CUDA graphs match the host reference batch after batch, through
+// batch sizes that move buffers (graphs dropped and captured again) and an evaluation.
+TEST(CudaStep, GraphReplaysMatchTheHostReference)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    auto reference = model::make_mlp(20, { 32 }, 4);
+    const data::Dataset set = random_dataset(20, 300, 4, 6);
+    auto cuda = step_on(gpu::make_cuda_dense_ops(0), *reference, set);
+    auto host = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
+    model::Vector params(reference->parameter_count()), want = params, got = params;
+    Rng rng(5);
+    std::uniform_int_distribution<std::int64_t> pick(0, 299);
+    for (const int batch : { 8, 8, 8, 8, 64, 8, 64, 64, 128, 8, 8 }) {
+        SCOPED_TRACE(batch);
+        reference->initialize(params, rng());
+        std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
+        for (auto& s : samples)
+            s = pick(rng);
+        const double want_loss = host.loss_and_gradient(view(params), samples, view(want));
+        EXPECT_NEAR(
+            cuda.loss_and_gradient(view(params), samples, view(got)), want_loss, 1e-4 * std::max(1.0, want_loss));
+        expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
+        if (batch == 128) {
+            EXPECT_NEAR(cuda.evaluate(view(params), 100).accuracy, host.evaluate(view(params), 100).accuracy, 1e-6);
+        }
+    }
 }
 
 // NVML is loaded where the driver installed it; elsewhere the reason is kept for the GPU

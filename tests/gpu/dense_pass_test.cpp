@@ -11,6 +11,7 @@
 #include "model/loss_head.h"
 
 #include <numeric>
+#include <random>
 
 using namespace fulcrum;
 using namespace fulcrum::gpu::testing;
@@ -195,6 +196,37 @@ TEST(ResidentStep, ProbesTheLargestBatchItsDeviceHolds)
     EXPECT_EQ(step.probe_batch_limit(limit), limit);
     auto full = step_on(std::make_unique<gpu::HostDenseOps>(resident + 8), *reference, set);
     EXPECT_EQ(full.probe_batch_limit(64), 0);
+}
+
+// Steps replayed from graphs (the host reference records closures as CUDA records a graph)
+// give what eager steps give, batch after batch with new parameters and samples, through
+// batch sizes that grow the buffers (the graphs are dropped and captured again) and an
+// evaluation in between; nothing is allocated while a graph is captured.
+TEST(ResidentStep, GraphReplaysGiveTheEagerStepsResults)
+{
+    auto reference = model::make_mlp(12, { 16, 8 }, 5);
+    const data::Dataset set = random_dataset(12, 200, 5, 4);
+    auto graphs = std::make_unique<gpu::HostDenseOps>(std::nullopt, true);
+    gpu::HostDenseOps& recorder = *graphs;
+    auto replayed = step_on(std::move(graphs), *reference, set);
+    auto eager = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
+    model::Vector params(reference->parameter_count()), want = params, got = params;
+    Rng rng(21);
+    std::uniform_int_distribution<std::int64_t> pick(0, 199);
+    for (const int batch : { 8, 8, 8, 8, 16, 8, 16, 16, 16, 4, 4, 4, 32, 8 }) {
+        SCOPED_TRACE(batch);
+        reference->initialize(params, rng());
+        std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
+        for (auto& s : samples)
+            s = pick(rng);
+        EXPECT_EQ(replayed.loss_and_gradient(view(params), samples, view(got)),
+            eager.loss_and_gradient(view(params), samples, view(want)));
+        EXPECT_EQ(got, want);
+        if (batch == 32) {
+            EXPECT_EQ(replayed.evaluate(view(params), 64).accuracy, eager.evaluate(view(params), 64).accuracy);
+        }
+    }
+    EXPECT_GE(recorder.replays(), 7) << "most steps ran from a graph";
 }
 
 TEST(ResidentStep, ReadingsBecomeTheRecordsGpuColumns)
