@@ -36,6 +36,8 @@ Commands:
   include JOB WORKER
   set-policy JOB SPEC           the job's batch-size policy: a name (lbbsp-cpu) or the
                                 scenario's policy section as JSON ('{"type": "fixed", ...}')
+  resize JOB ACTION [WORKER]    an elastic job's resize between iterations: add-worker,
+                                remove-worker (WORKER: which slot), add-server, remove-server
   watch [JOB] [--count N]       a live table of the job's workers, redrawn as iterations
                                 arrive (default: the newest running job); ends with the job,
                                 or after N iterations
@@ -219,7 +221,7 @@ int run_command(const Args& a)
         }
     }
     static const std::vector<std::string> known { "jobs", "runs", "submit", "pause", "resume", "cancel", "pin", "unpin",
-        "exclude", "include", "set-policy", "watch" };
+        "exclude", "include", "set-policy", "resize", "watch" };
     if (std::find(known.begin(), known.end(), command) == known.end())
         throw CtlError(ctl::kBadInput, "unknown command '" + command + "' (fulcrumctl --help lists them)");
     // Arguments are checked before connecting, so bad input never waits on the network.
@@ -262,6 +264,19 @@ int run_command(const Args& a)
     } else if (command == "set-policy") {
         need(a, 3, "set-policy JOB SPEC");
         message = ChangeJob { {}, JobSetting::Policy, number<JobId>(a.words[1], "JOB"), policy_spec(a.words[2]) };
+    } else if (command == "resize") {
+        if (a.words.size() != 3 && a.words.size() != 4)
+            throw CtlError(ctl::kBadInput, "usage: fulcrumctl resize JOB ACTION [WORKER]");
+        ResizeJob r;
+        r.job = number<JobId>(a.words[1], "JOB");
+        const auto action = parse_resize_action(a.words[2]);
+        if (!action)
+            throw CtlError(ctl::kBadInput,
+                "ACTION is '" + a.words[2] + "', expected add-worker, remove-worker, add-server or remove-server");
+        r.action = *action;
+        if (a.words.size() == 4)
+            r.worker = number<WorkerId>(a.words[3], "WORKER");
+        message = r;
     } else if (a.words.size() == 2) {
         number<JobId>(a.words[1], "JOB"); // watch's JOB, checked now
     }

@@ -20,7 +20,8 @@ namespace {
 bool is_command(const ClientMessage& m)
 {
     return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m)
-        || std::holds_alternative<ChangeJob>(m) || std::holds_alternative<WorkerCommand>(m);
+        || std::holds_alternative<ChangeJob>(m) || std::holds_alternative<WorkerCommand>(m)
+        || std::holds_alternative<ResizeJob>(m);
 }
 
 } // namespace
@@ -233,6 +234,19 @@ void Daemon::on(Client& client, const ChangeJob& change)
         return;
     }
     client.send(ok(change.id, change.job));
+}
+
+void Daemon::on(Client& client, const ResizeJob& r)
+{
+    try {
+        queue_.job(r.job).resize(r, actor(client));
+    } catch (const RefusedRequest& e) { // named by the field that asked for it
+        const std::string field
+            = e.code() == "unknown-worker" ? "worker" : (e.code() == "unknown-job" ? "job" : "action");
+        client.send(failure(r.id, e.code(), e.what(), field));
+        return;
+    }
+    client.send(ok(r.id, r.job));
 }
 
 void Daemon::on(Client& client, const WorkerCommand& w)

@@ -93,6 +93,7 @@ private:
     void on(Client& client, const protocol::JoinJob& join);
     void on(Client& client, const protocol::ListCapabilities& list);
     void on(Client& client, const protocol::ReportIteration& report);
+    void on(Client& client, const protocol::ResizeJob& resize);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
     std::string actor(const Client& client) const;
 

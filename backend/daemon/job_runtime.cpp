@@ -460,4 +460,29 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& ac
     publish_workers();
 }
 
+void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor)
+{
+    const std::string job = "job " + std::to_string(id_);
+    if (!scenario_.elastic.present)
+        throw RefusedRequest("not-elastic", job + " has no elastic section: its workers and servers are fixed");
+    if (r.worker)
+        check_worker(*r.worker);
+    const bool on_workers = r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker;
+    if (on_workers) {
+        const std::vector<protocol::WorkerState> states = worker_states();
+        const auto members = static_cast<int>(
+            std::count_if(states.begin(), states.end(), [](const protocol::WorkerState& w) { return w.member; }));
+        const scenario::ElasticScenarioSpec& e = scenario_.elastic;
+        if (r.action == ResizeAction::AddWorker && members >= e.max_workers)
+            throw RefusedRequest(
+                "above-max-workers", job + " has " + std::to_string(members) + " workers, its elastic.max_workers");
+        if (r.action == ResizeAction::RemoveWorker && members <= e.min_workers)
+            throw RefusedRequest(
+                "below-min-workers", job + " has " + std::to_string(members) + " workers, its elastic.min_workers");
+    }
+    train::ResizeRequest request { r.action, r.worker, actor };
+    apply_or_hold(std::string(action_name(r.action)) + " by " + actor,
+        [request](train::Trainer& t) { t.control().request_resize(request); });
+}
+
 } // namespace fulcrum::daemon

@@ -70,6 +70,12 @@ public:
     // (naming its field) and RefusedRequest ("job-not-running", "sync-model-not-switchable",
     // "policy-not-applicable", "over-memory-limit", "illegal-value").
     void change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor);
+    // An Elastic PS resize, applied between iterations; the trainer records what it did (or
+    // why not) as an event. Throws RefusedRequest where the job is not elastic
+    // ("not-elastic"), the worker slot does not exist ("unknown-worker"), or the job's
+    // current members would leave elastic.min_workers..max_workers ("below-min-workers",
+    // "above-max-workers").
+    void resize(const protocol::ResizeJob& resize, const std::string& actor);
     void join();
 
     protocol::JobStatus status() const;

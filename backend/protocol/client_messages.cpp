@@ -276,6 +276,27 @@ template <> struct Wire<ReplayCommand> : NamedBy<kReplayActions, &ReplayCommand:
     }
 };
 
+template <> struct Wire<ResizeJob> : NamedAs<"resize-job"> {
+    static void encode(const ResizeJob& m, json::object& o)
+    {
+        o["id"] = m.id;
+        o["job"] = m.job;
+        o["action"] = std::string(action_name(m.action));
+        if (m.worker)
+            o["worker"] = *m.worker;
+    }
+    static ResizeJob decode(std::string_view, const Fields& f)
+    {
+        ResizeJob m;
+        m.id = f.string("id");
+        m.job = f.int32("job", 0);
+        m.action = f.named("action", kResizeActions);
+        if (f.has("worker"))
+            m.worker = f.int32("worker", 0);
+        return m;
+    }
+};
+
 template <> struct Wire<ListCapabilities> : NamedAs<"list-capabilities"> {
     static void encode(const ListCapabilities& m, json::object& o) { o["id"] = m.id; }
     static ListCapabilities decode(std::string_view, const Fields& f) { return ListCapabilities { f.string("id") }; }

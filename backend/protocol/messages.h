@@ -5,6 +5,7 @@
 // one on the wire. No JSON, Beast or Qt here: every side includes this header.
 
 #include "common/records.h"
+#include "common/resize_action.h"
 
 #include <cstdint>
 #include <optional>
@@ -75,6 +76,17 @@ struct ChangeJob {
     JobSetting setting = JobSetting::Policy;
     JobId job = 0;
     std::string spec_json;
+};
+
+// An Elastic PS resize of a running job (its scenario has an "elastic" section), applied
+// between iterations: add or remove a worker (`worker`: the slot; default the lowest free /
+// the highest member) or a server. Refused at once where it would leave the job outside
+// elastic.min_workers..max_workers; what the trainer did is the job's event.
+struct ResizeJob {
+    std::string id;
+    JobId job = 0;
+    ResizeAction action = ResizeAction::AddWorker;
+    std::optional<int> worker;
 };
 
 // Operator overrides on one worker, applied at the job's next barrier.
@@ -158,7 +170,7 @@ struct ReportIteration {
 };
 
 using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob,
-    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration>;
+    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration, ResizeJob>;
 
 // --- server to client ---------------------------------------------------------------
 

@@ -43,6 +43,10 @@ struct ResizeSpec {
 
 struct ElasticScenarioSpec {
     int initial_workers = 0; // 0 = every worker slot
+    // Bounds on the members a resize may leave (an operator's or, later, the EPS policy's):
+    // 1 and every slot unless the scenario says.
+    int min_workers = 1;
+    int max_workers = 0;
     bool partition_data = false;
     std::vector<ResizeSpec> resizes;
     bool present = false; // the section was given

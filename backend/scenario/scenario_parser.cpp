@@ -1,5 +1,6 @@
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "common/resize_action.h"
 #include "perf/cluster_profiles.h"
 #include "scenario/scenario.h"
 
@@ -418,6 +419,12 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
         spec.present = true;
         const auto slots = static_cast<std::int64_t>(s.workers.size());
         spec.initial_workers = static_cast<int>(e.integer_or("initial_workers", slots, 1, slots));
+        spec.min_workers = static_cast<int>(e.integer_or("min_workers", 1, 1, slots));
+        spec.max_workers = static_cast<int>(e.integer_or("max_workers", slots, spec.min_workers, slots));
+        if (spec.initial_workers < spec.min_workers || spec.initial_workers > spec.max_workers)
+            e.fail("elastic.initial_workers",
+                "is " + std::to_string(spec.initial_workers) + ", outside min_workers..max_workers ("
+                    + std::to_string(spec.min_workers) + ".." + std::to_string(spec.max_workers) + ")");
         if (spec.initial_workers == slots)
             spec.initial_workers = 0;
         if (const json::value* partition = e.find("partition_data")) {
@@ -433,8 +440,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
                 r.require("before_iteration");
                 r.require("action");
                 resize.before_iteration = r.integer_or("before_iteration", 0, 0, 1'000'000'000);
-                resize.action
-                    = r.string_or("action", "", { "add-server", "remove-server", "add-worker", "remove-worker" });
+                resize.action = std::string(action_name(r.named("action", kResizeActions)));
                 const bool on_worker = resize.action.ends_with("-worker");
                 if (resize.action != "add-server" && r.find("target"))
                     resize.target = static_cast<int>(r.integer_or("target", 0, 0, on_worker ? slots - 1 : 1023));

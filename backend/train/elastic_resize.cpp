@@ -1,30 +1,8 @@
 #include "train/elastic_resize.h"
 
-#include "common/named_values.h"
-
 #include <cstdio>
 
 namespace fulcrum::train {
-
-namespace {
-
-constexpr NameTable<ResizeAction, 4> kNames { {
-    { ResizeAction::AddServer, "add-server" },
-    { ResizeAction::RemoveServer, "remove-server" },
-    { ResizeAction::AddWorker, "add-worker" },
-    { ResizeAction::RemoveWorker, "remove-worker" },
-} };
-
-} // namespace
-
-std::string_view action_name(ResizeAction action)
-{
-    return name_of(kNames, action);
-}
-std::optional<ResizeAction> parse_resize_action(std::string_view name)
-{
-    return value_named(kNames, name);
-}
 
 std::string ResizeOutcome::describe() const
 {

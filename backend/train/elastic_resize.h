@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/records.h"
+#include "common/resize_action.h"
 
 #include <cstdint>
 #include <optional>
@@ -11,11 +12,7 @@
 
 namespace fulcrum::train {
 
-// The Elastic Parameter Server's four resource changes, made between iterations.
-enum class ResizeAction { AddServer, RemoveServer, AddWorker, RemoveWorker };
-
-std::string_view action_name(ResizeAction action); // "add-server", "remove-server", ...
-std::optional<ResizeAction> parse_resize_action(std::string_view name);
+using ResizeAction = fulcrum::ResizeAction; // common/resize_action.h: one name table for all
 
 struct ResizeRequest {
     ResizeAction action = ResizeAction::AddWorker;
@@ -36,6 +33,8 @@ struct ScheduledResize {
 // worker may occupy: the first `initial_workers` are members at the start.
 struct ElasticSpec {
     int initial_workers = 0; // 0 = every slot
+    int min_workers = 1; // a resize never leaves fewer members
+    int max_workers = 0; // nor more (0: every slot)
     std::vector<ScheduledResize> resizes;
     bool partition_data = false; // split the data even without resizes (a static EPS job)
 

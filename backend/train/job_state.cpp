@@ -164,6 +164,9 @@ ResizeRequest JobState::resolved(const ResizeRequest& request) const
         if (members[static_cast<std::size_t>(*r.target)])
             throw ResizeError(
                 "already-member", "worker " + std::to_string(*r.target) + " is already a worker of " + job_name);
+        if (config.elastic.max_workers > 0 && member_count() >= config.elastic.max_workers)
+            throw ResizeError("above-max-workers",
+                job_name + " has " + std::to_string(member_count()) + " workers, its elastic.max_workers");
         break;
     case ResizeAction::RemoveWorker:
         if (!r.target)
@@ -176,6 +179,9 @@ ResizeRequest JobState::resolved(const ResizeRequest& request) const
         if (member_count() == 1)
             throw ResizeError(
                 "last-worker", "worker " + std::to_string(*r.target) + " is the last worker of " + job_name);
+        if (member_count() <= config.elastic.min_workers)
+            throw ResizeError("below-min-workers",
+                job_name + " has " + std::to_string(member_count()) + " workers, its elastic.min_workers");
         break;
     }
     return r;

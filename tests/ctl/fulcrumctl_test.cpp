@@ -139,6 +139,9 @@ TEST_F(Fulcrumctl, SubmitsSteersAndWatchesAJobAndEveryCommandSaysJson)
     EXPECT_EQ(ctl("resume 1").status, 0) << last_error();
     EXPECT_EQ(ctl("set-policy 1 uniform").status, 0) << last_error();
     EXPECT_EQ(ctl(R"(set-policy 1 '{"type": "fixed", "batch_sizes": [16, 16, 16, 16]}')").status, 0) << last_error();
+    // Job 1 has no elastic section: fulcrumd refuses the resize and names why.
+    EXPECT_EQ(ctl("resize 1 add-worker").status, 3);
+    EXPECT_NE(last_error().find("not-elastic"), std::string::npos) << last_error();
     EXPECT_EQ(ctl("cancel 1").status, 0) << last_error();
 }
 
@@ -150,6 +153,8 @@ TEST_F(Fulcrumctl, ExitStatusesSayWhatWentWrong)
     EXPECT_NE(last_error().find("unknown command 'frobnicate'"), std::string::npos) << last_error();
     EXPECT_EQ(ctl("pin 1 x 40").status, 2);
     EXPECT_NE(last_error().find("WORKER: expected a number, got 'x'"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("resize 1 grow").status, 2);
+    EXPECT_NE(last_error().find("ACTION is 'grow', expected add-worker"), std::string::npos) << last_error();
     EXPECT_EQ(ctl("submit /nonexistent/job.json").status, 2);
     EXPECT_EQ(ctl("jobs", false).status, 2) << "no token anywhere";
     EXPECT_NE(last_error().find("FULCRUM_TOKEN"), std::string::npos) << last_error();

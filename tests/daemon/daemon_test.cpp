@@ -741,6 +741,72 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     EXPECT_EQ(policies, (std::vector<std::string> { "uniform/bsp", new_policy + "/bsp", new_policy + "/backup(k=1)" }));
 }
 
+// An operator resizes a running elastic job over the protocol: the worker joins at the
+// next barrier (an event with the operator as actor, the worker's member state follows);
+// a resize beyond elastic.max_workers or below min_workers, on a job without an elastic
+// section, or of a slot the job lacks is refused with its field, and the job goes on.
+TEST_F(DaemonTest, AnOperatorResizesAnElasticJobWithinItsBounds)
+{
+    daemon::Daemon d(options());
+    const auto op = greeted_operator(d);
+    std::string elastic = long_running(kScenario);
+    elastic.replace(
+        elastic.rfind('}'), 1, R"(, "elastic": { "initial_workers": 2, "min_workers": 2, "max_workers": 3 } })");
+    const JobId job = d.submit(elastic, "test");
+    const JobId fixed = d.submit(long_running(kScenario), "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "sub", {}, job, {} } }));
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+        const auto* rows = std::get_if<IterationRows>(&m);
+        return rows && rows->iteration >= 2;
+    }));
+    const auto request = [&](const ClientMessage& m) { return request_reply(d, *op, seen, encode(m)); };
+
+    const Reply below = request(ResizeJob { "r0", job, ResizeAction::RemoveWorker, std::nullopt });
+    ASSERT_TRUE(below.error);
+    EXPECT_EQ(below.error->code, "below-min-workers");
+    EXPECT_EQ(below.error->field, "action");
+
+    const Reply added = request(ResizeJob { "r1", job, ResizeAction::AddWorker, std::nullopt });
+    ASSERT_FALSE(added.error) << added.error->message;
+    std::optional<EventRecord> joined;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "add-worker")
+            joined = e->event;
+        return joined.has_value();
+    }));
+    EXPECT_EQ(joined->worker, 2);
+    EXPECT_EQ(joined->actor.rfind("operator:op at ", 0), 0u) << joined->actor;
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+        const auto* rows = std::get_if<IterationRows>(&m);
+        return rows && std::any_of(rows->rows.begin(), rows->rows.end(), [](const IterationRecord& r) {
+            return r.worker == 2 && r.batch_size > 0;
+        });
+    })) << "the added worker never computed";
+
+    const std::map<std::string, std::pair<ClientMessage, std::pair<std::string, std::string>>> refused {
+        { "above max",
+            { ResizeJob { "r2", job, ResizeAction::AddWorker, std::nullopt }, { "above-max-workers", "action" } } },
+        { "no slot", { ResizeJob { "r3", job, ResizeAction::AddWorker, 9 }, { "unknown-worker", "worker" } } },
+        { "not elastic",
+            { ResizeJob { "r4", fixed, ResizeAction::AddServer, std::nullopt }, { "not-elastic", "action" } } },
+        { "no job", { ResizeJob { "r5", 99, ResizeAction::AddServer, std::nullopt }, { "unknown-job", "job" } } },
+    };
+    for (const auto& [what, frame] : refused) {
+        const Reply r = request(frame.first);
+        ASSERT_TRUE(r.error) << what;
+        EXPECT_EQ(r.error->code, frame.second.first) << what << ": " << r.error->message;
+        EXPECT_EQ(r.error->field, frame.second.second) << what;
+    }
+    const Reply bad = request_reply(d, *op, seen,
+        R"({"type": "resize-job", "id": "r6", "job": )" + std::to_string(job) + R"(, "action": "add-gpu"})");
+    ASSERT_TRUE(bad.error);
+    EXPECT_EQ(bad.error->field, "action");
+
+    for (const JobId j : { job, fixed })
+        ASSERT_FALSE(request(JobCommand { "c" + std::to_string(j), JobAction::Cancel, j }).error);
+}
+
 TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs)
 {
     daemon::Daemon d(options());

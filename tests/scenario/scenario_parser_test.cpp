@@ -219,6 +219,13 @@ TEST(ScenarioParser, ElasticSectionIsReadWithItsResizes)
     EXPECT_FALSE(s.elastic.resizes[0].target);
     EXPECT_EQ(s.elastic.resizes[1].target, 0);
     EXPECT_EQ(s.elastic.resizes[2].before_iteration, 8);
+    EXPECT_EQ(s.elastic.min_workers, 1);
+    EXPECT_EQ(s.elastic.max_workers, 3) << "every slot";
+    const auto bounded = scenario::parse_scenario(
+        with(R"("workers")", R"("elastic": { "initial_workers": 2, "min_workers": 2, "max_workers": 2 }, "workers")"),
+        "test.json");
+    EXPECT_EQ(bounded.elastic.min_workers, 2);
+    EXPECT_EQ(bounded.elastic.max_workers, 2);
 }
 
 TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
@@ -234,6 +241,10 @@ TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
     expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "remove-worker", "target": 3 } ] })"),
         "elastic.resizes[0].target", "expected 0 to 2");
     expect_refused(elastic(R"({ "partition_data": 1 })"), "elastic.partition_data", "true or false");
+    expect_refused(elastic(R"({ "min_workers": 0 })"), "elastic.min_workers", "expected 1 to 3");
+    expect_refused(elastic(R"({ "min_workers": 2, "max_workers": 1 })"), "elastic.max_workers", "expected 2 to 3");
+    expect_refused(elastic(R"({ "initial_workers": 1, "min_workers": 2 })"), "elastic.initial_workers",
+        "outside min_workers..max_workers (2..3)");
     expect_refused(elastic(R"({ "resizes": [ { "before_iteration": 1, "action": "add-server", "target": 1 } ] })"),
         "elastic.resizes[0].target", "unknown field");
     expect_refused(with(R"("workers")", R"("sync": "asp", "elastic": { "initial_workers": 1 }, "workers")"), "elastic",

@@ -162,6 +162,25 @@ TEST(ElasticTrainer, ImpossibleChangesBecomeRefusalEventsAndTheRunGoesOn)
     EXPECT_EQ(tap.barriers.back().workers.size(), 4u);
 }
 
+// elastic.min_workers and max_workers bound every resize, whoever asks: here two scheduled
+// ones, refused at their barrier with the bound named, while one within them is made.
+TEST(ElasticTrainer, ResizesStayWithinMinAndMaxWorkers)
+{
+    auto config = elastic_config({ at(2, RemoveWorker), at(3, AddWorker), at(4, AddWorker) });
+    config.elastic.min_workers = 2;
+    config.elastic.max_workers = 3;
+    Tap tap;
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    EXPECT_EQ(trainer.run().iterations, 40);
+    const auto refused = tap.of_kind("resize-refused");
+    ASSERT_EQ(refused.size(), 2u);
+    EXPECT_NE(refused[0].message.find("below-min-workers"), std::string::npos) << refused[0].message;
+    EXPECT_NE(refused[1].message.find("above-max-workers"), std::string::npos) << refused[1].message;
+    EXPECT_EQ(tap.of_kind("add-worker").size(), 1u);
+    EXPECT_EQ(tap.barriers.back().workers.size(), 3u);
+}
+
 TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
 {
     Tap tap;
