@@ -34,6 +34,9 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
     status_.sync_model = std::string(sync::to_string(scenario_.sync.type));
     status_.model = scenario_.model.type;
     status_.database = database_.filename().string(); // the name open-replay takes, never a server path
+    if (scenario_.elastic.present)
+        status_.elastic
+            = protocol::JobStatus::ElasticBounds { scenario_.elastic.min_workers, scenario_.elastic.max_workers };
     batch_sizes_.assign(scenario_.workers.size(), 0);
     std::vector<bool> remote_slots;
     for (const auto& w : scenario_.workers)

@@ -109,6 +109,9 @@ json::object to_json(const JobStatus& s)
         o["accuracy"] = *s.accuracy;
     if (!s.placement.empty())
         o["placement"] = integers_json(s.placement);
+    if (s.elastic)
+        o["elastic"]
+            = json::object { { "min_workers", s.elastic->min_workers }, { "max_workers", s.elastic->max_workers } };
     return o;
 }
 
@@ -133,6 +136,10 @@ JobStatus job_status_from(const Fields& f)
     s.message = f.string_or("message", "");
     if (f.has("placement"))
         s.placement = f.integers<std::int32_t>("placement", -1);
+    if (f.has("elastic")) {
+        const Fields e(f.object("elastic"), f.at("elastic"));
+        s.elastic = JobStatus::ElasticBounds { e.int32("min_workers", 1), e.int32("max_workers", 1) };
+    }
     return s;
 }
 

@@ -212,6 +212,14 @@ struct JobStatus {
     // The cluster GPU each worker was placed on (-1: a remote worker, which runs where it
     // was started); empty until the job is placed.
     std::vector<std::int32_t> placement;
+    // An elastic job's bounds on its members (resize-job keeps within them); unset for a job
+    // of fixed workers.
+    struct ElasticBounds {
+        int min_workers = 1;
+        int max_workers = 1;
+        bool operator==(const ElasticBounds&) const = default;
+    };
+    std::optional<ElasticBounds> elastic;
 
     bool operator==(const JobStatus&) const = default;
 };

@@ -132,6 +132,54 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
     }));
 }
 
+// An elastic job's free slot joins through "Add to job" and a worker leaves through
+// "Remove from job"; each action is offered only within the job's min and max workers.
+TEST(ConsoleClient, AnElasticJobGrowsAndShrinksFromTheWorkersTable)
+{
+    std::string elastic = kScenario;
+    elastic.replace(
+        elastic.rfind('}'), 1, R"(, "elastic": {"initial_workers": 3, "min_workers": 3, "max_workers": 4}})");
+    LiveDaemon live(false, elastic);
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] {
+        const JobStatus* s = window.store().jobs().job(live.job);
+        return window.commands().can_command() && window.store().workers().rowCount() == 4 && s && s->elastic;
+    }));
+    QAction* add = action_named(window, QStringLiteral("Add to job"));
+    QAction* remove = action_named(window, QStringLiteral("Remove from job"));
+    ASSERT_TRUE(add && remove);
+    select_worker(window, 2);
+    EXPECT_FALSE(remove->isEnabled()) << "3 members, min_workers 3";
+    EXPECT_FALSE(add->isEnabled()) << "worker 2 is a member already";
+    select_worker(window, 3);
+    ASSERT_TRUE(wait_until([&] { return add->isEnabled(); }));
+    add->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const WorkerState* s = window.store().worker_state(live.job, 3);
+        return s && s->member;
+    }));
+    select_worker(window, 0);
+    ASSERT_TRUE(wait_until([&] { return remove->isEnabled(); }));
+    remove->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const WorkerState* s = window.store().worker_state(live.job, 0);
+        return s && !s->member;
+    }));
+    ASSERT_TRUE(wait_until([&] {
+        int found = 0;
+        for (int row = 0; row < window.store().events().rowCount(); ++row) {
+            const EventRecord& e = window.store().events().at(row);
+            found += (e.kind == "add-worker" && e.worker == 3) || (e.kind == "remove-worker" && e.worker == 0);
+        }
+        return found == 2;
+    }));
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/elastic-workers.png"));
+}
+
 TEST(ConsoleClient, ACommandInFlightWhenTheConnectionDropsIsReportedThenItsFateOnceReconnected)
 {
     LiveDaemon live;

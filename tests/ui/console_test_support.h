@@ -59,7 +59,7 @@ struct LiveDaemon {
     std::string operator_token;
     JobId job = 0;
 
-    explicit LiveDaemon(bool with_tls = false)
+    explicit LiveDaemon(bool with_tls = false, const std::string& scenario = kScenario)
         : tls(with_tls)
     {
         std::filesystem::create_directories(dir);
@@ -75,7 +75,7 @@ struct LiveDaemon {
         daemon = std::make_unique<daemon::Daemon>(options);
         tokens = std::make_unique<daemon::TokenStore>(daemon::TokenStore::load_or_create(dir / "tokens"));
         serve(0);
-        job = daemon->submit(kScenario, "console test");
+        job = daemon->submit(scenario, "console test");
     }
     ~LiveDaemon()
     {

@@ -145,6 +145,11 @@ bool Commands::change(JobId job, JobSetting setting, const QString& spec_json)
     return send(ChangeJob { {}, setting, job, spec_json.toStdString() }, true).has_value();
 }
 
+bool Commands::resize(JobId job, ResizeAction action, std::optional<WorkerId> worker)
+{
+    return send(ResizeJob { {}, job, action, worker }, true).has_value();
+}
+
 bool Commands::submit(const QString& scenario_json, const QString&)
 {
     return send(SubmitJob { {}, scenario_json.toStdString() }, true).has_value();
@@ -190,6 +195,19 @@ QString Commands::describe(const ClientMessage& message)
         return QStringLiteral("set the %1 of job %2")
             .arg(c->setting == JobSetting::Policy ? QStringLiteral("policy") : QStringLiteral("sync model"))
             .arg(c->job);
+    if (const auto* r = std::get_if<ResizeJob>(&message)) {
+        const QString target = r->worker ? QStringLiteral(" %1").arg(*r->worker) : QString();
+        switch (r->action) {
+        case ResizeAction::AddWorker:
+            return QStringLiteral("add worker%1 to job %2").arg(target).arg(r->job);
+        case ResizeAction::RemoveWorker:
+            return QStringLiteral("remove worker%1 from job %2").arg(target).arg(r->job);
+        case ResizeAction::AddServer:
+            return QStringLiteral("add a server to job %1").arg(r->job);
+        case ResizeAction::RemoveServer:
+            return QStringLiteral("remove server%1 from job %2").arg(target).arg(r->job);
+        }
+    }
     if (std::holds_alternative<SubmitJob>(message))
         return QStringLiteral("submit a job");
     if (std::holds_alternative<ListRuns>(message))
@@ -264,6 +282,17 @@ QString Commands::fate(const ClientMessage& message, const ConsoleStore& store)
         return QStringLiteral(
             "the job now runs policy %1 with sync model %2; the events list shows whether the change was made")
             .arg(text(job->policy), text(job->sync_model));
+    }
+    if (const auto* r = std::get_if<ResizeJob>(&message)) {
+        if (r->worker && (r->action == ResizeAction::AddWorker || r->action == ResizeAction::RemoveWorker)) {
+            const WorkerState* state = store.worker_state(r->job, *r->worker);
+            if (!state)
+                return QStringLiteral("unknown: the server no longer reports %1").arg(job_worker(r->job, *r->worker));
+            return state->member == (r->action == ResizeAction::AddWorker)
+                ? QStringLiteral("applied: the server shows it in effect")
+                : QStringLiteral("not applied: the server does not show it; send it again if it is still wanted");
+        }
+        return QStringLiteral("unknown: the job's events show whether the resize was made");
     }
     return QStringLiteral("unknown: look for the new job in the jobs table");
 }

@@ -33,6 +33,7 @@ public:
     bool include(JobId job, WorkerId worker);
     bool job_action(JobId job, protocol::JobAction action);
     bool change(JobId job, protocol::JobSetting setting, const QString& spec_json);
+    bool resize(JobId job, ResizeAction action, std::optional<WorkerId> worker);
     bool submit(const QString& scenario_json, const QString& source);
 
     bool list_runs();

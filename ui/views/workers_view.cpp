@@ -2,6 +2,7 @@
 
 #include "ui/client/commands.h"
 #include "ui/console_store.h"
+#include "ui/models/jobs_model.h"
 #include "ui/views/dialog_buttons.h"
 
 #include <QAction>
@@ -114,6 +115,14 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     unpin_->setShortcut(QKeySequence(Qt::Key_U));
     exclude_->setShortcut(QKeySequence(Qt::Key_E));
     include_->setShortcut(QKeySequence(Qt::Key_I));
+    add_to_job_ = new QAction(QStringLiteral("Add to job"), this);
+    remove_from_job_ = new QAction(QStringLiteral("Remove from job"), this);
+    add_to_job_->setToolTip(QStringLiteral("Elastic PS: this free worker slot joins the job between two iterations "
+                                           "and takes its share of the training data"));
+    remove_from_job_->setToolTip(QStringLiteral("Elastic PS: this worker leaves the job between two iterations; "
+                                                "its data goes to the others"));
+    connect(add_to_job_, &QAction::triggered, this, &WorkersView::add_selected_to_job);
+    connect(remove_from_job_, &QAction::triggered, this, &WorkersView::remove_selected_from_job);
     connect(pin_, &QAction::triggered, this, &WorkersView::pin_selected);
     connect(unpin_, &QAction::triggered, this, &WorkersView::unpin_selected);
     connect(exclude_, &QAction::triggered, this, &WorkersView::exclude_selected);
@@ -122,9 +131,13 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
         table_->addAction(a);
     }
+    table_->addAction(add_to_job_);
+    table_->addAction(remove_from_job_);
     auto* tools = new QToolBar(this);
     tools->setToolButtonStyle(Qt::ToolButtonTextOnly);
     tools->addActions({ pin_, unpin_, exclude_, include_ });
+    tools->addSeparator();
+    tools->addActions({ add_to_job_, remove_from_job_ });
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(tools);
@@ -134,6 +147,7 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     connect(&store_.workers(), &QAbstractItemModel::dataChanged, this, &WorkersView::update_actions);
     connect(&store_.workers(), &QAbstractItemModel::modelReset, this, &WorkersView::update_actions);
     connect(&store_.workers(), &QAbstractItemModel::rowsInserted, this, &WorkersView::update_actions);
+    connect(&store_.jobs(), &QAbstractItemModel::dataChanged, this, &WorkersView::update_actions); // elastic bounds
     connect(&store_.workers(), &QAbstractItemModel::modelReset, this, &WorkersView::update_gpu_columns);
     connect(&store_.workers(), &QAbstractItemModel::rowsInserted, this, &WorkersView::update_gpu_columns);
     connect(&store_.workers(), &QAbstractItemModel::dataChanged, this, &WorkersView::update_gpu_columns);
@@ -150,7 +164,7 @@ void WorkersView::update_gpu_columns()
 
 QList<QAction*> WorkersView::worker_actions() const
 {
-    return { pin_, unpin_, exclude_, include_ };
+    return { pin_, unpin_, exclude_, include_, add_to_job_, remove_from_job_ };
 }
 
 std::optional<WorkerId> WorkersView::selected_worker() const
@@ -171,6 +185,31 @@ void WorkersView::update_actions()
     unpin_->setEnabled(live && state->pinned);
     exclude_->setEnabled(live && !state->excluded);
     include_->setEnabled(live && state->excluded);
+    // Elastic jobs only, and within their bounds (fulcrumd checks them again).
+    const protocol::JobStatus* status = job ? store_.jobs().job(*job) : nullptr;
+    const bool elastic = live && status && status->elastic;
+    int members = 0;
+    for (int row = 0; row < store_.workers().rowCount(); ++row)
+        if (const protocol::WorkerState* s = store_.workers().state(row); s && s->member)
+            ++members;
+    add_to_job_->setVisible(status && status->elastic);
+    remove_from_job_->setVisible(status && status->elastic);
+    add_to_job_->setEnabled(elastic && !state->member && members < status->elastic->max_workers);
+    remove_from_job_->setEnabled(elastic && state->member && members > status->elastic->min_workers);
+}
+
+void WorkersView::add_selected_to_job()
+{
+    const auto job = store_.shown_job();
+    if (const auto worker = selected_worker(); job && worker)
+        commands_.resize(*job, ResizeAction::AddWorker, *worker);
+}
+
+void WorkersView::remove_selected_from_job()
+{
+    const auto job = store_.shown_job();
+    if (const auto worker = selected_worker(); job && worker)
+        commands_.resize(*job, ResizeAction::RemoveWorker, *worker);
 }
 
 std::optional<std::int32_t> WorkersView::suggested_size(WorkerId worker) const

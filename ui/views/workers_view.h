@@ -44,7 +44,9 @@ private:
 };
 
 // The shown job's workers with the operator's actions on them: pin (P), unpin (U),
-// exclude (E) and re-include (I), from the context menu, the tool bar or the keyboard.
+// exclude (E) and re-include (I), from the context menu, the tool bar or the keyboard; and
+// for an elastic job, adding a free worker slot to it or removing a worker (Elastic PS),
+// within the job's min and max workers.
 class WorkersView : public QWidget {
     Q_OBJECT
 public:
@@ -63,6 +65,8 @@ public:
     void unpin_selected();
     void exclude_selected();
     void include_selected();
+    void add_selected_to_job();
+    void remove_selected_from_job();
 
 private:
     void update_actions();
@@ -73,6 +77,8 @@ private:
     Commands& commands_;
     QTableView* table_;
     QAction* pin_;
+    QAction* add_to_job_;
+    QAction* remove_from_job_;
     QAction* unpin_;
     QAction* exclude_;
     QAction* include_;
