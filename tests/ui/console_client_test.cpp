@@ -111,14 +111,7 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
         return s && s->excluded && s->excluded_until;
     }));
     // The daemon recorded both as operator actions.
-    ASSERT_TRUE(wait_until([&] {
-        int found = 0;
-        for (int row = 0; row < window.store().events().rowCount(); ++row) {
-            const EventRecord& e = window.store().events().at(row);
-            found += (e.kind == "pin" && e.worker == 3) || (e.kind == "exclude" && e.worker == 2);
-        }
-        return found == 2;
-    }));
+    ASSERT_TRUE(wait_until([&] { return has_event(window, "pin", 3) && has_event(window, "exclude", 2); }));
 
     // Unpin and re-include: the keyboard shortcut path (the actions the table carries).
     select_worker(window, 3);
@@ -168,14 +161,8 @@ TEST(ConsoleClient, AnElasticJobGrowsAndShrinksFromTheWorkersTable)
         const WorkerState* s = window.store().worker_state(live.job, 0);
         return s && !s->member;
     }));
-    ASSERT_TRUE(wait_until([&] {
-        int found = 0;
-        for (int row = 0; row < window.store().events().rowCount(); ++row) {
-            const EventRecord& e = window.store().events().at(row);
-            found += (e.kind == "add-worker" && e.worker == 3) || (e.kind == "remove-worker" && e.worker == 0);
-        }
-        return found == 2;
-    }));
+    ASSERT_TRUE(
+        wait_until([&] { return has_event(window, "add-worker", 3) && has_event(window, "remove-worker", 0); }));
     if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
         window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/elastic-workers.png"));
 }

@@ -133,4 +133,15 @@ inline QAction* action_named(ui::MainWindow& window, const QString& prefix)
     return nullptr;
 }
 
+// Whether the console's events list holds an event of `kind` about `worker`.
+inline bool has_event(ui::MainWindow& window, const std::string& kind, WorkerId worker)
+{
+    for (int row = 0; row < window.store().events().rowCount(); ++row) {
+        const EventRecord& e = window.store().events().at(row);
+        if (e.kind == kind && e.worker == worker)
+            return true;
+    }
+    return false;
+}
+
 } // namespace fulcrum::console_test

@@ -9,6 +9,26 @@
 #include <QTableView>
 #include <gtest/gtest.h>
 
+namespace {
+
+// A running job of `count` workers as fulcrumd would announce it, with their states.
+std::vector<fulcrum::protocol::WorkerState> show_running_job(fulcrum::ui::MainWindow& window, int count)
+{
+    fulcrum::protocol::JobStatus status;
+    status.job = 1;
+    status.name = "shown";
+    status.workers = count;
+    status.state = fulcrum::protocol::JobState::Running;
+    window.store().ingest(fulcrum::protocol::JobUpdate { status, 0 });
+    std::vector<fulcrum::protocol::WorkerState> workers;
+    for (int w = 0; w < count; ++w)
+        workers.push_back({ w, "w" + std::to_string(w), 32, std::nullopt, false, std::nullopt, true, 1 });
+    window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+    return workers;
+}
+
+} // namespace
+
 TEST(MainWindow, OpensWithTheProductNameAndRendersOffscreen)
 {
     fulcrum::ui::MainWindow window;
@@ -32,16 +52,7 @@ TEST(MainWindow, TheWorkersTableShowsEightWorkersAt1280x800And1920x1080)
         SCOPED_TRACE(size.width());
         fulcrum::ui::MainWindow window;
         window.resize(size);
-        fulcrum::protocol::JobStatus status;
-        status.job = 1;
-        status.name = "eight";
-        status.workers = 12;
-        status.state = fulcrum::protocol::JobState::Running;
-        window.store().ingest(fulcrum::protocol::JobUpdate { status, 0 });
-        std::vector<fulcrum::protocol::WorkerState> workers;
-        for (int w = 0; w < 12; ++w)
-            workers.push_back({ w, "w" + std::to_string(w), 32, std::nullopt, false, std::nullopt, true, 1 });
-        window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+        show_running_job(window, 12);
         window.show();
         QApplication::processEvents();
         QTableView* table = window.workers_view().table();
@@ -63,17 +74,8 @@ TEST(MainWindow, GpuWorkersShowTheirDeviceMemoryAndUtilisation)
     using fulcrum::ui::WorkersModel;
     fulcrum::ui::MainWindow window;
     window.resize(1280, 800);
-    fulcrum::protocol::JobStatus status;
-    status.job = 1;
-    status.name = "gpus";
-    status.workers = 3;
-    status.state = fulcrum::protocol::JobState::Running;
-    window.store().ingest(fulcrum::protocol::JobUpdate { status, 0 });
     QTableView* table = window.workers_view().table();
-    std::vector<fulcrum::protocol::WorkerState> workers;
-    for (int w = 0; w < 3; ++w)
-        workers.push_back({ w, "w" + std::to_string(w), 32, std::nullopt, false, std::nullopt, true, 1 });
-    window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+    std::vector<fulcrum::protocol::WorkerState> workers = show_running_job(window, 3);
     EXPECT_TRUE(table->isColumnHidden(WorkersModel::Device)) << "a CPU job";
     EXPECT_TRUE(table->isColumnHidden(WorkersModel::GpuMemory));
 
