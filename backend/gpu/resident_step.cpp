@@ -150,10 +150,20 @@ double ResidentStep::loss_and_gradient(
     // and replayed from then on.
     if (!ops_->replay(batch)) {
         const bool capture = ops_->can_capture() && ++eager_steps_[batch] > 1;
-        if (capture)
+        if (!capture) {
+            queue_step(batch);
+        } else {
             ops_->begin_capture();
-        queue_step(batch);
-        if (capture) {
+            try {
+                queue_step(batch);
+            } catch (...) { // the capture ends with the step, and no half-recorded graph stays
+                try {
+                    ops_->end_capture(batch);
+                } catch (...) { // NOLINT(bugprone-empty-catch): the first failure is the one to report
+                }
+                ops_->drop_graphs();
+                throw;
+            }
             ops_->end_capture(batch);
             ops_->replay(batch);
         }
