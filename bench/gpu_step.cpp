@@ -1,5 +1,6 @@
 // A GPU worker's training step on cuda:0 against the same cuBLAS products measured alone
-// in the same run (issue 20's targets), for the large MLP and the launch-bound one.
+// in the same run (issue 20's targets), for the large MLP and the launch-bound one, with
+// and without CUDA graphs.
 //   build/release/bench/gpu_step [--seconds S] [--json]
 // Prints "skipped: no CUDA device ..." and exits 0 where there is no device (CI).
 #include "common/random.h"
@@ -25,6 +26,7 @@ struct Case {
 
 struct Figures {
     double step_samples_per_s = 0; // wall clock: pull, gather, forward, backward, push
+    double eager_step_samples_per_s = 0; // the same, every operation launched on its own (no CUDA graph)
     double device_samples_per_s = 0; // CUDA events over the same steps
     double gemm_samples_per_s = 0; // only the step's matrix products, same shapes, same stream
 };
@@ -52,8 +54,8 @@ Figures measure(const Case& c, double seconds)
     std::vector<std::int64_t> batch(static_cast<std::size_t>(c.batch));
 
     Figures f;
-    {
-        gpu::ResidentStep step(gpu::make_cuda_dense_ops(0), shape, features, labels);
+    for (const bool graphs : { true, false }) {
+        gpu::ResidentStep step(gpu::make_cuda_dense_ops(0, std::nullopt, graphs), shape, features, labels);
         std::int64_t steps = 0;
         double device = 0;
         const auto began = std::chrono::steady_clock::now();
@@ -65,9 +67,13 @@ Figures measure(const Case& c, double seconds)
             device += step.last_compute_seconds();
             ++steps;
         }
-        const double wall = seconds_since(began);
-        f.step_samples_per_s = static_cast<double>(steps * c.batch) / wall;
-        f.device_samples_per_s = static_cast<double>(steps * c.batch) / device;
+        const double rate = static_cast<double>(steps * c.batch) / seconds_since(began);
+        if (graphs) {
+            f.step_samples_per_s = rate;
+            f.device_samples_per_s = static_cast<double>(steps * c.batch) / device;
+        } else {
+            f.eager_step_samples_per_s = rate;
+        }
     }
     {
         // The products of one step: per layer W x input, dW = delta x below^T, and (above
@@ -140,14 +146,14 @@ int main(int argc, char** argv)
         const Figures f = measure(cases[k], seconds);
         if (json)
             std::printf("%s\"%s\": {\"batch\": %d, \"step_samples_per_s\": %.1f, \"device_samples_per_s\": %.1f, "
-                        "\"gemm_samples_per_s\": %.1f}",
+                        "\"eager_step_samples_per_s\": %.1f, \"gemm_samples_per_s\": %.1f}",
                 k ? ", " : "", cases[k].name, cases[k].batch, f.step_samples_per_s, f.device_samples_per_s,
-                f.gemm_samples_per_s);
+                f.eager_step_samples_per_s, f.gemm_samples_per_s);
         else
-            std::printf("%-22s batch %4d: step %10.0f samples/s (device time %10.0f), products alone %10.0f; "
-                        "step / products %.2f\n",
-                cases[k].name, cases[k].batch, f.step_samples_per_s, f.device_samples_per_s, f.gemm_samples_per_s,
-                f.step_samples_per_s / f.gemm_samples_per_s);
+            std::printf("%-22s batch %4d: step %10.0f samples/s (device time %10.0f; without CUDA graphs %10.0f), "
+                        "products alone %10.0f; step / products %.2f\n",
+                cases[k].name, cases[k].batch, f.step_samples_per_s, f.device_samples_per_s, f.eager_step_samples_per_s,
+                f.gemm_samples_per_s, f.step_samples_per_s / f.gemm_samples_per_s);
     }
     if (json)
         std::printf("}}\n");

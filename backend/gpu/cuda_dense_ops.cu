@@ -106,8 +106,9 @@ __global__ void mean_kernel(const float* v, int count, float* out)
 
 class CudaDenseOps final : public DenseOps {
 public:
-    CudaDenseOps(int device, std::optional<int> sms)
+    CudaDenseOps(int device, std::optional<int> sms, bool graphs)
         : device_(device)
+        , graphs_enabled_(graphs)
         , placement_("cuda:" + std::to_string(device) + ", the whole GPU")
     {
         if (const std::string why = absent_device_reason(device); !why.empty())
@@ -157,7 +158,7 @@ public:
 
     std::string placement() const override { return placement_; }
 
-    bool can_capture() const override { return true; }
+    bool can_capture() const override { return graphs_enabled_; }
     void begin_capture() override
     {
         bind();
@@ -374,6 +375,7 @@ private:
     void launched(const char* kernel) const { check(cudaGetLastError(), kernel); }
 
     int device_;
+    bool graphs_enabled_;
     std::string placement_;
     std::unique_ptr<SmLease> lease_; // the worker's SMs, when it asked for a share
     cudaStream_t stream_ = nullptr;
@@ -395,9 +397,9 @@ bool built_with_cuda()
     return true;
 }
 
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms)
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms, bool graphs)
 {
-    return std::make_unique<CudaDenseOps>(device, sms);
+    return std::make_unique<CudaDenseOps>(device, sms, graphs);
 }
 
 } // namespace fulcrum::gpu

@@ -31,6 +31,7 @@ bool built_with_cuda();
 // time) for the matrix products. Throws DeviceError where there is no such device. With
 // `sms`, the stream's kernels run on that many of the device's SMs alone (a green
 // context); where the driver cannot give them, on the whole GPU, and placement() says why.
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms = std::nullopt);
+// Without `graphs` nothing is captured (benchmarks compare the two).
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms = std::nullopt, bool graphs = true);
 
 } // namespace fulcrum::gpu

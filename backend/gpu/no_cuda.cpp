@@ -21,7 +21,7 @@ bool built_with_cuda()
     return false;
 }
 
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> /*sms*/)
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> /*sms*/, bool /*graphs*/)
 {
     throw DeviceError("cuda:" + std::to_string(device) + ": " + kWhy);
 }
