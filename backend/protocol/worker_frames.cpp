@@ -15,6 +15,7 @@ namespace {
 constexpr std::string_view kTaskMagic = "FTSK";
 constexpr std::string_view kResultMagic = "FRES";
 constexpr std::string_view kGpuMagic = "FGPU";
+constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
 
 class Writer {
 public:
@@ -109,7 +110,7 @@ std::string encode_result(const WorkerResult& r)
     if (r.gpu != GpuUse {}) {
         w.magic(kGpuMagic);
         for (const std::optional<double>& v : { r.gpu.memory_gb, r.gpu.memory_share, r.gpu.utilization })
-            w.put(v.value_or(std::numeric_limits<double>::quiet_NaN()));
+            w.put(v.value_or(kNotMeasured));
     }
     return w.take();
 }
@@ -140,13 +141,25 @@ std::optional<WorkerResult> decode_result(std::string_view frame, std::string* e
     out.cpu_share = r.get<double>();
     out.memory_share = r.get<double>();
     out.gradient = r.floats();
-    if (r.next_is(kGpuMagic))
-        for (std::optional<double>* v : { &out.gpu.memory_gb, &out.gpu.memory_share, &out.gpu.utilization })
-            if (const auto value = r.get<double>(); !std::isnan(value))
-                *v = value;
-    if (!r.whole()) {
+    // A GPU block holds at least one reading; each is finite and >= 0, or the one NaN that
+    // encode writes for "not measured" (so that a frame decodes only to what re-encodes it).
+    bool gpu_block_valid = true;
+    if (r.next_is(kGpuMagic)) {
+        for (std::optional<double>* v : { &out.gpu.memory_gb, &out.gpu.memory_share, &out.gpu.utilization }) {
+            const auto value = r.get<double>();
+            if (std::bit_cast<std::uint64_t>(value) == std::bit_cast<std::uint64_t>(kNotMeasured))
+                continue;
+            if (!std::isfinite(value) || value < 0)
+                gpu_block_valid = false;
+            *v = value;
+        }
+        gpu_block_valid = gpu_block_valid && out.gpu != GpuUse {};
+    }
+    if (!r.whole() || !gpu_block_valid) {
         if (error)
-            *error = "not a whole result frame (" + std::to_string(frame.size()) + " bytes)";
+            *error = !r.whole() ? "not a whole result frame (" + std::to_string(frame.size()) + " bytes)"
+                                : std::string("a result frame's GPU block holds no reading, or one that is negative or "
+                                              "not finite");
         return std::nullopt;
     }
     return out;

@@ -2,6 +2,7 @@
 #include "protocol/worker_frames.h"
 
 #include <gtest/gtest.h>
+#include <limits>
 #include <random>
 
 using namespace fulcrum;
@@ -281,6 +282,25 @@ TEST(ProtocolCodec, WorkerMessagesAndBinaryFramesSurviveARoundTrip)
     EXPECT_EQ(gpu_back->gpu, result.gpu);
     EXPECT_EQ(gpu_back->gradient, parameters);
     EXPECT_FALSE(decode_result(encode_result(result) + "x", nullptr));
+    // Found by the fuzzer: a GPU block must hold a reading, each finite and >= 0 or the one
+    // NaN encode writes, so that what decodes re-encodes to the same frame.
+    const std::string plain = encode_result(WorkerResult { 41, 64, 0.6931, 0.0123, 0.97, 0.61, parameters, {} });
+    const auto with_block = [&](double a, double b, double c) {
+        std::string frame = plain + "FGPU";
+        for (const double v : { a, b, c })
+            frame.append(reinterpret_cast<const char*>(&v), sizeof v);
+        return frame;
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::string why;
+    EXPECT_FALSE(decode_result(with_block(nan, nan, nan), &why));
+    EXPECT_NE(why.find("GPU block"), std::string::npos) << why;
+    EXPECT_FALSE(decode_result(with_block(-1.0, nan, nan), nullptr));
+    EXPECT_FALSE(decode_result(with_block(std::numeric_limits<double>::infinity(), nan, nan), nullptr));
+    EXPECT_FALSE(decode_result(with_block(-nan, nan, nan), nullptr)) << "another NaN than encode's";
+    const auto one = decode_result(with_block(2.0, nan, nan), nullptr);
+    ASSERT_TRUE(one);
+    EXPECT_EQ(encode_result(*one), with_block(2.0, nan, nan));
     // Truncated, padded or mislabelled frames are refused with a reason, never read past.
     std::string error;
     EXPECT_FALSE(decode_task(task.substr(0, task.size() - 1), &error));
