@@ -38,7 +38,7 @@ JobState::JobState(TrainerConfig c)
     for (const auto& worker : workers)
         endpoints.push_back(config.remote && config.remote->is_remote(worker->id())
                 ? make_remote_endpoint(*worker, *config.remote)
-                : make_local_endpoint(*worker));
+                : make_local_endpoint(*worker, config.mode == ClockMode::Real));
     if (config.mode != ClockMode::Real
         && std::any_of(endpoints.begin(), endpoints.end(), [](const auto& e) { return e->in_another_process(); }))
         throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");

@@ -17,8 +17,9 @@ double seconds_since(std::chrono::steady_clock::time_point start)
 
 class LocalEndpoint final : public WorkerEndpoint {
 public:
-    explicit LocalEndpoint(Worker& worker)
+    LocalEndpoint(Worker& worker, bool reads_device)
         : worker_(worker)
+        , reads_device_(reads_device)
     {
     }
 
@@ -35,7 +36,8 @@ public:
         const auto on_device = worker_.device_seconds();
         m.compute_s = on_device && slowdown <= 1 ? *on_device : seconds_since(began);
         m.elapsed_s = m.compute_s;
-        m.gpu = worker_.device_use().value_or(GpuUse {});
+        if (reads_device_)
+            m.gpu = worker_.device_use().value_or(GpuUse {});
         return m;
     }
 
@@ -43,6 +45,7 @@ public:
 
 private:
     Worker& worker_;
+    bool reads_device_;
 };
 
 class RemoteProcessEndpoint final : public WorkerEndpoint {
@@ -85,9 +88,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker)
+std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker, bool reads_device)
 {
-    return std::make_unique<LocalEndpoint>(worker);
+    return std::make_unique<LocalEndpoint>(worker, reads_device);
 }
 
 std::unique_ptr<WorkerEndpoint> make_remote_endpoint(Worker& worker, RemoteWorkers& remote)

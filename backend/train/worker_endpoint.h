@@ -42,7 +42,9 @@ public:
 };
 
 // A local worker computing on the calling thread.
-std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker);
+// `reads_device`: a GPU worker's device is read after each batch (the real mode; the virtual
+// modes record the performance model's memory, so they skip the driver and NVML calls).
+std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker, bool reads_device);
 // A slot of `remote`: its process gets the replica and the batch size and sends the
 // gradient back.
 std::unique_ptr<WorkerEndpoint> make_remote_endpoint(Worker& worker, RemoteWorkers& remote);
