@@ -2,6 +2,7 @@
 
 #include "common/named_values.h"
 #include "common/random.h"
+#include "sched/eps_rules.h"
 
 #include <algorithm>
 #include <array>
@@ -207,7 +208,7 @@ private:
     {
         r.trial = false;
         r.trial_until = kInf;
-        if (measured(r) < r.trial_baseline) { // the step made the job slower: undo it
+        if (!eps_growth_kept(r.trial_baseline, measured(r))) { // the step made the job slower: undo it
             resize(r, -1, -1);
             r.capped = true;
             outcomes_[r.outcome].rolled_back += 1;
@@ -220,9 +221,10 @@ private:
     {
         if (!queue_.empty() || running_.empty())
             return;
-        const std::size_t n = running_.size();
-        for (std::size_t k = 0; k < n && free_slots() >= 2; ++k) {
-            Running& r = running_[(round_ + k) % n];
+        for (const std::size_t i : eps_growth_order(running_.size(), round_)) {
+            if (free_slots() < 2)
+                break;
+            Running& r = running_[i];
             if (r.capped || r.trial || r.paused_until > now_)
                 continue;
             r.trial_baseline = measured(r);
@@ -235,58 +237,27 @@ private:
         ++round_;
     }
 
-    // Frees slots for a newcomer from jobs past early feedback: first what they hold beyond
-    // their own request, then down to one server and one worker, largest holders first.
+    // Frees slots for a newcomer from jobs past early feedback (eps_release): first what they
+    // hold beyond their own request, then down to one server and one worker.
     void release_for(int wanted)
     {
-        std::map<std::size_t, std::pair<int, int>> taken; // running index -> (workers, servers) taken
-        for (int beyond_request = 1; beyond_request >= 0 && free_slots() + count(taken) < wanted; --beyond_request) {
-            bool progress = true;
-            while (progress && free_slots() + count(taken) < wanted) {
-                progress = false;
-                std::size_t best = running_.size();
-                int best_spare = 0;
-                for (std::size_t i = 0; i < running_.size(); ++i) {
-                    const Running& r = running_[i];
-                    if (outcomes_[r.outcome].feedback_s < 0 || r.trial || r.paused_until > now_)
-                        continue;
-                    const auto [tw, ts] = taken[i];
-                    const int floor_w = beyond_request ? std::max(1, spec(r).workers) : 1;
-                    const int floor_s = beyond_request ? std::max(1, spec(r).servers) : 1;
-                    const int spare = (r.workers - tw - floor_w) + (r.servers - ts - floor_s);
-                    if (spare > best_spare) {
-                        best_spare = spare;
-                        best = i;
-                    }
-                }
-                if (best == running_.size())
-                    break;
-                const Running& r = running_[best];
-                auto& [tw, ts] = taken[best];
-                const int floor_w = beyond_request ? std::max(1, spec(r).workers) : 1;
-                const int floor_s = beyond_request ? std::max(1, spec(r).servers) : 1;
-                // Keep the worker/server balance: give up a worker while workers outnumber servers.
-                if (r.workers - tw > floor_w && (r.workers - tw >= r.servers - ts || r.servers - ts <= floor_s))
-                    ++tw;
-                else
-                    ++ts;
-                progress = true;
-            }
+        std::vector<EpsHolder> holders;
+        holders.reserve(running_.size());
+        for (const Running& r : running_) {
+            EpsHolder h;
+            h.held = { r.workers, r.servers };
+            h.request = { std::max(1, spec(r).workers), std::max(1, spec(r).servers) };
+            h.minimum = { 1, 1 };
+            h.may_release = outcomes_[r.outcome].feedback_s >= 0 && !r.trial && r.paused_until <= now_;
+            holders.push_back(h);
         }
-        for (auto& [i, t] : taken) {
-            if (t.first == 0 && t.second == 0)
+        const std::vector<SlotCount> taken = eps_release(holders, free_slots(), wanted);
+        for (std::size_t i = 0; i < taken.size(); ++i) {
+            if (taken[i].slots() == 0)
                 continue;
-            resize(running_[i], -t.first, -t.second);
-            outcomes_[running_[i].outcome].released += t.first + t.second;
+            resize(running_[i], -taken[i].workers, -taken[i].servers);
+            outcomes_[running_[i].outcome].released += taken[i].slots();
         }
-    }
-
-    static int count(const std::map<std::size_t, std::pair<int, int>>& taken)
-    {
-        int n = 0;
-        for (const auto& [i, t] : taken)
-            n += t.first + t.second;
-        return n;
     }
 
     void start(PsJobSpec job, int workers, int servers)
@@ -313,17 +284,10 @@ private:
             const PsJobSpec& job = queue_.front();
             if (free_slots() < job.slots() && elastic())
                 release_for(job.slots());
-            if (free_slots() >= job.slots()) {
-                start(job, job.workers, job.servers);
-            } else if (elastic() && free_slots() >= 2) {
-                // Start smaller: servers in the proportion asked for, the rest workers.
-                const int slots = free_slots();
-                const int servers = std::clamp(
-                    static_cast<int>(std::lround(double(slots) * job.servers / job.slots())), 1, slots - 1);
-                start(job, std::min(job.workers, slots - servers), servers);
-            } else {
+            const auto size = eps_start_size(free_slots(), { job.workers, job.servers }, { 1, 1 }, elastic());
+            if (!size)
                 return; // FIFO: the head waits, and so does everyone behind it
-            }
+            start(job, size->workers, size->servers);
             queue_.pop_front();
         }
     }
