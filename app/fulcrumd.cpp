@@ -25,6 +25,7 @@ constexpr const char* kUsage
     = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
                 [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]...
                 [--cluster FILE] [--placement POLICY] [--metrics token|loopback|off]
+                [--elastic static|eps [--elastic-round-s S] [--feedback POINT]]
        fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
@@ -39,6 +40,18 @@ scenario's "placement": {"memory_gb": X} lets jobs share. A job that does not fi
 in the queue without holding back smaller jobs behind it. Placement policies (Wang et al.,
 Sec. IV): rand, ff (first fit), ls (list scheduling), lwf-K (least workload first, jobs
 of more than K GPUs consolidated on the fewest servers).
+
+--elastic eps resizes running elastic jobs (scenarios with an "elastic" section and only
+local workers) by the Elastic Parameter Server's rules, the ones fulcrum-sim --elastic eps
+follows: an elastic job that does not fit starts with fewer workers (down to its
+elastic.min_workers); a job that does not fit takes workers from elastic jobs past their
+early-feedback point (--feedback fraction:F of their iterations, iterations:N, or
+accuracy:A measured by their evaluations; those beyond their request first); every
+--elastic-round-s seconds, while no job waits, elastic jobs in turn get one worker on an
+idle GPU, up to elastic.max_workers, and a step that made a job's iterations slower over
+the next 20 iterations is undone. Every change is an add-worker or remove-worker event in
+the job's run store, with the scheduler as actor and its reason. --elastic static (the
+default) keeps each job's workers where they were placed.
 
 With no --config and no --scenario it starts the embedded demo: a paced run of four
 heterogeneous workers training an MLP on Fashion-MNIST (--no-demo: it starts nothing;
@@ -82,6 +95,7 @@ illegal-value and the field. Scenarios given here with --scenario may name any p
 Config file (JSON, every field optional; command-line options win):
   {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...",
    "cluster": "/etc/fulcrum/cluster.json", "placement": "lwf-1",
+   "elastic": "static", "elastic_round_s": 60, "early_feedback": "fraction:0.1",
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
@@ -114,6 +128,11 @@ int main(int argc, char** argv)
         po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")("cluster",
         po::value(&s.cluster), "the cluster's servers and GPUs (JSON; default 16 servers x 4 GPUs of 16 GB)")(
         "placement", po::value(&s.placement)->default_value(s.placement), "placement policy: rand, ff, ls or lwf-K")(
+        "elastic", po::value(&s.elastic)->default_value(s.elastic),
+        "how running jobs' sizes change: static or eps (Elastic Parameter Server)")("elastic-round-s",
+        po::value(&s.elastic_round_s)->default_value(s.elastic_round_s), "--elastic eps: seconds between growth rounds")(
+        "feedback", po::value(&s.early_feedback)->default_value(s.early_feedback),
+        "--elastic eps: a job's early-feedback point: fraction:F, iterations:N or accuracy:A")(
         "tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")("tls-key",
         po::value(&s.tls_key), "the certificate's PEM private key")("allow-plain", po::bool_switch(&s.allow_plain),
         "serve plain WebSocket on a non-loopback address")("metrics", po::value(&s.metrics)->default_value(s.metrics),
@@ -149,6 +168,9 @@ int main(int argc, char** argv)
             given.data_dir = !vm["data-dir"].defaulted();
             given.cluster = vm.count("cluster") > 0;
             given.placement = !vm["placement"].defaulted();
+            given.elastic = !vm["elastic"].defaulted();
+            given.elastic_round_s = !vm["elastic-round-s"].defaulted();
+            given.early_feedback = !vm["feedback"].defaulted();
             given.tls_certificate = vm.count("tls-cert") > 0;
             given.tls_key = vm.count("tls-key") > 0;
             given.metrics = !vm["metrics"].defaulted();
@@ -181,6 +203,7 @@ int main(int argc, char** argv)
         if (!s.cluster.empty())
             options.cluster = sched::load_cluster(s.cluster);
         options.placement = s.placement;
+        daemon::elastic_options(s, options);
         options.server_name = "fulcrumd " FULCRUM_VERSION;
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;

@@ -75,6 +75,52 @@ void ClusterBook::release(JobId job)
     held_.erase(job);
 }
 
+std::optional<int> ClusterBook::add_gpu(JobId job, const RemainingWork& remaining)
+{
+    const auto it = held_.find(job);
+    if (it == held_.end())
+        return std::nullopt;
+    Held& held = it->second;
+    const double memory = held.memory_gb > 0 ? held.memory_gb : cluster_.gpu_memory_gb;
+    const auto gpus = gpu_states(remaining);
+    std::set<int> servers;
+    for (int g : held.gpus)
+        servers.insert(cluster_.server_of(g));
+    std::optional<int> best;
+    const auto better = [&](int g) {
+        if (!best)
+            return true;
+        const bool here = servers.contains(gpus[static_cast<std::size_t>(g)].server);
+        const bool best_here = servers.contains(gpus[static_cast<std::size_t>(*best)].server);
+        if (here != best_here)
+            return here;
+        return gpus[static_cast<std::size_t>(g)].workload_s < gpus[static_cast<std::size_t>(*best)].workload_s;
+    };
+    for (int g = 0; g < static_cast<int>(gpus.size()); ++g) {
+        if (std::find(held.gpus.begin(), held.gpus.end(), g) != held.gpus.end())
+            continue;
+        if (gpus[static_cast<std::size_t>(g)].free_memory_gb + 1e-9 < memory)
+            continue;
+        if (better(g))
+            best = g;
+    }
+    if (best) {
+        held.gpus.push_back(*best);
+        held.memory_gb = memory;
+    }
+    return best;
+}
+
+void ClusterBook::remove_gpu(JobId job, int gpu)
+{
+    const auto it = held_.find(job);
+    if (it == held_.end())
+        return;
+    auto& gpus = it->second.gpus;
+    if (const auto g = std::find(gpus.begin(), gpus.end(), gpu); g != gpus.end())
+        gpus.erase(g);
+}
+
 protocol::ClusterState ClusterBook::state(const std::vector<JobId>& queue, const RemainingWork& remaining) const
 {
     protocol::ClusterState out;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ public:
     // The GPUs for the job's workers (one each, distinct), or empty if they do not fit now.
     std::vector<int> place(JobId job, const GpuDemand& demand, const RemainingWork& remaining);
     void release(JobId job);
+    // One more GPU for a placed job's new worker (an elastic resize): one with room for the
+    // job's per-worker memory that the job does not use yet, on a server it already uses when
+    // one has room (its all-reduce stays inside the server), else the least loaded. Nothing
+    // when none has room.
+    std::optional<int> add_gpu(JobId job, const RemainingWork& remaining);
+    // A worker of the job left `gpu`.
+    void remove_gpu(JobId job, int gpu);
     // How many GPUs have room for one of the demand's workers now.
     int room_for(const GpuDemand& demand) const;
     protocol::ClusterState state(const std::vector<JobId>& queue, const RemainingWork& remaining) const;

@@ -239,10 +239,11 @@ void Daemon::on(Client& client, const ChangeJob& change)
 void Daemon::on(Client& client, const ResizeJob& r)
 {
     try {
-        queue_.job(r.job).resize(r, actor(client));
+        queue_.resize(r, actor(client));
     } catch (const RefusedRequest& e) { // named by the field that asked for it
         const std::string field
-            = e.code() == "unknown-worker" ? "worker" : (e.code() == "unknown-job" ? "job" : "action");
+            = e.code() == "unknown-worker" || e.code() == "already-member" ? "worker"
+            : (e.code() == "unknown-job" ? "job" : "action");
         client.send(failure(r.id, e.code(), e.what(), field));
         return;
     }

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/json_fields.h"
+#include "daemon/daemon_options.h"
 #include "sched/placement.h"
 
 #include <filesystem>
@@ -34,6 +35,13 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
     set("data_dir", given.data_dir, s.data_dir, "a path");
     set("cluster", given.cluster, s.cluster, "a path to a cluster file");
     set("placement", given.placement, s.placement, "a placement policy: rand, ff, ls or lwf-K");
+    set("elastic", given.elastic, s.elastic, "an elastic scheduling policy: static or eps");
+    if (f.has("elastic_round_s")) {
+        const double round = f.number("elastic_round_s", 1e-3, 86400);
+        if (!given.elastic_round_s)
+            s.elastic_round_s = round;
+    }
+    set("early_feedback", given.early_feedback, s.early_feedback, "fraction:F, iterations:N or accuracy:A");
     set("tls_certificate", given.tls_certificate, s.tls_certificate, "a path to a PEM certificate chain");
     set("tls_key", given.tls_key, s.tls_key, "a path to a PEM private key");
     s.allow_plain = s.allow_plain || f.boolean_or("allow_plain", false);
@@ -67,6 +75,24 @@ void apply_config_file(
         read_config(text, s, given);
     } catch (const JsonFieldError& e) {
         throw InputError(path, e.path(), e.reason());
+    }
+}
+
+void elastic_options(const DaemonSettings& s, DaemonOptions& options)
+{
+    const auto policy = sched::parse_elastic_policy(s.elastic);
+    if (!policy || *policy == sched::ElasticPolicy::KillRestart)
+        throw InputError("--elastic", "",
+            "expected static or eps, got '" + s.elastic + "'"
+                + (policy ? " (kill-restart is simulated only: fulcrum-sim --elastic kill-restart)" : ""));
+    if (!(s.elastic_round_s > 0))
+        throw InputError("--elastic-round-s", "", "expected seconds > 0, got " + std::to_string(s.elastic_round_s));
+    options.elastic.policy = *policy;
+    options.elastic.round_s = s.elastic_round_s;
+    try {
+        options.elastic.feedback = sched::parse_early_feedback(s.early_feedback);
+    } catch (const std::invalid_argument& e) {
+        throw InputError("--feedback", "", e.what());
     }
 }
 

@@ -14,6 +14,9 @@ struct DaemonSettings {
     std::string data_dir = "fulcrum-data";
     std::string cluster; // a cluster file; empty: the default cluster
     std::string placement = "lwf-1";
+    std::string elastic = "static"; // static or eps (DaemonOptions::Elastic)
+    double elastic_round_s = 60;
+    std::string early_feedback = "fraction:0.1";
     std::string tls_certificate, tls_key;
     bool allow_plain = false;
     bool no_demo = false;
@@ -26,7 +29,8 @@ struct DaemonSettings {
 // The settings the command line gave: a config file does not override them.
 struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
-         tls_certificate = false, tls_key = false, metrics = false;
+         tls_certificate = false, tls_key = false, metrics = false, elastic = false, elastic_round_s = false,
+         early_feedback = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws
@@ -42,6 +46,11 @@ struct ListenAddress {
 };
 
 bool is_loopback(const std::string& host);
+
+// The elastic scheduling the settings name (--elastic, --elastic-round-s, --feedback).
+// Throws InputError naming the option.
+struct DaemonOptions;
+void elastic_options(const DaemonSettings& settings, DaemonOptions& options);
 
 // The rules between the settings: HOST:PORT, a placement policy the scheduler knows, a TLS
 // certificate and key given together, and plain WebSocket on a non-loopback address only

@@ -2,6 +2,8 @@
 
 #include "daemon/server_folders.h"
 #include "sched/cluster.h"
+#include "sched/early_feedback.h"
+#include "sched/elastic_simulator.h"
 
 #include <cstddef>
 #include <filesystem>
@@ -16,6 +18,16 @@ struct DaemonOptions {
     // policy that picks them: rand, ff, ls or lwf-K.
     sched::ClusterSpec cluster; // 16 servers of 4 GPUs with 16 GB
     std::string placement = "lwf-1";
+    // How running jobs' sizes change: static (a job keeps the workers it was placed with) or
+    // eps (the Elastic Parameter Server's rules, sched/eps_rules.h, on elastic jobs: start
+    // smaller, grow round-robin on idle GPUs with rollback, release for newcomers after early
+    // feedback; daemon/elastic_scheduling.h).
+    struct Elastic {
+        sched::ElasticPolicy policy = sched::ElasticPolicy::StaticFifo;
+        double round_s = 60; // wall seconds between growth rounds
+        int observe_iterations = 20; // a growth step is judged over this many iterations
+        sched::EarlyFeedback feedback; // fraction:0.1
+    } elastic;
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
     std::string server_name = "fulcrumd";

@@ -43,10 +43,13 @@ JobQueue::JobQueue(
     , hub_(hub)
     , journal_(options.data_dir / "jobs")
     , cluster_(options.cluster, options.placement)
+    , elastic_(options.elastic, cluster_)
 {
     next_job_ = catalogue_.first_free_job_id();
     for (const JobJournal::Entry& e : journal_.entries())
         next_job_ = std::max(next_job_, e.job + 1);
+    if (elastic_.eps())
+        elastic_thread_ = std::thread([this] { elastic_loop(); });
 }
 
 JobQueue::~JobQueue()
@@ -64,10 +67,53 @@ void JobQueue::stop_all()
         for (auto& [id, job] : jobs_)
             running.push_back(job.get());
     }
+    wake_elastic_.notify_all();
+    if (elastic_thread_.joinable())
+        elastic_thread_.join();
     for (JobRuntime* job : running)
         job->cancel("system:shutdown");
     for (JobRuntime* job : running)
         job->join();
+}
+
+void JobQueue::elastic_loop()
+{
+    // Trials end and holders reach their early feedback between barriers: a tenth of a
+    // second is finer than any barrier a person watches, and the work is a few statuses.
+    constexpr auto kTick = std::chrono::milliseconds(100);
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        wake_elastic_.wait_for(lock, kTick, [this] { return stopping_; });
+        if (stopping_)
+            break;
+        const std::uint64_t before = elastic_.changes();
+        start_queued(); // a waiting job may now take workers of a job past early feedback
+        elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), ElasticScheduling::Clock::now());
+        if (elastic_.changes() != before)
+            publish_cluster();
+    }
+}
+
+std::vector<JobRuntime*> JobQueue::running_jobs() const
+{
+    std::vector<JobRuntime*> running;
+    for (const auto& [id, job] : jobs_) {
+        const JobState state = job->status().state;
+        if ((state == JobState::Running || state == JobState::Paused)
+            && std::find(queued_.begin(), queued_.end(), id) == queued_.end())
+            running.push_back(job.get());
+    }
+    return running;
+}
+
+void JobQueue::resize(const ResizeJob& r, const std::string& actor)
+{
+    JobRuntime& runtime = job(r.job);
+    std::lock_guard lock(mutex_);
+    const std::uint64_t before = elastic_.changes();
+    elastic_.resize(runtime, r, actor, remaining_work());
+    if (elastic_.changes() != before)
+        publish_cluster();
 }
 
 JobRuntime& JobQueue::job(JobId id) const
@@ -290,8 +336,17 @@ void JobQueue::start_queued()
     bool changed = false;
     for (auto it = queued_.begin(); it != queued_.end();) {
         JobRuntime& job = *jobs_.at(*it);
-        const GpuDemand demand = demand_of(job.scenario(), options_.cluster);
-        const std::vector<int> gpus = cluster_.place(job.id(), demand, remaining);
+        GpuDemand request = demand_of(job.scenario(), options_.cluster);
+        if (elastic_.sizes(job)) // its initial members
+            request.workers = ElasticScheduling::requested_workers(job);
+        GpuDemand demand = request;
+        std::optional<int> size; // under eps: the workers it starts with
+        if (elastic_.eps() && request.workers > 0) {
+            size = elastic_.admit(job, request, running_jobs(), remaining);
+            demand.workers = size.value_or(request.workers);
+        }
+        const std::vector<int> gpus
+            = elastic_.eps() && request.workers > 0 && !size ? std::vector<int> {} : cluster_.place(job.id(), demand, remaining);
         if (demand.workers > 0 && gpus.empty()) {
             job.set_waiting("waiting for " + std::to_string(demand.workers) + " GPUs with room for a worker; "
                 + std::to_string(cluster_.room_for(demand)) + " have room now");
@@ -302,12 +357,18 @@ void JobQueue::start_queued()
         std::size_t next = 0;
         const bool external = job.scenario().external.has_value();
         for (const auto& w : job.scenario().workers)
-            placement.push_back(w.remote || external ? -1 : gpus[next++]);
+            placement.push_back(w.remote || external || next >= gpus.size() ? -1 : gpus[next++]);
+        const bool smaller = size && *size < request.workers;
         job.start(std::move(placement),
             external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
                     + job.scenario().external->framework + " started them"
                      : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
-                    + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus));
+                    + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus)
+                    + (smaller ? " (eps: " + std::to_string(*size) + " of the " + std::to_string(request.workers)
+                                + " it asks for were free; it grows when GPUs are idle)"
+                               : ""),
+            elastic_.sizes(job) ? size : std::nullopt);
+        elastic_.started(job);
         it = queued_.erase(it);
         ++placements_;
         changed = true;
@@ -364,6 +425,7 @@ void JobQueue::on_job_done(JobId id)
         hub_.publish(Event { released });
     }
     cluster_.release(id);
+    elastic_.ended(id);
     if (!stopping_)
         start_queued();
     publish_cluster();

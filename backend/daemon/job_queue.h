@@ -1,9 +1,11 @@
 #pragma once
 
 #include "daemon/cluster_book.h"
+#include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
 #include "protocol/messages.h"
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -11,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace fulcrum::daemon {
@@ -39,6 +42,9 @@ public:
     // See Daemon::submit.
     JobId submit(const std::string& scenario_json, const std::string& source, Origin origin);
     void cancel(JobId job, const std::string& actor);
+    // An operator's resize-job: see JobRuntime::resize; under --elastic eps a job EPS sizes
+    // also needs an idle GPU for an added worker (RefusedRequest "no-free-gpu").
+    void resize(const protocol::ResizeJob& resize, const std::string& actor);
     // An operator's resume-job: an interrupted job is queued to go on from its checkpoint,
     // a paused one resumes.
     void resume(JobId job, const std::string& actor);
@@ -78,6 +84,8 @@ private:
     protocol::ClusterState cluster_state() const; // with mutex_ held
     void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
     void on_job_done(JobId id);
+    std::vector<JobRuntime*> running_jobs() const; // with mutex_ held: placed and not ended
+    void elastic_loop(); // --elastic eps: growth rounds and trials, and releases for waiting jobs
 
     const DaemonOptions& options_;
     const ServerFolders& folders_;
@@ -88,6 +96,9 @@ private:
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
     std::deque<JobId> queued_;
     ClusterBook cluster_;
+    ElasticScheduling elastic_;
+    std::condition_variable wake_elastic_;
+    std::thread elastic_thread_;
     JobId next_job_ = 1;
     std::int64_t placements_ = 0;
     std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined

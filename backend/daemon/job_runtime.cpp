@@ -38,6 +38,12 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
         status_.elastic
             = protocol::JobStatus::ElasticBounds { scenario_.elastic.min_workers, scenario_.elastic.max_workers };
     batch_sizes_.assign(scenario_.workers.size(), 0);
+    const int initial = scenario_.elastic.present && scenario_.elastic.initial_workers > 0
+        ? scenario_.elastic.initial_workers
+        : workers();
+    members_.assign(scenario_.workers.size(), false);
+    std::fill_n(members_.begin(), std::min(initial, workers()), true);
+    member_since_.assign(scenario_.workers.size(), 0);
     std::vector<bool> remote_slots;
     for (const auto& w : scenario_.workers)
         remote_slots.push_back(w.remote);
@@ -85,7 +91,7 @@ void JobRuntime::set_waiting(const std::string& why)
     publish_status();
 }
 
-void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& placed)
+void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members)
 {
     std::ostringstream waited;
     waited.precision(3);
@@ -97,6 +103,11 @@ void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
         started_ = std::chrono::steady_clock::now();
         status_.placement = std::move(placement);
         trained_ = false; // an interrupted job starts again
+        if (members && scenario_.elastic.present) {
+            start_members_ = std::clamp(*members, 1, workers());
+            std::fill(members_.begin(), members_.end(), false);
+            std::fill_n(members_.begin(), *start_members_, true);
+        }
     }
     set_state(JobState::Running, "starting");
     thread_ = std::thread([this] { run(); });
@@ -176,6 +187,7 @@ void JobRuntime::run()
         EventRecord mine = e;
         mine.job = id_;
         hub_.publish(protocol::Event { mine });
+        track_members(e);
         if (e.kind == "job-paused" || e.kind == "job-resumed")
             set_state(e.kind == "job-paused" ? JobState::Paused : JobState::Running);
         if (e.kind == "policy-change" || e.kind == "sync-model-change") {
@@ -193,6 +205,10 @@ void JobRuntime::run()
     options.progress = [this](const run::Progress& p) {
         {
             std::lock_guard lock(mutex_);
+            if (pace_.empty() || p.iteration > pace_.back().first)
+                pace_.emplace_back(p.iteration, p.time_s);
+            if (pace_.size() > 1024)
+                pace_.pop_front();
             status_.iteration = p.iteration;
             status_.iterations = p.iterations;
             status_.time_s = p.time_s;
@@ -210,7 +226,10 @@ void JobRuntime::run()
     };
     options.on_trainer = [this](train::Trainer* trainer) { trainer_started(trainer); };
     try {
-        const run::RunSummary summary = run::run_scenario(scenario_, options);
+        scenario::Scenario scenario = scenario_;
+        if (start_members_)
+            scenario.elastic.initial_workers = *start_members_;
+        const run::RunSummary summary = run::run_scenario(scenario, options);
         {
             std::lock_guard lock(mutex_);
             status_.run = summary.run;
@@ -337,6 +356,8 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
             trained_ = true;
             return;
         }
+        for (std::size_t w = 0; w < members_.size(); ++w) // a resumed job's members are its checkpoint's
+            members_[w] = trainer->control().worker(static_cast<WorkerId>(w)).member;
         for (HeldCommand& held : std::exchange(held_, {})) {
             if (stop_) // cancelled while it loaded: a held pause must not keep it from stopping
                 break;
@@ -463,7 +484,7 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& ac
     publish_workers();
 }
 
-void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor)
+void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, const std::string& reason)
 {
     const std::string job = "job " + std::to_string(id_);
     if (!scenario_.elastic.present)
@@ -483,9 +504,76 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor)
             throw RefusedRequest(
                 "below-min-workers", job + " has " + std::to_string(members) + " workers, its elastic.min_workers");
     }
-    train::ResizeRequest request { r.action, r.worker, actor };
+    train::ResizeRequest request { r.action, r.worker, actor, reason };
     apply_or_hold(std::string(action_name(r.action)) + " by " + actor,
         [request](train::Trainer& t) { t.control().request_resize(request); });
+    std::lock_guard lock(mutex_);
+    ++resizes_in_flight_;
+}
+
+void JobRuntime::track_members(const EventRecord& e)
+{
+    const bool add = e.kind == action_name(ResizeAction::AddWorker);
+    const bool remove = e.kind == action_name(ResizeAction::RemoveWorker);
+    const bool refused = e.kind == "resize-refused";
+    std::lock_guard lock(mutex_);
+    if ((add || remove) && e.worker && *e.worker >= 0 && static_cast<std::size_t>(*e.worker) < members_.size()) {
+        members_[static_cast<std::size_t>(*e.worker)] = add;
+        if (add)
+            member_since_[static_cast<std::size_t>(*e.worker)] = e.iteration;
+    }
+    // A scenario's own resizes were never asked for here.
+    const bool scenarios = e.actor == "scenario" || e.actor == "elastic";
+    if ((add || remove || refused) && !scenarios && resizes_in_flight_ > 0)
+        --resizes_in_flight_;
+}
+
+std::vector<bool> JobRuntime::member_slots() const
+{
+    std::lock_guard lock(mutex_);
+    return members_;
+}
+
+int JobRuntime::resizes_in_flight() const
+{
+    std::lock_guard lock(mutex_);
+    return resizes_in_flight_;
+}
+
+std::int64_t JobRuntime::member_since(WorkerId worker) const
+{
+    std::lock_guard lock(mutex_);
+    return worker >= 0 && static_cast<std::size_t>(worker) < member_since_.size()
+        ? member_since_[static_cast<std::size_t>(worker)]
+        : 0;
+}
+
+std::optional<double> JobRuntime::iterations_per_s(std::int64_t from, std::int64_t to) const
+{
+    std::lock_guard lock(mutex_);
+    const auto at = [&](std::int64_t iteration) -> std::optional<double> {
+        const auto it = std::lower_bound(pace_.begin(), pace_.end(), iteration,
+            [](const std::pair<std::int64_t, double>& p, std::int64_t i) { return p.first < i; });
+        if (it == pace_.end() || it->first != iteration)
+            return std::nullopt;
+        return it->second;
+    };
+    const auto t0 = at(from);
+    const auto t1 = at(to);
+    if (!t0 || !t1 || to <= from || !(*t1 > *t0))
+        return std::nullopt;
+    return static_cast<double>(to - from) / (*t1 - *t0);
+}
+
+void JobRuntime::place_worker(WorkerId worker, std::int32_t gpu)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (worker < 0 || static_cast<std::size_t>(worker) >= status_.placement.size())
+            return;
+        status_.placement[static_cast<std::size_t>(worker)] = gpu;
+    }
+    publish_status();
 }
 
 } // namespace fulcrum::daemon

@@ -9,6 +9,7 @@
 #include "scenario/scenario.h"
 
 #include <atomic>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -36,9 +37,11 @@ public:
 
     JobId id() const { return id_; }
     int workers() const { return static_cast<int>(scenario_.workers.size()); }
-    // Placed: `placement` is the GPU of each worker (-1 for a remote one), `placed` says
-    // where for the "job-placed" event. Starts the job's thread.
-    void start(std::vector<std::int32_t> placement, const std::string& placed);
+    // Placed: `placement` is the GPU of each worker (-1 for a remote one, or one not a
+    // member), `placed` says where for the "job-placed" event. Starts the job's thread. An
+    // elastic job starts with `members` workers when given (the first slots), else with its
+    // scenario's elastic.initial_workers.
+    void start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members = {});
     // A scheduler event before the run starts ("job-queued", "job-placed"): published now,
     // and recorded first in the job's run store when the run begins.
     void scheduler_event(const std::string& kind, const std::string& message);
@@ -75,7 +78,19 @@ public:
     // ("not-elastic"), the worker slot does not exist ("unknown-worker"), or the job's
     // current members would leave elastic.min_workers..max_workers ("below-min-workers",
     // "above-max-workers").
-    void resize(const protocol::ResizeJob& resize, const std::string& actor);
+    // `reason` is added to the trainer's event (the elastic scheduler's why).
+    void resize(const protocol::ResizeJob& resize, const std::string& actor, const std::string& reason = {});
+    // Which worker slots are members of an elastic job now (every slot for another job), and
+    // how many resizes were asked for that the trainer has not applied or refused yet.
+    std::vector<bool> member_slots() const;
+    int resizes_in_flight() const;
+    // The iteration from which `worker` has been a member (0 for an initial one).
+    std::int64_t member_since(WorkerId worker) const;
+    // The job's pace on its run clock: iterations per second between the barriers that ended
+    // iterations `from` and `to` (counts of iterations done); nothing before both are known.
+    std::optional<double> iterations_per_s(std::int64_t from, std::int64_t to) const;
+    // The worker's GPU on the cluster changed (an elastic resize): -1 for none.
+    void place_worker(WorkerId worker, std::int32_t gpu);
     void join();
 
     protocol::JobStatus status() const;
@@ -97,6 +112,7 @@ private:
     void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply);
     void trainer_started(train::Trainer* trainer);
     void check_worker(WorkerId worker) const;
+    void track_members(const EventRecord& e); // an add-worker, remove-worker or refusal the trainer recorded
 
     const JobId id_;
     const scenario::Scenario scenario_;
@@ -125,6 +141,11 @@ private:
     std::vector<EventRecord> recorded_before_; // the scheduler's events, until the run records them
     std::optional<run::RunOptions::Resume> resume_;
     std::atomic<bool> shutdown_ { false };
+    std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says
+    std::vector<bool> members_;
+    std::vector<std::int64_t> member_since_;
+    int resizes_in_flight_ = 0;
+    std::deque<std::pair<std::int64_t, double>> pace_; // (iterations done, run clock) of recent barriers
 };
 
 } // namespace fulcrum::daemon

@@ -152,7 +152,9 @@ ShareChange DataShares::add_worker(WorkerId worker)
 {
     if (member(worker))
         throw std::invalid_argument("worker " + std::to_string(worker) + " already holds a data share");
-    const auto n = static_cast<std::int64_t>(active_.size());
+    // A lone worker cuts its data in two: in one chunk it would hand the newcomer all of it
+    // and keep nothing to sample from.
+    const auto n = std::max<std::int64_t>(2, static_cast<std::int64_t>(active_.size()));
     ShareChange change;
     Ranges received;
     for (auto& [donor, ranges] : active_) {

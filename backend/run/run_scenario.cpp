@@ -136,7 +136,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.elastic.partition_data = s.elastic.partition_data;
     for (const scenario::ResizeSpec& r : s.elastic.resizes)
         config.elastic.resizes.push_back(
-            { r.before_iteration, { *parse_resize_action(r.action), r.target, "scenario" } });
+            { r.before_iteration, { *parse_resize_action(r.action), r.target, "scenario", {} } });
 
     const bool asynchronous = !sync::closes_every_iteration(s.sync.type);
     const std::string sync_name(sync::to_string(s.sync.type));

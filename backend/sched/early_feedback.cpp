@@ -58,6 +58,20 @@ std::optional<double> progress_for_accuracy(const ModelTemplate& model, double a
     return std::min(1.0, -kTau * std::log(1 - a * (1 - std::exp(-1 / kTau))));
 }
 
+bool live_feedback_reached(
+    const EarlyFeedback& feedback, std::int64_t done, std::int64_t planned, std::optional<double> accuracy)
+{
+    switch (feedback.kind) {
+    case EarlyFeedback::Kind::Fraction:
+        return planned > 0 && static_cast<double>(done) >= feedback.value * static_cast<double>(planned);
+    case EarlyFeedback::Kind::Iterations:
+        return static_cast<double>(done) >= feedback.value;
+    case EarlyFeedback::Kind::Accuracy:
+        return accuracy && *accuracy >= feedback.value;
+    }
+    return false;
+}
+
 double EarlyFeedback::samples_needed(const PsJobSpec& job) const
 {
     constexpr double kNever = std::numeric_limits<double>::infinity();

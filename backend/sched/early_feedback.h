@@ -2,6 +2,7 @@
 
 #include "sched/ps_job.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,12 @@ struct EarlyFeedback {
     // (an accuracy above what its model reaches, iterations beyond its end).
     double samples_needed(const PsJobSpec& job) const;
 };
+
+// A live job's early-feedback point (fulcrumd's elastic scheduling), from what its trainer
+// reports: the fraction of its planned iterations done, the iterations done, or its latest
+// test accuracy (a real evaluation, not the modelled curve).
+bool live_feedback_reached(
+    const EarlyFeedback& feedback, std::int64_t done, std::int64_t planned, std::optional<double> accuracy);
 
 // "fraction:F" (0 < F <= 1), "iterations:N" (N >= 1) or "accuracy:A" (0 < A < 1).
 // Throws std::invalid_argument saying what was expected.

@@ -65,6 +65,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 e.message
                     = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
             }
+            if (!request.reason.empty())
+                e.message += "; " + request.reason;
             observer.on_event(e);
         }
     }

@@ -21,6 +21,7 @@ struct ResizeRequest {
     // server (default: the last). Unused by add-server.
     std::optional<int> target;
     std::string actor = "elastic";
+    std::string reason; // why it was asked (the elastic scheduler's), added to the event
 };
 
 struct ScheduledResize {

@@ -45,6 +45,19 @@ TEST(DataShares, ANewcomerGetsOneChunkOfDOverNSquaredFromEachWorkerWhoKeepsItAsB
     expect_every_sample_active_once(shares);
 }
 
+// One chunk of D/1² would be all of it: the lone worker would keep nothing to sample from.
+TEST(DataShares, ALoneWorkerHandsANewcomerHalfItsData)
+{
+    data::DataShares shares(600, 1);
+    EXPECT_EQ(shares.add_worker(1).moved_samples, 300);
+    EXPECT_EQ(shares.active_samples(0), 300);
+    EXPECT_EQ(shares.active_samples(1), 300);
+    EXPECT_EQ(count(shares.backups(0)), 300);
+    expect_every_sample_active_once(shares);
+    shares.remove_worker(1);
+    EXPECT_EQ(shares.active_samples(0), 600);
+}
+
 TEST(DataShares, RemovingTheNewcomerReactivatesBackupsAndMovesNothing)
 {
     data::DataShares shares(1000, 3);

@@ -81,7 +81,7 @@ train::TrainerConfig elastic_config(std::vector<train::ScheduledResize> resizes)
 
 train::ScheduledResize at(std::int64_t k, train::ResizeAction action, std::optional<int> target = std::nullopt)
 {
-    return { k, { action, target, "test" } };
+    return { k, { action, target, "test", {} } };
 }
 
 using enum train::ResizeAction;
@@ -189,8 +189,8 @@ TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
     train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
     tap.after_iteration = [&](std::int64_t k) {
         if (k == 9) {
-            trainer.control().request_resize({ AddWorker, std::nullopt, "operator" });
-            trainer.control().request_resize({ AddServer, std::nullopt, "operator" });
+            trainer.control().request_resize({ AddWorker, std::nullopt, "operator", {} });
+            trainer.control().request_resize({ AddServer, std::nullopt, "operator", {} });
         }
     };
     trainer.run();

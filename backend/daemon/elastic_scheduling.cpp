@@ -1,0 +1,318 @@
+#include "daemon/elastic_scheduling.h"
+
+#include "common/error.h"
+#include "daemon/job_runtime.h"
+#include "scenario/scenario.h"
+#include "sched/eps_rules.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace fulcrum::daemon {
+
+namespace {
+
+constexpr const char* kActor = "scheduler (eps)";
+
+int count_members(const std::vector<bool>& members)
+{
+    return static_cast<int>(std::count(members.begin(), members.end(), true));
+}
+
+std::string per_s(double rate)
+{
+    std::ostringstream text;
+    text.precision(3);
+    text << rate << " it/s";
+    return text.str();
+}
+
+} // namespace
+
+ElasticScheduling::ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book)
+    : options_(options)
+    , book_(book)
+    , next_round_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.round_s)))
+{
+}
+
+int ElasticScheduling::requested_workers(const JobRuntime& job)
+{
+    const scenario::Scenario& s = job.scenario();
+    const int slots = static_cast<int>(s.workers.size());
+    const int initial = s.elastic.initial_workers > 0 ? s.elastic.initial_workers : slots;
+    return std::clamp(initial, s.elastic.min_workers, s.elastic.max_workers);
+}
+
+bool ElasticScheduling::sizes(const JobRuntime& job) const
+{
+    const scenario::Scenario& s = job.scenario();
+    return eps() && s.elastic.present && !s.external
+        && std::none_of(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
+}
+
+std::optional<int> ElasticScheduling::admit(
+    JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, const RemainingWork&)
+{
+    const bool elastic = sizes(newcomer);
+    const int minimum = elastic ? newcomer.scenario().elastic.min_workers : request.workers;
+    int free = book_.room_for(request);
+    if (eps() && free < request.workers)
+        release_for(newcomer.id(), request.workers, minimum, free, running);
+    free = book_.room_for(request);
+    const auto size = sched::eps_start_size(free, { request.workers, 0 }, { minimum, 0 }, elastic);
+    if (!size)
+        return std::nullopt;
+    return size->workers;
+}
+
+std::optional<int> ElasticScheduling::add_gpu(JobId job, const RemainingWork& remaining)
+{
+    const std::optional<int> gpu = book_.add_gpu(job, remaining);
+    if (gpu)
+        note_change();
+    return gpu;
+}
+
+void ElasticScheduling::remove_gpu(JobId job, int gpu)
+{
+    book_.remove_gpu(job, gpu);
+    note_change();
+}
+
+void ElasticScheduling::started(JobRuntime& job)
+{
+    if (sizes(job))
+        tracked_[job.id()] = Tracked {};
+}
+
+void ElasticScheduling::ended(JobId job)
+{
+    tracked_.erase(job);
+}
+
+bool ElasticScheduling::may_release(JobRuntime& job, Tracked& t) const
+{
+    const protocol::JobStatus s = job.status();
+    if (!t.feedback)
+        t.feedback = sched::live_feedback_reached(options_.feedback, s.iteration, s.iterations, s.accuracy);
+    return t.feedback && !t.trial && job.resizes_in_flight() == 0 && s.state == protocol::JobState::Running;
+}
+
+// EPS's release (eps_release): the holders are the running jobs EPS sizes, each counting its
+// member workers' GPUs; what a job gives up are its highest-numbered members. Nothing is
+// taken when even that would not let the newcomer start: a removal pauses a live job.
+void ElasticScheduling::release_for(
+    JobId newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running)
+{
+    std::vector<JobRuntime*> jobs;
+    std::vector<sched::EpsHolder> holders;
+    for (JobRuntime* job : running) {
+        const auto it = tracked_.find(job->id());
+        if (it == tracked_.end())
+            continue;
+        const scenario::ElasticScenarioSpec& e = job->scenario().elastic;
+        sched::EpsHolder h;
+        h.held = { count_members(job->member_slots()), 0 };
+        h.request = { requested_workers(*job), 0 };
+        h.minimum = { e.min_workers, 0 };
+        h.may_release = may_release(*job, it->second);
+        jobs.push_back(job);
+        holders.push_back(h);
+    }
+    const std::vector<sched::SlotCount> taken = sched::eps_release(holders, free, wanted);
+    int freed = 0;
+    for (const sched::SlotCount& t : taken)
+        freed += t.workers;
+    if (freed == 0 || free + freed < minimum)
+        return;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        std::vector<bool> members = jobs[i]->member_slots();
+        for (int k = 0; k < taken[i].workers; ++k) {
+            const auto last = std::find(members.rbegin(), members.rend(), true);
+            if (last == members.rend())
+                break;
+            const auto worker = static_cast<WorkerId>(members.rend() - last - 1);
+            *last = false;
+            remove_worker(*jobs[i], worker,
+                "eps: released for job " + std::to_string(newcomer) + " (asks for " + std::to_string(wanted)
+                    + " GPUs, " + std::to_string(free) + " idle); job " + std::to_string(jobs[i]->id())
+                    + " is past its early feedback (" + sched::to_string(options_.feedback) + ")");
+        }
+    }
+}
+
+void ElasticScheduling::remove_worker(JobRuntime& job, WorkerId worker, const std::string& reason)
+{
+    protocol::ResizeJob r;
+    r.job = job.id();
+    r.action = ResizeAction::RemoveWorker;
+    r.worker = worker;
+    job.resize(r, kActor, reason);
+    const std::vector<std::int32_t> placement = job.status().placement;
+    if (static_cast<std::size_t>(worker) < placement.size() && placement[static_cast<std::size_t>(worker)] >= 0)
+        remove_gpu(job.id(), placement[static_cast<std::size_t>(worker)]);
+    job.place_worker(worker, -1);
+}
+
+void ElasticScheduling::tick(
+    const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining, Clock::time_point now)
+{
+    for (JobRuntime* job : running) {
+        const auto it = tracked_.find(job->id());
+        if (it == tracked_.end())
+            continue;
+        reconcile(*job, remaining);
+        if (it->second.trial)
+            judge(*job, it->second);
+    }
+    if (now < next_round_)
+        return;
+    next_round_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.round_s));
+    if (queue_empty)
+        grow_round(running, remaining);
+}
+
+// The book follows the trainer: a worker that left (or a growth the trainer refused) frees
+// its GPU, a member without one (a job resumed from a checkpoint) is given one when free.
+void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remaining)
+{
+    if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
+        return;
+    const std::vector<bool> members = job.member_slots();
+    const std::vector<std::int32_t> placement = job.status().placement;
+    for (std::size_t w = 0; w < members.size() && w < placement.size(); ++w) {
+        if (!members[w] && placement[w] >= 0) {
+            remove_gpu(job.id(), placement[w]);
+            job.place_worker(static_cast<WorkerId>(w), -1);
+        } else if (members[w] && placement[w] < 0) {
+            if (const auto gpu = add_gpu(job.id(), remaining))
+                job.place_worker(static_cast<WorkerId>(w), *gpu);
+        }
+    }
+}
+
+void ElasticScheduling::judge(JobRuntime& job, Tracked& t)
+{
+    const WorkerId worker = *t.trial;
+    if (job.resizes_in_flight() > 0)
+        return; // the step has not reached a barrier yet
+    if (!job.member_slots()[static_cast<std::size_t>(worker)]) { // the trainer refused it
+        t.trial.reset();
+        t.capped = true;
+        return;
+    }
+    const std::int64_t from = job.member_since(worker) + 1; // the step's first iteration carries its move
+    const std::int64_t to = from + options_.observe_iterations;
+    if (job.status().iteration < to)
+        return;
+    t.trial.reset();
+    const std::optional<double> after = job.iterations_per_s(from, to);
+    if (!after || sched::eps_growth_kept(t.baseline, *after))
+        return;
+    t.capped = true;
+    remove_worker(job, worker,
+        "eps: rolled back: " + per_s(*after) + " over the " + std::to_string(options_.observe_iterations)
+            + " iterations after worker " + std::to_string(worker) + " joined, below " + per_s(t.baseline)
+            + " before; the job grows no further");
+}
+
+void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining)
+{
+    std::vector<JobRuntime*> jobs;
+    for (JobRuntime* job : running)
+        if (tracked_.contains(job->id()))
+            jobs.push_back(job);
+    const std::size_t round = round_++;
+    for (const std::size_t i : sched::eps_growth_order(jobs.size(), round)) {
+        JobRuntime& job = *jobs[i];
+        Tracked& t = tracked_.at(job.id());
+        const protocol::JobStatus s = job.status();
+        std::vector<bool> members = job.member_slots();
+        if (t.capped || t.trial || job.resizes_in_flight() > 0 || s.state != protocol::JobState::Running
+            || count_members(members) >= job.scenario().elastic.max_workers)
+            continue;
+        // Its pace before the step: the last observed iterations, the first barrier left out.
+        const std::int64_t before_from = s.iteration - options_.observe_iterations;
+        const std::optional<double> baseline
+            = before_from >= 1 ? job.iterations_per_s(before_from, s.iteration) : std::nullopt;
+        if (!baseline)
+            continue; // too young to judge a step against
+        const auto slot = std::find(members.begin(), members.end(), false);
+        if (slot == members.end())
+            continue;
+        const std::optional<int> gpu = add_gpu(job.id(), remaining);
+        if (!gpu)
+            break; // no idle GPU left this round
+        const auto worker = static_cast<WorkerId>(slot - members.begin());
+        job.place_worker(worker, *gpu);
+        protocol::ResizeJob r;
+        r.job = job.id();
+        r.action = ResizeAction::AddWorker;
+        r.worker = worker;
+        try {
+            job.resize(r, kActor,
+                "eps: growth round " + std::to_string(round) + " on idle " + book_.describe({ *gpu }) + "; "
+                    + per_s(*baseline) + " before, judged over the next "
+                    + std::to_string(options_.observe_iterations) + " iterations");
+        } catch (const RefusedRequest&) { // its bounds moved under it: give the GPU back
+            remove_gpu(job.id(), *gpu);
+            job.place_worker(worker, -1);
+            continue;
+        }
+        t.trial = worker;
+        t.baseline = *baseline;
+    }
+}
+
+void ElasticScheduling::resize(
+    JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining)
+{
+    const bool on_workers = r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker;
+    if (!tracked_.contains(job.id()) || !on_workers) {
+        job.resize(r, actor);
+        return;
+    }
+    std::vector<bool> members = job.member_slots();
+    if (r.action == ResizeAction::RemoveWorker) {
+        protocol::ResizeJob named = r;
+        if (!named.worker) {
+            const auto last = std::find(members.rbegin(), members.rend(), true);
+            if (last != members.rend())
+                named.worker = static_cast<WorkerId>(members.rend() - last - 1);
+        }
+        job.resize(named, actor); // refuses below min_workers, or an unknown worker
+        const std::vector<std::int32_t> placement = job.status().placement;
+        if (named.worker && static_cast<std::size_t>(*named.worker) < placement.size()
+            && placement[static_cast<std::size_t>(*named.worker)] >= 0) {
+            remove_gpu(job.id(), placement[static_cast<std::size_t>(*named.worker)]);
+            job.place_worker(*named.worker, -1);
+        }
+        return;
+    }
+    protocol::ResizeJob named = r;
+    const std::string name = "job " + std::to_string(job.id());
+    if (!named.worker) {
+        const auto slot = std::find(members.begin(), members.end(), false);
+        if (slot == members.end())
+            throw RefusedRequest("no-free-slot", "every worker slot of " + name + " is in use");
+        named.worker = static_cast<WorkerId>(slot - members.begin());
+    } else if (*named.worker >= 0 && static_cast<std::size_t>(*named.worker) < members.size()
+        && members[static_cast<std::size_t>(*named.worker)]) {
+        throw RefusedRequest(
+            "already-member", "worker " + std::to_string(*named.worker) + " is already a worker of " + name);
+    }
+    const std::optional<int> gpu = add_gpu(job.id(), remaining);
+    if (!gpu)
+        throw RefusedRequest("no-free-gpu",
+            name + " cannot grow: no GPU of the cluster has room for another of its workers");
+    try {
+        job.resize(named, actor); // refuses above max_workers, or an unknown worker
+    } catch (...) {
+        remove_gpu(job.id(), *gpu);
+        throw;
+    }
+    job.place_worker(*named.worker, *gpu);
+}
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,86 @@
+#pragma once
+
+#include "daemon/cluster_book.h"
+#include "daemon/daemon_options.h"
+#include "protocol/messages.h"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+class JobRuntime;
+
+// fulcrumd's live elastic scheduling (--elastic eps): the Elastic Parameter Server's rules,
+// the ones fulcrum-sim --elastic eps follows (sched/eps_rules.h), applied to running jobs
+// through their trainers' resizes and kept in the cluster book, one GPU per member worker.
+// - A newcomer that does not fit takes workers from running elastic jobs past their
+//   early-feedback point (beyond their request first, never below elastic.min_workers),
+//   and an elastic newcomer starts smaller when only part of its request is free.
+// - Every round, while no job waits, each elastic job in turn (one later each round) gets
+//   one worker on an idle GPU, up to elastic.max_workers. Its pace on its own run clock over
+//   the observed iterations after the step is compared with the pace before: a step that
+//   made it slower is rolled back, and the job grows no further.
+// Every change is the trainer's add-worker or remove-worker event, recorded in the job's
+// run store, with the scheduler as actor and its reason. Not thread-safe: JobQueue holds its
+// lock around every call.
+class ElasticScheduling {
+public:
+    using Clock = std::chrono::steady_clock;
+    ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book);
+
+    bool eps() const { return options_.policy == sched::ElasticPolicy::Eps; }
+    // A job whose size EPS decides: an elastic scenario whose workers all run in fulcrumd.
+    bool sizes(const JobRuntime& job) const;
+    // The workers such a job asks for: its elastic.initial_workers within its bounds.
+    static int requested_workers(const JobRuntime& job);
+
+    // The workers a queued job starts with now: `request` when they fit; fewer, down to its
+    // elastic.min_workers, when EPS sizes it; nothing while it must wait. Under eps it first
+    // takes workers of running jobs (`running`) past early feedback when that lets it start.
+    std::optional<int> admit(JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running,
+        const RemainingWork& remaining);
+    // A job EPS sizes has started (placed) or ended.
+    void started(JobRuntime& job);
+    void ended(JobId job);
+    // Growth trials judged, the book kept true to the trainers' members; a growth round when
+    // one is due and `queue_empty`.
+    void tick(const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining, Clock::time_point now);
+    // An operator's resize-job of a job EPS sizes: an added worker needs an idle GPU (else
+    // RefusedRequest "no-free-gpu"), a removed one frees its GPU. Other jobs' resizes go
+    // straight to the job.
+    void resize(JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining);
+
+    // How many times the book changed so far (the cluster stream is published after one).
+    std::uint64_t changes() const { return changes_; }
+
+private:
+    std::optional<int> add_gpu(JobId job, const RemainingWork& remaining);
+    void remove_gpu(JobId job, int gpu);
+    void note_change() { ++changes_; }
+    struct Tracked {
+        bool capped = false; // a growth step was rolled back
+        std::optional<WorkerId> trial; // the worker a growth step added, being judged
+        double baseline = 0; // iterations per second before the step
+        bool feedback = false; // past its early-feedback point
+    };
+    bool may_release(JobRuntime& job, Tracked& t) const;
+    void release_for(JobId newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running);
+    void remove_worker(JobRuntime& job, WorkerId worker, const std::string& reason);
+    void judge(JobRuntime& job, Tracked& t);
+    void reconcile(JobRuntime& job, const RemainingWork& remaining);
+    void grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining);
+
+    DaemonOptions::Elastic options_;
+    ClusterBook& book_;
+    std::map<JobId, Tracked> tracked_;
+    std::size_t round_ = 0;
+    std::uint64_t changes_ = 0;
+    Clock::time_point next_round_;
+};
+
+} // namespace fulcrum::daemon

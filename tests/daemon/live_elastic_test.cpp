@@ -1,0 +1,258 @@
+#include "daemon/cluster_book.h"
+#include "daemon/daemon.h"
+#include "daemon_support.h"
+#include "db/run_reader.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using testing_support::request_reply;
+using testing_support::wait_for;
+
+namespace {
+
+sched::ClusterSpec one_server_of(int gpus)
+{
+    sched::ClusterSpec c;
+    c.servers = 1;
+    c.gpus_per_server = gpus;
+    c.gpu_memory_gb = 16;
+    return c;
+}
+
+// A paced job that runs until cancelled: `workers` is the scenario's workers array.
+std::string paced_job(const std::string& name, const std::string& workers, const std::string& extra = "")
+{
+    return R"({"name": ")" + name + R"(", "mode": "paced", "pace": 2, "seed": 3,
+      "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
+      "model": {"type": "softmax"}, "policy": {"type": "uniform"},
+      "training": {"total_batch": 48, "iterations": 1000000, "eval_interval": 1000},
+      "workers": )"
+        + workers + extra + "}";
+}
+
+std::string elastic(int initial, int min, int max)
+{
+    return R"(, "elastic": {"initial_workers": )" + std::to_string(initial) + R"(, "min_workers": )"
+        + std::to_string(min) + R"(, "max_workers": )" + std::to_string(max) + "}";
+}
+
+JobStatus status_of(const daemon::Daemon& d, JobId job)
+{
+    for (const JobStatus& s : d.jobs())
+        if (s.job == job)
+            return s;
+    return {};
+}
+
+int gpus_held(const JobStatus& s)
+{
+    return static_cast<int>(std::count_if(s.placement.begin(), s.placement.end(), [](std::int32_t g) { return g >= 0; }));
+}
+
+bool is_scheduler(const EventRecord& e)
+{
+    return e.actor.rfind("scheduler (eps)", 0) == 0;
+}
+
+} // namespace
+
+TEST(ClusterBook, AGrowingJobGetsAnIdleGpuOnItsOwnServerFirst)
+{
+    sched::ClusterSpec c = one_server_of(2);
+    c.servers = 2;
+    daemon::ClusterBook book(c, "ff");
+    EXPECT_EQ(book.place(1, { 2, 16 }, {}), (std::vector<int> { 0, 1 }));
+    EXPECT_EQ(book.place(2, { 1, 16 }, {}), (std::vector<int> { 2 }));
+    book.release(1);
+    EXPECT_EQ(book.add_gpu(2, {}), 3) << "its own server's idle GPU before a lower-numbered one elsewhere";
+    EXPECT_EQ(book.add_gpu(2, {}), 0) << "then another server's";
+    EXPECT_EQ(book.add_gpu(2, {}), 1);
+    EXPECT_EQ(book.add_gpu(2, {}), std::nullopt) << "every GPU is taken";
+    EXPECT_EQ(book.add_gpu(9, {}), std::nullopt) << "a job never placed grows nowhere";
+    book.remove_gpu(2, 0);
+    EXPECT_EQ(book.state({}, {}).gpus[0].jobs, std::vector<JobId> {});
+    EXPECT_EQ(book.state({}, {}).gpus[1].jobs, (std::vector<JobId> { 2 }));
+    EXPECT_EQ(book.room_for({ 1, 16 }), 1);
+}
+
+class LiveElasticTest : public ::testing::Test {
+protected:
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-live-elastic-" + std::to_string(::getpid()));
+    void SetUp() override { std::filesystem::create_directories(dir); }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+    daemon::DaemonOptions options(sched::ElasticPolicy policy, const std::string& sub) const
+    {
+        daemon::DaemonOptions o;
+        o.data_dir = dir / sub;
+        o.cluster = one_server_of(4);
+        o.elastic.policy = policy;
+        o.elastic.round_s = 0.2;
+        o.elastic.observe_iterations = 5;
+        return o;
+    }
+    std::vector<EventRecord> recorded(const std::string& sub, JobId job) const
+    {
+        db::RunReader reader(dir / sub / "runs" / ("job-" + std::to_string(job) + ".db"));
+        return reader.events(reader.runs().at(0).id);
+    }
+};
+
+// Alone on four idle GPUs, an elastic job that asked for one worker grows a worker a round.
+// Its second worker (as fast as the first) shortens its iterations and stays; its third,
+// twenty times slower under equal batches, lengthens them: the scheduler rolls that step
+// back and the job grows no further. Each change is an event with the scheduler as actor
+// and its reason, in the stream and in the job's run store.
+TEST_F(LiveElasticTest, AnElasticJobGrowsOnIdleGpusAndAStepThatSlowedItIsRolledBack)
+{
+    daemon::Daemon d(options(sched::ElasticPolicy::Eps, "grow"));
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId job
+        = d.submit(paced_job("grows", R"([{"speed": 3000, "count": 2}, {"speed": 150}])", elastic(1, 1, 3)), "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
+    EXPECT_EQ(gpus_held(status_of(d, job)), 1) << "it asked for one worker";
+
+    std::vector<ServerMessage> seen;
+    std::optional<EventRecord> rolled_back;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "remove-worker" && is_scheduler(e->event))
+            rolled_back = e->event;
+        return rolled_back.has_value();
+    })) << "the slow worker's step was never judged" << [&] {
+        std::string events;
+        for (const ServerMessage& m : seen)
+            if (const auto* e = std::get_if<Event>(&m))
+                events += e->event.kind + " " + e->event.actor + ": " + e->event.message + "\n";
+        return events + "at iteration " + std::to_string(status_of(d, job).iteration) + ": " + status_of(d, job).message;
+    }();
+    EXPECT_EQ(rolled_back->worker, 2);
+    EXPECT_NE(rolled_back->message.find("rolled back"), std::string::npos) << rolled_back->message;
+
+    std::vector<WorkerId> added;
+    for (const ServerMessage& m : seen)
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "add-worker" && is_scheduler(e->event)) {
+            added.push_back(*e->event.worker);
+            EXPECT_NE(e->event.message.find("eps: growth round"), std::string::npos) << e->event.message;
+        }
+    EXPECT_EQ(added, (std::vector<WorkerId> { 1, 2 }));
+    // The book follows: two GPUs, the third given back; no round grows the job again.
+    const auto gpus_of_job = [&] {
+        const ClusterState c = d.cluster();
+        return std::count_if(c.gpus.begin(), c.gpus.end(),
+            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
+    };
+    for (int i = 0; i < 500 && gpus_of_job() != 2; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(gpus_of_job(), 2);
+    const std::int64_t at = status_of(d, job).iteration; // rounds keep coming: none grows it
+    while (status_of(d, job).iteration < at + 30)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const JobStatus later = status_of(d, job);
+    EXPECT_EQ(later.placement[2], -1);
+    EXPECT_EQ(gpus_held(later), 2);
+    EXPECT_EQ(gpus_of_job(), 2);
+
+    ASSERT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    d.stop_all();
+    int adds = 0, removes = 0;
+    for (const EventRecord& e : recorded("grow", job)) {
+        if (!is_scheduler(e))
+            continue;
+        adds += e.kind == "add-worker";
+        removes += e.kind == "remove-worker";
+        if (e.kind == "remove-worker") {
+            EXPECT_NE(e.message.find("rolled back"), std::string::npos) << e.message;
+        }
+    }
+    EXPECT_EQ(adds, 2);
+    EXPECT_EQ(removes, 1);
+}
+
+// Four GPUs, all held by an elastic job. A newcomer waits while that job is before its
+// early-feedback point, then takes two of its workers (the highest-numbered) and starts; an
+// elastic newcomer takes one more (down to the holder's min_workers) and starts with one of
+// the three it asked for. Under --elastic static the newcomer waits. An operator's growth
+// with no idle GPU is refused, naming the field.
+TEST_F(LiveElasticTest, NewcomersTakeWorkersFromAJobPastItsEarlyFeedbackOnly)
+{
+    const std::string holder_json = paced_job("holder", R"([{"speed": 1000, "count": 4}])", elastic(4, 1, 4));
+    const std::string pair_json = paced_job("pair", R"([{"speed": 3000, "count": 2}])");
+    {
+        daemon::Daemon fixed(options(sched::ElasticPolicy::StaticFifo, "static"));
+        const JobId holder = fixed.submit(holder_json, "test");
+        const JobId pair = fixed.submit(pair_json, "test");
+        while (status_of(fixed, holder).iteration < 40)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        EXPECT_EQ(status_of(fixed, pair).state, JobState::Queued) << "static: nothing is taken from a running job";
+        EXPECT_EQ(gpus_held(status_of(fixed, holder)), 4);
+    }
+
+    daemon::DaemonOptions o = options(sched::ElasticPolicy::Eps, "eps");
+    o.elastic.feedback = sched::parse_early_feedback("iterations:30");
+    o.elastic.round_s = 3600; // no growth round: this test is about releases
+    daemon::Daemon d(o);
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, std::nullopt, {} } }));
+    const JobId holder = d.submit(holder_json, "test");
+    const JobId pair = d.submit(pair_json, "test");
+    EXPECT_EQ(status_of(d, pair).state, JobState::Queued) << "the holder has not given early feedback yet";
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == pair && u->status.state == JobState::Running;
+    })) << "the newcomer never started";
+    // The holder's workers leave at its next barrier, after the newcomer started.
+    std::vector<EventRecord> released;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == holder && is_scheduler(e->event))
+            released.push_back(e->event);
+        return released.size() == 2;
+    })) << released.size() << " workers released";
+    for (const EventRecord& e : released) {
+        EXPECT_EQ(e.kind, "remove-worker");
+        EXPECT_GE(e.iteration, 30) << "released before its early feedback";
+        EXPECT_NE(e.message.find("released for job " + std::to_string(pair)), std::string::npos) << e.message;
+    }
+    EXPECT_EQ(released[0].worker, 3);
+    EXPECT_EQ(released[1].worker, 2);
+    EXPECT_EQ(gpus_held(status_of(d, pair)), 2);
+
+    const JobId small = d.submit(paced_job("small", R"([{"speed": 3000, "count": 3}])", elastic(3, 1, 3)), "test");
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == small && u->status.state == JobState::Running;
+    }));
+    EXPECT_EQ(gpus_held(status_of(d, small)), 1) << "one of its three: the holder went down to its minimum";
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* c = std::get_if<ClusterUpdate>(&m);
+        return c
+            && std::all_of(c->cluster.gpus.begin(), c->cluster.gpus.end(),
+                [](const GpuUsage& g) { return g.jobs.size() == 1; });
+    })) << "every GPU holds exactly one worker";
+
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.job == holder && e->event.kind == "remove-worker" && is_scheduler(e->event);
+    })) << "the holder's third worker never left";
+
+    const Reply refused = request_reply(
+        d, *op, seen, encode(ClientMessage { ResizeJob { "grow", holder, ResizeAction::AddWorker, std::nullopt } }));
+    ASSERT_TRUE(refused.error);
+    EXPECT_EQ(refused.error->code, "no-free-gpu");
+    EXPECT_EQ(refused.error->field, "action");
+
+    d.stop_all();
+    const auto events = recorded("eps", holder);
+    EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                  [](const EventRecord& e) { return e.kind == "remove-worker" && is_scheduler(e); }),
+        3);
+    const auto placed = recorded("eps", small);
+    ASSERT_GE(placed.size(), 2u);
+    EXPECT_NE(placed[1].message.find("eps: 1 of the 3"), std::string::npos) << placed[1].message;
+}
