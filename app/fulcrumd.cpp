@@ -123,15 +123,16 @@ int main(int argc, char** argv)
     po::options_description visible("Options");
     visible.add_options()("help,h", "show this help")("version", "print the version and exit")("config",
         po::value(&config), "settings file (JSON, see below)")("listen", po::value(&s.listen)->default_value(s.listen),
-        "address and port to serve on; 0.0.0.0:7480 for every interface")(
-        "token-file", po::value(&s.token_file), "bearer tokens (default: DATA_DIR/tokens)")("data-dir",
-        po::value(&s.data_dir)->default_value(s.data_dir), "where run stores and the token file go")("cluster",
-        po::value(&s.cluster), "the cluster's servers and GPUs (JSON; default 16 servers x 4 GPUs of 16 GB)")(
-        "placement", po::value(&s.placement)->default_value(s.placement), "placement policy: rand, ff, ls or lwf-K")(
-        "elastic", po::value(&s.elastic)->default_value(s.elastic),
+        "address and port to serve on; 0.0.0.0:7480 for every interface")("token-file", po::value(&s.token_file),
+        "bearer tokens (default: DATA_DIR/tokens)")("data-dir", po::value(&s.data_dir)->default_value(s.data_dir),
+        "where run stores and the token file go")("cluster", po::value(&s.cluster),
+        "the cluster's servers and GPUs (JSON; default 16 servers x 4 GPUs of 16 GB)")("placement",
+        po::value(&s.placement)->default_value(s.placement),
+        "placement policy: rand, ff, ls or lwf-K")("elastic", po::value(&s.elastic)->default_value(s.elastic),
         "how running jobs' sizes change: static or eps (Elastic Parameter Server)")("elastic-round-s",
-        po::value(&s.elastic_round_s)->default_value(s.elastic_round_s), "--elastic eps: seconds between growth rounds")(
-        "feedback", po::value(&s.early_feedback)->default_value(s.early_feedback),
+        po::value(&s.elastic_round_s)->default_value(s.elastic_round_s),
+        "--elastic eps: seconds between growth rounds")("feedback",
+        po::value(&s.early_feedback)->default_value(s.early_feedback),
         "--elastic eps: a job's early-feedback point: fraction:F, iterations:N or accuracy:A")(
         "tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")("tls-key",
         po::value(&s.tls_key), "the certificate's PEM private key")("allow-plain", po::bool_switch(&s.allow_plain),

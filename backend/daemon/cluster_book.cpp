@@ -6,9 +6,11 @@
 
 namespace fulcrum::daemon {
 
-ClusterBook::ClusterBook(sched::ClusterSpec cluster, const std::string& placement, std::uint64_t seed)
+ClusterBook::ClusterBook(
+    sched::ClusterSpec cluster, const std::string& placement, std::uint64_t seed, std::string elastic)
     : cluster_(cluster)
     , placement_name_(placement)
+    , elastic_name_(std::move(elastic))
     , policy_(sched::make_placement(placement, seed))
 {
 }
@@ -125,6 +127,7 @@ protocol::ClusterState ClusterBook::state(const std::vector<JobId>& queue, const
 {
     protocol::ClusterState out;
     out.placement = placement_name_;
+    out.elastic = elastic_name_;
     out.servers = cluster_.servers;
     out.gpus_per_server = cluster_.gpus_per_server;
     out.gpu_memory_gb = cluster_.gpu_memory_gb;

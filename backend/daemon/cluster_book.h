@@ -30,8 +30,10 @@ using RemainingWork = std::function<double(JobId)>;
 // for less than its memory. Not thread-safe: the daemon holds its lock.
 class ClusterBook {
 public:
-    // Throws std::invalid_argument for an unknown placement name.
-    ClusterBook(sched::ClusterSpec cluster, const std::string& placement, std::uint64_t seed = 1);
+    // Throws std::invalid_argument for an unknown placement name. `elastic` names how
+    // running jobs' sizes change (static, eps), for the cluster's state.
+    ClusterBook(sched::ClusterSpec cluster, const std::string& placement, std::uint64_t seed = 1,
+        std::string elastic = "static");
 
     const sched::ClusterSpec& spec() const { return cluster_; }
     const std::string& placement() const { return placement_name_; }
@@ -64,6 +66,7 @@ private:
     };
     sched::ClusterSpec cluster_;
     std::string placement_name_;
+    std::string elastic_name_;
     std::unique_ptr<sched::PlacementPolicy> policy_;
     std::map<JobId, Held> held_;
 };

@@ -241,8 +241,8 @@ void Daemon::on(Client& client, const ResizeJob& r)
     try {
         queue_.resize(r, actor(client));
     } catch (const RefusedRequest& e) { // named by the field that asked for it
-        const std::string field
-            = e.code() == "unknown-worker" || e.code() == "already-member" ? "worker"
+        const std::string field = e.code() == "unknown-worker" || e.code() == "already-member"
+            ? "worker"
             : (e.code() == "unknown-job" ? "job" : "action");
         client.send(failure(r.id, e.code(), e.what(), field));
         return;

@@ -32,7 +32,8 @@ std::string per_s(double rate)
 ElasticScheduling::ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book)
     : options_(options)
     , book_(book)
-    , next_round_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.round_s)))
+    , next_round_(
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.round_s)))
 {
 }
 
@@ -135,8 +136,8 @@ void ElasticScheduling::release_for(
             const auto worker = static_cast<WorkerId>(members.rend() - last - 1);
             *last = false;
             remove_worker(*jobs[i], worker,
-                "eps: released for job " + std::to_string(newcomer) + " (asks for " + std::to_string(wanted)
-                    + " GPUs, " + std::to_string(free) + " idle); job " + std::to_string(jobs[i]->id())
+                "eps: released for job " + std::to_string(newcomer) + " (asks for " + std::to_string(wanted) + " GPUs, "
+                    + std::to_string(free) + " idle); job " + std::to_string(jobs[i]->id())
                     + " is past its early feedback (" + sched::to_string(options_.feedback) + ")");
         }
     }
@@ -253,8 +254,8 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         try {
             job.resize(r, kActor,
                 "eps: growth round " + std::to_string(round) + " on idle " + book_.describe({ *gpu }) + "; "
-                    + per_s(*baseline) + " before, judged over the next "
-                    + std::to_string(options_.observe_iterations) + " iterations");
+                    + per_s(*baseline) + " before, judged over the next " + std::to_string(options_.observe_iterations)
+                    + " iterations");
         } catch (const RefusedRequest&) { // its bounds moved under it: give the GPU back
             remove_gpu(job.id(), *gpu);
             job.place_worker(worker, -1);
@@ -304,8 +305,8 @@ void ElasticScheduling::resize(
     }
     const std::optional<int> gpu = add_gpu(job.id(), remaining);
     if (!gpu)
-        throw RefusedRequest("no-free-gpu",
-            name + " cannot grow: no GPU of the cluster has room for another of its workers");
+        throw RefusedRequest(
+            "no-free-gpu", name + " cannot grow: no GPU of the cluster has room for another of its workers");
     try {
         job.resize(named, actor); // refuses above max_workers, or an unknown worker
     } catch (...) {

@@ -49,11 +49,13 @@ public:
     void ended(JobId job);
     // Growth trials judged, the book kept true to the trainers' members; a growth round when
     // one is due and `queue_empty`.
-    void tick(const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining, Clock::time_point now);
+    void tick(const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining,
+        Clock::time_point now);
     // An operator's resize-job of a job EPS sizes: an added worker needs an idle GPU (else
     // RefusedRequest "no-free-gpu"), a removed one frees its GPU. Other jobs' resizes go
     // straight to the job.
-    void resize(JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining);
+    void resize(
+        JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining);
 
     // How many times the book changed so far (the cluster stream is published after one).
     std::uint64_t changes() const { return changes_; }

@@ -42,7 +42,7 @@ JobQueue::JobQueue(
     , catalogue_(catalogue)
     , hub_(hub)
     , journal_(options.data_dir / "jobs")
-    , cluster_(options.cluster, options.placement)
+    , cluster_(options.cluster, options.placement, 1, std::string(sched::policy_name(options.elastic.policy)))
     , elastic_(options.elastic, cluster_)
 {
     next_job_ = catalogue_.first_free_job_id();
@@ -345,8 +345,9 @@ void JobQueue::start_queued()
             size = elastic_.admit(job, request, running_jobs(), remaining);
             demand.workers = size.value_or(request.workers);
         }
-        const std::vector<int> gpus
-            = elastic_.eps() && request.workers > 0 && !size ? std::vector<int> {} : cluster_.place(job.id(), demand, remaining);
+        const std::vector<int> gpus = elastic_.eps() && request.workers > 0 && !size
+            ? std::vector<int> {}
+            : cluster_.place(job.id(), demand, remaining);
         if (demand.workers > 0 && gpus.empty()) {
             job.set_waiting("waiting for " + std::to_string(demand.workers) + " GPUs with room for a worker; "
                 + std::to_string(cluster_.room_for(demand)) + " have room now");

@@ -28,9 +28,9 @@ struct ShareChange {
 // worker holds active data (what it samples from) and inactive backups (data it handed to
 // a newcomer and kept). Adding a worker to N: each of the N cuts its active data into N
 // chunks (about D/N^2 samples for D/N each) and hands the last one to the newcomer, keeping
-// it as an inactive backup (a lone worker cuts its data into two). Removing a worker: whoever holds a backup of its active data
-// re-activates it, and only data nobody backs up is moved (split evenly over the others).
-// Invariant after every change: each sample is active at exactly one member.
+// it as an inactive backup (a lone worker cuts its data into two). Removing a worker: whoever holds a backup of its
+// active data re-activates it, and only data nobody backs up is moved (split evenly over the others). Invariant after
+// every change: each sample is active at exactly one member.
 class DataShares {
 public:
     // Workers 0..workers-1, each with one contiguous, near-equal share of [0, samples).

@@ -160,8 +160,9 @@ json::object to_json(const ClusterState& c)
     json::array gpus;
     for (const GpuUsage& g : c.gpus)
         gpus.push_back(to_json(g));
-    return { { "placement", c.placement }, { "servers", c.servers }, { "gpus_per_server", c.gpus_per_server },
-        { "gpu_memory_gb", c.gpu_memory_gb }, { "gpus", std::move(gpus) }, { "queue", integers_json(c.queue) } };
+    return { { "placement", c.placement }, { "elastic", c.elastic }, { "servers", c.servers },
+        { "gpus_per_server", c.gpus_per_server }, { "gpu_memory_gb", c.gpu_memory_gb }, { "gpus", std::move(gpus) },
+        { "queue", integers_json(c.queue) } };
 }
 
 json::object to_json(const WorkerState& w)

@@ -238,6 +238,7 @@ struct GpuUsage {
 // The cluster jobs are placed on by the scheduling module, and the jobs waiting for room.
 struct ClusterState {
     std::string placement; // the placement policy: rand, ff, ls or lwf-K
+    std::string elastic = "static"; // how running jobs' sizes change: static or eps
     std::int32_t servers = 0;
     std::int32_t gpus_per_server = 0;
     double gpu_memory_gb = 0;

@@ -238,6 +238,7 @@ template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
         const Fields c(f.object("cluster"), "cluster");
         ClusterState m;
         m.placement = c.string_or("placement", "");
+        m.elastic = c.string_or("elastic", "static");
         m.servers = c.int32("servers", 0);
         m.gpus_per_server = c.int32("gpus_per_server", 0);
         m.gpu_memory_gb = c.number("gpu_memory_gb");

@@ -1,5 +1,6 @@
 #include "common/error.h"
 #include "daemon/daemon_config.h"
+#include "daemon/daemon_options.h"
 
 #include <gtest/gtest.h>
 
@@ -85,4 +86,40 @@ TEST(DaemonConfig, PlainWebSocketLeavesLoopbackOnlyWhenAllowedAndTheAddressIsChe
     DaemonSettings placement;
     placement.placement = "best";
     EXPECT_EQ(check(placement).rfind("--placement : ", 0), 0u);
+}
+
+TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
+{
+    DaemonSettings s;
+    GivenOnCommandLine given;
+    given.early_feedback = true; // --feedback on the command line wins
+    s.early_feedback = "iterations:50";
+    daemon::apply_config_file(
+        R"({"elastic": "eps", "elastic_round_s": 5, "early_feedback": "accuracy:0.8"})", "fulcrumd.json", s, given);
+    daemon::DaemonOptions options;
+    daemon::elastic_options(s, options);
+    EXPECT_EQ(options.elastic.policy, sched::ElasticPolicy::Eps);
+    EXPECT_EQ(options.elastic.round_s, 5);
+    EXPECT_EQ(sched::to_string(options.elastic.feedback), "iterations:50");
+    EXPECT_EQ(daemon::DaemonOptions {}.elastic.policy, sched::ElasticPolicy::StaticFifo) << "static by default";
+
+    const auto refused = [](const std::function<void(DaemonSettings&)>& change) {
+        return refusal([&] {
+            DaemonSettings t;
+            change(t);
+            daemon::DaemonOptions o;
+            daemon::elastic_options(t, o);
+        });
+    };
+    EXPECT_EQ(refused([](DaemonSettings& t) { t.elastic = "fifo"; }), "--elastic : expected static or eps, got 'fifo'");
+    EXPECT_NE(refused([](DaemonSettings& t) { t.elastic = "kill-restart"; }).find("simulated only"), std::string::npos);
+    EXPECT_EQ(
+        refused([](DaemonSettings& t) { t.elastic_round_s = 0; }).rfind("--elastic-round-s : expected seconds > 0", 0),
+        0u);
+    EXPECT_EQ(refused([](DaemonSettings& t) { t.early_feedback = "soon"; }).rfind("--feedback : ", 0), 0u);
+    EXPECT_EQ(refusal([] {
+        DaemonSettings t;
+        daemon::apply_config_file(R"({"elastic_round_s": -1})", "fulcrumd.json", t, {});
+    }).rfind("fulcrumd.json elastic_round_s: ", 0),
+        0u);
 }

@@ -50,7 +50,8 @@ JobStatus status_of(const daemon::Daemon& d, JobId job)
 
 int gpus_held(const JobStatus& s)
 {
-    return static_cast<int>(std::count_if(s.placement.begin(), s.placement.end(), [](std::int32_t g) { return g >= 0; }));
+    return static_cast<int>(
+        std::count_if(s.placement.begin(), s.placement.end(), [](std::int32_t g) { return g >= 0; }));
 }
 
 bool is_scheduler(const EventRecord& e)
@@ -119,17 +120,20 @@ TEST_F(LiveElasticTest, AnElasticJobGrowsOnIdleGpusAndAStepThatSlowedItIsRolledB
 
     std::vector<ServerMessage> seen;
     std::optional<EventRecord> rolled_back;
-    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
-        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "remove-worker" && is_scheduler(e->event))
-            rolled_back = e->event;
-        return rolled_back.has_value();
-    })) << "the slow worker's step was never judged" << [&] {
-        std::string events;
-        for (const ServerMessage& m : seen)
-            if (const auto* e = std::get_if<Event>(&m))
-                events += e->event.kind + " " + e->event.actor + ": " + e->event.message + "\n";
-        return events + "at iteration " + std::to_string(status_of(d, job).iteration) + ": " + status_of(d, job).message;
-    }();
+    ASSERT_TRUE(wait_for(*op, seen,
+        [&](const ServerMessage& m) {
+            if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "remove-worker" && is_scheduler(e->event))
+                rolled_back = e->event;
+            return rolled_back.has_value();
+        }))
+        << "the slow worker's step was never judged" << [&] {
+               std::string events;
+               for (const ServerMessage& m : seen)
+                   if (const auto* e = std::get_if<Event>(&m))
+                       events += e->event.kind + " " + e->event.actor + ": " + e->event.message + "\n";
+               return events + "at iteration " + std::to_string(status_of(d, job).iteration) + ": "
+                   + status_of(d, job).message;
+           }();
     EXPECT_EQ(rolled_back->worker, 2);
     EXPECT_NE(rolled_back->message.find("rolled back"), std::string::npos) << rolled_back->message;
 
@@ -157,7 +161,8 @@ TEST_F(LiveElasticTest, AnElasticJobGrowsOnIdleGpusAndAStepThatSlowedItIsRolledB
     EXPECT_EQ(gpus_held(later), 2);
     EXPECT_EQ(gpus_of_job(), 2);
 
-    ASSERT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
     d.stop_all();
     int adds = 0, removes = 0;
     for (const EventRecord& e : recorded("grow", job)) {
@@ -209,11 +214,13 @@ TEST_F(LiveElasticTest, NewcomersTakeWorkersFromAJobPastItsEarlyFeedbackOnly)
     })) << "the newcomer never started";
     // The holder's workers leave at its next barrier, after the newcomer started.
     std::vector<EventRecord> released;
-    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
-        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == holder && is_scheduler(e->event))
-            released.push_back(e->event);
-        return released.size() == 2;
-    })) << released.size() << " workers released";
+    ASSERT_TRUE(wait_for(*op, seen,
+        [&](const ServerMessage& m) {
+            if (const auto* e = std::get_if<Event>(&m); e && e->event.job == holder && is_scheduler(e->event))
+                released.push_back(e->event);
+            return released.size() == 2;
+        }))
+        << released.size() << " workers released";
     for (const EventRecord& e : released) {
         EXPECT_EQ(e.kind, "remove-worker");
         EXPECT_GE(e.iteration, 30) << "released before its early feedback";
@@ -231,9 +238,9 @@ TEST_F(LiveElasticTest, NewcomersTakeWorkersFromAJobPastItsEarlyFeedbackOnly)
     EXPECT_EQ(gpus_held(status_of(d, small)), 1) << "one of its three: the holder went down to its minimum";
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* c = std::get_if<ClusterUpdate>(&m);
-        return c
-            && std::all_of(c->cluster.gpus.begin(), c->cluster.gpus.end(),
-                [](const GpuUsage& g) { return g.jobs.size() == 1; });
+        return c && std::all_of(c->cluster.gpus.begin(), c->cluster.gpus.end(), [](const GpuUsage& g) {
+            return g.jobs.size() == 1;
+        });
     })) << "every GPU holds exactly one worker";
 
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {

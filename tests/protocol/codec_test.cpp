@@ -115,7 +115,8 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     status.placement = { 4, 5, -1 };
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
-    ClusterState cluster { "lwf-1", 1, 2, 16, { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } }, { 9, 11 } };
+    ClusterState cluster { "lwf-1", "eps", 1, 2, 16, { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } },
+        { 9, 11 } };
     EXPECT_EQ(round_trip_server(ClusterUpdate { cluster }).cluster, cluster);
     EXPECT_EQ(type_name(ServerMessage { ClusterUpdate { cluster } }), "cluster-state");
     WorkerState w;

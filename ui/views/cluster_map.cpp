@@ -48,11 +48,13 @@ QString ClusterMap::header_text() const
     for (const protocol::GpuUsage& g : c->gpus)
         busy += g.jobs.empty() ? 0 : 1;
     const int total = static_cast<int>(c->gpus.size());
-    return QStringLiteral("%1 servers × %2 GPUs of %3 GB · placement %4 · %5 of %6 GPUs busy (%7 %) · %8 queued")
+    return QStringLiteral(
+        "%1 servers × %2 GPUs of %3 GB · placement %4 · elastic %5 · %6 of %7 GPUs busy (%8 %) · %9 queued")
         .arg(c->servers)
         .arg(c->gpus_per_server)
         .arg(c->gpu_memory_gb)
         .arg(QString::fromStdString(c->placement))
+        .arg(QString::fromStdString(c->elastic))
         .arg(busy)
         .arg(total)
         .arg(total ? 100.0 * busy / total : 0.0, 0, 'f', 0)
