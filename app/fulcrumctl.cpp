@@ -30,6 +30,7 @@ Commands:
   runs                          the recorded runs the daemon serves
   submit SCENARIO               submit a scenario file (docs/scenarios.md) as a new job
   pause JOB | resume JOB | cancel JOB
+  freeze JOB | unfreeze JOB     keep an elastic job's size from fulcrumd --elastic eps (or let it go)
   pin JOB WORKER BATCH          fix a worker's batch size from the next barrier on
   unpin JOB WORKER
   exclude JOB WORKER [--for S]  take a worker out of the barrier (for S seconds of run clock)
@@ -220,8 +221,8 @@ int run_command(const Args& a)
                 ctl::kBadInput, e.source() + (e.field().empty() ? "" : ": " + e.field()) + ": " + e.reason());
         }
     }
-    static const std::vector<std::string> known { "jobs", "runs", "submit", "pause", "resume", "cancel", "pin", "unpin",
-        "exclude", "include", "set-policy", "resize", "watch" };
+    static const std::vector<std::string> known { "jobs", "runs", "submit", "pause", "resume", "cancel", "freeze",
+        "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize", "watch" };
     if (std::find(known.begin(), known.end(), command) == known.end())
         throw CtlError(ctl::kBadInput, "unknown command '" + command + "' (fulcrumctl --help lists them)");
     // Arguments are checked before connecting, so bad input never waits on the network.
@@ -235,10 +236,11 @@ int run_command(const Args& a)
     } else if (command == "submit") {
         need(a, 2, "submit SCENARIO");
         message = SubmitJob { {}, read_file(a.words[1]) };
-    } else if (command == "pause" || command == "resume" || command == "cancel") {
+    } else if (command == "pause" || command == "resume" || command == "cancel" || command == "freeze"
+        || command == "unfreeze") {
         need(a, 2, (command + " JOB").c_str());
-        const JobAction action
-            = command == "pause" ? JobAction::Pause : (command == "resume" ? JobAction::Resume : JobAction::Cancel);
+        // The wire names are the commands' with "-job": one table.
+        const JobAction action = *protocol::parse_job_action(command + "-job");
         message = JobCommand { {}, action, number<JobId>(a.words[1], "JOB") };
     } else if (command == "pin") {
         need(a, 4, "pin JOB WORKER BATCH");

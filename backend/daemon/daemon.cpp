@@ -221,6 +221,10 @@ void Daemon::on(Client& client, const JobCommand& c)
     case JobAction::Resume:
         queue_.resume(c.job, actor(client));
         break;
+    case JobAction::Freeze:
+    case JobAction::Unfreeze:
+        queue_.job(c.job).set_frozen(c.action == JobAction::Freeze, actor(client));
+        break;
     }
     client.send(ok(c.id, c.job));
 }

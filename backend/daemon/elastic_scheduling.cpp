@@ -95,9 +95,9 @@ void ElasticScheduling::ended(JobId job)
 bool ElasticScheduling::may_release(JobRuntime& job, Tracked& t) const
 {
     const protocol::JobStatus s = job.status();
-    if (!t.feedback)
-        t.feedback = sched::live_feedback_reached(options_.feedback, s.iteration, s.iterations, s.accuracy);
-    return t.feedback && !t.trial && job.resizes_in_flight() == 0 && s.state == protocol::JobState::Running;
+    note_feedback(job, t);
+    return t.feedback && !t.trial && !job.frozen() && job.resizes_in_flight() == 0
+        && s.state == protocol::JobState::Running;
 }
 
 // EPS's release (eps_release): the holders are the running jobs EPS sizes, each counting its
@@ -156,6 +156,24 @@ void ElasticScheduling::remove_worker(JobRuntime& job, WorkerId worker, const st
     job.place_worker(worker, -1);
 }
 
+void ElasticScheduling::note_feedback(JobRuntime& job, Tracked& t) const
+{
+    if (t.feedback)
+        return;
+    const protocol::JobStatus s = job.status();
+    if (!sched::live_feedback_reached(options_.feedback, s.iteration, s.iterations, s.accuracy))
+        return;
+    t.feedback = true;
+    try {
+        job.note("early-feedback",
+            "past its early-feedback point (" + sched::to_string(options_.feedback)
+                + "): the elastic scheduler may take its workers for newcomers, down to elastic.min_workers",
+            kActor);
+    } catch (const RefusedRequest&) {
+        // it ended meanwhile
+    }
+}
+
 void ElasticScheduling::tick(
     const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining, Clock::time_point now)
 {
@@ -164,7 +182,8 @@ void ElasticScheduling::tick(
         if (it == tracked_.end())
             continue;
         reconcile(*job, remaining);
-        if (it->second.trial)
+        note_feedback(*job, it->second);
+        if (it->second.trial && !job->frozen())
             judge(*job, it->second);
     }
     if (now < next_round_)
@@ -230,7 +249,7 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         Tracked& t = tracked_.at(job.id());
         const protocol::JobStatus s = job.status();
         std::vector<bool> members = job.member_slots();
-        if (t.capped || t.trial || job.resizes_in_flight() > 0 || s.state != protocol::JobState::Running
+        if (t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0 || s.state != protocol::JobState::Running
             || count_members(members) >= job.scenario().elastic.max_workers)
             continue;
         // Its pace before the step: the last observed iterations, the first barrier left out.

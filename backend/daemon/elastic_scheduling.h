@@ -71,6 +71,7 @@ private:
         bool feedback = false; // past its early-feedback point
     };
     bool may_release(JobRuntime& job, Tracked& t) const;
+    void note_feedback(JobRuntime& job, Tracked& t) const; // once, as an early-feedback event
     void release_for(JobId newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running);
     void remove_worker(JobRuntime& job, WorkerId worker, const std::string& reason);
     void judge(JobRuntime& job, Tracked& t);

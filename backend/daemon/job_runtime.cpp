@@ -511,6 +511,35 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, 
     ++resizes_in_flight_;
 }
 
+void JobRuntime::note(const std::string& kind, const std::string& message, const std::string& actor)
+{
+    train::JobControl::Note note { kind, message, actor };
+    apply_or_hold(kind + " by " + actor, [note](train::Trainer& t) { t.control().record(note); });
+}
+
+void JobRuntime::set_frozen(bool frozen, const std::string& actor)
+{
+    if (!scenario_.elastic.present)
+        throw RefusedRequest("not-elastic",
+            "job " + std::to_string(id_)
+                + " has no elastic section: no scheduler resizes it, so there is nothing to freeze");
+    note(frozen ? "job-frozen" : "job-unfrozen",
+        frozen ? "the elastic scheduler leaves its workers as they are (an operator's resize-job still applies)"
+               : "the elastic scheduler may grow it and take its workers for newcomers again",
+        actor);
+    {
+        std::lock_guard lock(mutex_);
+        status_.elastic->frozen = frozen;
+    }
+    publish_status();
+}
+
+bool JobRuntime::frozen() const
+{
+    std::lock_guard lock(mutex_);
+    return status_.elastic && status_.elastic->frozen;
+}
+
 void JobRuntime::track_members(const EventRecord& e)
 {
     const bool add = e.kind == action_name(ResizeAction::AddWorker);

@@ -78,6 +78,14 @@ public:
     // ("not-elastic"), the worker slot does not exist ("unknown-worker"), or the job's
     // current members would leave elastic.min_workers..max_workers ("below-min-workers",
     // "above-max-workers").
+    // freeze-job / unfreeze-job: the elastic scheduler leaves the job's workers as they are
+    // while frozen. Recorded as a job-frozen / job-unfrozen event. Throws RefusedRequest
+    // ("not-elastic", "job-not-running").
+    void set_frozen(bool frozen, const std::string& actor);
+    bool frozen() const;
+    // An event recorded in the job's run store at its next safe point (throws
+    // RefusedRequest "job-not-running" once it has ended).
+    void note(const std::string& kind, const std::string& message, const std::string& actor);
     // `reason` is added to the trainer's event (the elastic scheduler's why).
     void resize(const protocol::ResizeJob& resize, const std::string& actor, const std::string& reason = {});
     // Which worker slots are members of an elastic job now (every slot for another job), and

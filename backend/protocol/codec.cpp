@@ -84,6 +84,11 @@ std::string_view to_string(JobAction action)
 {
     return name_of(kJobActions, action);
 }
+
+std::optional<JobAction> parse_job_action(std::string_view wire_name)
+{
+    return value_named(kJobActions, wire_name);
+}
 std::string_view to_string(JobSetting setting)
 {
     return name_of(kJobSettings, setting);

@@ -109,9 +109,12 @@ json::object to_json(const JobStatus& s)
         o["accuracy"] = *s.accuracy;
     if (!s.placement.empty())
         o["placement"] = integers_json(s.placement);
-    if (s.elastic)
-        o["elastic"]
-            = json::object { { "min_workers", s.elastic->min_workers }, { "max_workers", s.elastic->max_workers } };
+    if (s.elastic) {
+        json::object e { { "min_workers", s.elastic->min_workers }, { "max_workers", s.elastic->max_workers } };
+        if (s.elastic->frozen)
+            e["frozen"] = true;
+        o["elastic"] = std::move(e);
+    }
     return o;
 }
 
@@ -138,7 +141,8 @@ JobStatus job_status_from(const Fields& f)
         s.placement = f.integers<std::int32_t>("placement", -1);
     if (f.has("elastic")) {
         const Fields e(f.object("elastic"), f.at("elastic"));
-        s.elastic = JobStatus::ElasticBounds { e.int32("min_workers", 1), e.int32("max_workers", 1) };
+        s.elastic = JobStatus::ElasticBounds { e.int32("min_workers", 1), e.int32("max_workers", 1),
+            e.has("frozen") && e.boolean("frozen") };
     }
     return s;
 }

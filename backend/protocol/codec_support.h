@@ -45,10 +45,12 @@ inline constexpr NameTable<JobState, 8> kJobStates { {
     { JobState::Interrupted, "interrupted" },
     { JobState::Lost, "lost" },
 } };
-inline constexpr NameTable<JobAction, 3> kJobActions { {
+inline constexpr NameTable<JobAction, 5> kJobActions { {
     { JobAction::Cancel, "cancel-job" },
     { JobAction::Pause, "pause-job" },
     { JobAction::Resume, "resume-job" },
+    { JobAction::Freeze, "freeze-job" },
+    { JobAction::Unfreeze, "unfreeze-job" },
 } };
 inline constexpr NameTable<JobSetting, 2> kJobSettings { {
     { JobSetting::Policy, "set-policy" },

@@ -60,7 +60,9 @@ struct SubmitJob {
     std::string scenario_json;
 };
 
-enum class JobAction { Cancel, Pause, Resume };
+// freeze-job / unfreeze-job: the elastic scheduler leaves an elastic job's workers as they
+// are (no growth, no release) until unfrozen; an operator's resize-job still applies.
+enum class JobAction { Cancel, Pause, Resume, Freeze, Unfreeze };
 struct JobCommand {
     std::string id;
     JobAction action = JobAction::Cancel;
@@ -217,6 +219,7 @@ struct JobStatus {
     struct ElasticBounds {
         int min_workers = 1;
         int max_workers = 1;
+        bool frozen = false; // freeze-job: the elastic scheduler leaves it as it is
         bool operator==(const ElasticBounds&) const = default;
     };
     std::optional<ElasticBounds> elastic;
@@ -406,7 +409,8 @@ using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows,
 std::string_view to_string(Role role);
 std::string_view to_string(Stream stream);
 std::string_view to_string(JobState state);
-std::string_view to_string(JobAction action);
+std::string_view to_string(JobAction action); // its wire name: "cancel-job", "freeze-job"…
+std::optional<JobAction> parse_job_action(std::string_view wire_name);
 std::string_view to_string(JobSetting setting);
 std::string_view to_string(WorkerAction action);
 std::string_view to_string(ReplayAction action);

@@ -77,6 +77,8 @@ void ExternalTrainer::forward_manager_events(std::int64_t at, double now)
             control_->policy_in_effect(manager_->policy().name());
         observer_.on_event(e);
     }
+    for (JobControl::Note& note : control_->take_notes())
+        emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
 }
 
 void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, double now)

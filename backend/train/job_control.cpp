@@ -134,6 +134,18 @@ std::string JobControl::sync_model() const
     return sync_description_;
 }
 
+void JobControl::record(Note note)
+{
+    std::lock_guard lock(mutex_);
+    notes_.push_back(std::move(note));
+}
+
+std::vector<JobControl::Note> JobControl::take_notes()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(notes_, {});
+}
+
 std::vector<JobControl::Slowdown> JobControl::take_slowdowns()
 {
     std::lock_guard lock(mutex_);

@@ -52,6 +52,12 @@ public:
     void resume(const std::string& actor = "operator");
     // Elastic PS: a server or worker change before the next iteration (BSP family).
     void request_resize(ResizeRequest request);
+    // An event from outside the trainer (an operator's freeze, the elastic scheduler's),
+    // recorded at the next safe point with the job's iteration and clock.
+    struct Note {
+        std::string kind, message, actor;
+    };
+    void record(Note note);
     // A trainer whose batch sizes no policy decides (federated rounds): every set-policy is
     // refused ("policy-not-applicable") with `why`.
     void refuse_policies(std::string why);
@@ -75,6 +81,7 @@ public:
     std::vector<Slowdown> take_slowdowns();
     std::optional<SyncChange> take_sync_change();
     std::vector<ResizeRequest> take_resizes();
+    std::vector<Note> take_notes();
     // The sync model, policy and stragglers now in effect (at the start, after a switch, or
     // read from a checkpoint).
     void sync_in_effect(const sync::SyncSpec& spec);
@@ -103,6 +110,7 @@ private:
     std::optional<bool> uniform_requested_; // a set-policy asked for, not yet applied
     std::string policies_refused_; // why no policy applies to this trainer (empty: they do)
     std::vector<ResizeRequest> resizes_;
+    std::vector<Note> notes_;
     bool pause_requested_ = false;
     std::string pause_actor_;
     std::condition_variable pause_cv_;

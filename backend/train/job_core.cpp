@@ -86,6 +86,8 @@ void JobCore::forward_manager_events(std::int64_t at, double now)
             control->policy_in_effect(manager->policy().name());
         observer.on_event(e);
     }
+    for (JobControl::Note& note : control->take_notes())
+        emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
 }
 
 } // namespace fulcrum::train

@@ -142,6 +142,8 @@ TEST_F(Fulcrumctl, SubmitsSteersAndWatchesAJobAndEveryCommandSaysJson)
     // Job 1 has no elastic section: fulcrumd refuses the resize and names why.
     EXPECT_EQ(ctl("resize 1 add-worker").status, 3);
     EXPECT_NE(last_error().find("not-elastic"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("freeze 1").status, 3) << "nothing resizes a job without an elastic section";
+    EXPECT_NE(last_error().find("not-elastic"), std::string::npos) << last_error();
     EXPECT_EQ(ctl("cancel 1").status, 0) << last_error();
 }
 

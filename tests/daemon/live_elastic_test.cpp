@@ -263,3 +263,55 @@ TEST_F(LiveElasticTest, NewcomersTakeWorkersFromAJobPastItsEarlyFeedbackOnly)
     ASSERT_GE(placed.size(), 2u);
     EXPECT_NE(placed[1].message.find("eps: 1 of the 3"), std::string::npos) << placed[1].message;
 }
+
+// An operator freezes the holder: past its early feedback it still keeps its four workers
+// and the newcomer waits; unfrozen, the newcomer takes two of them. Freezing a job the
+// scheduler never resizes is refused. The freeze, the early feedback and the release are
+// events in the holder's run store.
+TEST_F(LiveElasticTest, AFrozenJobKeepsItsWorkersUntilUnfrozen)
+{
+    daemon::DaemonOptions o = options(sched::ElasticPolicy::Eps, "frozen");
+    o.elastic.feedback = sched::parse_early_feedback("iterations:10");
+    o.elastic.round_s = 3600;
+    daemon::Daemon d(o);
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, std::nullopt, {} } }));
+    std::vector<ServerMessage> seen;
+    const auto command = [&](JobAction action, JobId job) {
+        return request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", action, job } }));
+    };
+    const JobId holder = d.submit(paced_job("holder", R"([{"speed": 1000, "count": 4}])", elastic(4, 1, 4)), "test");
+    ASSERT_FALSE(command(JobAction::Freeze, holder).error);
+    EXPECT_TRUE(status_of(d, holder).elastic->frozen);
+    const JobId pair = d.submit(paced_job("pair", R"([{"speed": 3000, "count": 2}])"), "test");
+    const Reply not_elastic = command(JobAction::Freeze, pair);
+    ASSERT_TRUE(not_elastic.error);
+    EXPECT_EQ(not_elastic.error->code, "not-elastic");
+
+    while (status_of(d, holder).iteration < 40)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(status_of(d, pair).state, JobState::Queued) << "a frozen job gives up nothing";
+    EXPECT_EQ(gpus_held(status_of(d, holder)), 4);
+
+    ASSERT_FALSE(command(JobAction::Unfreeze, holder).error);
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == pair && u->status.state == JobState::Running;
+    })) << "unfrozen, the holder never made room";
+    int released = 0;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        released += e && e->event.job == holder && e->event.kind == "remove-worker";
+        return released == 2;
+    }));
+    d.stop_all();
+    std::vector<std::string> kinds;
+    for (const EventRecord& e : recorded("frozen", holder))
+        if (e.kind == "job-frozen" || e.kind == "job-unfrozen" || e.kind == "early-feedback"
+            || e.kind == "remove-worker")
+            kinds.push_back(e.kind);
+    EXPECT_EQ(kinds,
+        (std::vector<std::string> {
+            "job-frozen", "early-feedback", "job-unfrozen", "remove-worker", "remove-worker" }));
+}

@@ -70,7 +70,8 @@ TEST(ProtocolCodec, EveryClientMessageSurvivesARoundTrip)
     EXPECT_EQ(round_trip_client(ListJobs { "l" }).id, "l");
     const SubmitJob submit = round_trip_client(SubmitJob { "r1", R"({"name":"demo","workers":[{"name":"w0"}]})" });
     EXPECT_EQ(submit.scenario_json, R"({"name":"demo","workers":[{"name":"w0"}]})");
-    for (JobAction a : { JobAction::Cancel, JobAction::Pause, JobAction::Resume }) {
+    for (JobAction a :
+        { JobAction::Cancel, JobAction::Pause, JobAction::Resume, JobAction::Freeze, JobAction::Unfreeze }) {
         const JobCommand c = round_trip_client(JobCommand { "c", a, 7 });
         EXPECT_EQ(c.action, a);
         EXPECT_EQ(c.job, 7);
@@ -114,6 +115,10 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     status.run = 1;
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     status.placement = { 4, 5, -1 };
+    EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    status.elastic = JobStatus::ElasticBounds { 1, 3, false };
+    EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    status.elastic->frozen = true;
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     ClusterState cluster { "lwf-1", "eps", 1, 2, 16, { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } },
         { 9, 11 } };

@@ -267,9 +267,25 @@ QString Commands::fate(const ClientMessage& message, const ConsoleStore& store)
         const JobStatus* job = store.jobs().job(c->job);
         if (!job)
             return QStringLiteral("unknown: the server no longer reports job %1").arg(c->job);
-        const bool applied = c->action == JobAction::Cancel ? job->state == JobState::Stopped
-            : c->action == JobAction::Pause                 ? job->state == JobState::Paused
-                                                            : job->state == JobState::Running;
+        const bool frozen = job->elastic && job->elastic->frozen;
+        bool applied = job->state == JobState::Running;
+        switch (c->action) {
+        case JobAction::Cancel:
+            applied = job->state == JobState::Stopped;
+            break;
+        case JobAction::Pause:
+            applied = job->state == JobState::Paused;
+            break;
+        case JobAction::Resume:
+            break;
+        case JobAction::Freeze:
+        case JobAction::Unfreeze:
+            return (frozen == (c->action == JobAction::Freeze)
+                    ? QStringLiteral("applied: job %1 is %2")
+                    : QStringLiteral("not applied: job %1 is %2; send it again if it is still wanted"))
+                .arg(c->job)
+                .arg(frozen ? QStringLiteral("frozen") : QStringLiteral("not frozen"));
+        }
         return (applied ? QStringLiteral("applied: job %1 is %2")
                         : QStringLiteral("not applied: job %1 is %2; send it again if it is still wanted"))
             .arg(c->job)

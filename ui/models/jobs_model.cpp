@@ -61,9 +61,11 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         return j.job;
     case Name:
         return QString::fromStdString(j.name);
-    case State:
-        return QString::fromUtf8(
+    case State: {
+        const QString state = QString::fromUtf8(
             protocol::to_string(j.state).data(), static_cast<int>(protocol::to_string(j.state).size()));
+        return j.elastic && j.elastic->frozen ? state + QStringLiteral(" · frozen") : state;
+    }
     case Model:
         return QString::fromStdString(j.model);
     case SyncModel:

@@ -65,6 +65,11 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     pause_ = new QAction(QStringLiteral("Pause job"), this);
     resume_ = new QAction(QStringLiteral("Resume job"), this);
     change_policy_ = new QAction(QStringLiteral("Change policy…"), this);
+    freeze_ = new QAction(QStringLiteral("Freeze size"), this);
+    freeze_->setCheckable(true);
+    freeze_->setToolTip(
+        QStringLiteral("While frozen, the elastic scheduler (fulcrumd --elastic eps) neither grows this "
+                       "elastic job nor takes its workers for newcomers; resizes from here still apply"));
     replay_ = new QAction(QStringLiteral("Replay job"), this);
     replay_->setToolTip(QStringLiteral("Replay the selected job's recorded run from its start"));
     submit_form_->setShortcut(QKeySequence(QStringLiteral("Ctrl+N")));
@@ -86,20 +91,24 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
         if (const auto job = selected_job())
             commands_.job_action(*job, protocol::JobAction::Resume);
     });
+    connect(freeze_, &QAction::triggered, this, [this](bool checked) {
+        if (const auto job = selected_job())
+            commands_.job_action(*job, checked ? protocol::JobAction::Freeze : protocol::JobAction::Unfreeze);
+    });
     connect(change_policy_, &QAction::triggered, this, &JobsView::change_policy);
     connect(replay_, &QAction::triggered, this, [this] {
         const auto job = selected_job();
         if (const protocol::JobStatus* s = job ? store_.jobs().job(*job) : nullptr; s && !s->database.empty())
             emit replayRequested(QString::fromStdString(s->database), s->run);
     });
-    for (QAction* a : { cancel_, pause_, resume_, change_policy_, replay_ })
+    for (QAction* a : { cancel_, pause_, resume_, freeze_, change_policy_, replay_ })
         table_->addAction(a);
 
     auto* tools = new QToolBar(this);
     tools->setToolButtonStyle(Qt::ToolButtonTextOnly);
     tools->addActions({ submit_form_, submit_file_ });
     tools->addSeparator();
-    tools->addActions({ pause_, resume_, cancel_, change_policy_ });
+    tools->addActions({ pause_, resume_, cancel_, freeze_, change_policy_ });
     tools->addSeparator();
     tools->addAction(replay_);
     auto* layout = new QVBoxLayout(this);
@@ -127,7 +136,7 @@ std::optional<JobId> JobsView::selected_job() const
 
 QList<QAction*> JobsView::job_actions() const
 {
-    return { submit_form_, submit_file_, pause_, resume_, cancel_, change_policy_, replay_ };
+    return { submit_form_, submit_file_, pause_, resume_, cancel_, freeze_, change_policy_, replay_ };
 }
 
 void JobsView::update_actions()
@@ -144,6 +153,8 @@ void JobsView::update_actions()
     pause_->setEnabled(live && status && status->state == protocol::JobState::Running);
     resume_->setEnabled(live && status
         && (status->state == protocol::JobState::Paused || status->state == protocol::JobState::Interrupted));
+    freeze_->setEnabled(live && active && status->elastic.has_value());
+    freeze_->setChecked(status && status->elastic && status->elastic->frozen);
     change_policy_->setEnabled(live && status
         && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused));
     // A job that ended stays in fulcrumd's table: its run is one click from a replay.

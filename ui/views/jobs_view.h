@@ -45,6 +45,7 @@ private:
     QAction* cancel_;
     QAction* pause_;
     QAction* resume_;
+    QAction* freeze_;
     QAction* change_policy_;
     QAction* replay_;
 };
