@@ -70,9 +70,12 @@ int main(int argc, char** argv)
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
         QStringLiteral("Render the main window to a PNG file and exit (after the replay is loaded, with --replay)."),
         QStringLiteral("FILE"));
+    const QCommandLineOption after(QStringLiteral("after"),
+        QStringLiteral("With --connect and --screenshot: watch the live stream this many seconds first (default 0)."),
+        QStringLiteral("SECONDS"));
     const QCommandLineOption size(
         QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x800)."), QStringLiteral("WxH"));
-    parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, size });
+    parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, after, size });
     {
         QCoreApplication probe(argc, argv);
         name_application();
@@ -146,9 +149,17 @@ int main(int argc, char** argv)
         };
         window.show();
         if (!parser.isSet(replay)) {
-            QApplication::processEvents();
-            shoot();
-            return exit_code;
+            bool number = false;
+            const double wait_s = parser.isSet(after) ? parser.value(after).toDouble(&number) : 0.0;
+            if (parser.isSet(after) && (!number || wait_s < 0 || wait_s > 3600))
+                return fail(QStringLiteral("--after: expected seconds from 0 to 3600, got '%1'").arg(parser.value(after)));
+            if (wait_s <= 0) {
+                QApplication::processEvents();
+                shoot();
+                return exit_code;
+            }
+            QTimer::singleShot(static_cast<int>(wait_s * 1000), &window, shoot);
+            return QApplication::exec() == 0 ? exit_code : 1;
         }
         QObject::connect(
             &window, &fulcrum::ui::MainWindow::replayReady, &window, [&] { QTimer::singleShot(0, &window, shoot); });

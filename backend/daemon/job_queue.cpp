@@ -164,8 +164,11 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
     journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
     auto runtime = std::make_unique<JobRuntime>(
         id, std::move(s), catalogue_.job_store(id), folders_, hub_, [this](JobId done) { on_job_done(done); });
+    GpuDemand asked = demand;
+    if (elastic_.sizes(*runtime))
+        asked.workers = ElasticScheduling::requested_workers(*runtime);
     std::ostringstream asks;
-    asks << "submitted: " << demand.workers << (demand.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
+    asks << "submitted: " << asked.workers << (asked.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
          << " GB each, " << cluster_.room_for(demand) << " with room now; " << queued_.size() << " job"
          << (queued_.size() == 1 ? "" : "s") << " ahead";
     runtime->scheduler_event("job-queued", asks.str());

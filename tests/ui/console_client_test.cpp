@@ -163,8 +163,33 @@ TEST(ConsoleClient, AnElasticJobGrowsAndShrinksFromTheWorkersTable)
     }));
     ASSERT_TRUE(
         wait_until([&] { return has_event(window, "add-worker", 3) && has_event(window, "remove-worker", 0); }));
+
+    // Freeze size keeps the elastic scheduler off the job; the job's state says so.
+    QAction* freeze = action_named(window, QStringLiteral("Freeze size"));
+    ASSERT_TRUE(freeze);
+    ASSERT_TRUE(wait_until([&] { return freeze->isEnabled(); }));
+    EXPECT_FALSE(freeze->isChecked());
+    freeze->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const JobStatus* s = window.store().jobs().job(live.job);
+        return s && s->elastic && s->elastic->frozen && has_event(window, "job-frozen", std::nullopt);
+    }));
+    EXPECT_TRUE(freeze->isChecked());
+    const auto state_text = [&] {
+        for (int row = 0; row < window.store().jobs().rowCount(); ++row)
+            if (window.store().jobs().index(row, ui::JobsModel::Job).data().toInt() == static_cast<int>(live.job))
+                return window.store().jobs().index(row, ui::JobsModel::State).data().toString();
+        return QString();
+    };
+    EXPECT_EQ(state_text(), QStringLiteral("running · frozen"));
     if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
         window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/elastic-workers.png"));
+    freeze->trigger();
+    ASSERT_TRUE(wait_until([&] {
+        const JobStatus* s = window.store().jobs().job(live.job);
+        return s && s->elastic && !s->elastic->frozen && has_event(window, "job-unfrozen", std::nullopt);
+    }));
+    EXPECT_EQ(state_text(), QStringLiteral("running"));
 }
 
 TEST(ConsoleClient, ACommandInFlightWhenTheConnectionDropsIsReportedThenItsFateOnceReconnected)

@@ -8,6 +8,7 @@
 #include "daemon/daemon.h"
 #include "daemon/ws_server.h"
 #include "ui/main_window.h"
+#include "ui/views/jobs_view.h"
 #include "ui/views/workers_view.h"
 
 #include <QAction>
@@ -130,11 +131,14 @@ inline QAction* action_named(ui::MainWindow& window, const QString& prefix)
     for (QAction* a : window.workers_view().worker_actions())
         if (a->text().startsWith(prefix))
             return a;
+    for (QAction* a : window.jobs_view().job_actions())
+        if (a->text().startsWith(prefix))
+            return a;
     return nullptr;
 }
 
-// Whether the console's events list holds an event of `kind` about `worker`.
-inline bool has_event(ui::MainWindow& window, const std::string& kind, WorkerId worker)
+// An event of this kind about `worker` (nullopt: about the job) in the events list.
+inline bool has_event(ui::MainWindow& window, const std::string& kind, std::optional<WorkerId> worker)
 {
     for (int row = 0; row < window.store().events().rowCount(); ++row) {
         const EventRecord& e = window.store().events().at(row);

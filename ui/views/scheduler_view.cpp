@@ -105,8 +105,16 @@ SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
     grid->addWidget(new QLabel(QStringLiteral("Queue (submission order):"), this), 1, 0);
     grid->addWidget(queue_, 2, 0);
     grid->addWidget(placements_, 1, 1, 2, 2);
-    grid->addWidget(new QChartView(utilization_chart_, this), 3, 0, 1, 2);
-    grid->addWidget(new QChartView(jct_chart_, this), 3, 2);
+    // Qt Charts elides every axis label of a chart too short to lay them out: the charts
+    // keep room for their title, labels and axis title before the timeline grows.
+    for (QChart* chart : { utilization_chart_, jct_chart_ }) {
+        chart->setMargins(QMargins(4, 4, 4, 4));
+        auto* chart_view = new QChartView(chart, this);
+        chart_view->setMinimumHeight(190);
+        grid->addWidget(chart_view, 3, chart == jct_chart_ ? 2 : 0, 1, chart == jct_chart_ ? 1 : 2);
+    }
+    percent->setTickCount(3);
+    jct_count_axis_->setTickCount(3);
     grid->setColumnStretch(1, 2);
     grid->setColumnStretch(2, 1);
     grid->setRowStretch(2, 1);
@@ -183,14 +191,16 @@ void SchedulerView::refresh()
     jct_->append(set);
     jct_axis_->clear();
     jct_axis_->append(labels);
-    jct_count_axis_->setRange(0, most);
+    // Three integer ticks: the top rounded up to an even count.
+    jct_count_axis_->setRange(0, 2 * ((std::max(most, 1) + 1) / 2));
     int finished = 0;
     for (int b : bins)
         finished += b;
-    summary_->setText(c ? QStringLiteral("%1 queued · %2 finished jobs in the JCT histogram · placement %3")
+    summary_->setText(c ? QStringLiteral("%1 queued · %2 finished jobs in the JCT histogram · placement %3 · elastic %4")
                               .arg(c->queue.size())
                               .arg(finished)
                               .arg(QString::fromStdString(c->placement))
+                              .arg(QString::fromStdString(c->elastic))
                         : QStringLiteral("No cluster state yet: connect to fulcrumd."));
     placements_->update();
 }
