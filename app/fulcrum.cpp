@@ -152,7 +152,8 @@ int main(int argc, char** argv)
             bool number = false;
             const double wait_s = parser.isSet(after) ? parser.value(after).toDouble(&number) : 0.0;
             if (parser.isSet(after) && (!number || wait_s < 0 || wait_s > 3600))
-                return fail(QStringLiteral("--after: expected seconds from 0 to 3600, got '%1'").arg(parser.value(after)));
+                return fail(
+                    QStringLiteral("--after: expected seconds from 0 to 3600, got '%1'").arg(parser.value(after)));
             if (wait_s <= 0) {
                 QApplication::processEvents();
                 shoot();

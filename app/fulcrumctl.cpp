@@ -31,6 +31,9 @@ Commands:
   submit SCENARIO               submit a scenario file (docs/scenarios.md) as a new job
   pause JOB | resume JOB | cancel JOB
   freeze JOB | unfreeze JOB     keep an elastic job's size from fulcrumd --elastic eps (or let it go)
+  set-placement POLICY          the cluster's placement policy for jobs placed from now on:
+                                rand, ff, ls or lwf-K
+  set-elastic POLICY            the cluster's elastic policy from now on: static or eps
   pin JOB WORKER BATCH          fix a worker's batch size from the next barrier on
   unpin JOB WORKER
   exclude JOB WORKER [--for S]  take a worker out of the barrier (for S seconds of run clock)
@@ -222,7 +225,8 @@ int run_command(const Args& a)
         }
     }
     static const std::vector<std::string> known { "jobs", "runs", "submit", "pause", "resume", "cancel", "freeze",
-        "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize", "watch" };
+        "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize", "set-placement", "set-elastic",
+        "watch" };
     if (std::find(known.begin(), known.end(), command) == known.end())
         throw CtlError(ctl::kBadInput, "unknown command '" + command + "' (fulcrumctl --help lists them)");
     // Arguments are checked before connecting, so bad input never waits on the network.
@@ -242,6 +246,11 @@ int run_command(const Args& a)
         // The wire names are the commands' with "-job": one table.
         const JobAction action = *protocol::parse_job_action(command + "-job");
         message = JobCommand { {}, action, number<JobId>(a.words[1], "JOB") };
+    } else if (command == "set-placement" || command == "set-elastic") {
+        need(a, 2, (command + " POLICY").c_str());
+        SetClusterPolicy p;
+        (command == "set-placement" ? p.placement : p.elastic) = a.words[1];
+        message = p;
     } else if (command == "pin") {
         need(a, 4, "pin JOB WORKER BATCH");
         WorkerCommand c;

@@ -67,7 +67,7 @@ MainWindow::MainWindow(QWidget* parent)
     equilibrium_ = new EquilibriumView(store_, window_, this);
     timeline_ = new StragglerTimeline(store_, window_, this);
     prediction_ = new PredictionView(store_, window_, this);
-    cluster_ = new ClusterMap(store_, this);
+    cluster_ = new ClusterMap(store_, commands_, this);
     scheduler_ = new SchedulerView(store_, this);
     events_ = new EventsView(store_, this);
     replay_bar_ = new ReplayBar(store_, commands_, navigator_, this);
@@ -291,6 +291,8 @@ void MainWindow::build_menus()
 
     QMenu* jobs = menuBar()->addMenu(QStringLiteral("&Jobs"));
     jobs->addActions(jobs_->job_actions());
+    jobs->addSeparator();
+    jobs->addActions(cluster_->policy_actions());
     QMenu* workers = menuBar()->addMenu(QStringLiteral("&Workers"));
     workers->addActions(workers_->worker_actions());
     QMenu* view = menuBar()->addMenu(QStringLiteral("&View"));

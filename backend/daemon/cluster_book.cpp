@@ -11,8 +11,15 @@ ClusterBook::ClusterBook(
     : cluster_(cluster)
     , placement_name_(placement)
     , elastic_name_(std::move(elastic))
+    , seed_(seed)
     , policy_(sched::make_placement(placement, seed))
 {
+}
+
+void ClusterBook::set_placement(const std::string& placement)
+{
+    policy_ = sched::make_placement(placement, seed_);
+    placement_name_ = placement;
 }
 
 std::string ClusterBook::impossible(const GpuDemand& demand) const

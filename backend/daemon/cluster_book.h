@@ -37,6 +37,10 @@ public:
 
     const sched::ClusterSpec& spec() const { return cluster_; }
     const std::string& placement() const { return placement_name_; }
+    // An operator's set-cluster-policy: the jobs placed from now on. Throws
+    // std::invalid_argument for an unknown name, changing nothing.
+    void set_placement(const std::string& placement);
+    void set_elastic_name(std::string elastic) { elastic_name_ = std::move(elastic); }
 
     // Why the demand can never be met on this cluster, even empty (more GPUs than it has,
     // more memory than a GPU has), or empty when it can.
@@ -67,6 +71,7 @@ private:
     sched::ClusterSpec cluster_;
     std::string placement_name_;
     std::string elastic_name_;
+    std::uint64_t seed_ = 1;
     std::unique_ptr<sched::PlacementPolicy> policy_;
     std::map<JobId, Held> held_;
 };

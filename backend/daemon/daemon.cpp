@@ -21,7 +21,7 @@ bool is_command(const ClientMessage& m)
 {
     return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m)
         || std::holds_alternative<ChangeJob>(m) || std::holds_alternative<WorkerCommand>(m)
-        || std::holds_alternative<ResizeJob>(m);
+        || std::holds_alternative<ResizeJob>(m) || std::holds_alternative<SetClusterPolicy>(m);
 }
 
 } // namespace
@@ -252,6 +252,17 @@ void Daemon::on(Client& client, const ResizeJob& r)
         return;
     }
     client.send(ok(r.id, r.job));
+}
+
+void Daemon::on(Client& client, const SetClusterPolicy& p)
+{
+    try {
+        queue_.set_cluster_policy(p.placement, p.elastic, actor(client));
+    } catch (const InputError& e) { // names the field: placement or elastic
+        client.send(failure(p.id, "illegal-value", e.reason(), e.field()));
+        return;
+    }
+    client.send(ok(p.id));
 }
 
 void Daemon::on(Client& client, const WorkerCommand& w)

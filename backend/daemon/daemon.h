@@ -94,6 +94,7 @@ private:
     void on(Client& client, const protocol::ListCapabilities& list);
     void on(Client& client, const protocol::ReportIteration& report);
     void on(Client& client, const protocol::ResizeJob& resize);
+    void on(Client& client, const protocol::SetClusterPolicy& policy);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
     std::string actor(const Client& client) const;
 

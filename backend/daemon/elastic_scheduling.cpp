@@ -81,6 +81,20 @@ void ElasticScheduling::remove_gpu(JobId job, int gpu)
     note_change();
 }
 
+void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running)
+{
+    if (policy == options_.policy)
+        return;
+    options_.policy = policy;
+    tracked_.clear();
+    if (!eps())
+        return;
+    for (JobRuntime* job : running)
+        started(*job);
+    next_round_
+        = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.round_s));
+}
+
 void ElasticScheduling::started(JobRuntime& job)
 {
     if (sizes(job))

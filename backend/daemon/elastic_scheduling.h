@@ -34,6 +34,10 @@ public:
     ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book);
 
     bool eps() const { return options_.policy == sched::ElasticPolicy::Eps; }
+    sched::ElasticPolicy policy() const { return options_.policy; }
+    // An operator's set-cluster-policy. To eps: the running jobs it sizes are taken in as
+    // they are (the book then follows their members); to static: every job keeps its size.
+    void set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running);
     // A job whose size EPS decides: an elastic scenario whose workers all run in fulcrumd.
     bool sizes(const JobRuntime& job) const;
     // The workers such a job asks for: its elastic.initial_workers within its bounds.

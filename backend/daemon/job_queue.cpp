@@ -86,6 +86,8 @@ void JobQueue::elastic_loop()
         wake_elastic_.wait_for(lock, kTick, [this] { return stopping_; });
         if (stopping_)
             break;
+        if (!elastic_.eps()) // set-cluster-policy made it static
+            continue;
         const std::uint64_t before = elastic_.changes();
         start_queued(); // a waiting job may now take workers of a job past early feedback
         elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), ElasticScheduling::Clock::now());
@@ -104,6 +106,48 @@ std::vector<JobRuntime*> JobQueue::running_jobs() const
             running.push_back(job.get());
     }
     return running;
+}
+
+void JobQueue::set_cluster_policy(
+    const std::optional<std::string>& placement, const std::optional<std::string>& elastic, const std::string& actor)
+{
+    constexpr const char* kSource = "set-cluster-policy";
+    if (!placement && !elastic)
+        throw InputError(kSource, "placement", "names neither a placement nor an elastic policy to change");
+    std::optional<sched::ElasticPolicy> policy;
+    if (elastic) {
+        policy = sched::parse_elastic_policy(*elastic);
+        if (!policy || *policy == sched::ElasticPolicy::KillRestart)
+            throw InputError(kSource, "elastic",
+                "expected static or eps, got '" + *elastic + "'"
+                    + (policy ? " (kill-restart is simulated only: fulcrum-sim --elastic kill-restart)" : ""));
+    }
+    std::lock_guard lock(mutex_);
+    if (placement) {
+        try {
+            cluster_.set_placement(*placement);
+        } catch (const std::invalid_argument& e) {
+            throw InputError(kSource, "placement", e.what());
+        }
+    }
+    if (policy) {
+        elastic_.set_policy(*policy, running_jobs());
+        cluster_.set_elastic_name(std::string(sched::policy_name(*policy)));
+        if (elastic_.eps() && !elastic_thread_.joinable())
+            elastic_thread_ = std::thread([this] { elastic_loop(); });
+    }
+    // Each running job's run store says when the rules it ran under changed, and who changed them.
+    const std::string now = "the cluster's policies are now placement " + cluster_.placement() + " and elastic "
+        + std::string(sched::policy_name(elastic_.policy()));
+    for (JobRuntime* job : running_jobs()) {
+        try {
+            job->note("cluster-policy", now, actor);
+        } catch (const RefusedRequest&) {
+            // it ended meanwhile
+        }
+    }
+    start_queued(); // a new placement policy may place what the old one left waiting
+    publish_cluster();
 }
 
 void JobQueue::resize(const ResizeJob& r, const std::string& actor)

@@ -45,6 +45,11 @@ public:
     // An operator's resize-job: see JobRuntime::resize; under --elastic eps a job EPS sizes
     // also needs an idle GPU for an added worker (RefusedRequest "no-free-gpu").
     void resize(const protocol::ResizeJob& resize, const std::string& actor);
+    // An operator's set-cluster-policy: the placement policy for the jobs placed from now on,
+    // the elastic policy for running and future jobs. Throws InputError naming the field
+    // (placement, elastic) for a policy fulcrumd lacks; nothing changes then.
+    void set_cluster_policy(const std::optional<std::string>& placement, const std::optional<std::string>& elastic,
+        const std::string& actor);
     // An operator's resume-job: an interrupted job is queued to go on from its checkpoint,
     // a paused one resumes.
     void resume(JobId job, const std::string& actor);

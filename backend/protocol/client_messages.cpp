@@ -297,6 +297,27 @@ template <> struct Wire<ResizeJob> : NamedAs<"resize-job"> {
     }
 };
 
+template <> struct Wire<SetClusterPolicy> : NamedAs<"set-cluster-policy"> {
+    static void encode(const SetClusterPolicy& m, json::object& o)
+    {
+        o["id"] = m.id;
+        if (m.placement)
+            o["placement"] = *m.placement;
+        if (m.elastic)
+            o["elastic"] = *m.elastic;
+    }
+    static SetClusterPolicy decode(std::string_view, const Fields& f)
+    {
+        SetClusterPolicy m;
+        m.id = f.string("id");
+        if (f.has("placement"))
+            m.placement = f.string("placement");
+        if (f.has("elastic"))
+            m.elastic = f.string("elastic");
+        return m;
+    }
+};
+
 template <> struct Wire<ListCapabilities> : NamedAs<"list-capabilities"> {
     static void encode(const ListCapabilities& m, json::object& o) { o["id"] = m.id; }
     static ListCapabilities decode(std::string_view, const Fields& f) { return ListCapabilities { f.string("id") }; }

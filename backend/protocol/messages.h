@@ -91,6 +91,15 @@ struct ResizeJob {
     std::optional<int> worker;
 };
 
+// An operator's change of the cluster's scheduling policies from now on: the placement
+// policy for the jobs placed next (rand, ff, ls, lwf-K) and the elastic policy for running
+// and future jobs (static, eps). An unset one stays as it is.
+struct SetClusterPolicy {
+    std::string id;
+    std::optional<std::string> placement;
+    std::optional<std::string> elastic;
+};
+
 // Operator overrides on one worker, applied at the job's next barrier.
 enum class WorkerAction { Pin, Unpin, Exclude, Include, InjectStraggler, ClearStraggler };
 struct WorkerCommand {
@@ -171,8 +180,9 @@ struct ReportIteration {
     std::optional<double> test_loss;
 };
 
-using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob,
-    WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration, ResizeJob>;
+using ClientMessage
+    = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob, WorkerCommand, ListRuns,
+        OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration, ResizeJob, SetClusterPolicy>;
 
 // --- server to client ---------------------------------------------------------------
 

@@ -315,3 +315,64 @@ TEST_F(LiveElasticTest, AFrozenJobKeepsItsWorkersUntilUnfrozen)
         (std::vector<std::string> {
             "job-frozen", "early-feedback", "job-unfrozen", "remove-worker", "remove-worker" }));
 }
+
+// An operator switches a running cluster's policies. A bad name is refused with its field
+// and nothing changes; a viewer may not. Switched to eps, the running elastic job is taken
+// in as it is: the GPUs its non-members held under static are freed, and it grows back
+// onto them round by round. The switch is an event in the job's run store.
+TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTakenIn)
+{
+    daemon::Daemon d(options(sched::ElasticPolicy::StaticFifo, "switch"));
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    auto viewer = d.connect(Role::Viewer, "v");
+    d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    std::vector<ServerMessage> seen, seen_by_viewer;
+    const auto set = [&](daemon::Client& client, std::vector<ServerMessage>& into, std::optional<std::string> placement,
+                         std::optional<std::string> elastic) {
+        return request_reply(d, client, into, encode(ClientMessage { SetClusterPolicy { "p", placement, elastic } }));
+    };
+    const JobId job = d.submit(paced_job("switched", R"([{"speed": 3000, "count": 3}])", elastic(1, 1, 3)), "test");
+    EXPECT_EQ(gpus_held(status_of(d, job)), 3) << "static: every slot's GPU";
+    EXPECT_EQ(d.cluster().elastic, "static");
+
+    const std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> bad {
+        { "placement", { "best-fit", std::nullopt } },
+        { "elastic", { std::nullopt, "kill-restart" } },
+    };
+    for (const auto& [field, policies] : bad) {
+        const Reply r = set(*op, seen, policies.first, policies.second);
+        ASSERT_TRUE(r.error) << field;
+        EXPECT_EQ(r.error->code, "illegal-value");
+        EXPECT_EQ(r.error->field, field);
+    }
+    ASSERT_TRUE(set(*op, seen, std::nullopt, std::nullopt).error) << "nothing to change";
+    const Reply by_viewer = set(*viewer, seen_by_viewer, std::nullopt, "eps");
+    ASSERT_TRUE(by_viewer.error);
+    EXPECT_EQ(by_viewer.error->code, "not-authorized");
+    EXPECT_EQ(d.cluster().placement, "lwf-1");
+    EXPECT_EQ(d.cluster().elastic, "static");
+
+    while (status_of(d, job).iteration < 10)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_FALSE(set(*op, seen, "ff", "eps").error);
+    EXPECT_EQ(d.cluster().placement, "ff");
+    EXPECT_EQ(d.cluster().elastic, "eps");
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
+    std::vector<WorkerId> added;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "add-worker" && is_scheduler(e->event))
+            added.push_back(*e->event.worker);
+        return added.size() == 2;
+    })) << "the job never grew under eps";
+    EXPECT_EQ(added, (std::vector<WorkerId> { 1, 2 }));
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    d.stop_all();
+    const auto events = recorded("switch", job);
+    const auto changed
+        = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "cluster-policy"; });
+    ASSERT_NE(changed, events.end());
+    EXPECT_EQ(changed->actor.rfind("operator:op", 0), 0u) << changed->actor;
+    EXPECT_NE(changed->message.find("placement ff and elastic eps"), std::string::npos) << changed->message;
+}

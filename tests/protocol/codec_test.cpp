@@ -76,6 +76,15 @@ TEST(ProtocolCodec, EveryClientMessageSurvivesARoundTrip)
         EXPECT_EQ(c.action, a);
         EXPECT_EQ(c.job, 7);
     }
+    const ResizeJob resize = round_trip_client(ResizeJob { "rz", 7, ResizeAction::RemoveWorker, 3 });
+    EXPECT_EQ(resize.action, ResizeAction::RemoveWorker);
+    EXPECT_EQ(resize.worker, 3);
+    const SetClusterPolicy both = round_trip_client(SetClusterPolicy { "cp", "lwf-2", "eps" });
+    EXPECT_EQ(both.placement, "lwf-2");
+    EXPECT_EQ(both.elastic, "eps");
+    const SetClusterPolicy one = round_trip_client(SetClusterPolicy { "cp", std::nullopt, "static" });
+    EXPECT_EQ(one.placement, std::nullopt);
+    EXPECT_EQ(one.elastic, "static");
     const ChangeJob policy
         = round_trip_client(ChangeJob { "cp", JobSetting::Policy, 7, R"({"type":"lbbsp-cpu","blocking":true})" });
     EXPECT_EQ(policy.setting, JobSetting::Policy);

@@ -8,6 +8,7 @@
 #include "train/trainer.h"
 #include "ui/main_window.h"
 #include "ui/replay_opener.h"
+#include "ui/views/cluster_map.h"
 #include "ui/views/equilibrium_view.h"
 #include "ui/views/events_view.h"
 #include "ui/views/replay_bar.h"
@@ -190,6 +191,31 @@ TEST(ConsoleClient, AnElasticJobGrowsAndShrinksFromTheWorkersTable)
         return s && s->elastic && !s->elastic->frozen && has_event(window, "job-unfrozen", std::nullopt);
     }));
     EXPECT_EQ(state_text(), QStringLiteral("running"));
+}
+
+// The cluster's placement and elastic policies change from the console: the cluster map's
+// header and the scheduler view's summary follow the server's cluster state.
+TEST(ConsoleClient, TheClusterPoliciesChangeFromTheConsole)
+{
+    LiveDaemon live;
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().cluster(); }));
+    for (QAction* a : window.cluster_map().policy_actions())
+        EXPECT_TRUE(a->isEnabled()) << a->text().toStdString();
+    EXPECT_TRUE(window.cluster_map().header_text().contains(QStringLiteral("placement lwf-1 · elastic static")))
+        << window.cluster_map().header_text().toStdString();
+    QSignalSpy known(&window.commands(), &ui::Commands::succeeded);
+    ASSERT_TRUE(window.commands().set_cluster_policy("ff", "eps"));
+    ASSERT_TRUE(wait_until([&] {
+        const protocol::ClusterState* c = window.store().cluster();
+        return c && c->placement == "ff" && c->elastic == "eps";
+    }));
+    EXPECT_TRUE(window.cluster_map().header_text().contains(QStringLiteral("placement ff · elastic eps")))
+        << window.cluster_map().header_text().toStdString();
+    ASSERT_TRUE(wait_until([&] { return known.count() >= 1; }));
+    EXPECT_EQ(known.at(0).at(0).toString(), QStringLiteral("set the cluster's placement ff and elastic eps"));
 }
 
 TEST(ConsoleClient, ACommandInFlightWhenTheConnectionDropsIsReportedThenItsFateOnceReconnected)

@@ -150,6 +150,11 @@ bool Commands::resize(JobId job, ResizeAction action, std::optional<WorkerId> wo
     return send(ResizeJob { {}, job, action, worker }, true).has_value();
 }
 
+bool Commands::set_cluster_policy(std::optional<std::string> placement, std::optional<std::string> elastic)
+{
+    return send(SetClusterPolicy { {}, std::move(placement), std::move(elastic) }, true).has_value();
+}
+
 bool Commands::submit(const QString& scenario_json, const QString&)
 {
     return send(SubmitJob { {}, scenario_json.toStdString() }, true).has_value();
@@ -207,6 +212,14 @@ QString Commands::describe(const ClientMessage& message)
         case ResizeAction::RemoveServer:
             return QStringLiteral("remove server%1 from job %2").arg(target).arg(r->job);
         }
+    }
+    if (const auto* p = std::get_if<SetClusterPolicy>(&message)) {
+        QStringList changes;
+        if (p->placement)
+            changes << QStringLiteral("placement %1").arg(text(*p->placement));
+        if (p->elastic)
+            changes << QStringLiteral("elastic %1").arg(text(*p->elastic));
+        return QStringLiteral("set the cluster's %1").arg(changes.join(QStringLiteral(" and ")));
     }
     if (std::holds_alternative<SubmitJob>(message))
         return QStringLiteral("submit a job");
@@ -309,6 +322,17 @@ QString Commands::fate(const ClientMessage& message, const ConsoleStore& store)
                 : QStringLiteral("not applied: the server does not show it; send it again if it is still wanted");
         }
         return QStringLiteral("unknown: the job's events show whether the resize was made");
+    }
+    if (const auto* p = std::get_if<SetClusterPolicy>(&message)) {
+        const ClusterState* c = store.cluster();
+        if (!c)
+            return QStringLiteral("unknown: no cluster state yet");
+        const bool applied
+            = (!p->placement || c->placement == *p->placement) && (!p->elastic || c->elastic == *p->elastic);
+        return (applied ? QStringLiteral("applied: the cluster runs placement %1 and elastic %2")
+                        : QStringLiteral("not applied: the cluster runs placement %1 and elastic %2; send it again if "
+                                         "it is still wanted"))
+            .arg(text(c->placement), text(c->elastic));
     }
     return QStringLiteral("unknown: look for the new job in the jobs table");
 }

@@ -1,10 +1,13 @@
 #include "ui/views/cluster_map.h"
 
+#include "ui/client/commands.h"
 #include "ui/console_store.h"
 #include "ui/models/workers_model.h"
 #include "ui/views/palette.h"
 
+#include <QAction>
 #include <QHelpEvent>
+#include <QInputDialog>
 #include <QPainter>
 #include <QToolTip>
 #include <cmath>
@@ -15,11 +18,65 @@ namespace {
 constexpr int kHeader = 24;
 }
 
-ClusterMap::ClusterMap(ConsoleStore& store, QWidget* parent)
+ClusterMap::ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent)
     : QWidget(parent)
     , store_(store)
+    , commands_(commands)
+    , placement_(new QAction(QStringLiteral("Placement policy…"), this))
+    , elastic_(new QAction(QStringLiteral("Elastic scheduling…"), this))
 {
+    placement_->setToolTip(QStringLiteral("How fulcrumd places the jobs it starts from now on (Wang et al. Sec. IV)"));
+    elastic_->setToolTip(QStringLiteral(
+        "static: jobs keep the workers they were placed with; eps: the Elastic Parameter Server's rules resize "
+        "elastic jobs (grow on idle GPUs, give workers to newcomers after early feedback)"));
+    connect(placement_, &QAction::triggered, this, &ClusterMap::choose_placement);
+    connect(elastic_, &QAction::triggered, this, &ClusterMap::choose_elastic);
+    addActions({ placement_, elastic_ });
+    setContextMenuPolicy(Qt::ActionsContextMenu);
     connect(&store_, &ConsoleStore::clusterChanged, this, qOverload<>(&QWidget::update));
+    connect(&store_, &ConsoleStore::clusterChanged, this, &ClusterMap::update_actions);
+    update_actions();
+}
+
+void ClusterMap::update_actions()
+{
+    const bool live = store_.cluster() && !store_.replaying();
+    placement_->setEnabled(live);
+    elastic_->setEnabled(live);
+}
+
+void ClusterMap::choose_placement()
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return;
+    QStringList names;
+    if (const protocol::Capabilities* caps = store_.capabilities())
+        for (const protocol::Capability& p : caps->placements)
+            names << QString::fromStdString(p.name);
+    if (!names.contains(QString::fromStdString(c->placement)))
+        names.prepend(QString::fromStdString(c->placement));
+    bool ok = false;
+    // Editable: lwf-K takes any K.
+    const QString chosen = QInputDialog::getItem(this, QStringLiteral("Placement policy"),
+        QStringLiteral("Place the jobs started from now on with:"), names,
+        static_cast<int>(names.indexOf(QString::fromStdString(c->placement))), true, &ok);
+    if (ok && !chosen.isEmpty() && chosen.toStdString() != c->placement)
+        commands_.set_cluster_policy(chosen.toStdString(), std::nullopt);
+}
+
+void ClusterMap::choose_elastic()
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return;
+    const QStringList names { QStringLiteral("static"), QStringLiteral("eps") };
+    bool ok = false;
+    const QString chosen = QInputDialog::getItem(this, QStringLiteral("Elastic scheduling"),
+        QStringLiteral("Resize running elastic jobs with:"), names,
+        static_cast<int>(names.indexOf(QString::fromStdString(c->elastic))), false, &ok);
+    if (ok && chosen.toStdString() != c->elastic)
+        commands_.set_cluster_policy(std::nullopt, chosen.toStdString());
 }
 
 QRectF ClusterMap::cell(int gpu) const

@@ -5,15 +5,21 @@
 
 namespace fulcrum::ui {
 
+class Commands;
 class ConsoleStore;
 
 // fulcrumd's cluster: each server with its GPUs, coloured by the job placed on them, memory
 // in use as a bar, utilization in the header. Hovering a GPU tells its jobs and, for each,
-// the worker placed there with its batch size and state.
+// the worker placed there with its batch size and state. An operator changes the cluster's
+// placement and elastic policies from its context menu (and the Jobs menu).
 class ClusterMap : public QWidget {
     Q_OBJECT
 public:
-    explicit ClusterMap(ConsoleStore& store, QWidget* parent = nullptr);
+    ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent = nullptr);
+    QList<QAction*> policy_actions() const { return { placement_, elastic_ }; }
+    // The dialogs' answers, sent as set-cluster-policy (tests call these directly).
+    void choose_placement();
+    void choose_elastic();
     QSize sizeHint() const override { return { 600, 300 }; }
 
     std::optional<int> gpu_at(QPoint point) const;
@@ -26,7 +32,11 @@ protected:
 
 private:
     QRectF cell(int gpu) const;
+    void update_actions();
     ConsoleStore& store_;
+    Commands& commands_;
+    QAction* placement_;
+    QAction* elastic_;
 };
 
 } // namespace fulcrum::ui

@@ -192,16 +192,18 @@ void SchedulerView::refresh()
     jct_axis_->clear();
     jct_axis_->append(labels);
     // Three integer ticks: the top rounded up to an even count.
-    jct_count_axis_->setRange(0, 2 * ((std::max(most, 1) + 1) / 2));
+    const int top = std::max(most, 1) + std::max(most, 1) % 2;
+    jct_count_axis_->setRange(0, top);
     int finished = 0;
     for (int b : bins)
         finished += b;
-    summary_->setText(c ? QStringLiteral("%1 queued · %2 finished jobs in the JCT histogram · placement %3 · elastic %4")
-                              .arg(c->queue.size())
-                              .arg(finished)
-                              .arg(QString::fromStdString(c->placement))
-                              .arg(QString::fromStdString(c->elastic))
-                        : QStringLiteral("No cluster state yet: connect to fulcrumd."));
+    summary_->setText(c
+            ? QStringLiteral("%1 queued · %2 finished jobs in the JCT histogram · placement %3 · elastic %4")
+                  .arg(c->queue.size())
+                  .arg(finished)
+                  .arg(QString::fromStdString(c->placement))
+                  .arg(QString::fromStdString(c->elastic))
+            : QStringLiteral("No cluster state yet: connect to fulcrumd."));
     placements_->update();
 }
 
