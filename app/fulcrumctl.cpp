@@ -33,7 +33,7 @@ Commands:
   freeze JOB | unfreeze JOB     keep an elastic job's size from fulcrumd --elastic eps (or let it go)
   set-placement POLICY          the cluster's placement policy for jobs placed from now on:
                                 rand, ff, ls or lwf-K
-  set-elastic POLICY            the cluster's elastic policy from now on: static or eps
+  set-elastic POLICY            the cluster's elastic policy from now on: static, eps or kill-restart
   pin JOB WORKER BATCH          fix a worker's batch size from the next barrier on
   unpin JOB WORKER
   exclude JOB WORKER [--for S]  take a worker out of the barrier (for S seconds of run clock)

@@ -50,8 +50,10 @@ accuracy:A measured by their evaluations; those beyond their request first); eve
 --elastic-round-s seconds, while no job waits, elastic jobs in turn get one worker on an
 idle GPU, up to elastic.max_workers, and a step that made a job's iterations slower over
 the next 20 iterations is undone. Every change is an add-worker or remove-worker event in
-the job's run store, with the scheduler as actor and its reason. --elastic static (the
-default) keeps each job's workers where they were placed.
+the job's run store, with the scheduler as actor and its reason. --elastic kill-restart
+takes the same decisions and carries each out by stopping the job at a barrier with a
+checkpoint and starting it again from there (a job-restarted event says what it cost).
+--elastic static (the default) keeps each job's workers where they were placed.
 
 With no --config and no --scenario it starts the embedded demo: a paced run of four
 heterogeneous workers training an MLP on Fashion-MNIST (--no-demo: it starts nothing;
@@ -129,7 +131,7 @@ int main(int argc, char** argv)
         "the cluster's servers and GPUs (JSON; default 16 servers x 4 GPUs of 16 GB)")("placement",
         po::value(&s.placement)->default_value(s.placement),
         "placement policy: rand, ff, ls or lwf-K")("elastic", po::value(&s.elastic)->default_value(s.elastic),
-        "how running jobs' sizes change: static or eps (Elastic Parameter Server)")("elastic-round-s",
+        "how running jobs' sizes change: static, eps (Elastic Parameter Server) or kill-restart")("elastic-round-s",
         po::value(&s.elastic_round_s)->default_value(s.elastic_round_s),
         "--elastic eps: seconds between growth rounds")("feedback",
         po::value(&s.early_feedback)->default_value(s.early_feedback),

@@ -6,6 +6,8 @@
 #
 #   scripts/eps-live-demo.sh [BUILD_DIR]                    the console watches (with a display)
 #   scripts/eps-live-demo.sh [BUILD_DIR] --screenshot FILE  the console's scheduler view at 16 s
+#   scripts/eps-live-demo.sh [BUILD_DIR] --policy kill-restart   the same decisions, each carried
+#                                                           out by a checkpoint, a stop and a restart
 #
 # Without a display and without --screenshot it prints the scheduler's events from the
 # jobs' run stores. Every figure comes from the run: nothing here is scripted but the times.
@@ -14,11 +16,18 @@ cd "$(dirname "$0")/.."
 build="${1:-build/release}"
 shift || true
 screenshot=""
-if [ "${1:-}" = "--screenshot" ]; then screenshot="${2:?--screenshot FILE}"; fi
+policy=eps
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --screenshot) screenshot="${2:?--screenshot FILE}"; shift 2 ;;
+    --policy) policy="${2:?--policy eps|kill-restart}"; shift 2 ;;
+    *) echo "eps-live-demo: unknown option $1" >&2; exit 2 ;;
+  esac
+done
 app="$build/app"
 data="$(mktemp -d)"
 port=7597
-"$app/fulcrumd" --no-demo --data-dir "$data" --listen "127.0.0.1:$port" --elastic eps --elastic-round-s 2 \
+"$app/fulcrumd" --no-demo --data-dir "$data" --listen "127.0.0.1:$port" --elastic "$policy" --elastic-round-s 2 \
   --feedback iterations:150 --cluster resources/clusters/one-server-4-gpus.json \
   --scenario resources/scenarios/eps-live/holder.json > "$data/fulcrumd.log" 2>&1 &
 daemon=$!
@@ -46,5 +55,5 @@ wait "$daemon" || true
 for store in "$data"/runs/job-*.db; do
   echo "== $(basename "$store"): the elastic scheduler's events"
   sqlite3 "$store" "SELECT iteration, kind, worker_id, message FROM events
-                    WHERE actor LIKE 'scheduler%' OR kind IN ('job-placed', 'early-feedback') ORDER BY rowid"
+                    WHERE actor LIKE 'scheduler%' OR kind IN ('job-placed', 'early-feedback', 'job-restarted') ORDER BY rowid"
 done

@@ -93,8 +93,11 @@ std::optional<int> ClusterBook::add_gpu(JobId job, const RemainingWork& remainin
     const double memory = held.memory_gb > 0 ? held.memory_gb : cluster_.gpu_memory_gb;
     const auto gpus = gpu_states(remaining);
     std::set<int> servers;
-    for (int g : held.gpus)
+    std::vector<bool> own(gpus.size(), false);
+    for (int g : held.gpus) {
         servers.insert(cluster_.server_of(g));
+        own[static_cast<std::size_t>(g)] = true;
+    }
     std::optional<int> best;
     const auto better = [&](int g) {
         if (!best)
@@ -106,7 +109,7 @@ std::optional<int> ClusterBook::add_gpu(JobId job, const RemainingWork& remainin
         return gpus[static_cast<std::size_t>(g)].workload_s < gpus[static_cast<std::size_t>(*best)].workload_s;
     };
     for (int g = 0; g < static_cast<int>(gpus.size()); ++g) {
-        if (std::find(held.gpus.begin(), held.gpus.end(), g) != held.gpus.end())
+        if (own[static_cast<std::size_t>(g)])
             continue;
         if (gpus[static_cast<std::size_t>(g)].free_memory_gb + 1e-9 < memory)
             continue;

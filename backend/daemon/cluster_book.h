@@ -31,7 +31,7 @@ using RemainingWork = std::function<double(JobId)>;
 class ClusterBook {
 public:
     // Throws std::invalid_argument for an unknown placement name. `elastic` names how
-    // running jobs' sizes change (static, eps), for the cluster's state.
+    // running jobs' sizes change (static, eps, kill-restart), for the cluster's state.
     ClusterBook(sched::ClusterSpec cluster, const std::string& placement, std::uint64_t seed = 1,
         std::string elastic = "static");
 

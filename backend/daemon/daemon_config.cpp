@@ -35,7 +35,7 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
     set("data_dir", given.data_dir, s.data_dir, "a path");
     set("cluster", given.cluster, s.cluster, "a path to a cluster file");
     set("placement", given.placement, s.placement, "a placement policy: rand, ff, ls or lwf-K");
-    set("elastic", given.elastic, s.elastic, "an elastic scheduling policy: static or eps");
+    set("elastic", given.elastic, s.elastic, "an elastic scheduling policy: static, eps or kill-restart");
     if (f.has("elastic_round_s")) {
         const double round = f.number("elastic_round_s", 1e-3, 86400);
         if (!given.elastic_round_s)
@@ -81,10 +81,8 @@ void apply_config_file(
 void elastic_options(const DaemonSettings& s, DaemonOptions& options)
 {
     const auto policy = sched::parse_elastic_policy(s.elastic);
-    if (!policy || *policy == sched::ElasticPolicy::KillRestart)
-        throw InputError("--elastic", "",
-            "expected static or eps, got '" + s.elastic + "'"
-                + (policy ? " (kill-restart is simulated only: fulcrum-sim --elastic kill-restart)" : ""));
+    if (!policy)
+        throw InputError("--elastic", "", "expected static, eps or kill-restart, got '" + s.elastic + "'");
     if (!(s.elastic_round_s > 0))
         throw InputError("--elastic-round-s", "", "expected seconds > 0, got " + std::to_string(s.elastic_round_s));
     options.elastic.policy = *policy;

@@ -14,7 +14,7 @@ struct DaemonSettings {
     std::string data_dir = "fulcrum-data";
     std::string cluster; // a cluster file; empty: the default cluster
     std::string placement = "lwf-1";
-    std::string elastic = "static"; // static or eps (DaemonOptions::Elastic)
+    std::string elastic = "static"; // static, eps or kill-restart (DaemonOptions::Elastic)
     double elastic_round_s = 60;
     std::string early_feedback = "fraction:0.1";
     std::string tls_certificate, tls_key;

@@ -12,8 +12,6 @@ namespace fulcrum::daemon {
 
 namespace {
 
-constexpr const char* kActor = "scheduler (eps)";
-
 int count_members(const std::vector<bool>& members)
 {
     return static_cast<int>(std::count(members.begin(), members.end(), true));
@@ -48,7 +46,7 @@ int ElasticScheduling::requested_workers(const JobRuntime& job)
 bool ElasticScheduling::sizes(const JobRuntime& job) const
 {
     const scenario::Scenario& s = job.scenario();
-    return eps() && s.elastic.present && !s.external
+    return active() && s.elastic.present && !s.external
         && std::none_of(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
 }
 
@@ -58,7 +56,7 @@ std::optional<int> ElasticScheduling::admit(
     const bool elastic = sizes(newcomer);
     const int minimum = elastic ? newcomer.scenario().elastic.min_workers : request.workers;
     int free = book_.room_for(request);
-    if (eps() && free < request.workers)
+    if (active() && free < request.workers)
         release_for(newcomer.id(), request.workers, minimum, free, running);
     free = book_.room_for(request);
     const auto size = sched::eps_start_size(free, { request.workers, 0 }, { minimum, 0 }, elastic);
@@ -87,7 +85,7 @@ void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vecto
         return;
     options_.policy = policy;
     tracked_.clear();
-    if (!eps())
+    if (!active())
         return;
     for (JobRuntime* job : running)
         started(*job);
@@ -143,31 +141,61 @@ void ElasticScheduling::release_for(
         return;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         std::vector<bool> members = jobs[i]->member_slots();
+        std::vector<WorkerId> leaving;
         for (int k = 0; k < taken[i].workers; ++k) {
             const auto last = std::find(members.rbegin(), members.rend(), true);
             if (last == members.rend())
                 break;
-            const auto worker = static_cast<WorkerId>(members.rend() - last - 1);
+            leaving.push_back(static_cast<WorkerId>(members.rend() - last - 1));
             *last = false;
-            remove_worker(*jobs[i], worker,
-                "eps: released for job " + std::to_string(newcomer) + " (asks for " + std::to_string(wanted) + " GPUs, "
-                    + std::to_string(free) + " idle); job " + std::to_string(jobs[i]->id())
+        }
+        if (leaving.empty())
+            continue;
+        try {
+            remove_workers(*jobs[i], leaving,
+                label() + ": released for job " + std::to_string(newcomer) + " (asks for " + std::to_string(wanted)
+                    + " GPUs, " + std::to_string(free) + " idle); job " + std::to_string(jobs[i]->id())
                     + " is past its early feedback (" + sched::to_string(options_.feedback) + ")");
+        } catch (const RefusedRequest&) {
+            // it keeps no checkpoints to restart from, or it just ended: it keeps its GPUs
         }
     }
 }
 
-void ElasticScheduling::remove_worker(JobRuntime& job, WorkerId worker, const std::string& reason)
+std::string ElasticScheduling::label() const
 {
-    protocol::ResizeJob r;
-    r.job = job.id();
-    r.action = ResizeAction::RemoveWorker;
-    r.worker = worker;
-    job.resize(r, kActor, reason);
+    return std::string(sched::policy_name(options_.policy));
+}
+
+std::string ElasticScheduling::actor() const
+{
+    return "scheduler (" + label() + ")";
+}
+
+void ElasticScheduling::carry_out(
+    JobRuntime& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason)
+{
+    if (options_.policy == sched::ElasticPolicy::KillRestart) {
+        job.restart(changes, actor(), reason);
+        return;
+    }
+    for (const protocol::ResizeJob& change : changes)
+        job.resize(change, actor(), reason);
+}
+
+void ElasticScheduling::remove_workers(JobRuntime& job, const std::vector<WorkerId>& workers, const std::string& reason)
+{
+    std::vector<protocol::ResizeJob> changes;
+    changes.reserve(workers.size());
+    for (const WorkerId worker : workers)
+        changes.push_back({ {}, job.id(), ResizeAction::RemoveWorker, worker });
+    carry_out(job, changes, reason);
     const std::vector<std::int32_t> placement = job.status().placement;
-    if (static_cast<std::size_t>(worker) < placement.size() && placement[static_cast<std::size_t>(worker)] >= 0)
-        remove_gpu(job.id(), placement[static_cast<std::size_t>(worker)]);
-    job.place_worker(worker, -1);
+    for (const WorkerId worker : workers) {
+        if (static_cast<std::size_t>(worker) < placement.size() && placement[static_cast<std::size_t>(worker)] >= 0)
+            remove_gpu(job.id(), placement[static_cast<std::size_t>(worker)]);
+        job.place_worker(worker, -1);
+    }
 }
 
 void ElasticScheduling::note_feedback(JobRuntime& job, Tracked& t) const
@@ -182,7 +210,7 @@ void ElasticScheduling::note_feedback(JobRuntime& job, Tracked& t) const
         job.note("early-feedback",
             "past its early-feedback point (" + sched::to_string(options_.feedback)
                 + "): the elastic scheduler may take its workers for newcomers, down to elastic.min_workers",
-            kActor);
+            actor());
     } catch (const RefusedRequest&) {
         // it ended meanwhile
     }
@@ -245,10 +273,14 @@ void ElasticScheduling::judge(JobRuntime& job, Tracked& t)
     if (!after || sched::eps_growth_kept(t.baseline, *after))
         return;
     t.capped = true;
-    remove_worker(job, worker,
-        "eps: rolled back: " + per_s(*after) + " over the " + std::to_string(options_.observe_iterations)
-            + " iterations after worker " + std::to_string(worker) + " joined, below " + per_s(t.baseline)
-            + " before; the job grows no further");
+    try {
+        remove_workers(job, { worker },
+            label() + ": rolled back: " + per_s(*after) + " over the " + std::to_string(options_.observe_iterations)
+                + " iterations after worker " + std::to_string(worker) + " joined, below " + per_s(t.baseline)
+                + " before; the job grows no further");
+    } catch (const RefusedRequest&) {
+        // it just ended
+    }
 }
 
 void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining)
@@ -280,16 +312,12 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
             break; // no idle GPU left this round
         const auto worker = static_cast<WorkerId>(slot - members.begin());
         job.place_worker(worker, *gpu);
-        protocol::ResizeJob r;
-        r.job = job.id();
-        r.action = ResizeAction::AddWorker;
-        r.worker = worker;
         try {
-            job.resize(r, kActor,
-                "eps: growth round " + std::to_string(round) + " on idle " + book_.describe({ *gpu }) + "; "
+            carry_out(job, { { {}, job.id(), ResizeAction::AddWorker, worker } },
+                label() + ": growth round " + std::to_string(round) + " on idle " + book_.describe({ *gpu }) + "; "
                     + per_s(*baseline) + " before, judged over the next " + std::to_string(options_.observe_iterations)
                     + " iterations");
-        } catch (const RefusedRequest&) { // its bounds moved under it: give the GPU back
+        } catch (const RefusedRequest&) { // its bounds moved under it, or no checkpoints: give the GPU back
             remove_gpu(job.id(), *gpu);
             job.place_worker(worker, -1);
             continue;

@@ -33,7 +33,8 @@ public:
     using Clock = std::chrono::steady_clock;
     ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book);
 
-    bool eps() const { return options_.policy == sched::ElasticPolicy::Eps; }
+    // eps or kill-restart: the scheduler resizes jobs (in place, or by restarting them).
+    bool active() const { return options_.policy != sched::ElasticPolicy::StaticFifo; }
     sched::ElasticPolicy policy() const { return options_.policy; }
     // An operator's set-cluster-policy. To eps: the running jobs it sizes are taken in as
     // they are (the book then follows their members); to static: every job keeps its size.
@@ -77,7 +78,12 @@ private:
     bool may_release(JobRuntime& job, Tracked& t) const;
     void note_feedback(JobRuntime& job, Tracked& t) const; // once, as an early-feedback event
     void release_for(JobId newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running);
-    void remove_worker(JobRuntime& job, WorkerId worker, const std::string& reason);
+    std::string label() const; // the policy's name: the start of every reason
+    std::string actor() const; // "scheduler (eps)", "scheduler (kill-restart)"
+    // In place (eps), or by a checkpoint, a stop and a start from it (kill-restart). Throws
+    // RefusedRequest.
+    void carry_out(JobRuntime& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason);
+    void remove_workers(JobRuntime& job, const std::vector<WorkerId>& workers, const std::string& reason);
     void judge(JobRuntime& job, Tracked& t);
     void reconcile(JobRuntime& job, const RemainingWork& remaining);
     void grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining);

@@ -48,7 +48,7 @@ JobQueue::JobQueue(
     next_job_ = catalogue_.first_free_job_id();
     for (const JobJournal::Entry& e : journal_.entries())
         next_job_ = std::max(next_job_, e.job + 1);
-    if (elastic_.eps())
+    if (elastic_.active())
         elastic_thread_ = std::thread([this] { elastic_loop(); });
 }
 
@@ -86,7 +86,7 @@ void JobQueue::elastic_loop()
         wake_elastic_.wait_for(lock, kTick, [this] { return stopping_; });
         if (stopping_)
             break;
-        if (!elastic_.eps()) // set-cluster-policy made it static
+        if (!elastic_.active()) // set-cluster-policy made it static
             continue;
         const std::uint64_t before = elastic_.changes();
         start_queued(); // a waiting job may now take workers of a job past early feedback
@@ -117,10 +117,8 @@ void JobQueue::set_cluster_policy(
     std::optional<sched::ElasticPolicy> policy;
     if (elastic) {
         policy = sched::parse_elastic_policy(*elastic);
-        if (!policy || *policy == sched::ElasticPolicy::KillRestart)
-            throw InputError(kSource, "elastic",
-                "expected static or eps, got '" + *elastic + "'"
-                    + (policy ? " (kill-restart is simulated only: fulcrum-sim --elastic kill-restart)" : ""));
+        if (!policy)
+            throw InputError(kSource, "elastic", "expected static, eps or kill-restart, got '" + *elastic + "'");
     }
     std::lock_guard lock(mutex_);
     if (placement) {
@@ -133,7 +131,7 @@ void JobQueue::set_cluster_policy(
     if (policy) {
         elastic_.set_policy(*policy, running_jobs());
         cluster_.set_elastic_name(std::string(sched::policy_name(*policy)));
-        if (elastic_.eps() && !elastic_thread_.joinable())
+        if (elastic_.active() && !elastic_thread_.joinable())
             elastic_thread_ = std::thread([this] { elastic_loop(); });
     }
     // Each running job's run store says when the rules it ran under changed, and who changed them.
@@ -388,11 +386,11 @@ void JobQueue::start_queued()
             request.workers = ElasticScheduling::requested_workers(job);
         GpuDemand demand = request;
         std::optional<int> size; // under eps: the workers it starts with
-        if (elastic_.eps() && request.workers > 0) {
+        if (elastic_.active() && request.workers > 0) {
             size = elastic_.admit(job, request, running_jobs(), remaining);
             demand.workers = size.value_or(request.workers);
         }
-        const std::vector<int> gpus = elastic_.eps() && request.workers > 0 && !size
+        const std::vector<int> gpus = elastic_.active() && request.workers > 0 && !size
             ? std::vector<int> {}
             : cluster_.place(job.id(), demand, remaining);
         if (demand.workers > 0 && gpus.empty()) {

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "daemon/confine_paths.h"
+#include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
 #include "train/external_ranks.h"
@@ -160,7 +161,11 @@ void JobRuntime::run()
     options.database = database_;
     options.stop = &stop_;
     options.resume = resume_;
-    options.stopped_status = [this] { return shutdown_ ? std::string("interrupted") : std::string("stopped"); };
+    options.stopped_status = [this] {
+        std::lock_guard lock(mutex_);
+        const bool restarting = restart_ && !cancelled_; // kill-restart goes on in this run
+        return shutdown_ || restarting ? std::string("interrupted") : std::string("stopped");
+    };
     options.on_rows = [this](std::span<const IterationRecord> rows) {
         if (rows.empty())
             return;
@@ -229,7 +234,38 @@ void JobRuntime::run()
         scenario::Scenario scenario = scenario_;
         if (start_members_)
             scenario.elastic.initial_workers = *start_members_;
-        const run::RunSummary summary = run::run_scenario(scenario, options);
+        run::RunSummary summary = run::run_scenario(scenario, options);
+        // kill-restart: stopped at a barrier with a checkpoint, it starts again from there.
+        while (summary.stopped && !shutdown_) {
+            std::optional<Restart> restart;
+            {
+                std::lock_guard lock(mutex_);
+                restart = std::exchange(restart_, std::nullopt);
+                if (!restart || cancelled_)
+                    break;
+                trained_ = false; // commands are held for the next trainer
+            }
+            auto checkpoint = db::RunReader(database_).checkpoint(summary.run, 0);
+            if (!checkpoint)
+                throw std::runtime_error("kill-restart: the job stopped without a checkpoint to restart from");
+            restart->stopped_at = checkpoint->iteration;
+            options.resume = run::RunOptions::Resume { summary.run, std::move(*checkpoint), {} };
+            options.recorded_before.clear();
+            {
+                std::lock_guard lock(mutex_);
+                restarting_ = restart;
+            }
+            for (const protocol::ResizeJob& change : restart->changes) {
+                train::ResizeRequest request { change.action, change.worker, restart->actor, restart->reason };
+                apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
+                    [request](train::Trainer& t) { t.control().request_resize(request); });
+            }
+            stop_ = false;
+            set_state(JobState::Running,
+                "restarting from its checkpoint at iteration " + std::to_string(restart->stopped_at) + " ("
+                    + restart->reason + ")");
+            summary = run::run_scenario(scenario, options);
+        }
         {
             std::lock_guard lock(mutex_);
             status_.run = summary.run;
@@ -358,6 +394,15 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
         }
         for (std::size_t w = 0; w < members_.size(); ++w) // a resumed job's members are its checkpoint's
             members_[w] = trainer->control().worker(static_cast<WorkerId>(w)).member;
+        if (const auto r = std::exchange(restarting_, std::nullopt)) {
+            std::ostringstream cost;
+            cost.precision(3);
+            cost << "kill-restart: stopped at iteration " << r->stopped_at
+                 << " with a checkpoint and started again from it (data, model and trainer rebuilt) "
+                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - r->asked).count()
+                 << " s after it was asked; " << r->reason;
+            trainer->control().record({ "job-restarted", cost.str(), r->actor });
+        }
         for (HeldCommand& held : std::exchange(held_, {})) {
             if (stop_) // cancelled while it loaded: a held pause must not keep it from stopping
                 break;
@@ -409,6 +454,7 @@ void JobRuntime::cancel(const std::string& actor)
         shutdown_ = true;
     stop_ = true;
     std::lock_guard lock(mutex_);
+    cancelled_ = true; // a restart asked for does not happen
     if (trainer_)
         trainer_->control().resume(actor); // a paused job must reach its stop check
 }
@@ -509,6 +555,20 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, 
         [request](train::Trainer& t) { t.control().request_resize(request); });
     std::lock_guard lock(mutex_);
     ++resizes_in_flight_;
+}
+
+void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const std::string& actor, const std::string& reason)
+{
+    const scenario::CheckpointSpec& c = scenario_.checkpoint;
+    if (c.every_iterations <= 0 && c.every_seconds <= 0)
+        throw RefusedRequest("no-checkpoints",
+            "job " + std::to_string(id_) + " keeps no checkpoints: it cannot be killed and restarted where it was");
+    std::lock_guard lock(mutex_);
+    if (!trainer_ || restart_ || restarting_ || status_.state != JobState::Running)
+        throw RefusedRequest("job-not-running", "job " + std::to_string(id_) + " is not training now");
+    resizes_in_flight_ += static_cast<int>(changes.size());
+    restart_ = Restart { std::move(changes), actor, reason, std::chrono::steady_clock::now(), 0 };
+    stop_ = true; // at its next barrier, with a checkpoint
 }
 
 void JobRuntime::note(const std::string& kind, const std::string& message, const std::string& actor)

@@ -86,6 +86,11 @@ public:
     // An event recorded in the job's run store at its next safe point (throws
     // RefusedRequest "job-not-running" once it has ended).
     void note(const std::string& kind, const std::string& message, const std::string& actor);
+    // kill-restart: the job stops at its next barrier with a checkpoint, and starts again
+    // from it at once, in the same run, with `changes` applied at its first barrier (events
+    // with `actor` and `reason`); a job-restarted event says what the restart cost. Throws
+    // RefusedRequest ("no-checkpoints" for a scenario that keeps none, "job-not-running").
+    void restart(std::vector<protocol::ResizeJob> changes, const std::string& actor, const std::string& reason);
     // `reason` is added to the trainer's event (the elastic scheduler's why).
     void resize(const protocol::ResizeJob& resize, const std::string& actor, const std::string& reason = {});
     // Which worker slots are members of an elastic job now (every slot for another job), and
@@ -149,11 +154,20 @@ private:
     std::vector<EventRecord> recorded_before_; // the scheduler's events, until the run records them
     std::optional<run::RunOptions::Resume> resume_;
     std::atomic<bool> shutdown_ { false };
+    bool cancelled_ = false;
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says
     std::vector<bool> members_;
     std::vector<std::int64_t> member_since_;
     int resizes_in_flight_ = 0;
     std::deque<std::pair<std::int64_t, double>> pace_; // (iterations done, run clock) of recent barriers
+    struct Restart {
+        std::vector<protocol::ResizeJob> changes;
+        std::string actor, reason;
+        std::chrono::steady_clock::time_point asked;
+        std::int64_t stopped_at = 0;
+    };
+    std::optional<Restart> restart_; // asked for, until the trainer stopped
+    std::optional<Restart> restarting_; // stopped, until the new trainer started
 };
 
 } // namespace fulcrum::daemon

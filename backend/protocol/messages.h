@@ -93,7 +93,7 @@ struct ResizeJob {
 
 // An operator's change of the cluster's scheduling policies from now on: the placement
 // policy for the jobs placed next (rand, ff, ls, lwf-K) and the elastic policy for running
-// and future jobs (static, eps). An unset one stays as it is.
+// and future jobs (static, eps, kill-restart). An unset one stays as it is.
 struct SetClusterPolicy {
     std::string id;
     std::optional<std::string> placement;
@@ -251,7 +251,7 @@ struct GpuUsage {
 // The cluster jobs are placed on by the scheduling module, and the jobs waiting for room.
 struct ClusterState {
     std::string placement; // the placement policy: rand, ff, ls or lwf-K
-    std::string elastic = "static"; // how running jobs' sizes change: static or eps
+    std::string elastic = "static"; // how running jobs' sizes change: static, eps or kill-restart
     std::int32_t servers = 0;
     std::int32_t gpus_per_server = 0;
     double gpu_memory_gb = 0;

@@ -338,7 +338,7 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
 
     const std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> bad {
         { "placement", { "best-fit", std::nullopt } },
-        { "elastic", { std::nullopt, "kill-restart" } },
+        { "elastic", { std::nullopt, "fifo" } },
     };
     for (const auto& [field, policies] : bad) {
         const Reply r = set(*op, seen, policies.first, policies.second);
@@ -375,4 +375,61 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
     ASSERT_NE(changed, events.end());
     EXPECT_EQ(changed->actor.rfind("operator:op", 0), 0u) << changed->actor;
     EXPECT_NE(changed->message.find("placement ff and elastic eps"), std::string::npos) << changed->message;
+}
+
+// Under kill-restart the same growth step is carried out by stopping the job at a barrier
+// with a checkpoint and starting it again from there, in the same run: a job-restarted
+// event says what it cost, the added worker joins at the restarted job's first barrier,
+// and the run keeps every iteration once, with none superseded.
+TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
+{
+    daemon::Daemon d(options(sched::ElasticPolicy::KillRestart, "restart"));
+    EXPECT_EQ(d.cluster().elastic, "kill-restart");
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId job = d.submit(paced_job("restarted", R"([{"speed": 3000, "count": 2}])", elastic(1, 1, 2)), "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
+    std::vector<ServerMessage> seen;
+    std::optional<EventRecord> restarted, added;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m)) {
+            if (e->event.kind == "job-restarted")
+                restarted = e->event;
+            if (e->event.kind == "add-worker")
+                added = e->event;
+        }
+        return restarted && added;
+    })) << "the job was never restarted with its new worker";
+    EXPECT_EQ(restarted->actor, "scheduler (kill-restart)");
+    EXPECT_NE(restarted->message.find("kill-restart: stopped at iteration"), std::string::npos) << restarted->message;
+    EXPECT_NE(restarted->message.find("growth round"), std::string::npos) << restarted->message;
+    EXPECT_EQ(added->worker, 1);
+    EXPECT_EQ(added->actor, "scheduler (kill-restart)");
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* rows = std::get_if<IterationRows>(&m);
+        return rows && std::any_of(rows->rows.begin(), rows->rows.end(), [](const IterationRecord& r) {
+            return r.worker == 1 && r.batch_size > 0;
+        });
+    })) << "the added worker never computed";
+    EXPECT_EQ(status_of(d, job).state, JobState::Running);
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    for (int i = 0; i < 500 && status_of(d, job).state != JobState::Stopped; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(status_of(d, job).state, JobState::Stopped);
+    d.stop_all();
+
+    db::RunReader reader(dir / "restart" / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const auto runs = reader.runs();
+    ASSERT_EQ(runs.size(), 1u) << "the restart goes on in the same run";
+    EXPECT_EQ(runs[0].status, "stopped");
+    const auto rows = reader.iterations(runs[0].id, 0, 0, 1 << 30);
+    std::vector<std::int64_t> iterations;
+    for (const IterationRecord& r : rows)
+        if (r.worker == 0)
+            iterations.push_back(r.iteration);
+    ASSERT_FALSE(iterations.empty());
+    for (std::size_t i = 0; i < iterations.size(); ++i)
+        ASSERT_EQ(iterations[i], static_cast<std::int64_t>(i)) << "worker 0's iterations, each once, in order";
+    EXPECT_TRUE(reader.superseded_iterations(runs[0].id, 0).empty()) << "a checkpoint at the stop: nothing redone";
 }

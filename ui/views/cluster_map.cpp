@@ -28,7 +28,8 @@ ClusterMap::ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent)
     placement_->setToolTip(QStringLiteral("How fulcrumd places the jobs it starts from now on (Wang et al. Sec. IV)"));
     elastic_->setToolTip(QStringLiteral(
         "static: jobs keep the workers they were placed with; eps: the Elastic Parameter Server's rules resize "
-        "elastic jobs (grow on idle GPUs, give workers to newcomers after early feedback)"));
+        "elastic jobs (grow on idle GPUs, give workers to newcomers after early feedback); kill-restart: the same "
+        "decisions, each carried out by a checkpoint, a stop and a restart"));
     connect(placement_, &QAction::triggered, this, &ClusterMap::choose_placement);
     connect(elastic_, &QAction::triggered, this, &ClusterMap::choose_elastic);
     addActions({ placement_, elastic_ });
@@ -70,7 +71,7 @@ void ClusterMap::choose_elastic()
     const protocol::ClusterState* c = store_.cluster();
     if (!c)
         return;
-    const QStringList names { QStringLiteral("static"), QStringLiteral("eps") };
+    const QStringList names { QStringLiteral("static"), QStringLiteral("eps"), QStringLiteral("kill-restart") };
     bool ok = false;
     const QString chosen = QInputDialog::getItem(this, QStringLiteral("Elastic scheduling"),
         QStringLiteral("Resize running elastic jobs with:"), names,
