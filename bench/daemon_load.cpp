@@ -18,8 +18,13 @@
 // client overflows within the window; after the window it reads what it was sent and the
 // `missed` counts it gets prove it was dropping.
 //
+// With --elastic eps (or kill-restart) every job is elastic: W members of 3W/2 slots, on a
+// cluster of J servers of 5W/4 GPUs, so the elastic scheduler grows jobs on the idle GPUs
+// (a round a second) while the streams run.
+//
 //   build/release/bench/daemon_load [--jobs J] [--workers W] [--clients C] [--window S]
 //                                   [--commands N] [--queue FRAMES] [--run-files R]
+//                                   [--elastic static|eps|kill-restart]
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
@@ -58,6 +63,7 @@ struct Options {
     int commands = 1000;
     int queue = 128; // frames a client may fall behind (fulcrumd's default is 1,024)
     int run_files = 1000;
+    std::string elastic = "static";
 };
 
 // R run stores in `folder`: one recorded with a run, two jobs' worth of rows, then copied.
@@ -97,8 +103,12 @@ void make_run_files(const std::filesystem::path& folder, int count)
 // charges each pull and push for a 1 MB model at 10 Gbit/s; with 8 samples per worker at
 // 800 samples/s an iteration takes about 12 ms of virtual time, so pace 0.0125 gives about
 // one iteration per wall second per job.
-std::string scenario(int index, int workers)
+std::string scenario(int index, int workers, bool elastic)
 {
+    const int slots = elastic ? workers + workers / 2 : workers;
+    const std::string section = elastic ? R"(, "elastic": {"initial_workers": )" + std::to_string(workers)
+            + R"(, "min_workers": 1, "max_workers": )" + std::to_string(slots) + "}"
+                                        : std::string();
     return R"({"name": "load-)" + std::to_string(index) + R"(", "seed": )" + std::to_string(index + 1) + R"(,
       "mode": "paced", "pace": 0.0125, "threads": 1,
       "data": {"source": "synthetic", "train_size": 4000, "test_size": 200, "dim": 16, "classes": 4},
@@ -108,7 +118,7 @@ std::string scenario(int index, int workers)
         + R"(, "learning_rate": 0.05, "iterations": 100000, "eval_interval": 100000, "comm_model_mb": 1},
       "policy": {"type": "uniform"},
       "workers": [{"count": )"
-        + std::to_string(workers) + R"(, "speed": 800, "bandwidth_gbps": 10}]})";
+        + std::to_string(slots) + R"(, "speed": 800, "bandwidth_gbps": 10}])" + section + "}";
 }
 
 using Key = std::pair<JobId, std::int64_t>;
@@ -194,10 +204,12 @@ int main(int argc, char** argv)
             o.queue = std::atoi(v6);
         else if (const char* v7 = value("--run-files"))
             o.run_files = std::atoi(v7);
+        else if (const char* v8 = value("--elastic"))
+            o.elastic = v8;
         else {
             std::fprintf(stderr,
                 "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue "
-                "FRAMES] [--run-files R]\n");
+                "FRAMES] [--run-files R] [--elastic static|eps|kill-restart]\n");
             return 2;
         }
     }
@@ -211,8 +223,16 @@ int main(int argc, char** argv)
     make_run_files(dir / "runs", o.run_files);
     daemon::DaemonOptions options;
     options.data_dir = dir;
+    const auto policy = sched::parse_elastic_policy(o.elastic);
+    if (!policy) {
+        std::fprintf(stderr, "daemon_load: --elastic is static, eps or kill-restart\n");
+        return 2;
+    }
+    const bool elastic = *policy != sched::ElasticPolicy::StaticFifo;
     options.cluster.servers = o.jobs;
-    options.cluster.gpus_per_server = o.workers;
+    options.cluster.gpus_per_server = elastic ? o.workers + o.workers / 4 : o.workers;
+    options.elastic.policy = *policy;
+    options.elastic.round_s = 1;
     options.client_queue = static_cast<std::size_t>(o.queue);
     daemon::Daemon d(options);
     const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
@@ -256,7 +276,7 @@ int main(int argc, char** argv)
 
     std::vector<JobId> jobs;
     for (int j = 0; j < o.jobs; ++j)
-        jobs.push_back(d.submit(scenario(j, o.workers), "load job " + std::to_string(j)));
+        jobs.push_back(d.submit(scenario(j, o.workers, elastic), "load job " + std::to_string(j)));
     std::fprintf(
         stderr, "daemon_load: %d jobs x %d workers, %d clients; warming up 5 s\n", o.jobs, o.workers, o.clients);
     std::this_thread::sleep_for(std::chrono::seconds(5));
@@ -354,6 +374,7 @@ int main(int argc, char** argv)
     server.wait();
     for (auto& r : readers)
         r->thread.join();
+    const ClusterState end_cluster = d.cluster(); // before the jobs stop and give their GPUs back
     d.stop_all();
 
     const auto published = probe.published();
@@ -381,6 +402,12 @@ int main(int argc, char** argv)
 
     std::printf("workers: %d (%d jobs x %d), clients: %d, windows: %.1f s each\n", o.jobs * o.workers, o.jobs,
         o.workers, o.clients, o.window_s);
+    if (elastic) {
+        const auto busy = std::count_if(
+            end_cluster.gpus.begin(), end_cluster.gpus.end(), [](const GpuUsage& g) { return !g.jobs.empty(); });
+        std::printf("elastic %s: %td of %zu GPUs busy at the end (%d at the start)\n", o.elastic.c_str(), busy,
+            end_cluster.gpus.size(), o.jobs * o.workers);
+    }
     std::printf("training: %.2f iterations/s (%.0f worker rows/s) without a stalled client, %.2f with one: ratio %.4f "
                 "(%+.2f %%)\n",
         rate_a, rate_a * o.workers, rate_b, rate_b / rate_a, 100.0 * (rate_b / rate_a - 1));
