@@ -3,11 +3,13 @@
 // id, and every committed row is kept; a stopped daemon's jobs are interrupted and go on
 // automatically or on an operator's resume-job.
 
+#include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
 #include "predict/narx_network.h"
 #include "process_support.h"
+#include "ws_client.h"
 
 #include <chrono>
 #include <csignal>
@@ -286,4 +288,59 @@ TEST_F(Recovery, AnOperatorsPolicyWithAWarmStartFileResumesWithTheFileFoundInThe
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(second.jobs().at(0).state, JobState::Finished) << second.jobs().at(0).message;
     EXPECT_EQ(second.jobs().at(0).policy, "lbbsp-cpu");
+}
+
+// Under --elastic eps a job grown on idle GPUs and killed with SIGKILL goes on from its
+// checkpoint with the members it had there, each on a GPU of the cluster book again (the
+// book follows the restored members), and the scheduler's events stay in its run store.
+TEST_F(Recovery, AGrownElasticJobResumesWithItsMembersOnGpusUnderEps)
+{
+    std::string job = paced_job(100000);
+    job.replace(job.rfind('}'), 1, R"(, "elastic": {"initial_workers": 1, "min_workers": 1, "max_workers": 3}})");
+    std::ofstream(dir / "job.json") << job;
+    std::ofstream(dir / "cluster.json") << R"({"servers": 1, "gpus_per_server": 4, "gpu_memory_gb": 16})";
+    const std::vector<std::string> eps { "--elastic", "eps", "--elastic-round-s", "0.2", "--cluster",
+        (dir / "cluster.json").string() };
+    std::vector<std::string> first = eps;
+    first.insert(first.end(), { "--scenario", (dir / "job.json").string() });
+    const fs::path store = dir / "data" / "runs" / "job-1.db";
+    pid_t daemon = start_fulcrumd(first);
+    std::int64_t grown_at = -1;
+    ASSERT_TRUE(wait_for_store(store, [&](db::RunReader& r) {
+        for (const EventRecord& e : r.events(1))
+            if (e.kind == "add-worker" && e.worker == 2)
+                grown_at = e.iteration;
+        const auto c = r.checkpoint(1, 0);
+        return grown_at >= 0 && c && c->iteration > grown_at;
+    })) << "the job never grew to three workers with a checkpoint after it";
+    ::kill(daemon, SIGKILL);
+    ::waitpid(daemon, nullptr, 0);
+
+    std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen",
+        "127.0.0.1:0", "--no-demo" };
+    args.insert(args.end(), eps.begin(), eps.end());
+    daemon = testing_support::spawn_logged(std::move(args), dir / "fulcrumd-again.log");
+    const unsigned short port = testing_support::announced_port(dir / "fulcrumd-again.log");
+    ASSERT_NE(port, 0);
+    testing_support::WsClient client(
+        port, daemon::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value_or(""));
+    client.send(ClientMessage { Hello { kProtocolVersion, "recovery" } });
+    std::vector<std::int32_t> placement;
+    for (int i = 0; i < 500; ++i) {
+        const Reply r = client.request(ListJobs { "l" + std::to_string(i) }, "l" + std::to_string(i));
+        if (!r.jobs.empty() && r.jobs.front().state == JobState::Running)
+            placement = r.jobs.front().placement;
+        if (std::count_if(placement.begin(), placement.end(), [](std::int32_t g) { return g >= 0; }) == 3)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    ASSERT_EQ(placement.size(), 4u);
+    EXPECT_EQ(std::count_if(placement.begin(), placement.end(), [](std::int32_t g) { return g >= 0; }), 3)
+        << "the three members the checkpoint holds, each on a GPU";
+    EXPECT_EQ(placement[3], -1) << "the slot that never joined holds no GPU";
+    std::vector<std::int32_t> gpus(placement.begin(), placement.begin() + 3);
+    std::sort(gpus.begin(), gpus.end());
+    EXPECT_EQ(std::unique(gpus.begin(), gpus.end()), gpus.end()) << "one GPU each";
 }
