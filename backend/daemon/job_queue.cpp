@@ -444,7 +444,19 @@ ClusterState JobQueue::cluster_state() const
 
 void JobQueue::publish_cluster()
 {
-    hub_.publish(ClusterUpdate { cluster_state() });
+    const ClusterState state = cluster_state();
+    // Every change of the cluster passes here: each live job learns how many jobs share
+    // each of its workers' GPUs.
+    for (JobRuntime* job : running_jobs()) {
+        const std::vector<std::int32_t> placement = job->status().placement;
+        std::vector<int> sharing(placement.size(), 1);
+        for (std::size_t w = 0; w < placement.size(); ++w)
+            if (placement[w] >= 0 && static_cast<std::size_t>(placement[w]) < state.gpus.size())
+                sharing[w] = std::max<int>(
+                    1, static_cast<int>(state.gpus[static_cast<std::size_t>(placement[w])].jobs.size()));
+        job->set_gpu_sharing(sharing);
+    }
+    hub_.publish(ClusterUpdate { state });
 }
 
 ClusterState JobQueue::cluster() const

@@ -260,6 +260,13 @@ void JobRuntime::run()
                 apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
                     [request](train::Trainer& t) { t.control().request_resize(request); });
             }
+            std::vector<int> sharing;
+            {
+                std::lock_guard lock(mutex_);
+                sharing = sharing_; // a new trainer starts with every GPU its own
+            }
+            if (!sharing.empty())
+                apply_or_hold("gpu-sharing", [sharing](train::Trainer& t) { t.control().set_gpu_sharing(sharing); });
             stop_ = false;
             set_state(JobState::Running,
                 "restarting from its checkpoint at iteration " + std::to_string(restart->stopped_at) + " ("
@@ -652,6 +659,25 @@ std::optional<double> JobRuntime::iterations_per_s(std::int64_t from, std::int64
     if (!t0 || !t1 || to <= from || !(*t1 > *t0))
         return std::nullopt;
     return static_cast<double>(to - from) / (*t1 - *t0);
+}
+
+void JobRuntime::set_gpu_sharing(const std::vector<int>& jobs_per_gpu)
+{
+    if (scenario_.mode == scenario::Mode::Real || jobs_per_gpu.size() != scenario_.workers.size())
+        return;
+    {
+        std::lock_guard lock(mutex_);
+        if (jobs_per_gpu == sharing_
+            || (sharing_.empty()
+                && std::all_of(jobs_per_gpu.begin(), jobs_per_gpu.end(), [](int k) { return k <= 1; })))
+            return; // nothing new (a job starts with every GPU its own)
+        sharing_ = jobs_per_gpu;
+    }
+    try {
+        apply_or_hold("gpu-sharing", [jobs_per_gpu](train::Trainer& t) { t.control().set_gpu_sharing(jobs_per_gpu); });
+    } catch (const RefusedRequest&) {
+        // it ended meanwhile
+    }
 }
 
 void JobRuntime::place_worker(WorkerId worker, std::int32_t gpu)

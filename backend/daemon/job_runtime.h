@@ -104,6 +104,10 @@ public:
     std::optional<double> iterations_per_s(std::int64_t from, std::int64_t to) const;
     // The worker's GPU on the cluster changed (an elastic resize): -1 for none.
     void place_worker(WorkerId worker, std::int32_t gpu);
+    // How many live jobs share each worker's GPU (1: alone). In the virtual and paced modes
+    // the job's modelled compute times stretch by it from its next safe point (a gpu-shared
+    // or gpu-exclusive event); the real mode measures what sharing does. Sent on a change.
+    void set_gpu_sharing(const std::vector<int>& jobs_per_gpu);
     void join();
 
     protocol::JobStatus status() const;
@@ -155,6 +159,7 @@ private:
     std::optional<run::RunOptions::Resume> resume_;
     std::atomic<bool> shutdown_ { false };
     bool cancelled_ = false;
+    std::vector<int> sharing_; // as last sent to the trainer
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says
     std::vector<bool> members_;
     std::vector<std::int64_t> member_since_;

@@ -47,7 +47,7 @@ public:
             Worker& worker = *core_.job.workers[i];
             const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
             row.start_s = barrier_open;
-            row.compute_s = timing.duration_s * core_.slowdown[i];
+            row.compute_s = timing.duration_s * core_.slowdown[i] * core_.sharing[i];
             row.comm_s = perf::communication_time(worker.setup().network, core_.job.model_bytes, iteration);
             row.cpu_share = timing.mean_share.cpu;
             row.memory_share = timing.mean_share.memory;

@@ -1,6 +1,8 @@
 #include "train/job_control.h"
 
+#include <algorithm>
 #include <chrono>
+#include <stdexcept>
 
 namespace fulcrum::train {
 
@@ -138,6 +140,23 @@ void JobControl::record(Note note)
 {
     std::lock_guard lock(mutex_);
     notes_.push_back(std::move(note));
+}
+
+void JobControl::set_gpu_sharing(std::vector<int> jobs_per_gpu)
+{
+    if (jobs_per_gpu.size() != static_cast<std::size_t>(workers_))
+        throw std::invalid_argument("GPU sharing for " + std::to_string(jobs_per_gpu.size()) + " workers; the job has "
+            + std::to_string(workers_));
+    for (int& k : jobs_per_gpu)
+        k = std::max(1, k);
+    std::lock_guard lock(mutex_);
+    gpu_sharing_ = std::move(jobs_per_gpu);
+}
+
+std::optional<std::vector<int>> JobControl::take_gpu_sharing()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(gpu_sharing_, std::nullopt);
 }
 
 std::vector<JobControl::Note> JobControl::take_notes()

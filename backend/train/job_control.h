@@ -58,6 +58,10 @@ public:
         std::string kind, message, actor;
     };
     void record(Note note);
+    // The cluster's time-sharing of each worker's GPU (fulcrumd): how many live jobs run on
+    // it, 1 when the worker has it alone. The modelled clocks (virtual, paced) stretch the
+    // worker's compute time by it from the next safe point; the real mode measures sharing.
+    void set_gpu_sharing(std::vector<int> jobs_per_gpu);
     // A trainer whose batch sizes no policy decides (federated rounds): every set-policy is
     // refused ("policy-not-applicable") with `why`.
     void refuse_policies(std::string why);
@@ -82,6 +86,7 @@ public:
     std::optional<SyncChange> take_sync_change();
     std::vector<ResizeRequest> take_resizes();
     std::vector<Note> take_notes();
+    std::optional<std::vector<int>> take_gpu_sharing();
     // The sync model, policy and stragglers now in effect (at the start, after a switch, or
     // read from a checkpoint).
     void sync_in_effect(const sync::SyncSpec& spec);
@@ -111,6 +116,7 @@ private:
     std::string policies_refused_; // why no policy applies to this trainer (empty: they do)
     std::vector<ResizeRequest> resizes_;
     std::vector<Note> notes_;
+    std::optional<std::vector<int>> gpu_sharing_;
     bool pause_requested_ = false;
     std::string pause_actor_;
     std::condition_variable pause_cv_;

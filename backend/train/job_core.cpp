@@ -37,6 +37,7 @@ JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, 
     manager->set_batch_limits(job.batch_limits()); // GPU workers' x_o, measured on their devices
     sync::validate(config.sync, n);
     slowdown.assign(job.workers.size(), 1.0);
+    sharing.assign(job.workers.size(), 1.0);
     control = std::make_unique<JobControl>(
         *manager, n, sync_model, [&config = config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
 }
@@ -63,6 +64,19 @@ void JobCore::hold_if_paused(std::int64_t at, double now, const std::atomic<bool
 
 void JobCore::apply_slowdowns(std::int64_t at, double now)
 {
+    if (const std::optional<std::vector<int>> shared = control->take_gpu_sharing()) {
+        for (std::size_t i = 0; i < shared->size() && i < sharing.size(); ++i) {
+            const auto k = static_cast<double>((*shared)[i]);
+            if (sharing[i] == k)
+                continue;
+            sharing[i] = k;
+            emit(at, now, k > 1 ? "gpu-shared" : "gpu-exclusive",
+                k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string((*shared)[i])
+                        + " live jobs: its batches take " + std::to_string((*shared)[i]) + "x longer"
+                      : "worker " + std::to_string(i) + " has its GPU to itself again",
+                "scheduler", static_cast<WorkerId>(i));
+        }
+    }
     for (const JobControl::Slowdown& d : control->take_slowdowns()) {
         double& factor = slowdown[static_cast<std::size_t>(d.worker)];
         if (factor == d.factor)

@@ -82,6 +82,9 @@ struct JobCore {
     engine::Pacer pacer;
     sync::SyncSpec sync_model; // in effect; the training thread's
     std::vector<double> slowdown; // per worker, in effect; the training thread's
+    // Per worker: the live jobs time-sharing its GPU (fulcrumd's cluster), 1 alone. Not in a
+    // checkpoint: fulcrumd sends it again when the job starts.
+    std::vector<double> sharing;
     TrainingProgress progress;
     std::size_t next_scheduled = 0; // config.scheduled's first request not yet made
 };
@@ -99,6 +102,7 @@ struct EngineRefs {
         , pacer(c.pacer)
         , sync_model(c.sync_model)
         , slowdown(c.slowdown)
+        , sharing(c.sharing)
         , progress(c.progress)
     {
     }
@@ -113,6 +117,7 @@ struct EngineRefs {
     engine::Pacer& pacer;
     sync::SyncSpec& sync_model; // in effect
     std::vector<double>& slowdown; // per worker, in effect
+    std::vector<double>& sharing; // per worker: jobs on its GPU
     TrainingProgress& progress;
 };
 

@@ -365,3 +365,73 @@ TEST_F(PlacementTest, AJournaledJobOnAGpuThisMachineLacksIsNotRecoveredAndSaysWh
     EXPECT_GT(next, 4);
     d.stop_all();
 }
+
+// Two live jobs whose workers fit one GPU's memory time-share it: from the next barrier on,
+// each one's modelled batches take twice as long (a gpu-shared event for the worker, the
+// scheduler as actor); when one ends the other has the GPU to itself again (gpu-exclusive)
+// and its batches take their own time. A job alone is never told anything.
+TEST_F(PlacementTest, JobsTimeSharingAGpuSlowEachOtherByTheirShare)
+{
+    daemon::DaemonOptions o = options();
+    o.cluster.servers = 1;
+    o.cluster.gpus_per_server = 1;
+    daemon::Daemon d(o);
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const std::string half = R"(, "placement": {"memory_gb": 8})";
+    const JobId a = d.submit(job_of(1, half), "a");
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", { Stream::Iterations, Stream::Events }, a, {} } }));
+    std::vector<ServerMessage> seen;
+    std::vector<double> alone, shared, again;
+    std::optional<EventRecord> shared_event, exclusive_event;
+    const auto collect = [&](std::vector<double>& into, std::size_t count) {
+        return wait_for(*op, seen, [&](const ServerMessage& m) {
+            if (const auto* e = std::get_if<Event>(&m)) {
+                if (e->event.kind == "gpu-shared")
+                    shared_event = e->event;
+                if (e->event.kind == "gpu-exclusive")
+                    exclusive_event = e->event;
+            }
+            if (const auto* rows = std::get_if<IterationRows>(&m))
+                into.push_back(rows->rows.front().compute_s);
+            return into.size() >= count;
+        });
+    };
+    ASSERT_TRUE(collect(alone, 10));
+    EXPECT_FALSE(shared_event) << "a job alone on its GPU is told nothing";
+
+    const JobId b = d.submit(job_of(1, half), "b");
+    ASSERT_TRUE(wait_for(*op, seen,
+        [&](const ServerMessage& m) {
+            const auto* e = std::get_if<Event>(&m);
+            if (e && e->event.kind == "gpu-shared")
+                shared_event = e->event;
+            return shared_event.has_value();
+        }))
+        << "job " << a << " was never told it shares its GPU with job " << b;
+    EXPECT_EQ(shared_event->worker, 0);
+    EXPECT_EQ(shared_event->actor, "scheduler");
+    EXPECT_NE(shared_event->message.find("time-shared by 2 live jobs"), std::string::npos) << shared_event->message;
+    ASSERT_TRUE(collect(shared, 10));
+
+    d.receive(*op, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, b } }));
+    ASSERT_TRUE(wait_for(*op, seen,
+        [&](const ServerMessage& m) {
+            const auto* e = std::get_if<Event>(&m);
+            if (e && e->event.kind == "gpu-exclusive")
+                exclusive_event = e->event;
+            return exclusive_event.has_value();
+        }))
+        << "the GPU never went back to job " << a << " alone";
+    ASSERT_TRUE(collect(again, 10));
+
+    const auto mean = [](const std::vector<double>& v) {
+        double sum = 0;
+        for (double x : v)
+            sum += x;
+        return sum / static_cast<double>(v.size());
+    };
+    EXPECT_NEAR(mean(shared) / mean(alone), 2.0, 0.2);
+    EXPECT_NEAR(mean(again) / mean(alone), 1.0, 0.1);
+    d.stop_all();
+}
