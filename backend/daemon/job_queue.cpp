@@ -12,6 +12,7 @@
 #include "scenario/scenario.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 namespace fulcrum::daemon {
@@ -446,15 +447,25 @@ void JobQueue::publish_cluster()
 {
     const ClusterState state = cluster_state();
     // Every change of the cluster passes here: each live job learns how many jobs share
-    // each of its workers' GPUs.
+    // each of its workers' GPUs, and how many jobs' pushes and pulls cross each worker's
+    // server link (the parameter servers run in fulcrumd: every transfer crosses it).
+    std::vector<std::set<JobId>> on_server(static_cast<std::size_t>(std::max(0, state.servers)));
+    for (const GpuUsage& g : state.gpus)
+        if (g.server >= 0 && static_cast<std::size_t>(g.server) < on_server.size())
+            on_server[static_cast<std::size_t>(g.server)].insert(g.jobs.begin(), g.jobs.end());
     for (JobRuntime* job : running_jobs()) {
         const std::vector<std::int32_t> placement = job->status().placement;
         std::vector<int> sharing(placement.size(), 1);
-        for (std::size_t w = 0; w < placement.size(); ++w)
-            if (placement[w] >= 0 && static_cast<std::size_t>(placement[w]) < state.gpus.size())
-                sharing[w] = std::max<int>(
-                    1, static_cast<int>(state.gpus[static_cast<std::size_t>(placement[w])].jobs.size()));
+        std::vector<int> link(placement.size(), 1);
+        for (std::size_t w = 0; w < placement.size(); ++w) {
+            if (placement[w] < 0 || static_cast<std::size_t>(placement[w]) >= state.gpus.size())
+                continue;
+            const GpuUsage& g = state.gpus[static_cast<std::size_t>(placement[w])];
+            sharing[w] = std::max<int>(1, static_cast<int>(g.jobs.size()));
+            link[w] = std::max<int>(1, static_cast<int>(on_server[static_cast<std::size_t>(g.server)].size()));
+        }
         job->set_gpu_sharing(sharing);
+        job->set_link_contention(link, options_.cluster.network);
     }
     hub_.publish(ClusterUpdate { state });
 }

@@ -261,12 +261,17 @@ void JobRuntime::run()
                     [request](train::Trainer& t) { t.control().request_resize(request); });
             }
             std::vector<int> sharing;
+            std::optional<train::JobControl::LinkContention> contention;
             {
                 std::lock_guard lock(mutex_);
-                sharing = sharing_; // a new trainer starts with every GPU its own
+                sharing = sharing_; // a new trainer starts with every GPU and link its own
+                contention = contention_;
             }
             if (!sharing.empty())
                 apply_or_hold("gpu-sharing", [sharing](train::Trainer& t) { t.control().set_gpu_sharing(sharing); });
+            if (contention)
+                apply_or_hold(
+                    "link-contention", [c = *contention](train::Trainer& t) { t.control().set_link_contention(c); });
             stop_ = false;
             set_state(JobState::Running,
                 "restarting from its checkpoint at iteration " + std::to_string(restart->stopped_at) + " ("
@@ -675,6 +680,26 @@ void JobRuntime::set_gpu_sharing(const std::vector<int>& jobs_per_gpu)
     }
     try {
         apply_or_hold("gpu-sharing", [jobs_per_gpu](train::Trainer& t) { t.control().set_gpu_sharing(jobs_per_gpu); });
+    } catch (const RefusedRequest&) {
+        // it ended meanwhile
+    }
+}
+
+void JobRuntime::set_link_contention(const std::vector<int>& jobs_per_link, const sched::ContentionModel& link)
+{
+    if (scenario_.mode == scenario::Mode::Real || jobs_per_link.size() != scenario_.workers.size())
+        return;
+    const train::JobControl::LinkContention contention { jobs_per_link, link.a, link.b, link.eta };
+    {
+        std::lock_guard lock(mutex_);
+        const bool alone = std::all_of(jobs_per_link.begin(), jobs_per_link.end(), [](int k) { return k <= 1; });
+        if (contention_ == contention || (!contention_ && alone))
+            return; // nothing new (a job starts with its links its own)
+        contention_ = contention;
+    }
+    try {
+        apply_or_hold(
+            "link-contention", [contention](train::Trainer& t) { t.control().set_link_contention(contention); });
     } catch (const RefusedRequest&) {
         // it ended meanwhile
     }

@@ -7,6 +7,8 @@
 #include "protocol/messages.h"
 #include "run/run_scenario.h"
 #include "scenario/scenario.h"
+#include "sched/cluster.h"
+#include "train/job_control.h"
 
 #include <atomic>
 #include <deque>
@@ -108,6 +110,9 @@ public:
     // the job's modelled compute times stretch by it from its next safe point (a gpu-shared
     // or gpu-exclusive event); the real mode measures what sharing does. Sent on a change.
     void set_gpu_sharing(const std::vector<int>& jobs_per_gpu);
+    // How many live jobs' pushes and pulls cross each worker's server link (1: its own job
+    // alone), with the cluster's eq. 5 parameters: the same, for communication.
+    void set_link_contention(const std::vector<int>& jobs_per_link, const sched::ContentionModel& link);
     void join();
 
     protocol::JobStatus status() const;
@@ -160,6 +165,7 @@ private:
     std::atomic<bool> shutdown_ { false };
     bool cancelled_ = false;
     std::vector<int> sharing_; // as last sent to the trainer
+    std::optional<train::JobControl::LinkContention> contention_; // as last sent
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says
     std::vector<bool> members_;
     std::vector<std::int64_t> member_since_;

@@ -48,7 +48,8 @@ public:
             const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
             row.start_s = barrier_open;
             row.compute_s = timing.duration_s * core_.slowdown[i] * core_.sharing[i];
-            row.comm_s = perf::communication_time(worker.setup().network, core_.job.model_bytes, iteration);
+            row.comm_s = perf::communication_time(worker.setup().network, core_.job.model_bytes, iteration)
+                * core_.contention[i];
             row.cpu_share = timing.mean_share.cpu;
             row.memory_share = timing.mean_share.memory;
             row.end_s = barrier_open + row.comm_s + row.compute_s;

@@ -526,7 +526,7 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
         row.loss = e.job.endpoints[i]->compute(s.clock, row.batch_size, 1).loss; // the model times it
         const perf::ComputeTiming timed = worker.performance().compute(t, row.batch_size);
         row.compute_s = timed.duration_s * e.slowdown[i] * e.sharing[i];
-        row.comm_s = perf::communication_time(worker.setup().network, e.job.model_bytes, s.clock);
+        row.comm_s = perf::communication_time(worker.setup().network, e.job.model_bytes, s.clock) * e.contention[i];
         row.cpu_share = timed.mean_share.cpu;
         row.memory_share = timed.mean_share.memory;
         row.gpu = worker.modelled_device_use(timed.device_memory);

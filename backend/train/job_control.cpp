@@ -159,6 +159,25 @@ std::optional<std::vector<int>> JobControl::take_gpu_sharing()
     return std::exchange(gpu_sharing_, std::nullopt);
 }
 
+void JobControl::set_link_contention(LinkContention contention)
+{
+    if (contention.jobs.size() != static_cast<std::size_t>(workers_))
+        throw std::invalid_argument("link contention for " + std::to_string(contention.jobs.size())
+            + " workers; the job has " + std::to_string(workers_));
+    if (!(contention.a >= 0) || !(contention.b > 0) || !(contention.eta >= 0))
+        throw std::invalid_argument("link contention needs a >= 0, b > 0 and eta >= 0 (eq. 5)");
+    for (int& k : contention.jobs)
+        k = std::max(1, k);
+    std::lock_guard lock(mutex_);
+    link_contention_ = std::move(contention);
+}
+
+std::optional<JobControl::LinkContention> JobControl::take_link_contention()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(link_contention_, std::nullopt);
+}
+
 std::vector<JobControl::Note> JobControl::take_notes()
 {
     std::lock_guard lock(mutex_);

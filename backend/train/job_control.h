@@ -62,6 +62,17 @@ public:
     // it, 1 when the worker has it alone. The modelled clocks (virtual, paced) stretch the
     // worker's compute time by it from the next safe point; the real mode measures sharing.
     void set_gpu_sharing(std::vector<int> jobs_per_gpu);
+    // The live jobs whose pushes and pulls cross each worker's server link (fulcrumd's
+    // cluster, the worker's own job included; 1: alone), with the link's eq. 5 parameters
+    // (Wang et al.: T = a + k·b·M + (k−1)·η·M for k contending transfers of M bytes). The
+    // modelled clocks stretch the worker's communication by T(k) / T(1) for the job's own
+    // model size, from the next safe point.
+    struct LinkContention {
+        std::vector<int> jobs;
+        double a = 0, b = 0, eta = 0;
+        bool operator==(const LinkContention&) const = default;
+    };
+    void set_link_contention(LinkContention contention);
     // A trainer whose batch sizes no policy decides (federated rounds): every set-policy is
     // refused ("policy-not-applicable") with `why`.
     void refuse_policies(std::string why);
@@ -87,6 +98,7 @@ public:
     std::vector<ResizeRequest> take_resizes();
     std::vector<Note> take_notes();
     std::optional<std::vector<int>> take_gpu_sharing();
+    std::optional<LinkContention> take_link_contention();
     // The sync model, policy and stragglers now in effect (at the start, after a switch, or
     // read from a checkpoint).
     void sync_in_effect(const sync::SyncSpec& spec);
@@ -117,6 +129,7 @@ private:
     std::vector<ResizeRequest> resizes_;
     std::vector<Note> notes_;
     std::optional<std::vector<int>> gpu_sharing_;
+    std::optional<LinkContention> link_contention_;
     bool pause_requested_ = false;
     std::string pause_actor_;
     std::condition_variable pause_cv_;

@@ -3,6 +3,8 @@
 #include "balance/policy_registry.h"
 #include "common/error.h"
 
+#include <sstream>
+
 namespace fulcrum::train {
 
 namespace {
@@ -38,6 +40,7 @@ JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, 
     sync::validate(config.sync, n);
     slowdown.assign(job.workers.size(), 1.0);
     sharing.assign(job.workers.size(), 1.0);
+    contention.assign(job.workers.size(), 1.0);
     control = std::make_unique<JobControl>(
         *manager, n, sync_model, [&config = config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
 }
@@ -64,6 +67,27 @@ void JobCore::hold_if_paused(std::int64_t at, double now, const std::atomic<bool
 
 void JobCore::apply_slowdowns(std::int64_t at, double now)
 {
+    if (const std::optional<JobControl::LinkContention> link = control->take_link_contention()) {
+        // Wang et al. eq. 5 for this job's model: k transfers of M bytes over one link take
+        // a + k·b·M + (k−1)·η·M, one alone a + b·M.
+        const auto m = static_cast<double>(job.model_bytes);
+        for (std::size_t i = 0; i < link->jobs.size() && i < contention.size(); ++i) {
+            const int k = link->jobs[i];
+            const double stretch = (link->a + (k * link->b + (k - 1) * link->eta) * m) / (link->a + link->b * m);
+            if (contention[i] == stretch)
+                continue;
+            contention[i] = stretch;
+            std::ostringstream text;
+            text.precision(3);
+            if (k > 1)
+                text << "worker " << i << "'s pushes and pulls cross its server's link with " << k - 1
+                     << (k == 2 ? " other live job's" : " other live jobs'") << " (eq. 5): they take " << stretch
+                     << "x as long";
+            else
+                text << "worker " << i << "'s server link carries only its own job's pushes and pulls again";
+            emit(at, now, k > 1 ? "link-contended" : "link-free", text.str(), "scheduler", static_cast<WorkerId>(i));
+        }
+    }
     if (const std::optional<std::vector<int>> shared = control->take_gpu_sharing()) {
         for (std::size_t i = 0; i < shared->size() && i < sharing.size(); ++i) {
             const auto k = static_cast<double>((*shared)[i]);

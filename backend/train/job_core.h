@@ -85,6 +85,8 @@ struct JobCore {
     // Per worker: the live jobs time-sharing its GPU (fulcrumd's cluster), 1 alone. Not in a
     // checkpoint: fulcrumd sends it again when the job starts.
     std::vector<double> sharing;
+    // Per worker: eq. 5's T(k) / T(1) for the live jobs crossing its server's link, 1 alone.
+    std::vector<double> contention;
     TrainingProgress progress;
     std::size_t next_scheduled = 0; // config.scheduled's first request not yet made
 };
@@ -103,6 +105,7 @@ struct EngineRefs {
         , sync_model(c.sync_model)
         , slowdown(c.slowdown)
         , sharing(c.sharing)
+        , contention(c.contention)
         , progress(c.progress)
     {
     }
@@ -118,6 +121,7 @@ struct EngineRefs {
     sync::SyncSpec& sync_model; // in effect
     std::vector<double>& slowdown; // per worker, in effect
     std::vector<double>& sharing; // per worker: jobs on its GPU
+    std::vector<double>& contention; // per worker: its communication's stretch (eq. 5)
     TrainingProgress& progress;
 };
 

@@ -171,7 +171,7 @@ TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhea
 
     std::map<JobId, std::vector<std::string>> kinds;
     for (const ServerMessage& m : seen)
-        if (const auto* e = std::get_if<Event>(&m); e && e->event.actor.rfind("scheduler", 0) == 0)
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.actor.rfind("scheduler at ", 0) == 0)
             kinds[e->event.job].push_back(e->event.kind);
     EXPECT_EQ(kinds[big], (std::vector<std::string> { "job-queued", "job-placed", "job-released" }));
     EXPECT_EQ(kinds[wide], (std::vector<std::string> { "job-queued", "job-placed" }));
@@ -433,5 +433,68 @@ TEST_F(PlacementTest, JobsTimeSharingAGpuSlowEachOtherByTheirShare)
     };
     EXPECT_NEAR(mean(shared) / mean(alone), 2.0, 0.2);
     EXPECT_NEAR(mean(again) / mean(alone), 1.0, 0.1);
+    d.stop_all();
+}
+
+// Two live jobs on one server: every push and pull crosses the server's link, so each job's
+// modelled communication stretches by eq. 5's T(2) / T(1) for its own model (a
+// link-contended event with the factor); on another server's GPUs a job contends with no
+// one. When the neighbour ends, the link is the job's own again (link-free).
+TEST_F(PlacementTest, JobsSharingAServersLinkContendByEquationFive)
+{
+    daemon::DaemonOptions o = options();
+    o.placement = "ff";
+    daemon::Daemon d(o);
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId a = d.submit(job_of(1), "a"); // GPU 0, server 0
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", { Stream::Iterations, Stream::Events }, a, {} } }));
+    std::vector<ServerMessage> seen;
+    std::optional<EventRecord> contended, freed;
+    const auto watch = [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m)) {
+            if (e->event.kind == "link-contended")
+                contended = e->event;
+            if (e->event.kind == "link-free")
+                freed = e->event;
+        }
+    };
+    const auto comm_of = [&](std::size_t count) {
+        std::vector<double> comm;
+        EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+            watch(m);
+            if (const auto* rows = std::get_if<IterationRows>(&m))
+                comm.push_back(rows->rows.front().comm_s);
+            return comm.size() >= count;
+        }));
+        return comm;
+    };
+    const std::vector<double> alone = comm_of(5);
+    const JobId b = d.submit(job_of(1), "b"); // GPU 1, server 0 too
+    ASSERT_TRUE(wait_for(*op, seen,
+        [&](const ServerMessage& m) {
+            watch(m);
+            return contended.has_value();
+        }))
+        << "job " << a << " was never told it shares its server's link with job " << b;
+    EXPECT_FALSE(std::any_of(seen.begin(), seen.end(), [](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.kind == "gpu-shared";
+    })) << "whole-GPU jobs share no GPU";
+    EXPECT_NE(contended->message.find("with 1 other live job's (eq. 5)"), std::string::npos) << contended->message;
+    const std::vector<double> shared = comm_of(5);
+    // The job's model: softmax over 8 inputs and 3 classes, 27 float parameters.
+    const sched::ContentionModel link = o.cluster.network;
+    const double bytes = 27 * 4.0;
+    const double stretch = (link.a + (2 * link.b + link.eta) * bytes) / (link.a + link.b * bytes);
+    EXPECT_NEAR(shared.back() / alone.back(), stretch, 1e-9);
+
+    d.receive(*op, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, b } }));
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        watch(m);
+        return freed.has_value();
+    }));
+    const std::vector<double> again = comm_of(5);
+    EXPECT_EQ(again.back(), alone.back());
     d.stop_all();
 }
