@@ -207,6 +207,7 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
     journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
     auto runtime = std::make_unique<JobRuntime>(
         id, std::move(s), catalogue_.job_store(id), folders_, hub_, [this](JobId done) { on_job_done(done); });
+    runtime->use_shared_clock(&clock_);
     GpuDemand asked = demand;
     if (elastic_.sizes(*runtime))
         asked.workers = ElasticScheduling::requested_workers(*runtime);
@@ -319,6 +320,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
         std::lock_guard lock(mutex_);
         auto runtime = std::make_unique<JobRuntime>(
             id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
+        runtime->use_shared_clock(&clock_);
         JobRuntime& job = *runtime;
         jobs_[id] = std::move(runtime);
         if (external) { // its ranks' connections closed with the fulcrumd that ran it

@@ -3,6 +3,7 @@
 #include "daemon/cluster_book.h"
 #include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
+#include "daemon/shared_clock.h"
 #include "protocol/messages.h"
 
 #include <condition_variable>
@@ -98,6 +99,7 @@ private:
     StreamHub& hub_;
     JobJournal journal_;
     mutable std::mutex mutex_;
+    SharedVirtualClock clock_; // the virtual-mode jobs' one clock: outlives every job
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
     std::deque<JobId> queued_;
     ClusterBook cluster_;

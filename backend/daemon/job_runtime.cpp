@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "daemon/confine_paths.h"
+#include "daemon/shared_clock.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
@@ -193,6 +194,12 @@ void JobRuntime::run()
         mine.job = id_;
         hub_.publish(protocol::Event { mine });
         track_members(e);
+        if (shared_clock_ && (e.kind == "job-paused" || e.kind == "job-resumed")) {
+            if (e.kind == "job-paused")
+                shared_clock_->suspend(id_);
+            else
+                shared_clock_->resume(id_);
+        }
         if (e.kind == "job-paused" || e.kind == "job-resumed")
             set_state(e.kind == "job-paused" ? JobState::Paused : JobState::Running);
         if (e.kind == "policy-change" || e.kind == "sync-model-change") {
@@ -230,6 +237,9 @@ void JobRuntime::run()
         publish_status();
     };
     options.on_trainer = [this](train::Trainer* trainer) { trainer_started(trainer); };
+    if (shared_clock_ && scenario_.mode == scenario::Mode::Virtual)
+        options.shared_clock
+            = [this](double t, const std::atomic<bool>* stop) { shared_clock_->advance(id_, t, stop); };
     try {
         scenario::Scenario scenario = scenario_;
         if (start_members_)
@@ -299,6 +309,8 @@ void JobRuntime::run()
     } catch (const std::exception& e) {
         set_state(JobState::Failed, folders_.for_clients(e.what()));
     }
+    if (shared_clock_)
+        shared_clock_->leave(id_); // no live job waits for it any more
     if (remote_)
         remote_->finish(status());
     if (ranks_) { // a job that failed before its trainer ran: no rank waits for ever

@@ -25,6 +25,8 @@ class Trainer;
 
 namespace fulcrum::daemon {
 
+class SharedVirtualClock;
+
 // One live job in fulcrumd: the scenario's trainer on its own thread, recorded into its
 // own run store, its stream published to the hub, and the operator's commands applied at
 // its barriers. Thread-safe.
@@ -114,6 +116,8 @@ public:
     // alone), with the cluster's eq. 5 parameters: the same, for communication.
     void set_link_contention(const std::vector<int>& jobs_per_link, const sched::ContentionModel& link);
     void join();
+    // fulcrumd's one clock for its virtual-mode jobs (before start); null: the job's own.
+    void use_shared_clock(class SharedVirtualClock* clock) { shared_clock_ = clock; }
 
     protocol::JobStatus status() const;
     std::vector<protocol::WorkerState> worker_states() const;
@@ -164,6 +168,7 @@ private:
     std::optional<run::RunOptions::Resume> resume_;
     std::atomic<bool> shutdown_ { false };
     bool cancelled_ = false;
+    SharedVirtualClock* shared_clock_ = nullptr;
     std::vector<int> sharing_; // as last sent to the trainer
     std::optional<train::JobControl::LinkContention> contention_; // as last sent
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says

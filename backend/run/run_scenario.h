@@ -71,6 +71,8 @@ struct RunOptions {
     // The status a stopped run is recorded with ("stopped" when unset): fulcrumd records a
     // job its own shutdown stopped as "interrupted", to resume it at its next start.
     std::function<std::string()> stopped_status;
+    // Virtual mode in fulcrumd: the daemon's one clock for its live jobs (TrainerConfig).
+    std::function<void(double, const std::atomic<bool>*)> shared_clock;
 };
 
 // The scenario's training and test data (synthetic from the seed, or Fashion-MNIST from

@@ -76,6 +76,8 @@ public:
     {
         if (core_.config.mode == ClockMode::Paced)
             core_.pacer.wait_until(now, stop);
+        else if (core_.config.shared_clock)
+            core_.config.shared_clock(now, stop);
     }
 
 private:

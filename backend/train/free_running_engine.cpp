@@ -539,6 +539,8 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
     {
         if (e.config.mode == ClockMode::Paced)
             e.pacer.wait_until(t, e.stop_flag);
+        else if (e.config.shared_clock)
+            e.config.shared_clock(t, e.stop_flag);
     }
 
     void run_until_done() override

@@ -10,6 +10,7 @@
 #include "train/worker.h"
 #include "train/worker_endpoint.h"
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -54,6 +55,10 @@ struct TrainerConfig {
     std::optional<double> target_accuracy; // stop once the test accuracy reaches it
     ClockMode mode = ClockMode::Virtual;
     double pace = 10.0; // paced mode: virtual seconds per wall second
+    // Virtual mode: called after each barrier (or arrival) at the job's virtual time, before
+    // the job goes on; fulcrumd's shared clock holds the job there until no other live job
+    // has an earlier event. Unset: the job's clock is its own.
+    std::function<void(double, const std::atomic<bool>*)> shared_clock;
     std::uint64_t seed = 1;
     int threads = 0; // compute threads for the virtual modes; 0 = hardware concurrency
     ElasticSpec elastic; // Elastic PS (BSP family only)
