@@ -413,7 +413,8 @@ void JobQueue::start_queued()
                     + job.scenario().external->framework + " started them"
                      : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
                     + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus)
-                    + (smaller ? " (eps: " + std::to_string(*size) + " of the " + std::to_string(request.workers)
+                    + (smaller ? " (" + std::string(sched::policy_name(elastic_.policy())) + ": "
+                                + std::to_string(*size) + " of the " + std::to_string(request.workers)
                                 + " it asks for were free; it grows when GPUs are idle)"
                                : ""),
             elastic_.sizes(job) ? size : std::nullopt);

@@ -575,10 +575,20 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, 
                 "below-min-workers", job + " has " + std::to_string(members) + " workers, its elastic.min_workers");
     }
     train::ResizeRequest request { r.action, r.worker, actor, reason };
-    apply_or_hold(std::string(action_name(r.action)) + " by " + actor,
-        [request](train::Trainer& t) { t.control().request_resize(request); });
-    std::lock_guard lock(mutex_);
-    ++resizes_in_flight_;
+    {
+        // Counted before it is asked: the trainer may apply it (and its event come back)
+        // before apply_or_hold returns.
+        std::lock_guard lock(mutex_);
+        ++resizes_in_flight_;
+    }
+    try {
+        apply_or_hold(std::string(action_name(r.action)) + " by " + actor,
+            [request](train::Trainer& t) { t.control().request_resize(request); });
+    } catch (...) {
+        std::lock_guard lock(mutex_);
+        --resizes_in_flight_;
+        throw;
+    }
 }
 
 void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const std::string& actor, const std::string& reason)
