@@ -2,6 +2,8 @@
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
+#include "run/run_scenario.h"
+#include "scenario/scenario.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -432,4 +434,53 @@ TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
     for (std::size_t i = 0; i < iterations.size(); ++i)
         ASSERT_EQ(iterations[i], static_cast<std::int64_t>(i)) << "worker 0's iterations, each once, in order";
     EXPECT_TRUE(reader.superseded_iterations(runs[0].id, 0).empty()) << "a checkpoint at the stop: nothing redone";
+}
+
+// Nothing is lost or changed by a policy's resize: the job the EPS scheduler grew (and
+// perhaps rolled back) records exactly the rows (batch sizes, times, losses) that the same
+// scenario records when its own elastic.resizes make the same changes before the same
+// iterations, so its parameters went through the same updates.
+TEST_F(LiveElasticTest, APolicysResizesTrainExactlyAsTheSameResizesInTheScenario)
+{
+    const std::string workers = R"([{"speed": 3000, "count": 2}, {"speed": 150}])";
+    std::string job_json = paced_job("proved", workers, elastic(1, 1, 3));
+    job_json.replace(job_json.find("\"iterations\": 1000000"), 21, "\"iterations\": 120");
+    job_json.replace(job_json.find("\"pace\": 2"), 9, "\"pace\": 1");
+    JobId job = 0;
+    {
+        daemon::Daemon d(options(sched::ElasticPolicy::Eps, "proof"));
+        job = d.submit(job_json, "test");
+        for (int i = 0; i < 3000 && status_of(d, job).state != JobState::Finished; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ASSERT_EQ(status_of(d, job).state, JobState::Finished) << status_of(d, job).message;
+    }
+    db::RunReader live(dir / "proof" / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const RunId live_run = live.runs().at(0).id;
+    std::string resizes;
+    for (const EventRecord& e : live.events(live_run))
+        if (is_scheduler(e) && (e.kind == "add-worker" || e.kind == "remove-worker"))
+            resizes += std::string(resizes.empty() ? "" : ", ") + R"({"before_iteration": )"
+                + std::to_string(e.iteration) + R"(, "action": ")" + e.kind + R"(", "target": )"
+                + std::to_string(*e.worker) + "}";
+    EXPECT_NE(resizes.find("add-worker"), std::string::npos) << resizes;
+    EXPECT_NE(resizes.find("remove-worker"), std::string::npos) << "the slow worker's step, rolled back: " << resizes;
+
+    std::string scripted = job_json;
+    scripted.replace(scripted.find(R"("max_workers": 3})"), 17, R"("max_workers": 3, "resizes": [)" + resizes + "]}");
+    run::RunOptions offline;
+    offline.database = dir / "scripted.db";
+    offline.mode = scenario::Mode::Virtual;
+    const run::RunSummary summary = run::run_scenario(scenario::parse_scenario(scripted, "scripted"), offline);
+    db::RunReader scripted_store(dir / "scripted.db");
+    const auto expected = scripted_store.iterations(summary.run, 0);
+    const auto got = live.iterations(live_run, 0);
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        SCOPED_TRACE("iteration " + std::to_string(got[i].iteration) + " worker " + std::to_string(got[i].worker));
+        ASSERT_EQ(got[i].iteration, expected[i].iteration);
+        ASSERT_EQ(got[i].worker, expected[i].worker);
+        EXPECT_EQ(got[i].batch_size, expected[i].batch_size);
+        EXPECT_EQ(got[i].end_s, expected[i].end_s);
+        EXPECT_EQ(got[i].loss, expected[i].loss);
+    }
 }
