@@ -381,7 +381,13 @@ double JobQueue::remaining_s(JobId id) const
 void JobQueue::start_queued()
 {
     const RemainingWork remaining = remaining_work();
-    bool changed = false;
+    struct Placed {
+        JobRuntime* job;
+        std::vector<std::int32_t> placement;
+        std::string message;
+        std::optional<int> size;
+    };
+    std::vector<Placed> placed;
     for (auto it = queued_.begin(); it != queued_.end();) {
         JobRuntime& job = *jobs_.at(*it);
         GpuDemand request = demand_of(job.scenario(), options_.cluster);
@@ -408,7 +414,7 @@ void JobQueue::start_queued()
         for (const auto& w : job.scenario().workers)
             placement.push_back(w.remote || external || next >= gpus.size() ? -1 : gpus[next++]);
         const bool smaller = size && *size < request.workers;
-        job.start(std::move(placement),
+        placed.push_back({ &job, std::move(placement),
             external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
                     + job.scenario().external->framework + " started them"
                      : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
@@ -417,14 +423,49 @@ void JobQueue::start_queued()
                                 + std::to_string(*size) + " of the " + std::to_string(request.workers)
                                 + " it asks for were free; it grows when GPUs are idle)"
                                : ""),
-            elastic_.sizes(job) ? size : std::nullopt);
-        elastic_.started(job);
+            elastic_.sizes(job) ? size : std::nullopt });
         it = queued_.erase(it);
         ++placements_;
-        changed = true;
     }
-    if (changed)
-        publish_cluster();
+    if (placed.empty())
+        return;
+    // Every job placed in this pass knows what it shares before its first barrier, so that a
+    // job recovered beside others records the same rows as before the crash.
+    const ClusterState state = cluster_state();
+    const auto on_server = jobs_on_servers(state);
+    for (Placed& p : placed) {
+        const ClusterShares shares = shares_of(p.placement, state, on_server);
+        p.job->set_gpu_sharing(shares.gpu);
+        p.job->set_link_contention(shares.link, options_.cluster.network);
+        p.job->start(std::move(p.placement), p.message, p.size);
+        elastic_.started(*p.job);
+    }
+    publish_cluster();
+}
+
+std::vector<std::set<JobId>> JobQueue::jobs_on_servers(const ClusterState& state)
+{
+    std::vector<std::set<JobId>> on_server(static_cast<std::size_t>(std::max(0, state.servers)));
+    for (const GpuUsage& g : state.gpus)
+        if (g.server >= 0 && static_cast<std::size_t>(g.server) < on_server.size())
+            on_server[static_cast<std::size_t>(g.server)].insert(g.jobs.begin(), g.jobs.end());
+    return on_server;
+}
+
+JobQueue::ClusterShares JobQueue::shares_of(const std::vector<std::int32_t>& placement, const ClusterState& state,
+    const std::vector<std::set<JobId>>& on_server)
+{
+    // The parameter servers run in fulcrumd: every push and pull crosses the worker's server link.
+    ClusterShares shares { std::vector<int>(placement.size(), 1), std::vector<int>(placement.size(), 1) };
+    for (std::size_t w = 0; w < placement.size(); ++w) {
+        if (placement[w] < 0 || static_cast<std::size_t>(placement[w]) >= state.gpus.size())
+            continue;
+        const GpuUsage& g = state.gpus[static_cast<std::size_t>(placement[w])];
+        shares.gpu[w] = std::max<int>(1, static_cast<int>(g.jobs.size()));
+        if (g.server >= 0 && static_cast<std::size_t>(g.server) < on_server.size())
+            shares.link[w] = std::max<int>(1, static_cast<int>(on_server[static_cast<std::size_t>(g.server)].size()));
+    }
+    return shares;
 }
 
 void JobQueue::fill_metrics(DaemonMetrics& metrics) const
@@ -450,25 +491,12 @@ void JobQueue::publish_cluster()
 {
     const ClusterState state = cluster_state();
     // Every change of the cluster passes here: each live job learns how many jobs share
-    // each of its workers' GPUs, and how many jobs' pushes and pulls cross each worker's
-    // server link (the parameter servers run in fulcrumd: every transfer crosses it).
-    std::vector<std::set<JobId>> on_server(static_cast<std::size_t>(std::max(0, state.servers)));
-    for (const GpuUsage& g : state.gpus)
-        if (g.server >= 0 && static_cast<std::size_t>(g.server) < on_server.size())
-            on_server[static_cast<std::size_t>(g.server)].insert(g.jobs.begin(), g.jobs.end());
+    // each of its workers' GPUs and server links.
+    const auto on_server = jobs_on_servers(state);
     for (JobRuntime* job : running_jobs()) {
-        const std::vector<std::int32_t> placement = job->status().placement;
-        std::vector<int> sharing(placement.size(), 1);
-        std::vector<int> link(placement.size(), 1);
-        for (std::size_t w = 0; w < placement.size(); ++w) {
-            if (placement[w] < 0 || static_cast<std::size_t>(placement[w]) >= state.gpus.size())
-                continue;
-            const GpuUsage& g = state.gpus[static_cast<std::size_t>(placement[w])];
-            sharing[w] = std::max<int>(1, static_cast<int>(g.jobs.size()));
-            link[w] = std::max<int>(1, static_cast<int>(on_server[static_cast<std::size_t>(g.server)].size()));
-        }
-        job->set_gpu_sharing(sharing);
-        job->set_link_contention(link, options_.cluster.network);
+        const ClusterShares shares = shares_of(job->status().placement, state, on_server);
+        job->set_gpu_sharing(shares.gpu);
+        job->set_link_contention(shares.link, options_.cluster.network);
     }
     hub_.publish(ClusterUpdate { state });
 }

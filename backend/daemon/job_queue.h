@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,6 +86,13 @@ public:
 private:
     void start_queued(); // with mutex_ held: places what fits, in submission order
     void publish_cluster(); // with mutex_ held
+    // Per worker of a placement: the live jobs on its GPU and on its server's link.
+    struct ClusterShares {
+        std::vector<int> gpu, link;
+    };
+    static std::vector<std::set<JobId>> jobs_on_servers(const protocol::ClusterState& state);
+    static ClusterShares shares_of(const std::vector<std::int32_t>& placement, const protocol::ClusterState& state,
+        const std::vector<std::set<JobId>>& on_server);
     double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
     RemainingWork remaining_work() const; // remaining_s, for the cluster book (mutex_ held)
     protocol::ClusterState cluster_state() const; // with mutex_ held

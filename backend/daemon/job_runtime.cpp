@@ -270,18 +270,6 @@ void JobRuntime::run()
                 apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
                     [request](train::Trainer& t) { t.control().request_resize(request); });
             }
-            std::vector<int> sharing;
-            std::optional<train::JobControl::LinkContention> contention;
-            {
-                std::lock_guard lock(mutex_);
-                sharing = sharing_; // a new trainer starts with every GPU and link its own
-                contention = contention_;
-            }
-            if (!sharing.empty())
-                apply_or_hold("gpu-sharing", [sharing](train::Trainer& t) { t.control().set_gpu_sharing(sharing); });
-            if (contention)
-                apply_or_hold(
-                    "link-contention", [c = *contention](train::Trainer& t) { t.control().set_link_contention(c); });
             stop_ = false;
             set_state(JobState::Running,
                 "restarting from its checkpoint at iteration " + std::to_string(restart->stopped_at) + " ("
@@ -418,6 +406,10 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
         }
         for (std::size_t w = 0; w < members_.size(); ++w) // a resumed job's members are its checkpoint's
             members_[w] = trainer->control().worker(static_cast<WorkerId>(w)).member;
+        if (!sharing_.empty()) // in effect from its first barrier
+            trainer->control().set_gpu_sharing(sharing_);
+        if (contention_)
+            trainer->control().set_link_contention(*contention_);
         if (const auto r = std::exchange(restarting_, std::nullopt)) {
             std::ostringstream cost;
             cost.precision(3);
@@ -688,23 +680,19 @@ std::optional<double> JobRuntime::iterations_per_s(std::int64_t from, std::int64
     return static_cast<double>(to - from) / (*t1 - *t0);
 }
 
+// Kept here and handed to every trainer the job starts (a recovered or restarted job's
+// too), and to the running one at once: a trainer starts with every GPU and link its own.
 void JobRuntime::set_gpu_sharing(const std::vector<int>& jobs_per_gpu)
 {
     if (scenario_.mode == scenario::Mode::Real || jobs_per_gpu.size() != scenario_.workers.size())
         return;
-    {
-        std::lock_guard lock(mutex_);
-        if (jobs_per_gpu == sharing_
-            || (sharing_.empty()
-                && std::all_of(jobs_per_gpu.begin(), jobs_per_gpu.end(), [](int k) { return k <= 1; })))
-            return; // nothing new (a job starts with every GPU its own)
-        sharing_ = jobs_per_gpu;
-    }
-    try {
-        apply_or_hold("gpu-sharing", [jobs_per_gpu](train::Trainer& t) { t.control().set_gpu_sharing(jobs_per_gpu); });
-    } catch (const RefusedRequest&) {
-        // it ended meanwhile
-    }
+    std::lock_guard lock(mutex_);
+    const bool alone = std::all_of(jobs_per_gpu.begin(), jobs_per_gpu.end(), [](int k) { return k <= 1; });
+    if (jobs_per_gpu == sharing_ || (sharing_.empty() && alone))
+        return;
+    sharing_ = jobs_per_gpu;
+    if (trainer_)
+        trainer_->control().set_gpu_sharing(sharing_);
 }
 
 void JobRuntime::set_link_contention(const std::vector<int>& jobs_per_link, const sched::ContentionModel& link)
@@ -712,19 +700,13 @@ void JobRuntime::set_link_contention(const std::vector<int>& jobs_per_link, cons
     if (scenario_.mode == scenario::Mode::Real || jobs_per_link.size() != scenario_.workers.size())
         return;
     const train::JobControl::LinkContention contention { jobs_per_link, link.a, link.b, link.eta };
-    {
-        std::lock_guard lock(mutex_);
-        const bool alone = std::all_of(jobs_per_link.begin(), jobs_per_link.end(), [](int k) { return k <= 1; });
-        if (contention_ == contention || (!contention_ && alone))
-            return; // nothing new (a job starts with its links its own)
-        contention_ = contention;
-    }
-    try {
-        apply_or_hold(
-            "link-contention", [contention](train::Trainer& t) { t.control().set_link_contention(contention); });
-    } catch (const RefusedRequest&) {
-        // it ended meanwhile
-    }
+    std::lock_guard lock(mutex_);
+    const bool alone = std::all_of(jobs_per_link.begin(), jobs_per_link.end(), [](int k) { return k <= 1; });
+    if (contention_ == contention || (!contention_ && alone))
+        return;
+    contention_ = contention;
+    if (trainer_)
+        trainer_->control().set_link_contention(*contention_);
 }
 
 void JobRuntime::place_worker(WorkerId worker, std::int32_t gpu)
