@@ -21,7 +21,8 @@ struct DaemonOptions {
     // How running jobs' sizes change: static (a job keeps the workers it was placed with) or
     // eps (the Elastic Parameter Server's rules, sched/eps_rules.h, on elastic jobs: start
     // smaller, grow round-robin on idle GPUs with rollback, release for newcomers after early
-    // feedback; daemon/elastic_scheduling.h).
+    // feedback; daemon/elastic_scheduling.h) or kill-restart (the same decisions, each carried
+    // out by a checkpoint, a stop and a restart).
     struct Elastic {
         sched::ElasticPolicy policy = sched::ElasticPolicy::StaticFifo;
         double round_s = 60; // wall seconds between growth rounds

@@ -15,7 +15,7 @@ namespace fulcrum::daemon {
 
 class JobRuntime;
 
-// fulcrumd's live elastic scheduling (--elastic eps): the Elastic Parameter Server's rules,
+// fulcrumd's live elastic scheduling (--elastic eps or kill-restart): the Elastic Parameter Server's rules,
 // the ones fulcrum-sim --elastic eps follows (sched/eps_rules.h), applied to running jobs
 // through their trainers' resizes and kept in the cluster book, one GPU per member worker.
 // - A newcomer that does not fit takes workers from running elastic jobs past their
@@ -26,7 +26,8 @@ class JobRuntime;
 //   the observed iterations after the step is compared with the pace before: a step that
 //   made it slower is rolled back, and the job grows no further.
 // Every change is the trainer's add-worker or remove-worker event, recorded in the job's
-// run store, with the scheduler as actor and its reason. Not thread-safe: JobQueue holds its
+// run store, with the scheduler as actor and its reason; under kill-restart each change is
+// carried out by a checkpoint, a stop and a restart from it (JobRuntime::restart). Not thread-safe: JobQueue holds its
 // lock around every call.
 class ElasticScheduling {
 public:

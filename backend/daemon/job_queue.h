@@ -44,7 +44,7 @@ public:
     // See Daemon::submit.
     JobId submit(const std::string& scenario_json, const std::string& source, Origin origin);
     void cancel(JobId job, const std::string& actor);
-    // An operator's resize-job: see JobRuntime::resize; under --elastic eps a job EPS sizes
+    // An operator's resize-job: see JobRuntime::resize; under --elastic eps or kill-restart a job the scheduler sizes
     // also needs an idle GPU for an added worker (RefusedRequest "no-free-gpu").
     void resize(const protocol::ResizeJob& resize, const std::string& actor);
     // An operator's set-cluster-policy: the placement policy for the jobs placed from now on,
@@ -99,7 +99,7 @@ private:
     void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
     void on_job_done(JobId id);
     std::vector<JobRuntime*> running_jobs() const; // with mutex_ held: placed and not ended
-    void elastic_loop(); // --elastic eps: growth rounds and trials, and releases for waiting jobs
+    void elastic_loop(); // --elastic eps or kill-restart: growth rounds and trials, and releases for waiting jobs
 
     const DaemonOptions& options_;
     const ServerFolders& folders_;
