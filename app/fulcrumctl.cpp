@@ -34,6 +34,8 @@ Commands:
   set-placement POLICY          the cluster's placement policy for jobs placed from now on:
                                 rand, ff, ls or lwf-K
   set-elastic POLICY            the cluster's elastic policy from now on: static, eps or kill-restart
+  set-comm POLICY               when live jobs' transfers start on the servers' links, from their
+                                next iteration: none, srsf-N or ada-srsf
   pin JOB WORKER BATCH          fix a worker's batch size from the next barrier on
   unpin JOB WORKER
   exclude JOB WORKER [--for S]  take a worker out of the barrier (for S seconds of run clock)
@@ -226,7 +228,7 @@ int run_command(const Args& a)
     }
     static const std::vector<std::string> known { "jobs", "runs", "submit", "pause", "resume", "cancel", "freeze",
         "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize", "set-placement", "set-elastic",
-        "watch" };
+        "set-comm", "watch" };
     if (std::find(known.begin(), known.end(), command) == known.end())
         throw CtlError(ctl::kBadInput, "unknown command '" + command + "' (fulcrumctl --help lists them)");
     // Arguments are checked before connecting, so bad input never waits on the network.
@@ -246,10 +248,10 @@ int run_command(const Args& a)
         // The wire names are the commands' with "-job": one table.
         const JobAction action = *protocol::parse_job_action(command + "-job");
         message = JobCommand { {}, action, number<JobId>(a.words[1], "JOB") };
-    } else if (command == "set-placement" || command == "set-elastic") {
+    } else if (command == "set-placement" || command == "set-elastic" || command == "set-comm") {
         need(a, 2, (command + " POLICY").c_str());
         SetClusterPolicy p;
-        (command == "set-placement" ? p.placement : p.elastic) = a.words[1];
+        (command == "set-placement" ? p.placement : command == "set-elastic" ? p.elastic : p.comm) = a.words[1];
         message = p;
     } else if (command == "pin") {
         need(a, 4, "pin JOB WORKER BATCH");

@@ -25,7 +25,8 @@ constexpr const char* kUsage
     = R"(Usage: fulcrumd [--config FILE] [--listen HOST:PORT] [--token-file FILE] [--data-dir DIR]
                 [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]...
                 [--cluster FILE] [--placement POLICY] [--metrics token|loopback|off]
-                [--elastic static|eps [--elastic-round-s S] [--feedback POINT]]
+                [--elastic static|eps|kill-restart [--elastic-round-s S] [--feedback POINT]]
+                [--comm none|srsf-N|ada-srsf]
        fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
@@ -54,6 +55,17 @@ the job's run store, with the scheduler as actor and its reason. --elastic kill-
 takes the same decisions and carries each out by stopping the job at a barrier with a
 checkpoint and starting it again from there (a job-restarted event says what it cost).
 --elastic static (the default) keeps each job's workers where they were placed.
+
+Live jobs on one server share its network link (the parameter servers run in fulcrumd,
+so every push and pull crosses the worker's server link): --comm none (the default) lets
+every transfer start at once, stretched by the scheduling paper's eq. 5 for the live jobs
+on the link (a, b, eta from the cluster file). --comm srsf-N or ada-srsf schedules the
+transfers of virtual-mode barrier jobs (bsp, lbbsp, backup) by fulcrum-sim's rules: before
+each iteration's pushes and pulls a job asks; srsf-N lets at most N transfers share a
+link, ada-srsf (AdaDUAL, Algorithm 3) lets a small transfer start beside one large one
+when that finishes it sooner; a held transfer waits for one on its links to end, and the
+held jobs then go in SRSF order (least remaining compute first). A job's status says how
+many of its transfers were held and for how long (its rows' comm_s include the wait).
 
 With no --config and no --scenario it starts the embedded demo: a paced run of four
 heterogeneous workers training an MLP on Fashion-MNIST (--no-demo: it starts nothing;
@@ -97,7 +109,7 @@ illegal-value and the field. Scenarios given here with --scenario may name any p
 Config file (JSON, every field optional; command-line options win):
   {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...",
    "cluster": "/etc/fulcrum/cluster.json", "placement": "lwf-1",
-   "elastic": "static", "elastic_round_s": 60, "early_feedback": "fraction:0.1",
+   "elastic": "static", "elastic_round_s": 60, "early_feedback": "fraction:0.1", "comm": "none",
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
@@ -135,7 +147,9 @@ int main(int argc, char** argv)
         po::value(&s.elastic_round_s)->default_value(s.elastic_round_s),
         "--elastic eps: seconds between growth rounds")("feedback",
         po::value(&s.early_feedback)->default_value(s.early_feedback),
-        "--elastic eps: a job's early-feedback point: fraction:F, iterations:N or accuracy:A")(
+        "--elastic eps: a job's early-feedback point: fraction:F, iterations:N or accuracy:A")("comm",
+        po::value(&s.comm)->default_value(s.comm),
+        "when live jobs' transfers start on the servers' links: none, srsf-N or ada-srsf")(
         "tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")("tls-key",
         po::value(&s.tls_key), "the certificate's PEM private key")("allow-plain", po::bool_switch(&s.allow_plain),
         "serve plain WebSocket on a non-loopback address")("metrics", po::value(&s.metrics)->default_value(s.metrics),
@@ -174,6 +188,7 @@ int main(int argc, char** argv)
             given.elastic = !vm["elastic"].defaulted();
             given.elastic_round_s = !vm["elastic-round-s"].defaulted();
             given.early_feedback = !vm["feedback"].defaulted();
+            given.comm = !vm["comm"].defaulted();
             given.tls_certificate = vm.count("tls-cert") > 0;
             given.tls_key = vm.count("tls-key") > 0;
             given.metrics = !vm["metrics"].defaulted();
@@ -207,6 +222,7 @@ int main(int argc, char** argv)
             options.cluster = sched::load_cluster(s.cluster);
         options.placement = s.placement;
         daemon::elastic_options(s, options);
+        options.comm = s.comm;
         options.server_name = "fulcrumd " FULCRUM_VERSION;
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;

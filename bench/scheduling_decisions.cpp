@@ -1,8 +1,9 @@
 // How long fulcrumd's scheduling decisions take on a cluster of 1,000 GPUs holding 100 live
 // jobs: placing a newcomer (each placement policy), a growth step's GPU (ClusterBook::add_gpu),
 // and the Elastic PS rules deciding a release for a newcomer over 100 holders and a growth
-// round's order. Prints medians and the ratio to one scan of the cluster's GPUs
-// (ClusterBook::room_for) measured in the same run. Target (issue 21): < 1 ms a decision.
+// round's order, and the communication scheduler starting (or holding) a transfer beside the
+// 100 jobs' transfers on the links (LinkSchedule::try_start, srsf-1 and ada-srsf). Prints medians and the ratio to one
+// scan of the cluster's GPUs (ClusterBook::room_for) measured in the same run. Target (issue 21): < 1 ms a decision.
 //
 //   build/release/bench/scheduling_decisions [--gpus N] [--jobs N] [--repeats N]
 //
@@ -11,6 +12,7 @@
 
 #include "common/random.h"
 #include "daemon/cluster_book.h"
+#include "daemon/link_schedule.h"
 #include "sched/eps_rules.h"
 
 #include <algorithm>
@@ -116,5 +118,32 @@ int main(int argc, char** argv)
     std::printf("  %-44s %9.2f us %5.1fx\n", "eps_release: 38 GPUs from 100 holders", release_us, release_us / scan_us);
     const double order_us = median_us(repeats, [&] { sink += static_cast<int>(sched::eps_growth_order(100, 7)[0]); });
     std::printf("  %-44s %9.2f us %5.1fx\n", "eps_growth_order over 100 jobs", order_us, order_us / scan_us);
+
+    // One transfer in flight per live job, each over the servers its workers' GPUs are on;
+    // the newcomer's 4 workers ask at an instant when all of them still run.
+    for (const char* comm : { "srsf-1", "ada-srsf" }) {
+        daemon::LinkSchedule links(cluster, comm);
+        links.set_policy("none"); // every live job's transfer starts, whatever it meets
+        for (JobId j = 1; j <= static_cast<JobId>(jobs); ++j) {
+            std::vector<int> on;
+            for (int w = 1 + static_cast<int>(uniform01(rng) * 8); w > 0; --w)
+                on.push_back(static_cast<int>(uniform01(rng) * cluster.gpus()));
+            links.try_start({ j, 1e8, on, std::vector<double>(on.size(), 1000.0) }, 0);
+        }
+        links.set_policy(comm);
+        std::vector<int> on;
+        for (int w = 0; w < 4; ++w)
+            on.push_back(static_cast<int>(uniform01(rng) * cluster.gpus()));
+        const daemon::LinkSchedule::Transfer asked { newcomer, 1e6, on, std::vector<double>(4, 1e-9) };
+        double at = 1;
+        // A transfer that starts ends 1e-9 s later (before the next ask), so every ask meets
+        // the same 100 transfers.
+        const double us = median_us(repeats, [&] {
+            at += 1e-6;
+            sink += links.try_start(asked, at).started ? 1 : 0;
+        });
+        std::printf("  %-44s %9.2f us %5.1fx\n", ("a transfer's start beside 100 jobs', " + std::string(comm)).c_str(),
+            us, us / scan_us);
+    }
     return sink == -1 ? 1 : 0; // keeps the work from being optimized away
 }

@@ -257,8 +257,8 @@ void Daemon::on(Client& client, const ResizeJob& r)
 void Daemon::on(Client& client, const SetClusterPolicy& p)
 {
     try {
-        queue_.set_cluster_policy(p.placement, p.elastic, actor(client));
-    } catch (const InputError& e) { // names the field: placement or elastic
+        queue_.set_cluster_policy(p, actor(client));
+    } catch (const InputError& e) { // names the field: placement, elastic or comm
         client.send(failure(p.id, "illegal-value", e.reason(), e.field()));
         return;
     }

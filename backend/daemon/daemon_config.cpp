@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "common/json_fields.h"
 #include "daemon/daemon_options.h"
+#include "daemon/link_schedule.h"
 #include "sched/placement.h"
 
 #include <filesystem>
@@ -42,6 +43,7 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
             s.elastic_round_s = round;
     }
     set("early_feedback", given.early_feedback, s.early_feedback, "fraction:F, iterations:N or accuracy:A");
+    set("comm", given.comm, s.comm, "a communication scheduler: none, srsf-N or ada-srsf");
     set("tls_certificate", given.tls_certificate, s.tls_certificate, "a path to a PEM certificate chain");
     set("tls_key", given.tls_key, s.tls_key, "a path to a PEM private key");
     s.allow_plain = s.allow_plain || f.boolean_or("allow_plain", false);
@@ -113,6 +115,11 @@ ListenAddress check_settings(DaemonSettings& s)
         sched::make_placement(s.placement, 1);
     } catch (const std::invalid_argument& e) {
         throw InputError("--placement", "", e.what());
+    }
+    try {
+        LinkSchedule(sched::ClusterSpec {}, s.comm);
+    } catch (const std::invalid_argument& e) {
+        throw InputError("--comm", "", e.what());
     }
     if (s.token_file.empty())
         s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();

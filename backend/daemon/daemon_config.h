@@ -17,6 +17,7 @@ struct DaemonSettings {
     std::string elastic = "static"; // static, eps or kill-restart (DaemonOptions::Elastic)
     double elastic_round_s = 60;
     std::string early_feedback = "fraction:0.1";
+    std::string comm = "none"; // none, srsf-N or ada-srsf (DaemonOptions::comm)
     std::string tls_certificate, tls_key;
     bool allow_plain = false;
     bool no_demo = false;
@@ -30,7 +31,7 @@ struct DaemonSettings {
 struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
          tls_certificate = false, tls_key = false, metrics = false, elastic = false, elastic_round_s = false,
-         early_feedback = false;
+         early_feedback = false, comm = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws
@@ -55,7 +56,8 @@ void elastic_options(const DaemonSettings& settings, DaemonOptions& options);
 // The rules between the settings: HOST:PORT, a placement policy the scheduler knows, a TLS
 // certificate and key given together, and plain WebSocket on a non-loopback address only
 // with allow_plain (tokens and data would cross the network unencrypted). Fills the token
-// file's default. Throws InputError naming the option (--listen, --placement, --tls-cert...).
+// file's default, and a communication scheduler fulcrumd has. Throws InputError naming the
+// option (--listen, --placement, --comm, --tls-cert...).
 ListenAddress check_settings(DaemonSettings& settings);
 
 } // namespace fulcrum::daemon

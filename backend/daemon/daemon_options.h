@@ -29,6 +29,10 @@ struct DaemonOptions {
         int observe_iterations = 20; // a growth step is judged over this many iterations
         sched::EarlyFeedback feedback; // fraction:0.1
     } elastic;
+    // When live jobs' transfers start (daemon/link_schedule.h): none (each job's pushes and
+    // pulls stretch by eq. 5 for the live jobs on its links) or a communication scheduler of
+    // the scheduling module, srsf-N or ada-srsf, for virtual-mode barrier jobs.
+    std::string comm = "none";
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
     std::string server_name = "fulcrumd";

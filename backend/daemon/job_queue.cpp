@@ -43,6 +43,7 @@ JobQueue::JobQueue(
     , catalogue_(catalogue)
     , hub_(hub)
     , journal_(options.data_dir / "jobs")
+    , links_(options.cluster, options.comm)
     , cluster_(options.cluster, options.placement, 1, std::string(sched::policy_name(options.elastic.policy)))
     , elastic_(options.elastic, cluster_)
 {
@@ -109,17 +110,24 @@ std::vector<JobRuntime*> JobQueue::running_jobs() const
     return running;
 }
 
-void JobQueue::set_cluster_policy(
-    const std::optional<std::string>& placement, const std::optional<std::string>& elastic, const std::string& actor)
+void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::string& actor)
 {
     constexpr const char* kSource = "set-cluster-policy";
-    if (!placement && !elastic)
-        throw InputError(kSource, "placement", "names neither a placement nor an elastic policy to change");
+    const auto& [id, placement, elastic, comm] = policies;
+    if (!placement && !elastic && !comm)
+        throw InputError(kSource, "placement", "names no placement, elastic or communication (comm) policy to change");
     std::optional<sched::ElasticPolicy> policy;
     if (elastic) {
         policy = sched::parse_elastic_policy(*elastic);
         if (!policy)
             throw InputError(kSource, "elastic", "expected static, eps or kill-restart, got '" + *elastic + "'");
+    }
+    if (comm) { // checked before anything changes
+        try {
+            LinkSchedule(options_.cluster, *comm);
+        } catch (const std::invalid_argument& e) {
+            throw InputError(kSource, "comm", e.what());
+        }
     }
     std::lock_guard lock(mutex_);
     if (placement) {
@@ -129,6 +137,8 @@ void JobQueue::set_cluster_policy(
             throw InputError(kSource, "placement", e.what());
         }
     }
+    if (comm)
+        links_.set_policy(*comm);
     if (policy) {
         elastic_.set_policy(*policy, running_jobs());
         cluster_.set_elastic_name(std::string(sched::policy_name(*policy)));
@@ -136,8 +146,8 @@ void JobQueue::set_cluster_policy(
             elastic_thread_ = std::thread([this] { elastic_loop(); });
     }
     // Each running job's run store says when the rules it ran under changed, and who changed them.
-    const std::string now = "the cluster's policies are now placement " + cluster_.placement() + " and elastic "
-        + std::string(sched::policy_name(elastic_.policy()));
+    const std::string now = "the cluster's policies are now placement " + cluster_.placement() + ", elastic "
+        + std::string(sched::policy_name(elastic_.policy())) + " and communication " + links_.policy();
     for (JobRuntime* job : running_jobs()) {
         try {
             job->note("cluster-policy", now, actor);
@@ -208,6 +218,7 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
     auto runtime = std::make_unique<JobRuntime>(
         id, std::move(s), catalogue_.job_store(id), folders_, hub_, [this](JobId done) { on_job_done(done); });
     runtime->use_shared_clock(&clock_);
+    runtime->use_link_schedule(&links_);
     GpuDemand asked = demand;
     if (elastic_.sizes(*runtime))
         asked.workers = ElasticScheduling::requested_workers(*runtime);
@@ -321,6 +332,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
         auto runtime = std::make_unique<JobRuntime>(
             id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
         runtime->use_shared_clock(&clock_);
+        runtime->use_link_schedule(&links_);
         JobRuntime& job = *runtime;
         jobs_[id] = std::move(runtime);
         if (external) { // its ranks' connections closed with the fulcrumd that ran it
@@ -433,10 +445,13 @@ void JobQueue::start_queued()
     // job recovered beside others records the same rows as before the crash.
     const ClusterState state = cluster_state();
     const auto on_server = jobs_on_servers(state);
+    // ... and the virtual-mode ones start together on the daemon's one clock: each holds the
+    // others from now until its first barrier.
+    for (Placed& p : placed)
+        if (p.job->scenario().mode == scenario::Mode::Virtual && !p.job->remote() && !p.job->ranks())
+            clock_.enter(p.job->id());
     for (Placed& p : placed) {
-        const ClusterShares shares = shares_of(p.placement, state, on_server);
-        p.job->set_gpu_sharing(shares.gpu);
-        p.job->set_link_contention(shares.link, options_.cluster.network);
+        send_shares(*p.job, p.placement, state, on_server);
         p.job->start(std::move(p.placement), p.message, p.size);
         elastic_.started(*p.job);
     }
@@ -468,6 +483,16 @@ JobQueue::ClusterShares JobQueue::shares_of(const std::vector<std::int32_t>& pla
     return shares;
 }
 
+void JobQueue::send_shares(JobRuntime& job, const std::vector<std::int32_t>& placement, const ClusterState& state,
+    const std::vector<std::set<JobId>>& on_server) const
+{
+    ClusterShares shares = shares_of(placement, state, on_server);
+    job.set_gpu_sharing(shares.gpu);
+    if (links_.scheduling() && job.scenario().mode == scenario::Mode::Virtual)
+        shares.link.assign(shares.link.size(), 1);
+    job.set_link_contention(shares.link, options_.cluster.network);
+}
+
 void JobQueue::fill_metrics(DaemonMetrics& metrics) const
 {
     std::lock_guard lock(mutex_);
@@ -484,7 +509,9 @@ RemainingWork JobQueue::remaining_work() const
 
 ClusterState JobQueue::cluster_state() const
 {
-    return cluster_.state({ queued_.begin(), queued_.end() }, remaining_work());
+    ClusterState state = cluster_.state({ queued_.begin(), queued_.end() }, remaining_work());
+    state.comm = links_.policy();
+    return state;
 }
 
 void JobQueue::publish_cluster()
@@ -493,11 +520,8 @@ void JobQueue::publish_cluster()
     // Every change of the cluster passes here: each live job learns how many jobs share
     // each of its workers' GPUs and server links.
     const auto on_server = jobs_on_servers(state);
-    for (JobRuntime* job : running_jobs()) {
-        const ClusterShares shares = shares_of(job->status().placement, state, on_server);
-        job->set_gpu_sharing(shares.gpu);
-        job->set_link_contention(shares.link, options_.cluster.network);
-    }
+    for (JobRuntime* job : running_jobs())
+        send_shares(*job, job->status().placement, state, on_server);
     hub_.publish(ClusterUpdate { state });
 }
 

@@ -3,6 +3,7 @@
 #include "daemon/cluster_book.h"
 #include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
+#include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
 #include "protocol/messages.h"
 
@@ -48,10 +49,10 @@ public:
     // also needs an idle GPU for an added worker (RefusedRequest "no-free-gpu").
     void resize(const protocol::ResizeJob& resize, const std::string& actor);
     // An operator's set-cluster-policy: the placement policy for the jobs placed from now on,
-    // the elastic policy for running and future jobs. Throws InputError naming the field
-    // (placement, elastic) for a policy fulcrumd lacks; nothing changes then.
-    void set_cluster_policy(const std::optional<std::string>& placement, const std::optional<std::string>& elastic,
-        const std::string& actor);
+    // the elastic policy for running and future jobs, the communication scheduler from each
+    // live job's next transfer. Throws InputError naming the field (placement, elastic, comm)
+    // for a policy fulcrumd lacks; nothing changes then.
+    void set_cluster_policy(const protocol::SetClusterPolicy& policies, const std::string& actor);
     // An operator's resume-job: an interrupted job is queued to go on from its checkpoint,
     // a paused one resumes.
     void resume(JobId job, const std::string& actor);
@@ -93,6 +94,10 @@ private:
     static std::vector<std::set<JobId>> jobs_on_servers(const protocol::ClusterState& state);
     static ClusterShares shares_of(const std::vector<std::int32_t>& placement, const protocol::ClusterState& state,
         const std::vector<std::set<JobId>>& on_server);
+    // Tells a live job what it shares; a job whose transfers the communication scheduler
+    // decides learns their contention from it, transfer by transfer, instead.
+    void send_shares(JobRuntime& job, const std::vector<std::int32_t>& placement, const protocol::ClusterState& state,
+        const std::vector<std::set<JobId>>& on_server) const;
     double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
     RemainingWork remaining_work() const; // remaining_s, for the cluster book (mutex_ held)
     protocol::ClusterState cluster_state() const; // with mutex_ held
@@ -108,6 +113,7 @@ private:
     JobJournal journal_;
     mutable std::mutex mutex_;
     SharedVirtualClock clock_; // the virtual-mode jobs' one clock: outlives every job
+    LinkSchedule links_; // their transfers on the servers' links (--comm): outlives every job
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
     std::deque<JobId> queued_;
     ClusterBook cluster_;

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "daemon/confine_paths.h"
+#include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
@@ -240,6 +241,10 @@ void JobRuntime::run()
     if (shared_clock_ && scenario_.mode == scenario::Mode::Virtual)
         options.shared_clock
             = [this](double t, const std::atomic<bool>* stop) { shared_clock_->advance(id_, t, stop); };
+    if (shared_clock_ && links_ && scenario_.mode == scenario::Mode::Virtual)
+        options.comm_gate = [this](const train::CommTransfer& transfer, const std::atomic<bool>* stop) {
+            return schedule_transfer(transfer, stop);
+        };
     try {
         scenario::Scenario scenario = scenario_;
         if (start_members_)
@@ -330,6 +335,36 @@ void JobRuntime::publish_status()
 void JobRuntime::publish_workers()
 {
     hub_.publish(protocol::WorkerUpdate { id_, worker_states() });
+}
+
+// Wang et al.'s communication scheduling on fulcrumd's one clock (LinkSchedule::schedule).
+std::optional<train::CommGrant> JobRuntime::schedule_transfer(
+    const train::CommTransfer& transfer, const std::atomic<bool>* stop)
+{
+    if (!links_->scheduling())
+        return std::nullopt;
+    LinkSchedule::Transfer asked { id_, transfer.bytes, {}, transfer.alone_s };
+    double service = 0;
+    {
+        std::lock_guard lock(mutex_);
+        for (const WorkerId w : transfer.workers) {
+            const auto i = static_cast<std::size_t>(w);
+            asked.gpus.push_back(i < status_.placement.size() ? status_.placement[i] : -1);
+        }
+        // SRSF's key, the simulator's: the compute still to run times the GPUs it runs on.
+        const double per_iteration
+            = status_.iteration > 0 ? status_.time_s / static_cast<double>(status_.iteration) : 1.0;
+        service = static_cast<double>(std::max<std::int64_t>(0, status_.iterations - status_.iteration)) * per_iteration
+            * static_cast<double>(transfer.workers.size());
+    }
+    const LinkSchedule::Scheduled scheduled = links_->schedule(*shared_clock_, asked, transfer.now, service, stop);
+    std::lock_guard lock(mutex_);
+    if (!status_.link)
+        status_.link = protocol::JobStatus::LinkUse {};
+    ++status_.link->transfers;
+    status_.link->held += scheduled.asked > 1 ? 1 : 0;
+    status_.link->wait_s += scheduled.wait_s;
+    return train::CommGrant { scheduled.wait_s, scheduled.stretch };
 }
 
 protocol::JobStatus JobRuntime::status() const

@@ -25,6 +25,7 @@ class Trainer;
 
 namespace fulcrum::daemon {
 
+class LinkSchedule;
 class SharedVirtualClock;
 
 // One live job in fulcrumd: the scenario's trainer on its own thread, recorded into its
@@ -118,6 +119,8 @@ public:
     void join();
     // fulcrumd's one clock for its virtual-mode jobs (before start); null: the job's own.
     void use_shared_clock(class SharedVirtualClock* clock) { shared_clock_ = clock; }
+    // ... and the communication scheduler of its virtual-mode barrier jobs (before start).
+    void use_link_schedule(class LinkSchedule* links) { links_ = links; }
 
     protocol::JobStatus status() const;
     std::vector<protocol::WorkerState> worker_states() const;
@@ -139,6 +142,9 @@ private:
     void trainer_started(train::Trainer* trainer);
     void check_worker(WorkerId worker) const;
     void track_members(const EventRecord& e); // an add-worker, remove-worker or refusal the trainer recorded
+    // The trainer's comm_gate: asks the link schedule, waiting on the shared clock while held.
+    std::optional<train::CommGrant> schedule_transfer(
+        const train::CommTransfer& transfer, const std::atomic<bool>* stop);
 
     const JobId id_;
     const scenario::Scenario scenario_;
@@ -169,6 +175,7 @@ private:
     std::atomic<bool> shutdown_ { false };
     bool cancelled_ = false;
     SharedVirtualClock* shared_clock_ = nullptr;
+    LinkSchedule* links_ = nullptr;
     std::vector<int> sharing_; // as last sent to the trainer
     std::optional<train::JobControl::LinkContention> contention_; // as last sent
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says

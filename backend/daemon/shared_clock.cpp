@@ -2,48 +2,95 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace fulcrum::daemon {
 
-bool SharedVirtualClock::may_go(JobId job, double at) const
+bool SharedVirtualClock::may_go(JobId job, double at, bool deciding) const
 {
+    const auto mine = std::pair(participants_.at(job).priority, job);
     for (const auto& [id, p] : participants_) {
         if (id == job || p.suspended)
             continue;
+        const bool before_me = std::pair(p.priority, id) < mine; // at one instant
         if (p.waiting) {
-            if (*p.waiting < at || (*p.waiting == at && id < job))
+            if (*p.waiting < at || (*p.waiting == at && before_me))
                 return false;
-        } else if (p.last < at) {
-            return false; // computing: its next event may come before `at`
+        } else if (p.last < at || (deciding && p.last == at && before_me)) {
+            // Computing: its next event may come before `at` (or, for a decision, at `at`
+            // itself, which it must make first).
+            return false;
         }
     }
+    return true;
+}
+
+SharedVirtualClock::Participant& SharedVirtualClock::join(JobId job, double t)
+{
+    auto [it, joined] = participants_.try_emplace(job);
+    Participant& p = it->second;
+    // Its first call (or the first after a pause) happens at the daemon's now.
+    if (joined || p.entered) {
+        p.offset = now_ - t;
+        p.entered = false;
+        p.rebase = false;
+        if (joined)
+            p.last = p.offset + t;
+    } else if (p.rebase) {
+        p.offset = std::max(p.offset, now_ - t);
+        p.rebase = false;
+    }
+    return p;
+}
+
+bool SharedVirtualClock::wait_to_go(std::unique_lock<std::mutex>& lock, JobId job, Participant& p, double at,
+    bool deciding, const std::atomic<bool>* stop)
+{
+    p.waiting = at;
+    changed_.notify_all();
+    // A stop request is a plain flag: look at it now and then.
+    const auto stopping = [stop] { return stop && stop->load(std::memory_order_relaxed); };
+    while (!may_go(job, at, deciding) && !stopping())
+        changed_.wait_for(lock, std::chrono::milliseconds(20));
+    p.waiting.reset();
+    if (!may_go(job, at, deciding)) { // stopping: it goes nowhere, and leaves at its end
+        changed_.notify_all();
+        return false;
+    }
+    p.last = at;
+    now_ = std::max(now_, at);
     return true;
 }
 
 void SharedVirtualClock::advance(JobId job, double t, const std::atomic<bool>* stop)
 {
     std::unique_lock lock(mutex_);
-    auto [it, joined] = participants_.try_emplace(job);
-    Participant& p = it->second;
-    if (joined || p.rebase) {
-        // Its first barrier (or the first after a pause) happens at the daemon's now.
-        p.offset = std::max(joined ? now_ - t : p.offset, now_ - t);
-        p.rebase = false;
-    }
-    const double at = p.offset + t;
-    p.waiting = at;
+    Participant& p = join(job, t);
+    wait_to_go(lock, job, p, p.offset + t, false, stop);
     changed_.notify_all();
-    // A stop request is a plain flag: look at it now and then.
-    const auto stopping = [stop] { return stop && stop->load(std::memory_order_relaxed); };
-    while (!may_go(job, at) && !stopping())
-        changed_.wait_for(lock, std::chrono::milliseconds(20));
+}
+
+bool SharedVirtualClock::decide(
+    JobId job, double t, double priority, const std::atomic<bool>* stop, const std::function<void(double)>& decision)
+{
+    std::unique_lock lock(mutex_);
+    Participant& p = join(job, t);
+    p.priority = priority;
+    const double at = p.offset + t;
+    if (!wait_to_go(lock, job, p, at, true, stop))
+        return false;
+    decision(at);
+    changed_.notify_all();
+    return true;
+}
+
+void SharedVirtualClock::enter(JobId job)
+{
+    std::lock_guard lock(mutex_);
+    Participant& p = participants_[job];
+    p.entered = true;
     p.waiting.reset();
-    if (!may_go(job, at)) { // stopping: it goes nowhere, and leaves at its end
-        changed_.notify_all();
-        return;
-    }
-    p.last = at;
-    now_ = std::max(now_, at);
+    p.last = now_;
     changed_.notify_all();
 }
 

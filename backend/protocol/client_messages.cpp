@@ -305,6 +305,8 @@ template <> struct Wire<SetClusterPolicy> : NamedAs<"set-cluster-policy"> {
             o["placement"] = *m.placement;
         if (m.elastic)
             o["elastic"] = *m.elastic;
+        if (m.comm)
+            o["comm"] = *m.comm;
     }
     static SetClusterPolicy decode(std::string_view, const Fields& f)
     {
@@ -314,6 +316,8 @@ template <> struct Wire<SetClusterPolicy> : NamedAs<"set-cluster-policy"> {
             m.placement = f.string("placement");
         if (f.has("elastic"))
             m.elastic = f.string("elastic");
+        if (f.has("comm"))
+            m.comm = f.string("comm");
         return m;
     }
 };

@@ -115,6 +115,9 @@ json::object to_json(const JobStatus& s)
             e["frozen"] = true;
         o["elastic"] = std::move(e);
     }
+    if (s.link)
+        o["link"] = json::object { { "transfers", s.link->transfers }, { "held", s.link->held },
+            { "wait_s", s.link->wait_s } };
     return o;
 }
 
@@ -144,6 +147,10 @@ JobStatus job_status_from(const Fields& f)
         s.elastic = JobStatus::ElasticBounds { e.int32("min_workers", 1), e.int32("max_workers", 1),
             e.has("frozen") && e.boolean("frozen") };
     }
+    if (f.has("link")) {
+        const Fields l(f.object("link"), f.at("link"));
+        s.link = JobStatus::LinkUse { l.integer("transfers"), l.integer("held"), l.number("wait_s") };
+    }
     return s;
 }
 
@@ -164,7 +171,7 @@ json::object to_json(const ClusterState& c)
     json::array gpus;
     for (const GpuUsage& g : c.gpus)
         gpus.push_back(to_json(g));
-    return { { "placement", c.placement }, { "elastic", c.elastic }, { "servers", c.servers },
+    return { { "placement", c.placement }, { "elastic", c.elastic }, { "comm", c.comm }, { "servers", c.servers },
         { "gpus_per_server", c.gpus_per_server }, { "gpu_memory_gb", c.gpu_memory_gb }, { "gpus", std::move(gpus) },
         { "queue", integers_json(c.queue) } };
 }

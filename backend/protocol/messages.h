@@ -92,12 +92,15 @@ struct ResizeJob {
 };
 
 // An operator's change of the cluster's scheduling policies from now on: the placement
-// policy for the jobs placed next (rand, ff, ls, lwf-K) and the elastic policy for running
-// and future jobs (static, eps, kill-restart). An unset one stays as it is.
+// policy for the jobs placed next (rand, ff, ls, lwf-K), the elastic policy for running
+// and future jobs (static, eps, kill-restart) and the communication scheduler of the live
+// jobs' transfers from their next iteration (none, srsf-N, ada-srsf). An unset one stays as
+// it is.
 struct SetClusterPolicy {
     std::string id;
     std::optional<std::string> placement;
     std::optional<std::string> elastic;
+    std::optional<std::string> comm;
 };
 
 // Operator overrides on one worker, applied at the job's next barrier.
@@ -233,6 +236,16 @@ struct JobStatus {
         bool operator==(const ElasticBounds&) const = default;
     };
     std::optional<ElasticBounds> elastic;
+    // A job whose transfers fulcrumd's communication scheduler decides (--comm): how many
+    // it started, how many it held for their links first, and the time they waited (run
+    // clock). Unset for a job no scheduler has decided for.
+    struct LinkUse {
+        std::int64_t transfers = 0;
+        std::int64_t held = 0;
+        double wait_s = 0;
+        bool operator==(const LinkUse&) const = default;
+    };
+    std::optional<LinkUse> link;
 
     bool operator==(const JobStatus&) const = default;
 };
@@ -252,6 +265,7 @@ struct GpuUsage {
 struct ClusterState {
     std::string placement; // the placement policy: rand, ff, ls or lwf-K
     std::string elastic = "static"; // how running jobs' sizes change: static, eps or kill-restart
+    std::string comm = "none"; // when live jobs' transfers start: none, srsf-N or ada-srsf
     std::int32_t servers = 0;
     std::int32_t gpus_per_server = 0;
     double gpu_memory_gb = 0;

@@ -239,6 +239,7 @@ template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
         ClusterState m;
         m.placement = c.string_or("placement", "");
         m.elastic = c.string_or("elastic", "static");
+        m.comm = c.string_or("comm", "none");
         m.servers = c.int32("servers", 0);
         m.gpus_per_server = c.int32("gpus_per_server", 0);
         m.gpu_memory_gb = c.number("gpu_memory_gb");

@@ -129,6 +129,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.mode = clock_mode(mode);
     config.pace = options.pace.value_or(s.pace);
     config.shared_clock = options.shared_clock;
+    config.comm_gate = options.comm_gate;
     config.seed = seed;
     config.threads = options.threads.value_or(s.threads);
     config.elastic.initial_workers = s.elastic.initial_workers;

@@ -6,6 +6,7 @@
 #include "db/run_store.h"
 #include "run/run_summary.h"
 #include "scenario/scenario.h"
+#include "train/comm_gate.h"
 #include "train/external_ranks.h"
 #include "train/remote_workers.h"
 
@@ -73,6 +74,8 @@ struct RunOptions {
     std::function<std::string()> stopped_status;
     // Virtual mode in fulcrumd: the daemon's one clock for its live jobs (TrainerConfig).
     std::function<void(double, const std::atomic<bool>*)> shared_clock;
+    // ... and its communication scheduler (TrainerConfig::comm_gate).
+    train::CommGate comm_gate;
 };
 
 // The scenario's training and test data (synthetic from the seed, or Fashion-MNIST from

@@ -17,6 +17,8 @@ struct ContentionModel {
     double time(double bytes, int k) const { return a + seconds_per_byte(k) * bytes; }
     // The transfer part of eq. 5 per byte at contention level k >= 1.
     double seconds_per_byte(int k) const { return k * b + (k - 1) * eta; }
+    // How much longer one of k contending transfers of `bytes` takes than one alone: T(k) / T(1).
+    double stretch(double bytes, int k) const { return time(bytes, k) / time(bytes, 1); }
 };
 
 // Servers of identical GPUs behind one switch; each server's network link is shared by the

@@ -36,20 +36,23 @@ public:
     // With backup workers the later batches are abandoned at the barrier and the next
     // iteration starts there: the late workers get the new parameters with everyone else.
     double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& /*tasks*/,
-        double /*dispatched*/, std::int64_t iteration, std::size_t needed) override
+        double /*dispatched*/, std::int64_t iteration, std::size_t needed, const std::atomic<bool>* stop) override
     {
         engine::EventQueue& clock = core_.clock;
         const double barrier_open = clock.now();
         double barrier_close = barrier_open;
         std::size_t arrived = 0;
-        for (IterationRecord& row : rows) {
+        const std::optional<CommGrant> grant = ask_for_links(rows, barrier_open, iteration, stop);
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            IterationRecord& row = rows[r];
             const auto i = static_cast<std::size_t>(row.worker);
             Worker& worker = *core_.job.workers[i];
             const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
             row.start_s = barrier_open;
             row.compute_s = timing.duration_s * core_.slowdown[i] * core_.sharing[i];
-            row.comm_s = perf::communication_time(worker.setup().network, core_.job.model_bytes, iteration)
-                * core_.contention[i];
+            const double alone = perf::communication_time(worker.setup().network, core_.job.model_bytes, iteration);
+            // A scheduled transfer: held for the links, then stretched by what it started beside.
+            row.comm_s = grant ? grant->wait_s + alone * grant->stretch[r] : alone * core_.contention[i];
             row.cpu_share = timing.mean_share.cpu;
             row.memory_share = timing.mean_share.memory;
             row.end_s = barrier_open + row.comm_s + row.compute_s;
@@ -81,6 +84,26 @@ public:
     }
 
 private:
+    // fulcrumd's communication scheduler, where one decides: when the iteration's pushes and
+    // pulls start, and how contended each worker's are.
+    std::optional<CommGrant> ask_for_links(
+        const std::vector<IterationRecord>& rows, double now, std::int64_t iteration, const std::atomic<bool>* stop)
+    {
+        if (!core_.config.comm_gate || rows.empty())
+            return std::nullopt;
+        CommTransfer transfer { now, static_cast<double>(core_.job.model_bytes), {}, {} };
+        for (const IterationRecord& row : rows) {
+            transfer.workers.push_back(row.worker);
+            transfer.alone_s.push_back(
+                perf::communication_time(core_.job.workers[static_cast<std::size_t>(row.worker)]->setup().network,
+                    core_.job.model_bytes, iteration));
+        }
+        std::optional<CommGrant> grant = core_.config.comm_gate(transfer, stop);
+        if (grant && grant->stretch.size() != rows.size())
+            throw std::logic_error("the communication scheduler answered for another number of workers");
+        return grant;
+    }
+
     JobCore& core_;
     std::vector<double>& device_memory_;
 };
@@ -100,7 +123,7 @@ public:
 
     // The round trip less the worker's own compute time is its communication.
     double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& tasks, double dispatched,
-        std::int64_t /*iteration*/, std::size_t needed) override
+        std::int64_t /*iteration*/, std::size_t needed, const std::atomic<bool>* /*stop*/) override
     {
         const double memory = perf::memory_available_share();
         std::vector<double> ends;

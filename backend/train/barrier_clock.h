@@ -34,9 +34,10 @@ public:
     // The factor an endpoint idles its compute by for an injected straggler of `slowdown`.
     virtual double endpoint_slowdown(double slowdown) const = 0;
     // Times one iteration's rows (start, compute, communication, end, resource shares) and
-    // returns the barrier: the `needed`-th arrival. `tasks` is indexed by worker.
+    // returns the barrier: the `needed`-th arrival. `tasks` is indexed by worker. A stop
+    // request ends a wait for the links early.
     virtual double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& tasks,
-        double dispatched, std::int64_t iteration, std::size_t needed)
+        double dispatched, std::int64_t iteration, std::size_t needed, const std::atomic<bool>* stop)
         = 0;
     // The resources the row's worker starts the next iteration with, as the manager sees them.
     virtual perf::ResourceShare next_share(const IterationRecord& row, double barrier) const = 0;

@@ -259,7 +259,7 @@ struct BarrierEngine::Impl : EngineRefs {
                     = i < allocation.predicted_speeds.size() ? allocation.predicted_speeds[i] : std::nullopt;
                 row.decision = allocation.decisions.empty() ? allocation.decision : allocation.decisions[i];
             }
-            const double barrier = timing->close_barrier(rows, tasks, dispatched, k, needed);
+            const double barrier = timing->close_barrier(rows, tasks, dispatched, k, needed, stop);
             train_loss = 0;
             observations.clear();
             pushes.clear();

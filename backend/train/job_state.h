@@ -4,6 +4,7 @@
 #include "model/model.h"
 #include "ps/parameter_server.h"
 #include "sync/sync_spec.h"
+#include "train/comm_gate.h"
 #include "train/elastic_resize.h"
 #include "train/remote_workers.h"
 #include "train/training_observer.h"
@@ -59,6 +60,10 @@ struct TrainerConfig {
     // the job goes on; fulcrumd's shared clock holds the job there until no other live job
     // has an earlier event. Unset: the job's clock is its own.
     std::function<void(double, const std::atomic<bool>*)> shared_clock;
+    // Virtual mode in fulcrumd, barrier jobs: the communication scheduler says when each
+    // iteration's transfer starts and how contended it is. Unset, or answering nothing: it
+    // starts at once, stretched by the link contention the job was told (JobControl).
+    CommGate comm_gate;
     std::uint64_t seed = 1;
     int threads = 0; // compute threads for the virtual modes; 0 = hardware concurrency
     ElasticSpec elastic; // Elastic PS (BSP family only)

@@ -144,6 +144,11 @@ TEST_F(Fulcrumctl, SubmitsSteersAndWatchesAJobAndEveryCommandSaysJson)
     EXPECT_NE(last_error().find("not-elastic"), std::string::npos) << last_error();
     EXPECT_EQ(ctl("freeze 1").status, 3) << "nothing resizes a job without an elastic section";
     EXPECT_NE(last_error().find("not-elastic"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("set-comm srsf-1").status, 0) << last_error();
+    EXPECT_EQ(ctl("set-comm srsf-0").status, 3) << "fulcrumd has no srsf-0";
+    EXPECT_NE(last_error().find("comm"), std::string::npos) << last_error();
+    EXPECT_NE(last_error().find("srsf-N with N >= 1"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("set-comm").status, 2) << "which policy";
     EXPECT_EQ(ctl("cancel 1").status, 0) << last_error();
 }
 

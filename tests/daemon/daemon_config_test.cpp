@@ -46,7 +46,7 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
         });
     };
     const std::string typo = apply(R"({"listne": "x"})");
-    EXPECT_EQ(typo.rfind("fulcrumd.json listne: unknown field (expected allow_plain, cluster, data_dir,", 0), 0u)
+    EXPECT_EQ(typo.rfind("fulcrumd.json listne: unknown field (expected allow_plain, cluster, comm, data_dir,", 0), 0u)
         << typo;
     EXPECT_NE(typo.find("listen"), std::string::npos) << "the known fields are listed: " << typo;
     EXPECT_EQ(apply(R"({"data_dir": 5})"), "fulcrumd.json data_dir: expected a path, got a number");
@@ -86,6 +86,37 @@ TEST(DaemonConfig, PlainWebSocketLeavesLoopbackOnlyWhenAllowedAndTheAddressIsChe
     DaemonSettings placement;
     placement.placement = "best";
     EXPECT_EQ(check(placement).rfind("--placement : ", 0), 0u);
+}
+
+TEST(DaemonConfig, CommunicationSchedulingIsNoneSrsfNOrAdaSrsf)
+{
+    const auto check = [](DaemonSettings s) { return refusal([&] { daemon::check_settings(s); }); };
+    DaemonSettings s;
+    EXPECT_EQ(s.comm, "none") << "no scheduler by default: transfers contend by eq. 5";
+    daemon::apply_config_file(R"({"comm": "srsf-2"})", "fulcrumd.json", s, {});
+    EXPECT_EQ(s.comm, "srsf-2");
+    GivenOnCommandLine given;
+    given.comm = true; // --comm on the command line wins
+    s.comm = "ada-srsf";
+    daemon::apply_config_file(R"({"comm": "srsf-1"})", "fulcrumd.json", s, given);
+    EXPECT_EQ(s.comm, "ada-srsf");
+    for (const char* good : { "none", "srsf-1", "srsf-3", "ada-srsf" }) {
+        DaemonSettings t;
+        t.comm = good;
+        EXPECT_EQ(check(t), "accepted") << good;
+    }
+    for (const char* bad : { "srsf-0", "srsf", "fifo", "" }) {
+        DaemonSettings t;
+        t.comm = bad;
+        EXPECT_EQ(check(t),
+            std::string("--comm : expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf, got '") + bad + "'")
+            << bad;
+    }
+    EXPECT_EQ(refusal([] {
+        DaemonSettings t;
+        daemon::apply_config_file(R"({"comm": 1})", "fulcrumd.json", t, {});
+    }).rfind("fulcrumd.json comm: ", 0),
+        0u);
 }
 
 TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)

@@ -332,7 +332,8 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
     std::vector<ServerMessage> seen, seen_by_viewer;
     const auto set = [&](daemon::Client& client, std::vector<ServerMessage>& into, std::optional<std::string> placement,
                          std::optional<std::string> elastic) {
-        return request_reply(d, client, into, encode(ClientMessage { SetClusterPolicy { "p", placement, elastic } }));
+        return request_reply(
+            d, client, into, encode(ClientMessage { SetClusterPolicy { "p", placement, elastic, std::nullopt } }));
     };
     const JobId job = d.submit(paced_job("switched", R"([{"speed": 3000, "count": 3}])", elastic(1, 1, 3)), "test");
     EXPECT_EQ(gpus_held(status_of(d, job)), 3) << "static: every slot's GPU";
@@ -376,7 +377,8 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
         = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "cluster-policy"; });
     ASSERT_NE(changed, events.end());
     EXPECT_EQ(changed->actor.rfind("operator:op", 0), 0u) << changed->actor;
-    EXPECT_NE(changed->message.find("placement ff and elastic eps"), std::string::npos) << changed->message;
+    EXPECT_NE(changed->message.find("placement ff, elastic eps and communication none"), std::string::npos)
+        << changed->message;
 }
 
 // Under kill-restart the same growth step is carried out by stopping the job at a barrier

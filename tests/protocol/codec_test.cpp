@@ -79,12 +79,16 @@ TEST(ProtocolCodec, EveryClientMessageSurvivesARoundTrip)
     const ResizeJob resize = round_trip_client(ResizeJob { "rz", 7, ResizeAction::RemoveWorker, 3 });
     EXPECT_EQ(resize.action, ResizeAction::RemoveWorker);
     EXPECT_EQ(resize.worker, 3);
-    const SetClusterPolicy both = round_trip_client(SetClusterPolicy { "cp", "lwf-2", "eps" });
+    const SetClusterPolicy both = round_trip_client(SetClusterPolicy { "cp", "lwf-2", "eps", std::nullopt });
     EXPECT_EQ(both.placement, "lwf-2");
     EXPECT_EQ(both.elastic, "eps");
-    const SetClusterPolicy one = round_trip_client(SetClusterPolicy { "cp", std::nullopt, "static" });
+    const SetClusterPolicy one = round_trip_client(SetClusterPolicy { "cp", std::nullopt, "static", std::nullopt });
     EXPECT_EQ(one.placement, std::nullopt);
     EXPECT_EQ(one.elastic, "static");
+    EXPECT_EQ(one.comm, std::nullopt);
+    const SetClusterPolicy comm = round_trip_client(SetClusterPolicy { "cp", std::nullopt, std::nullopt, "srsf-1" });
+    EXPECT_EQ(comm.comm, "srsf-1");
+    EXPECT_EQ(comm.elastic, std::nullopt);
     const ChangeJob policy
         = round_trip_client(ChangeJob { "cp", JobSetting::Policy, 7, R"({"type":"lbbsp-cpu","blocking":true})" });
     EXPECT_EQ(policy.setting, JobSetting::Policy);
@@ -129,8 +133,10 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     status.elastic->frozen = true;
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
-    ClusterState cluster { "lwf-1", "eps", 1, 2, 16, { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } },
-        { 9, 11 } };
+    status.link = JobStatus::LinkUse { 120, 31, 4.125 };
+    EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    ClusterState cluster { "lwf-1", "eps", "ada-srsf", 1, 2, 16,
+        { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } }, { 9, 11 } };
     EXPECT_EQ(round_trip_server(ClusterUpdate { cluster }).cluster, cluster);
     EXPECT_EQ(type_name(ServerMessage { ClusterUpdate { cluster } }), "cluster-state");
     WorkerState w;

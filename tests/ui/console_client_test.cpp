@@ -216,6 +216,23 @@ TEST(ConsoleClient, TheClusterPoliciesChangeFromTheConsole)
         << window.cluster_map().header_text().toStdString();
     ASSERT_TRUE(wait_until([&] { return known.count() >= 1; }));
     EXPECT_EQ(known.at(0).at(0).toString(), QStringLiteral("set the cluster's placement ff and elastic eps"));
+
+    ASSERT_TRUE(window.commands().set_cluster_policy(std::nullopt, std::nullopt, "srsf-1"));
+    ASSERT_TRUE(wait_until([&] {
+        const protocol::ClusterState* c = window.store().cluster();
+        return c && c->comm == "srsf-1";
+    }));
+    EXPECT_TRUE(window.cluster_map().header_text().contains(QStringLiteral("elastic eps · comm srsf-1")))
+        << window.cluster_map().header_text().toStdString();
+    ASSERT_TRUE(wait_until([&] { return known.count() >= 2; }));
+    EXPECT_EQ(known.at(1).at(0).toString(), QStringLiteral("set the cluster's communication srsf-1"));
+    QSignalSpy failed(&window.commands(), &ui::Commands::failed);
+    ASSERT_TRUE(window.commands().set_cluster_policy(std::nullopt, std::nullopt, "srsf-0"));
+    ASSERT_TRUE(wait_until([&] { return failed.count() >= 1; }));
+    EXPECT_EQ(failed.at(0).at(0).toString(), QStringLiteral("set the cluster's communication srsf-0"));
+    EXPECT_TRUE(failed.at(0).at(1).toString().contains(QStringLiteral("srsf-N with N >= 1")))
+        << failed.at(0).at(1).toString().toStdString();
+    EXPECT_EQ(window.store().cluster()->comm, "srsf-1") << "a refused policy changes nothing";
 }
 
 TEST(ConsoleClient, ACommandInFlightWhenTheConnectionDropsIsReportedThenItsFateOnceReconnected)

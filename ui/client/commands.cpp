@@ -150,9 +150,10 @@ bool Commands::resize(JobId job, ResizeAction action, std::optional<WorkerId> wo
     return send(ResizeJob { {}, job, action, worker }, true).has_value();
 }
 
-bool Commands::set_cluster_policy(std::optional<std::string> placement, std::optional<std::string> elastic)
+bool Commands::set_cluster_policy(
+    std::optional<std::string> placement, std::optional<std::string> elastic, std::optional<std::string> comm)
 {
-    return send(SetClusterPolicy { {}, std::move(placement), std::move(elastic) }, true).has_value();
+    return send(SetClusterPolicy { {}, std::move(placement), std::move(elastic), std::move(comm) }, true).has_value();
 }
 
 bool Commands::submit(const QString& scenario_json, const QString&)
@@ -219,6 +220,8 @@ QString Commands::describe(const ClientMessage& message)
             changes << QStringLiteral("placement %1").arg(text(*p->placement));
         if (p->elastic)
             changes << QStringLiteral("elastic %1").arg(text(*p->elastic));
+        if (p->comm)
+            changes << QStringLiteral("communication %1").arg(text(*p->comm));
         return QStringLiteral("set the cluster's %1").arg(changes.join(QStringLiteral(" and ")));
     }
     if (std::holds_alternative<SubmitJob>(message))
@@ -327,12 +330,13 @@ QString Commands::fate(const ClientMessage& message, const ConsoleStore& store)
         const ClusterState* c = store.cluster();
         if (!c)
             return QStringLiteral("unknown: no cluster state yet");
-        const bool applied
-            = (!p->placement || c->placement == *p->placement) && (!p->elastic || c->elastic == *p->elastic);
-        return (applied ? QStringLiteral("applied: the cluster runs placement %1 and elastic %2")
-                        : QStringLiteral("not applied: the cluster runs placement %1 and elastic %2; send it again if "
-                                         "it is still wanted"))
-            .arg(text(c->placement), text(c->elastic));
+        const bool applied = (!p->placement || c->placement == *p->placement)
+            && (!p->elastic || c->elastic == *p->elastic) && (!p->comm || c->comm == *p->comm);
+        return (applied
+                ? QStringLiteral("applied: the cluster runs placement %1, elastic %2 and communication %3")
+                : QStringLiteral("not applied: the cluster runs placement %1, elastic %2 and communication %3; send "
+                                 "it again if it is still wanted"))
+            .arg(text(c->placement), text(c->elastic), text(c->comm));
     }
     return QStringLiteral("unknown: look for the new job in the jobs table");
 }

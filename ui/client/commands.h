@@ -34,8 +34,9 @@ public:
     bool job_action(JobId job, protocol::JobAction action);
     bool change(JobId job, protocol::JobSetting setting, const QString& spec_json);
     bool resize(JobId job, ResizeAction action, std::optional<WorkerId> worker);
-    // set-cluster-policy: the placement policy and/or the elastic policy from now on.
-    bool set_cluster_policy(std::optional<std::string> placement, std::optional<std::string> elastic);
+    // set-cluster-policy: the placement, elastic and/or communication policy from now on.
+    bool set_cluster_policy(std::optional<std::string> placement, std::optional<std::string> elastic,
+        std::optional<std::string> comm = std::nullopt);
     bool submit(const QString& scenario_json, const QString& source);
 
     bool list_runs();

@@ -24,6 +24,7 @@ ClusterMap::ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent)
     , commands_(commands)
     , placement_(new QAction(QStringLiteral("Placement policy…"), this))
     , elastic_(new QAction(QStringLiteral("Elastic scheduling…"), this))
+    , comm_(new QAction(QStringLiteral("Communication scheduling…"), this))
 {
     placement_->setToolTip(QStringLiteral("How fulcrumd places the jobs it starts from now on (Wang et al. Sec. IV)"));
     elastic_->setToolTip(QStringLiteral(
@@ -31,8 +32,13 @@ ClusterMap::ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent)
         "elastic jobs (grow on idle GPUs, give workers to newcomers after early feedback); kill-restart: the same "
         "decisions, each carried out by a checkpoint, a stop and a restart"));
     connect(placement_, &QAction::triggered, this, &ClusterMap::choose_placement);
+    comm_->setToolTip(QStringLiteral(
+        "none: every transfer starts at once and jobs on one server's link slow each other (eq. 5); srsf-N: at "
+        "most N transfers on a link, the least remaining work first; ada-srsf: a small transfer may start beside "
+        "one large one when that finishes it sooner (virtual-mode barrier jobs)"));
     connect(elastic_, &QAction::triggered, this, &ClusterMap::choose_elastic);
-    addActions({ placement_, elastic_ });
+    connect(comm_, &QAction::triggered, this, &ClusterMap::choose_comm);
+    addActions({ placement_, elastic_, comm_ });
     setContextMenuPolicy(Qt::ActionsContextMenu);
     connect(&store_, &ConsoleStore::clusterChanged, this, qOverload<>(&QWidget::update));
     connect(&store_, &ConsoleStore::clusterChanged, this, &ClusterMap::update_actions);
@@ -44,6 +50,7 @@ void ClusterMap::update_actions()
     const bool live = store_.cluster() && !store_.replaying();
     placement_->setEnabled(live);
     elastic_->setEnabled(live);
+    comm_->setEnabled(live);
 }
 
 void ClusterMap::choose_placement()
@@ -80,6 +87,24 @@ void ClusterMap::choose_elastic()
         commands_.set_cluster_policy(std::nullopt, chosen.toStdString());
 }
 
+void ClusterMap::choose_comm()
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return;
+    QStringList names { QStringLiteral("none"), QStringLiteral("srsf-1"), QStringLiteral("srsf-2"),
+        QStringLiteral("ada-srsf") };
+    if (!names.contains(QString::fromStdString(c->comm)))
+        names.prepend(QString::fromStdString(c->comm));
+    bool ok = false;
+    // Editable: srsf-N takes any N.
+    const QString chosen = QInputDialog::getItem(this, QStringLiteral("Communication scheduling"),
+        QStringLiteral("Start live jobs' transfers on the servers' links with:"), names,
+        static_cast<int>(names.indexOf(QString::fromStdString(c->comm))), true, &ok);
+    if (ok && !chosen.isEmpty() && chosen.toStdString() != c->comm)
+        commands_.set_cluster_policy(std::nullopt, std::nullopt, chosen.toStdString());
+}
+
 QRectF ClusterMap::cell(int gpu) const
 {
     const protocol::ClusterState* c = store_.cluster();
@@ -107,12 +132,14 @@ QString ClusterMap::header_text() const
         busy += g.jobs.empty() ? 0 : 1;
     const int total = static_cast<int>(c->gpus.size());
     return QStringLiteral(
-        "%1 servers × %2 GPUs of %3 GB · placement %4 · elastic %5 · %6 of %7 GPUs busy (%8 %) · %9 queued")
+        "%1 servers × %2 GPUs of %3 GB · placement %4 · elastic %5 · comm %6 · %7 of %8 GPUs busy (%9 %) · %10 "
+        "queued")
         .arg(c->servers)
         .arg(c->gpus_per_server)
         .arg(c->gpu_memory_gb)
         .arg(QString::fromStdString(c->placement))
         .arg(QString::fromStdString(c->elastic))
+        .arg(QString::fromStdString(c->comm))
         .arg(busy)
         .arg(total)
         .arg(total ? 100.0 * busy / total : 0.0, 0, 'f', 0)

@@ -11,15 +11,16 @@ class ConsoleStore;
 // fulcrumd's cluster: each server with its GPUs, coloured by the job placed on them, memory
 // in use as a bar, utilization in the header. Hovering a GPU tells its jobs and, for each,
 // the worker placed there with its batch size and state. An operator changes the cluster's
-// placement and elastic policies from its context menu (and the Jobs menu).
+// placement, elastic and communication policies from its context menu (and the Jobs menu).
 class ClusterMap : public QWidget {
     Q_OBJECT
 public:
     ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent = nullptr);
-    QList<QAction*> policy_actions() const { return { placement_, elastic_ }; }
+    QList<QAction*> policy_actions() const { return { placement_, elastic_, comm_ }; }
     // The dialogs' answers, sent as set-cluster-policy (tests call these directly).
     void choose_placement();
     void choose_elastic();
+    void choose_comm();
     QSize sizeHint() const override { return { 600, 300 }; }
 
     std::optional<int> gpu_at(QPoint point) const;
@@ -37,6 +38,7 @@ private:
     Commands& commands_;
     QAction* placement_;
     QAction* elastic_;
+    QAction* comm_;
 };
 
 } // namespace fulcrum::ui

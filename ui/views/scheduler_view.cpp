@@ -198,11 +198,12 @@ void SchedulerView::refresh()
     for (int b : bins)
         finished += b;
     summary_->setText(c
-            ? QStringLiteral("%1 queued · %2 finished jobs in the JCT histogram · placement %3 · elastic %4")
+            ? QStringLiteral("%1 queued · %2 finished jobs in the JCT histogram · placement %3 · elastic %4 · comm %5")
                   .arg(c->queue.size())
                   .arg(finished)
                   .arg(QString::fromStdString(c->placement))
                   .arg(QString::fromStdString(c->elastic))
+                  .arg(QString::fromStdString(c->comm))
             : QStringLiteral("No cluster state yet: connect to fulcrumd."));
     placements_->update();
 }

@@ -1,0 +1,167 @@
+#include "daemon/link_schedule.h"
+
+#include "daemon/shared_clock.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace fulcrum::daemon {
+
+namespace {
+// A transfer that ends within this of an instant is over at it: a held job asks again at the
+// end it was told, which its own clock's offset may round a hair earlier.
+constexpr double kTick = 1e-9;
+} // namespace
+
+// The links as a communication policy sees them at one instant.
+class LinkSchedule::LinksAt final : public sched::LinkState {
+public:
+    LinksAt(const std::vector<Running>& running, double at)
+        : running_(running)
+        , at_(at)
+    {
+    }
+
+    int tasks_on(int server) const override
+    {
+        return static_cast<int>(
+            std::count_if(running_.begin(), running_.end(), [&](const Running& r) { return on(r, server); }));
+    }
+
+    double remaining_bytes_of_sole_task(int server) const override
+    {
+        for (const Running& r : running_)
+            if (on(r, server))
+                return r.end > r.start ? r.bytes * (r.end - at_) / (r.end - r.start) : 0.0;
+        return 0;
+    }
+
+private:
+    bool on(const Running& r, int server) const
+    {
+        return r.start <= at_ + kTick && at_ + kTick < r.end
+            && std::find(r.servers.begin(), r.servers.end(), server) != r.servers.end();
+    }
+
+    const std::vector<Running>& running_;
+    double at_;
+};
+
+LinkSchedule::LinkSchedule(sched::ClusterSpec cluster, const std::string& policy)
+    : cluster_(cluster)
+{
+    set_policy(policy);
+}
+
+void LinkSchedule::set_policy(const std::string& policy)
+{
+    std::unique_ptr<sched::CommPolicy> made;
+    if (policy != kNone) {
+        try {
+            made = sched::make_comm_policy(policy, cluster_.network);
+        } catch (const std::invalid_argument&) {
+            throw std::invalid_argument(
+                "expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf, got '" + policy + "'");
+        }
+    }
+    std::lock_guard lock(mutex_);
+    policy_ = std::move(made);
+    name_ = policy_ ? policy_->name() : kNone;
+}
+
+std::string LinkSchedule::policy() const
+{
+    std::lock_guard lock(mutex_);
+    return name_;
+}
+
+bool LinkSchedule::scheduling() const
+{
+    std::lock_guard lock(mutex_);
+    return policy_ != nullptr;
+}
+
+std::vector<int> LinkSchedule::servers_of(const std::vector<int>& gpus) const
+{
+    std::vector<int> servers;
+    for (const int g : gpus)
+        if (g >= 0 && cluster_.gpus_per_server > 0)
+            servers.push_back(g / cluster_.gpus_per_server);
+    std::sort(servers.begin(), servers.end());
+    servers.erase(std::unique(servers.begin(), servers.end()), servers.end());
+    return servers;
+}
+
+LinkSchedule::Decision LinkSchedule::try_start(const Transfer& transfer, double at)
+{
+    std::lock_guard lock(mutex_);
+    // Calls come in the shared clock's order: what ended by now is over for every later call.
+    std::erase_if(running_, [at](const Running& r) { return r.end <= at + kTick; });
+    const std::vector<int> servers = servers_of(transfer.gpus);
+    const LinksAt links(running_, at);
+    Decision d;
+    if (policy_ && !servers.empty() && !policy_->admit(transfer.bytes, servers, links)) {
+        // Held until a transfer on one of its links ends; the policy is asked again then.
+        d.retry_at = std::numeric_limits<double>::infinity();
+        for (const Running& r : running_)
+            for (const int s : servers)
+                if (r.start <= at + kTick && std::find(r.servers.begin(), r.servers.end(), s) != r.servers.end())
+                    d.retry_at = std::min(d.retry_at, r.end);
+        if (d.retry_at > at + kTick && d.retry_at < std::numeric_limits<double>::infinity())
+            return d;
+        // A policy that holds a transfer on idle links would hold it forever: it starts.
+    }
+    d.started = true;
+    double length = 0;
+    for (std::size_t w = 0; w < transfer.gpus.size(); ++w) {
+        const int g = transfer.gpus[w];
+        const int k = g >= 0 && cluster_.gpus_per_server > 0 ? links.tasks_on(g / cluster_.gpus_per_server) + 1 : 1;
+        d.stretch.push_back(cluster_.network.stretch(transfer.bytes, k));
+        if (w < transfer.alone_s.size())
+            length = std::max(length, transfer.alone_s[w] * d.stretch.back());
+    }
+    if (!servers.empty() && length > 0)
+        running_.push_back({ transfer.job, servers, transfer.bytes, at, at + length });
+    return d;
+}
+
+LinkSchedule::Scheduled LinkSchedule::schedule(
+    SharedVirtualClock& clock, const Transfer& transfer, double t, double service, const std::atomic<bool>* stop)
+{
+    Scheduled out;
+    for (double asked_at = t;;) {
+        Decision d;
+        double at = 0;
+        // Decided while no other job moves: jobs let go at one instant ask in the clock's order.
+        if (!clock.decide(transfer.job, asked_at, service, stop, [&](double now) {
+                at = now;
+                d = try_start(transfer, now);
+            })) {
+            out.wait_s = asked_at - t;
+            out.stretch.assign(transfer.gpus.size(), 1.0);
+            return out;
+        }
+        ++out.asked;
+        if (d.started) {
+            out.started = true;
+            out.wait_s = asked_at - t;
+            out.stretch = std::move(d.stretch);
+            return out;
+        }
+        asked_at += d.retry_at - at;
+    }
+}
+
+std::vector<int> LinkSchedule::transfers_on_links(double at) const
+{
+    std::lock_guard lock(mutex_);
+    const LinksAt links(running_, at);
+    std::vector<int> out;
+    out.reserve(static_cast<std::size_t>(std::max(0, cluster_.servers)));
+    for (int s = 0; s < cluster_.servers; ++s)
+        out.push_back(links.tasks_on(s));
+    return out;
+}
+
+} // namespace fulcrum::daemon

@@ -1,0 +1,81 @@
+#pragma once
+
+#include "common/records.h"
+#include "sched/cluster.h"
+#include "sched/comm_policy.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+class SharedVirtualClock;
+
+// Live communication scheduling (Wang et al. §IV, the simulator's rules: sched/comm_policy.h):
+// before each iteration's pushes and pulls, a virtual-mode barrier job asks whether its
+// transfer may start on the links of its workers' servers. One the policy admits starts at
+// once, each worker's communication stretched by eq. 5 for the transfers then on its link;
+// one it holds waits for the next transfer on its links to end and asks again then, when the
+// shared clock lets the held jobs go in SRSF order (least remaining service first). A
+// transfer's length is fixed when it starts: a job's barrier, once timed, is never revised,
+// so of two transfers side by side (srsf-N with N > 1, ada-srsf) the later one is stretched
+// and the earlier one is not. Times are the shared virtual clock's. Thread-safe.
+class LinkSchedule {
+public:
+    // `policy`: "none" (no scheduling: jobs' transfers stretch by eq. 5 for the live jobs on
+    // their links, fulcrumd's default) or a communication scheduler, srsf-N or ada-srsf.
+    // Throws std::invalid_argument for another name.
+    LinkSchedule(sched::ClusterSpec cluster, const std::string& policy);
+
+    static constexpr const char* kNone = "none";
+    void set_policy(const std::string& policy); // as the constructor; unchanged on a throw
+    std::string policy() const;
+    bool scheduling() const; // a scheduler decides (the policy is not "none")
+
+    struct Transfer {
+        JobId job = 0;
+        double bytes = 0; // the job's model: what each worker pulls and pushes
+        std::vector<int> gpus; // per worker taking part: its cluster GPU (-1: crosses no link)
+        std::vector<double> alone_s; // per worker: its pushes and pulls alone on its link
+    };
+    struct Decision {
+        bool started = false;
+        std::vector<double> stretch; // started: per worker, eq. 5's T(k) / T(1)
+        double retry_at = 0; // held: when a transfer on its links ends
+    };
+    // At shared-clock time `at` (calls come in the clock's order).
+    Decision try_start(const Transfer& transfer, double at);
+    // A job's transfer at its own time `t` on the shared clock: asked at the daemon's time,
+    // and while held the job waits on the clock for the end it was told and asks again, in
+    // SRSF order among the jobs held there (`service`: its remaining compute times its GPUs).
+    struct Scheduled {
+        bool started = false; // false: `stop` was set while it waited
+        double wait_s = 0; // on the job's clock
+        std::vector<double> stretch; // per worker, as Decision's
+        int asked = 0; // how many times it asked
+    };
+    Scheduled schedule(
+        SharedVirtualClock& clock, const Transfer& transfer, double t, double service, const std::atomic<bool>* stop);
+    // Transfers on each server's link at `at`, for a view of the links' load.
+    std::vector<int> transfers_on_links(double at) const;
+
+private:
+    struct Running {
+        JobId job = 0;
+        std::vector<int> servers;
+        double bytes = 0, start = 0, end = 0;
+    };
+    class LinksAt;
+    std::vector<int> servers_of(const std::vector<int>& gpus) const;
+
+    const sched::ClusterSpec cluster_;
+    mutable std::mutex mutex_;
+    std::string name_;
+    std::unique_ptr<sched::CommPolicy> policy_; // null: none
+    std::vector<Running> running_;
+};
+
+} // namespace fulcrum::daemon

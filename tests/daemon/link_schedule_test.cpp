@@ -1,0 +1,150 @@
+#include "daemon/link_schedule.h"
+#include "daemon/shared_clock.h"
+
+#include <gtest/gtest.h>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+using namespace fulcrum;
+using daemon::LinkSchedule;
+
+namespace {
+
+// Two servers of two GPUs: GPUs 0 and 1 share server 0's link, 2 and 3 server 1's.
+sched::ClusterSpec two_servers()
+{
+    sched::ClusterSpec c;
+    c.servers = 2;
+    c.gpus_per_server = 2;
+    return c;
+}
+
+LinkSchedule::Transfer transfer(JobId job, std::vector<int> gpus, double bytes = 1e8, double alone_s = 1.0)
+{
+    const std::vector<double> alone(gpus.size(), alone_s);
+    return { job, bytes, std::move(gpus), alone };
+}
+
+} // namespace
+
+TEST(LinkSchedule, Srsf1RunsOneTransferPerLinkAndSaysWhenToAskAgain)
+{
+    LinkSchedule links(two_servers(), "srsf-1");
+    EXPECT_TRUE(links.scheduling());
+    EXPECT_EQ(links.policy(), "srsf-1");
+    const LinkSchedule::Decision a = links.try_start(transfer(1, { 0 }), 0);
+    ASSERT_TRUE(a.started);
+    EXPECT_EQ(a.stretch, std::vector<double> { 1.0 }) << "alone on its link";
+    const LinkSchedule::Decision b = links.try_start(transfer(2, { 1 }), 0.5);
+    EXPECT_FALSE(b.started) << "server 0's link carries job 1's transfer";
+    EXPECT_EQ(b.retry_at, 1.0) << "when job 1's transfer ends";
+    EXPECT_TRUE(links.try_start(transfer(3, { 2 }), 0.5).started) << "server 1's link is free";
+    const LinkSchedule::Decision again = links.try_start(transfer(2, { 1 }), 1.0);
+    ASSERT_TRUE(again.started);
+    EXPECT_EQ(again.stretch, std::vector<double> { 1.0 }) << "srsf-1 never lets transfers contend";
+    EXPECT_EQ(links.transfers_on_links(1.2), (std::vector<int> { 1, 1 }));
+    // A job on both servers needs both links: held until the first of them frees.
+    const LinkSchedule::Decision wide = links.try_start(transfer(4, { 0, 2 }), 1.2);
+    EXPECT_FALSE(wide.started);
+    EXPECT_EQ(wide.retry_at, 1.5) << "job 3's transfer on server 1 ends at 0.5 + 1";
+    EXPECT_EQ(links.transfers_on_links(2.5), (std::vector<int> { 0, 0 }));
+}
+
+TEST(LinkSchedule, Srsf2AndAdaSrsfLetTransfersShareALinkStretchedByEquationFive)
+{
+    const sched::ContentionModel eq5 = two_servers().network;
+    const double m = 1e8;
+    const double two = (eq5.a + (2 * eq5.b + eq5.eta) * m) / (eq5.a + eq5.b * m); // T(2) / T(1)
+    {
+        LinkSchedule links(two_servers(), "srsf-2");
+        ASSERT_TRUE(links.try_start(transfer(1, { 0 }), 0).started);
+        const LinkSchedule::Decision b = links.try_start(transfer(2, { 1 }), 0.5);
+        ASSERT_TRUE(b.started) << "srsf-2: a second transfer may share the link";
+        EXPECT_DOUBLE_EQ(b.stretch.at(0), two);
+        const LinkSchedule::Decision c = links.try_start(transfer(3, { 0 }), 0.6);
+        EXPECT_FALSE(c.started) << "but not a third";
+        EXPECT_EQ(c.retry_at, 1.0);
+    }
+    {
+        // AdaDUAL: beside one running transfer only when M_new / M_old (its bytes left) is
+        // below b / (2(b + eta)); never beside two.
+        LinkSchedule links(two_servers(), "ada-srsf");
+        ASSERT_TRUE(links.try_start(transfer(1, { 0 }, m), 0).started);
+        EXPECT_FALSE(links.try_start(transfer(2, { 1 }, m), 0.5).started) << "as large as what is left: it waits";
+        const LinkSchedule::Decision small = links.try_start(transfer(3, { 1 }, 1e6, 0.01), 0.5);
+        ASSERT_TRUE(small.started) << "1 MB beside 50 MB left: it goes now";
+        EXPECT_DOUBLE_EQ(small.stretch.at(0), eq5.stretch(1e6, 2));
+        EXPECT_FALSE(links.try_start(transfer(4, { 0 }, 1e3, 0.001), 0.501).started) << "never beside two";
+    }
+    {
+        LinkSchedule links(two_servers(), "none");
+        EXPECT_FALSE(links.scheduling());
+        ASSERT_TRUE(links.try_start(transfer(1, { 0 }), 0).started);
+        const LinkSchedule::Decision b = links.try_start(transfer(2, { 1 }), 0.5);
+        ASSERT_TRUE(b.started) << "no scheduler holds anything";
+        EXPECT_DOUBLE_EQ(b.stretch.at(0), two);
+    }
+}
+
+TEST(LinkSchedule, APolicyTheSchedulerLacksIsRefusedAndChangesNothing)
+{
+    LinkSchedule links(two_servers(), "ada-srsf");
+    for (const char* bad : { "srsf-0", "srsf", "fifo", "" }) {
+        try {
+            links.set_policy(bad);
+            ADD_FAILURE() << bad << " was taken";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()),
+                std::string("expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf, got '") + bad + "'");
+        }
+    }
+    EXPECT_EQ(links.policy(), "ada-srsf");
+    links.set_policy("srsf-3");
+    EXPECT_EQ(links.policy(), "srsf-3");
+    EXPECT_THROW(LinkSchedule(two_servers(), "lwf-1"), std::invalid_argument);
+}
+
+// Three jobs on threads share server 0's link under srsf-1 on the shared clock. Job 1's
+// transfer holds the link over [0, 1); jobs 2 (much work left) and 3 (little) ask at 0.2 and
+// 0.3 and are held until 1. There the job with the least remaining service goes first (SRSF),
+// whatever the threads' speed: job 3 over [1, 2), job 2 after it over [2, 3).
+TEST(LinkSchedule, HeldTransfersStartInSrsfOrderOnTheSharedClock)
+{
+    for (int round = 0; round < 5; ++round) {
+        daemon::SharedVirtualClock clock;
+        LinkSchedule links(two_servers(), "srsf-1");
+        std::mutex mutex;
+        std::map<JobId, LinkSchedule::Scheduled> got;
+        const auto run = [&](JobId job, double ready, double service) {
+            clock.advance(job, 0, nullptr); // entered: its first barrier is at the daemon's time 0
+            clock.advance(job, ready, nullptr); // computing until `ready`
+            LinkSchedule::Scheduled s = links.schedule(clock, transfer(job, { 0 }), ready, service, nullptr);
+            {
+                std::lock_guard lock(mutex);
+                got[job] = std::move(s);
+            }
+            clock.advance(job, 10, nullptr);
+            clock.leave(job);
+        };
+        for (JobId job = 1; job <= 3; ++job)
+            clock.enter(job);
+        std::vector<std::thread> threads;
+        threads.emplace_back(run, 1, 0.0, 50);
+        threads.emplace_back(run, 2, 0.2, 100);
+        threads.emplace_back(run, 3, 0.3, 10);
+        for (std::thread& t : threads)
+            t.join();
+        ASSERT_EQ(got.size(), 3u);
+        for (const auto& [job, s] : got) {
+            EXPECT_TRUE(s.started) << "job " << job;
+            EXPECT_EQ(s.stretch, std::vector<double> { 1.0 }) << "job " << job;
+        }
+        EXPECT_EQ(got[1].wait_s, 0);
+        EXPECT_EQ(got[1].asked, 1);
+        EXPECT_NEAR(got[3].wait_s, 0.7, 1e-12) << "round " << round << ": the shorter job starts when job 1 ends";
+        EXPECT_EQ(got[3].asked, 2);
+        EXPECT_NEAR(got[2].wait_s, 1.8, 1e-12) << "round " << round << ": the longer job waits for job 3's too";
+        EXPECT_EQ(got[2].asked, 3);
+    }
+}

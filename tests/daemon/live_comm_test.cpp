@@ -1,0 +1,164 @@
+#include "daemon/daemon.h"
+#include "daemon_support.h"
+#include "db/run_reader.h"
+
+#include <chrono>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using testing_support::request_reply;
+
+namespace {
+
+// A virtual-mode job of one worker whose pushes and pulls (100 MB at 10 Gbps: 0.16 s) take
+// longer than its compute (48 samples at 480 a second: 0.1 s), so that two such jobs on one
+// server's link meet at every iteration.
+std::string link_bound_job(const std::string& name)
+{
+    return R"({"name": ")" + name + R"(", "mode": "virtual", "seed": 5,
+      "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
+      "model": {"type": "softmax"}, "policy": {"type": "uniform"},
+      "training": {"total_batch": 48, "iterations": 200, "eval_interval": 100000, "comm_model_mb": 100},
+      "workers": [{"speed": 480, "noise": {"sigma": 0}}]})";
+}
+
+// Both GPUs of the one server, until cancelled.
+const char* kBlocker = R"({"name": "blocker", "mode": "paced", "pace": 2,
+      "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
+      "model": {"type": "softmax"}, "training": {"total_batch": 48, "iterations": 1000000, "eval_interval": 1000},
+      "workers": [{"speed": 3000, "count": 2}]})";
+
+JobStatus status_of(const daemon::Daemon& d, JobId job)
+{
+    for (const JobStatus& s : d.jobs())
+        if (s.job == job)
+            return s;
+    return {};
+}
+
+} // namespace
+
+class LiveCommTest : public ::testing::Test {
+protected:
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-live-comm-" + std::to_string(::getpid()));
+    void SetUp() override { std::filesystem::create_directories(dir); }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+
+    struct Ran {
+        JobStatus status;
+        std::vector<IterationRecord> rows;
+    };
+    // Two link-bound jobs started together on the two GPUs of one server under `comm`.
+    std::vector<Ran> two_jobs_on_one_link(const std::string& comm)
+    {
+        daemon::DaemonOptions o;
+        o.data_dir = dir / comm;
+        o.cluster.servers = 1;
+        o.cluster.gpus_per_server = 2;
+        o.placement = "ff";
+        o.comm = comm;
+        std::vector<Ran> out;
+        daemon::Daemon d(o);
+        auto op = d.connect(Role::Operator, "op");
+        d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+        // Queued behind a job holding both GPUs, the two start in one placement pass.
+        const JobId blocker = d.submit(kBlocker, "blocker");
+        const JobId a = d.submit(link_bound_job("a"), "a");
+        const JobId b = d.submit(link_bound_job("b"), "b");
+        EXPECT_EQ(status_of(d, a).state, JobState::Queued);
+        std::vector<ServerMessage> seen;
+        EXPECT_FALSE(
+            request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, blocker } }))
+                .error);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while ((status_of(d, a).state != JobState::Finished || status_of(d, b).state != JobState::Finished)
+            && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        for (const JobId job : { a, b }) {
+            Ran ran { status_of(d, job), {} };
+            EXPECT_EQ(ran.status.state, JobState::Finished) << comm << ": job " << job << " " << ran.status.message;
+            db::RunReader reader(o.data_dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+            ran.rows = reader.iterations(reader.runs().at(0).id, 0); // a job is job 0 of its own run store
+            out.push_back(std::move(ran));
+        }
+        d.stop_all();
+        return out;
+    }
+};
+
+// srsf-1 live: the two jobs' transfers take turns on the link, so none is ever stretched by
+// contention; a held one waits, and its wait is in its rows' comm_s and its status. Without
+// a scheduler (none) both stretch by eq. 5 at every iteration: srsf-1 ends both jobs sooner,
+// the scheduling paper's point about contention.
+TEST_F(LiveCommTest, Srsf1TakesTurnsOnALinkAndEndsLinkBoundJobsSoonerThanContention)
+{
+    const std::vector<Ran> contended = two_jobs_on_one_link("none");
+    const std::vector<Ran> turns = two_jobs_on_one_link("srsf-1");
+    ASSERT_EQ(contended.size(), 2u);
+    ASSERT_EQ(turns.size(), 2u);
+    // Alone on the link a transfer takes c (the one that went first did); every scheduled one
+    // took c plus its wait.
+    double c = turns[0].rows.at(0).comm_s;
+    for (const Ran& r : turns)
+        for (const IterationRecord& row : r.rows)
+            c = std::min(c, row.comm_s);
+    EXPECT_NEAR(c, 2 * (0.0005 + 8 * 100e6 / 10e9), 1e-9) << "100 MB each way at 10 Gbps";
+    std::int64_t held = 0;
+    for (std::size_t j = 0; j < 2; ++j) {
+        const Ran& r = turns[j];
+        ASSERT_EQ(r.rows.size(), 200u);
+        ASSERT_TRUE(r.status.link) << "a scheduled job's status counts its transfers";
+        EXPECT_EQ(r.status.link->transfers, 200);
+        held += r.status.link->held;
+        double waited = 0;
+        for (const IterationRecord& row : r.rows) {
+            EXPECT_GE(row.comm_s, c - 1e-12);
+            waited += row.comm_s - c;
+        }
+        EXPECT_NEAR(waited, r.status.link->wait_s, 1e-6) << "no transfer was stretched: only waits";
+        EXPECT_GT(r.status.link->held, 50) << "job " << j << " was held at many of its transfers";
+        EXPECT_FALSE(contended[j].status.link) << "no scheduler decided for it";
+        EXPECT_LT(r.status.time_s, contended[j].status.time_s)
+            << "job " << j << ": " << r.status.time_s << " s taking turns, " << contended[j].status.time_s
+            << " s contending";
+    }
+    EXPECT_GT(held, 100) << "they meet at most iterations";
+}
+
+// set-cluster-policy {comm} changes the scheduler from the jobs' next transfer on, is
+// recorded in running jobs' stores, and a scheduler fulcrumd lacks is refused with the field.
+TEST_F(LiveCommTest, TheCommunicationPolicyChangesAtRunTimeAndABadOneIsRefusedWithItsField)
+{
+    daemon::DaemonOptions o;
+    o.data_dir = dir / "switch";
+    daemon::Daemon d(o);
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    std::vector<ServerMessage> seen;
+    const auto set = [&](const std::string& comm) {
+        return request_reply(
+            d, *op, seen, encode(ClientMessage { SetClusterPolicy { "p", std::nullopt, std::nullopt, comm } }));
+    };
+    EXPECT_EQ(d.cluster().comm, "none");
+    const Reply bad = set("srsf-0");
+    ASSERT_TRUE(bad.error);
+    EXPECT_EQ(bad.error->code, "illegal-value");
+    EXPECT_EQ(bad.error->field, "comm");
+    EXPECT_NE(bad.error->message.find("srsf-N with N >= 1"), std::string::npos) << bad.error->message;
+    EXPECT_EQ(d.cluster().comm, "none") << "nothing changed";
+    EXPECT_FALSE(set("ada-srsf").error);
+    EXPECT_EQ(d.cluster().comm, "ada-srsf");
+    const auto viewer = d.connect(Role::Viewer, "v");
+    d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    std::vector<ServerMessage> viewer_seen;
+    const Reply refused = request_reply(d, *viewer, viewer_seen,
+        encode(ClientMessage { SetClusterPolicy { "p", std::nullopt, std::nullopt, std::string("none") } }));
+    ASSERT_TRUE(refused.error) << "a viewer may not change the cluster's policies";
+    EXPECT_EQ(d.cluster().comm, "ada-srsf");
+    d.stop_all();
+}
