@@ -6,8 +6,11 @@
 #include "replay/replay_source.h"
 #include "run/run_scenario.h"
 #include "train/trainer.h"
+#include "ui/client/commands.h"
+#include "ui/client/protocol_client.h"
 #include "ui/console_store.h"
 #include "ui/models/runs_model.h"
+#include "ui/views/cluster_map.h"
 #include "ui/views/event_marks.h"
 #include "ui/views/palette.h"
 #include "ui/views/run_list_dialog.h"
@@ -238,4 +241,35 @@ TEST(Palette, SixteenWorkersHaveColoursFarApart)
                 closest, std::hypot(std::hypot(x.red() - y.red(), x.green() - y.green()), x.blue() - y.blue()));
         }
     EXPECT_GE(closest, 56.0);
+}
+
+// The cluster map as fulcrumd's cluster-state and job-status messages leave it: a GPU two
+// jobs time-share says so, each server's label counts the live jobs on its link, and a job
+// whose transfers a communication scheduler decided tells how many were held and how long.
+TEST(ConsoleCluster, SharedGpusLinkLoadAndHeldTransfersAreShown)
+{
+    ui::ConsoleStore store;
+    ui::ProtocolClient client;
+    ui::Commands commands(client, store);
+    ui::ClusterMap map(store, commands);
+    ClusterState cluster { "ff", "static", "ada-srsf", 2, 2, 16,
+        { { 0, 0, 8, 10, { 1, 2 } }, { 1, 0, 16, 5, { 3 } }, { 2, 1, 16, 0, {} }, { 3, 1, 16, 0, {} } }, {} };
+    store.ingest(ClusterUpdate { cluster });
+    JobStatus job;
+    job.job = 1;
+    job.name = "large";
+    job.state = JobState::Running;
+    job.placement = { 0 };
+    job.link = JobStatus::LinkUse { 120, 31, 4.125 };
+    store.ingest(JobUpdate { job });
+
+    EXPECT_EQ(map.server_text(0), QStringLiteral("server 0 · link: 3 jobs"));
+    EXPECT_EQ(map.server_text(1), QStringLiteral("server 1")) << "no live job crosses an idle server's link";
+    const QString tip = map.gpu_text(0);
+    EXPECT_TRUE(tip.contains(QStringLiteral("time-shared by 2 jobs: each one's batches take 2x longer")))
+        << tip.toStdString();
+    EXPECT_TRUE(tip.contains(QStringLiteral("job 1 large (running); link: 31 of 120 transfers held, 4.1 s waiting")))
+        << tip.toStdString();
+    EXPECT_FALSE(map.gpu_text(1).contains(QStringLiteral("time-shared"))) << map.gpu_text(1).toStdString();
+    EXPECT_TRUE(map.header_text().contains(QStringLiteral("comm ada-srsf"))) << map.header_text().toStdString();
 }

@@ -11,6 +11,7 @@
 #include <QPainter>
 #include <QToolTip>
 #include <cmath>
+#include <set>
 
 namespace fulcrum::ui {
 
@@ -132,9 +133,8 @@ QString ClusterMap::header_text() const
         busy += g.jobs.empty() ? 0 : 1;
     const int total = static_cast<int>(c->gpus.size());
     return QStringLiteral(
-        "%1 servers × %2 GPUs of %3 GB · placement %4 · elastic %5 · comm %6 · %7 of %8 GPUs busy (%9 %) · %10 "
-        "queued")
-        .arg(c->servers)
+        "%1 × %2 GPUs of %3 GB · placement %4 · elastic %5 · comm %6 · %7 of %8 GPUs busy (%9 %) · %10 queued")
+        .arg(c->servers == 1 ? QStringLiteral("1 server") : QStringLiteral("%1 servers").arg(c->servers))
         .arg(c->gpus_per_server)
         .arg(c->gpu_memory_gb)
         .arg(QString::fromStdString(c->placement))
@@ -165,23 +165,50 @@ void ClusterMap::paintEvent(QPaintEvent*)
         p.drawRoundedRect(box, 4, 4);
         p.setPen(palette().color(QPalette::Text));
         p.drawText(QRectF(box.left() + 4, box.top(), box.width() - 8, 15), Qt::AlignLeft | Qt::AlignVCenter,
-            QStringLiteral("server %1").arg(server));
+            server_text(server));
     }
     for (const protocol::GpuUsage& g : c->gpus) {
         const QRectF r = cell(g.gpu);
-        const QColor fill = g.jobs.empty() ? palette().color(QPalette::Button) : series_colour(g.jobs.front());
         p.setPen(Qt::NoPen);
-        p.setBrush(fill);
-        p.drawRoundedRect(r, 2, 2);
+        if (g.jobs.empty()) {
+            p.setBrush(palette().color(QPalette::Button));
+            p.drawRoundedRect(r, 2, 2);
+        } else { // time-shared: a band per job
+            const double band = r.height() / static_cast<double>(g.jobs.size());
+            for (std::size_t j = 0; j < g.jobs.size(); ++j) {
+                p.setBrush(series_colour(g.jobs[j]));
+                p.drawRect(QRectF(r.left(), r.top() + band * static_cast<double>(j), r.width(), band));
+            }
+        }
         // Memory in use, as a dark bar along the bottom.
         const double used = c->gpu_memory_gb > 0 ? std::clamp(1 - g.free_memory_gb / c->gpu_memory_gb, 0.0, 1.0) : 0;
         p.setBrush(QColor(0, 0, 0, 90));
         p.drawRect(QRectF(r.left(), r.bottom() - 4, r.width() * used, 4));
         if (!g.jobs.empty() && r.width() > 18) {
+            QStringList names;
+            for (const JobId job : g.jobs)
+                names << QStringLiteral("j%1").arg(job);
             p.setPen(Qt::black);
-            p.drawText(r.adjusted(0, 0, 0, -4), Qt::AlignCenter, QStringLiteral("j%1").arg(g.jobs.front()));
+            p.drawText(r.adjusted(0, 0, 0, -4), Qt::AlignCenter, names.join(QStringLiteral("·")));
         }
     }
+}
+
+QString ClusterMap::server_text(int server) const
+{
+    const protocol::ClusterState* c = store_.cluster();
+    if (!c)
+        return {};
+    std::set<JobId> on_link; // fulcrumd's parameter servers: every worker's pushes and pulls cross its server's link
+    for (const protocol::GpuUsage& g : c->gpus)
+        if (g.server == server)
+            on_link.insert(g.jobs.begin(), g.jobs.end());
+    if (on_link.empty())
+        return QStringLiteral("server %1").arg(server);
+    return QStringLiteral("server %1 · link: %2 %3")
+        .arg(server)
+        .arg(on_link.size())
+        .arg(on_link.size() == 1 ? QStringLiteral("job") : QStringLiteral("jobs"));
 }
 
 std::optional<int> ClusterMap::gpu_at(QPoint point) const
@@ -211,6 +238,8 @@ QString ClusterMap::gpu_text(int gpu) const
                        .arg(it->workload_s, 0, 'f', 0);
     if (it->jobs.empty())
         return text + QStringLiteral("\nidle");
+    if (it->jobs.size() > 1)
+        text += QStringLiteral("\ntime-shared by %1 jobs: each one's batches take %1x longer").arg(it->jobs.size());
     for (const JobId job : it->jobs) {
         const protocol::JobStatus* status = store_.jobs().job(job);
         text += QStringLiteral("\njob %1").arg(job);
@@ -219,6 +248,11 @@ QString ClusterMap::gpu_text(int gpu) const
         text += QStringLiteral(" %1 (%2)")
                     .arg(QString::fromStdString(status->name),
                         QString::fromStdString(std::string(protocol::to_string(status->state))));
+        if (status->link)
+            text += QStringLiteral("; link: %1 of %2 transfers held, %3 s waiting")
+                        .arg(status->link->held)
+                        .arg(status->link->transfers)
+                        .arg(status->link->wait_s, 0, 'f', 1);
         for (std::size_t w = 0; w < status->placement.size(); ++w) {
             if (status->placement[w] != gpu)
                 continue;

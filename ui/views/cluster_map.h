@@ -8,9 +8,11 @@ namespace fulcrum::ui {
 class Commands;
 class ConsoleStore;
 
-// fulcrumd's cluster: each server with its GPUs, coloured by the job placed on them, memory
-// in use as a bar, utilization in the header. Hovering a GPU tells its jobs and, for each,
-// the worker placed there with its batch size and state. An operator changes the cluster's
+// fulcrumd's cluster: each server with its GPUs, coloured by the jobs placed on them (a GPU
+// that jobs time-share in bands, one per job), memory in use as a bar, each server's link
+// load (the live jobs whose pushes and pulls cross it) on its label, utilization in the
+// header. Hovering a GPU tells its jobs and, for each, the worker placed there with its batch
+// size and state, and what the communication scheduler held its transfers for. An operator changes the cluster's
 // placement, elastic and communication policies from its context menu (and the Jobs menu).
 class ClusterMap : public QWidget {
     Q_OBJECT
@@ -25,6 +27,7 @@ public:
 
     std::optional<int> gpu_at(QPoint point) const;
     QString gpu_text(int gpu) const;
+    QString server_text(int server) const; // its label: "server 0 · link: 2 jobs"
     QString header_text() const;
 
 protected:
