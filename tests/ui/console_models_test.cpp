@@ -14,6 +14,7 @@
 #include "ui/views/event_marks.h"
 #include "ui/views/palette.h"
 #include "ui/views/run_list_dialog.h"
+#include "ui/views/scheduler_view.h"
 
 #include <QAbstractItemModelTester>
 #include <cmath>
@@ -272,4 +273,27 @@ TEST(ConsoleCluster, SharedGpusLinkLoadAndHeldTransfersAreShown)
         << tip.toStdString();
     EXPECT_FALSE(map.gpu_text(1).contains(QStringLiteral("time-shared"))) << map.gpu_text(1).toStdString();
     EXPECT_TRUE(map.header_text().contains(QStringLiteral("comm ada-srsf"))) << map.header_text().toStdString();
+}
+
+// The scheduler view's contention line: the most live jobs on one server's link, a step per
+// cluster change, beside the GPU utilization.
+TEST(ConsoleScheduler, LinkContentionOverTimeFollowsTheJobsOnTheBusiestLink)
+{
+    ui::ConsoleStore store;
+    ui::SchedulerView view(store);
+    ClusterState cluster { "ff", "static", "srsf-1", 2, 2, 16,
+        { { 0, 0, 8, 10, { 1, 2 } }, { 1, 0, 16, 5, { 3 } }, { 2, 1, 16, 0, { 4 } }, { 3, 1, 16, 0, {} } }, {} };
+    EXPECT_EQ(ui::SchedulerView::busiest_link(cluster), 3) << "jobs 1, 2 and 3 cross server 0's link";
+    store.ingest(ClusterUpdate { cluster });
+    cluster.gpus[0].jobs = { 1 };
+    cluster.gpus[1].jobs = {};
+    EXPECT_EQ(ui::SchedulerView::busiest_link(cluster), 1);
+    store.ingest(ClusterUpdate { cluster });
+    const QList<QPointF> load = view.link_load();
+    ASSERT_EQ(load.size(), 3) << "a point, then a step: the old level up to the change and the new one";
+    EXPECT_EQ(load[0].y(), 3);
+    EXPECT_EQ(load[1].y(), 3);
+    EXPECT_EQ(load[2].y(), 1);
+    EXPECT_EQ(load[1].x(), load[2].x());
+    EXPECT_EQ(ui::SchedulerView::busiest_link(ClusterState {}), 0) << "no cluster, no load";
 }

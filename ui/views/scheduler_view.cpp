@@ -15,6 +15,8 @@
 #include <QPainter>
 #include <QValueAxis>
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace fulcrum::ui {
 
@@ -71,6 +73,7 @@ SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
     , placements_(new PlacementTimeline(*this, this))
     , utilization_chart_(new QChart)
     , utilization_(new QLineSeries(this))
+    , links_(new QLineSeries(this))
     , time_axis_(new QValueAxis(this))
     , jct_chart_(new QChart)
     , jct_(new QBarSeries(this))
@@ -79,8 +82,6 @@ SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
     , summary_(new QLabel(this))
 {
     clock_.start();
-    utilization_chart_->setTitle(QStringLiteral("GPU utilization"));
-    utilization_chart_->legend()->hide();
     utilization_chart_->addSeries(utilization_);
     time_axis_->setTitleText(QStringLiteral("seconds watched"));
     auto* percent = new QValueAxis(this);
@@ -90,6 +91,21 @@ SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
     utilization_chart_->addAxis(percent, Qt::AlignLeft);
     utilization_->attachAxis(time_axis_);
     utilization_->attachAxis(percent);
+    // Link contention beside it: eq. 5 stretches each of k jobs' transfers on a link.
+    utilization_->setName(QStringLiteral("GPUs busy"));
+    links_->setName(QStringLiteral("most jobs on one link"));
+    utilization_chart_->setTitle(QStringLiteral("GPU utilization and link contention"));
+    utilization_chart_->addSeries(links_);
+    auto* jobs_on_link = new QValueAxis(this);
+    jobs_on_link->setLabelFormat(QStringLiteral("%d"));
+    jobs_on_link->setRange(0, 4);
+    jobs_on_link->setTickCount(3);
+    utilization_chart_->addAxis(jobs_on_link, Qt::AlignRight);
+    links_->attachAxis(time_axis_);
+    links_->attachAxis(jobs_on_link);
+    utilization_chart_->legend()->show();
+    utilization_chart_->legend()->setAlignment(Qt::AlignBottom);
+    links_axis_ = jobs_on_link;
     jct_chart_->setTitle(QStringLiteral("Job completion times"));
     jct_chart_->legend()->hide();
     jct_chart_->addSeries(jct_);
@@ -138,7 +154,28 @@ void SchedulerView::on_cluster()
         utilization_->append(snapshots_.back().seconds, utilization_->points().back().y());
     utilization_->append(
         snapshots_.back().seconds, c->gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(c->gpus.size()));
+    if (!links_->points().isEmpty())
+        links_->append(snapshots_.back().seconds, links_->points().back().y());
+    const int busiest = busiest_link(*c);
+    links_->append(snapshots_.back().seconds, busiest);
+    links_axis_->setRange(0, std::max(links_axis_->max(), static_cast<double>(busiest)));
     refresh();
+}
+
+int SchedulerView::busiest_link(const protocol::ClusterState& cluster)
+{
+    std::map<std::int32_t, std::set<JobId>> on_server;
+    for (const protocol::GpuUsage& g : cluster.gpus)
+        on_server[g.server].insert(g.jobs.begin(), g.jobs.end());
+    std::size_t most = 0;
+    for (const auto& [server, jobs] : on_server)
+        most = std::max(most, jobs.size());
+    return static_cast<int>(most);
+}
+
+QList<QPointF> SchedulerView::link_load() const
+{
+    return links_->points();
 }
 
 std::vector<int> SchedulerView::jct_histogram(double* bin_width_s) const

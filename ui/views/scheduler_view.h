@@ -3,6 +3,8 @@
 #include "protocol/messages.h"
 
 #include <QElapsedTimer>
+#include <QList>
+#include <QPointF>
 #include <QWidget>
 #include <deque>
 
@@ -21,7 +23,8 @@ class ConsoleStore;
 class PlacementTimeline;
 
 // The scheduler's side of the cluster: the queue, the placements of jobs on GPUs over time,
-// the distribution of job completion times and the cluster's GPU utilization over time.
+// the distribution of job completion times, and over time the cluster's GPU utilization and
+// its link contention (the most live jobs crossing one server's link).
 class SchedulerView : public QWidget {
     Q_OBJECT
 public:
@@ -35,6 +38,10 @@ public:
     const std::deque<Snapshot>& snapshots() const { return snapshots_; }
     // Finished jobs' completion times (wall seconds), in 8 equal bins: the JCT histogram.
     std::vector<int> jct_histogram(double* bin_width_s) const;
+    // The most live jobs whose workers sit on one server (so cross its link), in `cluster`.
+    static int busiest_link(const protocol::ClusterState& cluster);
+    // (seconds watched, busiest_link) as the contention chart draws it, a step per change.
+    QList<QPointF> link_load() const;
     void refresh();
 
 private:
@@ -47,7 +54,9 @@ private:
     PlacementTimeline* placements_;
     QChart* utilization_chart_;
     QLineSeries* utilization_;
+    QLineSeries* links_;
     QValueAxis* time_axis_;
+    QValueAxis* links_axis_ = nullptr;
     QChart* jct_chart_;
     QBarSeries* jct_;
     QBarCategoryAxis* jct_axis_;
