@@ -54,7 +54,9 @@ the next 20 iterations is undone. Every change is an add-worker or remove-worker
 the job's run store, with the scheduler as actor and its reason. --elastic kill-restart
 takes the same decisions and carries each out by stopping the job at a barrier with a
 checkpoint and starting it again from there (a job-restarted event says what it cost).
---elastic static (the default) keeps each job's workers where they were placed.
+--elastic static (the default) keeps each job's workers where they were placed. When
+the jobs it sizes all run in virtual mode, the rounds are --elastic-round-s seconds of
+their shared virtual clock, and the decisions fall at the same iterations on any machine.
 
 Live jobs on one server share its network link (the parameter servers run in fulcrumd,
 so every push and pull crosses the worker's server link): --comm none (the default) lets

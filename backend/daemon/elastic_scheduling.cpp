@@ -89,8 +89,12 @@ void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vecto
         return;
     for (JobRuntime* job : running)
         started(*job);
-    next_round_
-        = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.round_s));
+    rebase(Clock::now());
+}
+
+void ElasticScheduling::rebase(Clock::time_point now)
+{
+    next_round_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.round_s));
 }
 
 void ElasticScheduling::started(JobRuntime& job)
@@ -228,7 +232,9 @@ void ElasticScheduling::tick(
         if (it->second.trial && !job->frozen())
             judge(*job, it->second);
     }
-    if (now < next_round_)
+    // A round due within a microsecond is due: on the virtual clock rounds fall on computed
+    // instants, which the time points' whole nanoseconds may round a hair apart.
+    if (now + std::chrono::microseconds(1) < next_round_)
         return;
     next_round_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.round_s));
     if (queue_empty)

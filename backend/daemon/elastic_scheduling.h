@@ -57,6 +57,9 @@ public:
     // one is due and `queue_empty`.
     void tick(const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining,
         Clock::time_point now);
+    // The ticks' time changes base (wall time, or the virtual jobs' shared clock, as a time
+    // point since the clock's epoch): the next growth round is a round from `now`.
+    void rebase(Clock::time_point now);
     // An operator's resize-job of a job EPS sizes: an added worker needs an idle GPU (else
     // RefusedRequest "no-free-gpu"), a removed one frees its GPU. Other jobs' resizes go
     // straight to the job.

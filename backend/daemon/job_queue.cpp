@@ -12,6 +12,7 @@
 #include "scenario/scenario.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -65,6 +66,7 @@ void JobQueue::stop_all()
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
+        elastic_stop_ = true;
         queued_.clear();
         for (auto& [id, job] : jobs_)
             running.push_back(job.get());
@@ -78,24 +80,72 @@ void JobQueue::stop_all()
         job->join();
 }
 
+bool JobQueue::elastic_on_shared_clock() const
+{
+    bool any = false;
+    for (const JobRuntime* job : running_jobs()) {
+        if (!elastic_.sizes(*job))
+            continue;
+        if (job->scenario().mode != scenario::Mode::Virtual)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
 void JobQueue::elastic_loop()
 {
     // Trials end and holders reach their early feedback between barriers: a tenth of a
     // second is finer than any barrier a person watches, and the work is a few statuses.
     constexpr auto kTick = std::chrono::milliseconds(100);
+    // Virtual-mode jobs run far faster than wall time: the scheduler is then one more
+    // participant of their shared clock (entered when such a job is placed), deciding every
+    // tenth of a round of virtual time while no job goes past that instant, so that its
+    // decisions fall at the same iterations on any machine.
+    const double step = options_.elastic.round_s / 10;
+    const auto at = [](double t) {
+        return ElasticScheduling::Clock::time_point(
+            std::chrono::duration_cast<ElasticScheduling::Clock::duration>(std::chrono::duration<double>(t)));
+    };
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-        wake_elastic_.wait_for(lock, kTick, [this] { return stopping_; });
+        ElasticScheduling::Clock::time_point now;
+        if (elastic_.active() && elastic_on_shared_clock()) {
+            if (!scheduler_origin_) {
+                scheduler_origin_ = clock_.now();
+                scheduler_steps_ = 0;
+                elastic_.rebase(at(*scheduler_origin_));
+            }
+            // Counted, not summed: a round falls on its instant exactly.
+            const double t = *scheduler_origin_ + static_cast<double>(scheduler_steps_++) * step;
+            lock.unlock(); // the jobs it waits for may end meanwhile
+            clock_.advance(kScheduler, t, &elastic_stop_);
+            lock.lock();
+            now = at(t);
+        } else {
+            if (scheduler_origin_ || scheduler_entered_) { // back to wall time
+                clock_.leave(kScheduler);
+                scheduler_origin_.reset();
+                scheduler_entered_ = false;
+                elastic_.rebase(ElasticScheduling::Clock::now());
+            }
+            wake_elastic_.wait_for(lock, kTick, [this] { return stopping_ || scheduler_entered_; });
+            now = ElasticScheduling::Clock::now();
+            if (scheduler_entered_)
+                continue; // a virtual job it sizes was placed: on its clock from now
+        }
         if (stopping_)
             break;
         if (!elastic_.active()) // set-cluster-policy made it static
             continue;
         const std::uint64_t before = elastic_.changes();
         start_queued(); // a waiting job may now take workers of a job past early feedback
-        elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), ElasticScheduling::Clock::now());
+        elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), now);
         if (elastic_.changes() != before)
             publish_cluster();
     }
+    if (scheduler_origin_ || scheduler_entered_)
+        clock_.leave(kScheduler);
 }
 
 std::vector<JobRuntime*> JobQueue::running_jobs() const
@@ -447,9 +497,19 @@ void JobQueue::start_queued()
     const auto on_server = jobs_on_servers(state);
     // ... and the virtual-mode ones start together on the daemon's one clock: each holds the
     // others from now until its first barrier.
+    bool sized_virtual = false;
     for (Placed& p : placed)
-        if (p.job->scenario().mode == scenario::Mode::Virtual && !p.job->remote() && !p.job->ranks())
+        if (p.job->scenario().mode == scenario::Mode::Virtual && !p.job->remote() && !p.job->ranks()) {
             clock_.enter(p.job->id());
+            sized_virtual = sized_virtual || elastic_.sizes(*p.job);
+        }
+    // The elastic scheduler decides on that clock too: it holds the jobs from their start
+    // until its thread takes its place there.
+    if (sized_virtual && !scheduler_entered_ && !scheduler_origin_) {
+        clock_.enter(kScheduler);
+        scheduler_entered_ = true;
+        wake_elastic_.notify_all();
+    }
     for (Placed& p : placed) {
         send_shares(*p.job, p.placement, state, on_server);
         p.job->start(std::move(p.placement), p.message, p.size);

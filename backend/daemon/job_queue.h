@@ -7,9 +7,11 @@
 #include "daemon/shared_clock.h"
 #include "protocol/messages.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -105,6 +107,9 @@ private:
     void on_job_done(JobId id);
     std::vector<JobRuntime*> running_jobs() const; // with mutex_ held: placed and not ended
     void elastic_loop(); // --elastic eps or kill-restart: growth rounds and trials, and releases for waiting jobs
+    // The jobs the elastic policy sizes all run in virtual mode (and one does): it decides on
+    // their shared clock, not in wall time (with mutex_ held).
+    bool elastic_on_shared_clock() const;
 
     const DaemonOptions& options_;
     const ServerFolders& folders_;
@@ -120,6 +125,13 @@ private:
     ElasticScheduling elastic_;
     std::condition_variable wake_elastic_;
     std::thread elastic_thread_;
+    std::atomic<bool> elastic_stop_ { false }; // frees the elastic thread's wait on the shared clock
+    // The elastic scheduler as a participant of the shared clock (a JobId no job has): the
+    // virtual time it joined at and the steps it has decided at since, while it is one.
+    static constexpr JobId kScheduler = std::numeric_limits<JobId>::max();
+    bool scheduler_entered_ = false;
+    std::optional<double> scheduler_origin_;
+    std::int64_t scheduler_steps_ = 0;
     JobId next_job_ = 1;
     std::int64_t placements_ = 0;
     std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined

@@ -486,3 +486,44 @@ TEST_F(LiveElasticTest, APolicysResizesTrainExactlyAsTheSameResizesInTheScenario
         EXPECT_EQ(got[i].loss, expected[i].loss);
     }
 }
+
+// Virtual-mode elastic jobs run far faster than wall time: the scheduler decides on their
+// shared clock, a round every elastic.round_s of *virtual* time, while no job goes past the
+// instant it decides at. So its decisions fall at the same iterations in every run, whatever
+// the machine's speed: two daemons grow and roll back the same job identically, and the
+// first growth comes one round of virtual time after the job started.
+TEST_F(LiveElasticTest, OnTheSharedVirtualClockTheSchedulersDecisionsAreTheSameInEveryRun)
+{
+    const std::string workers = R"([{"speed": 3000, "count": 2}, {"speed": 150}])";
+    std::string job_json = paced_job("virtual-eps", workers, elastic(1, 1, 3));
+    job_json.replace(job_json.find("\"iterations\": 1000000"), 21, "\"iterations\": 400");
+    job_json.replace(job_json.find("\"mode\": \"paced\""), 15, "\"mode\": \"virtual\"");
+    const auto decisions = [&](const std::string& sub) {
+        daemon::DaemonOptions o = options(sched::ElasticPolicy::Eps, sub);
+        o.elastic.round_s = 2; // virtual seconds: an iteration of 48 samples takes about 0.016 s
+        std::vector<std::string> seen;
+        JobId job = 0;
+        {
+            daemon::Daemon d(o);
+            job = d.submit(job_json, "test");
+            for (int i = 0; i < 3000 && status_of(d, job).state != JobState::Finished; ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            EXPECT_EQ(status_of(d, job).state, JobState::Finished) << status_of(d, job).message;
+        }
+        for (const EventRecord& e : recorded(sub, job))
+            if (is_scheduler(e) && (e.kind == "add-worker" || e.kind == "remove-worker"))
+                seen.push_back(e.kind + " " + std::to_string(*e.worker) + " before " + std::to_string(e.iteration)
+                    + " at " + std::to_string(e.time_s));
+        return seen;
+    };
+    const std::vector<std::string> first = decisions("virtual-1");
+    const std::vector<std::string> second = decisions("virtual-2");
+    ASSERT_GE(first.size(), 2u) << "it grew, and the slow worker's step was rolled back";
+    EXPECT_EQ(first, second);
+    EXPECT_EQ(first.front().rfind("add-worker 1 before ", 0), 0u) << first.front();
+    const double grown_at = std::stod(first.front().substr(first.front().rfind(" at ") + 4));
+    // The job's clock runs an iteration (about 0.017 s) ahead of the daemon's: its time 0 is
+    // the daemon's time at its first barrier.
+    EXPECT_GE(grown_at, 2.0) << "the first round comes a round after the job started";
+    EXPECT_LT(grown_at, 2.0 + 0.05) << "at the round's instant, applied at the job's next barrier";
+}
