@@ -127,6 +127,23 @@ std::string prometheus_exposition(const DaemonMetrics& m)
     for (const JobMetrics& j : m.jobs)
         if (j.status.accuracy)
             e.sample(job_label(j.status.job), *j.status.accuracy);
+    // Jobs whose transfers a communication scheduler decides (fulcrumd --comm): counters
+    // since the job started in this fulcrumd.
+    e.family("fulcrum_job_link_transfers_total", "counter",
+        "Transfers (an iteration's pushes and pulls) the communication scheduler started for the job.");
+    for (const JobMetrics& j : m.jobs)
+        if (j.status.link)
+            e.sample(job_label(j.status.job), static_cast<double>(j.status.link->transfers));
+    e.family("fulcrum_job_link_held_transfers_total", "counter",
+        "Of those, the transfers it held for their links before they started.");
+    for (const JobMetrics& j : m.jobs)
+        if (j.status.link)
+            e.sample(job_label(j.status.job), static_cast<double>(j.status.link->held));
+    e.family("fulcrum_job_link_wait_seconds_total", "counter",
+        "Run-clock seconds the job's transfers waited for their links.");
+    for (const JobMetrics& j : m.jobs)
+        if (j.status.link)
+            e.sample(job_label(j.status.job), j.status.link->wait_s);
 
     // Per worker: the latest iteration's row.
     const auto per_row = [&](const char* name, const char* help, auto value) {

@@ -36,6 +36,7 @@ DaemonMetrics two_workers()
     j.status.iteration = 9;
     j.status.iterations = 100;
     j.status.accuracy = 0.5;
+    j.status.link = protocol::JobStatus::LinkUse { 120, 31, 4.25 };
     j.last_rows = protocol::IterationRows { 2, 9, { row(0, 40, 1.5, 0.5), row(1, 24, 2.0, 0.0) }, 0 };
     protocol::WorkerState pinned;
     pinned.worker = 0;
@@ -96,6 +97,9 @@ TEST(Metrics, TheExpositionFollowsPrometheusConventions)
     EXPECT_EQ(s.at(R"(fulcrum_job_state{job_id="2",state="paused"})"), "0");
     EXPECT_EQ(s.at(R"(fulcrum_job_iterations_completed{job_id="2"})"), "9");
     EXPECT_EQ(s.at(R"(fulcrum_job_test_accuracy_ratio{job_id="2"})"), "0.5");
+    EXPECT_EQ(s.at(R"(fulcrum_job_link_transfers_total{job_id="2"})"), "120");
+    EXPECT_EQ(s.at(R"(fulcrum_job_link_held_transfers_total{job_id="2"})"), "31");
+    EXPECT_EQ(s.at(R"(fulcrum_job_link_wait_seconds_total{job_id="2"})"), "4.25");
     EXPECT_EQ(s.at(R"(fulcrum_worker_batch_size_samples{job_id="2",worker="1"})"), "24");
     // Worker 1 finished last: the barrier waited for it.
     EXPECT_EQ(s.at(R"(fulcrum_worker_straggler{job_id="2",worker="1"})"), "1");
