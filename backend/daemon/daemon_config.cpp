@@ -117,7 +117,7 @@ ListenAddress check_settings(DaemonSettings& s)
         throw InputError("--placement", "", e.what());
     }
     try {
-        LinkSchedule(sched::ClusterSpec {}, s.comm);
+        LinkSchedule::check_policy(s.comm);
     } catch (const std::invalid_argument& e) {
         throw InputError("--comm", "", e.what());
     }

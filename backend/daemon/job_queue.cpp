@@ -174,7 +174,7 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::s
     }
     if (comm) { // checked before anything changes
         try {
-            LinkSchedule(options_.cluster, *comm);
+            LinkSchedule::check_policy(*comm);
         } catch (const std::invalid_argument& e) {
             throw InputError(kSource, "comm", e.what());
         }
@@ -430,11 +430,7 @@ double JobQueue::remaining_s(JobId id) const
     const auto it = jobs_.find(id);
     if (it == jobs_.end())
         return 0;
-    const JobStatus s = it->second->status();
-    // The run clock's mean iteration so far; before the first barrier nothing is known, and
-    // the job counts one second per iteration.
-    const double per_iteration = s.iteration > 0 ? s.time_s / static_cast<double>(s.iteration) : 1.0;
-    return static_cast<double>(std::max<std::int64_t>(0, s.iterations - s.iteration)) * per_iteration;
+    return remaining_run_s(it->second->status());
 }
 
 // Every queued job in submission order, each placed if it fits now (as the scheduling

@@ -337,6 +337,12 @@ void JobRuntime::publish_workers()
     hub_.publish(protocol::WorkerUpdate { id_, worker_states() });
 }
 
+double remaining_run_s(const protocol::JobStatus& status)
+{
+    const double per_iteration = status.iteration > 0 ? status.time_s / static_cast<double>(status.iteration) : 1.0;
+    return static_cast<double>(std::max<std::int64_t>(0, status.iterations - status.iteration)) * per_iteration;
+}
+
 // Wang et al.'s communication scheduling on fulcrumd's one clock (LinkSchedule::schedule).
 std::optional<train::CommGrant> JobRuntime::schedule_transfer(
     const train::CommTransfer& transfer, const std::atomic<bool>* stop)
@@ -352,10 +358,7 @@ std::optional<train::CommGrant> JobRuntime::schedule_transfer(
             asked.gpus.push_back(i < status_.placement.size() ? status_.placement[i] : -1);
         }
         // SRSF's key, the simulator's: the compute still to run times the GPUs it runs on.
-        const double per_iteration
-            = status_.iteration > 0 ? status_.time_s / static_cast<double>(status_.iteration) : 1.0;
-        service = static_cast<double>(std::max<std::int64_t>(0, status_.iterations - status_.iteration)) * per_iteration
-            * static_cast<double>(transfer.workers.size());
+        service = remaining_run_s(status_) * static_cast<double>(transfer.workers.size());
     }
     const LinkSchedule::Scheduled scheduled = links_->schedule(*shared_clock_, asked, transfer.now, service, stop);
     std::lock_guard lock(mutex_);

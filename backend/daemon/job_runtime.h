@@ -28,6 +28,10 @@ namespace fulcrum::daemon {
 class LinkSchedule;
 class SharedVirtualClock;
 
+// A job's run-clock seconds still to run: its iterations left at its mean iteration so far
+// (one second an iteration before its first barrier). What LWF balances and SRSF orders by.
+double remaining_run_s(const protocol::JobStatus& status);
+
 // One live job in fulcrumd: the scenario's trainer on its own thread, recorded into its
 // own run store, its stream published to the hub, and the operator's commands applied at
 // its barriers. Thread-safe.

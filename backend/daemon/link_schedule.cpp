@@ -54,17 +54,27 @@ LinkSchedule::LinkSchedule(sched::ClusterSpec cluster, const std::string& policy
     set_policy(policy);
 }
 
+std::unique_ptr<sched::CommPolicy> LinkSchedule::make_policy(
+    const std::string& policy, const sched::ContentionModel& link)
+{
+    if (policy == kNone)
+        return nullptr;
+    try {
+        return sched::make_comm_policy(policy, link);
+    } catch (const std::invalid_argument&) {
+        throw std::invalid_argument(
+            "expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf, got '" + policy + "'");
+    }
+}
+
+void LinkSchedule::check_policy(const std::string& policy)
+{
+    make_policy(policy, {});
+}
+
 void LinkSchedule::set_policy(const std::string& policy)
 {
-    std::unique_ptr<sched::CommPolicy> made;
-    if (policy != kNone) {
-        try {
-            made = sched::make_comm_policy(policy, cluster_.network);
-        } catch (const std::invalid_argument&) {
-            throw std::invalid_argument(
-                "expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf, got '" + policy + "'");
-        }
-    }
+    std::unique_ptr<sched::CommPolicy> made = make_policy(policy, cluster_.network);
     std::lock_guard lock(mutex_);
     policy_ = std::move(made);
     name_ = policy_ ? policy_->name() : kNone;
@@ -82,12 +92,19 @@ bool LinkSchedule::scheduling() const
     return policy_ != nullptr;
 }
 
+std::optional<int> LinkSchedule::server_of(int gpu) const
+{
+    if (gpu < 0 || cluster_.gpus_per_server <= 0)
+        return std::nullopt;
+    return gpu / cluster_.gpus_per_server;
+}
+
 std::vector<int> LinkSchedule::servers_of(const std::vector<int>& gpus) const
 {
     std::vector<int> servers;
     for (const int g : gpus)
-        if (g >= 0 && cluster_.gpus_per_server > 0)
-            servers.push_back(g / cluster_.gpus_per_server);
+        if (const std::optional<int> s = server_of(g))
+            servers.push_back(*s);
     std::sort(servers.begin(), servers.end());
     servers.erase(std::unique(servers.begin(), servers.end()), servers.end());
     return servers;
@@ -115,8 +132,8 @@ LinkSchedule::Decision LinkSchedule::try_start(const Transfer& transfer, double 
     d.started = true;
     double length = 0;
     for (std::size_t w = 0; w < transfer.gpus.size(); ++w) {
-        const int g = transfer.gpus[w];
-        const int k = g >= 0 && cluster_.gpus_per_server > 0 ? links.tasks_on(g / cluster_.gpus_per_server) + 1 : 1;
+        const std::optional<int> server = server_of(transfer.gpus[w]);
+        const int k = server ? links.tasks_on(*server) + 1 : 1;
         d.stretch.push_back(cluster_.network.stretch(transfer.bytes, k));
         if (w < transfer.alone_s.size())
             length = std::max(length, transfer.alone_s[w] * d.stretch.back());

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ public:
 
     static constexpr const char* kNone = "none";
     void set_policy(const std::string& policy); // as the constructor; unchanged on a throw
+    // Throws std::invalid_argument, saying what is expected, for a name the scheduler lacks.
+    static void check_policy(const std::string& policy);
     std::string policy() const;
     bool scheduling() const; // a scheduler decides (the policy is not "none")
 
@@ -69,6 +72,9 @@ private:
         double bytes = 0, start = 0, end = 0;
     };
     class LinksAt;
+    static std::unique_ptr<sched::CommPolicy> make_policy(
+        const std::string& policy, const sched::ContentionModel& link);
+    std::optional<int> server_of(int gpu) const; // none for a worker off the cluster
     std::vector<int> servers_of(const std::vector<int>& gpus) const;
 
     const sched::ClusterSpec cluster_;

@@ -42,7 +42,15 @@ public:
         const double barrier_open = clock.now();
         double barrier_close = barrier_open;
         std::size_t arrived = 0;
-        const std::optional<CommGrant> grant = ask_for_links(rows, barrier_open, iteration, stop);
+        // Each worker's pull and push alone on its link, then as the link has them.
+        CommTransfer transfer { barrier_open, static_cast<double>(core_.job.model_bytes), {}, {} };
+        for (const IterationRecord& row : rows) {
+            transfer.workers.push_back(row.worker);
+            transfer.alone_s.push_back(
+                perf::communication_time(core_.job.workers[static_cast<std::size_t>(row.worker)]->setup().network,
+                    core_.job.model_bytes, iteration));
+        }
+        const std::optional<CommGrant> grant = ask_for_links(transfer, stop);
         for (std::size_t r = 0; r < rows.size(); ++r) {
             IterationRecord& row = rows[r];
             const auto i = static_cast<std::size_t>(row.worker);
@@ -50,7 +58,7 @@ public:
             const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
             row.start_s = barrier_open;
             row.compute_s = timing.duration_s * core_.slowdown[i] * core_.sharing[i];
-            const double alone = perf::communication_time(worker.setup().network, core_.job.model_bytes, iteration);
+            const double alone = transfer.alone_s[r];
             // A scheduled transfer: held for the links, then stretched by what it started beside.
             row.comm_s = grant ? grant->wait_s + alone * grant->stretch[r] : alone * core_.contention[i];
             row.cpu_share = timing.mean_share.cpu;
@@ -86,20 +94,12 @@ public:
 private:
     // fulcrumd's communication scheduler, where one decides: when the iteration's pushes and
     // pulls start, and how contended each worker's are.
-    std::optional<CommGrant> ask_for_links(
-        const std::vector<IterationRecord>& rows, double now, std::int64_t iteration, const std::atomic<bool>* stop)
+    std::optional<CommGrant> ask_for_links(const CommTransfer& transfer, const std::atomic<bool>* stop) const
     {
-        if (!core_.config.comm_gate || rows.empty())
+        if (!core_.config.comm_gate || transfer.workers.empty())
             return std::nullopt;
-        CommTransfer transfer { now, static_cast<double>(core_.job.model_bytes), {}, {} };
-        for (const IterationRecord& row : rows) {
-            transfer.workers.push_back(row.worker);
-            transfer.alone_s.push_back(
-                perf::communication_time(core_.job.workers[static_cast<std::size_t>(row.worker)]->setup().network,
-                    core_.job.model_bytes, iteration));
-        }
         std::optional<CommGrant> grant = core_.config.comm_gate(transfer, stop);
-        if (grant && grant->stretch.size() != rows.size())
+        if (grant && grant->stretch.size() != transfer.workers.size())
             throw std::logic_error("the communication scheduler answered for another number of workers");
         return grant;
     }

@@ -54,6 +54,19 @@ void ClusterMap::update_actions()
     comm_->setEnabled(live);
 }
 
+std::optional<std::string> ClusterMap::ask_policy(
+    const QString& title, const QString& label, QStringList names, const std::string& current, bool editable)
+{
+    if (!names.contains(QString::fromStdString(current)))
+        names.prepend(QString::fromStdString(current));
+    bool ok = false;
+    const QString chosen = QInputDialog::getItem(
+        this, title, label, names, static_cast<int>(names.indexOf(QString::fromStdString(current))), editable, &ok);
+    if (!ok || chosen.isEmpty() || chosen.toStdString() == current)
+        return std::nullopt;
+    return chosen.toStdString();
+}
+
 void ClusterMap::choose_placement()
 {
     const protocol::ClusterState* c = store_.cluster();
@@ -63,15 +76,10 @@ void ClusterMap::choose_placement()
     if (const protocol::Capabilities* caps = store_.capabilities())
         for (const protocol::Capability& p : caps->placements)
             names << QString::fromStdString(p.name);
-    if (!names.contains(QString::fromStdString(c->placement)))
-        names.prepend(QString::fromStdString(c->placement));
-    bool ok = false;
     // Editable: lwf-K takes any K.
-    const QString chosen = QInputDialog::getItem(this, QStringLiteral("Placement policy"),
-        QStringLiteral("Place the jobs started from now on with:"), names,
-        static_cast<int>(names.indexOf(QString::fromStdString(c->placement))), true, &ok);
-    if (ok && !chosen.isEmpty() && chosen.toStdString() != c->placement)
-        commands_.set_cluster_policy(chosen.toStdString(), std::nullopt);
+    if (auto chosen = ask_policy(QStringLiteral("Placement policy"),
+            QStringLiteral("Place the jobs started from now on with:"), names, c->placement, true))
+        commands_.set_cluster_policy(std::move(chosen), std::nullopt);
 }
 
 void ClusterMap::choose_elastic()
@@ -79,13 +87,10 @@ void ClusterMap::choose_elastic()
     const protocol::ClusterState* c = store_.cluster();
     if (!c)
         return;
-    const QStringList names { QStringLiteral("static"), QStringLiteral("eps"), QStringLiteral("kill-restart") };
-    bool ok = false;
-    const QString chosen = QInputDialog::getItem(this, QStringLiteral("Elastic scheduling"),
-        QStringLiteral("Resize running elastic jobs with:"), names,
-        static_cast<int>(names.indexOf(QString::fromStdString(c->elastic))), false, &ok);
-    if (ok && chosen.toStdString() != c->elastic)
-        commands_.set_cluster_policy(std::nullopt, chosen.toStdString());
+    if (auto chosen
+        = ask_policy(QStringLiteral("Elastic scheduling"), QStringLiteral("Resize running elastic jobs with:"),
+            { QStringLiteral("static"), QStringLiteral("eps"), QStringLiteral("kill-restart") }, c->elastic, false))
+        commands_.set_cluster_policy(std::nullopt, std::move(chosen));
 }
 
 void ClusterMap::choose_comm()
@@ -93,17 +98,12 @@ void ClusterMap::choose_comm()
     const protocol::ClusterState* c = store_.cluster();
     if (!c)
         return;
-    QStringList names { QStringLiteral("none"), QStringLiteral("srsf-1"), QStringLiteral("srsf-2"),
-        QStringLiteral("ada-srsf") };
-    if (!names.contains(QString::fromStdString(c->comm)))
-        names.prepend(QString::fromStdString(c->comm));
-    bool ok = false;
     // Editable: srsf-N takes any N.
-    const QString chosen = QInputDialog::getItem(this, QStringLiteral("Communication scheduling"),
-        QStringLiteral("Start live jobs' transfers on the servers' links with:"), names,
-        static_cast<int>(names.indexOf(QString::fromStdString(c->comm))), true, &ok);
-    if (ok && !chosen.isEmpty() && chosen.toStdString() != c->comm)
-        commands_.set_cluster_policy(std::nullopt, std::nullopt, chosen.toStdString());
+    if (auto chosen = ask_policy(QStringLiteral("Communication scheduling"),
+            QStringLiteral("Start live jobs' transfers on the servers' links with:"),
+            { QStringLiteral("none"), QStringLiteral("srsf-1"), QStringLiteral("srsf-2"), QStringLiteral("ada-srsf") },
+            c->comm, true))
+        commands_.set_cluster_policy(std::nullopt, std::nullopt, std::move(chosen));
 }
 
 QRectF ClusterMap::cell(int gpu) const

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <QStringList>
 #include <QWidget>
 #include <optional>
+#include <string>
 
 namespace fulcrum::ui {
 
@@ -36,6 +38,10 @@ protected:
 
 private:
     QRectF cell(int gpu) const;
+    // A policy chosen from `names` (the current one first when it is not among them); none
+    // when cancelled or unchanged.
+    std::optional<std::string> ask_policy(
+        const QString& title, const QString& label, QStringList names, const std::string& current, bool editable);
     void update_actions();
     ConsoleStore& store_;
     Commands& commands_;
