@@ -5,6 +5,7 @@
 #include "protocol/token_file.h"
 #include "worker_client/remote_worker.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/program_options.hpp>
 #include <csignal>
@@ -24,9 +25,8 @@ extern "C" void request_stop(int)
     g_stop.store(true);
 }
 
-constexpr const char* kUsage
-    = R"(Usage: fulcrum-worker --server HOST:PORT --job N [--worker SLOT] [--token TOKEN | --token-file FILE]
-                      [--tls [--ca-file PEM]] [--name NAME] [--data DIR]
+constexpr const char* kUsage = R"(Usage: fulcrum-worker --server HOST:PORT (--job N [--worker SLOT] | --pool)
+                      [--token TOKEN | --token-file FILE] [--tls [--ca-file PEM]] [--name NAME] [--data DIR]
 
 Joins job N of a fulcrumd as one of its remote workers (a worker the scenario marks
 "remote": true) and computes its batches on this host until the job ends: it builds the
@@ -35,6 +35,12 @@ parameters, computes the gradient of a batch of the size the batch-size manager 
 sends it back with its own batch time, CPU share and available memory. If it exits or its
 connection drops mid-iteration, the job drops it from that barrier, gives its share to the
 others and records a worker-lost event; started again, it takes the free slot back.
+
+With --pool instead of --job, it waits in fulcrumd's worker pool: under --elastic eps or
+kill-restart the scheduler gives pooled workers to real-mode elastic jobs whose workers are
+all remote (at their start, in growth rounds, for a lost one), takes them back (releases
+for newcomers, rollbacks, the job's end), and the worker then waits for its next slot. It
+runs until stopped (SIGINT, SIGTERM) or fulcrumd closes the connection.
 
 The token is a worker token from fulcrumd's token file (the line 'worker TOKEN'); it is
 read from --token, else the FULCRUM_TOKEN environment variable, else --token-file (the
@@ -64,6 +70,7 @@ int main(int argc, char** argv)
     visible.add_options()("help,h", "show this help")("version", "print the version and exit")("server",
         po::value(&server),
         "fulcrumd's address, HOST:PORT")("job", po::value(&job), "the job to join (its id in fulcrumd)")(
+        "pool", po::bool_switch(&o.pool), "wait in fulcrumd's worker pool for the elastic scheduler to assign a job")(
         "worker", po::value(&worker), "a particular remote slot of the job (default: the first free one)")("token",
         po::value(&o.token), "a worker token")("token-file", po::value(&token_file), "a file holding the token")(
         "tls", po::bool_switch(&o.tls), "connect with TLS (fulcrumd started with --tls-cert)")(
@@ -99,11 +106,15 @@ int main(int argc, char** argv)
         }
         if (port < 1 || port > 65535)
             throw std::invalid_argument("--server: expected HOST:PORT (e.g. head-node:7480), got '" + server + "'");
-        if (job < 0)
-            throw std::invalid_argument("--job: the job's id is required (fulcrumd lists its jobs)");
+        if (o.pool && (job >= 0 || worker >= 0))
+            throw std::invalid_argument("--pool: a pooled worker is given its job and slot by fulcrumd; leave out "
+                                        "--job and --worker");
+        if (job < 0 && !o.pool)
+            throw std::invalid_argument(
+                "--job: the job's id is required (fulcrumd lists its jobs), or --pool to wait for one");
         o.host = server.substr(0, colon);
         o.port = static_cast<unsigned short>(port);
-        o.job = job;
+        o.job = std::max(job, 0);
         if (worker >= 0)
             o.worker = worker;
         if (o.token.empty())
@@ -132,8 +143,14 @@ int main(int argc, char** argv)
     try {
         const auto summary = worker_client::run_remote_worker(
             o, g_stop, [](const std::string& line) { std::cerr << "fulcrum-worker: " << line << "\n"; });
-        std::cerr << "fulcrum-worker: worker " << summary.worker << ": " << summary.batches << " batches, "
-                  << summary.samples << " samples, " << summary.compute_s << " s computing; " << summary.ended << "\n";
+        if (o.pool)
+            std::cerr << "fulcrum-worker: pooled: " << summary.assignments << " job slots served, " << summary.batches
+                      << " batches, " << summary.samples << " samples, " << summary.compute_s << " s computing; "
+                      << summary.ended << "\n";
+        else
+            std::cerr << "fulcrum-worker: worker " << summary.worker << ": " << summary.batches << " batches, "
+                      << summary.samples << " samples, " << summary.compute_s << " s computing; " << summary.ended
+                      << "\n";
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "fulcrum-worker: " << e.what() << "\n";

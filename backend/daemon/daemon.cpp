@@ -136,11 +136,12 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         client.send(failure(id, "hello-first", "send hello with the protocol version before anything else"));
         return After::KeepOpen;
     }
-    const bool join = std::holds_alternative<JoinJob>(message) || std::holds_alternative<ReportIteration>(message);
+    const bool join = std::holds_alternative<JoinJob>(message) || std::holds_alternative<ReportIteration>(message)
+        || std::holds_alternative<JoinPool>(message);
     if (client.role() == Role::Worker && !join) {
         client.send(failure(id, "not-authorized",
-            "a worker token only joins jobs (join-job, report-iteration); '" + std::string(type_name(message))
-                + "' needs a viewer or operator token"));
+            "a worker token only joins jobs (join-job, join-pool, report-iteration); '"
+                + std::string(type_name(message)) + "' needs a viewer or operator token"));
         return After::KeepOpen;
     }
     if (join && client.role() == Role::Viewer) {
@@ -306,6 +307,12 @@ void Daemon::on(Client& client, const JoinJob& join)
     Reply reply = ok(join.id, join.job);
     reply.assignment = queue_.join(client.shared_from_this(), join);
     client.send(reply);
+}
+
+void Daemon::on(Client& client, const JoinPool& join)
+{
+    queue_.join_pool(client.shared_from_this(), join);
+    client.send(ok(join.id));
 }
 
 void Daemon::on(Client& client, const ReportIteration& report)

@@ -91,6 +91,7 @@ private:
     void on(Client& client, const protocol::OpenReplay& open);
     void on(Client& client, const protocol::ReplayCommand& command);
     void on(Client& client, const protocol::JoinJob& join);
+    void on(Client& client, const protocol::JoinPool& join);
     void on(Client& client, const protocol::ListCapabilities& list);
     void on(Client& client, const protocol::ReportIteration& report);
     void on(Client& client, const protocol::ResizeJob& resize);

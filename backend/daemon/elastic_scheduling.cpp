@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 #include "daemon/job_runtime.h"
+#include "daemon/remote_pool.h"
+#include "daemon/stream_hub.h"
 #include "scenario/scenario.h"
 #include "sched/eps_rules.h"
 
@@ -27,9 +29,10 @@ std::string per_s(double rate)
 
 } // namespace
 
-ElasticScheduling::ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book)
+ElasticScheduling::ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book, WorkerPool& pool)
     : options_(options)
     , book_(book)
+    , pool_(pool)
     , next_round_(
           Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.round_s)))
 {
@@ -46,19 +49,32 @@ int ElasticScheduling::requested_workers(const JobRuntime& job)
 bool ElasticScheduling::sizes(const JobRuntime& job) const
 {
     const scenario::Scenario& s = job.scenario();
+    const auto remote = std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
     return active() && s.elastic.present && !s.external
-        && std::none_of(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
+        && (remote == 0 || remote == static_cast<std::ptrdiff_t>(s.workers.size()));
+}
+
+bool ElasticScheduling::fed_by_pool(const JobRuntime& job) const
+{
+    return sizes(job) && job.remote() != nullptr;
+}
+
+int ElasticScheduling::pooled_room(const JobRuntime& job) const
+{
+    return pool_.idle() + count_members(job.remote()->joined_slots());
 }
 
 std::optional<int> ElasticScheduling::admit(
     JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, const RemainingWork&)
 {
     const bool elastic = sizes(newcomer);
+    const bool pooled = fed_by_pool(newcomer);
     const int minimum = elastic ? newcomer.scenario().elastic.min_workers : request.workers;
-    int free = book_.room_for(request);
+    const auto room = [&] { return pooled ? pooled_room(newcomer) : book_.room_for(request); };
+    int free = room();
     if (active() && free < request.workers)
-        release_for(newcomer.id(), request.workers, minimum, free, running);
-    free = book_.room_for(request);
+        release_for(newcomer, request.workers, minimum, free, running);
+    free = room();
     const auto size = sched::eps_start_size(free, { request.workers, 0 }, { minimum, 0 }, elastic);
     if (!size)
         return std::nullopt;
@@ -99,8 +115,11 @@ void ElasticScheduling::rebase(Clock::time_point now)
 
 void ElasticScheduling::started(JobRuntime& job)
 {
-    if (sizes(job))
-        tracked_[job.id()] = Tracked {};
+    if (!sizes(job))
+        return;
+    tracked_[job.id()] = Tracked {};
+    if (job.remote())
+        reconcile(job, {}, label() + ": job " + std::to_string(job.id()) + " starts"); // its members' processes
 }
 
 void ElasticScheduling::ended(JobId job)
@@ -116,17 +135,19 @@ bool ElasticScheduling::may_release(JobRuntime& job, Tracked& t) const
         && s.state == protocol::JobState::Running;
 }
 
-// EPS's release (eps_release): the holders are the running jobs EPS sizes, each counting its
-// member workers' GPUs; what a job gives up are its highest-numbered members. Nothing is
-// taken when even that would not let the newcomer start: a removal pauses a live job.
+// EPS's release (eps_release): the holders are the running jobs EPS sizes of the newcomer's
+// kind (GPUs, or pooled processes), each counting its members; what a job gives up are its
+// highest-numbered members. Nothing is taken when even that would not let the newcomer
+// start: a removal pauses a live job.
 void ElasticScheduling::release_for(
-    JobId newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running)
+    const JobRuntime& newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running)
 {
+    const bool pooled = fed_by_pool(newcomer);
     std::vector<JobRuntime*> jobs;
     std::vector<sched::EpsHolder> holders;
     for (JobRuntime* job : running) {
         const auto it = tracked_.find(job->id());
-        if (it == tracked_.end())
+        if (it == tracked_.end() || fed_by_pool(*job) != pooled)
             continue;
         const scenario::ElasticScenarioSpec& e = job->scenario().elastic;
         sched::EpsHolder h;
@@ -157,11 +178,12 @@ void ElasticScheduling::release_for(
             continue;
         try {
             remove_workers(*jobs[i], leaving,
-                label() + ": released for job " + std::to_string(newcomer) + " (asks for " + std::to_string(wanted)
-                    + " GPUs, " + std::to_string(free) + " idle); job " + std::to_string(jobs[i]->id())
-                    + " is past its early feedback (" + sched::to_string(options_.feedback) + ")");
+                label() + ": released for job " + std::to_string(newcomer.id()) + " (asks for " + std::to_string(wanted)
+                    + (pooled ? " pooled workers, " : " GPUs, ") + std::to_string(free) + " idle); job "
+                    + std::to_string(jobs[i]->id()) + " is past its early feedback ("
+                    + sched::to_string(options_.feedback) + ")");
         } catch (const RefusedRequest&) {
-            // it keeps no checkpoints to restart from, or it just ended: it keeps its GPUs
+            // it keeps no checkpoints to restart from, or it just ended: it keeps its workers
         }
     }
 }
@@ -194,11 +216,65 @@ void ElasticScheduling::remove_workers(JobRuntime& job, const std::vector<Worker
     for (const WorkerId worker : workers)
         changes.push_back({ {}, job.id(), ResizeAction::RemoveWorker, worker });
     carry_out(job, changes, reason);
+    if (job.remote()) { // its processes go back to the pool once the trainer no longer has them
+        if (const auto it = tracked_.find(job.id()); it != tracked_.end())
+            for (const WorkerId worker : workers)
+                it->second.leaving[worker] = reason;
+        return;
+    }
     const std::vector<std::int32_t> placement = job.status().placement;
     for (const WorkerId worker : workers) {
         if (static_cast<std::size_t>(worker) < placement.size() && placement[static_cast<std::size_t>(worker)] >= 0)
             remove_gpu(job.id(), placement[static_cast<std::size_t>(worker)]);
         job.place_worker(worker, -1);
+    }
+}
+
+std::optional<std::string> ElasticScheduling::assign_pooled(JobRuntime& job, WorkerId worker, const std::string& reason)
+{
+    const std::optional<WorkerPool::Pooled> pooled = pool_.assign(job.id(), worker);
+    if (!pooled)
+        return std::nullopt;
+    // Told first: its first task may follow at once, and it reads tasks only once it knows the job.
+    protocol::WorkerAssigned assigned;
+    assigned.assignment.job = job.id();
+    assigned.assignment.worker = worker;
+    assigned.assignment.scenario_json = job.scenario().json;
+    assigned.reason = reason;
+    pooled->client->send(assigned);
+    try {
+        job.remote()->join(pooled->client, worker, pooled->host);
+    } catch (const RefusedRequest& e) { // a process started by hand took the slot meanwhile
+        pool_.release(pooled->client->id());
+        pooled->client->send(protocol::WorkerReleased { job.id(), worker, e.what() });
+        return std::nullopt;
+    }
+    note_change();
+    const std::string where = "pooled worker on " + pooled->host;
+    try {
+        job.note("worker-assigned", where + " takes worker " + std::to_string(worker) + " (" + reason + ")", actor());
+    } catch (const RefusedRequest&) {
+        // it ended meanwhile
+    }
+    return where;
+}
+
+void ElasticScheduling::release_pooled(JobRuntime& job, WorkerId worker, const std::string& reason)
+{
+    const std::optional<WorkerPool::Pooled> pooled = pool_.assigned(job.id(), worker);
+    if (!pooled)
+        return; // a process started by hand for the slot: it stays until the job ends
+    job.remote()->release(worker);
+    pool_.release(pooled->client->id());
+    pooled->client->send(protocol::WorkerReleased { job.id(), worker, reason });
+    note_change();
+    try {
+        job.note("worker-released",
+            "pooled worker on " + pooled->host + " leaves worker " + std::to_string(worker)
+                + " and waits in the pool again (" + reason + ")",
+            actor());
+    } catch (const RefusedRequest&) {
+        // it ended meanwhile
     }
 }
 
@@ -242,12 +318,35 @@ void ElasticScheduling::tick(
 }
 
 // The book follows the trainer: a worker that left (or a growth the trainer refused) frees
-// its GPU, a member without one (a job resumed from a checkpoint) is given one when free.
-void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remaining)
+// its GPU, a member without one (a job resumed from a checkpoint) is given one when free. A
+// job fed by the pool gives back the processes of the slots it no longer has, and gets one
+// for a member without (its start, or a process that died).
+void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remaining, const std::string& why)
 {
     if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
         return;
     const std::vector<bool> members = job.member_slots();
+    if (job.remote()) {
+        const std::vector<bool> joined = job.remote()->joined_slots();
+        Tracked* t = tracked_.contains(job.id()) ? &tracked_.at(job.id()) : nullptr;
+        for (std::size_t w = 0; w < members.size() && w < joined.size(); ++w) {
+            const auto worker = static_cast<WorkerId>(w);
+            if (!members[w] && joined[w]) {
+                const bool told = t && t->leaving.contains(worker);
+                release_pooled(job, worker,
+                    told ? t->leaving.at(worker)
+                         : "job " + std::to_string(job.id()) + " no longer has worker " + std::to_string(w));
+            } else if (members[w] && !joined[w]) {
+                assign_pooled(job, worker,
+                    !why.empty() ? why
+                                 : label() + ": worker " + std::to_string(w) + " of job " + std::to_string(job.id())
+                            + " has no process");
+            }
+            if (t && !members[w])
+                t->leaving.erase(worker);
+        }
+        return;
+    }
     const std::vector<std::int32_t> placement = job.status().placement;
     for (std::size_t w = 0; w < members.size() && w < placement.size(); ++w) {
         if (!members[w] && placement[w] >= 0) {
@@ -296,13 +395,15 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         if (tracked_.contains(job->id()))
             jobs.push_back(job);
     const std::size_t round = round_++;
+    bool gpus_left = true, pooled_left = true; // each kind grows until its idle resources run out
     for (const std::size_t i : sched::eps_growth_order(jobs.size(), round)) {
         JobRuntime& job = *jobs[i];
+        const bool pooled = fed_by_pool(job);
         Tracked& t = tracked_.at(job.id());
         const protocol::JobStatus s = job.status();
         std::vector<bool> members = job.member_slots();
-        if (t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0 || s.state != protocol::JobState::Running
-            || count_members(members) >= job.scenario().elastic.max_workers)
+        if (!(pooled ? pooled_left : gpus_left) || t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0
+            || s.state != protocol::JobState::Running || count_members(members) >= job.scenario().elastic.max_workers)
             continue;
         // Its pace before the step: the last observed iterations, the first barrier left out.
         const std::int64_t before_from = s.iteration - options_.observe_iterations;
@@ -313,19 +414,39 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         const auto slot = std::find(members.begin(), members.end(), false);
         if (slot == members.end())
             continue;
-        const std::optional<int> gpu = add_gpu(job.id(), remaining);
-        if (!gpu)
-            break; // no idle GPU left this round
         const auto worker = static_cast<WorkerId>(slot - members.begin());
-        job.place_worker(worker, *gpu);
+        const std::string why = label() + ": growth round " + std::to_string(round) + " on idle ";
+        const std::string judged = "; " + per_s(*baseline) + " before, judged over the next "
+            + std::to_string(options_.observe_iterations) + " iterations";
+        std::string where;
+        std::optional<int> gpu;
+        if (pooled) {
+            const bool joined = job.remote()->joined_slots()[static_cast<std::size_t>(worker)];
+            const std::optional<std::string> assigned
+                = joined ? std::optional<std::string>("worker process") : assign_pooled(job, worker, why + "pool");
+            if (!assigned) {
+                pooled_left = false; // no idle pooled process left this round
+                continue;
+            }
+            where = *assigned;
+        } else {
+            gpu = add_gpu(job.id(), remaining);
+            if (!gpu) {
+                gpus_left = false; // no idle GPU left this round
+                continue;
+            }
+            job.place_worker(worker, *gpu);
+            where = book_.describe({ *gpu });
+        }
         try {
-            carry_out(job, { { {}, job.id(), ResizeAction::AddWorker, worker } },
-                label() + ": growth round " + std::to_string(round) + " on idle " + book_.describe({ *gpu }) + "; "
-                    + per_s(*baseline) + " before, judged over the next " + std::to_string(options_.observe_iterations)
-                    + " iterations");
-        } catch (const RefusedRequest&) { // its bounds moved under it, or no checkpoints: give the GPU back
-            remove_gpu(job.id(), *gpu);
-            job.place_worker(worker, -1);
+            carry_out(job, { { {}, job.id(), ResizeAction::AddWorker, worker } }, why + where + judged);
+        } catch (const RefusedRequest& e) { // its bounds moved under it, or no checkpoints: give it back
+            if (gpu) {
+                remove_gpu(job.id(), *gpu);
+                job.place_worker(worker, -1);
+            } else {
+                release_pooled(job, worker, std::string("the growth step was refused: ") + e.what());
+            }
             continue;
         }
         t.trial = worker;
@@ -341,6 +462,7 @@ void ElasticScheduling::resize(
         job.resize(r, actor);
         return;
     }
+    const bool pooled = fed_by_pool(job);
     std::vector<bool> members = job.member_slots();
     if (r.action == ResizeAction::RemoveWorker) {
         protocol::ResizeJob named = r;
@@ -350,6 +472,11 @@ void ElasticScheduling::resize(
                 named.worker = static_cast<WorkerId>(members.rend() - last - 1);
         }
         job.resize(named, actor); // refuses below min_workers, or an unknown worker
+        if (pooled) { // its process goes back to the pool once the trainer no longer has it
+            if (named.worker)
+                tracked_.at(job.id()).leaving[*named.worker] = "removed by " + actor;
+            return;
+        }
         const std::vector<std::int32_t> placement = job.status().placement;
         if (named.worker && static_cast<std::size_t>(*named.worker) < placement.size()
             && placement[static_cast<std::size_t>(*named.worker)] >= 0) {
@@ -369,6 +496,26 @@ void ElasticScheduling::resize(
         && members[static_cast<std::size_t>(*named.worker)]) {
         throw RefusedRequest(
             "already-member", "worker " + std::to_string(*named.worker) + " is already a worker of " + name);
+    }
+    if (pooled) {
+        if (*named.worker < 0 || static_cast<std::size_t>(*named.worker) >= members.size())
+            throw RefusedRequest("unknown-worker",
+                name + " has no worker " + std::to_string(*named.worker) + " (its slots are 0 to "
+                    + std::to_string(members.size() - 1) + ")");
+        const bool joined = job.remote()->joined_slots()[static_cast<std::size_t>(*named.worker)];
+        if (!joined && !assign_pooled(job, *named.worker, "added by " + actor))
+            throw RefusedRequest("no-pooled-worker",
+                name
+                    + " cannot grow: no fulcrum-worker waits idle in fulcrumd's pool (start one with "
+                      "fulcrum-worker --pool)");
+        try {
+            job.resize(named, actor); // refuses above max_workers
+        } catch (const RefusedRequest& e) {
+            if (!joined)
+                release_pooled(job, *named.worker, std::string("the resize was refused: ") + e.what());
+            throw;
+        }
+        return;
     }
     const std::optional<int> gpu = add_gpu(job.id(), remaining);
     if (!gpu)

@@ -2,6 +2,7 @@
 
 #include "daemon/cluster_book.h"
 #include "daemon/daemon_options.h"
+#include "daemon/worker_pool.h"
 #include "protocol/messages.h"
 
 #include <chrono>
@@ -27,12 +28,17 @@ class JobRuntime;
 //   made it slower is rolled back, and the job grows no further.
 // Every change is the trainer's add-worker or remove-worker event, recorded in the job's
 // run store, with the scheduler as actor and its reason; under kill-restart each change is
-// carried out by a checkpoint, a stop and a restart from it (JobRuntime::restart). Not thread-safe: JobQueue holds its
-// lock around every call.
+// carried out by a checkpoint, a stop and a restart from it (JobRuntime::restart).
+// A real-mode job whose workers are all remote ("remote": true) takes its workers from the
+// worker pool instead of the GPUs: fulcrum-worker processes started with --pool. Each of its
+// members gets a pooled process (worker-assigned, before its first task); a slot the trainer
+// no longer has gives its process back at the next tick (worker-released); a member whose
+// process died gets another. The same rules decide for both kinds, each within its own kind.
+// Not thread-safe: JobQueue holds its lock around every call.
 class ElasticScheduling {
 public:
     using Clock = std::chrono::steady_clock;
-    ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book);
+    ElasticScheduling(const DaemonOptions::Elastic& options, ClusterBook& book, WorkerPool& pool);
 
     // eps or kill-restart: the scheduler resizes jobs (in place, or by restarting them).
     bool active() const { return options_.policy != sched::ElasticPolicy::StaticFifo; }
@@ -40,14 +46,19 @@ public:
     // An operator's set-cluster-policy. To eps: the running jobs it sizes are taken in as
     // they are (the book then follows their members); to static: every job keeps its size.
     void set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running);
-    // A job whose size EPS decides: an elastic scenario whose workers all run in fulcrumd.
+    // A job whose size EPS decides: an elastic scenario whose workers all run in fulcrumd,
+    // or all in fulcrum-worker processes (fed by the pool).
     bool sizes(const JobRuntime& job) const;
+    // A job EPS sizes whose workers come from the worker pool.
+    bool fed_by_pool(const JobRuntime& job) const;
     // The workers such a job asks for: its elastic.initial_workers within its bounds.
     static int requested_workers(const JobRuntime& job);
 
     // The workers a queued job starts with now: `request` when they fit; fewer, down to its
     // elastic.min_workers, when EPS sizes it; nothing while it must wait. Under eps it first
     // takes workers of running jobs (`running`) past early feedback when that lets it start.
+    // A job fed by the pool counts idle pooled processes (and its own joined ones), not GPUs;
+    // those it takes from others come back to the pool at their next barrier.
     std::optional<int> admit(JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running,
         const RemainingWork& remaining);
     // A job EPS sizes has started (placed) or ended.
@@ -61,7 +72,8 @@ public:
     // point since the clock's epoch): the next growth round is a round from `now`.
     void rebase(Clock::time_point now);
     // An operator's resize-job of a job EPS sizes: an added worker needs an idle GPU (else
-    // RefusedRequest "no-free-gpu"), a removed one frees its GPU. Other jobs' resizes go
+    // RefusedRequest "no-free-gpu") or, fed by the pool, an idle pooled process (else
+    // "no-pooled-worker"); a removed one frees its GPU or process. Other jobs' resizes go
     // straight to the job.
     void resize(
         JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining);
@@ -71,6 +83,11 @@ public:
 
 private:
     std::optional<int> add_gpu(JobId job, const RemainingWork& remaining);
+    // Fed by the pool: the idle pooled process that takes `worker`'s slot (told before its
+    // first task), described for the reasons ("pooled worker on HOST"); nothing when none idles.
+    std::optional<std::string> assign_pooled(JobRuntime& job, WorkerId worker, const std::string& reason);
+    void release_pooled(JobRuntime& job, WorkerId worker, const std::string& reason);
+    int pooled_room(const JobRuntime& job) const; // idle pooled processes and its own joined ones
     void remove_gpu(JobId job, int gpu);
     void note_change() { ++changes_; }
     struct Tracked {
@@ -78,10 +95,12 @@ private:
         std::optional<WorkerId> trial; // the worker a growth step added, being judged
         double baseline = 0; // iterations per second before the step
         bool feedback = false; // past its early-feedback point
+        std::map<WorkerId, std::string> leaving; // fed by the pool: why each removed slot goes
     };
     bool may_release(JobRuntime& job, Tracked& t) const;
     void note_feedback(JobRuntime& job, Tracked& t) const; // once, as an early-feedback event
-    void release_for(JobId newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running);
+    void release_for(
+        const JobRuntime& newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running);
     std::string label() const; // the policy's name: the start of every reason
     std::string actor() const; // "scheduler (eps)", "scheduler (kill-restart)"
     // In place (eps), or by a checkpoint, a stop and a start from it (kill-restart). Throws
@@ -89,11 +108,14 @@ private:
     void carry_out(JobRuntime& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason);
     void remove_workers(JobRuntime& job, const std::vector<WorkerId>& workers, const std::string& reason);
     void judge(JobRuntime& job, Tracked& t);
-    void reconcile(JobRuntime& job, const RemainingWork& remaining);
+    // `why`: the reason a pooled process given to a member without one is told (default:
+    // the member has none, as after its process died).
+    void reconcile(JobRuntime& job, const RemainingWork& remaining, const std::string& why = {});
     void grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining);
 
     DaemonOptions::Elastic options_;
     ClusterBook& book_;
+    WorkerPool& pool_;
     std::map<JobId, Tracked> tracked_;
     std::size_t round_ = 0;
     std::uint64_t changes_ = 0;

@@ -46,7 +46,7 @@ JobQueue::JobQueue(
     , journal_(options.data_dir / "jobs")
     , links_(options.cluster, options.comm)
     , cluster_(options.cluster, options.placement, 1, std::string(sched::policy_name(options.elastic.policy)))
-    , elastic_(options.elastic, cluster_)
+    , elastic_(options.elastic, cluster_, worker_pool_)
 {
     next_job_ = catalogue_.first_free_job_id();
     for (const JobJournal::Entry& e : journal_.entries())
@@ -273,9 +273,13 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
     if (elastic_.sizes(*runtime))
         asked.workers = ElasticScheduling::requested_workers(*runtime);
     std::ostringstream asks;
-    asks << "submitted: " << asked.workers << (asked.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb
-         << " GB each, " << cluster_.room_for(demand) << " with room now; " << queued_.size() << " job"
-         << (queued_.size() == 1 ? "" : "s") << " ahead";
+    if (elastic_.fed_by_pool(*runtime))
+        asks << "submitted: " << asked.workers << " pooled worker" << (asked.workers == 1 ? "" : "s")
+             << " (fulcrum-worker --pool), " << worker_pool_.idle() << " idle now; ";
+    else
+        asks << "submitted: " << asked.workers << (asked.workers == 1 ? " GPU" : " GPUs") << " with "
+             << demand.memory_gb << " GB each, " << cluster_.room_for(demand) << " with room now; ";
+    asks << queued_.size() << " job" << (queued_.size() == 1 ? "" : "s") << " ahead";
     runtime->scheduler_event("job-queued", asks.str());
     jobs_[id] = std::move(runtime);
     queued_.push_back(id);
@@ -457,10 +461,17 @@ void JobQueue::start_queued()
             size = elastic_.admit(job, request, running_jobs(), remaining);
             demand.workers = size.value_or(request.workers);
         }
-        const std::vector<int> gpus = elastic_.active() && request.workers > 0 && !size
+        const bool pooled = elastic_.fed_by_pool(job); // its workers come from the pool, not the GPUs
+        if (pooled && !size) {
+            job.set_waiting("waiting for " + std::to_string(job.scenario().elastic.min_workers)
+                + " pooled workers (fulcrum-worker --pool); " + std::to_string(worker_pool_.idle()) + " idle now");
+            ++it;
+            continue;
+        }
+        const std::vector<int> gpus = pooled || (elastic_.active() && request.workers > 0 && !size)
             ? std::vector<int> {}
             : cluster_.place(job.id(), demand, remaining);
-        if (demand.workers > 0 && gpus.empty()) {
+        if (!pooled && demand.workers > 0 && gpus.empty()) {
             job.set_waiting("waiting for " + std::to_string(demand.workers) + " GPUs with room for a worker; "
                 + std::to_string(cluster_.room_for(demand)) + " have room now");
             ++it;
@@ -475,7 +486,10 @@ void JobQueue::start_queued()
         placed.push_back({ &job, std::move(placement),
             external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
                     + job.scenario().external->framework + " started them"
-                     : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
+                : pooled ? std::string(sched::policy_name(elastic_.policy())) + ": " + std::to_string(*size)
+                    + " of the " + std::to_string(request.workers) + " workers it asks for from the worker pool ("
+                    + std::to_string(worker_pool_.idle()) + " idle)"
+                         : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
                     + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus)
                     + (smaller ? " (" + std::string(sched::policy_name(elastic_.policy())) + ": "
                                 + std::to_string(*size) + " of the " + std::to_string(request.workers)
@@ -556,6 +570,8 @@ void JobQueue::fill_metrics(DaemonMetrics& metrics) const
         metrics.jobs.push_back({ job->status(), job->worker_states(), job->last_rows() });
     metrics.queued_jobs = queued_.size();
     metrics.placements = placements_;
+    metrics.pooled_idle = static_cast<std::size_t>(worker_pool_.idle());
+    metrics.pooled_assigned = static_cast<std::size_t>(worker_pool_.size() - worker_pool_.idle());
 }
 
 RemainingWork JobQueue::remaining_work() const
@@ -567,6 +583,8 @@ ClusterState JobQueue::cluster_state() const
 {
     ClusterState state = cluster_.state({ queued_.begin(), queued_.end() }, remaining_work());
     state.comm = links_.policy();
+    for (const WorkerPool::Pooled& p : worker_pool_.workers())
+        state.pool.push_back({ p.host, p.job.value_or(-1), p.worker });
     return state;
 }
 
@@ -604,6 +622,8 @@ void JobQueue::on_job_done(JobId id)
         released.actor = "scheduler at " + db::utc_timestamp();
         hub_.publish(Event { released });
     }
+    if (const auto it = jobs_.find(id); it != jobs_.end())
+        release_pooled_workers(*it->second);
     cluster_.release(id);
     elastic_.ended(id);
     if (!stopping_)
@@ -611,19 +631,33 @@ void JobQueue::on_job_done(JobId id)
     publish_cluster();
 }
 
+void JobQueue::release_pooled_workers(JobRuntime& job)
+{
+    for (const WorkerPool::Pooled& p : worker_pool_.assigned_to(job.id())) {
+        if (job.remote())
+            job.remote()->release(p.worker);
+        worker_pool_.release(p.client->id());
+        p.client->send(WorkerReleased {
+            job.id(), p.worker, "job " + std::to_string(job.id()) + " " + std::string(to_string(job.status().state)) });
+    }
+}
+
 WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const JoinJob& join)
 {
-    JobRuntime& j = job(join.job);
-    if (!j.remote() && !j.ranks())
-        throw RefusedRequest("no-remote-slot",
-            "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
     {
         std::lock_guard lock(mutex_);
         if (const auto it = remote_workers_.find(client->id()); it != remote_workers_.end())
             throw RefusedRequest("already-joined",
                 "this connection already computes for job " + std::to_string(it->second)
                     + "; one connection is one worker");
+        if (worker_pool_.contains(client->id()))
+            throw RefusedRequest(
+                "already-joined", "this connection waits in fulcrumd's worker pool; one connection is one worker");
     }
+    JobRuntime& j = job(join.job);
+    if (!j.remote() && !j.ranks())
+        throw RefusedRequest("no-remote-slot",
+            "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
     const std::string host = join.host.empty() ? client->name() : join.host;
     const WorkerId worker
         = j.ranks() ? j.ranks()->join(client, join.worker, host) : j.remote()->join(client, join.worker, host);
@@ -652,13 +686,30 @@ void JobQueue::report(const std::shared_ptr<Client>& client, const ReportIterati
     ranks->report(client, report);
 }
 
+void JobQueue::join_pool(const std::shared_ptr<Client>& client, const JoinPool& join)
+{
+    std::lock_guard lock(mutex_);
+    if (const auto it = remote_workers_.find(client->id()); it != remote_workers_.end())
+        throw RefusedRequest("already-joined",
+            "this connection already computes for job " + std::to_string(it->second)
+                + "; one connection is one worker");
+    worker_pool_.join(client, join.host.empty() ? client->name() : join.host);
+    if (!stopping_)
+        start_queued(); // a job may wait for pooled workers
+    publish_cluster();
+}
+
 std::shared_ptr<RemotePool> JobQueue::pool_of(std::uint64_t client) const
 {
     std::lock_guard lock(mutex_);
-    const auto it = remote_workers_.find(client);
-    if (it == remote_workers_.end())
+    std::optional<JobId> job;
+    if (const auto it = remote_workers_.find(client); it != remote_workers_.end())
+        job = it->second;
+    else
+        job = worker_pool_.job_of(client);
+    if (!job)
         return nullptr;
-    const auto job_it = jobs_.find(it->second);
+    const auto job_it = jobs_.find(*job);
     return job_it == jobs_.end() ? nullptr : job_it->second->remote();
 }
 
@@ -674,6 +725,12 @@ void JobQueue::client_left(const Client& client)
                 ranks = job_it->second->ranks();
             }
             remote_workers_.erase(it);
+        }
+        if (const auto left = worker_pool_.leave(client.id())) {
+            if (left->job)
+                if (const auto job_it = jobs_.find(*left->job); job_it != jobs_.end())
+                    pool = job_it->second->remote(); // lost: the scheduler gives its slot another
+            publish_cluster();
         }
     }
     if (ranks)

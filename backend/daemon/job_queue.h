@@ -81,13 +81,18 @@ public:
     // A rank's report to the external job this connection joined. Throws RefusedRequest
     // (not-joined, not-external, or the rank pool's refusal).
     void report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& report);
-    // The pool of the job a worker connection joined, if it did.
+    // A fulcrum-worker --pool connection waits in the worker pool (see ElasticScheduling).
+    // Throws RefusedRequest("already-joined").
+    void join_pool(const std::shared_ptr<Client>& client, const protocol::JoinPool& join);
+    // The pool of the job a worker connection joined, or was given by the scheduler, if any.
     std::shared_ptr<RemotePool> pool_of(std::uint64_t client) const;
     // A connection closed: a worker's task in flight is lost (its barrier drops it).
     void client_left(const Client& client);
 
 private:
     void start_queued(); // with mutex_ held: places what fits, in submission order
+    // With mutex_ held: the pooled processes of an ended job wait in the pool again.
+    void release_pooled_workers(JobRuntime& job);
     void publish_cluster(); // with mutex_ held
     // Per worker of a placement: the live jobs on its GPU and on its server's link.
     struct ClusterShares {
@@ -122,6 +127,7 @@ private:
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
     std::deque<JobId> queued_;
     ClusterBook cluster_;
+    WorkerPool worker_pool_; // fulcrum-worker --pool processes: the elastic scheduler hands them out
     ElasticScheduling elastic_;
     std::condition_variable wake_elastic_;
     std::thread elastic_thread_;

@@ -135,11 +135,17 @@ void JobRuntime::run()
                 }
             }
         });
-        const bool joined = remote_->wait_until_joined(stop_, [this](int now, int slots) {
+        std::vector<bool> members;
+        {
+            std::lock_guard lock(mutex_);
+            members = members_;
+        }
+        const bool joined = remote_->wait_until_joined(members, stop_, [this](int now, int slots) {
             {
                 std::lock_guard lock(mutex_);
                 status_.message = "waiting for remote workers: " + std::to_string(now) + " of " + std::to_string(slots)
-                    + " joined (fulcrum-worker --job " + std::to_string(id_) + ")";
+                    + " joined (fulcrum-worker --job " + std::to_string(id_)
+                    + (scenario_.elastic.present ? ", or fulcrum-worker --pool under --elastic eps" : "") + ")";
             }
             publish_status();
         });

@@ -98,6 +98,10 @@ std::string prometheus_exposition(const DaemonMetrics& m)
     e.sample("", static_cast<double>(m.queued_jobs));
     e.family("fulcrum_scheduler_placements_total", "counter", "Jobs the placement policy placed since start.");
     e.sample("", static_cast<double>(m.placements));
+    e.family("fulcrum_worker_pool_workers", "gauge",
+        "fulcrum-worker --pool processes in fulcrumd's worker pool, idle or assigned to a job's worker slot.");
+    e.sample("state=\"idle\"", static_cast<double>(m.pooled_idle));
+    e.sample("state=\"assigned\"", static_cast<double>(m.pooled_assigned));
 
     e.family("fulcrum_job_info", "gauge", "A job's name, model, sync model, batch-size policy and mode (value 1).");
     for (const JobMetrics& j : m.jobs) {

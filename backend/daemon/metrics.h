@@ -23,13 +23,14 @@ struct DaemonMetrics {
     std::int64_t frames_coalesced = 0;
     std::size_t queued_jobs = 0;
     std::int64_t placements = 0; // the scheduler's placement decisions since start
+    std::size_t pooled_idle = 0, pooled_assigned = 0; // fulcrum-worker --pool processes
 };
 
 // The Prometheus text exposition format (version 0.0.4) of the metrics: per job its state,
 // iterations and accuracy; per worker of a job its latest iteration's batch size, speed,
 // predicted speed, compute/communication/wait shares, whether it was the straggler (the
 // worker the barrier waited for), its exclusion, pin and injected slowdown; per daemon its
-// clients, dropped and coalesced frames, queue length and placements. Labels are job_id and
+// clients, dropped and coalesced frames, queue length, placements and worker pool. Labels are job_id and
 // worker ids (not `job`, which Prometheus sets to the scrape job), and a job's name, model,
 // sync model, policy and mode on fulcrum_job_info only, so label sets stay bounded by the
 // jobs the daemon holds. docs/operations.md lists every metric.

@@ -102,14 +102,44 @@ int RemotePool::joined() const
         std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
 }
 
-bool RemotePool::wait_until_joined(const std::atomic<bool>& stop, const std::function<void(int, int)>& waiting)
+std::vector<bool> RemotePool::joined_slots() const
 {
-    const int slots = remote_slots();
+    std::lock_guard lock(mutex_);
+    std::vector<bool> joined;
+    for (const Slot& s : slots_)
+        joined.push_back(s.client != nullptr);
+    return joined;
+}
+
+std::shared_ptr<Client> RemotePool::release(WorkerId worker)
+{
+    std::shared_ptr<Client> client;
+    {
+        std::lock_guard lock(mutex_);
+        if (worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
+            return nullptr;
+        Slot& slot = slots_[static_cast<std::size_t>(worker)];
+        client = std::exchange(slot.client, nullptr);
+        slot.host.clear();
+        slot.lost_before = false;
+    }
+    changed_.notify_all();
+    return client;
+}
+
+bool RemotePool::wait_until_joined(
+    const std::vector<bool>& needed, const std::atomic<bool>& stop, const std::function<void(int, int)>& waiting)
+{
+    const auto wanted = [&](std::size_t i) { return slots_[i].remote && i < needed.size() && needed[i]; };
     int reported = -1;
     std::unique_lock lock(mutex_);
+    int slots = 0;
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+        slots += wanted(i) ? 1 : 0;
     for (;;) {
-        const int now = static_cast<int>(
-            std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.remote && s.client; }));
+        int now = 0;
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            now += wanted(i) && slots_[i].client ? 1 : 0;
         if (now == slots)
             return true;
         if (stop.load() || closed_)

@@ -33,8 +33,15 @@ public:
 
     int remote_slots() const;
     int joined() const;
-    // Blocks until every remote slot has a worker, or `stop` is set (returns false).
-    bool wait_until_joined(const std::atomic<bool>& stop, const std::function<void(int joined, int slots)>& waiting);
+    // Per slot: whether a worker process holds it.
+    std::vector<bool> joined_slots() const;
+    // The slot's worker process leaves it without being lost (the elastic scheduler gives a
+    // pooled worker back after the trainer removed the slot). Returns it, if one held it.
+    std::shared_ptr<Client> release(WorkerId worker);
+    // Blocks until every remote slot `needed` marks has a worker, or `stop` is set (returns
+    // false). An elastic job needs its members only.
+    bool wait_until_joined(const std::vector<bool>& needed, const std::atomic<bool>& stop,
+        const std::function<void(int joined, int slots)>& waiting);
     // Called when a slot that lost its worker gets one again (the job re-includes it).
     void set_on_rejoin(std::function<void(WorkerId)> on_rejoin);
     // Wakes every waiting task as lost (the job is stopping).

@@ -211,6 +211,18 @@ template <> struct Wire<JoinJob> : NamedAs<"join-job"> {
     }
 };
 
+template <> struct Wire<JoinPool> : NamedAs<"join-pool"> {
+    static void encode(const JoinPool& m, json::object& o)
+    {
+        o["id"] = m.id;
+        o["host"] = m.host;
+    }
+    static JoinPool decode(std::string_view, const Fields& f)
+    {
+        return JoinPool { f.string("id"), f.string_or("host", "") };
+    }
+};
+
 template <> struct Wire<OpenReplay> : NamedAs<"open-replay"> {
     static void encode(const OpenReplay& m, json::object& o)
     {

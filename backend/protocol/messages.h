@@ -163,6 +163,14 @@ struct JoinJob {
     std::string host; // where the worker runs, for the operator log
 };
 
+// A fulcrum-worker started without a job (--pool) waits in fulcrumd's worker pool until
+// the elastic scheduler hands it to a real-mode job (worker-assigned) and takes it back
+// (worker-released); it then waits again. The reply says it is in the pool.
+struct JoinPool {
+    std::string id;
+    std::string host; // where the worker runs, for the operator log and the reasons
+};
+
 // A rank of an external job (a scenario with an "external" section, submitted by submit-job
 // and joined by join-job with `worker` = the rank) reports an iteration and asks for its
 // next one. The reply comes at fulcrumd's barrier, when every rank has reported, and carries
@@ -185,7 +193,7 @@ struct ReportIteration {
 
 using ClientMessage
     = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob, WorkerCommand, ListRuns,
-        OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration, ResizeJob, SetClusterPolicy>;
+        OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration, ResizeJob, SetClusterPolicy, JoinPool>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -261,6 +269,15 @@ struct GpuUsage {
     bool operator==(const GpuUsage&) const = default;
 };
 
+// A fulcrum-worker --pool process in fulcrumd's worker pool: idle, or computing a job's slot.
+struct PooledWorker {
+    std::string host;
+    JobId job = -1; // -1: idle
+    WorkerId worker = -1;
+
+    bool operator==(const PooledWorker&) const = default;
+};
+
 // The cluster jobs are placed on by the scheduling module, and the jobs waiting for room.
 struct ClusterState {
     std::string placement; // the placement policy: rand, ff, ls or lwf-K
@@ -271,6 +288,7 @@ struct ClusterState {
     double gpu_memory_gb = 0;
     std::vector<GpuUsage> gpus;
     std::vector<JobId> queue; // waiting to be placed, in the order they were submitted
+    std::vector<PooledWorker> pool; // the worker pool, idle ones in the order they are handed out
 
     bool operator==(const ClusterState&) const = default;
 };
@@ -427,8 +445,27 @@ struct ReplayState {
     bool operator==(const ReplayState&) const = default;
 };
 
+// To a pooled worker (join-pool): the elastic scheduler gave it a job's worker slot. It
+// builds the job's data and model from the scenario, as after join-job, and the tasks follow.
+struct WorkerAssigned {
+    WorkerAssignment assignment;
+    std::string reason; // the scheduler's: which policy, and why now
+
+    bool operator==(const WorkerAssigned&) const = default;
+};
+
+// To a pooled worker: the job no longer needs its slot (a release, a rollback, an operator's
+// resize, or the job ended). No task of that job follows; the worker is idle in the pool.
+struct WorkerReleased {
+    JobId job = 0;
+    WorkerId worker = 0;
+    std::string reason;
+
+    bool operator==(const WorkerReleased&) const = default;
+};
+
 using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows, Evaluation, Event, JobUpdate,
-    WorkerUpdate, SnapshotEnd, Missed, ReplayState, ClusterUpdate>;
+    WorkerUpdate, SnapshotEnd, Missed, ReplayState, ClusterUpdate, WorkerAssigned, WorkerReleased>;
 
 std::string_view to_string(Role role);
 std::string_view to_string(Stream stream);

@@ -61,6 +61,26 @@ template <class Record> json::array json_array(const std::vector<Record>& record
     return out;
 }
 
+// join-job's reply and worker-assigned: the scenario travels as the JSON object it is.
+json::object assignment_json(const WorkerAssignment& a)
+{
+    boost::system::error_code ec;
+    json::value scenario = json::parse(a.scenario_json, ec);
+    return json::object { { "job", a.job }, { "worker", a.worker },
+        { "scenario", ec ? json::value(a.scenario_json) : std::move(scenario) }, { "parameters", a.parameters } };
+}
+
+WorkerAssignment assignment_from(const Fields& a)
+{
+    WorkerAssignment w;
+    w.job = a.int32("job", 0);
+    w.worker = a.int32("worker", 0);
+    const json::value& scenario = a.required("scenario", "the job's scenario");
+    w.scenario_json = scenario.is_string() ? std::string(scenario.get_string()) : json::serialize(scenario);
+    w.parameters = a.integer("parameters", 0);
+    return w;
+}
+
 } // namespace
 
 template <> struct Wire<Welcome> : NamedAs<"welcome"> {
@@ -92,14 +112,8 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             o["runs"] = json_array(m.runs);
         if (m.replay)
             o["replay"] = *m.replay;
-        if (m.assignment) {
-            const WorkerAssignment& a = *m.assignment;
-            boost::system::error_code ec;
-            json::value scenario = json::parse(a.scenario_json, ec);
-            o["assignment"] = json::object { { "job", a.job }, { "worker", a.worker },
-                { "scenario", ec ? json::value(a.scenario_json) : std::move(scenario) },
-                { "parameters", a.parameters } };
-        }
+        if (m.assignment)
+            o["assignment"] = assignment_json(*m.assignment);
         if (m.capabilities)
             o["capabilities"] = json::object { { "policies", capability_json(m.capabilities->policies) },
                 { "sync_models", capability_json(m.capabilities->sync_models) },
@@ -128,16 +142,8 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             r.runs = read_array<RunListing>(f, "runs", run_listing_from);
         if (f.has("replay"))
             r.replay = f.integer("replay", 1);
-        if (f.has("assignment")) {
-            const Fields a(f.object("assignment"), "assignment");
-            WorkerAssignment w;
-            w.job = a.int32("job", 0);
-            w.worker = a.int32("worker", 0);
-            const json::value& scenario = a.required("scenario", "the job's scenario");
-            w.scenario_json = scenario.is_string() ? std::string(scenario.get_string()) : json::serialize(scenario);
-            w.parameters = a.integer("parameters", 0);
-            r.assignment = std::move(w);
-        }
+        if (f.has("assignment"))
+            r.assignment = assignment_from(Fields(f.object("assignment"), "assignment"));
         if (f.has("capabilities")) {
             const Fields c(f.object("capabilities"), "capabilities");
             r.capabilities = Capabilities { capabilities_from(c, "policies"), capabilities_from(c, "sync_models"),
@@ -245,6 +251,10 @@ template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
         m.gpu_memory_gb = c.number("gpu_memory_gb");
         m.gpus = read_array<GpuUsage>(c, "gpus", gpu_usage_from);
         m.queue = c.integers<JobId>("queue", 0);
+        if (c.has("pool"))
+            m.pool = read_array<PooledWorker>(c, "pool", [](const Fields& p) {
+                return PooledWorker { p.string_or("host", ""), p.int32("job", -1), p.int32("worker", -1) };
+            });
         return ClusterUpdate { std::move(m) };
     }
 };
@@ -252,6 +262,32 @@ template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
 template <> struct Wire<SnapshotEnd> : NamedAs<"snapshot-end"> {
     static void encode(const SnapshotEnd& m, json::object& o) { o["id"] = m.id; }
     static SnapshotEnd decode(std::string_view, const Fields& f) { return SnapshotEnd { f.string("id") }; }
+};
+
+template <> struct Wire<WorkerAssigned> : NamedAs<"worker-assigned"> {
+    static void encode(const WorkerAssigned& m, json::object& o)
+    {
+        o["assignment"] = assignment_json(m.assignment);
+        o["reason"] = m.reason;
+    }
+    static WorkerAssigned decode(std::string_view, const Fields& f)
+    {
+        return WorkerAssigned { assignment_from(Fields(f.object("assignment"), "assignment")),
+            f.string_or("reason", "") };
+    }
+};
+
+template <> struct Wire<WorkerReleased> : NamedAs<"worker-released"> {
+    static void encode(const WorkerReleased& m, json::object& o)
+    {
+        o["job"] = m.job;
+        o["worker"] = m.worker;
+        o["reason"] = m.reason;
+    }
+    static WorkerReleased decode(std::string_view, const Fields& f)
+    {
+        return WorkerReleased { f.int32("job", 0), f.int32("worker", 0), f.string_or("reason", "") };
+    }
 };
 
 template <> struct Wire<Missed> : NamedAs<"missed"> {

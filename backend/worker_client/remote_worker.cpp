@@ -29,50 +29,59 @@ ServerMessage read_message(const std::string& text)
     return *decoded.message;
 }
 
-RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection,
-    const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log)
+// Reads frames until a text message comes; nothing when the connection closed.
+std::optional<ServerMessage> next_text(ws_client::BlockingConnection& connection)
 {
-    const auto next_text = [&]() -> ServerMessage {
-        for (;;) {
-            bool binary = false;
-            const auto frame = connection.read(&binary);
-            if (!frame)
-                throw std::runtime_error("fulcrumd closed the connection");
-            if (!binary)
-                return read_message(*frame);
-        }
-    };
-    connection.send_text(encode(ClientMessage { Hello { kProtocolVersion, "fulcrum-worker on " + o.name } }));
-    const ServerMessage welcome = next_text();
-    if (const auto* e = std::get_if<ProtocolError>(&welcome))
-        throw std::runtime_error("fulcrumd refused the connection: " + e->error.message);
-    connection.send_text(encode(ClientMessage { JoinJob { "join", o.job, o.worker, o.name } }));
-    std::optional<WorkerAssignment> assignment;
-    while (!assignment) {
-        const ServerMessage m = next_text();
-        if (const auto* r = std::get_if<Reply>(&m); r && r->id == "join") {
-            if (r->error)
-                throw std::runtime_error("fulcrumd refused to let this worker join job " + std::to_string(o.job) + " ("
-                    + r->error->code + "): " + r->error->message);
-            if (!r->assignment)
-                throw std::runtime_error("fulcrumd's join reply carries no assignment");
-            assignment = r->assignment;
-        }
+    for (;;) {
+        bool binary = false;
+        const auto frame = connection.read(&binary);
+        if (!frame)
+            return std::nullopt;
+        if (!binary)
+            return read_message(*frame);
     }
+}
 
+ServerMessage expect_text(ws_client::BlockingConnection& connection)
+{
+    auto m = next_text(connection);
+    if (!m)
+        throw std::runtime_error("fulcrumd closed the connection");
+    return std::move(*m);
+}
+
+bool terminal(JobState state)
+{
+    return state == JobState::Finished || state == JobState::Stopped || state == JobState::Failed;
+}
+
+// One job slot: its data and model built from the scenario, then its tasks until the job
+// ends, the scheduler takes the slot back (pooled), the connection closes or `stop`.
+struct Served {
+    std::int64_t batches = 0, samples = 0;
+    double compute_s = 0;
+    std::string ended;
+    bool connection_over = false; // closed, or stopped: nothing more to serve
+};
+
+Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignment,
+    ws_client::BlockingConnection& connection, const std::atomic<bool>& stop,
+    const std::function<void(const std::string&)>& log)
+{
+    const JobId job = assignment.job;
     scenario::Scenario s
-        = scenario::parse_scenario(assignment->scenario_json, "job " + std::to_string(o.job) + "'s scenario");
+        = scenario::parse_scenario(assignment.scenario_json, "job " + std::to_string(job) + "'s scenario");
     if (o.data)
         s.data.path = o.data->string();
     else if (s.data.path_given && std::filesystem::path(s.data.path).is_relative())
         // fulcrumd's clients name a data set inside its datasets folders; on this host the
         // same name is looked up where Debian's data set packages put theirs.
         s.data.path = (std::filesystem::path("/usr/share/datasets") / s.data.path).string();
-    const WorkerId me = assignment->worker;
+    const WorkerId me = assignment.worker;
     if (me < 0 || static_cast<std::size_t>(me) >= s.workers.size())
         throw std::runtime_error(
             "fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");
-    log("joined job " + std::to_string(o.job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
+    log("joined job " + std::to_string(job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
         + s.workers[static_cast<std::size_t>(me)].name + "); loading its data");
     const data::TrainTest data = run::load_scenario_data(s, s.seed);
     const auto prototype = model::make_model(s.model, data.train->dim(), data.train->classes);
@@ -83,25 +92,26 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
     log("ready: " + prototype->name() + ", " + std::to_string(prototype->parameter_count()) + " parameters, on "
         + perf::to_string(o.device));
 
-    RemoteWorkerSummary summary;
-    summary.worker = me;
+    Served served;
     while (!stop.load()) {
         bool binary = false;
         const auto frame = connection.read(&binary);
         if (!frame) {
-            summary.ended = "the job ended (fulcrumd closed the connection)";
-            return summary;
+            served.ended = "the job ended (fulcrumd closed the connection)";
+            served.connection_over = true;
+            return served;
         }
         if (!binary) {
             const ServerMessage m = read_message(*frame);
             if (const auto* e = std::get_if<ProtocolError>(&m))
                 log("fulcrumd: " + e->error.code + ": " + e->error.message);
-            if (const auto* u = std::get_if<JobUpdate>(&m); u && u->status.job == o.job
-                && (u->status.state == JobState::Finished || u->status.state == JobState::Stopped
-                    || u->status.state == JobState::Failed)) {
-                connection.close();
-                summary.ended = "the job " + std::string(to_string(u->status.state)) + " (" + u->status.message + ")";
-                return summary;
+            if (const auto* u = std::get_if<JobUpdate>(&m); u && u->status.job == job && terminal(u->status.state)) {
+                served.ended = "the job " + std::string(to_string(u->status.state)) + " (" + u->status.message + ")";
+                return served;
+            }
+            if (const auto* r = std::get_if<WorkerReleased>(&m); r && r->job == job && r->worker == me) {
+                served.ended = "released (" + r->reason + ")";
+                return served;
             }
             continue;
         }
@@ -128,16 +138,102 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
         result.gpu = worker.device_use().value_or(GpuUse {});
         result.gradient.assign(worker.gradient().data(), worker.gradient().data() + worker.gradient().size());
         connection.send_binary(encode_result(result));
-        summary.batches += 1;
-        summary.samples += task->batch_size;
-        summary.compute_s += result.compute_s;
-        if (summary.batches % 100 == 0)
-            log(std::to_string(summary.batches) + " batches computed (iteration " + std::to_string(task->iteration)
+        served.batches += 1;
+        served.samples += task->batch_size;
+        served.compute_s += result.compute_s;
+        if (served.batches % 100 == 0)
+            log(std::to_string(served.batches) + " batches computed (iteration " + std::to_string(task->iteration)
                 + ", batch " + std::to_string(task->batch_size) + ", " + std::to_string(result.compute_s * 1000)
                 + " ms)");
     }
-    connection.close();
+    served.ended = "stopped";
+    served.connection_over = true;
+    return served;
+}
+
+void add(RemoteWorkerSummary& summary, const Served& served, WorkerId worker)
+{
+    summary.worker = worker;
+    summary.assignments += 1;
+    summary.batches += served.batches;
+    summary.samples += served.samples;
+    summary.compute_s += served.compute_s;
+    summary.ended = served.ended;
+}
+
+// --pool: wait in fulcrumd's worker pool, serve each slot the scheduler gives, wait again.
+RemoteWorkerSummary serve_pool(const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection,
+    const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log)
+{
+    connection.send_text(encode(ClientMessage { JoinPool { "pool", o.name } }));
+    for (;;) {
+        const ServerMessage m = expect_text(connection);
+        if (const auto* r = std::get_if<Reply>(&m); r && r->id == "pool") {
+            if (r->error)
+                throw std::runtime_error("fulcrumd refused to take this worker into its pool (" + r->error->code
+                    + "): " + r->error->message);
+            break;
+        }
+    }
+    log("waiting in fulcrumd's worker pool (the elastic scheduler hands pooled workers to real-mode jobs under "
+        "--elastic eps or kill-restart)");
+    RemoteWorkerSummary summary;
     summary.ended = "stopped";
+    while (!stop.load()) {
+        const std::optional<ServerMessage> m = next_text(connection);
+        if (!m) {
+            summary.ended = "fulcrumd closed the connection";
+            return summary;
+        }
+        const auto* assigned = std::get_if<WorkerAssigned>(&*m);
+        if (!assigned) {
+            if (const auto* e = std::get_if<ProtocolError>(&*m))
+                log("fulcrumd: " + e->error.code + ": " + e->error.message);
+            continue; // a release of a slot it already left, or a job's final status
+        }
+        log("assigned to job " + std::to_string(assigned->assignment.job) + ", worker "
+            + std::to_string(assigned->assignment.worker) + " (" + assigned->reason + ")");
+        const Served served = serve_slot(o, assigned->assignment, connection, stop, log);
+        add(summary, served, assigned->assignment.worker);
+        if (served.connection_over)
+            return summary;
+        log("job " + std::to_string(assigned->assignment.job) + ", worker "
+            + std::to_string(assigned->assignment.worker) + ": " + std::to_string(served.batches) + " batches; "
+            + served.ended + "; waiting in the pool again");
+    }
+    return summary;
+}
+
+RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection,
+    const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log)
+{
+    connection.send_text(encode(ClientMessage { Hello { kProtocolVersion, "fulcrum-worker on " + o.name } }));
+    const ServerMessage welcome = expect_text(connection);
+    if (const auto* e = std::get_if<ProtocolError>(&welcome))
+        throw std::runtime_error("fulcrumd refused the connection: " + e->error.message);
+    if (o.pool) {
+        RemoteWorkerSummary summary = serve_pool(o, connection, stop, log);
+        connection.close();
+        return summary;
+    }
+    connection.send_text(encode(ClientMessage { JoinJob { "join", o.job, o.worker, o.name } }));
+    std::optional<WorkerAssignment> assignment;
+    while (!assignment) {
+        const ServerMessage m = expect_text(connection);
+        if (const auto* r = std::get_if<Reply>(&m); r && r->id == "join") {
+            if (r->error)
+                throw std::runtime_error("fulcrumd refused to let this worker join job " + std::to_string(o.job) + " ("
+                    + r->error->code + "): " + r->error->message);
+            if (!r->assignment)
+                throw std::runtime_error("fulcrumd's join reply carries no assignment");
+            assignment = r->assignment;
+        }
+    }
+    const Served served = serve_slot(o, *assignment, connection, stop, log);
+    RemoteWorkerSummary summary;
+    add(summary, served, assignment->worker);
+    if (!served.connection_over || served.ended == "stopped")
+        connection.close();
     return summary;
 }
 

@@ -20,13 +20,17 @@ struct RemoteWorkerOptions {
     std::filesystem::path trusted; // TLS: PEM certificates to trust; empty: the system's
     JobId job = 0;
     std::optional<WorkerId> worker; // a particular remote slot; unset: the first free
+    // Instead of a job: wait in fulcrumd's worker pool and serve every job slot the elastic
+    // scheduler gives this process, one after another, until `stop` or the connection closes.
+    bool pool = false;
     std::string name; // this host's name for the operator log
     std::optional<std::filesystem::path> data; // Fashion-MNIST folder on this host, if not the scenario's path
     perf::ComputeDevice device; // where this host computes: its CPU or one of its CUDA GPUs
 };
 
 struct RemoteWorkerSummary {
-    WorkerId worker = 0;
+    WorkerId worker = 0; // the last slot served
+    int assignments = 0; // job slots served (one, unless from the pool)
     std::int64_t batches = 0;
     std::int64_t samples = 0;
     double compute_s = 0;
@@ -38,8 +42,10 @@ struct RemoteWorkerSummary {
 // task, loads the parameters, computes the gradient of a batch of the asked size, and
 // sends it back with the batch's wall time, its CPU share (thread CPU time over wall time)
 // and the host's available memory (/proc/meminfo). `log` gets one line per event worth
-// telling (joined, every 100 batches, the end). Throws std::runtime_error with a message
-// naming what failed (connection refused, wrong token, no such job, slot taken, ...).
+// telling (joined, every 100 batches, the end). With `pool`, it waits in fulcrumd's worker
+// pool instead and serves each slot it is given until the scheduler takes it back or the job
+// ends, then waits again. Throws std::runtime_error with a message naming what failed
+// (connection refused, wrong token, no such job, slot taken, ...).
 RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
     const std::function<void(const std::string&)>& log);
 

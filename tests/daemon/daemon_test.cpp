@@ -6,6 +6,7 @@
 #include "daemon_support.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
+#include "served.h"
 #include "ws_client.h"
 
 #include <filesystem>
@@ -25,6 +26,7 @@ using namespace fulcrum::protocol;
 using testing_support::drain;
 using testing_support::reply_to;
 using testing_support::request_reply;
+using testing_support::Served;
 using testing_support::TlsWsClient;
 using testing_support::wait_for;
 using testing_support::WsClient;
@@ -73,27 +75,6 @@ protected:
         o.cluster.servers = 2;
         o.cluster.gpus_per_server = 4;
         return o;
-    }
-};
-
-// A daemon serving plain WebSocket on a free loopback port, with a fresh token file.
-struct Served {
-    daemon::Daemon daemon;
-    daemon::TokenStore tokens;
-    daemon::WebSocketServer server;
-
-    static daemon::ServerOptions any_port()
-    {
-        daemon::ServerOptions o;
-        o.port = 0;
-        return o;
-    }
-    Served(daemon::DaemonOptions options, const std::filesystem::path& token_file)
-        : daemon(std::move(options))
-        , tokens(daemon::TokenStore::load_or_create(token_file))
-        , server(daemon, tokens, any_port())
-    {
-        server.start();
     }
 };
 

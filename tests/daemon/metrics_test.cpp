@@ -50,6 +50,8 @@ DaemonMetrics two_workers()
     m.frames_dropped = 7;
     m.queued_jobs = 1;
     m.placements = 4;
+    m.pooled_idle = 2;
+    m.pooled_assigned = 5;
     return m;
 }
 
@@ -93,6 +95,8 @@ TEST(Metrics, TheExpositionFollowsPrometheusConventions)
     EXPECT_EQ(s.at("fulcrum_daemon_frames_dropped_total"), "7");
     EXPECT_EQ(s.at("fulcrum_scheduler_queue_length_jobs"), "1");
     EXPECT_EQ(s.at("fulcrum_scheduler_placements_total"), "4");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_pool_workers{state="idle"})"), "2");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_pool_workers{state="assigned"})"), "5");
     EXPECT_EQ(s.at(R"(fulcrum_job_state{job_id="2",state="running"})"), "1");
     EXPECT_EQ(s.at(R"(fulcrum_job_state{job_id="2",state="paused"})"), "0");
     EXPECT_EQ(s.at(R"(fulcrum_job_iterations_completed{job_id="2"})"), "9");

@@ -89,6 +89,9 @@ TEST(ProtocolCodec, EveryClientMessageSurvivesARoundTrip)
     const SetClusterPolicy comm = round_trip_client(SetClusterPolicy { "cp", std::nullopt, std::nullopt, "srsf-1" });
     EXPECT_EQ(comm.comm, "srsf-1");
     EXPECT_EQ(comm.elastic, std::nullopt);
+    const JoinPool pool = round_trip_client(JoinPool { "jp", "node-a" });
+    EXPECT_EQ(pool.id, "jp");
+    EXPECT_EQ(pool.host, "node-a");
     const ChangeJob policy
         = round_trip_client(ChangeJob { "cp", JobSetting::Policy, 7, R"({"type":"lbbsp-cpu","blocking":true})" });
     EXPECT_EQ(policy.setting, JobSetting::Policy);
@@ -136,8 +139,19 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     status.link = JobStatus::LinkUse { 120, 31, 4.125 };
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     ClusterState cluster { "lwf-1", "eps", "ada-srsf", 1, 2, 16,
-        { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } }, { 9, 11 } };
+        { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } }, { 9, 11 },
+        { { "node-a", 3, 1 }, { "node-b", -1, -1 } } };
     EXPECT_EQ(round_trip_server(ClusterUpdate { cluster }).cluster, cluster);
+    WorkerAssigned assigned; // assigned field by field: GCC 12 misreads the aggregate (maybe-uninitialized)
+    assigned.assignment.job = 3;
+    assigned.assignment.worker = 1;
+    assigned.assignment.scenario_json = R"({"name":"pooled"})";
+    assigned.reason = "eps: growth round 2 on idle pool";
+    EXPECT_EQ(round_trip_server(assigned), assigned);
+    EXPECT_EQ(type_name(ServerMessage { assigned }), "worker-assigned");
+    const WorkerReleased released { 3, 1, "eps: released for job 4" };
+    EXPECT_EQ(round_trip_server(released), released);
+    EXPECT_EQ(type_name(ServerMessage { released }), "worker-released");
     EXPECT_EQ(type_name(ServerMessage { ClusterUpdate { cluster } }), "cluster-state");
     WorkerState w;
     w.worker = 2;

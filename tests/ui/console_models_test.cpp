@@ -254,7 +254,7 @@ TEST(ConsoleCluster, SharedGpusLinkLoadAndHeldTransfersAreShown)
     ui::Commands commands(client, store);
     ui::ClusterMap map(store, commands);
     ClusterState cluster { "ff", "static", "ada-srsf", 2, 2, 16,
-        { { 0, 0, 8, 10, { 1, 2 } }, { 1, 0, 16, 5, { 3 } }, { 2, 1, 16, 0, {} }, { 3, 1, 16, 0, {} } }, {} };
+        { { 0, 0, 8, 10, { 1, 2 } }, { 1, 0, 16, 5, { 3 } }, { 2, 1, 16, 0, {} }, { 3, 1, 16, 0, {} } }, {}, {} };
     store.ingest(ClusterUpdate { cluster });
     JobStatus job;
     job.job = 1;
@@ -273,6 +273,11 @@ TEST(ConsoleCluster, SharedGpusLinkLoadAndHeldTransfersAreShown)
         << tip.toStdString();
     EXPECT_FALSE(map.gpu_text(1).contains(QStringLiteral("time-shared"))) << map.gpu_text(1).toStdString();
     EXPECT_TRUE(map.header_text().contains(QStringLiteral("comm ada-srsf"))) << map.header_text().toStdString();
+    EXPECT_FALSE(map.header_text().contains(QStringLiteral("pool"))) << "no fulcrum-worker --pool has joined";
+    cluster.pool = { { "node-a", 1, 0 }, { "node-b", -1, -1 }, { "node-c", -1, -1 } };
+    store.ingest(ClusterUpdate { cluster });
+    EXPECT_TRUE(map.header_text().endsWith(QStringLiteral(" · pool: 2 of 3 workers idle")))
+        << map.header_text().toStdString();
 }
 
 // The scheduler view's contention line: the most live jobs on one server's link, a step per
@@ -282,7 +287,7 @@ TEST(ConsoleScheduler, LinkContentionOverTimeFollowsTheJobsOnTheBusiestLink)
     ui::ConsoleStore store;
     ui::SchedulerView view(store);
     ClusterState cluster { "ff", "static", "srsf-1", 2, 2, 16,
-        { { 0, 0, 8, 10, { 1, 2 } }, { 1, 0, 16, 5, { 3 } }, { 2, 1, 16, 0, { 4 } }, { 3, 1, 16, 0, {} } }, {} };
+        { { 0, 0, 8, 10, { 1, 2 } }, { 1, 0, 16, 5, { 3 } }, { 2, 1, 16, 0, { 4 } }, { 3, 1, 16, 0, {} } }, {}, {} };
     EXPECT_EQ(ui::SchedulerView::busiest_link(cluster), 3) << "jobs 1, 2 and 3 cross server 0's link";
     store.ingest(ClusterUpdate { cluster });
     cluster.gpus[0].jobs = { 1 };

@@ -10,6 +10,7 @@
 #include <QInputDialog>
 #include <QPainter>
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -132,8 +133,12 @@ QString ClusterMap::header_text() const
     for (const protocol::GpuUsage& g : c->gpus)
         busy += g.jobs.empty() ? 0 : 1;
     const int total = static_cast<int>(c->gpus.size());
+    // fulcrum-worker --pool processes: the remote workers the elastic scheduler hands out.
+    const auto idle = std::count_if(c->pool.begin(), c->pool.end(), [](const auto& w) { return w.job < 0; });
+    const QString pool
+        = c->pool.empty() ? QString() : QStringLiteral(" · pool: %1 of %2 workers idle").arg(idle).arg(c->pool.size());
     return QStringLiteral(
-        "%1 × %2 GPUs of %3 GB · placement %4 · elastic %5 · comm %6 · %7 of %8 GPUs busy (%9 %) · %10 queued")
+        "%1 × %2 GPUs of %3 GB · placement %4 · elastic %5 · comm %6 · %7 of %8 GPUs busy (%9 %) · %10 queued%11")
         .arg(c->servers == 1 ? QStringLiteral("1 server") : QStringLiteral("%1 servers").arg(c->servers))
         .arg(c->gpus_per_server)
         .arg(c->gpu_memory_gb)
@@ -143,7 +148,8 @@ QString ClusterMap::header_text() const
         .arg(busy)
         .arg(total)
         .arg(total ? 100.0 * busy / total : 0.0, 0, 'f', 0)
-        .arg(c->queue.size());
+        .arg(c->queue.size())
+        .arg(pool);
 }
 
 void ClusterMap::paintEvent(QPaintEvent*)

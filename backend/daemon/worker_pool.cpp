@@ -1,0 +1,88 @@
+#include "daemon/worker_pool.h"
+
+#include "common/error.h"
+#include "daemon/stream_hub.h"
+
+#include <algorithm>
+
+namespace fulcrum::daemon {
+
+void WorkerPool::join(const std::shared_ptr<Client>& client, const std::string& host)
+{
+    if (contains(client->id()))
+        throw RefusedRequest("already-joined", "this connection already waits in fulcrumd's worker pool");
+    workers_.push_back(Pooled { client, host, std::nullopt, -1 });
+}
+
+std::optional<WorkerPool::Pooled> WorkerPool::leave(std::uint64_t client)
+{
+    const auto it
+        = std::find_if(workers_.begin(), workers_.end(), [&](const Pooled& p) { return p.client->id() == client; });
+    if (it == workers_.end())
+        return std::nullopt;
+    Pooled left = std::move(*it);
+    workers_.erase(it);
+    return left;
+}
+
+bool WorkerPool::contains(std::uint64_t client) const
+{
+    return std::any_of(workers_.begin(), workers_.end(), [&](const Pooled& p) { return p.client->id() == client; });
+}
+
+int WorkerPool::idle() const
+{
+    return static_cast<int>(std::count_if(workers_.begin(), workers_.end(), [](const Pooled& p) { return !p.job; }));
+}
+
+std::optional<WorkerPool::Pooled> WorkerPool::assign(JobId job, WorkerId worker)
+{
+    const auto it = std::find_if(workers_.begin(), workers_.end(), [](const Pooled& p) { return !p.job; });
+    if (it == workers_.end())
+        return std::nullopt;
+    it->job = job;
+    it->worker = worker;
+    return *it;
+}
+
+std::optional<WorkerPool::Pooled> WorkerPool::assigned(JobId job, WorkerId worker) const
+{
+    const auto it = std::find_if(
+        workers_.begin(), workers_.end(), [&](const Pooled& p) { return p.job == job && p.worker == worker; });
+    if (it == workers_.end())
+        return std::nullopt;
+    return *it;
+}
+
+bool WorkerPool::release(std::uint64_t client)
+{
+    const auto it
+        = std::find_if(workers_.begin(), workers_.end(), [&](const Pooled& p) { return p.client->id() == client; });
+    if (it == workers_.end())
+        return false;
+    Pooled idle = std::move(*it);
+    idle.job.reset();
+    idle.worker = -1;
+    workers_.erase(it);
+    workers_.push_back(std::move(idle));
+    return true;
+}
+
+std::optional<JobId> WorkerPool::job_of(std::uint64_t client) const
+{
+    const auto it
+        = std::find_if(workers_.begin(), workers_.end(), [&](const Pooled& p) { return p.client->id() == client; });
+    if (it == workers_.end())
+        return std::nullopt;
+    return it->job;
+}
+
+std::vector<WorkerPool::Pooled> WorkerPool::assigned_to(JobId job) const
+{
+    std::vector<Pooled> out;
+    std::copy_if(
+        workers_.begin(), workers_.end(), std::back_inserter(out), [&](const Pooled& p) { return p.job == job; });
+    return out;
+}
+
+} // namespace fulcrum::daemon

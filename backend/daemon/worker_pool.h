@@ -1,0 +1,49 @@
+#pragma once
+
+#include "common/records.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+class Client;
+
+// fulcrum-worker processes started with --pool: connections that wait in fulcrumd until the
+// elastic scheduler gives them a worker slot of a real-mode job (EPS's idle resources for the
+// jobs whose workers are all remote), and the slot each was given. Not thread-safe: JobQueue
+// holds its lock around every call.
+class WorkerPool {
+public:
+    struct Pooled {
+        std::shared_ptr<Client> client;
+        std::string host;
+        std::optional<JobId> job; // assigned: the job and its worker slot
+        WorkerId worker = -1;
+    };
+
+    // Throws RefusedRequest("already-joined") for a connection already in the pool.
+    void join(const std::shared_ptr<Client>& client, const std::string& host);
+    // The connection closed: it leaves the pool. Returns it as it was (the slot it had).
+    std::optional<Pooled> leave(std::uint64_t client);
+    bool contains(std::uint64_t client) const;
+    int idle() const;
+    int size() const { return static_cast<int>(workers_.size()); }
+    // The worker idle the longest, now assigned to `job`'s slot `worker`.
+    std::optional<Pooled> assign(JobId job, WorkerId worker);
+    // The slot's pooled worker, if its slot was given from the pool.
+    std::optional<Pooled> assigned(JobId job, WorkerId worker) const;
+    // Idle again (the last in line); false when it is not in the pool.
+    bool release(std::uint64_t client);
+    std::optional<JobId> job_of(std::uint64_t client) const;
+    std::vector<Pooled> assigned_to(JobId job) const;
+    const std::vector<Pooled>& workers() const { return workers_; }
+
+private:
+    std::vector<Pooled> workers_; // idle ones in the order they became idle
+};
+
+} // namespace fulcrum::daemon

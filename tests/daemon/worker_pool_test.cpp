@@ -1,0 +1,261 @@
+// fulcrumd's worker pool against real fulcrum-worker --pool processes on loopback: the
+// elastic scheduler (eps) hands pooled workers to real-mode jobs whose workers are all
+// remote, grows them on idle pooled workers, takes workers back for a newcomer from a job
+// past its early feedback, replaces one whose process died, and returns every worker to the
+// pool when its job ends.
+
+#include "daemon/daemon.h"
+#include "daemon_support.h"
+#include "db/run_reader.h"
+#include "served.h"
+#include "ws_client.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <map>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using testing_support::request_reply;
+using testing_support::Served;
+using testing_support::wait_for;
+using testing_support::WsClient;
+
+namespace {
+
+// A real-mode job of three remote worker slots that starts with one and may grow to three.
+std::string pooled_job(const std::string& name, int initial)
+{
+    return R"({"name": ")" + name + R"(", "mode": "real", "seed": 3,
+      "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 20, "classes": 4},
+      "model": {"type": "mlp", "hidden": [32]},
+      "training": {"total_batch": 96, "learning_rate": 0.1, "iterations": 1000000, "eval_interval": 1000},
+      "policy": {"type": "uniform"},
+      "workers": [{"name": "pooled", "count": 3, "speed": 1000, "remote": true}],
+      "elastic": {"initial_workers": )"
+        + std::to_string(initial) + R"(, "min_workers": 1, "max_workers": 3}})";
+}
+
+// The pooled workers computing for `job`.
+int members(const daemon::Daemon& d, JobId job)
+{
+    const auto pool = d.cluster().pool;
+    return static_cast<int>(
+        std::count_if(pool.begin(), pool.end(), [&](const PooledWorker& p) { return p.job == job; }));
+}
+
+int idle(const daemon::Daemon& d)
+{
+    const auto pool = d.cluster().pool;
+    return static_cast<int>(std::count_if(pool.begin(), pool.end(), [](const PooledWorker& p) { return p.job < 0; }));
+}
+
+// Polls `condition` for up to 60 s.
+template <class Condition> bool eventually(Condition condition)
+{
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (condition())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+class WorkerPoolTest : public ::testing::Test {
+protected:
+    std::filesystem::path dir
+        = std::filesystem::temp_directory_path() / ("fulcrum-worker-pool-" + std::to_string(::getpid()));
+    std::vector<pid_t> workers;
+    std::map<std::string, pid_t> pids; // by the name each was given (its host in the pool)
+    void SetUp() override { std::filesystem::create_directories(dir); }
+    void TearDown() override
+    {
+        for (const pid_t pid : workers) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+        std::filesystem::remove_all(dir);
+    }
+    daemon::DaemonOptions options() const
+    {
+        daemon::DaemonOptions o;
+        o.data_dir = dir;
+        o.cluster.servers = 1;
+        o.cluster.gpus_per_server = 4;
+        o.elastic.policy = sched::ElasticPolicy::Eps;
+        o.elastic.round_s = 0.3;
+        o.elastic.observe_iterations = 5;
+        o.elastic.feedback = { sched::EarlyFeedback::Kind::Iterations, 30 };
+        return o;
+    }
+    pid_t spawn_pooled(unsigned short port, const std::string& token, const std::string& name)
+    {
+        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port),
+            "--pool", "--token", token, "--name", name };
+        std::vector<char*> argv;
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        posix_spawn_file_actions_t out;
+        posix_spawn_file_actions_init(&out);
+        const std::string log = (dir / (name + ".log")).string();
+        posix_spawn_file_actions_addopen(&out, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        pid_t pid = 0;
+        EXPECT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, &out, nullptr, argv.data(), environ), 0);
+        posix_spawn_file_actions_destroy(&out);
+        workers.push_back(pid);
+        pids[name] = pid;
+        return pid;
+    }
+    std::vector<EventRecord> recorded(JobId job) const
+    {
+        db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+        return reader.events(reader.runs().at(0).id);
+    }
+};
+
+bool has_event(const std::vector<EventRecord>& events, const std::string& kind, const std::string& text)
+{
+    return std::any_of(events.begin(), events.end(),
+        [&](const EventRecord& e) { return e.kind == kind && e.message.find(text) != std::string::npos; });
+}
+
+} // namespace
+
+TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplacesALostOne)
+{
+    Served served(options(), dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const unsigned short port = served.server.port();
+
+    // The protocol's checks: a viewer may not join the pool, a connection joins it once and
+    // then may not also join a job.
+    WsClient viewer(port, *served.tokens.token_for(Role::Viewer));
+    viewer.send(Hello { kProtocolVersion, "viewer" });
+    EXPECT_EQ(viewer.request(JoinPool { "p", "x" }, "p").error->code, "not-authorized");
+    {
+        WsClient twice(port, token);
+        twice.send(Hello { kProtocolVersion, "twice" });
+        EXPECT_FALSE(twice.request(JoinPool { "p1", "twice-host" }, "p1").error);
+        EXPECT_EQ(twice.request(JoinPool { "p2", "twice-host" }, "p2").error->code, "already-joined");
+        EXPECT_EQ(twice.request(JoinJob { "j", 1, std::nullopt, "x" }, "j").error->code, "already-joined");
+        ASSERT_TRUE(eventually([&] { return d.cluster().pool.size() == 1; }));
+    } // its connection closes: it leaves the pool
+    ASSERT_TRUE(eventually([&] { return d.cluster().pool.empty(); }));
+
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", { Stream::Events, Stream::Iterations }, {}, {} } }));
+
+    // A job fed by the pool waits for pooled workers.
+    const JobId waiting = d.submit(pooled_job("waiting", 2), "test");
+    ASSERT_TRUE(eventually([&] {
+        const auto jobs = d.jobs();
+        return !jobs.empty() && jobs.front().message.find("pooled workers") != std::string::npos;
+    }));
+    EXPECT_NE(d.jobs().front().message.find("fulcrum-worker --pool"), std::string::npos) << d.jobs().front().message;
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "cw", JobAction::Cancel, waiting } })).error);
+
+    // With two in the pool, a job asking for two starts with both.
+    spawn_pooled(port, token, "pool-1");
+    spawn_pooled(port, token, "pool-2");
+    ASSERT_TRUE(eventually([&] { return d.cluster().pool.size() == 2; }));
+    const JobId a = d.submit(pooled_job("pooled-a", 2), "test");
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* r = std::get_if<IterationRows>(&m);
+        return r && r->job == a && r->rows.size() == 2
+            && std::all_of(r->rows.begin(), r->rows.end(), [](const IterationRecord& x) { return x.compute_s > 0; });
+    })) << "job a's two pooled workers never computed a barrier together";
+    EXPECT_EQ(members(d, a), 2);
+    EXPECT_EQ(idle(d), 0);
+
+    // The process computing job a's worker 1 dies: the job loses it at its barrier, and the
+    // scheduler gives the slot the next pooled worker, which the job includes again.
+    pid_t victim = 0;
+    for (const PooledWorker& p : d.cluster().pool)
+        if (p.job == a && p.worker == 1)
+            victim = pids.at(p.host);
+    ASSERT_NE(victim, 0);
+    ::kill(victim, SIGKILL);
+    ::waitpid(victim, nullptr, 0);
+    std::erase(workers, victim);
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.job == a && e->event.kind == "worker-lost";
+    }));
+    spawn_pooled(port, token, "pool-3");
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.job == a && e->event.kind == "worker-assigned"
+            && e->event.message.find("has no process") != std::string::npos;
+    })) << "job a's lost worker was never replaced";
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* r = std::get_if<IterationRows>(&m);
+        return r && r->job == a && std::any_of(r->rows.begin(), r->rows.end(), [](const IterationRecord& x) {
+            return x.worker == 1 && x.compute_s > 0;
+        });
+    })) << "job a's worker 1 never trained on its replacement";
+
+    // Job b asks for one worker and none idles: eps takes one from job a once a is past its
+    // early feedback (iteration 30). It leaves job a at a barrier, goes back to the pool and
+    // is handed to job b.
+    const JobId b = d.submit(pooled_job("pooled-b", 1), "test");
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* r = std::get_if<IterationRows>(&m);
+        return r && r->job == b && !r->rows.empty() && r->rows.front().compute_s > 0;
+    })) << "job b never trained";
+    EXPECT_EQ(members(d, a), 1);
+    EXPECT_EQ(members(d, b), 1);
+    EXPECT_EQ(idle(d), 0);
+
+    // With no idle pooled worker, an operator's add-worker is refused with the reason, and
+    // the job goes on.
+    const Reply refused = request_reply(
+        d, *op, seen, encode(ClientMessage { ResizeJob { "rz", b, ResizeAction::AddWorker, std::nullopt } }));
+    ASSERT_TRUE(refused.error);
+    EXPECT_EQ(refused.error->code, "no-pooled-worker");
+    EXPECT_NE(refused.error->message.find("fulcrum-worker --pool"), std::string::npos) << refused.error->message;
+
+    // Another pooled worker: a growth round gives it to one of the jobs, as an add-worker by
+    // the scheduler naming the pooled worker's host.
+    spawn_pooled(port, token, "pool-4");
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.kind == "add-worker"
+            && e->event.message.find("pooled worker on pool-4") != std::string::npos;
+    })) << "no job grew on the idle pooled worker";
+
+    // Cancelled, the jobs' workers wait in the pool again.
+    ASSERT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, a } })).error);
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c2", JobAction::Cancel, b } })).error);
+    ASSERT_TRUE(eventually([&] { return members(d, a) + members(d, b) == 0; }));
+    EXPECT_EQ(idle(d), 3);
+
+    // The run stores keep each hand-over with the scheduler's reason.
+    const auto events_a = recorded(a);
+    EXPECT_TRUE(has_event(events_a, "worker-assigned", "pooled worker on pool-"));
+    EXPECT_TRUE(has_event(events_a, "remove-worker", "released for job " + std::to_string(b)));
+    EXPECT_TRUE(has_event(events_a, "worker-released", "released for job " + std::to_string(b)));
+    EXPECT_TRUE(has_event(events_a, "worker-lost", ""));
+    EXPECT_TRUE(has_event(events_a, "worker-assigned", "has no process"));
+    EXPECT_TRUE(has_event(recorded(b), "worker-assigned", "pooled worker on pool-"));
+
+    // Stopped, a pooled worker says what it served and exits 0.
+    const pid_t first = pids.at("pool-1");
+    ::kill(first, SIGTERM);
+    int status = 0;
+    ::waitpid(first, &status, 0);
+    std::erase(workers, first);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
