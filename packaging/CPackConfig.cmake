@@ -32,7 +32,7 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/resources/scenarios" DESTINATION share/
 install(FILES "${CMAKE_CURRENT_LIST_DIR}/grafana/fulcrum-dashboard.json" DESTINATION share/fulcrum/grafana)
 install(PROGRAMS "${CMAKE_CURRENT_LIST_DIR}/slurm/fulcrum-workers.sbatch" DESTINATION share/fulcrum/slurm)
 install(FILES "${CMAKE_CURRENT_LIST_DIR}/systemd/fulcrumd.service" "${CMAKE_CURRENT_LIST_DIR}/systemd/fulcrum-worker@.service"
-        DESTINATION /lib/systemd/system)
+        "${CMAKE_CURRENT_LIST_DIR}/systemd/fulcrum-worker-pool.service" DESTINATION /lib/systemd/system)
 install(FILES "${CMAKE_CURRENT_LIST_DIR}/fulcrumd.json" "${CMAKE_CURRENT_LIST_DIR}/fulcrum-worker.env" DESTINATION /etc/fulcrum)
 install(FILES "${CMAKE_CURRENT_LIST_DIR}/desktop/fulcrum.desktop" DESTINATION share/applications)
 install(FILES "${CMAKE_CURRENT_LIST_DIR}/desktop/fulcrum.svg" DESTINATION share/icons/hicolor/scalable/apps)

@@ -31,6 +31,7 @@ echo "package_test: lintian clean"
 contents=$(dpkg-deb -c "$deb")
 for path in usr/bin/fulcrumd usr/bin/fulcrum-worker usr/bin/fulcrumctl usr/bin/fulcrum-run usr/bin/fulcrum-sim \
     usr/bin/fulcrum-experiment lib/systemd/system/fulcrumd.service "lib/systemd/system/fulcrum-worker@.service" \
+    lib/systemd/system/fulcrum-worker-pool.service \
     etc/fulcrum/fulcrumd.json usr/share/man/man1/fulcrumd.1.gz usr/share/fulcrum/grafana/fulcrum-dashboard.json \
     usr/share/fulcrum/slurm/fulcrum-workers.sbatch; do
     grep -q " \./$path\$" <<<"$contents" || fail "the package lacks /$path"
@@ -49,8 +50,9 @@ command -v systemd-analyze >/dev/null || fail "systemd-analyze is not installed 
 dpkg -i "$deb" >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i failed"; }
 installed_here=1
 getent passwd fulcrum >/dev/null || fail "the package did not create the fulcrum user"
-systemd-analyze verify /lib/systemd/system/fulcrumd.service "fulcrum-worker@3.service" || fail "the units do not verify"
-for unit in fulcrumd.service fulcrum-worker@3.service; do
+systemd-analyze verify /lib/systemd/system/fulcrumd.service "fulcrum-worker@3.service" \
+    /lib/systemd/system/fulcrum-worker-pool.service || fail "the units do not verify"
+for unit in fulcrumd.service fulcrum-worker@3.service fulcrum-worker-pool.service; do
     systemd-analyze security --offline=true --threshold=30 "$unit" >/dev/null \
         || fail "$unit is exposed above 3.0 (systemd-analyze security --offline=true $unit)"
 done
