@@ -259,3 +259,46 @@ TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplac
     std::erase(workers, first);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
+
+// Under kill-restart the pool feeds a job the same way, and a growth step is carried out by
+// a checkpoint, a stop and a restart: the pooled process given the new slot stays connected
+// through the restart and computes the restarted job's batches.
+TEST_F(WorkerPoolTest, KillRestartGrowsAPooledJobByRestartingItWithTheNewWorker)
+{
+    daemon::DaemonOptions o = options();
+    o.elastic.policy = sched::ElasticPolicy::KillRestart;
+    Served served(o, dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", { Stream::Events, Stream::Iterations }, {}, {} } }));
+    spawn_pooled(served.server.port(), token, "pool-1");
+    spawn_pooled(served.server.port(), token, "pool-2");
+    ASSERT_TRUE(eventually([&] { return d.cluster().pool.size() == 2; }));
+
+    const JobId job = d.submit(pooled_job("restarted", 1), "test");
+    std::optional<EventRecord> restarted;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        if (e && e->event.job == job && e->event.kind == "job-restarted")
+            restarted = e->event;
+        return restarted.has_value();
+    })) << "the job was never restarted to grow";
+    EXPECT_EQ(restarted->actor, "scheduler (kill-restart)");
+    EXPECT_NE(restarted->message.find("pooled worker on pool-"), std::string::npos) << restarted->message;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* r = std::get_if<IterationRows>(&m);
+        return r && r->job == job && std::any_of(r->rows.begin(), r->rows.end(), [](const IterationRecord& x) {
+            return x.worker == 1 && x.compute_s > 0;
+        });
+    })) << "the pooled worker added by the restart never computed";
+    EXPECT_EQ(members(d, job), 2);
+
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    ASSERT_TRUE(eventually([&] { return idle(d) == 2; })) << "the cancelled job's pooled workers are idle again";
+    const auto events = recorded(job);
+    EXPECT_FALSE(has_event(events, "worker-lost", "")) << "a restart loses no pooled worker";
+}
