@@ -9,7 +9,8 @@
 #   scripts/behaviour-digest.sh BUILD_DIR --write FILE    record FILE
 #
 # Floating-point results follow the compiler's target (vector width, FMA): a digest file
-# holds for one build's flags. tests/behaviour/digests-x86-64-v2.txt is the CI preset's
+# holds for one build's flags, on any CPU (Eigen's product blocking is pinned rather than
+# read off the CPU's caches: common/product_blocking.h). tests/behaviour/digests-x86-64-v2.txt is the CI preset's
 # (`ci`), checked by the ctest `behaviour_digest` in that build.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,5 +1,6 @@
 #include "model/dense_network.h"
 
+#include "common/product_blocking.h"
 #include "common/random.h"
 
 #include <cmath>
@@ -12,6 +13,7 @@ DenseNetwork::DenseNetwork(std::string name, std::vector<Eigen::Index> layer_siz
     , head_(head)
     , activations_(sizes_.size() - 1)
 {
+    pin_product_blocking(); // the same rounding on every CPU
     for (std::size_t l = 0; l < layers(); ++l) {
         offsets_.push_back(parameter_count_);
         parameter_count_ += sizes_[l + 1] * sizes_[l] + sizes_[l + 1];

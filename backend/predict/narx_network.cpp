@@ -1,5 +1,6 @@
 #include "predict/narx_network.h"
 
+#include "common/product_blocking.h"
 #include "common/random.h"
 
 #include <array>
@@ -14,6 +15,7 @@ namespace fulcrum::predict {
 NarxNetwork::NarxNetwork(NarxShape shape, std::uint64_t seed)
     : shape_(shape)
 {
+    pin_product_blocking(); // the same rounding on every CPU
     if (shape.speed_lags < 1 || shape.resource_lags < 0 || shape.hidden < 1)
         throw std::invalid_argument("NARX needs at least one speed lag and one hidden unit");
     Rng rng(seed);
