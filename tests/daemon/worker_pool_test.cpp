@@ -7,6 +7,7 @@
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
+#include "process_support.h"
 #include "served.h"
 #include "ws_client.h"
 
@@ -14,11 +15,8 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
@@ -97,19 +95,10 @@ protected:
     }
     pid_t spawn_pooled(unsigned short port, const std::string& token, const std::string& name)
     {
-        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port),
-            "--pool", "--token", token, "--name", name };
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        posix_spawn_file_actions_t out;
-        posix_spawn_file_actions_init(&out);
-        const std::string log = (dir / (name + ".log")).string();
-        posix_spawn_file_actions_addopen(&out, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        pid_t pid = 0;
-        EXPECT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, &out, nullptr, argv.data(), environ), 0);
-        posix_spawn_file_actions_destroy(&out);
+        const pid_t pid
+            = testing_support::spawn_logged({ FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port),
+                                                "--pool", "--token", token, "--name", name },
+                dir / (name + ".log"));
         workers.push_back(pid);
         pids[name] = pid;
         return pid;
