@@ -216,6 +216,20 @@ std::vector<EventRecord> RunReader::events(RunId run)
     return result;
 }
 
+std::vector<ClusterRecord> RunReader::cluster_states(RunId run)
+{
+    std::vector<ClusterRecord> result;
+    if (impl_->version < detail::kClusterStatesVersion)
+        return result;
+    Statement s(impl_->connection,
+        "SELECT job_id, iteration, time_s, state, cluster_job FROM cluster_states WHERE run_id = ?1 ORDER BY rowid");
+    s.bind(1, run);
+    while (s.step())
+        result.push_back(
+            { static_cast<JobId>(s.int64(0)), s.int64(1), s.real(2), s.text(3), static_cast<JobId>(s.int64(4)) });
+    return result;
+}
+
 std::optional<Checkpoint> RunReader::checkpoint(RunId run, JobId job)
 {
     {

@@ -32,6 +32,9 @@ public:
     std::vector<IterationMark> iteration_marks(RunId run);
     std::vector<EvaluationRecord> evaluations(RunId run, JobId job);
     std::vector<EventRecord> events(RunId run);
+    // The cluster states fulcrumd recorded for the run's jobs, in the order recorded; none in
+    // a store older than schema version 5 or a run not made by fulcrumd.
+    std::vector<ClusterRecord> cluster_states(RunId run);
     // A job's latest checkpoint; none for a job that never wrote one (or a store older than
     // schema version 3).
     std::optional<Checkpoint> checkpoint(RunId run, JobId job);

@@ -32,14 +32,19 @@ struct Pending {
     std::vector<IterationRecord> iterations;
     std::vector<EvaluationRecord> evaluations;
     std::vector<EventRecord> events;
+    std::vector<ClusterRecord> clusters;
     std::vector<Checkpoint> checkpoints;
 
-    std::size_t rows() const { return iterations.size() + evaluations.size() + events.size() + checkpoints.size(); }
+    std::size_t rows() const
+    {
+        return iterations.size() + evaluations.size() + events.size() + clusters.size() + checkpoints.size();
+    }
     void clear()
     {
         iterations.clear();
         evaluations.clear();
         events.clear();
+        clusters.clear();
         checkpoints.clear();
     }
 };
@@ -65,6 +70,9 @@ struct RunRecorder::Impl {
         insert_event = std::make_unique<Statement>(connection,
             "INSERT INTO events (run_id, job_id, iteration, time_s, kind, worker_id, message, actor)"
             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        insert_cluster = std::make_unique<Statement>(connection,
+            "INSERT INTO cluster_states (run_id, job_id, iteration, time_s, state, cluster_job)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
         insert_checkpoint = std::make_unique<Statement>(
             connection, "INSERT OR REPLACE INTO checkpoints VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
         writer = std::thread([this] { write_loop(); });
@@ -178,6 +186,15 @@ struct RunRecorder::Impl {
                 insert_event->bind(7, row.message).bind(8, row.actor);
                 insert_event->run();
             }
+            for (const auto& row : batch.clusters) {
+                insert_cluster->bind(1, run)
+                    .bind(2, std::int64_t { row.job })
+                    .bind(3, row.iteration)
+                    .bind(4, row.time_s)
+                    .bind(5, row.state)
+                    .bind(6, std::int64_t { row.cluster_job });
+                insert_cluster->run();
+            }
             for (const auto& c : batch.checkpoints) {
                 insert_checkpoint->bind(1, run)
                     .bind(2, std::int64_t { c.job })
@@ -211,7 +228,7 @@ struct RunRecorder::Impl {
     std::filesystem::path path;
     Options options;
     Connection connection;
-    std::unique_ptr<Statement> insert_iteration, insert_evaluation, insert_event, insert_checkpoint;
+    std::unique_ptr<Statement> insert_iteration, insert_evaluation, insert_event, insert_cluster, insert_checkpoint;
     RunId run = 0;
 
     std::mutex db_mutex; // the connection: writer transactions and synchronous calls
@@ -301,6 +318,11 @@ void RunRecorder::record_evaluation(const EvaluationRecord& evaluation)
 void RunRecorder::record_event(const EventRecord& event)
 {
     impl_->enqueue([&](Pending& p) { p.events.push_back(event); }, 1);
+}
+
+void RunRecorder::record_cluster(const ClusterRecord& cluster)
+{
+    impl_->enqueue([&](Pending& p) { p.clusters.push_back(cluster); }, 1);
 }
 
 void RunRecorder::record_checkpoint(Checkpoint checkpoint)

@@ -43,6 +43,8 @@ public:
     void record_iterations(std::span<const IterationRecord> rows);
     void record_evaluation(const EvaluationRecord& evaluation);
     void record_event(const EventRecord& event);
+    // The cluster a live job ran on, from this moment of its run clock (fulcrumd's jobs).
+    void record_cluster(const ClusterRecord& cluster);
     // Queued after everything recorded so far and committed in the same transaction as the
     // rows before it, replacing the job's previous checkpoint: a checkpoint in the store
     // always follows rows that are there too.

@@ -97,7 +97,7 @@ struct Checkpoint {
 
 // Schema version this build writes. Older stores are migrated on open; newer are refused.
 // 1: runs, jobs, workers, iterations, evaluations, events. 2: sched_jobs, sched_spans.
-// 3: checkpoints.
-inline constexpr int kSchemaVersion = 4;
+// 3: checkpoints. 4: the iterations' GPU columns. 5: cluster_states.
+inline constexpr int kSchemaVersion = 5;
 
 } // namespace fulcrum::db

@@ -145,6 +145,18 @@ ALTER TABLE iterations ADD COLUMN gpu_utilization REAL;
 ALTER TABLE superseded_iterations ADD COLUMN gpu_memory_gb REAL;
 ALTER TABLE superseded_iterations ADD COLUMN gpu_memory_share REAL;
 ALTER TABLE superseded_iterations ADD COLUMN gpu_utilization REAL;
+)sql",
+    // The cluster a live job ran on, for the scheduler view of a replay (issue 21).
+    R"sql(
+CREATE TABLE cluster_states (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    job_id INTEGER NOT NULL,
+    iteration INTEGER NOT NULL,
+    time_s REAL NOT NULL,
+    state TEXT NOT NULL,
+    cluster_job INTEGER NOT NULL
+);
+CREATE INDEX cluster_states_by_run ON cluster_states (run_id);
 )sql" };
 
 std::int64_t pragma(Connection& connection, const char* name)

@@ -19,5 +19,7 @@ int check_readable(Connection& connection);
 
 // The first schema version with the iterations' GPU columns.
 inline constexpr int kGpuColumnsVersion = 4;
+// The first schema version with cluster_states.
+inline constexpr int kClusterStatesVersion = 5;
 
 } // namespace fulcrum::db::detail

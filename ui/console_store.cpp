@@ -10,6 +10,7 @@ ConsoleStore::ConsoleStore(std::size_t history_capacity, std::size_t histories, 
     , histories_(std::max<std::size_t>(histories, 1))
     , empty_(1)
 {
+    live_clock_.start();
 }
 
 void ConsoleStore::follow(std::int64_t replay)
@@ -23,9 +24,27 @@ void ConsoleStore::follow(std::int64_t replay)
     worker_states_.clear();
     last_rows_.clear();
     job_histories_.clear();
+    cluster_timeline_.clear();
+    cluster_.reset();
+    live_clock_.restart();
+    if (replay == 0 && live_cluster_) // the live cluster as it stands, until the next change
+        take_cluster(*live_cluster_, 0);
     emit shownJobChanged();
     emit historyChanged();
     emit replayStateChanged();
+    emit clusterChanged();
+}
+
+void ConsoleStore::take_cluster(const protocol::ClusterState& cluster, double seconds)
+{
+    cluster_ = cluster;
+    // A replay's snapshot after a seek repeats the state the timeline already ends with.
+    if (!cluster_timeline_.empty() && cluster_timeline_.back().cluster == cluster
+        && cluster_timeline_.back().seconds <= seconds)
+        return;
+    cluster_timeline_.push_back({ seconds, cluster });
+    while (cluster_timeline_.size() > 10000)
+        cluster_timeline_.pop_front();
 }
 
 void ConsoleStore::show_job(JobId job)
@@ -114,13 +133,26 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
             for (auto& [job, h] : job_histories_)
                 h.truncate_after(state->time_s);
             events_.truncate_after(state->time_s);
+            while (!cluster_timeline_.empty() && cluster_timeline_.back().seconds > state->time_s + 1e-9)
+                cluster_timeline_.pop_back();
+            if (cluster_timeline_.empty())
+                cluster_.reset();
+            else
+                cluster_ = cluster_timeline_.back().cluster;
             emit historyChanged();
+            emit clusterChanged();
         }
         emit replayStateChanged();
     } else if (const auto* cluster = std::get_if<ClusterUpdate>(&message)) {
-        if (source_ != 0)
-            return; // a replay has no cluster; the live one resumes when the console follows it again
-        cluster_ = cluster->cluster;
+        if (cluster->replay == 0)
+            live_cluster_ = cluster->cluster; // for when the console follows the live stream again
+        if (cluster->replay != source_)
+            return;
+        const double seconds
+            = cluster->replay ? cluster->time_s.value_or(0) : static_cast<double>(live_clock_.elapsed()) / 1000.0;
+        if (hold_after_ && seconds > *hold_after_ + 1e-9)
+            return;
+        take_cluster(cluster->cluster, seconds);
         emit clusterChanged();
     } else if (const auto* reply = std::get_if<Reply>(&message); reply && reply->capabilities) {
         capabilities_ = *reply->capabilities;

@@ -6,7 +6,9 @@
 #include "ui/models/jobs_model.h"
 #include "ui/models/workers_model.h"
 
+#include <QElapsedTimer>
 #include <QObject>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -41,7 +43,17 @@ public:
     WorkersModel& workers() { return workers_; }
     EventsModel& events() { return events_; }
     const protocol::ReplayState* replay_state() const { return replay_state_ ? &*replay_state_ : nullptr; }
+    // The cluster of the source followed: live, fulcrumd's now; in a replay, the one the run's
+    // job ran on as recorded (none before the first recorded state, or in a run that has none).
     const protocol::ClusterState* cluster() const { return cluster_ ? &*cluster_ : nullptr; }
+    // The cluster over time, a moment per change: live, in seconds since the console began to
+    // follow the live stream; in a replay, on the run's clock (seeking back drops the later
+    // ones). At most the last 10,000.
+    struct ClusterMoment {
+        double seconds = 0;
+        protocol::ClusterState cluster;
+    };
+    const std::deque<ClusterMoment>& cluster_timeline() const { return cluster_timeline_; }
     // What the server offers (list-capabilities); null until it answered.
     const protocol::Capabilities* capabilities() const { return capabilities_ ? &*capabilities_ : nullptr; }
     const protocol::WorkerState* worker_state(JobId job, WorkerId worker) const;
@@ -59,6 +71,7 @@ signals:
 
 private:
     JobHistory& history_for(JobId job);
+    void take_cluster(const protocol::ClusterState& cluster, double seconds);
 
     std::int64_t source_ = 0;
     std::optional<double> hold_after_;
@@ -68,6 +81,9 @@ private:
     EventsModel events_;
     std::optional<protocol::ReplayState> replay_state_;
     std::optional<protocol::ClusterState> cluster_;
+    std::optional<protocol::ClusterState> live_cluster_; // kept while a replay is followed
+    std::deque<ClusterMoment> cluster_timeline_;
+    QElapsedTimer live_clock_; // since the live stream was followed
     std::optional<protocol::Capabilities> capabilities_;
     std::map<JobId, std::vector<protocol::WorkerState>> worker_states_;
     std::map<JobId, protocol::IterationRows> last_rows_; // each job's newest iteration

@@ -74,4 +74,16 @@ struct EventRecord {
     bool operator==(const EventRecord&) const = default;
 };
 
+// The cluster a live job ran on (fulcrumd), as it stood from this moment of the job's run
+// clock: what the console's scheduler view and cluster map show when the run is replayed.
+struct ClusterRecord {
+    JobId job = 0;
+    std::int64_t iteration = 0;
+    double time_s = 0;
+    std::string state; // the cluster-state message as fulcrumd streamed it (docs/protocol.md)
+    JobId cluster_job = 0; // the job's own id in `state` (fulcrumd's job id)
+
+    bool operator==(const ClusterRecord&) const = default;
+};
+
 } // namespace fulcrum

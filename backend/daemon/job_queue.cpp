@@ -9,6 +9,7 @@
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "gpu/device_check.h"
+#include "protocol/codec.h"
 #include "scenario/scenario.h"
 
 #include <algorithm>
@@ -594,9 +595,13 @@ void JobQueue::publish_cluster()
     // Every change of the cluster passes here: each live job learns how many jobs share
     // each of its workers' GPUs and server links.
     const auto on_server = jobs_on_servers(state);
-    for (JobRuntime* job : running_jobs())
+    const ClusterUpdate update { state };
+    const std::string recorded = protocol::encode(ServerMessage { update }); // once for every job's store
+    for (JobRuntime* job : running_jobs()) {
         send_shares(*job, job->status().placement, state, on_server);
-    hub_.publish(ClusterUpdate { state });
+        job->record_cluster(recorded);
+    }
+    hub_.publish(update);
 }
 
 ClusterState JobQueue::cluster() const

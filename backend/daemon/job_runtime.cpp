@@ -454,6 +454,8 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
             trainer->control().set_gpu_sharing(sharing_);
         if (contention_)
             trainer->control().set_link_contention(*contention_);
+        if (!cluster_.empty())
+            trainer->control().record_cluster({ id_, cluster_ });
         if (const auto r = std::exchange(restarting_, std::nullopt)) {
             std::ostringstream cost;
             cost.precision(3);
@@ -751,6 +753,16 @@ void JobRuntime::set_link_contention(const std::vector<int>& jobs_per_link, cons
     contention_ = contention;
     if (trainer_)
         trainer_->control().set_link_contention(*contention_);
+}
+
+void JobRuntime::record_cluster(const std::string& cluster_message)
+{
+    std::lock_guard lock(mutex_);
+    if (cluster_message == cluster_)
+        return;
+    cluster_ = cluster_message;
+    if (trainer_)
+        trainer_->control().record_cluster({ id_, cluster_ });
 }
 
 void JobRuntime::place_worker(WorkerId worker, std::int32_t gpu)

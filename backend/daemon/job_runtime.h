@@ -120,6 +120,10 @@ public:
     // How many live jobs' pushes and pulls cross each worker's server link (1: its own job
     // alone), with the cluster's eq. 5 parameters: the same, for communication.
     void set_link_contention(const std::vector<int>& jobs_per_link, const sched::ContentionModel& link);
+    // The cluster the job runs on (a cluster-state message, encoded once for every job),
+    // recorded in its run store at the trainer's next safe point for a replay's scheduler view
+    // and cluster map. Recorded on a change, and by every trainer the job starts.
+    void record_cluster(const std::string& cluster_message);
     void join();
     // fulcrumd's one clock for its virtual-mode jobs (before start); null: the job's own.
     void use_shared_clock(class SharedVirtualClock* clock) { shared_clock_ = clock; }
@@ -182,6 +186,7 @@ private:
     LinkSchedule* links_ = nullptr;
     std::vector<int> sharing_; // as last sent to the trainer
     std::optional<train::JobControl::LinkContention> contention_; // as last sent
+    std::string cluster_; // the cluster-state message as last handed to the trainer
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says
     std::vector<bool> members_;
     std::vector<std::int64_t> member_since_;

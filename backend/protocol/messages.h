@@ -408,9 +408,12 @@ struct WorkerUpdate {
     std::int64_t replay = 0;
 };
 
-// The cluster stream: the whole cluster after every placement and release.
+// The cluster stream: the whole cluster after every placement and release. A replay sends
+// the cluster its run's job ran on as recorded, with the moment on the run's clock.
 struct ClusterUpdate {
     ClusterState cluster;
+    std::int64_t replay = 0;
+    std::optional<double> time_s = std::nullopt; // replays only: from when on the run's clock
 };
 
 struct SnapshotEnd {

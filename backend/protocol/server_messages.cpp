@@ -238,7 +238,13 @@ template <> struct Wire<WorkerUpdate> : NamedAs<"worker-states"> {
 };
 
 template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
-    static void encode(const ClusterUpdate& m, json::object& o) { o["cluster"] = to_json(m.cluster); }
+    static void encode(const ClusterUpdate& m, json::object& o)
+    {
+        o["cluster"] = to_json(m.cluster);
+        tag_replay(o, m.replay);
+        if (m.time_s)
+            o["time_s"] = *m.time_s;
+    }
     static ClusterUpdate decode(std::string_view, const Fields& f)
     {
         const Fields c(f.object("cluster"), "cluster");
@@ -255,7 +261,7 @@ template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
             m.pool = read_array<PooledWorker>(c, "pool", [](const Fields& p) {
                 return PooledWorker { p.string_or("host", ""), p.int32("job", -1), p.int32("worker", -1) };
             });
-        return ClusterUpdate { std::move(m) };
+        return ClusterUpdate { std::move(m), replay_of(f), f.optional_number("time_s") };
     }
 };
 

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "common/json_fields.h"
 #include "db/run_reader.h"
+#include "protocol/codec.h"
 #include "replay/worker_state_fold.h"
 
 #include <algorithm>
@@ -33,6 +34,33 @@ RecordedDevice recorded_device(const std::string& profile_json)
     } catch (const std::exception&) { // NOLINT(bugprone-empty-catch): an unreadable profile says nothing
     }
     return r;
+}
+
+// A recorded cluster-state message as the replay sends it: the recording job's fulcrumd id
+// becomes its id in the run (an id of another job equal to that one takes the fulcrumd id
+// instead, so no two jobs merge). Unset for a record that does not decode (a damaged store
+// still replays, without that state).
+std::optional<ClusterUpdate> replayed_cluster(const ClusterRecord& record, std::int64_t replay)
+{
+    Decoded<ServerMessage> decoded = decode_server(record.state);
+    auto* update = decoded ? std::get_if<ClusterUpdate>(&*decoded.message) : nullptr;
+    if (!update)
+        return std::nullopt;
+    const auto rename = [&](JobId& id) {
+        if (id == record.cluster_job)
+            id = record.job;
+        else if (id == record.job)
+            id = record.cluster_job;
+    };
+    for (GpuUsage& g : update->cluster.gpus)
+        std::for_each(g.jobs.begin(), g.jobs.end(), rename);
+    std::for_each(update->cluster.queue.begin(), update->cluster.queue.end(), rename);
+    for (PooledWorker& p : update->cluster.pool)
+        if (p.job >= 0)
+            rename(p.job);
+    update->replay = replay;
+    update->time_s = record.time_s;
+    return std::move(*update);
 }
 
 } // namespace
@@ -82,6 +110,14 @@ ReplaySource::ReplaySource(
     }
     for (const EvaluationRecord& e : evaluations_)
         evaluation_due_.push_back(due(e.time_s));
+    std::vector<ClusterRecord> clusters = reader_->cluster_states(run);
+    std::stable_sort(clusters.begin(), clusters.end(),
+        [](const ClusterRecord& a, const ClusterRecord& b) { return a.time_s < b.time_s; });
+    for (const ClusterRecord& c : clusters)
+        if (std::optional<ClusterUpdate> update = replayed_cluster(c, replay_id)) {
+            clusters_.push_back(std::move(*update));
+            cluster_due_.push_back(due(c.time_s));
+        }
 }
 
 ReplaySource::~ReplaySource() = default;
@@ -252,6 +288,9 @@ std::vector<ServerMessage> ReplaySource::step(std::int64_t index)
     const auto [first_evaluation, last_evaluation] = due_range(evaluation_due_, index);
     for (std::size_t i = first_evaluation; i < last_evaluation; ++i)
         (evaluation_due_[i].at_barrier ? after_rows : out).push_back(Evaluation { evaluations_[i], replay_ });
+    const auto [first_cluster, last_cluster] = due_range(cluster_due_, index);
+    for (std::size_t i = first_cluster; i < last_cluster; ++i)
+        (cluster_due_[i].at_barrier ? after_rows : out).push_back(clusters_[i]);
     std::vector<IterationRecord> rows = rows_of(m.job, m.iteration);
     Job& j = job(m.job);
     WorkerUpdate workers = workers_at(j, index + 1, rows);
@@ -271,6 +310,9 @@ std::vector<ServerMessage> ReplaySource::finish()
     const auto [first_evaluation, last_evaluation] = due_range(evaluation_due_, length());
     for (std::size_t i = first_evaluation; i < last_evaluation; ++i)
         out.push_back(Evaluation { evaluations_[i], replay_ });
+    const auto [first_cluster, last_cluster] = due_range(cluster_due_, length());
+    for (std::size_t i = first_cluster; i < last_cluster; ++i)
+        out.push_back(clusters_[i]);
     for (auto& [id, j] : jobs_)
         out.push_back(JobUpdate { status_at(*j, length(), true), replay_ });
     return out;
@@ -280,6 +322,11 @@ std::vector<ServerMessage> ReplaySource::snapshot(std::int64_t position)
 {
     position = std::clamp<std::int64_t>(position, 0, length());
     std::vector<ServerMessage> out;
+    // The cluster as of the position: the last state delivered before it.
+    const auto delivered = std::lower_bound(
+        cluster_due_.begin(), cluster_due_.end(), position, [](const Due& d, std::int64_t p) { return d.step < p; });
+    if (delivered != cluster_due_.begin())
+        out.push_back(clusters_[static_cast<std::size_t>(delivered - cluster_due_.begin()) - 1]);
     for (auto& [id, j] : jobs_) {
         const auto last = std::lower_bound(j->steps.begin(), j->steps.end(), position);
         std::vector<IterationRecord> rows;

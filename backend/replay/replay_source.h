@@ -20,7 +20,8 @@ namespace fulcrum::replay {
 // A step is one iteration of one job (its iteration rows); steps are in barrier order
 // across jobs. An event or evaluation goes with the first step whose barrier is not
 // earlier than it: before that step's rows if it happened during the iteration, after
-// them if it happened at its barrier (as a live job sends it).
+// them if it happened at its barrier (as a live job sends it). The cluster states fulcrumd
+// recorded for its jobs go the same way, as cluster-state messages with their run time.
 //
 // Positions count delivered steps: position 0 is before the first iteration, length()
 // after the last. Not thread-safe; one owner.
@@ -78,6 +79,8 @@ private:
     std::vector<Due> event_due_;
     std::vector<EvaluationRecord> evaluations_; // all jobs', in time order
     std::vector<Due> evaluation_due_;
+    std::vector<protocol::ClusterUpdate> clusters_; // the cluster the run's jobs ran on, in time order
+    std::vector<Due> cluster_due_;
 };
 
 } // namespace fulcrum::replay

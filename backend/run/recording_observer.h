@@ -87,6 +87,12 @@ public:
             options_.on_event(event);
     }
 
+    void on_cluster(const ClusterRecord& cluster) override
+    {
+        if (recorder_)
+            recorder_->record_cluster(cluster);
+    }
+
     void on_checkpoint(std::int64_t iteration, double time_s, std::string state) override
     {
         if (!recorder_)

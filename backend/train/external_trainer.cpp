@@ -79,6 +79,8 @@ void ExternalTrainer::forward_manager_events(std::int64_t at, double now)
     }
     for (JobControl::Note& note : control_->take_notes())
         emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
+    if (std::optional<JobControl::ClusterChange> cluster = control_->take_cluster())
+        observer_.on_cluster(ClusterRecord { config_.job, at, now, std::move(cluster->state), cluster->cluster_job });
 }
 
 void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, double now)

@@ -184,6 +184,18 @@ std::vector<JobControl::Note> JobControl::take_notes()
     return std::exchange(notes_, {});
 }
 
+void JobControl::record_cluster(ClusterChange change)
+{
+    std::lock_guard lock(mutex_);
+    cluster_ = std::move(change);
+}
+
+std::optional<JobControl::ClusterChange> JobControl::take_cluster()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(cluster_, std::nullopt);
+}
+
 std::vector<JobControl::Slowdown> JobControl::take_slowdowns()
 {
     std::lock_guard lock(mutex_);

@@ -58,6 +58,14 @@ public:
         std::string kind, message, actor;
     };
     void record(Note note);
+    // The cluster the job runs on changed (fulcrumd's cluster-state message, in which the
+    // job is `cluster_job`): handed to the observer's on_cluster at the next safe point, with
+    // the job's iteration and clock. Only the newest state before a safe point is kept.
+    struct ClusterChange {
+        JobId cluster_job = 0;
+        std::string state;
+    };
+    void record_cluster(ClusterChange change);
     // The cluster's time-sharing of each worker's GPU (fulcrumd): how many live jobs run on
     // it, 1 when the worker has it alone. The modelled clocks (virtual, paced) stretch the
     // worker's compute time by it from the next safe point; the real mode measures sharing.
@@ -97,6 +105,7 @@ public:
     std::optional<SyncChange> take_sync_change();
     std::vector<ResizeRequest> take_resizes();
     std::vector<Note> take_notes();
+    std::optional<ClusterChange> take_cluster();
     std::optional<std::vector<int>> take_gpu_sharing();
     std::optional<LinkContention> take_link_contention();
     // The sync model, policy and stragglers now in effect (at the start, after a switch, or
@@ -128,6 +137,7 @@ private:
     std::string policies_refused_; // why no policy applies to this trainer (empty: they do)
     std::vector<ResizeRequest> resizes_;
     std::vector<Note> notes_;
+    std::optional<ClusterChange> cluster_;
     std::optional<std::vector<int>> gpu_sharing_;
     std::optional<LinkContention> link_contention_;
     bool pause_requested_ = false;

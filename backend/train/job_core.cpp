@@ -126,6 +126,8 @@ void JobCore::forward_manager_events(std::int64_t at, double now)
     }
     for (JobControl::Note& note : control->take_notes())
         emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
+    if (std::optional<JobControl::ClusterChange> cluster = control->take_cluster())
+        observer.on_cluster(ClusterRecord { config.job, at, now, std::move(cluster->state), cluster->cluster_job });
 }
 
 } // namespace fulcrum::train

@@ -17,6 +17,8 @@ public:
     virtual void on_iteration(std::span<const IterationRecord> rows) = 0;
     virtual void on_evaluation(const EvaluationRecord& evaluation) = 0;
     virtual void on_event(const EventRecord& event) = 0;
+    // The cluster the job runs on changed (fulcrumd's jobs only); recorded for replays.
+    virtual void on_cluster(const ClusterRecord& /*cluster*/) { }
     // The gradients a barrier applied, just before the server steps (the BSP family).
     // Lets a checker replay exactly what the server saw; most observers ignore it.
     virtual void on_barrier(std::int64_t /*iteration*/, std::span<const ps::GradientPush> /*pushes*/) { }

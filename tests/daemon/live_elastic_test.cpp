@@ -2,6 +2,7 @@
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
+#include "replay/replay_source.h"
 #include "run/run_scenario.h"
 #include "scenario/scenario.h"
 
@@ -178,6 +179,31 @@ TEST_F(LiveElasticTest, AnElasticJobGrowsOnIdleGpusAndAStepThatSlowedItIsRolledB
     }
     EXPECT_EQ(adds, 2);
     EXPECT_EQ(removes, 1);
+
+    // The run store holds the cluster the job ran on at each change, and a replay of the run
+    // sends it at those moments, the job under its run id: one GPU, two, three, then two.
+    const std::string database = "job-" + std::to_string(job) + ".db";
+    const std::filesystem::path path = dir / "grow" / "runs" / database;
+    replay::ReplaySource source(path, db::RunReader(path).runs().at(0).id, 1, database);
+    std::vector<std::int64_t> held;
+    double last_time = 0;
+    const auto follow = [&](const std::vector<ServerMessage>& messages) {
+        for (const ServerMessage& m : messages)
+            if (const auto* c = std::get_if<ClusterUpdate>(&m)) {
+                EXPECT_EQ(c->replay, 1);
+                ASSERT_TRUE(c->time_s);
+                EXPECT_GE(*c->time_s, last_time) << "in the order of the run's clock";
+                last_time = *c->time_s;
+                const auto gpus = std::count_if(c->cluster.gpus.begin(), c->cluster.gpus.end(),
+                    [](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), 0) != g.jobs.end(); });
+                if (held.empty() || held.back() != gpus)
+                    held.push_back(gpus);
+            }
+    };
+    for (std::int64_t step = 0; step < source.length(); ++step)
+        follow(source.step(step));
+    follow(source.finish());
+    EXPECT_EQ(held, (std::vector<std::int64_t> { 1, 2, 3, 2 }));
 }
 
 // Four GPUs, all held by an elastic job. A newcomer waits while that job is before its

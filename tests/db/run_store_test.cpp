@@ -175,6 +175,7 @@ TEST_F(RunStore, AStoreFromBeforeTheGpuColumnsReadsAndMigrates)
                           nullptr, nullptr, nullptr),
                 SQLITE_OK)
                 << sqlite3_errmsg(handle);
+    ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE cluster_states", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_exec(handle, "PRAGMA user_version = 3", nullptr, nullptr, nullptr);
     sqlite3_close(handle);
 
@@ -194,6 +195,43 @@ TEST_F(RunStore, AStoreFromBeforeTheGpuColumnsReadsAndMigrates)
     EXPECT_EQ(reader.iterations(1, 0), old_rows);
     EXPECT_EQ(reader.iterations(2, 0), new_rows);
     EXPECT_EQ(reader.iterations(2, 0).at(2).gpu.utilization, 0.87);
+}
+
+// fulcrumd's jobs record the cluster they ran on (schema 5); a store from before keeps
+// reading (no cluster states) and gains the table when a run is appended to it.
+TEST_F(RunStore, ClusterStatesReadBackInOrderAndAnOlderStoreHasNone)
+{
+    const std::vector<ClusterRecord> states = {
+        { 0, 0, 0.0, R"({"placement":"lwf-1","gpus":[]})", 2 },
+        { 0, 41, 12.5, R"({"placement":"lwf-1","gpus":[{"gpu":0,"jobs":[2,3]}]})", 2 },
+        { 0, 41, 12.5, R"({"placement":"ff","gpus":[]})", 2 },
+    };
+    {
+        db::RunRecorder recorder(file);
+        recorder.begin_run(run_info());
+        for (const ClusterRecord& c : states)
+            recorder.record_cluster(c);
+        recorder.finish_run("finished", "{}");
+    }
+    EXPECT_EQ(db::RunReader(file).cluster_states(1), states);
+    EXPECT_TRUE(db::RunReader(file).cluster_states(2).empty());
+
+    sqlite3* handle = nullptr;
+    sqlite3_open(file.c_str(), &handle);
+    ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE cluster_states; PRAGMA user_version = 4", nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    sqlite3_close(handle);
+    EXPECT_TRUE(db::RunReader(file).cluster_states(1).empty());
+    {
+        db::RunRecorder recorder(file);
+        recorder.begin_run(run_info());
+        recorder.record_cluster(states[1]);
+        recorder.finish_run("finished", "{}");
+    }
+    db::RunReader reader(file);
+    EXPECT_EQ(reader.integrity_check(), "ok");
+    EXPECT_TRUE(reader.cluster_states(1).empty());
+    EXPECT_EQ(reader.cluster_states(2), std::vector<ClusterRecord> { states[1] });
 }
 
 TEST_F(RunStore, MissingFileIsRefusedByTheReader)

@@ -142,6 +142,13 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
         { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } }, { 9, 11 },
         { { "node-a", 3, 1 }, { "node-b", -1, -1 } } };
     EXPECT_EQ(round_trip_server(ClusterUpdate { cluster }).cluster, cluster);
+    const ClusterUpdate live = round_trip_server(ClusterUpdate { cluster });
+    EXPECT_EQ(live.replay, 0);
+    EXPECT_FALSE(live.time_s) << "a live cluster state carries no run time";
+    const ClusterUpdate replayed = round_trip_server(ClusterUpdate { cluster, 4, 12.5 });
+    EXPECT_EQ(replayed.cluster, cluster);
+    EXPECT_EQ(replayed.replay, 4);
+    EXPECT_EQ(replayed.time_s, 12.5);
     WorkerAssigned assigned; // assigned field by field: GCC 12 misreads the aggregate (maybe-uninitialized)
     assigned.assignment.job = 3;
     assigned.assignment.worker = 1;

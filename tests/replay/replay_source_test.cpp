@@ -2,6 +2,7 @@
 #include "balance/uniform_policy.h"
 #include "common/error.h"
 #include "db/run_recorder.h"
+#include "protocol/codec.h"
 #include "replay/replay_source.h"
 #include "replay/worker_state_fold.h"
 
@@ -188,6 +189,62 @@ TEST_F(ReplaySourceTest, ASnapshotIsTheRunAsOfAPosition)
     EXPECT_EQ(only<IterationRows>(at0).size(), 0u);
     EXPECT_EQ(only<JobUpdate>(at0)[0].status.iteration, 0);
     EXPECT_FALSE(only<WorkerUpdate>(at0)[0].workers[1].pinned);
+}
+
+// fulcrumd records the cluster its job ran on (as fulcrumd job 5, time-sharing GPU 0 with
+// job 3 from 1.5 s): the replay sends each state at its moment on the run's clock, with the
+// job under its run id (0), and a snapshot carries the state as of its position. A record
+// that does not decode is left out; the run still replays.
+TEST_F(ReplaySourceTest, TheRecordedClusterComesAtItsMomentWithTheJobUnderItsRunId)
+{
+    const auto cluster_at = [](std::vector<std::vector<JobId>> gpus, std::vector<JobId> queue) {
+        ClusterState c { "lwf-1", "eps", "none", 1, 2, 16, {}, std::move(queue), {} };
+        for (std::size_t g = 0; g < gpus.size(); ++g)
+            c.gpus.push_back({ static_cast<std::int32_t>(g), 0, 16, 0, std::move(gpus[g]) });
+        return c;
+    };
+    const ClusterState alone = cluster_at({ { 5 }, {} }, { 3 });
+    const ClusterState shared = cluster_at({ { 5, 3 }, { 0 } }, {});
+    const std::filesystem::path path = dir / "cluster.db";
+    {
+        db::RunRecorder recorder(path);
+        db::RunInfo run;
+        run.name = "one job";
+        run.scenario_json = "{}";
+        run.mode = "virtual";
+        recorder.begin_run(run);
+        recorder.add_job({ 0, "job0", "mlp", 0, "bsp", "uniform", 8, 0.1, "naive", 3 });
+        recorder.add_worker({ 0, 0, "w0", "cpu", "{}" });
+        recorder.record_cluster({ 0, 0, 0.0, encode(ServerMessage { ClusterUpdate { alone } }), 5 });
+        recorder.record_cluster({ 0, 1, 1.5, encode(ServerMessage { ClusterUpdate { shared } }), 5 });
+        recorder.record_cluster({ 0, 2, 2.5, "{\"type\": \"cluster-state\", \"cluster\": 7}", 5 });
+        for (int k = 0; k < 3; ++k) {
+            const IterationRecord rows[] = { row(0, 0, k, k, k + 1.0, 8) };
+            recorder.record_iterations(rows);
+        }
+        recorder.finish_run("finished", "{}");
+    }
+    replay::ReplaySource source(path, 1, 9, "cluster.db");
+    ASSERT_EQ(source.length(), 3);
+    const auto first = only<ClusterUpdate>(source.step(0));
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].replay, 9);
+    EXPECT_EQ(first[0].time_s, 0.0);
+    EXPECT_EQ(first[0].cluster, cluster_at({ { 0 }, {} }, { 3 })) << "fulcrumd's job 5 is the run's job 0";
+    const auto second = only<ClusterUpdate>(source.step(1)); // iteration 1 runs from 1 to 2 s
+    ASSERT_EQ(second.size(), 1u);
+    EXPECT_EQ(second[0].time_s, 1.5);
+    EXPECT_EQ(second[0].cluster, cluster_at({ { 0, 3 }, { 5 } }, {}))
+        << "another job with the run's id takes fulcrumd's id instead: no two jobs merge";
+    EXPECT_TRUE(only<ClusterUpdate>(source.step(2)).empty()) << "the damaged record is left out";
+    EXPECT_TRUE(only<ClusterUpdate>(source.snapshot(0)).empty()) << "nothing is recorded before the run";
+    const auto at1 = only<ClusterUpdate>(source.snapshot(1));
+    ASSERT_EQ(at1.size(), 1u);
+    EXPECT_EQ(at1[0].time_s, 0.0);
+    const auto at3 = only<ClusterUpdate>(source.snapshot(3));
+    ASSERT_EQ(at3.size(), 1u);
+    EXPECT_EQ(at3[0].time_s, 1.5);
+    EXPECT_TRUE(only<ClusterUpdate>(source.finish()).empty());
 }
 
 TEST_F(ReplaySourceTest, AMissingRunOrAForeignFileIsAnInputErrorNamingIt)

@@ -90,7 +90,8 @@ TEST(ScheduleStore, AVersionOneStoreIsMigratedAndKeepsItsRuns)
         sqlite3* handle = nullptr;
         ASSERT_EQ(sqlite3_open(path.c_str(), &handle), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(handle,
-                      "DROP TABLE superseded_evaluations; DROP TABLE superseded_iterations; DROP TABLE checkpoints; "
+                      "DROP TABLE cluster_states; DROP TABLE superseded_evaluations; DROP TABLE superseded_iterations; "
+                      "DROP TABLE checkpoints; "
                       "DROP TABLE sched_spans; "
                       "DROP TABLE sched_jobs; ALTER TABLE iterations DROP COLUMN gpu_memory_gb; "
                       "ALTER TABLE iterations DROP COLUMN gpu_memory_share; "

@@ -302,3 +302,50 @@ TEST(ConsoleScheduler, LinkContentionOverTimeFollowsTheJobsOnTheBusiestLink)
     EXPECT_EQ(load[1].x(), load[2].x());
     EXPECT_EQ(ui::SchedulerView::busiest_link(ClusterState {}), 0) << "no cluster, no load";
 }
+
+// In a replay the scheduler view shows the cluster the run's job ran on, on the run's clock:
+// the live cluster does not leak in, a seek back drops the later states, and following the
+// live stream again shows fulcrumd's cluster as it stands.
+TEST(ConsoleScheduler, AReplayShowsItsRecordedClusterOnTheRunsClock)
+{
+    ui::ConsoleStore store;
+    ui::SchedulerView view(store);
+    const ClusterState live { "ff", "static", "none", 1, 2, 16, { { 0, 0, 16, 0, { 8 } }, { 1, 0, 16, 0, {} } }, {},
+        {} };
+    store.ingest(ClusterUpdate { live });
+    store.follow(4);
+    EXPECT_EQ(store.cluster(), nullptr) << "a replay shows no cluster before its first recorded state";
+    EXPECT_TRUE(store.cluster_timeline().empty());
+    ClusterState recorded = live;
+    recorded.gpus[0].jobs = { 0 };
+    store.ingest(ClusterUpdate { recorded, 4, 0.0 });
+    recorded.gpus[1].jobs = { 0, 3 };
+    store.ingest(ClusterUpdate { recorded, 4, 30.0 });
+    store.ingest(ClusterUpdate { live }); // fulcrumd's live cluster meanwhile
+    ASSERT_EQ(store.cluster_timeline().size(), 2u);
+    EXPECT_EQ(store.cluster_timeline()[1].seconds, 30.0);
+    EXPECT_EQ(*store.cluster(), recorded);
+    QList<QPointF> load = view.link_load();
+    ASSERT_EQ(load.size(), 3);
+    EXPECT_EQ(load[0], QPointF(0, 1));
+    EXPECT_EQ(load[1], QPointF(30, 1));
+    EXPECT_EQ(load[2], QPointF(30, 2)) << "job 3 shares the link from 30 s of the run's clock";
+
+    ReplayState seek;
+    seek.replay = 4;
+    seek.time_s = 12;
+    seek.seeked = true;
+    store.ingest(seek);
+    ASSERT_EQ(store.cluster_timeline().size(), 1u);
+    EXPECT_EQ(store.cluster()->gpus[1].jobs, std::vector<JobId> {});
+    EXPECT_EQ(view.link_load().size(), 1);
+    ClusterState first = recorded;
+    first.gpus[1].jobs = {};
+    store.ingest(ClusterUpdate { first, 4, 0.0 }); // the seek's snapshot repeats it
+    EXPECT_EQ(store.cluster_timeline().size(), 1u);
+
+    store.follow(0);
+    ASSERT_NE(store.cluster(), nullptr);
+    EXPECT_EQ(*store.cluster(), live);
+    EXPECT_EQ(store.cluster_timeline().size(), 1u);
+}

@@ -253,7 +253,7 @@ TEST(ConsoleJobs, SubmitPauseResumeChangePolicyAndCancelGoThroughTheJobsTable)
         finished += b;
     EXPECT_EQ(finished, 1);
     EXPECT_GT(bin_width, 0);
-    EXPECT_GE(window.scheduler_view().snapshots().size(), 2u);
+    EXPECT_GE(window.store().cluster_timeline().size(), 2u);
 }
 
 TEST(ConsoleCluster, HoveringAGpuTellsItsJobWorkerBatchSizeAndState)

@@ -23,9 +23,9 @@ namespace fulcrum::ui {
 // One row per GPU, time along x, a bar per job for as long as it held the GPU.
 class PlacementTimeline : public QWidget {
 public:
-    explicit PlacementTimeline(const SchedulerView& view, QWidget* parent)
+    explicit PlacementTimeline(const ConsoleStore& store, QWidget* parent)
         : QWidget(parent)
-        , view_(view)
+        , store_(store)
     {
         setMinimumHeight(120);
     }
@@ -35,10 +35,13 @@ protected:
     {
         QPainter p(this);
         p.fillRect(rect(), palette().base());
-        const auto& snaps = view_.snapshots();
+        const auto& snaps = store_.cluster_timeline();
         p.setPen(palette().color(QPalette::Text));
         if (snaps.empty()) {
-            p.drawText(rect(), Qt::AlignCenter, QStringLiteral("Placements appear here as fulcrumd places jobs."));
+            p.drawText(rect(), Qt::AlignCenter,
+                store_.replaying()
+                    ? QStringLiteral("No cluster recorded yet in this run (fulcrumd records it for its jobs).")
+                    : QStringLiteral("Placements appear here as fulcrumd places jobs."));
             return;
         }
         const int gpus = static_cast<int>(snaps.back().cluster.gpus.size());
@@ -59,18 +62,21 @@ protected:
                 p.drawText(QRectF(0, area.top() + g * row, 36, row), Qt::AlignRight | Qt::AlignVCenter,
                     QStringLiteral("g%1").arg(g));
         p.drawText(QRectF(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignLeft,
-            QStringLiteral("placements per GPU over the last %1 s").arg(t1 - t0, 0, 'f', 0));
+            store_.replaying() ? QStringLiteral("placements per GPU, %1 to %2 s of the run's clock")
+                                     .arg(t0, 0, 'f', 0)
+                                     .arg(t1, 0, 'f', 0)
+                               : QStringLiteral("placements per GPU over the last %1 s").arg(t1 - t0, 0, 'f', 0));
     }
 
 private:
-    const SchedulerView& view_;
+    const ConsoleStore& store_;
 };
 
 SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
     : QWidget(parent)
     , store_(store)
     , queue_(new QListWidget(this))
-    , placements_(new PlacementTimeline(*this, this))
+    , placements_(new PlacementTimeline(store, this))
     , utilization_chart_(new QChart)
     , utilization_(new QLineSeries(this))
     , links_(new QLineSeries(this))
@@ -81,7 +87,6 @@ SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
     , jct_count_axis_(new QValueAxis(this))
     , summary_(new QLabel(this))
 {
-    clock_.start();
     utilization_chart_->addSeries(utilization_);
     time_axis_->setTitleText(QStringLiteral("seconds watched"));
     auto* percent = new QValueAxis(this);
@@ -140,25 +145,28 @@ SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
 
 void SchedulerView::on_cluster()
 {
-    const protocol::ClusterState* c = store_.cluster();
-    if (!c)
-        return;
-    snapshots_.push_back({ static_cast<double>(clock_.elapsed()) / 1000.0, *c });
-    while (snapshots_.size() > 10000)
-        snapshots_.pop_front();
-    int busy = 0;
-    for (const protocol::GpuUsage& g : c->gpus)
-        busy += g.jobs.empty() ? 0 : 1;
-    // A step line: the utilization holds until the next placement or release.
-    if (!utilization_->points().isEmpty())
-        utilization_->append(snapshots_.back().seconds, utilization_->points().back().y());
-    utilization_->append(
-        snapshots_.back().seconds, c->gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(c->gpus.size()));
-    if (!links_->points().isEmpty())
-        links_->append(snapshots_.back().seconds, links_->points().back().y());
-    const int busiest = busiest_link(*c);
-    links_->append(snapshots_.back().seconds, busiest);
-    links_axis_->setRange(0, std::max(links_axis_->max(), static_cast<double>(busiest)));
+    // Redrawn from the store's timeline, which a replay's seek cuts back.
+    QList<QPointF> utilization, links;
+    int most = 4;
+    for (const ConsoleStore::ClusterMoment& m : store_.cluster_timeline()) {
+        int busy = 0;
+        for (const protocol::GpuUsage& g : m.cluster.gpus)
+            busy += g.jobs.empty() ? 0 : 1;
+        // Step lines: each level holds until the next placement or release.
+        if (!utilization.isEmpty()) {
+            utilization.append({ m.seconds, utilization.back().y() });
+            links.append({ m.seconds, links.back().y() });
+        }
+        utilization.append(
+            { m.seconds, m.cluster.gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(m.cluster.gpus.size()) });
+        const int busiest = busiest_link(m.cluster);
+        links.append({ m.seconds, static_cast<double>(busiest) });
+        most = std::max(most, busiest);
+    }
+    utilization_->replace(utilization);
+    links_->replace(links);
+    links_axis_->setRange(0, most);
+    time_axis_->setTitleText(store_.replaying() ? QStringLiteral("run clock (s)") : QStringLiteral("seconds watched"));
     refresh();
 }
 
@@ -210,9 +218,8 @@ void SchedulerView::refresh()
                                     .arg(QString::fromStdString(j->name), QString::fromStdString(j->message))
                               : QStringLiteral("job %1").arg(job));
         }
-    if (!snapshots_.empty())
-        time_axis_->setRange(
-            snapshots_.front().seconds, std::max(snapshots_.back().seconds, snapshots_.front().seconds + 10));
+    if (const auto& moments = store_.cluster_timeline(); !moments.empty())
+        time_axis_->setRange(moments.front().seconds, std::max(moments.back().seconds, moments.front().seconds + 10));
 
     double width = 0;
     const std::vector<int> bins = jct_histogram(&width);
@@ -241,6 +248,8 @@ void SchedulerView::refresh()
                   .arg(QString::fromStdString(c->placement))
                   .arg(QString::fromStdString(c->elastic))
                   .arg(QString::fromStdString(c->comm))
+            : store_.replaying()
+            ? QStringLiteral("This run has no recorded cluster (yet): fulcrumd records one for its jobs.")
             : QStringLiteral("No cluster state yet: connect to fulcrumd."));
     placements_->update();
 }

@@ -2,11 +2,9 @@
 
 #include "protocol/messages.h"
 
-#include <QElapsedTimer>
 #include <QList>
 #include <QPointF>
 #include <QWidget>
-#include <deque>
 
 class QBarSeries;
 class QBarCategoryAxis;
@@ -24,23 +22,19 @@ class PlacementTimeline;
 
 // The scheduler's side of the cluster: the queue, the placements of jobs on GPUs over time,
 // the distribution of job completion times, and over time the cluster's GPU utilization and
-// its link contention (the most live jobs crossing one server's link).
+// its link contention (the most live jobs crossing one server's link). Live, or in a replay
+// the cluster the run's job ran on, as fulcrumd recorded it.
 class SchedulerView : public QWidget {
     Q_OBJECT
 public:
     explicit SchedulerView(ConsoleStore& store, QWidget* parent = nullptr);
 
-    // One cluster state as seen at `seconds` since the console started watching.
-    struct Snapshot {
-        double seconds = 0;
-        protocol::ClusterState cluster;
-    };
-    const std::deque<Snapshot>& snapshots() const { return snapshots_; }
     // Finished jobs' completion times (wall seconds), in 8 equal bins: the JCT histogram.
     std::vector<int> jct_histogram(double* bin_width_s) const;
     // The most live jobs whose workers sit on one server (so cross its link), in `cluster`.
     static int busiest_link(const protocol::ClusterState& cluster);
-    // (seconds watched, busiest_link) as the contention chart draws it, a step per change.
+    // (seconds, busiest_link) as the contention chart draws it, a step per change: seconds
+    // watched live, the run's clock in a replay (ConsoleStore::cluster_timeline).
     QList<QPointF> link_load() const;
     void refresh();
 
@@ -48,8 +42,6 @@ private:
     void on_cluster();
 
     ConsoleStore& store_;
-    QElapsedTimer clock_;
-    std::deque<Snapshot> snapshots_;
     QListWidget* queue_;
     PlacementTimeline* placements_;
     QChart* utilization_chart_;
