@@ -8,6 +8,8 @@
 #   scripts/eps-live-demo.sh [BUILD_DIR] --screenshot FILE  the console's scheduler view at 16 s
 #   scripts/eps-live-demo.sh [BUILD_DIR] --policy kill-restart   the same decisions, each carried
 #                                                           out by a checkpoint, a stop and a restart
+#   scripts/eps-live-demo.sh [BUILD_DIR] --keep-runs DIR    also copies the jobs' run stores to DIR,
+#                                                           for `fulcrum --replay DIR/job-1.db`
 #
 # Without a display and without --screenshot it prints the scheduler's events from the
 # jobs' run stores. Every figure comes from the run: nothing here is scripted but the times.
@@ -17,10 +19,12 @@ build="${1:-build/release}"
 shift || true
 screenshot=""
 policy=eps
+keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --screenshot) screenshot="${2:?--screenshot FILE}"; shift 2 ;;
     --policy) policy="${2:?--policy eps|kill-restart}"; shift 2 ;;
+    --keep-runs) keep="${2:?--keep-runs DIR}"; shift 2 ;;
     *) echo "eps-live-demo: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +56,11 @@ else
 fi
 kill "$daemon"
 wait "$daemon" || true
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  cp "$data"/runs/job-*.db "$keep"/
+  echo "eps-live-demo: run stores kept in $keep"
+fi
 for store in "$data"/runs/job-*.db; do
   echo "== $(basename "$store"): the elastic scheduler's events"
   sqlite3 "$store" "SELECT iteration, kind, worker_id, message FROM events

@@ -35,6 +35,13 @@ void ConsoleStore::follow(std::int64_t replay)
     emit clusterChanged();
 }
 
+double ConsoleStore::cluster_now() const
+{
+    if (source_ != 0)
+        return replay_state_ ? replay_state_->time_s : 0;
+    return static_cast<double>(live_clock_.elapsed()) / 1000.0;
+}
+
 void ConsoleStore::take_cluster(const protocol::ClusterState& cluster, double seconds)
 {
     cluster_ = cluster;

@@ -54,6 +54,8 @@ public:
         protocol::ClusterState cluster;
     };
     const std::deque<ClusterMoment>& cluster_timeline() const { return cluster_timeline_; }
+    // Now on the timeline's clock: the replay's position, or seconds since following live.
+    double cluster_now() const;
     // What the server offers (list-capabilities); null until it answered.
     const protocol::Capabilities* capabilities() const { return capabilities_ ? &*capabilities_ : nullptr; }
     const protocol::WorkerState* worker_state(JobId job, WorkerId worker) const;

@@ -338,7 +338,9 @@ TEST(ConsoleScheduler, AReplayShowsItsRecordedClusterOnTheRunsClock)
     store.ingest(seek);
     ASSERT_EQ(store.cluster_timeline().size(), 1u);
     EXPECT_EQ(store.cluster()->gpus[1].jobs, std::vector<JobId> {});
-    EXPECT_EQ(view.link_load().size(), 1);
+    load = view.link_load();
+    ASSERT_EQ(load.size(), 2);
+    EXPECT_EQ(load[1], QPointF(12, 1)) << "the state before the seek point holds until the replay's position";
     ClusterState first = recorded;
     first.gpus[1].jobs = {};
     store.ingest(ClusterUpdate { first, 4, 0.0 }); // the seek's snapshot repeats it

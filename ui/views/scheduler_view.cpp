@@ -45,7 +45,9 @@ protected:
             return;
         }
         const int gpus = static_cast<int>(snaps.back().cluster.gpus.size());
-        const double t0 = snaps.front().seconds, t1 = std::max(snaps.back().seconds + 1, t0 + 10);
+        // The last state holds until now (the replay's position, or the live clock).
+        const double t0 = snaps.front().seconds;
+        const double t1 = std::max({ snaps.back().seconds + 1, store_.cluster_now(), t0 + 10 });
         const QRectF area(40, 4, width() - 44, height() - 22);
         const double row = area.height() / std::max(gpus, 1);
         const auto x_of = [&](double t) { return area.left() + (t - t0) / (t1 - t0) * area.width(); };
@@ -145,28 +147,6 @@ SchedulerView::SchedulerView(ConsoleStore& store, QWidget* parent)
 
 void SchedulerView::on_cluster()
 {
-    // Redrawn from the store's timeline, which a replay's seek cuts back.
-    QList<QPointF> utilization, links;
-    int most = 4;
-    for (const ConsoleStore::ClusterMoment& m : store_.cluster_timeline()) {
-        int busy = 0;
-        for (const protocol::GpuUsage& g : m.cluster.gpus)
-            busy += g.jobs.empty() ? 0 : 1;
-        // Step lines: each level holds until the next placement or release.
-        if (!utilization.isEmpty()) {
-            utilization.append({ m.seconds, utilization.back().y() });
-            links.append({ m.seconds, links.back().y() });
-        }
-        utilization.append(
-            { m.seconds, m.cluster.gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(m.cluster.gpus.size()) });
-        const int busiest = busiest_link(m.cluster);
-        links.append({ m.seconds, static_cast<double>(busiest) });
-        most = std::max(most, busiest);
-    }
-    utilization_->replace(utilization);
-    links_->replace(links);
-    links_axis_->setRange(0, most);
-    time_axis_->setTitleText(store_.replaying() ? QStringLiteral("run clock (s)") : QStringLiteral("seconds watched"));
     refresh();
 }
 
@@ -206,6 +186,40 @@ std::vector<int> SchedulerView::jct_histogram(double* bin_width_s) const
     return bins;
 }
 
+void SchedulerView::draw_over_time()
+{
+    // Redrawn from the store's timeline, which a replay's seek cuts back: step lines, each
+    // level holding until the next placement or release, and the last one until now.
+    QList<QPointF> utilization, links;
+    int most = 4;
+    const auto& moments = store_.cluster_timeline();
+    for (const ConsoleStore::ClusterMoment& m : moments) {
+        int busy = 0;
+        for (const protocol::GpuUsage& g : m.cluster.gpus)
+            busy += g.jobs.empty() ? 0 : 1;
+        if (!utilization.isEmpty()) {
+            utilization.append({ m.seconds, utilization.back().y() });
+            links.append({ m.seconds, links.back().y() });
+        }
+        utilization.append(
+            { m.seconds, m.cluster.gpus.empty() ? 0 : 100.0 * busy / static_cast<double>(m.cluster.gpus.size()) });
+        const int busiest = busiest_link(m.cluster);
+        links.append({ m.seconds, static_cast<double>(busiest) });
+        most = std::max(most, busiest);
+    }
+    const double now = moments.empty() ? 0 : std::max(store_.cluster_now(), moments.back().seconds);
+    if (!moments.empty() && now > moments.back().seconds) {
+        utilization.append({ now, utilization.back().y() });
+        links.append({ now, links.back().y() });
+    }
+    utilization_->replace(utilization);
+    links_->replace(links);
+    links_axis_->setRange(0, most);
+    time_axis_->setTitleText(store_.replaying() ? QStringLiteral("run clock (s)") : QStringLiteral("seconds watched"));
+    if (!moments.empty())
+        time_axis_->setRange(moments.front().seconds, std::max(now, moments.front().seconds + 10));
+}
+
 void SchedulerView::refresh()
 {
     const protocol::ClusterState* c = store_.cluster();
@@ -218,8 +232,7 @@ void SchedulerView::refresh()
                                     .arg(QString::fromStdString(j->name), QString::fromStdString(j->message))
                               : QStringLiteral("job %1").arg(job));
         }
-    if (const auto& moments = store_.cluster_timeline(); !moments.empty())
-        time_axis_->setRange(moments.front().seconds, std::max(moments.back().seconds, moments.front().seconds + 10));
+    draw_over_time();
 
     double width = 0;
     const std::vector<int> bins = jct_histogram(&width);

@@ -40,6 +40,7 @@ public:
 
 private:
     void on_cluster();
+    void draw_over_time(); // the utilization and link contention step lines
 
     ConsoleStore& store_;
     QListWidget* queue_;
