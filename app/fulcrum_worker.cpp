@@ -39,8 +39,10 @@ others and records a worker-lost event; started again, it takes the free slot ba
 With --pool instead of --job, it waits in fulcrumd's worker pool: under --elastic eps or
 kill-restart the scheduler gives pooled workers to real-mode elastic jobs whose workers are
 all remote (at their start, in growth rounds, for a lost one), takes them back (releases
-for newcomers, rollbacks, the job's end), and the worker then waits for its next slot. It
-runs until stopped (SIGINT, SIGTERM) or fulcrumd closes the connection.
+for newcomers, rollbacks, the job's end), and the worker then waits for its next slot;
+under --elastic static such a job starts when its whole request idles in the pool (first
+come, first served) and keeps its workers to its end. It runs until stopped (SIGINT,
+SIGTERM) or fulcrumd closes the connection.
 
 The token is a worker token from fulcrumd's token file (the line 'worker TOKEN'); it is
 read from --token, else the FULCRUM_TOKEN environment variable, else --token-file (the

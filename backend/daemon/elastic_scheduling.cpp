@@ -46,17 +46,21 @@ int ElasticScheduling::requested_workers(const JobRuntime& job)
     return std::clamp(initial, s.elastic.min_workers, s.elastic.max_workers);
 }
 
-bool ElasticScheduling::sizes(const JobRuntime& job) const
+bool ElasticScheduling::resizable(const JobRuntime& job)
 {
     const scenario::Scenario& s = job.scenario();
     const auto remote = std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
-    return active() && s.elastic.present && !s.external
-        && (remote == 0 || remote == static_cast<std::ptrdiff_t>(s.workers.size()));
+    return s.elastic.present && !s.external && (remote == 0 || remote == static_cast<std::ptrdiff_t>(s.workers.size()));
 }
 
 bool ElasticScheduling::fed_by_pool(const JobRuntime& job) const
 {
-    return sizes(job) && job.remote() != nullptr;
+    return resizable(job) && job.remote() != nullptr;
+}
+
+std::optional<int> ElasticScheduling::admit_whole(const JobRuntime& job, int workers) const
+{
+    return pooled_room(job) >= workers ? std::optional<int>(workers) : std::nullopt;
 }
 
 int ElasticScheduling::pooled_room(const JobRuntime& job) const
@@ -115,8 +119,11 @@ void ElasticScheduling::rebase(Clock::time_point now)
 
 void ElasticScheduling::started(JobRuntime& job)
 {
-    if (!sizes(job))
+    if (!sizes(job)) {
+        if (fed_by_pool(job)) // static: its members' processes, kept to its end
+            reconcile(job, {}, label() + ": job " + std::to_string(job.id()) + " starts with its whole request");
         return;
+    }
     tracked_[job.id()] = Tracked {};
     if (job.remote())
         reconcile(job, {}, label() + ": job " + std::to_string(job.id()) + " starts"); // its members' processes

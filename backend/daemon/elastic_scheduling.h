@@ -34,6 +34,8 @@ class JobRuntime;
 // members gets a pooled process (worker-assigned, before its first task); a slot the trainer
 // no longer has gives its process back at the next tick (worker-released); a member whose
 // process died gets another. The same rules decide for both kinds, each within its own kind.
+// Under --elastic static the pool still feeds such jobs, first come first served: a job
+// starts when its whole request idles in the pool, and keeps what it started with.
 // Not thread-safe: JobQueue holds its lock around every call.
 class ElasticScheduling {
 public:
@@ -46,11 +48,17 @@ public:
     // An operator's set-cluster-policy. To eps: the running jobs it sizes are taken in as
     // they are (the book then follows their members); to static: every job keeps its size.
     void set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running);
-    // A job whose size EPS decides: an elastic scenario whose workers all run in fulcrumd,
-    // or all in fulcrum-worker processes (fed by the pool).
-    bool sizes(const JobRuntime& job) const;
-    // A job EPS sizes whose workers come from the worker pool.
+    // An elastic scenario whose workers all run in fulcrumd, or all in fulcrum-worker
+    // processes (fed by the pool).
+    static bool resizable(const JobRuntime& job);
+    // A job whose size EPS decides: a resizable job under eps or kill-restart.
+    bool sizes(const JobRuntime& job) const { return active() && resizable(job); }
+    // A resizable job whose workers come from the worker pool, under every policy: under
+    // static it takes its whole request or waits (admit_whole).
     bool fed_by_pool(const JobRuntime& job) const;
+    // --elastic static, a job fed by the pool: its whole request when that many pooled
+    // processes idle, else nothing (it waits, and the pooled jobs behind it wait too).
+    std::optional<int> admit_whole(const JobRuntime& job, int workers) const;
     // The workers such a job asks for: its elastic.initial_workers within its bounds.
     static int requested_workers(const JobRuntime& job);
 
@@ -61,7 +69,8 @@ public:
     // those it takes from others come back to the pool at their next barrier.
     std::optional<int> admit(JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running,
         const RemainingWork& remaining);
-    // A job EPS sizes has started (placed) or ended.
+    // A job EPS sizes has started (placed) or ended. A job fed by the pool gets a pooled
+    // process for each of its members (under static too).
     void started(JobRuntime& job);
     void ended(JobId job);
     // Growth trials judged, the book kept true to the trainers' members; a growth round when

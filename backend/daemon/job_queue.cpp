@@ -271,7 +271,7 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
     runtime->use_shared_clock(&clock_);
     runtime->use_link_schedule(&links_);
     GpuDemand asked = demand;
-    if (elastic_.sizes(*runtime))
+    if (elastic_.sizes(*runtime) || elastic_.fed_by_pool(*runtime))
         asked.workers = ElasticScheduling::requested_workers(*runtime);
     std::ostringstream asks;
     if (elastic_.fed_by_pool(*runtime))
@@ -451,21 +451,32 @@ void JobQueue::start_queued()
         std::optional<int> size;
     };
     std::vector<Placed> placed;
+    std::optional<JobId> pool_head; // --elastic static: the pooled job first in line, waiting
     for (auto it = queued_.begin(); it != queued_.end();) {
         JobRuntime& job = *jobs_.at(*it);
+        const bool pooled = elastic_.fed_by_pool(job); // its workers come from the pool, not the GPUs
         GpuDemand request = demand_of(job.scenario(), options_.cluster);
-        if (elastic_.sizes(job)) // its initial members
+        if (elastic_.sizes(job) || pooled) // its initial members
             request.workers = ElasticScheduling::requested_workers(job);
         GpuDemand demand = request;
-        std::optional<int> size; // under eps: the workers it starts with
+        std::optional<int> size; // the workers it starts with (eps, or a pooled job)
         if (elastic_.active() && request.workers > 0) {
             size = elastic_.admit(job, request, running_jobs(), remaining);
             demand.workers = size.value_or(request.workers);
+        } else if (pooled && !pool_head) {
+            size = elastic_.admit_whole(job, request.workers);
         }
-        const bool pooled = elastic_.fed_by_pool(job); // its workers come from the pool, not the GPUs
         if (pooled && !size) {
-            job.set_waiting("waiting for " + std::to_string(job.scenario().elastic.min_workers)
-                + " pooled workers (fulcrum-worker --pool); " + std::to_string(worker_pool_.idle()) + " idle now");
+            job.set_waiting(elastic_.active() ? "waiting for " + std::to_string(job.scenario().elastic.min_workers)
+                        + " pooled workers (fulcrum-worker --pool); " + std::to_string(worker_pool_.idle())
+                        + " idle now"
+                    : pool_head ? "waiting behind job " + std::to_string(*pool_head)
+                        + " for the worker pool (--elastic static: first come, first served)"
+                                : "waiting for " + std::to_string(request.workers)
+                        + " pooled workers, its whole request (--elastic static; fulcrum-worker --pool); "
+                        + std::to_string(worker_pool_.idle()) + " idle now");
+            if (!elastic_.active() && !pool_head)
+                pool_head = job.id();
             ++it;
             continue;
         }
@@ -496,7 +507,7 @@ void JobQueue::start_queued()
                                 + std::to_string(*size) + " of the " + std::to_string(request.workers)
                                 + " it asks for were free; it grows when GPUs are idle)"
                                : ""),
-            elastic_.sizes(job) ? size : std::nullopt });
+            elastic_.sizes(job) || pooled ? size : std::nullopt });
         it = queued_.erase(it);
         ++placements_;
     }

@@ -2,7 +2,7 @@
 // elastic scheduler (eps) hands pooled workers to real-mode jobs whose workers are all
 // remote, grows them on idle pooled workers, takes workers back for a newcomer from a job
 // past its early feedback, replaces one whose process died, and returns every worker to the
-// pool when its job ends.
+// pool when its job ends; under static it hands out whole requests, first come first served.
 
 #include "daemon/daemon.h"
 #include "daemon_support.h"
@@ -52,6 +52,14 @@ int idle(const daemon::Daemon& d)
 {
     const auto pool = d.cluster().pool;
     return static_cast<int>(std::count_if(pool.begin(), pool.end(), [](const PooledWorker& p) { return p.job < 0; }));
+}
+
+JobStatus status_of(const daemon::Daemon& d, JobId job)
+{
+    for (const JobStatus& s : d.jobs())
+        if (s.job == job)
+            return s;
+    return {};
 }
 
 // Polls `condition` for up to 60 s.
@@ -290,4 +298,44 @@ TEST_F(WorkerPoolTest, KillRestartGrowsAPooledJobByRestartingItWithTheNewWorker)
     ASSERT_TRUE(eventually([&] { return idle(d) == 2; })) << "the cancelled job's pooled workers are idle again";
     const auto events = recorded(job);
     EXPECT_FALSE(has_event(events, "worker-lost", "")) << "a restart loses no pooled worker";
+}
+
+// Under --elastic static the pool feeds the same jobs first come, first served: a job starts
+// only when its whole request idles in the pool, a job behind one that waits waits too (even
+// when its own request would fit), and a job keeps what it started with until it ends.
+TEST_F(WorkerPoolTest, StaticHandsOutWholeRequestsFirstComeFirstServed)
+{
+    daemon::DaemonOptions o = options();
+    o.elastic.policy = sched::ElasticPolicy::StaticFifo;
+    Served served(o, dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const unsigned short port = served.server.port();
+    for (const char* name : { "pool-1", "pool-2", "pool-3" })
+        spawn_pooled(port, token, name);
+    ASSERT_TRUE(eventually([&] { return idle(d) == 3; }));
+
+    const JobId first = d.submit(pooled_job("first", 2), "test");
+    ASSERT_TRUE(eventually([&] { return members(d, first) == 2; })) << status_of(d, first).message;
+    const JobId second = d.submit(pooled_job("second", 2), "test");
+    const JobId third = d.submit(pooled_job("third", 1), "test");
+    ASSERT_TRUE(eventually([&] { return status_of(d, first).iteration >= 20; }));
+    EXPECT_EQ(status_of(d, second).state, JobState::Queued) << "static takes nothing from a running job";
+    EXPECT_NE(status_of(d, second).message.find("whole request"), std::string::npos) << status_of(d, second).message;
+    EXPECT_EQ(status_of(d, third).state, JobState::Queued) << "first come, first served: one idle worker is not its";
+    EXPECT_NE(status_of(d, third).message.find("behind job " + std::to_string(second)), std::string::npos)
+        << status_of(d, third).message;
+    EXPECT_EQ(idle(d), 1);
+    EXPECT_EQ(members(d, first), 2) << "no growth round under static";
+
+    d.cancel(first, "test");
+    ASSERT_TRUE(eventually([&] { return members(d, second) == 2 && members(d, third) == 1; }))
+        << status_of(d, second).message << " / " << status_of(d, third).message;
+    ASSERT_TRUE(eventually([&] { return status_of(d, third).iteration >= 10; })) << "the pooled workers train it";
+    d.cancel(second, "test");
+    d.cancel(third, "test");
+    ASSERT_TRUE(eventually([&] { return idle(d) == 3; }));
+    d.stop_all();
+    EXPECT_TRUE(has_event(recorded(second), "worker-assigned",
+        "static: job " + std::to_string(second) + " starts with its whole request"));
 }
