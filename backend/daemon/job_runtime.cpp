@@ -363,8 +363,11 @@ std::optional<train::CommGrant> JobRuntime::schedule_transfer(
             const auto i = static_cast<std::size_t>(w);
             asked.gpus.push_back(i < status_.placement.size() ? status_.placement[i] : -1);
         }
-        // SRSF's key, the simulator's: the compute still to run times the GPUs it runs on.
-        service = remaining_run_s(status_) * static_cast<double>(transfer.workers.size());
+        // SRSF's key, the simulator's: the compute still to run times the GPUs it runs on (all
+        // of them: an asp or ssp worker's transfer is its own, a barrier's is every member's).
+        const auto gpus = std::count_if(
+            status_.placement.begin(), status_.placement.end(), [](std::int32_t gpu) { return gpu >= 0; });
+        service = remaining_run_s(status_) * static_cast<double>(std::max<std::ptrdiff_t>(1, gpus));
     }
     const LinkSchedule::Scheduled scheduled = links_->schedule(*shared_clock_, asked, transfer.now, service, stop);
     std::lock_guard lock(mutex_);

@@ -526,13 +526,30 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
         row.loss = e.job.endpoints[i]->compute(s.clock, row.batch_size, 1).loss; // the model times it
         const perf::ComputeTiming timed = worker.performance().compute(t, row.batch_size);
         row.compute_s = timed.duration_s * e.slowdown[i] * e.sharing[i];
-        row.comm_s = perf::communication_time(worker.setup().network, e.job.model_bytes, s.clock) * e.contention[i];
+        // The batch's pull and push as one transfer on the worker's link, asked for as it starts
+        // where fulcrumd's communication scheduler decides: held, then stretched by eq. 5 for
+        // what it started beside; otherwise stretched for the live jobs on the link.
+        const double alone = perf::communication_time(worker.setup().network, e.job.model_bytes, s.clock);
+        const std::optional<CommGrant> grant = ask_for_links(i, t, alone);
+        row.comm_s = grant ? grant->wait_s + alone * grant->stretch.at(0) : alone * e.contention[i];
         row.cpu_share = timed.mean_share.cpu;
         row.memory_share = timed.mean_share.memory;
         row.gpu = worker.modelled_device_use(timed.device_memory);
         row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
         row.end_s = t + row.comm_s + row.compute_s;
         e.clock.schedule(row.end_s, [this, i, version = s.pulled_version] { e.arrive(i, version); });
+    }
+
+    std::optional<CommGrant> ask_for_links(std::size_t i, double t, double alone) const
+    {
+        if (!e.config.comm_gate)
+            return std::nullopt;
+        const CommTransfer transfer { t, static_cast<double>(e.job.model_bytes), { static_cast<WorkerId>(i) },
+            { alone } };
+        std::optional<CommGrant> grant = e.config.comm_gate(transfer, e.stop_flag);
+        if (grant && grant->stretch.size() != 1)
+            throw std::logic_error("the communication scheduler answered for another number of workers");
+        return grant;
     }
 
     void after_arrival(double t) override

@@ -17,9 +17,10 @@ namespace {
 // A virtual-mode job of one worker whose pushes and pulls (100 MB at 10 Gbps: 0.16 s) take
 // longer than its compute (48 samples at 480 a second: 0.1 s), so that two such jobs on one
 // server's link meet at every iteration.
-std::string link_bound_job(const std::string& name)
+// `sync`: the job's sync section (bsp by default).
+std::string link_bound_job(const std::string& name, const std::string& sync = "")
 {
-    return R"({"name": ")" + name + R"(", "mode": "virtual", "seed": 5,
+    return R"({"name": ")" + name + R"(", "mode": "virtual", "seed": 5, )" + sync + R"(
       "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
       "model": {"type": "softmax"}, "policy": {"type": "uniform"},
       "training": {"total_batch": 48, "iterations": 200, "eval_interval": 100000, "comm_model_mb": 100},
@@ -54,10 +55,10 @@ protected:
         std::vector<IterationRecord> rows;
     };
     // Two link-bound jobs started together on the two GPUs of one server under `comm`.
-    std::vector<Ran> two_jobs_on_one_link(const std::string& comm)
+    std::vector<Ran> two_jobs_on_one_link(const std::string& comm, const std::string& sync = "")
     {
         daemon::DaemonOptions o;
-        o.data_dir = dir / comm;
+        o.data_dir = dir / (comm + (sync.empty() ? "" : "-async"));
         o.cluster.servers = 1;
         o.cluster.gpus_per_server = 2;
         o.placement = "ff";
@@ -68,8 +69,8 @@ protected:
         d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
         // Queued behind a job holding both GPUs, the two start in one placement pass.
         const JobId blocker = d.submit(kBlocker, "blocker");
-        const JobId a = d.submit(link_bound_job("a"), "a");
-        const JobId b = d.submit(link_bound_job("b"), "b");
+        const JobId a = d.submit(link_bound_job("a", sync), "a");
+        const JobId b = d.submit(link_bound_job("b", sync), "b");
         EXPECT_EQ(status_of(d, a).state, JobState::Queued);
         std::vector<ServerMessage> seen;
         EXPECT_FALSE(
@@ -128,6 +129,42 @@ TEST_F(LiveCommTest, Srsf1TakesTurnsOnALinkAndEndsLinkBoundJobsSoonerThanContent
             << " s contending";
     }
     EXPECT_GT(held, 100) << "they meet at most iterations";
+}
+
+// The same for asp workers: each batch's pull and push are one transfer on the worker's
+// server link, asked for when the batch starts. Under srsf-1 the two jobs' transfers take
+// turns and are never stretched; without a scheduler they contend by eq. 5, and end later.
+TEST_F(LiveCommTest, AnAspWorkersPullAndPushAreScheduledLikeABarriersTransfer)
+{
+    const std::string asp = R"("sync": {"type": "asp"},)";
+    const std::vector<Ran> contended = two_jobs_on_one_link("none", asp);
+    const std::vector<Ran> turns = two_jobs_on_one_link("srsf-1", asp);
+    ASSERT_EQ(contended.size(), 2u);
+    ASSERT_EQ(turns.size(), 2u);
+    const double c = 2 * (0.0005 + 8 * 100e6 / 10e9); // 100 MB each way at 10 Gbps, alone
+    std::int64_t held = 0;
+    for (std::size_t j = 0; j < 2; ++j) {
+        const Ran& r = turns[j];
+        ASSERT_EQ(r.rows.size(), 200u);
+        ASSERT_TRUE(r.status.link) << "a scheduled asp job's status counts its transfers";
+        EXPECT_EQ(r.status.link->transfers, 200);
+        held += r.status.link->held;
+        double waited = 0;
+        for (const IterationRecord& row : r.rows) {
+            EXPECT_GE(row.comm_s, c - 1e-12);
+            waited += row.comm_s - c;
+        }
+        EXPECT_NEAR(waited, r.status.link->wait_s, 1e-6) << "no transfer was stretched: only waits";
+        EXPECT_FALSE(contended[j].status.link) << "no scheduler decided for it";
+        const auto stretched = std::count_if(contended[j].rows.begin(), contended[j].rows.end(),
+            [&](const IterationRecord& row) { return row.comm_s > c + 1e-9; });
+        EXPECT_GE(stretched, 199) << "contending, every transfer is stretched by eq. 5 but the first (its batch "
+                                     "starts before the job's first safe point, where it learns its link's load)";
+        EXPECT_LT(r.status.time_s, contended[j].status.time_s)
+            << "job " << j << ": " << r.status.time_s << " s taking turns, " << contended[j].status.time_s
+            << " s contending";
+    }
+    EXPECT_GT(held, 100) << "they meet at most batches";
 }
 
 // set-cluster-policy {comm} changes the scheduler from the jobs' next transfer on, is
