@@ -54,6 +54,32 @@ protected:
         JobStatus status;
         std::vector<IterationRecord> rows;
     };
+    // Two jobs that took turns on one link (`turns`, 200 transfers each): every transfer took
+    // `c`, its time alone, plus its wait, never stretched, and they met at most transfers;
+    // each ended sooner than the same job contending.
+    static void expect_turns_sooner_than_contention(
+        const std::vector<Ran>& turns, const std::vector<Ran>& contended, double c)
+    {
+        std::int64_t held = 0;
+        for (std::size_t j = 0; j < 2; ++j) {
+            const Ran& r = turns[j];
+            ASSERT_EQ(r.rows.size(), 200u);
+            ASSERT_TRUE(r.status.link) << "a scheduled job's status counts its transfers";
+            EXPECT_EQ(r.status.link->transfers, 200);
+            held += r.status.link->held;
+            double waited = 0;
+            for (const IterationRecord& row : r.rows) {
+                EXPECT_GE(row.comm_s, c - 1e-12);
+                waited += row.comm_s - c;
+            }
+            EXPECT_NEAR(waited, r.status.link->wait_s, 1e-6) << "no transfer was stretched: only waits";
+            EXPECT_LT(r.status.time_s, contended[j].status.time_s)
+                << "job " << j << ": " << r.status.time_s << " s taking turns, " << contended[j].status.time_s
+                << " s contending";
+        }
+        EXPECT_GT(held, 100) << "they meet at most transfers";
+    }
+
     // Two link-bound jobs started together on the two GPUs of one server under `comm`.
     std::vector<Ran> two_jobs_on_one_link(const std::string& comm, const std::string& sync = "")
     {
@@ -109,26 +135,12 @@ TEST_F(LiveCommTest, Srsf1TakesTurnsOnALinkAndEndsLinkBoundJobsSoonerThanContent
         for (const IterationRecord& row : r.rows)
             c = std::min(c, row.comm_s);
     EXPECT_NEAR(c, 2 * (0.0005 + 8 * 100e6 / 10e9), 1e-9) << "100 MB each way at 10 Gbps";
-    std::int64_t held = 0;
+    expect_turns_sooner_than_contention(turns, contended, c);
     for (std::size_t j = 0; j < 2; ++j) {
-        const Ran& r = turns[j];
-        ASSERT_EQ(r.rows.size(), 200u);
-        ASSERT_TRUE(r.status.link) << "a scheduled job's status counts its transfers";
-        EXPECT_EQ(r.status.link->transfers, 200);
-        held += r.status.link->held;
-        double waited = 0;
-        for (const IterationRecord& row : r.rows) {
-            EXPECT_GE(row.comm_s, c - 1e-12);
-            waited += row.comm_s - c;
-        }
-        EXPECT_NEAR(waited, r.status.link->wait_s, 1e-6) << "no transfer was stretched: only waits";
-        EXPECT_GT(r.status.link->held, 50) << "job " << j << " was held at many of its transfers";
+        ASSERT_TRUE(turns[j].status.link);
+        EXPECT_GT(turns[j].status.link->held, 50) << "job " << j << " was held at many of its transfers";
         EXPECT_FALSE(contended[j].status.link) << "no scheduler decided for it";
-        EXPECT_LT(r.status.time_s, contended[j].status.time_s)
-            << "job " << j << ": " << r.status.time_s << " s taking turns, " << contended[j].status.time_s
-            << " s contending";
     }
-    EXPECT_GT(held, 100) << "they meet at most iterations";
 }
 
 // The same for asp workers: each batch's pull and push are one transfer on the worker's
@@ -142,29 +154,14 @@ TEST_F(LiveCommTest, AnAspWorkersPullAndPushAreScheduledLikeABarriersTransfer)
     ASSERT_EQ(contended.size(), 2u);
     ASSERT_EQ(turns.size(), 2u);
     const double c = 2 * (0.0005 + 8 * 100e6 / 10e9); // 100 MB each way at 10 Gbps, alone
-    std::int64_t held = 0;
     for (std::size_t j = 0; j < 2; ++j) {
-        const Ran& r = turns[j];
-        ASSERT_EQ(r.rows.size(), 200u);
-        ASSERT_TRUE(r.status.link) << "a scheduled asp job's status counts its transfers";
-        EXPECT_EQ(r.status.link->transfers, 200);
-        held += r.status.link->held;
-        double waited = 0;
-        for (const IterationRecord& row : r.rows) {
-            EXPECT_GE(row.comm_s, c - 1e-12);
-            waited += row.comm_s - c;
-        }
-        EXPECT_NEAR(waited, r.status.link->wait_s, 1e-6) << "no transfer was stretched: only waits";
         EXPECT_FALSE(contended[j].status.link) << "no scheduler decided for it";
         const auto stretched = std::count_if(contended[j].rows.begin(), contended[j].rows.end(),
             [&](const IterationRecord& row) { return row.comm_s > c + 1e-9; });
         EXPECT_GE(stretched, 199) << "contending, every transfer is stretched by eq. 5 but the first (its batch "
                                      "starts before the job's first safe point, where it learns its link's load)";
-        EXPECT_LT(r.status.time_s, contended[j].status.time_s)
-            << "job " << j << ": " << r.status.time_s << " s taking turns, " << contended[j].status.time_s
-            << " s contending";
     }
-    EXPECT_GT(held, 100) << "they meet at most batches";
+    expect_turns_sooner_than_contention(turns, contended, c);
 }
 
 // set-cluster-policy {comm} changes the scheduler from the jobs' next transfer on, is
