@@ -570,7 +570,7 @@ void JobQueue::send_shares(JobRuntime& job, const std::vector<std::int32_t>& pla
 {
     ClusterShares shares = shares_of(placement, state, on_server);
     job.set_gpu_sharing(shares.gpu);
-    if (links_.scheduling() && job.scenario().mode == scenario::Mode::Virtual)
+    if (links_.scheduling() && job.scheduled_by_links())
         shares.link.assign(shares.link.size(), 1);
     job.set_link_contention(shares.link, options_.cluster.network);
 }

@@ -247,7 +247,7 @@ void JobRuntime::run()
     if (shared_clock_ && scenario_.mode == scenario::Mode::Virtual)
         options.shared_clock
             = [this](double t, const std::atomic<bool>* stop) { shared_clock_->advance(id_, t, stop); };
-    if (shared_clock_ && links_ && scenario_.mode == scenario::Mode::Virtual)
+    if (links_ && scheduled_by_links() && (shared_clock_ || scenario_.mode == scenario::Mode::Paced))
         options.comm_gate = [this](const train::CommTransfer& transfer, const std::atomic<bool>* stop) {
             return schedule_transfer(transfer, stop);
         };
@@ -369,7 +369,9 @@ std::optional<train::CommGrant> JobRuntime::schedule_transfer(
             status_.placement.begin(), status_.placement.end(), [](std::int32_t gpu) { return gpu >= 0; });
         service = remaining_run_s(status_) * static_cast<double>(std::max<std::ptrdiff_t>(1, gpus));
     }
-    const LinkSchedule::Scheduled scheduled = links_->schedule(*shared_clock_, asked, transfer.now, service, stop);
+    const LinkSchedule::Scheduled scheduled = scenario_.mode == scenario::Mode::Paced
+        ? links_->schedule_paced(asked, scenario_.pace, stop)
+        : links_->schedule(*shared_clock_, asked, transfer.now, service, stop);
     std::lock_guard lock(mutex_);
     if (!status_.link)
         status_.link = protocol::JobStatus::LinkUse {};

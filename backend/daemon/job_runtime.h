@@ -127,8 +127,15 @@ public:
     void join();
     // fulcrumd's one clock for its virtual-mode jobs (before start); null: the job's own.
     void use_shared_clock(class SharedVirtualClock* clock) { shared_clock_ = clock; }
-    // ... and the communication scheduler of its virtual-mode barrier jobs (before start).
+    // ... and the communication scheduler of its jobs' transfers (before start).
     void use_link_schedule(class LinkSchedule* links) { links_ = links; }
+    // Its transfers are the communication scheduler's to decide when one is set: a virtual-mode
+    // job, or a paced one with a pace (not as fast as possible). Real-mode jobs measure theirs.
+    bool scheduled_by_links() const
+    {
+        return scenario_.mode == scenario::Mode::Virtual
+            || (scenario_.mode == scenario::Mode::Paced && scenario_.pace > 0);
+    }
 
     protocol::JobStatus status() const;
     std::vector<protocol::WorkerState> worker_states() const;

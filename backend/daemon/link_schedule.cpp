@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 namespace fulcrum::daemon {
 
@@ -113,15 +114,20 @@ std::vector<int> LinkSchedule::servers_of(const std::vector<int>& gpus) const
 LinkSchedule::Decision LinkSchedule::try_start(const Transfer& transfer, double at)
 {
     std::lock_guard lock(mutex_);
-    // Calls come in the shared clock's order: what ended by now is over for every later call.
-    std::erase_if(running_, [at](const Running& r) { return r.end <= at + kTick; });
+    return decide(running_, transfer, at);
+}
+
+LinkSchedule::Decision LinkSchedule::decide(std::vector<Running>& running, const Transfer& transfer, double at)
+{
+    // Calls come in the timeline's order: what ended by now is over for every later call.
+    std::erase_if(running, [at](const Running& r) { return r.end <= at + kTick; });
     const std::vector<int> servers = servers_of(transfer.gpus);
-    const LinksAt links(running_, at);
+    const LinksAt links(running, at);
     Decision d;
     if (policy_ && !servers.empty() && !policy_->admit(transfer.bytes, servers, links)) {
         // Held until a transfer on one of its links ends; the policy is asked again then.
         d.retry_at = std::numeric_limits<double>::infinity();
-        for (const Running& r : running_)
+        for (const Running& r : running)
             for (const int s : servers)
                 if (r.start <= at + kTick && std::find(r.servers.begin(), r.servers.end(), s) != r.servers.end())
                     d.retry_at = std::min(d.retry_at, r.end);
@@ -139,8 +145,46 @@ LinkSchedule::Decision LinkSchedule::try_start(const Transfer& transfer, double 
             length = std::max(length, transfer.alone_s[w] * d.stretch.back());
     }
     if (!servers.empty() && length > 0)
-        running_.push_back({ transfer.job, servers, transfer.bytes, at, at + length });
+        running.push_back({ transfer.job, servers, transfer.bytes, at, at + length });
     return d;
+}
+
+double LinkSchedule::wall_s() const
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
+}
+
+LinkSchedule::Scheduled LinkSchedule::schedule_paced(
+    const Transfer& transfer, double pace, const std::atomic<bool>* stop)
+{
+    Transfer in_wall = transfer; // the link is busy for the transfer's run seconds over the pace
+    for (double& s : in_wall.alone_s)
+        s /= pace;
+    Scheduled out;
+    const double asked = wall_s();
+    for (;;) {
+        const double at = wall_s();
+        Decision d;
+        {
+            std::lock_guard lock(mutex_);
+            d = decide(paced_running_, in_wall, at);
+        }
+        ++out.asked;
+        if (d.started) {
+            out.started = true;
+            out.wait_s = (at - asked) * pace;
+            out.stretch = std::move(d.stretch);
+            return out;
+        }
+        while (wall_s() < d.retry_at) {
+            if (stop && stop->load()) {
+                out.wait_s = (wall_s() - asked) * pace;
+                out.stretch.assign(transfer.gpus.size(), 1.0);
+                return out;
+            }
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.005, d.retry_at - wall_s())));
+        }
+    }
 }
 
 LinkSchedule::Scheduled LinkSchedule::schedule(

@@ -5,6 +5,7 @@
 #include "sched/comm_policy.h"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,7 +24,8 @@ class SharedVirtualClock;
 // shared clock lets the held jobs go in SRSF order (least remaining service first). A
 // transfer's length is fixed when it starts: a job's barrier, once timed, is never revised,
 // so of two transfers side by side (srsf-N with N > 1, ada-srsf) the later one is stretched
-// and the earlier one is not. Times are the shared virtual clock's. Thread-safe.
+// and the earlier one is not. Times are the shared virtual clock's; paced jobs' transfers are
+// decided apart, in wall time, since their clocks are not the shared one. Thread-safe.
 class LinkSchedule {
 public:
     // `policy`: "none" (no scheduling: jobs' transfers stretch by eq. 5 for the live jobs on
@@ -62,6 +64,11 @@ public:
     };
     Scheduled schedule(
         SharedVirtualClock& clock, const Transfer& transfer, double t, double service, const std::atomic<bool>* stop);
+    // A paced job's transfer (`pace`: its run seconds per wall second, > 0), decided in wall
+    // time among the paced jobs' transfers: asked now; while held the job's thread sleeps
+    // until the end it was told and asks again (held jobs ask in the order they wake, not in
+    // SRSF order). Its wait is given on the job's clock.
+    Scheduled schedule_paced(const Transfer& transfer, double pace, const std::atomic<bool>* stop);
     // Transfers on each server's link at `at`, for a view of the links' load.
     std::vector<int> transfers_on_links(double at) const;
 
@@ -72,6 +79,9 @@ private:
         double bytes = 0, start = 0, end = 0;
     };
     class LinksAt;
+    // try_start on one timeline's transfers (with mutex_ held).
+    Decision decide(std::vector<Running>& running, const Transfer& transfer, double at);
+    double wall_s() const; // since the schedule was made
     static std::unique_ptr<sched::CommPolicy> make_policy(
         const std::string& policy, const sched::ContentionModel& link);
     std::optional<int> server_of(int gpu) const; // none for a worker off the cluster
@@ -81,7 +91,9 @@ private:
     mutable std::mutex mutex_;
     std::string name_;
     std::unique_ptr<sched::CommPolicy> policy_; // null: none
-    std::vector<Running> running_;
+    std::vector<Running> running_; // on the shared virtual clock
+    std::vector<Running> paced_running_; // paced jobs', in wall seconds since `epoch_`
+    const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 
 } // namespace fulcrum::daemon

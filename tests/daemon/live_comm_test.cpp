@@ -17,10 +17,11 @@ namespace {
 // A virtual-mode job of one worker whose pushes and pulls (100 MB at 10 Gbps: 0.16 s) take
 // longer than its compute (48 samples at 480 a second: 0.1 s), so that two such jobs on one
 // server's link meet at every iteration.
-// `sync`: the job's sync section (bsp by default).
-std::string link_bound_job(const std::string& name, const std::string& sync = "")
+// `sync`: the job's sync section (bsp by default); `mode`: its mode (and pace).
+std::string link_bound_job(
+    const std::string& name, const std::string& sync = "", const std::string& mode = R"("mode": "virtual")")
 {
-    return R"({"name": ")" + name + R"(", "mode": "virtual", "seed": 5, )" + sync + R"(
+    return R"({"name": ")" + name + R"(", )" + mode + R"(, "seed": 5, )" + sync + R"(
       "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
       "model": {"type": "softmax"}, "policy": {"type": "uniform"},
       "training": {"total_batch": 48, "iterations": 200, "eval_interval": 100000, "comm_model_mb": 100},
@@ -81,10 +82,12 @@ protected:
     }
 
     // Two link-bound jobs started together on the two GPUs of one server under `comm`.
-    std::vector<Ran> two_jobs_on_one_link(const std::string& comm, const std::string& sync = "")
+    std::vector<Ran> two_jobs_on_one_link(
+        const std::string& comm, const std::string& sync = "", const std::string& mode = R"("mode": "virtual")")
     {
         daemon::DaemonOptions o;
-        o.data_dir = dir / (comm + (sync.empty() ? "" : "-async"));
+        o.data_dir
+            = dir / (comm + (sync.empty() ? "" : "-async") + (mode.find("paced") != std::string::npos ? "-paced" : ""));
         o.cluster.servers = 1;
         o.cluster.gpus_per_server = 2;
         o.placement = "ff";
@@ -95,8 +98,8 @@ protected:
         d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
         // Queued behind a job holding both GPUs, the two start in one placement pass.
         const JobId blocker = d.submit(kBlocker, "blocker");
-        const JobId a = d.submit(link_bound_job("a", sync), "a");
-        const JobId b = d.submit(link_bound_job("b", sync), "b");
+        const JobId a = d.submit(link_bound_job("a", sync, mode), "a");
+        const JobId b = d.submit(link_bound_job("b", sync, mode), "b");
         EXPECT_EQ(status_of(d, a).state, JobState::Queued);
         std::vector<ServerMessage> seen;
         EXPECT_FALSE(
@@ -162,6 +165,40 @@ TEST_F(LiveCommTest, AnAspWorkersPullAndPushAreScheduledLikeABarriersTransfer)
                                      "starts before the job's first safe point, where it learns its link's load)";
     }
     expect_turns_sooner_than_contention(turns, contended, c);
+}
+
+// Paced jobs' transfers are decided in wall time, apart from the virtual ones': at a pace of
+// 50 run seconds per wall second, two link-bound paced jobs under srsf-1 still never share
+// the link (every transfer takes its time alone plus its wait, on the job's clock), and they
+// are held where they meet. How often they meet follows the machine's timing, so only that
+// they did is checked; without a scheduler their transfers stretch by eq. 5.
+TEST_F(LiveCommTest, PacedJobsTransfersAreScheduledInWallTime)
+{
+    const std::string paced = R"("mode": "paced", "pace": 50)";
+    const std::vector<Ran> contended = two_jobs_on_one_link("none", "", paced);
+    const std::vector<Ran> turns = two_jobs_on_one_link("srsf-1", "", paced);
+    ASSERT_EQ(contended.size(), 2u);
+    ASSERT_EQ(turns.size(), 2u);
+    const double c = 2 * (0.0005 + 8 * 100e6 / 10e9); // 100 MB each way at 10 Gbps, alone
+    std::int64_t held = 0;
+    for (std::size_t j = 0; j < 2; ++j) {
+        const Ran& r = turns[j];
+        ASSERT_EQ(r.rows.size(), 200u);
+        ASSERT_TRUE(r.status.link) << "a scheduled paced job's status counts its transfers";
+        EXPECT_EQ(r.status.link->transfers, 200);
+        held += r.status.link->held;
+        double waited = 0;
+        for (const IterationRecord& row : r.rows) {
+            EXPECT_GE(row.comm_s, c - 1e-12);
+            waited += row.comm_s - c;
+        }
+        EXPECT_NEAR(waited, r.status.link->wait_s, 1e-6) << "no transfer was stretched: only waits";
+        EXPECT_FALSE(contended[j].status.link) << "no scheduler decided for it";
+        const auto stretched = std::count_if(contended[j].rows.begin(), contended[j].rows.end(),
+            [&](const IterationRecord& row) { return row.comm_s > c + 1e-9; });
+        EXPECT_GT(stretched, 150) << "contending, they stretch while both run";
+    }
+    EXPECT_GT(held, 0) << "two jobs started together meet on the link";
 }
 
 // set-cluster-policy {comm} changes the scheduler from the jobs' next transfer on, is
