@@ -62,11 +62,12 @@ Live jobs on one server share its network link (the parameter servers run in ful
 so every push and pull crosses the worker's server link): --comm none (the default) lets
 every transfer start at once, stretched by the scheduling paper's eq. 5 for the live jobs
 on the link (a, b, eta from the cluster file). --comm srsf-N or ada-srsf schedules the
-transfers of virtual-mode barrier jobs (bsp, lbbsp, backup) by fulcrum-sim's rules: before
-each iteration's pushes and pulls a job asks; srsf-N lets at most N transfers share a
-link, ada-srsf (AdaDUAL, Algorithm 3) lets a small transfer start beside one large one
-when that finishes it sooner; a held transfer waits for one on its links to end, and the
-held jobs then go in SRSF order (least remaining compute first). A job's status says how
+transfers of virtual-mode and paced jobs by fulcrum-sim's rules (real-mode jobs measure
+theirs): before each iteration's pushes and pulls a job asks (an asp or ssp worker before
+each batch's; paced jobs in wall time, among themselves); srsf-N lets at most N transfers
+share a link, ada-srsf (AdaDUAL, Algorithm 3) lets a small transfer start beside one large
+one when that finishes it sooner; a held transfer waits for one on its links to end, and
+the held jobs then go in SRSF order (least remaining compute first). A job's status says how
 many of its transfers were held and for how long (its rows' comm_s include the wait).
 
 With no --config and no --scenario it starts the embedded demo: a paced run of four

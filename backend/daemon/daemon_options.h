@@ -31,7 +31,7 @@ struct DaemonOptions {
     } elastic;
     // When live jobs' transfers start (daemon/link_schedule.h): none (each job's pushes and
     // pulls stretch by eq. 5 for the live jobs on its links) or a communication scheduler of
-    // the scheduling module, srsf-N or ada-srsf, for virtual-mode barrier jobs.
+    // the scheduling module, srsf-N or ada-srsf, for virtual-mode and paced jobs.
     std::string comm = "none";
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;

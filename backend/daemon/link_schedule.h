@@ -18,7 +18,8 @@ class SharedVirtualClock;
 
 // Live communication scheduling (Wang et al. §IV, the simulator's rules: sched/comm_policy.h):
 // before each iteration's pushes and pulls, a virtual-mode barrier job asks whether its
-// transfer may start on the links of its workers' servers. One the policy admits starts at
+// transfer may start on the links of its workers' servers (an asp or ssp worker asks before
+// each batch's pull and push). One the policy admits starts at
 // once, each worker's communication stretched by eq. 5 for the transfers then on its link;
 // one it holds waits for the next transfer on its links to end and asks again then, when the
 // shared clock lets the held jobs go in SRSF order (least remaining service first). A
