@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <tuple>
 
 namespace fulcrum::worker_client {
 
@@ -64,9 +65,24 @@ struct Served {
     bool connection_over = false; // closed, or stopped: nothing more to serve
 };
 
+// The data set a pooled worker loaded last: a later slot over the same data (the same job
+// again, or another job of the same data and seed) takes it instead of reading it again.
+struct LoadedData {
+    using Key = std::tuple<std::string, std::string, std::int64_t, std::int64_t, std::int64_t, int, std::uint64_t>;
+    std::optional<Key> key;
+    data::TrainTest data;
+};
+
+LoadedData::Key data_key(const scenario::Scenario& s)
+{
+    const scenario::DataSpec& d = s.data;
+    return { d.source, d.path, d.train_size, d.test_size, d.dim, d.classes, s.seed };
+}
+
+// `loaded`: a pooled worker's last data set (null: a worker of one job loads its own).
 Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignment,
     ws_client::BlockingConnection& connection, const std::atomic<bool>& stop,
-    const std::function<void(const std::string&)>& log)
+    const std::function<void(const std::string&)>& log, LoadedData* loaded = nullptr)
 {
     const JobId job = assignment.job;
     scenario::Scenario s
@@ -81,9 +97,13 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
     if (me < 0 || static_cast<std::size_t>(me) >= s.workers.size())
         throw std::runtime_error(
             "fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");
+    const bool reuse = loaded && loaded->key == data_key(s);
     log("joined job " + std::to_string(job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
-        + s.workers[static_cast<std::size_t>(me)].name + "); loading its data");
-    const data::TrainTest data = run::load_scenario_data(s, s.seed);
+        + s.workers[static_cast<std::size_t>(me)].name + "); "
+        + (reuse ? "its data is already loaded (the last slot's)" : "loading its data"));
+    const data::TrainTest data = reuse ? loaded->data : run::load_scenario_data(s, s.seed);
+    if (loaded && !reuse)
+        *loaded = { data_key(s), data };
     const auto prototype = model::make_model(s.model, data.train->dim(), data.train->classes);
     // The same worker the job would run in-process: same data, same sampler seed.
     perf::WorkerProfile setup = s.workers[static_cast<std::size_t>(me)];
@@ -179,6 +199,7 @@ RemoteWorkerSummary serve_pool(const RemoteWorkerOptions& o, ws_client::Blocking
         "--elastic eps or kill-restart)");
     RemoteWorkerSummary summary;
     summary.ended = "stopped";
+    LoadedData loaded;
     while (!stop.load()) {
         const std::optional<ServerMessage> m = next_text(connection);
         if (!m) {
@@ -193,7 +214,7 @@ RemoteWorkerSummary serve_pool(const RemoteWorkerOptions& o, ws_client::Blocking
         }
         log("assigned to job " + std::to_string(assigned->assignment.job) + ", worker "
             + std::to_string(assigned->assignment.worker) + " (" + assigned->reason + ")");
-        const Served served = serve_slot(o, assigned->assignment, connection, stop, log);
+        const Served served = serve_slot(o, assigned->assignment, connection, stop, log, &loaded);
         add(summary, served, assigned->assignment.worker);
         if (served.connection_over)
             return summary;

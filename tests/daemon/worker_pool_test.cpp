@@ -12,6 +12,7 @@
 #include "ws_client.h"
 
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <map>
 #include <signal.h>
@@ -338,4 +339,13 @@ TEST_F(WorkerPoolTest, StaticHandsOutWholeRequestsFirstComeFirstServed)
     d.stop_all();
     EXPECT_TRUE(has_event(recorded(second), "worker-assigned",
         "static: job " + std::to_string(second) + " starts with its whole request"));
+    // The workers that computed for the first job and then for another (the same data and
+    // seed) took the data they had loaded instead of reading it again.
+    int reused = 0;
+    for (const auto& [name, pid] : pids) {
+        std::ifstream log(dir / (name + ".log"));
+        const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+        reused += text.find("its data is already loaded") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_GE(reused, 1);
 }
