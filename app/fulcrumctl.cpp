@@ -5,6 +5,7 @@
 #include "ctl/ctl_client.h"
 #include "ctl/run_export.h"
 #include "ctl/worker_table.h"
+#include "ctl/workload_file.h"
 #include "protocol/codec.h"
 
 #include <boost/program_options.hpp>
@@ -29,6 +30,10 @@ Commands:
   jobs                          the daemon's jobs: state, iteration, sync model, policy
   runs                          the recorded runs the daemon serves
   submit SCENARIO               submit a scenario file (docs/scenarios.md) as a new job
+  submit-workload FILE.csv      virtual-mode jobs that arrive on fulcrumd's virtual clock: a CSV
+                                'scenario,arrival_s' (scenario files relative to FILE's folder,
+                                arrivals in seconds from now on that clock); `jobs` then shows
+                                each job's completion time on that clock
   pause JOB | resume JOB | cancel JOB
   freeze JOB | unfreeze JOB     keep an elastic job's size from fulcrumd --elastic eps (or let it go)
   set-placement POLICY          the cluster's placement policy for jobs placed from now on:
@@ -114,19 +119,34 @@ std::string jobs_text(const std::vector<JobStatus>& jobs)
         return "no jobs\n";
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "%4s  %-22s %-11s %13s %-12s %-10s %-8s %8s\n", "job", "name", "state",
-        "iteration", "sync", "policy", "mode", "accuracy");
+    std::snprintf(line, sizeof line, "%4s  %-22s %-11s %13s %-12s %-10s %-8s %8s %9s\n", "job", "name", "state",
+        "iteration", "sync", "policy", "mode", "accuracy", "jct (s)");
     out += line;
     for (const JobStatus& j : jobs) {
         const std::string iterations = std::to_string(j.iteration) + "/" + std::to_string(j.iterations);
         const std::string accuracy = j.accuracy ? std::to_string(*j.accuracy).substr(0, 5) : "-";
-        std::snprintf(line, sizeof line, "%4lld  %-22s %-11s %13s %-12s %-10s %-8s %8s%s\n",
+        // A virtual-mode job's completion time on fulcrumd's clock, from its arrival.
+        char jct[32] = "-";
+        if (j.daemon_clock && j.daemon_clock->finish_s)
+            std::snprintf(jct, sizeof jct, "%.1f", *j.daemon_clock->finish_s - j.daemon_clock->arrival_s);
+        std::snprintf(line, sizeof line, "%4lld  %-22s %-11s %13s %-12s %-10s %-8s %8s %9s%s\n",
             static_cast<long long>(j.job), j.name.c_str(), std::string(to_string(j.state)).c_str(), iterations.c_str(),
-            j.sync_model.c_str(), j.policy.c_str(), j.mode.c_str(), accuracy.c_str(),
+            j.sync_model.c_str(), j.policy.c_str(), j.mode.c_str(), accuracy.c_str(), jct,
             j.message.empty() ? "" : ("  " + j.message).c_str());
         out += line;
     }
     return out;
+}
+
+std::string workload_text(const std::vector<JobStatus>& jobs)
+{
+    std::ostringstream out;
+    out << "submitted " << jobs.size() << (jobs.size() == 1 ? " job" : " jobs")
+        << " arriving on fulcrumd's virtual clock:";
+    for (const JobStatus& j : jobs)
+        out << " " << j.job << " (t=" << (j.daemon_clock ? j.daemon_clock->arrival_s : 0) << " s)";
+    out << "\n";
+    return out.str();
 }
 
 std::string runs_text(const std::vector<RunListing>& runs)
@@ -226,9 +246,9 @@ int run_command(const Args& a)
                 ctl::kBadInput, e.source() + (e.field().empty() ? "" : ": " + e.field()) + ": " + e.reason());
         }
     }
-    static const std::vector<std::string> known { "jobs", "runs", "submit", "pause", "resume", "cancel", "freeze",
-        "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize", "set-placement", "set-elastic",
-        "set-comm", "watch" };
+    static const std::vector<std::string> known { "jobs", "runs", "submit", "submit-workload", "pause", "resume",
+        "cancel", "freeze", "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize", "set-placement",
+        "set-elastic", "set-comm", "watch" };
     if (std::find(known.begin(), known.end(), command) == known.end())
         throw CtlError(ctl::kBadInput, "unknown command '" + command + "' (fulcrumctl --help lists them)");
     // Arguments are checked before connecting, so bad input never waits on the network.
@@ -242,6 +262,13 @@ int run_command(const Args& a)
     } else if (command == "submit") {
         need(a, 2, "submit SCENARIO");
         message = SubmitJob { {}, read_file(a.words[1]) };
+    } else if (command == "submit-workload") {
+        need(a, 2, "submit-workload FILE.csv");
+        try {
+            message = SubmitWorkload { {}, ctl::read_workload_file(a.words[1]) };
+        } catch (const InputError& e) {
+            throw CtlError(ctl::kBadInput, e.what());
+        }
     } else if (command == "pause" || command == "resume" || command == "cancel" || command == "freeze"
         || command == "unfreeze") {
         need(a, 2, (command + " JOB").c_str());
@@ -306,6 +333,8 @@ int run_command(const Args& a)
         print_reply(a, reply, runs_text(reply.runs));
     else if (command == "submit")
         print_reply(a, reply, "submitted as job " + std::to_string(reply.job.value_or(0)) + "\n");
+    else if (command == "submit-workload")
+        print_reply(a, reply, workload_text(reply.jobs));
     else
         print_reply(a, reply, command + ": done (applied at the job's next barrier or safe point)\n");
     return ctl::kOk;

@@ -19,9 +19,10 @@ namespace {
 
 bool is_command(const ClientMessage& m)
 {
-    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<JobCommand>(m)
-        || std::holds_alternative<ChangeJob>(m) || std::holds_alternative<WorkerCommand>(m)
-        || std::holds_alternative<ResizeJob>(m) || std::holds_alternative<SetClusterPolicy>(m);
+    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<SubmitWorkload>(m)
+        || std::holds_alternative<JobCommand>(m) || std::holds_alternative<ChangeJob>(m)
+        || std::holds_alternative<WorkerCommand>(m) || std::holds_alternative<ResizeJob>(m)
+        || std::holds_alternative<SetClusterPolicy>(m);
 }
 
 } // namespace
@@ -206,6 +207,19 @@ void Daemon::on(Client& client, const SubmitJob& submit_job)
             client->send(ok(submit_job.id, id));
         } catch (...) {
             client->send(failure_of(submit_job.id, std::current_exception()));
+        }
+    });
+}
+
+void Daemon::on(Client& client, const SubmitWorkload& workload)
+{
+    disk_.post([this, client = client.shared_from_this(), workload] {
+        try {
+            Reply reply = ok(workload.id);
+            reply.jobs = queue_.submit_workload(workload.jobs, "submit-workload from " + client->name());
+            client->send(reply);
+        } catch (...) {
+            client->send(failure_of(workload.id, std::current_exception()));
         }
     });
 }

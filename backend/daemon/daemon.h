@@ -84,6 +84,7 @@ private:
     void on(Client& client, const protocol::Unsubscribe& unsubscribe);
     void on(Client& client, const protocol::ListJobs& list);
     void on(Client& client, const protocol::SubmitJob& submit_job);
+    void on(Client& client, const protocol::SubmitWorkload& workload);
     void on(Client& client, const protocol::JobCommand& command);
     void on(Client& client, const protocol::ChangeJob& change);
     void on(Client& client, const protocol::WorkerCommand& command);

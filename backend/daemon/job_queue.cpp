@@ -13,6 +13,7 @@
 #include "scenario/scenario.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -34,6 +35,13 @@ GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& clust
         = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
     demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
     return demand;
+}
+
+// The jobs fulcrumd's one virtual clock orders: virtual mode, every worker on the cluster
+// (remote workers and external ranks keep their own time).
+bool on_shared_clock(const JobRuntime& job)
+{
+    return job.scenario().mode == scenario::Mode::Virtual && !job.remote() && !job.ranks();
 }
 
 } // namespace
@@ -75,6 +83,9 @@ void JobQueue::stop_all()
     wake_elastic_.notify_all();
     if (elastic_thread_.joinable())
         elastic_thread_.join();
+    arrivals_stop_ = true;
+    if (arrivals_thread_.joinable())
+        arrivals_thread_.join();
     for (JobRuntime* job : running)
         job->cancel("system:shutdown");
     for (JobRuntime* job : running)
@@ -248,7 +259,12 @@ std::vector<JobStatus> JobQueue::jobs() const
     return out;
 }
 
-JobId JobQueue::submit(const std::string& scenario_json, const std::string& source, Origin origin)
+struct JobQueue::Submission {
+    scenario::Scenario scenario;
+};
+
+JobQueue::Submission JobQueue::check_submission(
+    const std::string& scenario_json, const std::string& source, Origin origin) const
 {
     scenario::Scenario s = scenario::parse_scenario(scenario_json, source);
     gpu::check_worker_devices(s.workers, source);
@@ -260,39 +276,144 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
             s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb"
                                                                                        : "workers",
             why);
-    std::lock_guard lock(mutex_);
+    return Submission { std::move(s) };
+}
+
+JobRuntime& JobQueue::add_job(Submission submission, const std::string& scenario_json, Origin origin)
+{
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
     // On disk before the submission is answered: a crash from here on loses no job.
     journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
-    auto runtime = std::make_unique<JobRuntime>(
-        id, std::move(s), catalogue_.job_store(id), folders_, hub_, [this](JobId done) { on_job_done(done); });
+    auto runtime = std::make_unique<JobRuntime>(id, std::move(submission.scenario), catalogue_.job_store(id), folders_,
+        hub_, [this](JobId done) { on_job_done(done); });
     runtime->use_shared_clock(&clock_);
     runtime->use_link_schedule(&links_);
-    GpuDemand asked = demand;
-    if (elastic_.sizes(*runtime) || elastic_.fed_by_pool(*runtime))
-        asked.workers = ElasticScheduling::requested_workers(*runtime);
-    std::ostringstream asks;
-    if (elastic_.fed_by_pool(*runtime))
-        asks << "submitted: " << asked.workers << " pooled worker" << (asked.workers == 1 ? "" : "s")
-             << " (fulcrum-worker --pool), " << worker_pool_.idle() << " idle now; ";
-    else
-        asks << "submitted: " << asked.workers << (asked.workers == 1 ? " GPU" : " GPUs") << " with "
-             << demand.memory_gb << " GB each, " << cluster_.room_for(demand) << " with room now; ";
-    asks << queued_.size() << " job" << (queued_.size() == 1 ? "" : "s") << " ahead";
-    runtime->scheduler_event("job-queued", asks.str());
+    if (on_shared_clock(*runtime))
+        runtime->set_daemon_arrival(clock_.now());
+    JobRuntime& job = *runtime;
     jobs_[id] = std::move(runtime);
-    queued_.push_back(id);
+    return job;
+}
+
+std::string JobQueue::queued_message(const JobRuntime& job) const
+{
+    const GpuDemand demand = demand_of(job.scenario(), options_.cluster);
+    GpuDemand asked = demand;
+    if (elastic_.sizes(job) || elastic_.fed_by_pool(job))
+        asked.workers = ElasticScheduling::requested_workers(job);
+    std::ostringstream asks;
+    if (elastic_.fed_by_pool(job))
+        asks << asked.workers << " pooled worker" << (asked.workers == 1 ? "" : "s") << " (fulcrum-worker --pool), "
+             << worker_pool_.idle() << " idle now; ";
+    else
+        asks << asked.workers << (asked.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb << " GB each, "
+             << cluster_.room_for(demand) << " with room now; ";
+    asks << queued_.size() << " job" << (queued_.size() == 1 ? "" : "s") << " ahead";
+    return asks.str();
+}
+
+JobId JobQueue::submit(const std::string& scenario_json, const std::string& source, Origin origin)
+{
+    Submission checked = check_submission(scenario_json, source, origin);
+    std::lock_guard lock(mutex_);
+    JobRuntime& runtime = add_job(std::move(checked), scenario_json, origin);
+    runtime.scheduler_event("job-queued", "submitted: " + queued_message(runtime));
+    queued_.push_back(runtime.id());
     start_queued();
     publish_cluster(); // the queue changed, whether or not the job was placed
-    return id;
+    return runtime.id();
+}
+
+std::vector<JobStatus> JobQueue::submit_workload(
+    const std::vector<SubmitWorkload::Arrival>& jobs, const std::string& source)
+{
+    if (jobs.empty())
+        throw InputError(source, "jobs", "a workload needs at least one job");
+    std::vector<Submission> checked;
+    checked.reserve(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const std::string at = "jobs[" + std::to_string(i) + "]";
+        try {
+            checked.push_back(check_submission(jobs[i].scenario_json, source, Origin::Client));
+        } catch (const OutsidePath& e) {
+            throw OutsidePath(source, at + ".scenario." + e.field(), e.reason());
+        } catch (const InputError& e) {
+            throw InputError(source, at + ".scenario." + e.field(), e.reason());
+        }
+        const scenario::Scenario& s = checked.back().scenario;
+        if (s.mode != scenario::Mode::Virtual)
+            throw InputError(source, at + ".scenario.mode",
+                "a workload's jobs arrive on fulcrumd's virtual clock: expected \"virtual\", not \""
+                    + std::string(scenario::to_string(s.mode)) + "\"");
+        if (s.external || std::any_of(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; }))
+            throw InputError(source, at + ".scenario.workers",
+                "a workload's jobs run on the cluster's GPUs: remote workers and external ranks keep their own "
+                "clocks");
+        if (!(jobs[i].arrival_s >= 0 && std::isfinite(jobs[i].arrival_s)))
+            throw InputError(source, at + ".arrival_s", "expected seconds from the submission, 0 or more");
+    }
+    std::lock_guard lock(mutex_);
+    std::vector<SharedVirtualClock::Arrival> arrivals;
+    std::vector<JobRuntime*> added;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        JobRuntime& job = add_job(std::move(checked[i]), jobs[i].scenario_json, Origin::Client);
+        arrivals.push_back({ job.id(), jobs[i].arrival_s });
+        added.push_back(&job);
+        arriving_.insert(job.id());
+    }
+    const double origin = clock_.expect(arrivals);
+    std::vector<JobStatus> statuses;
+    for (std::size_t i = 0; i < added.size(); ++i) {
+        const double at = origin + jobs[i].arrival_s;
+        added[i]->set_daemon_arrival(at);
+        std::ostringstream when;
+        when << "job " << i + 1 << " of a workload of " << jobs.size() << ": arrives at t=" << at
+             << " s on fulcrumd's virtual clock (now " << origin << " s)";
+        added[i]->scheduler_event("job-arriving", when.str());
+        statuses.push_back(added[i]->status());
+    }
+    if (!arrivals_thread_.joinable())
+        arrivals_thread_ = std::thread([this] { arrivals_loop(); });
+    publish_cluster();
+    return statuses;
+}
+
+void JobQueue::arrivals_loop()
+{
+    while (const std::optional<JobId> id = clock_.next_arrival(&arrivals_stop_)) {
+        std::lock_guard lock(mutex_);
+        if (stopping_)
+            break;
+        if (arriving_.erase(*id) == 0) { // cancelled while it was due
+            clock_.leave(*id);
+            continue;
+        }
+        JobRuntime& job = *jobs_.at(*id);
+        std::ostringstream arrived;
+        arrived << "arrived at t=" << clock_.now() << " s on fulcrumd's virtual clock: " << queued_message(job);
+        job.scheduler_event("job-queued", arrived.str());
+        queued_.push_back(*id);
+        start_queued();
+        // Left waiting in the queue, it holds no one up until it is placed.
+        if (std::find(queued_.begin(), queued_.end(), *id) != queued_.end())
+            clock_.leave(*id);
+        publish_cluster();
+    }
 }
 
 void JobQueue::cancel(JobId id, const std::string& actor)
 {
     JobRuntime& runtime = job(id);
     std::lock_guard lock(mutex_);
+    if (arriving_.erase(id) > 0) { // a workload's job that has not arrived
+        clock_.leave(id);
+        runtime.cancel_queued(actor);
+        journal_.remove(id);
+        publish_cluster();
+        return;
+    }
     if (const auto it = std::find(queued_.begin(), queued_.end(), id); it != queued_.end()) {
         queued_.erase(it);
         runtime.cancel_queued(actor); // it held no GPUs: nothing behind it fits any better now
@@ -389,6 +510,8 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
         runtime->use_shared_clock(&clock_);
         runtime->use_link_schedule(&links_);
         JobRuntime& job = *runtime;
+        if (on_shared_clock(job)) // a workload's job that had not arrived is queued now
+            job.set_daemon_arrival(clock_.now());
         jobs_[id] = std::move(runtime);
         if (external) { // its ranks' connections closed with the fulcrumd that ran it
             journal_.remove(id);
@@ -521,8 +644,8 @@ void JobQueue::start_queued()
     // others from now until its first barrier.
     bool sized_virtual = false;
     for (Placed& p : placed)
-        if (p.job->scenario().mode == scenario::Mode::Virtual && !p.job->remote() && !p.job->ranks()) {
-            clock_.enter(p.job->id());
+        if (on_shared_clock(*p.job)) {
+            p.job->set_daemon_start(clock_.enter(p.job->id()));
             sized_virtual = sized_virtual || elastic_.sizes(*p.job);
         }
     // The elastic scheduler decides on that clock too: it holds the jobs from their start

@@ -46,6 +46,12 @@ public:
     enum class Origin { Client, Local };
     // See Daemon::submit.
     JobId submit(const std::string& scenario_json, const std::string& source, Origin origin);
+    // A client's workload: virtual-mode jobs of local workers, each queued when fulcrumd's
+    // virtual clock reaches its arrival (seconds from now on that clock), so that a trace runs
+    // through the live scheduler as it would through fulcrum-sim. All or none: a bad job is
+    // an InputError naming jobs[i] and its field. Returns the jobs' statuses.
+    std::vector<protocol::JobStatus> submit_workload(
+        const std::vector<protocol::SubmitWorkload::Arrival>& jobs, const std::string& source);
     void cancel(JobId job, const std::string& actor);
     // An operator's resize-job: see JobRuntime::resize; under --elastic eps or kill-restart a job the scheduler sizes
     // also needs an idle GPU for an added worker (RefusedRequest "no-free-gpu").
@@ -90,6 +96,13 @@ public:
     void client_left(const Client& client);
 
 private:
+    // A scenario checked as a submission must be (throws InputError naming the field).
+    struct Submission;
+    Submission check_submission(const std::string& scenario_json, const std::string& source, Origin origin) const;
+    // With mutex_ held: the job in the journal and the jobs' table, not queued yet.
+    JobRuntime& add_job(Submission submission, const std::string& scenario_json, Origin origin);
+    std::string queued_message(const JobRuntime& job) const; // with mutex_ held: what it asks for, who is ahead
+    void arrivals_loop(); // a workload's jobs queued as the shared clock reaches their arrivals
     void start_queued(); // with mutex_ held: places what fits, in submission order
     // With mutex_ held: the pooled processes of an ended job wait in the pool again.
     void release_pooled_workers(JobRuntime& job);
@@ -138,6 +151,9 @@ private:
     bool scheduler_entered_ = false;
     std::optional<double> scheduler_origin_;
     std::int64_t scheduler_steps_ = 0;
+    std::set<JobId> arriving_; // a workload's jobs, submitted and not arrived yet
+    std::thread arrivals_thread_;
+    std::atomic<bool> arrivals_stop_ { false };
     JobId next_job_ = 1;
     std::int64_t placements_ = 0;
     std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined

@@ -308,8 +308,6 @@ void JobRuntime::run()
     } catch (const std::exception& e) {
         set_state(JobState::Failed, folders_.for_clients(e.what()));
     }
-    if (shared_clock_)
-        shared_clock_->leave(id_); // no live job waits for it any more
     if (remote_)
         remote_->finish(status());
     if (ranks_) { // a job that failed before its trainer ran: no rank waits for ever
@@ -318,15 +316,40 @@ void JobRuntime::run()
         plan.message = status().message;
         ranks_->finish(plan);
     }
+    // The jobs its end lets start (on_done_) start at its end on the daemon's clock: it holds
+    // the others there until they are placed, and only then no live job waits for it.
     if (on_done_)
         on_done_(id_);
+    if (shared_clock_)
+        shared_clock_->leave(id_);
+}
+
+void JobRuntime::set_daemon_arrival(double at)
+{
+    std::lock_guard lock(mutex_);
+    status_.daemon_clock = protocol::JobStatus::DaemonClock { at, std::nullopt, std::nullopt };
+}
+
+void JobRuntime::set_daemon_start(double at)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (!status_.daemon_clock || status_.daemon_clock->start_s)
+            return;
+        status_.daemon_clock->start_s = at;
+    }
+    publish_status();
 }
 
 void JobRuntime::set_state(JobState state, std::string message)
 {
+    const bool ended = state != JobState::Queued && state != JobState::Running && state != JobState::Paused;
+    const std::optional<double> end = ended && shared_clock_ ? shared_clock_->last_time(id_) : std::nullopt;
     {
         std::lock_guard lock(mutex_);
         status_.state = state;
+        if (end && status_.daemon_clock && status_.daemon_clock->start_s)
+            status_.daemon_clock->finish_s = *end;
         if (!message.empty())
             status_.message = std::move(message);
         status_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();

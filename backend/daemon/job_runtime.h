@@ -127,6 +127,10 @@ public:
     void join();
     // fulcrumd's one clock for its virtual-mode jobs (before start); null: the job's own.
     void use_shared_clock(class SharedVirtualClock* clock) { shared_clock_ = clock; }
+    // A job on that clock arrived (was submitted, or came due in a workload) and started at
+    // these daemon times; its end is the time the clock last let it go (status().daemon_clock).
+    void set_daemon_arrival(double at);
+    void set_daemon_start(double at); // the first start: a restart keeps it
     // ... and the communication scheduler of its jobs' transfers (before start).
     void use_link_schedule(class LinkSchedule* links) { links_ = links; }
     // Its transfers are the communication scheduler's to decide when one is set: a virtual-mode

@@ -84,21 +84,65 @@ bool SharedVirtualClock::decide(
     return true;
 }
 
-void SharedVirtualClock::enter(JobId job)
+double SharedVirtualClock::enter(JobId job)
 {
     std::lock_guard lock(mutex_);
     Participant& p = participants_[job];
     p.entered = true;
+    p.expected = false;
     p.waiting.reset();
     p.last = now_;
     changed_.notify_all();
+    return now_;
 }
 
-void SharedVirtualClock::leave(JobId job)
+std::optional<double> SharedVirtualClock::leave(JobId job)
 {
     std::lock_guard lock(mutex_);
-    participants_.erase(job);
+    const auto it = participants_.find(job);
+    if (it == participants_.end())
+        return std::nullopt;
+    const double last = it->second.last;
+    participants_.erase(it);
     changed_.notify_all();
+    return last;
+}
+
+double SharedVirtualClock::expect(const std::vector<Arrival>& arrivals)
+{
+    std::lock_guard lock(mutex_);
+    for (const Arrival& a : arrivals) {
+        Participant& p = participants_[a.job];
+        p.expected = true;
+        p.waiting = now_ + std::max(0.0, a.after);
+        p.last = *p.waiting;
+    }
+    changed_.notify_all();
+    return now_;
+}
+
+std::optional<JobId> SharedVirtualClock::next_arrival(const std::atomic<bool>* stop)
+{
+    std::unique_lock lock(mutex_);
+    const auto stopping = [stop] { return stop && stop->load(std::memory_order_relaxed); };
+    while (!stopping()) {
+        // The earliest expected job, lowest id first at one instant, as may_go orders them.
+        std::optional<std::pair<double, JobId>> first;
+        for (const auto& [id, p] : participants_)
+            if (p.expected && (!first || std::pair(*p.waiting, id) < *first))
+                first = std::pair(*p.waiting, id);
+        if (first && may_go(first->second, first->first, false)) {
+            Participant& p = participants_.at(first->second);
+            p.expected = false;
+            p.waiting.reset();
+            p.last = first->first;
+            now_ = std::max(now_, first->first);
+            changed_.notify_all();
+            return first->second;
+        }
+        changed_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
 }
 
 void SharedVirtualClock::suspend(JobId job)
@@ -118,6 +162,13 @@ void SharedVirtualClock::resume(JobId job)
         it->second.last = std::max(it->second.last, now_); // computing from the daemon's now
     }
     changed_.notify_all();
+}
+
+std::optional<double> SharedVirtualClock::last_time(JobId job) const
+{
+    std::lock_guard lock(mutex_);
+    const auto it = participants_.find(job);
+    return it == participants_.end() ? std::nullopt : std::optional(it->second.last);
 }
 
 double SharedVirtualClock::now() const

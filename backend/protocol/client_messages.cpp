@@ -8,6 +8,17 @@ namespace detail {
 
 namespace {
 
+// A scenario given as an object (the frame stays readable) or as its JSON text.
+std::string scenario_of(const Fields& f)
+{
+    const json::value& scenario = f.required("scenario", "a scenario object or its JSON text");
+    if (scenario.is_string())
+        return std::string(scenario.get_string());
+    if (!scenario.is_object())
+        f.wrong_type(f.at("scenario"), "a scenario object or its JSON text", scenario);
+    return json::serialize(scenario);
+}
+
 double replay_speed(const Fields& f)
 {
     const double speed = f.number("speed");
@@ -95,17 +106,29 @@ template <> struct Wire<SubmitJob> : NamedAs<"submit-job"> {
         o["id"] = m.id;
         o["scenario"] = as_json(m.scenario_json);
     }
-    static SubmitJob decode(std::string_view, const Fields& f)
+    static SubmitJob decode(std::string_view, const Fields& f) { return SubmitJob { f.string("id"), scenario_of(f) }; }
+};
+
+template <> struct Wire<SubmitWorkload> : NamedAs<"submit-workload"> {
+    static void encode(const SubmitWorkload& m, json::object& o)
     {
-        SubmitJob m;
+        o["id"] = m.id;
+        json::array jobs;
+        for (const SubmitWorkload::Arrival& a : m.jobs)
+            jobs.emplace_back(json::object { { "scenario", as_json(a.scenario_json) }, { "arrival_s", a.arrival_s } });
+        o["jobs"] = std::move(jobs);
+    }
+    static SubmitWorkload decode(std::string_view, const Fields& f)
+    {
+        SubmitWorkload m;
         m.id = f.string("id");
-        const json::value& scenario = f.required("scenario", "a scenario object or its JSON text");
-        if (scenario.is_string())
-            m.scenario_json = std::string(scenario.get_string());
-        else if (scenario.is_object())
-            m.scenario_json = json::serialize(scenario);
-        else
-            f.wrong_type(f.at("scenario"), "a scenario object or its JSON text", scenario);
+        const json::array& jobs = f.array("jobs");
+        if (jobs.empty())
+            f.fail(f.at("jobs"), "a workload needs at least one job");
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            const Fields job = f.element("jobs", i, jobs[i]);
+            m.jobs.push_back({ scenario_of(job), job.number("arrival_s", 0, 1e12) });
+        }
         return m;
     }
 };

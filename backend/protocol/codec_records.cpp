@@ -118,6 +118,14 @@ json::object to_json(const JobStatus& s)
     if (s.link)
         o["link"] = json::object { { "transfers", s.link->transfers }, { "held", s.link->held },
             { "wait_s", s.link->wait_s } };
+    if (s.daemon_clock) {
+        json::object c { { "arrival_s", s.daemon_clock->arrival_s } };
+        if (s.daemon_clock->start_s)
+            c["start_s"] = *s.daemon_clock->start_s;
+        if (s.daemon_clock->finish_s)
+            c["finish_s"] = *s.daemon_clock->finish_s;
+        o["daemon_clock"] = std::move(c);
+    }
     return o;
 }
 
@@ -150,6 +158,11 @@ JobStatus job_status_from(const Fields& f)
     if (f.has("link")) {
         const Fields l(f.object("link"), f.at("link"));
         s.link = JobStatus::LinkUse { l.integer("transfers"), l.integer("held"), l.number("wait_s") };
+    }
+    if (f.has("daemon_clock")) {
+        const Fields c(f.object("daemon_clock"), f.at("daemon_clock"));
+        s.daemon_clock = JobStatus::DaemonClock { c.number("arrival_s"), c.optional_number("start_s"),
+            c.optional_number("finish_s") };
     }
     return s;
 }

@@ -60,6 +60,19 @@ struct SubmitJob {
     std::string scenario_json;
 };
 
+// Jobs that arrive on fulcrumd's virtual clock (a workload trace run through the live
+// scheduler): each virtual-mode job is queued when the daemon's clock reaches its arrival_s,
+// seconds after the workload was submitted. The reply's `jobs` are their statuses.
+struct SubmitWorkload {
+    std::string id;
+    struct Arrival {
+        std::string scenario_json;
+        double arrival_s = 0;
+        bool operator==(const Arrival&) const = default;
+    };
+    std::vector<Arrival> jobs;
+};
+
 // freeze-job / unfreeze-job: the elastic scheduler leaves an elastic job's workers as they
 // are (no growth, no release) until unfrozen; an operator's resize-job still applies.
 enum class JobAction { Cancel, Pause, Resume, Freeze, Unfreeze };
@@ -191,9 +204,9 @@ struct ReportIteration {
     std::optional<double> test_loss;
 };
 
-using ClientMessage
-    = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, JobCommand, ChangeJob, WorkerCommand, ListRuns,
-        OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration, ResizeJob, SetClusterPolicy, JoinPool>;
+using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, SubmitWorkload, JobCommand,
+    ChangeJob, WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration,
+    ResizeJob, SetClusterPolicy, JoinPool>;
 
 // --- server to client ---------------------------------------------------------------
 
@@ -254,6 +267,15 @@ struct JobStatus {
         bool operator==(const LinkUse&) const = default;
     };
     std::optional<LinkUse> link;
+    // A virtual-mode job's moments on fulcrumd's one virtual clock (the daemon's seconds):
+    // when it arrived (was submitted, or came due in a workload), started and ended. Its job
+    // completion time is finish_s - arrival_s. Unset for paced, real and remote jobs.
+    struct DaemonClock {
+        double arrival_s = 0;
+        std::optional<double> start_s, finish_s;
+        bool operator==(const DaemonClock&) const = default;
+    };
+    std::optional<DaemonClock> daemon_clock;
 
     bool operator==(const JobStatus&) const = default;
 };

@@ -56,9 +56,9 @@ struct TrainerConfig {
     std::optional<double> target_accuracy; // stop once the test accuracy reaches it
     ClockMode mode = ClockMode::Virtual;
     double pace = 10.0; // paced mode: virtual seconds per wall second
-    // Virtual mode: called after each barrier (or arrival) at the job's virtual time, before
-    // the job goes on; fulcrumd's shared clock holds the job there until no other live job
-    // has an earlier event. Unset: the job's clock is its own.
+    // Virtual mode: called as the trainer starts and after each barrier (or arrival) at the
+    // job's virtual time, before the job goes on; fulcrumd's shared clock holds the job there
+    // until no other live job has an earlier event. Unset: the job's clock is its own.
     std::function<void(double, const std::atomic<bool>*)> shared_clock;
     // Virtual mode in fulcrumd, barrier jobs: the communication scheduler says when each
     // iteration's transfer starts and how contended it is. Unset, or answering nothing: it

@@ -54,6 +54,11 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
             if (const std::string note = worker->device_note(); !note.empty())
                 core.emit(0, 0, "gpu-device", note, "system", worker->id());
     }
+    // On fulcrumd's shared clock the job's run clock as it starts (0, or its checkpoint's
+    // time) is the daemon's time it was placed at, so that its first iteration takes daemon
+    // time like every other.
+    if (c.mode == ClockMode::Virtual && c.shared_clock)
+        c.shared_clock(p.now, stop);
     // Each engine runs until training ends or a set-sync-model hands over to the other.
     bool free_running = starts_free;
     while (free_running ? free_running_->run(stop) : barrier_->run(stop))

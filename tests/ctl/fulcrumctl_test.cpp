@@ -152,6 +152,51 @@ TEST_F(Fulcrumctl, SubmitsSteersAndWatchesAJobAndEveryCommandSaysJson)
     EXPECT_EQ(ctl("cancel 1").status, 0) << last_error();
 }
 
+// A workload of two quick virtual jobs, the second arriving 50 s later on fulcrumd's virtual
+// clock; `jobs` shows their completion times there. A bad workload file names its line and field.
+TEST_F(Fulcrumctl, SubmitsAWorkloadAndListsItsJobsCompletionTimes)
+{
+    ASSERT_NE(port, 0);
+    write("quick.json", kQuickJob);
+    const fs::path workload = write("workload.csv", "scenario,arrival_s\nquick.json,0\nquick.json,50\n");
+    const Result submitted = ctl("submit-workload " + workload.string());
+    ASSERT_EQ(submitted.status, 0) << last_error();
+    EXPECT_EQ(submitted.out, "submitted 2 jobs arriving on fulcrumd's virtual clock: 1 (t=0 s) 2 (t=50 s)\n");
+    Result listed;
+    for (int i = 0; i < 600; ++i) {
+        listed = ctl("jobs");
+        if (std::count(listed.out.begin(), listed.out.end(), '\n') == 3
+            && listed.out.find("running") == std::string::npos && listed.out.find("queued") == std::string::npos)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_NE(listed.out.find("jct (s)"), std::string::npos) << listed.out;
+    EXPECT_EQ(std::count(listed.out.begin(), listed.out.end(), '\n'), 3) << listed.out;
+    EXPECT_EQ(listed.out.find("finished", listed.out.find("finished") + 1) != std::string::npos, true) << listed.out;
+    // Both jobs alone on the cluster: the same completion time, not 50 s apart.
+    std::istringstream lines(listed.out);
+    std::string header, first, second;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    std::getline(lines, second);
+    const auto jct = [&](const std::string& line) { return line.substr(header.find("jct (s)"), 9); };
+    EXPECT_EQ(jct(first), jct(second)) << listed.out;
+    EXPECT_NE(jct(first).find('.'), std::string::npos) << listed.out;
+
+    EXPECT_EQ(ctl("submit-workload " + write("bad.csv", "scenario,arrival_s\nquick.json,-3\n").string()).status, 2);
+    EXPECT_NE(last_error().find("bad.csv:2: arrival_s"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("submit-workload " + write("none.csv", "scenario,arrival_s\nmissing.json,0\n").string()).status, 2);
+    EXPECT_NE(last_error().find("none.csv:2: scenario"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("submit-workload " + write("head.csv", "job,when\n").string()).status, 2);
+    EXPECT_NE(last_error().find("scenario,arrival_s"), std::string::npos) << last_error();
+    // fulcrumd refuses a job that is not virtual, naming it.
+    write("paced.json", kPacedJob);
+    EXPECT_EQ(ctl("submit-workload " + write("paced.csv", "scenario,arrival_s\nquick.json,0\npaced.json,1\n").string())
+                  .status,
+        3);
+    EXPECT_NE(last_error().find("jobs[1].scenario.mode"), std::string::npos) << last_error();
+}
+
 TEST_F(Fulcrumctl, ExitStatusesSayWhatWentWrong)
 {
     ASSERT_NE(port, 0);

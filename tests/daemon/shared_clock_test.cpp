@@ -159,3 +159,43 @@ TEST(SharedVirtualClock, VirtualJobsInFulcrumdRunOnTheDaemonsOneClock)
     }
     std::filesystem::remove_all(dir);
 }
+
+// A workload's jobs arrive at their daemon times: a running job does not go past an arrival
+// until it has happened and the arrived job is placed (or left waiting), and an idle clock
+// moves straight to the next arrival.
+TEST(SharedVirtualClock, AWorkloadsJobsArriveAtTheirTimesAndHoldTheOthersThere)
+{
+    daemon::SharedVirtualClock clock;
+    clock.advance(1, 0, nullptr);
+    clock.advance(1, 1, nullptr);
+    EXPECT_DOUBLE_EQ(clock.expect({ { 10, 1.0 }, { 11, 4.0 } }), 1.0); // due at 2 and 5
+    std::atomic<bool> went { false };
+    std::thread job([&] {
+        clock.advance(1, 3, nullptr); // past job 10's arrival at 2
+        went = true;
+    });
+    EXPECT_EQ(clock.next_arrival(nullptr), JobId { 10 });
+    EXPECT_DOUBLE_EQ(clock.now(), 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(went) << "job 1 went past a job that arrived at 2 before it was placed";
+    EXPECT_DOUBLE_EQ(clock.enter(10), 2); // placed: it starts at its arrival
+    clock.advance(10, 0, nullptr);
+    clock.advance(10, 0.5, nullptr); // daemon time 2.5
+    EXPECT_FALSE(went);
+    EXPECT_EQ(clock.leave(10), std::optional<double>(2.5)); // its end
+    job.join();
+    EXPECT_DOUBLE_EQ(clock.now(), 3);
+    // Job 11 at 5 waits for job 1, which computes from 3; a stop request ends that wait.
+    std::atomic<bool> stop { false };
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        stop = true;
+    });
+    EXPECT_EQ(clock.next_arrival(&stop), std::nullopt);
+    stopper.join();
+    EXPECT_EQ(clock.last_time(1), std::optional<double>(3));
+    clock.leave(1);
+    EXPECT_EQ(clock.next_arrival(nullptr), JobId { 11 }); // nothing runs: straight to 5
+    EXPECT_DOUBLE_EQ(clock.now(), 5);
+    EXPECT_EQ(clock.last_time(12), std::nullopt);
+}

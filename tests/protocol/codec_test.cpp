@@ -70,6 +70,10 @@ TEST(ProtocolCodec, EveryClientMessageSurvivesARoundTrip)
     EXPECT_EQ(round_trip_client(ListJobs { "l" }).id, "l");
     const SubmitJob submit = round_trip_client(SubmitJob { "r1", R"({"name":"demo","workers":[{"name":"w0"}]})" });
     EXPECT_EQ(submit.scenario_json, R"({"name":"demo","workers":[{"name":"w0"}]})");
+    const SubmitWorkload workload
+        = round_trip_client(SubmitWorkload { "w1", { { R"({"name":"a"})", 0 }, { R"({"name":"b"})", 120.5 } } });
+    EXPECT_EQ(workload.jobs,
+        (std::vector<SubmitWorkload::Arrival> { { R"({"name":"a"})", 0 }, { R"({"name":"b"})", 120.5 } }));
     for (JobAction a :
         { JobAction::Cancel, JobAction::Pause, JobAction::Resume, JobAction::Freeze, JobAction::Unfreeze }) {
         const JobCommand c = round_trip_client(JobCommand { "c", a, 7 });
@@ -137,6 +141,10 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     status.elastic->frozen = true;
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     status.link = JobStatus::LinkUse { 120, 31, 4.125 };
+    EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    status.daemon_clock = JobStatus::DaemonClock { 120.5, std::nullopt, std::nullopt };
+    EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    status.daemon_clock = JobStatus::DaemonClock { 120.5, 130.25, 402.75 };
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     ClusterState cluster { "lwf-1", "eps", "ada-srsf", 1, 2, 16,
         { { 0, 0, 4.5, 120.25, { 3, 7 } }, { 1, 0, 16, 0, {} } }, { 9, 11 },
