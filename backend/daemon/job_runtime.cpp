@@ -276,8 +276,12 @@ void JobRuntime::run()
                 std::lock_guard lock(mutex_);
                 restarting_ = restart;
             }
+            // Modelled modes: the restart pauses the job once (elastic.pause_s.restart), at its
+            // first change, instead of each change's own pause.
+            bool first = true;
             for (const protocol::ResizeJob& change : restart->changes) {
-                train::ResizeRequest request { change.action, change.worker, restart->actor, restart->reason };
+                train::ResizeRequest request { change.action, change.worker, restart->actor, restart->reason,
+                    std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0 };
                 apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
                     [request](train::Trainer& t) { t.control().request_resize(request); });
             }
@@ -640,7 +644,7 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, 
             throw RefusedRequest(
                 "below-min-workers", job + " has " + std::to_string(members) + " workers, its elastic.min_workers");
     }
-    train::ResizeRequest request { r.action, r.worker, actor, reason };
+    train::ResizeRequest request { r.action, r.worker, actor, reason, {} };
     {
         // Counted before it is asked: the trainer may apply it (and its event come back)
         // before apply_or_hold returns.

@@ -134,11 +134,12 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.threads = options.threads.value_or(s.threads);
     config.elastic.initial_workers = s.elastic.initial_workers;
     config.elastic.min_workers = s.elastic.min_workers;
+    config.elastic.pause_s = s.elastic.pause_s;
     config.elastic.max_workers = s.elastic.max_workers;
     config.elastic.partition_data = s.elastic.partition_data;
     for (const scenario::ResizeSpec& r : s.elastic.resizes)
         config.elastic.resizes.push_back(
-            { r.before_iteration, { *parse_resize_action(r.action), r.target, "scenario", {} } });
+            { r.before_iteration, { *parse_resize_action(r.action), r.target, "scenario", {}, {} } });
 
     const bool asynchronous = !sync::closes_every_iteration(s.sync.type);
     const std::string sync_name(sync::to_string(s.sync.type));

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "common/resize_action.h"
+
 // A scenario: everything that defines a run. Plain data, filled by the parser in
 // scenario_parser.cpp; the schema is documented in docs/scenarios.md.
 
@@ -49,6 +51,7 @@ struct ElasticScenarioSpec {
     int max_workers = 0;
     bool partition_data = false;
     std::vector<ResizeSpec> resizes;
+    ResizePauses pause_s; // elastic.pause_s: each change's pause on the modelled run clock
     bool present = false; // the section was given
 };
 

@@ -448,6 +448,15 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
                 spec.resizes.push_back(std::move(resize));
             }
         }
+        if (e.find("pause_s")) {
+            Fields pause(e.object("pause_s"), "elastic.pause_s");
+            ResizePauses& p = spec.pause_s;
+            for (auto [key, seconds] : { std::pair { "add-worker", &p.add_worker_s },
+                     { "remove-worker", &p.remove_worker_s }, { "add-server", &p.add_server_s },
+                     { "remove-server", &p.remove_server_s }, { "restart", &p.restart_s } })
+                *seconds = pause.number_or(key, 0, 0, 1e6);
+            pause.reject_unknown();
+        }
         e.reject_unknown();
         if (!sync::closes_every_iteration(s.sync.type))
             top.fail("elastic",

@@ -12,9 +12,21 @@
 #include <boost/asio/thread_pool.hpp>
 #include <latch>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 
 namespace fulcrum::train {
+
+namespace {
+
+std::string seconds_text(double seconds)
+{
+    std::ostringstream text;
+    text << seconds << " s";
+    return text.str();
+}
+
+} // namespace
 
 struct BarrierEngine::Impl : EngineRefs {
     explicit Impl(JobCore& c)
@@ -31,9 +43,12 @@ struct BarrierEngine::Impl : EngineRefs {
 
     // Elastic PS changes due before iteration k: the scheduled ones, then the requested ones.
     // The previous barrier has applied every gradient it took and no worker is computing, so
-    // nothing is in flight while servers and data move.
-    void apply_resizes(std::int64_t k, double now)
+    // nothing is in flight while servers and data move. In the modelled modes the job then
+    // pauses for what the changes cost (elastic.pause_s) on its run clock; returns the time
+    // the next iteration starts at.
+    double apply_resizes(std::int64_t k, double now)
     {
+        double pause = 0;
         std::vector<ResizeRequest> due;
         while (next_scheduled < scheduled.size() && scheduled[next_scheduled].before_iteration <= k)
             due.push_back(scheduled[next_scheduled++].request);
@@ -59,6 +74,11 @@ struct BarrierEngine::Impl : EngineRefs {
                     manager->join(slot);
                 e.kind = std::string(action_name(r.action));
                 e.message = outcome.describe();
+                const double paused = request.pause_s.value_or(config.elastic.pause_s.of(r.action));
+                if (paused > 0 && config.mode != ClockMode::Real) {
+                    pause += paused;
+                    e.message += "; the job pauses " + seconds_text(paused) + " for it";
+                }
                 if (r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker)
                     e.worker = slot;
             } catch (const RefusedRequest& error) { // ResizeError, or the manager's OverrideError
@@ -69,6 +89,11 @@ struct BarrierEngine::Impl : EngineRefs {
                 e.message += "; " + request.reason;
             observer.on_event(e);
         }
+        if (pause <= 0)
+            return now;
+        core.clock.schedule(now + pause, [] { }); // the move, on the job's own clock
+        core.clock.step();
+        return core.clock.now();
     }
 
     ~Impl()
@@ -223,7 +248,7 @@ struct BarrierEngine::Impl : EngineRefs {
             if (stopping())
                 return false;
             core.request_scheduled(k, now);
-            apply_resizes(k, now);
+            now = apply_resizes(k, now);
             core.apply_slowdowns(k, now);
             if (apply_sync_change(k, now)) {
                 loop.next = k;

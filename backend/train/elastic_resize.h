@@ -22,6 +22,9 @@ struct ResizeRequest {
     std::optional<int> target;
     std::string actor = "elastic";
     std::string reason; // why it was asked (the elastic scheduler's), added to the event
+    // The job's pause on its modelled run clock for this change, instead of the scenario's
+    // (a kill-restart's changes: the restart's pause on the first, none on the others).
+    std::optional<double> pause_s;
 };
 
 struct ScheduledResize {
@@ -38,6 +41,7 @@ struct ElasticSpec {
     int max_workers = 0; // nor more (0: every slot)
     std::vector<ScheduledResize> resizes;
     bool partition_data = false; // split the data even without resizes (a static EPS job)
+    ResizePauses pause_s; // each change's pause on the modelled run clock (virtual, paced)
 
     bool enabled() const { return partition_data || initial_workers > 0 || !resizes.empty(); }
 };

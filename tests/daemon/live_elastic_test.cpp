@@ -417,14 +417,17 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
 // Under kill-restart the same growth step is carried out by stopping the job at a barrier
 // with a checkpoint and starting it again from there, in the same run: a job-restarted
 // event says what it cost, the added worker joins at the restarted job's first barrier,
-// and the run keeps every iteration once, with none superseded.
+// and the run keeps every iteration once, with none superseded. The restart pauses the job
+// on its run clock for what the scenario says a restart costs (elastic.pause_s.restart).
 TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
 {
     daemon::Daemon d(options(sched::ElasticPolicy::KillRestart, "restart"));
     EXPECT_EQ(d.cluster().elastic, "kill-restart");
     auto op = d.connect(Role::Operator, "op");
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    const JobId job = d.submit(paced_job("restarted", R"([{"speed": 3000, "count": 2}])", elastic(1, 1, 2)), "test");
+    std::string section = elastic(1, 1, 2);
+    section.insert(section.size() - 1, R"(, "pause_s": {"restart": 1.5, "add-worker": 100})");
+    const JobId job = d.submit(paced_job("restarted", R"([{"speed": 3000, "count": 2}])", section), "test");
     d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
     std::vector<ServerMessage> seen;
     std::optional<EventRecord> restarted, added;
@@ -442,6 +445,8 @@ TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
     EXPECT_NE(restarted->message.find("growth round"), std::string::npos) << restarted->message;
     EXPECT_EQ(added->worker, 1);
     EXPECT_EQ(added->actor, "scheduler (kill-restart)");
+    EXPECT_NE(added->message.find("the job pauses 1.5 s for it"), std::string::npos)
+        << "the restart's pause, not the add-worker's: " << added->message;
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* rows = std::get_if<IterationRows>(&m);
         return rows && std::any_of(rows->rows.begin(), rows->rows.end(), [](const IterationRecord& r) {
@@ -468,6 +473,14 @@ TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
     ASSERT_FALSE(iterations.empty());
     for (std::size_t i = 0; i < iterations.size(); ++i)
         ASSERT_EQ(iterations[i], static_cast<std::int64_t>(i)) << "worker 0's iterations, each once, in order";
+    // Worker 0 alone closed every barrier before the restart: the restarted job's first
+    // iteration starts 1.5 s of run clock after the last one ended.
+    const auto at = [&](std::int64_t k) {
+        return *std::find_if(rows.begin(), rows.end(), [&](const IterationRecord& r) { return r.worker == 0 && r.iteration == k; });
+    };
+    ASSERT_GT(added->iteration, 0);
+    EXPECT_NEAR(at(added->iteration).start_s - at(added->iteration - 1).end_s, 1.5, 1e-9);
+    EXPECT_NEAR(at(added->iteration - 1).start_s - at(added->iteration - 2).end_s, 0, 1e-9) << "no pause before";
     EXPECT_TRUE(reader.superseded_iterations(runs[0].id, 0).empty()) << "a checkpoint at the stop: nothing redone";
 }
 

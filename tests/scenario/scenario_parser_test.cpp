@@ -226,6 +226,13 @@ TEST(ScenarioParser, ElasticSectionIsReadWithItsResizes)
         "test.json");
     EXPECT_EQ(bounded.elastic.min_workers, 2);
     EXPECT_EQ(bounded.elastic.max_workers, 2);
+    EXPECT_EQ(bounded.elastic.pause_s, ResizePauses {}) << "changes cost nothing on the run clock unless said";
+    const auto paused = scenario::parse_scenario(
+        with(R"("workers")", R"("elastic": { "pause_s": { "add-worker": 2.5, "restart": 30 } }, "workers")"),
+        "test.json");
+    EXPECT_DOUBLE_EQ(paused.elastic.pause_s.of(ResizeAction::AddWorker), 2.5);
+    EXPECT_DOUBLE_EQ(paused.elastic.pause_s.of(ResizeAction::RemoveServer), 0);
+    EXPECT_DOUBLE_EQ(paused.elastic.pause_s.restart_s, 30);
 }
 
 TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
@@ -242,6 +249,8 @@ TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
         "elastic.resizes[0].target", "expected 0 to 2");
     expect_refused(elastic(R"({ "partition_data": 1 })"), "elastic.partition_data", "true or false");
     expect_refused(elastic(R"({ "min_workers": 0 })"), "elastic.min_workers", "expected 1 to 3");
+    expect_refused(elastic(R"({ "pause_s": { "add-worker": -1 } })"), "elastic.pause_s.add-worker", "expected a number in [0, 1e+06]");
+    expect_refused(elastic(R"({ "pause_s": { "grow": 1 } })"), "elastic.pause_s.grow", "add-worker");
     expect_refused(elastic(R"({ "min_workers": 2, "max_workers": 1 })"), "elastic.max_workers", "expected 2 to 3");
     expect_refused(elastic(R"({ "initial_workers": 1, "min_workers": 2 })"), "elastic.initial_workers",
         "outside min_workers..max_workers (2..3)");

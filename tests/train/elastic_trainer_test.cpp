@@ -81,7 +81,7 @@ train::TrainerConfig elastic_config(std::vector<train::ScheduledResize> resizes)
 
 train::ScheduledResize at(std::int64_t k, train::ResizeAction action, std::optional<int> target = std::nullopt)
 {
-    return { k, { action, target, "test", {} } };
+    return { k, { action, target, "test", {}, {} } };
 }
 
 using enum train::ResizeAction;
@@ -162,6 +162,37 @@ TEST(ElasticTrainer, ImpossibleChangesBecomeRefusalEventsAndTheRunGoesOn)
     EXPECT_EQ(tap.barriers.back().workers.size(), 4u);
 }
 
+// elastic.pause_s: in the modelled modes each change pauses the job on its run clock for
+// what it costs (a refused one costs nothing), and the pause is in the change's event.
+TEST(ElasticTrainer, EachChangePausesTheRunClockForItsCost)
+{
+    auto config = elastic_config({ at(5, AddWorker), at(5, AddServer), at(9, RemoveWorker, 3) });
+    config.elastic.pause_s.add_worker_s = 2.5;
+    config.elastic.pause_s.add_server_s = 0.5;
+    config.elastic.pause_s.remove_worker_s = 7;
+    Tap tap;
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    trainer.run();
+    const auto gap = [&](std::int64_t k) { // from the barrier before iteration k to its start
+        double barrier = 0, start = 0;
+        for (const IterationRecord& r : tap.rows) {
+            if (r.iteration == k - 1)
+                barrier = std::max(barrier, r.end_s);
+            if (r.iteration == k)
+                start = r.start_s;
+        }
+        return start - barrier;
+    };
+    EXPECT_NEAR(gap(5), 3.0, 1e-9) << "an added worker and an added server";
+    EXPECT_NEAR(gap(6), 0, 1e-9);
+    EXPECT_NEAR(gap(9), 0, 1e-9) << "worker 3 is no member: the refused change costs nothing";
+    ASSERT_EQ(tap.of_kind("add-worker").size(), 1u);
+    EXPECT_NE(tap.of_kind("add-worker")[0].message.find("the job pauses 2.5 s for it"), std::string::npos)
+        << tap.of_kind("add-worker")[0].message;
+    ASSERT_EQ(tap.of_kind("resize-refused").size(), 1u);
+}
+
 // elastic.min_workers and max_workers bound every resize, whoever asks: here two scheduled
 // ones, refused at their barrier with the bound named, while one within them is made.
 TEST(ElasticTrainer, ResizesStayWithinMinAndMaxWorkers)
@@ -189,8 +220,8 @@ TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
     train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
     tap.after_iteration = [&](std::int64_t k) {
         if (k == 9) {
-            trainer.control().request_resize({ AddWorker, std::nullopt, "operator", {} });
-            trainer.control().request_resize({ AddServer, std::nullopt, "operator", {} });
+            trainer.control().request_resize({ AddWorker, std::nullopt, "operator", {}, {} });
+            trainer.control().request_resize({ AddServer, std::nullopt, "operator", {}, {} });
         }
     };
     trainer.run();
