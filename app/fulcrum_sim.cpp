@@ -8,6 +8,7 @@
 #include "sched/elastic_simulator.h"
 #include "sched/placement.h"
 #include "sched/policy_name.h"
+#include "sched/ps_live_export.h"
 #include "sched/sim_report.h"
 #include "sched/simulator.h"
 #include "sched/statistics.h"
@@ -35,6 +36,7 @@ constexpr const char* kUsage
        fulcrum-sim --elastic eps|static|kill-restart [--cluster FILE]
                    (--workload FILE | --generate ps-mixed-N) [--seed N] [--json] [--csv DIR]
                    [--round-s S] [--feedback fraction:F|iterations:N|accuracy:A] [--restart-s S]
+                   [--export-live DIR]
 
 Simulates data-parallel training jobs sharing a GPU cluster: each job's iterations are a
 DAG of forward and backward tasks on its GPUs and an all-reduce across them; all-reduces
@@ -87,7 +89,7 @@ private:
 };
 
 struct ElasticArgs {
-    std::string policy, cluster_file, workload_file, generate, csv_dir;
+    std::string policy, cluster_file, workload_file, generate, csv_dir, export_live;
     sched::ModelCatalogue models = sched::ModelCatalogue::table3();
     sched::ElasticOptions options;
     bool json = false;
@@ -120,6 +122,13 @@ int run_elastic(ElasticArgs& a)
                 { .jobs = *n, .mean_gap_s = 120, .seed = a.options.seed, .models = a.models });
         } else {
             jobs = sched::load_ps_workload(a.workload_file, a.models);
+        }
+        if (!a.export_live.empty()) { // the same jobs for a live fulcrumd, instead of simulating them
+            sched::export_live_workload(jobs, spec, cluster, a.export_live);
+            std::printf("%zu jobs for fulcrumd in %s: workload.csv (fulcrumctl submit-workload), jobs/, cluster.json "
+                        "(fulcrumd --cluster)\n",
+                jobs.size(), a.export_live.c_str());
+            return 0;
         }
         Progress progress;
         a.options.progress = [&](double f) { progress(f); };
@@ -196,7 +205,11 @@ int run(int argc, char** argv)
         po::value<std::string>()->default_value("fraction:0.1"),
         "--elastic: a job's early-feedback point: fraction:F of its samples, iterations:N at its requested size, "
         "or accuracy:A on its modelled learning curve (docs/scheduling.md)")("restart-s",
-        po::value<double>()->default_value(30), "--elastic kill-restart: cost of one restart besides checkpointing");
+        po::value<double>()->default_value(30),
+        "--elastic kill-restart: cost of one restart besides checkpointing")("export-live", po::value<std::string>(),
+        "--elastic: write the workload for a live fulcrumd into this folder instead of simulating it: "
+        "workload.csv for fulcrumctl submit-workload, jobs/*.json, cluster.json for fulcrumd --cluster "
+        "(scripts/elastic-cross-check.sh)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -253,6 +266,8 @@ int run(int argc, char** argv)
             return 2;
         }
         a.restart_s = vm["restart-s"].as<double>();
+        if (vm.count("export-live"))
+            a.export_live = vm["export-live"].as<std::string>();
         if (!(a.options.round_s > 0) || !(a.restart_s >= 0)) {
             std::cerr << "fulcrum-sim: --round-s must be positive and --restart-s at least 0\n";
             return 2;

@@ -26,7 +26,7 @@ constexpr const char* kUsage
                 [--tls-cert FILE --tls-key FILE] [--allow-plain] [--scenario FILE]...
                 [--cluster FILE] [--placement POLICY] [--metrics token|loopback|off]
                 [--elastic static|eps|kill-restart [--elastic-round-s S] [--feedback POINT]]
-                [--comm none|srsf-N|ada-srsf]
+                [--comm none|srsf-N|ada-srsf] [--queue backfill|fifo]
        fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
@@ -40,7 +40,9 @@ the default). A job takes one GPU per local worker, each worker a whole GPU unle
 scenario's "placement": {"memory_gb": X} lets jobs share. A job that does not fit waits
 in the queue without holding back smaller jobs behind it. Placement policies (Wang et al.,
 Sec. IV): rand, ff (first fit), ls (list scheduling), lwf-K (least workload first, jobs
-of more than K GPUs consolidated on the fewest servers).
+of more than K GPUs consolidated on the fewest servers). --queue fifo starts no job before
+an earlier one that waits for GPUs (strict arrival order, as the Elastic PS paper's
+baselines and fulcrum-sim --elastic queue their jobs).
 
 --elastic eps resizes running elastic jobs (scenarios with an "elastic" section and only
 local workers) by the Elastic Parameter Server's rules, the ones fulcrum-sim --elastic eps
@@ -113,6 +115,7 @@ Config file (JSON, every field optional; command-line options win):
   {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...",
    "cluster": "/etc/fulcrum/cluster.json", "placement": "lwf-1",
    "elastic": "static", "elastic_round_s": 60, "early_feedback": "fraction:0.1", "comm": "none",
+   "queue": "backfill",
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
@@ -152,7 +155,9 @@ int main(int argc, char** argv)
         po::value(&s.early_feedback)->default_value(s.early_feedback),
         "--elastic eps: a job's early-feedback point: fraction:F, iterations:N or accuracy:A")("comm",
         po::value(&s.comm)->default_value(s.comm),
-        "when live jobs' transfers start on the servers' links: none, srsf-N or ada-srsf")(
+        "when live jobs' transfers start on the servers' links: none, srsf-N or ada-srsf")("queue",
+        po::value(&s.queue)->default_value(s.queue),
+        "the queue's order: backfill (a job that fits goes ahead of one that waits) or fifo")(
         "tls-cert", po::value(&s.tls_certificate), "serve TLS (wss://) with this PEM certificate chain")("tls-key",
         po::value(&s.tls_key), "the certificate's PEM private key")("allow-plain", po::bool_switch(&s.allow_plain),
         "serve plain WebSocket on a non-loopback address")("metrics", po::value(&s.metrics)->default_value(s.metrics),
@@ -192,6 +197,7 @@ int main(int argc, char** argv)
             given.elastic_round_s = !vm["elastic-round-s"].defaulted();
             given.early_feedback = !vm["feedback"].defaulted();
             given.comm = !vm["comm"].defaulted();
+            given.queue = !vm["queue"].defaulted();
             given.tls_certificate = vm.count("tls-cert") > 0;
             given.tls_key = vm.count("tls-key") > 0;
             given.metrics = !vm["metrics"].defaulted();
@@ -226,6 +232,7 @@ int main(int argc, char** argv)
         options.placement = s.placement;
         daemon::elastic_options(s, options);
         options.comm = s.comm;
+        options.queue = s.queue == "fifo" ? daemon::DaemonOptions::Queue::Fifo : daemon::DaemonOptions::Queue::Backfill;
         options.server_name = "fulcrumd " FULCRUM_VERSION;
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;

@@ -25,9 +25,11 @@ void ClusterBook::set_placement(const std::string& placement)
 std::string ClusterBook::impossible(const GpuDemand& demand) const
 {
     std::ostringstream why;
-    if (demand.workers > cluster_.gpus())
-        why << "asks for " << demand.workers << " GPUs (one per local worker); the cluster has " << cluster_.gpus()
-            << " (" << cluster_.servers << " servers of " << cluster_.gpus_per_server << ")";
+    if (demand.gpus() > cluster_.gpus())
+        why << "asks for " << demand.gpus() << " GPUs (one per local worker"
+            << (demand.servers > 0 ? ", and " + std::to_string(demand.servers) + " for its servers" : "")
+            << "); the cluster has " << cluster_.gpus() << " (" << cluster_.servers << " servers of "
+            << cluster_.gpus_per_server << ")";
     else if (demand.workers > 0 && demand.memory_gb > cluster_.gpu_memory_gb)
         why << "asks for " << demand.memory_gb << " GB of GPU memory per worker; the cluster's GPUs have "
             << cluster_.gpu_memory_gb << " GB";
@@ -62,18 +64,18 @@ std::vector<int> ClusterBook::place(JobId job, const GpuDemand& demand, const Re
 {
     if (held_.contains(job))
         return held_.at(job).gpus;
-    if (demand.workers == 0) { // only remote workers: nothing to place
+    if (demand.gpus() == 0) { // only remote workers: nothing to place
         held_[job] = Held {};
         return {};
     }
     sched::JobSpec spec;
     spec.id = job;
-    spec.gpus = demand.workers;
+    spec.gpus = demand.gpus();
     // A hair less than asked, so that a whole-GPU demand fits a GPU whose free memory is the
     // sum of floating-point subtractions.
     spec.model.memory_gb = demand.memory_gb - 1e-9;
     std::vector<int> chosen = policy_->place(spec, cluster_, gpu_states(remaining));
-    if (chosen.size() != static_cast<std::size_t>(demand.workers))
+    if (chosen.size() != static_cast<std::size_t>(demand.gpus()))
         return {};
     held_[job] = Held { chosen, demand.memory_gb };
     return chosen;

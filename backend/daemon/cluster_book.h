@@ -18,6 +18,8 @@ namespace fulcrum::daemon {
 struct GpuDemand {
     int workers = 0;
     double memory_gb = 0;
+    int servers = 0; // GPUs its parameter servers hold besides (scenario placement.server_gpus)
+    int gpus() const { return workers + servers; }
 };
 
 // Each placed job's estimated compute still to run, in seconds of its run clock.

@@ -44,6 +44,7 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
     }
     set("early_feedback", given.early_feedback, s.early_feedback, "fraction:F, iterations:N or accuracy:A");
     set("comm", given.comm, s.comm, "a communication scheduler: none, srsf-N or ada-srsf");
+    set("queue", given.queue, s.queue, "the queue's order: backfill or fifo");
     set("tls_certificate", given.tls_certificate, s.tls_certificate, "a path to a PEM certificate chain");
     set("tls_key", given.tls_key, s.tls_key, "a path to a PEM private key");
     s.allow_plain = s.allow_plain || f.boolean_or("allow_plain", false);
@@ -121,6 +122,8 @@ ListenAddress check_settings(DaemonSettings& s)
     } catch (const std::invalid_argument& e) {
         throw InputError("--comm", "", e.what());
     }
+    if (s.queue != "backfill" && s.queue != "fifo")
+        throw InputError("--queue", "", "expected backfill or fifo, got '" + s.queue + "'");
     if (s.token_file.empty())
         s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
     if (s.metrics != "token" && s.metrics != "loopback" && s.metrics != "off")

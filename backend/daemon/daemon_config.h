@@ -18,6 +18,7 @@ struct DaemonSettings {
     double elastic_round_s = 60;
     std::string early_feedback = "fraction:0.1";
     std::string comm = "none"; // none, srsf-N or ada-srsf (DaemonOptions::comm)
+    std::string queue = "backfill"; // backfill or fifo (DaemonOptions::queue)
     std::string tls_certificate, tls_key;
     bool allow_plain = false;
     bool no_demo = false;
@@ -31,7 +32,7 @@ struct DaemonSettings {
 struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
          tls_certificate = false, tls_key = false, metrics = false, elastic = false, elastic_round_s = false,
-         early_feedback = false, comm = false;
+         early_feedback = false, comm = false, queue = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws

@@ -18,6 +18,10 @@ struct DaemonOptions {
     // policy that picks them: rand, ff, ls or lwf-K.
     sched::ClusterSpec cluster; // 16 servers of 4 GPUs with 16 GB
     std::string placement = "lwf-1";
+    // The queue's order: backfill (every queued job is tried in submission order, and one that
+    // fits goes ahead of one that does not) or fifo (no job starts before an earlier one that
+    // waits for GPUs: the Elastic PS paper's baselines, and fulcrum-sim --elastic's queue).
+    enum class Queue { Backfill, Fifo } queue = Queue::Backfill;
     // How running jobs' sizes change: static (a job keeps the workers it was placed with) or
     // eps (the Elastic Parameter Server's rules, sched/eps_rules.h, on elastic jobs: start
     // smaller, grow round-robin on idle GPUs with rollback, release for newcomers after early

@@ -74,7 +74,8 @@ std::optional<int> ElasticScheduling::admit(
     const bool elastic = sizes(newcomer);
     const bool pooled = fed_by_pool(newcomer);
     const int minimum = elastic ? newcomer.scenario().elastic.min_workers : request.workers;
-    const auto room = [&] { return pooled ? pooled_room(newcomer) : book_.room_for(request); };
+    // Its servers' GPUs (placement.server_gpus) are never resized: the workers get what is left.
+    const auto room = [&] { return pooled ? pooled_room(newcomer) : book_.room_for(request) - request.servers; };
     int free = room();
     if (active() && free < request.workers)
         release_for(newcomer, request.workers, minimum, free, running);
@@ -105,10 +106,11 @@ void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vecto
         return;
     options_.policy = policy;
     tracked_.clear();
+    for (JobRuntime* job : running)
+        if (active() || !job->remote()) // static: the book still follows local jobs' members
+            started(*job);
     if (!active())
         return;
-    for (JobRuntime* job : running)
-        started(*job);
     rebase(Clock::now());
 }
 
@@ -122,6 +124,8 @@ void ElasticScheduling::started(JobRuntime& job)
     if (!sizes(job)) {
         if (fed_by_pool(job)) // static: its members' processes, kept to its end
             reconcile(job, {}, label() + ": job " + std::to_string(job.id()) + " starts with its whole request");
+        else if (resizable(job)) // static: no decisions, but the book follows an operator's resizes
+            tracked_[job.id()] = Tracked {};
         return;
     }
     tracked_[job.id()] = Tracked {};

@@ -34,6 +34,7 @@ GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& clust
     demand.workers
         = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
     demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
+    demand.servers = s.placement_server_gpus;
     return demand;
 }
 
@@ -270,7 +271,9 @@ JobQueue::Submission JobQueue::check_submission(
     gpu::check_worker_devices(s.workers, source);
     if (origin == Origin::Client)
         confine_paths(s, folders_);
-    const GpuDemand demand = demand_of(s, options_.cluster);
+    GpuDemand demand = demand_of(s, options_.cluster);
+    if (s.elastic.present && s.elastic.initial_workers > 0 && demand.workers == static_cast<int>(s.workers.size()))
+        demand.workers = s.elastic.initial_workers; // an elastic job of local workers asks for its initial members
     if (const std::string why = cluster_.impossible(demand); !why.empty())
         throw InputError(source,
             s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb"
@@ -301,15 +304,16 @@ std::string JobQueue::queued_message(const JobRuntime& job) const
 {
     const GpuDemand demand = demand_of(job.scenario(), options_.cluster);
     GpuDemand asked = demand;
-    if (elastic_.sizes(job) || elastic_.fed_by_pool(job))
+    if (ElasticScheduling::resizable(job))
         asked.workers = ElasticScheduling::requested_workers(job);
     std::ostringstream asks;
     if (elastic_.fed_by_pool(job))
         asks << asked.workers << " pooled worker" << (asked.workers == 1 ? "" : "s") << " (fulcrum-worker --pool), "
              << worker_pool_.idle() << " idle now; ";
     else
-        asks << asked.workers << (asked.workers == 1 ? " GPU" : " GPUs") << " with " << demand.memory_gb << " GB each, "
-             << cluster_.room_for(demand) << " with room now; ";
+        asks << asked.gpus() << (asked.gpus() == 1 ? " GPU" : " GPUs")
+             << (asked.servers > 0 ? " (" + std::to_string(asked.servers) + " for its servers)" : "") << " with "
+             << demand.memory_gb << " GB each, " << cluster_.room_for(demand) << " with room now; ";
     asks << queued_.size() << " job" << (queued_.size() == 1 ? "" : "s") << " ahead";
     return asks.str();
 }
@@ -575,12 +579,19 @@ void JobQueue::start_queued()
     };
     std::vector<Placed> placed;
     std::optional<JobId> pool_head; // --elastic static: the pooled job first in line, waiting
+    std::optional<JobId> gpu_head; // --queue fifo: the first job waiting for GPUs
     for (auto it = queued_.begin(); it != queued_.end();) {
         JobRuntime& job = *jobs_.at(*it);
         const bool pooled = elastic_.fed_by_pool(job); // its workers come from the pool, not the GPUs
         GpuDemand request = demand_of(job.scenario(), options_.cluster);
-        if (elastic_.sizes(job) || pooled) // its initial members
+        if (ElasticScheduling::resizable(job)) // its initial members, under every policy
             request.workers = ElasticScheduling::requested_workers(job);
+        if (gpu_head && !pooled && request.gpus() > 0) {
+            job.set_waiting("waiting behind job " + std::to_string(*gpu_head) + " (--queue fifo)");
+            ++it;
+            continue;
+        }
+        const bool fifo = options_.queue == DaemonOptions::Queue::Fifo && !pooled && request.gpus() > 0;
         GpuDemand demand = request;
         std::optional<int> size; // the workers it starts with (eps, or a pooled job)
         if (elastic_.active() && request.workers > 0) {
@@ -606,9 +617,11 @@ void JobQueue::start_queued()
         const std::vector<int> gpus = pooled || (elastic_.active() && request.workers > 0 && !size)
             ? std::vector<int> {}
             : cluster_.place(job.id(), demand, remaining);
-        if (!pooled && demand.workers > 0 && gpus.empty()) {
-            job.set_waiting("waiting for " + std::to_string(demand.workers) + " GPUs with room for a worker; "
+        if (!pooled && demand.gpus() > 0 && gpus.empty()) {
+            job.set_waiting("waiting for " + std::to_string(demand.gpus()) + " GPUs with room for a worker; "
                 + std::to_string(cluster_.room_for(demand)) + " have room now");
+            if (fifo)
+                gpu_head = job.id();
             ++it;
             continue;
         }
@@ -616,7 +629,8 @@ void JobQueue::start_queued()
         std::size_t next = 0;
         const bool external = job.scenario().external.has_value();
         for (const auto& w : job.scenario().workers)
-            placement.push_back(w.remote || external || next >= gpus.size() ? -1 : gpus[next++]);
+            placement.push_back( // the workers' GPUs first; the servers' after them
+                w.remote || external || next >= std::min<std::size_t>(gpus.size(), demand.workers) ? -1 : gpus[next++]);
         const bool smaller = size && *size < request.workers;
         placed.push_back({ &job, std::move(placement),
             external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
@@ -625,7 +639,9 @@ void JobQueue::start_queued()
                     + " of the " + std::to_string(request.workers) + " workers it asks for from the worker pool ("
                     + std::to_string(worker_pool_.idle()) + " idle)"
                          : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
-                    + (demand.workers == 1 ? "" : "s") + " on " + cluster_.describe(gpus)
+                    + (demand.workers == 1 ? "" : "s")
+                    + (demand.servers > 0 ? " and its " + std::to_string(demand.servers) + " servers" : "") + " on "
+                    + cluster_.describe(gpus)
                     + (smaller ? " (" + std::string(sched::policy_name(elastic_.policy())) + ": "
                                 + std::to_string(*size) + " of the " + std::to_string(request.workers)
                                 + " it asks for were free; it grows when GPUs are idle)"

@@ -341,8 +341,10 @@ struct WebSocketServer::Impl {
     {
         token_timer.expires_after(std::chrono::seconds(1));
         token_timer.async_wait([this](beast::error_code ec) {
-            if (ec)
-                return; // cancelled by stop()
+            // Cancelled by stop(), or due just as it stopped: a wait armed after stop() ran
+            // would keep the I/O threads, and the server's destructor, waiting for ever.
+            if (ec || stopping.load())
+                return;
             std::string problem;
             if (tokens.reload_if_changed(&problem)) {
                 std::vector<std::shared_ptr<Closable>> revoked;
@@ -367,8 +369,8 @@ struct WebSocketServer::Impl {
     void accept()
     {
         acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
-            if (ec)
-                return; // closed by stop()
+            if (ec || stopping.load())
+                return; // closed by stop(), or accepted as it stopped: the socket closes here
             if (tls)
                 open(std::make_shared<Session<TlsStream>>(
                     std::move(socket), tls.get(), daemon, tokens, sessions, options.metrics));
@@ -386,6 +388,8 @@ struct WebSocketServer::Impl {
             sessions.open.insert(session);
         }
         session->start();
+        if (stopping.load()) // stop() may have closed the open sessions before this one was
+            session->close();
     }
 
     Daemon& daemon;
@@ -399,6 +403,7 @@ struct WebSocketServer::Impl {
     std::optional<net::signal_set> signals;
     net::steady_timer token_timer { io };
     std::once_flag stopped;
+    std::atomic<bool> stopping { false };
 };
 
 WebSocketServer::WebSocketServer(Daemon& daemon, const TokenStore& tokens, ServerOptions options)
@@ -446,6 +451,7 @@ void WebSocketServer::start()
 void WebSocketServer::stop()
 {
     std::call_once(impl_->stopped, [this] {
+        impl_->stopping = true;
         net::post(impl_->io, [this] {
             beast::error_code ec;
             impl_->acceptor.close(ec);

@@ -112,6 +112,10 @@ struct Scenario {
     // fulcrumd places the job's workers on its cluster's GPUs ("placement" section): the GPU
     // memory each worker takes there; unset, a whole GPU. Other runners ignore it.
     std::optional<double> placement_memory_gb;
+    // GPUs the job's parameter servers hold besides its workers' ("placement.server_gpus"), as
+    // the simulator's parameter-server jobs hold a slot per server: placed with the workers
+    // and kept to the job's end. 0: the servers run in fulcrumd and hold none.
+    int placement_server_gpus = 0;
     CheckpointSpec checkpoint;
     std::vector<ScheduledChange> changes; // in order of before_iteration
     std::optional<ExternalSpec> external; // set: the workers are an external framework's ranks

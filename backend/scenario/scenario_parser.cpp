@@ -411,6 +411,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
         Fields pl(*placement, "placement");
         if (pl.find("memory_gb"))
             s.placement_memory_gb = pl.number_or("memory_gb", 1, 0.01, 1e6);
+        s.placement_server_gpus = static_cast<int>(pl.integer_or("server_gpus", 0, 0, 1024));
         pl.reject_unknown();
     }
     if (const json::value* elastic = top.find("elastic")) {

@@ -91,7 +91,7 @@ struct BarrierEngine::Impl : EngineRefs {
         }
         if (pause <= 0)
             return now;
-        core.clock.schedule(now + pause, [] { }); // the move, on the job's own clock
+        core.clock.schedule(now + pause, [] {}); // the move, on the job's own clock
         core.clock.step();
         return core.clock.now();
     }

@@ -119,6 +119,22 @@ TEST(DaemonConfig, CommunicationSchedulingIsNoneSrsfNOrAdaSrsf)
         0u);
 }
 
+TEST(DaemonConfig, TheQueueIsBackfillOrFifo)
+{
+    DaemonSettings s;
+    EXPECT_EQ(s.queue, "backfill");
+    daemon::apply_config_file(R"({"queue": "fifo"})", "fulcrumd.json", s, {});
+    EXPECT_EQ(s.queue, "fifo");
+    EXPECT_EQ(refusal([&] { daemon::check_settings(s); }), "accepted");
+    GivenOnCommandLine given;
+    given.queue = true; // --queue on the command line wins
+    s.queue = "backfill";
+    daemon::apply_config_file(R"({"queue": "fifo"})", "fulcrumd.json", s, given);
+    EXPECT_EQ(s.queue, "backfill");
+    s.queue = "lifo";
+    EXPECT_EQ(refusal([&] { daemon::check_settings(s); }), "--queue : expected backfill or fifo, got 'lifo'");
+}
+
 TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
 {
     DaemonSettings s;

@@ -352,9 +352,9 @@ TEST_F(LiveElasticTest, AFrozenJobKeepsItsWorkersUntilUnfrozen)
 }
 
 // An operator switches a running cluster's policies. A bad name is refused with its field
-// and nothing changes; a viewer may not. Switched to eps, the running elastic job is taken
-// in as it is: the GPUs its non-members held under static are freed, and it grows back
-// onto them round by round. The switch is an event in the job's run store.
+// and nothing changes; a viewer may not. Under static the elastic job holds its members'
+// GPUs only; switched to eps, it is taken in as it is and grows onto the idle GPUs round by
+// round. The switch is an event in the job's run store.
 TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTakenIn)
 {
     daemon::Daemon d(options(sched::ElasticPolicy::StaticFifo, "switch"));
@@ -369,7 +369,7 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
             d, client, into, encode(ClientMessage { SetClusterPolicy { "p", placement, elastic, std::nullopt } }));
     };
     const JobId job = d.submit(paced_job("switched", R"([{"speed": 3000, "count": 3}])", elastic(1, 1, 3)), "test");
-    EXPECT_EQ(gpus_held(status_of(d, job)), 3) << "static: every slot's GPU";
+    EXPECT_EQ(gpus_held(status_of(d, job)), 1) << "static: its one member's GPU, not every slot's";
     EXPECT_EQ(d.cluster().elastic, "static");
 
     const std::map<std::string, std::pair<std::optional<std::string>, std::optional<std::string>>> bad {
@@ -412,6 +412,36 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
     EXPECT_EQ(changed->actor.rfind("operator:op", 0), 0u) << changed->actor;
     EXPECT_NE(changed->message.find("placement ff, elastic eps and communication none"), std::string::npos)
         << changed->message;
+}
+
+// Under static an elastic job is placed on its members' GPUs only, so the GPUs of its other
+// slots stay free for other jobs; an operator's add-worker takes an idle GPU, refused with
+// no-free-gpu when none is left, and remove-worker frees one.
+TEST_F(LiveElasticTest, UnderStaticAnElasticJobHoldsItsMembersGpusAndAnOperatorsResizesFollowThem)
+{
+    daemon::Daemon d(options(sched::ElasticPolicy::StaticFifo, "static"));
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId job = d.submit(paced_job("members", R"([{"speed": 3000, "count": 4}])", elastic(2, 1, 4)), "test");
+    const JobId other = d.submit(paced_job("beside", R"([{"speed": 3000}])"), "test");
+    EXPECT_EQ(gpus_held(status_of(d, job)), 2) << "its two members' GPUs";
+    EXPECT_EQ(gpus_held(status_of(d, other)), 1) << "placed on a GPU the elastic job's other slots leave free";
+    std::vector<ServerMessage> seen;
+    const auto resize = [&](ResizeAction action) {
+        return request_reply(d, *op, seen, encode(ClientMessage { ResizeJob { "r", job, action, std::nullopt } }));
+    };
+    for (int i = 0; i < 1000 && status_of(d, job).iteration < 2; ++i) // its trainer knows its members
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const Reply added = resize(ResizeAction::AddWorker);
+    ASSERT_FALSE(added.error) << added.error->code << ": " << added.error->message;
+    EXPECT_EQ(gpus_held(status_of(d, job)), 3);
+    const Reply refused = resize(ResizeAction::AddWorker);
+    ASSERT_TRUE(refused.error) << "every GPU is held";
+    EXPECT_EQ(refused.error->code, "no-free-gpu") << refused.error->message;
+    const Reply removed = resize(ResizeAction::RemoveWorker);
+    ASSERT_FALSE(removed.error) << removed.error->code << ": " << removed.error->message;
+    EXPECT_EQ(gpus_held(status_of(d, job)), 2) << "the removed worker's GPU is free at once";
+    d.stop_all();
 }
 
 // Under kill-restart the same growth step is carried out by stopping the job at a barrier
@@ -476,7 +506,8 @@ TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
     // Worker 0 alone closed every barrier before the restart: the restarted job's first
     // iteration starts 1.5 s of run clock after the last one ended.
     const auto at = [&](std::int64_t k) {
-        return *std::find_if(rows.begin(), rows.end(), [&](const IterationRecord& r) { return r.worker == 0 && r.iteration == k; });
+        return *std::find_if(
+            rows.begin(), rows.end(), [&](const IterationRecord& r) { return r.worker == 0 && r.iteration == k; });
     };
     ASSERT_GT(added->iteration, 0);
     EXPECT_NEAR(at(added->iteration).start_s - at(added->iteration - 1).end_s, 1.5, 1e-9);

@@ -125,6 +125,39 @@ protected:
 // (its status says why) while a smaller one behind it starts; cancelling frees GPUs and
 // the waiting job is placed. The cluster stream and the events follow, and the run store
 // records the queue and placement events first.
+// --queue fifo: no job starts before an earlier one that waits for GPUs, so the small job
+// that backfill would start beside the big one waits behind the wide one. A job's
+// placement.server_gpus are GPUs its parameter servers hold besides its workers'.
+TEST_F(PlacementTest, UnderAFifoQueueNoJobOvertakesOneThatWaitsAndServersHoldGpus)
+{
+    daemon::DaemonOptions o = options();
+    o.queue = daemon::DaemonOptions::Queue::Fifo;
+    daemon::Daemon d(o);
+    const auto status = [&](JobId id) {
+        for (const JobStatus& s : d.jobs())
+            if (s.job == id)
+                return s;
+        return JobStatus {};
+    };
+    const JobId big = d.submit(job_of(4, R"(, "placement": {"server_gpus": 2})"), "big");
+    EXPECT_EQ(status(big).placement.size(), 4u) << "one GPU per worker in its placement";
+    const auto held_by = [&](JobId job) {
+        int n = 0;
+        for (const GpuUsage& g : d.cluster().gpus)
+            n += std::count(g.jobs.begin(), g.jobs.end(), job) > 0 ? 1 : 0;
+        return n;
+    };
+    EXPECT_EQ(held_by(big), 6) << "four workers and two servers";
+    const JobId wide = d.submit(job_of(4), "wide"); // 2 GPUs are free: waits
+    const JobId small = d.submit(job_of(2), "small"); // would fit, but comes after the wide one
+    EXPECT_EQ(status(wide).state, JobState::Queued);
+    EXPECT_EQ(status(small).state, JobState::Queued);
+    EXPECT_EQ(status(small).message, "waiting behind job " + std::to_string(wide) + " (--queue fifo)");
+    EXPECT_THROW(d.submit(job_of(7, R"(, "placement": {"server_gpus": 2})"), "huge"), InputError)
+        << "nine GPUs on a cluster of eight";
+    d.stop_all();
+}
+
 TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhead)
 {
     daemon::Daemon d(options());

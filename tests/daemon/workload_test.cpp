@@ -1,9 +1,11 @@
 // submit-workload: a trace of virtual-mode jobs arriving on fulcrumd's one virtual clock,
 // queued and placed by the live scheduler at their moments, each job's arrival, start and
-// end on that clock in its status.
+// end on that clock in its status; and the simulator's parameter-server jobs run so.
 
 #include "daemon/daemon.h"
 #include "daemon_support.h"
+#include "sched/elastic_simulator.h"
+#include "sched/ps_live_export.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -155,5 +157,53 @@ TEST_F(WorkloadTest, ABadJobRefusesTheWholeWorkloadByItsFieldAndAnArrivingJobCan
     EXPECT_EQ(status_of(d, longer)->state, JobState::Running);
     r = request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c2", JobAction::Cancel, longer } }));
     ASSERT_FALSE(r.error) << r.error->message;
+    d.stop_all();
+}
+
+// fulcrum-sim --export-live: the simulator's parameter-server jobs as fulcrumd runs them. On a
+// cluster with room for all, under static, each job's completion time on fulcrumd's clock is
+// the simulator's (its iteration at its requested size is PsClusterModel's), which checks the
+// conversion and the workload's clock together.
+TEST_F(WorkloadTest, ExportedParameterServerJobsTakeTheSimulatorsTimesUnderStatic)
+{
+    const std::vector<sched::PsJobSpec> jobs = sched::generate_ps_workload({ .jobs = 3, .mean_gap_s = 60, .seed = 4 });
+    const sched::ClusterSpec cluster;
+    const sched::PsClusterModel model = sched::ps_cluster_model(cluster);
+    sched::ElasticOptions static_fifo;
+    static_fifo.policy = sched::ElasticPolicy::StaticFifo;
+    const sched::ElasticResult simulated = sched::simulate_elastic(model, jobs, static_fifo);
+    ASSERT_EQ(simulated.jobs.size(), 3u);
+    sched::export_live_workload(jobs, cluster, model, dir / "export");
+    const sched::ClusterSpec exported = sched::load_cluster((dir / "export" / "cluster.json").string());
+    EXPECT_EQ(exported.gpus(), cluster.gpus());
+
+    daemon::DaemonOptions o = options();
+    o.cluster = exported;
+    daemon::Daemon d(o);
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    SubmitWorkload workload { "w", {} };
+    for (const sched::PsJobSpec& job : jobs) {
+        const sched::LiveJob live = sched::live_job(job, model, cluster.gpus());
+        workload.jobs.push_back({ live.scenario_json, live.arrival_s });
+    }
+    std::vector<ServerMessage> seen;
+    const Reply reply = request_reply(d, *op, seen, encode(ClientMessage { workload }));
+    ASSERT_FALSE(reply.error) << reply.error->field << ": " << reply.error->message;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    const auto all_ended = [&] {
+        return std::all_of(reply.jobs.begin(), reply.jobs.end(), [&](const JobStatus& s) {
+            const auto now = status_of(d, s.job);
+            return now && ended(now->state) && now->daemon_clock && now->daemon_clock->finish_s;
+        });
+    };
+    while (std::chrono::steady_clock::now() < deadline && !all_ended())
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const JobStatus s = *status_of(d, reply.jobs[i].job);
+        ASSERT_EQ(s.state, JobState::Finished) << s.name << ": " << s.message;
+        EXPECT_EQ(s.name, simulated.jobs[i].job.name);
+        EXPECT_NEAR(*s.daemon_clock->finish_s - s.daemon_clock->arrival_s, simulated.jobs[i].jct(), 1e-6) << s.name;
+    }
     d.stop_all();
 }

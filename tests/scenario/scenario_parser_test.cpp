@@ -249,7 +249,8 @@ TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
         "elastic.resizes[0].target", "expected 0 to 2");
     expect_refused(elastic(R"({ "partition_data": 1 })"), "elastic.partition_data", "true or false");
     expect_refused(elastic(R"({ "min_workers": 0 })"), "elastic.min_workers", "expected 1 to 3");
-    expect_refused(elastic(R"({ "pause_s": { "add-worker": -1 } })"), "elastic.pause_s.add-worker", "expected a number in [0, 1e+06]");
+    expect_refused(elastic(R"({ "pause_s": { "add-worker": -1 } })"), "elastic.pause_s.add-worker",
+        "expected a number in [0, 1e+06]");
     expect_refused(elastic(R"({ "pause_s": { "grow": 1 } })"), "elastic.pause_s.grow", "add-worker");
     expect_refused(elastic(R"({ "min_workers": 2, "max_workers": 1 })"), "elastic.max_workers", "expected 2 to 3");
     expect_refused(elastic(R"({ "initial_workers": 1, "min_workers": 2 })"), "elastic.initial_workers",
@@ -316,6 +317,13 @@ TEST(ScenarioParser, ThePlacementSectionGivesTheGpuMemoryOfEachWorker)
     EXPECT_FALSE(scenario::parse_scenario(kMinimal, "test.json").placement_memory_gb);
     const std::string shared = with(R"("workers")", R"("placement": {"memory_gb": 4.5}, "workers")");
     EXPECT_EQ(scenario::parse_scenario(shared, "test.json").placement_memory_gb, 4.5);
+    EXPECT_EQ(scenario::parse_scenario(kMinimal, "test.json").placement_server_gpus, 0);
+    EXPECT_EQ(
+        scenario::parse_scenario(with(R"("workers")", R"("placement": {"server_gpus": 3}, "workers")"), "test.json")
+            .placement_server_gpus,
+        3);
+    expect_refused(with(R"("workers")", R"("placement": {"server_gpus": -1}, "workers")"), "placement.server_gpus",
+        "expected 0 to 1024");
     expect_refused(with(R"("workers")", R"("placement": {"memory_gb": 0}, "workers")"), "placement.memory_gb",
         "expected a number in");
     expect_refused(with(R"("workers")", R"("placement": {"gpus": 2}, "workers")"), "placement.gpus", "unknown field");
