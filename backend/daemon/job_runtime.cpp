@@ -438,6 +438,8 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
             w.excluded_until = o.excluded_until;
             w.member = o.member;
             w.slowdown = trainer_->control().straggler_slowdown(w.worker);
+        } else if (i < members_.size()) { // not started yet: the members it will start with
+            w.member = members_[i];
         }
         out.push_back(std::move(w));
     }
