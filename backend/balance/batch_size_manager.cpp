@@ -158,13 +158,22 @@ void BatchSizeManager::set_policy(
         throw std::invalid_argument("set_policy needs a policy");
     if (!(options.damping >= 0 && options.damping < 1))
         throw OverrideError("illegal-value", "damping must be in [0, 1)");
-    const Allocation start = policy->initial(workers_, total_batch_);
-    for (std::size_t i = 0; i < start.batch_sizes.size() && i < limits_.size(); ++i)
-        if (limits_[i] > 0 && start.batch_sizes[i] > limits_[i])
+    std::vector<WorkerObservation> askers;
+    std::int32_t total = 0;
+    {
+        std::lock_guard lock(mutex_); // as the next barrier will see them
+        askers = initial_askers(overrides_);
+        total = total_batch_;
+    }
+    const Allocation start = policy->initial(static_cast<int>(askers.size()), total);
+    for (std::size_t k = 0; k < start.batch_sizes.size() && k < askers.size(); ++k) {
+        const auto i = static_cast<std::size_t>(askers[k].worker);
+        if (limits_[i] > 0 && start.batch_sizes[k] > limits_[i])
             throw OverrideError("over-memory-limit",
                 "policy " + policy->name() + " gives worker " + std::to_string(i) + " a batch of "
-                    + std::to_string(start.batch_sizes[i]) + " samples, above its memory limit of "
+                    + std::to_string(start.batch_sizes[k]) + " samples, above its memory limit of "
                     + std::to_string(limits_[i]) + " samples");
+    }
     std::lock_guard lock(mutex_);
     policy_request_ = PolicyRequest { std::move(policy), options, actor, std::move(spec_json) };
 }
@@ -185,6 +194,31 @@ void BatchSizeManager::start_with_members(const std::vector<bool>& members)
     std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < members.size(); ++i)
         overrides_[i].member = applied_[i].member = members[i];
+    follow_membership();
+}
+
+void BatchSizeManager::follow_members(std::int32_t batch_per_member)
+{
+    if (batch_per_member < 0)
+        throw std::invalid_argument("a batch per worker cannot be negative");
+    std::lock_guard lock(mutex_);
+    batch_per_member_ = batch_per_member;
+    follow_membership();
+}
+
+void BatchSizeManager::follow_membership()
+{
+    if (batch_per_member_ <= 0)
+        return;
+    const auto members
+        = std::count_if(applied_.begin(), applied_.end(), [](const WorkerOverride& o) { return o.member; });
+    total_batch_ = static_cast<std::int32_t>(std::max<std::int64_t>(1, members) * batch_per_member_);
+}
+
+std::int32_t BatchSizeManager::total_batch() const
+{
+    std::lock_guard lock(mutex_);
+    return total_batch_;
 }
 
 void BatchSizeManager::join(WorkerId worker)
@@ -291,6 +325,14 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
         }
     }
     requests_.clear();
+    const std::int32_t total_before = total_batch_;
+    follow_membership();
+    if (total_batch_ != total_before)
+        emit(iteration, now_s, "total-batch", std::nullopt,
+            "X = " + std::to_string(total_batch_) + " (" + std::to_string(batch_per_member_)
+                + " per worker, elastic.batch_per_worker, x " + std::to_string(total_batch_ / batch_per_member_)
+                + " workers); was " + std::to_string(total_before),
+            "elastic");
     if (policy_request_) {
         PolicyRequest change = std::move(*policy_request_);
         policy_request_.reset();
@@ -348,23 +390,32 @@ bool BatchSizeManager::fits_limits(const std::vector<std::int32_t>& sizes) const
     return true;
 }
 
+std::vector<WorkerObservation> BatchSizeManager::initial_askers(const std::vector<WorkerOverride>& states) const
+{
+    // Following the members, X may be smaller than the slots: only the members are split.
+    std::vector<WorkerObservation> askers;
+    for (int i = 0; i < workers_; ++i)
+        if (batch_per_member_ <= 0 || states[static_cast<std::size_t>(i)].member)
+            askers.emplace_back().worker = i;
+    return askers;
+}
+
 Allocation BatchSizeManager::initial()
 {
     apply_requests(0, 0);
-    const Allocation proposal = policy_->initial(workers_, total_batch_);
-    if (proposal.batch_sizes.size() != static_cast<std::size_t>(workers_))
+    const std::vector<WorkerObservation> askers = initial_askers(applied_);
+    const Allocation proposal = policy_->initial(static_cast<int>(askers.size()), total_batch_);
+    if (proposal.batch_sizes.size() != askers.size())
         throw std::logic_error("policy " + policy_->name() + " returned the wrong number of batch sizes");
-    for (int i = 0; i < workers_; ++i) {
+    for (std::size_t k = 0; k < askers.size(); ++k) {
+        const int i = askers[k].worker;
         const std::int32_t limit = limits_[static_cast<std::size_t>(i)];
-        if (limit > 0 && proposal.batch_sizes[static_cast<std::size_t>(i)] > limit)
+        if (limit > 0 && proposal.batch_sizes[k] > limit)
             throw std::invalid_argument("policy " + policy_->name() + " gives worker " + std::to_string(i)
-                + " a batch of " + std::to_string(proposal.batch_sizes[static_cast<std::size_t>(i)])
-                + " samples, above its memory limit of " + std::to_string(limit) + " samples");
+                + " a batch of " + std::to_string(proposal.batch_sizes[k]) + " samples, above its memory limit of "
+                + std::to_string(limit) + " samples");
     }
-    std::vector<WorkerObservation> everyone(static_cast<std::size_t>(workers_));
-    for (int i = 0; i < workers_; ++i)
-        everyone[static_cast<std::size_t>(i)].worker = i;
-    return assemble(index_by_worker(proposal, everyone), 0, 0);
+    return assemble(index_by_worker(proposal, askers), 0, 0);
 }
 
 Allocation BatchSizeManager::next(
@@ -616,6 +667,8 @@ void BatchSizeManager::load_state(StateReader& in)
         pending_.reset();
     }
     policy_->load_state(in);
+    std::lock_guard lock(mutex_);
+    follow_membership();
 }
 
 } // namespace fulcrum::balance

@@ -77,6 +77,12 @@ public:
     void start_with_members(const std::vector<bool>& members);
     void join(WorkerId worker);
     void leave(WorkerId worker);
+    // Elastic PS with the batch per worker fixed (EPS's growth, weak scaling; scenario
+    // elastic.batch_per_worker): from the next barrier on, and after every join or leave, X is
+    // `batch_per_member` times the members. 0: X stays the job's total batch (LB-BSP).
+    void follow_members(std::int32_t batch_per_member);
+    // X as the next barrier splits it (the total batch, or the members' per follow_members).
+    std::int32_t total_batch() const;
 
     // An operator's set-policy: from the next barrier on, `policy` sizes the workers (with
     // its own damping and blocking). The sizes in effect, pins and exclusions carry over; the
@@ -126,6 +132,9 @@ private:
     void check_worker(WorkerId worker) const;
     void check_member(WorkerId worker) const; // with mutex_ held
     void apply_requests(std::int64_t iteration, double now_s);
+    void follow_membership(); // with mutex_ held: X from the members (follow_members)
+    // The slots a policy's first sizes are for: every one, or the members when following them.
+    std::vector<WorkerObservation> initial_askers(const std::vector<WorkerOverride>& states) const;
     Allocation assemble(const Proposal& proposal, std::int64_t iteration, double now_s);
     bool fits_limits(const std::vector<std::int32_t>& sizes) const;
     double predicted_time(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
@@ -135,7 +144,8 @@ private:
 
     std::unique_ptr<BatchSizePolicy> policy_;
     int workers_;
-    std::int32_t total_batch_;
+    std::int32_t total_batch_; // guarded by mutex_ once follow_members() is in effect
+    std::int32_t batch_per_member_ = 0;
     std::vector<std::int32_t> limits_;
     ManagerOptions options_;
     bool blocking_;

@@ -135,6 +135,12 @@ void ClusterBook::remove_gpu(JobId job, int gpu)
         gpus.erase(g);
 }
 
+std::vector<int> ClusterBook::gpus_of(JobId job) const
+{
+    const auto it = held_.find(job);
+    return it == held_.end() ? std::vector<int> {} : it->second.gpus;
+}
+
 protocol::ClusterState ClusterBook::state(const std::vector<JobId>& queue, const RemainingWork& remaining) const
 {
     protocol::ClusterState out;

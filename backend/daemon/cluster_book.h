@@ -55,8 +55,10 @@ public:
     // one has room (its all-reduce stays inside the server), else the least loaded. Nothing
     // when none has room.
     std::optional<int> add_gpu(JobId job, const RemainingWork& remaining);
-    // A worker of the job left `gpu`.
+    // A worker (or a parameter server) of the job left `gpu`.
     void remove_gpu(JobId job, int gpu);
+    // The GPUs the job holds, in the order it took them (none when it is not placed).
+    std::vector<int> gpus_of(JobId job) const;
     // How many GPUs have room for one of the demand's workers now.
     int room_for(const GpuDemand& demand) const;
     protocol::ClusterState state(const std::vector<JobId>& queue, const RemainingWork& remaining) const;

@@ -23,7 +23,7 @@ std::string per_s(double rate)
 {
     std::ostringstream text;
     text.precision(3);
-    text << rate << " it/s";
+    text << rate << " samples/s";
     return text.str();
 }
 
@@ -100,6 +100,26 @@ void ElasticScheduling::remove_gpu(JobId job, int gpu)
     note_change();
 }
 
+bool ElasticScheduling::servers_hold_gpus(const JobRuntime& job)
+{
+    return job.scenario().placement_server_gpus > 0 && !job.remote();
+}
+
+std::vector<int> ElasticScheduling::server_gpus(const JobRuntime& job) const
+{
+    std::vector<int> gpus = book_.gpus_of(job.id());
+    for (const std::int32_t worker_gpu : job.status().placement)
+        if (const auto g = std::find(gpus.begin(), gpus.end(), worker_gpu); g != gpus.end())
+            gpus.erase(g);
+    return gpus;
+}
+
+int ElasticScheduling::wanted_server_gpus(const JobRuntime& job)
+{
+    const scenario::Scenario& s = job.scenario();
+    return std::max(1, s.placement_server_gpus + job.server_count() - s.server_shards);
+}
+
 void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running)
 {
     if (policy == options_.policy)
@@ -165,6 +185,11 @@ void ElasticScheduling::release_for(
         h.held = { count_members(job->member_slots()), 0 };
         h.request = { requested_workers(*job), 0 };
         h.minimum = { e.min_workers, 0 };
+        if (servers_hold_gpus(*job)) { // its servers' GPUs count, and go, with its workers'
+            h.held.servers = static_cast<int>(server_gpus(*job).size());
+            h.request.servers = job->scenario().placement_server_gpus;
+            h.minimum.servers = 1;
+        }
         h.may_release = may_release(*job, it->second);
         jobs.push_back(job);
         holders.push_back(h);
@@ -172,7 +197,7 @@ void ElasticScheduling::release_for(
     const std::vector<sched::SlotCount> taken = sched::eps_release(holders, free, wanted);
     int freed = 0;
     for (const sched::SlotCount& t : taken)
-        freed += t.workers;
+        freed += t.slots();
     if (freed == 0 || free + freed < minimum)
         return;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -185,10 +210,10 @@ void ElasticScheduling::release_for(
             leaving.push_back(static_cast<WorkerId>(members.rend() - last - 1));
             *last = false;
         }
-        if (leaving.empty())
+        if (leaving.empty() && taken[i].servers == 0)
             continue;
         try {
-            remove_workers(*jobs[i], leaving,
+            shrink(*jobs[i], leaving, taken[i].servers,
                 label() + ": released for job " + std::to_string(newcomer.id()) + " (asks for " + std::to_string(wanted)
                     + (pooled ? " pooled workers, " : " GPUs, ") + std::to_string(free) + " idle); job "
                     + std::to_string(jobs[i]->id()) + " is past its early feedback ("
@@ -220,13 +245,23 @@ void ElasticScheduling::carry_out(
         job.resize(change, actor(), reason);
 }
 
-void ElasticScheduling::remove_workers(JobRuntime& job, const std::vector<WorkerId>& workers, const std::string& reason)
+void ElasticScheduling::shrink(
+    JobRuntime& job, const std::vector<WorkerId>& workers, int servers, const std::string& reason)
 {
     std::vector<protocol::ResizeJob> changes;
-    changes.reserve(workers.size());
+    changes.reserve(workers.size() + static_cast<std::size_t>(std::max(0, servers)));
     for (const WorkerId worker : workers)
         changes.push_back({ {}, job.id(), ResizeAction::RemoveWorker, worker });
+    for (int k = 0; k < servers; ++k)
+        changes.push_back({ {}, job.id(), ResizeAction::RemoveServer, std::nullopt });
     carry_out(job, changes, reason);
+    if (servers > 0) { // the last servers' GPUs are free at once, as the workers' are
+        std::vector<int> held = server_gpus(job);
+        for (int k = 0; k < servers && !held.empty(); ++k) {
+            remove_gpu(job.id(), held.back());
+            held.pop_back();
+        }
+    }
     if (job.remote()) { // its processes go back to the pool once the trainer no longer has them
         if (const auto it = tracked_.find(job.id()); it != tracked_.end())
             for (const WorkerId worker : workers)
@@ -368,6 +403,20 @@ void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remainin
                 job.place_worker(static_cast<WorkerId>(w), *gpu);
         }
     }
+    if (!servers_hold_gpus(job))
+        return;
+    // Its servers' GPUs follow its servers: a server the trainer refused to add frees the GPU
+    // taken for it, one it refused to remove gets one back when free.
+    std::vector<int> held = server_gpus(job);
+    const auto wanted = static_cast<std::size_t>(wanted_server_gpus(job));
+    for (; held.size() > wanted; held.pop_back())
+        remove_gpu(job.id(), held.back());
+    while (held.size() < wanted) {
+        const std::optional<int> gpu = add_gpu(job.id(), remaining);
+        if (!gpu)
+            break;
+        held.push_back(*gpu);
+    }
 }
 
 void ElasticScheduling::judge(JobRuntime& job, Tracked& t)
@@ -385,15 +434,15 @@ void ElasticScheduling::judge(JobRuntime& job, Tracked& t)
     if (job.status().iteration < to)
         return;
     t.trial.reset();
-    const std::optional<double> after = job.iterations_per_s(from, to);
+    const std::optional<double> after = job.samples_per_s(from, to);
     if (!after || sched::eps_growth_kept(t.baseline, *after))
         return;
     t.capped = true;
     try {
-        remove_workers(job, { worker },
+        shrink(job, { worker }, t.trial_server ? 1 : 0,
             label() + ": rolled back: " + per_s(*after) + " over the " + std::to_string(options_.observe_iterations)
-                + " iterations after worker " + std::to_string(worker) + " joined, below " + per_s(t.baseline)
-                + " before; the job grows no further");
+                + " iterations after worker " + std::to_string(worker) + (t.trial_server ? " and a server" : "")
+                + " joined, below " + per_s(t.baseline) + " before; the job grows no further");
     } catch (const RefusedRequest&) {
         // it just ended
     }
@@ -419,7 +468,7 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         // Its pace before the step: the last observed iterations, the first barrier left out.
         const std::int64_t before_from = s.iteration - options_.observe_iterations;
         const std::optional<double> baseline
-            = before_from >= 1 ? job.iterations_per_s(before_from, s.iteration) : std::nullopt;
+            = before_from >= 1 ? job.samples_per_s(before_from, s.iteration) : std::nullopt;
         if (!baseline)
             continue; // too young to judge a step against
         const auto slot = std::find(members.begin(), members.end(), false);
@@ -430,7 +479,8 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         const std::string judged = "; " + per_s(*baseline) + " before, judged over the next "
             + std::to_string(options_.observe_iterations) + " iterations";
         std::string where;
-        std::optional<int> gpu;
+        std::optional<int> gpu, server_gpu;
+        const bool with_server = servers_hold_gpus(job);
         if (pooled) {
             const bool joined = job.remote()->joined_slots()[static_cast<std::size_t>(worker)];
             const std::optional<std::string> assigned
@@ -442,25 +492,40 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
             where = *assigned;
         } else {
             gpu = add_gpu(job.id(), remaining);
+            if (gpu && with_server) { // EPS's step: a worker and a server
+                server_gpu = add_gpu(job.id(), remaining);
+                if (!server_gpu) {
+                    remove_gpu(job.id(), *gpu);
+                    gpu.reset();
+                }
+            }
             if (!gpu) {
-                gpus_left = false; // no idle GPU left this round
+                gpus_left = false; // no idle GPU (or pair of GPUs) left this round
                 continue;
             }
             job.place_worker(worker, *gpu);
             where = book_.describe({ *gpu });
+            if (server_gpu)
+                where += " and a server on " + book_.describe({ *server_gpu });
         }
+        std::vector<protocol::ResizeJob> step { { {}, job.id(), ResizeAction::AddWorker, worker } };
+        if (server_gpu)
+            step.push_back({ {}, job.id(), ResizeAction::AddServer, std::nullopt });
         try {
-            carry_out(job, { { {}, job.id(), ResizeAction::AddWorker, worker } }, why + where + judged);
+            carry_out(job, step, why + where + judged);
         } catch (const RefusedRequest& e) { // its bounds moved under it, or no checkpoints: give it back
             if (gpu) {
                 remove_gpu(job.id(), *gpu);
                 job.place_worker(worker, -1);
+                if (server_gpu)
+                    remove_gpu(job.id(), *server_gpu);
             } else {
                 release_pooled(job, worker, std::string("the growth step was refused: ") + e.what());
             }
             continue;
         }
         t.trial = worker;
+        t.trial_server = server_gpu.has_value();
         t.baseline = *baseline;
     }
 }
@@ -469,6 +534,27 @@ void ElasticScheduling::resize(
     JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining)
 {
     const bool on_workers = r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker;
+    if (tracked_.contains(job.id()) && !on_workers && servers_hold_gpus(job)) {
+        // A server of such a job holds a GPU: an added one needs an idle GPU, a removed one frees its.
+        if (r.action == ResizeAction::RemoveServer) {
+            job.resize(r, actor); // refuses the last server
+            const std::vector<int> held = server_gpus(job);
+            if (held.size() > 1)
+                remove_gpu(job.id(), held.back());
+            return;
+        }
+        const std::optional<int> gpu = add_gpu(job.id(), remaining);
+        if (!gpu)
+            throw RefusedRequest("no-free-gpu",
+                "job " + std::to_string(job.id()) + " cannot add a server: no GPU of the cluster has room for it");
+        try {
+            job.resize(r, actor);
+        } catch (...) {
+            remove_gpu(job.id(), *gpu);
+            throw;
+        }
+        return;
+    }
     if (!tracked_.contains(job.id()) || !on_workers) {
         job.resize(r, actor);
         return;

@@ -26,6 +26,9 @@ class JobRuntime;
 //   one worker on an idle GPU, up to elastic.max_workers. Its pace on its own run clock over
 //   the observed iterations after the step is compared with the pace before: a step that
 //   made it slower is rolled back, and the job grows no further.
+// A job whose parameter servers hold GPUs (placement.server_gpus, as fulcrum-sim's parameter-
+// server jobs hold slots) grows, shrinks and rolls back by a worker and a server at once, its
+// servers' GPUs counted with its workers' (EPS's own steps, sched/eps_rules.h with servers).
 // Every change is the trainer's add-worker or remove-worker event, recorded in the job's
 // run store, with the scheduler as actor and its reason; under kill-restart each change is
 // carried out by a checkpoint, a stop and a restart from it (JobRuntime::restart).
@@ -98,10 +101,18 @@ private:
     void release_pooled(JobRuntime& job, WorkerId worker, const std::string& reason);
     int pooled_room(const JobRuntime& job) const; // idle pooled processes and its own joined ones
     void remove_gpu(JobId job, int gpu);
+    // Its servers hold GPUs (placement.server_gpus), which EPS resizes with its workers.
+    static bool servers_hold_gpus(const JobRuntime& job);
+    // The GPUs its parameter servers hold: its GPUs that none of its workers is placed on.
+    std::vector<int> server_gpus(const JobRuntime& job) const;
+    // The server GPUs its servers in effect call for: placement.server_gpus, moved by every
+    // server added or removed since its start.
+    static int wanted_server_gpus(const JobRuntime& job);
     void note_change() { ++changes_; }
     struct Tracked {
         bool capped = false; // a growth step was rolled back
         std::optional<WorkerId> trial; // the worker a growth step added, being judged
+        bool trial_server = false; // the step added a server too (servers_hold_gpus)
         double baseline = 0; // iterations per second before the step
         bool feedback = false; // past its early-feedback point
         std::map<WorkerId, std::string> leaving; // fed by the pool: why each removed slot goes
@@ -115,7 +126,8 @@ private:
     // In place (eps), or by a checkpoint, a stop and a start from it (kill-restart). Throws
     // RefusedRequest.
     void carry_out(JobRuntime& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason);
-    void remove_workers(JobRuntime& job, const std::vector<WorkerId>& workers, const std::string& reason);
+    // Removes the workers and `servers` of its servers (its last ones), their GPUs freed now.
+    void shrink(JobRuntime& job, const std::vector<WorkerId>& workers, int servers, const std::string& reason);
     void judge(JobRuntime& job, Tracked& t);
     // `why`: the reason a pooled process given to a member without one is told (default:
     // the member has none, as after its process died).

@@ -224,8 +224,8 @@ void JobRuntime::run()
     options.progress = [this](const run::Progress& p) {
         {
             std::lock_guard lock(mutex_);
-            if (pace_.empty() || p.iteration > pace_.back().first)
-                pace_.emplace_back(p.iteration, p.time_s);
+            if (pace_.empty() || p.iteration > pace_.back().iteration)
+                pace_.push_back({ p.iteration, p.time_s, p.samples });
             if (pace_.size() > 1024)
                 pace_.pop_front();
             status_.iteration = p.iteration;
@@ -711,6 +711,8 @@ void JobRuntime::track_members(const EventRecord& e)
     const bool add = e.kind == action_name(ResizeAction::AddWorker);
     const bool remove = e.kind == action_name(ResizeAction::RemoveWorker);
     const bool refused = e.kind == "resize-refused";
+    const bool on_servers
+        = e.kind == action_name(ResizeAction::AddServer) || e.kind == action_name(ResizeAction::RemoveServer);
     std::lock_guard lock(mutex_);
     if ((add || remove) && e.worker && *e.worker >= 0 && static_cast<std::size_t>(*e.worker) < members_.size()) {
         members_[static_cast<std::size_t>(*e.worker)] = add;
@@ -719,8 +721,14 @@ void JobRuntime::track_members(const EventRecord& e)
     }
     // A scenario's own resizes were never asked for here.
     const bool scenarios = e.actor == "scenario" || e.actor == "elastic";
-    if ((add || remove || refused) && !scenarios && resizes_in_flight_ > 0)
+    if ((add || remove || on_servers || refused) && !scenarios && resizes_in_flight_ > 0)
         --resizes_in_flight_;
+}
+
+int JobRuntime::server_count() const
+{
+    std::lock_guard lock(mutex_);
+    return trainer_ ? trainer_->control().servers() : scenario_.server_shards;
 }
 
 std::vector<bool> JobRuntime::member_slots() const
@@ -743,21 +751,23 @@ std::int64_t JobRuntime::member_since(WorkerId worker) const
         : 0;
 }
 
-std::optional<double> JobRuntime::iterations_per_s(std::int64_t from, std::int64_t to) const
+std::optional<double> JobRuntime::samples_per_s(std::int64_t from, std::int64_t to) const
 {
     std::lock_guard lock(mutex_);
-    const auto at = [&](std::int64_t iteration) -> std::optional<double> {
-        const auto it = std::lower_bound(pace_.begin(), pace_.end(), iteration,
-            [](const std::pair<std::int64_t, double>& p, std::int64_t i) { return p.first < i; });
-        if (it == pace_.end() || it->first != iteration)
-            return std::nullopt;
-        return it->second;
+    const auto at = [&](std::int64_t iteration) {
+        const auto it = std::lower_bound(
+            pace_.begin(), pace_.end(), iteration, [](const Pace& p, std::int64_t i) { return p.iteration < i; });
+        return it != pace_.end() && it->iteration == iteration ? it : pace_.end();
     };
-    const auto t0 = at(from);
-    const auto t1 = at(to);
-    if (!t0 || !t1 || to <= from || !(*t1 > *t0))
+    const auto p0 = at(from);
+    const auto p1 = at(to);
+    // Barriers one after another: a job that recorded every one between them.
+    if (p0 == pace_.end() || p1 == pace_.end() || to <= from || p1 - p0 != to - from || !(p1->time_s > p0->time_s))
         return std::nullopt;
-    return static_cast<double>(to - from) / (*t1 - *t0);
+    double samples = 0;
+    for (auto p = std::next(p0); p != std::next(p1); ++p)
+        samples += static_cast<double>(p->samples);
+    return samples / (p1->time_s - p0->time_s);
 }
 
 // Kept here and handed to every trainer the job starts (a recovered or restarted job's

@@ -105,12 +105,15 @@ public:
     // Which worker slots are members of an elastic job now (every slot for another job), and
     // how many resizes were asked for that the trainer has not applied or refused yet.
     std::vector<bool> member_slots() const;
+    // Its parameter servers (shards) in effect: the trainer's, or the scenario's before it starts.
+    int server_count() const;
     int resizes_in_flight() const;
     // The iteration from which `worker` has been a member (0 for an initial one).
     std::int64_t member_since(WorkerId worker) const;
-    // The job's pace on its run clock: iterations per second between the barriers that ended
+    // The job's pace on its run clock: samples per second between the barriers that ended
     // iterations `from` and `to` (counts of iterations done); nothing before both are known.
-    std::optional<double> iterations_per_s(std::int64_t from, std::int64_t to) const;
+    // Samples, not barriers: a job whose batch per worker is fixed takes more per barrier as it grows.
+    std::optional<double> samples_per_s(std::int64_t from, std::int64_t to) const;
     // The worker's GPU on the cluster changed (an elastic resize): -1 for none.
     void place_worker(WorkerId worker, std::int32_t gpu);
     // How many live jobs share each worker's GPU (1: alone). In the virtual and paced modes
@@ -202,7 +205,12 @@ private:
     std::vector<bool> members_;
     std::vector<std::int64_t> member_since_;
     int resizes_in_flight_ = 0;
-    std::deque<std::pair<std::int64_t, double>> pace_; // (iterations done, run clock) of recent barriers
+    struct Pace {
+        std::int64_t iteration = 0; // iterations done
+        double time_s = 0; // run clock
+        std::int64_t samples = 0; // computed in that iteration
+    };
+    std::deque<Pace> pace_; // of recent barriers
     struct Restart {
         std::vector<protocol::ResizeJob> changes;
         std::string actor, reason;

@@ -54,11 +54,14 @@ public:
             recorder_->record_iterations(rows);
         if (options_.on_rows)
             options_.on_rows(rows);
+        std::int64_t samples = 0;
         for (const auto& row : rows)
-            samples_ += row.batch_size;
+            samples += row.batch_size;
+        samples_ += samples;
         if (options_.progress && !rows.empty()) {
             progress_.iteration = rows.front().iteration + 1;
             progress_.iterations = planned_;
+            progress_.samples = samples;
             progress_.epoch = train_size_ > 0 ? static_cast<double>(samples_) / train_size_ : 0; // external: unknown
             progress_.time_s = rows.front().end_s + rows.front().wait_s;
             options_.progress(progress_);
@@ -86,6 +89,8 @@ public:
         if (options_.on_event)
             options_.on_event(event);
     }
+
+    void on_plan(std::int64_t iterations) override { planned_ = iterations; }
 
     void on_cluster(const ClusterRecord& cluster) override
     {

@@ -121,6 +121,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.optimizer = s.optimizer;
     config.aggregation = s.aggregation;
     config.server_shards = s.server_shards;
+    config.server_links = s.server_links;
     config.iterations = scenario::planned_iterations(s, data.train->size());
     config.eval_interval = s.eval_interval;
     config.sync = s.sync;
@@ -137,6 +138,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.elastic.pause_s = s.elastic.pause_s;
     config.elastic.max_workers = s.elastic.max_workers;
     config.elastic.partition_data = s.elastic.partition_data;
+    config.elastic.batch_per_worker = s.elastic.batch_per_worker;
     for (const scenario::ResizeSpec& r : s.elastic.resizes)
         config.elastic.resizes.push_back(
             { r.before_iteration, { *parse_resize_action(r.action), r.target, "scenario", {}, {} } });

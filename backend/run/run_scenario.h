@@ -26,6 +26,7 @@ struct Progress {
     std::int64_t iteration = 0; // iterations completed
     std::int64_t iterations = 0; // planned
     double epoch = 0;
+    std::int64_t samples = 0; // in the iteration just completed (every worker's batches)
     double time_s = 0; // run clock
     std::optional<double> accuracy; // latest test accuracy, once evaluated
 };

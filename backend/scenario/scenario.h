@@ -7,6 +7,7 @@
 
 #include "balance/policy_registry.h"
 #include "model/model_factory.h"
+#include "perf/network_model.h"
 #include "perf/worker_profile.h"
 #include "ps/gradient.h"
 #include "sync/sync_spec.h"
@@ -52,6 +53,8 @@ struct ElasticScenarioSpec {
     bool partition_data = false;
     std::vector<ResizeSpec> resizes;
     ResizePauses pause_s; // elastic.pause_s: each change's pause on the modelled run clock
+    // elastic.batch_per_worker: X follows the members (weak scaling); 0: X stays total_batch
+    int batch_per_worker = 0;
     bool present = false; // the section was given
 };
 
@@ -106,6 +109,7 @@ struct Scenario {
     int threads = 0; // compute threads in virtual/paced mode; 0 = one per core
     sync::SyncSpec sync;
     int server_shards = 1;
+    perf::ServerLinks server_links; // servers.bandwidth_gbps, servers.aggregate_s (modelled modes)
     balance::PolicySpec policy;
     std::vector<WorkerSpec> workers;
     ElasticScenarioSpec elastic;

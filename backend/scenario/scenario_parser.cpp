@@ -345,6 +345,8 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
     if (const json::value* servers = top.find("servers")) {
         Fields sv(*servers, "servers");
         s.server_shards = static_cast<int>(sv.integer_or("shards", 1, 1, 1024));
+        s.server_links.bandwidth_gbps = sv.number_or("bandwidth_gbps", 0, 0, 1e6);
+        s.server_links.aggregate_s = sv.number_or("aggregate_s", 0, 0, 10);
         sv.reject_unknown();
     }
 
@@ -457,6 +459,15 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
                      { "remove-server", &p.remove_server_s }, { "restart", &p.restart_s } })
                 *seconds = pause.number_or(key, 0, 0, 1e6);
             pause.reject_unknown();
+        }
+        if (e.find("batch_per_worker")) {
+            spec.batch_per_worker = static_cast<int>(e.integer_or("batch_per_worker", 1, 1, 10'000'000));
+            const std::int64_t members = spec.initial_workers > 0 ? spec.initial_workers : slots;
+            if (s.total_batch != spec.batch_per_worker * members)
+                e.fail("elastic.batch_per_worker",
+                    "is " + std::to_string(spec.batch_per_worker) + " per worker, so training.total_batch must be "
+                        + std::to_string(spec.batch_per_worker * members) + " (x " + std::to_string(members)
+                        + " workers at the start), not " + std::to_string(s.total_batch));
         }
         e.reject_unknown();
         if (!sync::closes_every_iteration(s.sync.type))

@@ -44,11 +44,13 @@ public:
         std::size_t arrived = 0;
         // Each worker's pull and push alone on its link, then as the link has them.
         CommTransfer transfer { barrier_open, static_cast<double>(core_.job.model_bytes), {}, {} };
+        const auto pushes = static_cast<int>(rows.size());
+        const auto shards = static_cast<int>(core_.job.server.shards().size());
         for (const IterationRecord& row : rows) {
             transfer.workers.push_back(row.worker);
-            transfer.alone_s.push_back(
-                perf::communication_time(core_.job.workers[static_cast<std::size_t>(row.worker)]->setup().network,
-                    core_.job.model_bytes, iteration));
+            transfer.alone_s.push_back(perf::barrier_communication_time(
+                core_.job.workers[static_cast<std::size_t>(row.worker)]->setup().network, core_.config.server_links,
+                core_.job.model_bytes, iteration, pushes, shards));
         }
         const std::optional<CommGrant> grant = ask_for_links(transfer, stop);
         for (std::size_t r = 0; r < rows.size(); ++r) {

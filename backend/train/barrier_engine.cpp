@@ -32,6 +32,8 @@ struct BarrierEngine::Impl : EngineRefs {
     explicit Impl(JobCore& c)
         : EngineRefs(c)
     {
+        if (config.elastic.batch_per_worker > 0)
+            manager->follow_members(config.elastic.batch_per_worker);
         if (config.elastic.enabled())
             manager->start_with_members(job.members);
         device_memory.assign(job.workers.size(), 0.0);
@@ -89,6 +91,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 e.message += "; " + request.reason;
             observer.on_event(e);
         }
+        if (!due.empty())
+            control->servers_in_effect(static_cast<int>(job.server.shards().size()));
         if (pause <= 0)
             return now;
         core.clock.schedule(now + pause, [] {}); // the move, on the job's own clock
@@ -119,6 +123,22 @@ struct BarrierEngine::Impl : EngineRefs {
     }
 
     int backups() const { return sync_model.type == sync::SyncType::Backup ? sync_model.backups : 0; }
+
+    // Weak scaling (elastic.batch_per_worker): the job's work is its samples, not its barriers.
+    bool weak_scaling() const { return config.elastic.batch_per_worker > 0; }
+    std::int64_t work_samples() const { return config.iterations * static_cast<std::int64_t>(config.total_batch); }
+    bool trained(const TrainingProgress& loop) const
+    {
+        return weak_scaling() ? loop.samples >= work_samples() : loop.updates >= config.iterations;
+    }
+    // The barriers a weak-scaled job now plans in all: those run, and its samples left at X.
+    std::int64_t planned(const TrainingProgress& loop) const
+    {
+        if (!weak_scaling())
+            return config.iterations;
+        const std::int64_t x = std::max<std::int32_t>(1, manager->total_batch());
+        return loop.updates + (std::max<std::int64_t>(0, work_samples() - loop.samples) + x - 1) / x;
+    }
 
     // Every participating worker pulls and computes on its endpoint, in parallel; returns
     // when all are done. `tasks` is indexed by worker.
@@ -201,8 +221,10 @@ struct BarrierEngine::Impl : EngineRefs {
             load_totals(in, loop);
         if (!in.at_end())
             in.fail("end", "the checkpoint holds more than this trainer reads");
-        if (loop.updates < 0 || loop.updates > config.iterations || loop.next < loop.updates)
+        if (loop.updates < 0 || loop.next < loop.updates || (!weak_scaling() && loop.updates > config.iterations))
             in.fail("next iteration", "lies outside the job's " + std::to_string(config.iterations) + " iterations");
+        if (weak_scaling() && loop.samples > work_samples() + manager->total_batch())
+            in.fail("samples", "lie beyond the job's " + std::to_string(work_samples()) + " samples");
     }
 
     // After iteration loop.next - 1: every `checkpoint_every` barriers, every
@@ -241,7 +263,11 @@ struct BarrierEngine::Impl : EngineRefs {
             loop.done = true;
             return true;
         };
-        while (loop.updates < config.iterations) {
+        control->servers_in_effect(static_cast<int>(job.server.shards().size())); // the start's, or a checkpoint's
+        std::int64_t plan = planned(loop);
+        if (plan != config.iterations)
+            observer.on_plan(plan); // a resumed job that was resized
+        while (!trained(loop)) {
             if (stopping())
                 return false;
             core.hold_if_paused(k, now, stop, "before iteration " + std::to_string(k));
@@ -258,6 +284,8 @@ struct BarrierEngine::Impl : EngineRefs {
             const balance::Allocation allocation
                 = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
             core.forward_manager_events(k, now);
+            if (weak_scaling() && planned(loop) != plan) // X followed a change of members
+                observer.on_plan(plan = planned(loop));
             if (allocation.batch_sizes.size() != n)
                 throw std::logic_error("the batch-size manager returned the wrong number of batch sizes");
             std::vector<std::size_t> active;
@@ -341,7 +369,7 @@ struct BarrierEngine::Impl : EngineRefs {
 
             // Evaluations are numbered by update, as the free-running models number theirs.
             const double epoch = static_cast<double>(samples) / static_cast<double>(config.train->size());
-            if (loop.updates % config.eval_interval == 0 || loop.updates == config.iterations) {
+            if (loop.updates % config.eval_interval == 0 || trained(loop)) {
                 result.final_evaluation = job.evaluate(loop.updates - 1, now, epoch, train_loss);
                 result.best_accuracy = std::max(result.best_accuracy, result.final_evaluation.test_accuracy);
                 observer.on_evaluation(result.final_evaluation);

@@ -42,6 +42,10 @@ struct ElasticSpec {
     std::vector<ScheduledResize> resizes;
     bool partition_data = false; // split the data even without resizes (a static EPS job)
     ResizePauses pause_s; // each change's pause on the modelled run clock (virtual, paced)
+    // Weak scaling (EPS's growth): each member computes this many samples, so X follows the
+    // members and the job ends once it has taken its iterations x total batch samples, however
+    // many barriers that takes. 0: X stays the total batch and the job runs its iterations.
+    int batch_per_worker = 0;
 
     bool enabled() const { return partition_data || initial_workers > 0 || !resizes.empty(); }
 };

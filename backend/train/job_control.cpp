@@ -214,6 +214,18 @@ std::vector<ResizeRequest> JobControl::take_resizes()
     return std::exchange(resizes_, {});
 }
 
+int JobControl::servers() const
+{
+    std::lock_guard lock(mutex_);
+    return servers_;
+}
+
+void JobControl::servers_in_effect(int servers)
+{
+    std::lock_guard lock(mutex_);
+    servers_ = servers;
+}
+
 void JobControl::sync_in_effect(const sync::SyncSpec& spec)
 {
     std::lock_guard lock(mutex_);

@@ -89,6 +89,7 @@ public:
     bool paused() const;
     double straggler_slowdown(WorkerId worker) const; // as last requested
     std::string sync_model() const; // in effect, as sync::describe gives it
+    int servers() const; // the job's parameter servers (shards) in effect
     balance::WorkerOverride worker(WorkerId worker) const { return manager_.state(worker); }
 
     // The trainer's side, at its safe points.
@@ -113,6 +114,7 @@ public:
     void sync_in_effect(const sync::SyncSpec& spec);
     void policy_in_effect(const std::string& name);
     void slowdowns_in_effect(const std::vector<double>& slowdowns);
+    void servers_in_effect(int servers);
     // Returns the requester when a pause is asked for, without waiting.
     std::optional<std::string> pause_requested() const;
     // Blocks while paused, until resume() or `stop`; returns the seconds held and who resumed.
@@ -126,6 +128,7 @@ private:
     const std::function<void(const sync::SyncSpec&)> switchable_;
 
     mutable std::mutex mutex_;
+    int servers_ = 1;
     std::vector<Slowdown> slowdowns_;
     std::vector<double> slowdown_view_;
     std::optional<SyncChange> sync_change_;

@@ -2,6 +2,7 @@
 
 #include "data/data_shares.h"
 #include "model/model.h"
+#include "perf/network_model.h"
 #include "ps/parameter_server.h"
 #include "sync/sync_spec.h"
 #include "train/comm_gate.h"
@@ -50,6 +51,7 @@ struct TrainerConfig {
     ps::OptimizerSpec optimizer;
     ps::Aggregation aggregation = ps::Aggregation::Weighted;
     int server_shards = 1;
+    perf::ServerLinks server_links; // barrier models, modelled modes: the servers' side of a barrier
     sync::SyncSpec sync;
     std::int64_t iterations = 100; // BSP family: barriers; ASP, SSP, ElasticBSP: server updates
     std::int64_t eval_interval = 100;

@@ -17,6 +17,9 @@ public:
     virtual void on_iteration(std::span<const IterationRecord> rows) = 0;
     virtual void on_evaluation(const EvaluationRecord& evaluation) = 0;
     virtual void on_event(const EventRecord& event) = 0;
+    // The job now plans `iterations` barriers in all: an elastic job whose batch per worker is
+    // fixed (elastic.batch_per_worker) re-plans its remaining samples at each resize.
+    virtual void on_plan(std::int64_t /*iterations*/) { }
     // The cluster the job runs on changed (fulcrumd's jobs only); recorded for replays.
     virtual void on_cluster(const ClusterRecord& /*cluster*/) { }
     // The gradients a barrier applied, just before the server steps (the BSP family).

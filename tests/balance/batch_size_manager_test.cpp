@@ -1,5 +1,6 @@
 #include "balance/policy_registry.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <numeric>
 
@@ -224,4 +225,36 @@ TEST(BatchSizeManager, DampingKeepsTheAllocationUnlessItIsPredictedToBeFaster)
     EXPECT_NE(a.decision.find("damped"), std::string::npos);
     a = m->next(observe(a.batch_sizes, { 100, 300 }), 1, 2); // saves a third
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 25, 75 }));
+}
+
+// Elastic PS with a fixed batch per worker: X is 30 per member from the start, and after a
+// join or a leave the next barrier splits the new X among the members (the others' LB-BSP
+// balance kept), with a total-batch event saying so.
+TEST(BatchSizeManager, FollowingTheMembersXIsTheBatchPerWorkerTimesTheMembers)
+{
+    auto m = cpu_manager(4, 60);
+    m->follow_members(30);
+    m->start_with_members({ true, true, false, false });
+    EXPECT_EQ(m->total_batch(), 60);
+    const std::vector<double> speeds { 100, 200, 100, 100 };
+    auto a = m->initial();
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 30, 30, 0, 0 }));
+    m->join(2);
+    m->join(3);
+    EXPECT_EQ(m->total_batch(), 60) << "a join takes effect at the next barrier";
+    a = m->next(observe(a.batch_sizes, speeds), 0, 1.0);
+    EXPECT_EQ(m->total_batch(), 120);
+    EXPECT_EQ(sum(a.batch_sizes), 120);
+    for (const std::int32_t size : a.batch_sizes)
+        EXPECT_GT(size, 0);
+    const auto events = m->take_events();
+    const auto total
+        = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "total-batch"; });
+    ASSERT_NE(total, events.end());
+    EXPECT_EQ(total->iteration, 0);
+    EXPECT_NE(total->message.find("X = 120 (30 per worker"), std::string::npos) << total->message;
+    m->leave(0);
+    a = m->next(observe(a.batch_sizes, speeds), 1, 2.0);
+    EXPECT_EQ(a.batch_sizes[0], 0);
+    EXPECT_EQ(sum(a.batch_sizes), 90);
 }

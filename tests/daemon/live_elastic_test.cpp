@@ -444,6 +444,54 @@ TEST_F(LiveElasticTest, UnderStaticAnElasticJobHoldsItsMembersGpusAndAnOperators
     d.stop_all();
 }
 
+// A job whose parameter servers hold GPUs (placement.server_gpus) grows as fulcrum-sim's
+// parameter-server jobs do: each EPS step adds a worker and a server, two idle GPUs, and the
+// book holds both (the step doubles its pace: it is kept). An operator's add-server takes
+// an idle GPU too (refused when none is left), and a removed server frees its GPU at once.
+TEST_F(LiveElasticTest, AJobWhoseServersHoldGpusGrowsByAWorkerAndAServer)
+{
+    daemon::Daemon d(options(sched::ElasticPolicy::Eps, "paired"));
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId job = d.submit(paced_job("paired", R"([{"speed": 3000, "count": 3}])",
+                                   elastic(1, 1, 3) + R"(, "placement": {"server_gpus": 1})"),
+        "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
+    const auto gpus_of_job = [&] {
+        const ClusterState c = d.cluster();
+        return std::count_if(c.gpus.begin(), c.gpus.end(),
+            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
+    };
+    EXPECT_EQ(gpus_of_job(), 2) << "its worker's GPU and its server's";
+    std::vector<ServerMessage> seen;
+    std::optional<EventRecord> server_added;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "add-server" && is_scheduler(e->event))
+            server_added = e->event;
+        return server_added.has_value();
+    })) << "no growth step added a server";
+    EXPECT_NE(server_added->message.find("2 servers now"), std::string::npos) << server_added->message;
+    EXPECT_NE(server_added->message.find("and a server on GPU"), std::string::npos) << server_added->message;
+    const auto worker_added = std::find_if(seen.begin(), seen.end(), [](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.kind == "add-worker" && is_scheduler(e->event);
+    });
+    ASSERT_NE(worker_added, seen.end()) << "the step's worker";
+    EXPECT_EQ(gpus_of_job(), 4) << "two workers and two servers: every GPU";
+    EXPECT_EQ(gpus_held(status_of(d, job)), 2);
+
+    const auto resize = [&](ResizeAction action) {
+        return request_reply(d, *op, seen, encode(ClientMessage { ResizeJob { "r", job, action, std::nullopt } }));
+    };
+    const Reply no_room = resize(ResizeAction::AddServer);
+    ASSERT_TRUE(no_room.error) << "every GPU is held";
+    EXPECT_EQ(no_room.error->code, "no-free-gpu") << no_room.error->message;
+    const Reply removed = resize(ResizeAction::RemoveServer);
+    ASSERT_FALSE(removed.error) << removed.error->code << ": " << removed.error->message;
+    EXPECT_LE(gpus_of_job(), 3) << "the removed server's GPU is free at once";
+    d.stop_all();
+}
+
 // Under kill-restart the same growth step is carried out by stopping the job at a barrier
 // with a checkpoint and starting it again from there, in the same run: a job-restarted
 // event says what it cost, the added worker joins at the restarted job's first barrier,

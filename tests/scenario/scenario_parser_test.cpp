@@ -235,6 +235,30 @@ TEST(ScenarioParser, ElasticSectionIsReadWithItsResizes)
     EXPECT_DOUBLE_EQ(paused.elastic.pause_s.restart_s, 30);
 }
 
+// Weak scaling and the servers' side of a barrier: elastic.batch_per_worker must make the
+// total batch at the start, and servers.bandwidth_gbps and aggregate_s are read as given.
+TEST(ScenarioParser, ABatchPerWorkerAndTheServersLinksAreRead)
+{
+    const auto s
+        = scenario::parse_scenario(with(R"("workers")",
+                                       R"("servers": { "shards": 2, "bandwidth_gbps": 9.5, "aggregate_s": 0.004 },)"
+                                       R"( "elastic": { "initial_workers": 2, "batch_per_worker": 32 }, "workers")"),
+            "test.json");
+    EXPECT_EQ(s.elastic.batch_per_worker, 32);
+    EXPECT_EQ(s.server_shards, 2);
+    EXPECT_DOUBLE_EQ(s.server_links.bandwidth_gbps, 9.5);
+    EXPECT_DOUBLE_EQ(s.server_links.aggregate_s, 0.004);
+    const auto plain = scenario::parse_scenario(with(R"("workers")", R"("elastic": {}, "workers")"), "test.json");
+    EXPECT_EQ(plain.elastic.batch_per_worker, 0) << "X stays the total batch unless said";
+    EXPECT_DOUBLE_EQ(plain.server_links.bandwidth_gbps, 0) << "the servers' links are not modelled unless said";
+    expect_refused(with(R"("workers")", R"("elastic": { "initial_workers": 2, "batch_per_worker": 16 }, "workers")"),
+        "elastic.batch_per_worker", "training.total_batch must be 32 (x 2 workers at the start), not 64");
+    expect_refused(with(R"("workers")", R"("elastic": { "batch_per_worker": 0 }, "workers")"),
+        "elastic.batch_per_worker", "expected 1 to");
+    expect_refused(with(R"("workers")", R"("servers": { "bandwidth_gbps": -1 }, "workers")"), "servers.bandwidth_gbps",
+        "expected a number in [0, 1e+06]");
+}
+
 TEST(ScenarioParser, BadElasticSectionsAreRefusedWithTheirField)
 {
     const auto elastic = [](const std::string& section) {

@@ -193,6 +193,71 @@ TEST(ElasticTrainer, EachChangePausesTheRunClockForItsCost)
     ASSERT_EQ(tap.of_kind("resize-refused").size(), 1u);
 }
 
+// elastic.batch_per_worker (weak scaling, EPS's growth): X is the batch per worker times the
+// members from the barrier after each change, and the job ends once it has taken its
+// iterations x total batch samples, re-planning its barriers (on_plan) as X moves.
+TEST(ElasticTrainer, WithABatchPerWorkerTheTotalFollowsTheMembersAndTheJobEndsOnItsSamples)
+{
+    auto config = elastic_config({ at(5, AddWorker), at(5, AddWorker), at(20, RemoveWorker) });
+    config.elastic.batch_per_worker = 32; // 2 members x 32 = the total batch of 64
+    struct PlanTap final : train::TrainingObserver {
+        Tap tap;
+        std::vector<std::int64_t> plans;
+        void on_iteration(std::span<const IterationRecord> r) override { tap.on_iteration(r); }
+        void on_evaluation(const EvaluationRecord& e) override { tap.on_evaluation(e); }
+        void on_event(const EventRecord& e) override { tap.on_event(e); }
+        void on_plan(std::int64_t iterations) override { plans.push_back(iterations); }
+    } observer;
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), observer);
+    const train::TrainingResult result = trainer.run();
+    std::map<std::int64_t, std::int64_t> x; // iteration -> samples
+    for (const IterationRecord& r : observer.tap.rows)
+        x[r.iteration] += r.batch_size;
+    EXPECT_EQ(x[0], 64);
+    EXPECT_EQ(x[4], 64);
+    EXPECT_EQ(x[5], 128) << "4 members x 32";
+    EXPECT_EQ(x[19], 128);
+    EXPECT_EQ(x[20], 96) << "3 members x 32";
+    // 40 x 64 = 2560 samples: 5 barriers of 64, 15 of 128, then 96 each: 320 + 1920 + 4 x 96.
+    std::int64_t samples = 0;
+    for (const auto& [k, n] : x)
+        samples += n;
+    EXPECT_EQ(samples, 2624) << "the work, 2560 samples, and what the last barrier took beyond it";
+    EXPECT_EQ(result.iterations, 24);
+    EXPECT_EQ(observer.plans, (std::vector<std::int64_t> { 5 + 18, 20 + 4 }))
+        << "after the growth: 5 done, 2240 left at 128; after the removal: 20 done, 320 left at 96";
+    const auto totals = observer.tap.of_kind("total-batch");
+    ASSERT_EQ(totals.size(), 2u);
+    EXPECT_EQ(totals[0].iteration, 5);
+    EXPECT_NE(totals[0].message.find("X = 128"), std::string::npos) << totals[0].message;
+}
+
+// The servers' side of a barrier (servers.bandwidth_gbps, servers.aggregate_s): each
+// server's link carries every pushing worker's share of the model, so four workers on one
+// server are server-bound where two on two servers are not; each push adds the aggregation.
+TEST(ElasticTrainer, TheServersLinksCarryEveryWorkersShareOfTheModel)
+{
+    const auto comm_of = [](int servers) {
+        auto config = elastic_config({});
+        config.elastic = {};
+        config.iterations = 2;
+        config.comm_model_mb = 100; // 8e8 bits
+        config.server_shards = servers;
+        config.server_links = { .bandwidth_gbps = 10, .aggregate_s = 0.01 };
+        for (auto& w : config.workers)
+            w.network = { .bandwidth_gbps = 10, .latency_s = 0, .changes = {} };
+        Tap tap;
+        train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+        trainer.run();
+        return tap.rows.front().comm_s;
+    };
+    // Own link: 2 x 0.08 s. One server: 2 x 4 x 0.08 s. Four servers: their links carry one
+    // worker's share each, as the workers' own do. Plus 4 x 0.01 s of aggregation.
+    EXPECT_NEAR(comm_of(1), 0.64 + 0.04, 1e-9);
+    EXPECT_NEAR(comm_of(2), 0.32 + 0.04, 1e-9);
+    EXPECT_NEAR(comm_of(4), 0.16 + 0.04, 1e-9);
+}
+
 // elastic.min_workers and max_workers bound every resize, whoever asks: here two scheduled
 // ones, refused at their barrier with the bound named, while one within them is made.
 TEST(ElasticTrainer, ResizesStayWithinMinAndMaxWorkers)
