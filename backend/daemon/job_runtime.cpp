@@ -247,7 +247,7 @@ void JobRuntime::run()
     if (shared_clock_ && scenario_.mode == scenario::Mode::Virtual)
         options.shared_clock
             = [this](double t, const std::atomic<bool>* stop) { shared_clock_->advance(id_, t, stop); };
-    if (links_ && scheduled_by_links() && (shared_clock_ || scenario_.mode == scenario::Mode::Paced))
+    if (links_ && scheduled_by_links() && (shared_clock_ || scenario_.mode != scenario::Mode::Virtual))
         options.comm_gate = [this](const train::CommTransfer& transfer, const std::atomic<bool>* stop) {
             return schedule_transfer(transfer, stop);
         };
@@ -388,7 +388,11 @@ std::optional<train::CommGrant> JobRuntime::schedule_transfer(
         std::lock_guard lock(mutex_);
         for (const WorkerId w : transfer.workers) {
             const auto i = static_cast<std::size_t>(w);
-            asked.gpus.push_back(i < status_.placement.size() ? status_.placement[i] : -1);
+            if (scenario_.mode == scenario::Mode::Real) // a remote worker's pulls and pushes cross fulcrumd's link
+                asked.gpus.push_back(
+                    i < scenario_.workers.size() && scenario_.workers[i].remote ? LinkSchedule::kDaemonHost : -1);
+            else
+                asked.gpus.push_back(i < status_.placement.size() ? status_.placement[i] : -1);
         }
         // SRSF's key, the simulator's: the compute still to run times the GPUs it runs on (all
         // of them: an asp or ssp worker's transfer is its own, a barrier's is every member's).
@@ -396,9 +400,9 @@ std::optional<train::CommGrant> JobRuntime::schedule_transfer(
             status_.placement.begin(), status_.placement.end(), [](std::int32_t gpu) { return gpu >= 0; });
         service = remaining_run_s(status_) * static_cast<double>(std::max<std::ptrdiff_t>(1, gpus));
     }
-    const LinkSchedule::Scheduled scheduled = scenario_.mode == scenario::Mode::Paced
-        ? links_->schedule_paced(asked, scenario_.pace, stop)
-        : links_->schedule(*shared_clock_, asked, transfer.now, service, stop);
+    const LinkSchedule::Scheduled scheduled = scenario_.mode == scenario::Mode::Virtual
+        ? links_->schedule(*shared_clock_, asked, transfer.now, service, stop)
+        : links_->schedule_paced(asked, scenario_.mode == scenario::Mode::Paced ? scenario_.pace : 1.0, stop);
     std::lock_guard lock(mutex_);
     if (!status_.link)
         status_.link = protocol::JobStatus::LinkUse {};

@@ -141,7 +141,8 @@ public:
     bool scheduled_by_links() const
     {
         return scenario_.mode == scenario::Mode::Virtual
-            || (scenario_.mode == scenario::Mode::Paced && scenario_.pace > 0);
+            || (scenario_.mode == scenario::Mode::Paced && scenario_.pace > 0)
+            || (scenario_.mode == scenario::Mode::Real && remote_ && sync::closes_every_iteration(scenario_.sync.type));
     }
 
     protocol::JobStatus status() const;

@@ -95,6 +95,8 @@ bool LinkSchedule::scheduling() const
 
 std::optional<int> LinkSchedule::server_of(int gpu) const
 {
+    if (gpu == kDaemonHost) // fulcrumd's host: the link past the cluster's servers
+        return std::max(0, cluster_.servers);
     if (gpu < 0 || cluster_.gpus_per_server <= 0)
         return std::nullopt;
     return gpu / cluster_.gpus_per_server;

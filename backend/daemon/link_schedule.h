@@ -35,6 +35,10 @@ public:
     LinkSchedule(sched::ClusterSpec cluster, const std::string& policy);
 
     static constexpr const char* kNone = "none";
+    // A worker whose pushes and pulls cross fulcrumd's own host's link rather than a cluster
+    // server's: a remote worker (fulcrum-worker) of a real-mode job, whose parameter servers
+    // run in fulcrumd. Every such transfer shares that one link.
+    static constexpr int kDaemonHost = -2;
     void set_policy(const std::string& policy); // as the constructor; unchanged on a throw
     // Throws std::invalid_argument, saying what is expected, for a name the scheduler lacks.
     static void check_policy(const std::string& policy);
@@ -44,7 +48,7 @@ public:
     struct Transfer {
         JobId job = 0;
         double bytes = 0; // the job's model: what each worker pulls and pushes
-        std::vector<int> gpus; // per worker taking part: its cluster GPU (-1: crosses no link)
+        std::vector<int> gpus; // per worker taking part: its cluster GPU (-1: crosses no link; kDaemonHost)
         std::vector<double> alone_s; // per worker: its pushes and pulls alone on its link
     };
     struct Decision {
@@ -66,7 +70,8 @@ public:
     Scheduled schedule(
         SharedVirtualClock& clock, const Transfer& transfer, double t, double service, const std::atomic<bool>* stop);
     // A paced job's transfer (`pace`: its run seconds per wall second, > 0), decided in wall
-    // time among the paced jobs' transfers: asked now; while held the job's thread sleeps
+    // time among the paced and real-mode jobs' transfers (a real-mode job's pace is 1, its
+    // transfer's length the one it last measured): asked now; while held the job's thread sleeps
     // until the end it was told and asks again (held jobs ask in the order they wake, not in
     // SRSF order). Its wait is given on the job's clock.
     Scheduled schedule_paced(const Transfer& transfer, double pace, const std::atomic<bool>* stop);
@@ -93,7 +98,7 @@ private:
     std::string name_;
     std::unique_ptr<sched::CommPolicy> policy_; // null: none
     std::vector<Running> running_; // on the shared virtual clock
-    std::vector<Running> paced_running_; // paced jobs', in wall seconds since `epoch_`
+    std::vector<Running> paced_running_; // paced and real-mode jobs', in wall seconds since `epoch_`
     const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 

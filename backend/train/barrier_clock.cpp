@@ -116,7 +116,27 @@ class MeasuredBarrierClock final : public BarrierClock {
 public:
     explicit MeasuredBarrierClock(JobCore& core)
         : core_(core)
+        , last_comm_s_(core.job.workers.size(), 0.0)
     {
+    }
+
+    // The transfer is the active workers' pulls and pushes, each as long as its last measured
+    // one (before any, as its network profile says); what crosses which link is fulcrumd's to
+    // say (a remote worker's cross its own host's). The wait is the gap before the iteration.
+    void hold_for_links(
+        const std::vector<std::size_t>& active, std::int64_t iteration, const std::atomic<bool>* stop) override
+    {
+        if (!core_.config.comm_gate || active.empty())
+            return;
+        CommTransfer transfer { core_.job.wall_seconds(), static_cast<double>(core_.job.model_bytes), {}, {} };
+        for (const std::size_t i : active) {
+            transfer.workers.push_back(static_cast<WorkerId>(i));
+            transfer.alone_s.push_back(last_comm_s_[i] > 0
+                    ? last_comm_s_[i]
+                    : perf::communication_time(
+                        core_.job.workers[i]->setup().network, core_.job.model_bytes, iteration));
+        }
+        core_.config.comm_gate(transfer, stop);
     }
 
     std::size_t compute_threads() const override { return std::max<std::size_t>(1, core_.job.workers.size()); }
@@ -135,6 +155,7 @@ public:
             row.start_s = dispatched;
             row.compute_s = m.compute_s;
             row.comm_s = (task.pull_end - task.pull_start) + std::max(0.0, m.elapsed_s - m.compute_s);
+            last_comm_s_[static_cast<std::size_t>(row.worker)] = row.comm_s;
             row.end_s = task.end;
             row.cpu_share = row.compute_s > 0 ? std::min(1.0, m.cpu_seconds / row.compute_s) : 1.0;
             row.memory_share = m.memory_share.value_or(memory);
@@ -155,6 +176,7 @@ public:
 
 private:
     JobCore& core_;
+    std::vector<double> last_comm_s_; // per slot: its last measured communication
 };
 
 } // namespace

@@ -29,6 +29,13 @@ public:
     virtual ~BarrierClock() = default;
     // Threads computing an iteration's batches at once.
     virtual std::size_t compute_threads() const = 0;
+    // Before the iteration is handed out: the real mode asks fulcrumd's communication
+    // scheduler (TrainerConfig::comm_gate) whether the active workers' pulls may start, and
+    // waits while they are held (the modelled modes ask when they time the barrier).
+    virtual void hold_for_links(
+        const std::vector<std::size_t>& /*active*/, std::int64_t /*iteration*/, const std::atomic<bool>* /*stop*/)
+    {
+    }
     // When the iteration is handed out, on the run clock (`now`: the last barrier).
     virtual double dispatch(double now) const = 0;
     // The factor an endpoint idles its compute by for an injected straggler of `slowdown`.

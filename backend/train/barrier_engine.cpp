@@ -296,6 +296,7 @@ struct BarrierEngine::Impl : EngineRefs {
                 active.size() > static_cast<std::size_t>(backups) ? active.size() - static_cast<std::size_t>(backups)
                                                                   : 1);
 
+            timing->hold_for_links(active, k, stop);
             const double dispatched = timing->dispatch(now);
             const std::vector<BarrierTask> tasks = compute_all(active, allocation.batch_sizes, k);
 

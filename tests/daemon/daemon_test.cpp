@@ -383,6 +383,86 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
         [](const IterationRecord& r) { return r.worker == 1 && r.decision == "dropped: disconnected"; }));
 }
 
+// Communication scheduling of real-mode jobs: a remote worker's pulls and pushes cross
+// fulcrumd's own link (its parameter servers run there). Under srsf-1 two real-mode jobs of
+// one remote fulcrum-worker each ask before every iteration and take turns on that link:
+// both count their transfers in job-status.link, and they are held where they meet (how
+// often follows the machine's timing, so only that they did is checked).
+TEST_F(DaemonTest, RealModeJobsRemoteWorkersTakeTurnsOnFulcrumdsLinkUnderSrsf)
+{
+    const auto scenario = [](const std::string& name) {
+        return R"({"name": ")" + name + R"(", "seed": 3, "mode": "real",
+          "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 200, "classes": 10},
+          "model": {"type": "mlp", "hidden": [256]},
+          "training": {"total_batch": 64, "iterations": 1000000, "eval_interval": 100000},
+          "policy": {"type": "uniform"},
+          "workers": [{"name": "remote", "speed": 1000, "remote": true}]})";
+    };
+    daemon::DaemonOptions o = options();
+    o.comm = "srsf-1";
+    Served served(o, dir / "tokens");
+    WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
+    op.send(Hello { kProtocolVersion, "operator" });
+    op.receive_until<Welcome>();
+    std::vector<JobId> jobs;
+    for (const char* name : { "first", "second" }) {
+        const Reply submitted = op.request(SubmitJob { name, scenario(name) }, name);
+        ASSERT_FALSE(submitted.error) << submitted.error->message;
+        jobs.push_back(*submitted.job);
+    }
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    std::vector<pid_t> workers;
+    for (const JobId job : jobs) {
+        const std::string port = "127.0.0.1:" + std::to_string(served.server.port());
+        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", port, "--job", std::to_string(job),
+            "--worker", "0", "--token", token, "--name", "link-worker-" + std::to_string(job) };
+        std::vector<char*> argv;
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_t pid = 0;
+        ASSERT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, nullptr, nullptr, argv.data(), environ), 0);
+        workers.push_back(pid);
+    }
+    const auto status_of = [&](JobId job) {
+        for (const JobStatus& s : served.daemon.jobs())
+            if (s.job == job)
+                return s;
+        return JobStatus {};
+    };
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto enough = [&] {
+        return std::all_of(jobs.begin(), jobs.end(), [&](JobId j) {
+            const JobStatus s = status_of(j);
+            return s.iteration >= 100 && s.link && s.link->held > 0;
+        });
+    };
+    while (std::chrono::steady_clock::now() < deadline && !enough())
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::int64_t held = 0;
+    for (const JobId job : jobs) {
+        const JobStatus s = status_of(job);
+        EXPECT_GE(s.iteration, 100) << s.name << ": " << s.message;
+        ASSERT_TRUE(s.link) << s.name << ": a scheduled real-mode job's status counts its transfers";
+        EXPECT_GE(s.link->transfers, s.iteration) << "one before each iteration";
+        EXPECT_GE(s.link->wait_s, 0);
+        held += s.link->held;
+        EXPECT_FALSE(
+            op.request(JobCommand { "c" + std::to_string(job), JobAction::Cancel, job }, "c" + std::to_string(job))
+                .error);
+    }
+    EXPECT_GT(held, 0) << "two jobs whose workers share fulcrumd's link meet on it";
+    for (const pid_t pid : workers) { // they hear their job's end and exit; a stuck one is killed
+        int status = 0;
+        for (int i = 0; i < 200 && ::waitpid(pid, &status, WNOHANG) == 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (::waitpid(pid, &status, WNOHANG) == 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+        }
+    }
+}
+
 TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
 {
     bool created = false;
