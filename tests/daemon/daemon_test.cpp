@@ -78,6 +78,20 @@ protected:
     }
 };
 
+// A fulcrum-worker process for the job's remote slot, on fulcrumd's loopback port.
+pid_t spawn_worker(unsigned short port, JobId job, int slot, const std::string& token, const std::string& name)
+{
+    std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port), "--job",
+        std::to_string(job), "--worker", std::to_string(slot), "--token", token, "--name", name };
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, nullptr, nullptr, argv.data(), environ), 0);
+    return pid;
+}
+
 } // namespace
 
 TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusReportsWhatWasMissedAndKeepsReplies)
@@ -303,17 +317,7 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
 
     const std::string token = *tokens.token_for(Role::Worker);
     const auto spawn = [&](int slot) {
-        const std::string port = "127.0.0.1:" + std::to_string(server.port());
-        const std::string job_text = std::to_string(job), slot_text = std::to_string(slot);
-        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", port, "--job", job_text, "--worker",
-            slot_text, "--token", token, "--name", "test-worker-" + slot_text };
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        pid_t pid = 0;
-        EXPECT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, nullptr, nullptr, argv.data(), environ), 0);
-        return pid;
+        return spawn_worker(server.port(), job, slot, token, "test-worker-" + std::to_string(slot));
     };
     pid_t first = spawn(1);
     const pid_t second = spawn(2);
@@ -412,18 +416,8 @@ TEST_F(DaemonTest, RealModeJobsRemoteWorkersTakeTurnsOnFulcrumdsLinkUnderSrsf)
     }
     const std::string token = *served.tokens.token_for(Role::Worker);
     std::vector<pid_t> workers;
-    for (const JobId job : jobs) {
-        const std::string port = "127.0.0.1:" + std::to_string(served.server.port());
-        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", port, "--job", std::to_string(job),
-            "--worker", "0", "--token", token, "--name", "link-worker-" + std::to_string(job) };
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        pid_t pid = 0;
-        ASSERT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, nullptr, nullptr, argv.data(), environ), 0);
-        workers.push_back(pid);
-    }
+    for (const JobId job : jobs)
+        workers.push_back(spawn_worker(served.server.port(), job, 0, token, "link-worker-" + std::to_string(job)));
     const auto status_of = [&](JobId job) {
         for (const JobStatus& s : served.daemon.jobs())
             if (s.job == job)
@@ -1012,17 +1006,7 @@ TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneI
     op.send(Hello { kProtocolVersion, "operator" });
     op.receive_until<Welcome>();
     const std::string token = *served.tokens.token_for(Role::Worker);
-    const auto spawn = [&](JobId job) {
-        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(server.port()),
-            "--job", std::to_string(job), "--worker", "1", "--token", token, "--name", "test-worker" };
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        pid_t pid = 0;
-        EXPECT_EQ(::posix_spawn(&pid, FULCRUM_WORKER_BINARY, nullptr, nullptr, argv.data(), environ), 0);
-        return pid;
-    };
+    const auto spawn = [&](JobId job) { return spawn_worker(server.port(), job, 1, token, "test-worker"); };
     for (const std::string sync : { "ssp", "elastic-bsp", "asp" }) {
         SCOPED_TRACE(sync);
         const bool kill_it = sync == "asp"; // asp goes on without the lost worker; the others finish with it
