@@ -137,12 +137,14 @@ public:
     // ... and the communication scheduler of its jobs' transfers (before start).
     void use_link_schedule(class LinkSchedule* links) { links_ = links; }
     // Its transfers are the communication scheduler's to decide when one is set: a virtual-mode
-    // job, or a paced one with a pace (not as fast as possible). Real-mode jobs measure theirs.
+    // job, a paced one with a pace (not as fast as possible), or a real-mode one with remote
+    // workers, whose pulls and pushes cross fulcrumd's link (when they start; their lengths are
+    // measured, never modelled).
     bool scheduled_by_links() const
     {
         return scenario_.mode == scenario::Mode::Virtual
             || (scenario_.mode == scenario::Mode::Paced && scenario_.pace > 0)
-            || (scenario_.mode == scenario::Mode::Real && remote_ && sync::closes_every_iteration(scenario_.sync.type));
+            || (scenario_.mode == scenario::Mode::Real && remote_);
     }
 
     protocol::JobStatus status() const;

@@ -1,9 +1,11 @@
 #include "train/free_running_engine.h"
 
+#include "perf/network_model.h"
 #include "perf/proc_stats.h"
 #include "train/checkpoint_schedule.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -586,6 +588,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
         : e(engine)
         , go(engine.job.workers.size(), false)
         , pull_s(engine.job.workers.size(), 0.0)
+        , last_comm_s(engine.job.workers.size(), 0.0)
     {
     }
 
@@ -593,6 +596,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
     struct Completion {
         std::size_t worker = 0;
         double ended = 0;
+        double held_s = 0; // waited for fulcrumd's communication scheduler before the batch
         BatchMeasurement batch;
     };
 
@@ -626,6 +630,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
             std::int32_t batch_size = 0;
             std::int64_t iteration = 0;
             double factor = 1;
+            double alone = 0;
             {
                 std::unique_lock lock(mutex);
                 wake.wait(lock, [&] { return go[i] || finished; });
@@ -635,9 +640,11 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
                 batch_size = e.state[i].row.batch_size;
                 iteration = e.state[i].row.iteration;
                 factor = e.slowdown[i];
+                alone = last_comm_s[i];
             }
             Completion c;
             c.worker = i;
+            c.held_s = hold_for_links(i, iteration, alone);
             c.batch = endpoint.compute(iteration, batch_size, factor);
             c.ended = e.job.wall_seconds();
             std::lock_guard lock(mutex);
@@ -646,15 +653,37 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
         }
     }
 
+    // On worker i's thread, before its batch's pull and push: where fulcrumd's communication
+    // scheduler decides (a remote worker's transfer crosses fulcrumd's link), the worker asks
+    // with its last measured transfer (before any, its network profile's estimate) and waits
+    // while held, as a barrier job's iteration does (MeasuredBarrierClock::hold_for_links).
+    // Its wall seconds spent held; the real transfer is never stretched.
+    double hold_for_links(std::size_t i, std::int64_t iteration, double last_measured)
+    {
+        if (!e.config.comm_gate)
+            return 0;
+        const double alone = last_measured > 0
+            ? last_measured
+            : perf::communication_time(e.job.workers[i]->setup().network, e.job.model_bytes, iteration);
+        const CommTransfer transfer { now(), static_cast<double>(e.job.model_bytes), { static_cast<WorkerId>(i) },
+            { alone } };
+        const double asked = now();
+        e.config.comm_gate(transfer, &abandon);
+        return now() - asked;
+    }
+
     // On the engine's thread: a completed batch arrives.
     void complete(const Completion& c)
     {
         WorkerState& s = e.state[c.worker];
         IterationRecord& row = s.row;
         const BatchMeasurement& m = c.batch;
+        const double transfer_s = m.lost ? 0 : std::max(0.0, m.elapsed_s - m.compute_s);
+        if (transfer_s > 0)
+            last_comm_s[c.worker] = transfer_s;
         row.loss = m.loss;
         row.compute_s = m.lost ? 0 : m.compute_s;
-        row.comm_s = pull_s[c.worker] + (m.lost ? 0 : std::max(0.0, m.elapsed_s - m.compute_s));
+        row.comm_s = pull_s[c.worker] + c.held_s + transfer_s;
         row.cpu_share = m.compute_s > 0 ? std::min(1.0, m.cpu_seconds / m.compute_s) : 1.0;
         row.memory_share = m.memory_share.value_or(perf::memory_available_share());
         row.gpu = m.gpu;
@@ -681,12 +710,14 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
                 std::lock_guard lock(mutex);
                 finished = true;
             }
+            abandon = true; // a worker held for the links gives up its turn
             wake.notify_all();
             for (std::thread& t : threads)
                 t.join();
             completions.clear();
             std::fill(go.begin(), go.end(), false); // a batch handed out and not taken is abandoned
             finished = false;
+            abandon = false;
         };
         for (std::size_t i = 0; i < e.state.size(); ++i)
             threads.emplace_back([this, i] { work(i); });
@@ -714,7 +745,9 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
     std::deque<Completion> completions;
     std::vector<bool> go; // per worker: its thread is to compute the batch just started
     std::vector<double> pull_s; // per worker: how long the pull at its batch's start took
+    std::vector<double> last_comm_s; // per worker: its last batch's measured pull and push
     bool finished = false; // the workers' threads end
+    std::atomic<bool> abandon { false }; // ... and one held for the links stops waiting
 };
 
 FreeRunningEngine::Impl::Impl(JobCore& c)

@@ -76,6 +76,8 @@ protected:
         o.cluster.gpus_per_server = 4;
         return o;
     }
+    // Two real-mode jobs of one remote fulcrum-worker each, under srsf-1 and this sync model.
+    void two_real_jobs_take_turns_on_the_daemons_link(const std::string& sync);
 };
 
 // A fulcrum-worker process for the job's remote slot, on fulcrumd's loopback port.
@@ -392,10 +394,10 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
 // one remote fulcrum-worker each ask before every iteration and take turns on that link:
 // both count their transfers in job-status.link, and they are held where they meet (how
 // often follows the machine's timing, so only that they did is checked).
-TEST_F(DaemonTest, RealModeJobsRemoteWorkersTakeTurnsOnFulcrumdsLinkUnderSrsf)
+void DaemonTest::two_real_jobs_take_turns_on_the_daemons_link(const std::string& sync)
 {
-    const auto scenario = [](const std::string& name) {
-        return R"({"name": ")" + name + R"(", "seed": 3, "mode": "real",
+    const auto scenario = [&](const std::string& name) {
+        return R"({"name": ")" + name + R"(", "seed": 3, "mode": "real", "sync": )" + sync + R"(,
           "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 200, "classes": 10},
           "model": {"type": "mlp", "hidden": [256]},
           "training": {"total_batch": 64, "iterations": 1000000, "eval_interval": 100000},
@@ -438,7 +440,7 @@ TEST_F(DaemonTest, RealModeJobsRemoteWorkersTakeTurnsOnFulcrumdsLinkUnderSrsf)
         const JobStatus s = status_of(job);
         EXPECT_GE(s.iteration, 100) << s.name << ": " << s.message;
         ASSERT_TRUE(s.link) << s.name << ": a scheduled real-mode job's status counts its transfers";
-        EXPECT_GE(s.link->transfers, s.iteration) << "one before each iteration";
+        EXPECT_GE(s.link->transfers, s.iteration) << "one before each iteration (each batch, for asp and ssp)";
         EXPECT_GE(s.link->wait_s, 0);
         held += s.link->held;
         EXPECT_FALSE(
@@ -455,6 +457,19 @@ TEST_F(DaemonTest, RealModeJobsRemoteWorkersTakeTurnsOnFulcrumdsLinkUnderSrsf)
             ::waitpid(pid, &status, 0);
         }
     }
+}
+
+TEST_F(DaemonTest, RealModeJobsRemoteWorkersTakeTurnsOnFulcrumdsLinkUnderSrsf)
+{
+    two_real_jobs_take_turns_on_the_daemons_link(R"({"type": "bsp"})");
+}
+
+// A free-running job's remote worker asks before each batch's pull and push, as a barrier
+// job does before each iteration.
+TEST_F(DaemonTest, FreeRunningRealModeJobsTakeTurnsOnFulcrumdsLinkUnderSrsf)
+{
+    two_real_jobs_take_turns_on_the_daemons_link(R"({"type": "asp"})");
+    two_real_jobs_take_turns_on_the_daemons_link(R"({"type": "ssp", "staleness": 2})");
 }
 
 TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
