@@ -49,8 +49,31 @@ int ElasticScheduling::requested_workers(const JobRuntime& job)
 bool ElasticScheduling::resizable(const JobRuntime& job)
 {
     const scenario::Scenario& s = job.scenario();
-    const auto remote = std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return w.remote; });
-    return s.elastic.present && !s.external && (remote == 0 || remote == static_cast<std::ptrdiff_t>(s.workers.size()));
+    return s.elastic.present && !s.external;
+}
+
+bool ElasticScheduling::pooled_slot(const JobRuntime& job, WorkerId worker)
+{
+    const auto& slots = job.scenario().workers;
+    return job.remote() && worker >= 0 && static_cast<std::size_t>(worker) < slots.size()
+        && slots[static_cast<std::size_t>(worker)].remote;
+}
+
+int ElasticScheduling::slots_of_kind(const JobRuntime& job, int first, bool pooled)
+{
+    int n = 0;
+    for (WorkerId w = 0; w < first && w < job.workers(); ++w)
+        n += pooled_slot(job, w) == pooled ? 1 : 0;
+    return n;
+}
+
+int ElasticScheduling::members_of_kind(const JobRuntime& job, bool pooled)
+{
+    const std::vector<bool> members = job.member_slots();
+    int n = 0;
+    for (std::size_t w = 0; w < members.size(); ++w)
+        n += members[w] && pooled_slot(job, static_cast<WorkerId>(w)) == pooled ? 1 : 0;
+    return n;
 }
 
 bool ElasticScheduling::fed_by_pool(const JobRuntime& job) const
@@ -58,9 +81,15 @@ bool ElasticScheduling::fed_by_pool(const JobRuntime& job) const
     return resizable(job) && job.remote() != nullptr;
 }
 
-std::optional<int> ElasticScheduling::admit_whole(const JobRuntime& job, int workers) const
+std::optional<int> ElasticScheduling::admit_whole(const JobRuntime& job, const GpuDemand& request) const
 {
-    return pooled_room(job) >= workers ? std::optional<int>(workers) : std::nullopt;
+    return fits(job, request, request.workers) ? std::optional<int>(request.workers) : std::nullopt;
+}
+
+bool ElasticScheduling::fits(const JobRuntime& job, const GpuDemand& request, int members) const
+{
+    return slots_of_kind(job, members, true) <= pooled_room(job)
+        && slots_of_kind(job, members, false) <= book_.room_for(request);
 }
 
 int ElasticScheduling::pooled_room(const JobRuntime& job) const
@@ -68,22 +97,46 @@ int ElasticScheduling::pooled_room(const JobRuntime& job) const
     return pool_.idle() + count_members(job.remote()->joined_slots());
 }
 
-std::optional<int> ElasticScheduling::admit(
+std::optional<sched::SlotCount> ElasticScheduling::admit(
     JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, const RemainingWork&)
 {
     const bool elastic = sizes(newcomer);
     const bool pooled = fed_by_pool(newcomer);
+    if (pooled) // its remote slots' processes from the pool, its local slots' GPUs from the book
+        return admit_pooled(newcomer, request, running, elastic);
+    // Its servers' GPUs (placement.server_gpus) count with its workers', as the simulator's
+    // slots do: a newcomer starting smaller starts with fewer of both, in proportion
+    // (eps_start_size), down to one server.
+    const bool servers = request.servers > 0;
+    const sched::SlotCount asked { request.workers, servers ? request.servers : 0 };
+    const sched::SlotCount minimum { elastic ? newcomer.scenario().elastic.min_workers : request.workers,
+        servers ? (elastic ? 1 : request.servers) : 0 };
+    int free = book_.room_for(request);
+    if (active() && free < asked.slots())
+        release_for(newcomer, false, asked.slots(), minimum.slots(), free, running);
+    free = book_.room_for(request);
+    return sched::eps_start_size(free, asked, minimum, elastic);
+}
+
+// A job fed by the pool starts with its first N slots as members, N as large as its request
+// allows with a pooled process for each remote slot among them and a GPU for each local one
+// (all remote: as many as the pool holds, eps_start_size's rule), at least min_workers when
+// EPS sizes it. Short of processes, EPS first takes pooled workers from jobs past early
+// feedback; short of GPUs, GPUs.
+std::optional<sched::SlotCount> ElasticScheduling::admit_pooled(
+    JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, bool elastic)
+{
     const int minimum = elastic ? newcomer.scenario().elastic.min_workers : request.workers;
-    // Its servers' GPUs (placement.server_gpus) are never resized: the workers get what is left.
-    const auto room = [&] { return pooled ? pooled_room(newcomer) : book_.room_for(request) - request.servers; };
-    int free = room();
-    if (active() && free < request.workers)
-        release_for(newcomer, request.workers, minimum, free, running);
-    free = room();
-    const auto size = sched::eps_start_size(free, { request.workers, 0 }, { minimum, 0 }, elastic);
-    if (!size)
-        return std::nullopt;
-    return size->workers;
+    for (const bool pooled : { true, false }) {
+        const int wanted = slots_of_kind(newcomer, request.workers, pooled);
+        const int free = pooled ? pooled_room(newcomer) : book_.room_for(request);
+        if (active() && free < wanted)
+            release_for(newcomer, pooled, wanted, slots_of_kind(newcomer, minimum, pooled), free, running);
+    }
+    for (int n = request.workers; n >= minimum && n >= 1; --n)
+        if (fits(newcomer, request, n))
+            return sched::SlotCount { n, 0 };
+    return std::nullopt;
 }
 
 std::optional<int> ElasticScheduling::add_gpu(JobId job, const RemainingWork& remaining)
@@ -171,20 +224,23 @@ bool ElasticScheduling::may_release(JobRuntime& job, Tracked& t) const
 // highest-numbered members. Nothing is taken when even that would not let the newcomer
 // start: a removal pauses a live job.
 void ElasticScheduling::release_for(
-    const JobRuntime& newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running)
+    const JobRuntime& newcomer, bool pooled, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running)
 {
-    const bool pooled = fed_by_pool(newcomer);
     std::vector<JobRuntime*> jobs;
     std::vector<sched::EpsHolder> holders;
     for (JobRuntime* job : running) {
         const auto it = tracked_.find(job->id());
-        if (it == tracked_.end() || fed_by_pool(*job) != pooled)
+        if (it == tracked_.end() || slots_of_kind(*job, job->workers(), pooled) == 0)
             continue;
+        // What it holds of the kind asked for: its members in such slots (a job mixing local
+        // and remote workers gives GPUs or pooled processes, whichever is asked for), never
+        // below elastic.min_workers in all.
         const scenario::ElasticScenarioSpec& e = job->scenario().elastic;
+        const int others = members_of_kind(*job, !pooled);
         sched::EpsHolder h;
-        h.held = { count_members(job->member_slots()), 0 };
-        h.request = { requested_workers(*job), 0 };
-        h.minimum = { e.min_workers, 0 };
+        h.held = { members_of_kind(*job, pooled), 0 };
+        h.request = { slots_of_kind(*job, requested_workers(*job), pooled), 0 };
+        h.minimum = { std::max(0, e.min_workers - others), 0 };
         if (servers_hold_gpus(*job)) { // its servers' GPUs count, and go, with its workers'
             h.held.servers = static_cast<int>(server_gpus(*job).size());
             h.request.servers = job->scenario().placement_server_gpus;
@@ -201,15 +257,13 @@ void ElasticScheduling::release_for(
     if (freed == 0 || free + freed < minimum)
         return;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-        std::vector<bool> members = jobs[i]->member_slots();
+        // Its highest-numbered members of that kind leave.
+        const std::vector<bool> members = jobs[i]->member_slots();
         std::vector<WorkerId> leaving;
-        for (int k = 0; k < taken[i].workers; ++k) {
-            const auto last = std::find(members.rbegin(), members.rend(), true);
-            if (last == members.rend())
-                break;
-            leaving.push_back(static_cast<WorkerId>(members.rend() - last - 1));
-            *last = false;
-        }
+        for (auto w = static_cast<WorkerId>(members.size()) - 1;
+             w >= 0 && static_cast<int>(leaving.size()) < taken[i].workers; --w)
+            if (members[static_cast<std::size_t>(w)] && pooled_slot(*jobs[i], w) == pooled)
+                leaving.push_back(w);
         if (leaving.empty() && taken[i].servers == 0)
             continue;
         try {
@@ -262,14 +316,13 @@ void ElasticScheduling::shrink(
             held.pop_back();
         }
     }
-    if (job.remote()) { // its processes go back to the pool once the trainer no longer has them
-        if (const auto it = tracked_.find(job.id()); it != tracked_.end())
-            for (const WorkerId worker : workers)
-                it->second.leaving[worker] = reason;
-        return;
-    }
     const std::vector<std::int32_t> placement = job.status().placement;
     for (const WorkerId worker : workers) {
+        if (pooled_slot(job, worker)) { // its process goes back to the pool once the trainer no longer has it
+            if (const auto it = tracked_.find(job.id()); it != tracked_.end())
+                it->second.leaving[worker] = reason;
+            continue;
+        }
         if (static_cast<std::size_t>(worker) < placement.size() && placement[static_cast<std::size_t>(worker)] >= 0)
             remove_gpu(job.id(), placement[static_cast<std::size_t>(worker)]);
         job.place_worker(worker, -1);
@@ -328,8 +381,8 @@ void ElasticScheduling::note_feedback(JobRuntime& job, Tracked& t) const
 {
     if (t.feedback)
         return;
-    const protocol::JobStatus s = job.status();
-    if (!sched::live_feedback_reached(options_.feedback, s.iteration, s.iterations, s.accuracy))
+    const JobRuntime::Work work = job.work();
+    if (!sched::live_feedback_reached(options_.feedback, work.done, work.planned, job.status().accuracy))
         return;
     t.feedback = true;
     try {
@@ -377,6 +430,8 @@ void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remainin
         Tracked* t = tracked_.contains(job.id()) ? &tracked_.at(job.id()) : nullptr;
         for (std::size_t w = 0; w < members.size() && w < joined.size(); ++w) {
             const auto worker = static_cast<WorkerId>(w);
+            if (!pooled_slot(job, worker))
+                continue; // a local slot: its GPU, below
             if (!members[w] && joined[w]) {
                 const bool told = t && t->leaving.contains(worker);
                 release_pooled(job, worker,
@@ -391,10 +446,11 @@ void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remainin
             if (t && !members[w])
                 t->leaving.erase(worker);
         }
-        return;
     }
     const std::vector<std::int32_t> placement = job.status().placement;
     for (std::size_t w = 0; w < members.size() && w < placement.size(); ++w) {
+        if (pooled_slot(job, static_cast<WorkerId>(w)))
+            continue;
         if (!members[w] && placement[w] >= 0) {
             remove_gpu(job.id(), placement[w]);
             job.place_worker(static_cast<WorkerId>(w), -1);
@@ -458,12 +514,11 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
     bool gpus_left = true, pooled_left = true; // each kind grows until its idle resources run out
     for (const std::size_t i : sched::eps_growth_order(jobs.size(), round)) {
         JobRuntime& job = *jobs[i];
-        const bool pooled = fed_by_pool(job);
         Tracked& t = tracked_.at(job.id());
         const protocol::JobStatus s = job.status();
         std::vector<bool> members = job.member_slots();
-        if (!(pooled ? pooled_left : gpus_left) || t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0
-            || s.state != protocol::JobState::Running || count_members(members) >= job.scenario().elastic.max_workers)
+        if (t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0 || s.state != protocol::JobState::Running
+            || count_members(members) >= job.scenario().elastic.max_workers)
             continue;
         // Its pace before the step: the last observed iterations, the first barrier left out.
         const std::int64_t before_from = s.iteration - options_.observe_iterations;
@@ -475,6 +530,9 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         if (slot == members.end())
             continue;
         const auto worker = static_cast<WorkerId>(slot - members.begin());
+        const bool pooled = pooled_slot(job, worker); // its next slot's kind: a pooled process, or a GPU
+        if (!(pooled ? pooled_left : gpus_left))
+            continue;
         const std::string why = label() + ": growth round " + std::to_string(round) + " on idle ";
         const std::string judged = "; " + per_s(*baseline) + " before, judged over the next "
             + std::to_string(options_.observe_iterations) + " iterations";
@@ -559,7 +617,6 @@ void ElasticScheduling::resize(
         job.resize(r, actor);
         return;
     }
-    const bool pooled = fed_by_pool(job);
     std::vector<bool> members = job.member_slots();
     if (r.action == ResizeAction::RemoveWorker) {
         protocol::ResizeJob named = r;
@@ -569,7 +626,8 @@ void ElasticScheduling::resize(
                 named.worker = static_cast<WorkerId>(members.rend() - last - 1);
         }
         job.resize(named, actor); // refuses below min_workers, or an unknown worker
-        if (pooled) { // its process goes back to the pool once the trainer no longer has it
+        if (named.worker
+            && pooled_slot(job, *named.worker)) { // its process goes back to the pool once the trainer no longer has it
             if (named.worker)
                 tracked_.at(job.id()).leaving[*named.worker] = "removed by " + actor;
             return;
@@ -594,11 +652,11 @@ void ElasticScheduling::resize(
         throw RefusedRequest(
             "already-member", "worker " + std::to_string(*named.worker) + " is already a worker of " + name);
     }
-    if (pooled) {
-        if (*named.worker < 0 || static_cast<std::size_t>(*named.worker) >= members.size())
-            throw RefusedRequest("unknown-worker",
-                name + " has no worker " + std::to_string(*named.worker) + " (its slots are 0 to "
-                    + std::to_string(members.size() - 1) + ")");
+    if (*named.worker < 0 || static_cast<std::size_t>(*named.worker) >= members.size())
+        throw RefusedRequest("unknown-worker",
+            name + " has no worker " + std::to_string(*named.worker) + " (its slots are 0 to "
+                + std::to_string(members.size() - 1) + ")");
+    if (pooled_slot(job, *named.worker)) {
         const bool joined = job.remote()->joined_slots()[static_cast<std::size_t>(*named.worker)];
         if (!joined && !assign_pooled(job, *named.worker, "added by " + actor))
             throw RefusedRequest("no-pooled-worker",

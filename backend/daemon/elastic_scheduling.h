@@ -4,6 +4,7 @@
 #include "daemon/daemon_options.h"
 #include "daemon/worker_pool.h"
 #include "protocol/messages.h"
+#include "sched/eps_rules.h"
 
 #include <chrono>
 #include <cstdint>
@@ -51,27 +52,34 @@ public:
     // An operator's set-cluster-policy. To eps: the running jobs it sizes are taken in as
     // they are (the book then follows their members); to static: every job keeps its size.
     void set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running);
-    // An elastic scenario whose workers all run in fulcrumd, or all in fulcrum-worker
-    // processes (fed by the pool).
+    // An elastic scenario (not an external job): its workers run in fulcrumd, in fulcrum-worker
+    // processes fed by the pool, or some in each.
     static bool resizable(const JobRuntime& job);
     // A job whose size EPS decides: a resizable job under eps or kill-restart.
     bool sizes(const JobRuntime& job) const { return active() && resizable(job); }
-    // A resizable job whose workers come from the worker pool, under every policy: under
-    // static it takes its whole request or waits (admit_whole).
+    // A resizable job with remote workers: the worker pool feeds its remote slots (and the
+    // cluster's GPUs its local ones), under every policy: under static it takes its whole
+    // request or waits (admit_whole).
     bool fed_by_pool(const JobRuntime& job) const;
-    // --elastic static, a job fed by the pool: its whole request when that many pooled
-    // processes idle, else nothing (it waits, and the pooled jobs behind it wait too).
-    std::optional<int> admit_whole(const JobRuntime& job, int workers) const;
+    // Worker slot `worker` of a job fed by the pool is a remote one: a pooled process takes it.
+    static bool pooled_slot(const JobRuntime& job, WorkerId worker);
+    // Slots of one kind (pooled, or local) among a job's first `first`.
+    static int slots_of_kind(const JobRuntime& job, int first, bool pooled);
+    // --elastic static, a job fed by the pool: its whole request (`request.workers` members)
+    // when a pooled process idles for each remote slot among them and a GPU has room for each
+    // local one, else nothing (it waits, and the pooled jobs behind it wait too).
+    std::optional<int> admit_whole(const JobRuntime& job, const GpuDemand& request) const;
     // The workers such a job asks for: its elastic.initial_workers within its bounds.
     static int requested_workers(const JobRuntime& job);
 
-    // The workers a queued job starts with now: `request` when they fit; fewer, down to its
-    // elastic.min_workers, when EPS sizes it; nothing while it must wait. Under eps it first
-    // takes workers of running jobs (`running`) past early feedback when that lets it start.
-    // A job fed by the pool counts idle pooled processes (and its own joined ones), not GPUs;
-    // those it takes from others come back to the pool at their next barrier.
-    std::optional<int> admit(JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running,
-        const RemainingWork& remaining);
+    // The workers a queued job starts with now, and the GPUs its servers hold: `request` when
+    // they fit; fewer, down to its elastic.min_workers and one server GPU, in proportion
+    // (sched::eps_start_size), when EPS sizes it; nothing while it must wait. Under eps it
+    // first takes workers of running jobs (`running`) past early feedback when that lets it
+    // start. A job fed by the pool counts idle pooled processes (and its own joined ones), not
+    // GPUs; those it takes from others come back to the pool at their next barrier.
+    std::optional<sched::SlotCount> admit(JobRuntime& newcomer, const GpuDemand& request,
+        const std::vector<JobRuntime*>& running, const RemainingWork& remaining);
     // A job EPS sizes has started (placed) or ended. A job fed by the pool gets a pooled
     // process for each of its members (under static too).
     void started(JobRuntime& job);
@@ -119,8 +127,15 @@ private:
     };
     bool may_release(JobRuntime& job, Tracked& t) const;
     void note_feedback(JobRuntime& job, Tracked& t) const; // once, as an early-feedback event
-    void release_for(
-        const JobRuntime& newcomer, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running);
+    // EPS's release for a newcomer short of GPUs (`pooled` false) or of pooled processes:
+    // `wanted` and `minimum` of that kind, `free` of them idle.
+    void release_for(const JobRuntime& newcomer, bool pooled, int wanted, int minimum, int free,
+        const std::vector<JobRuntime*>& running);
+    std::optional<sched::SlotCount> admit_pooled(
+        JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, bool elastic);
+    // Its first `members` slots fit: a pooled process for each remote one, a GPU for each local one.
+    bool fits(const JobRuntime& job, const GpuDemand& request, int members) const;
+    static int members_of_kind(const JobRuntime& job, bool pooled); // its members in slots of one kind
     std::string label() const; // the policy's name: the start of every reason
     std::string actor() const; // "scheduler (eps)", "scheduler (kill-restart)"
     // In place (eps), or by a checkpoint, a stop and a start from it (kill-restart). Throws

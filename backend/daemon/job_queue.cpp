@@ -307,10 +307,14 @@ std::string JobQueue::queued_message(const JobRuntime& job) const
     if (ElasticScheduling::resizable(job))
         asked.workers = ElasticScheduling::requested_workers(job);
     std::ostringstream asks;
-    if (elastic_.fed_by_pool(job))
-        asks << asked.workers << " pooled worker" << (asked.workers == 1 ? "" : "s") << " (fulcrum-worker --pool), "
-             << worker_pool_.idle() << " idle now; ";
-    else
+    if (elastic_.fed_by_pool(job)) {
+        const int pooled = ElasticScheduling::slots_of_kind(job, asked.workers, true);
+        asks << pooled << " pooled worker" << (pooled == 1 ? "" : "s") << " (fulcrum-worker --pool), "
+             << worker_pool_.idle() << " idle now";
+        if (const int local = asked.workers - pooled; local > 0)
+            asks << ", and " << local << (local == 1 ? " GPU" : " GPUs") << " for its local workers";
+        asks << "; ";
+    } else
         asks << asked.gpus() << (asked.gpus() == 1 ? " GPU" : " GPUs")
              << (asked.servers > 0 ? " (" + std::to_string(asked.servers) + " for its servers)" : "") << " with "
              << demand.memory_gb << " GB each, " << cluster_.room_for(demand) << " with room now; ";
@@ -576,6 +580,7 @@ void JobQueue::start_queued()
         std::vector<std::int32_t> placement;
         std::string message;
         std::optional<int> size;
+        std::optional<int> server_gpus; // fewer than its placement.server_gpus: it starts with fewer servers
     };
     std::vector<Placed> placed;
     std::optional<JobId> pool_head; // --elastic static: the pooled job first in line, waiting
@@ -595,29 +600,40 @@ void JobQueue::start_queued()
         GpuDemand demand = request;
         std::optional<int> size; // the workers it starts with (eps, or a pooled job)
         if (elastic_.active() && request.workers > 0) {
-            size = elastic_.admit(job, request, running_jobs(), remaining);
-            demand.workers = size.value_or(request.workers);
+            if (const std::optional<sched::SlotCount> start = elastic_.admit(job, request, running_jobs(), remaining)) {
+                size = start->workers;
+                demand.workers = start->workers;
+                if (!pooled)
+                    demand.servers = start->servers; // in proportion, when it starts smaller
+            }
         } else if (pooled && !pool_head) {
-            size = elastic_.admit_whole(job, request.workers);
+            size = elastic_.admit_whole(job, request);
         }
+        const int local_slots = ElasticScheduling::slots_of_kind(job, job.workers(), false);
         if (pooled && !size) {
+            const std::string and_gpus = local_slots > 0 ? " and GPUs for its local ones" : "";
             job.set_waiting(elastic_.active() ? "waiting for " + std::to_string(job.scenario().elastic.min_workers)
-                        + " pooled workers (fulcrum-worker --pool); " + std::to_string(worker_pool_.idle())
-                        + " idle now"
+                        + " workers: pooled workers for its remote slots (fulcrum-worker --pool; "
+                        + std::to_string(worker_pool_.idle()) + " idle now)" + and_gpus
                     : pool_head ? "waiting behind job " + std::to_string(*pool_head)
                         + " for the worker pool (--elastic static: first come, first served)"
-                                : "waiting for " + std::to_string(request.workers)
-                        + " pooled workers, its whole request (--elastic static; fulcrum-worker --pool); "
-                        + std::to_string(worker_pool_.idle()) + " idle now");
+                                : "waiting for its whole request of " + std::to_string(request.workers)
+                        + " workers (--elastic static): pooled workers for its remote slots (fulcrum-worker --pool; "
+                        + std::to_string(worker_pool_.idle()) + " idle now)" + and_gpus);
             if (!elastic_.active() && !pool_head)
                 pool_head = job.id();
             ++it;
             continue;
         }
-        const std::vector<int> gpus = pooled || (elastic_.active() && request.workers > 0 && !size)
+        if (pooled) { // the GPUs of its local members, when it mixes local and remote workers
+            demand.workers = ElasticScheduling::slots_of_kind(job, *size, false);
+            demand.servers = 0;
+        }
+        const std::vector<int> gpus
+            = (pooled && local_slots == 0) || (elastic_.active() && request.workers > 0 && !size)
             ? std::vector<int> {}
             : cluster_.place(job.id(), demand, remaining);
-        if (!pooled && demand.gpus() > 0 && gpus.empty()) {
+        if (demand.gpus() > 0 && gpus.empty()) {
             job.set_waiting("waiting for " + std::to_string(demand.gpus()) + " GPUs with room for a worker; "
                 + std::to_string(cluster_.room_for(demand)) + " have room now");
             if (fifo)
@@ -632,21 +648,28 @@ void JobQueue::start_queued()
             placement.push_back( // the workers' GPUs first; the servers' after them
                 w.remote || external || next >= std::min<std::size_t>(gpus.size(), demand.workers) ? -1 : gpus[next++]);
         const bool smaller = size && *size < request.workers;
+        const bool fewer_servers = !pooled && demand.servers < request.servers;
         placed.push_back({ &job, std::move(placement),
             external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
                     + job.scenario().external->framework + " started them"
                 : pooled ? std::string(sched::policy_name(elastic_.policy())) + ": " + std::to_string(*size)
-                    + " of the " + std::to_string(request.workers) + " workers it asks for from the worker pool ("
+                    + " of the " + std::to_string(request.workers) + " workers it asks for, from the worker pool ("
                     + std::to_string(worker_pool_.idle()) + " idle)"
+                    + (demand.workers > 0 ? " and, its local ones, on " + cluster_.describe(gpus) : "")
                          : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
                     + (demand.workers == 1 ? "" : "s")
                     + (demand.servers > 0 ? " and its " + std::to_string(demand.servers) + " servers" : "") + " on "
                     + cluster_.describe(gpus)
-                    + (smaller ? " (" + std::string(sched::policy_name(elastic_.policy())) + ": "
-                                + std::to_string(*size) + " of the " + std::to_string(request.workers)
-                                + " it asks for were free; it grows when GPUs are idle)"
-                               : ""),
-            elastic_.sizes(job) || pooled ? size : std::nullopt });
+                    + (smaller || fewer_servers
+                            ? " (" + std::string(sched::policy_name(elastic_.policy())) + ": " + std::to_string(*size)
+                                + " of the " + std::to_string(request.workers) + " workers it asks for"
+                                + (fewer_servers ? " and " + std::to_string(demand.servers) + " of its "
+                                            + std::to_string(request.servers) + " server GPUs"
+                                                 : "")
+                                + " were free; it grows when GPUs are idle)"
+                            : ""),
+            elastic_.sizes(job) || pooled ? size : std::nullopt,
+            fewer_servers ? std::optional<int>(demand.servers) : std::nullopt });
         it = queued_.erase(it);
         ++placements_;
     }
@@ -673,7 +696,7 @@ void JobQueue::start_queued()
     }
     for (Placed& p : placed) {
         send_shares(*p.job, p.placement, state, on_server);
-        p.job->start(std::move(p.placement), p.message, p.size);
+        p.job->start(std::move(p.placement), p.message, p.size, p.server_gpus);
         elastic_.started(*p.job);
     }
     publish_cluster();

@@ -94,7 +94,8 @@ void JobRuntime::set_waiting(const std::string& why)
     publish_status();
 }
 
-void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members)
+void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members,
+    std::optional<int> server_gpus)
 {
     std::ostringstream waited;
     waited.precision(3);
@@ -111,6 +112,11 @@ void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
             std::fill(members_.begin(), members_.end(), false);
             std::fill_n(members_.begin(), *start_members_, true);
         }
+        // Each server GPU it lacks is one server less (placement.server_gpus and its shards
+        // move together, as an elastic add-server or remove-server moves them).
+        if (server_gpus && scenario_.elastic.present)
+            start_servers_
+                = std::max(1, scenario_.server_shards - (scenario_.placement_server_gpus - std::max(1, *server_gpus)));
     }
     set_state(JobState::Running, "starting");
     thread_ = std::thread([this] { run(); });
@@ -230,6 +236,7 @@ void JobRuntime::run()
                 pace_.pop_front();
             status_.iteration = p.iteration;
             status_.iterations = p.iterations;
+            work_ = { p.work_done, p.work_planned };
             status_.time_s = p.time_s;
             status_.accuracy = p.accuracy;
             status_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
@@ -255,6 +262,8 @@ void JobRuntime::run()
         scenario::Scenario scenario = scenario_;
         if (start_members_)
             scenario.elastic.initial_workers = *start_members_;
+        if (start_servers_)
+            scenario.server_shards = *start_servers_;
         run::RunSummary summary = run::run_scenario(scenario, options);
         // kill-restart: stopped at a barrier with a checkpoint, it starts again from there.
         while (summary.stopped && !shutdown_) {
@@ -729,10 +738,16 @@ void JobRuntime::track_members(const EventRecord& e)
         --resizes_in_flight_;
 }
 
+JobRuntime::Work JobRuntime::work() const
+{
+    std::lock_guard lock(mutex_);
+    return work_;
+}
+
 int JobRuntime::server_count() const
 {
     std::lock_guard lock(mutex_);
-    return trainer_ ? trainer_->control().servers() : scenario_.server_shards;
+    return trainer_ ? trainer_->control().servers() : start_servers_.value_or(scenario_.server_shards);
 }
 
 std::vector<bool> JobRuntime::member_slots() const

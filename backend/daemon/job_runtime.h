@@ -49,8 +49,10 @@ public:
     // Placed: `placement` is the GPU of each worker (-1 for a remote one, or one not a
     // member), `placed` says where for the "job-placed" event. Starts the job's thread. An
     // elastic job starts with `members` workers when given (the first slots), else with its
-    // scenario's elastic.initial_workers.
-    void start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members = {});
+    // scenario's elastic.initial_workers; `server_gpus`, when given, are fewer than its
+    // placement.server_gpus, and it starts with a server less for each GPU it lacks.
+    void start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members = {},
+        std::optional<int> server_gpus = {});
     // A scheduler event before the run starts ("job-queued", "job-placed"): published now,
     // and recorded first in the job's run store when the run begins.
     void scheduler_event(const std::string& kind, const std::string& message);
@@ -105,8 +107,17 @@ public:
     // Which worker slots are members of an elastic job now (every slot for another job), and
     // how many resizes were asked for that the trainer has not applied or refused yet.
     std::vector<bool> member_slots() const;
-    // Its parameter servers (shards) in effect: the trainer's, or the scenario's before it starts.
+    // Its parameter servers (shards) in effect: the trainer's, or before it starts the ones it
+    // starts with (its scenario's, fewer when it was placed with fewer server GPUs).
     int server_count() const;
+    // How far the job is through its work, in iterations of its first plan (run::Progress:
+    // its samples over its total batch when it scales weakly, else its barriers), for early
+    // feedback's fraction. Zero before its first iteration.
+    struct Work {
+        std::int64_t done = 0;
+        std::int64_t planned = 0;
+    };
+    Work work() const;
     int resizes_in_flight() const;
     // The iteration from which `worker` has been a member (0 for an initial one).
     std::int64_t member_since(WorkerId worker) const;
@@ -205,6 +216,8 @@ private:
     std::optional<train::JobControl::LinkContention> contention_; // as last sent
     std::string cluster_; // the cluster-state message as last handed to the trainer
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says
+    Work work_;
+    std::optional<int> start_servers_; // ... and with fewer servers, its servers' GPUs being fewer
     std::vector<bool> members_;
     std::vector<std::int64_t> member_since_;
     int resizes_in_flight_ = 0;

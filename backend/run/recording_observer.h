@@ -19,6 +19,7 @@ public:
         : recorder_(recorder)
         , options_(options)
         , planned_(planned)
+        , first_planned_(planned)
         , train_size_(train_size)
     {
     }
@@ -64,6 +65,8 @@ public:
             progress_.samples = samples;
             progress_.epoch = train_size_ > 0 ? static_cast<double>(samples_) / train_size_ : 0; // external: unknown
             progress_.time_s = rows.front().end_s + rows.front().wait_s;
+            progress_.work_done = work_batch_ > 0 ? samples_ / work_batch_ : progress_.iteration;
+            progress_.work_planned = work_batch_ > 0 ? first_planned_ : planned_;
             options_.progress(progress_);
         }
     }
@@ -119,6 +122,8 @@ public:
     }
     // A resumed run's progress counts the samples trained before its checkpoint.
     void start_from(std::int64_t samples) { samples_ = samples; }
+    // A weak-scaled job's work is its samples: progress counts them in batches of `total_batch`.
+    void count_work_in_samples(std::int64_t total_batch) { work_batch_ = total_batch; }
 
 private:
     struct Phase {
@@ -157,8 +162,10 @@ private:
     db::RunRecorder* recorder_;
     const RunOptions& options_;
     std::int64_t planned_;
+    const std::int64_t first_planned_;
     double train_size_;
     std::int64_t samples_ = 0;
+    std::int64_t work_batch_ = 0; // > 0: the job's work is its samples (count_work_in_samples)
     Progress progress_;
 };
 

@@ -257,6 +257,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         + (s.elastic.initial_workers > 0 ? " (elastic: " + std::to_string(s.elastic.initial_workers) + " at the start)"
                                          : ""));
     RecordingObserver observer(recorder.get(), options, config.iterations, static_cast<double>(data.train->size()));
+    if (config.elastic.batch_per_worker > 0) // weak scaling: the job ends on its samples
+        observer.count_work_in_samples(config.total_batch);
     // With scheduled changes among barrier models, the summary reports each setting's
     // iterations: the same cluster under uniform BSP and under LB-BSP, say.
     const bool barriers_throughout = sync::closes_every_iteration(s.sync.type)

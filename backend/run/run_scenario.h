@@ -29,6 +29,12 @@ struct Progress {
     std::int64_t samples = 0; // in the iteration just completed (every worker's batches)
     double time_s = 0; // run clock
     std::optional<double> accuracy; // latest test accuracy, once evaluated
+    // The job's work, in iterations of its first plan: its barriers, or for a weak-scaled job
+    // (elastic.batch_per_worker), whose work is its samples, the samples it trained over the
+    // scenario's total batch, so that a re-plan after a resize moves neither (early feedback's
+    // fraction, as the simulator counts it).
+    std::int64_t work_done = 0;
+    std::int64_t work_planned = 0;
 };
 
 struct RunOptions {

@@ -492,6 +492,50 @@ TEST_F(LiveElasticTest, AJobWhoseServersHoldGpusGrowsByAWorkerAndAServer)
     d.stop_all();
 }
 
+// A newcomer whose servers hold GPUs and that finds only part of its request free starts
+// smaller the simulator's way (sched::eps_start_size): fewer workers and fewer server GPUs,
+// in proportion, its trainer starting with a server less for each server GPU it lacks. Once
+// the job beside it ends, it grows by a worker and a server.
+TEST_F(LiveElasticTest, ANewcomerStartingSmallStartsWithFewerServersInProportion)
+{
+    daemon::Daemon d(options(sched::ElasticPolicy::Eps, "fewer-servers"));
+    auto op = d.connect(Role::Operator, "op");
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId beside = d.submit(paced_job("beside", R"([{"speed": 3000, "count": 2}])"), "test");
+    const JobId job = d.submit(paced_job("paired", R"([{"speed": 3000, "count": 2}])",
+                                   elastic(2, 1, 2) + R"(, "servers": {"shards": 2}, "placement": {"server_gpus": 2})"),
+        "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
+    const auto gpus_of_job = [&] {
+        const ClusterState c = d.cluster();
+        return std::count_if(c.gpus.begin(), c.gpus.end(),
+            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
+    };
+    EXPECT_EQ(gpus_of_job(), 2) << "of the four it asks for, two are free: a worker's and a server's";
+    EXPECT_EQ(gpus_held(status_of(d, job)), 1);
+    std::vector<ServerMessage> seen;
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, beside } })).error);
+    std::optional<EventRecord> server_added;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "add-server" && is_scheduler(e->event))
+            server_added = e->event;
+        return server_added.has_value();
+    })) << "no growth step added a server";
+    EXPECT_NE(server_added->message.find("2 servers now"), std::string::npos)
+        << "it started with one server: " << server_added->message;
+    for (int i = 0; i < 200 && gpus_of_job() != 4; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(gpus_of_job(), 4) << "two workers and two servers: every GPU";
+    d.stop_all();
+    const std::vector<EventRecord> events = recorded("fewer-servers", job);
+    const auto placed
+        = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "job-placed"; });
+    ASSERT_NE(placed, events.end());
+    EXPECT_NE(placed->message.find("1 of the 2 workers it asks for and 1 of its 2 server GPUs"), std::string::npos)
+        << placed->message;
+}
+
 // Under kill-restart the same growth step is carried out by stopping the job at a barrier
 // with a checkpoint and starting it again from there, in the same run: a job-restarted
 // event says what it cost, the added worker joins at the restarted job's first barrier,

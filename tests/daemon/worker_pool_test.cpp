@@ -258,6 +258,96 @@ TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplac
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// A real-mode elastic job that mixes a local worker (slot 0, on a cluster GPU) with remote
+// slots fed by the pool: it starts with its local worker on a GPU and a pooled process for
+// slot 1, grows slot 2 on the next idle pooled process, and an operator's resizes of its
+// local slot free and take a GPU, of a remote slot give the process back to the pool.
+TEST_F(WorkerPoolTest, AJobMixingLocalAndRemoteWorkersTakesGpusForTheOneAndPooledWorkersForTheOther)
+{
+    Served served(options(), dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const unsigned short port = served.server.port();
+    spawn_pooled(port, token, "pool-1");
+    ASSERT_TRUE(eventually([&] { return idle(d) == 1; }));
+
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", { Stream::Events, Stream::Iterations }, {}, {} } }));
+    std::string scenario = pooled_job("mixed", 2);
+    const std::string slots = R"([{"name": "pooled", "count": 3, "speed": 1000, "remote": true}])";
+    scenario.replace(scenario.find(slots), slots.size(),
+        R"([{"name": "local", "speed": 1000}, {"name": "pooled", "count": 2, "speed": 1000, "remote": true}])");
+    const JobId job = d.submit(scenario, "test");
+    const auto gpus_of_job = [&] {
+        const ClusterState c = d.cluster();
+        return std::count_if(c.gpus.begin(), c.gpus.end(),
+            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
+    };
+    ASSERT_TRUE(wait_for(*op, seen,
+        [&](const ServerMessage& m) {
+            const auto* r = std::get_if<IterationRows>(&m);
+            return r && r->job == job && r->rows.size() == 2
+                && std::all_of(
+                    r->rows.begin(), r->rows.end(), [](const IterationRecord& x) { return x.compute_s > 0; });
+        }))
+        << "its local worker and its pooled one never computed a barrier together: " << status_of(d, job).message;
+    EXPECT_EQ(gpus_of_job(), 1) << "its local worker's GPU";
+    EXPECT_EQ(members(d, job), 1) << "a pooled process for slot 1";
+    EXPECT_GE(status_of(d, job).placement.at(0), 0) << "slot 0 is placed on a GPU";
+    EXPECT_EQ(status_of(d, job).placement.at(1), -1);
+
+    spawn_pooled(port, token, "pool-2");
+    std::optional<EventRecord> grown;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job && e->event.kind == "add-worker")
+            grown = e->event;
+        return grown.has_value();
+    })) << "no growth round gave slot 2 the idle pooled worker";
+    EXPECT_EQ(grown->worker, 2);
+    EXPECT_NE(grown->message.find("pooled worker on pool-2"), std::string::npos) << grown->message;
+    EXPECT_EQ(gpus_of_job(), 1) << "a remote slot takes no GPU";
+
+    // Frozen, so that no verdict on the step moves it under the operator's resizes.
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "f", JobAction::Freeze, job } })).error);
+    const auto resize = [&](ResizeAction action, WorkerId worker) {
+        return request_reply(d, *op, seen, encode(ClientMessage { ResizeJob { "r", job, action, worker } }));
+    };
+    const Reply local_removed = resize(ResizeAction::RemoveWorker, 0);
+    ASSERT_FALSE(local_removed.error) << local_removed.error->code << ": " << local_removed.error->message;
+    EXPECT_EQ(gpus_of_job(), 0) << "the local worker's GPU is free at once";
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.job == job && e->event.kind == "remove-worker" && e->event.worker == 0;
+    })) << "the trainer never removed worker 0";
+    const Reply local_added = resize(ResizeAction::AddWorker, 0);
+    ASSERT_FALSE(local_added.error) << local_added.error->code << ": " << local_added.error->message;
+    EXPECT_EQ(gpus_of_job(), 1) << "an idle GPU for the local slot, not a pooled process";
+    const Reply remote_removed = resize(ResizeAction::RemoveWorker, 1);
+    ASSERT_FALSE(remote_removed.error) << remote_removed.error->code << ": " << remote_removed.error->message;
+    ASSERT_TRUE(eventually([&] { return idle(d) == 1; })) << "slot 1's process waits in the pool again";
+    EXPECT_EQ(gpus_of_job(), 1);
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* r = std::get_if<IterationRows>(&m);
+        return r && r->job == job && std::any_of(r->rows.begin(), r->rows.end(), [](const IterationRecord& x) {
+            return x.worker == 0 && x.compute_s > 0;
+        }) && std::none_of(r->rows.begin(), r->rows.end(), [](const IterationRecord& x) {
+            return x.worker == 1 && x.compute_s > 0;
+        });
+    })) << "the job never trained on its local worker without slot 1";
+
+    ASSERT_FALSE(
+        request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
+    ASSERT_TRUE(eventually([&] { return idle(d) == 2 && gpus_of_job() == 0; }));
+    d.stop_all();
+    const auto events = recorded(job);
+    EXPECT_TRUE(has_event(events, "job-placed", "and, its local ones, on"));
+    EXPECT_TRUE(has_event(events, "worker-assigned", "pooled worker on pool-1 takes worker 1"));
+    EXPECT_TRUE(has_event(events, "worker-released", "leaves worker 1"));
+}
+
 // Under kill-restart the pool feeds a job the same way, and a growth step is carried out by
 // a checkpoint, a stop and a restart: the pooled process given the new slot stays connected
 // through the restart and computes the restarted job's batches.

@@ -256,3 +256,35 @@ TEST_F(RunScenario, TheSummaryGivesEachScheduledSettingsTimePerIteration)
     EXPECT_NE(run::to_json(summary).find("\"phases\""), std::string::npos);
     EXPECT_NE(run::to_text(summary).find("% less"), std::string::npos) << run::to_text(summary);
 }
+
+// A weak-scaled job's work is its samples: after a growth it plans fewer barriers, but its
+// progress counts the work done and planned in iterations of its first plan (samples over
+// the scenario's total batch), which the growth does not move. fulcrumd's early feedback
+// is a fraction of that work, as the simulator's is of the samples.
+TEST_F(RunScenario, AWeakScaledJobsWorkIsCountedInSamplesAcrossAGrowth)
+{
+    const auto s = scenario::parse_scenario(R"({
+      "name": "weak", "seed": 5, "mode": "virtual",
+      "data": { "source": "synthetic", "train_size": 1000, "test_size": 200, "dim": 12, "classes": 3 },
+      "model": { "type": "softmax" },
+      "training": { "total_batch": 32, "iterations": 40, "eval_interval": 20 },
+      "elastic": { "initial_workers": 2, "batch_per_worker": 16,
+                   "resizes": [ { "before_iteration": 10, "action": "add-worker" },
+                                { "before_iteration": 10, "action": "add-worker" } ] },
+      "workers": [ { "speed": 1000, "count": 4 } ]
+    })",
+        "inline");
+    std::vector<run::Progress> seen;
+    run::RunOptions options;
+    options.progress = [&](const run::Progress& p) { seen.push_back(p); };
+    run::run_scenario(s, options);
+    ASSERT_FALSE(seen.empty());
+    EXPECT_EQ(seen.front().iterations, 40);
+    EXPECT_EQ(seen.back().iterations, 25) << "10 barriers of 32 samples, then 960 left at 64: 15 more";
+    for (const run::Progress& p : seen) {
+        EXPECT_EQ(p.work_planned, 40) << "at iteration " << p.iteration;
+        EXPECT_EQ(p.work_done, p.iteration <= 10 ? p.iteration : 10 + 2 * (p.iteration - 10))
+            << "each barrier after the growth takes two of the first plan's: iteration " << p.iteration;
+    }
+    EXPECT_EQ(seen.back().work_done, 40);
+}
