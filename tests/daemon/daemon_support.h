@@ -6,6 +6,7 @@
 #include "daemon/stream_hub.h"
 #include "protocol/codec.h"
 
+#include <algorithm>
 #include <chrono>
 #include <gtest/gtest.h>
 #include <optional>
@@ -27,6 +28,14 @@ inline std::vector<ServerMessage> drain(daemon::Client& client)
             out.push_back(*decoded.message);
     }
     return out;
+}
+
+// The cluster GPUs fulcrumd's book holds for `job` (its workers' and its servers').
+inline long gpus_in_book(const daemon::Daemon& d, JobId job)
+{
+    const ClusterState c = d.cluster();
+    return std::count_if(c.gpus.begin(), c.gpus.end(),
+        [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
 }
 
 inline std::optional<Reply> reply_to(const std::vector<ServerMessage>& messages, const std::string& id)

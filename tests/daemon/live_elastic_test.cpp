@@ -148,11 +148,7 @@ TEST_F(LiveElasticTest, AnElasticJobGrowsOnIdleGpusAndAStepThatSlowedItIsRolledB
         }
     EXPECT_EQ(added, (std::vector<WorkerId> { 1, 2 }));
     // The book follows: two GPUs, the third given back; no round grows the job again.
-    const auto gpus_of_job = [&] {
-        const ClusterState c = d.cluster();
-        return std::count_if(c.gpus.begin(), c.gpus.end(),
-            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
-    };
+    const auto gpus_of_job = [&] { return testing_support::gpus_in_book(d, job); };
     for (int i = 0; i < 500 && gpus_of_job() != 2; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(gpus_of_job(), 2);
@@ -457,11 +453,7 @@ TEST_F(LiveElasticTest, AJobWhoseServersHoldGpusGrowsByAWorkerAndAServer)
                                    elastic(1, 1, 3) + R"(, "placement": {"server_gpus": 1})"),
         "test");
     d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
-    const auto gpus_of_job = [&] {
-        const ClusterState c = d.cluster();
-        return std::count_if(c.gpus.begin(), c.gpus.end(),
-            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
-    };
+    const auto gpus_of_job = [&] { return testing_support::gpus_in_book(d, job); };
     EXPECT_EQ(gpus_of_job(), 2) << "its worker's GPU and its server's";
     std::vector<ServerMessage> seen;
     std::optional<EventRecord> server_added;
@@ -506,11 +498,7 @@ TEST_F(LiveElasticTest, ANewcomerStartingSmallStartsWithFewerServersInProportion
                                    elastic(2, 1, 2) + R"(, "servers": {"shards": 2}, "placement": {"server_gpus": 2})"),
         "test");
     d.receive(*op, encode(ClientMessage { Subscribe { "s", {}, job, {} } }));
-    const auto gpus_of_job = [&] {
-        const ClusterState c = d.cluster();
-        return std::count_if(c.gpus.begin(), c.gpus.end(),
-            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
-    };
+    const auto gpus_of_job = [&] { return testing_support::gpus_in_book(d, job); };
     EXPECT_EQ(gpus_of_job(), 2) << "of the four it asks for, two are free: a worker's and a server's";
     EXPECT_EQ(gpus_held(status_of(d, job)), 1);
     std::vector<ServerMessage> seen;

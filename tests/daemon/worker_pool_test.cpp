@@ -280,11 +280,7 @@ TEST_F(WorkerPoolTest, AJobMixingLocalAndRemoteWorkersTakesGpusForTheOneAndPoole
     scenario.replace(scenario.find(slots), slots.size(),
         R"([{"name": "local", "speed": 1000}, {"name": "pooled", "count": 2, "speed": 1000, "remote": true}])");
     const JobId job = d.submit(scenario, "test");
-    const auto gpus_of_job = [&] {
-        const ClusterState c = d.cluster();
-        return std::count_if(c.gpus.begin(), c.gpus.end(),
-            [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
-    };
+    const auto gpus_of_job = [&] { return testing_support::gpus_in_book(d, job); };
     ASSERT_TRUE(wait_for(*op, seen,
         [&](const ServerMessage& m) {
             const auto* r = std::get_if<IterationRows>(&m);
