@@ -62,6 +62,19 @@ bool is_scheduler(const EventRecord& e)
     return e.actor.rfind("scheduler (eps)", 0) == 0;
 }
 
+// The eps scheduler's first event of `kind` the client reads within 60 s.
+std::optional<EventRecord> scheduler_event(
+    daemon::Client& client, std::vector<ServerMessage>& seen, const std::string& kind)
+{
+    std::optional<EventRecord> found;
+    wait_for(client, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == kind && is_scheduler(e->event))
+            found = e->event;
+        return found.has_value();
+    });
+    return found;
+}
+
 } // namespace
 
 TEST(ClusterBook, AGrowingJobGetsAnIdleGpuOnItsOwnServerFirst)
@@ -456,12 +469,8 @@ TEST_F(LiveElasticTest, AJobWhoseServersHoldGpusGrowsByAWorkerAndAServer)
     const auto gpus_of_job = [&] { return testing_support::gpus_in_book(d, job); };
     EXPECT_EQ(gpus_of_job(), 2) << "its worker's GPU and its server's";
     std::vector<ServerMessage> seen;
-    std::optional<EventRecord> server_added;
-    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
-        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "add-server" && is_scheduler(e->event))
-            server_added = e->event;
-        return server_added.has_value();
-    })) << "no growth step added a server";
+    const std::optional<EventRecord> server_added = scheduler_event(*op, seen, "add-server");
+    ASSERT_TRUE(server_added) << "no growth step added a server";
     EXPECT_NE(server_added->message.find("2 servers now"), std::string::npos) << server_added->message;
     EXPECT_NE(server_added->message.find("and a server on GPU"), std::string::npos) << server_added->message;
     const auto worker_added = std::find_if(seen.begin(), seen.end(), [](const ServerMessage& m) {
@@ -504,12 +513,8 @@ TEST_F(LiveElasticTest, ANewcomerStartingSmallStartsWithFewerServersInProportion
     std::vector<ServerMessage> seen;
     ASSERT_FALSE(
         request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, beside } })).error);
-    std::optional<EventRecord> server_added;
-    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
-        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "add-server" && is_scheduler(e->event))
-            server_added = e->event;
-        return server_added.has_value();
-    })) << "no growth step added a server";
+    const std::optional<EventRecord> server_added = scheduler_event(*op, seen, "add-server");
+    ASSERT_TRUE(server_added) << "no growth step added a server";
     EXPECT_NE(server_added->message.find("2 servers now"), std::string::npos)
         << "it started with one server: " << server_added->message;
     for (int i = 0; i < 200 && gpus_of_job() != 4; ++i)
