@@ -131,10 +131,7 @@ public:
         CommTransfer transfer { core_.job.wall_seconds(), static_cast<double>(core_.job.model_bytes), {}, {} };
         for (const std::size_t i : active) {
             transfer.workers.push_back(static_cast<WorkerId>(i));
-            transfer.alone_s.push_back(last_comm_s_[i] > 0
-                    ? last_comm_s_[i]
-                    : perf::communication_time(
-                        core_.job.workers[i]->setup().network, core_.job.model_bytes, iteration));
+            transfer.alone_s.push_back(core_.job.transfer_s(i, iteration, last_comm_s_[i]));
         }
         core_.config.comm_gate(transfer, stop);
     }

@@ -662,12 +662,9 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
     {
         if (!e.config.comm_gate)
             return 0;
-        const double alone = last_measured > 0
-            ? last_measured
-            : perf::communication_time(e.job.workers[i]->setup().network, e.job.model_bytes, iteration);
-        const CommTransfer transfer { now(), static_cast<double>(e.job.model_bytes), { static_cast<WorkerId>(i) },
-            { alone } };
         const double asked = now();
+        const CommTransfer transfer { asked, static_cast<double>(e.job.model_bytes), { static_cast<WorkerId>(i) },
+            { e.job.transfer_s(i, iteration, last_measured) } };
         e.config.comm_gate(transfer, &abandon);
         return now() - asked;
     }

@@ -67,6 +67,12 @@ double JobState::wall_seconds() const
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
 }
 
+double JobState::transfer_s(std::size_t i, std::int64_t iteration, double last_measured_s) const
+{
+    return last_measured_s > 0 ? last_measured_s
+                               : perf::communication_time(workers[i]->setup().network, model_bytes, iteration);
+}
+
 std::vector<std::int32_t> JobState::batch_limits() const
 {
     std::vector<std::int32_t> limits;

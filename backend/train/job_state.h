@@ -88,6 +88,9 @@ struct JobState {
     EvaluationRecord evaluate(std::int64_t iteration, double time_s, double epoch, double train_loss);
     EventRecord event(std::int64_t iteration, double time_s, std::string kind, std::string message) const;
     double wall_seconds() const;
+    // Worker i's pull and push in real mode as fulcrumd's communication scheduler is told of
+    // it: its last measured one (`last_measured_s` > 0), else its network profile's estimate.
+    double transfer_s(std::size_t i, std::int64_t iteration, double last_measured_s) const;
     // Each worker's x_o (0: none): its GPU profile's, or as measured on its device (that one
     // alone in the real mode).
     std::vector<std::int32_t> batch_limits() const;
