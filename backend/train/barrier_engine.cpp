@@ -274,6 +274,7 @@ struct BarrierEngine::Impl : EngineRefs {
             if (stopping())
                 return false;
             core.request_scheduled(k, now);
+            core.record_notes(k, now);
             now = apply_resizes(k, now);
             core.apply_slowdowns(k, now);
             if (apply_sync_change(k, now)) {

@@ -65,6 +65,7 @@ struct FederatedTrainer::Impl {
                 result.stopped = true;
                 break;
             }
+            core.record_notes(round, now);
             refuse_resizes(round, now);
             core.apply_slowdowns(round, now);
             const balance::Allocation allocation

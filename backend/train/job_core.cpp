@@ -124,10 +124,15 @@ void JobCore::forward_manager_events(std::int64_t at, double now)
             control->policy_in_effect(manager->policy().name());
         observer.on_event(e);
     }
-    for (JobControl::Note& note : control->take_notes())
-        emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
+    record_notes(at, now);
     if (std::optional<JobControl::ClusterChange> cluster = control->take_cluster())
         observer.on_cluster(ClusterRecord { config.job, at, now, std::move(cluster->state), cluster->cluster_job });
+}
+
+void JobCore::record_notes(std::int64_t at, double now)
+{
+    for (JobControl::Note& note : control->take_notes())
+        emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
 }
 
 } // namespace fulcrum::train

@@ -58,8 +58,13 @@ struct JobCore {
     void hold_if_paused(std::int64_t at, double now, const std::atomic<bool>* stop, const std::string& where);
     // Injected stragglers requested since the last safe point; each change is an event.
     void apply_slowdowns(std::int64_t at, double now);
-    // The manager's events since the last call (overrides, phase changes, warnings).
+    // The manager's events since the last call (overrides, phase changes, warnings), then
+    // the notes asked for since (record_notes).
     void forward_manager_events(std::int64_t at, double now);
+    // The notes asked for since the last safe point (an operator's freeze, the scheduler's
+    // early feedback). Engines record them before the resizes they take at the same safe
+    // point: a note asked for first (job-unfrozen) often caused the resizes (remove-worker).
+    void record_notes(std::int64_t at, double now);
     // The scenario's scheduled requests due by iteration `at` go to the mailbox (first at a
     // safe point, so the engine applies them there); a refusal is an event.
     void request_scheduled(std::int64_t at, double now);

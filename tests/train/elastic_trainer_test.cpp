@@ -298,6 +298,28 @@ TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
     EXPECT_EQ(trainer.server().shards().size(), 2u);
 }
 
+// A note asked for before a resize at the same safe point is recorded before it: an
+// operator's unfreeze comes first in the job's store, then the removals it let through.
+TEST(ElasticTrainer, ANoteAskedForBeforeAResizeIsRecordedBeforeIt)
+{
+    Tap tap;
+    auto config = elastic_config({});
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    tap.after_iteration = [&](std::int64_t k) {
+        if (k == 9) {
+            trainer.control().record({ "job-unfrozen", "the elastic scheduler may resize it again", "operator" });
+            trainer.control().request_resize({ AddWorker, std::nullopt, "scheduler", {}, {} });
+        }
+    };
+    trainer.run();
+    std::vector<std::string> kinds;
+    for (const EventRecord& e : tap.events)
+        if (e.kind == "job-unfrozen" || e.kind == "add-worker")
+            kinds.push_back(e.kind + "@" + std::to_string(e.iteration));
+    EXPECT_EQ(kinds, (std::vector<std::string> { "job-unfrozen@10", "add-worker@10" }));
+}
+
 TEST(ElasticTrainer, AWorkerCannotLeaveWhenOnlyExcludedWorkersWouldRemain)
 {
     Tap tap;
