@@ -179,9 +179,12 @@ void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vecto
         return;
     options_.policy = policy;
     tracked_.clear();
-    for (JobRuntime* job : running)
-        if (active() || !job->remote()) // static: the book still follows local jobs' members
+    for (JobRuntime* job : running) {
+        if (active() || !job->remote())
             started(*job);
+        else if (resizable(*job)) // static: it keeps its processes; the pool follows an operator's resizes
+            tracked_[job->id()] = Tracked {};
+    }
     if (!active())
         return;
     rebase(Clock::now());
@@ -194,16 +197,21 @@ void ElasticScheduling::rebase(Clock::time_point now)
 
 void ElasticScheduling::started(JobRuntime& job)
 {
-    if (!sizes(job)) {
-        if (fed_by_pool(job)) // static: its members' processes, kept to its end
-            reconcile(job, {}, label() + ": job " + std::to_string(job.id()) + " starts with its whole request");
-        else if (resizable(job)) // static: no decisions, but the book follows an operator's resizes
-            tracked_[job.id()] = Tracked {};
+    if (!resizable(job))
         return;
-    }
+    // Under static too: no decisions, but the book and the pool follow an operator's resizes.
     tracked_[job.id()] = Tracked {};
-    if (job.remote())
-        reconcile(job, {}, label() + ": job " + std::to_string(job.id()) + " starts"); // its members' processes
+    if (job.remote()) // its members' processes (under static, its whole request, kept to its end)
+        reconcile(job, {},
+            label() + ": job " + std::to_string(job.id())
+                + (sizes(job) ? " starts" : " starts with its whole request"));
+}
+
+void ElasticScheduling::follow_pool(const std::vector<JobRuntime*>& running)
+{
+    for (JobRuntime* job : running)
+        if (tracked_.contains(job->id()) && job->remote())
+            reconcile_pool(*job, {}, false);
 }
 
 void ElasticScheduling::ended(JobId job)
@@ -416,37 +424,45 @@ void ElasticScheduling::tick(
         grow_round(running, remaining);
 }
 
-// The book follows the trainer: a worker that left (or a growth the trainer refused) frees
-// its GPU, a member without one (a job resumed from a checkpoint) is given one when free. A
-// job fed by the pool gives back the processes of the slots it no longer has, and gets one
-// for a member without (its start, or a process that died).
-void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remaining, const std::string& why)
+// A job fed by the pool gives back the processes of the slots it no longer has and, when
+// `give_missing`, gets one for a member without (its start, or a process that died).
+void ElasticScheduling::reconcile_pool(JobRuntime& job, const std::string& why, bool give_missing)
 {
     if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
         return;
     const std::vector<bool> members = job.member_slots();
-    if (job.remote()) {
-        const std::vector<bool> joined = job.remote()->joined_slots();
-        Tracked* t = tracked_.contains(job.id()) ? &tracked_.at(job.id()) : nullptr;
-        for (std::size_t w = 0; w < members.size() && w < joined.size(); ++w) {
-            const auto worker = static_cast<WorkerId>(w);
-            if (!pooled_slot(job, worker))
-                continue; // a local slot: its GPU, below
-            if (!members[w] && joined[w]) {
-                const bool told = t && t->leaving.contains(worker);
-                release_pooled(job, worker,
-                    told ? t->leaving.at(worker)
-                         : "job " + std::to_string(job.id()) + " no longer has worker " + std::to_string(w));
-            } else if (members[w] && !joined[w]) {
-                assign_pooled(job, worker,
-                    !why.empty() ? why
-                                 : label() + ": worker " + std::to_string(w) + " of job " + std::to_string(job.id())
-                            + " has no process");
-            }
-            if (t && !members[w])
-                t->leaving.erase(worker);
+    const std::vector<bool> joined = job.remote()->joined_slots();
+    Tracked* t = tracked_.contains(job.id()) ? &tracked_.at(job.id()) : nullptr;
+    for (std::size_t w = 0; w < members.size() && w < joined.size(); ++w) {
+        const auto worker = static_cast<WorkerId>(w);
+        if (!pooled_slot(job, worker))
+            continue; // a local slot: its GPU (reconcile)
+        if (!members[w] && joined[w]) {
+            const bool told = t && t->leaving.contains(worker);
+            release_pooled(job, worker,
+                told ? t->leaving.at(worker)
+                     : "job " + std::to_string(job.id()) + " no longer has worker " + std::to_string(w));
+        } else if (members[w] && !joined[w] && give_missing) {
+            assign_pooled(job, worker,
+                !why.empty() ? why
+                             : label() + ": worker " + std::to_string(w) + " of job " + std::to_string(job.id())
+                        + " has no process");
         }
+        if (t && !members[w])
+            t->leaving.erase(worker);
     }
+}
+
+// The book follows the trainer: a worker that left (or a growth the trainer refused) frees
+// its GPU, a member without one (a job resumed from a checkpoint) is given one when free; the
+// pool too (reconcile_pool).
+void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remaining, const std::string& why)
+{
+    if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
+        return;
+    if (job.remote())
+        reconcile_pool(job, why, true);
+    const std::vector<bool> members = job.member_slots();
     const std::vector<std::int32_t> placement = job.status().placement;
     for (std::size_t w = 0; w < members.size() && w < placement.size(); ++w) {
         if (pooled_slot(job, static_cast<WorkerId>(w)))

@@ -84,6 +84,9 @@ public:
     // process for each of its members (under static too).
     void started(JobRuntime& job);
     void ended(JobId job);
+    // Under static, between the jobs' barriers: a pooled job gives back the processes of the
+    // slots an operator's resize took from it. A process that died is not replaced.
+    void follow_pool(const std::vector<JobRuntime*>& running);
     // Growth trials judged, the book kept true to the trainers' members; a growth round when
     // one is due and `queue_empty`.
     void tick(const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining,
@@ -91,9 +94,9 @@ public:
     // The ticks' time changes base (wall time, or the virtual jobs' shared clock, as a time
     // point since the clock's epoch): the next growth round is a round from `now`.
     void rebase(Clock::time_point now);
-    // An operator's resize-job of a job EPS sizes: an added worker needs an idle GPU (else
-    // RefusedRequest "no-free-gpu") or, fed by the pool, an idle pooled process (else
-    // "no-pooled-worker"); a removed one frees its GPU or process. Other jobs' resizes go
+    // An operator's resize-job of a resizable job (under static too): an added worker needs an
+    // idle GPU (else RefusedRequest "no-free-gpu") or, fed by the pool, an idle pooled process
+    // (else "no-pooled-worker"); a removed one frees its GPU or process. Other jobs' resizes go
     // straight to the job.
     void resize(
         JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining);
@@ -147,6 +150,7 @@ private:
     // `why`: the reason a pooled process given to a member without one is told (default:
     // the member has none, as after its process died).
     void reconcile(JobRuntime& job, const RemainingWork& remaining, const std::string& why = {});
+    void reconcile_pool(JobRuntime& job, const std::string& why, bool give_missing);
     void grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining);
 
     DaemonOptions::Elastic options_;

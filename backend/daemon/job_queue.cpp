@@ -61,8 +61,7 @@ JobQueue::JobQueue(
     next_job_ = catalogue_.first_free_job_id();
     for (const JobJournal::Entry& e : journal_.entries())
         next_job_ = std::max(next_job_, e.job + 1);
-    if (elastic_.active())
-        elastic_thread_ = std::thread([this] { elastic_loop(); });
+    elastic_thread_ = std::thread([this] { elastic_loop(); }); // under static, for the pool (follow_pool)
 }
 
 JobQueue::~JobQueue()
@@ -149,8 +148,13 @@ void JobQueue::elastic_loop()
         }
         if (stopping_)
             break;
-        if (!elastic_.active()) // set-cluster-policy made it static
+        if (!elastic_.active()) { // static: no decisions; the pool follows an operator's resizes
+            const std::uint64_t before = elastic_.changes();
+            elastic_.follow_pool(running_jobs());
+            if (elastic_.changes() != before)
+                publish_cluster();
             continue;
+        }
         const std::uint64_t before = elastic_.changes();
         start_queued(); // a waiting job may now take workers of a job past early feedback
         elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), now);
@@ -205,8 +209,6 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::s
     if (policy) {
         elastic_.set_policy(*policy, running_jobs());
         cluster_.set_elastic_name(std::string(sched::policy_name(*policy)));
-        if (elastic_.active() && !elastic_thread_.joinable())
-            elastic_thread_ = std::thread([this] { elastic_loop(); });
     }
     // Each running job's run store says when the rules it ran under changed, and who changed them.
     const std::string now = "the cluster's policies are now placement " + cluster_.placement() + ", elastic "

@@ -124,7 +124,7 @@ private:
     void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
     void on_job_done(JobId id);
     std::vector<JobRuntime*> running_jobs() const; // with mutex_ held: placed and not ended
-    void elastic_loop(); // --elastic eps or kill-restart: growth rounds and trials, and releases for waiting jobs
+    void elastic_loop(); // eps or kill-restart: growth rounds, trials, releases for waiting jobs; static: follow_pool
     // The jobs the elastic policy sizes all run in virtual mode (and one does): it decides on
     // their shared clock, not in wall time (with mutex_ held).
     bool elastic_on_shared_clock() const;

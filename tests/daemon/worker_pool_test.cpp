@@ -435,3 +435,85 @@ TEST_F(WorkerPoolTest, StaticHandsOutWholeRequestsFirstComeFirstServed)
     }
     EXPECT_GE(reused, 1);
 }
+
+// Under --elastic static an operator's resize-job of a pooled job goes through the pool as
+// under eps: an added remote worker takes an idle pooled process (refused with
+// no-pooled-worker when none idles), a removed one's process goes back to the pool once the
+// trainer has dropped it. A process that dies is not replaced (static decides nothing).
+TEST_F(WorkerPoolTest, UnderStaticAnOperatorsResizeOfAPooledJobTakesAndGivesBackPooledProcesses)
+{
+    daemon::DaemonOptions o = options();
+    o.elastic.policy = sched::ElasticPolicy::StaticFifo;
+    Served served(o, dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const unsigned short port = served.server.port();
+    for (const char* name : { "pool-1", "pool-2" })
+        spawn_pooled(port, token, name);
+    ASSERT_TRUE(eventually([&] { return idle(d) == 2; }));
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*op, encode(ClientMessage { Subscribe { "s", { Stream::Events, Stream::Iterations }, {}, {} } }));
+    const JobId job = d.submit(pooled_job("static-pooled", 1), "test");
+    ASSERT_TRUE(eventually([&] { return members(d, job) == 1; })) << status_of(d, job).message;
+    const auto resize = [&](ResizeAction action, std::optional<WorkerId> worker) {
+        return request_reply(d, *op, seen, encode(ClientMessage { ResizeJob { "rz", job, action, worker } }));
+    };
+
+    // The operator adds a worker: the idle pooled process takes slot 1 and computes.
+    ASSERT_FALSE(resize(ResizeAction::AddWorker, std::nullopt).error);
+    EXPECT_EQ(members(d, job), 2);
+    EXPECT_EQ(idle(d), 0);
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* r = std::get_if<IterationRows>(&m);
+        return r && r->job == job && std::any_of(r->rows.begin(), r->rows.end(), [](const IterationRecord& x) {
+            return x.worker == 1 && x.compute_s > 0;
+        });
+    })) << "the added worker never computed";
+
+    // None idles now: a third is refused with the reason, and the job goes on.
+    const Reply refused = resize(ResizeAction::AddWorker, std::nullopt);
+    ASSERT_TRUE(refused.error);
+    EXPECT_EQ(refused.error->code, "no-pooled-worker");
+    EXPECT_EQ(members(d, job), 2);
+
+    // Removed, worker 1's process goes back to the pool once the trainer has dropped it.
+    ASSERT_FALSE(resize(ResizeAction::RemoveWorker, WorkerId { 1 }).error);
+    ASSERT_TRUE(eventually([&] { return idle(d) == 1 && members(d, job) == 1; }))
+        << members(d, job) << " members, " << idle(d) << " idle";
+    const std::int64_t after = status_of(d, job).iteration;
+    ASSERT_TRUE(eventually([&] { return status_of(d, job).iteration >= after + 10; })) << "the job goes on with one";
+
+    // Added again, slot 1 takes the idle process. Its process dies: the job goes on without
+    // it, and static gives the slot no other process, even one idling in the pool.
+    ASSERT_FALSE(resize(ResizeAction::AddWorker, WorkerId { 1 }).error);
+    EXPECT_EQ(idle(d), 0);
+    pid_t victim = 0;
+    for (const PooledWorker& p : d.cluster().pool)
+        if (p.job == job && p.worker == 1)
+            victim = pids.at(p.host);
+    ASSERT_NE(victim, 0);
+    ::kill(victim, SIGKILL);
+    ::waitpid(victim, nullptr, 0);
+    std::erase(workers, victim);
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.job == job && e->event.kind == "worker-lost";
+    }));
+    spawn_pooled(port, token, "pool-3");
+    ASSERT_TRUE(eventually([&] { return idle(d) == 1; }));
+    const std::int64_t lost_at = status_of(d, job).iteration;
+    ASSERT_TRUE(eventually([&] { return status_of(d, job).iteration >= lost_at + 10; }));
+    EXPECT_EQ(idle(d), 1) << "static gave the lost slot a process";
+    EXPECT_EQ(members(d, job), 1);
+
+    d.cancel(job, "test");
+    ASSERT_TRUE(eventually([&] { return idle(d) == 2 && members(d, job) == 0; }));
+    d.stop_all();
+    const auto events = recorded(job);
+    EXPECT_TRUE(has_event(events, "worker-assigned", "added by operator"));
+    EXPECT_TRUE(has_event(events, "add-worker", ""));
+    EXPECT_TRUE(has_event(events, "remove-worker", ""));
+    EXPECT_TRUE(has_event(events, "worker-released", "removed by operator"));
+}
