@@ -411,7 +411,7 @@ std::optional<train::CommGrant> JobRuntime::schedule_transfer(
     }
     const LinkSchedule::Scheduled scheduled = scenario_.mode == scenario::Mode::Virtual
         ? links_->schedule(*shared_clock_, asked, transfer.now, service, stop)
-        : links_->schedule_paced(asked, scenario_.mode == scenario::Mode::Paced ? scenario_.pace : 1.0, stop);
+        : links_->schedule_paced(asked, scenario_.mode == scenario::Mode::Paced ? scenario_.pace : 1.0, service, stop);
     std::lock_guard lock(mutex_);
     if (!status_.link)
         status_.link = protocol::JobStatus::LinkUse {};

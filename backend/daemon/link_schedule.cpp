@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
 
 namespace fulcrum::daemon {
 
@@ -156,21 +157,73 @@ double LinkSchedule::wall_s() const
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
 }
 
+bool LinkSchedule::srsf_before_due(const Asking& a, double at) const
+{
+    const auto key = [](const Asking& x) { return std::tuple(x.service, x.job, x.id); };
+    return std::any_of(paced_asking_.begin(), paced_asking_.end(), [&](const Asking& other) {
+        return other.id != a.id && other.due <= at + kTick && key(other) < key(a)
+            && std::find_first_of(other.servers.begin(), other.servers.end(), a.servers.begin(), a.servers.end())
+            != other.servers.end();
+    });
+}
+
 LinkSchedule::Scheduled LinkSchedule::schedule_paced(
-    const Transfer& transfer, double pace, const std::atomic<bool>* stop)
+    const Transfer& transfer, double pace, double service, const std::atomic<bool>* stop)
 {
     Transfer in_wall = transfer; // the link is busy for the transfer's run seconds over the pace
     for (double& s : in_wall.alone_s)
         s /= pace;
     Scheduled out;
     const double asked = wall_s();
-    for (;;) {
-        const double at = wall_s();
-        Decision d;
+    const auto stopped = [&] {
+        out.wait_s = (wall_s() - asked) * pace;
+        out.stretch.assign(transfer.gpus.size(), 1.0);
+        return out;
+    };
+    std::uint64_t id = 0;
+    {
+        std::lock_guard lock(mutex_);
+        id = next_asking_++;
+        paced_asking_.push_back({ id, transfer.job, servers_of(transfer.gpus), service, asked });
+    }
+    struct Leave { // however it ends: started, stopped, or thrown
+        LinkSchedule& links;
+        std::uint64_t id;
+        ~Leave()
         {
-            std::lock_guard lock(mutex_);
-            d = decide(paced_running_, in_wall, at);
+            {
+                std::lock_guard lock(links.mutex_);
+                std::erase_if(links.paced_asking_, [this](const Asking& a) { return a.id == id; });
+            }
+            links.asked_.notify_all();
         }
+    } leave { *this, id };
+    const auto mine = [this, id] {
+        return std::find_if(paced_asking_.begin(), paced_asking_.end(), [id](const Asking& a) { return a.id == id; });
+    };
+    for (double due = asked;;) {
+        while (wall_s() < due) {
+            if (stop && stop->load())
+                return stopped();
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.005, due - wall_s())));
+        }
+        Decision d;
+        double at = 0;
+        {
+            std::unique_lock lock(mutex_);
+            // Those before it in SRSF order ask first: each one's asking wakes the others.
+            while (srsf_before_due(*mine(), wall_s())) {
+                if (stop && stop->load()) {
+                    lock.unlock();
+                    return stopped();
+                }
+                asked_.wait_for(lock, std::chrono::milliseconds(5));
+            }
+            at = wall_s();
+            d = decide(paced_running_, in_wall, at);
+            mine()->due = d.started ? at : d.retry_at;
+        }
+        asked_.notify_all();
         ++out.asked;
         if (d.started) {
             out.started = true;
@@ -178,14 +231,7 @@ LinkSchedule::Scheduled LinkSchedule::schedule_paced(
             out.stretch = std::move(d.stretch);
             return out;
         }
-        while (wall_s() < d.retry_at) {
-            if (stop && stop->load()) {
-                out.wait_s = (wall_s() - asked) * pace;
-                out.stretch.assign(transfer.gpus.size(), 1.0);
-                return out;
-            }
-            std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.005, d.retry_at - wall_s())));
-        }
+        due = d.retry_at;
     }
 }
 

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -72,9 +74,10 @@ public:
     // A paced job's transfer (`pace`: its run seconds per wall second, > 0), decided in wall
     // time among the paced and real-mode jobs' transfers (a real-mode job's pace is 1, its
     // transfer's length the one it last measured): asked now; while held the job's thread sleeps
-    // until the end it was told and asks again (held jobs ask in the order they wake, not in
-    // SRSF order). Its wait is given on the job's clock.
-    Scheduled schedule_paced(const Transfer& transfer, double pace, const std::atomic<bool>* stop);
+    // until the end it was told and asks again. Of the transfers due to ask on a link, the one
+    // with the least `service` asks first (SRSF, ties by job), whichever thread wakes first:
+    // the others wait for it to have asked. Its wait is given on the job's clock.
+    Scheduled schedule_paced(const Transfer& transfer, double pace, double service, const std::atomic<bool>* stop);
     // Transfers on each server's link at `at`, for a view of the links' load.
     std::vector<int> transfers_on_links(double at) const;
 
@@ -83,6 +86,14 @@ private:
         JobId job = 0;
         std::vector<int> servers;
         double bytes = 0, start = 0, end = 0;
+    };
+    // A paced or real-mode transfer asking, or held until `due` (wall seconds since `epoch_`).
+    struct Asking {
+        std::uint64_t id = 0;
+        JobId job = 0;
+        std::vector<int> servers;
+        double service = 0;
+        double due = 0;
     };
     class LinksAt;
     // try_start on one timeline's transfers (with mutex_ held).
@@ -99,6 +110,11 @@ private:
     std::unique_ptr<sched::CommPolicy> policy_; // null: none
     std::vector<Running> running_; // on the shared virtual clock
     std::vector<Running> paced_running_; // paced and real-mode jobs', in wall seconds since `epoch_`
+    std::vector<Asking> paced_asking_; // their transfers not started yet
+    std::condition_variable asked_; // one of them asked, or left
+    std::uint64_t next_asking_ = 0;
+    // A due transfer sharing a link with `a` comes before it in SRSF order (with mutex_ held).
+    bool srsf_before_due(const Asking& a, double at) const;
     const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 

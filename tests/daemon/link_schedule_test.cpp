@@ -1,7 +1,9 @@
 #include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
 
+#include <chrono>
 #include <gtest/gtest.h>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -146,5 +148,37 @@ TEST(LinkSchedule, HeldTransfersStartInSrsfOrderOnTheSharedClock)
         EXPECT_EQ(got[3].asked, 2);
         EXPECT_NEAR(got[2].wait_s, 1.8, 1e-12) << "round " << round << ": the longer job waits for job 3's too";
         EXPECT_EQ(got[2].asked, 3);
+    }
+}
+
+// The same in wall time, for paced and real-mode jobs (schedule_paced): job 1's transfer
+// holds server 0's link over [0, 1) s; jobs 2 (much work left) and 3 (little) ask at once
+// and are held until 1 s. There job 3 goes first, whichever thread wakes first: over
+// [1, 2) s, job 2 after it.
+TEST(LinkSchedule, HeldPacedTransfersStartInSrsfOrderInWallTime)
+{
+    for (int round = 0; round < 2; ++round) {
+        LinkSchedule links(two_servers(), "srsf-1");
+        const LinkSchedule::Scheduled first = links.schedule_paced(transfer(1, { 0 }), 1.0, 50, nullptr);
+        ASSERT_TRUE(first.started);
+        EXPECT_EQ(first.asked, 1);
+        std::mutex mutex;
+        std::map<JobId, LinkSchedule::Scheduled> got;
+        const auto run = [&](JobId job, double service) {
+            LinkSchedule::Scheduled s = links.schedule_paced(transfer(job, { 0 }), 1.0, service, nullptr);
+            std::lock_guard lock(mutex);
+            got[job] = std::move(s);
+        };
+        std::vector<std::thread> threads;
+        threads.emplace_back(run, 2, 100);
+        threads.emplace_back(run, 3, 10);
+        for (std::thread& t : threads)
+            t.join();
+        ASSERT_EQ(got.size(), 2u);
+        EXPECT_TRUE(got[2].started);
+        EXPECT_TRUE(got[3].started);
+        EXPECT_EQ(got[3].asked, 2) << "round " << round << ": the shorter job starts when job 1's transfer ends";
+        EXPECT_EQ(got[2].asked, 3) << "round " << round << ": the longer job is held again, behind job 3";
+        EXPECT_GT(got[2].wait_s, got[3].wait_s + 0.5) << "round " << round;
     }
 }
