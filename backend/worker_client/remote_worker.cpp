@@ -31,11 +31,12 @@ ServerMessage read_message(const std::string& text)
 }
 
 // Reads frames until a text message comes; nothing when the connection closed.
-std::optional<ServerMessage> next_text(ws_client::BlockingConnection& connection)
+std::optional<ServerMessage> next_text(
+    ws_client::BlockingConnection& connection, const std::atomic<bool>* stop = nullptr)
 {
     for (;;) {
         bool binary = false;
-        const auto frame = connection.read(&binary);
+        const auto frame = connection.read(&binary, stop);
         if (!frame)
             return std::nullopt;
         if (!binary)
@@ -115,7 +116,9 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
     Served served;
     while (!stop.load()) {
         bool binary = false;
-        const auto frame = connection.read(&binary);
+        const auto frame = connection.read(&binary, &stop);
+        if (!frame && stop.load())
+            break;
         if (!frame) {
             served.ended = "the job ended (fulcrumd closed the connection)";
             served.connection_over = true;
@@ -201,7 +204,9 @@ RemoteWorkerSummary serve_pool(const RemoteWorkerOptions& o, ws_client::Blocking
     summary.ended = "stopped";
     LoadedData loaded;
     while (!stop.load()) {
-        const std::optional<ServerMessage> m = next_text(connection);
+        const std::optional<ServerMessage> m = next_text(connection, &stop);
+        if (!m && stop.load())
+            break; // "stopped"
         if (!m) {
             summary.ended = "fulcrumd closed the connection";
             return summary;

@@ -9,6 +9,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <chrono>
 #include <variant>
 
 namespace fulcrum::ws_client {
@@ -43,6 +44,7 @@ struct BlockingConnection::Impl {
     net::io_context io;
     net::ssl::context tls { net::ssl::context::tls_client };
     std::variant<std::monostate, PlainStream, TlsStream> ws;
+    bool abandoned = false; // a read was cancelled by its stop flag: the stream is not usable
 
     template <class F> decltype(auto) visit(F&& f)
     {
@@ -116,13 +118,29 @@ void BlockingConnection::send_binary(const std::string& bytes)
     });
 }
 
-std::optional<std::string> BlockingConnection::read(bool* binary)
+std::optional<std::string> BlockingConnection::read(bool* binary, const std::atomic<bool>* stop)
 {
+    if (impl_->abandoned)
+        return std::nullopt;
     return impl_->visit([&](auto& ws) -> std::optional<std::string> {
         beast::flat_buffer buffer;
-        beast::error_code ec;
-        ws.read(buffer, ec);
-        if (ec)
+        std::optional<beast::error_code> done;
+        // Read asynchronously and look at `stop` between short runs: a blocking read would
+        // sleep through a signal (SA_RESTART) until the server's next frame.
+        ws.async_read(buffer, [&done](beast::error_code ec, std::size_t) { done = ec; });
+        constexpr auto kLook = std::chrono::milliseconds(100);
+        while (!done) {
+            impl_->io.restart();
+            impl_->io.run_for(kLook);
+            if (!done && stop && stop->load()) {
+                beast::get_lowest_layer(ws).cancel();
+                impl_->abandoned = true;
+                impl_->io.restart();
+                while (!done && impl_->io.run_one() > 0) { }
+                return std::nullopt;
+            }
+        }
+        if (*done)
             return std::nullopt;
         *binary = ws.got_binary();
         return beast::buffers_to_string(buffer.data());
@@ -133,7 +151,10 @@ void BlockingConnection::close()
 {
     impl_->visit([&](auto& ws) {
         beast::error_code ec;
-        ws.close(websocket::close_code::normal, ec);
+        if (impl_->abandoned) // no close handshake on a stream whose read was cancelled
+            beast::get_lowest_layer(ws).socket().close(ec);
+        else
+            ws.close(websocket::close_code::normal, ec);
     });
 }
 

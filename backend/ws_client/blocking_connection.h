@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -48,8 +49,9 @@ public:
 
     void send_text(const std::string& text);
     void send_binary(const std::string& bytes);
-    // The next frame, or unset when the server closed the connection.
-    std::optional<std::string> read(bool* binary);
+    // The next frame, or unset when the server closed the connection or `stop` was set while
+    // waiting for it (the connection is then only closed: close() skips the handshake).
+    std::optional<std::string> read(bool* binary, const std::atomic<bool>* stop = nullptr);
     void close();
 
 private:

@@ -112,6 +112,20 @@ protected:
         pids[name] = pid;
         return pid;
     }
+    // Kills (SIGKILL, as a crash) the pooled process computing `job`'s `worker`; false when
+    // no pooled process computes it.
+    bool kill_pooled(const daemon::Daemon& d, JobId job, WorkerId worker)
+    {
+        for (const PooledWorker& p : d.cluster().pool)
+            if (p.job == job && p.worker == worker) {
+                const pid_t victim = pids.at(p.host);
+                ::kill(victim, SIGKILL);
+                ::waitpid(victim, nullptr, 0);
+                std::erase(workers, victim);
+                return true;
+            }
+        return false;
+    }
     std::vector<EventRecord> recorded(JobId job) const
     {
         db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
@@ -179,14 +193,7 @@ TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplac
 
     // The process computing job a's worker 1 dies: the job loses it at its barrier, and the
     // scheduler gives the slot the next pooled worker, which the job includes again.
-    pid_t victim = 0;
-    for (const PooledWorker& p : d.cluster().pool)
-        if (p.job == a && p.worker == 1)
-            victim = pids.at(p.host);
-    ASSERT_NE(victim, 0);
-    ::kill(victim, SIGKILL);
-    ::waitpid(victim, nullptr, 0);
-    std::erase(workers, victim);
+    ASSERT_TRUE(kill_pooled(d, a, 1));
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* e = std::get_if<Event>(&m);
         return e && e->event.job == a && e->event.kind == "worker-lost";
@@ -489,14 +496,7 @@ TEST_F(WorkerPoolTest, UnderStaticAnOperatorsResizeOfAPooledJobTakesAndGivesBack
     // it, and static gives the slot no other process, even one idling in the pool.
     ASSERT_FALSE(resize(ResizeAction::AddWorker, WorkerId { 1 }).error);
     EXPECT_EQ(idle(d), 0);
-    pid_t victim = 0;
-    for (const PooledWorker& p : d.cluster().pool)
-        if (p.job == job && p.worker == 1)
-            victim = pids.at(p.host);
-    ASSERT_NE(victim, 0);
-    ::kill(victim, SIGKILL);
-    ::waitpid(victim, nullptr, 0);
-    std::erase(workers, victim);
+    ASSERT_TRUE(kill_pooled(d, job, 1));
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* e = std::get_if<Event>(&m);
         return e && e->event.job == job && e->event.kind == "worker-lost";
@@ -516,4 +516,27 @@ TEST_F(WorkerPoolTest, UnderStaticAnOperatorsResizeOfAPooledJobTakesAndGivesBack
     EXPECT_TRUE(has_event(events, "add-worker", ""));
     EXPECT_TRUE(has_event(events, "remove-worker", ""));
     EXPECT_TRUE(has_event(events, "worker-released", "removed by operator"));
+}
+
+// A pooled worker waiting in the pool with nothing to do stops at once on SIGTERM (as
+// `systemctl stop` sends), says what it served and exits 0; fulcrumd sees it leave the
+// pool. Its read of the next message wakes for the signal instead of sleeping through it
+// until fulcrumd's next frame.
+TEST_F(WorkerPoolTest, AnIdlePooledWorkerStopsOnSigtermAndSaysWhatItServed)
+{
+    Served served(options(), dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    const pid_t pid = spawn_pooled(served.server.port(), *served.tokens.token_for(Role::Worker), "idle-1");
+    ASSERT_TRUE(eventually([&] { return idle(d) == 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // well into its wait for a message
+    ::kill(pid, SIGTERM);
+    int status = -1;
+    const bool exited = eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; });
+    ASSERT_TRUE(exited) << "the idle pooled worker did not stop on SIGTERM";
+    std::erase(workers, pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_TRUE(eventually([&] { return d.cluster().pool.empty(); }));
+    std::ifstream log(dir / "idle-1.log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("pooled: 0 job slots served"), std::string::npos) << text;
 }
