@@ -138,6 +138,7 @@ struct FederatedTrainer::Impl {
             observer.on_iteration(rows);
         }
         job.finish(result, round, samples, now, 0, observer);
+        core.record_notes(std::max<std::int64_t>(0, round - 1), now); // asked for after its last round
         observer.on_event(job.event(std::max<std::int64_t>(0, round - 1), now,
             result.stopped ? "job-stopped" : "job-finished", std::to_string(round) + " rounds"));
         return result;

@@ -64,6 +64,7 @@ struct JobCore {
     // The notes asked for since the last safe point (an operator's freeze, the scheduler's
     // early feedback). Engines record them before the resizes they take at the same safe
     // point: a note asked for first (job-unfrozen) often caused the resizes (remove-worker).
+    // Those asked for after the last safe point are recorded before job-finished/stopped.
     void record_notes(std::int64_t at, double now);
     // The scenario's scheduled requests due by iteration `at` go to the mailbox (first at a
     // safe point, so the engine applies them there); a refusal is an event.

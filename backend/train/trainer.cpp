@@ -75,6 +75,7 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
         summary = std::to_string(p.updates) + " iterations";
     }
     const std::int64_t last = p.free_running_ran ? p.updates - 1 : p.next - 1;
+    core.record_notes(std::max<std::int64_t>(0, last), p.now); // asked for after its last safe point
     core.emit(
         std::max<std::int64_t>(0, last), p.now, p.result.stopped ? "job-stopped" : "job-finished", summary, "system");
     return p.result;

@@ -320,6 +320,26 @@ TEST(ElasticTrainer, ANoteAskedForBeforeAResizeIsRecordedBeforeIt)
     EXPECT_EQ(kinds, (std::vector<std::string> { "job-unfrozen@10", "add-worker@10" }));
 }
 
+// A note asked for after the last barrier (a pooled process released as the job ends) is
+// still recorded, before job-finished.
+TEST(ElasticTrainer, ANoteAskedForAfterTheLastBarrierIsRecordedBeforeTheJobsEnd)
+{
+    Tap tap;
+    auto config = elastic_config({});
+    tap.parameters = config.prototype->parameter_count();
+    const std::int64_t last = config.iterations - 1;
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    tap.after_iteration = [&](std::int64_t k) {
+        if (k == last)
+            trainer.control().record({ "worker-released", "pooled worker on pool-1 leaves worker 1", "scheduler" });
+    };
+    trainer.run();
+    ASSERT_GE(tap.events.size(), 2u);
+    EXPECT_EQ(tap.events[tap.events.size() - 2].kind, "worker-released");
+    EXPECT_EQ(tap.events[tap.events.size() - 2].iteration, last);
+    EXPECT_EQ(tap.events.back().kind, "job-finished");
+}
+
 TEST(ElasticTrainer, AWorkerCannotLeaveWhenOnlyExcludedWorkersWouldRemain)
 {
     Tap tap;
