@@ -102,6 +102,11 @@ protected:
         o.elastic.feedback = { sched::EarlyFeedback::Kind::Iterations, 30 };
         return o;
     }
+    // One fulcrum-worker --pool on `served`'s port with a worker token, named `name`.
+    pid_t spawn_pooled(Served& served, const std::string& name)
+    {
+        return spawn_pooled(served.server.port(), *served.tokens.token_for(Role::Worker), name);
+    }
     pid_t spawn_pooled(unsigned short port, const std::string& token, const std::string& name)
     {
         const pid_t pid
@@ -145,11 +150,11 @@ TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplac
 {
     Served served(options(), dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const std::string token = *served.tokens.token_for(Role::Worker);
-    const unsigned short port = served.server.port();
 
     // The protocol's checks: a viewer may not join the pool, a connection joins it once and
     // then may not also join a job.
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const unsigned short port = served.server.port();
     WsClient viewer(port, *served.tokens.token_for(Role::Viewer));
     viewer.send(Hello { kProtocolVersion, "viewer" });
     EXPECT_EQ(viewer.request(JoinPool { "p", "x" }, "p").error->code, "not-authorized");
@@ -179,8 +184,8 @@ TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplac
         request_reply(d, *op, seen, encode(ClientMessage { JobCommand { "cw", JobAction::Cancel, waiting } })).error);
 
     // With two in the pool, a job asking for two starts with both.
-    spawn_pooled(port, token, "pool-1");
-    spawn_pooled(port, token, "pool-2");
+    spawn_pooled(served, "pool-1");
+    spawn_pooled(served, "pool-2");
     ASSERT_TRUE(eventually([&] { return d.cluster().pool.size() == 2; }));
     const JobId a = d.submit(pooled_job("pooled-a", 2), "test");
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
@@ -198,7 +203,7 @@ TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplac
         const auto* e = std::get_if<Event>(&m);
         return e && e->event.job == a && e->event.kind == "worker-lost";
     }));
-    spawn_pooled(port, token, "pool-3");
+    spawn_pooled(served, "pool-3");
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* e = std::get_if<Event>(&m);
         return e && e->event.job == a && e->event.kind == "worker-assigned"
@@ -233,7 +238,7 @@ TEST_F(WorkerPoolTest, EpsHandsPooledWorkersToRealModeJobsTakesThemBackAndReplac
 
     // Another pooled worker: a growth round gives it to one of the jobs, as an add-worker by
     // the scheduler naming the pooled worker's host.
-    spawn_pooled(port, token, "pool-4");
+    spawn_pooled(served, "pool-4");
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         const auto* e = std::get_if<Event>(&m);
         return e && e->event.kind == "add-worker"
@@ -273,9 +278,7 @@ TEST_F(WorkerPoolTest, AJobMixingLocalAndRemoteWorkersTakesGpusForTheOneAndPoole
 {
     Served served(options(), dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const std::string token = *served.tokens.token_for(Role::Worker);
-    const unsigned short port = served.server.port();
-    spawn_pooled(port, token, "pool-1");
+    spawn_pooled(served, "pool-1");
     ASSERT_TRUE(eventually([&] { return idle(d) == 1; }));
 
     auto op = d.connect(Role::Operator, "op");
@@ -301,7 +304,7 @@ TEST_F(WorkerPoolTest, AJobMixingLocalAndRemoteWorkersTakesGpusForTheOneAndPoole
     EXPECT_GE(status_of(d, job).placement.at(0), 0) << "slot 0 is placed on a GPU";
     EXPECT_EQ(status_of(d, job).placement.at(1), -1);
 
-    spawn_pooled(port, token, "pool-2");
+    spawn_pooled(served, "pool-2");
     std::optional<EventRecord> grown;
     ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
         if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job && e->event.kind == "add-worker")
@@ -360,13 +363,12 @@ TEST_F(WorkerPoolTest, KillRestartGrowsAPooledJobByRestartingItWithTheNewWorker)
     o.elastic.policy = sched::ElasticPolicy::KillRestart;
     Served served(o, dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const std::string token = *served.tokens.token_for(Role::Worker);
     auto op = d.connect(Role::Operator, "op");
     std::vector<ServerMessage> seen;
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     d.receive(*op, encode(ClientMessage { Subscribe { "s", { Stream::Events, Stream::Iterations }, {}, {} } }));
-    spawn_pooled(served.server.port(), token, "pool-1");
-    spawn_pooled(served.server.port(), token, "pool-2");
+    spawn_pooled(served, "pool-1");
+    spawn_pooled(served, "pool-2");
     ASSERT_TRUE(eventually([&] { return d.cluster().pool.size() == 2; }));
 
     const JobId job = d.submit(pooled_job("restarted", 1), "test");
@@ -403,10 +405,8 @@ TEST_F(WorkerPoolTest, StaticHandsOutWholeRequestsFirstComeFirstServed)
     o.elastic.policy = sched::ElasticPolicy::StaticFifo;
     Served served(o, dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const std::string token = *served.tokens.token_for(Role::Worker);
-    const unsigned short port = served.server.port();
     for (const char* name : { "pool-1", "pool-2", "pool-3" })
-        spawn_pooled(port, token, name);
+        spawn_pooled(served, name);
     ASSERT_TRUE(eventually([&] { return idle(d) == 3; }));
 
     const JobId first = d.submit(pooled_job("first", 2), "test");
@@ -453,10 +453,8 @@ TEST_F(WorkerPoolTest, UnderStaticAnOperatorsResizeOfAPooledJobTakesAndGivesBack
     o.elastic.policy = sched::ElasticPolicy::StaticFifo;
     Served served(o, dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const std::string token = *served.tokens.token_for(Role::Worker);
-    const unsigned short port = served.server.port();
     for (const char* name : { "pool-1", "pool-2" })
-        spawn_pooled(port, token, name);
+        spawn_pooled(served, name);
     ASSERT_TRUE(eventually([&] { return idle(d) == 2; }));
     auto op = d.connect(Role::Operator, "op");
     std::vector<ServerMessage> seen;
@@ -501,7 +499,7 @@ TEST_F(WorkerPoolTest, UnderStaticAnOperatorsResizeOfAPooledJobTakesAndGivesBack
         const auto* e = std::get_if<Event>(&m);
         return e && e->event.job == job && e->event.kind == "worker-lost";
     }));
-    spawn_pooled(port, token, "pool-3");
+    spawn_pooled(served, "pool-3");
     ASSERT_TRUE(eventually([&] { return idle(d) == 1; }));
     const std::int64_t lost_at = status_of(d, job).iteration;
     ASSERT_TRUE(eventually([&] { return status_of(d, job).iteration >= lost_at + 10; }));
@@ -526,7 +524,7 @@ TEST_F(WorkerPoolTest, AnIdlePooledWorkerStopsOnSigtermAndSaysWhatItServed)
 {
     Served served(options(), dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const pid_t pid = spawn_pooled(served.server.port(), *served.tokens.token_for(Role::Worker), "idle-1");
+    const pid_t pid = spawn_pooled(served, "idle-1");
     ASSERT_TRUE(eventually([&] { return idle(d) == 1; }));
     std::this_thread::sleep_for(std::chrono::milliseconds(300)); // well into its wait for a message
     ::kill(pid, SIGTERM);
