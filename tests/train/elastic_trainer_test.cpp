@@ -3,6 +3,7 @@
 #include "model/model_factory.h"
 #include "train/bsp_trainer.h"
 
+#include <functional>
 #include <gtest/gtest.h>
 #include <map>
 #include <set>
@@ -85,6 +86,21 @@ train::ScheduledResize at(std::int64_t k, train::ResizeAction action, std::optio
 }
 
 using enum train::ResizeAction;
+
+// Runs elastic_config({}) to its end with `ask` given the trainer's mailbox after iteration
+// `at` (as an operator or the scheduler asks between barriers); returns its server's shards.
+std::size_t run_asking(Tap& tap, std::int64_t at, const std::function<void(train::JobControl&)>& ask)
+{
+    auto config = elastic_config({});
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    tap.after_iteration = [&](std::int64_t k) {
+        if (k == at)
+            ask(trainer.control());
+    };
+    trainer.run();
+    return trainer.server().shards().size();
+}
 
 } // namespace
 
@@ -280,22 +296,16 @@ TEST(ElasticTrainer, ResizesStayWithinMinAndMaxWorkers)
 TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
 {
     Tap tap;
-    auto config = elastic_config({});
-    tap.parameters = config.prototype->parameter_count();
-    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
-    tap.after_iteration = [&](std::int64_t k) {
-        if (k == 9) {
-            trainer.control().request_resize({ AddWorker, std::nullopt, "operator", {}, {} });
-            trainer.control().request_resize({ AddServer, std::nullopt, "operator", {}, {} });
-        }
-    };
-    trainer.run();
+    const std::size_t shards = run_asking(tap, 9, [](train::JobControl& control) {
+        control.request_resize({ AddWorker, std::nullopt, "operator", {}, {} });
+        control.request_resize({ AddServer, std::nullopt, "operator", {}, {} });
+    });
     EXPECT_EQ(tap.barriers[9].workers.size(), 2u);
     EXPECT_EQ(tap.barriers[10].workers.size(), 3u);
     ASSERT_EQ(tap.of_kind("add-server").size(), 1u);
     EXPECT_EQ(tap.of_kind("add-server")[0].iteration, 10);
     EXPECT_EQ(tap.of_kind("add-server")[0].actor, "operator");
-    EXPECT_EQ(trainer.server().shards().size(), 2u);
+    EXPECT_EQ(shards, 2u);
 }
 
 // A note asked for before a resize at the same safe point is recorded before it: an
@@ -303,16 +313,10 @@ TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
 TEST(ElasticTrainer, ANoteAskedForBeforeAResizeIsRecordedBeforeIt)
 {
     Tap tap;
-    auto config = elastic_config({});
-    tap.parameters = config.prototype->parameter_count();
-    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
-    tap.after_iteration = [&](std::int64_t k) {
-        if (k == 9) {
-            trainer.control().record({ "job-unfrozen", "the elastic scheduler may resize it again", "operator" });
-            trainer.control().request_resize({ AddWorker, std::nullopt, "scheduler", {}, {} });
-        }
-    };
-    trainer.run();
+    run_asking(tap, 9, [](train::JobControl& control) {
+        control.record({ "job-unfrozen", "the elastic scheduler may resize it again", "operator" });
+        control.request_resize({ AddWorker, std::nullopt, "scheduler", {}, {} });
+    });
     std::vector<std::string> kinds;
     for (const EventRecord& e : tap.events)
         if (e.kind == "job-unfrozen" || e.kind == "add-worker")
@@ -325,15 +329,10 @@ TEST(ElasticTrainer, ANoteAskedForBeforeAResizeIsRecordedBeforeIt)
 TEST(ElasticTrainer, ANoteAskedForAfterTheLastBarrierIsRecordedBeforeTheJobsEnd)
 {
     Tap tap;
-    auto config = elastic_config({});
-    tap.parameters = config.prototype->parameter_count();
-    const std::int64_t last = config.iterations - 1;
-    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
-    tap.after_iteration = [&](std::int64_t k) {
-        if (k == last)
-            trainer.control().record({ "worker-released", "pooled worker on pool-1 leaves worker 1", "scheduler" });
-    };
-    trainer.run();
+    const std::int64_t last = elastic_config({}).iterations - 1;
+    run_asking(tap, last, [](train::JobControl& control) {
+        control.record({ "worker-released", "pooled worker on pool-1 leaves worker 1", "scheduler" });
+    });
     ASSERT_GE(tap.events.size(), 2u);
     EXPECT_EQ(tap.events[tap.events.size() - 2].kind, "worker-released");
     EXPECT_EQ(tap.events[tap.events.size() - 2].iteration, last);
