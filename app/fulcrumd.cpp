@@ -241,7 +241,7 @@ int main(int argc, char** argv)
         for (const auto& found : recovered)
             std::cerr << "fulcrumd: "
                       << (found.job ? "job " + std::to_string(found.job) + " from before the restart: " : "")
-                      << found.message << "\n";
+                      << printable(found.message) << "\n";
         bool created = false;
         const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(s.token_file, &created);
         if (created)
@@ -282,15 +282,17 @@ int main(int argc, char** argv)
         server.wait();
         d.stop_all();
         for (const auto& job : d.jobs())
-            std::cerr << "fulcrumd: job " << job.job << " (" << job.name << ") " << protocol::to_string(job.state)
-                      << " at iteration " << job.iteration << ", recorded in " << job.database << "\n";
+            // A job's name is a client's text: escaped, it cannot forge a log line.
+            std::cerr << "fulcrumd: job " << job.job << " (" << printable(job.name) << ") "
+                      << protocol::to_string(job.state) << " at iteration " << job.iteration << ", recorded in "
+                      << job.database << "\n";
         return 0;
     } catch (const InputError& e) {
-        std::cerr << "fulcrumd: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason()
-                  << "\n";
+        std::cerr << "fulcrumd: " << printable(e.source()) << (e.field().empty() ? "" : ": " + printable(e.field()))
+                  << ": " << printable(e.reason()) << "\n";
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "fulcrumd: " << e.what() << "\n";
+        std::cerr << "fulcrumd: " << printable(e.what()) << "\n";
         return 1;
     }
 }

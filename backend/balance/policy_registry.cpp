@@ -33,7 +33,7 @@ void parse_fixed(const JsonFields& section, PolicySpec& spec, const PolicyJobSha
 void parse_lbbsp_cpu(const JsonFields& section, PolicySpec& spec, const PolicyJobShape&)
 {
     if (const json::value* predictor = section.find("predictor"))
-        predict::parse_predictor_spec(JsonFields(*predictor, section.at("predictor")), spec.predictor);
+        predict::parse_predictor_spec(JsonFields(*predictor, section.at("predictor"), section), spec.predictor);
 }
 
 // Algorithm 2's phases: the fast approach and the fine tuning, each a step and a window.
@@ -42,7 +42,7 @@ void parse_lbbsp_gpu(const JsonFields& section, PolicySpec& spec, const PolicyJo
     const json::value* gpu = section.find("gpu");
     if (!gpu)
         return;
-    const JsonFields g(*gpu, section.at("gpu"));
+    const JsonFields g(*gpu, section.at("gpu"), section);
     GpuPolicyOptions& o = spec.gpu;
     o.fast_approach.delta = static_cast<std::int32_t>(g.integer_or("fast_delta", o.fast_approach.delta, 1, 1'000'000));
     o.fast_approach.window = static_cast<int>(g.integer_or("fast_window", o.fast_approach.window, 1, 1'000'000));

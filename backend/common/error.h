@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace fulcrum {
 
@@ -42,5 +43,9 @@ class RuntimeFailure : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// `text` with its control characters written as escapes ("\\n", "\\x1b"), for a log line: a
+// name a client chose cannot forge further lines in fulcrumd's log or journald.
+std::string printable(std::string_view text);
 
 } // namespace fulcrum

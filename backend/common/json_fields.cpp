@@ -83,6 +83,32 @@ JsonFields::JsonFields(const json::object& object, std::string path)
 {
 }
 
+JsonFields::JsonFields(const json::value& value, std::string path, const JsonFields& parent)
+    : JsonFields(value, std::move(path))
+{
+    paths_ = parent.paths_;
+}
+
+JsonFields JsonFields::child(std::string_view key) const
+{
+    return JsonFields(required(key, "an object"), at(key), *this);
+}
+
+std::string JsonFields::server_path(std::string_view key, FolderKind kind) const
+{
+    const std::string field = at(key);
+    const std::string name = string(key, "a name");
+    if (const std::string why = unusable_name(name); !why.empty())
+        throw PathFieldError("illegal-value", field, why);
+    if (!paths_)
+        throw std::logic_error("the path field '" + field + "' was read without a path policy (JsonFields::use_paths)");
+    std::string why;
+    std::optional<std::string> path = paths_->resolve(kind, name, field, why);
+    if (!path)
+        throw PathFieldError("illegal-value", field, why);
+    return std::move(*path);
+}
+
 std::string JsonFields::at(std::string_view key) const
 {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
@@ -273,7 +299,7 @@ std::vector<std::string> JsonFields::strings(std::string_view key, std::string_v
 
 JsonFields JsonFields::element(std::string_view key, std::size_t i, const json::value& v) const
 {
-    return JsonFields(v, element_path(key, i));
+    return JsonFields(v, element_path(key, i), *this);
 }
 
 void JsonFields::reject_unknown() const

@@ -5,6 +5,7 @@
 // readers include this header.
 
 #include "common/named_values.h"
+#include "common/server_path.h"
 
 #include <boost/json/value.hpp>
 #include <cstdint>
@@ -36,6 +37,13 @@ private:
     std::string code_, path_, reason_;
 };
 
+// A path field whose name the path policy refused (JsonFields::server_path): a file reader
+// turns it into OutsidePath.
+class PathFieldError : public JsonFieldError {
+public:
+    using JsonFieldError::JsonFieldError;
+};
+
 // "a number", "a string": what a JSON value is, for errors.
 std::string_view json_kind_name(const json::value& v);
 
@@ -52,6 +60,15 @@ public:
     // Throws JsonFieldError (wrong-type) unless `value` is an object.
     JsonFields(const json::value& value, std::string path = {});
     JsonFields(const json::object& object, std::string path = {});
+    // A nested object's fields, read under the same path policy as `parent`'s.
+    JsonFields(const json::value& value, std::string path, const JsonFields& parent);
+
+    // How this reader's path fields, and those of readers made from it (child, element),
+    // become paths. Until one is given, reading a path field is a programming error: no
+    // path is ever taken unconfined by accident.
+    void use_paths(const PathPolicy& paths) { paths_ = &paths; }
+    // The object under `key` (required), read under this reader's path policy.
+    JsonFields child(std::string_view key) const;
 
     std::string at(std::string_view key) const;
     const std::string& path() const { return path_; }
@@ -84,6 +101,10 @@ public:
     const json::array* optional_array(std::string_view key) const; // null when absent
     const json::object& object(std::string_view key) const;
     std::vector<std::string> strings(std::string_view key, std::string_view expected = "strings") const;
+    // A path field: a name of an entry in the server's `kind` folder, refused (illegal-value,
+    // naming the field and why) when it holds a control character or the path policy will
+    // not take it; the path to open otherwise.
+    std::string server_path(std::string_view key, FolderKind kind) const;
     // An array of whole numbers from `min` up to the largest Int.
     template <class Int> std::vector<Int> integers(std::string_view key, std::int64_t min) const
     {
@@ -131,6 +152,7 @@ private:
 
     const json::object* object_ = nullptr;
     std::string path_;
+    const PathPolicy* paths_ = nullptr;
     mutable std::set<std::string, std::less<>> taken_;
 };
 

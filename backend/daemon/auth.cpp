@@ -4,6 +4,7 @@
 #include "protocol/codec.h"
 #include "protocol/token_file.h"
 
+#include <cctype>
 #include <fstream>
 #include <mutex>
 #include <openssl/crypto.h>
@@ -132,27 +133,38 @@ std::string TokenStore::add_token(const std::filesystem::path& path, protocol::R
     return token;
 }
 
+std::optional<std::string_view> bearer_token(std::string_view header)
+{
+    constexpr std::string_view kScheme = "bearer";
+    if (header.size() <= kScheme.size() || header[kScheme.size()] != ' ')
+        return std::nullopt;
+    for (std::size_t i = 0; i < kScheme.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i])
+            return std::nullopt;
+    std::string_view token = header.substr(kScheme.size());
+    while (!token.empty() && token.front() == ' ')
+        token.remove_prefix(1);
+    if (token.empty())
+        return std::nullopt;
+    return token;
+}
+
 std::optional<Grant> TokenStore::authorize(std::string_view header) const
 {
     reload_if_changed();
-    constexpr std::string_view kBearer = "Bearer ";
-    if (header.substr(0, kBearer.size()) != kBearer)
+    const std::optional<std::string_view> token = bearer_token(header);
+    if (!token)
         return std::nullopt;
-    const std::string_view token = header.substr(kBearer.size());
+    return grant_of(std::string(*token));
+}
+
+std::optional<Grant> TokenStore::grant_of(const std::string& token) const
+{
     std::optional<Grant> found;
     std::lock_guard lock(state_->mutex);
     for (const Entry& e : state_->entries) // every entry, whether or not one matched already
         if (same_token(e.token, token))
             found = e.grant;
-    return found;
-}
-
-bool TokenStore::grants(const std::string& token) const
-{
-    std::lock_guard lock(state_->mutex);
-    bool found = false;
-    for (const Entry& e : state_->entries)
-        found = same_token(e.token, token) || found;
     return found;
 }
 

@@ -35,8 +35,9 @@ public:
     // The grant of a `Bearer TOKEN` Authorization header value, or nothing. Every token is
     // compared in constant time, so the time taken tells nothing about how close a guess was.
     std::optional<Grant> authorize(std::string_view authorization_header) const;
-    // Whether `token` is still in the file as last read (a revoked one is not).
-    bool grants(const std::string& token) const;
+    // What `token` grants in the file as last read: nothing once revoked, a new role once
+    // its line changed.
+    std::optional<Grant> grant_of(const std::string& token) const;
     std::optional<std::string> token_for(protocol::Role role) const;
     // Reads the file again when its modification time or size changed since the last read.
     // True when the tokens changed; a file that no longer reads keeps the tokens in force
@@ -47,6 +48,10 @@ private:
     struct State;
     std::shared_ptr<State> state_;
 };
+
+// The token of an Authorization header value "Bearer TOKEN", the scheme matched in any case
+// (RFC 7235 §2.1) and the spaces after it skipped; nothing for another scheme or no token.
+std::optional<std::string_view> bearer_token(std::string_view authorization_header);
 
 // 32 random bytes from the system's generator, as 64 hex digits.
 std::string generate_token();

@@ -80,6 +80,7 @@ std::shared_ptr<Client> Daemon::connect(Role role, std::string name, std::string
 {
     auto client = std::make_shared<Client>(next_client_++, role, std::move(name), options_.client_queue);
     client->set_person(std::move(person));
+    client->set_text_filter([this](std::string text) { return folders_.for_clients(std::move(text)); });
     hub_.add(client);
     return client;
 }

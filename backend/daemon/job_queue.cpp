@@ -1,7 +1,6 @@
 #include "daemon/job_queue.h"
 
 #include "common/error.h"
-#include "daemon/confine_paths.h"
 #include "daemon/daemon_options.h"
 #include "daemon/job_runtime.h"
 #include "daemon/metrics.h"
@@ -266,13 +265,20 @@ struct JobQueue::Submission {
     scenario::Scenario scenario;
 };
 
+const PathPolicy& JobQueue::paths_of(JobJournal::Origin origin) const
+{
+    if (origin == JobJournal::Origin::Local)
+        return local_paths_;
+    return folders_;
+}
+
 JobQueue::Submission JobQueue::check_submission(
     const std::string& scenario_json, const std::string& source, Origin origin) const
 {
-    scenario::Scenario s = scenario::parse_scenario(scenario_json, source);
+    // A client's path fields are confined as they are read; the local operator's file names any.
+    scenario::Scenario s = scenario::parse_scenario(
+        scenario_json, source, origin == Origin::Client ? static_cast<const PathPolicy&>(folders_) : paths_as_given());
     gpu::check_worker_devices(s.workers, source);
-    if (origin == Origin::Client)
-        confine_paths(s, folders_);
     GpuDemand demand = demand_of(s, options_.cluster);
     if (s.elastic.present && s.elastic.initial_workers > 0 && demand.workers == static_cast<int>(s.workers.size()))
         demand.workers = s.elastic.initial_workers; // an elastic job of local workers asks for its initial members
@@ -498,9 +504,8 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
         }
         scenario::Scenario s;
         try {
-            s = scenario::parse_scenario(entry.scenario_json, store_name);
+            s = scenario::parse_scenario(entry.scenario_json, store_name, paths_of(entry.origin));
             gpu::check_worker_devices(s.workers, store_name); // a GPU this fulcrumd's machine no longer has
-            confine_paths(s, folders_, entry.origin == JobJournal::Origin::Local);
         } catch (const std::exception& e) {
             found.push_back(
                 { id, "its scenario no longer loads (" + folders_.for_clients(e.what()) + "); not recovered" });
@@ -529,6 +534,14 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
             found.push_back({ id, "an external job: recorded as lost (its ranks went with fulcrumd's restart)" });
             continue;
         }
+        const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
+        if (!resume && abandoned && !automatic) { // resume_jobs: manual holds a job that ran
+            job.interrupted(std::nullopt,
+                "interrupted when fulcrumd stopped, before its first checkpoint: resume-job starts it again from "
+                "the beginning (rows it recorded before stay in its run store)");
+            found.push_back({ id, job.status().message });
+            continue;
+        }
         if (!resume) {
             job.scheduler_event("job-queued",
                 "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
@@ -537,10 +550,8 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
             found.push_back({ id, "queued again from the beginning (no checkpoint)" });
             continue;
         }
-        resume->adjust_policy = [this, local = entry.origin == JobJournal::Origin::Local, source = store_name](
-                                    balance::PolicySpec& p) { confine_paths(p, folders_, source, "policy", local); };
+        resume->paths = &paths_of(entry.origin);
         const std::int64_t at = resume->checkpoint.iteration;
-        const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
         job.interrupted(std::move(*resume),
             "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
                 + (automatic ? ": resuming" : ": resume-job goes on from it"));
@@ -559,7 +570,9 @@ void JobQueue::queue_resumed(JobId id, const std::string& actor)
     JobRuntime& job = *jobs_.at(id);
     if (std::find(queued_.begin(), queued_.end(), id) != queued_.end())
         return;
-    job.scheduler_event("job-queued", "resuming from its checkpoint (" + actor + ")");
+    job.scheduler_event("job-queued",
+        std::string(job.has_checkpoint() ? "resuming from its checkpoint" : "starting again from the beginning") + " ("
+            + actor + ")");
     queued_.push_back(id);
 }
 

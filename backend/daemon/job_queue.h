@@ -99,6 +99,9 @@ private:
     // A scenario checked as a submission must be (throws InputError naming the field).
     struct Submission;
     Submission check_submission(const std::string& scenario_json, const std::string& source, Origin origin) const;
+    // What a journaled job's path fields become at recovery: confined as at its submission
+    // for a client's; for one its operator gave locally, absolute paths as given.
+    const PathPolicy& paths_of(JobJournal::Origin origin) const;
     // With mutex_ held: the job in the journal and the jobs' table, not queued yet.
     JobRuntime& add_job(Submission submission, const std::string& scenario_json, Origin origin);
     std::string queued_message(const JobRuntime& job) const; // with mutex_ held: what it asks for, who is ahead
@@ -131,6 +134,7 @@ private:
 
     const DaemonOptions& options_;
     const ServerFolders& folders_;
+    const LocalJobPaths local_paths_ { folders_ };
     const RunCatalogue& catalogue_;
     StreamHub& hub_;
     JobJournal journal_;

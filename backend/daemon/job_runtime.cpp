@@ -1,7 +1,6 @@
 #include "daemon/job_runtime.h"
 
 #include "common/error.h"
-#include "daemon/confine_paths.h"
 #include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
 #include "db/run_reader.h"
@@ -537,24 +536,32 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
         publish_workers();
 }
 
-void JobRuntime::interrupted(run::RunOptions::Resume resume, const std::string& why)
+void JobRuntime::interrupted(std::optional<run::RunOptions::Resume> resume, const std::string& why)
 {
     {
         std::lock_guard lock(mutex_);
         status_.state = JobState::Interrupted;
-        status_.iteration = resume.checkpoint.iteration + 1;
-        status_.time_s = resume.checkpoint.time_s;
-        status_.run = resume.run;
+        if (resume) {
+            status_.iteration = resume->checkpoint.iteration + 1;
+            status_.time_s = resume->checkpoint.time_s;
+            status_.run = resume->run;
+        }
         status_.message = why;
         resume_ = std::move(resume);
     }
     publish_status();
 }
 
+bool JobRuntime::has_checkpoint() const
+{
+    std::lock_guard lock(mutex_);
+    return resume_.has_value();
+}
+
 bool JobRuntime::resumable() const
 {
     std::lock_guard lock(mutex_);
-    return resume_.has_value() && status_.state == JobState::Interrupted;
+    return status_.state == JobState::Interrupted;
 }
 
 void JobRuntime::cancel(const std::string& actor)
@@ -594,8 +601,7 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
             [spec, actor](train::Trainer& t) { t.control().set_sync_model(spec, actor); });
         return;
     }
-    balance::PolicySpec spec = scenario::parse_policy_section(spec_json, scenario_, source);
-    confine_paths(spec, folders_, source, "policy");
+    balance::PolicySpec spec = scenario::parse_policy_section(spec_json, scenario_, source, folders_);
     std::unique_ptr<balance::BatchSizePolicy> policy;
     try {
         policy = balance::make_policy(spec);

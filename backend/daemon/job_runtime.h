@@ -62,9 +62,11 @@ public:
     // actor is "system:shutdown", so the next fulcrumd resumes it).
     void cancel(const std::string& actor);
     // A job an earlier fulcrumd was running: interrupted, and when placed and started it goes
-    // on from `resume`'s checkpoint in its own run store.
-    void interrupted(run::RunOptions::Resume resume, const std::string& why);
+    // on from `resume`'s checkpoint in its own run store, or from the beginning in a new run
+    // when it had none (resume_jobs: manual holds such a job too).
+    void interrupted(std::optional<run::RunOptions::Resume> resume, const std::string& why);
     bool resumable() const;
+    bool has_checkpoint() const; // an interrupted job's, to go on from
     // A recovered job that cannot go on (no checkpoint): failed, with the reason.
     void set_failed(const std::string& why) { set_state(protocol::JobState::Failed, why); }
     // A recovered external job: its ranks went with the fulcrumd that ran it.

@@ -63,6 +63,7 @@ std::vector<RunListing> RunCatalogue::runs() const
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
             if (entry.is_regular_file() && entry.path().extension() == ".db"
+                && ServerFolders::stays_inside(folder, entry.path()) // a planted link is not followed out
                 && names.insert(entry.path().filename().string()).second)
                 here.push_back(entry.path());
         std::sort(here.begin(), here.end());

@@ -1,7 +1,5 @@
 #include "daemon/server_folders.h"
 
-#include "common/named_values.h"
-
 #include <algorithm>
 
 namespace fulcrum::daemon {
@@ -9,9 +7,6 @@ namespace fulcrum::daemon {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr NameTable<FolderKind, 3> kFolderNames { { { FolderKind::Datasets, "datasets" },
-    { FolderKind::Models, "models" }, { FolderKind::Runs, "runs" } } };
 
 fs::path canonical_root(const fs::path& folder)
 {
@@ -34,11 +29,6 @@ bool inside(const fs::path& root, const fs::path& path)
 }
 
 } // namespace
-
-std::string_view to_string(FolderKind kind)
-{
-    return name_of(kFolderNames, kind);
-}
 
 ServerFolders::ServerFolders(const fs::path& data_dir, FolderOptions options)
 {
@@ -80,39 +70,78 @@ const fs::path& ServerFolders::home(FolderKind kind) const
     return roots(kind).front();
 }
 
-fs::path ServerFolders::resolve(
-    FolderKind kind, const std::string& name, const std::string& source, const std::string& field) const
+std::optional<std::string> ServerFolders::resolve(
+    FolderKind kind, const std::string& name, const std::string&, std::string& why) const
 {
-    const std::string folder = "the server's " + std::string(to_string(kind)) + " folder";
-    if (name.empty())
-        throw OutsidePath(source, field, "is empty; expected the name of an entry in " + folder);
+    const std::string folder = "the " + std::string(to_string(kind)) + " folder";
+    if (const std::string problem = unusable_name(name); !problem.empty()) {
+        why = problem + " of an entry in " + folder;
+        return std::nullopt;
+    }
     const fs::path relative(name);
-    if (relative.has_root_name() || relative.has_root_directory())
-        throw OutsidePath(source, field,
-            "'" + name + "' is an absolute path; fulcrumd takes only names inside " + folder
-                + " (list them with list-runs, or ask the operator which " + std::string(to_string(kind)) + " it has)");
+    if (relative.has_root_name() || relative.has_root_directory()) {
+        why = "'" + name + "' is an absolute path; fulcrumd takes only names inside " + folder
+            + " (list them with list-runs, or ask the operator which " + std::string(to_string(kind)) + " it has)";
+        return std::nullopt;
+    }
     for (const fs::path& part : relative)
-        if (part == "..")
-            throw OutsidePath(source, field, "'" + name + "' climbs out of " + folder + " with '..'");
+        if (part == "..") {
+            why = "'" + name + "' climbs out of " + folder + " with '..'";
+            return std::nullopt;
+        }
+    if (const fs::path normal = relative.lexically_normal(); normal.empty() || normal == ".") {
+        why = "'" + name + "' names " + folder + " itself; expected an entry in it";
+        return std::nullopt;
+    }
     for (const fs::path& root : roots(kind)) {
         std::error_code ec;
         const fs::path candidate = root / relative;
-        if (!fs::exists(candidate, ec))
+        if (!fs::exists(fs::symlink_status(candidate, ec)))
             continue;
-        fs::path real = fs::canonical(candidate, ec);
-        if (ec || !inside(root, real))
-            throw OutsidePath(source, field, "'" + name + "' is a link that leads out of " + folder);
-        return real;
+        const fs::path real = fs::canonical(candidate, ec);
+        if (ec || !inside(root, real) || real == root) {
+            // A dangling link is refused like one leading out: which it is tells a client nothing.
+            why = "'" + name + "' is a link that leads out of " + folder;
+            return std::nullopt;
+        }
+        return real.string();
     }
-    throw OutsidePath(source, field, "there is no '" + name + "' in " + folder);
+    why = "there is no '" + name + "' in " + folder;
+    return std::nullopt;
+}
+
+fs::path ServerFolders::resolve(
+    FolderKind kind, const std::string& name, const std::string& source, const std::string& field) const
+{
+    std::string why;
+    if (std::optional<std::string> path = resolve(kind, name, field, why))
+        return *path;
+    throw OutsidePath(source, field, why);
+}
+
+std::optional<std::string> LocalJobPaths::resolve(
+    FolderKind kind, const std::string& name, const std::string& field, std::string& why) const
+{
+    if (fs::path(name).is_absolute())
+        return name;
+    return folders_.resolve(kind, name, field, why);
+}
+
+bool ServerFolders::stays_inside(const fs::path& root, const fs::path& entry)
+{
+    std::error_code ec;
+    const fs::path real = fs::canonical(entry, ec);
+    return !ec && inside(canonical_root(root), real);
 }
 
 std::string ServerFolders::for_clients(std::string text) const
 {
     std::vector<std::pair<std::string, std::string>> prefixes;
     for (const FolderKind kind : { FolderKind::Datasets, FolderKind::Models, FolderKind::Runs })
-        for (const fs::path& root : roots(kind))
+        for (const fs::path& root : roots(kind)) {
             prefixes.emplace_back((root / "").string(), std::string(to_string(kind)) + "/");
+            prefixes.emplace_back(root.string(), std::string(to_string(kind))); // the folder itself
+        }
     // Longest first, so a folder inside another is named by its own kind.
     std::sort(
         prefixes.begin(), prefixes.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });

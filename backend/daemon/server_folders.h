@@ -1,8 +1,10 @@
 #pragma once
 
 #include "common/error.h"
+#include "common/server_path.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,16 +15,10 @@ namespace fulcrum::daemon {
 // relative to one of these and never leaves it: absolute paths, `..` and symbolic links
 // that lead outside are refused before any file is opened, so a client learns nothing
 // about the rest of the server's disk. Local tools (fulcrum-run, fulcrumd --scenario)
-// take any path.
-enum class FolderKind { Datasets, Models, Runs };
-std::string_view to_string(FolderKind kind);
-
-// A path given over the protocol that is not a name inside the server's folders. The field
-// is the scenario's or message's field path; the daemon answers `illegal-value`.
-class OutsidePath : public InputError {
-public:
-    using InputError::InputError;
-};
+// take any path. As the scenario parser's path policy, it confines every path field of a
+// scenario or a policy section a client sends while the field is read.
+using fulcrum::FolderKind;
+using fulcrum::OutsidePath;
 
 struct FolderOptions {
     // Searched in order; the defaults are DATA_DIR/datasets then Debian's data set packages'
@@ -34,26 +30,50 @@ struct FolderOptions {
     std::vector<std::filesystem::path> runs;
 };
 
-class ServerFolders {
+class ServerFolders final : public PathPolicy {
 public:
     // Creates DATA_DIR/runs, DATA_DIR/models and DATA_DIR/datasets if missing.
     ServerFolders(const std::filesystem::path& data_dir, FolderOptions options = {});
 
     // The file or folder `name` names in the folders of `kind`, the first that has it.
-    // Throws OutsidePath(source, field, reason) for an empty, absolute or `..` name, one that
-    // a link leads out of its folder, or one that no folder has.
+    // Refuses, with the reason in `why`, a name that is empty, holds a control character, is
+    // absolute, climbs with `..`, names a folder itself ("." or "a/."), is a link leading out
+    // of its folder, or that no folder has. The reason names `name` and the folder's role,
+    // never where the folder is.
+    std::optional<std::string> resolve(
+        FolderKind kind, const std::string& name, const std::string& field, std::string& why) const override;
+    // The same, throwing OutsidePath(source, field, reason) on a refusal.
     std::filesystem::path resolve(
         FolderKind kind, const std::string& name, const std::string& source, const std::string& field) const;
+    // Whether `entry`, found in the folder `root` of `kind`, stays inside it once its links
+    // are followed (listing a folder must not follow a planted link out of it).
+    static bool stays_inside(const std::filesystem::path& root, const std::filesystem::path& entry);
     // Where a new file of `kind` is created (the first folder): run stores go to DATA_DIR/runs.
     const std::filesystem::path& home(FolderKind kind) const;
     // Every folder of `kind`, in search order.
     const std::vector<std::filesystem::path>& roots(FolderKind kind) const;
     // `text` with every server folder written as its kind's name ("/srv/fulcrum/runs/job-1.db"
-    // → "runs/job-1.db"), for messages that go to clients.
+    // → "runs/job-1.db", "/srv/fulcrum/models" → "models"), for messages that go to clients.
     std::string for_clients(std::string text) const;
 
 private:
     std::vector<std::filesystem::path> datasets_, models_, runs_; // each canonical
+};
+
+// What a job its operator gave locally (fulcrumd --scenario) names, read again at recovery:
+// an absolute path as given (only that operator can have written one), a name inside the
+// folders, as for a client (a policy a client set on the job and its checkpoint kept).
+class LocalJobPaths final : public PathPolicy {
+public:
+    explicit LocalJobPaths(const ServerFolders& folders)
+        : folders_(folders)
+    {
+    }
+    std::optional<std::string> resolve(
+        FolderKind kind, const std::string& name, const std::string& field, std::string& why) const override;
+
+private:
+    const ServerFolders& folders_;
 };
 
 } // namespace fulcrum::daemon

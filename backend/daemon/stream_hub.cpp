@@ -16,7 +16,22 @@ Client::Client(std::uint64_t id, protocol::Role role, std::string name, std::siz
 
 void Client::send(const protocol::ServerMessage& message, Delivery delivery)
 {
-    send_frame(std::make_shared<const std::string>(protocol::encode(message)), {}, delivery);
+    const auto* reply = std::get_if<protocol::Reply>(&message);
+    const auto* problem = std::get_if<protocol::ProtocolError>(&message);
+    if (!filter_ || (!problem && (!reply || (!reply->error && reply->jobs.empty())))) {
+        send_frame(std::make_shared<const std::string>(protocol::encode(message)), {}, delivery);
+        return;
+    }
+    protocol::ServerMessage filtered = message;
+    if (auto* r = std::get_if<protocol::Reply>(&filtered)) {
+        if (r->error)
+            r->error->message = filter_(std::move(r->error->message));
+        for (protocol::JobStatus& job : r->jobs)
+            job.message = filter_(std::move(job.message));
+    } else if (auto* p = std::get_if<protocol::ProtocolError>(&filtered)) {
+        p->error.message = filter_(std::move(p->error.message));
+    }
+    send_frame(std::make_shared<const std::string>(protocol::encode(filtered)), {}, delivery);
 }
 
 void Client::send_frame(Frame frame, std::string coalesce_key, Delivery delivery)

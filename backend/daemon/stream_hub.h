@@ -34,6 +34,9 @@ public:
     // must arrive, such as a remote worker's task.
     void send_frame(Frame frame, std::string coalesce_key = {}, Delivery delivery = Delivery::Droppable);
     void set_wake(std::function<void()> wake);
+    // Applied to every error message and job status text this client is sent (fulcrumd writes
+    // its folders as their roles): whatever a library's error names, no server path leaves.
+    void set_text_filter(std::function<std::string(std::string)> filter) { filter_ = std::move(filter); }
 
     bool greeted() const;
     void set_greeted(int version = protocol::kProtocolVersion);
@@ -52,6 +55,7 @@ private:
     SendQueue queue_;
     mutable std::mutex mutex_;
     std::function<void()> wake_;
+    std::function<std::string(std::string)> filter_; // set before the client is shared
     bool greeted_ = false;
     int version_ = protocol::kProtocolVersion;
     std::map<std::string, protocol::Subscribe> subscriptions_;

@@ -36,13 +36,22 @@ namespace {
 using PlainStream = beast::tcp_stream;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
+// Frames are read in parts of this size, so that one above its limit is answered with
+// frame-too-large before the 1009 close, and never held whole.
+constexpr std::size_t kReadPart = 64u << 10;
+
 // What stop() and a token's revocation need of a session, whichever stream it runs on.
 class Closable {
 public:
     virtual ~Closable() = default;
+    // Ends the connection at once (the server stops).
     virtual void close() = 0;
-    // The token the session was let in with (empty before the upgrade).
+    // Ends it with a close frame that says why (1008, policy violation): frames still queued
+    // are dropped and what the client sends meanwhile is ignored.
+    virtual void close_for(std::string reason) = 0;
+    // The token the session was let in with (empty before the upgrade), and its role then.
     virtual std::string token() const = 0;
+    virtual protocol::Role role() const = 0;
 };
 
 // The sessions alive, so stop() can close them.
@@ -74,6 +83,30 @@ public:
     {
         std::lock_guard lock(token_mutex_);
         return token_;
+    }
+
+    protocol::Role role() const override
+    {
+        std::lock_guard lock(token_mutex_);
+        return role_;
+    }
+
+    void close_for(std::string reason) override
+    {
+        net::post(ws_.get_executor(), [self = this->shared_from_this(), reason = std::move(reason)]() mutable {
+            if (self->finished_)
+                return;
+            if (!self->ws_.is_open()) { // not upgraded yet: nothing to say it with
+                beast::error_code ec;
+                beast::get_lowest_layer(self->ws_).socket().close(ec);
+                return;
+            }
+            self->ending_ = true;
+            self->close_code_ = websocket::close_code::policy_error;
+            self->close_text_ = std::move(reason);
+            self->closing_ = true; // nothing it sends is read from here on (on_read)
+            self->write_next();
+        });
     }
 
     void close() override
@@ -174,7 +207,8 @@ private:
         const protocol::Role role = grant->role;
         {
             std::lock_guard lock(token_mutex_);
-            token_ = std::string(authorization.substr(std::string_view("Bearer ").size()));
+            token_ = std::string(bearer_token(authorization).value_or(""));
+            role_ = role;
         }
         beast::error_code peer_ec;
         const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
@@ -184,8 +218,8 @@ private:
         client_ = daemon_.connect(role, name, grant->name);
         beast::get_lowest_layer(ws_).expires_never();
         ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-        ws_.read_message_max(
-            role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes);
+        frame_limit_ = role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes;
+        ws_.read_message_max(frame_limit_ + kReadPart + 1); // never reached: read_part refuses first
         ws_.async_accept(request_, [self = shared_from_this()](beast::error_code accept_ec) {
             if (accept_ec)
                 return self->finish();
@@ -200,22 +234,30 @@ private:
 
     void read()
     {
-        ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+        ws_.async_read_some(
+            buffer_, kReadPart, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
     }
 
     void on_read(beast::error_code ec)
     {
-        if (ec == websocket::error::message_too_big) {
+        if (ec)
+            return finish();
+        if (buffer_.size() > frame_limit_) {
+            // Said before the close: a client learns why, not only that (protocol.md).
             client_->send(protocol::ProtocolError { { "frame-too-large",
-                "frames are limited to " + std::to_string(protocol::kMaxFrameBytes)
-                    + " bytes; the connection is closed",
-                "" } });
+                "frames are limited to " + std::to_string(frame_limit_) + " bytes; the connection is closed", "" } });
+            close_code_ = websocket::close_code::too_big;
+            close_text_ = "frame too large";
             closing_ = true;
             write_next();
             return;
         }
-        if (ec)
-            return finish();
+        if (!ws_.is_message_done())
+            return read();
+        if (ending_) { // its rights are gone: what it still sends is not read
+            buffer_.consume(buffer_.size());
+            return read();
+        }
         if (!ws_.got_text()) {
             if (client_->role() == protocol::Role::Worker) {
                 const auto data = buffer_.data();
@@ -239,10 +281,10 @@ private:
     {
         if (writing_ || finished_)
             return;
-        auto frame = client_->queue().pop();
+        auto frame = ending_ ? std::nullopt : client_->queue().pop();
         if (!frame) {
             if (closing_) {
-                ws_.async_close(websocket::close_code::policy_error,
+                ws_.async_close(websocket::close_reason(close_code_, close_text_),
                     [self = shared_from_this()](beast::error_code) { self->finish(); });
                 closing_ = false;
             }
@@ -283,8 +325,13 @@ private:
     std::shared_ptr<Client> client_;
     mutable std::mutex token_mutex_; // token() is read from the revocation check's thread
     std::string token_;
+    protocol::Role role_ = protocol::Role::Viewer;
+    std::size_t frame_limit_ = protocol::kMaxFrameBytes;
     Frame current_;
     bool writing_ = false, closing_ = false, finished_ = false;
+    bool ending_ = false; // closing for a lost right: nothing more is sent or read
+    websocket::close_code close_code_ = websocket::close_code::policy_error;
+    std::string close_text_;
 };
 
 // A TLS context from the configured PEM files; throws std::runtime_error naming the file.
@@ -336,7 +383,8 @@ struct WebSocketServer::Impl {
     }
 
     // Every second: the token file read again if it changed, and the sessions whose token
-    // it no longer holds closed (a revocation needs no restart).
+    // it no longer holds, or holds with another role, closed with the reason (a revocation
+    // or a demotion needs no restart; the client connects again with its new rights).
     void watch_tokens()
     {
         token_timer.expires_after(std::chrono::seconds(1));
@@ -347,15 +395,24 @@ struct WebSocketServer::Impl {
                 return;
             std::string problem;
             if (tokens.reload_if_changed(&problem)) {
-                std::vector<std::shared_ptr<Closable>> revoked;
+                std::vector<std::pair<std::shared_ptr<Closable>, std::string>> lost;
                 {
                     std::lock_guard lock(sessions.mutex);
-                    for (const auto& s : sessions.open)
-                        if (const std::string t = s->token(); !t.empty() && !tokens.grants(t))
-                            revoked.push_back(s);
+                    for (const auto& s : sessions.open) {
+                        const std::string t = s->token();
+                        if (t.empty())
+                            continue;
+                        const std::optional<Grant> now = tokens.grant_of(t);
+                        if (!now)
+                            lost.emplace_back(s, "token revoked");
+                        else if (now->role != s->role())
+                            lost.emplace_back(s,
+                                "token's role changed from " + std::string(protocol::to_string(s->role())) + " to "
+                                    + std::string(protocol::to_string(now->role)) + "; connect again");
+                    }
                 }
-                for (const auto& s : revoked)
-                    s->close();
+                for (const auto& [s, why] : lost)
+                    s->close_for(why);
             } else if (!problem.empty()) {
                 std::fprintf(stderr,
                     "fulcrumd: the token file changed but cannot be read (%s); the tokens read "

@@ -78,9 +78,9 @@ void parse_predictor_spec(const JsonFields& q, PredictorSpec& spec)
     narx.training.max_epochs = static_cast<int>(q.integer_or("max_epochs", narx.training.max_epochs, 1, 1'000'000));
     narx.training.patience = static_cast<int>(q.integer_or("patience", narx.training.patience, 1, 1'000'000));
     spec.warm_start = q.string_or("warm_start", spec.warm_start, { "none", "peer", "pooled", "file" });
-    spec.warm_start_file = q.string_or("warm_start_file", "");
-    if ((spec.warm_start == "file") != !spec.warm_start_file.empty())
+    if ((spec.warm_start == "file") != q.has("warm_start_file"))
         q.fail(q.at("warm_start_file"), "is required with warm_start \"file\" and only then");
+    spec.warm_start_file = q.has("warm_start_file") ? q.server_path("warm_start_file", FolderKind::Models) : "";
     q.reject_unknown();
 }
 

@@ -160,9 +160,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     std::string policy_json;
     if (options.resume && !options.resume->checkpoint.policy_json.empty()) {
         policy_json = options.resume->checkpoint.policy_json;
-        policy = scenario::parse_policy_section(policy_json, s, s.source + " (checkpoint's policy)");
-        if (options.resume->adjust_policy)
-            options.resume->adjust_policy(policy);
+        policy = scenario::parse_policy_section(policy_json, s, s.source + " (checkpoint's policy)",
+            options.resume->paths ? *options.resume->paths : paths_as_given());
     }
     std::unique_ptr<balance::BatchSizeManager> manager;
     try {

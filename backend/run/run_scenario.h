@@ -71,9 +71,9 @@ struct RunOptions {
     struct Resume {
         RunId run = 0;
         db::Checkpoint checkpoint;
-        // Applied to the checkpoint's policy (one an operator set) before it is built:
-        // fulcrumd resolves its file names inside its folders, as at set-policy.
-        std::function<void(balance::PolicySpec&)> adjust_policy;
+        // What the path fields of the checkpoint's policy (one an operator set) become:
+        // fulcrumd's folders confine a client's names, as at set-policy. Unset: as given.
+        const PathPolicy* paths = nullptr;
     };
     std::optional<Resume> resume;
     // The status a stopped run is recorded with ("stopped" when unset): fulcrumd records a

@@ -6,6 +6,7 @@
 // scenario_parser.cpp; the schema is documented in docs/scenarios.md.
 
 #include "balance/policy_registry.h"
+#include "common/server_path.h"
 #include "model/model_factory.h"
 #include "perf/network_model.h"
 #include "perf/worker_profile.h"
@@ -126,15 +127,19 @@ struct Scenario {
 };
 
 // Parses and validates a scenario. Throws InputError naming `source`, the field path
-// (e.g. "workers[2].speed") and what was expected. Unknown fields are errors.
-Scenario parse_scenario(const std::string& json_text, const std::string& source);
+// (e.g. "workers[2].speed") and what was expected. Unknown fields are errors. Every path
+// field (path_fields.h) becomes what `paths` makes of it: fulcrumd's folders confine a
+// client's names; a local tool's file takes any path.
+Scenario parse_scenario(
+    const std::string& json_text, const std::string& source, const PathPolicy& paths = paths_as_given());
 Scenario load_scenario(const std::string& path);
 
 // A running job's new batch-size policy or sync model (fulcrumd's set-policy and
 // set-sync-model): the scenario's "policy" or "sync" section on its own, as JSON text,
 // checked against the job's workers and total batch as in a scenario. Throws InputError
 // naming `source` and the field ("policy.batch_sizes", "sync.backups").
-balance::PolicySpec parse_policy_section(const std::string& json_text, const Scenario& job, const std::string& source);
+balance::PolicySpec parse_policy_section(const std::string& json_text, const Scenario& job, const std::string& source,
+    const PathPolicy& paths = paths_as_given());
 sync::SyncSpec parse_sync_section(const std::string& json_text, const Scenario& job, const std::string& source);
 
 // The number of iterations a scenario runs, given the training set size.

@@ -2,8 +2,10 @@
 #include "common/json_fields.h"
 #include "common/resize_action.h"
 #include "perf/cluster_profiles.h"
+#include "scenario/path_fields.h"
 #include "scenario/scenario.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <cmath>
 #include <fstream>
@@ -41,11 +43,37 @@ namespace {
 
 using Fields = JsonFields;
 
+// The path policy of one parse, checking that every path field read is one path_fields()
+// lists: a new path field missing from the list fails the first test that parses it, before
+// the confinement test, which tries hostile names on every listed field, could miss it.
+class ListedPaths final : public PathPolicy {
+public:
+    explicit ListedPaths(const PathPolicy& inner)
+        : inner_(inner)
+    {
+    }
+    std::optional<std::string> resolve(
+        FolderKind kind, const std::string& name, const std::string& field, std::string& why) const override
+    {
+        const std::string pattern = path_field_pattern(field);
+        const auto& listed = path_fields();
+        if (std::none_of(
+                listed.begin(), listed.end(), [&](const PathField& f) { return f.field == pattern && f.kind == kind; }))
+            throw std::logic_error("the path field '" + pattern + "' is not in scenario::path_fields()");
+        return inner_.resolve(kind, name, field, why);
+    }
+
+private:
+    const PathPolicy& inner_;
+};
+
 // Runs `read` over a file's text, naming `source` in the error of any field it refuses.
 template <typename Read> auto reading(const std::string& source, Read read)
 {
     try {
         return read();
+    } catch (const PathFieldError& e) {
+        throw OutsidePath(source, e.path(), e.reason());
     } catch (const JsonFieldError& e) {
         throw InputError(source, e.path().empty() ? "(top level)" : e.path(), e.reason());
     }
@@ -83,7 +111,7 @@ WorkerSpec parse_worker(Fields& f)
         else
             f.fail(f.at("gpu"), "expected a GPU class name (v100, m60, k80, k520) or an object");
         const json::value no_fields = json::object {};
-        Fields g(fields ? *gpu : no_fields, f.at("gpu"));
+        Fields g(fields ? *gpu : no_fields, f.at("gpu"), f);
         if (fields)
             device = g.string_or("class", "v100", perf::gpu_classes());
         try {
@@ -124,7 +152,7 @@ WorkerSpec parse_worker(Fields& f)
     w.network.bandwidth_gbps = f.number_or("bandwidth_gbps", w.network.bandwidth_gbps, 1e-4, 1e4);
     w.network.latency_s = f.number_or("latency_s", w.network.latency_s, 0.0, 10.0);
     if (const json::value* noise = f.find("noise")) {
-        Fields n(*noise, f.at("noise"));
+        Fields n(*noise, f.at("noise"), f);
         w.cpu.noise.sigma = n.number_or("sigma", 0.0, 0.0, 2.0);
         w.cpu.noise.spike_probability = n.number_or("spike_probability", 0.0, 0.0, 1.0);
         w.cpu.noise.spike_factor = n.number_or("spike_factor", 3.0, 1.0, 100.0);
@@ -134,7 +162,7 @@ WorkerSpec parse_worker(Fields& f)
         double last = -1;
         for (std::size_t i = 0; i < points->size(); ++i) {
             const std::string path = f.at("resources") + "[" + std::to_string(i) + "]";
-            Fields p((*points)[i], path);
+            Fields p((*points)[i], path, f);
             p.require("at_s");
             perf::ResourcePoint point;
             point.at_s = p.number_or("at_s", 0, 0, 1e9);
@@ -147,7 +175,7 @@ WorkerSpec parse_worker(Fields& f)
         }
     }
     if (const json::value* competing = f.find("competing")) {
-        Fields c(*competing, f.at("competing"));
+        Fields c(*competing, f.at("competing"), f);
         perf::CompetingProcess p;
         p.run_probability = c.number_or("run_probability", 0.5, 0, 1);
         p.cpu = c.number_or("cpu", p.cpu, 0, 0.98);
@@ -160,7 +188,7 @@ WorkerSpec parse_worker(Fields& f)
         std::int64_t last = -1;
         for (std::size_t i = 0; i < changes->size(); ++i) {
             const std::string path = f.at("bandwidth_changes") + "[" + std::to_string(i) + "]";
-            Fields c((*changes)[i], path);
+            Fields c((*changes)[i], path, f);
             c.require("at_iteration");
             c.require("bandwidth_gbps");
             perf::BandwidthChange change;
@@ -174,7 +202,7 @@ WorkerSpec parse_worker(Fields& f)
         }
     }
     if (const json::value* colocated = f.find("colocated")) {
-        Fields c(*colocated, f.at("colocated"));
+        Fields c(*colocated, f.at("colocated"), f);
         perf::ColocatedLoad load;
         load.arrivals_per_hour = c.number_or("arrivals_per_hour", 0, 0, 1e6);
         load.mean_duration_s = c.number_or("mean_duration_s", load.mean_duration_s, 1e-3, 1e9);
@@ -189,10 +217,10 @@ WorkerSpec parse_worker(Fields& f)
 }
 
 // The "policy" section, read through the policy registry and checked against the job.
-balance::PolicySpec parse_policy(const json::value& value, const Scenario& s)
+balance::PolicySpec parse_policy(const Fields& owner, const json::value& value, const Scenario& s)
 {
-    return balance::parse_policy_spec(
-        Fields(value, "policy"), { static_cast<int>(s.workers.size()), static_cast<std::int64_t>(s.total_batch) });
+    return balance::parse_policy_spec(Fields(value, owner.at("policy"), owner),
+        { static_cast<int>(s.workers.size()), static_cast<std::int64_t>(s.total_batch) });
 }
 
 // One entry of "changes": before which iteration, and a new policy, a new sync model or both.
@@ -203,7 +231,7 @@ ScheduledChange parse_change(const Fields& c, const Scenario& s)
     if (!s.changes.empty() && change.before_iteration <= s.changes.back().before_iteration)
         c.fail(c.at("before_iteration"), "must be later than the previous change's");
     if (const json::value* policy = c.find("policy")) {
-        change.policy = balance::parse_policy_spec(Fields(*policy, c.at("policy")),
+        change.policy = balance::parse_policy_spec(Fields(*policy, c.at("policy"), c),
             { static_cast<int>(s.workers.size()), static_cast<std::int64_t>(s.total_batch) });
         change.policy_json = json::serialize(*policy);
     }
@@ -236,27 +264,32 @@ void check_sync(const Fields& owner, const sync::SyncSpec& spec, int workers)
 // One section given on its own, read as if it sat under `key` in a scenario, so fields and
 // errors are named the same way.
 template <typename Parse>
-auto parse_section(const std::string& json_text, const char* key, const std::string& source, Parse parse)
+auto parse_section(
+    const std::string& json_text, const char* key, const std::string& source, const PathPolicy& paths, Parse parse)
 {
     return reading(source, [&] {
         json::object wrapper;
         wrapper[key] = parse_json_text(json_text);
         const json::value holder(std::move(wrapper));
+        const ListedPaths listed(paths);
         Fields owner(holder, "");
+        owner.use_paths(listed);
         return parse(owner, *owner.find(key));
     });
 }
 
-Scenario read_scenario(const std::string& json_text, const std::string& source)
+Scenario read_scenario(const std::string& json_text, const std::string& source, const PathPolicy& paths)
 {
     const json::value root = parse_json_text(json_text);
+    const ListedPaths listed(paths);
     Fields top(root, "");
+    top.use_paths(listed);
     Scenario s;
     s.source = source;
     s.json = json_text;
     s.name = top.string_or("name", "unnamed");
     if (const json::value* external = top.find("external")) {
-        Fields e(*external, "external");
+        Fields e(*external, "external", top);
         ExternalSpec spec;
         spec.framework = e.string_or("framework", spec.framework, { "pytorch", "other" });
         spec.rank_timeout_s = e.number_or("rank_timeout_s", spec.rank_timeout_s, 1, 86'400);
@@ -279,10 +312,12 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
     s.threads = static_cast<int>(top.integer_or("threads", 0, 0, 256));
 
     if (const json::value* data = top.find("data")) {
-        Fields d(*data, "data");
+        Fields d(*data, "data", top);
         s.data.source = d.string_or("source", s.data.source, { "fashion-mnist", "synthetic" });
-        s.data.path_given = d.find("path") != nullptr;
-        s.data.path = d.string_or("path", s.data.path);
+        if (d.has("path")) {
+            s.data.path = d.server_path("path", FolderKind::Datasets);
+            s.data.path_given = true;
+        }
         s.data.train_size = d.integer_or("train_size", s.data.train_size, 10, 10'000'000);
         s.data.test_size = d.integer_or("test_size", s.data.test_size, 10, 10'000'000);
         s.data.dim = d.integer_or("dim", s.data.dim, 1, 100'000);
@@ -293,7 +328,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
     if (!s.external)
         top.require("model");
     if (!s.external) {
-        Fields m(*top.find("model"), "model");
+        Fields m(*top.find("model"), "model", top);
         s.model.type = m.string_or("type", "mlp", model::model_types());
         if (const json::array* hidden = m.optional_array("hidden")) {
             if (s.model.type != "mlp")
@@ -310,7 +345,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
 
     top.require("training");
     {
-        Fields t(*top.find("training"), "training");
+        Fields t(*top.find("training"), "training", top);
         t.require("total_batch");
         s.total_batch = static_cast<std::int32_t>(t.integer_or("total_batch", 0, 1, 10'000'000));
         s.optimizer.learning_rate = static_cast<float>(t.number_or("learning_rate", 0.05, 1e-9, 100));
@@ -343,7 +378,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
     }
 
     if (const json::value* servers = top.find("servers")) {
-        Fields sv(*servers, "servers");
+        Fields sv(*servers, "servers", top);
         s.server_shards = static_cast<int>(sv.integer_or("shards", 1, 1, 1024));
         s.server_links.bandwidth_gbps = sv.number_or("bandwidth_gbps", 0, 0, 1e6);
         s.server_links.aggregate_s = sv.number_or("aggregate_s", 0, 0, 10);
@@ -354,7 +389,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
     const json::array* workers = top.optional_array("workers");
     for (std::size_t i = 0; i < workers->size(); ++i) {
         const std::string path = "workers[" + std::to_string(i) + "]";
-        Fields f((*workers)[i], path);
+        Fields f((*workers)[i], path, top);
         const auto count = f.integer_or("count", 1, 1, 100'000);
         WorkerSpec w;
         if (s.external) // a rank: its speed is measured, never modelled
@@ -405,19 +440,19 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
                 + " workers (each needs at least one sample)");
 
     if (const json::value* policy = top.find("policy"))
-        s.policy = parse_policy(*policy, s);
+        s.policy = parse_policy(top, *policy, s);
     if (const json::array* changes = top.optional_array("changes"))
         for (std::size_t i = 0; i < changes->size(); ++i)
             s.changes.push_back(parse_change(top.element("changes", i, (*changes)[i]), s));
     if (const json::value* placement = top.find("placement")) {
-        Fields pl(*placement, "placement");
+        Fields pl(*placement, "placement", top);
         if (pl.find("memory_gb"))
             s.placement_memory_gb = pl.number_or("memory_gb", 1, 0.01, 1e6);
         s.placement_server_gpus = static_cast<int>(pl.integer_or("server_gpus", 0, 0, 1024));
         pl.reject_unknown();
     }
     if (const json::value* elastic = top.find("elastic")) {
-        Fields e(*elastic, "elastic");
+        Fields e(*elastic, "elastic", top);
         ElasticScenarioSpec& spec = s.elastic;
         spec.present = true;
         const auto slots = static_cast<std::int64_t>(s.workers.size());
@@ -438,7 +473,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
         if (const json::array* resizes = e.optional_array("resizes")) {
             for (std::size_t i = 0; i < resizes->size(); ++i) {
                 const std::string path = "elastic.resizes[" + std::to_string(i) + "]";
-                Fields r((*resizes)[i], path);
+                Fields r((*resizes)[i], path, e);
                 ResizeSpec resize;
                 r.require("before_iteration");
                 r.require("action");
@@ -475,7 +510,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
                 "needs barriers: sync is '" + std::string(sync::to_string(s.sync.type)) + "', expected bsp or backup");
     }
     if (const json::value* checkpoint = top.find("checkpoint")) {
-        Fields c(*checkpoint, "checkpoint");
+        Fields c(*checkpoint, "checkpoint", top);
         s.checkpoint.every_iterations
             = c.integer_or("every_iterations", s.checkpoint.every_iterations, 0, 1'000'000'000);
         s.checkpoint.every_seconds = c.number_or("every_seconds", s.checkpoint.every_seconds, 0, 1e7);
@@ -487,9 +522,9 @@ Scenario read_scenario(const std::string& json_text, const std::string& source)
 
 } // namespace
 
-Scenario parse_scenario(const std::string& json_text, const std::string& source)
+Scenario parse_scenario(const std::string& json_text, const std::string& source, const PathPolicy& paths)
 {
-    return reading(source, [&] { return read_scenario(json_text, source); });
+    return reading(source, [&] { return read_scenario(json_text, source, paths); });
 }
 
 Scenario load_scenario(const std::string& path)
@@ -502,15 +537,16 @@ Scenario load_scenario(const std::string& path)
     return parse_scenario(text.str(), path);
 }
 
-balance::PolicySpec parse_policy_section(const std::string& json_text, const Scenario& job, const std::string& source)
+balance::PolicySpec parse_policy_section(
+    const std::string& json_text, const Scenario& job, const std::string& source, const PathPolicy& paths)
 {
-    return parse_section(
-        json_text, "policy", source, [&](Fields&, const json::value& v) { return parse_policy(v, job); });
+    return parse_section(json_text, "policy", source, paths,
+        [&](Fields& owner, const json::value& v) { return parse_policy(owner, v, job); });
 }
 
 sync::SyncSpec parse_sync_section(const std::string& json_text, const Scenario& job, const std::string& source)
 {
-    return parse_section(json_text, "sync", source, [&](Fields& owner, const json::value&) {
+    return parse_section(json_text, "sync", source, paths_as_given(), [&](Fields& owner, const json::value&) {
         sync::SyncSpec spec = sync::parse_sync_spec(owner, "sync");
         check_sync(owner, spec, static_cast<int>(job.workers.size()));
         return spec;

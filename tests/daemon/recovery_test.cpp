@@ -197,16 +197,19 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
         EXPECT_EQ(status(id).state, JobState::Interrupted) << id;
         EXPECT_NE(status(id).message.find("resume-job goes on from it"), std::string::npos) << status(id).message;
     }
-    // Without a checkpoint a job starts again from the beginning, its earlier rows kept.
-    EXPECT_NE(found[2].message.find("from the beginning"), std::string::npos) << found[2].message;
-    EXPECT_NE(status(3).state, JobState::Interrupted);
+    // Without a checkpoint it waits too (resume_jobs: manual), to start again from the
+    // beginning on resume-job, its earlier rows kept.
+    EXPECT_NE(found[2].message.find("resume-job starts it again from the beginning"), std::string::npos)
+        << found[2].message;
+    EXPECT_EQ(status(3).state, JobState::Interrupted);
 
     auto op = second.connect(Role::Operator, "op");
     second.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     second.receive(*op, R"({"type": "resume-job", "id": "r1", "job": 1})");
     second.receive(*op, R"({"type": "resume-job", "id": "r2", "job": 2})");
+    second.receive(*op, R"({"type": "resume-job", "id": "r3", "job": 3})");
     const auto replies = drain(*op);
-    for (const char* id : { "r1", "r2" }) {
+    for (const char* id : { "r1", "r2", "r3" }) {
         const auto reply = reply_to(replies, id);
         ASSERT_TRUE(reply) << id;
         EXPECT_FALSE(reply->error) << reply->error->message;

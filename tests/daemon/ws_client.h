@@ -18,6 +18,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 namespace fulcrum::testing_support {
 
@@ -93,6 +95,33 @@ public:
     }
 
     websocket::stream<Next>& stream() { return ws_; }
+
+    struct Closed {
+        int code = 0;
+        std::string reason;
+    };
+    // Reads, discarding frames, until the server's close frame (its code and reason), the
+    // connection dropping without one (code 1006), or `within` passing (nothing).
+    std::optional<Closed> wait_closed(std::chrono::milliseconds within)
+    {
+        const timeval tv { static_cast<time_t>(within.count() / 1000),
+            static_cast<suseconds_t>((within.count() % 1000) * 1000) };
+        auto& socket = beast::get_lowest_layer(ws_);
+        ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        const auto deadline = std::chrono::steady_clock::now() + within;
+        while (std::chrono::steady_clock::now() < deadline) {
+            beast::flat_buffer buffer;
+            beast::error_code ec;
+            ws_.read(buffer, ec);
+            if (ec == websocket::error::closed)
+                return Closed { static_cast<int>(ws_.reason().code), std::string(ws_.reason().reason.c_str()) };
+            if (ec == net::error::would_block || ec == net::error::try_again)
+                return std::nullopt;
+            if (ec)
+                return Closed { 1006, ec.message() };
+        }
+        return std::nullopt;
+    }
 
 private:
     websocket::stream<Next> make_stream(const std::filesystem::path& trusted)
