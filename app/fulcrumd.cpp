@@ -105,6 +105,13 @@ clients, dropped frames, the scheduler's queue; docs/operations.md lists every m
 --metrics token (the default) asks for a valid token of any role, sent as a bearer token;
 --metrics loopback serves it without a token to loopback addresses only; off turns it off.
 
+Jobs are admitted by resources: at submission fulcrumd estimates what a job will hold (its
+model's parameters times the copies the servers and workers keep, the workers' batch
+buffers, its data set, its threads) and refuses one that could never fit the budget
+(--memory-budget, --max-threads) with the estimate; one that fits but not beside the running
+jobs waits in the queue, its status saying for what. A data set is read once and shared by
+the jobs that read it.
+
 Paths a client sends never leave fulcrumd's folders: a submitted scenario's data.path
 names a data set in DATA_DIR/datasets or /usr/share/datasets (e.g. "fashion-mnist"), its
 policy.predictor.warm_start_file a NARX network in DATA_DIR/models, open-replay a run
@@ -162,6 +169,10 @@ int main(int argc, char** argv)
         po::value(&s.tls_key), "the certificate's PEM private key")("allow-plain", po::bool_switch(&s.allow_plain),
         "serve plain WebSocket on a non-loopback address")("metrics", po::value(&s.metrics)->default_value(s.metrics),
         "who may read GET /metrics: token (any valid token), loopback (no token, loopback only) or off")(
+        "memory-budget", po::value(&s.memory_budget),
+        "what running jobs may hold in memory together, estimated from their scenarios (\"6G\", \"512M\"; default "
+        "75% of the least of the machine's memory, its cgroup's memory.max and the process's ulimits)")("max-threads",
+        po::value(&s.max_threads)->default_value(s.max_threads), "the threads running jobs may use together")(
         "scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")("no-demo",
         po::bool_switch(&s.no_demo),
         "start no job without a scenario: serve the recorded runs and wait for submissions")("runs-folder",
@@ -201,6 +212,8 @@ int main(int argc, char** argv)
             given.tls_certificate = vm.count("tls-cert") > 0;
             given.tls_key = vm.count("tls-key") > 0;
             given.metrics = !vm["metrics"].defaulted();
+            given.memory_budget = vm.count("memory-budget") > 0;
+            given.max_threads = !vm["max-threads"].defaulted();
             daemon::apply_config_file(read_file(config), config, s, given);
         }
         if (vm.count("add-token")) {
@@ -234,6 +247,7 @@ int main(int argc, char** argv)
         options.comm = s.comm;
         options.queue = s.queue == "fifo" ? daemon::DaemonOptions::Queue::Fifo : daemon::DaemonOptions::Queue::Backfill;
         options.server_name = "fulcrumd " FULCRUM_VERSION;
+        options.resources = daemon::resource_budget(s);
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
         daemon::Daemon d(options);

@@ -103,7 +103,7 @@ void make_run_files(const std::filesystem::path& folder, int count)
 // charges each pull and push for a 1 MB model at 10 Gbit/s; with 8 samples per worker at
 // 800 samples/s an iteration takes about 12 ms of virtual time, so pace 0.0125 gives about
 // one iteration per wall second per job.
-std::string scenario(int index, int workers, bool elastic)
+std::string load_scenario_text(int index, int workers, bool elastic)
 {
     const int slots = elastic ? workers + workers / 2 : workers;
     const std::string section = elastic ? R"(, "elastic": {"initial_workers": )" + std::to_string(workers)
@@ -276,7 +276,7 @@ int main(int argc, char** argv)
 
     std::vector<JobId> jobs;
     for (int j = 0; j < o.jobs; ++j)
-        jobs.push_back(d.submit(scenario(j, o.workers, elastic), "load job " + std::to_string(j)));
+        jobs.push_back(d.submit(load_scenario_text(j, o.workers, elastic), "load job " + std::to_string(j)));
     std::fprintf(
         stderr, "daemon_load: %d jobs x %d workers, %d clients; warming up 5 s\n", o.jobs, o.workers, o.clients);
     std::this_thread::sleep_for(std::chrono::seconds(5));

@@ -4,6 +4,7 @@
 #include "common/json_fields.h"
 #include "daemon/daemon_options.h"
 #include "daemon/link_schedule.h"
+#include "daemon/resource_book.h"
 #include "sched/placement.h"
 
 #include <filesystem>
@@ -63,6 +64,12 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
         const std::string metrics = f.string_or("metrics", "token", { "token", "loopback", "off" });
         if (!given.metrics)
             s.metrics = metrics;
+    }
+    set("memory_budget", given.memory_budget, s.memory_budget, "a size such as \"6G\"");
+    if (f.has("max_threads")) {
+        const auto threads = static_cast<int>(f.integer("max_threads", 16, 1'000'000));
+        if (!given.max_threads)
+            s.max_threads = threads;
     }
     if (f.has("resume_jobs"))
         s.resume_manual = f.string_or("resume_jobs", "auto", { "auto", "manual" }) == "manual";
@@ -141,6 +148,22 @@ ListenAddress check_settings(DaemonSettings& s)
                 + "' is not a loopback address and no TLS certificate is configured: tokens and data would cross the "
                   "network unencrypted. Give --tls-cert and --tls-key, or --allow-plain on a trusted network");
     return address;
+}
+
+ResourceBudget resource_budget(const DaemonSettings& settings)
+{
+    ResourceBudget budget;
+    budget.threads = settings.max_threads;
+    if (settings.max_threads < 16)
+        throw InputError("--max-threads", "", "expected at least 16, got " + std::to_string(settings.max_threads));
+    if (settings.memory_budget.empty())
+        return budget; // the default, found when the daemon starts
+    try {
+        budget.memory_bytes = parse_byte_size(settings.memory_budget);
+    } catch (const std::invalid_argument& e) {
+        throw InputError("--memory-budget", "", e.what());
+    }
+    return budget;
 }
 
 } // namespace fulcrum::daemon

@@ -26,13 +26,15 @@ struct DaemonSettings {
     FolderOptions folders;
     bool resume_manual = false;
     std::string metrics = "token"; // GET /metrics: token, loopback or off
+    std::string memory_budget; // "6G"; empty: default_memory_budget()
+    int max_threads = 2048;
 };
 
 // The settings the command line gave: a config file does not override them.
 struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
          tls_certificate = false, tls_key = false, metrics = false, elastic = false, elastic_round_s = false,
-         early_feedback = false, comm = false, queue = false;
+         early_feedback = false, comm = false, queue = false, memory_budget = false, max_threads = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws
@@ -60,5 +62,10 @@ void elastic_options(const DaemonSettings& settings, DaemonOptions& options);
 // file's default, and a communication scheduler fulcrumd has. Throws InputError naming the
 // option (--listen, --placement, --comm, --tls-cert...).
 ListenAddress check_settings(DaemonSettings& settings);
+
+// What running jobs may hold together (--memory-budget, --max-threads). Throws InputError
+// naming the option for a size it cannot read.
+struct ResourceBudget;
+ResourceBudget resource_budget(const DaemonSettings& settings);
 
 } // namespace fulcrum::daemon

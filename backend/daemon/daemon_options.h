@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/resource_book.h"
 #include "daemon/server_folders.h"
 #include "sched/cluster.h"
 #include "sched/early_feedback.h"
@@ -37,6 +38,10 @@ struct DaemonOptions {
     // pulls stretch by eq. 5 for the live jobs on its links) or a communication scheduler of
     // the scheduling module, srsf-N or ada-srsf, for virtual-mode and paced jobs.
     std::string comm = "none";
+    // What running jobs may hold together, estimated from their scenarios: a job over it is
+    // refused, one that fits beside the running jobs later waits (daemon/resource_book.h).
+    // memory_bytes 0: default_memory_budget().
+    ResourceBudget resources;
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
     std::string server_name = "fulcrumd";

@@ -9,6 +9,7 @@
 #include "db/run_recorder.h"
 #include "gpu/device_check.h"
 #include "protocol/codec.h"
+#include "scenario/job_footprint.h"
 #include "scenario/scenario.h"
 
 #include <algorithm>
@@ -54,6 +55,8 @@ JobQueue::JobQueue(
     , hub_(hub)
     , journal_(options.data_dir / "jobs")
     , links_(options.cluster, options.comm)
+    , resources_({ options.resources.memory_bytes > 0 ? options.resources.memory_bytes : default_memory_budget(),
+          options.resources.threads })
     , cluster_(options.cluster, options.placement, 1, std::string(sched::policy_name(options.elastic.policy)))
     , elastic_(options.elastic, cluster_, worker_pool_)
 {
@@ -265,6 +268,11 @@ struct JobQueue::Submission {
     scenario::Scenario scenario;
 };
 
+scenario::JobFootprint JobQueue::footprint(const scenario::Scenario& s) const
+{
+    return scenario::estimate_footprint(s, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 const PathPolicy& JobQueue::paths_of(JobJournal::Origin origin) const
 {
     if (origin == JobJournal::Origin::Local)
@@ -279,6 +287,9 @@ JobQueue::Submission JobQueue::check_submission(
     scenario::Scenario s = scenario::parse_scenario(
         scenario_json, source, origin == Origin::Client ? static_cast<const PathPolicy&>(folders_) : paths_as_given());
     gpu::check_worker_devices(s.workers, source);
+    const scenario::JobFootprint needs = footprint(s);
+    if (const ResourceBook::Refusal refused = resources_.impossible(needs); !refused.why.empty())
+        throw InputError(source, refused.field, refused.why);
     GpuDemand demand = demand_of(s, options_.cluster);
     if (s.elastic.present && s.elastic.initial_workers > 0 && demand.workers == static_cast<int>(s.workers.size()))
         demand.workers = s.elastic.initial_workers; // an elastic job of local workers asks for its initial members
@@ -301,6 +312,7 @@ JobRuntime& JobQueue::add_job(Submission submission, const std::string& scenario
         hub_, [this](JobId done) { on_job_done(done); });
     runtime->use_shared_clock(&clock_);
     runtime->use_link_schedule(&links_);
+    runtime->use_data_cache(&data_);
     if (on_shared_clock(*runtime))
         runtime->set_daemon_arrival(clock_.now());
     JobRuntime& job = *runtime;
@@ -524,6 +536,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
             id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
         runtime->use_shared_clock(&clock_);
         runtime->use_link_schedule(&links_);
+        runtime->use_data_cache(&data_);
         JobRuntime& job = *runtime;
         if (on_shared_clock(job)) // a workload's job that had not arrived is queued now
             job.set_daemon_arrival(clock_.now());
@@ -611,6 +624,12 @@ void JobQueue::start_queued()
             ++it;
             continue;
         }
+        const scenario::JobFootprint needs = footprint(job.scenario());
+        if (const std::string why = resources_.wait_reason(needs); !why.empty()) {
+            job.set_waiting(why);
+            ++it;
+            continue;
+        }
         const bool fifo = options_.queue == DaemonOptions::Queue::Fifo && !pooled && request.gpus() > 0;
         GpuDemand demand = request;
         std::optional<int> size; // the workers it starts with (eps, or a pooled job)
@@ -685,6 +704,7 @@ void JobQueue::start_queued()
                             : ""),
             elastic_.sizes(job) || pooled ? size : std::nullopt,
             fewer_servers ? std::optional<int>(demand.servers) : std::nullopt });
+        resources_.hold(job.id(), needs);
         it = queued_.erase(it);
         ++placements_;
     }
@@ -711,7 +731,12 @@ void JobQueue::start_queued()
     }
     for (Placed& p : placed) {
         send_shares(*p.job, p.placement, state, on_server);
-        p.job->start(std::move(p.placement), p.message, p.size, p.server_gpus);
+        if (!p.job->start(std::move(p.placement), p.message, p.size, p.server_gpus)) {
+            if (on_shared_clock(*p.job))
+                clock_.leave(p.job->id());
+            release_job(p.job->id());
+            continue;
+        }
         elastic_.started(*p.job);
     }
     publish_cluster();
@@ -761,6 +786,11 @@ void JobQueue::fill_metrics(DaemonMetrics& metrics) const
     metrics.placements = placements_;
     metrics.pooled_idle = static_cast<std::size_t>(worker_pool_.idle());
     metrics.pooled_assigned = static_cast<std::size_t>(worker_pool_.size() - worker_pool_.idle());
+    metrics.memory_held_bytes = resources_.held_bytes();
+    metrics.memory_budget_bytes = resources_.budget().memory_bytes;
+    metrics.threads_held = resources_.held_threads();
+    metrics.threads_budget = resources_.budget().threads;
+    metrics.data_sets_held = data_.sets_held();
 }
 
 RemainingWork JobQueue::remaining_work() const
@@ -801,6 +831,14 @@ ClusterState JobQueue::cluster() const
 void JobQueue::on_job_done(JobId id)
 {
     std::lock_guard lock(mutex_);
+    release_job(id);
+    if (!stopping_)
+        start_queued();
+    publish_cluster();
+}
+
+void JobQueue::release_job(JobId id)
+{
     if (const auto it = jobs_.find(id); it != jobs_.end()) {
         if (it->second->status().state != JobState::Interrupted) // ended: nothing to recover
             journal_.remove(id);
@@ -818,10 +856,8 @@ void JobQueue::on_job_done(JobId id)
     if (const auto it = jobs_.find(id); it != jobs_.end())
         release_pooled_workers(*it->second);
     cluster_.release(id);
+    resources_.release(id);
     elastic_.ended(id);
-    if (!stopping_)
-        start_queued();
-    publish_cluster();
 }
 
 void JobQueue::release_pooled_workers(JobRuntime& job)

@@ -1,9 +1,11 @@
 #pragma once
 
 #include "daemon/cluster_book.h"
+#include "daemon/data_cache.h"
 #include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
 #include "daemon/link_schedule.h"
+#include "daemon/resource_book.h"
 #include "daemon/shared_clock.h"
 #include "protocol/messages.h"
 
@@ -126,7 +128,9 @@ private:
     protocol::ClusterState cluster_state() const; // with mutex_ held
     void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
     void on_job_done(JobId id);
+    void release_job(JobId id); // with mutex_ held: its journal entry, GPUs, pooled workers, memory
     std::vector<JobRuntime*> running_jobs() const; // with mutex_ held: placed and not ended
+    scenario::JobFootprint footprint(const scenario::Scenario& s) const;
     void elastic_loop(); // eps or kill-restart: growth rounds, trials, releases for waiting jobs; static: follow_pool
     // The jobs the elastic policy sizes all run in virtual mode (and one does): it decides on
     // their shared clock, not in wall time (with mutex_ held).
@@ -141,6 +145,8 @@ private:
     mutable std::mutex mutex_;
     SharedVirtualClock clock_; // the virtual-mode jobs' one clock: outlives every job
     LinkSchedule links_; // their transfers on the servers' links (--comm): outlives every job
+    ResourceBook resources_; // memory and threads the running jobs hold
+    DataCache data_; // their data sets, read once: outlives every job
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
     std::deque<JobId> queued_;
     ClusterBook cluster_;

@@ -1,6 +1,7 @@
 #include "daemon/job_runtime.h"
 
 #include "common/error.h"
+#include "daemon/data_cache.h"
 #include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
 #include "db/run_reader.h"
@@ -93,7 +94,7 @@ void JobRuntime::set_waiting(const std::string& why)
     publish_status();
 }
 
-void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members,
+bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members,
     std::optional<int> server_gpus)
 {
     std::ostringstream waited;
@@ -118,7 +119,15 @@ void JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
                 = std::max(1, scenario_.server_shards - (scenario_.placement_server_gpus - std::max(1, *server_gpus)));
     }
     set_state(JobState::Running, "starting");
-    thread_ = std::thread([this] { run(); });
+    try {
+        thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error& e) { // the system's thread limit: this job fails, fulcrumd lives on
+        set_state(JobState::Failed,
+            std::string("fulcrumd could not start a thread for it (") + e.what()
+                + "); lower --max-threads below the system's limit");
+        return false;
+    }
+    return true;
 }
 
 void JobRuntime::join()
@@ -174,6 +183,8 @@ void JobRuntime::run()
     options.database = database_;
     options.stop = &stop_;
     options.resume = resume_;
+    if (data_)
+        options.data = data_->read(scenario_);
     options.stopped_status = [this] {
         std::lock_guard lock(mutex_);
         const bool restarting = restart_ && !cancelled_; // kill-restart goes on in this run
@@ -278,7 +289,9 @@ void JobRuntime::run()
             if (!checkpoint)
                 throw std::runtime_error("kill-restart: the job stopped without a checkpoint to restart from");
             restart->stopped_at = checkpoint->iteration;
-            options.resume = run::RunOptions::Resume { summary.run, std::move(*checkpoint), {} };
+            // Its checkpoint's policy names were confined when a client set them; a local
+            // operator's absolute ones stand.
+            options.resume = run::RunOptions::Resume { summary.run, std::move(*checkpoint), &restart_paths_ };
             options.recorded_before.clear();
             {
                 std::lock_guard lock(mutex_);

@@ -51,7 +51,8 @@ public:
     // elastic job starts with `members` workers when given (the first slots), else with its
     // scenario's elastic.initial_workers; `server_gpus`, when given, are fewer than its
     // placement.server_gpus, and it starts with a server less for each GPU it lacks.
-    void start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members = {},
+    // False when it could not start (no thread for it): it is failed, with the reason.
+    bool start(std::vector<std::int32_t> placement, const std::string& placed, std::optional<int> members = {},
         std::optional<int> server_gpus = {});
     // A scheduler event before the run starts ("job-queued", "job-placed"): published now,
     // and recorded first in the job's run store when the run begins.
@@ -149,6 +150,8 @@ public:
     void set_daemon_start(double at); // the first start: a restart keeps it
     // ... and the communication scheduler of its jobs' transfers (before start).
     void use_link_schedule(class LinkSchedule* links) { links_ = links; }
+    // The daemon's data sets, read once and shared with its other jobs.
+    void use_data_cache(class DataCache* data) { data_ = data; }
     // Its transfers are the communication scheduler's to decide when one is set: a virtual-mode
     // job, a paced one with a pace (not as fast as possible), or a real-mode one with remote
     // workers, whose pulls and pushes cross fulcrumd's link (when they start; their lengths are
@@ -188,6 +191,7 @@ private:
     const scenario::Scenario scenario_;
     const std::filesystem::path database_;
     const ServerFolders& folders_;
+    const LocalJobPaths restart_paths_ { folders_ }; // a kill-restart's checkpoint policy
     StreamHub& hub_;
     std::shared_ptr<RemotePool> remote_;
     std::shared_ptr<RankPool> ranks_;
@@ -214,6 +218,7 @@ private:
     bool cancelled_ = false;
     SharedVirtualClock* shared_clock_ = nullptr;
     LinkSchedule* links_ = nullptr;
+    DataCache* data_ = nullptr;
     std::vector<int> sharing_; // as last sent to the trainer
     std::optional<train::JobControl::LinkContention> contention_; // as last sent
     std::string cluster_; // the cluster-state message as last handed to the trainer

@@ -102,6 +102,15 @@ std::string prometheus_exposition(const DaemonMetrics& m)
         "fulcrum-worker --pool processes in fulcrumd's worker pool, idle or assigned to a job's worker slot.");
     e.sample("state=\"idle\"", static_cast<double>(m.pooled_idle));
     e.sample("state=\"assigned\"", static_cast<double>(m.pooled_assigned));
+    e.family("fulcrum_admission_memory_bytes", "gauge",
+        "Memory the running jobs hold as estimated at their admission (held), and fulcrumd's --memory-budget.");
+    e.sample("kind=\"held\"", m.memory_held_bytes);
+    e.sample("kind=\"budget\"", m.memory_budget_bytes);
+    e.family("fulcrum_admission_threads", "gauge", "Threads the running jobs hold, and fulcrumd's --max-threads.");
+    e.sample("kind=\"held\"", static_cast<double>(m.threads_held));
+    e.sample("kind=\"budget\"", static_cast<double>(m.threads_budget));
+    e.family("fulcrum_data_sets_held", "gauge", "Data sets read once and shared read-only by the jobs reading them.");
+    e.sample("", static_cast<double>(m.data_sets_held));
 
     e.family("fulcrum_job_info", "gauge", "A job's name, model, sync model, batch-size policy and mode (value 1).");
     for (const JobMetrics& j : m.jobs) {

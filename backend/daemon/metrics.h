@@ -24,6 +24,10 @@ struct DaemonMetrics {
     std::size_t queued_jobs = 0;
     std::int64_t placements = 0; // the scheduler's placement decisions since start
     std::size_t pooled_idle = 0, pooled_assigned = 0; // fulcrum-worker --pool processes
+    // Admission by resources: the estimates the running jobs hold, and the budget.
+    double memory_held_bytes = 0, memory_budget_bytes = 0;
+    int threads_held = 0, threads_budget = 0;
+    std::size_t data_sets_held = 0; // data sets read and shared, one copy each
 };
 
 // The Prometheus text exposition format (version 0.0.4) of the metrics: per job its state,

@@ -37,6 +37,26 @@ const std::vector<std::string>& model_types()
     return types;
 }
 
+std::vector<Eigen::Index> layer_sizes(const ModelSpec& spec, Eigen::Index input_dim, int classes)
+{
+    if (spec.type == "softmax" || spec.type == "svm")
+        return { input_dim, classes };
+    if (spec.type != "mlp")
+        throw std::invalid_argument("unknown model type '" + spec.type + "' (expected softmax, svm or mlp)");
+    std::vector<Eigen::Index> sizes { input_dim };
+    sizes.insert(sizes.end(), spec.hidden.begin(), spec.hidden.end());
+    sizes.push_back(classes);
+    return sizes;
+}
+
+double parameter_count(const std::vector<Eigen::Index>& layers)
+{
+    double count = 0; // in double: a hostile spec's count overflows no integer
+    for (std::size_t i = 1; i < layers.size(); ++i)
+        count += (static_cast<double>(layers[i - 1]) + 1) * static_cast<double>(layers[i]);
+    return count;
+}
+
 std::unique_ptr<Model> make_model(const ModelSpec& spec, Eigen::Index input_dim, int classes)
 {
     if (spec.type == "softmax")

@@ -18,6 +18,13 @@ std::unique_ptr<Model> make_linear_svm(Eigen::Index input_dim, int classes);
 // Multi-layer perceptron with ReLU hidden layers and a softmax cross-entropy output.
 std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, const std::vector<Eigen::Index>& hidden, int classes);
 
+// The widths of the layers the model a scenario names has, input first and classes last,
+// and its parameter count (weights and biases), known without allocating it: fulcrumd's
+// admission estimates a job's memory from them. Throws std::invalid_argument for an
+// unknown type.
+std::vector<Eigen::Index> layer_sizes(const ModelSpec& spec, Eigen::Index input_dim, int classes);
+double parameter_count(const std::vector<Eigen::Index>& layers);
+
 // Builds the model a scenario names; throws std::invalid_argument for an unknown type.
 std::unique_ptr<Model> make_model(const ModelSpec& spec, Eigen::Index input_dim, int classes);
 

@@ -126,6 +126,10 @@ struct Scenario {
     std::optional<ExternalSpec> external; // set: the workers are an external framework's ranks
 };
 
+// The most worker slots (or external ranks) one job has: checked before a "count" is
+// expanded, so that a small scenario cannot ask for a million workers' state.
+inline constexpr std::int64_t kMaxWorkers = 4096;
+
 // Parses and validates a scenario. Throws InputError naming `source`, the field path
 // (e.g. "workers[2].speed") and what was expected. Unknown fields are errors. Every path
 // field (path_fields.h) becomes what `paths` makes of it: fulcrumd's folders confine a

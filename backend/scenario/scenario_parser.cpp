@@ -390,7 +390,10 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
     for (std::size_t i = 0; i < workers->size(); ++i) {
         const std::string path = "workers[" + std::to_string(i) + "]";
         Fields f((*workers)[i], path, top);
-        const auto count = f.integer_or("count", 1, 1, 100'000);
+        const auto count = f.integer_or("count", 1, 1, kMaxWorkers);
+        if (s.workers.size() + static_cast<std::size_t>(count) > static_cast<std::size_t>(kMaxWorkers))
+            f.fail(f.at("count"),
+                "gives the job more than " + std::to_string(kMaxWorkers) + " worker slots, the most a job has");
         WorkerSpec w;
         if (s.external) // a rank: its speed is measured, never modelled
             w.name = f.string_or("name", "");

@@ -716,9 +716,10 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
             finished = false;
             abandon = false;
         };
-        for (std::size_t i = 0; i < e.state.size(); ++i)
-            threads.emplace_back([this, i] { work(i); });
         try {
+            // Inside: a thread the system refuses ends the job after joining those started.
+            for (std::size_t i = 0; i < e.state.size(); ++i)
+                threads.emplace_back([this, i] { work(i); });
             std::unique_lock lock(mutex);
             while (!e.progress.done && !e.switch_ready) {
                 completed.wait(lock, [&] { return !completions.empty(); });
