@@ -5,6 +5,7 @@
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_config.h"
+#include "daemon/start_watch.h"
 #include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
 
@@ -250,6 +251,8 @@ int main(int argc, char** argv)
         options.resources = daemon::resource_budget(s);
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
+        // A job that crashes fulcrumd as it starts is marked so, and not started again.
+        daemon::StartWatch::install_crash_handlers();
         daemon::Daemon d(options);
         const auto recovered = d.recover();
         for (const auto& found : recovered)

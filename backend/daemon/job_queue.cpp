@@ -57,6 +57,7 @@ JobQueue::JobQueue(
     , links_(options.cluster, options.comm)
     , resources_({ options.resources.memory_bytes > 0 ? options.resources.memory_bytes : default_memory_budget(),
           options.resources.threads })
+    , start_watch_(options.data_dir / "jobs")
     , cluster_(options.cluster, options.placement, 1, std::string(sched::policy_name(options.elastic.policy)))
     , elastic_(options.elastic, cluster_, worker_pool_)
 {
@@ -268,6 +269,19 @@ struct JobQueue::Submission {
     scenario::Scenario scenario;
 };
 
+std::string JobQueue::start_failure(const StartWatch::Record& record)
+{
+    constexpr int kStarts = 3; // a kill -9 or the OOM killer may fall in a start by chance
+    if (record.crashed)
+        return "fulcrumd crashed (a fatal signal) while starting this job; it is not started again, lest it crash "
+               "fulcrumd at every restart: see fulcrumd's log, then submit it again";
+    if (record.starts >= kStarts)
+        return "fulcrumd stopped " + std::to_string(record.starts)
+            + " times while starting this job (killed, or out of memory); it is not started again: see fulcrumd's "
+              "log and --memory-budget, then submit it again";
+    return {};
+}
+
 scenario::JobFootprint JobQueue::footprint(const scenario::Scenario& s) const
 {
     return scenario::estimate_footprint(s, static_cast<int>(std::thread::hardware_concurrency()));
@@ -313,6 +327,7 @@ JobRuntime& JobQueue::add_job(Submission submission, const std::string& scenario
     runtime->use_shared_clock(&clock_);
     runtime->use_link_schedule(&links_);
     runtime->use_data_cache(&data_);
+    runtime->use_start_watch(&start_watch_);
     if (on_shared_clock(*runtime))
         runtime->set_daemon_arrival(clock_.now());
     JobRuntime& job = *runtime;
@@ -537,6 +552,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
         runtime->use_shared_clock(&clock_);
         runtime->use_link_schedule(&links_);
         runtime->use_data_cache(&data_);
+        runtime->use_start_watch(&start_watch_);
         JobRuntime& job = *runtime;
         if (on_shared_clock(job)) // a workload's job that had not arrived is queued now
             job.set_daemon_arrival(clock_.now());
@@ -545,6 +561,13 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
             journal_.remove(id);
             job.set_lost("an external job's ranks cannot outlive the fulcrumd they reported to; its rows are kept");
             found.push_back({ id, "an external job: recorded as lost (its ranks went with fulcrumd's restart)" });
+            continue;
+        }
+        if (const std::string why = start_failure(start_watch_.record(id)); !why.empty()) {
+            journal_.remove(id); // never started again: a crash loop under Restart=on-failure
+            start_watch_.forget(id);
+            job.set_failed(why);
+            found.push_back({ id, why });
             continue;
         }
         const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;

@@ -7,6 +7,7 @@
 #include "daemon/link_schedule.h"
 #include "daemon/resource_book.h"
 #include "daemon/shared_clock.h"
+#include "daemon/start_watch.h"
 #include "protocol/messages.h"
 
 #include <atomic>
@@ -131,6 +132,9 @@ private:
     void release_job(JobId id); // with mutex_ held: its journal entry, GPUs, pooled workers, memory
     std::vector<JobRuntime*> running_jobs() const; // with mutex_ held: placed and not ended
     scenario::JobFootprint footprint(const scenario::Scenario& s) const;
+    // Why a recovered job is failed instead of started again: fulcrumd died of a fatal signal
+    // in one of its starts, or stopped in three of them; empty otherwise.
+    static std::string start_failure(const StartWatch::Record& record);
     void elastic_loop(); // eps or kill-restart: growth rounds, trials, releases for waiting jobs; static: follow_pool
     // The jobs the elastic policy sizes all run in virtual mode (and one does): it decides on
     // their shared clock, not in wall time (with mutex_ held).
@@ -147,6 +151,7 @@ private:
     LinkSchedule links_; // their transfers on the servers' links (--comm): outlives every job
     ResourceBook resources_; // memory and threads the running jobs hold
     DataCache data_; // their data sets, read once: outlives every job
+    StartWatch start_watch_; // the jobs being started, for the crash handler
     std::map<JobId, std::unique_ptr<JobRuntime>> jobs_;
     std::deque<JobId> queued_;
     ClusterBook cluster_;

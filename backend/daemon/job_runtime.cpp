@@ -4,6 +4,7 @@
 #include "daemon/data_cache.h"
 #include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
+#include "daemon/start_watch.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "run/run_scenario.h"
@@ -107,6 +108,7 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
         started_ = std::chrono::steady_clock::now();
         status_.placement = std::move(placement);
         trained_ = false; // an interrupted job starts again
+        iterated_ = false;
         if (members && scenario_.elastic.present) {
             start_members_ = std::clamp(*members, 1, workers());
             std::fill(members_.begin(), members_.end(), false);
@@ -183,8 +185,6 @@ void JobRuntime::run()
     options.database = database_;
     options.stop = &stop_;
     options.resume = resume_;
-    if (data_)
-        options.data = data_->read(scenario_);
     options.stopped_status = [this] {
         std::lock_guard lock(mutex_);
         const bool restarting = restart_ && !cancelled_; // kill-restart goes on in this run
@@ -193,6 +193,8 @@ void JobRuntime::run()
     options.on_rows = [this](std::span<const IterationRecord> rows) {
         if (rows.empty())
             return;
+        if (watch_ && !iterated_.exchange(true))
+            watch_->started(id_);
         protocol::IterationRows message { id_, rows.front().iteration, { rows.begin(), rows.end() } };
         for (IterationRecord& r : message.rows)
             r.job = id_;
@@ -269,6 +271,10 @@ void JobRuntime::run()
             return schedule_transfer(transfer, stop);
         };
     try {
+        if (watch_) // its start, from here to its first iteration, is watched (StartWatch)
+            watch_->starting(id_);
+        if (data_)
+            options.data = data_->read(scenario_);
         scenario::Scenario scenario = scenario_;
         if (start_members_)
             scenario.elastic.initial_workers = *start_members_;
@@ -333,6 +339,8 @@ void JobRuntime::run()
     } catch (const std::exception& e) {
         set_state(JobState::Failed, folders_.for_clients(e.what()));
     }
+    if (watch_)
+        watch_->started(id_); // ended: whatever it was, its start did not stop fulcrumd
     if (remote_)
         remote_->finish(status());
     if (ranks_) { // a job that failed before its trainer ran: no rank waits for ever

@@ -152,6 +152,8 @@ public:
     void use_link_schedule(class LinkSchedule* links) { links_ = links; }
     // The daemon's data sets, read once and shared with its other jobs.
     void use_data_cache(class DataCache* data) { data_ = data; }
+    // The daemon's record of jobs being started, for its crash handler.
+    void use_start_watch(class StartWatch* watch) { watch_ = watch; }
     // Its transfers are the communication scheduler's to decide when one is set: a virtual-mode
     // job, a paced one with a pace (not as fast as possible), or a real-mode one with remote
     // workers, whose pulls and pushes cross fulcrumd's link (when they start; their lengths are
@@ -219,6 +221,8 @@ private:
     SharedVirtualClock* shared_clock_ = nullptr;
     LinkSchedule* links_ = nullptr;
     DataCache* data_ = nullptr;
+    StartWatch* watch_ = nullptr;
+    std::atomic<bool> iterated_ { false }; // its first rows came: its start is over
     std::vector<int> sharing_; // as last sent to the trainer
     std::optional<train::JobControl::LinkContention> contention_; // as last sent
     std::string cluster_; // the cluster-state message as last handed to the trainer

@@ -4,15 +4,20 @@
 // single copy of it.
 
 #include "daemon/daemon.h"
+#include "daemon/job_journal.h"
 #include "daemon/resource_book.h"
+#include "daemon/start_watch.h"
 #include "daemon_support.h"
 #include "scenario/job_footprint.h"
 #include "scenario/scenario.h"
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -185,4 +190,56 @@ TEST(ByteSizes, AMemoryBudgetReadsAsBytesWithOrWithoutAUnit)
     for (const char* bad : { "", "G", "-1G", "6X", "6GG", "nan" })
         EXPECT_THROW(daemon::parse_byte_size(bad), std::invalid_argument) << bad;
     EXPECT_GT(daemon::default_memory_budget(), 0);
+}
+
+// A fulcrumd that dies of a fatal signal while a job starts marks the job; the next fulcrumd
+// leaves it failed instead of starting it (and dying) again. A start interrupted by a kill
+// is retried, up to three starts.
+TEST_F(AdmissionTest, AJobWhoseStartCrashedFulcrumdIsLeftFailedNotStartedAgain)
+{
+    fs::create_directories(dir / "jobs");
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) { // fulcrumd's crash handlers, then an abort in job 1's start
+        daemon::StartWatch watch(dir / "jobs");
+        daemon::StartWatch::install_crash_handlers();
+        watch.starting(1);
+        watch.starting(2);
+        watch.started(2); // job 2 reached its first iteration
+        std::abort();
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    EXPECT_EQ(WTERMSIG(status), SIGABRT);
+    const daemon::StartWatch watch(dir / "jobs");
+    EXPECT_TRUE(watch.record(1).crashed);
+    EXPECT_EQ(watch.record(1).starts, 1);
+    EXPECT_EQ(watch.record(2).starts, 0);
+
+    // Job 1 in the journal, as fulcrumd left it: the next fulcrumd fails it.
+    daemon::JobJournal(dir / "jobs").add(1, daemon::JobJournal::Origin::Client, paced_job(1, 10));
+    {
+        daemon::Daemon d(options(6.0 * (1u << 30)));
+        const auto found = d.recover();
+        ASSERT_EQ(found.size(), 1u);
+        EXPECT_NE(found[0].message.find("crashed (a fatal signal) while starting this job"), std::string::npos)
+            << found[0].message;
+        ASSERT_EQ(d.jobs().size(), 1u);
+        EXPECT_EQ(d.jobs().at(0).state, JobState::Failed);
+    }
+    daemon::Daemon again(options(6.0 * (1u << 30)));
+    EXPECT_TRUE(again.recover().empty()) << "the failed job stays out of the journal";
+
+    // Three starts cut short without a crash (kill -9, the OOM killer): failed too.
+    daemon::JobJournal(dir / "jobs").add(5, daemon::JobJournal::Origin::Client, paced_job(1, 10));
+    {
+        daemon::StartWatch killed(dir / "jobs");
+        for (int i = 0; i < 3; ++i)
+            killed.starting(5);
+    }
+    daemon::Daemon third(options(6.0 * (1u << 30)));
+    const auto found = third.recover();
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_NE(found[0].message.find("stopped 3 times while starting this job"), std::string::npos) << found[0].message;
 }
