@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <malloc.h>
 #include <optional>
 #include <sstream>
 
@@ -251,6 +252,10 @@ int main(int argc, char** argv)
         options.resources = daemon::resource_budget(s);
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
+        // Buffers of 1 MiB and more (data sets, parameter copies, batches) are mapped and
+        // unmapped on their own, whatever sizes came before: glibc's moving threshold would
+        // keep them in the heap, where an ended job's memory stays with the process.
+        ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
         // A job that crashes fulcrumd as it starts is marked so, and not started again.
         daemon::StartWatch::install_crash_handlers();
         daemon::Daemon d(options);

@@ -12,6 +12,7 @@
 #include "train/trainer.h"
 
 #include <algorithm>
+#include <malloc.h>
 #include <sstream>
 #include <utility>
 
@@ -122,7 +123,12 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
     }
     set_state(JobState::Running, "starting");
     try {
-        thread_ = std::thread([this] { run(); });
+        thread_ = std::thread([this] {
+            run();
+            // What it held goes back to the system, not only to the allocator: a cancelled
+            // job's memory must not stay with fulcrumd.
+            ::malloc_trim(0);
+        });
     } catch (const std::system_error& e) { // the system's thread limit: this job fails, fulcrumd lives on
         set_state(JobState::Failed,
             std::string("fulcrumd could not start a thread for it (") + e.what()

@@ -20,6 +20,9 @@ constexpr double kEvaluationChunk = 1000; // model::evaluate's default
 constexpr double kPerJob = 4.0 * (1 << 20);
 constexpr double kPerWorker = 64.0 * (1 << 10); // its records, predictor and link state
 constexpr double kPerRank = 16.0 * (1 << 10); // an external rank: its reports only
+// Each thread's stack as glibc reserves it under the default `ulimit -s` (8 MiB): address
+// space, which an RLIMIT_AS (ulimit -v) budget is made of; 200 jobs' threads reserved 4.8 GB.
+constexpr double kThreadStack = 8.0 * (1 << 20);
 
 } // namespace
 
@@ -64,6 +67,7 @@ JobFootprint estimate_footprint(const Scenario& s, int hardware_threads)
     if (s.external) { // the model and the data live in the framework's processes
         f.worker_bytes = workers * kPerRank;
         f.threads = 1;
+        f.job_bytes += kThreadStack;
         return f;
     }
     double dim = kFashionDim, samples = kFashionSamples;
@@ -107,6 +111,7 @@ JobFootprint estimate_footprint(const Scenario& s, int hardware_threads)
     const bool own_threads = s.mode == Mode::Real || !sync::closes_every_iteration(s.sync.type);
     const int pool = s.threads > 0 ? s.threads : std::max(1, hardware_threads);
     f.threads = 1 + (own_threads ? local : std::min(pool, std::max(1, static_cast<int>(workers))));
+    f.job_bytes += f.threads * kThreadStack;
     return f;
 }
 

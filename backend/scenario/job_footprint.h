@@ -17,7 +17,7 @@ struct JobFootprint {
     double model_bytes = 0; // the servers' copy, momentum and the aggregate (3 or 2 copies)
     double worker_bytes = 0; // per worker: replica, gradient, batch activations and bookkeeping
     double replica_bytes = 0; // of which the workers' parameter copies (replica and gradient)
-    double job_bytes = 0; // the job's own: recorder, evaluator, queues
+    double job_bytes = 0; // the job's own: recorder, queues, its threads' stacks
     double data_bytes = 0; // its data set; read once per daemon and shared with other jobs
     std::string data_key; // which data set: jobs with the same key share one copy
     int threads = 0; // the threads fulcrumd runs it with
