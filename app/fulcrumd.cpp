@@ -256,6 +256,9 @@ int main(int argc, char** argv)
         // unmapped on their own, whatever sizes came before: glibc's moving threshold would
         // keep them in the heap, where an ended job's memory stays with the process.
         ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+        // Four malloc arenas, not eight per core: each reserves 64 MiB of address space, which
+        // under a ulimit -v is budget the jobs cannot have (the threads allocate little).
+        ::mallopt(M_ARENA_MAX, 4);
         // A job that crashes fulcrumd as it starts is marked so, and not started again.
         daemon::StartWatch::install_crash_handlers();
         daemon::Daemon d(options);

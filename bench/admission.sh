@@ -6,7 +6,7 @@
 # JOBS (200) paced Fashion-MNIST MLP jobs of four workers with fulcrumctl, samples the
 # daemon's resident memory every half second for 60 s, then prints whether it lived, its
 # peak resident memory (VmHWM), and what became of the jobs: running, waiting (and why),
-# refused, failed. Run it with two builds' fulcrumd to compare them (docs/benchmarks.md).
+# refused, failed, and (a fulcrumd that has them) its admission metrics. Run it with two builds' fulcrumd to compare them (docs/benchmarks.md).
 set -uo pipefail
 fulcrumd="${1:?usage: bench/admission.sh FULCRUMD FULCRUMCTL [JOBS] [LIMIT]}"
 fulcrumctl="${2:?usage: bench/admission.sh FULCRUMD FULCRUMCTL [JOBS] [LIMIT]}"
@@ -29,7 +29,7 @@ prlimit --as="$(numfmt --from=iec "$limit")" -- \
   "$fulcrumd" --data-dir "$work/data" --listen 127.0.0.1:0 --no-demo 2> "$work/fulcrumd.log" &
 pid=$!
 for _ in $(seq 100); do
-  port="$(grep -o 'serving ws://127.0.0.1:[0-9]*' "$work/fulcrumd.log" | grep -o '[0-9]*$')" && break
+  port="$(grep -so 'serving ws://127.0.0.1:[0-9]*' "$work/fulcrumd.log" | grep -o '[0-9]*$')" && break
   sleep 0.1
 done
 [ -n "${port:-}" ] || { echo "admission: fulcrumd did not start"; cat "$work/fulcrumd.log"; exit 1; }
@@ -51,11 +51,15 @@ if kill -0 "$pid" 2>/dev/null; then
   echo "fulcrumd lived: peak resident $((hwm / 1024)) MiB (VmHWM) under --as=$limit with $jobs jobs submitted"
   ctl jobs > "$work/jobs.txt" 2>&1
   for state in running queued failed; do
-    echo "  $state: $(grep -c " $state " "$work/jobs.txt")"
+    echo "  $state: $(awk -v s="$state" '$3 == s' "$work/jobs.txt" | wc -l)"
   done
   echo "  refused at submission: $refused"
+  token="$(awk '/^operator/ {print $2; exit}' "$work/data/tokens")"
+  curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/metrics" \
+    | grep -E '^fulcrum_(data_sets_held|admission_memory_bytes)' | sed 's/^/  /'
   grep -o 'waiting for [a-z]*' "$work/jobs.txt" | sort | uniq -c | sed 's/^/  /'
-  grep ' failed ' "$work/jobs.txt" | head -3 | sed 's/^/  failed: /'
+  awk '$3 == "failed"' "$work/jobs.txt" | head -3 | sed 's/^/  failed: /'
+  awk '$3 == "queued"' "$work/jobs.txt" | head -1 | sed 's/^/  waiting: /'
 else
   wait "$pid"
   echo "fulcrumd died (exit $?) under --as=$limit; peak resident sampled $((peak_sampled / 1024)) MiB"

@@ -6,16 +6,19 @@
 #include "daemon/daemon.h"
 #include "daemon/job_journal.h"
 #include "daemon_support.h"
+#include "process_support.h"
 #include "scenario/path_fields.h"
 #include "served.h"
 #include "ws_client.h"
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -313,6 +316,41 @@ TEST(TokenScheme, TheBearerSchemeIsMatchedInAnyCase)
     EXPECT_FALSE(daemon::bearer_token("Basic abc"));
     EXPECT_FALSE(daemon::bearer_token("bearer "));
     EXPECT_FALSE(daemon::bearer_token(""));
+}
+
+// The real fulcrumd's log: a job named with a line break stays on its own line.
+TEST_F(HostileClientTest, AJobNameCannotForgeALineInFulcrumdsLog)
+{
+    fs::create_directories(dir);
+    const fs::path log = dir / "fulcrumd.log";
+    const pid_t fulcrumd = testing_support::spawn_logged(
+        { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo" }, log);
+    testing_support::Reaper reaper(fulcrumd);
+    const unsigned short port = testing_support::announced_port(log);
+    ASSERT_NE(port, 0);
+    {
+        WsClient op(
+            port, daemon::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value());
+        op.send(Hello { kProtocolVersion, "forger" });
+        op.receive_until<Welcome>();
+        std::string named = kBase;
+        named.replace(named.find(R"("hostile")"), 9, R"("x\nfulcrumd: job 99 (admin) finished\u001b[2K")");
+        op.send_text(R"({"type": "submit-job", "id": "s", "scenario": )" + named + "}");
+        const Reply reply = op.receive_until<Reply>([](const Reply& r) { return r.id == "s"; });
+        ASSERT_FALSE(reply.error) << reply.error->message;
+    }
+    ::kill(fulcrumd, SIGTERM);
+    int status = 0;
+    ::waitpid(fulcrumd, &status, 0);
+    reaper.release();
+    std::ifstream in(log);
+    bool escaped = false;
+    for (std::string line; std::getline(in, line);) {
+        EXPECT_NE(line.rfind("fulcrumd: job 99", 0), 0u) << "a forged line: " << line;
+        EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+        escaped = escaped || line.find("(x\\nfulcrumd: job 99 (admin) finished\\x1b[2K)") != std::string::npos;
+    }
+    EXPECT_TRUE(escaped) << "the job's line is missing from " << log;
 }
 
 TEST(LogLines, AClientsTextCannotForgeALogLine)

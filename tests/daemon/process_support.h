@@ -4,6 +4,7 @@
 // them at chosen moments.
 
 #include <chrono>
+#include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
 #include <vector>
 
@@ -55,5 +57,28 @@ inline unsigned short announced_port(const std::filesystem::path& log)
     ADD_FAILURE() << "fulcrumd did not announce its port in " << log;
     return 0;
 }
+
+// Kills (SIGKILL) and reaps a spawned program when the test leaves its scope, a failed
+// assertion included, unless `release()` said it ended already.
+class Reaper {
+public:
+    explicit Reaper(pid_t pid)
+        : pid_(pid)
+    {
+    }
+    Reaper(const Reaper&) = delete;
+    Reaper& operator=(const Reaper&) = delete;
+    ~Reaper()
+    {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    void release() { pid_ = 0; }
+
+private:
+    pid_t pid_;
+};
 
 } // namespace fulcrum::testing_support

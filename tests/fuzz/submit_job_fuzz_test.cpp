@@ -201,6 +201,7 @@ TEST(SubmitJobFuzz, EverySubmissionIsAnsweredAndFulcrumdLivesWithinItsBudget)
             "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo", "--memory-budget",
             std::to_string(static_cast<long long>(kBudget)) },
         log);
+    testing_support::Reaper reaper(fulcrumd);
     const unsigned short port = testing_support::announced_port(log);
     ASSERT_NE(port, 0);
     const std::string token
@@ -256,6 +257,7 @@ TEST(SubmitJobFuzz, EverySubmissionIsAnsweredAndFulcrumdLivesWithinItsBudget)
     ::kill(fulcrumd, SIGTERM);
     int status = 0;
     ::waitpid(fulcrumd, &status, 0);
+    reaper.release();
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "fulcrumd did not stop cleanly; its log: " << log;
     fs::remove_all(dir);
 }
