@@ -66,8 +66,8 @@ JobFootprint estimate_footprint(const Scenario& s, int hardware_threads)
     const auto workers = static_cast<double>(s.workers.size());
     if (s.external) { // the model and the data live in the framework's processes
         f.worker_bytes = workers * kPerRank;
-        f.threads = 1;
-        f.job_bytes += kThreadStack;
+        f.threads = 2; // the job's and its recorder's
+        f.job_bytes += f.threads * kThreadStack;
         return f;
     }
     double dim = kFashionDim, samples = kFashionSamples;
@@ -106,11 +106,12 @@ JobFootprint estimate_footprint(const Scenario& s, int hardware_threads)
             ++local;
         }
     }
-    // The job's thread, and its compute threads: one per local worker when each runs on
-    // its own (real mode, free-running sync models), else the pool the scenario asks for.
+    // The job's thread, its recorder's writer, and its compute threads: one per local worker
+    // when each runs on its own (real mode, free-running sync models), else the pool the
+    // scenario asks for.
     const bool own_threads = s.mode == Mode::Real || !sync::closes_every_iteration(s.sync.type);
     const int pool = s.threads > 0 ? s.threads : std::max(1, hardware_threads);
-    f.threads = 1 + (own_threads ? local : std::min(pool, std::max(1, static_cast<int>(workers))));
+    f.threads = 2 + (own_threads ? local : std::min(pool, std::max(1, static_cast<int>(workers))));
     f.job_bytes += f.threads * kThreadStack;
     return f;
 }

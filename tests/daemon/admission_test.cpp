@@ -131,7 +131,7 @@ TEST_F(AdmissionTest, AJobOverTheThreadBudgetIsRefusedWithTheBudgetNamed)
     const Reply reply = submit(d, real);
     ASSERT_TRUE(reply.error);
     EXPECT_EQ(reply.error->field, "workers");
-    EXPECT_NE(reply.error->message.find("needs 21 threads, more than fulcrumd's 16 (--max-threads)"), std::string::npos)
+    EXPECT_NE(reply.error->message.find("needs 22 threads, more than fulcrumd's 16 (--max-threads)"), std::string::npos)
         << reply.error->message;
 }
 
