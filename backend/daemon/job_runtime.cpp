@@ -109,7 +109,7 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
         started_ = std::chrono::steady_clock::now();
         status_.placement = std::move(placement);
         trained_ = false; // an interrupted job starts again
-        iterated_ = false;
+        built_ = false;
         if (members && scenario_.elastic.present) {
             start_members_ = std::clamp(*members, 1, workers());
             std::fill(members_.begin(), members_.end(), false);
@@ -199,8 +199,6 @@ void JobRuntime::run()
     options.on_rows = [this](std::span<const IterationRecord> rows) {
         if (rows.empty())
             return;
-        if (watch_ && !iterated_.exchange(true))
-            watch_->started(id_);
         protocol::IterationRows message { id_, rows.front().iteration, { rows.begin(), rows.end() } };
         for (IterationRecord& r : message.rows)
             r.job = id_;
@@ -268,7 +266,11 @@ void JobRuntime::run()
         }
         publish_status();
     };
-    options.on_trainer = [this](train::Trainer* trainer) { trainer_started(trainer); };
+    options.on_trainer = [this](train::Trainer* trainer) {
+        if (trainer && watch_ && !built_.exchange(true)) // its data, model and workers are allocated
+            watch_->started(id_);
+        trainer_started(trainer);
+    };
     if (shared_clock_ && scenario_.mode == scenario::Mode::Virtual)
         options.shared_clock
             = [this](double t, const std::atomic<bool>* stop) { shared_clock_->advance(id_, t, stop); };
@@ -277,7 +279,7 @@ void JobRuntime::run()
             return schedule_transfer(transfer, stop);
         };
     try {
-        if (watch_) // its start, from here to its first iteration, is watched (StartWatch)
+        if (watch_) // its start, from here until its trainer is built, is watched (StartWatch)
             watch_->starting(id_);
         if (data_)
             options.data = data_->read(scenario_);

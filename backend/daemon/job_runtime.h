@@ -222,7 +222,7 @@ private:
     LinkSchedule* links_ = nullptr;
     DataCache* data_ = nullptr;
     StartWatch* watch_ = nullptr;
-    std::atomic<bool> iterated_ { false }; // its first rows came: its start is over
+    std::atomic<bool> built_ { false }; // its trainer was built: its start is over
     std::vector<int> sharing_; // as last sent to the trainer
     std::optional<train::JobControl::LinkContention> contention_; // as last sent
     std::string cluster_; // the cluster-state message as last handed to the trainer

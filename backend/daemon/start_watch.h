@@ -2,11 +2,11 @@
 
 // Which jobs fulcrumd was starting when it died, so that a job that brings the daemon down
 // as it starts is not started again at every restart (a crash loop under systemd's
-// Restart=on-failure). A job's start runs from its thread's beginning to its first
-// iteration: loading its data, allocating its model, creating its threads. Each start
-// leaves DATA_DIR/jobs/job-N.starting counting the starts, removed once the job iterates
-// or ends; fulcrumd's fatal-signal handler (an abort, an uncaught exception, a segfault)
-// writes "crashed" into every open one. Thread-safe.
+// Restart=on-failure). A job's start runs from its thread's beginning until its trainer is
+// built: loading its data, allocating its model and its workers' copies. Each start leaves
+// DATA_DIR/jobs/job-N.starting counting the starts, removed once the trainer is built or the
+// job ends (a short window, so that a kill -9 rarely falls in it); fulcrumd's fatal-signal handler (an abort, an
+// uncaught exception, a segfault) writes "crashed" into every open one. Thread-safe.
 
 #include "common/records.h"
 
@@ -18,10 +18,10 @@ class StartWatch {
 public:
     explicit StartWatch(std::filesystem::path folder); // DATA_DIR/jobs
 
-    // Before the job's trainer is built: one more start counted, its marker kept open for
+    // Before the job's data is read: one more start counted, its marker kept open for
     // the crash handler (at most kWatched at once; more are counted, not watched).
     void starting(JobId job);
-    // Its first iteration ran, or it ended: the marker goes. Nothing for a job not starting.
+    // Its trainer was built, or it ended: the marker goes. Nothing for a job not starting.
     void started(JobId job);
 
     struct Record {

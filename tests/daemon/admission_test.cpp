@@ -205,7 +205,7 @@ TEST_F(AdmissionTest, AJobWhoseStartCrashedFulcrumdIsLeftFailedNotStartedAgain)
         daemon::StartWatch::install_crash_handlers();
         watch.starting(1);
         watch.starting(2);
-        watch.started(2); // job 2 reached its first iteration
+        watch.started(2); // job 2's trainer was built
         std::abort();
     }
     int status = 0;
