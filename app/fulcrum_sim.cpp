@@ -3,11 +3,11 @@
 
 #include "common/error.h"
 #include "common/progress_bar.h"
+#include "common/registry.h"
 #include "sched/cluster.h"
 #include "sched/comm_policy.h"
 #include "sched/elastic_simulator.h"
 #include "sched/placement.h"
-#include "sched/policy_name.h"
 #include "sched/ps_live_export.h"
 #include "sched/sim_report.h"
 #include "sched/simulator.h"
@@ -111,7 +111,7 @@ int run_elastic(ElasticArgs& a)
         cluster.restart_s = a.restart_s;
         std::vector<sched::PsJobSpec> jobs;
         if (!a.generate.empty()) {
-            const auto n = sched::numbered_name(a.generate, "ps-mixed-");
+            const auto n = numbered_name(a.generate, "ps-mixed-");
             if (!n || *n > 1'000'000) {
                 std::cerr
                     << "fulcrum-sim: --generate: with --elastic, expected ps-mixed-N with N from 1 to 1000000, got '"
@@ -284,7 +284,7 @@ int run(int argc, char** argv)
             = cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(cluster_file);
         std::vector<sched::JobSpec> jobs;
         if (!generate.empty()) {
-            const auto n = sched::numbered_name(generate, "microsoft-");
+            const auto n = numbered_name(generate, "microsoft-");
             if (!n || *n > 10'000'000) {
                 std::cerr << "fulcrum-sim: --generate: expected microsoft-N with N from 1 to 10000000, got '"
                           << generate << "'\n";
@@ -323,7 +323,7 @@ int run(int argc, char** argv)
             return 2;
         }
         try {
-            sched::make_comm_policy(options.comm, cluster.network);
+            sched::make_scheduled_comm_policy(options.comm, cluster.network);
         } catch (const std::invalid_argument& e) {
             std::cerr << "fulcrum-sim: --comm: " << e.what() << "\n";
             return 2;

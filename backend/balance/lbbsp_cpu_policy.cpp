@@ -29,14 +29,9 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
     : spec_(std::move(predictor))
     , decision_("lbbsp-cpu/" + spec_.type)
 {
-    predict::make_predictor(spec_, 0); // fail now on an unknown predictor
-    if (spec_.type == "narx")
+    if (predict::trains_network(spec_)) // throws now for an unknown predictor
         bank_.emplace(spec_.narx.shape);
-    if (spec_.warm_start != "none" && spec_.warm_start != "peer" && spec_.warm_start != "pooled"
-        && spec_.warm_start != "file")
-        throw std::invalid_argument(
-            "unknown warm start '" + spec_.warm_start + "' (expected none, peer, pooled or file)");
-    if (spec_.warm_start == "file") {
+    if (spec_.warm_start == predict::WarmStart::File) {
         file_model_ = predict::load_narx_model(spec_.warm_start_file);
         if (!(file_model_->shape() == spec_.narx.shape))
             throw std::invalid_argument(
@@ -50,7 +45,7 @@ void LbBspCpuPolicy::share_models()
     // normalised per worker, so the network carries over, and its own history fine-tunes it
     // at its next retraining.
     const predict::NarxNetwork* donor = pooled_model_ ? &*pooled_model_ : nullptr;
-    for (std::size_t i = 0; !donor && spec_.warm_start == "peer" && i < predictors_.size(); ++i)
+    for (std::size_t i = 0; !donor && spec_.warm_start == predict::WarmStart::Peer && i < predictors_.size(); ++i)
         if (auto* narx = dynamic_cast<predict::NarxPredictor*>(predictors_[i].get()); narx && narx->has_model())
             donor = &*narx->model();
     if (!donor)
@@ -128,7 +123,7 @@ predict::SpeedPredictor& LbBspCpuPolicy::predictor_for(WorkerId worker)
                 narx->warm_start(*file_model_);
             else if (pooled_model_)
                 narx->warm_start(*pooled_model_);
-            else if (spec_.warm_start == "peer" || spec_.warm_start == "pooled")
+            else if (spec_.warm_start == predict::WarmStart::Peer || spec_.warm_start == predict::WarmStart::Pooled)
                 ++without_model_;
         }
     }
@@ -157,7 +152,7 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
     speeds_.resize(n);
     comm_.resize(n);
     ++decisions_;
-    const bool pooling = spec_.warm_start == "pooled" && !pooled_model_;
+    const bool pooling = spec_.warm_start == predict::WarmStart::Pooled && !pooled_model_;
     if (pooling)
         train_pooled_model(); // may adopt the pooled network before this decision's predictions
     if (bank_) {
@@ -194,7 +189,7 @@ Allocation LbBspCpuPolicy::next(const std::vector<WorkerObservation>& observatio
     a.predicted_speeds.assign(speeds_.begin(), speeds_.end());
     if (pooling && !pooled_model_)
         train_pooled_model(); // starts once the pool holds enough samples
-    if (without_model_ > 0 && spec_.warm_start == "peer")
+    if (without_model_ > 0 && spec_.warm_start == predict::WarmStart::Peer)
         share_models();
     a.batch_sizes = balanced_sizes(speeds_, comm_, total_batch);
     return a;

@@ -4,6 +4,7 @@
 #include "balance/lbbsp_cpu_policy.h"
 #include "balance/uniform_policy.h"
 #include "common/json_fields.h"
+#include "common/registry.h"
 
 #include <stdexcept>
 
@@ -52,83 +53,66 @@ void parse_lbbsp_gpu(const JsonFields& section, PolicySpec& spec, const PolicyJo
     g.reject_unknown();
 }
 
-// One entry per policy: its name, what it does, the section fields only it reads, how it
-// reads them and how it is made from its section.
+// One entry per policy: its name, what it does, the section field only it reads, how it
+// reads its section and how it is made from it.
 struct PolicyEntry {
-    std::string_view name;
-    std::string_view description;
+    KindInfo kind; // kind.required: the section field only this policy reads, when it must be given
     std::string_view field; // the one section field only this policy reads ("" for none)
-    bool field_required; // the section must give it
+    // Whether it sizes workers apart at barriers: a free-running sync model has none, so
+    // only a policy that does not (uniform) runs under it.
+    bool balances_at_barriers;
     void (*parse)(const JsonFields& section, PolicySpec& spec, const PolicyJobShape& job);
     std::unique_ptr<BatchSizePolicy> (*make)(const PolicySpec& spec);
 };
 
-const PolicyEntry kPolicies[] = {
-    { "uniform", "every worker gets X / n samples (plain BSP)", "", false, parse_nothing,
+constexpr PolicyEntry kPolicies[] = {
+    { { "uniform", "every worker gets X / n samples (plain BSP)" }, "", false, parse_nothing,
         [](const PolicySpec&) -> std::unique_ptr<BatchSizePolicy> { return std::make_unique<UniformPolicy>(); } },
-    { "fixed", "the batch sizes the section lists, one per worker", "batch_sizes", true, parse_fixed,
+    { { "fixed", "the batch sizes the section lists, one per worker", false, {}, "batch_sizes" }, "batch_sizes", true,
+        parse_fixed,
         [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
             return std::make_unique<FixedPolicy>(s.batch_sizes);
         } },
-    { "lbbsp-cpu", "LB-BSP Algorithm 1: sizes in proportion to each worker's predicted speed (CPU clusters)",
-        "predictor", false, parse_lbbsp_cpu,
+    { { "lbbsp-cpu", "LB-BSP Algorithm 1: sizes in proportion to each worker's predicted speed (CPU clusters)" },
+        "predictor", true, parse_lbbsp_cpu,
         [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
             return std::make_unique<LbBspCpuPolicy>(s.predictor);
         } },
-    { "lbbsp-gpu", "LB-BSP Algorithm 2: equalises batch times by phases, within GPU memory (GPU clusters)", "gpu",
-        false, parse_lbbsp_gpu,
+    { { "lbbsp-gpu", "LB-BSP Algorithm 2: equalises batch times by phases, within GPU memory (GPU clusters)" }, "gpu",
+        true, parse_lbbsp_gpu,
         [](const PolicySpec& s) -> std::unique_ptr<BatchSizePolicy> {
             return std::make_unique<LbBspGpuPolicy>(s.gpu);
         } },
 };
 
-const PolicyEntry& entry_named(const std::string& name)
-{
-    for (const PolicyEntry& p : kPolicies)
-        if (name == p.name)
-            return p;
-    throw std::invalid_argument("unknown batch-size policy '" + name + "' (expected " + [] {
-        std::string list;
-        for (const PolicyEntry& p : kPolicies)
-            list += (list.empty() ? "" : ", ") + std::string(p.name);
-        return list;
-    }() + ")");
-}
+constexpr Registry<PolicyEntry> kRegistry { "batch-size policy", kPolicies };
 
 } // namespace
 
-const std::vector<std::string>& policy_names()
+std::vector<std::string> policy_names()
 {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> out;
-        for (const PolicyEntry& p : kPolicies)
-            out.emplace_back(p.name);
-        return out;
-    }();
-    return names;
+    return kRegistry.names();
 }
 
 std::vector<CatalogueEntry> policy_catalogue()
 {
-    std::vector<CatalogueEntry> out;
-    for (const PolicyEntry& p : kPolicies) {
-        CatalogueEntry entry { std::string(p.name), std::string(p.description), {}, {} };
-        if (p.field_required)
-            entry.required.emplace_back(p.field);
-        out.push_back(std::move(entry));
-    }
-    return out;
+    return kRegistry.catalogue();
+}
+
+bool balances_at_barriers(std::string_view policy)
+{
+    return kRegistry.entry(policy).balances_at_barriers;
 }
 
 PolicySpec parse_policy_spec(const JsonFields& section, const PolicyJobShape& job)
 {
     PolicySpec spec;
     spec.type = section.string_or("type", "uniform", policy_names());
-    const PolicyEntry& entry = entry_named(spec.type);
+    const PolicyEntry& entry = kRegistry.entry(spec.type);
     for (const PolicyEntry& other : kPolicies)
         if (&other != &entry && !other.field.empty() && section.has(other.field))
             section.fail(section.at(other.field),
-                "only the " + std::string(other.name) + " policy takes it (this policy is " + spec.type + ")");
+                "only the " + std::string(other.kind.name) + " policy takes it (this policy is " + spec.type + ")");
     entry.parse(section, spec, job);
     spec.manager.damping = section.number_or("damping", 0.0, 0.0, 0.99);
     if (section.has("blocking"))
@@ -139,7 +123,7 @@ PolicySpec parse_policy_spec(const JsonFields& section, const PolicyJobShape& jo
 
 std::unique_ptr<BatchSizePolicy> make_policy(const PolicySpec& spec)
 {
-    return entry_named(spec.type).make(spec);
+    return kRegistry.entry(spec.type).make(spec);
 }
 
 std::unique_ptr<BatchSizeManager> make_manager(

@@ -14,7 +14,7 @@ class JsonFields;
 namespace fulcrum::balance {
 
 struct PolicySpec {
-    std::string type = "uniform"; // uniform, fixed, lbbsp-cpu, lbbsp-gpu
+    std::string type = "uniform"; // a name in the policies' registry: uniform, fixed, lbbsp-cpu, lbbsp-gpu
     std::vector<std::int32_t> batch_sizes; // fixed
     predict::PredictorSpec predictor; // lbbsp-cpu
     GpuPolicyOptions gpu; // lbbsp-gpu
@@ -35,9 +35,13 @@ PolicySpec parse_policy_spec(const JsonFields& section, const PolicyJobShape& jo
 // Builds a policy by name; adding a policy is a new file plus one entry in the registry.
 // Throws std::invalid_argument for an unknown name.
 std::unique_ptr<BatchSizePolicy> make_policy(const PolicySpec& spec);
-const std::vector<std::string>& policy_names();
+std::vector<std::string> policy_names();
 // Every policy with what it does (list-capabilities).
 std::vector<CatalogueEntry> policy_catalogue();
+// Whether the policy sizes workers apart at barriers (all but uniform): a free-running sync
+// model has no barrier, so it runs only under a policy that does not. Throws
+// std::invalid_argument for an unknown name.
+bool balances_at_barriers(std::string_view policy);
 
 // The policy wrapped in its manager for a job of `workers` (limits: x_o per worker, 0 = none).
 std::unique_ptr<BatchSizeManager> make_manager(

@@ -22,6 +22,11 @@ struct CatalogueEntry {
     // Fields its section must give besides its name ("batch_sizes" for the fixed policy): a
     // client that cannot fill them does not offer it.
     std::vector<std::string> required;
+    // Fields its section may give besides its name ("backups" for backup workers): what a
+    // client's form asks for when it is chosen.
+    std::vector<std::string> fields = {};
+
+    bool operator==(const CatalogueEntry&) const = default;
 };
 
 template <typename E, std::size_t N> using NameTable = std::array<std::pair<E, std::string_view>, N>;

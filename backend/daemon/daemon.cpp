@@ -6,8 +6,12 @@
 #include "daemon/metrics.h"
 #include "daemon/replies.h"
 #include "db/run_recorder.h"
+#include "model/model_factory.h"
 #include "protocol/codec.h"
+#include "sched/comm_policy.h"
+#include "sched/elastic_simulator.h"
 #include "sched/placement.h"
+#include "sync/barrier_window.h"
 
 #include <algorithm>
 
@@ -294,12 +298,13 @@ void Daemon::on(Client& client, const ListCapabilities& l)
         std::vector<Capability> out;
         out.reserve(entries.size());
         for (const CatalogueEntry& e : entries)
-            out.push_back({ e.name, e.description, e.family, e.required });
+            out.push_back({ e.name, e.description, e.family, e.required, e.fields });
         return out;
     };
     Reply reply = ok(l.id);
     reply.capabilities = Capabilities { listed(balance::policy_catalogue()), listed(sync::sync_catalogue()),
-        listed(predict::predictor_catalogue()), listed(sched::placement_catalogue()) };
+        listed(predict::predictor_catalogue()), listed(sched::placement_catalogue()), listed(sched::comm_catalogue()),
+        listed(sched::elastic_catalogue()), listed(sync::window_catalogue()), listed(model::model_catalogue()) };
     client.send(reply);
 }
 

@@ -92,7 +92,7 @@ void elastic_options(const DaemonSettings& s, DaemonOptions& options)
 {
     const auto policy = sched::parse_elastic_policy(s.elastic);
     if (!policy)
-        throw InputError("--elastic", "", "expected static, eps or kill-restart, got '" + s.elastic + "'");
+        throw InputError("--elastic", "", "expected " + sched::elastic_policy_help() + ", got '" + s.elastic + "'");
     if (!(s.elastic_round_s > 0))
         throw InputError("--elastic-round-s", "", "expected seconds > 0, got " + std::to_string(s.elastic_round_s));
     options.elastic.policy = *policy;

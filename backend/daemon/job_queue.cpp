@@ -190,7 +190,8 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::s
     if (elastic) {
         policy = sched::parse_elastic_policy(*elastic);
         if (!policy)
-            throw InputError(kSource, "elastic", "expected static, eps or kill-restart, got '" + *elastic + "'");
+            throw InputError(
+                kSource, "elastic", "expected " + sched::elastic_policy_help() + ", got '" + *elastic + "'");
     }
     if (comm) { // checked before anything changes
         try {

@@ -1,5 +1,6 @@
 #include "model/model_factory.h"
 
+#include "common/registry.h"
 #include "model/dense_network.h"
 
 #include <stdexcept>
@@ -31,20 +32,52 @@ std::unique_ptr<Model> make_mlp(Eigen::Index input_dim, const std::vector<Eigen:
     return std::make_unique<DenseNetwork>(std::move(name), std::move(sizes), LossHead::SoftmaxCrossEntropy);
 }
 
-const std::vector<std::string>& model_types()
+namespace {
+
+struct ModelEntry {
+    KindInfo kind;
+    bool has_hidden_layers;
+    std::unique_ptr<Model> (*make)(const ModelSpec& spec, Eigen::Index input_dim, int classes);
+};
+
+constexpr ModelEntry kModels[] = {
+    { { "softmax", "multinomial logistic regression" }, false,
+        [](const ModelSpec&, Eigen::Index input_dim, int classes) {
+            return make_softmax_regression(input_dim, classes);
+        } },
+    { { "svm", "a multi-class linear SVM (Crammer-Singer hinge loss)" }, false,
+        [](const ModelSpec&, Eigen::Index input_dim, int classes) { return make_linear_svm(input_dim, classes); } },
+    { { "mlp", "a multi-layer perceptron: ReLU hidden layers, softmax cross-entropy output", false, {}, {}, "hidden" },
+        true,
+        [](const ModelSpec& spec, Eigen::Index input_dim, int classes) {
+            return make_mlp(input_dim, spec.hidden, classes);
+        } },
+};
+
+constexpr Registry<ModelEntry> kRegistry { "model type", kModels };
+
+} // namespace
+
+std::vector<std::string> model_types()
 {
-    static const std::vector<std::string> types { "softmax", "svm", "mlp" };
-    return types;
+    return kRegistry.names();
+}
+
+std::vector<CatalogueEntry> model_catalogue()
+{
+    return kRegistry.catalogue();
+}
+
+bool has_hidden_layers(const std::string& type)
+{
+    return kRegistry.entry(type).has_hidden_layers;
 }
 
 std::vector<Eigen::Index> layer_sizes(const ModelSpec& spec, Eigen::Index input_dim, int classes)
 {
-    if (spec.type == "softmax" || spec.type == "svm")
-        return { input_dim, classes };
-    if (spec.type != "mlp")
-        throw std::invalid_argument("unknown model type '" + spec.type + "' (expected softmax, svm or mlp)");
     std::vector<Eigen::Index> sizes { input_dim };
-    sizes.insert(sizes.end(), spec.hidden.begin(), spec.hidden.end());
+    if (has_hidden_layers(spec.type))
+        sizes.insert(sizes.end(), spec.hidden.begin(), spec.hidden.end());
     sizes.push_back(classes);
     return sizes;
 }
@@ -59,13 +92,7 @@ double parameter_count(const std::vector<Eigen::Index>& layers)
 
 std::unique_ptr<Model> make_model(const ModelSpec& spec, Eigen::Index input_dim, int classes)
 {
-    if (spec.type == "softmax")
-        return make_softmax_regression(input_dim, classes);
-    if (spec.type == "svm")
-        return make_linear_svm(input_dim, classes);
-    if (spec.type == "mlp")
-        return make_mlp(input_dim, spec.hidden, classes);
-    throw std::invalid_argument("unknown model type '" + spec.type + "' (expected softmax, svm or mlp)");
+    return kRegistry.entry(spec.type).make(spec, input_dim, classes);
 }
 
 } // namespace fulcrum::model

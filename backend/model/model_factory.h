@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/named_values.h"
 #include "model/model.h"
 
 #include <vector>
@@ -7,7 +8,7 @@
 namespace fulcrum::model {
 
 struct ModelSpec {
-    std::string type = "mlp"; // "softmax", "svm" or "mlp"
+    std::string type = "mlp"; // a name in the models' registry: "softmax", "svm" or "mlp"
     std::vector<Eigen::Index> hidden = { 256, 128 }; // MLP hidden layer widths
 };
 
@@ -28,6 +29,9 @@ double parameter_count(const std::vector<Eigen::Index>& layers);
 // Builds the model a scenario names; throws std::invalid_argument for an unknown type.
 std::unique_ptr<Model> make_model(const ModelSpec& spec, Eigen::Index input_dim, int classes);
 
-const std::vector<std::string>& model_types();
+std::vector<std::string> model_types();
+std::vector<CatalogueEntry> model_catalogue(); // list-capabilities
+// Whether the type takes model.hidden; throws std::invalid_argument for an unknown type.
+bool has_hidden_layers(const std::string& type);
 
 } // namespace fulcrum::model

@@ -2,6 +2,7 @@
 
 #include "common/json_fields.h"
 #include "common/random.h"
+#include "common/registry.h"
 #include "predict/arima_predictor.h"
 #include "predict/memoryless_predictor.h"
 
@@ -11,25 +12,60 @@
 
 namespace fulcrum::predict {
 
-const std::vector<std::string>& predictor_names()
+namespace {
+
+struct PredictorEntry {
+    KindInfo kind;
+    bool trains_network;
+    std::unique_ptr<SpeedPredictor> (*make)(const PredictorSpec& spec, int worker);
+};
+
+constexpr PredictorEntry kPredictors[] = {
+    { { "memoryless", "the last measured speed" }, false,
+        [](const PredictorSpec&, int) -> std::unique_ptr<SpeedPredictor> {
+            return std::make_unique<MemorylessPredictor>();
+        } },
+    { { "ema", "an exponential moving average of the measured speeds" }, false,
+        [](const PredictorSpec& spec, int) -> std::unique_ptr<SpeedPredictor> {
+            return std::make_unique<EmaPredictor>(spec.ema_alpha);
+        } },
+    { { "arima", "ARIMA(2,2,1) fitted to the recent speeds" }, false,
+        [](const PredictorSpec&, int) -> std::unique_ptr<SpeedPredictor> {
+            return std::make_unique<ArimaPredictor>();
+        } },
+    { { "narx", "a NARX network over past speeds and CPU and memory shares (LB-BSP's)" }, true,
+        [](const PredictorSpec& spec, int worker) -> std::unique_ptr<SpeedPredictor> {
+            NarxOptions options = spec.narx;
+            options.ema_alpha = spec.ema_alpha;
+            options.seed = splitmix64(spec.narx.seed + static_cast<std::uint64_t>(worker));
+            return std::make_unique<NarxPredictor>(options);
+        } },
+};
+
+constexpr Registry<PredictorEntry> kRegistry { "speed predictor", kPredictors };
+
+constexpr NameTable<WarmStart, 4> kWarmStarts { {
+    { WarmStart::None, "none" },
+    { WarmStart::Peer, "peer" },
+    { WarmStart::Pooled, "pooled" },
+    { WarmStart::File, "file" },
+} };
+
+} // namespace
+
+std::string_view to_string(WarmStart w)
 {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> out;
-        for (const CatalogueEntry& p : predictor_catalogue())
-            out.push_back(p.name);
-        return out;
-    }();
-    return names;
+    return name_of(kWarmStarts, w);
+}
+
+std::vector<std::string> predictor_names()
+{
+    return kRegistry.names();
 }
 
 std::vector<CatalogueEntry> predictor_catalogue()
 {
-    return {
-        { "memoryless", "the last measured speed", {}, {} },
-        { "ema", "an exponential moving average of the measured speeds", {}, {} },
-        { "arima", "ARIMA(2,2,1) fitted to the recent speeds", {}, {} },
-        { "narx", "a NARX network over past speeds and CPU and memory shares (LB-BSP's)", {}, {} },
-    };
+    return kRegistry.catalogue();
 }
 
 NarxNetwork load_narx_model(const std::string& path)
@@ -48,20 +84,12 @@ NarxNetwork load_narx_model(const std::string& path)
 
 std::unique_ptr<SpeedPredictor> make_predictor(const PredictorSpec& spec, int worker)
 {
-    if (spec.type == "memoryless")
-        return std::make_unique<MemorylessPredictor>();
-    if (spec.type == "ema")
-        return std::make_unique<EmaPredictor>(spec.ema_alpha);
-    if (spec.type == "arima")
-        return std::make_unique<ArimaPredictor>();
-    if (spec.type == "narx") {
-        NarxOptions options = spec.narx;
-        options.ema_alpha = spec.ema_alpha;
-        options.seed = splitmix64(spec.narx.seed + static_cast<std::uint64_t>(worker));
-        return std::make_unique<NarxPredictor>(options);
-    }
-    throw std::invalid_argument(
-        "unknown speed predictor '" + spec.type + "' (expected memoryless, ema, arima or narx)");
+    return kRegistry.entry(spec.type).make(spec, worker);
+}
+
+bool trains_network(const PredictorSpec& spec)
+{
+    return kRegistry.entry(spec.type).trains_network;
 }
 
 void parse_predictor_spec(const JsonFields& q, PredictorSpec& spec)
@@ -77,8 +105,12 @@ void parse_predictor_spec(const JsonFields& q, PredictorSpec& spec)
     narx.history = static_cast<int>(q.integer_or("history", narx.history, 16, 10'000'000));
     narx.training.max_epochs = static_cast<int>(q.integer_or("max_epochs", narx.training.max_epochs, 1, 1'000'000));
     narx.training.patience = static_cast<int>(q.integer_or("patience", narx.training.patience, 1, 1'000'000));
-    spec.warm_start = q.string_or("warm_start", spec.warm_start, { "none", "peer", "pooled", "file" });
-    if ((spec.warm_start == "file") != q.has("warm_start_file"))
+    std::vector<std::string> warm_starts;
+    for (const auto& [w, name] : kWarmStarts)
+        warm_starts.emplace_back(name);
+    spec.warm_start
+        = *value_named(kWarmStarts, q.string_or("warm_start", std::string(to_string(spec.warm_start)), warm_starts));
+    if ((spec.warm_start == WarmStart::File) != q.has("warm_start_file"))
         q.fail(q.at("warm_start_file"), "is required with warm_start \"file\" and only then");
     spec.warm_start_file = q.has("warm_start_file") ? q.server_path("warm_start_file", FolderKind::Models) : "";
     q.reject_unknown();

@@ -357,15 +357,22 @@ struct Capability {
     std::string description;
     std::string family; // sync models: "barrier" or "free-running" (a switch stays within one)
     std::vector<std::string> required; // section fields a client must give besides the name
+    std::vector<std::string> fields = {}; // section fields a client may give ("backups")
 
     bool operator==(const Capability&) const = default;
 };
 
+// Every list a client offers comes from here (a server from before a list was added sends
+// none of it: the list is empty).
 struct Capabilities {
     std::vector<Capability> policies;
     std::vector<Capability> sync_models;
     std::vector<Capability> predictors;
     std::vector<Capability> placements;
+    std::vector<Capability> comm_policies; // set-cluster-policy comm
+    std::vector<Capability> elastic_policies; // set-cluster-policy elastic
+    std::vector<Capability> window_algorithms; // sync.algorithm of elastic-bsp
+    std::vector<Capability> models; // model.type
 
     bool operator==(const Capabilities&) const = default;
 };

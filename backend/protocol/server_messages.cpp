@@ -31,6 +31,12 @@ json::array capability_json(const std::vector<Capability>& list)
                 required.emplace_back(field);
             o["required"] = std::move(required);
         }
+        if (!c.fields.empty()) {
+            json::array fields;
+            for (const std::string& field : c.fields)
+                fields.emplace_back(field);
+            o["fields"] = std::move(fields);
+        }
         out.push_back(std::move(o));
     }
     return out;
@@ -47,6 +53,8 @@ std::vector<Capability> capabilities_from(const Fields& f, std::string_view name
         Capability capability { c.string("name"), c.string_or("description", ""), c.string_or("family", ""), {} };
         if (c.has("required"))
             capability.required = c.strings("required", "field names");
+        if (c.has("fields"))
+            capability.fields = c.strings("fields", "field names");
         out.push_back(std::move(capability));
     }
     return out;
@@ -118,7 +126,11 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             o["capabilities"] = json::object { { "policies", capability_json(m.capabilities->policies) },
                 { "sync_models", capability_json(m.capabilities->sync_models) },
                 { "predictors", capability_json(m.capabilities->predictors) },
-                { "placements", capability_json(m.capabilities->placements) } };
+                { "placements", capability_json(m.capabilities->placements) },
+                { "comm_policies", capability_json(m.capabilities->comm_policies) },
+                { "elastic_policies", capability_json(m.capabilities->elastic_policies) },
+                { "window_algorithms", capability_json(m.capabilities->window_algorithms) },
+                { "models", capability_json(m.capabilities->models) } };
         if (m.plan) {
             json::array slowdowns;
             for (const double f : m.plan->slowdowns)
@@ -147,7 +159,9 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
         if (f.has("capabilities")) {
             const Fields c(f.object("capabilities"), "capabilities");
             r.capabilities = Capabilities { capabilities_from(c, "policies"), capabilities_from(c, "sync_models"),
-                capabilities_from(c, "predictors"), capabilities_from(c, "placements") };
+                capabilities_from(c, "predictors"), capabilities_from(c, "placements"),
+                capabilities_from(c, "comm_policies"), capabilities_from(c, "elastic_policies"),
+                capabilities_from(c, "window_algorithms"), capabilities_from(c, "models") };
         }
         if (f.has("plan")) {
             const Fields p(f.object("plan"), "plan");

@@ -145,7 +145,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
 
     const bool asynchronous = !sync::closes_every_iteration(s.sync.type);
     const std::string sync_name(sync::to_string(s.sync.type));
-    if (asynchronous && s.policy.type != "uniform")
+    if (asynchronous && balance::balances_at_barriers(s.policy.type))
         throw InputError(s.source, "policy.type",
             "is '" + s.policy.type + "', but " + sync_name
                 + " has no barrier to balance at; use uniform (or a BSP-family sync model)");
@@ -175,7 +175,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     for (std::size_t i = 0; i < limits.size(); ++i)
         if (limits[i] > 0 && start.batch_sizes[i] > limits[i])
             throw InputError(s.source,
-                s.policy.type == "fixed" ? "policy.batch_sizes[" + std::to_string(i) + "]" : "training.total_batch",
+                s.policy.batch_sizes.empty() ? "training.total_batch" : "policy.batch_sizes[" + std::to_string(i) + "]",
                 "gives worker " + std::to_string(i) + " (" + config.workers[i].name + ") a batch of "
                     + std::to_string(start.batch_sizes[i]) + " samples, above its GPU memory limit of "
                     + std::to_string(limits[i]) + " samples");

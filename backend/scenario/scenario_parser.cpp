@@ -331,13 +331,13 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
         Fields m(*top.find("model"), "model", top);
         s.model.type = m.string_or("type", "mlp", model::model_types());
         if (const json::array* hidden = m.optional_array("hidden")) {
-            if (s.model.type != "mlp")
+            if (!model::has_hidden_layers(s.model.type))
                 m.fail("model.hidden", "only an mlp has hidden layers");
             s.model.hidden.clear();
             for (std::size_t i = 0; i < hidden->size(); ++i)
                 s.model.hidden.push_back(
                     m.integer_value((*hidden)[i], "model.hidden[" + std::to_string(i) + "]", 1, 65536));
-        } else if (s.model.type != "mlp") {
+        } else if (!model::has_hidden_layers(s.model.type)) {
             s.model.hidden.clear();
         }
         m.reject_unknown();

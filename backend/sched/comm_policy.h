@@ -1,10 +1,12 @@
 #pragma once
 
+#include "common/named_values.h"
 #include "sched/cluster.h"
 
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace fulcrum::sched {
 
@@ -54,7 +56,12 @@ private:
     double threshold_;
 };
 
-// "srsf-N" (N >= 1) or "ada-srsf". Throws std::invalid_argument for other names.
+// "none" (no schedule: null), "srsf-N" (N >= 1) or "ada-srsf". Throws std::invalid_argument
+// for other names.
 std::unique_ptr<CommPolicy> make_comm_policy(const std::string& name, const ContentionModel& model);
+// The same, refusing "none": the simulator schedules every transfer.
+std::unique_ptr<CommPolicy> make_scheduled_comm_policy(const std::string& name, const ContentionModel& model);
+// Every communication scheduler with what it does (list-capabilities); srsf-N is one entry.
+std::vector<CatalogueEntry> comm_catalogue();
 
 } // namespace fulcrum::sched

@@ -1,7 +1,7 @@
 #include "sched/elastic_simulator.h"
 
-#include "common/named_values.h"
 #include "common/random.h"
+#include "common/registry.h"
 #include "sched/eps_rules.h"
 
 #include <algorithm>
@@ -16,11 +16,23 @@ namespace fulcrum::sched {
 
 namespace {
 
-constexpr NameTable<ElasticPolicy, 3> kPolicies { {
-    { ElasticPolicy::Eps, "eps" },
-    { ElasticPolicy::StaticFifo, "static" },
-    { ElasticPolicy::KillRestart, "kill-restart" },
-} };
+struct ElasticEntry {
+    KindInfo kind;
+    ElasticPolicy policy;
+};
+
+constexpr ElasticEntry kPolicies[] = {
+    { { "eps",
+          "Elastic Parameter Server: jobs grow on idle slots, a step that made a job slower is rolled back, and a "
+          "newcomer takes slots from jobs past their early feedback; in place" },
+        ElasticPolicy::Eps },
+    { { "static", "a static FIFO parameter server: each job keeps the slots it started with" },
+        ElasticPolicy::StaticFifo },
+    { { "kill-restart", "EPS's decisions, each carried out by a checkpoint, a stop and a restart" },
+        ElasticPolicy::KillRestart },
+};
+
+constexpr Registry<ElasticEntry> kRegistry { "elastic policy", kPolicies };
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -311,11 +323,26 @@ private:
 
 std::string_view policy_name(ElasticPolicy policy)
 {
-    return name_of(kPolicies, policy);
+    for (const ElasticEntry& e : kPolicies)
+        if (e.policy == policy)
+            return e.kind.name;
+    return "unknown";
 }
+
 std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name)
 {
-    return value_named(kPolicies, name);
+    const auto found = kRegistry.find(name);
+    return found ? std::optional(found->entry.policy) : std::nullopt;
+}
+
+std::string elastic_policy_help()
+{
+    return kRegistry.expected();
+}
+
+std::vector<CatalogueEntry> elastic_catalogue()
+{
+    return kRegistry.catalogue();
 }
 
 ElasticResult simulate_elastic(

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/named_values.h"
 #include "sched/early_feedback.h"
 #include "sched/ps_job.h"
 
@@ -27,6 +28,8 @@ enum class ElasticPolicy {
 
 std::string_view policy_name(ElasticPolicy policy); // "eps", "static", "kill-restart"
 std::optional<ElasticPolicy> parse_elastic_policy(std::string_view name);
+std::string elastic_policy_help(); // "eps, static or kill-restart"
+std::vector<CatalogueEntry> elastic_catalogue(); // list-capabilities
 
 struct ElasticOptions {
     ElasticPolicy policy = ElasticPolicy::Eps;

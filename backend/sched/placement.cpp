@@ -1,5 +1,5 @@
+#include "common/registry.h"
 #include "sched/placement_policies.h"
-#include "sched/policy_name.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -29,33 +29,44 @@ std::vector<int> least_loaded(std::vector<int> candidates, int count, const std:
     return candidates;
 }
 
+namespace {
+
+struct PlacementEntry {
+    KindInfo kind;
+    std::unique_ptr<PlacementPolicy> (*make)(int number, std::uint64_t seed);
+};
+
+constexpr PlacementEntry kPlacements[] = {
+    { { "rand", "random GPUs with room" },
+        [](int, std::uint64_t seed) -> std::unique_ptr<PlacementPolicy> {
+            return std::make_unique<RandomPlacement>(seed);
+        } },
+    { { "ff", "first fit: the first GPUs with room" },
+        [](int, std::uint64_t) -> std::unique_ptr<PlacementPolicy> { return std::make_unique<FirstFitPlacement>(); } },
+    { { "ls", "list scheduling: the least loaded GPUs" },
+        [](int, std::uint64_t) -> std::unique_ptr<PlacementPolicy> {
+            return std::make_unique<ListSchedulingPlacement>();
+        } },
+    { { "lwf-K", "least workload first, consolidating a job's workers on at most K servers (the scheduling paper's)",
+          true },
+        [](int kappa, std::uint64_t) -> std::unique_ptr<PlacementPolicy> {
+            return std::make_unique<LwfPlacement>(kappa);
+        } },
+};
+
+constexpr Registry<PlacementEntry> kRegistry { "placement", kPlacements };
+
+} // namespace
+
 std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::uint64_t seed)
 {
-    if (name == "rand")
-        return std::make_unique<RandomPlacement>(seed);
-    if (name == "ff")
-        return std::make_unique<FirstFitPlacement>();
-    if (name == "ls")
-        return std::make_unique<ListSchedulingPlacement>();
-    if (const auto kappa = numbered_name(name, "lwf-"))
-        return std::make_unique<LwfPlacement>(*kappa);
-    throw std::invalid_argument("unknown placement '" + name + "' (expected " + placement_help() + ")");
+    const auto found = kRegistry.at(name);
+    return found.entry.make(found.number, seed);
 }
 
 std::vector<CatalogueEntry> placement_catalogue()
 {
-    return {
-        { "rand", "random GPUs with room", {}, {} },
-        { "ff", "first fit: the first GPUs with room", {}, {} },
-        { "ls", "list scheduling: the least loaded GPUs", {}, {} },
-        { "lwf-K", "least workload first, consolidating a job's workers on at most K servers (the scheduling paper's)",
-            {}, {} },
-    };
-}
-
-std::string placement_help()
-{
-    return "rand, ff, ls or lwf-K with K >= 1, e.g. lwf-1";
+    return kRegistry.catalogue();
 }
 
 } // namespace fulcrum::sched

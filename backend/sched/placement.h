@@ -32,7 +32,6 @@ public:
 
 // "rand", "ff", "ls" or "lwf-K" (K >= 1). Throws std::invalid_argument for other names.
 std::unique_ptr<PlacementPolicy> make_placement(const std::string& name, std::uint64_t seed);
-std::string placement_help();
 // Every placement policy with what it does (list-capabilities); lwf-K is one entry.
 std::vector<CatalogueEntry> placement_catalogue();
 

@@ -73,7 +73,7 @@ public:
         , options_(options)
         , specs_(std::move(jobs))
         , placement_(make_placement(options.placement, options.seed))
-        , comm_(make_comm_policy(options.comm, cluster.network))
+        , comm_(make_scheduled_comm_policy(options.comm, cluster.network))
     {
         result_.placement = placement_->name();
         result_.comm = comm_->name();

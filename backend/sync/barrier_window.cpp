@@ -1,5 +1,7 @@
 #include "sync/barrier_window.h"
 
+#include "common/registry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -177,24 +179,44 @@ BarrierWindow min_window(const EndTimes& ends)
     return make_window(ends, best);
 }
 
-const std::vector<std::string>& window_algorithms()
+namespace {
+
+struct WindowEntry {
+    KindInfo kind;
+    BarrierWindow (*choose)(const EndTimes& ends);
+};
+
+constexpr WindowEntry kAlgorithms[] = {
+    { { "gridscan", "GridScan: candidate barriers at the slowest worker's end times; cheap, not always optimal" },
+        grid_scan },
+    { { "fullgridscan", "FullGridScan: every end time as the window's lower edge; exact, O(n^2 R log R)" },
+        full_grid_scan },
+    { { "zipline", "ZipLine: one sweep over all end times merged; exact, O(nR log(nR) + n^2 R)" }, zipline },
+    { { "exact", "a min-heap over the workers' end times; exact, O(nR log n)" }, min_window },
+};
+
+constexpr Registry<WindowEntry> kRegistry { "barrier-window algorithm", kAlgorithms };
+
+} // namespace
+
+std::vector<std::string> window_algorithms()
 {
-    static const std::vector<std::string> names { "gridscan", "fullgridscan", "zipline", "exact" };
-    return names;
+    return kRegistry.names();
+}
+
+std::vector<CatalogueEntry> window_catalogue()
+{
+    return kRegistry.catalogue();
 }
 
 BarrierWindow choose_window(const std::string& algorithm, const EndTimes& ends)
 {
-    if (algorithm == "gridscan")
-        return grid_scan(ends);
-    if (algorithm == "fullgridscan")
-        return full_grid_scan(ends);
-    if (algorithm == "zipline")
-        return zipline(ends);
-    if (algorithm == "exact")
-        return min_window(ends);
-    throw std::invalid_argument(
-        "unknown barrier-window algorithm '" + algorithm + "' (expected gridscan, fullgridscan, zipline or exact)");
+    return kRegistry.entry(algorithm).choose(ends);
+}
+
+void check_window_algorithm(const std::string& algorithm)
+{
+    kRegistry.at(algorithm);
 }
 
 } // namespace fulcrum::sync

@@ -6,6 +6,8 @@
 // Worker i then runs r_i iterations before the barrier, and the window is the time the
 // workers spend waiting for each other. Four algorithms, one answer type.
 
+#include "common/named_values.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,9 +44,12 @@ BarrierWindow zipline(const EndTimes& ends);
 // the window. Exact, O(nR log n).
 BarrierWindow min_window(const EndTimes& ends);
 
-// One of the four by name: gridscan, fullgridscan, zipline, exact.
-const std::vector<std::string>& window_algorithms();
+// One of the four by name: gridscan, fullgridscan, zipline, exact. choose_window and
+// check_window_algorithm throw std::invalid_argument for another name.
+std::vector<std::string> window_algorithms();
+std::vector<CatalogueEntry> window_catalogue(); // list-capabilities
 BarrierWindow choose_window(const std::string& algorithm, const EndTimes& ends);
+void check_window_algorithm(const std::string& algorithm);
 
 // Validates the input: at least one worker, each with R >= 1 finite, strictly increasing
 // end times. Throws std::invalid_argument naming the worker.

@@ -45,6 +45,7 @@ std::vector<CatalogueEntry> sync_catalogue()
     std::vector<CatalogueEntry> out;
     for (const auto& [type, name] : kSyncTypeNames) {
         std::string what;
+        std::vector<std::string> fields;
         switch (type) {
         case SyncType::Bsp:
             what = "a barrier every iteration: the slowest worker sets the pace (LB-BSP balances it)";
@@ -54,15 +55,19 @@ std::vector<CatalogueEntry> sync_catalogue()
             break;
         case SyncType::Ssp:
             what = "no barrier, but no worker runs more than s iterations ahead of the slowest";
+            fields = { "staleness" };
             break;
         case SyncType::Backup:
             what = "a barrier that closes at the (n - k)-th arrival; the k late gradients are dropped";
+            fields = { "backups" };
             break;
         case SyncType::ElasticBsp:
             what = "supersteps whose barrier is placed from predicted end times (ZipLine or exact)";
+            fields = { "range", "algorithm", "history" };
             break;
         }
-        out.push_back({ std::string(name), what, closes_every_iteration(type) ? "barrier" : "free-running", {} });
+        out.push_back(
+            { std::string(name), what, closes_every_iteration(type) ? "barrier" : "free-running", {}, fields });
     }
     return out;
 }
@@ -77,10 +82,11 @@ void validate(const SyncSpec& spec, int workers)
     if (spec.type == SyncType::ElasticBsp) {
         if (spec.range < 1)
             throw std::invalid_argument("sync.range: must be at least 1");
-        const auto& algorithms = window_algorithms();
-        if (std::find(algorithms.begin(), algorithms.end(), spec.algorithm) == algorithms.end())
-            throw std::invalid_argument(
-                "sync.algorithm: unknown '" + spec.algorithm + "' (expected gridscan, fullgridscan, zipline or exact)");
+        try {
+            check_window_algorithm(spec.algorithm);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("sync.algorithm: ") + e.what());
+        }
         if (spec.history < 1)
             throw std::invalid_argument("sync.history: must be at least 1");
     }

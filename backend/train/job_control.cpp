@@ -1,5 +1,7 @@
 #include "train/job_control.h"
 
+#include "balance/policy_registry.h"
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
@@ -14,7 +16,7 @@ JobControl::JobControl(balance::BatchSizeManager& manager, int workers, const sy
     , slowdown_view_(static_cast<std::size_t>(workers), 1.0)
     , sync_description_(sync::describe(sync))
     , free_running_(!sync::closes_every_iteration(sync.type))
-    , uniform_policy_(manager.policy().name() == "uniform")
+    , uniform_policy_(!balance::balances_at_barriers(manager.policy().name()))
 {
 }
 
@@ -50,7 +52,7 @@ void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, ba
 {
     if (!policy)
         throw std::invalid_argument("set_policy needs a policy");
-    const bool uniform = policy->name() == "uniform";
+    const bool uniform = !balance::balances_at_barriers(policy->name());
     std::lock_guard lock(mutex_);
     if (!policies_refused_.empty())
         throw RefusedRequest("policy-not-applicable", policies_refused_);
@@ -238,7 +240,7 @@ void JobControl::sync_in_effect(const sync::SyncSpec& spec)
 void JobControl::policy_in_effect(const std::string& name)
 {
     std::lock_guard lock(mutex_);
-    uniform_policy_ = name == "uniform";
+    uniform_policy_ = !balance::balances_at_barriers(name);
     uniform_requested_.reset();
 }
 

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include "balance/policy_registry.h"
 #include "common/error.h"
 #include "train/barrier_engine.h"
 #include "train/free_running_engine.h"
@@ -18,7 +19,7 @@ JobTrainer::JobTrainer(
         const std::string sync = sync::describe(c.sync);
         if (c.elastic.enabled())
             throw std::invalid_argument("elastic resizing needs barriers: use sync bsp or backup, not " + sync);
-        if (core_->manager->policy().name() != "uniform")
+        if (balance::balances_at_barriers(core_->manager->policy().name()))
             throw std::invalid_argument(sync + " has no barrier to balance at; its policy must be uniform, not "
                 + core_->manager->policy().name());
     }

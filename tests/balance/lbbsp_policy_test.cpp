@@ -32,7 +32,7 @@ std::vector<balance::WorkerObservation> observe(
 }
 
 // NARX trained inline (deterministic in tests) once a worker has `min_samples`.
-predict::PredictorSpec narx_spec(const std::string& warm_start, int min_samples)
+predict::PredictorSpec narx_spec(predict::WarmStart warm_start, int min_samples)
 {
     predict::PredictorSpec spec;
     spec.type = "narx";
@@ -181,7 +181,7 @@ TEST(LbBspGpuPolicy, IsUsedNonBlockingSoAnswersArriveOneIterationLate)
 
 TEST(LbBspCpuPolicy, NarxWarmStartsFromAPeerOrFromAnEarlierRunsModelFile)
 {
-    predict::PredictorSpec spec = narx_spec("peer", 60);
+    predict::PredictorSpec spec = narx_spec(predict::WarmStart::Peer, 60);
     balance::LbBspCpuPolicy peer(spec);
     for (int k = 0; k < 80; ++k) // only worker 0 runs long enough to train its own network
         peer.next(observe({ 10 }, { 100.0 + (k % 7) }), 10);
@@ -195,7 +195,7 @@ TEST(LbBspCpuPolicy, NarxWarmStartsFromAPeerOrFromAnEarlierRunsModelFile)
         std::ofstream out(file);
         out << dynamic_cast<predict::NarxPredictor*>(peer.predictor(0))->model()->serialize();
     }
-    spec.warm_start = "file";
+    spec.warm_start = predict::WarmStart::File;
     spec.warm_start_file = file.string();
     balance::LbBspCpuPolicy from_file(spec);
     from_file.next(observe({ 5, 5 }, { 100, 50 }), 10);
@@ -210,7 +210,7 @@ TEST(LbBspCpuPolicy, NarxPredictionsFromTheBankEqualEachWorkersOwnNetwork)
 {
     // The policy evaluates all workers' networks together (NarxBank); each answer must be the
     // one that worker's predictor gives on its own.
-    predict::PredictorSpec spec = narx_spec("none", 40);
+    predict::PredictorSpec spec = narx_spec(predict::WarmStart::None, 40);
     spec.narx.retrain_every = 25;
     balance::LbBspCpuPolicy policy(spec);
     const int workers = 11; // one full group of eight lanes and a partial one
@@ -243,7 +243,7 @@ TEST(LbBspCpuPolicy, NarxPredictionsFromTheBankEqualEachWorkersOwnNetwork)
 
 TEST(LbBspCpuPolicy, NarxPooledWarmStartTrainsOneNetworkOnAllWorkersSamples)
 {
-    predict::PredictorSpec spec = narx_spec("pooled", 40);
+    predict::PredictorSpec spec = narx_spec(predict::WarmStart::Pooled, 40);
     balance::LbBspCpuPolicy policy(spec);
     const int workers = 8;
     int decisions = 0;
@@ -268,8 +268,7 @@ TEST(LbBspCpuPolicy, NarxPooledWarmStartTrainsOneNetworkOnAllWorkersSamples)
     EXPECT_THROW(
         [] {
             predict::PredictorSpec bad;
-            bad.type = "narx";
-            bad.warm_start = "everyone";
+            bad.type = "narx-2";
             balance::LbBspCpuPolicy p(bad);
         }(),
         std::invalid_argument);
@@ -297,7 +296,7 @@ TEST(LbBspCpuPolicy, SavedNarxModelsWarmStartALaterRun)
     EXPECT_EQ(loaded.serialize(), dynamic_cast<const predict::NarxPredictor*>(own)->model()->serialize());
 
     // The later run predicts with it from its first barrier.
-    spec.predictor.warm_start = "file";
+    spec.predictor.warm_start = predict::WarmStart::File;
     spec.predictor.warm_start_file = written[0];
     auto later = balance::make_manager(spec, 3, 30);
     auto b = later->initial();

@@ -109,7 +109,8 @@ TEST(DaemonConfig, CommunicationSchedulingIsNoneSrsfNOrAdaSrsf)
         DaemonSettings t;
         t.comm = bad;
         EXPECT_EQ(check(t),
-            std::string("--comm : expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf, got '") + bad + "'")
+            std::string("--comm : unknown communication scheduler '") + bad
+                + "' (expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf)")
             << bad;
     }
     EXPECT_EQ(refusal([] {
@@ -159,7 +160,7 @@ TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
         });
     };
     EXPECT_EQ(refused([](DaemonSettings& t) { t.elastic = "fifo"; }),
-        "--elastic : expected static, eps or kill-restart, got 'fifo'");
+        "--elastic : expected eps, static or kill-restart, got 'fifo'");
     EXPECT_EQ(refused([](DaemonSettings& t) { t.elastic = "kill-restart"; }), "accepted");
     EXPECT_EQ(
         refused([](DaemonSettings& t) { t.elastic_round_s = 0; }).rfind("--elastic-round-s : expected seconds > 0", 0),

@@ -98,7 +98,8 @@ TEST(LinkSchedule, APolicyTheSchedulerLacksIsRefusedAndChangesNothing)
             ADD_FAILURE() << bad << " was taken";
         } catch (const std::invalid_argument& e) {
             EXPECT_EQ(std::string(e.what()),
-                std::string("expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf, got '") + bad + "'");
+                std::string("unknown communication scheduler '") + bad
+                    + "' (expected none, srsf-N with N >= 1 (e.g. srsf-1) or ada-srsf)");
         }
     }
     EXPECT_EQ(links.policy(), "ada-srsf");

@@ -3,6 +3,7 @@
 #include "model/evaluate.h"
 #include "model/model_factory.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 using namespace fulcrum;
@@ -48,4 +49,23 @@ TEST(Evaluate, UntrainedModelIsNearChance)
     const auto e = model::evaluate(*model, params, *data.test, 300);
     EXPECT_NEAR(e.loss, std::log(4.0), 1e-4);
     EXPECT_LT(e.accuracy, 0.4);
+}
+
+TEST(ModelRegistry, EveryCatalogueTypeIsBuiltAndOnlyALayeredOneTakesHiddenLayers)
+{
+    for (const CatalogueEntry& t : model::model_catalogue()) {
+        model::ModelSpec spec;
+        spec.type = t.name;
+        spec.hidden = { 8 };
+        const auto m = model::make_model(spec, 16, 4);
+        const bool hidden = std::find(t.fields.begin(), t.fields.end(), "hidden") != t.fields.end();
+        EXPECT_EQ(model::has_hidden_layers(t.name), hidden) << t.name;
+        EXPECT_EQ(model::layer_sizes(spec, 16, 4).size(), hidden ? 3u : 2u) << t.name;
+        EXPECT_EQ(static_cast<double>(m->parameter_count()), model::parameter_count(model::layer_sizes(spec, 16, 4)))
+            << t.name;
+    }
+    model::ModelSpec bad;
+    bad.type = "cnn";
+    EXPECT_THROW(model::make_model(bad, 16, 4), std::invalid_argument);
+    EXPECT_THROW(model::has_hidden_layers("cnn"), std::invalid_argument);
 }

@@ -243,13 +243,21 @@ TEST(ProtocolCodec, CapabilitiesSurviveARoundTrip)
     reply.id = "caps";
     reply.capabilities
         = Capabilities { { { "uniform", "X / n each", "", {} }, { "fixed", "given", "", { "batch_sizes" } } },
-              { { "bsp", "a barrier", "barrier", {} } }, { { "narx", "a network", "", {} } },
-              { { "lwf-K", "least workload first", "", {} } } };
+              { { "bsp", "a barrier", "barrier", {} }, { "backup", "k late", "barrier", {}, { "backups" } } },
+              { { "narx", "a network", "", {} } }, { { "lwf-K", "least workload first", "", {} } },
+              { { "srsf-N", "at most N a link", "", {} } }, { { "eps", "grows jobs", "", {} } },
+              { { "zipline", "one sweep", "", {} } }, { { "mlp", "a perceptron", "", {} } } };
     const auto decoded = decode_server(encode(ServerMessage { reply }));
     ASSERT_TRUE(decoded) << decoded.error.message;
     const Reply& back = std::get<Reply>(*decoded.message);
     ASSERT_TRUE(back.capabilities);
     EXPECT_EQ(*back.capabilities, *reply.capabilities);
+
+    // A server from before the comm, elastic, window and model lists: they are empty.
+    const auto older = decode_server(R"({"type": "reply", "id": "c", "ok": true, "capabilities": {"policies": []}})");
+    ASSERT_TRUE(older) << older.error.message;
+    ASSERT_TRUE(std::get<Reply>(*older.message).capabilities);
+    EXPECT_TRUE(std::get<Reply>(*older.message).capabilities->comm_policies.empty());
 }
 
 TEST(ProtocolCodec, ReplayMessagesSurviveARoundTrip)

@@ -1,5 +1,6 @@
 #include "common/error.h"
 #include "sched/comm_policy.h"
+#include "sched/elastic_simulator.h"
 #include "sched/model_templates.h"
 #include "sched/placement.h"
 #include "sched/sim_report.h"
@@ -299,4 +300,32 @@ TEST(SimReport, WritesTheMetricsAndTheCsvFiles)
     while (std::getline(cdf, line))
         ++rows;
     EXPECT_EQ(rows, 3); // header + 2 jobs
+}
+
+// list-capabilities offers the catalogues; each name in them (a numbered family with 1) is
+// what the factory builds, and nothing else is.
+TEST(SchedulingRegistries, EveryCatalogueNameIsBuiltAndOthersAreRefused)
+{
+    const ContentionModel m;
+    const auto example = [](const std::string& name) {
+        return name.ends_with("-K") || name.ends_with("-N") ? name.substr(0, name.size() - 1) + "1" : name;
+    };
+    for (const CatalogueEntry& p : placement_catalogue())
+        EXPECT_EQ(make_placement(example(p.name), 1)->name(), example(p.name)) << p.name;
+    for (const CatalogueEntry& c : comm_catalogue()) {
+        const auto policy = make_comm_policy(example(c.name), m);
+        EXPECT_EQ(policy ? policy->name() : "none", example(c.name));
+    }
+    EXPECT_THROW(make_scheduled_comm_policy("none", m), std::invalid_argument);
+    for (const CatalogueEntry& e : elastic_catalogue()) {
+        ASSERT_TRUE(parse_elastic_policy(e.name)) << e.name;
+        EXPECT_EQ(policy_name(*parse_elastic_policy(e.name)), e.name);
+    }
+    EXPECT_FALSE(parse_elastic_policy("eps-1"));
+    try {
+        make_placement("lwf-0", 1);
+        ADD_FAILURE();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "unknown placement 'lwf-0' (expected rand, ff, ls or lwf-K with K >= 1 (e.g. lwf-1))");
+    }
 }

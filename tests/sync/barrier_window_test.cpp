@@ -120,3 +120,14 @@ TEST(SyncSpec, ValidationNamesTheField)
     const auto ends = sync::predict_end_times({ 10, 10 }, { { 1, 3 }, {} }, 3);
     EXPECT_EQ(ends[0], (std::vector<double> { 12, 14, 16 }));
 }
+
+TEST(BarrierWindow, EveryAlgorithmTheCatalogueOffersChoosesAWindow)
+{
+    const sync::EndTimes ends { { 1, 2, 3 }, { 1.5, 3.5 }, { 2.9, 4 } };
+    for (const CatalogueEntry& a : sync::window_catalogue()) {
+        const sync::BarrierWindow w = sync::choose_window(a.name, ends);
+        EXPECT_EQ(w.iterations.size(), 3u) << a.name;
+        EXPECT_FALSE(a.description.empty()) << a.name;
+    }
+    EXPECT_EQ(sync::window_algorithms().size(), sync::window_catalogue().size());
+}

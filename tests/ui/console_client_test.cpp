@@ -201,9 +201,16 @@ TEST(ConsoleClient, TheClusterPoliciesChangeFromTheConsole)
     ui::MainWindow window;
     window.set_dialogs(false);
     window.connect_to(live.address(live.operator_token));
-    ASSERT_TRUE(wait_until([&] { return window.commands().can_command() && window.store().cluster(); }));
+    ASSERT_TRUE(wait_until(
+        [&] { return window.commands().can_command() && window.store().cluster() && window.store().capabilities(); }));
+    // Each action offers, and describes, what this fulcrumd has (list-capabilities).
     for (QAction* a : window.cluster_map().policy_actions())
         EXPECT_TRUE(a->isEnabled()) << a->text().toStdString();
+    const QList<QAction*> actions = window.cluster_map().policy_actions();
+    EXPECT_TRUE(actions.at(0)->toolTip().contains(QStringLiteral("\nlwf-K: least workload first")))
+        << actions.at(0)->toolTip().toStdString();
+    EXPECT_TRUE(actions.at(1)->toolTip().contains(QStringLiteral("\nkill-restart: ")));
+    EXPECT_TRUE(actions.at(2)->toolTip().contains(QStringLiteral("\nnone: no schedule")));
     EXPECT_TRUE(window.cluster_map().header_text().contains(QStringLiteral("placement lwf-1 · elastic static")))
         << window.cluster_map().header_text().toStdString();
     QSignalSpy known(&window.commands(), &ui::Commands::succeeded);

@@ -68,6 +68,8 @@ void submit_through_the_form(
         d.set_total_batch(total_batch);
         d.set_iterations(iterations);
     });
+    // The form offers the server's models and policies: it waits for list-capabilities.
+    EXPECT_TRUE(wait_until([&] { return job_action(window, QStringLiteral("Submit job"))->isEnabled(); }));
     job_action(window, QStringLiteral("Submit job"))->trigger();
 }
 
@@ -342,41 +344,53 @@ TEST(ConsoleExport, ChartsTablesAndTimelineSamplesAreWrittenWhole)
 
 TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
 {
-    // A server without lbbsp-gpu and without backup workers, with a policy of its own that
-    // the console has never heard of and one that needs a field the forms cannot fill.
+    // A server without lbbsp-gpu, without backup workers and without an svm, with a policy of
+    // its own that the console has never heard of and one that needs a field the forms cannot
+    // fill.
     Capabilities offered;
     offered.policies = { { "uniform", "X / n each", "", {} }, { "lbbsp-cpu", "Algorithm 1", "", {} },
         { "fixed", "given sizes", "", { "batch_sizes" } }, { "sticky", "a site's own policy", "", {} } };
-    offered.sync_models = { { "bsp", "a barrier every iteration", "barrier", {} },
-        { "asp", "no barrier", "free-running", {} }, { "ssp", "bounded staleness", "free-running", {} } };
+    offered.sync_models
+        = { { "bsp", "a barrier every iteration", "barrier", {} }, { "asp", "no barrier", "free-running", {} },
+              { "ssp", "bounded staleness", "free-running", {}, { "staleness" } } };
+    offered.models = { { "mlp", "a perceptron", "", {}, { "hidden" } }, { "softmax", "regression", "", {} } };
     const auto items = [](const QComboBox* box) {
         QStringList out;
         for (int i = 0; i < box->count(); ++i)
             out << box->itemText(i);
         return out;
     };
-    ui::SubmitJobDialog submit(nullptr, &offered);
-    const auto* policy = submit.findChildren<QComboBox*>().at(1); // name is a line edit; model, policy, mode
+    ui::SubmitJobDialog submit(offered);
+    const auto boxes_of_submit = submit.findChildren<QComboBox*>(); // name is a line edit; model, policy, mode
+    EXPECT_EQ(items(boxes_of_submit.at(0)), (QStringList { QStringLiteral("mlp"), QStringLiteral("softmax") }));
+    const auto* policy = boxes_of_submit.at(1);
     const QStringList settable { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("sticky") };
     EXPECT_EQ(items(policy), settable) << "fixed needs batch sizes the form cannot give";
     EXPECT_EQ(policy->currentText(), QStringLiteral("lbbsp-cpu"));
     EXPECT_EQ(policy->itemData(1, Qt::ToolTipRole).toString(), QStringLiteral("Algorithm 1"));
+    // The fields the server lists for a kind are the ones the form fills: hidden for the mlp only.
+    EXPECT_TRUE(submit.scenario_json().contains(QStringLiteral("\"hidden\"")));
+    submit.set_model(QStringLiteral("softmax"));
+    EXPECT_FALSE(submit.scenario_json().contains(QStringLiteral("\"hidden\"")));
+
     JobStatus status;
     status.workers = 4;
     status.sync_model = "bsp";
-    ui::ChangePolicyDialog change(3, &status, nullptr, &offered);
+    ui::ChangePolicyDialog change(3, &status, offered);
     const auto boxes = change.findChildren<QComboBox*>();
     ASSERT_EQ(boxes.size(), 2);
     EXPECT_EQ(items(boxes[0]), settable);
     EXPECT_EQ(items(boxes[1]), (QStringList { QStringLiteral("(unchanged)"), QStringLiteral("bsp") }));
-    // A free-running job switches within its family, as the server names it.
+    // A free-running job switches within its family, as the server names it, and gives the
+    // fields the server lists for the chosen model.
     status.sync_model = "ssp(s=5)";
-    ui::ChangePolicyDialog free_running(3, &status, nullptr, &offered);
+    ui::ChangePolicyDialog free_running(3, &status, offered);
     EXPECT_EQ(items(free_running.findChildren<QComboBox*>().at(1)),
         (QStringList { QStringLiteral("(unchanged)"), QStringLiteral("asp"), QStringLiteral("ssp") }));
-    // Without an answer from the server, the console's own lists.
-    ui::ChangePolicyDialog unknown(3, &status, nullptr, nullptr);
-    EXPECT_EQ(items(unknown.findChildren<QComboBox*>().at(0)).size(), 3);
+    free_running.set_sync(QStringLiteral("ssp"), 1, 7);
+    EXPECT_EQ(free_running.sync_json(), QStringLiteral(R"({"staleness":7,"type":"ssp"})"));
+    free_running.set_sync(QStringLiteral("asp"));
+    EXPECT_EQ(free_running.sync_json(), QStringLiteral(R"({"type":"asp"})"));
 }
 
 // A job that ended stays in fulcrumd's table; "Replay job" opens its recorded run at once.

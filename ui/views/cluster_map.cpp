@@ -20,6 +20,39 @@ namespace {
 constexpr int kHeader = 24;
 }
 
+namespace {
+
+// A numbered family ("lwf-K", "srsf-N": a name ending in a dash and one capital letter) stands
+// for PREFIX + any whole number >= 1 (docs/protocol.md); it is offered with 1, and the list is
+// editable for another number.
+bool numbered(const QString& name)
+{
+    return name.size() >= 2 && name.at(name.size() - 2) == QLatin1Char('-') && name.back().isUpper();
+}
+
+QStringList names_of(const std::vector<protocol::Capability>& offered)
+{
+    QStringList names;
+    for (const protocol::Capability& c : offered) {
+        QString name = QString::fromStdString(c.name);
+        if (numbered(name))
+            name = name.left(name.size() - 1) + QLatin1Char('1');
+        names << name;
+    }
+    return names;
+}
+
+// "name: what it does" for each, one per line: the action's tooltip.
+QString described(const QString& what, const std::vector<protocol::Capability>& offered)
+{
+    QStringList lines { what };
+    for (const protocol::Capability& c : offered)
+        lines << QStringLiteral("%1: %2").arg(QString::fromStdString(c.name), QString::fromStdString(c.description));
+    return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace
+
 ClusterMap::ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent)
     : QWidget(parent)
     , store_(store)
@@ -28,38 +61,44 @@ ClusterMap::ClusterMap(ConsoleStore& store, Commands& commands, QWidget* parent)
     , elastic_(new QAction(QStringLiteral("Elastic scheduling…"), this))
     , comm_(new QAction(QStringLiteral("Communication scheduling…"), this))
 {
-    placement_->setToolTip(QStringLiteral("How fulcrumd places the jobs it starts from now on (Wang et al. Sec. IV)"));
-    elastic_->setToolTip(QStringLiteral(
-        "static: jobs keep the workers they were placed with; eps: the Elastic Parameter Server's rules resize "
-        "elastic jobs (grow on idle GPUs, give workers to newcomers after early feedback); kill-restart: the same "
-        "decisions, each carried out by a checkpoint, a stop and a restart"));
     connect(placement_, &QAction::triggered, this, &ClusterMap::choose_placement);
-    comm_->setToolTip(QStringLiteral(
-        "none: every transfer starts at once and jobs on one server's link slow each other (eq. 5); srsf-N: at "
-        "most N transfers on a link, the least remaining work first; ada-srsf: a small transfer may start beside "
-        "one large one when that finishes it sooner (virtual-mode barrier jobs)"));
     connect(elastic_, &QAction::triggered, this, &ClusterMap::choose_elastic);
     connect(comm_, &QAction::triggered, this, &ClusterMap::choose_comm);
     addActions({ placement_, elastic_, comm_ });
     setContextMenuPolicy(Qt::ActionsContextMenu);
     connect(&store_, &ConsoleStore::clusterChanged, this, qOverload<>(&QWidget::update));
     connect(&store_, &ConsoleStore::clusterChanged, this, &ClusterMap::update_actions);
+    connect(&store_, &ConsoleStore::capabilitiesChanged, this, &ClusterMap::update_actions);
     update_actions();
 }
 
 void ClusterMap::update_actions()
 {
-    const bool live = store_.cluster() && !store_.replaying();
+    // The choices are the server's (list-capabilities): none to offer until it has answered.
+    const protocol::Capabilities* offered = store_.capabilities();
+    const bool live = store_.cluster() && offered && !store_.replaying();
     placement_->setEnabled(live);
     elastic_->setEnabled(live);
     comm_->setEnabled(live);
+    if (!offered)
+        return;
+    placement_->setToolTip(
+        described(QStringLiteral("How fulcrumd places the jobs it starts from now on (Wang et al. Sec. IV):"),
+            offered->placements));
+    elastic_->setToolTip(
+        described(QStringLiteral("How fulcrumd resizes running elastic jobs:"), offered->elastic_policies));
+    comm_->setToolTip(
+        described(QStringLiteral("How live jobs' transfers start on the servers' links:"), offered->comm_policies));
 }
 
-std::optional<std::string> ClusterMap::ask_policy(
-    const QString& title, const QString& label, QStringList names, const std::string& current, bool editable)
+std::optional<std::string> ClusterMap::ask_policy(const QString& title, const QString& label,
+    const std::vector<protocol::Capability>& offered, const std::string& current)
 {
+    QStringList names = names_of(offered);
     if (!names.contains(QString::fromStdString(current)))
         names.prepend(QString::fromStdString(current));
+    const bool editable = std::any_of(offered.begin(), offered.end(),
+        [](const protocol::Capability& c) { return numbered(QString::fromStdString(c.name)); });
     bool ok = false;
     const QString chosen = QInputDialog::getItem(
         this, title, label, names, static_cast<int>(names.indexOf(QString::fromStdString(current))), editable, &ok);
@@ -71,39 +110,33 @@ std::optional<std::string> ClusterMap::ask_policy(
 void ClusterMap::choose_placement()
 {
     const protocol::ClusterState* c = store_.cluster();
-    if (!c)
+    const protocol::Capabilities* offered = store_.capabilities();
+    if (!c || !offered)
         return;
-    QStringList names;
-    if (const protocol::Capabilities* caps = store_.capabilities())
-        for (const protocol::Capability& p : caps->placements)
-            names << QString::fromStdString(p.name);
-    // Editable: lwf-K takes any K.
     if (auto chosen = ask_policy(QStringLiteral("Placement policy"),
-            QStringLiteral("Place the jobs started from now on with:"), names, c->placement, true))
+            QStringLiteral("Place the jobs started from now on with:"), offered->placements, c->placement))
         commands_.set_cluster_policy(std::move(chosen), std::nullopt);
 }
 
 void ClusterMap::choose_elastic()
 {
     const protocol::ClusterState* c = store_.cluster();
-    if (!c)
+    const protocol::Capabilities* offered = store_.capabilities();
+    if (!c || !offered)
         return;
-    if (auto chosen
-        = ask_policy(QStringLiteral("Elastic scheduling"), QStringLiteral("Resize running elastic jobs with:"),
-            { QStringLiteral("static"), QStringLiteral("eps"), QStringLiteral("kill-restart") }, c->elastic, false))
+    if (auto chosen = ask_policy(QStringLiteral("Elastic scheduling"),
+            QStringLiteral("Resize running elastic jobs with:"), offered->elastic_policies, c->elastic))
         commands_.set_cluster_policy(std::nullopt, std::move(chosen));
 }
 
 void ClusterMap::choose_comm()
 {
     const protocol::ClusterState* c = store_.cluster();
-    if (!c)
+    const protocol::Capabilities* offered = store_.capabilities();
+    if (!c || !offered)
         return;
-    // Editable: srsf-N takes any N.
     if (auto chosen = ask_policy(QStringLiteral("Communication scheduling"),
-            QStringLiteral("Start live jobs' transfers on the servers' links with:"),
-            { QStringLiteral("none"), QStringLiteral("srsf-1"), QStringLiteral("srsf-2"), QStringLiteral("ada-srsf") },
-            c->comm, true))
+            QStringLiteral("Start live jobs' transfers on the servers' links with:"), offered->comm_policies, c->comm))
         commands_.set_cluster_policy(std::nullopt, std::nullopt, std::move(chosen));
 }
 

@@ -4,6 +4,11 @@
 #include <QWidget>
 #include <optional>
 #include <string>
+#include <vector>
+
+namespace fulcrum::protocol {
+struct Capability;
+}
 
 namespace fulcrum::ui {
 
@@ -38,10 +43,10 @@ protected:
 
 private:
     QRectF cell(int gpu) const;
-    // A policy chosen from `names` (the current one first when it is not among them); none
-    // when cancelled or unchanged.
-    std::optional<std::string> ask_policy(
-        const QString& title, const QString& label, QStringList names, const std::string& current, bool editable);
+    // A policy chosen among the server's (the current one first when it is not among them);
+    // none when cancelled or unchanged.
+    std::optional<std::string> ask_policy(const QString& title, const QString& label,
+        const std::vector<protocol::Capability>& offered, const std::string& current);
     void update_actions();
     ConsoleStore& store_;
     Commands& commands_;

@@ -18,12 +18,6 @@ namespace fulcrum::ui {
 
 namespace {
 
-// What these forms offer when the server has not said what it has (list-capabilities):
-// the policies that need no field besides their name, and the sync models by family.
-const QStringList kPolicies { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("lbbsp-gpu") };
-const QStringList kBarrierModels { QStringLiteral("bsp"), QStringLiteral("backup") };
-const QStringList kFreeRunningModels { QStringLiteral("asp"), QStringLiteral("ssp"), QStringLiteral("elastic-bsp") };
-
 // The server's entries a form can set up by name alone (fixed needs a size per worker: a
 // scenario file's), of `family` when one is given.
 QStringList settable(const std::vector<protocol::Capability>& offered, const QString& family = {})
@@ -35,31 +29,38 @@ QStringList settable(const std::vector<protocol::Capability>& offered, const QSt
     return names;
 }
 
-// The family of the sync model `name`: the server's word for it, else the console's own.
-QString family_of(const QString& name, const protocol::Capabilities* offered)
+// The family of the sync model `name`, as the server names it ("barrier" when it does not).
+QString family_of(const QString& name, const protocol::Capabilities& offered)
 {
-    if (offered)
-        for (const protocol::Capability& c : offered->sync_models)
-            if (QString::fromStdString(c.name) == name && !c.family.empty())
-                return QString::fromStdString(c.family);
-    return kFreeRunningModels.contains(name) ? QStringLiteral("free-running") : QStringLiteral("barrier");
+    for (const protocol::Capability& c : offered.sync_models)
+        if (QString::fromStdString(c.name) == name && !c.family.empty())
+            return QString::fromStdString(c.family);
+    return QStringLiteral("barrier");
 }
 
-// Adds the names among `ours` that the server offers (all of ours when it has not said),
-// each with the server's description as its tooltip.
-void add_offered(QComboBox* box, const QStringList& ours, const std::vector<protocol::Capability>* offered)
+// An offered entry's optional fields, as the server lists them.
+constexpr int kFieldsRole = Qt::UserRole + 1;
+
+// Offers the server's entries among `names`, each with its description as the tooltip.
+void add_offered(QComboBox* box, const QStringList& names, const std::vector<protocol::Capability>& offered)
 {
-    for (const QString& name : ours) {
-        if (!offered) {
-            box->addItem(name);
-            continue;
-        }
-        for (const protocol::Capability& c : *offered)
+    for (const QString& name : names)
+        for (const protocol::Capability& c : offered)
             if (QString::fromStdString(c.name) == name) {
+                QStringList fields;
+                for (const std::string& f : c.fields)
+                    fields << QString::fromStdString(f);
                 box->addItem(name);
                 box->setItemData(box->count() - 1, QString::fromStdString(c.description), Qt::ToolTipRole);
+                box->setItemData(box->count() - 1, fields, kFieldsRole);
+                break;
             }
-    }
+}
+
+// Whether the chosen entry's section takes `field`.
+bool takes(const QComboBox* box, const QString& field)
+{
+    return box->currentData(kFieldsRole).toStringList().contains(field);
 }
 
 QString compact(const QJsonObject& object)
@@ -78,7 +79,7 @@ void choose(QComboBox* box, const QString& text)
 
 } // namespace
 
-SubmitJobDialog::SubmitJobDialog(QWidget* parent, const protocol::Capabilities* offered)
+SubmitJobDialog::SubmitJobDialog(const protocol::Capabilities& offered, QWidget* parent)
     : QDialog(parent)
     , name_(new QLineEdit(QStringLiteral("console-job"), this))
     , model_(new QComboBox(this))
@@ -90,8 +91,8 @@ SubmitJobDialog::SubmitJobDialog(QWidget* parent, const protocol::Capabilities* 
     , iterations_(new QSpinBox(this))
 {
     setWindowTitle(QStringLiteral("Submit a job"));
-    model_->addItems({ QStringLiteral("mlp"), QStringLiteral("softmax"), QStringLiteral("svm") });
-    add_offered(policy_, offered ? settable(offered->policies) : kPolicies, offered ? &offered->policies : nullptr);
+    add_offered(model_, settable(offered.models), offered.models);
+    add_offered(policy_, settable(offered.policies), offered.policies);
     policy_->setCurrentIndex(std::max(0, policy_->findText(QStringLiteral("lbbsp-cpu"))));
     mode_->addItems({ QStringLiteral("paced"), QStringLiteral("virtual") });
     mode_->setToolTip(QStringLiteral("paced: watchable in real time; virtual: as fast as the machine computes"));
@@ -158,8 +159,9 @@ QString SubmitJobDialog::scenario_json() const
             QJsonObject { { QStringLiteral("speed"), 3000 }, { QStringLiteral("count"), workers_->value() - slow } });
     if (slow > 0)
         workers.append(QJsonObject { { QStringLiteral("speed"), 1000 }, { QStringLiteral("count"), slow } });
+    // A small network, so a console's job runs quickly: the model's own default for the rest.
     QJsonObject model { { QStringLiteral("type"), model_->currentText() } };
-    if (model_->currentText() == QStringLiteral("mlp"))
+    if (takes(model_, QStringLiteral("hidden")))
         model.insert(QStringLiteral("hidden"), QJsonArray { 64 });
     return compact({
         { QStringLiteral("name"), name_->text() },
@@ -174,7 +176,7 @@ QString SubmitJobDialog::scenario_json() const
 }
 
 ChangePolicyDialog::ChangePolicyDialog(
-    JobId job, const protocol::JobStatus* status, QWidget* parent, const protocol::Capabilities* offered)
+    JobId job, const protocol::JobStatus* status, const protocol::Capabilities& offered, QWidget* parent)
     : QDialog(parent)
     , policy_(new QComboBox(this))
     , sync_(new QComboBox(this))
@@ -182,7 +184,7 @@ ChangePolicyDialog::ChangePolicyDialog(
     , staleness_(new QSpinBox(this))
 {
     setWindowTitle(QStringLiteral("Change the policy of job %1").arg(job));
-    add_offered(policy_, offered ? settable(offered->policies) : kPolicies, offered ? &offered->policies : nullptr);
+    add_offered(policy_, settable(offered.policies), offered.policies);
     if (status) {
         // The status names the policy with its parameters, "lbbsp-cpu(narx)".
         const QString current = QString::fromStdString(status->policy).section(QLatin1Char('('), 0, 0);
@@ -197,9 +199,7 @@ ChangePolicyDialog::ChangePolicyDialog(
     const QString family = family_of(sync_now, offered);
     const bool free_running = family == QStringLiteral("free-running");
     sync_->addItem(QStringLiteral("(unchanged)"));
-    const QStringList ours = free_running ? kFreeRunningModels : kBarrierModels;
-    add_offered(
-        sync_, offered ? settable(offered->sync_models, family) : ours, offered ? &offered->sync_models : nullptr);
+    add_offered(sync_, settable(offered.sync_models, family), offered.sync_models);
     backups_->setRange(1, std::max(1, status ? status->workers - 1 : 1));
     staleness_->setRange(0, 1000);
     staleness_->setValue(5);
@@ -245,9 +245,9 @@ std::optional<QString> ChangePolicyDialog::sync_json() const
     if (sync_->currentIndex() == 0)
         return std::nullopt;
     QJsonObject sync { { QStringLiteral("type"), sync_->currentText() } };
-    if (sync_->currentText() == QStringLiteral("backup"))
+    if (takes(sync_, QStringLiteral("backups")))
         sync.insert(QStringLiteral("backups"), backups_->value());
-    if (sync_->currentText() == QStringLiteral("ssp"))
+    if (takes(sync_, QStringLiteral("staleness")))
         sync.insert(QStringLiteral("staleness"), staleness_->value());
     return compact(sync);
 }

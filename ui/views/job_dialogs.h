@@ -16,13 +16,13 @@ namespace fulcrum::ui {
 class SubmitJobDialog : public QDialog {
     Q_OBJECT
 public:
-    // `offered`: what the server offers (list-capabilities); the form lists only those of
-    // its policies the server has. Null: the console's own list.
-    explicit SubmitJobDialog(QWidget* parent = nullptr, const protocol::Capabilities* offered = nullptr);
+    // `offered`: what the server offers (list-capabilities): the form lists its models and
+    // those of its policies that need no field besides their name.
+    explicit SubmitJobDialog(const protocol::Capabilities& offered, QWidget* parent = nullptr);
 
     void set_name(const QString& name);
-    void set_model(const QString& model); // mlp, softmax, svm
-    void set_policy(const QString& policy); // uniform, lbbsp-cpu, lbbsp-gpu
+    void set_model(const QString& model); // one the server offers: mlp, softmax, svm
+    void set_policy(const QString& policy); // one the server offers: uniform, lbbsp-cpu, lbbsp-gpu
     void set_mode(const QString& mode); // paced, virtual
     void set_workers(int workers, int slow);
     void set_total_batch(int samples);
@@ -43,12 +43,13 @@ private:
 
 // A running job's batch-size policy and, optionally, its sync model; both take effect at the
 // job's next safe point (its next barrier for bsp and backup). The sync models offered are
-// those the job's trainer switches among: bsp and backup, or asp, ssp and elastic-bsp.
+// the server's of the job's family, those its trainer switches among: bsp and backup, or
+// asp, ssp and elastic-bsp.
 class ChangePolicyDialog : public QDialog {
     Q_OBJECT
 public:
-    ChangePolicyDialog(JobId job, const protocol::JobStatus* status, QWidget* parent = nullptr,
-        const protocol::Capabilities* offered = nullptr);
+    ChangePolicyDialog(
+        JobId job, const protocol::JobStatus* status, const protocol::Capabilities& offered, QWidget* parent = nullptr);
 
     void set_policy(const QString& policy);
     // A sync model's name ("backup" with k backup workers, "ssp" with staleness s); an empty

@@ -123,6 +123,7 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     });
     connect(&store_.jobs(), &QAbstractItemModel::dataChanged, this, &JobsView::update_actions);
     connect(&store_.jobs(), &QAbstractItemModel::modelReset, this, &JobsView::update_actions);
+    connect(&store_, &ConsoleStore::capabilitiesChanged, this, &JobsView::update_actions);
     update_actions();
 }
 
@@ -148,14 +149,15 @@ void JobsView::update_actions()
         && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused
             || status->state == protocol::JobState::Queued || status->state == protocol::JobState::Interrupted);
     submit_file_->setEnabled(live);
-    submit_form_->setEnabled(live);
+    // The form offers the server's models and policies: it waits for list-capabilities.
+    submit_form_->setEnabled(live && store_.capabilities());
     cancel_->setEnabled(live && active);
     pause_->setEnabled(live && status && status->state == protocol::JobState::Running);
     resume_->setEnabled(live && status
         && (status->state == protocol::JobState::Paused || status->state == protocol::JobState::Interrupted));
     freeze_->setEnabled(live && active && status->elastic.has_value());
     freeze_->setChecked(status && status->elastic && status->elastic->frozen);
-    change_policy_->setEnabled(live && status
+    change_policy_->setEnabled(live && status && store_.capabilities()
         && (status->state == protocol::JobState::Running || status->state == protocol::JobState::Paused));
     // A job that ended stays in fulcrumd's table: its run is one click from a replay.
     replay_->setEnabled(live && status && !status->database.empty()
@@ -180,7 +182,10 @@ void JobsView::submit_from_file()
 
 void JobsView::submit_from_form()
 {
-    SubmitJobDialog dialog(this, store_.capabilities());
+    const protocol::Capabilities* offered = store_.capabilities();
+    if (!offered)
+        return; // the action waits for the server's list
+    SubmitJobDialog dialog(*offered, this);
     if (dialog.exec() == QDialog::Accepted)
         commands_.submit(dialog.scenario_json(), QStringLiteral("the submit form"));
 }
@@ -188,9 +193,10 @@ void JobsView::submit_from_form()
 void JobsView::change_policy()
 {
     const auto job = selected_job();
-    if (!job)
+    const protocol::Capabilities* offered = store_.capabilities();
+    if (!job || !offered)
         return;
-    ChangePolicyDialog dialog(*job, store_.jobs().job(*job), this, store_.capabilities());
+    ChangePolicyDialog dialog(*job, store_.jobs().job(*job), *offered, this);
     if (dialog.exec() != QDialog::Accepted)
         return;
     commands_.change(*job, protocol::JobSetting::Policy, dialog.policy_json());
