@@ -143,11 +143,6 @@ const std::vector<SampleRange>& DataShares::backups(WorkerId worker) const
     return it->second;
 }
 
-std::int64_t DataShares::active_samples(WorkerId worker) const
-{
-    return total(active(worker));
-}
-
 ShareChange DataShares::add_worker(WorkerId worker)
 {
     if (member(worker))

@@ -45,7 +45,6 @@ public:
     std::vector<WorkerId> members() const;
     const std::vector<SampleRange>& active(WorkerId worker) const;
     const std::vector<SampleRange>& backups(WorkerId worker) const;
-    std::int64_t active_samples(WorkerId worker) const;
     std::int64_t samples() const { return samples_; }
 
     // A checkpoint: every worker's active data and backups.

@@ -36,20 +36,6 @@ std::vector<scenario::WorkerSpec> homogeneous_cpu(int n, double speed)
     return workers;
 }
 
-std::vector<scenario::WorkerSpec> cluster_b(double base_speed)
-{
-    std::vector<scenario::WorkerSpec> workers;
-    for (const auto& type : perf::cluster_b_instances())
-        for (int k = 0; k < type.count_in_cluster_b; ++k) {
-            scenario::WorkerSpec w;
-            w.name = type.name + "-" + std::to_string(k);
-            w.cpu.speed = base_speed * type.relative_speed;
-            w.cpu.noise.sigma = 0.03;
-            workers.push_back(w);
-        }
-    return workers;
-}
-
 void apply_heterogeneity(std::vector<scenario::WorkerSpec>& workers, perf::Heterogeneity level, double period_s)
 {
     const int n = static_cast<int>(workers.size());

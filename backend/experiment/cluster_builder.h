@@ -14,8 +14,6 @@ scenario::Scenario base_scenario(const std::string& name, const model::ModelSpec
 
 // n identical CPU workers (an m4.2xlarge each) at `speed` samples per second.
 std::vector<scenario::WorkerSpec> homogeneous_cpu(int n, double speed);
-// The paper's Cluster-B: 32 workers of five instance types, speed relative to `base_speed`.
-std::vector<scenario::WorkerSpec> cluster_b(double base_speed);
 // Adds the competing processes of a straggler extent (perf::competing_process).
 void apply_heterogeneity(std::vector<scenario::WorkerSpec>& workers, perf::Heterogeneity level, double period_s);
 

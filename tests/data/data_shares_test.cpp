@@ -37,9 +37,9 @@ TEST(DataShares, ANewcomerGetsOneChunkOfDOverNSquaredFromEachWorkerWhoKeepsItAsB
     data::DataShares shares(1200, 4); // D/N = 300 each
     const data::ShareChange joined = shares.add_worker(4);
     EXPECT_EQ(joined.moved_samples, 300); // 4 chunks of 1200/16 = 75
-    EXPECT_EQ(shares.active_samples(4), 300);
+    EXPECT_EQ(count(shares.active(4)), 300);
     for (WorkerId w = 0; w < 4; ++w) {
-        EXPECT_EQ(shares.active_samples(w), 225);
+        EXPECT_EQ(count(shares.active(w)), 225);
         EXPECT_EQ(count(shares.backups(w)), 75);
     }
     expect_every_sample_active_once(shares);
@@ -50,12 +50,12 @@ TEST(DataShares, ALoneWorkerHandsANewcomerHalfItsData)
 {
     data::DataShares shares(600, 1);
     EXPECT_EQ(shares.add_worker(1).moved_samples, 300);
-    EXPECT_EQ(shares.active_samples(0), 300);
-    EXPECT_EQ(shares.active_samples(1), 300);
+    EXPECT_EQ(count(shares.active(0)), 300);
+    EXPECT_EQ(count(shares.active(1)), 300);
     EXPECT_EQ(count(shares.backups(0)), 300);
     expect_every_sample_active_once(shares);
     shares.remove_worker(1);
-    EXPECT_EQ(shares.active_samples(0), 600);
+    EXPECT_EQ(count(shares.active(0)), 600);
 }
 
 TEST(DataShares, RemovingTheNewcomerReactivatesBackupsAndMovesNothing)
@@ -81,8 +81,8 @@ TEST(DataShares, RemovingAnOriginalWorkerSplitsItsDataEvenlyOverTheOthers)
     const data::ShareChange left = shares.remove_worker(1);
     EXPECT_EQ(left.moved_samples, 300);
     EXPECT_EQ(left.reactivated_samples, 0);
-    EXPECT_EQ(shares.active_samples(0), 450);
-    EXPECT_EQ(shares.active_samples(2), 450);
+    EXPECT_EQ(count(shares.active(0)), 450);
+    EXPECT_EQ(count(shares.active(2)), 450);
     expect_every_sample_active_once(shares);
 }
 
