@@ -264,23 +264,16 @@ bool BatchSizeManager::changes_due(double now_s) const
         [now_s](const WorkerOverride& o) { return o.excluded && o.excluded_until && *o.excluded_until <= now_s; });
 }
 
-std::vector<EventRecord> BatchSizeManager::take_events()
+std::vector<JobEvent> BatchSizeManager::take_events()
 {
     std::lock_guard lock(mutex_);
     return std::exchange(events_, {});
 }
 
-void BatchSizeManager::emit(std::int64_t iteration, double now_s, std::string kind, std::optional<WorkerId> worker,
-    std::string message, std::string actor)
+void BatchSizeManager::emit(std::int64_t iteration, double now_s, EventKind kind, std::optional<WorkerId> worker,
+    std::string message, const std::string& actor)
 {
-    EventRecord e;
-    e.iteration = iteration;
-    e.time_s = now_s;
-    e.kind = std::move(kind);
-    e.worker = worker;
-    e.message = std::move(message);
-    e.actor = std::move(actor);
-    events_.push_back(std::move(e));
+    events_.push_back(job_event(kind, iteration, now_s, std::move(message), EventActor::parse(actor), worker));
 }
 
 void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
@@ -292,11 +285,12 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
         switch (r.kind) {
         case Request::Kind::Pin:
             a.pinned = r.batch_size;
-            emit(iteration, now_s, "pin", r.worker, who + " pinned at batch " + std::to_string(r.batch_size), r.actor);
+            emit(iteration, now_s, EventKind::Pin, r.worker, who + " pinned at batch " + std::to_string(r.batch_size),
+                r.actor);
             break;
         case Request::Kind::Unpin:
             a.pinned.reset();
-            emit(iteration, now_s, "unpin", r.worker, who + " unpinned", r.actor);
+            emit(iteration, now_s, EventKind::Unpin, r.worker, who + " unpinned", r.actor);
             break;
         case Request::Kind::Exclude: {
             a.excluded = true;
@@ -308,13 +302,13 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
                 overrides_[static_cast<std::size_t>(r.worker)].excluded_until = a.excluded_until;
                 text << " for " << *r.for_s << " s";
             }
-            emit(iteration, now_s, "exclude", r.worker, text.str(), r.actor);
+            emit(iteration, now_s, EventKind::Exclude, r.worker, text.str(), r.actor);
             break;
         }
         case Request::Kind::Include:
             a.excluded = false;
             a.excluded_until.reset();
-            emit(iteration, now_s, "include", r.worker, who + " re-included", r.actor);
+            emit(iteration, now_s, EventKind::Include, r.worker, who + " re-included", r.actor);
             break;
         case Request::Kind::Join:
             a = WorkerOverride {};
@@ -328,7 +322,7 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
     const std::int32_t total_before = total_batch_;
     follow_membership();
     if (total_batch_ != total_before)
-        emit(iteration, now_s, "total-batch", std::nullopt,
+        emit(iteration, now_s, EventKind::TotalBatch, std::nullopt,
             "X = " + std::to_string(total_batch_) + " (" + std::to_string(batch_per_member_)
                 + " per worker, elastic.batch_per_worker, x " + std::to_string(total_batch_ / batch_per_member_)
                 + " workers); was " + std::to_string(total_before),
@@ -342,7 +336,7 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
         policy_spec_json_ = std::move(change.spec_json);
         blocking_ = options_.blocking.value_or(policy_->blocking());
         pending_.reset(); // the old policy's answer for the next iteration is not this policy's
-        emit(iteration, now_s, "policy-change", std::nullopt, before + " -> " + policy_->name(), change.actor);
+        emit(iteration, now_s, EventKind::PolicyChange, std::nullopt, before + " -> " + policy_->name(), change.actor);
     }
     for (int i = 0; i < workers_; ++i) {
         WorkerOverride& a = applied_[static_cast<std::size_t>(i)];
@@ -350,7 +344,7 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
             a.excluded = false;
             a.excluded_until.reset();
             overrides_[static_cast<std::size_t>(i)] = a;
-            emit(iteration, now_s, "readmit", i,
+            emit(iteration, now_s, EventKind::Readmit, i,
                 "worker " + std::to_string(i) + " re-admitted: its exclusion time ran out");
         }
     }
@@ -561,7 +555,7 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
             refused += "; capped at the limits";
         }
         std::lock_guard lock(mutex_);
-        emit(iteration, now_s, "warning", std::nullopt, refused);
+        emit(iteration, now_s, EventKind::Warning, std::nullopt, refused);
     }
 
     current_ = sizes;

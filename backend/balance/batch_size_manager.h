@@ -112,7 +112,7 @@ public:
     bool changes_due(double now_s) const;
     // Events since the last call (overrides applied, phase changes, warnings), stamped with
     // the barrier at which they took effect.
-    std::vector<EventRecord> take_events();
+    std::vector<JobEvent> take_events();
 
 private:
     struct Request {
@@ -139,8 +139,8 @@ private:
     bool fits_limits(const std::vector<std::int32_t>& sizes) const;
     double predicted_time(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
         const std::vector<double>& comm) const;
-    void emit(std::int64_t iteration, double now_s, std::string kind, std::optional<WorkerId> worker,
-        std::string message, std::string actor = "system");
+    void emit(std::int64_t iteration, double now_s, EventKind kind, std::optional<WorkerId> worker, std::string message,
+        const std::string& actor = "system");
 
     std::unique_ptr<BatchSizePolicy> policy_;
     int workers_;
@@ -161,7 +161,7 @@ private:
         std::string spec_json;
     };
     std::optional<PolicyRequest> policy_request_;
-    std::vector<EventRecord> events_;
+    std::vector<JobEvent> events_;
 
     std::vector<std::int32_t> current_; // sizes in effect, one per worker
     std::optional<Proposal> pending_;

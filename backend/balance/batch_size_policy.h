@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/job_event.h"
 #include "common/records.h"
 #include "common/state_archive.h"
 
@@ -28,7 +29,7 @@ struct WorkerObservation {
 
 // Something a policy wants on the record: a phase change, a warning.
 struct PolicyEvent {
-    std::string kind; // "phase-change", "warning"
+    EventKind kind = EventKind::Warning; // PhaseChange or Warning
     std::optional<WorkerId> worker;
     std::string message;
 };

@@ -75,7 +75,7 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
         fine_tuning_ = true;
         since_move_ = 0;
         const WorkerId turned = former_leaders_.contains(straggler_id) ? straggler_id : leader_id;
-        a.events.push_back({ "phase-change", turned,
+        a.events.push_back({ EventKind::PhaseChange, turned,
             "fast-approach -> fine-tune: worker " + std::to_string(turned) + " changed sides (delta "
                 + std::to_string(options_.fine_tune.delta) + ", window " + std::to_string(options_.fine_tune.window)
                 + ")" });
@@ -95,7 +95,7 @@ Allocation LbBspGpuPolicy::next(const std::vector<WorkerObservation>& observatio
         const std::int32_t step = phase().delta;
         if (a.batch_sizes[*straggler] - step <= step) {
             if (warned_.insert(straggler_id).second)
-                a.events.push_back({ "warning", straggler_id,
+                a.events.push_back({ EventKind::Warning, straggler_id,
                     "remove this straggler: worker " + std::to_string(straggler_id) + " is the slowest even at batch "
                         + std::to_string(a.batch_sizes[*straggler]) + " and cannot shrink by another "
                         + std::to_string(step) });

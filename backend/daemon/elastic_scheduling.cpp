@@ -359,7 +359,8 @@ std::optional<std::string> ElasticScheduling::assign_pooled(JobRuntime& job, Wor
     note_change();
     const std::string where = "pooled worker on " + pooled->host;
     try {
-        job.note("worker-assigned", where + " takes worker " + std::to_string(worker) + " (" + reason + ")", actor());
+        job.note(EventKind::WorkerAssigned, where + " takes worker " + std::to_string(worker) + " (" + reason + ")",
+            actor());
     } catch (const RefusedRequest&) {
         // it ended meanwhile
     }
@@ -376,7 +377,7 @@ void ElasticScheduling::release_pooled(JobRuntime& job, WorkerId worker, const s
     pooled->client->send(protocol::WorkerReleased { job.id(), worker, reason });
     note_change();
     try {
-        job.note("worker-released",
+        job.note(EventKind::WorkerReleased,
             "pooled worker on " + pooled->host + " leaves worker " + std::to_string(worker)
                 + " and waits in the pool again (" + reason + ")",
             actor());
@@ -394,7 +395,7 @@ void ElasticScheduling::note_feedback(JobRuntime& job, Tracked& t) const
         return;
     t.feedback = true;
     try {
-        job.note("early-feedback",
+        job.note(EventKind::EarlyFeedback,
             "past its early-feedback point (" + sched::to_string(options_.feedback)
                 + "): the elastic scheduler may take its workers for newcomers, down to elastic.min_workers",
             actor());

@@ -219,7 +219,7 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::s
         + std::string(sched::policy_name(elastic_.policy())) + " and communication " + links_.policy();
     for (JobRuntime* job : running_jobs()) {
         try {
-            job->note("cluster-policy", now, actor);
+            job->note(EventKind::ClusterPolicy, now, actor);
         } catch (const RefusedRequest&) {
             // it ended meanwhile
         }
@@ -363,7 +363,7 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
     Submission checked = check_submission(scenario_json, source, origin);
     std::lock_guard lock(mutex_);
     JobRuntime& runtime = add_job(std::move(checked), scenario_json, origin);
-    runtime.scheduler_event("job-queued", "submitted: " + queued_message(runtime));
+    runtime.scheduler_event(EventKind::JobQueued, "submitted: " + queued_message(runtime));
     queued_.push_back(runtime.id());
     start_queued();
     publish_cluster(); // the queue changed, whether or not the job was placed
@@ -415,7 +415,7 @@ std::vector<JobStatus> JobQueue::submit_workload(
         std::ostringstream when;
         when << "job " << i + 1 << " of a workload of " << jobs.size() << ": arrives at t=" << at
              << " s on fulcrumd's virtual clock (now " << origin << " s)";
-        added[i]->scheduler_event("job-arriving", when.str());
+        added[i]->scheduler_event(EventKind::JobArriving, when.str());
         statuses.push_back(added[i]->status());
     }
     if (!arrivals_thread_.joinable())
@@ -437,7 +437,7 @@ void JobQueue::arrivals_loop()
         JobRuntime& job = *jobs_.at(*id);
         std::ostringstream arrived;
         arrived << "arrived at t=" << clock_.now() << " s on fulcrumd's virtual clock: " << queued_message(job);
-        job.scheduler_event("job-queued", arrived.str());
+        job.scheduler_event(EventKind::JobQueued, arrived.str());
         queued_.push_back(*id);
         start_queued();
         // Left waiting in the queue, it holds no one up until it is placed.
@@ -580,7 +580,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
             continue;
         }
         if (!resume) {
-            job.scheduler_event("job-queued",
+            job.scheduler_event(EventKind::JobQueued,
                 "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
                 "(or its policy keeps none); rows it recorded before stay in its run store");
             queued_.push_back(id);
@@ -607,7 +607,7 @@ void JobQueue::queue_resumed(JobId id, const std::string& actor)
     JobRuntime& job = *jobs_.at(id);
     if (std::find(queued_.begin(), queued_.end(), id) != queued_.end())
         return;
-    job.scheduler_event("job-queued",
+    job.scheduler_event(EventKind::JobQueued,
         std::string(job.has_checkpoint() ? "resuming from its checkpoint" : "starting again from the beginning") + " ("
             + actor + ")");
     queued_.push_back(id);
@@ -870,12 +870,12 @@ void JobQueue::release_job(JobId id)
         for (const std::int32_t g : it->second->status().placement)
             if (g >= 0)
                 gpus.push_back(g);
-        EventRecord released;
+        EventActor scheduler;
+        scheduler.kind = EventActor::Kind::Scheduler;
+        scheduler.at = db::utc_timestamp();
+        JobEvent released = job_event(EventKind::JobReleased, 0, 0, cluster_.describe(gpus) + " free again", scheduler);
         released.job = id;
-        released.kind = "job-released";
-        released.message = cluster_.describe(gpus) + " free again";
-        released.actor = "scheduler at " + db::utc_timestamp();
-        hub_.publish(Event { released });
+        hub_.publish(Event { record(released) });
     }
     if (const auto it = jobs_.find(id); it != jobs_.end())
         release_pooled_workers(*it->second);

@@ -46,9 +46,9 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
     const int initial = scenario_.elastic.present && scenario_.elastic.initial_workers > 0
         ? scenario_.elastic.initial_workers
         : workers();
-    members_.assign(scenario_.workers.size(), false);
-    std::fill_n(members_.begin(), std::min(initial, workers()), true);
-    member_since_.assign(scenario_.workers.size(), 0);
+    std::vector<bool> members(scenario_.workers.size(), false);
+    std::fill_n(members.begin(), std::min(initial, workers()), true);
+    fold_ = JobFold(workers(), status_.policy, status_.sync_model, std::move(members));
     std::vector<bool> remote_slots;
     for (const auto& w : scenario_.workers)
         remote_slots.push_back(w.remote);
@@ -71,18 +71,18 @@ JobRuntime::~JobRuntime()
     join();
 }
 
-void JobRuntime::scheduler_event(const std::string& kind, const std::string& message)
+void JobRuntime::scheduler_event(EventKind kind, const std::string& message)
 {
-    EventRecord e;
+    EventActor scheduler;
+    scheduler.kind = EventActor::Kind::Scheduler;
+    scheduler.at = db::utc_timestamp();
+    JobEvent e = job_event(kind, 0, 0, message, std::move(scheduler));
     e.job = id_;
-    e.kind = kind;
-    e.message = message;
-    e.actor = "scheduler at " + db::utc_timestamp();
     {
         std::lock_guard lock(mutex_);
         recorded_before_.push_back(e);
     }
-    hub_.publish(protocol::Event { e });
+    hub_.publish(protocol::Event { record(e) });
 }
 
 void JobRuntime::set_waiting(const std::string& why)
@@ -103,7 +103,7 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
     waited.precision(3);
     waited << placed << " after "
            << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_).count() << " s in the queue";
-    scheduler_event("job-placed", waited.str());
+    scheduler_event(EventKind::JobPlaced, waited.str());
     {
         std::lock_guard lock(mutex_);
         started_ = std::chrono::steady_clock::now();
@@ -112,8 +112,9 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
         built_ = false;
         if (members && scenario_.elastic.present) {
             start_members_ = std::clamp(*members, 1, workers());
-            std::fill(members_.begin(), members_.end(), false);
-            std::fill_n(members_.begin(), *start_members_, true);
+            std::vector<bool> starting(scenario_.workers.size(), false);
+            std::fill_n(starting.begin(), *start_members_, true);
+            fold_ = JobFold(workers(), fold_.policy(), fold_.sync_model(), std::move(starting));
         }
         // Each server GPU it lacks is one server less (placement.server_gpus and its shards
         // move together, as an elastic add-server or remove-server moves them).
@@ -160,7 +161,7 @@ void JobRuntime::run()
         std::vector<bool> members;
         {
             std::lock_guard lock(mutex_);
-            members = members_;
+            members = fold_.members();
         }
         const bool joined = remote_->wait_until_joined(members, stop_, [this](int now, int slots) {
             {
@@ -218,30 +219,11 @@ void JobRuntime::run()
         mine.job = id_;
         hub_.publish(protocol::Evaluation { mine });
     };
-    options.on_event = [this](const EventRecord& e) {
-        EventRecord mine = e;
+    options.on_event = [this](const JobEvent& e) {
+        JobEvent mine = e;
         mine.job = id_;
-        hub_.publish(protocol::Event { mine });
-        track_members(e);
-        if (shared_clock_ && (e.kind == "job-paused" || e.kind == "job-resumed")) {
-            if (e.kind == "job-paused")
-                shared_clock_->suspend(id_);
-            else
-                shared_clock_->resume(id_);
-        }
-        if (e.kind == "job-paused" || e.kind == "job-resumed")
-            set_state(e.kind == "job-paused" ? JobState::Paused : JobState::Running);
-        if (e.kind == "policy-change" || e.kind == "sync-model-change") {
-            // On the trainer's thread, at the barrier that applied it.
-            {
-                std::lock_guard lock(mutex_);
-                if (trainer_) {
-                    status_.policy = trainer_->manager().policy().name();
-                    status_.sync_model = trainer_->control().sync_model();
-                }
-            }
-            publish_status();
-        }
+        hub_.publish(protocol::Event { record(mine) });
+        fold(mine);
     };
     options.progress = [this](const run::Progress& p) {
         {
@@ -479,8 +461,8 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
             w.excluded_until = o.excluded_until;
             w.member = o.member;
             w.slowdown = trainer_->control().straggler_slowdown(w.worker);
-        } else if (i < members_.size()) { // not started yet: the members it will start with
-            w.member = members_[i];
+        } else if (i < fold_.members().size()) { // not started yet: the members it will start with
+            w.member = fold_.members()[i];
         }
         out.push_back(std::move(w));
     }
@@ -523,8 +505,9 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
             trained_ = true;
             return;
         }
-        for (std::size_t w = 0; w < members_.size(); ++w) // a resumed job's members are its checkpoint's
-            members_[w] = trainer->control().worker(static_cast<WorkerId>(w)).member;
+        std::vector<bool> members(fold_.members().size()); // a resumed job's are its checkpoint's
+        for (std::size_t w = 0; w < members.size(); ++w)
+            members[w] = trainer->control().worker(static_cast<WorkerId>(w)).member;
         if (!sharing_.empty()) // in effect from its first barrier
             trainer->control().set_gpu_sharing(sharing_);
         if (contention_)
@@ -538,7 +521,7 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
                  << " with a checkpoint and started again from it (data, model and trainer rebuilt) "
                  << std::chrono::duration<double>(std::chrono::steady_clock::now() - r->asked).count()
                  << " s after it was asked; " << r->reason;
-            trainer->control().record({ "job-restarted", cost.str(), r->actor });
+            trainer->control().record({ EventKind::JobRestarted, cost.str(), r->actor });
         }
         for (HeldCommand& held : std::exchange(held_, {})) {
             if (stop_) // cancelled while it loaded: a held pause must not keep it from stopping
@@ -550,16 +533,15 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
             }
         }
         // The names the run records, as later changes will give them.
-        status_.policy = trainer->manager().policy().name();
-        status_.sync_model = trainer->control().sync_model();
+        fold_ = JobFold(
+            workers(), trainer->manager().policy().name(), trainer->control().sync_model(), std::move(members));
+        status_.policy = fold_.policy();
+        status_.sync_model = fold_.sync_model();
     }
     for (const std::string& why : refused) {
-        EventRecord e;
+        JobEvent e = job_event(EventKind::CommandRefused, 0, 0, why);
         e.job = id_;
-        e.kind = "command-refused";
-        e.message = why;
-        e.actor = "system";
-        hub_.publish(protocol::Event { e });
+        hub_.publish(protocol::Event { record(e) });
     }
     if (!refused.empty())
         publish_workers();
@@ -607,7 +589,7 @@ void JobRuntime::cancel(const std::string& actor)
 void JobRuntime::cancel_queued(const std::string& actor)
 {
     stop_ = true;
-    scheduler_event("job-cancelled", "cancelled in the queue by " + actor);
+    scheduler_event(EventKind::JobCancelled, "cancelled in the queue by " + actor);
     set_state(JobState::Stopped, "cancelled in the queue by " + actor);
 }
 
@@ -725,10 +707,11 @@ void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const std::st
     stop_ = true; // at its next barrier, with a checkpoint
 }
 
-void JobRuntime::note(const std::string& kind, const std::string& message, const std::string& actor)
+void JobRuntime::note(EventKind kind, const std::string& message, const std::string& actor)
 {
     train::JobControl::Note note { kind, message, actor };
-    apply_or_hold(kind + " by " + actor, [note](train::Trainer& t) { t.control().record(note); });
+    apply_or_hold(
+        std::string(to_string(kind)) + " by " + actor, [note](train::Trainer& t) { t.control().record(note); });
 }
 
 void JobRuntime::set_frozen(bool frozen, const std::string& actor)
@@ -737,7 +720,7 @@ void JobRuntime::set_frozen(bool frozen, const std::string& actor)
         throw RefusedRequest("not-elastic",
             "job " + std::to_string(id_)
                 + " has no elastic section: no scheduler resizes it, so there is nothing to freeze");
-    note(frozen ? "job-frozen" : "job-unfrozen",
+    note(frozen ? EventKind::JobFrozen : EventKind::JobUnfrozen,
         frozen ? "the elastic scheduler leaves its workers as they are (an operator's resize-job still applies)"
                : "the elastic scheduler may grow it and take its workers for newcomers again",
         actor);
@@ -754,23 +737,34 @@ bool JobRuntime::frozen() const
     return status_.elastic && status_.elastic->frozen;
 }
 
-void JobRuntime::track_members(const EventRecord& e)
+void JobRuntime::fold(const JobEvent& e)
 {
-    const bool add = e.kind == action_name(ResizeAction::AddWorker);
-    const bool remove = e.kind == action_name(ResizeAction::RemoveWorker);
-    const bool refused = e.kind == "resize-refused";
-    const bool on_servers
-        = e.kind == action_name(ResizeAction::AddServer) || e.kind == action_name(ResizeAction::RemoveServer);
-    std::lock_guard lock(mutex_);
-    if ((add || remove) && e.worker && *e.worker >= 0 && static_cast<std::size_t>(*e.worker) < members_.size()) {
-        members_[static_cast<std::size_t>(*e.worker)] = add;
-        if (add)
-            member_since_[static_cast<std::size_t>(*e.worker)] = e.iteration;
+    // On the trainer's thread, at the safe point that applied the change.
+    const bool resized = e.kind == EventKind::AddWorker || e.kind == EventKind::RemoveWorker
+        || e.kind == EventKind::AddServer || e.kind == EventKind::RemoveServer || e.kind == EventKind::ResizeRefused;
+    const bool pause = e.kind == EventKind::JobPaused || e.kind == EventKind::JobResumed;
+    const bool renamed = e.kind == EventKind::PolicyChange || e.kind == EventKind::SyncModelChange;
+    bool paused = false;
+    {
+        std::lock_guard lock(mutex_);
+        fold_.apply(e);
+        paused = fold_.paused();
+        status_.policy = fold_.policy();
+        status_.sync_model = fold_.sync_model();
+        // A scenario's own resizes were never asked for here.
+        if (resized && !e.actor.is_scheduled() && resizes_in_flight_ > 0)
+            --resizes_in_flight_;
     }
-    // A scenario's own resizes were never asked for here.
-    const bool scenarios = e.actor == "scenario" || e.actor == "elastic";
-    if ((add || remove || on_servers || refused) && !scenarios && resizes_in_flight_ > 0)
-        --resizes_in_flight_;
+    if (pause && shared_clock_) {
+        if (paused)
+            shared_clock_->suspend(id_);
+        else
+            shared_clock_->resume(id_);
+    }
+    if (pause)
+        set_state(paused ? JobState::Paused : JobState::Running);
+    else if (renamed)
+        publish_status();
 }
 
 JobRuntime::Work JobRuntime::work() const
@@ -788,7 +782,7 @@ int JobRuntime::server_count() const
 std::vector<bool> JobRuntime::member_slots() const
 {
     std::lock_guard lock(mutex_);
-    return members_;
+    return fold_.members();
 }
 
 int JobRuntime::resizes_in_flight() const
@@ -800,9 +794,7 @@ int JobRuntime::resizes_in_flight() const
 std::int64_t JobRuntime::member_since(WorkerId worker) const
 {
     std::lock_guard lock(mutex_);
-    return worker >= 0 && static_cast<std::size_t>(worker) < member_since_.size()
-        ? member_since_[static_cast<std::size_t>(worker)]
-        : 0;
+    return fold_.member_since(worker);
 }
 
 std::optional<double> JobRuntime::samples_per_s(std::int64_t from, std::int64_t to) const

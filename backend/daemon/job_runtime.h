@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/job_fold.h"
 #include "daemon/rank_pool.h"
 #include "daemon/remote_pool.h"
 #include "daemon/server_folders.h"
@@ -56,7 +57,7 @@ public:
         std::optional<int> server_gpus = {});
     // A scheduler event before the run starts ("job-queued", "job-placed"): published now,
     // and recorded first in the job's run store when the run begins.
-    void scheduler_event(const std::string& kind, const std::string& message);
+    void scheduler_event(EventKind kind, const std::string& message);
     // Why a queued job waits, for its status.
     void set_waiting(const std::string& why);
     // Ends the job at its next barrier; it is recorded as stopped (as interrupted when the
@@ -99,7 +100,7 @@ public:
     bool frozen() const;
     // An event recorded in the job's run store at its next safe point (throws
     // RefusedRequest "job-not-running" once it has ended).
-    void note(const std::string& kind, const std::string& message, const std::string& actor);
+    void note(EventKind kind, const std::string& message, const std::string& actor);
     // kill-restart: the job stops at its next barrier with a checkpoint, and starts again
     // from it at once, in the same run, with `changes` applied at its first barrier (events
     // with `actor` and `reason`); a job-restarted event says what the restart cost. Throws
@@ -184,7 +185,9 @@ private:
     void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply);
     void trainer_started(train::Trainer* trainer);
     void check_worker(WorkerId worker) const;
-    void track_members(const EventRecord& e); // an add-worker, remove-worker or refusal the trainer recorded
+    // Folds an event the trainer recorded into the job's state (fold_): its pause, policy,
+    // sync model and members, as replay folds it.
+    void fold(const JobEvent& e);
     // The trainer's comm_gate: asks the link schedule, waiting on the shared clock while held.
     std::optional<train::CommGrant> schedule_transfer(
         const train::CommTransfer& transfer, const std::atomic<bool>* stop);
@@ -214,7 +217,7 @@ private:
     std::vector<HeldCommand> held_;
     std::chrono::steady_clock::time_point started_;
     const std::chrono::steady_clock::time_point submitted_ = std::chrono::steady_clock::now();
-    std::vector<EventRecord> recorded_before_; // the scheduler's events, until the run records them
+    std::vector<JobEvent> recorded_before_; // the scheduler's events, until the run records them
     std::optional<run::RunOptions::Resume> resume_;
     std::atomic<bool> shutdown_ { false };
     bool cancelled_ = false;
@@ -229,8 +232,9 @@ private:
     std::optional<int> start_members_; // an elastic job started smaller (or larger) than its scenario says
     Work work_;
     std::optional<int> start_servers_; // ... and with fewer servers, its servers' GPUs being fewer
-    std::vector<bool> members_;
-    std::vector<std::int64_t> member_since_;
+    // The job's state from its events: the starting members and names until its trainer
+    // starts (then the trainer's, a resumed job's checkpoint's), each event folded after.
+    JobFold fold_;
     int resizes_in_flight_ = 0;
     struct Pace {
         std::int64_t iteration = 0; // iterations done

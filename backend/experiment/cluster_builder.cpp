@@ -72,7 +72,7 @@ CapturedRun run_captured(
             captured.rows.insert(captured.rows.end(), rows.begin(), rows.end());
         };
     ro.on_evaluation = [&](const EvaluationRecord& e) { captured.evaluations.push_back(e); };
-    ro.on_event = [&](const EventRecord& e) { captured.events.push_back(e); };
+    ro.on_event = [&](const JobEvent& e) { captured.events.push_back(e); };
     if (options.status)
         options.status("running " + db_name);
     captured.summary = run::run_scenario(s, ro);

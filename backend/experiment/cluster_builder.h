@@ -23,7 +23,7 @@ struct CapturedRun {
     run::RunSummary summary;
     std::vector<IterationRecord> rows;
     std::vector<EvaluationRecord> evaluations;
-    std::vector<EventRecord> events;
+    std::vector<JobEvent> events;
 };
 CapturedRun run_captured(
     scenario::Scenario scenario, const ExperimentOptions& options, const std::string& db_name, bool keep_rows = true);

@@ -81,9 +81,9 @@ void run_equilibrium(const ExperimentOptions& options)
     std::int64_t fine_tune_at = -1;
     std::string warnings;
     for (const auto& e : lbbsp.events) {
-        if (e.kind == "phase-change" && fine_tune_at < 0)
+        if (e.kind == EventKind::PhaseChange && fine_tune_at < 0)
             fine_tune_at = e.iteration;
-        if (e.kind == "warning")
+        if (e.kind == EventKind::Warning)
             warnings += "- iteration " + std::to_string(e.iteration) + ": " + e.message + "\n";
     }
     const auto before = median_sizes(lbbsp.rows, kCutAt - 30, kCutAt, 4);

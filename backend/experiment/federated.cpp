@@ -49,7 +49,7 @@ public:
         recorder_.record_evaluation(e);
         evaluations.push_back(e);
     }
-    void on_event(const EventRecord& e) override { recorder_.record_event(e); }
+    void on_event(const JobEvent& e) override { recorder_.record_event(record(e)); }
 
     std::vector<IterationRecord> rows;
     std::vector<EvaluationRecord> evaluations;

@@ -1,10 +1,10 @@
 #include "replay/replay_source.h"
 
 #include "common/error.h"
+#include "common/job_fold.h"
 #include "common/json_fields.h"
 #include "db/run_reader.h"
 #include "protocol/codec.h"
-#include "replay/worker_state_fold.h"
 
 #include <algorithm>
 
@@ -70,7 +70,7 @@ struct ReplaySource::Job {
     std::vector<db::WorkerInfo> workers;
     std::vector<RecordedDevice> devices; // per worker, from its profile
     std::vector<std::int64_t> steps; // this job's steps, ascending
-    std::vector<EventRecord> events; // this job's events, in time order
+    std::vector<JobEvent> events; // this job's events, typed, in time order
     std::vector<std::int64_t> event_due; // the step each goes with
 };
 
@@ -105,7 +105,7 @@ ReplaySource::ReplaySource(
     for (const EventRecord& e : events_) {
         event_due_.push_back(due(e.time_s));
         Job& j = job(e.job);
-        j.events.push_back(e);
+        j.events.push_back(typed(e));
         j.event_due.push_back(event_due_.back().step);
     }
     for (const EvaluationRecord& e : evaluations_)
@@ -192,14 +192,14 @@ std::vector<IterationRecord> ReplaySource::rows_of(JobId job, std::int64_t itera
     return reader_->iterations(run_.id, job, iteration, iteration);
 }
 
-namespace {
-// The new name in a "policy-change" or "sync-model-change" event's "OLD -> NEW".
-std::string changed_to(const std::string& message)
+JobFold ReplaySource::fold_at(const Job& j, std::int64_t position) const
 {
-    const auto arrow = message.rfind(" -> ");
-    return arrow == std::string::npos ? message : message.substr(arrow + 4);
+    // The events delivered before `position`, through the fold a live job's status reads.
+    JobFold fold(static_cast<int>(j.workers.size()), j.info.policy, j.info.sync_model);
+    for (std::size_t i = 0; i < j.events.size() && j.event_due[i] < position; ++i)
+        fold.apply(j.events[i]);
+    return fold;
 }
-} // namespace
 
 JobStatus ReplaySource::status_at(Job& j, std::int64_t position, bool finished)
 {
@@ -220,16 +220,10 @@ JobStatus ReplaySource::status_at(Job& j, std::int64_t position, bool finished)
         s.iteration = m.iteration + 1;
         s.time_s = m.end_s;
     }
-    s.state = JobState::Running;
-    for (std::size_t i = 0; i < j.events.size() && j.event_due[i] < position; ++i) {
-        const EventRecord& e = j.events[i];
-        if (e.kind == "job-paused")
-            s.state = JobState::Paused;
-        else if (e.kind == "job-resumed")
-            s.state = JobState::Running;
-        else if (e.kind == "policy-change" || e.kind == "sync-model-change")
-            (e.kind == "policy-change" ? s.policy : s.sync_model) = changed_to(e.message);
-    }
+    const JobFold fold = fold_at(j, position);
+    s.state = fold.paused() ? JobState::Paused : JobState::Running;
+    s.policy = fold.policy();
+    s.sync_model = fold.sync_model();
     for (std::size_t i = 0; i < evaluations_.size() && (finished || evaluation_due_[i].step < position); ++i)
         if (evaluations_[i].job == j.info.id)
             s.accuracy = evaluations_[i].test_accuracy;
@@ -252,10 +246,9 @@ JobStatus ReplaySource::status_at(Job& j, std::int64_t position, bool finished)
 
 WorkerUpdate ReplaySource::workers_at(Job& j, std::int64_t position, const std::vector<IterationRecord>& rows) const
 {
-    const auto delivered = static_cast<std::size_t>(
-        std::lower_bound(j.event_due.begin(), j.event_due.end(), position) - j.event_due.begin());
     const int count = static_cast<int>(j.workers.size());
-    const std::vector<WorkerHold> holds = fold_worker_events(std::span(j.events).first(delivered), count);
+    const JobFold fold = fold_at(j, position);
+    const std::vector<WorkerHold>& holds = fold.holds();
     WorkerUpdate update { j.info.id, {}, replay_ };
     for (int i = 0; i < count; ++i) {
         WorkerState w;

@@ -9,6 +9,10 @@
 #include <optional>
 #include <vector>
 
+namespace fulcrum {
+class JobFold;
+}
+
 namespace fulcrum::db {
 class RunReader;
 }
@@ -64,6 +68,7 @@ private:
         bool at_barrier = false; // after that step's rows rather than before them
     };
     Job& job(JobId id);
+    JobFold fold_at(const Job& job, std::int64_t position) const; // the job's events before `position`, folded
     protocol::JobStatus status_at(Job& job, std::int64_t position, bool finished);
     protocol::WorkerUpdate workers_at(Job& job, std::int64_t position, const std::vector<IterationRecord>& rows) const;
     std::vector<IterationRecord> rows_of(JobId job, std::int64_t iteration);

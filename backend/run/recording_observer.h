@@ -80,15 +80,15 @@ public:
         progress_.accuracy = evaluation.test_accuracy;
     }
 
-    void on_event(const EventRecord& event) override
+    void on_event(const JobEvent& event) override
     {
-        if (!phases_.empty() && event.kind == "scheduled-change-refused") {
+        if (!phases_.empty() && event.kind == EventKind::ScheduledChangeRefused) {
             Phase& p = phases_[phase_of(event.iteration)];
             if (!p.summary.setting.ends_with(" (change refused)"))
                 p.summary.setting += " (change refused)";
         }
         if (recorder_)
-            recorder_->record_event(event);
+            recorder_->record_event(record(event));
         if (options_.on_event)
             options_.on_event(event);
     }

@@ -69,9 +69,9 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
             recorder->add_worker(
                 { config.job, static_cast<WorkerId>(i), config.ranks[i], "external", boost::json::serialize(profile) });
         }
-        for (EventRecord e : options.recorded_before) {
+        for (JobEvent e : options.recorded_before) {
             e.job = config.job;
-            recorder->record_event(e);
+            recorder->record_event(record(e));
         }
     }
     if (options.status)

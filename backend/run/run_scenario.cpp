@@ -244,11 +244,11 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         for (std::size_t i = 0; i < config.workers.size(); ++i)
             recorder->add_worker({ config.job, static_cast<WorkerId>(i), config.workers[i].name,
                 config.workers[i].gpu ? "gpu" : "cpu", profile_json(config.workers[i]) });
-        for (EventRecord e : options.recorded_before) {
+        for (JobEvent e : options.recorded_before) {
             e.job = config.job;
             e.iteration = 0;
             e.time_s = 0;
-            recorder->record_event(e);
+            recorder->record_event(record(e));
         }
     }
 
@@ -287,11 +287,11 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             trainer->resume_from_checkpoint(c.state);
             observer.start_from(trainer->samples_trained());
             recorder->resume_run(options.resume->run, c.iteration, trainer->rows_recorded_through());
-            for (EventRecord e : options.recorded_before) {
+            for (JobEvent e : options.recorded_before) {
                 e.job = c.job;
                 e.iteration = c.iteration;
                 e.time_s = c.time_s;
-                recorder->record_event(e);
+                recorder->record_event(record(e));
             }
         }
         result = run_shown(*trainer, options);

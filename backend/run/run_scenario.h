@@ -47,7 +47,7 @@ struct RunOptions {
     // Every iteration's rows as they are recorded (experiments compute their figures from these).
     std::function<void(std::span<const IterationRecord>)> on_rows;
     std::function<void(const EvaluationRecord&)> on_evaluation;
-    std::function<void(const EventRecord&)> on_event;
+    std::function<void(const JobEvent&)> on_event;
     std::function<void(const std::string&)> status; // "loading data", ...
     const std::atomic<bool>* stop = nullptr;
     // Already loaded data to use instead of loading the scenario's (experiments run many jobs).
@@ -59,7 +59,7 @@ struct RunOptions {
     std::function<void(train::Trainer&)> on_finish;
     // Events from before the run (fulcrumd's queue and placement), recorded first, at
     // iteration 0, as the run's job. Not passed to on_event: their owner published them.
-    std::vector<EventRecord> recorded_before;
+    std::vector<JobEvent> recorded_before;
     // The processes that compute the scenario's remote worker slots (fulcrumd).
     std::shared_ptr<train::RemoteWorkers> remote;
     // The ranks of an external framework job (fulcrumd's RankPool): a scenario with an

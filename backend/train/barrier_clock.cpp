@@ -3,6 +3,7 @@
 #include "perf/network_model.h"
 #include "perf/proc_stats.h"
 #include "train/job_core.h"
+#include "train/modelled_timing.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -52,22 +53,12 @@ public:
                 core_.job.workers[static_cast<std::size_t>(row.worker)]->setup().network, core_.config.server_links,
                 core_.job.model_bytes, iteration, pushes, shards));
         }
-        const std::optional<CommGrant> grant = ask_for_links(transfer, stop);
+        const std::optional<CommGrant> grant = ask_for_links(core_, transfer, stop);
         for (std::size_t r = 0; r < rows.size(); ++r) {
             IterationRecord& row = rows[r];
             const auto i = static_cast<std::size_t>(row.worker);
-            Worker& worker = *core_.job.workers[i];
-            const perf::ComputeTiming timing = worker.performance().compute(barrier_open, row.batch_size);
             row.start_s = barrier_open;
-            row.compute_s = timing.duration_s * core_.slowdown[i] * core_.sharing[i];
-            const double alone = transfer.alone_s[r];
-            // A scheduled transfer: held for the links, then stretched by what it started beside.
-            row.comm_s = grant ? grant->wait_s + alone * grant->stretch[r] : alone * core_.contention[i];
-            row.cpu_share = timing.mean_share.cpu;
-            row.memory_share = timing.mean_share.memory;
-            row.end_s = barrier_open + row.comm_s + row.compute_s;
-            row.gpu = worker.modelled_device_use(timing.device_memory);
-            device_memory_[i] = timing.device_memory;
+            device_memory_[i] = time_modelled_batch(core_, row, i, barrier_open, transfer.alone_s[r], grant, r);
             clock.schedule(row.end_s, [&, end = row.end_s] {
                 if (++arrived == needed)
                     barrier_close = end; // the queue runs arrivals in time order
@@ -85,27 +76,9 @@ public:
         return core_.job.workers[static_cast<std::size_t>(row.worker)]->performance().share_at(barrier);
     }
 
-    void after_barrier(double now, const std::atomic<bool>* stop) override
-    {
-        if (core_.config.mode == ClockMode::Paced)
-            core_.pacer.wait_until(now, stop);
-        else if (core_.config.shared_clock)
-            core_.config.shared_clock(now, stop);
-    }
+    void after_barrier(double now, const std::atomic<bool>* stop) override { pace_to(core_, now, stop); }
 
 private:
-    // fulcrumd's communication scheduler, where one decides: when the iteration's pushes and
-    // pulls start, and how contended each worker's are.
-    std::optional<CommGrant> ask_for_links(const CommTransfer& transfer, const std::atomic<bool>* stop) const
-    {
-        if (!core_.config.comm_gate || transfer.workers.empty())
-            return std::nullopt;
-        std::optional<CommGrant> grant = core_.config.comm_gate(transfer, stop);
-        if (grant && grant->stretch.size() != transfer.workers.size())
-            throw std::logic_error("the communication scheduler answered for another number of workers");
-        return grant;
-    }
-
     JobCore& core_;
     std::vector<double>& device_memory_;
 };

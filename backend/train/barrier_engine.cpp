@@ -57,8 +57,8 @@ struct BarrierEngine::Impl : EngineRefs {
         for (ResizeRequest& request : control->take_resizes())
             due.push_back(std::move(request));
         for (const ResizeRequest& request : due) {
-            EventRecord e = job.event(k, now, "resize-refused", "");
-            e.actor = request.actor;
+            JobEvent e = job.event(k, now, EventKind::ResizeRefused, "");
+            e.actor = EventActor::parse(request.actor);
             try {
                 const ResizeRequest r = job.resolved(request);
                 const int slot = *r.target;
@@ -74,7 +74,7 @@ struct BarrierEngine::Impl : EngineRefs {
                 }
                 if (r.action == ResizeAction::AddWorker)
                     manager->join(slot);
-                e.kind = std::string(action_name(r.action));
+                e.kind = event_kind(r.action);
                 e.message = outcome.describe();
                 const double paused = request.pause_s.value_or(config.elastic.pause_s.of(r.action));
                 if (paused > 0 && config.mode != ClockMode::Real) {
@@ -118,7 +118,7 @@ struct BarrierEngine::Impl : EngineRefs {
         const std::string before = sync::describe(sync_model);
         sync_model = change->spec;
         control->sync_in_effect(sync_model);
-        core.emit(k, now, "sync-model-change", before + " -> " + sync::describe(sync_model), change->actor);
+        core.emit(k, now, EventKind::SyncModelChange, before + " -> " + sync::describe(sync_model), change->actor);
         return !sync::closes_every_iteration(sync_model.type);
     }
 
@@ -167,7 +167,7 @@ struct BarrierEngine::Impl : EngineRefs {
     // goes to the others) and the loss becomes an event; training goes on.
     void drop_lost_worker(WorkerId worker, std::int64_t k, double now)
     {
-        EventRecord e = job.event(k, now, "worker-lost",
+        JobEvent e = job.event(k, now, EventKind::WorkerLost,
             "worker " + std::to_string(worker) + " disconnected during iteration " + std::to_string(k)
                 + ": dropped from this barrier; its share goes to the others");
         e.worker = worker;

@@ -37,7 +37,7 @@ void CheckpointSchedule::take(std::optional<std::string> state, std::int64_t cou
 {
     if (!state) {
         off_ = true;
-        core_.emit(at, now, "checkpoints-off",
+        core_.emit(at, now, EventKind::CheckpointsOff,
             "policy " + core_.manager->policy().name()
                 + " keeps no checkpoint: this job cannot be resumed after a crash",
             "system");

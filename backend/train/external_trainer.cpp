@@ -43,6 +43,7 @@ ExternalTrainer::ExternalTrainer(ExternalJobConfig config, std::unique_ptr<balan
         throw RefusedRequest("sync-model-not-switchable",
             "an external job's ranks synchronise by their framework's all-reduce at every iteration (bsp)");
     });
+    mail_ = std::make_unique<SafePointMail>(config_.job, *control_, *manager_, observer_);
 }
 
 ExternalTrainer::~ExternalTrainer() = default;
@@ -53,34 +54,10 @@ void ExternalTrainer::resume_from_checkpoint(const std::string& /*state*/)
         "an external job keeps no checkpoint: its parameters live in its framework's ranks");
 }
 
-void ExternalTrainer::emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+void ExternalTrainer::emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
     std::optional<WorkerId> worker)
 {
-    EventRecord e;
-    e.job = config_.job;
-    e.iteration = at;
-    e.time_s = now;
-    e.kind = std::move(kind);
-    e.message = std::move(message);
-    e.actor = std::move(actor);
-    e.worker = worker;
-    observer_.on_event(e);
-}
-
-void ExternalTrainer::forward_manager_events(std::int64_t at, double now)
-{
-    for (EventRecord e : manager_->take_events()) {
-        e.job = config_.job;
-        e.iteration = at;
-        e.time_s = now;
-        if (e.kind == "policy-change")
-            control_->policy_in_effect(manager_->policy().name());
-        observer_.on_event(e);
-    }
-    for (JobControl::Note& note : control_->take_notes())
-        emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
-    if (std::optional<JobControl::ClusterChange> cluster = control_->take_cluster())
-        observer_.on_cluster(ClusterRecord { config_.job, at, now, std::move(cluster->state), cluster->cluster_job });
+    mail_->emit(at, now, kind, std::move(message), actor, worker);
 }
 
 void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, double now)
@@ -88,12 +65,12 @@ void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, dou
     std::string names;
     for (const WorkerId rank : gathered.lost) {
         const std::string& name = config_.ranks[static_cast<std::size_t>(rank)];
-        emit(at, now, "worker-lost", "rank " + std::to_string(rank) + " (" + name + "): " + gathered.lost_why, "system",
-            rank);
+        emit(at, now, EventKind::WorkerLost, "rank " + std::to_string(rank) + " (" + name + "): " + gathered.lost_why,
+            "system", rank);
         names += (names.empty() ? "" : ", ") + std::to_string(rank) + " (" + name + ")";
     }
     const std::string why = "rank " + names + " lost at iteration " + std::to_string(at) + ": " + gathered.lost_why;
-    emit(at, now, "job-lost", why, "system");
+    emit(at, now, EventKind::JobLost, why, "system");
     RankPlan plan;
     plan.state = RankPlan::State::Lost;
     plan.iteration = at;
@@ -143,14 +120,14 @@ double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::Worker
 {
     if (k > 0) {
         allocation = manager_->next(observations, k - 1, closed);
-        forward_manager_events(k, closed);
+        mail_->forward_manager_events(k, closed);
     }
     for (const JobControl::Slowdown& d : control_->take_slowdowns()) {
         double& factor = slowdowns_[static_cast<std::size_t>(d.worker)];
         if (factor == d.factor)
             continue;
         factor = d.factor;
-        emit(k, closed, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
+        emit(k, closed, d.factor == 1 ? EventKind::StragglerCleared : EventKind::StragglerInjected,
             d.factor == 1 ? "rank " + std::to_string(d.worker) + " runs at its own speed again"
                           : "rank " + std::to_string(d.worker) + " sleeps to take " + std::to_string(d.factor)
                     + "x its compute time",
@@ -187,8 +164,8 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
         lose(gathered, 0, seconds_since(start));
     control_->policy_in_effect(manager_->policy().name());
     balance::Allocation allocation = manager_->initial();
-    forward_manager_events(0, 0);
-    emit(0, seconds_since(start), "ranks-ready",
+    mail_->forward_manager_events(0, 0);
+    emit(0, seconds_since(start), EventKind::RanksReady,
         std::to_string(config_.ranks.size()) + " ranks joined; training " + std::to_string(config_.iterations)
             + " iterations of " + std::to_string(config_.total_batch) + " samples",
         "system");
@@ -200,11 +177,8 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
     std::vector<balance::WorkerObservation> observations;
     for (std::int64_t k = 0; k < config_.iterations; ++k) {
         if (!answered) {
-            if (const std::optional<std::string> by = control_->pause_requested()) {
-                emit(k, closed, "job-paused", "held before iteration " + std::to_string(k), *by);
-                const auto [held, resumed_by] = control_->hold(stop);
-                emit(k, seconds_since(start), "job-resumed", "after " + std::to_string(held) + " s", resumed_by);
-            }
+            mail_->hold_if_paused(k, closed, stop, "held before iteration " + std::to_string(k),
+                [start](double) { return seconds_since(start); });
             if (stop && stop->load()) {
                 stopped(k);
                 break;

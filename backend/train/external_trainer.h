@@ -1,6 +1,7 @@
 #pragma once
 
 #include "train/external_ranks.h"
+#include "train/safe_point_mail.h"
 #include "train/trainer.h"
 
 #include <chrono>
@@ -43,9 +44,8 @@ public:
     balance::BatchSizeManager& manager() override { return *manager_; }
 
 private:
-    void emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+    void emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
         std::optional<WorkerId> worker = std::nullopt);
-    void forward_manager_events(std::int64_t at, double now);
     [[noreturn]] void lose(const GatheredReports& gathered, std::int64_t at, double now);
     // Sizes iteration k (from `observations` of k - 1, unless k is 0), applies the operator's
     // straggler drills and sends every rank its plan; returns when it was sent.
@@ -57,6 +57,7 @@ private:
     const ExternalJobConfig config_;
     std::unique_ptr<balance::BatchSizeManager> manager_;
     std::unique_ptr<JobControl> control_;
+    std::unique_ptr<SafePointMail> mail_; // after control_: it hands control_'s mail over
     std::shared_ptr<ExternalRanks> ranks_;
     TrainingObserver& observer_;
     std::vector<double> slowdowns_;

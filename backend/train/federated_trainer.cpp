@@ -47,7 +47,7 @@ struct FederatedTrainer::Impl {
     {
         const std::size_t n = job.workers.size();
         const std::string variant = balance::federated_variant_names()[static_cast<std::size_t>(federated.variant)];
-        observer.on_event(job.event(0, 0, "job-started", std::to_string(n) + " federated clients, " + variant));
+        observer.on_event(job.event(0, 0, EventKind::JobStarted, std::to_string(n) + " federated clients, " + variant));
         TrainingResult result;
         double now = 0;
         std::int64_t samples = 0;
@@ -140,7 +140,7 @@ struct FederatedTrainer::Impl {
         job.finish(result, round, samples, now, 0, observer);
         core.record_notes(std::max<std::int64_t>(0, round - 1), now); // asked for after its last round
         observer.on_event(job.event(std::max<std::int64_t>(0, round - 1), now,
-            result.stopped ? "job-stopped" : "job-finished", std::to_string(round) + " rounds"));
+            result.stopped ? EventKind::JobStopped : EventKind::JobFinished, std::to_string(round) + " rounds"));
         return result;
     }
 
@@ -148,7 +148,7 @@ struct FederatedTrainer::Impl {
     void refuse_resizes(std::int64_t round, double now)
     {
         for (const ResizeRequest& request : core.control->take_resizes())
-            core.emit(round, now, "resize-refused",
+            core.emit(round, now, EventKind::ResizeRefused,
                 std::string(action_name(request.action))
                     + " refused (not-elastic): a federated job's clients hold their own data; it does not resize",
                 request.actor);

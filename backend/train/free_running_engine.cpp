@@ -3,6 +3,7 @@
 #include "perf/network_model.h"
 #include "perf/proc_stats.h"
 #include "train/checkpoint_schedule.h"
+#include "train/modelled_timing.h"
 
 #include <algorithm>
 #include <atomic>
@@ -398,7 +399,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 }
             }
             control->sync_in_effect(sync_model);
-            core.emit(at, t, "sync-model-change", before + " -> " + sync::describe(sync_model), change->actor);
+            core.emit(at, t, EventKind::SyncModelChange, before + " -> " + sync::describe(sync_model), change->actor);
         }
         if (!manager->changes_due(t))
             return;
@@ -427,7 +428,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         s.row_open = true;
         close_row(i, t);
         const auto worker = static_cast<WorkerId>(i);
-        core.emit(std::max<std::int64_t>(0, progress.updates - 1), t, "worker-lost",
+        core.emit(std::max<std::int64_t>(0, progress.updates - 1), t, EventKind::WorkerLost,
             "worker " + std::to_string(worker) + " disconnected during its iteration " + std::to_string(s.row.iteration)
                 + ": its batch is dropped; its share goes to the others",
             "system", worker);
@@ -523,44 +524,18 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
     void begin_batch(std::size_t i, double t) override
     {
         WorkerState& s = e.state[i];
-        Worker& worker = *e.job.workers[i];
         IterationRecord& row = s.row;
         row.loss = e.job.endpoints[i]->compute(s.clock, row.batch_size, 1).loss; // the model times it
-        const perf::ComputeTiming timed = worker.performance().compute(t, row.batch_size);
-        row.compute_s = timed.duration_s * e.slowdown[i] * e.sharing[i];
-        // The batch's pull and push as one transfer on the worker's link, asked for as it starts
-        // where fulcrumd's communication scheduler decides: held, then stretched by eq. 5 for
-        // what it started beside; otherwise stretched for the live jobs on the link.
-        const double alone = perf::communication_time(worker.setup().network, e.job.model_bytes, s.clock);
-        const std::optional<CommGrant> grant = ask_for_links(i, t, alone);
-        row.comm_s = grant ? grant->wait_s + alone * grant->stretch.at(0) : alone * e.contention[i];
-        row.cpu_share = timed.mean_share.cpu;
-        row.memory_share = timed.mean_share.memory;
-        row.gpu = worker.modelled_device_use(timed.device_memory);
+        // The batch's pull and push as one transfer on the worker's link, asked for as it starts.
+        const double alone = perf::communication_time(e.job.workers[i]->setup().network, e.job.model_bytes, s.clock);
+        const CommTransfer transfer { t, static_cast<double>(e.job.model_bytes), { static_cast<WorkerId>(i) },
+            { alone } };
+        time_modelled_batch(e.core, row, i, t, alone, ask_for_links(e.core, transfer, e.stop_flag), 0);
         row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
-        row.end_s = t + row.comm_s + row.compute_s;
         e.clock.schedule(row.end_s, [this, i, version = s.pulled_version] { e.arrive(i, version); });
     }
 
-    std::optional<CommGrant> ask_for_links(std::size_t i, double t, double alone) const
-    {
-        if (!e.config.comm_gate)
-            return std::nullopt;
-        const CommTransfer transfer { t, static_cast<double>(e.job.model_bytes), { static_cast<WorkerId>(i) },
-            { alone } };
-        std::optional<CommGrant> grant = e.config.comm_gate(transfer, e.stop_flag);
-        if (grant && grant->stretch.size() != 1)
-            throw std::logic_error("the communication scheduler answered for another number of workers");
-        return grant;
-    }
-
-    void after_arrival(double t) override
-    {
-        if (e.config.mode == ClockMode::Paced)
-            e.pacer.wait_until(t, e.stop_flag);
-        else if (e.config.shared_clock)
-            e.config.shared_clock(t, e.stop_flag);
-    }
+    void after_arrival(double t) override { pace_to(e.core, t, e.stop_flag); }
 
     void run_until_done() override
     {

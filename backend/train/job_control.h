@@ -55,7 +55,8 @@ public:
     // An event from outside the trainer (an operator's freeze, the elastic scheduler's),
     // recorded at the next safe point with the job's iteration and clock.
     struct Note {
-        std::string kind, message, actor;
+        EventKind kind = EventKind::Warning;
+        std::string message, actor;
     };
     void record(Note note);
     // The cluster the job runs on changed (fulcrumd's cluster-state message, in which the

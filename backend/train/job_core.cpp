@@ -43,26 +43,21 @@ JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, 
     contention.assign(job.workers.size(), 1.0);
     control = std::make_unique<JobControl>(
         *manager, n, sync_model, [&config = config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
+    mail = std::make_unique<SafePointMail>(config.job, *control, *manager, observer);
 }
 
-void JobCore::emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+void JobCore::emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
     std::optional<WorkerId> worker)
 {
-    EventRecord e = job.event(at, now, std::move(kind), std::move(message));
-    e.actor = std::move(actor);
-    e.worker = worker;
-    observer.on_event(e);
+    mail->emit(at, now, kind, std::move(message), actor, worker);
 }
 
 void JobCore::hold_if_paused(std::int64_t at, double now, const std::atomic<bool>* stop, const std::string& where)
 {
-    const std::optional<std::string> by = control->pause_requested();
-    if (!by)
-        return;
-    emit(at, now, "job-paused", "held " + where, *by);
-    const auto [held, resumed_by] = control->hold(stop);
-    pacer.shift(held);
-    emit(at, now, "job-resumed", "after " + std::to_string(held) + " s", resumed_by);
+    mail->hold_if_paused(at, now, stop, "held " + where, [this, now](double held) {
+        pacer.shift(held);
+        return now;
+    });
 }
 
 void JobCore::apply_slowdowns(std::int64_t at, double now)
@@ -85,7 +80,8 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
                      << "x as long";
             else
                 text << "worker " << i << "'s server link carries only its own job's pushes and pulls again";
-            emit(at, now, k > 1 ? "link-contended" : "link-free", text.str(), "scheduler", static_cast<WorkerId>(i));
+            emit(at, now, k > 1 ? EventKind::LinkContended : EventKind::LinkFree, text.str(), "scheduler",
+                static_cast<WorkerId>(i));
         }
     }
     if (const std::optional<std::vector<int>> shared = control->take_gpu_sharing()) {
@@ -94,7 +90,7 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
             if (sharing[i] == k)
                 continue;
             sharing[i] = k;
-            emit(at, now, k > 1 ? "gpu-shared" : "gpu-exclusive",
+            emit(at, now, k > 1 ? EventKind::GpuShared : EventKind::GpuExclusive,
                 k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string((*shared)[i])
                         + " live jobs: its batches take " + std::to_string((*shared)[i]) + "x longer"
                       : "worker " + std::to_string(i) + " has its GPU to itself again",
@@ -106,7 +102,7 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
         if (factor == d.factor)
             continue;
         factor = d.factor;
-        emit(at, now, d.factor == 1 ? "straggler-cleared" : "straggler-injected",
+        emit(at, now, d.factor == 1 ? EventKind::StragglerCleared : EventKind::StragglerInjected,
             d.factor == 1
                 ? "worker " + std::to_string(d.worker) + " runs at its own speed again"
                 : "worker " + std::to_string(d.worker) + "'s batches take " + std::to_string(d.factor) + "x longer",
@@ -116,23 +112,12 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
 
 void JobCore::forward_manager_events(std::int64_t at, double now)
 {
-    for (EventRecord e : manager->take_events()) {
-        e.job = config.job;
-        e.iteration = at;
-        e.time_s = now;
-        if (e.kind == "policy-change")
-            control->policy_in_effect(manager->policy().name());
-        observer.on_event(e);
-    }
-    record_notes(at, now);
-    if (std::optional<JobControl::ClusterChange> cluster = control->take_cluster())
-        observer.on_cluster(ClusterRecord { config.job, at, now, std::move(cluster->state), cluster->cluster_job });
+    mail->forward_manager_events(at, now);
 }
 
 void JobCore::record_notes(std::int64_t at, double now)
 {
-    for (JobControl::Note& note : control->take_notes())
-        emit(at, now, std::move(note.kind), std::move(note.message), std::move(note.actor));
+    mail->record_notes(at, now);
 }
 
 } // namespace fulcrum::train
@@ -242,7 +227,8 @@ void JobCore::request_scheduled(std::int64_t at, double now)
         try {
             r.make(*control);
         } catch (const RefusedRequest& e) {
-            emit(at, now, "scheduled-change-refused", r.what + " refused (" + e.code() + "): " + e.what(), "scenario");
+            emit(at, now, EventKind::ScheduledChangeRefused, r.what + " refused (" + e.code() + "): " + e.what(),
+                "scenario");
         }
     }
 }

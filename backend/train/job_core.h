@@ -6,6 +6,7 @@
 #include "engine/pacer.h"
 #include "train/job_control.h"
 #include "train/job_state.h"
+#include "train/safe_point_mail.h"
 #include "train/training_observer.h"
 
 #include <atomic>
@@ -72,7 +73,7 @@ struct JobCore {
     // Resumed from a checkpoint: the requests due before iteration `at` were made before it.
     void scheduled_done_before(std::int64_t at);
     // An event stamped with this job, iteration `at` and run time `now`, by `actor`.
-    void emit(std::int64_t at, double now, std::string kind, std::string message, std::string actor,
+    void emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
         std::optional<WorkerId> worker = std::nullopt);
     bool stop_requested(const std::atomic<bool>* stop) const { return stop && stop->load(std::memory_order_relaxed); }
     // A checkpoint's stragglers and sync model in effect (the mailbox learns them on load).
@@ -84,6 +85,7 @@ struct JobCore {
     std::unique_ptr<balance::BatchSizeManager> manager;
     TrainingObserver& observer;
     std::unique_ptr<JobControl> control;
+    std::unique_ptr<SafePointMail> mail; // the mailbox's hand-over at safe points
     engine::EventQueue clock;
     engine::Pacer pacer;
     sync::SyncSpec sync_model; // in effect; the training thread's

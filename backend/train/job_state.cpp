@@ -232,14 +232,10 @@ ResizeOutcome JobState::resize(const ResizeRequest& request)
     return outcome;
 }
 
-EventRecord JobState::event(std::int64_t iteration, double time_s, std::string kind, std::string message) const
+JobEvent JobState::event(std::int64_t iteration, double time_s, EventKind kind, std::string message) const
 {
-    EventRecord e;
+    JobEvent e = job_event(kind, iteration, time_s, std::move(message));
     e.job = config.job;
-    e.iteration = iteration;
-    e.time_s = time_s;
-    e.kind = std::move(kind);
-    e.message = std::move(message);
     return e;
 }
 

@@ -86,7 +86,7 @@ struct JobState {
     explicit JobState(TrainerConfig c);
 
     EvaluationRecord evaluate(std::int64_t iteration, double time_s, double epoch, double train_loss);
-    EventRecord event(std::int64_t iteration, double time_s, std::string kind, std::string message) const;
+    JobEvent event(std::int64_t iteration, double time_s, EventKind kind, std::string message) const;
     double wall_seconds() const;
     // Worker i's pull and push in real mode as fulcrumd's communication scheduler is told of
     // it: its last measured one (`last_measured_s` > 0), else its network profile's estimate.

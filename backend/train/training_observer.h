@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/job_event.h"
 #include "common/records.h"
 #include "ps/gradient.h"
 
@@ -16,7 +17,7 @@ public:
     virtual ~TrainingObserver() = default;
     virtual void on_iteration(std::span<const IterationRecord> rows) = 0;
     virtual void on_evaluation(const EvaluationRecord& evaluation) = 0;
-    virtual void on_event(const EventRecord& event) = 0;
+    virtual void on_event(const JobEvent& event) = 0;
     // The job now plans `iterations` barriers in all: an elastic job whose batch per worker is
     // fixed (elastic.batch_per_worker) re-plans its remaining samples at each resize.
     virtual void on_plan(std::int64_t /*iterations*/) { }

@@ -53,7 +53,7 @@ TEST(BatchSizeManager, APinnedWorkerKeepsItsSizeAndTheOthersAreBalancedAroundIt)
     EXPECT_EQ(sum(a.batch_sizes), 100);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 23, 22, 45, 10 }));
     EXPECT_EQ(a.decisions[3], "pinned");
-    const auto events = m->take_events();
+    const auto events = records(m->take_events());
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].kind, "pin");
     EXPECT_EQ(events[0].actor, "alice");
@@ -92,7 +92,7 @@ TEST(BatchSizeManager, ATimedExclusionEndsAtTheFirstBarrierAfterItsTime)
     a = m->next(observe(a.batch_sizes, { 10, 10 }), 2, 6.5);
     EXPECT_GT(a.batch_sizes[0], 0);
     bool readmitted = false;
-    for (const auto& e : m->take_events())
+    for (const auto& e : records(m->take_events()))
         readmitted |= e.kind == "readmit" && e.worker == 0 && e.iteration == 2;
     EXPECT_TRUE(readmitted);
 }
@@ -154,7 +154,7 @@ TEST(BatchSizeManager, APolicyAskingBeyondAMemoryLimitIsRefusedAndTheRunGoesOn)
     auto a = m->initial();
     a = m->next(observe(a.batch_sizes, { 1000, 100 }), 0, 1);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 50, 50 }) /* initial split kept */);
-    const auto events = m->take_events();
+    const auto events = records(m->take_events());
     ASSERT_FALSE(events.empty());
     EXPECT_EQ(events.back().kind, "warning");
     EXPECT_NE(events.back().message.find("memory limit of 60"), std::string::npos);
@@ -183,7 +183,7 @@ TEST(BatchSizeManager, ANewPolicyTakesOverAtTheNextBarrierAndTheOperatorsOverrid
     EXPECT_EQ(a.batch_sizes[0], 20) << "the pin survives the change";
     EXPECT_EQ(sum(a.batch_sizes), 90);
     EXPECT_GT(a.batch_sizes[1], a.batch_sizes[2]) << "the others follow the fixed policy's 50:30";
-    const auto events = m->take_events();
+    const auto events = records(m->take_events());
     ASSERT_EQ(events.size(), 2u);
     EXPECT_EQ(events[0].kind, "pin");
     EXPECT_EQ(events[1].kind, "policy-change");
@@ -213,7 +213,7 @@ TEST(BatchSizeManager, APolicyWhoseSizesBreakAMemoryLimitIsRefusedAndTheOldOneSt
     a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 0, 1.0);
     EXPECT_EQ(m->policy().name(), "uniform");
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 30, 30, 30 }));
-    EXPECT_TRUE(m->take_events().empty());
+    EXPECT_TRUE(records(m->take_events()).empty());
 }
 
 TEST(BatchSizeManager, DampingKeepsTheAllocationUnlessItIsPredictedToBeFaster)
@@ -247,7 +247,7 @@ TEST(BatchSizeManager, FollowingTheMembersXIsTheBatchPerWorkerTimesTheMembers)
     EXPECT_EQ(sum(a.batch_sizes), 120);
     for (const std::int32_t size : a.batch_sizes)
         EXPECT_GT(size, 0);
-    const auto events = m->take_events();
+    const auto events = records(m->take_events());
     const auto total
         = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "total-batch"; });
     ASSERT_NE(total, events.end());

@@ -117,7 +117,7 @@ GpuRun run_gpu(const std::vector<perf::GpuProfile>& devices, int iterations, std
         }
         run.spreads.push_back((hi - lo) / (sum / static_cast<double>(models.size())));
         a = manager->next(obs, k, k);
-        for (auto& e : manager->take_events())
+        for (auto& e : records(manager->take_events()))
             run.events.push_back(e);
     }
     return run;

@@ -1,4 +1,5 @@
 #include "common/error.h"
+#include "common/job_fold.h"
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/send_queue.h"
@@ -788,6 +789,17 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     d.receive(*viewer, R"({"type": "set-policy", "id": "v", )" + job_field + R"(, "policy": {"type": "uniform"}})");
     EXPECT_EQ(reply_to(drain(*viewer), "v")->error->code, "not-authorized");
 
+    // Holds on two workers, so that the folds below have them to agree on.
+    ASSERT_FALSE(request(
+        encode(ClientMessage { WorkerCommand { "pin", WorkerAction::Pin, job, 0, 8, std::nullopt,
+            1 } })).error);
+    ASSERT_FALSE(
+        request(encode(ClientMessage { WorkerCommand { "ex", WorkerAction::Exclude, job, 1, 0, 1000.0, 1 } })).error);
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+        const auto* e = std::get_if<Event>(&m);
+        return e && e->event.kind == "exclude";
+    }));
+
     ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
     ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
         const auto* u = std::get_if<JobUpdate>(&m);
@@ -809,6 +821,23 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
         return state && state->state == ReplayPhase::Finished;
     }));
     EXPECT_EQ(policies, (std::vector<std::string> { "uniform/bsp", new_policy + "/bsp", new_policy + "/backup(k=1)" }));
+
+    // The events as they were streamed live and as the replay sends them from the run store,
+    // through the one fold: the same states, and the live job's own.
+    const auto folded = [](const std::vector<ServerMessage>& messages) {
+        JobFold fold(4, "uniform", "bsp");
+        for (const ServerMessage& m : messages)
+            if (const auto* e = std::get_if<Event>(&m))
+                fold.apply(typed(e->event));
+        return fold;
+    };
+    const JobFold live = folded(seen);
+    EXPECT_EQ(live, folded(replayed));
+    EXPECT_EQ(live.policy(), d.jobs().at(0).policy);
+    EXPECT_EQ(live.sync_model(), d.jobs().at(0).sync_model);
+    EXPECT_TRUE(live.holds().at(0).pinned);
+    EXPECT_TRUE(live.holds().at(1).excluded);
+    ASSERT_TRUE(live.holds().at(1).excluded_until);
 }
 
 // An operator resizes a running elastic job over the protocol: the worker joins at the

@@ -1,14 +1,16 @@
 #include "balance/batch_size_manager.h"
 #include "balance/uniform_policy.h"
 #include "common/error.h"
+#include "common/job_fold.h"
+#include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "protocol/codec.h"
 #include "replay/replay_source.h"
-#include "replay/worker_state_fold.h"
 
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -266,7 +268,7 @@ TEST_F(ReplaySourceTest, AMissingRunOrAForeignFileIsAnInputErrorNamingIt)
 }
 
 // The holds are read back from the texts the batch-size manager really writes.
-TEST(WorkerStateFold, ReadsTheManagersOwnEventTexts)
+TEST(JobFold, ReadsTheManagersOwnEventTexts)
 {
     balance::BatchSizeManager manager(std::make_unique<balance::UniformPolicy>(), 3, 30);
     manager.initial();
@@ -276,26 +278,104 @@ TEST(WorkerStateFold, ReadsTheManagersOwnEventTexts)
     for (WorkerId w = 0; w < 3; ++w)
         seen.push_back({ w, 10, 0.1, 0.01, 1, 1, 1, 1, 0, 0 });
     manager.next(seen, 0, 3.0);
-    auto events = manager.take_events();
+    auto events = records(manager.take_events());
     ASSERT_EQ(events.size(), 2u);
-    auto holds = replay::fold_worker_events(events, 3);
+    const auto fold = [](const std::vector<EventRecord>& recorded) {
+        JobFold f(3, "uniform", "bsp");
+        for (const EventRecord& e : recorded)
+            f.apply(typed(e));
+        return f.holds();
+    };
+    auto holds = fold(events);
     EXPECT_TRUE(holds[0].pinned);
     EXPECT_TRUE(holds[1].excluded);
     EXPECT_EQ(holds[1].excluded_until, 15.5);
-    EXPECT_EQ(holds[2], replay::WorkerHold {});
+    EXPECT_EQ(holds[2], WorkerHold {});
 
     EventRecord straggler { 0, 4, 5.0, "straggler-injected", 2, "worker 2's batches take 4.000000x longer",
         "operator:test" };
     events.push_back(straggler);
-    holds = replay::fold_worker_events(events, 3);
+    holds = fold(events);
     EXPECT_EQ(holds[2].slowdown, 4.0);
     events.push_back({ 0, 5, 6.0, "straggler-cleared", 2, "", "operator:test" });
     events.push_back({ 0, 5, 6.0, "include", 1, "", "operator:test" });
     events.push_back({ 0, 5, 6.0, "unpin", 9, "", "operator:test" }); // a worker the job does not have: ignored
-    holds = replay::fold_worker_events(events, 3);
+    holds = fold(events);
     EXPECT_EQ(holds[2].slowdown, 1.0);
     EXPECT_FALSE(holds[1].excluded);
     EXPECT_FALSE(holds[1].excluded_until);
 }
 
 } // namespace
+
+// A store as the last release wrote it (schema 4: no cluster states) replays its operator's
+// changes through the one table from the old strings: the kinds, actors and texts as they
+// were recorded, folded into the job's status and worker states.
+TEST_F(ReplaySourceTest, AStoreOfTheLastReleaseFoldsItsEventsFromTheOldStrings)
+{
+    const std::filesystem::path old_store = dir / "schema-4.db";
+    const std::vector<EventRecord> written {
+        { 0, 0, 0.5, "job-started", std::nullopt, "2 workers", "system" },
+        { 0, 1, 1.0, "pin", 1, "worker 1 pinned at batch 4", "operator:alice (fulcrum@10.0.0.7:5000) at T1" },
+        { 0, 1, 1.0, "straggler-injected", 0, "worker 0's batches take 2.500000x longer", "operator:op at T2" },
+        { 0, 2, 2.0, "policy-change", std::nullopt, "uniform -> lbbsp-cpu/ema", "operator:op at T3" },
+        { 0, 2, 2.0, "sync-model-change", std::nullopt, "bsp -> backup(k=1)", "scenario" },
+        { 0, 2, 2.5, "exclude", 0, "worker 0 excluded for 30 s", "operator:op at T4" },
+        { 0, 3, 3.0, "job-paused", std::nullopt, "held at iteration 3", "operator:op at T5" },
+    };
+    {
+        db::RunRecorder recorder(old_store);
+        db::RunInfo run;
+        run.name = "old";
+        run.scenario_json = "{}";
+        run.mode = "virtual";
+        recorder.begin_run(run);
+        db::JobInfo job;
+        job.name = "old";
+        job.model = "mlp";
+        job.sync_model = "bsp";
+        job.policy = "uniform";
+        job.total_batch = 16;
+        job.iterations = 4;
+        recorder.add_job(job);
+        for (WorkerId w : { 0, 1 })
+            recorder.add_worker({ 0, w, "w" + std::to_string(w), "cpu", "{}" });
+        for (int k = 0; k < 4; ++k) {
+            const IterationRecord rows[] = { row(0, 0, k, k, k + 1.0, 8), row(0, 1, k, k, k + 0.9, 8) };
+            recorder.record_iterations(rows);
+        }
+        for (const EventRecord& e : written)
+            recorder.record_event(e);
+        recorder.finish_run("finished", "{}");
+    }
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(old_store.c_str(), &handle), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE cluster_states; PRAGMA user_version = 4", nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    sqlite3_close(handle);
+
+    const std::vector<EventRecord> read = db::RunReader(old_store).events(1);
+    ASSERT_EQ(read.size(), written.size());
+    for (const EventRecord& e : read)
+        EXPECT_EQ(fulcrum::record(typed(e)), e) << e.kind;
+    EXPECT_EQ(typed(read[1]).actor.name, "alice");
+    EXPECT_EQ(typed(read[4]).actor.kind, EventActor::Kind::Scenario);
+
+    replay::ReplaySource source(old_store, 1, 3, "schema-4.db");
+    std::vector<ServerMessage> all;
+    for (std::int64_t i = 0; i < source.length(); ++i)
+        for (ServerMessage& m : source.step(i))
+            all.push_back(std::move(m));
+    const auto statuses = only<JobUpdate>(all);
+    ASSERT_FALSE(statuses.empty());
+    EXPECT_EQ(statuses.back().status.policy, "lbbsp-cpu/ema");
+    EXPECT_EQ(statuses.back().status.sync_model, "backup(k=1)");
+    EXPECT_EQ(statuses.back().status.state, protocol::JobState::Paused);
+    const auto workers = only<WorkerUpdate>(all);
+    ASSERT_FALSE(workers.empty());
+    const WorkerState& w0 = workers.back().workers.at(0);
+    EXPECT_TRUE(w0.excluded);
+    EXPECT_EQ(w0.excluded_until, 32.5);
+    EXPECT_EQ(w0.slowdown, 2.5);
+    EXPECT_TRUE(workers.back().workers.at(1).pinned);
+}

@@ -20,7 +20,7 @@ struct Collector final : train::TrainingObserver {
     std::vector<EventRecord> events;
     void on_iteration(std::span<const IterationRecord> r) override { rows.insert(rows.end(), r.begin(), r.end()); }
     void on_evaluation(const EvaluationRecord& e) override { evaluations.push_back(e); }
-    void on_event(const EventRecord& e) override { events.push_back(e); }
+    void on_event(const JobEvent& e) override { events.push_back(record(e)); }
 };
 
 train::TrainerConfig config(train::ClockMode mode = train::ClockMode::Virtual, int threads = 2)
@@ -207,10 +207,10 @@ TEST(BspTrainer, APausedJobHoldsAtABarrierUntilResumed)
         std::vector<std::string> kinds;
         void on_iteration(std::span<const IterationRecord>) override { ++iterations; }
         void on_evaluation(const EvaluationRecord&) override { }
-        void on_event(const EventRecord& e) override
+        void on_event(const JobEvent& e) override
         {
             std::lock_guard lock(mutex);
-            kinds.push_back(e.kind);
+            kinds.emplace_back(to_string(e.kind));
         }
     } observer;
     auto c = config(train::ClockMode::Paced);

@@ -34,7 +34,7 @@ struct Tap final : train::TrainingObserver {
             after_iteration(r.front().iteration);
     }
     void on_evaluation(const EvaluationRecord&) override { }
-    void on_event(const EventRecord& e) override { events.push_back(e); }
+    void on_event(const JobEvent& e) override { events.push_back(record(e)); }
     void on_barrier(std::int64_t iteration, std::span<const ps::GradientPush> pushes) override
     {
         Barrier b { iteration, {}, {}, {} };
@@ -221,7 +221,7 @@ TEST(ElasticTrainer, WithABatchPerWorkerTheTotalFollowsTheMembersAndTheJobEndsOn
         std::vector<std::int64_t> plans;
         void on_iteration(std::span<const IterationRecord> r) override { tap.on_iteration(r); }
         void on_evaluation(const EvaluationRecord& e) override { tap.on_evaluation(e); }
-        void on_event(const EventRecord& e) override { tap.on_event(e); }
+        void on_event(const JobEvent& e) override { tap.on_event(e); }
         void on_plan(std::int64_t iterations) override { plans.push_back(iterations); }
     } observer;
     train::BspTrainer trainer(std::move(config), balance::make_policy({}), observer);
@@ -314,7 +314,7 @@ TEST(ElasticTrainer, ANoteAskedForBeforeAResizeIsRecordedBeforeIt)
 {
     Tap tap;
     run_asking(tap, 9, [](train::JobControl& control) {
-        control.record({ "job-unfrozen", "the elastic scheduler may resize it again", "operator" });
+        control.record({ EventKind::JobUnfrozen, "the elastic scheduler may resize it again", "operator" });
         control.request_resize({ AddWorker, std::nullopt, "scheduler", {}, {} });
     });
     std::vector<std::string> kinds;
@@ -331,7 +331,7 @@ TEST(ElasticTrainer, ANoteAskedForAfterTheLastBarrierIsRecordedBeforeTheJobsEnd)
     Tap tap;
     const std::int64_t last = elastic_config({}).iterations - 1;
     run_asking(tap, last, [](train::JobControl& control) {
-        control.record({ "worker-released", "pooled worker on pool-1 leaves worker 1", "scheduler" });
+        control.record({ EventKind::WorkerReleased, "pooled worker on pool-1 leaves worker 1", "scheduler" });
     });
     ASSERT_GE(tap.events.size(), 2u);
     EXPECT_EQ(tap.events[tap.events.size() - 2].kind, "worker-released");

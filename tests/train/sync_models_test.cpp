@@ -20,7 +20,7 @@ namespace {
 struct Collector final : train::TrainingObserver {
     void on_iteration(std::span<const IterationRecord> r) override { rows.insert(rows.end(), r.begin(), r.end()); }
     void on_evaluation(const EvaluationRecord& e) override { evaluations.push_back(e); }
-    void on_event(const EventRecord& e) override { events.push_back(e); }
+    void on_event(const JobEvent& e) override { events.push_back(record(e)); }
     std::vector<IterationRecord> rows;
     std::vector<EvaluationRecord> evaluations;
     std::vector<EventRecord> events;
@@ -160,7 +160,7 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
             }
         }
         void on_evaluation(const EvaluationRecord&) override { }
-        void on_event(const EventRecord& e) override { events.push_back(e); }
+        void on_event(const JobEvent& e) override { events.push_back(record(e)); }
         train::BspTrainer* trainer = nullptr;
         std::vector<IterationRecord> rows;
         std::vector<EventRecord> events;
@@ -294,7 +294,7 @@ struct Steered final : train::TrainingObserver {
             act(*control, rows.size());
     }
     void on_evaluation(const EvaluationRecord&) override { }
-    void on_event(const EventRecord& e) override { events.push_back(e); }
+    void on_event(const JobEvent& e) override { events.push_back(record(e)); }
 
     std::optional<EventRecord> event(const std::string& kind) const
     {

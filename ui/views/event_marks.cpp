@@ -1,32 +1,38 @@
 #include "ui/views/event_marks.h"
 
+#include "common/job_event.h"
 #include "ui/models/events_model.h"
-
-#include <algorithm>
-#include <array>
-#include <string_view>
 
 namespace fulcrum::ui {
 
 namespace {
 
-// Changes a person (or the scenario on their behalf) makes to a running job.
-constexpr std::array<std::string_view, 14> kOperatorKinds { "pin", "unpin", "exclude", "include", "straggler-injected",
-    "straggler-cleared", "job-paused", "job-resumed", "policy-change", "sync-model-change", "add-worker",
-    "remove-worker", "add-server", "remove-server" };
-
-QString label_of(const EventRecord& e)
+// Short, for the axis: "pin w2", "policy: lbbsp-cpu", "paused", "add-worker w5".
+QString label_of(const JobEvent& e)
 {
-    const QString message = QString::fromStdString(e.message);
-    if (e.kind == "policy-change" || e.kind == "sync-model-change") // "uniform -> lbbsp-cpu"
+    QString label;
+    switch (e.kind) {
+    case EventKind::PolicyChange:
+    case EventKind::SyncModelChange: {
+        const auto* change = std::get_if<NameChange>(&e.detail);
         return QStringLiteral("%1: %2").arg(
-            e.kind == "policy-change" ? QStringLiteral("policy") : QStringLiteral("sync"),
-            message.section(QStringLiteral(" -> "), -1).trimmed());
-    QString label = QString::fromStdString(e.kind).section(QLatin1Char('-'), 0, 0); // "straggler", "job", "add"
-    if (e.kind == "job-paused" || e.kind == "job-resumed")
-        label = QString::fromStdString(e.kind).section(QLatin1Char('-'), 1);
-    else if (e.kind.starts_with("add-") || e.kind.starts_with("remove-"))
-        label = QString::fromStdString(e.kind);
+            e.kind == EventKind::PolicyChange ? QStringLiteral("policy") : QStringLiteral("sync"),
+            change ? QString::fromStdString(change->to).trimmed() : QString());
+    }
+    case EventKind::JobPaused:
+        label = QStringLiteral("paused");
+        break;
+    case EventKind::JobResumed:
+        label = QStringLiteral("resumed");
+        break;
+    case EventKind::StragglerInjected:
+    case EventKind::StragglerCleared:
+        label = QStringLiteral("straggler");
+        break;
+    default:
+        label = QString::fromUtf8(to_string(e.kind));
+        break;
+    }
     if (e.worker)
         label += QStringLiteral(" w%1").arg(*e.worker);
     return label;
@@ -38,20 +44,21 @@ std::vector<EventMark> event_marks(const EventsModel& events, JobId job)
 {
     std::vector<EventMark> marks;
     for (int row = 0; row < events.rowCount(); ++row) {
-        const EventRecord& e = events.at(row);
-        if (e.job != job)
+        const EventRecord& recorded = events.at(row);
+        if (recorded.job != job)
             continue;
+        const JobEvent e = typed(recorded);
         EventMark m;
         m.iteration = e.iteration;
         m.time_s = e.time_s;
         m.tooltip = QStringLiteral("%1 at iteration %2: %3\n%4")
-                        .arg(QString::fromStdString(e.kind))
+                        .arg(QString::fromStdString(recorded.kind))
                         .arg(e.iteration)
-                        .arg(QString::fromStdString(e.message), QString::fromStdString(e.actor));
-        if (e.kind == "phase-change") {
+                        .arg(QString::fromStdString(e.message), QString::fromStdString(recorded.actor));
+        if (e.kind == EventKind::PhaseChange) {
             m.kind = EventMark::Kind::Phase;
             m.label = QString::fromStdString(e.message).section(QLatin1Char(':'), 0, 0);
-        } else if (std::find(kOperatorKinds.begin(), kOperatorKinds.end(), e.kind) != kOperatorKinds.end()) {
+        } else if (is_operator_change(e.kind)) {
             m.kind = EventMark::Kind::Operator;
             m.label = label_of(e);
         } else {
