@@ -29,7 +29,8 @@ LbBspCpuPolicy::LbBspCpuPolicy(predict::PredictorSpec predictor)
     : spec_(std::move(predictor))
     , decision_("lbbsp-cpu/" + spec_.type)
 {
-    if (predict::trains_network(spec_)) // throws now for an unknown predictor
+    predict::make_predictor(spec_, 0); // fail now on an unknown predictor or a bad setting
+    if (predict::trains_network(spec_))
         bank_.emplace(spec_.narx.shape);
     if (spec_.warm_start == predict::WarmStart::File) {
         file_model_ = predict::load_narx_model(spec_.warm_start_file);

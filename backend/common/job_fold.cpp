@@ -13,6 +13,16 @@ JobFold::JobFold(int workers, std::string policy, std::string sync_model, std::v
 {
 }
 
+void JobFold::restart(std::string policy, std::string sync_model, std::vector<bool> members)
+{
+    policy_ = std::move(policy);
+    sync_model_ = std::move(sync_model);
+    paused_ = false;
+    holds_.assign(holds_.size(), WorkerHold {});
+    members_ = std::move(members);
+    member_since_.resize(members_.size(), 0);
+}
+
 std::int64_t JobFold::member_since(WorkerId worker) const
 {
     return worker >= 0 && static_cast<std::size_t>(worker) < member_since_.size()

@@ -31,6 +31,9 @@ public:
     JobFold(int workers, std::string policy, std::string sync_model, std::vector<bool> members = {});
 
     void apply(const JobEvent& e);
+    // The job (re)starts with these names and members, a resumed one's from its checkpoint:
+    // each slot keeps the iteration it has been a member since.
+    void restart(std::string policy, std::string sync_model, std::vector<bool> members);
 
     bool paused() const { return paused_; }
     const std::string& policy() const { return policy_; }

@@ -114,7 +114,7 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
             start_members_ = std::clamp(*members, 1, workers());
             std::vector<bool> starting(scenario_.workers.size(), false);
             std::fill_n(starting.begin(), *start_members_, true);
-            fold_ = JobFold(workers(), fold_.policy(), fold_.sync_model(), std::move(starting));
+            fold_.restart(fold_.policy(), fold_.sync_model(), std::move(starting));
         }
         // Each server GPU it lacks is one server less (placement.server_gpus and its shards
         // move together, as an elastic add-server or remove-server moves them).
@@ -533,8 +533,7 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
             }
         }
         // The names the run records, as later changes will give them.
-        fold_ = JobFold(
-            workers(), trainer->manager().policy().name(), trainer->control().sync_model(), std::move(members));
+        fold_.restart(trainer->manager().policy().name(), trainer->control().sync_model(), std::move(members));
         status_.policy = fold_.policy();
         status_.sync_model = fold_.sync_model();
     }

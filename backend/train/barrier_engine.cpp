@@ -54,7 +54,7 @@ struct BarrierEngine::Impl : EngineRefs {
         std::vector<ResizeRequest> due;
         while (next_scheduled < scheduled.size() && scheduled[next_scheduled].before_iteration <= k)
             due.push_back(scheduled[next_scheduled++].request);
-        for (ResizeRequest& request : control->take_resizes())
+        for (ResizeRequest& request : control->take<ResizeRequest>())
             due.push_back(std::move(request));
         for (const ResizeRequest& request : due) {
             JobEvent e = job.event(k, now, EventKind::ResizeRefused, "");
@@ -112,7 +112,7 @@ struct BarrierEngine::Impl : EngineRefs {
     // barrier applied every gradient it took, so nothing is in flight.
     bool apply_sync_change(std::int64_t k, double now)
     {
-        const std::optional<JobControl::SyncChange> change = control->take_sync_change();
+        const std::optional<JobControl::SyncChange> change = control->take_one<JobControl::SyncChange>();
         if (!change)
             return false;
         const std::string before = sync::describe(sync_model);

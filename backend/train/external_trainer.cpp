@@ -122,7 +122,7 @@ double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::Worker
         allocation = manager_->next(observations, k - 1, closed);
         mail_->forward_manager_events(k, closed);
     }
-    for (const JobControl::Slowdown& d : control_->take_slowdowns()) {
+    for (const JobControl::Slowdown& d : control_->take<JobControl::Slowdown>()) {
         double& factor = slowdowns_[static_cast<std::size_t>(d.worker)];
         if (factor == d.factor)
             continue;

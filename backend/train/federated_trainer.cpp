@@ -28,11 +28,11 @@ struct FederatedTrainer::Impl {
         , observer(o)
         , tuner(f.variant, static_cast<int>(job.workers.size()), f.batch_size, f.local_steps, f.learning_rate)
     {
-        core.control = std::make_unique<JobControl>(
+        core.replace_control(std::make_unique<JobControl>(
             *core.manager, static_cast<int>(job.workers.size()), core.sync_model, [](const sync::SyncSpec& spec) {
                 throw RefusedRequest("sync-model-not-switchable",
                     "a federated job trains in rounds of local steps; " + sync::describe(spec) + " does not apply");
-            });
+            }));
         core.control->refuse_policies(
             "a federated job's clients are sized by its tuning variant, not by a batch-size policy");
         if (job.config.mode == ClockMode::Real)
@@ -147,7 +147,7 @@ struct FederatedTrainer::Impl {
     // Rounds have no Elastic PS: each request is refused as an event.
     void refuse_resizes(std::int64_t round, double now)
     {
-        for (const ResizeRequest& request : core.control->take_resizes())
+        for (const ResizeRequest& request : core.control->take<ResizeRequest>())
             core.emit(round, now, EventKind::ResizeRefused,
                 std::string(action_name(request.action))
                     + " refused (not-elastic): a federated job's clients hold their own data; it does not resize",

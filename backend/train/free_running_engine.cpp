@@ -382,7 +382,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         core.request_scheduled(progress.updates, t);
         core.hold_if_paused(at, t, stop_flag, "after update " + std::to_string(progress.updates));
         core.apply_slowdowns(at, t);
-        if (const std::optional<JobControl::SyncChange> change = control->take_sync_change()) {
+        if (const std::optional<JobControl::SyncChange> change = control->take_one<JobControl::SyncChange>()) {
             const std::string before = sync::describe(sync_model);
             sync_model = change->spec;
             const Kind was = kind;

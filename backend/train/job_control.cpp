@@ -73,7 +73,7 @@ void JobControl::inject_straggler(WorkerId worker, double slowdown, const std::s
             "illegal-value", "a straggler's slowdown must be from 1 to 1000, got " + std::to_string(slowdown));
     std::lock_guard lock(mutex_);
     slowdown_view_[static_cast<std::size_t>(worker)] = slowdown;
-    slowdowns_.push_back({ worker, slowdown, actor });
+    mailbox_.emplace_back(Slowdown { worker, slowdown, actor });
 }
 
 void JobControl::set_sync_model(const sync::SyncSpec& spec, const std::string& actor)
@@ -91,7 +91,7 @@ void JobControl::set_sync_model(const sync::SyncSpec& spec, const std::string& a
             sync::describe(spec)
                 + " has no barrier to balance at and this job's batch-size policy is not uniform; set the policy to "
                   "uniform first");
-    sync_change_ = SyncChange { spec, actor };
+    replace(SyncChange { spec, actor });
     free_running_requested_ = free_running;
 }
 
@@ -115,7 +115,7 @@ void JobControl::resume(const std::string& actor)
 void JobControl::request_resize(ResizeRequest request)
 {
     std::lock_guard lock(mutex_);
-    resizes_.push_back(std::move(request));
+    mailbox_.emplace_back(std::move(request));
 }
 
 bool JobControl::paused() const
@@ -141,7 +141,7 @@ std::string JobControl::sync_model() const
 void JobControl::record(Note note)
 {
     std::lock_guard lock(mutex_);
-    notes_.push_back(std::move(note));
+    mailbox_.emplace_back(std::move(note));
 }
 
 void JobControl::set_gpu_sharing(std::vector<int> jobs_per_gpu)
@@ -152,13 +152,7 @@ void JobControl::set_gpu_sharing(std::vector<int> jobs_per_gpu)
     for (int& k : jobs_per_gpu)
         k = std::max(1, k);
     std::lock_guard lock(mutex_);
-    gpu_sharing_ = std::move(jobs_per_gpu);
-}
-
-std::optional<std::vector<int>> JobControl::take_gpu_sharing()
-{
-    std::lock_guard lock(mutex_);
-    return std::exchange(gpu_sharing_, std::nullopt);
+    replace(GpuSharing { std::move(jobs_per_gpu) });
 }
 
 void JobControl::set_link_contention(LinkContention contention)
@@ -171,50 +165,55 @@ void JobControl::set_link_contention(LinkContention contention)
     for (int& k : contention.jobs)
         k = std::max(1, k);
     std::lock_guard lock(mutex_);
-    link_contention_ = std::move(contention);
-}
-
-std::optional<JobControl::LinkContention> JobControl::take_link_contention()
-{
-    std::lock_guard lock(mutex_);
-    return std::exchange(link_contention_, std::nullopt);
-}
-
-std::vector<JobControl::Note> JobControl::take_notes()
-{
-    std::lock_guard lock(mutex_);
-    return std::exchange(notes_, {});
+    replace(std::move(contention));
 }
 
 void JobControl::record_cluster(ClusterChange change)
 {
     std::lock_guard lock(mutex_);
-    cluster_ = std::move(change);
+    replace(std::move(change));
 }
 
-std::optional<JobControl::ClusterChange> JobControl::take_cluster()
+template <class T> void JobControl::replace(T state)
 {
-    std::lock_guard lock(mutex_);
-    return std::exchange(cluster_, std::nullopt);
+    std::erase_if(mailbox_, [](const Request& r) { return std::holds_alternative<T>(r); });
+    mailbox_.emplace_back(std::move(state));
 }
 
-std::vector<JobControl::Slowdown> JobControl::take_slowdowns()
+template <class T> bool JobControl::asked() const
 {
-    std::lock_guard lock(mutex_);
-    return std::exchange(slowdowns_, {});
+    return std::any_of(mailbox_.begin(), mailbox_.end(), [](const Request& r) { return std::holds_alternative<T>(r); });
 }
 
-std::optional<JobControl::SyncChange> JobControl::take_sync_change()
+template <class T> std::vector<T> JobControl::take()
 {
+    std::vector<T> out;
     std::lock_guard lock(mutex_);
-    return std::exchange(sync_change_, std::nullopt);
+    std::erase_if(mailbox_, [&out](Request& r) {
+        if (T* t = std::get_if<T>(&r)) {
+            out.push_back(std::move(*t));
+            return true;
+        }
+        return false;
+    });
+    return out;
 }
 
-std::vector<ResizeRequest> JobControl::take_resizes()
+template <class T> std::optional<T> JobControl::take_one()
 {
-    std::lock_guard lock(mutex_);
-    return std::exchange(resizes_, {});
+    std::vector<T> taken = take<T>();
+    if (taken.empty())
+        return std::nullopt;
+    return std::move(taken.back());
 }
+
+template std::vector<JobControl::Slowdown> JobControl::take();
+template std::vector<ResizeRequest> JobControl::take();
+template std::vector<JobControl::Note> JobControl::take();
+template std::optional<JobControl::SyncChange> JobControl::take_one();
+template std::optional<JobControl::ClusterChange> JobControl::take_one();
+template std::optional<JobControl::GpuSharing> JobControl::take_one();
+template std::optional<JobControl::LinkContention> JobControl::take_one();
 
 int JobControl::servers() const
 {
@@ -233,7 +232,7 @@ void JobControl::sync_in_effect(const sync::SyncSpec& spec)
     std::lock_guard lock(mutex_);
     sync_description_ = sync::describe(spec);
     free_running_ = !sync::closes_every_iteration(spec.type);
-    if (!sync_change_)
+    if (!asked<SyncChange>())
         free_running_requested_.reset();
 }
 

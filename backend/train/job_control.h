@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace fulcrum::train {
@@ -103,13 +104,18 @@ public:
         sync::SyncSpec spec;
         std::string actor;
     };
-    std::vector<Slowdown> take_slowdowns();
-    std::optional<SyncChange> take_sync_change();
-    std::vector<ResizeRequest> take_resizes();
-    std::vector<Note> take_notes();
-    std::optional<ClusterChange> take_cluster();
-    std::optional<std::vector<int>> take_gpu_sharing();
-    std::optional<LinkContention> take_link_contention();
+    struct GpuSharing {
+        std::vector<int> jobs_per_gpu;
+    };
+    // The mailbox: one queue of the typed requests asked since the trainer last took them.
+    // A change (a straggler, a resize, a note) is kept with every other of its kind, in
+    // order; a state (a sync model asked for, the cluster, its GPU sharing and link
+    // contention) replaces the one before it.
+    using Request = std::variant<Slowdown, SyncChange, ResizeRequest, Note, ClusterChange, GpuSharing, LinkContention>;
+    // Every request of kind T, in the order asked (the changes).
+    template <class T> std::vector<T> take();
+    // The request of kind T, if one was asked (the states).
+    template <class T> std::optional<T> take_one();
     // The sync model, policy and stragglers now in effect (at the start, after a switch, or
     // read from a checkpoint).
     void sync_in_effect(const sync::SyncSpec& spec);
@@ -123,6 +129,8 @@ public:
 
 private:
     void check_worker(WorkerId worker) const;
+    template <class T> void replace(T state); // under mutex_
+    template <class T> bool asked() const; // under mutex_
 
     balance::BatchSizeManager& manager_;
     const int workers_;
@@ -130,20 +138,14 @@ private:
 
     mutable std::mutex mutex_;
     int servers_ = 1;
-    std::vector<Slowdown> slowdowns_;
     std::vector<double> slowdown_view_;
-    std::optional<SyncChange> sync_change_;
     std::string sync_description_;
     bool free_running_ = false; // the sync model in effect has no barrier per iteration
     std::optional<bool> free_running_requested_; // a switch asked for, not yet made
     bool uniform_policy_ = true; // in effect
     std::optional<bool> uniform_requested_; // a set-policy asked for, not yet applied
     std::string policies_refused_; // why no policy applies to this trainer (empty: they do)
-    std::vector<ResizeRequest> resizes_;
-    std::vector<Note> notes_;
-    std::optional<ClusterChange> cluster_;
-    std::optional<std::vector<int>> gpu_sharing_;
-    std::optional<LinkContention> link_contention_;
+    std::vector<Request> mailbox_;
     bool pause_requested_ = false;
     std::string pause_actor_;
     std::condition_variable pause_cv_;

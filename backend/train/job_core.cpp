@@ -46,6 +46,12 @@ JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, 
     mail = std::make_unique<SafePointMail>(config.job, *control, *manager, observer);
 }
 
+void JobCore::replace_control(std::unique_ptr<JobControl> replacement)
+{
+    control = std::move(replacement);
+    mail = std::make_unique<SafePointMail>(config.job, *control, *manager, observer);
+}
+
 void JobCore::emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
     std::optional<WorkerId> worker)
 {
@@ -62,7 +68,7 @@ void JobCore::hold_if_paused(std::int64_t at, double now, const std::atomic<bool
 
 void JobCore::apply_slowdowns(std::int64_t at, double now)
 {
-    if (const std::optional<JobControl::LinkContention> link = control->take_link_contention()) {
+    if (const std::optional<JobControl::LinkContention> link = control->take_one<JobControl::LinkContention>()) {
         // Wang et al. eq. 5 for this job's model: k transfers of M bytes over one link take
         // a + k·b·M + (k−1)·η·M, one alone a + b·M.
         const auto m = static_cast<double>(job.model_bytes);
@@ -84,20 +90,21 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
                 static_cast<WorkerId>(i));
         }
     }
-    if (const std::optional<std::vector<int>> shared = control->take_gpu_sharing()) {
-        for (std::size_t i = 0; i < shared->size() && i < sharing.size(); ++i) {
-            const auto k = static_cast<double>((*shared)[i]);
+    if (const std::optional<JobControl::GpuSharing> asked = control->take_one<JobControl::GpuSharing>()) {
+        const std::vector<int>& shared = asked->jobs_per_gpu;
+        for (std::size_t i = 0; i < shared.size() && i < sharing.size(); ++i) {
+            const auto k = static_cast<double>(shared[i]);
             if (sharing[i] == k)
                 continue;
             sharing[i] = k;
             emit(at, now, k > 1 ? EventKind::GpuShared : EventKind::GpuExclusive,
-                k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string((*shared)[i])
-                        + " live jobs: its batches take " + std::to_string((*shared)[i]) + "x longer"
+                k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string(shared[i])
+                        + " live jobs: its batches take " + std::to_string(shared[i]) + "x longer"
                       : "worker " + std::to_string(i) + " has its GPU to itself again",
                 "scheduler", static_cast<WorkerId>(i));
         }
     }
-    for (const JobControl::Slowdown& d : control->take_slowdowns()) {
+    for (const JobControl::Slowdown& d : control->take<JobControl::Slowdown>()) {
         double& factor = slowdown[static_cast<std::size_t>(d.worker)];
         if (factor == d.factor)
             continue;

@@ -76,6 +76,9 @@ struct JobCore {
     void emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
         std::optional<WorkerId> worker = std::nullopt);
     bool stop_requested(const std::atomic<bool>* stop) const { return stop && stop->load(std::memory_order_relaxed); }
+    // A trainer with its own rules for requests (federated rounds) replaces the mailbox; the
+    // safe-point hand-over then reads the new one.
+    void replace_control(std::unique_ptr<JobControl> replacement);
     // A checkpoint's stragglers and sync model in effect (the mailbox learns them on load).
     void save_sync(StateWriter& out) const;
     void load_sync(StateReader& in);

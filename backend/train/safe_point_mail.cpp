@@ -41,13 +41,13 @@ void SafePointMail::forward_manager_events(std::int64_t at, double now) const
         observer_.on_event(e);
     }
     record_notes(at, now);
-    if (std::optional<JobControl::ClusterChange> cluster = control_.take_cluster())
+    if (std::optional<JobControl::ClusterChange> cluster = control_.take_one<JobControl::ClusterChange>())
         observer_.on_cluster(ClusterRecord { job_, at, now, std::move(cluster->state), cluster->cluster_job });
 }
 
 void SafePointMail::record_notes(std::int64_t at, double now) const
 {
-    for (JobControl::Note& note : control_.take_notes())
+    for (JobControl::Note& note : control_.take<JobControl::Note>())
         emit(at, now, note.kind, std::move(note.message), note.actor);
 }
 

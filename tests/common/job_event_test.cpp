@@ -165,3 +165,17 @@ TEST(JobFold, FoldsPausesNamesHoldsAndMembers)
     apply(EventKind::AddWorker, "a slot the job lacks", 9);
     EXPECT_EQ(fold.members().size(), 3u);
 }
+
+// A kill-restart or a resumed job starts its fold again from the trainer's members: each slot
+// keeps the iteration it joined at (the elastic scheduler judges a growth step from it).
+TEST(JobFold, ARestartKeepsWhenEachWorkerJoined)
+{
+    JobFold fold(3, "uniform", "bsp", { true, false, false });
+    fold.apply(job_event(EventKind::AddWorker, 100, 10, "worker 1 joins", {}, 1));
+    fold.apply(job_event(EventKind::JobPaused, 101, 11, "held"));
+    fold.restart("lbbsp-cpu/ema", "bsp", { true, true, false });
+    EXPECT_EQ(fold.member_since(1), 100);
+    EXPECT_EQ(fold.members(), (std::vector<bool> { true, true, false }));
+    EXPECT_FALSE(fold.paused());
+    EXPECT_EQ(fold.policy(), "lbbsp-cpu/ema");
+}

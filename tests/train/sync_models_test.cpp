@@ -649,6 +649,8 @@ TEST(FederatedTrainer, TakesPinsExclusionsAndStragglersAtTheNextRoundAndRefusesW
             control.pin(0, 4, "operator:test");
             control.exclude(3, std::nullopt, "operator:test");
             control.inject_straggler(1, 3.0, "operator:test");
+            // A note from outside the trainer goes through the federated trainer's own mailbox.
+            control.record({ EventKind::ClusterPolicy, "the cluster's policies are now ...", "operator:test" });
         }
     };
     train::FederatedTrainer trainer(std::move(c), f, out);
@@ -684,7 +686,7 @@ TEST(FederatedTrainer, TakesPinsExclusionsAndStragglersAtTheNextRoundAndRefusesW
         EXPECT_NEAR(rounds[k][1].compute_s, 3.0 * rounds[1][1].compute_s, 0.3 * rounds[1][1].compute_s)
             << "the injected straggler's local steps take three times longer";
     }
-    for (const char* kind : { "pin", "exclude", "straggler-injected" })
+    for (const char* kind : { "pin", "exclude", "straggler-injected", "cluster-policy" })
         EXPECT_TRUE(out.event(kind)) << kind;
     EXPECT_GT(r.final_evaluation.test_accuracy, 0.4);
 }

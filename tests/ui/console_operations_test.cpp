@@ -353,7 +353,7 @@ TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
     offered.sync_models
         = { { "bsp", "a barrier every iteration", "barrier", {} }, { "asp", "no barrier", "free-running", {} },
               { "ssp", "bounded staleness", "free-running", {}, { "staleness" } } };
-    offered.models = { { "mlp", "a perceptron", "", {}, { "hidden" } }, { "softmax", "regression", "", {} } };
+    offered.models = { { "softmax", "regression", "", {} }, { "mlp", "a perceptron", "", {}, { "hidden" } } };
     const auto items = [](const QComboBox* box) {
         QStringList out;
         for (int i = 0; i < box->count(); ++i)
@@ -362,7 +362,8 @@ TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
     };
     ui::SubmitJobDialog submit(offered);
     const auto boxes_of_submit = submit.findChildren<QComboBox*>(); // name is a line edit; model, policy, mode
-    EXPECT_EQ(items(boxes_of_submit.at(0)), (QStringList { QStringLiteral("mlp"), QStringLiteral("softmax") }));
+    EXPECT_EQ(items(boxes_of_submit.at(0)), (QStringList { QStringLiteral("softmax"), QStringLiteral("mlp") }));
+    EXPECT_EQ(boxes_of_submit.at(0)->currentText(), QStringLiteral("mlp")) << "the form's job is an mlp by default";
     const auto* policy = boxes_of_submit.at(1);
     const QStringList settable { QStringLiteral("uniform"), QStringLiteral("lbbsp-cpu"), QStringLiteral("sticky") };
     EXPECT_EQ(items(policy), settable) << "fixed needs batch sizes the form cannot give";
@@ -372,6 +373,10 @@ TEST(JobDialogs, OfferOnlyWhatTheServerHasWithItsDescriptions)
     EXPECT_TRUE(submit.scenario_json().contains(QStringLiteral("\"hidden\"")));
     submit.set_model(QStringLiteral("softmax"));
     EXPECT_FALSE(submit.scenario_json().contains(QStringLiteral("\"hidden\"")));
+    // A server from before the models were listed: the scenario names none, the server's default runs.
+    Capabilities older = offered;
+    older.models.clear();
+    EXPECT_TRUE(ui::SubmitJobDialog(older).scenario_json().contains(QStringLiteral("\"model\":{}")));
 
     JobStatus status;
     status.workers = 4;

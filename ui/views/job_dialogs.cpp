@@ -92,6 +92,7 @@ SubmitJobDialog::SubmitJobDialog(const protocol::Capabilities& offered, QWidget*
 {
     setWindowTitle(QStringLiteral("Submit a job"));
     add_offered(model_, settable(offered.models), offered.models);
+    model_->setCurrentIndex(std::max(0, model_->findText(QStringLiteral("mlp"))));
     add_offered(policy_, settable(offered.policies), offered.policies);
     policy_->setCurrentIndex(std::max(0, policy_->findText(QStringLiteral("lbbsp-cpu"))));
     mode_->addItems({ QStringLiteral("paced"), QStringLiteral("virtual") });
@@ -160,7 +161,9 @@ QString SubmitJobDialog::scenario_json() const
     if (slow > 0)
         workers.append(QJsonObject { { QStringLiteral("speed"), 1000 }, { QStringLiteral("count"), slow } });
     // A small network, so a console's job runs quickly: the model's own default for the rest.
-    QJsonObject model { { QStringLiteral("type"), model_->currentText() } };
+    QJsonObject model; // a server that lists no models (before list-capabilities had them) takes its default
+    if (!model_->currentText().isEmpty())
+        model.insert(QStringLiteral("type"), model_->currentText());
     if (takes(model_, QStringLiteral("hidden")))
         model.insert(QStringLiteral("hidden"), QJsonArray { 64 });
     return compact({
