@@ -224,18 +224,12 @@ std::string EventActor::line() const
 
 JobEvent typed(const EventRecord& r)
 {
-    JobEvent e;
+    const std::optional<EventKind> kind = parse_event_kind(r.kind);
+    JobEvent e = job_event(
+        kind.value_or(EventKind::Other), r.iteration, r.time_s, r.message, EventActor::parse(r.actor), r.worker);
     e.job = r.job;
-    e.iteration = r.iteration;
-    e.time_s = r.time_s;
-    if (const auto kind = parse_event_kind(r.kind))
-        e.kind = *kind;
-    else
+    if (!kind)
         e.other_kind = r.kind;
-    e.worker = r.worker;
-    e.actor = EventActor::parse(r.actor);
-    e.message = r.message;
-    e.detail = detail_of(e.kind, e.message);
     return e;
 }
 
