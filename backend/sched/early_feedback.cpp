@@ -1,10 +1,13 @@
 #include "sched/early_feedback.h"
 
+#include "common/named_values.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 namespace fulcrum::sched {
@@ -92,6 +95,16 @@ double EarlyFeedback::samples_needed(const PsJobSpec& job) const
     return kNever;
 }
 
+namespace {
+
+constexpr NameTable<EarlyFeedback::Kind, 3> kKinds { {
+    { EarlyFeedback::Kind::Fraction, "fraction" },
+    { EarlyFeedback::Kind::Iterations, "iterations" },
+    { EarlyFeedback::Kind::Accuracy, "accuracy" },
+} };
+
+} // namespace
+
 EarlyFeedback parse_early_feedback(std::string_view text)
 {
     const auto colon = text.find(':');
@@ -99,24 +112,27 @@ EarlyFeedback parse_early_feedback(std::string_view text)
         throw std::invalid_argument("expected fraction:F, iterations:N or accuracy:A, got '" + std::string(text) + "'");
     const std::string_view kind = text.substr(0, colon);
     const double value = parse_number(text.substr(colon + 1), kind);
-    EarlyFeedback f;
-    f.value = value;
-    if (kind == "fraction") {
-        f.kind = EarlyFeedback::Kind::Fraction;
-        if (!(value > 0 && value <= 1))
-            throw std::invalid_argument("fraction:F: expected F in (0, 1], got " + std::string(text.substr(colon + 1)));
-    } else if (kind == "iterations") {
-        f.kind = EarlyFeedback::Kind::Iterations;
-        if (!(value >= 1) || value != std::floor(value))
-            throw std::invalid_argument(
-                "iterations:N: expected a whole N >= 1, got " + std::string(text.substr(colon + 1)));
-    } else if (kind == "accuracy") {
-        f.kind = EarlyFeedback::Kind::Accuracy;
-        if (!(value > 0 && value < 1))
-            throw std::invalid_argument("accuracy:A: expected A in (0, 1), got " + std::string(text.substr(colon + 1)));
-    } else {
+    const std::optional<EarlyFeedback::Kind> named = value_named(kKinds, kind);
+    if (!named)
         throw std::invalid_argument(
             "expected fraction, iterations or accuracy before ':', got '" + std::string(kind) + "'");
+    EarlyFeedback f;
+    f.kind = *named;
+    f.value = value;
+    const std::string given(text.substr(colon + 1));
+    switch (f.kind) {
+    case EarlyFeedback::Kind::Fraction:
+        if (!(value > 0 && value <= 1))
+            throw std::invalid_argument("fraction:F: expected F in (0, 1], got " + given);
+        break;
+    case EarlyFeedback::Kind::Iterations:
+        if (!(value >= 1) || value != std::floor(value))
+            throw std::invalid_argument("iterations:N: expected a whole N >= 1, got " + given);
+        break;
+    case EarlyFeedback::Kind::Accuracy:
+        if (!(value > 0 && value < 1))
+            throw std::invalid_argument("accuracy:A: expected A in (0, 1), got " + given);
+        break;
     }
     return f;
 }
@@ -124,10 +140,8 @@ EarlyFeedback parse_early_feedback(std::string_view text)
 std::string to_string(const EarlyFeedback& feedback)
 {
     char buffer[64];
-    const char* kind = feedback.kind == EarlyFeedback::Kind::Fraction ? "fraction"
-        : feedback.kind == EarlyFeedback::Kind::Iterations            ? "iterations"
-                                                                      : "accuracy";
-    std::snprintf(buffer, sizeof buffer, "%s:%g", kind, feedback.value);
+    const std::string kind(name_of(kKinds, feedback.kind));
+    std::snprintf(buffer, sizeof buffer, "%s:%g", kind.c_str(), feedback.value);
     return buffer;
 }
 
