@@ -255,6 +255,12 @@ WorkerOverride BatchSizeManager::state(WorkerId worker) const
     return applied_[static_cast<std::size_t>(worker)];
 }
 
+std::vector<WorkerOverride> BatchSizeManager::states() const
+{
+    std::lock_guard lock(mutex_);
+    return applied_;
+}
+
 bool BatchSizeManager::changes_due(double now_s) const
 {
     std::lock_guard lock(mutex_);

@@ -106,6 +106,7 @@ public:
     void load_state(StateReader& in);
 
     WorkerOverride state(WorkerId worker) const;
+    std::vector<WorkerOverride> states() const; // every worker's, under one lock
     // Whether next() would change anything besides asking the policy: a request made, or a
     // timed exclusion run out by `now_s`. Lets a trainer without barriers (asp, ssp,
     // elastic-bsp) look for operator changes between events at no cost.

@@ -82,6 +82,7 @@ std::vector<Daemon::Recovered> Daemon::recover()
 
 std::shared_ptr<Client> Daemon::connect(Role role, std::string name, std::string person)
 {
+    const IoPath on_io_path;
     auto client = std::make_shared<Client>(next_client_++, role, std::move(name), options_.client_queue);
     client->set_person(std::move(person));
     client->set_text_filter([this](std::string text) { return folders_.for_clients(std::move(text)); });
@@ -91,6 +92,7 @@ std::shared_ptr<Client> Daemon::connect(Role role, std::string name, std::string
 
 std::string Daemon::metrics_text() const
 {
+    const IoPath on_io_path;
     DaemonMetrics metrics;
     queue_.fill_metrics(metrics);
     metrics.clients = hub_.clients();
@@ -102,9 +104,21 @@ std::string Daemon::metrics_text() const
 
 void Daemon::disconnect(const Client& client)
 {
+    const IoPath on_io_path;
     hub_.remove(client.id());
-    queue_.client_left(client);
     replays_.client_left(client.id());
+    core_.post([this, left = client.shared_from_this()] { queue_.client_left(*left); });
+}
+
+void Daemon::on_core(Client& client, std::string id, std::function<void(Client&)> work)
+{
+    core_.post([client = client.shared_from_this(), id = std::move(id), work = std::move(work)] {
+        try {
+            work(*client);
+        } catch (...) {
+            client->send(failure_of(id, std::current_exception()));
+        }
+    });
 }
 
 std::string Daemon::actor(const Client& client) const
@@ -116,6 +130,7 @@ std::string Daemon::actor(const Client& client) const
 
 Daemon::After Daemon::receive(Client& client, std::string_view frame)
 {
+    const IoPath on_io_path;
     const Decoded<ClientMessage> decoded = decode_client(frame);
     if (!decoded) {
         if (decoded.request_id.empty())
@@ -232,14 +247,18 @@ void Daemon::on(Client& client, const SubmitWorkload& workload)
 void Daemon::on(Client& client, const JobCommand& c)
 {
     switch (c.action) {
-    case JobAction::Cancel:
-        queue_.cancel(c.job, actor(client));
-        break;
+    case JobAction::Cancel: // the queue and the journal change: on the core's thread
+    case JobAction::Resume:
+        on_core(client, c.id, [this, c, actor = actor(client)](Client& to) {
+            if (c.action == JobAction::Cancel)
+                queue_.cancel(c.job, actor);
+            else
+                queue_.resume(c.job, actor);
+            to.send(ok(c.id, c.job));
+        });
+        return;
     case JobAction::Pause:
         queue_.job(c.job).pause(actor(client));
-        break;
-    case JobAction::Resume:
-        queue_.resume(c.job, actor(client));
         break;
     case JobAction::Freeze:
     case JobAction::Unfreeze:
@@ -262,33 +281,39 @@ void Daemon::on(Client& client, const ChangeJob& change)
 
 void Daemon::on(Client& client, const ResizeJob& r)
 {
-    try {
-        queue_.resize(r, actor(client));
-    } catch (const RefusedRequest& e) { // named by the field that asked for it
-        const std::string field = e.code() == "unknown-worker" || e.code() == "already-member"
-            ? "worker"
-            : (e.code() == "unknown-job" ? "job" : "action");
-        client.send(failure(r.id, e.code(), e.what(), field));
-        return;
-    }
-    client.send(ok(r.id, r.job));
+    on_core(client, r.id, [this, r, actor = actor(client)](Client& to) {
+        try {
+            queue_.resize(r, actor);
+        } catch (const RefusedRequest& e) { // named by the field that asked for it
+            const std::string field = e.code() == "unknown-worker" || e.code() == "already-member"
+                ? "worker"
+                : (e.code() == "unknown-job" ? "job" : "action");
+            to.send(failure(r.id, e.code(), e.what(), field));
+            return;
+        }
+        to.send(ok(r.id, r.job));
+    });
 }
 
 void Daemon::on(Client& client, const SetClusterPolicy& p)
 {
-    try {
-        queue_.set_cluster_policy(p, actor(client));
-    } catch (const InputError& e) { // names the field: placement, elastic or comm
-        client.send(failure(p.id, "illegal-value", e.reason(), e.field()));
-        return;
-    }
-    client.send(ok(p.id));
+    on_core(client, p.id, [this, p, actor = actor(client)](Client& to) {
+        try {
+            queue_.set_cluster_policy(p, actor);
+        } catch (const InputError& e) { // names the field: placement, elastic or comm
+            to.send(failure(p.id, "illegal-value", e.reason(), e.field()));
+            return;
+        }
+        to.send(ok(p.id));
+    });
 }
 
 void Daemon::on(Client& client, const WorkerCommand& w)
 {
-    queue_.job(w.job).command(w, actor(client));
+    JobRuntime& job = queue_.job(w.job);
+    job.command(w, actor(client));
     client.send(ok(w.id, w.job));
+    job.publish_workers(); // the pending change, shown before the next barrier applies it
 }
 
 void Daemon::on(Client& client, const ListCapabilities& l)
@@ -324,15 +349,19 @@ void Daemon::on(Client& client, const ListRuns& r)
 
 void Daemon::on(Client& client, const JoinJob& join)
 {
-    Reply reply = ok(join.id, join.job);
-    reply.assignment = queue_.join(client.shared_from_this(), join);
-    client.send(reply);
+    on_core(client, join.id, [this, join](Client& to) {
+        Reply reply = ok(join.id, join.job);
+        reply.assignment = queue_.join(to.shared_from_this(), join);
+        to.send(reply);
+    });
 }
 
 void Daemon::on(Client& client, const JoinPool& join)
 {
-    queue_.join_pool(client.shared_from_this(), join);
-    client.send(ok(join.id));
+    on_core(client, join.id, [this, join](Client& to) {
+        queue_.join_pool(to.shared_from_this(), join);
+        to.send(ok(join.id));
+    });
 }
 
 void Daemon::on(Client& client, const ReportIteration& report)
@@ -347,7 +376,8 @@ void Daemon::on(Client& client, const ReportIteration& report)
 
 void Daemon::receive_binary(Client& client, std::string_view frame)
 {
-    const std::shared_ptr<RemotePool> pool = queue_.pool_of(client.id());
+    const IoPath on_io_path;
+    const std::shared_ptr<RemotePool> pool = client.results_to();
     std::string error = "binary frames are results of a joined remote worker; send join-job first";
     if (pool && pool->deliver(client, frame, &error))
         return;

@@ -1,12 +1,12 @@
 #pragma once
 
 #include "daemon/daemon_options.h"
-#include "daemon/disk_work.h"
 #include "daemon/job_queue.h"
 #include "daemon/replay_manager.h"
 #include "daemon/run_catalogue.h"
 #include "daemon/server_folders.h"
 #include "daemon/stream_hub.h"
+#include "daemon/task_threads.h"
 #include "protocol/messages.h"
 
 #include <atomic>
@@ -19,10 +19,13 @@ namespace fulcrum::daemon {
 // What fulcrumd is apart from its sockets: a router from clients' frames to the parts that
 // do the work, the job queue (jobs, placement, recovery, remote joins), the replay manager
 // and the run catalogue, with the stream hub carrying what they publish. It checks each
-// frame (version, greeting, role, fields) and dispatches it by std::visit; disk work (the
-// journal's fsync, reading run stores) goes to a small pool and the reply is posted from
-// there, so no SQLite read holds the I/O threads. The WebSocket server feeds it frames;
-// tests call it directly.
+// frame (version, greeting, role, fields) and dispatches it by std::visit. A frame handler
+// never waits for the job queue's lock or a disk: it reads the queue's published view (job
+// lists, statuses, the cluster, metrics) or a job's own state (a pin, a pause), and posts
+// the rest, with its reply, to the core's thread (a cancel, a resume, a resize, cluster
+// policies, joins, a closed connection) or the disk threads (the journal's fsync at a
+// submission, reading run stores). The WebSocket server feeds it frames; tests call it
+// directly, and read the replies from the client's queue when they come.
 class Daemon {
 public:
     explicit Daemon(DaemonOptions options);
@@ -33,6 +36,7 @@ public:
     // `name`: the client program and address; `person`: who holds the token it used, when
     // the token file names them (the audit trail names the person then).
     std::shared_ptr<Client> connect(protocol::Role role, std::string name, std::string person = {});
+    // The connection closed: it leaves the stream now, and its joins on the core's thread.
     void disconnect(const Client& client);
 
     enum class After { KeepOpen, Close };
@@ -98,6 +102,9 @@ private:
     void on(Client& client, const protocol::ResizeJob& resize);
     void on(Client& client, const protocol::SetClusterPolicy& policy);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
+    // Runs `work` on the core's thread, which replies from there; what it throws is sent
+    // as the failure of request `id`.
+    void on_core(Client& client, std::string id, std::function<void(Client&)> work);
     std::string actor(const Client& client) const;
 
     DaemonOptions options_;
@@ -107,8 +114,9 @@ private:
     JobQueue queue_;
     std::atomic<std::uint64_t> next_client_ { 1 };
     ReplayManager replays_; // posts its openings to disk_
-    // Last, so that its tasks (which touch the parts above) stop before anything else goes.
-    DiskWork disk_;
+    // Last, so that their tasks (which touch the parts above) stop before anything else goes.
+    TaskThreads core_ { 1 };
+    TaskThreads disk_;
 };
 
 } // namespace fulcrum::daemon

@@ -61,9 +61,11 @@ JobQueue::JobQueue(
     , cluster_(options.cluster, options.placement, 1, std::string(sched::policy_name(options.elastic.policy)))
     , elastic_(options.elastic, cluster_, worker_pool_)
 {
-    next_job_ = catalogue_.first_free_job_id();
+    JobId next = catalogue_.first_free_job_id();
     for (const JobJournal::Entry& e : journal_.entries())
-        next_job_ = std::max(next_job_, e.job + 1);
+        next = std::max(next, e.job + 1);
+    next_job_ = next;
+    publish_view(cluster_state()); // before any thread of its own: the cluster as it starts
     elastic_thread_ = std::thread([this] { elastic_loop(); }); // under static, for the pool (follow_pool)
 }
 
@@ -240,9 +242,9 @@ void JobQueue::resize(const ResizeJob& r, const std::string& actor)
 
 JobRuntime& JobQueue::job(JobId id) const
 {
-    std::lock_guard lock(mutex_);
-    const auto it = jobs_.find(id);
-    if (it == jobs_.end())
+    const std::shared_ptr<const View> v = view();
+    const auto it = v->jobs.find(id);
+    if (it == v->jobs.end())
         throw RefusedRequest("unknown-job", "there is no job " + std::to_string(id));
     return *it->second;
 }
@@ -250,18 +252,16 @@ JobRuntime& JobQueue::job(JobId id) const
 std::vector<JobRuntime*> JobQueue::select(std::optional<JobId> job) const
 {
     std::vector<JobRuntime*> selected;
-    std::lock_guard lock(mutex_);
-    for (const auto& [id, j] : jobs_)
+    for (const auto& [id, j] : view()->jobs)
         if (!job || *job == id)
-            selected.push_back(j.get());
+            selected.push_back(j);
     return selected;
 }
 
 std::vector<JobStatus> JobQueue::jobs() const
 {
     std::vector<JobStatus> out;
-    std::lock_guard lock(mutex_);
-    for (const auto& [id, j] : jobs_)
+    for (const auto& [id, j] : view()->jobs)
         out.push_back(j->status());
     return out;
 }
@@ -316,13 +316,22 @@ JobQueue::Submission JobQueue::check_submission(
     return Submission { std::move(s) };
 }
 
-JobRuntime& JobQueue::add_job(Submission submission, const std::string& scenario_json, Origin origin)
+JobId JobQueue::journal_job(const std::string& scenario_json, Origin origin)
 {
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
     // On disk before the submission is answered: a crash from here on loses no job.
     journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
+    return id;
+}
+
+JobRuntime& JobQueue::add_job(JobId id, Submission submission)
+{
+    if (stopping_) {
+        journal_.remove(id);
+        throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
+    }
     auto runtime = std::make_unique<JobRuntime>(id, std::move(submission.scenario), catalogue_.job_store(id), folders_,
         hub_, [this](JobId done) { on_job_done(done); });
     runtime->use_shared_clock(&clock_);
@@ -361,8 +370,9 @@ std::string JobQueue::queued_message(const JobRuntime& job) const
 JobId JobQueue::submit(const std::string& scenario_json, const std::string& source, Origin origin)
 {
     Submission checked = check_submission(scenario_json, source, origin);
+    const JobId id = journal_job(scenario_json, origin);
     std::lock_guard lock(mutex_);
-    JobRuntime& runtime = add_job(std::move(checked), scenario_json, origin);
+    JobRuntime& runtime = add_job(id, std::move(checked));
     runtime.scheduler_event(EventKind::JobQueued, "submitted: " + queued_message(runtime));
     queued_.push_back(runtime.id());
     start_queued();
@@ -398,11 +408,15 @@ std::vector<JobStatus> JobQueue::submit_workload(
         if (!(jobs[i].arrival_s >= 0 && std::isfinite(jobs[i].arrival_s)))
             throw InputError(source, at + ".arrival_s", "expected seconds from the submission, 0 or more");
     }
+    std::vector<JobId> ids;
+    ids.reserve(jobs.size());
+    for (const SubmitWorkload::Arrival& a : jobs)
+        ids.push_back(journal_job(a.scenario_json, Origin::Client));
     std::lock_guard lock(mutex_);
     std::vector<SharedVirtualClock::Arrival> arrivals;
     std::vector<JobRuntime*> added;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-        JobRuntime& job = add_job(std::move(checked[i]), jobs[i].scenario_json, Origin::Client);
+        JobRuntime& job = add_job(ids[i], std::move(checked[i]));
         arrivals.push_back({ job.id(), jobs[i].arrival_s });
         added.push_back(&job);
         arriving_.insert(job.id());
@@ -803,17 +817,17 @@ void JobQueue::send_shares(JobRuntime& job, const std::vector<std::int32_t>& pla
 
 void JobQueue::fill_metrics(DaemonMetrics& metrics) const
 {
-    std::lock_guard lock(mutex_);
-    for (const auto& [id, job] : jobs_)
+    const std::shared_ptr<const View> v = view();
+    for (const auto& [id, job] : v->jobs)
         metrics.jobs.push_back({ job->status(), job->worker_states(), job->last_rows() });
-    metrics.queued_jobs = queued_.size();
-    metrics.placements = placements_;
-    metrics.pooled_idle = static_cast<std::size_t>(worker_pool_.idle());
-    metrics.pooled_assigned = static_cast<std::size_t>(worker_pool_.size() - worker_pool_.idle());
-    metrics.memory_held_bytes = resources_.held_bytes();
-    metrics.memory_budget_bytes = resources_.budget().memory_bytes;
-    metrics.threads_held = resources_.held_threads();
-    metrics.threads_budget = resources_.budget().threads;
+    metrics.queued_jobs = v->queued;
+    metrics.placements = v->placements;
+    metrics.pooled_idle = v->pooled_idle;
+    metrics.pooled_assigned = v->pooled_assigned;
+    metrics.memory_held_bytes = v->memory_held_bytes;
+    metrics.memory_budget_bytes = v->memory_budget_bytes;
+    metrics.threads_held = v->threads_held;
+    metrics.threads_budget = v->threads_budget;
     metrics.data_sets_held = data_.sets_held();
 }
 
@@ -843,13 +857,34 @@ void JobQueue::publish_cluster()
         send_shares(*job, job->status().placement, state, on_server);
         job->record_cluster(recorded);
     }
+    publish_view(state); // before the hub: a client told of the change reads it
     hub_.publish(update);
+}
+
+void JobQueue::publish_view(std::optional<ClusterState> cluster)
+{
+    auto v = std::make_shared<View>();
+    for (const auto& [id, job] : jobs_)
+        v->jobs.emplace(id, job.get());
+    v->workers = remote_workers_;
+    if (cluster)
+        v->cluster = std::move(*cluster);
+    else
+        v->cluster = view()->cluster;
+    v->queued = queued_.size();
+    v->placements = placements_;
+    v->pooled_idle = static_cast<std::size_t>(worker_pool_.idle());
+    v->pooled_assigned = static_cast<std::size_t>(worker_pool_.size() - worker_pool_.idle());
+    v->memory_held_bytes = resources_.held_bytes();
+    v->memory_budget_bytes = resources_.budget().memory_bytes;
+    v->threads_held = resources_.held_threads();
+    v->threads_budget = resources_.budget().threads;
+    view_.store(std::move(v));
 }
 
 ClusterState JobQueue::cluster() const
 {
-    std::lock_guard lock(mutex_);
-    return cluster_state();
+    return view()->cluster;
 }
 
 void JobQueue::on_job_done(JobId id)
@@ -917,6 +952,7 @@ WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const Joi
     {
         std::lock_guard lock(mutex_);
         remote_workers_[client->id()] = join.job;
+        publish_view(); // its result frames find the job from now
     }
     return WorkerAssignment { join.job, worker, j.scenario().json, 0 };
 }
@@ -925,12 +961,12 @@ void JobQueue::report(const std::shared_ptr<Client>& client, const ReportIterati
 {
     std::shared_ptr<RankPool> ranks;
     {
-        std::lock_guard lock(mutex_);
-        const auto it = remote_workers_.find(client->id());
-        if (it == remote_workers_.end() || it->second != report.job)
+        const std::shared_ptr<const View> v = view();
+        const auto it = v->workers.find(client->id());
+        if (it == v->workers.end() || it->second != report.job)
             throw RefusedRequest("not-joined",
                 "this connection has not joined job " + std::to_string(report.job) + "; send join-job first");
-        if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end())
+        if (const auto job_it = v->jobs.find(it->second); job_it != v->jobs.end())
             ranks = job_it->second->ranks();
     }
     if (!ranks)
@@ -952,20 +988,6 @@ void JobQueue::join_pool(const std::shared_ptr<Client>& client, const JoinPool& 
     publish_cluster();
 }
 
-std::shared_ptr<RemotePool> JobQueue::pool_of(std::uint64_t client) const
-{
-    std::lock_guard lock(mutex_);
-    std::optional<JobId> job;
-    if (const auto it = remote_workers_.find(client); it != remote_workers_.end())
-        job = it->second;
-    else
-        job = worker_pool_.job_of(client);
-    if (!job)
-        return nullptr;
-    const auto job_it = jobs_.find(*job);
-    return job_it == jobs_.end() ? nullptr : job_it->second->remote();
-}
-
 void JobQueue::client_left(const Client& client)
 {
     std::shared_ptr<RemotePool> pool;
@@ -978,6 +1000,7 @@ void JobQueue::client_left(const Client& client)
                 ranks = job_it->second->ranks();
             }
             remote_workers_.erase(it);
+            publish_view();
         }
         if (const auto left = worker_pool_.leave(client.id())) {
             if (left->job)

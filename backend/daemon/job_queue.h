@@ -1,6 +1,7 @@
 #pragma once
 
 #include "daemon/cluster_book.h"
+#include "daemon/core_lock.h"
 #include "daemon/data_cache.h"
 #include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
@@ -37,8 +38,10 @@ struct DaemonMetrics;
 
 // fulcrumd's jobs: submitted to the journal, queued, placed on the cluster by the placement
 // policy as their workers fit, run, recovered after a restart, and the remote workers that
-// joined them. Thread-safe: the protocol's handlers, the disk threads and the jobs' own
-// threads (on_job_done) call it.
+// joined them. Its changes run under its lock, on the core's thread (the operator's commands
+// and the workers' joins, which Daemon posts there), the disk threads (submissions), the
+// elastic scheduler's thread and the jobs' own threads (on_job_done). After each change it
+// publishes a View: the WebSocket handlers read that, never the lock (CoreMutex counts it).
 class JobQueue {
 public:
     JobQueue(const DaemonOptions& options, const ServerFolders& folders, const RunCatalogue& catalogue, StreamHub& hub);
@@ -75,6 +78,22 @@ public:
     std::vector<Recovered> recover();
     void stop_all();
 
+    // What the I/O threads read, published after each change and never changed after. A job
+    // stays in the table as long as the queue lives, so its pointer stays good.
+    struct View {
+        std::map<JobId, JobRuntime*> jobs;
+        // Each worker connection that joined a job itself (a remote slot or an external rank),
+        // and that job.
+        std::map<std::uint64_t, JobId> workers;
+        protocol::ClusterState cluster; // as the stream hub last sent it
+        std::size_t queued = 0;
+        std::int64_t placements = 0;
+        std::size_t pooled_idle = 0, pooled_assigned = 0;
+        double memory_held_bytes = 0, memory_budget_bytes = 0;
+        int threads_held = 0, threads_budget = 0;
+    };
+    std::shared_ptr<const View> view() const { return view_.load(); }
+
     // Throws RefusedRequest("unknown-job").
     JobRuntime& job(JobId id) const;
     // The jobs a subscription selects (all when unset), in id order.
@@ -93,8 +112,6 @@ public:
     // A fulcrum-worker --pool connection waits in the worker pool (see ElasticScheduling).
     // Throws RefusedRequest("already-joined").
     void join_pool(const std::shared_ptr<Client>& client, const protocol::JoinPool& join);
-    // The pool of the job a worker connection joined, or was given by the scheduler, if any.
-    std::shared_ptr<RemotePool> pool_of(std::uint64_t client) const;
     // A connection closed: a worker's task in flight is lost (its barrier drops it).
     void client_left(const Client& client);
 
@@ -105,14 +122,20 @@ private:
     // What a journaled job's path fields become at recovery: confined as at its submission
     // for a client's; for one its operator gave locally, absolute paths as given.
     const PathPolicy& paths_of(JobJournal::Origin origin) const;
-    // With mutex_ held: the job in the journal and the jobs' table, not queued yet.
-    JobRuntime& add_job(Submission submission, const std::string& scenario_json, Origin origin);
+    // Without mutex_: a new job id, its scenario in the journal (an fsync).
+    JobId journal_job(const std::string& scenario_json, Origin origin);
+    // With mutex_ held: a journaled job in the jobs' table, not queued yet. If fulcrumd is
+    // stopping, its journal entry is removed and it is refused.
+    JobRuntime& add_job(JobId id, Submission submission);
     std::string queued_message(const JobRuntime& job) const; // with mutex_ held: what it asks for, who is ahead
     void arrivals_loop(); // a workload's jobs queued as the shared clock reaches their arrivals
     void start_queued(); // with mutex_ held: places what fits, in submission order
     // With mutex_ held: the pooled processes of an ended job wait in the pool again.
     void release_pooled_workers(JobRuntime& job);
-    void publish_cluster(); // with mutex_ held
+    void publish_cluster(); // with mutex_ held; publishes the view too
+    // With mutex_ held: the view from the tables now, with the cluster as last published
+    // unless a new state is given.
+    void publish_view(std::optional<protocol::ClusterState> cluster = std::nullopt);
     // Per worker of a placement: the live jobs on its GPU and on its server's link.
     struct ClusterShares {
         std::vector<int> gpu, link;
@@ -146,7 +169,8 @@ private:
     const RunCatalogue& catalogue_;
     StreamHub& hub_;
     JobJournal journal_;
-    mutable std::mutex mutex_;
+    mutable CoreMutex mutex_;
+    std::atomic<std::shared_ptr<const View>> view_ { std::make_shared<const View>() };
     SharedVirtualClock clock_; // the virtual-mode jobs' one clock: outlives every job
     LinkSchedule links_; // their transfers on the servers' links (--comm): outlives every job
     ResourceBook resources_; // memory and threads the running jobs hold
@@ -157,7 +181,7 @@ private:
     ClusterBook cluster_;
     WorkerPool worker_pool_; // fulcrum-worker --pool processes: the elastic scheduler hands them out
     ElasticScheduling elastic_;
-    std::condition_variable wake_elastic_;
+    std::condition_variable_any wake_elastic_;
     std::thread elastic_thread_;
     std::atomic<bool> elastic_stop_ { false }; // frees the elastic thread's wait on the shared clock
     // The elastic scheduler as a participant of the shared clock (a JobId no job has): the
@@ -169,7 +193,7 @@ private:
     std::set<JobId> arriving_; // a workload's jobs, submitted and not arrived yet
     std::thread arrivals_thread_;
     std::atomic<bool> arrivals_stop_ { false };
-    JobId next_job_ = 1;
+    std::atomic<JobId> next_job_ { 1 }; // taken before the journal's fsync, which runs without the lock
     std::int64_t placements_ = 0;
     std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined
     bool stopping_ = false;

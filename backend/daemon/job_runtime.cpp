@@ -446,7 +446,14 @@ std::optional<protocol::IterationRows> JobRuntime::last_rows() const
 std::vector<protocol::WorkerState> JobRuntime::worker_states() const
 {
     std::lock_guard lock(mutex_);
+    std::vector<balance::WorkerOverride> overrides;
+    std::vector<double> slowdowns;
+    if (trainer_) {
+        overrides = trainer_->control().workers();
+        slowdowns = trainer_->control().straggler_slowdowns();
+    }
     std::vector<protocol::WorkerState> out;
+    out.reserve(scenario_.workers.size());
     for (std::size_t i = 0; i < scenario_.workers.size(); ++i) {
         protocol::WorkerState w;
         w.worker = static_cast<WorkerId>(i);
@@ -454,13 +461,13 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
         w.device = perf::to_string(scenario_.workers[i].device);
         w.sms = scenario_.workers[i].device.sms;
         w.batch_size = batch_sizes_[i];
-        if (trainer_) {
-            const balance::WorkerOverride o = trainer_->control().worker(w.worker);
+        if (trainer_ && i < overrides.size()) {
+            const balance::WorkerOverride& o = overrides[i];
             w.pinned = o.pinned;
             w.excluded = o.excluded;
             w.excluded_until = o.excluded_until;
             w.member = o.member;
-            w.slowdown = trainer_->control().straggler_slowdown(w.worker);
+            w.slowdown = i < slowdowns.size() ? slowdowns[i] : 1.0;
         } else if (i < fold_.members().size()) { // not started yet: the members it will start with
             w.member = fold_.members()[i];
         }
@@ -652,7 +659,6 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& ac
                 break;
             }
         });
-    publish_workers();
 }
 
 void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, const std::string& reason)

@@ -82,6 +82,8 @@ public:
     // trainer's and manager's codes).
     void pause(const std::string& actor);
     void resume(const std::string& actor);
+    // A pin, exclusion or straggler injection. The caller publishes the workers' states
+    // after answering (publish_workers): encoding hundreds of workers is no part of a reply.
     void command(const protocol::WorkerCommand& command, const std::string& actor);
     // set-policy / set-sync-model: takes effect at the trainer's next safe point, where it
     // records it as an event and the job's status follows. Throws InputError for a bad spec
@@ -168,6 +170,7 @@ public:
 
     protocol::JobStatus status() const;
     std::vector<protocol::WorkerState> worker_states() const;
+    void publish_workers(); // to the workers stream, as they are now
     std::optional<protocol::IterationRows> last_rows() const;
     // The job's remote worker slots; null when it has none.
     const std::shared_ptr<RemotePool>& remote() const { return remote_; }
@@ -179,7 +182,6 @@ private:
     void run();
     void set_state(protocol::JobState state, std::string message = {});
     void publish_status();
-    void publish_workers();
     // Applies `apply` to the running trainer now, or holds it until the trainer starts;
     // `what` names the command in a "command-refused" event.
     void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply);

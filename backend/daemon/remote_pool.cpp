@@ -48,6 +48,7 @@ WorkerId RemotePool::join(
         slot.host = host;
         if (slot.lost_before)
             rejoined = on_rejoin_;
+        client->set_results_to(weak_from_this());
     }
     changed_.notify_all();
     if (rejoined)
@@ -120,6 +121,8 @@ std::shared_ptr<Client> RemotePool::release(WorkerId worker)
             return nullptr;
         Slot& slot = slots_[static_cast<std::size_t>(worker)];
         client = std::exchange(slot.client, nullptr);
+        if (client)
+            client->set_results_to({});
         slot.host.clear();
         slot.lost_before = false;
     }

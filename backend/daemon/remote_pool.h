@@ -18,11 +18,12 @@ namespace fulcrum::daemon {
 // trainer's pool threads send tasks through it and wait for the results; the WebSocket
 // session delivers result frames to it; a disconnect wakes the waiting thread, which
 // reports the worker lost. Thread-safe.
-class RemotePool final : public train::RemoteWorkers {
+class RemotePool final : public train::RemoteWorkers, public std::enable_shared_from_this<RemotePool> {
 public:
     RemotePool(JobId job, const std::vector<bool>& remote_slots);
 
-    // Takes `requested` (or the first free remote slot) for `client`. Throws RefusedRequest:
+    // Takes `requested` (or the first free remote slot) for `client`, whose result frames come
+    // here from then on (Client::results_to). Throws RefusedRequest:
     // no-remote-slot, not-a-remote-slot, slot-taken.
     WorkerId join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host);
     // The client's connection closed: its slot is free and a task it holds is lost.

@@ -1,7 +1,7 @@
 #include "daemon/replay_manager.h"
 
 #include "common/error.h"
-#include "daemon/disk_work.h"
+#include "daemon/task_threads.h"
 #include "daemon/replay_session.h"
 #include "daemon/replies.h"
 #include "daemon/run_catalogue.h"
@@ -14,7 +14,7 @@ namespace fulcrum::daemon {
 
 using namespace protocol;
 
-ReplayManager::ReplayManager(const RunCatalogue& catalogue, DiskWork& disk, int per_client)
+ReplayManager::ReplayManager(const RunCatalogue& catalogue, TaskThreads& disk, int per_client)
     : catalogue_(catalogue)
     , disk_(disk)
     , per_client_(per_client)

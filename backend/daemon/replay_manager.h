@@ -10,7 +10,7 @@
 namespace fulcrum::daemon {
 
 class Client;
-class DiskWork;
+class TaskThreads;
 class ReplaySession;
 class RunCatalogue;
 
@@ -19,7 +19,7 @@ class RunCatalogue;
 // with their client.
 class ReplayManager {
 public:
-    ReplayManager(const RunCatalogue& catalogue, DiskWork& disk, int per_client);
+    ReplayManager(const RunCatalogue& catalogue, TaskThreads& disk, int per_client);
     ~ReplayManager();
     ReplayManager(const ReplayManager&) = delete;
     ReplayManager& operator=(const ReplayManager&) = delete;
@@ -36,7 +36,7 @@ public:
 
 private:
     const RunCatalogue& catalogue_;
-    DiskWork& disk_;
+    TaskThreads& disk_;
     const int per_client_;
     std::mutex mutex_;
     std::map<std::int64_t, std::unique_ptr<ReplaySession>> replays_;

@@ -3,6 +3,7 @@
 #include "daemon/send_queue.h"
 #include "protocol/messages.h"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -12,6 +13,8 @@
 #include <vector>
 
 namespace fulcrum::daemon {
+
+class RemotePool;
 
 // One connected client as the daemon sees it, whatever carries its frames: its role, its
 // name for the operator log, its subscriptions and its bounded send queue. The transport
@@ -47,6 +50,12 @@ public:
     // iteration rows (empty: all workers).
     bool wants(protocol::Stream stream, JobId job, std::vector<WorkerId>* workers = nullptr) const;
 
+    // The remote slots this worker connection computes for (joined, or given it from the
+    // worker pool), set by the job's RemotePool: its result frames go there directly, without
+    // the job queue.
+    std::shared_ptr<RemotePool> results_to() const { return results_to_.load().lock(); }
+    void set_results_to(std::weak_ptr<RemotePool> pool) { results_to_.store(std::move(pool)); }
+
 private:
     std::uint64_t id_;
     protocol::Role role_;
@@ -59,6 +68,7 @@ private:
     bool greeted_ = false;
     int version_ = protocol::kProtocolVersion;
     std::map<std::string, protocol::Subscribe> subscriptions_;
+    std::atomic<std::weak_ptr<RemotePool>> results_to_;
 };
 
 // Fans the live stream out to the clients that subscribed to it. A message is encoded once

@@ -132,6 +132,12 @@ double JobControl::straggler_slowdown(WorkerId worker) const
     return slowdown_view_[static_cast<std::size_t>(worker)];
 }
 
+std::vector<double> JobControl::straggler_slowdowns() const
+{
+    std::lock_guard lock(mutex_);
+    return slowdown_view_;
+}
+
 std::string JobControl::sync_model() const
 {
     std::lock_guard lock(mutex_);

@@ -90,9 +90,12 @@ public:
     // What is asked or in effect, for a status display (any thread).
     bool paused() const;
     double straggler_slowdown(WorkerId worker) const; // as last requested
+    std::vector<double> straggler_slowdowns() const; // every worker's, as last requested
     std::string sync_model() const; // in effect, as sync::describe gives it
     int servers() const; // the job's parameter servers (shards) in effect
     balance::WorkerOverride worker(WorkerId worker) const { return manager_.state(worker); }
+    // Every worker's: a status of hundreds of workers reads them at once.
+    std::vector<balance::WorkerOverride> workers() const { return manager_.states(); }
 
     // The trainer's side, at its safe points.
     struct Slowdown {

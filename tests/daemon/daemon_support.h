@@ -71,6 +71,13 @@ template <class Accept> bool wait_for(daemon::Client& client, std::vector<Server
     return false;
 }
 
+// As wait_for, also accepting a message drained already: a job's status is coalesced in
+// the client's queue, so the status after a command may come before the command's reply.
+template <class Accept> bool seen_or_wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
+{
+    return std::any_of(seen.begin(), seen.end(), accept) || wait_for(client, seen, accept);
+}
+
 // Sends `frame` (a request) from `client` and waits for its reply; an empty Reply (after a
 // failed expectation) if none comes within 60 s.
 inline Reply request_reply(

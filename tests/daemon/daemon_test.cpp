@@ -27,6 +27,7 @@ using namespace fulcrum::protocol;
 using testing_support::drain;
 using testing_support::reply_to;
 using testing_support::request_reply;
+using testing_support::seen_or_wait_for;
 using testing_support::Served;
 using testing_support::TlsWsClient;
 using testing_support::wait_for;
@@ -801,7 +802,7 @@ TEST_F(DaemonTest, ARunningJobTakesANewPolicyAndSyncModelAtItsNextBarrier)
     }));
 
     ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
-    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+    ASSERT_TRUE(seen_or_wait_for(*op, seen, [](const ServerMessage& m) {
         const auto* u = std::get_if<JobUpdate>(&m);
         return u && u->status.state == JobState::Stopped;
     }));
@@ -972,7 +973,7 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
         EXPECT_EQ(lbbsp.error->code, "policy-not-applicable");
 
         ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
-        ASSERT_TRUE(wait_for(*op, seen, [job](const ServerMessage& m) {
+        ASSERT_TRUE(seen_or_wait_for(*op, seen, [job](const ServerMessage& m) {
             const auto* u = std::get_if<JobUpdate>(&m);
             return u && u->status.job == job && u->status.state == JobState::Stopped;
         }));
@@ -1024,7 +1025,7 @@ TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
         ASSERT_TRUE(rows_tagged(tag, 20)) << "no rows of " << described << " after the switch";
     }
     ASSERT_FALSE(request(encode(ClientMessage { JobCommand { "c", JobAction::Cancel, job } })).error);
-    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+    ASSERT_TRUE(seen_or_wait_for(*op, seen, [](const ServerMessage& m) {
         const auto* u = std::get_if<JobUpdate>(&m);
         return u && u->status.state == JobState::Stopped;
     }));

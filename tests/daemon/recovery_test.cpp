@@ -26,6 +26,7 @@ using namespace fulcrum;
 using namespace fulcrum::protocol;
 using testing_support::drain;
 using testing_support::reply_to;
+using testing_support::request_reply;
 
 namespace {
 
@@ -205,14 +206,12 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
 
     auto op = second.connect(Role::Operator, "op");
     second.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
-    second.receive(*op, R"({"type": "resume-job", "id": "r1", "job": 1})");
-    second.receive(*op, R"({"type": "resume-job", "id": "r2", "job": 2})");
-    second.receive(*op, R"({"type": "resume-job", "id": "r3", "job": 3})");
-    const auto replies = drain(*op);
-    for (const char* id : { "r1", "r2", "r3" }) {
-        const auto reply = reply_to(replies, id);
-        ASSERT_TRUE(reply) << id;
-        EXPECT_FALSE(reply->error) << reply->error->message;
+    std::vector<ServerMessage> seen;
+    for (const char* job : { "1", "2", "3" }) { // each answered from the core's thread
+        const Reply reply = request_reply(
+            second, *op, seen, std::string(R"({"type": "resume-job", "id": "r)") + job + R"(", "job": )" + job + "}");
+        EXPECT_EQ(reply.id, std::string("r") + job);
+        EXPECT_FALSE(reply.error) << reply.error->message;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while ((status(1).state != JobState::Finished || status(2).state != JobState::Finished)

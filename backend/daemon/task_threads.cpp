@@ -1,16 +1,16 @@
-#include "daemon/disk_work.h"
+#include "daemon/task_threads.h"
 
 #include <algorithm>
 
 namespace fulcrum::daemon {
 
-DiskWork::DiskWork(int threads)
+TaskThreads::TaskThreads(int threads)
 {
     for (int i = 0; i < std::max(1, threads); ++i)
         threads_.emplace_back([this] { run(); });
 }
 
-DiskWork::~DiskWork()
+TaskThreads::~TaskThreads()
 {
     {
         std::lock_guard lock(mutex_);
@@ -22,7 +22,7 @@ DiskWork::~DiskWork()
         t.join();
 }
 
-void DiskWork::post(std::function<void()> task)
+void TaskThreads::post(std::function<void()> task)
 {
     {
         std::lock_guard lock(mutex_);
@@ -33,7 +33,7 @@ void DiskWork::post(std::function<void()> task)
     ready_.notify_one();
 }
 
-void DiskWork::run()
+void TaskThreads::run()
 {
     for (;;) {
         std::function<void()> task;

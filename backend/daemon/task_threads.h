@@ -1,0 +1,37 @@
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace fulcrum::daemon {
+
+// A few threads that take work off the I/O threads every client's stream shares: the
+// daemon's disk work (reading run stores for list-runs, opening a replay, the journal's
+// fsync at a submission), two at a time, and its core, one thread that carries out the
+// operator's commands and the workers' joins under the job queue's lock in the order they
+// came. Tasks run in the order posted; each sends its own reply. Destroying it drops the
+// tasks not yet started and waits for those running.
+class TaskThreads {
+public:
+    explicit TaskThreads(int threads = 2);
+    ~TaskThreads();
+    TaskThreads(const TaskThreads&) = delete;
+    TaskThreads& operator=(const TaskThreads&) = delete;
+
+    void post(std::function<void()> task);
+
+private:
+    void run();
+
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::deque<std::function<void()>> tasks_;
+    bool stopping_ = false;
+    std::vector<std::thread> threads_;
+};
+
+} // namespace fulcrum::daemon
