@@ -107,12 +107,12 @@ void Daemon::disconnect(const Client& client)
     const IoPath on_io_path;
     hub_.remove(client.id());
     replays_.client_left(client.id());
-    core_.post([this, left = client.shared_from_this()] { queue_.client_left(*left); });
+    queue_.post([this, left = client.shared_from_this()] { queue_.client_left(*left); });
 }
 
 void Daemon::on_core(Client& client, std::string id, std::function<void(Client&)> work)
 {
-    core_.post([client = client.shared_from_this(), id = std::move(id), work = std::move(work)] {
+    queue_.post([client = client.shared_from_this(), id = std::move(id), work = std::move(work)] {
         try {
             work(*client);
         } catch (...) {
@@ -244,39 +244,41 @@ void Daemon::on(Client& client, const SubmitWorkload& workload)
     });
 }
 
+// Every command runs on the core's thread, in the order its connection sent it: a resume
+// and then a pause leave the job paused, a resize and then a pin of the new worker apply.
 void Daemon::on(Client& client, const JobCommand& c)
 {
-    switch (c.action) {
-    case JobAction::Cancel: // the queue and the journal change: on the core's thread
-    case JobAction::Resume:
-        on_core(client, c.id, [this, c, actor = actor(client)](Client& to) {
-            if (c.action == JobAction::Cancel)
-                queue_.cancel(c.job, actor);
-            else
-                queue_.resume(c.job, actor);
-            to.send(ok(c.id, c.job));
-        });
-        return;
-    case JobAction::Pause:
-        queue_.job(c.job).pause(actor(client));
-        break;
-    case JobAction::Freeze:
-    case JobAction::Unfreeze:
-        queue_.job(c.job).set_frozen(c.action == JobAction::Freeze, actor(client));
-        break;
-    }
-    client.send(ok(c.id, c.job));
+    on_core(client, c.id, [this, c, actor = actor(client)](Client& to) {
+        switch (c.action) {
+        case JobAction::Cancel:
+            queue_.cancel(c.job, actor);
+            break;
+        case JobAction::Pause:
+            queue_.job(c.job).pause(actor);
+            break;
+        case JobAction::Resume:
+            queue_.resume(c.job, actor);
+            break;
+        case JobAction::Freeze:
+        case JobAction::Unfreeze:
+            queue_.job(c.job).set_frozen(c.action == JobAction::Freeze, actor);
+            break;
+        }
+        to.send(ok(c.id, c.job));
+    });
 }
 
 void Daemon::on(Client& client, const ChangeJob& change)
 {
-    try {
-        queue_.job(change.job).change(change.setting, change.spec_json, actor(client));
-    } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
-        client.send(failure(change.id, "illegal-value", e.what(), e.field()));
-        return;
-    }
-    client.send(ok(change.id, change.job));
+    on_core(client, change.id, [this, change, actor = actor(client)](Client& to) {
+        try {
+            queue_.job(change.job).change(change.setting, change.spec_json, actor);
+        } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
+            to.send(failure(change.id, "illegal-value", e.what(), e.field()));
+            return;
+        }
+        to.send(ok(change.id, change.job));
+    });
 }
 
 void Daemon::on(Client& client, const ResizeJob& r)
@@ -310,10 +312,12 @@ void Daemon::on(Client& client, const SetClusterPolicy& p)
 
 void Daemon::on(Client& client, const WorkerCommand& w)
 {
-    JobRuntime& job = queue_.job(w.job);
-    job.command(w, actor(client));
-    client.send(ok(w.id, w.job));
-    job.publish_workers(); // the pending change, shown before the next barrier applies it
+    on_core(client, w.id, [this, w, actor = actor(client)](Client& to) {
+        JobRuntime& job = queue_.job(w.job);
+        job.command(w, actor);
+        to.send(ok(w.id, w.job));
+        job.publish_workers(); // the pending change, shown before the next barrier applies it
+    });
 }
 
 void Daemon::on(Client& client, const ListCapabilities& l)

@@ -114,8 +114,7 @@ private:
     JobQueue queue_;
     std::atomic<std::uint64_t> next_client_ { 1 };
     ReplayManager replays_; // posts its openings to disk_
-    // Last, so that their tasks (which touch the parts above) stop before anything else goes.
-    TaskThreads core_ { 1 };
+    // Last, so that its tasks (which touch the parts above) stop before anything else goes.
     TaskThreads disk_;
 };
 

@@ -74,18 +74,29 @@ JobQueue::~JobQueue()
     stop_all();
 }
 
+void JobQueue::post(std::function<void()> task)
+{
+    core_.post(std::move(task));
+}
+
+void JobQueue::wake_elastic()
+{
+    std::lock_guard lock(wake_mutex_); // a wait between its check and its sleep still wakes
+    wake_elastic_.notify_all();
+}
+
 void JobQueue::stop_all()
 {
     std::vector<JobRuntime*> running;
-    {
-        std::lock_guard lock(mutex_);
+    core_.call([&] {
         stopping_ = true;
         elastic_stop_ = true;
         queued_.clear();
         for (auto& [id, job] : jobs_)
             running.push_back(job.get());
-    }
-    wake_elastic_.notify_all();
+        publish_view();
+    });
+    wake_elastic();
     if (elastic_thread_.joinable())
         elastic_thread_.join();
     arrivals_stop_ = true;
@@ -124,50 +135,63 @@ void JobQueue::elastic_loop()
         return ElasticScheduling::Clock::time_point(
             std::chrono::duration_cast<ElasticScheduling::Clock::duration>(std::chrono::duration<double>(t)));
     };
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        ElasticScheduling::Clock::time_point now;
-        if (elastic_.active() && elastic_on_shared_clock()) {
-            if (!scheduler_origin_) {
-                scheduler_origin_ = clock_.now();
-                scheduler_steps_ = 0;
-                elastic_.rebase(at(*scheduler_origin_));
+    struct Wait { // where the scheduler waits next: an instant on the shared clock, or a tick
+        bool stop = false;
+        std::optional<double> at;
+    };
+    for (;;) {
+        const Wait wait = core_.call([&] {
+            if (stopping_)
+                return Wait { true, std::nullopt };
+            if (elastic_.active() && elastic_on_shared_clock()) {
+                if (!scheduler_origin_) {
+                    scheduler_origin_ = clock_.now();
+                    scheduler_steps_ = 0;
+                    elastic_.rebase(at(*scheduler_origin_));
+                }
+                // Counted, not summed: a round falls on its instant exactly.
+                return Wait { false, *scheduler_origin_ + static_cast<double>(scheduler_steps_++) * step };
             }
-            // Counted, not summed: a round falls on its instant exactly.
-            const double t = *scheduler_origin_ + static_cast<double>(scheduler_steps_++) * step;
-            lock.unlock(); // the jobs it waits for may end meanwhile
-            clock_.advance(kScheduler, t, &elastic_stop_);
-            lock.lock();
-            now = at(t);
-        } else {
             if (scheduler_origin_ || scheduler_entered_) { // back to wall time
                 clock_.leave(kScheduler);
                 scheduler_origin_.reset();
                 scheduler_entered_ = false;
                 elastic_.rebase(ElasticScheduling::Clock::now());
             }
+            return Wait {};
+        });
+        if (wait.stop)
+            break;
+        ElasticScheduling::Clock::time_point now;
+        if (wait.at) { // off the core: the jobs it waits for may end meanwhile
+            clock_.advance(kScheduler, *wait.at, &elastic_stop_);
+            now = at(*wait.at);
+        } else {
+            std::unique_lock lock(wake_mutex_);
             wake_elastic_.wait_for(lock, kTick, [this] { return stopping_ || scheduler_entered_; });
             now = ElasticScheduling::Clock::now();
-            if (scheduler_entered_)
-                continue; // a virtual job it sizes was placed: on its clock from now
         }
-        if (stopping_)
-            break;
-        if (!elastic_.active()) { // static: no decisions; the pool follows an operator's resizes
+        core_.call([&] {
+            if (stopping_ || (!wait.at && scheduler_entered_))
+                return; // stopping, or a virtual job it sizes was placed: on its clock from now
+            if (!elastic_.active()) { // static: no decisions; the pool follows an operator's resizes
+                const std::uint64_t before = elastic_.changes();
+                elastic_.follow_pool(running_jobs());
+                if (elastic_.changes() != before)
+                    publish_cluster();
+                return;
+            }
             const std::uint64_t before = elastic_.changes();
-            elastic_.follow_pool(running_jobs());
+            start_queued(); // a waiting job may now take workers of a job past early feedback
+            elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), now);
             if (elastic_.changes() != before)
                 publish_cluster();
-            continue;
-        }
-        const std::uint64_t before = elastic_.changes();
-        start_queued(); // a waiting job may now take workers of a job past early feedback
-        elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), now);
-        if (elastic_.changes() != before)
-            publish_cluster();
+        });
     }
-    if (scheduler_origin_ || scheduler_entered_)
-        clock_.leave(kScheduler);
+    core_.call([&] {
+        if (scheduler_origin_ || scheduler_entered_)
+            clock_.leave(kScheduler);
+    });
 }
 
 std::vector<JobRuntime*> JobQueue::running_jobs() const
@@ -185,7 +209,9 @@ std::vector<JobRuntime*> JobQueue::running_jobs() const
 void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::string& actor)
 {
     constexpr const char* kSource = "set-cluster-policy";
-    const auto& [id, placement, elastic, comm] = policies;
+    const std::optional<std::string>& placement = policies.placement;
+    const std::optional<std::string>& elastic = policies.elastic;
+    const std::optional<std::string>& comm = policies.comm;
     if (!placement && !elastic && !comm)
         throw InputError(kSource, "placement", "names no placement, elastic or communication (comm) policy to change");
     std::optional<sched::ElasticPolicy> policy;
@@ -202,42 +228,44 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::s
             throw InputError(kSource, "comm", e.what());
         }
     }
-    std::lock_guard lock(mutex_);
-    if (placement) {
-        try {
-            cluster_.set_placement(*placement);
-        } catch (const std::invalid_argument& e) {
-            throw InputError(kSource, "placement", e.what());
+    core_.call([&] {
+        if (placement) {
+            try {
+                cluster_.set_placement(*placement);
+            } catch (const std::invalid_argument& e) {
+                throw InputError(kSource, "placement", e.what());
+            }
         }
-    }
-    if (comm)
-        links_.set_policy(*comm);
-    if (policy) {
-        elastic_.set_policy(*policy, running_jobs());
-        cluster_.set_elastic_name(std::string(sched::policy_name(*policy)));
-    }
-    // Each running job's run store says when the rules it ran under changed, and who changed them.
-    const std::string now = "the cluster's policies are now placement " + cluster_.placement() + ", elastic "
-        + std::string(sched::policy_name(elastic_.policy())) + " and communication " + links_.policy();
-    for (JobRuntime* job : running_jobs()) {
-        try {
-            job->note(EventKind::ClusterPolicy, now, actor);
-        } catch (const RefusedRequest&) {
-            // it ended meanwhile
+        if (comm)
+            links_.set_policy(*comm);
+        if (policy) {
+            elastic_.set_policy(*policy, running_jobs());
+            cluster_.set_elastic_name(std::string(sched::policy_name(*policy)));
         }
-    }
-    start_queued(); // a new placement policy may place what the old one left waiting
-    publish_cluster();
+        // Each running job's run store says when the rules it ran under changed, and who changed them.
+        const std::string now = "the cluster's policies are now placement " + cluster_.placement() + ", elastic "
+            + std::string(sched::policy_name(elastic_.policy())) + " and communication " + links_.policy();
+        for (JobRuntime* job : running_jobs()) {
+            try {
+                job->note(EventKind::ClusterPolicy, now, actor);
+            } catch (const RefusedRequest&) {
+                // it ended meanwhile
+            }
+        }
+        start_queued(); // a new placement policy may place what the old one left waiting
+        publish_cluster();
+    });
 }
 
 void JobQueue::resize(const ResizeJob& r, const std::string& actor)
 {
     JobRuntime& runtime = job(r.job);
-    std::lock_guard lock(mutex_);
-    const std::uint64_t before = elastic_.changes();
-    elastic_.resize(runtime, r, actor, remaining_work());
-    if (elastic_.changes() != before)
-        publish_cluster();
+    core_.call([&] {
+        const std::uint64_t before = elastic_.changes();
+        elastic_.resize(runtime, r, actor, remaining_work());
+        if (elastic_.changes() != before)
+            publish_cluster();
+    });
 }
 
 JobRuntime& JobQueue::job(JobId id) const
@@ -342,6 +370,7 @@ JobRuntime& JobQueue::add_job(JobId id, Submission submission)
         runtime->set_daemon_arrival(clock_.now());
     JobRuntime& job = *runtime;
     jobs_[id] = std::move(runtime);
+    publish_view(); // before its first event or status reaches a client, who may name it next
     return job;
 }
 
@@ -371,13 +400,14 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
 {
     Submission checked = check_submission(scenario_json, source, origin);
     const JobId id = journal_job(scenario_json, origin);
-    std::lock_guard lock(mutex_);
-    JobRuntime& runtime = add_job(id, std::move(checked));
-    runtime.scheduler_event(EventKind::JobQueued, "submitted: " + queued_message(runtime));
-    queued_.push_back(runtime.id());
-    start_queued();
-    publish_cluster(); // the queue changed, whether or not the job was placed
-    return runtime.id();
+    return core_.call([&] {
+        JobRuntime& runtime = add_job(id, std::move(checked));
+        runtime.scheduler_event(EventKind::JobQueued, "submitted: " + queued_message(runtime));
+        queued_.push_back(runtime.id());
+        start_queued();
+        publish_cluster(); // the queue changed, whether or not the job was placed
+        return runtime.id();
+    });
 }
 
 std::vector<JobStatus> JobQueue::submit_workload(
@@ -408,83 +438,102 @@ std::vector<JobStatus> JobQueue::submit_workload(
         if (!(jobs[i].arrival_s >= 0 && std::isfinite(jobs[i].arrival_s)))
             throw InputError(source, at + ".arrival_s", "expected seconds from the submission, 0 or more");
     }
-    std::vector<JobId> ids;
+    std::vector<JobId> ids; // all or none: a refusal takes back the entries written
     ids.reserve(jobs.size());
-    for (const SubmitWorkload::Arrival& a : jobs)
-        ids.push_back(journal_job(a.scenario_json, Origin::Client));
-    std::lock_guard lock(mutex_);
-    std::vector<SharedVirtualClock::Arrival> arrivals;
-    std::vector<JobRuntime*> added;
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-        JobRuntime& job = add_job(ids[i], std::move(checked[i]));
-        arrivals.push_back({ job.id(), jobs[i].arrival_s });
-        added.push_back(&job);
-        arriving_.insert(job.id());
+    const auto take_back = [&] {
+        for (const JobId id : ids)
+            journal_.remove(id);
+    };
+    try {
+        for (const SubmitWorkload::Arrival& a : jobs)
+            ids.push_back(journal_job(a.scenario_json, Origin::Client));
+    } catch (...) {
+        take_back();
+        throw;
     }
-    const double origin = clock_.expect(arrivals);
-    std::vector<JobStatus> statuses;
-    for (std::size_t i = 0; i < added.size(); ++i) {
-        const double at = origin + jobs[i].arrival_s;
-        added[i]->set_daemon_arrival(at);
-        std::ostringstream when;
-        when << "job " << i + 1 << " of a workload of " << jobs.size() << ": arrives at t=" << at
-             << " s on fulcrumd's virtual clock (now " << origin << " s)";
-        added[i]->scheduler_event(EventKind::JobArriving, when.str());
-        statuses.push_back(added[i]->status());
-    }
-    if (!arrivals_thread_.joinable())
-        arrivals_thread_ = std::thread([this] { arrivals_loop(); });
-    publish_cluster();
-    return statuses;
+    return core_.call([&] {
+        if (stopping_) {
+            take_back();
+            throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
+        }
+        std::vector<SharedVirtualClock::Arrival> arrivals;
+        std::vector<JobRuntime*> added;
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            JobRuntime& job = add_job(ids[i], std::move(checked[i]));
+            arrivals.push_back({ job.id(), jobs[i].arrival_s });
+            added.push_back(&job);
+            arriving_.insert(job.id());
+        }
+        const double origin = clock_.expect(arrivals);
+        std::vector<JobStatus> statuses;
+        for (std::size_t i = 0; i < added.size(); ++i) {
+            const double at = origin + jobs[i].arrival_s;
+            added[i]->set_daemon_arrival(at);
+            std::ostringstream when;
+            when << "job " << i + 1 << " of a workload of " << jobs.size() << ": arrives at t=" << at
+                 << " s on fulcrumd's virtual clock (now " << origin << " s)";
+            added[i]->scheduler_event(EventKind::JobArriving, when.str());
+            statuses.push_back(added[i]->status());
+        }
+        if (!arrivals_thread_.joinable())
+            arrivals_thread_ = std::thread([this] { arrivals_loop(); });
+        publish_cluster();
+        return statuses;
+    });
 }
 
 void JobQueue::arrivals_loop()
 {
     while (const std::optional<JobId> id = clock_.next_arrival(&arrivals_stop_)) {
-        std::lock_guard lock(mutex_);
-        if (stopping_)
+        const bool go_on = core_.call([&] {
+            if (stopping_)
+                return false;
+            if (arriving_.erase(*id) == 0) { // cancelled while it was due
+                clock_.leave(*id);
+                return true;
+            }
+            JobRuntime& job = *jobs_.at(*id);
+            std::ostringstream arrived;
+            arrived << "arrived at t=" << clock_.now() << " s on fulcrumd's virtual clock: " << queued_message(job);
+            job.scheduler_event(EventKind::JobQueued, arrived.str());
+            queued_.push_back(*id);
+            start_queued();
+            // Left waiting in the queue, it holds no one up until it is placed.
+            if (std::find(queued_.begin(), queued_.end(), *id) != queued_.end())
+                clock_.leave(*id);
+            publish_cluster();
+            return true;
+        });
+        if (!go_on)
             break;
-        if (arriving_.erase(*id) == 0) { // cancelled while it was due
-            clock_.leave(*id);
-            continue;
-        }
-        JobRuntime& job = *jobs_.at(*id);
-        std::ostringstream arrived;
-        arrived << "arrived at t=" << clock_.now() << " s on fulcrumd's virtual clock: " << queued_message(job);
-        job.scheduler_event(EventKind::JobQueued, arrived.str());
-        queued_.push_back(*id);
-        start_queued();
-        // Left waiting in the queue, it holds no one up until it is placed.
-        if (std::find(queued_.begin(), queued_.end(), *id) != queued_.end())
-            clock_.leave(*id);
-        publish_cluster();
     }
 }
 
 void JobQueue::cancel(JobId id, const std::string& actor)
 {
     JobRuntime& runtime = job(id);
-    std::lock_guard lock(mutex_);
-    if (arriving_.erase(id) > 0) { // a workload's job that has not arrived
-        clock_.leave(id);
-        runtime.cancel_queued(actor);
-        journal_.remove(id);
-        publish_cluster();
-        return;
-    }
-    if (const auto it = std::find(queued_.begin(), queued_.end(), id); it != queued_.end()) {
-        queued_.erase(it);
-        runtime.cancel_queued(actor); // it held no GPUs: nothing behind it fits any better now
-        journal_.remove(id);
-        publish_cluster();
-        return;
-    }
-    if (runtime.resumable()) { // interrupted, waiting for an operator's resume-job
-        runtime.cancel_queued(actor);
-        journal_.remove(id);
-        return;
-    }
-    runtime.cancel(actor);
+    core_.call([&] {
+        if (arriving_.erase(id) > 0) { // a workload's job that has not arrived
+            clock_.leave(id);
+            runtime.cancel_queued(actor);
+            journal_.remove(id);
+            publish_cluster();
+            return;
+        }
+        if (const auto it = std::find(queued_.begin(), queued_.end(), id); it != queued_.end()) {
+            queued_.erase(it);
+            runtime.cancel_queued(actor); // it held no GPUs: nothing behind it fits any better now
+            journal_.remove(id);
+            publish_cluster();
+            return;
+        }
+        if (runtime.resumable()) { // interrupted, waiting for an operator's resume-job
+            runtime.cancel_queued(actor);
+            journal_.remove(id);
+            return;
+        }
+        runtime.cancel(actor);
+    });
 }
 
 void JobQueue::resume(JobId id, const std::string& actor)
@@ -494,10 +543,11 @@ void JobQueue::resume(JobId id, const std::string& actor)
         runtime.resume(actor);
         return;
     }
-    std::lock_guard lock(mutex_); // an interrupted job goes on from its checkpoint
-    queue_resumed(id, actor);
-    start_queued();
-    publish_cluster();
+    core_.call([&] { // an interrupted job goes on from its checkpoint
+        queue_resumed(id, actor);
+        start_queued();
+        publish_cluster();
+    });
 }
 
 std::vector<JobQueue::Recovered> JobQueue::recover()
@@ -561,58 +611,61 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
                 // recorded as interrupted above; the job is reported lost all the same
             }
         }
-        std::lock_guard lock(mutex_);
-        auto runtime = std::make_unique<JobRuntime>(
-            id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
-        runtime->use_shared_clock(&clock_);
-        runtime->use_link_schedule(&links_);
-        runtime->use_data_cache(&data_);
-        runtime->use_start_watch(&start_watch_);
-        JobRuntime& job = *runtime;
-        if (on_shared_clock(job)) // a workload's job that had not arrived is queued now
-            job.set_daemon_arrival(clock_.now());
-        jobs_[id] = std::move(runtime);
-        if (external) { // its ranks' connections closed with the fulcrumd that ran it
-            journal_.remove(id);
-            job.set_lost("an external job's ranks cannot outlive the fulcrumd they reported to; its rows are kept");
-            found.push_back({ id, "an external job: recorded as lost (its ranks went with fulcrumd's restart)" });
-            continue;
-        }
-        if (const std::string why = start_failure(start_watch_.record(id)); !why.empty()) {
-            journal_.remove(id); // never started again: a crash loop under Restart=on-failure
-            start_watch_.forget(id);
-            job.set_failed(why);
-            found.push_back({ id, why });
-            continue;
-        }
-        const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
-        if (!resume && abandoned && !automatic) { // resume_jobs: manual holds a job that ran
-            job.interrupted(std::nullopt,
-                "interrupted when fulcrumd stopped, before its first checkpoint: resume-job starts it again from "
-                "the beginning (rows it recorded before stay in its run store)");
+        core_.call([&] {
+            auto runtime = std::make_unique<JobRuntime>(
+                id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
+            runtime->use_shared_clock(&clock_);
+            runtime->use_link_schedule(&links_);
+            runtime->use_data_cache(&data_);
+            runtime->use_start_watch(&start_watch_);
+            JobRuntime& job = *runtime;
+            if (on_shared_clock(job)) // a workload's job that had not arrived is queued now
+                job.set_daemon_arrival(clock_.now());
+            jobs_[id] = std::move(runtime);
+            publish_view();
+            if (external) { // its ranks' connections closed with the fulcrumd that ran it
+                journal_.remove(id);
+                job.set_lost("an external job's ranks cannot outlive the fulcrumd they reported to; its rows are kept");
+                found.push_back({ id, "an external job: recorded as lost (its ranks went with fulcrumd's restart)" });
+                return;
+            }
+            if (const std::string why = start_failure(start_watch_.record(id)); !why.empty()) {
+                journal_.remove(id); // never started again: a crash loop under Restart=on-failure
+                start_watch_.forget(id);
+                job.set_failed(why);
+                found.push_back({ id, why });
+                return;
+            }
+            const bool automatic = options_.resume == DaemonOptions::Resume::Automatic;
+            if (!resume && abandoned && !automatic) { // resume_jobs: manual holds a job that ran
+                job.interrupted(std::nullopt,
+                    "interrupted when fulcrumd stopped, before its first checkpoint: resume-job starts it again from "
+                    "the beginning (rows it recorded before stay in its run store)");
+                found.push_back({ id, job.status().message });
+                return;
+            }
+            if (!resume) {
+                job.scheduler_event(EventKind::JobQueued,
+                    "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
+                    "(or its policy keeps none); rows it recorded before stay in its run store");
+                queued_.push_back(id);
+                found.push_back({ id, "queued again from the beginning (no checkpoint)" });
+                return;
+            }
+            resume->paths = &paths_of(entry.origin);
+            const std::int64_t at = resume->checkpoint.iteration;
+            job.interrupted(std::move(*resume),
+                "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
+                    + (automatic ? ": resuming" : ": resume-job goes on from it"));
             found.push_back({ id, job.status().message });
-            continue;
-        }
-        if (!resume) {
-            job.scheduler_event(EventKind::JobQueued,
-                "queued again from the beginning after fulcrumd's restart: it had no checkpoint yet "
-                "(or its policy keeps none); rows it recorded before stay in its run store");
-            queued_.push_back(id);
-            found.push_back({ id, "queued again from the beginning (no checkpoint)" });
-            continue;
-        }
-        resume->paths = &paths_of(entry.origin);
-        const std::int64_t at = resume->checkpoint.iteration;
-        job.interrupted(std::move(*resume),
-            "interrupted when fulcrumd stopped; its checkpoint is at iteration " + std::to_string(at)
-                + (automatic ? ": resuming" : ": resume-job goes on from it"));
-        found.push_back({ id, job.status().message });
-        if (automatic)
-            queue_resumed(id, "system:restart");
+            if (automatic)
+                queue_resumed(id, "system:restart");
+        });
     }
-    std::lock_guard lock(mutex_);
-    start_queued();
-    publish_cluster();
+    core_.call([&] {
+        start_queued();
+        publish_cluster();
+    });
     return found;
 }
 
@@ -765,7 +818,7 @@ void JobQueue::start_queued()
     if (sized_virtual && !scheduler_entered_ && !scheduler_origin_) {
         clock_.enter(kScheduler);
         scheduler_entered_ = true;
-        wake_elastic_.notify_all();
+        wake_elastic();
     }
     for (Placed& p : placed) {
         send_shares(*p.job, p.placement, state, on_server);
@@ -889,11 +942,12 @@ ClusterState JobQueue::cluster() const
 
 void JobQueue::on_job_done(JobId id)
 {
-    std::lock_guard lock(mutex_);
-    release_job(id);
-    if (!stopping_)
-        start_queued();
-    publish_cluster();
+    core_.call([&] {
+        release_job(id);
+        if (!stopping_)
+            start_queued();
+        publish_cluster();
+    });
 }
 
 void JobQueue::release_job(JobId id)
@@ -932,8 +986,7 @@ void JobQueue::release_pooled_workers(JobRuntime& job)
 
 WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const JoinJob& join)
 {
-    {
-        std::lock_guard lock(mutex_);
+    return core_.call([&] {
         if (const auto it = remote_workers_.find(client->id()); it != remote_workers_.end())
             throw RefusedRequest("already-joined",
                 "this connection already computes for job " + std::to_string(it->second)
@@ -941,20 +994,18 @@ WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const Joi
         if (worker_pool_.contains(client->id()))
             throw RefusedRequest(
                 "already-joined", "this connection waits in fulcrumd's worker pool; one connection is one worker");
-    }
-    JobRuntime& j = job(join.job);
-    if (!j.remote() && !j.ranks())
-        throw RefusedRequest("no-remote-slot",
-            "job " + std::to_string(join.job) + " has no remote worker slots (a scenario marks them \"remote\": true)");
-    const std::string host = join.host.empty() ? client->name() : join.host;
-    const WorkerId worker
-        = j.ranks() ? j.ranks()->join(client, join.worker, host) : j.remote()->join(client, join.worker, host);
-    {
-        std::lock_guard lock(mutex_);
+        JobRuntime& j = job(join.job);
+        if (!j.remote() && !j.ranks())
+            throw RefusedRequest("no-remote-slot",
+                "job " + std::to_string(join.job)
+                    + " has no remote worker slots (a scenario marks them \"remote\": true)");
+        const std::string host = join.host.empty() ? client->name() : join.host;
+        const WorkerId worker
+            = j.ranks() ? j.ranks()->join(client, join.worker, host) : j.remote()->join(client, join.worker, host);
         remote_workers_[client->id()] = join.job;
-        publish_view(); // its result frames find the job from now
-    }
-    return WorkerAssignment { join.job, worker, j.scenario().json, 0 };
+        publish_view(); // its reports find the job from now
+        return WorkerAssignment { join.job, worker, j.scenario().json, 0 };
+    });
 }
 
 void JobQueue::report(const std::shared_ptr<Client>& client, const ReportIteration& report)
@@ -977,23 +1028,23 @@ void JobQueue::report(const std::shared_ptr<Client>& client, const ReportIterati
 
 void JobQueue::join_pool(const std::shared_ptr<Client>& client, const JoinPool& join)
 {
-    std::lock_guard lock(mutex_);
-    if (const auto it = remote_workers_.find(client->id()); it != remote_workers_.end())
-        throw RefusedRequest("already-joined",
-            "this connection already computes for job " + std::to_string(it->second)
-                + "; one connection is one worker");
-    worker_pool_.join(client, join.host.empty() ? client->name() : join.host);
-    if (!stopping_)
-        start_queued(); // a job may wait for pooled workers
-    publish_cluster();
+    core_.call([&] {
+        if (const auto it = remote_workers_.find(client->id()); it != remote_workers_.end())
+            throw RefusedRequest("already-joined",
+                "this connection already computes for job " + std::to_string(it->second)
+                    + "; one connection is one worker");
+        worker_pool_.join(client, join.host.empty() ? client->name() : join.host);
+        if (!stopping_)
+            start_queued(); // a job may wait for pooled workers
+        publish_cluster();
+    });
 }
 
 void JobQueue::client_left(const Client& client)
 {
     std::shared_ptr<RemotePool> pool;
     std::shared_ptr<RankPool> ranks;
-    {
-        std::lock_guard lock(mutex_);
+    core_.call([&] {
         if (const auto it = remote_workers_.find(client.id()); it != remote_workers_.end()) {
             if (const auto job_it = jobs_.find(it->second); job_it != jobs_.end()) {
                 pool = job_it->second->remote();
@@ -1008,7 +1059,7 @@ void JobQueue::client_left(const Client& client)
                     pool = job_it->second->remote(); // lost: the scheduler gives its slot another
             publish_cluster();
         }
-    }
+    });
     if (ranks)
         ranks->leave(client); // the rank is lost: the job ends at its barrier, the others are told
     if (pool)

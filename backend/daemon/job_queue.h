@@ -1,7 +1,7 @@
 #pragma once
 
 #include "daemon/cluster_book.h"
-#include "daemon/core_lock.h"
+#include "daemon/core_thread.h"
 #include "daemon/data_cache.h"
 #include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
@@ -38,10 +38,12 @@ struct DaemonMetrics;
 
 // fulcrumd's jobs: submitted to the journal, queued, placed on the cluster by the placement
 // policy as their workers fit, run, recovered after a restart, and the remote workers that
-// joined them. Its changes run under its lock, on the core's thread (the operator's commands
-// and the workers' joins, which Daemon posts there), the disk threads (submissions), the
-// elastic scheduler's thread and the jobs' own threads (on_job_done). After each change it
-// publishes a View: the WebSocket handlers read that, never the lock (CoreMutex counts it).
+// joined them. It is fulcrumd's cluster core: its state changes on its one thread only
+// (CoreThread), with no lock. The operator's commands and the workers' joins are posted
+// there (Daemon); a submission after its journal's fsync, the elastic scheduler's and the
+// arrivals' decisions at their instants, a job's end and the tests' direct calls wait for it
+// there (each public method that changes something calls its work onto that thread). After
+// each change it publishes a View, which the WebSocket handlers read without waiting.
 class JobQueue {
 public:
     JobQueue(const DaemonOptions& options, const ServerFolders& folders, const RunCatalogue& catalogue, StreamHub& hub);
@@ -50,6 +52,8 @@ public:
     JobQueue& operator=(const JobQueue&) = delete;
 
     enum class Origin { Client, Local };
+    // Runs `task` on the core's thread later (it replies itself); dropped once stopping.
+    void post(std::function<void()> task);
     // See Daemon::submit.
     JobId submit(const std::string& scenario_json, const std::string& source, Origin origin);
     // A client's workload: virtual-mode jobs of local workers, each queued when fulcrumd's
@@ -122,18 +126,18 @@ private:
     // What a journaled job's path fields become at recovery: confined as at its submission
     // for a client's; for one its operator gave locally, absolute paths as given.
     const PathPolicy& paths_of(JobJournal::Origin origin) const;
-    // Without mutex_: a new job id, its scenario in the journal (an fsync).
+    // Off the core: a new job id, its scenario in the journal (an fsync).
     JobId journal_job(const std::string& scenario_json, Origin origin);
-    // With mutex_ held: a journaled job in the jobs' table, not queued yet. If fulcrumd is
+    // On the core: a journaled job in the jobs' table, not queued yet. If fulcrumd is
     // stopping, its journal entry is removed and it is refused.
     JobRuntime& add_job(JobId id, Submission submission);
-    std::string queued_message(const JobRuntime& job) const; // with mutex_ held: what it asks for, who is ahead
+    std::string queued_message(const JobRuntime& job) const; // on the core: what it asks for, who is ahead
     void arrivals_loop(); // a workload's jobs queued as the shared clock reaches their arrivals
-    void start_queued(); // with mutex_ held: places what fits, in submission order
-    // With mutex_ held: the pooled processes of an ended job wait in the pool again.
+    void start_queued(); // on the core: places what fits, in submission order
+    // On the core: the pooled processes of an ended job wait in the pool again.
     void release_pooled_workers(JobRuntime& job);
-    void publish_cluster(); // with mutex_ held; publishes the view too
-    // With mutex_ held: the view from the tables now, with the cluster as last published
+    void publish_cluster(); // on the core; publishes the view too
+    // On the core: the view from the tables now, with the cluster as last published
     // unless a new state is given.
     void publish_view(std::optional<protocol::ClusterState> cluster = std::nullopt);
     // Per worker of a placement: the live jobs on its GPU and on its server's link.
@@ -147,20 +151,20 @@ private:
     // decides learns their contention from it, transfer by transfer, instead.
     void send_shares(JobRuntime& job, const std::vector<std::int32_t>& placement, const protocol::ClusterState& state,
         const std::vector<std::set<JobId>>& on_server) const;
-    double remaining_s(JobId id) const; // with mutex_ held: a job's estimated compute still to run
-    RemainingWork remaining_work() const; // remaining_s, for the cluster book (mutex_ held)
-    protocol::ClusterState cluster_state() const; // with mutex_ held
-    void queue_resumed(JobId id, const std::string& actor); // with mutex_ held
+    double remaining_s(JobId id) const; // on the core: a job's estimated compute still to run
+    RemainingWork remaining_work() const; // remaining_s, for the cluster book (on the core)
+    protocol::ClusterState cluster_state() const; // on the core
+    void queue_resumed(JobId id, const std::string& actor); // on the core
     void on_job_done(JobId id);
-    void release_job(JobId id); // with mutex_ held: its journal entry, GPUs, pooled workers, memory
-    std::vector<JobRuntime*> running_jobs() const; // with mutex_ held: placed and not ended
+    void release_job(JobId id); // on the core: its journal entry, GPUs, pooled workers, memory
+    std::vector<JobRuntime*> running_jobs() const; // on the core: placed and not ended
     scenario::JobFootprint footprint(const scenario::Scenario& s) const;
     // Why a recovered job is failed instead of started again: fulcrumd died of a fatal signal
     // in one of its starts, or stopped in three of them; empty otherwise.
     static std::string start_failure(const StartWatch::Record& record);
     void elastic_loop(); // eps or kill-restart: growth rounds, trials, releases for waiting jobs; static: follow_pool
     // The jobs the elastic policy sizes all run in virtual mode (and one does): it decides on
-    // their shared clock, not in wall time (with mutex_ held).
+    // their shared clock, not in wall time (on the core).
     bool elastic_on_shared_clock() const;
 
     const DaemonOptions& options_;
@@ -169,7 +173,6 @@ private:
     const RunCatalogue& catalogue_;
     StreamHub& hub_;
     JobJournal journal_;
-    mutable CoreMutex mutex_;
     std::atomic<std::shared_ptr<const View>> view_ { std::make_shared<const View>() };
     SharedVirtualClock clock_; // the virtual-mode jobs' one clock: outlives every job
     LinkSchedule links_; // their transfers on the servers' links (--comm): outlives every job
@@ -181,22 +184,26 @@ private:
     ClusterBook cluster_;
     WorkerPool worker_pool_; // fulcrum-worker --pool processes: the elastic scheduler hands them out
     ElasticScheduling elastic_;
-    std::condition_variable_any wake_elastic_;
+    std::mutex wake_mutex_; // the elastic thread's sleep between ticks: no state of the core
+    std::condition_variable wake_elastic_;
+    void wake_elastic();
     std::thread elastic_thread_;
     std::atomic<bool> elastic_stop_ { false }; // frees the elastic thread's wait on the shared clock
     // The elastic scheduler as a participant of the shared clock (a JobId no job has): the
     // virtual time it joined at and the steps it has decided at since, while it is one.
     static constexpr JobId kScheduler = std::numeric_limits<JobId>::max();
-    bool scheduler_entered_ = false;
+    std::atomic<bool> scheduler_entered_ { false }; // read by its wait off the core
     std::optional<double> scheduler_origin_;
     std::int64_t scheduler_steps_ = 0;
     std::set<JobId> arriving_; // a workload's jobs, submitted and not arrived yet
     std::thread arrivals_thread_;
     std::atomic<bool> arrivals_stop_ { false };
-    std::atomic<JobId> next_job_ { 1 }; // taken before the journal's fsync, which runs without the lock
+    std::atomic<JobId> next_job_ { 1 }; // taken before the journal's fsync, which runs off the core
     std::int64_t placements_ = 0;
     std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined
-    bool stopping_ = false;
+    std::atomic<bool> stopping_ { false }; // read off the core: a submission, the elastic wait
+    // Last: its thread ends before anything it touches goes, after stop_all.
+    CoreThread core_;
 };
 
 } // namespace fulcrum::daemon

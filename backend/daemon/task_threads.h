@@ -9,12 +9,11 @@
 
 namespace fulcrum::daemon {
 
-// A few threads that take work off the I/O threads every client's stream shares: the
-// daemon's disk work (reading run stores for list-runs, opening a replay, the journal's
-// fsync at a submission), two at a time, and its core, one thread that carries out the
-// operator's commands and the workers' joins under the job queue's lock in the order they
-// came. Tasks run in the order posted; each sends its own reply. Destroying it drops the
-// tasks not yet started and waits for those running.
+// A few threads for the daemon's disk work (reading run stores for list-runs, opening a
+// replay, the journal's fsync at a submission), so that a request that touches the disk
+// never holds the I/O threads every client's stream shares. Tasks run in the order posted,
+// two at a time by default; each sends its own reply. Destroying it drops the tasks not yet
+// started and waits for those running.
 class TaskThreads {
 public:
     explicit TaskThreads(int threads = 2);

@@ -1,9 +1,10 @@
-// Issue 41's guard: no WebSocket frame handler waits for the job queue's lock. Every client
+// Issue 41's guard: no WebSocket frame handler waits for the cluster core. Every client
 // message goes through Daemon::receive (and a result through receive_binary) while jobs
-// run, and CoreMutex counts each time its lock is taken inside a handler; the count stays 0.
-// A debug build stops at the first such lock instead.
+// run, and CoreThread counts each time a handler waits for its thread; the count stays 0.
+// The core's state has no lock for a handler to take. A debug build stops at the first
+// such wait instead.
 
-#include "daemon/core_lock.h"
+#include "daemon/core_thread.h"
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 
@@ -64,14 +65,14 @@ protected:
 
 } // namespace
 
-TEST_F(IoPathTest, NoFrameHandlerTakesTheJobQueuesLock)
+TEST_F(IoPathTest, NoFrameHandlerWaitsForTheClusterCore)
 {
     daemon::DaemonOptions options;
     options.data_dir = dir;
     options.cluster.servers = 1;
     options.cluster.gpus_per_server = 4;
     daemon::Daemon d(options);
-    const std::uint64_t before = daemon::CoreMutex::taken_on_io_path();
+    const std::uint64_t before = daemon::CoreThread::waited_on_io_path();
 
     std::set<std::size_t> kinds; // the ClientMessage alternatives sent
     const auto ask = [&](daemon::Client& client, std::vector<ServerMessage>& seen, const ClientMessage& m) {
@@ -153,6 +154,6 @@ TEST_F(IoPathTest, NoFrameHandlerTakesTheJobQueuesLock)
     d.disconnect(*rank);
 
     EXPECT_EQ(kinds.size(), std::variant_size_v<ClientMessage>) << "every client message goes through a handler";
-    EXPECT_EQ(daemon::CoreMutex::taken_on_io_path(), before);
+    EXPECT_EQ(daemon::CoreThread::waited_on_io_path(), before);
     d.stop_all();
 }

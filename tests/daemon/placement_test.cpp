@@ -15,6 +15,7 @@ using namespace fulcrum;
 using namespace fulcrum::protocol;
 using testing_support::drain;
 using testing_support::reply_to;
+using testing_support::request_reply;
 using testing_support::wait_for;
 
 namespace {
@@ -291,12 +292,7 @@ TEST_F(PlacementTest, CommandsToAJobThatHasNotStartedAreHeldUntilItsTrainerStart
         c.job = wide;
         c.worker = worker;
         c.batch_size = batch;
-        d.receive(*op, encode(ClientMessage { c }));
-        std::vector<ServerMessage> replies = drain(*op);
-        seen.insert(seen.end(), replies.begin(), replies.end());
-        Reply none;
-        none.error = ErrorInfo { "no-reply", "no reply to " + id, "" };
-        return reply_to(seen, id).value_or(none);
+        return request_reply(d, *op, seen, encode(ClientMessage { c })); // answered from the core's thread
     };
     EXPECT_FALSE(command("pin", WorkerAction::Pin, 0, 20).error);
     EXPECT_FALSE(command("exclude", WorkerAction::Exclude, 1).error);
@@ -330,10 +326,8 @@ TEST_F(PlacementTest, CommandsToAJobThatHasNotStartedAreHeldUntilItsTrainerStart
         c.id = "late" + std::to_string(tries);
         c.job = big;
         c.batch_size = 10;
-        d.receive(*op, encode(ClientMessage { c }));
-        const std::vector<ServerMessage> replies = drain(*op);
-        if (const std::optional<Reply> r = reply_to(replies, c.id); r && r->error)
-            ended = *r;
+        if (const Reply r = request_reply(d, *op, seen, encode(ClientMessage { c })); r.error)
+            ended = r;
         else
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

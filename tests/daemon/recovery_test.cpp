@@ -24,8 +24,6 @@
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
-using testing_support::drain;
-using testing_support::reply_to;
 using testing_support::request_reply;
 
 namespace {
@@ -270,10 +268,11 @@ TEST_F(Recovery, AnOperatorsPolicyWithAWarmStartFileResumesWithTheFileFoundInThe
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
         while (first.jobs().at(0).iteration < 5 && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        first.receive(*op, R"({"type": "set-policy", "id": "p", "job": 1, "policy": )" + narx + "}");
-        const auto reply = reply_to(drain(*op), "p");
-        ASSERT_TRUE(reply);
-        ASSERT_FALSE(reply->error) << reply->error->message;
+        std::vector<ServerMessage> seen;
+        const Reply reply
+            = request_reply(first, *op, seen, R"({"type": "set-policy", "id": "p", "job": 1, "policy": )" + narx + "}");
+        ASSERT_EQ(reply.id, "p");
+        ASSERT_FALSE(reply.error) << reply.error->message;
         // A checkpoint after the change took effect (every 10 iterations).
         while (std::chrono::steady_clock::now() < deadline) {
             const auto c = db::RunReader(dir / "data" / "runs" / "job-1.db").checkpoint(1, 0);

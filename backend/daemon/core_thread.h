@@ -1,0 +1,74 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+
+namespace fulcrum::daemon {
+
+// Marks the thread it lives on as serving a WebSocket frame (Daemon::receive and
+// receive_binary, a connection opening or closing, the /metrics page) for its scope. Those
+// handlers read the job queue's published view and post changes to the core's thread; they
+// never wait for it.
+class IoPath {
+public:
+    IoPath();
+    ~IoPath();
+    IoPath(const IoPath&) = delete;
+    IoPath& operator=(const IoPath&) = delete;
+
+    static bool active(); // on this thread, now
+};
+
+// The cluster core's one thread: the job queue's state (jobs, queue, cluster book, worker
+// pool, elastic scheduling, the journal's entries) is touched on it only, so it needs no
+// lock. The I/O threads post() to it and the task replies; the threads that must wait for
+// the answer (a submission after its fsync, the elastic scheduler and the arrivals at
+// their instants on the shared clock, a job at its end, tests) call() it. A call() inside
+// an IoPath is counted (waited_on_io_path, which a test reads after driving every message
+// through the daemon) and stops a debug build at once.
+class CoreThread {
+public:
+    CoreThread();
+    ~CoreThread(); // runs what was posted, then ends
+    CoreThread(const CoreThread&) = delete;
+    CoreThread& operator=(const CoreThread&) = delete;
+
+    // False, and `task` dropped, once the thread is ending.
+    bool post(std::function<void()> task);
+    bool runs_here() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+    // Runs `work` on the core's thread and returns its result or throws its exception;
+    // inline when called there. Throws RefusedRequest("shutting-down") once it is ending.
+    template <class Work> std::invoke_result_t<Work&> call(Work&& work)
+    {
+        if (runs_here())
+            return work();
+        check_wait();
+        std::packaged_task<std::invoke_result_t<Work&>()> task(std::ref(work));
+        auto result = task.get_future();
+        if (!post([&task] { task(); }))
+            refuse();
+        return result.get();
+    }
+
+    static std::uint64_t waited_on_io_path();
+
+private:
+    void run();
+    static void check_wait();
+    [[noreturn]] static void refuse();
+
+    std::mutex mutex_; // the queue of tasks only, held for a push or a pop
+    std::condition_variable ready_;
+    std::deque<std::function<void()>> tasks_;
+    bool ending_ = false;
+    std::thread thread_;
+};
+
+} // namespace fulcrum::daemon
