@@ -1,11 +1,11 @@
 #include "daemon/replay_manager.h"
 
 #include "common/error.h"
-#include "daemon/task_threads.h"
 #include "daemon/replay_session.h"
 #include "daemon/replies.h"
 #include "daemon/run_catalogue.h"
 #include "daemon/stream_hub.h"
+#include "daemon/task_threads.h"
 
 #include <algorithm>
 #include <vector>
