@@ -693,6 +693,8 @@ double JobQueue::remaining_s(JobId id) const
 // the smaller ones behind it.
 void JobQueue::start_queued()
 {
+    if (stopping_)
+        return; // a resume-job or a policy change after stop_all took its list starts nothing
     const RemainingWork remaining = remaining_work();
     struct Placed {
         JobRuntime* job;

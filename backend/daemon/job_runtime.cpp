@@ -302,7 +302,12 @@ void JobRuntime::run()
                 apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
                     [request](train::Trainer& t) { t.control().request_resize(request); });
             }
-            stop_ = false;
+            {
+                std::lock_guard lock(mutex_); // a cancel while it read the checkpoint stands
+                if (cancelled_)
+                    break;
+                stop_ = false;
+            }
             set_state(JobState::Running,
                 "restarting from its checkpoint at iteration " + std::to_string(restart->stopped_at) + " ("
                     + restart->reason + ")");
@@ -341,8 +346,13 @@ void JobRuntime::run()
     }
     // The jobs its end lets start (on_done_) start at its end on the daemon's clock: it holds
     // the others there until they are placed, and only then no live job waits for it.
-    if (on_done_)
-        on_done_(id_);
+    if (on_done_) {
+        try {
+            on_done_(id_);
+        } catch (const RefusedRequest&) {
+            // fulcrumd's core has stopped: nothing is placed after it any more
+        }
+    }
     if (shared_clock_)
         shared_clock_->leave(id_);
 }
@@ -585,8 +595,8 @@ void JobRuntime::cancel(const std::string& actor)
 {
     if (actor == "system:shutdown")
         shutdown_ = true;
+    std::lock_guard lock(mutex_); // with cancelled_: a kill-restart's new start sees one or both
     stop_ = true;
-    std::lock_guard lock(mutex_);
     cancelled_ = true; // a restart asked for does not happen
     if (trainer_)
         trainer_->control().resume(actor); // a paused job must reach its stop check
