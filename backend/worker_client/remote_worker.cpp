@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <thread>
 #include <tuple>
@@ -30,23 +31,27 @@ ServerMessage read_message(const std::string& text)
     return *decoded.message;
 }
 
-// Reads frames until a text message comes; nothing when the connection closed.
-std::optional<ServerMessage> next_text(
-    ws_client::BlockingConnection& connection, const std::atomic<bool>* stop = nullptr)
+// Reads frames until a text message comes; nothing when the connection closed. The binary
+// frames read meanwhile are kept in `held`, in order, when it is given: a job's first task
+// can come before the reply to the join that made the worker its member.
+std::optional<ServerMessage> next_text(ws_client::BlockingConnection& connection,
+    const std::atomic<bool>* stop = nullptr, std::deque<std::string>* held = nullptr)
 {
     for (;;) {
         bool binary = false;
-        const auto frame = connection.read(&binary, stop);
+        auto frame = connection.read(&binary, stop);
         if (!frame)
             return std::nullopt;
         if (!binary)
             return read_message(*frame);
+        if (held)
+            held->push_back(std::move(*frame));
     }
 }
 
-ServerMessage expect_text(ws_client::BlockingConnection& connection)
+ServerMessage expect_text(ws_client::BlockingConnection& connection, std::deque<std::string>* held = nullptr)
 {
-    auto m = next_text(connection);
+    auto m = next_text(connection, nullptr, held);
     if (!m)
         throw std::runtime_error("fulcrumd closed the connection");
     return std::move(*m);
@@ -83,7 +88,8 @@ LoadedData::Key data_key(const scenario::Scenario& s)
 // `loaded`: a pooled worker's last data set (null: a worker of one job loads its own).
 Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignment,
     ws_client::BlockingConnection& connection, const std::atomic<bool>& stop,
-    const std::function<void(const std::string&)>& log, LoadedData* loaded = nullptr)
+    const std::function<void(const std::string&)>& log, LoadedData* loaded = nullptr,
+    std::deque<std::string>* held = nullptr)
 {
     const JobId job = assignment.job;
     scenario::Scenario s
@@ -115,8 +121,14 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
 
     Served served;
     while (!stop.load()) {
-        bool binary = false;
-        const auto frame = connection.read(&binary, &stop);
+        bool binary = true;
+        std::optional<std::string> frame;
+        if (held && !held->empty()) { // tasks that came before the join's reply, first
+            frame = std::move(held->front());
+            held->pop_front();
+        } else {
+            frame = connection.read(&binary, &stop);
+        }
         if (!frame && stop.load())
             break;
         if (!frame) {
@@ -244,8 +256,9 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
     }
     connection.send_text(encode(ClientMessage { JoinJob { "join", o.job, o.worker, o.name } }));
     std::optional<WorkerAssignment> assignment;
+    std::deque<std::string> held; // tasks sent before the reply
     while (!assignment) {
-        const ServerMessage m = expect_text(connection);
+        const ServerMessage m = expect_text(connection, &held);
         if (const auto* r = std::get_if<Reply>(&m); r && r->id == "join") {
             if (r->error)
                 throw std::runtime_error("fulcrumd refused to let this worker join job " + std::to_string(o.job) + " ("
@@ -255,7 +268,7 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
             assignment = r->assignment;
         }
     }
-    const Served served = serve_slot(o, *assignment, connection, stop, log);
+    const Served served = serve_slot(o, *assignment, connection, stop, log, nullptr, &held);
     RemoteWorkerSummary summary;
     add(summary, served, assignment->worker);
     if (!served.connection_over || served.ended == "stopped")
