@@ -494,7 +494,7 @@ void JobRuntime::check_worker(WorkerId worker) const
                 + std::to_string(scenario_.workers.size()) + ")");
 }
 
-void JobRuntime::apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply)
+void JobRuntime::apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply, bool note)
 {
     std::lock_guard lock(mutex_);
     if (trainer_) {
@@ -509,7 +509,7 @@ void JobRuntime::apply_or_hold(std::string what, std::function<void(train::Train
         throw RefusedRequest("job-not-running",
             "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
                 + std::string(protocol::to_string(status_.state)) + (trained_ ? " (its training has ended)" : ""));
-    held_.push_back({ std::move(what), std::move(apply) });
+    held_.push_back({ std::move(what), std::move(apply), note });
 }
 
 void JobRuntime::trainer_started(train::Trainer* trainer)
@@ -541,8 +541,8 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
             trainer->control().record({ EventKind::JobRestarted, cost.str(), r->actor });
         }
         for (HeldCommand& held : std::exchange(held_, {})) {
-            if (stop_) // cancelled while it loaded: a held pause must not keep it from stopping
-                break;
+            if (stop_ && !held.note) // cancelled while it loaded: a held pause must not keep it from stopping
+                continue;
             try {
                 held.apply(*trainer);
             } catch (const std::exception& e) {
@@ -726,7 +726,8 @@ void JobRuntime::note(EventKind kind, const std::string& message, const std::str
 {
     train::JobControl::Note note { kind, message, actor };
     apply_or_hold(
-        std::string(to_string(kind)) + " by " + actor, [note](train::Trainer& t) { t.control().record(note); });
+        std::string(to_string(kind)) + " by " + actor, [note](train::Trainer& t) { t.control().record(note); },
+        true); // recorded before the job's end even if it is cancelled before its trainer runs
 }
 
 void JobRuntime::set_frozen(bool frozen, const std::string& actor)

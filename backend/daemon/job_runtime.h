@@ -184,7 +184,7 @@ private:
     void publish_status();
     // Applies `apply` to the running trainer now, or holds it until the trainer starts;
     // `what` names the command in a "command-refused" event.
-    void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply);
+    void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply, bool note = false);
     void trainer_started(train::Trainer* trainer);
     void check_worker(WorkerId worker) const;
     // Folds an event the trainer recorded into the job's state (fold_): its pause, policy,
@@ -215,6 +215,7 @@ private:
     struct HeldCommand {
         std::string what;
         std::function<void(train::Trainer&)> apply;
+        bool note = false; // a record of what happened: kept even if the job is cancelled meanwhile
     };
     std::vector<HeldCommand> held_;
     std::chrono::steady_clock::time_point started_;
