@@ -164,7 +164,7 @@ int main(int argc, char** argv)
             scenario = fulcrum::scenario::parse_scenario(info.scenario_json, out + ", run " + std::to_string(run));
             std::cerr << "fulcrum-run: resuming run " << run << " (" << info.name << ", " << info.status
                       << ") from its checkpoint at iteration " << checkpoint->iteration << "\n";
-            options.resume = fulcrum::run::RunOptions::Resume { run, std::move(*checkpoint), {} };
+            options.resume = fulcrum::run::RunOptions::Resume { run, std::move(*checkpoint), {}, {} };
         } else {
             scenario = fulcrum::scenario::load_scenario(scenario_path);
         }

@@ -332,8 +332,10 @@ void RunRecorder::record_checkpoint(Checkpoint checkpoint)
     impl_->enqueue([&](Pending& p) { p.checkpoints.push_back(std::move(checkpoint)); }, 1);
 }
 
-void RunRecorder::resume_run(RunId run, std::int64_t after_iteration, const std::vector<std::int64_t>& worker_after)
+std::optional<double> RunRecorder::resume_run(
+    RunId run, std::int64_t after_iteration, const std::vector<std::int64_t>& worker_after)
 {
+    std::optional<double> until_s;
     flush();
     std::lock_guard lock(impl_->db_mutex);
     Connection& c = impl_->connection;
@@ -355,13 +357,25 @@ void RunRecorder::resume_run(RunId run, std::int64_t after_iteration, const std:
                 statement.bind(4, *worker);
             statement.run();
         };
+        const auto note_end = [&](std::int64_t after, std::optional<std::int64_t> worker) {
+            Statement last(c,
+                worker ? "SELECT max(end_s) FROM iterations WHERE run_id = ?1 AND iteration > ?2 AND worker_id = ?3"
+                       : "SELECT max(end_s) FROM iterations WHERE run_id = ?1 AND iteration > ?2");
+            last.bind(1, run).bind(2, after);
+            if (worker)
+                last.bind(3, *worker);
+            if (last.step() && !last.is_null(0))
+                until_s = std::max(until_s.value_or(last.real(0)), last.real(0));
+        };
         if (worker_after.empty()) {
+            note_end(after_iteration, std::nullopt);
             move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND iteration > ?2",
                 after_iteration, std::nullopt);
             move("DELETE FROM iterations WHERE run_id = ?1 AND iteration > ?2", after_iteration, std::nullopt);
         } else {
             for (std::size_t w = 0; w < worker_after.size(); ++w) {
                 const auto worker = static_cast<std::int64_t>(w);
+                note_end(worker_after[w], worker);
                 move("INSERT INTO superseded_iterations SELECT ?3, * FROM iterations WHERE run_id = ?1 AND worker_id = "
                      "?4 AND iteration > ?2",
                     worker_after[w], worker);
@@ -382,6 +396,7 @@ void RunRecorder::resume_run(RunId run, std::int64_t after_iteration, const std:
         throw;
     }
     impl_->run = run;
+    return until_s;
 }
 
 void RunRecorder::end_run(RunId run, const std::string& status)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -58,7 +59,9 @@ public:
     // `worker_after`, when given, holds per worker the last iteration to keep (the
     // free-running models' workers are at different iterations); evaluations are kept
     // through `after_iteration` either way.
-    void resume_run(RunId run, std::int64_t after_iteration, const std::vector<std::int64_t>& worker_after = {});
+    // Returns the run clock at the end of the last row set aside (none: nothing was).
+    std::optional<double> resume_run(
+        RunId run, std::int64_t after_iteration, const std::vector<std::int64_t>& worker_after = {});
     // Marks an earlier run of the store as ended with `status`, its rows untouched (a job
     // that starts again from the beginning leaves its first attempt "interrupted").
     void end_run(RunId run, const std::string& status);

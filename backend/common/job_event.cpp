@@ -75,7 +75,7 @@ std::optional<double> number_after(std::string_view text, std::string_view marke
 
 // The typed part of a message, by kind. The store keeps only the text, as every release
 // wrote it: "uniform -> lbbsp-cpu", "worker 2 excluded for 30 s", "worker 1's batches take
-// 4.000000x longer".
+// 4.000000x longer", "worker 0's GPU is time-shared by 3 live jobs".
 EventDetail detail_of(EventKind kind, std::string_view message)
 {
     switch (kind) {
@@ -90,6 +90,13 @@ EventDetail detail_of(EventKind kind, std::string_view message)
         return ExclusionLimit { number_after(message, " for ") };
     case EventKind::StragglerInjected:
         return Slowdown { number_after(message, "take ").value_or(1.0) };
+    case EventKind::GpuShared: // "worker 0's GPU is time-shared by 3 live jobs"
+        return Sharing { static_cast<int>(number_after(message, "time-shared by ").value_or(2.0)) };
+    case EventKind::LinkContended: // "... cross its server's link with 2 other live jobs' (eq. 5)"
+        return Sharing { static_cast<int>(number_after(message, "link with ").value_or(1.0)) + 1 };
+    case EventKind::GpuExclusive:
+    case EventKind::LinkFree:
+        return Sharing { 1 };
     default:
         return std::monostate {};
     }

@@ -124,7 +124,11 @@ struct Slowdown { // straggler-injected: the factor its batches take longer
     double factor = 1;
     bool operator==(const Slowdown&) const = default;
 };
-using EventDetail = std::variant<std::monostate, NameChange, ExclusionLimit, Slowdown>;
+struct Sharing { // gpu-shared, gpu-exclusive, link-contended, link-free: the live jobs on it
+    int jobs = 1; // the worker's own job included: 1 is alone
+    bool operator==(const Sharing&) const = default;
+};
+using EventDetail = std::variant<std::monostate, NameChange, ExclusionLimit, Slowdown, Sharing>;
 
 struct JobEvent {
     JobId job = 0;

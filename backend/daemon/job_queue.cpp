@@ -575,7 +575,9 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
                         continue;
                     }
                     if (auto checkpoint = reader.checkpoint(last.id, 0))
-                        resume = run::RunOptions::Resume { last.id, std::move(*checkpoint), {} };
+                        resume = run::RunOptions::Resume { last.id, std::move(*checkpoint), {},
+                            train::JobControl::LinkModel { options_.cluster.network.a, options_.cluster.network.b,
+                                options_.cluster.network.eta } };
                     else
                         abandoned = last.id;
                 }

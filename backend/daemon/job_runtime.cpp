@@ -287,7 +287,8 @@ void JobRuntime::run()
             restart->stopped_at = checkpoint->iteration;
             // Its checkpoint's policy names were confined when a client set them; a local
             // operator's absolute ones stand.
-            options.resume = run::RunOptions::Resume { summary.run, std::move(*checkpoint), &restart_paths_ };
+            options.resume
+                = run::RunOptions::Resume { summary.run, std::move(*checkpoint), &restart_paths_, std::nullopt };
             options.recorded_before.clear();
             {
                 std::lock_guard lock(mutex_);
@@ -525,10 +526,16 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
         std::vector<bool> members(fold_.members().size()); // a resumed job's are its checkpoint's
         for (std::size_t w = 0; w < members.size(); ++w)
             members[w] = trainer->control().worker(static_cast<WorkerId>(w)).member;
-        if (!sharing_.empty()) // in effect from its first barrier
-            trainer->control().set_gpu_sharing(sharing_);
-        if (contention_)
-            trainer->control().set_link_contention(*contention_);
+        // In effect from its first barrier. Told even when alone: a recovered job follows what
+        // its crashed attempt recorded, then this (JobControl::RecordedShares).
+        const std::size_t workers = members.size();
+        if (scenario_.mode != scenario::Mode::Real && workers == scenario_.workers.size()) {
+            trainer->control().set_gpu_sharing(sharing_.empty() ? std::vector<int>(workers, 1) : sharing_);
+            if (contention_)
+                trainer->control().set_link_contention(*contention_);
+            else if (resume_ && resume_->links)
+                trainer->control().set_link_contention({ std::vector<int>(workers, 1), *resume_->links });
+        }
         if (!cluster_.empty())
             trainer->control().record_cluster({ id_, cluster_ });
         if (const auto r = std::exchange(restarting_, std::nullopt)) {
@@ -851,7 +858,7 @@ void JobRuntime::set_link_contention(const std::vector<int>& jobs_per_link, cons
 {
     if (scenario_.mode == scenario::Mode::Real || jobs_per_link.size() != scenario_.workers.size())
         return;
-    const train::JobControl::LinkContention contention { jobs_per_link, link.a, link.b, link.eta };
+    const train::JobControl::LinkContention contention { jobs_per_link, { link.a, link.b, link.eta } };
     std::lock_guard lock(mutex_);
     const bool alone = std::all_of(jobs_per_link.begin(), jobs_per_link.end(), [](int k) { return k <= 1; });
     if (contention_ == contention || (!contention_ && alone))

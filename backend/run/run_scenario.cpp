@@ -3,7 +3,9 @@
 #include "common/error.h"
 #include "data/fashion_mnist.h"
 #include "data/synthetic.h"
+#include "db/run_reader.h"
 #include "db/run_recorder.h"
+#include "run/recorded_shares.h"
 #include "run/recording_observer.h"
 #include "run/run_external.h"
 #include "train/trainer.h"
@@ -286,7 +288,13 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             const db::Checkpoint& c = options.resume->checkpoint;
             trainer->resume_from_checkpoint(c.state);
             observer.start_from(trainer->samples_trained());
-            recorder->resume_run(options.resume->run, c.iteration, trainer->rows_recorded_through());
+            const std::vector<EventRecord> recorded = db::RunReader(*options.database).events(options.resume->run);
+            // Nothing set aside (a clean stop): the shares at the checkpoint, then the live ones.
+            const double until_s
+                = recorder->resume_run(options.resume->run, c.iteration, trainer->rows_recorded_through())
+                      .value_or(c.time_s);
+            trainer->control().follow_recorded_shares(recorded_shares(recorded, c.job, c.iteration,
+                static_cast<int>(trainer->control().workers().size()), options.resume->links, until_s));
             for (JobEvent e : options.recorded_before) {
                 e.job = c.job;
                 e.iteration = c.iteration;

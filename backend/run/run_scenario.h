@@ -8,6 +8,7 @@
 #include "scenario/scenario.h"
 #include "train/comm_gate.h"
 #include "train/external_ranks.h"
+#include "train/job_control.h"
 #include "train/remote_workers.h"
 
 #include <atomic>
@@ -74,6 +75,9 @@ struct RunOptions {
         // What the path fields of the checkpoint's policy (one an operator set) become:
         // fulcrumd's folders confine a client's names, as at set-policy. Unset: as given.
         const PathPolicy* paths = nullptr;
+        // fulcrumd's server links (eq. 5): the resumed job follows the link contention its
+        // crashed attempt recorded past the checkpoint. Unset: only its GPU sharing.
+        std::optional<train::JobControl::LinkModel> links;
     };
     std::optional<Resume> resume;
     // The status a stopped run is recorded with ("stopped" when unset): fulcrumd records a

@@ -166,12 +166,29 @@ void JobControl::set_link_contention(LinkContention contention)
     if (contention.jobs.size() != static_cast<std::size_t>(workers_))
         throw std::invalid_argument("link contention for " + std::to_string(contention.jobs.size())
             + " workers; the job has " + std::to_string(workers_));
-    if (!(contention.a >= 0) || !(contention.b > 0) || !(contention.eta >= 0))
+    const LinkModel& link = contention.link;
+    if (!(link.a >= 0) || !(link.b > 0) || !(link.eta >= 0))
         throw std::invalid_argument("link contention needs a >= 0, b > 0 and eta >= 0 (eq. 5)");
     for (int& k : contention.jobs)
         k = std::max(1, k);
     std::lock_guard lock(mutex_);
     replace(std::move(contention));
+}
+
+void JobControl::follow_recorded_shares(RecordedShares shares)
+{
+    const auto fits = [this](const std::vector<int>& per_worker) {
+        return per_worker.size() == static_cast<std::size_t>(workers_)
+            && std::all_of(per_worker.begin(), per_worker.end(), [](int k) { return k >= 1; });
+    };
+    bool sound = fits(shares.gpu.jobs_per_gpu) && (!shares.link || fits(shares.link->jobs));
+    for (const RecordedShares::Change& c : shares.changes)
+        sound = sound && (!c.gpu || fits(c.gpu->jobs_per_gpu)) && (!c.link || fits(c.link->jobs));
+    if (!sound)
+        throw std::invalid_argument("recorded shares name another number of workers than the job's "
+            + std::to_string(workers_) + ", or fewer than 1 job on a GPU or link");
+    std::lock_guard lock(mutex_);
+    replace(std::move(shares));
 }
 
 void JobControl::record_cluster(ClusterChange change)
@@ -220,6 +237,7 @@ template std::optional<JobControl::SyncChange> JobControl::take_one();
 template std::optional<JobControl::ClusterChange> JobControl::take_one();
 template std::optional<JobControl::GpuSharing> JobControl::take_one();
 template std::optional<JobControl::LinkContention> JobControl::take_one();
+template std::optional<JobControl::RecordedShares> JobControl::take_one();
 
 int JobControl::servers() const
 {

@@ -77,12 +77,37 @@ public:
     // (Wang et al.: T = a + k·b·M + (k−1)·η·M for k contending transfers of M bytes). The
     // modelled clocks stretch the worker's communication by T(k) / T(1) for the job's own
     // model size, from the next safe point.
+    struct LinkModel { // eq. 5's parameters of a server link
+        double a = 0, b = 0, eta = 0;
+        bool operator==(const LinkModel&) const = default;
+    };
     struct LinkContention {
         std::vector<int> jobs;
-        double a = 0, b = 0, eta = 0;
+        LinkModel link;
         bool operator==(const LinkContention&) const = default;
     };
     void set_link_contention(LinkContention contention);
+    // A job resumed from a checkpoint after a crash: what its cluster was (GPU sharing, link
+    // contention) at the checkpoint, and the changes its first attempt recorded past it. The
+    // trainer follows these instead of the live cluster until its run clock reaches
+    // `until_s`, the end of the last row the first attempt recorded, so that it records those
+    // rows again exactly; from then on the live cluster's newest state applies.
+    struct GpuSharing {
+        std::vector<int> jobs_per_gpu;
+        bool operator==(const GpuSharing&) const = default;
+    };
+    struct RecordedShares {
+        struct Change {
+            std::int64_t at = 0; // the safe point's iteration (an update's, free-running)
+            std::optional<GpuSharing> gpu;
+            std::optional<LinkContention> link;
+        };
+        GpuSharing gpu; // at the checkpoint
+        std::optional<LinkContention> link; // at the checkpoint; unset: no link model known
+        std::vector<Change> changes; // past the checkpoint, in order
+        double until_s = 0;
+    };
+    void follow_recorded_shares(RecordedShares shares);
     // A trainer whose batch sizes no policy decides (federated rounds): every set-policy is
     // refused ("policy-not-applicable") with `why`.
     void refuse_policies(std::string why);
@@ -107,14 +132,12 @@ public:
         sync::SyncSpec spec;
         std::string actor;
     };
-    struct GpuSharing {
-        std::vector<int> jobs_per_gpu;
-    };
     // The mailbox: one queue of the typed requests asked since the trainer last took them.
     // A change (a straggler, a resize, a note) is kept with every other of its kind, in
     // order; a state (a sync model asked for, the cluster, its GPU sharing and link
-    // contention) replaces the one before it.
-    using Request = std::variant<Slowdown, SyncChange, ResizeRequest, Note, ClusterChange, GpuSharing, LinkContention>;
+    // contention, the shares to follow) replaces the one before it.
+    using Request = std::variant<Slowdown, SyncChange, ResizeRequest, Note, ClusterChange, GpuSharing, LinkContention,
+        RecordedShares>;
     // Every request of kind T, in the order asked (the changes).
     template <class T> std::vector<T> take();
     // The request of kind T, if one was asked (the states).

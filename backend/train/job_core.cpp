@@ -66,43 +66,79 @@ void JobCore::hold_if_paused(std::int64_t at, double now, const std::atomic<bool
     });
 }
 
+double JobCore::link_stretch(int k, const JobControl::LinkModel& link) const
+{
+    // Wang et al. eq. 5 for this job's model: k transfers of M bytes over one link take
+    // a + k·b·M + (k−1)·η·M, one alone a + b·M.
+    const auto m = static_cast<double>(job.model_bytes);
+    return (link.a + (k * link.b + (k - 1) * link.eta) * m) / (link.a + link.b * m);
+}
+
+void JobCore::contend_links(std::int64_t at, double now, const JobControl::LinkContention& link)
+{
+    for (std::size_t i = 0; i < link.jobs.size() && i < contention.size(); ++i) {
+        const int k = link.jobs[i];
+        const double stretch = link_stretch(k, link.link);
+        if (contention[i] == stretch)
+            continue;
+        contention[i] = stretch;
+        std::ostringstream text;
+        text.precision(3);
+        if (k > 1)
+            text << "worker " << i << "'s pushes and pulls cross its server's link with " << k - 1
+                 << (k == 2 ? " other live job's" : " other live jobs'") << " (eq. 5): they take " << stretch
+                 << "x as long";
+        else
+            text << "worker " << i << "'s server link carries only its own job's pushes and pulls again";
+        emit(at, now, k > 1 ? EventKind::LinkContended : EventKind::LinkFree, text.str(), "scheduler",
+            static_cast<WorkerId>(i));
+    }
+}
+
+void JobCore::share_gpus(std::int64_t at, double now, const JobControl::GpuSharing& asked)
+{
+    const std::vector<int>& shared = asked.jobs_per_gpu;
+    for (std::size_t i = 0; i < shared.size() && i < sharing.size(); ++i) {
+        const auto k = static_cast<double>(shared[i]);
+        if (sharing[i] == k)
+            continue;
+        sharing[i] = k;
+        emit(at, now, k > 1 ? EventKind::GpuShared : EventKind::GpuExclusive,
+            k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string(shared[i])
+                    + " live jobs: its batches take " + std::to_string(shared[i]) + "x longer"
+                  : "worker " + std::to_string(i) + " has its GPU to itself again",
+            "scheduler", static_cast<WorkerId>(i));
+    }
+}
+
 void JobCore::apply_slowdowns(std::int64_t at, double now)
 {
-    if (const std::optional<JobControl::LinkContention> link = control->take_one<JobControl::LinkContention>()) {
-        // Wang et al. eq. 5 for this job's model: k transfers of M bytes over one link take
-        // a + k·b·M + (k−1)·η·M, one alone a + b·M.
-        const auto m = static_cast<double>(job.model_bytes);
-        for (std::size_t i = 0; i < link->jobs.size() && i < contention.size(); ++i) {
-            const int k = link->jobs[i];
-            const double stretch = (link->a + (k * link->b + (k - 1) * link->eta) * m) / (link->a + link->b * m);
-            if (contention[i] == stretch)
-                continue;
-            contention[i] = stretch;
-            std::ostringstream text;
-            text.precision(3);
-            if (k > 1)
-                text << "worker " << i << "'s pushes and pulls cross its server's link with " << k - 1
-                     << (k == 2 ? " other live job's" : " other live jobs'") << " (eq. 5): they take " << stretch
-                     << "x as long";
-            else
-                text << "worker " << i << "'s server link carries only its own job's pushes and pulls again";
-            emit(at, now, k > 1 ? EventKind::LinkContended : EventKind::LinkFree, text.str(), "scheduler",
-                static_cast<WorkerId>(i));
-        }
+    if (std::optional<JobControl::RecordedShares> recorded = control->take_one<JobControl::RecordedShares>()) {
+        // Already recorded before the checkpoint: in effect again without a new event.
+        for (std::size_t i = 0; i < sharing.size(); ++i)
+            sharing[i] = static_cast<double>(recorded->gpu.jobs_per_gpu.at(i));
+        if (recorded->link)
+            for (std::size_t i = 0; i < contention.size(); ++i)
+                contention[i] = link_stretch(recorded->link->jobs.at(i), recorded->link->link);
+        replaying_ = std::move(recorded);
+        replayed_ = 0;
     }
-    if (const std::optional<JobControl::GpuSharing> asked = control->take_one<JobControl::GpuSharing>()) {
-        const std::vector<int>& shared = asked->jobs_per_gpu;
-        for (std::size_t i = 0; i < shared.size() && i < sharing.size(); ++i) {
-            const auto k = static_cast<double>(shared[i]);
-            if (sharing[i] == k)
-                continue;
-            sharing[i] = k;
-            emit(at, now, k > 1 ? EventKind::GpuShared : EventKind::GpuExclusive,
-                k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string(shared[i])
-                        + " live jobs: its batches take " + std::to_string(shared[i]) + "x longer"
-                      : "worker " + std::to_string(i) + " has its GPU to itself again",
-                "scheduler", static_cast<WorkerId>(i));
+    if (replaying_ && now < replaying_->until_s) {
+        // The live cluster's messages wait in the mailbox: the newest applies once the rows
+        // the first attempt recorded are recorded again.
+        const std::vector<JobControl::RecordedShares::Change>& changes = replaying_->changes;
+        for (; replayed_ < changes.size() && changes[replayed_].at <= at; ++replayed_) {
+            if (changes[replayed_].link)
+                contend_links(at, now, *changes[replayed_].link);
+            if (changes[replayed_].gpu)
+                share_gpus(at, now, *changes[replayed_].gpu);
         }
+    } else {
+        replaying_.reset();
+        if (const std::optional<JobControl::LinkContention> link = control->take_one<JobControl::LinkContention>())
+            contend_links(at, now, *link);
+        if (const std::optional<JobControl::GpuSharing> asked = control->take_one<JobControl::GpuSharing>())
+            share_gpus(at, now, *asked);
     }
     for (const JobControl::Slowdown& d : control->take<JobControl::Slowdown>()) {
         double& factor = slowdown[static_cast<std::size_t>(d.worker)];

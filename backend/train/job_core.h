@@ -57,7 +57,9 @@ struct JobCore {
     // A pause asked for: "job-paused" (with `where`), held until resumed or stopped, then
     // "job-resumed"; paced mode's clock resumes where it stopped.
     void hold_if_paused(std::int64_t at, double now, const std::atomic<bool>* stop, const std::string& where);
-    // Injected stragglers requested since the last safe point; each change is an event.
+    // Injected stragglers requested since the last safe point, and the cluster's GPU sharing
+    // and link contention (live, or as a resumed job's first attempt recorded them); each
+    // change is an event.
     void apply_slowdowns(std::int64_t at, double now);
     // The manager's events since the last call (overrides, phase changes, warnings), then
     // the notes asked for since (record_notes).
@@ -100,6 +102,16 @@ struct JobCore {
     std::vector<double> contention;
     TrainingProgress progress;
     std::size_t next_scheduled = 0; // config.scheduled's first request not yet made
+
+private:
+    // Eq. 5's T(k) / T(1) for this job's model over `link`.
+    double link_stretch(int k, const JobControl::LinkModel& link) const;
+    // Each worker whose share changes gets it, with an event.
+    void contend_links(std::int64_t at, double now, const JobControl::LinkContention& link);
+    void share_gpus(std::int64_t at, double now, const JobControl::GpuSharing& asked);
+
+    std::optional<JobControl::RecordedShares> replaying_; // a resumed job's first attempt's shares
+    std::size_t replayed_ = 0; // its changes applied
 };
 
 // The parts of a job an engine works through, by the names its code uses.

@@ -78,6 +78,17 @@ TEST(JobEvents, TheDetailsAFoldNeedsAreTypedFromTheRecordedText)
     EXPECT_EQ(std::get<Slowdown>(job_event(EventKind::StragglerInjected, 0, 0, "batches take 2.5x longer").detail),
         (Slowdown { 2.5 }));
     EXPECT_EQ(std::get<Slowdown>(job_event(EventKind::StragglerInjected, 0, 0, "slower").detail), (Slowdown { 1 }));
+    EXPECT_EQ(std::get<Sharing>(job_event(EventKind::GpuShared, 0, 0,
+                  "worker 0's GPU is time-shared by 3 live jobs: its batches take 3x longer")
+                                    .detail),
+        (Sharing { 3 }));
+    EXPECT_EQ(std::get<Sharing>(job_event(EventKind::LinkContended, 0, 0,
+                  "worker 1's pushes and pulls cross its server's link with 1 other live job's "
+                  "(eq. 5): they take 2.5x as long")
+                                    .detail),
+        (Sharing { 2 }));
+    EXPECT_EQ(std::get<Sharing>(job_event(EventKind::LinkFree, 0, 0, "alone again").detail), (Sharing { 1 }));
+    EXPECT_EQ(std::get<Sharing>(job_event(EventKind::GpuExclusive, 0, 0, "alone again").detail), (Sharing { 1 }));
     EXPECT_TRUE(std::holds_alternative<std::monostate>(job_event(EventKind::Pin, 0, 0, "a -> b").detail));
 }
 

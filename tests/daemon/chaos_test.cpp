@@ -85,10 +85,10 @@ protected:
     std::pair<pid_t, unsigned short> start_daemon(const std::vector<std::string>& scenarios)
     {
         const fs::path log = dir / ("fulcrumd-" + std::to_string(++started) + ".log");
-        // Servers of three GPUs: every job has a server of its own. Jobs that share a server's
-        // link or a GPU stretch each other's modelled times from the moment they meet
-        // (docs/protocol.md), and which jobs run beside which around a crash depends on when
-        // each one ended, so only a job alone on its servers records its rows again exactly.
+        // Servers of three GPUs. Jobs that share a server's link or a GPU stretch each other's
+        // modelled times from the moment they meet (docs/protocol.md), and which jobs run
+        // beside which around a crash depends on when each one ended: a recovered job follows
+        // the sharing its store recorded until it has recorded its rows again.
         std::ofstream(dir / "cluster.json") << R"({"servers": 8, "gpus_per_server": 3, "gpu_memory_gb": 16})";
         std::vector<std::string> args { FULCRUM_DAEMON_BINARY, "--data-dir", data.string(), "--listen", "127.0.0.1:0",
             "--no-demo", "--cluster", (dir / "cluster.json").string() };

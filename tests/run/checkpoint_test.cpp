@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
+#include "run/recorded_shares.h"
 #include "run/run_scenario.h"
 #include "train/trainer.h"
 
@@ -114,7 +115,7 @@ protected:
         run::RunOptions options;
         options.mode = scenario::Mode::Virtual;
         options.database = database;
-        options.resume = run::RunOptions::Resume { 1, std::move(*checkpoint), {} };
+        options.resume = run::RunOptions::Resume { 1, std::move(*checkpoint), {}, {} };
         return run::run_scenario(scenario::parse_scenario(json, "test"), options);
     }
 
@@ -268,7 +269,7 @@ TEST_F(Checkpoints, AJobThatSwitchedFromBspToAspResumesFromACheckpointTakenBetwe
     run::RunOptions rest;
     rest.mode = scenario::Mode::Virtual;
     rest.database = dir / "stopped.db";
-    rest.resume = run::RunOptions::Resume { 1, *checkpoint, {} };
+    rest.resume = run::RunOptions::Resume { 1, *checkpoint, {}, {} };
     operate(rest, control);
     const auto resumed = run::run_scenario(scenario::parse_scenario(json, "t"), rest);
     expect_same_rows(dir / "whole.db", dir / "stopped.db", 0);
@@ -330,10 +331,146 @@ TEST_F(Checkpoints, PinsExclusionsStragglersAndAPolicyChangeCarryAcrossAResume)
     run::RunOptions again;
     again.mode = scenario::Mode::Virtual;
     again.database = dir / "stopped.db";
-    again.resume = run::RunOptions::Resume { 1, *checkpoint, {} };
+    again.resume = run::RunOptions::Resume { 1, *checkpoint, {}, {} };
     const auto resumed = run::run_scenario(scenario::parse_scenario(json, "t"), again);
     EXPECT_EQ(resumed.policy, "fixed");
     expect_same_rows(dir / "whole.db", dir / "stopped.db", 120);
+}
+
+TEST_F(Checkpoints, AResumedJobFollowsTheSharesItsCrashedAttemptRecordedThenTheLiveCluster)
+{
+    // fulcrumd tells a job how many live jobs share each worker's GPU and server link; which
+    // jobs are alive after a crash is another matter. The resumed attempt must record the
+    // rows its crashed attempt recorded past the checkpoint exactly, so it follows the shares
+    // that attempt recorded until it has recorded those rows, and the live cluster after.
+    const std::string json = cpu_scenario(R"({"type": "uniform"})");
+    const train::JobControl::LinkModel link { 0, 1e-8, 1e-8 }; // eq. 5: T(2) / T(1) = 3
+    const auto steered
+        = [&](const fs::path& database, std::map<std::int64_t, std::function<void(train::JobControl&)>> at,
+              std::int64_t stop_after, const std::optional<db::Checkpoint>& from) {
+              auto trainer = std::make_shared<train::Trainer*>(nullptr);
+              auto stop = std::make_shared<std::atomic<bool>>(false);
+              run::RunOptions options;
+              options.mode = scenario::Mode::Virtual;
+              options.database = database;
+              options.stop = stop.get();
+              if (from)
+                  options.resume = run::RunOptions::Resume { 1, *from, {}, link };
+              options.on_trainer = [trainer, at](train::Trainer* t) {
+                  *trainer = t;
+                  if (t && at.contains(-1))
+                      at.at(-1)(t->control()); // the live cluster as the job starts
+              };
+              options.on_rows = [trainer, stop, at, stop_after](std::span<const IterationRecord> rows) {
+                  if (!*trainer || rows.empty())
+                      return;
+                  if (const auto it = at.find(rows.front().iteration); it != at.end())
+                      it->second((*trainer)->control());
+                  if (rows.front().iteration == stop_after)
+                      *stop = true;
+              };
+              run::run_scenario(scenario::parse_scenario(json, "t"), options);
+          };
+    const auto gpus = [](std::vector<int> jobs) { return [jobs](train::JobControl& c) { c.set_gpu_sharing(jobs); }; };
+    const auto links = [&](std::vector<int> jobs) {
+        return [jobs, link](train::JobControl& c) { c.set_link_contention({ jobs, link }); };
+    };
+    const fs::path store = dir / "shared.db";
+    // The first attempt: shares change before its checkpoint at 19 ...
+    steered(store, { { 12, gpus({ 2, 1, 1, 1 }) }, { 15, links({ 2, 2, 1, 1 }) } }, 19, std::nullopt);
+    const std::optional<db::Checkpoint> at_19 = db::RunReader(store).checkpoint(1, 0);
+    ASSERT_TRUE(at_19);
+    ASSERT_EQ(at_19->iteration, 19);
+    // ... and after it, until it stops at 44: its rows 20 to 44 stand for those a crash left
+    // past the checkpoint.
+    steered(store, { { 25, gpus({ 1, 3, 1, 1 }) }, { 33, links({ 1, 1, 1, 1 }) }, { 40, gpus({ 1, 1, 1, 1 }) } }, 44,
+        at_19);
+    std::map<std::pair<std::int64_t, WorkerId>, IterationRecord> first;
+    for (const IterationRecord& r : db::RunReader(store).iterations(1, 0))
+        if (r.iteration > 19)
+            first[{ r.iteration, r.worker }] = r;
+    ASSERT_EQ(first.size(), 25u * 4);
+
+    // The crash's resume, from 19 again, into a cluster where every GPU and link is shared.
+    steered(store,
+        { { -1,
+            [&](train::JobControl& c) {
+                gpus({ 4, 4, 4, 4 })(c);
+                links({ 3, 3, 3, 3 })(c);
+            } } },
+        -2, at_19);
+    db::RunReader reader(store);
+    EXPECT_EQ(reader.run(1).status, "finished");
+    std::size_t again = 0;
+    bool live_after = false;
+    for (const IterationRecord& r : reader.iterations(1, 0)) {
+        if (const auto it = first.find({ r.iteration, r.worker }); it != first.end()) {
+            EXPECT_EQ(r, it->second) << "iteration " << r.iteration << ", worker " << r.worker;
+            ++again;
+        }
+        live_after
+            = live_after || (r.iteration == 45 && r.worker == 3 && r.compute_s > 3 * first.at({ 44, 3 }).compute_s);
+    }
+    EXPECT_EQ(again, first.size());
+    EXPECT_TRUE(live_after) << "from iteration 45 on the live cluster's sharing (4 jobs a GPU) applies";
+    // The events say so: the first attempt's changes again (each asked for after a row, in
+    // effect from the next iteration), then the live cluster's.
+    std::vector<std::pair<std::int64_t, std::string>> resumed;
+    bool after_last_resume = false;
+    for (const EventRecord& e : reader.events(1)) {
+        if (e.kind == "checkpoint-resumed")
+            after_last_resume = true, resumed.clear();
+        else if (after_last_resume && (e.kind == "gpu-shared" || e.kind == "gpu-exclusive") && e.worker == 1)
+            resumed.emplace_back(e.iteration, e.message.substr(0, e.message.find(':')));
+    }
+    const std::vector<std::pair<std::int64_t, std::string>> expected {
+        { 26, "worker 1's GPU is time-shared by 3 live jobs" }, { 41, "worker 1 has its GPU to itself again" },
+        { 45, "worker 1's GPU is time-shared by 4 live jobs" }
+    };
+    EXPECT_EQ(resumed, expected);
+}
+
+TEST(RecordedShares, OnlyTheNewestAttemptsChangesPastEachResumeCount)
+{
+    const auto event = [](std::int64_t at, const char* kind, WorkerId worker, const std::string& message) {
+        EventRecord e;
+        e.job = 1;
+        e.iteration = at;
+        e.kind = kind;
+        e.worker = worker;
+        e.message = message;
+        e.actor = "scheduler";
+        return e;
+    };
+    const std::vector<EventRecord> events {
+        event(5, "gpu-shared", 0, "worker 0's GPU is time-shared by 2 live jobs: its batches take 2x longer"),
+        event(8, "link-contended", 1,
+            "worker 1's pushes and pulls cross its server's link with 2 other live jobs' (eq. 5): they take 5x as "
+            "long"),
+        event(30, "gpu-shared", 1, "worker 1's GPU is time-shared by 3 live jobs: its batches take 3x longer"),
+        event(20, "checkpoint-resumed", 0, "resumed from checkpoint at iteration 20"), // 30's attempt crashed
+        event(24, "gpu-exclusive", 0, "worker 0 has its GPU to itself again"),
+        event(24, "gpu-shared", 1, "worker 1's GPU is time-shared by 2 live jobs: its batches take 2x longer"),
+        event(26, "link-free", 1, "worker 1's server link carries only its own job's pushes and pulls again"),
+    };
+    const train::JobControl::LinkModel link { 0.001, 1e-9, 0 };
+    const auto shares = run::recorded_shares(events, 1, 21, 2, link, 99.5);
+    EXPECT_EQ(shares.gpu.jobs_per_gpu, (std::vector<int> { 2, 1 }));
+    ASSERT_TRUE(shares.link);
+    EXPECT_EQ(shares.link->jobs, (std::vector<int> { 1, 3 }));
+    EXPECT_EQ(shares.until_s, 99.5);
+    ASSERT_EQ(shares.changes.size(), 2u);
+    EXPECT_EQ(shares.changes[0].at, 24);
+    ASSERT_TRUE(shares.changes[0].gpu);
+    EXPECT_EQ(shares.changes[0].gpu->jobs_per_gpu, (std::vector<int> { 1, 2 }));
+    EXPECT_FALSE(shares.changes[0].link);
+    EXPECT_EQ(shares.changes[1].at, 26);
+    ASSERT_TRUE(shares.changes[1].link);
+    EXPECT_EQ(shares.changes[1].link->jobs, (std::vector<int> { 1, 1 }));
+    // Without the links' model only the GPUs are followed.
+    const auto gpus_only = run::recorded_shares(events, 1, 21, 2, std::nullopt, 99.5);
+    EXPECT_FALSE(gpus_only.link);
+    EXPECT_EQ(gpus_only.changes.size(), 1u);
 }
 
 TEST_F(Checkpoints, ACorruptOrForeignCheckpointIsRefusedWithItsPart)
@@ -348,7 +485,7 @@ TEST_F(Checkpoints, ACorruptOrForeignCheckpointIsRefusedWithItsPart)
         options.database = dir / "run.db";
         db::Checkpoint c = *checkpoint;
         c.state = state;
-        options.resume = run::RunOptions::Resume { 1, c, {} };
+        options.resume = run::RunOptions::Resume { 1, c, {}, {} };
         try {
             run::run_scenario(scenario::parse_scenario(scenario_json, "t"), options);
         } catch (const InputError& e) {
