@@ -33,8 +33,10 @@ Joins job N of a fulcrumd as one of its remote workers (a worker the scenario ma
 job's data and model from the scenario fulcrumd sends, then for every task loads the
 parameters, computes the gradient of a batch of the size the batch-size manager chose, and
 sends it back with its own batch time, CPU share and available memory. If it exits or its
-connection drops mid-iteration, the job drops it from that barrier, gives its share to the
-others and records a worker-lost event; started again, it takes the free slot back.
+connection drops mid-iteration, or it sends nothing for fulcrumd's worker timeout (10 s by
+default; it sends a heartbeat every second, whatever it computes), the job drops it from
+that barrier, gives its share to the others and records a worker-lost event; started
+again, it takes the free slot back.
 
 With --pool instead of --job, it waits in fulcrumd's worker pool: under --elastic eps or
 kill-restart the scheduler gives pooled workers to real-mode elastic jobs whose workers are
@@ -80,7 +82,10 @@ int main(int argc, char** argv)
         "name", po::value(&o.name), "this worker's name in fulcrumd's log (default: the host name)")(
         "data", po::value(&data), "the Fashion-MNIST folder on this host, if not the scenario's path")("device",
         po::value(&device)->default_value("cpu"),
-        "where to compute: cpu, or cuda:N for this host's CUDA GPU N (a build with the CUDA path; docs/gpu.md)");
+        "where to compute: cpu, or cuda:N for this host's CUDA GPU N (a build with the CUDA path; docs/gpu.md)")(
+        "batch-delay", po::value(&o.batch_delay_s)->default_value(0),
+        "drills: answer each task this many seconds late, as an overloaded node would (the heartbeat goes on, so "
+        "fulcrumd's --worker-timeout does not lose it)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -127,6 +132,9 @@ int main(int argc, char** argv)
         if (o.token.empty())
             throw std::invalid_argument("a token is required: --token, FULCRUM_TOKEN or --token-file");
         o.trusted = ca_file;
+        if (!(o.batch_delay_s >= 0 && o.batch_delay_s <= 86'400))
+            throw std::invalid_argument(
+                "--batch-delay: expected seconds from 0 to 86400, got " + std::to_string(o.batch_delay_s));
         if (!data.empty())
             o.data = data;
         const auto parsed_device = fulcrum::perf::parse_compute_device(device);

@@ -8,6 +8,7 @@
 #include "daemon/start_watch.h"
 #include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
+#include "scenario/scenario.h"
 
 #include <boost/program_options.hpp>
 #include <csignal>
@@ -124,7 +125,7 @@ Config file (JSON, every field optional; command-line options win):
   {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...",
    "cluster": "/etc/fulcrum/cluster.json", "placement": "lwf-1",
    "elastic": "static", "elastic_round_s": 60, "early_feedback": "fraction:0.1", "comm": "none",
-   "queue": "backfill",
+   "queue": "backfill", "worker_timeout_s": 10,
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
@@ -175,6 +176,9 @@ int main(int argc, char** argv)
         "what running jobs may hold in memory together, estimated from their scenarios (\"6G\", \"512M\"; default "
         "75% of the least of the machine's memory, its cgroup's memory.max and the process's ulimits)")("max-threads",
         po::value(&s.max_threads)->default_value(s.max_threads), "the threads running jobs may use together")(
+        "worker-timeout", po::value(&s.worker_timeout_s)->default_value(s.worker_timeout_s),
+        "seconds a remote worker (fulcrum-worker) may send nothing, heartbeats included, before it is lost: "
+        "dropped from its barrier and excluded (at least 2; a scenario's worker_timeout_s overrides it)")(
         "scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")("no-demo",
         po::bool_switch(&s.no_demo),
         "start no job without a scenario: serve the recorded runs and wait for submissions")("runs-folder",
@@ -216,6 +220,7 @@ int main(int argc, char** argv)
             given.metrics = !vm["metrics"].defaulted();
             given.memory_budget = vm.count("memory-budget") > 0;
             given.max_threads = !vm["max-threads"].defaulted();
+            given.worker_timeout_s = !vm["worker-timeout"].defaulted();
             daemon::apply_config_file(read_file(config), config, s, given);
         }
         if (vm.count("add-token")) {
@@ -250,6 +255,11 @@ int main(int argc, char** argv)
         options.queue = s.queue == "fifo" ? daemon::DaemonOptions::Queue::Fifo : daemon::DaemonOptions::Queue::Backfill;
         options.server_name = "fulcrumd " FULCRUM_VERSION;
         options.resources = daemon::resource_budget(s);
+        if (!(s.worker_timeout_s >= scenario::kMinWorkerTimeoutS))
+            throw InputError("--worker-timeout", "",
+                "expected seconds >= " + std::to_string(static_cast<int>(scenario::kMinWorkerTimeoutS))
+                    + " (workers send a heartbeat every second), got " + std::to_string(s.worker_timeout_s));
+        options.worker_timeout_s = s.worker_timeout_s;
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
         // Buffers of 1 MiB and more (data sets, parameter copies, batches) are mapped and

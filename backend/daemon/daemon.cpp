@@ -131,6 +131,7 @@ std::string Daemon::actor(const Client& client) const
 Daemon::After Daemon::receive(Client& client, std::string_view frame)
 {
     const IoPath on_io_path;
+    client.heard();
     const Decoded<ClientMessage> decoded = decode_client(frame);
     if (!decoded) {
         if (decoded.request_id.empty())
@@ -140,6 +141,8 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         return After::KeepOpen;
     }
     const ClientMessage& message = *decoded.message;
+    if (std::holds_alternative<Heartbeat>(message))
+        return After::KeepOpen; // heard: that is all it says
     if (const auto* hello = std::get_if<Hello>(&message)) {
         if (hello->version < kOldestProtocolVersion || hello->version > kProtocolVersion) {
             client.send(ProtocolError { { "version-mismatch",
@@ -186,6 +189,11 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
 void Daemon::handle(Client& client, const ClientMessage& message)
 {
     std::visit([&](const auto& m) { on(client, m); }, message);
+}
+
+void Daemon::on(Client&, const Heartbeat&)
+{
+    // receive() takes it: the frame's arrival is all it says.
 }
 
 void Daemon::on(Client&, const Hello&)
@@ -381,6 +389,7 @@ void Daemon::on(Client& client, const ReportIteration& report)
 void Daemon::receive_binary(Client& client, std::string_view frame)
 {
     const IoPath on_io_path;
+    client.heard();
     const std::shared_ptr<RemotePool> pool = client.results_to();
     std::string error = "binary frames are results of a joined remote worker; send join-job first";
     if (pool && pool->deliver(client, frame, &error))

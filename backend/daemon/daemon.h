@@ -98,6 +98,7 @@ private:
     void on(Client& client, const protocol::JoinJob& join);
     void on(Client& client, const protocol::JoinPool& join);
     void on(Client& client, const protocol::ListCapabilities& list);
+    void on(Client& client, const protocol::Heartbeat& heartbeat);
     void on(Client& client, const protocol::ReportIteration& report);
     void on(Client& client, const protocol::ResizeJob& resize);
     void on(Client& client, const protocol::SetClusterPolicy& policy);

@@ -5,6 +5,7 @@
 #include "daemon/daemon_options.h"
 #include "daemon/link_schedule.h"
 #include "daemon/resource_book.h"
+#include "scenario/scenario.h"
 #include "sched/placement.h"
 
 #include <filesystem>
@@ -70,6 +71,11 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
         const auto threads = static_cast<int>(f.integer("max_threads", 16, 1'000'000));
         if (!given.max_threads)
             s.max_threads = threads;
+    }
+    if (f.has("worker_timeout_s")) {
+        const double timeout = f.number("worker_timeout_s", scenario::kMinWorkerTimeoutS, 86'400);
+        if (!given.worker_timeout_s)
+            s.worker_timeout_s = timeout;
     }
     if (f.has("resume_jobs"))
         s.resume_manual = f.string_or("resume_jobs", "auto", { "auto", "manual" }) == "manual";

@@ -28,13 +28,15 @@ struct DaemonSettings {
     std::string metrics = "token"; // GET /metrics: token, loopback or off
     std::string memory_budget; // "6G"; empty: default_memory_budget()
     int max_threads = 2048;
+    double worker_timeout_s = 10; // DaemonOptions::worker_timeout_s
 };
 
 // The settings the command line gave: a config file does not override them.
 struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
          tls_certificate = false, tls_key = false, metrics = false, elastic = false, elastic_round_s = false,
-         early_feedback = false, comm = false, queue = false, memory_budget = false, max_threads = false;
+         early_feedback = false, comm = false, queue = false, memory_budget = false, max_threads = false,
+         worker_timeout_s = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws

@@ -12,6 +12,8 @@
 
 namespace fulcrum::daemon {
 
+inline constexpr double kDefaultWorkerTimeoutS = 10;
+
 struct DaemonOptions {
     std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
     FolderOptions folders; // where clients' data set and model names are looked up
@@ -42,6 +44,9 @@ struct DaemonOptions {
     // refused, one that fits beside the running jobs later waits (daemon/resource_book.h).
     // memory_bytes 0: default_memory_budget().
     ResourceBudget resources;
+    // A remote worker that sends nothing, heartbeats included, this long is lost: dropped from
+    // its barrier and excluded (a scenario's worker_timeout_s overrides it).
+    double worker_timeout_s = kDefaultWorkerTimeoutS;
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
     std::string server_name = "fulcrumd";

@@ -360,6 +360,8 @@ JobRuntime& JobQueue::add_job(JobId id, Submission submission)
         journal_.remove(id);
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     }
+    if (!submission.scenario.worker_timeout_s)
+        submission.scenario.worker_timeout_s = options_.worker_timeout_s;
     auto runtime = std::make_unique<JobRuntime>(id, std::move(submission.scenario), catalogue_.job_store(id), folders_,
         hub_, [this](JobId done) { on_job_done(done); });
     runtime->use_shared_clock(&clock_);
@@ -613,6 +615,8 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
                 // recorded as interrupted above; the job is reported lost all the same
             }
         }
+        if (!s.worker_timeout_s)
+            s.worker_timeout_s = options_.worker_timeout_s;
         core_.call([&] {
             auto runtime = std::make_unique<JobRuntime>(
                 id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });

@@ -1,6 +1,7 @@
 #include "daemon/job_runtime.h"
 
 #include "common/error.h"
+#include "daemon/daemon_options.h"
 #include "daemon/data_cache.h"
 #include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
@@ -53,7 +54,8 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
     for (const auto& w : scenario_.workers)
         remote_slots.push_back(w.remote);
     if (std::find(remote_slots.begin(), remote_slots.end(), true) != remote_slots.end())
-        remote_ = std::make_shared<RemotePool>(id_, std::move(remote_slots));
+        remote_ = std::make_shared<RemotePool>(
+            id_, std::move(remote_slots), scenario_.worker_timeout_s.value_or(kDefaultWorkerTimeoutS));
     if (scenario_.external) {
         std::vector<std::string> names;
         for (const auto& w : scenario_.workers)

@@ -7,8 +7,9 @@
 
 namespace fulcrum::daemon {
 
-RemotePool::RemotePool(JobId job, const std::vector<bool>& remote_slots)
+RemotePool::RemotePool(JobId job, const std::vector<bool>& remote_slots, double worker_timeout_s)
     : job_(job)
+    , worker_timeout_s_(worker_timeout_s)
 {
     for (const bool remote : remote_slots)
         slots_.push_back(Slot { remote, nullptr, {}, false, std::nullopt, std::nullopt });
@@ -192,15 +193,15 @@ bool RemotePool::is_remote(WorkerId worker) const
         && slots_[static_cast<std::size_t>(worker)].remote;
 }
 
-std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int64_t iteration,
-    std::span<const float> parameters, std::int32_t batch_size, std::span<float> gradient)
+train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
+    std::int32_t batch_size, std::span<float> gradient)
 {
     std::shared_ptr<Client> client;
     {
         std::lock_guard lock(mutex_);
         Slot& slot = slots_.at(static_cast<std::size_t>(worker));
         if (!slot.client || closed_)
-            return std::nullopt;
+            return {};
         client = slot.client;
         slot.waiting = iteration;
         slot.result.reset();
@@ -209,10 +210,33 @@ std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int6
         {}, Delivery::Always);
     std::unique_lock lock(mutex_);
     Slot& slot = slots_[static_cast<std::size_t>(worker)];
-    changed_.wait(lock, [&] { return slot.result.has_value() || slot.client != client || closed_; });
+    const auto answered = [&] { return slot.result.has_value() || slot.client != client || closed_; };
+    const bool timed = client->version() >= protocol::kHeartbeatVersion;
+    const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(worker_timeout_s_));
+    // Each frame the worker sends moves its deadline: wait until the newest one passes.
+    while (!answered()) {
+        if (!timed) {
+            changed_.wait(lock, answered);
+            break;
+        }
+        const auto deadline = client->last_heard() + timeout;
+        if (std::chrono::steady_clock::now() >= deadline) {
+            slot.client.reset();
+            slot.lost_before = true;
+            slot.waiting.reset();
+            lock.unlock();
+            client->set_results_to({});
+            const train::RemoteLoss silent { train::RemoteLoss::Kind::Silent, worker_timeout_s_ };
+            client->close_for("worker " + std::to_string(worker) + " of job " + std::to_string(job_) + " "
+                + silent.describe() + " and is lost; start it again to rejoin");
+            return { std::nullopt, silent };
+        }
+        changed_.wait_until(lock, deadline, answered);
+    }
     slot.waiting.reset();
     if (!slot.result)
-        return std::nullopt;
+        return {};
     const protocol::WorkerResult result = std::move(*slot.result);
     slot.result.reset();
     if (result.gradient.size() != gradient.size() || result.batch_size != batch_size) {
@@ -225,10 +249,11 @@ std::optional<train::RemoteBatch> RemotePool::compute(WorkerId worker, std::int6
                 + std::to_string(result.batch_size) + "; the task wanted " + std::to_string(gradient.size())
                 + " for batch " + std::to_string(batch_size) + ". This worker is dropped from the job",
             "" } });
-        return std::nullopt;
+        return {};
     }
     std::memcpy(gradient.data(), result.gradient.data(), gradient.size_bytes());
-    return train::RemoteBatch { result.loss, result.compute_s, result.cpu_share, result.memory_share, result.gpu };
+    return { train::RemoteBatch { result.loss, result.compute_s, result.cpu_share, result.memory_share, result.gpu },
+        {} };
 }
 
 } // namespace fulcrum::daemon

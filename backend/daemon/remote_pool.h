@@ -17,10 +17,12 @@ namespace fulcrum::daemon {
 // A job's remote worker slots and the fulcrum-worker connections that fill them. The
 // trainer's pool threads send tasks through it and wait for the results; the WebSocket
 // session delivers result frames to it; a disconnect wakes the waiting thread, which
-// reports the worker lost. Thread-safe.
+// reports the worker lost, and so does a worker that sent nothing, heartbeats included,
+// for `worker_timeout_s` (its connection is then closed, saying why). Workers of protocol
+// versions before kHeartbeatVersion send no heartbeats and are not timed. Thread-safe.
 class RemotePool final : public train::RemoteWorkers, public std::enable_shared_from_this<RemotePool> {
 public:
-    RemotePool(JobId job, const std::vector<bool>& remote_slots);
+    RemotePool(JobId job, const std::vector<bool>& remote_slots, double worker_timeout_s);
 
     // Takes `requested` (or the first free remote slot) for `client`, whose result frames come
     // here from then on (Client::results_to). Throws RefusedRequest:
@@ -51,8 +53,8 @@ public:
     void finish(const protocol::JobStatus& status);
 
     bool is_remote(WorkerId worker) const override;
-    std::optional<train::RemoteBatch> compute(WorkerId worker, std::int64_t iteration,
-        std::span<const float> parameters, std::int32_t batch_size, std::span<float> gradient) override;
+    train::RemoteOutcome compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
+        std::int32_t batch_size, std::span<float> gradient) override;
 
 private:
     struct Slot {
@@ -65,6 +67,7 @@ private:
     };
 
     const JobId job_;
+    const double worker_timeout_s_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::vector<Slot> slots_;

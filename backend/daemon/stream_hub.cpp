@@ -53,6 +53,23 @@ void Client::set_wake(std::function<void()> wake)
     wake_ = std::move(wake);
 }
 
+void Client::set_closer(std::function<void(const std::string&)> closer)
+{
+    std::lock_guard lock(mutex_);
+    closer_ = std::move(closer);
+}
+
+void Client::close_for(const std::string& reason)
+{
+    std::function<void(const std::string&)> closer;
+    {
+        std::lock_guard lock(mutex_);
+        closer = closer_;
+    }
+    if (closer)
+        closer(reason);
+}
+
 bool Client::greeted() const
 {
     std::lock_guard lock(mutex_);

@@ -4,6 +4,7 @@
 #include "protocol/messages.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -56,6 +57,17 @@ public:
     std::shared_ptr<RemotePool> results_to() const { return results_to_.load().lock(); }
     void set_results_to(std::weak_ptr<RemotePool> pool) { results_to_.store(std::move(pool)); }
 
+    // When this connection last sent a frame, a heartbeat included: a remote worker silent
+    // for its job's worker timeout is lost (RemotePool). Marked by the I/O threads.
+    void heard() { last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
+    std::chrono::steady_clock::time_point last_heard() const
+    {
+        return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_heard_.load()));
+    }
+    // Ends the connection with a close frame saying why; its session sets how.
+    void close_for(const std::string& reason);
+    void set_closer(std::function<void(const std::string&)> closer);
+
 private:
     std::uint64_t id_;
     protocol::Role role_;
@@ -69,6 +81,10 @@ private:
     int version_ = protocol::kProtocolVersion;
     std::map<std::string, protocol::Subscribe> subscriptions_;
     std::atomic<std::weak_ptr<RemotePool>> results_to_;
+    std::atomic<std::chrono::steady_clock::rep> last_heard_ {
+        std::chrono::steady_clock::now().time_since_epoch().count()
+    };
+    std::function<void(const std::string&)> closer_; // under mutex_
 };
 
 // Fans the live stream out to the clients that subscribed to it. A message is encoded once

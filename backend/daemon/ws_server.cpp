@@ -228,6 +228,10 @@ private:
                 if (auto s = weak.lock())
                     net::post(s->ws_.get_executor(), [s] { s->write_next(); });
             });
+            self->client_->set_closer([weak](const std::string& reason) {
+                if (auto s = weak.lock())
+                    s->close_for(reason);
+            });
             self->read();
         });
     }
@@ -309,6 +313,7 @@ private:
         finished_ = true;
         if (client_) {
             client_->set_wake({});
+            client_->set_closer({});
             daemon_.disconnect(*client_);
         }
         std::lock_guard lock(sessions_.mutex);

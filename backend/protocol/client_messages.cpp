@@ -357,6 +357,11 @@ template <> struct Wire<SetClusterPolicy> : NamedAs<"set-cluster-policy"> {
     }
 };
 
+template <> struct Wire<Heartbeat> : NamedAs<"heartbeat"> {
+    static void encode(const Heartbeat&, json::object&) { }
+    static Heartbeat decode(std::string_view, const Fields&) { return {}; }
+};
+
 template <> struct Wire<ListCapabilities> : NamedAs<"list-capabilities"> {
     static void encode(const ListCapabilities& m, json::object& o) { o["id"] = m.id; }
     static ListCapabilities decode(std::string_view, const Fields& f) { return ListCapabilities { f.string("id") }; }

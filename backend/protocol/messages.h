@@ -18,7 +18,10 @@ namespace fulcrum::protocol {
 // Version 2 (adds external jobs: report-iteration and the reply's plan). A client says its
 // version in `hello`; the server takes 1 and 2 (a version-1 client is refused
 // report-iteration with `version-too-old`) and refuses any other with `version-mismatch`.
-inline constexpr int kProtocolVersion = 2;
+inline constexpr int kProtocolVersion = 3;
+// From this version on a fulcrum-worker sends heartbeats, and fulcrumd loses one that is
+// silent for its worker timeout.
+inline constexpr int kHeartbeatVersion = 3;
 inline constexpr int kOldestProtocolVersion = 1;
 // The largest text frame either side accepts; larger ones are refused (`frame-too-large`).
 inline constexpr std::size_t kMaxFrameBytes = 1u << 20;
@@ -204,9 +207,14 @@ struct ReportIteration {
     std::optional<double> test_loss;
 };
 
+// A fulcrum-worker's sign of life (protocol version 3): every second, from its connection's
+// own thread, whatever it computes meanwhile. No reply. fulcrumd loses a remote worker that
+// sent nothing, heartbeats included, for its worker timeout (--worker-timeout).
+struct Heartbeat { };
+
 using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, SubmitWorkload, JobCommand,
     ChangeJob, WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration,
-    ResizeJob, SetClusterPolicy, JoinPool>;
+    ResizeJob, SetClusterPolicy, JoinPool, Heartbeat>;
 
 // --- server to client ---------------------------------------------------------------
 

@@ -87,6 +87,10 @@ struct ExternalSpec {
     double rank_timeout_s = 120;
 };
 
+// fulcrum-worker sends a heartbeat every second: a worker timeout under two would lose
+// workers that are fine.
+inline constexpr double kMinWorkerTimeoutS = 2;
+
 struct Scenario {
     std::string name;
     std::string description;
@@ -95,6 +99,9 @@ struct Scenario {
     std::uint64_t seed = 1;
     Mode mode = Mode::Virtual;
     double pace = 10.0; // virtual seconds per wall second in paced mode
+    // fulcrumd: a remote worker that sends nothing, heartbeats included, this long is lost.
+    // Unset: fulcrumd's --worker-timeout.
+    std::optional<double> worker_timeout_s;
 
     DataSpec data;
     model::ModelSpec model;

@@ -310,6 +310,8 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
     s.pace = top.number_or("pace", s.pace, 1e-3, 1e6);
     s.sync = sync::parse_sync_spec(top, "sync");
     s.threads = static_cast<int>(top.integer_or("threads", 0, 0, 256));
+    if (top.has("worker_timeout_s"))
+        s.worker_timeout_s = top.number("worker_timeout_s", kMinWorkerTimeoutS, 86'400);
 
     if (const json::value* data = top.find("data")) {
         Fields d(*data, "data", top);

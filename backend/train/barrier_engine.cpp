@@ -163,12 +163,13 @@ struct BarrierEngine::Impl : EngineRefs {
         return tasks;
     }
 
-    // A remote worker that disconnected is excluded from the next barrier on (its share
-    // goes to the others) and the loss becomes an event; training goes on.
-    void drop_lost_worker(WorkerId worker, std::int64_t k, double now)
+    // A remote worker that is lost (disconnected, or silent for the worker timeout) is
+    // excluded from the next barrier on (its share goes to the others) and the loss becomes
+    // an event; training goes on.
+    void drop_lost_worker(WorkerId worker, const RemoteLoss& loss, std::int64_t k, double now)
     {
         JobEvent e = job.event(k, now, EventKind::WorkerLost,
-            "worker " + std::to_string(worker) + " disconnected during iteration " + std::to_string(k)
+            "worker " + std::to_string(worker) + " " + loss.describe() + " during iteration " + std::to_string(k)
                 + ": dropped from this barrier; its share goes to the others");
         e.worker = worker;
         observer.on_event(e);
@@ -319,7 +320,7 @@ struct BarrierEngine::Impl : EngineRefs {
             observations.clear();
             pushes.clear();
             std::int64_t used = 0;
-            std::vector<WorkerId> lost;
+            std::vector<std::pair<WorkerId, RemoteLoss>> lost;
             for (IterationRecord& row : rows) {
                 const auto i = static_cast<std::size_t>(row.worker);
                 if (tasks[i].batch.lost) {
@@ -328,8 +329,8 @@ struct BarrierEngine::Impl : EngineRefs {
                     row.compute_s = 0;
                     row.wait_s = 0;
                     row.speed = 0;
-                    row.decision = "dropped: disconnected";
-                    lost.push_back(row.worker);
+                    row.decision = tasks[i].batch.lost->decision();
+                    lost.emplace_back(row.worker, *tasks[i].batch.lost);
                     continue;
                 }
                 row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
@@ -361,9 +362,9 @@ struct BarrierEngine::Impl : EngineRefs {
             train_loss /= static_cast<double>(std::max<std::int64_t>(1, pushed_samples));
             if (!lost.empty() && pushes.empty())
                 throw std::runtime_error(
-                    "every worker of iteration " + std::to_string(k) + " disconnected; the job cannot go on");
-            for (const WorkerId w : lost)
-                drop_lost_worker(w, k, barrier);
+                    "every worker of iteration " + std::to_string(k) + " is lost; the job cannot go on");
+            for (const auto& [w, loss] : lost)
+                drop_lost_worker(w, loss, k, barrier);
             observer.on_barrier(k, pushes);
             job.server.apply_barrier(pushes);
             now = barrier;

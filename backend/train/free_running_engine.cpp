@@ -420,17 +420,17 @@ struct FreeRunningEngine::Impl : EngineRefs {
             }
     }
 
-    void drop_lost(std::size_t i, double t)
+    void drop_lost(std::size_t i, const RemoteLoss& loss, double t)
     {
         WorkerState& s = state[i];
         s.busy = false;
-        s.row.decision = "dropped: disconnected";
+        s.row.decision = loss.decision();
         s.row_open = true;
         close_row(i, t);
         const auto worker = static_cast<WorkerId>(i);
         core.emit(std::max<std::int64_t>(0, progress.updates - 1), t, EventKind::WorkerLost,
-            "worker " + std::to_string(worker) + " disconnected during its iteration " + std::to_string(s.row.iteration)
-                + ": its batch is dropped; its share goes to the others",
+            "worker " + std::to_string(worker) + " " + loss.describe() + " during its iteration "
+                + std::to_string(s.row.iteration) + ": its batch is dropped; its share goes to the others",
             "system", worker);
         try {
             control->exclude(worker, std::nullopt, "system: worker lost");
@@ -665,12 +665,12 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
             e.arrive(c.worker, s.pulled_version);
             return;
         }
-        e.drop_lost(c.worker, c.ended);
+        e.drop_lost(c.worker, *m.lost, c.ended);
         if (!e.draining && !e.progress.done)
             e.restart(c.worker, c.ended); // whoever waited on it may go on
         if (!e.progress.done
             && std::none_of(e.state.begin(), e.state.end(), [](const WorkerState& w) { return w.busy; }))
-            throw std::runtime_error("every worker of the job disconnected or waits on one that did; it cannot go on");
+            throw std::runtime_error("every worker of the job is lost or waits on one that is; it cannot go on");
     }
 
     // The engine's loop over the completions, with one thread per worker.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
 namespace fulcrum::train {
 
@@ -17,6 +18,27 @@ struct RemoteBatch {
     GpuUse gpu; // its GPU after the batch, when it computes on one (fulcrum-worker --device)
 };
 
+// Why a remote batch brought no gradient: the worker is lost.
+struct RemoteLoss {
+    enum class Kind : std::uint8_t {
+        Disconnected, // its connection closed, or it sent a result that does not fit
+        Silent, // it sent nothing, heartbeats included, for its job's worker timeout
+    };
+    Kind kind = Kind::Disconnected;
+    double silent_s = 0; // Silent: the worker timeout it was silent for
+
+    // The row's decision: "dropped: disconnected", "dropped: silent".
+    std::string decision() const;
+    // For a worker-lost event: "disconnected", "was silent for 10 s (the worker timeout)".
+    std::string describe() const;
+};
+
+// A remote batch's gradient and measurements, or why there is none.
+struct RemoteOutcome {
+    std::optional<RemoteBatch> batch;
+    RemoteLoss loss; // when no batch
+};
+
 // Worker slots whose batches are computed by other processes (fulcrum-worker), which
 // fulcrumd connects to the trainer. The BSP trainer's real mode sends each remote slot its
 // task and waits for the result on the slot's pool thread, as a local worker computes.
@@ -25,10 +47,10 @@ public:
     virtual ~RemoteWorkers() = default;
     virtual bool is_remote(WorkerId worker) const = 0;
     // Sends the parameters and the batch size and blocks until the result, whose gradient is
-    // written to `gradient`. Unset when the worker is gone: disconnected before or during
-    // the task, or it sent a result that does not fit (wrong size).
-    virtual std::optional<RemoteBatch> compute(WorkerId worker, std::int64_t iteration,
-        std::span<const float> parameters, std::int32_t batch_size, std::span<float> gradient)
+    // written to `gradient`. No batch when the worker is gone: disconnected before or during
+    // the task, silent for the worker timeout, or it sent a result that does not fit.
+    virtual RemoteOutcome compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
+        std::int32_t batch_size, std::span<float> gradient)
         = 0;
 };
 

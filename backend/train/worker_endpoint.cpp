@@ -67,15 +67,16 @@ public:
             std::span<const float>(replica.data(), static_cast<std::size_t>(replica.size())), batch_size,
             std::span<float>(gradient.data(), static_cast<std::size_t>(gradient.size())));
         m.elapsed_s = seconds_since(began);
-        if (!result) {
-            m.lost = true;
+        if (!result.batch) {
+            m.lost = result.loss;
             return m;
         }
-        m.loss = result->loss;
-        m.compute_s = std::min(result->compute_s, m.elapsed_s);
-        m.cpu_seconds = result->cpu_share * result->compute_s;
-        m.memory_share = result->memory_share;
-        m.gpu = result->gpu;
+        const RemoteBatch& batch = *result.batch;
+        m.loss = batch.loss;
+        m.compute_s = std::min(batch.compute_s, m.elapsed_s);
+        m.cpu_seconds = batch.cpu_share * batch.compute_s;
+        m.memory_share = batch.memory_share;
+        m.gpu = batch.gpu;
         return m;
     }
 

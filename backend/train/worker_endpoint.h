@@ -19,7 +19,7 @@ struct BatchMeasurement {
     double cpu_seconds = 0; // CPU time the batch used
     std::optional<double> memory_share; // measured on the worker's host; unset: this host's
     GpuUse gpu; // a GPU worker's device after the batch
-    bool lost = false; // the worker is gone (disconnected): no gradient, nothing measured
+    std::optional<RemoteLoss> lost; // the worker is gone: no gradient, nothing measured
 };
 
 // Where a worker's batches are computed: a CPU thread in this process, a fulcrum-worker

@@ -10,6 +10,7 @@
 #include "train/worker.h"
 #include "ws_client/blocking_connection.h"
 
+#include <boost/system/system_error.hpp>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -132,7 +133,9 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
         if (!frame && stop.load())
             break;
         if (!frame) {
-            served.ended = "the job ended (fulcrumd closed the connection)";
+            const std::string why = connection.close_reason();
+            served.ended = why.empty() ? "the job ended (fulcrumd closed the connection)"
+                                       : "fulcrumd closed the connection: " + why;
             served.connection_over = true;
             return served;
         }
@@ -172,7 +175,18 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
         result.memory_share = perf::memory_available_share();
         result.gpu = worker.device_use().value_or(GpuUse {});
         result.gradient.assign(worker.gradient().data(), worker.gradient().data() + worker.gradient().size());
-        connection.send_binary(encode_result(result));
+        if (o.batch_delay_s > 0)
+            std::this_thread::sleep_for(std::chrono::duration<double>(o.batch_delay_s));
+        try {
+            connection.send_binary(encode_result(result));
+        } catch (const boost::system::system_error&) { // closed while it computed (lost, or the job ended)
+            bool ignored = false;
+            while (connection.read(&ignored, &stop)) { } // to the close frame, which says why
+            const std::string why = connection.close_reason();
+            served.ended = why.empty() ? "fulcrumd closed the connection" : "fulcrumd closed the connection: " + why;
+            served.connection_over = true;
+            return served;
+        }
         served.batches += 1;
         served.samples += task->batch_size;
         served.compute_s += result.compute_s;
@@ -249,6 +263,10 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
     const ServerMessage welcome = expect_text(connection);
     if (const auto* e = std::get_if<ProtocolError>(&welcome))
         throw std::runtime_error("fulcrumd refused the connection: " + e->error.message);
+    // A sign of life every second from the connection's own thread, however long a batch
+    // takes: fulcrumd loses a worker that is silent for its worker timeout.
+    if (const auto* w = std::get_if<Welcome>(&welcome); w && w->version >= kHeartbeatVersion)
+        connection.keep_alive(std::chrono::seconds(1), encode(ClientMessage { Heartbeat {} }));
     if (o.pool) {
         RemoteWorkerSummary summary = serve_pool(o, connection, stop, log);
         connection.close();

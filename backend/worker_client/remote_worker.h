@@ -26,6 +26,9 @@ struct RemoteWorkerOptions {
     std::string name; // this host's name for the operator log
     std::optional<std::filesystem::path> data; // Fashion-MNIST folder on this host, if not the scenario's path
     perf::ComputeDevice device; // where this host computes: its CPU or one of its CUDA GPUs
+    // Drills (a slow node, worker timeouts, stall detection): each result is sent this many
+    // seconds after its batch is computed; the heartbeat goes on meanwhile.
+    double batch_delay_s = 0;
 };
 
 struct RemoteWorkerSummary {

@@ -4,12 +4,18 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
 #include <variant>
 
 namespace fulcrum::ws_client {
@@ -44,13 +50,133 @@ struct BlockingConnection::Impl {
     net::io_context io;
     net::ssl::context tls { net::ssl::context::tls_client };
     std::variant<std::monostate, PlainStream, TlsStream> ws;
-    bool abandoned = false; // a read was cancelled by its stop flag: the stream is not usable
+    // After the handshake every read and write of the stream runs on this thread (an implicit
+    // strand), so a read is always pending: the server's pings are answered, and a heartbeat
+    // goes out, while the caller's thread computes.
+    std::thread io_thread;
+    std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+
+    // What the io thread read, for read(); it stops reading while kMaxIncoming wait.
+    static constexpr std::size_t kMaxIncoming = 64;
+    std::mutex mutex;
+    std::condition_variable arrived;
+    std::deque<std::pair<std::string, bool>> incoming;
+    bool closed = false; // the server closed the connection, or it failed
+    std::string close_reason; // what the server's close frame said
+    bool reading = false; // io thread: an async_read is pending
+
+    // The io thread's alone.
+    struct Outgoing {
+        std::shared_ptr<const std::string> bytes;
+        bool binary = false;
+        std::shared_ptr<std::promise<beast::error_code>> done; // null: a heartbeat
+    };
+    std::deque<Outgoing> outgoing;
+    bool writing = false;
+    beast::flat_buffer buffer;
+    net::steady_timer heartbeat { io };
+    bool closing = false;
 
     template <class F> decltype(auto) visit(F&& f)
     {
         if (auto* plain = std::get_if<PlainStream>(&ws))
             return f(*plain);
         return f(std::get<TlsStream>(ws));
+    }
+
+    void start()
+    {
+        work.emplace(net::make_work_guard(io));
+        net::post(io, [this] { read_next(); });
+        io_thread = std::thread([this] {
+            try {
+                io.run();
+            } catch (...) { // a handler cannot throw but for memory: the connection is over
+                std::lock_guard lock(mutex);
+                closed = true;
+            }
+            arrived.notify_all();
+        });
+    }
+
+    void read_next() // io thread
+    {
+        if (reading || closing)
+            return;
+        {
+            std::lock_guard lock(mutex);
+            if (closed || incoming.size() >= kMaxIncoming)
+                return;
+        }
+        reading = true;
+        visit([this](auto& stream) {
+            stream.async_read(buffer, [this, &stream](beast::error_code ec, std::size_t) {
+                reading = false;
+                {
+                    std::lock_guard lock(mutex);
+                    if (ec) {
+                        closed = true;
+                        if (ec == websocket::error::closed)
+                            close_reason = std::string(stream.reason().reason.c_str());
+                    } else
+                        incoming.emplace_back(beast::buffers_to_string(buffer.data()), stream.got_binary());
+                }
+                buffer.consume(buffer.size());
+                arrived.notify_all();
+                if (ec)
+                    heartbeat.cancel();
+                else
+                    read_next();
+            });
+        });
+    }
+
+    void write_next() // io thread
+    {
+        if (writing || outgoing.empty())
+            return;
+        writing = true;
+        visit([this](auto& stream) {
+            stream.binary(outgoing.front().binary);
+            stream.async_write(net::buffer(*outgoing.front().bytes), [this](beast::error_code ec, std::size_t) {
+                writing = false;
+                const Outgoing sent = std::move(outgoing.front());
+                outgoing.pop_front();
+                if (sent.done)
+                    sent.done->set_value(ec);
+                write_next();
+            });
+        });
+    }
+
+    void send(std::shared_ptr<const std::string> bytes, bool binary)
+    {
+        if (!io_thread.joinable())
+            throw beast::system_error(net::error::not_connected);
+        auto done = std::make_shared<std::promise<beast::error_code>>();
+        std::future<beast::error_code> sent = done->get_future();
+        net::post(io, [this, bytes = std::move(bytes), binary, done] {
+            if (closing) {
+                done->set_value(net::error::operation_aborted);
+                return;
+            }
+            outgoing.push_back({ bytes, binary, done });
+            write_next();
+        });
+        if (const beast::error_code ec = sent.get())
+            throw beast::system_error(ec);
+    }
+
+    void beat(std::chrono::milliseconds every, const std::shared_ptr<const std::string>& text) // io thread
+    {
+        heartbeat.expires_after(every);
+        heartbeat.async_wait([this, every, text](beast::error_code ec) {
+            if (ec || closing)
+                return;
+            outgoing.push_back({ text, false, nullptr });
+            write_next();
+            beat(every, text);
+        });
     }
 };
 
@@ -98,64 +224,100 @@ BlockingConnection::BlockingConnection(const ConnectOptions& o)
         }
         ws.read_message_max(o.max_frame_bytes);
     });
+    impl_->start();
 }
 
-BlockingConnection::~BlockingConnection() = default;
+BlockingConnection::~BlockingConnection()
+{
+    try {
+        close();
+    } catch (...) { // a thread that cannot be joined: nothing more to do on the way out
+    }
+}
 
 void BlockingConnection::send_text(const std::string& text)
 {
-    impl_->visit([&](auto& ws) {
-        ws.binary(false);
-        ws.write(net::buffer(text));
-    });
+    impl_->send(std::make_shared<const std::string>(text), false);
 }
 
 void BlockingConnection::send_binary(const std::string& bytes)
 {
-    impl_->visit([&](auto& ws) {
-        ws.binary(true);
-        ws.write(net::buffer(bytes));
-    });
+    impl_->send(std::make_shared<const std::string>(bytes), true);
 }
 
 std::optional<std::string> BlockingConnection::read(bool* binary, const std::atomic<bool>* stop)
 {
-    if (impl_->abandoned)
+    std::unique_lock lock(impl_->mutex);
+    // Look at `stop` between short waits: a signal handler sets it and notifies no one.
+    constexpr auto kLook = std::chrono::milliseconds(100);
+    while (impl_->incoming.empty() && !impl_->closed && !(stop && stop->load()))
+        impl_->arrived.wait_for(lock, kLook);
+    if (impl_->incoming.empty())
         return std::nullopt;
-    return impl_->visit([&](auto& ws) -> std::optional<std::string> {
-        beast::flat_buffer buffer;
-        std::optional<beast::error_code> done;
-        // Read asynchronously and look at `stop` between short runs: a blocking read would
-        // sleep through a signal (SA_RESTART) until the server's next frame.
-        ws.async_read(buffer, [&done](beast::error_code ec, std::size_t) { done = ec; });
-        constexpr auto kLook = std::chrono::milliseconds(100);
-        while (!done) {
-            impl_->io.restart();
-            impl_->io.run_for(kLook);
-            if (!done && stop && stop->load()) {
-                beast::get_lowest_layer(ws).cancel();
-                impl_->abandoned = true;
-                impl_->io.restart();
-                while (!done && impl_->io.run_one() > 0) { }
-                return std::nullopt;
-            }
-        }
-        if (*done)
-            return std::nullopt;
-        *binary = ws.got_binary();
-        return beast::buffers_to_string(buffer.data());
-    });
+    auto [frame, was_binary] = std::move(impl_->incoming.front());
+    impl_->incoming.pop_front();
+    if (impl_->incoming.size() + 1 == Impl::kMaxIncoming) // reading stopped for room: go on
+        net::post(impl_->io, [impl = impl_.get()] { impl->read_next(); });
+    *binary = was_binary;
+    return std::move(frame);
+}
+
+std::string BlockingConnection::close_reason() const
+{
+    std::lock_guard lock(impl_->mutex);
+    return impl_->close_reason;
+}
+
+void BlockingConnection::keep_alive(std::chrono::milliseconds every, const std::string& text)
+{
+    if (impl_->io_thread.joinable())
+        net::post(impl_->io,
+            [impl = impl_.get(), every, text = std::make_shared<const std::string>(text)] { impl->beat(every, text); });
 }
 
 void BlockingConnection::close()
 {
-    impl_->visit([&](auto& ws) {
-        beast::error_code ec;
-        if (impl_->abandoned) // no close handshake on a stream whose read was cancelled
-            beast::get_lowest_layer(ws).socket().close(ec);
-        else
-            ws.close(websocket::close_code::normal, ec);
+    Impl& impl = *impl_;
+    if (!impl.io_thread.joinable())
+        return;
+    // The close handshake, given two seconds: a server that does not answer (stopped, gone)
+    // has its socket closed instead.
+    net::steady_timer deadline(impl.io);
+    net::post(impl.io, [&impl, &deadline] {
+        impl.closing = true;
+        impl.heartbeat.cancel();
+        const auto shut = [&impl] {
+            impl.visit([](auto& stream) {
+                beast::error_code ignored;
+                beast::get_lowest_layer(stream).socket().close(ignored);
+            });
+        };
+        deadline.expires_after(std::chrono::seconds(2));
+        deadline.async_wait([shut](beast::error_code ec) {
+            if (!ec)
+                shut();
+        });
+        bool over = false;
+        {
+            std::lock_guard lock(impl.mutex);
+            over = impl.closed;
+        }
+        if (over) {
+            deadline.cancel();
+            shut();
+        } else {
+            impl.visit([&deadline, shut](auto& stream) {
+                stream.async_close(websocket::close_code::normal, [&deadline, shut](beast::error_code) {
+                    deadline.cancel();
+                    shut();
+                });
+            });
+        }
+        impl.work.reset();
     });
+    impl.io_thread.join();
+    std::lock_guard lock(impl.mutex);
+    impl.closed = true;
 }
 
 } // namespace fulcrum::ws_client

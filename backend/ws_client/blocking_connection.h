@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -38,8 +39,10 @@ private:
     Kind kind_;
 };
 
-// One WebSocket connection to fulcrumd, opened by the constructor (throws ConnectError)
-// and read and written from one thread at a time.
+// One WebSocket connection to fulcrumd, opened by the constructor (throws ConnectError).
+// After the handshake the connection has a thread of its own that reads and writes it, so
+// the server's pings are answered and a heartbeat goes out (keep_alive) however long the
+// caller computes between two reads. read() from one thread at a time; send_*() from any.
 class BlockingConnection {
 public:
     explicit BlockingConnection(const ConnectOptions& options);
@@ -47,11 +50,17 @@ public:
     BlockingConnection(const BlockingConnection&) = delete;
     BlockingConnection& operator=(const BlockingConnection&) = delete;
 
+    // Returns once the frame is written; throws boost::system::system_error when it cannot be.
     void send_text(const std::string& text);
     void send_binary(const std::string& bytes);
     // The next frame, or unset when the server closed the connection or `stop` was set while
-    // waiting for it (the connection is then only closed: close() skips the handshake).
+    // waiting for it.
     std::optional<std::string> read(bool* binary, const std::atomic<bool>* stop = nullptr);
+    // Why the server closed the connection, as its close frame said ("" if it said nothing).
+    std::string close_reason() const;
+    // From now on `text` goes out as a text frame every `every`, until close().
+    void keep_alive(std::chrono::milliseconds every, const std::string& text);
+    // The close handshake (at most two seconds), then the socket is closed. Idempotent.
     void close();
 
 private:

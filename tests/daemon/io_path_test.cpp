@@ -118,6 +118,11 @@ TEST_F(IoPathTest, NoFrameHandlerWaitsForTheClusterCore)
         const auto* r = std::get_if<Reply>(&m);
         return r && r->id == "j" && !r->error;
     }));
+    // Its heartbeat says only that it is alive: no reply.
+    kinds.insert(ClientMessage { Heartbeat {} }.index());
+    const auto heard_before = worker->last_heard();
+    d.receive(*worker, encode(ClientMessage { Heartbeat {} }));
+    EXPECT_GE(worker->last_heard(), heard_before);
     d.receive_binary(*worker, "not a result");
     EXPECT_TRUE(wait_for_text(*worker, [](const ServerMessage& m) {
         const auto* e = std::get_if<ProtocolError>(&m);

@@ -1,0 +1,188 @@
+// A remote worker's liveness, with real fulcrum-worker processes on loopback: one frozen
+// with SIGSTOP is lost once it has been silent for the job's worker timeout, and the job
+// moves again without it; one whose batches take longer than the timeout is not lost, since
+// its connection's own thread sends a heartbeat every second.
+
+#include "db/run_reader.h"
+#include "process_support.h"
+#include "served.h"
+#include "ws_client.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+
+using namespace fulcrum;
+using namespace fulcrum::protocol;
+using testing_support::Served;
+using testing_support::WsClient;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A real-mode job of one local and two remote workers, its remote workers lost after
+// `timeout_s` of silence.
+std::string remote_job(double timeout_s)
+{
+    return R"({"name": "liveness", "seed": 3, "mode": "real", "worker_timeout_s": )" + std::to_string(timeout_s) + R"(,
+      "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 40, "classes": 4},
+      "model": {"type": "mlp", "hidden": [64]},
+      "training": {"total_batch": 300, "learning_rate": 0.1, "iterations": 1000000, "eval_interval": 500000},
+      "policy": {"type": "uniform"},
+      "workers": [{"name": "local", "speed": 1000}, {"name": "remote", "count": 2, "speed": 1000, "remote": true}]})";
+}
+
+std::string read_text(const fs::path& file)
+{
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Waits up to `within` for the process to end; kills it if it does not. True if it ended.
+bool ends_within(pid_t pid, std::chrono::seconds within)
+{
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (::waitpid(pid, &status, WNOHANG) == pid)
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return false;
+}
+
+class WorkerLiveness : public ::testing::Test {
+protected:
+    fs::path dir = fs::temp_directory_path() / ("fulcrum-liveness-" + std::to_string(::getpid()));
+    void SetUp() override { fs::create_directories(dir); }
+    void TearDown() override
+    {
+        if (HasFailure() || std::getenv("FULCRUM_KEEP_LOGS"))
+            std::cerr << "the workers' logs are kept in " << dir << "\n";
+        else
+            fs::remove_all(dir);
+    }
+
+    daemon::DaemonOptions options()
+    {
+        daemon::DaemonOptions o;
+        o.data_dir = dir;
+        o.cluster.servers = 1;
+        o.cluster.gpus_per_server = 4;
+        return o;
+    }
+
+    pid_t worker(
+        unsigned short port, JobId job, int slot, const std::string& token, std::vector<std::string> extra = {})
+    {
+        std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port), "--job",
+            std::to_string(job), "--worker", std::to_string(slot), "--token", token, "--name",
+            "liveness-" + std::to_string(slot) };
+        args.insert(args.end(), extra.begin(), extra.end());
+        return testing_support::spawn_logged(args, log(slot));
+    }
+
+    fs::path log(int slot) const { return dir / ("worker-" + std::to_string(slot) + ".log"); }
+};
+
+} // namespace
+
+TEST_F(WorkerLiveness, AFrozenWorkerIsLostAfterTheWorkerTimeoutAndTheJobMovesAgainWithoutIt)
+{
+    Served served(options(), dir / "tokens");
+    WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
+    op.send(Hello { kProtocolVersion, "operator" });
+    op.receive_until<Welcome>();
+    const Reply submitted = op.request(SubmitJob { "s", remote_job(2) }, "s");
+    ASSERT_FALSE(submitted.error) << submitted.error->message;
+    const JobId job = *submitted.job;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const pid_t frozen = worker(served.server.port(), job, 1, token);
+    const pid_t other = worker(served.server.port(), job, 2, token);
+    ASSERT_FALSE(
+        op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
+    op.receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
+
+    ::kill(frozen, SIGSTOP);
+    const auto stopped = std::chrono::steady_clock::now();
+    const Event lost = op.receive_until<Event>([](const Event& e) { return e.event.kind == "worker-lost"; });
+    const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+    EXPECT_EQ(lost.event.worker, 1);
+    EXPECT_NE(lost.event.message.find("was silent for 2 s"), std::string::npos) << lost.event.message;
+    // Its heartbeat stopped with it: lost at the timeout, not at the WebSocket's 5 minutes.
+    EXPECT_GE(after_s, 1.5);
+    EXPECT_LT(after_s, 30);
+    // The job moves again without it, its share given to the others.
+    const IterationRows two = op.receive_until<IterationRows>([](const IterationRows& r) {
+        return r.rows.size() == 2
+            && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
+    });
+    EXPECT_GT(two.iteration, lost.event.iteration);
+
+    // Woken, it finds its connection closed and says why.
+    ::kill(frozen, SIGCONT);
+    EXPECT_TRUE(ends_within(frozen, std::chrono::seconds(40))) << "a lost worker ends once it runs again";
+    EXPECT_NE(read_text(log(1)).find("silent for 2 s"), std::string::npos) << read_text(log(1));
+
+    ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
+    op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
+    EXPECT_TRUE(ends_within(other, std::chrono::seconds(20)));
+    served.server.stop();
+    served.server.wait();
+    served.daemon.stop_all();
+
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const RunId run = reader.runs().at(0).id;
+    const auto dropped = reader.iterations(run, 0, lost.event.iteration, lost.event.iteration);
+    EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(),
+        [](const IterationRecord& r) { return r.worker == 1 && r.decision == "dropped: silent"; }));
+}
+
+TEST_F(WorkerLiveness, AWorkerWhoseBatchesOutlastTheTimeoutStaysAMember)
+{
+    Served served(options(), dir / "tokens");
+    WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
+    op.send(Hello { kProtocolVersion, "operator" });
+    op.receive_until<Welcome>();
+    const Reply submitted = op.request(SubmitJob { "s", remote_job(2) }, "s");
+    ASSERT_FALSE(submitted.error) << submitted.error->message;
+    const JobId job = *submitted.job;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    // Each of worker 1's batches is answered 3 s late: longer than the 2 s timeout, with the
+    // heartbeat going on meanwhile.
+    const pid_t slow = worker(served.server.port(), job, 1, token, { "--batch-delay", "3" });
+    const pid_t other = worker(served.server.port(), job, 2, token);
+    ASSERT_FALSE(
+        op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
+    bool lost = false;
+    int complete = 0;
+    while (complete < 3) {
+        const ServerMessage m = op.receive();
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "worker-lost")
+            lost = true;
+        if (const auto* r = std::get_if<IterationRows>(&m); r && r->rows.size() == 3
+            && std::none_of(r->rows.begin(), r->rows.end(),
+                [](const IterationRecord& x) { return x.decision.starts_with("dropped"); }))
+            ++complete;
+    }
+    EXPECT_FALSE(lost) << "a worker that computes slowly is a straggler, not a lost worker";
+
+    ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
+    op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
+    EXPECT_TRUE(ends_within(slow, std::chrono::seconds(20)));
+    EXPECT_TRUE(ends_within(other, std::chrono::seconds(20)));
+    served.server.stop();
+    served.server.wait();
+    served.daemon.stop_all();
+}
