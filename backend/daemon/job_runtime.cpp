@@ -303,7 +303,12 @@ void JobRuntime::run()
                 train::ResizeRequest request { change.action, change.worker, restart->actor, restart->reason,
                     std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0 };
                 apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
-                    [request](train::Trainer& t) { t.control().request_resize(request); });
+                    [request, remote = remote_](train::Trainer& t) {
+                t.control().request_resize(request);
+                if (remote && request.action == ResizeAction::RemoveWorker && request.target
+                    && remote->is_remote(*request.target)) // a barrier it holds goes on at once
+                    remote->give_up_task(*request.target);
+            });
             }
             {
                 std::lock_guard lock(mutex_); // a cancel while it read the checkpoint stands
@@ -655,7 +660,7 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& ac
 {
     check_worker(c.worker);
     apply_or_hold(std::string(protocol::to_string(c.action)) + " " + std::to_string(c.worker) + " by " + actor,
-        [c, actor](train::Trainer& t) {
+        [c, actor, remote = remote_](train::Trainer& t) {
             train::JobControl& control = t.control();
             switch (c.action) {
             case WorkerAction::Pin:
@@ -666,6 +671,8 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& ac
                 break;
             case WorkerAction::Exclude:
                 control.exclude(c.worker, c.for_s, actor);
+                if (remote && remote->is_remote(c.worker)) // a barrier it holds goes on at once
+                    remote->give_up_task(c.worker);
                 break;
             case WorkerAction::Include:
                 control.include(c.worker, actor);

@@ -12,7 +12,7 @@ RemotePool::RemotePool(JobId job, const std::vector<bool>& remote_slots, double 
     , worker_timeout_s_(worker_timeout_s)
 {
     for (const bool remote : remote_slots)
-        slots_.push_back(Slot { remote, nullptr, {}, false, std::nullopt, std::nullopt });
+        slots_.push_back(Slot { remote, nullptr, {}, false, std::nullopt, std::nullopt, -1, -1 });
 }
 
 WorkerId RemotePool::join(
@@ -79,6 +79,8 @@ bool RemotePool::deliver(const Client& client, std::string_view frame, std::stri
         std::lock_guard lock(mutex_);
         const auto slot
             = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.client.get() == &client; });
+        if (slot != slots_.end() && result->iteration <= slot->give_up_through && slot->waiting != result->iteration)
+            return true; // a task given up at an exclusion: its late result is dropped
         if (slot == slots_.end() || slot->waiting != result->iteration) {
             if (error)
                 *error = "a result for iteration " + std::to_string(result->iteration)
@@ -164,6 +166,18 @@ void RemotePool::set_on_rejoin(std::function<void(WorkerId)> on_rejoin)
     on_rejoin_ = std::move(on_rejoin);
 }
 
+void RemotePool::give_up_task(WorkerId worker)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
+            return;
+        Slot& slot = slots_[static_cast<std::size_t>(worker)];
+        slot.give_up_through = std::max(slot.waiting.value_or(slot.last_task), slot.last_task) + 1;
+    }
+    changed_.notify_all();
+}
+
 void RemotePool::close()
 {
     {
@@ -202,15 +216,20 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
         Slot& slot = slots_.at(static_cast<std::size_t>(worker));
         if (!slot.client || closed_)
             return {};
+        if (iteration <= slot.give_up_through) // asked for before the exclusion applied
+            return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0 } };
         client = slot.client;
         slot.waiting = iteration;
+        slot.last_task = iteration;
         slot.result.reset();
     }
     client->send_frame(std::make_shared<const std::string>(protocol::encode_task(iteration, batch_size, parameters)),
         {}, Delivery::Always);
     std::unique_lock lock(mutex_);
     Slot& slot = slots_[static_cast<std::size_t>(worker)];
-    const auto answered = [&] { return slot.result.has_value() || slot.client != client || closed_; };
+    const auto given_up = [&] { return iteration <= slot.give_up_through; };
+    const auto answered
+        = [&] { return slot.result.has_value() || slot.client != client || closed_ || given_up(); };
     const bool timed = client->version() >= protocol::kHeartbeatVersion;
     const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(worker_timeout_s_));
@@ -235,6 +254,8 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
         changed_.wait_until(lock, deadline, answered);
     }
     slot.waiting.reset();
+    if (!slot.result && given_up() && slot.client == client && !closed_)
+        return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0 } };
     if (!slot.result)
         return {};
     const protocol::WorkerResult result = std::move(*slot.result);

@@ -47,6 +47,10 @@ public:
         const std::function<void(int joined, int slots)>& waiting);
     // Called when a slot that lost its worker gets one again (the job re-includes it).
     void set_on_rejoin(std::function<void(WorkerId)> on_rejoin);
+    // An operator excluded or removed the worker: its task under way, or one sent before the
+    // exclusion applies, is given up at once (RemoteLoss::Excluded), so the barrier it holds
+    // goes on without it; its result, when it comes, is discarded. The worker stays joined.
+    void give_up_task(WorkerId worker);
     // Wakes every waiting task as lost (the job is stopping).
     void close();
     // The job is over: each joined worker gets its final status, and ends.
@@ -64,6 +68,10 @@ private:
         bool lost_before = false; // had a worker that went away
         std::optional<std::int64_t> waiting; // the iteration of the task in flight
         std::optional<protocol::WorkerResult> result;
+        std::int64_t last_task = -1; // the iteration of the last task sent
+        // give_up_task: tasks of iterations up to this one are given up (the next one too,
+        // which may be sent before the exclusion applies); their results are discarded.
+        std::int64_t give_up_through = -1;
     };
 
     const JobId job_;

@@ -330,7 +330,8 @@ struct BarrierEngine::Impl : EngineRefs {
                     row.wait_s = 0;
                     row.speed = 0;
                     row.decision = tasks[i].batch.lost->decision();
-                    lost.emplace_back(row.worker, *tasks[i].batch.lost);
+                    if (tasks[i].batch.lost->lost()) // an excluded one's exclusion is the operator's
+                        lost.emplace_back(row.worker, *tasks[i].batch.lost);
                     continue;
                 }
                 row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;

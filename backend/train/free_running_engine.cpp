@@ -428,14 +428,16 @@ struct FreeRunningEngine::Impl : EngineRefs {
         s.row_open = true;
         close_row(i, t);
         const auto worker = static_cast<WorkerId>(i);
-        core.emit(std::max<std::int64_t>(0, progress.updates - 1), t, EventKind::WorkerLost,
-            "worker " + std::to_string(worker) + " " + loss.describe() + " during its iteration "
-                + std::to_string(s.row.iteration) + ": its batch is dropped; its share goes to the others",
-            "system", worker);
-        try {
-            control->exclude(worker, std::nullopt, "system: worker lost");
-        } catch (const RefusedRequest&) {
-            // already excluded, or the last active worker (then no one is left to go on)
+        if (loss.lost()) { // an excluded one's exclusion is the operator's, applied at the next safe point
+            core.emit(std::max<std::int64_t>(0, progress.updates - 1), t, EventKind::WorkerLost,
+                "worker " + std::to_string(worker) + " " + loss.describe() + " during its iteration "
+                    + std::to_string(s.row.iteration) + ": its batch is dropped; its share goes to the others",
+                "system", worker);
+            try {
+                control->exclude(worker, std::nullopt, "system: worker lost");
+            } catch (const RefusedRequest&) {
+                // already excluded, or the last active worker (then no one is left to go on)
+            }
         }
         batch[i] = 0; // starts nothing until the exclusion is lifted (a rejoin includes it)
         if (draining)

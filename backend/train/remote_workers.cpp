@@ -6,13 +6,23 @@ namespace fulcrum::train {
 
 std::string RemoteLoss::decision() const
 {
-    return kind == Kind::Silent ? "dropped: silent" : "dropped: disconnected";
+    switch (kind) {
+    case Kind::Silent:
+        return "dropped: silent";
+    case Kind::Excluded:
+        return "dropped: excluded";
+    case Kind::Disconnected:
+        break;
+    }
+    return "dropped: disconnected";
 }
 
 std::string RemoteLoss::describe() const
 {
     if (kind == Kind::Disconnected)
         return "disconnected";
+    if (kind == Kind::Excluded)
+        return "was excluded and its task given up";
     std::ostringstream text;
     text << "was silent for " << silent_s << " s (the worker timeout)";
     return text.str();

@@ -23,11 +23,14 @@ struct RemoteLoss {
     enum class Kind : std::uint8_t {
         Disconnected, // its connection closed, or it sent a result that does not fit
         Silent, // it sent nothing, heartbeats included, for its job's worker timeout
+        Excluded, // not lost: an operator excluded or removed it, and its task was given up
     };
     Kind kind = Kind::Disconnected;
     double silent_s = 0; // Silent: the worker timeout it was silent for
 
-    // The row's decision: "dropped: disconnected", "dropped: silent".
+    // Excluded is no loss: the worker stays connected and the exclusion is the operator's.
+    bool lost() const { return kind != Kind::Excluded; }
+    // The row's decision: "dropped: disconnected", "dropped: silent", "dropped: excluded".
     std::string decision() const;
     // For a worker-lost event: "disconnected", "was silent for 10 s (the worker timeout)".
     std::string describe() const;

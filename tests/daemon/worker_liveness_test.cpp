@@ -186,3 +186,69 @@ TEST_F(WorkerLiveness, AWorkerWhoseBatchesOutlastTheTimeoutStaysAMember)
     served.server.wait();
     served.daemon.stop_all();
 }
+
+TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItRejoinsWhenIncluded)
+{
+    Served served(options(), dir / "tokens");
+    WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
+    op.send(Hello { kProtocolVersion, "operator" });
+    op.receive_until<Welcome>();
+    // A timeout far beyond the test: only the exclusion can release the barrier.
+    const Reply submitted = op.request(SubmitJob { "s", remote_job(600) }, "s");
+    ASSERT_FALSE(submitted.error) << submitted.error->message;
+    const JobId job = *submitted.job;
+    const std::string token = *served.tokens.token_for(Role::Worker);
+    const pid_t frozen = worker(served.server.port(), job, 1, token);
+    const pid_t other = worker(served.server.port(), job, 2, token);
+    ASSERT_FALSE(
+        op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
+    op.receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
+
+    ::kill(frozen, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the barrier now waits for it
+    WorkerCommand exclude;
+    exclude.id = "x";
+    exclude.action = WorkerAction::Exclude;
+    exclude.job = job;
+    exclude.worker = 1;
+    const auto asked = std::chrono::steady_clock::now();
+    ASSERT_FALSE(op.request(exclude, "x").error);
+    const IterationRows released = op.receive_until<IterationRows>([](const IterationRows& r) {
+        return std::any_of(r.rows.begin(), r.rows.end(),
+            [](const IterationRecord& x) { return x.worker == 1 && x.decision == "dropped: excluded"; });
+    });
+    const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+    EXPECT_LT(after_s, 10) << "the barrier the frozen worker held goes on when it is excluded";
+    const IterationRows without = op.receive_until<IterationRows>([](const IterationRows& r) {
+        return r.rows.size() == 2
+            && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
+    });
+    EXPECT_GT(without.iteration, released.iteration);
+
+    // Woken, it finishes the batch it held (discarded) and, included, trains with the pack.
+    ::kill(frozen, SIGCONT);
+    WorkerCommand include = exclude;
+    include.id = "i";
+    include.action = WorkerAction::Include;
+    ASSERT_FALSE(op.request(include, "i").error);
+    const IterationRows back = op.receive_until<IterationRows>([](const IterationRows& r) {
+        return r.rows.size() == 3 && std::any_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) {
+            return x.worker == 1 && !x.decision.starts_with("dropped");
+        });
+    });
+    EXPECT_GT(back.iteration, without.iteration);
+
+    ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
+    op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
+    EXPECT_TRUE(ends_within(frozen, std::chrono::seconds(20)));
+    EXPECT_TRUE(ends_within(other, std::chrono::seconds(20)));
+    EXPECT_EQ(read_text(log(1)).find("unexpected-binary-frame"), std::string::npos)
+        << "the late result of the given-up task is dropped quietly: " << read_text(log(1));
+    served.server.stop();
+    served.server.wait();
+    served.daemon.stop_all();
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const auto events = reader.events(reader.runs().at(0).id);
+    EXPECT_TRUE(std::none_of(
+        events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
+}
