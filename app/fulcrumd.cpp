@@ -178,7 +178,7 @@ int main(int argc, char** argv)
         po::value(&s.max_threads)->default_value(s.max_threads), "the threads running jobs may use together")(
         "worker-timeout", po::value(&s.worker_timeout_s)->default_value(s.worker_timeout_s),
         "seconds a remote worker (fulcrum-worker) may send nothing, heartbeats included, before it is lost: "
-        "dropped from its barrier and excluded (at least 2; a scenario's worker_timeout_s overrides it)")(
+        "dropped from its barrier and excluded (3 to 86400; a scenario's worker_timeout_s overrides it)")(
         "scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")("no-demo",
         po::bool_switch(&s.no_demo),
         "start no job without a scenario: serve the recorded runs and wait for submissions")("runs-folder",
@@ -255,10 +255,10 @@ int main(int argc, char** argv)
         options.queue = s.queue == "fifo" ? daemon::DaemonOptions::Queue::Fifo : daemon::DaemonOptions::Queue::Backfill;
         options.server_name = "fulcrumd " FULCRUM_VERSION;
         options.resources = daemon::resource_budget(s);
-        if (!(s.worker_timeout_s >= scenario::kMinWorkerTimeoutS))
+        if (!(s.worker_timeout_s >= scenario::kMinWorkerTimeoutS && s.worker_timeout_s <= 86'400))
             throw InputError("--worker-timeout", "",
-                "expected seconds >= " + std::to_string(static_cast<int>(scenario::kMinWorkerTimeoutS))
-                    + " (workers send a heartbeat every second), got " + std::to_string(s.worker_timeout_s));
+                "expected seconds from " + std::to_string(static_cast<int>(scenario::kMinWorkerTimeoutS))
+                    + " (workers send a heartbeat every second) to 86400, got " + std::to_string(s.worker_timeout_s));
         options.worker_timeout_s = s.worker_timeout_s;
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;

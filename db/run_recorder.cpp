@@ -357,15 +357,18 @@ std::optional<double> RunRecorder::resume_run(
                 statement.bind(4, *worker);
             statement.run();
         };
+        // Rows an earlier resume set aside count too: every attempt repeated those before it.
         const auto note_end = [&](std::int64_t after, std::optional<std::int64_t> worker) {
-            Statement last(c,
-                worker ? "SELECT max(end_s) FROM iterations WHERE run_id = ?1 AND iteration > ?2 AND worker_id = ?3"
-                       : "SELECT max(end_s) FROM iterations WHERE run_id = ?1 AND iteration > ?2");
-            last.bind(1, run).bind(2, after);
-            if (worker)
-                last.bind(3, *worker);
-            if (last.step() && !last.is_null(0))
-                until_s = std::max(until_s.value_or(last.real(0)), last.real(0));
+            for (const char* table : { "iterations", "superseded_iterations" }) {
+                const std::string sql = std::string("SELECT max(end_s) FROM ") + table
+                    + " WHERE run_id = ?1 AND iteration > ?2" + (worker ? " AND worker_id = ?3" : "");
+                Statement last(c, sql.c_str());
+                last.bind(1, run).bind(2, after);
+                if (worker)
+                    last.bind(3, *worker);
+                if (last.step() && !last.is_null(0))
+                    until_s = std::max(until_s.value_or(last.real(0)), last.real(0));
+            }
         };
         if (worker_after.empty()) {
             note_end(after_iteration, std::nullopt);

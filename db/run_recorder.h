@@ -59,7 +59,8 @@ public:
     // `worker_after`, when given, holds per worker the last iteration to keep (the
     // free-running models' workers are at different iterations); evaluations are kept
     // through `after_iteration` either way.
-    // Returns the run clock at the end of the last row set aside (none: nothing was).
+    // Returns the run clock at the end of the last row past the checkpoint, set aside now or
+    // by an earlier resume (none: there is none).
     std::optional<double> resume_run(
         RunId run, std::int64_t after_iteration, const std::vector<std::int64_t>& worker_after = {});
     // Marks an earlier run of the store as ended with `status`, its rows untouched (a job

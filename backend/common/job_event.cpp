@@ -97,6 +97,8 @@ EventDetail detail_of(EventKind kind, std::string_view message)
     case EventKind::GpuExclusive:
     case EventKind::LinkFree:
         return Sharing { 1 };
+    case EventKind::CheckpointResumed: // "...; it follows the cluster its store recorded until 12.5 s"
+        return Reach { number_after(message, "recorded until ") };
     default:
         return std::monostate {};
     }
@@ -274,6 +276,13 @@ JobEvent job_event(EventKind kind, std::int64_t iteration, double time_s, std::s
     e.detail = detail_of(kind, message);
     e.message = std::move(message);
     return e;
+}
+
+std::string exact_number(double value)
+{
+    char text[64];
+    const auto [end, error] = std::to_chars(text, text + sizeof text, value);
+    return error == std::errc {} ? std::string(text, end) : std::to_string(value);
 }
 
 } // namespace fulcrum

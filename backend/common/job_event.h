@@ -128,7 +128,11 @@ struct Sharing { // gpu-shared, gpu-exclusive, link-contended, link-free: the li
     int jobs = 1; // the worker's own job included: 1 is alone
     bool operator==(const Sharing&) const = default;
 };
-using EventDetail = std::variant<std::monostate, NameChange, ExclusionLimit, Slowdown, Sharing>;
+struct Reach { // checkpoint-resumed: the run clock to which the attempt repeats the last one's cluster
+    std::optional<double> until_s; // unset in stores of earlier releases
+    bool operator==(const Reach&) const = default;
+};
+using EventDetail = std::variant<std::monostate, NameChange, ExclusionLimit, Slowdown, Sharing, Reach>;
 
 struct JobEvent {
     JobId job = 0;
@@ -149,6 +153,9 @@ struct JobEvent {
 JobEvent typed(const EventRecord& record);
 EventRecord record(const JobEvent& event);
 std::vector<EventRecord> records(const std::vector<JobEvent>& events);
+
+// The shortest text that reads back as `value` exactly (a number a fold compares, in a message).
+std::string exact_number(double value);
 
 // A typed event made where it happens; the message is what a person reads.
 JobEvent job_event(EventKind kind, std::int64_t iteration, double time_s, std::string message, EventActor actor = {},

@@ -289,8 +289,13 @@ void JobRuntime::run()
             restart->stopped_at = checkpoint->iteration;
             // Its checkpoint's policy names were confined when a client set them; a local
             // operator's absolute ones stand.
-            options.resume
-                = run::RunOptions::Resume { summary.run, std::move(*checkpoint), &restart_paths_, std::nullopt };
+            std::optional<train::JobControl::LinkModel> links;
+            {
+                std::lock_guard lock(mutex_);
+                if (contention_)
+                    links = contention_->link;
+            }
+            options.resume = run::RunOptions::Resume { summary.run, std::move(*checkpoint), &restart_paths_, links };
             options.recorded_before.clear();
             {
                 std::lock_guard lock(mutex_);
@@ -304,11 +309,11 @@ void JobRuntime::run()
                     std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0 };
                 apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
                     [request, remote = remote_](train::Trainer& t) {
-                t.control().request_resize(request);
-                if (remote && request.action == ResizeAction::RemoveWorker && request.target
-                    && remote->is_remote(*request.target)) // a barrier it holds goes on at once
-                    remote->give_up_task(*request.target);
-            });
+                        t.control().request_resize(request);
+                        if (remote && request.action == ResizeAction::RemoveWorker && request.target
+                            && remote->is_remote(*request.target)) // a barrier it holds goes on at once
+                            remote->give_up_task(*request.target);
+                    });
             }
             {
                 std::lock_guard lock(mutex_); // a cancel while it read the checkpoint stands

@@ -228,8 +228,7 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
     std::unique_lock lock(mutex_);
     Slot& slot = slots_[static_cast<std::size_t>(worker)];
     const auto given_up = [&] { return iteration <= slot.give_up_through; };
-    const auto answered
-        = [&] { return slot.result.has_value() || slot.client != client || closed_ || given_up(); };
+    const auto answered = [&] { return slot.result.has_value() || slot.client != client || closed_ || given_up(); };
     const bool timed = client->version() >= protocol::kHeartbeatVersion;
     const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(worker_timeout_s_));

@@ -246,6 +246,7 @@ private:
     {
         if (ec)
             return finish();
+        client_->heard(); // each part: a large result under way is no silence
         if (buffer_.size() > frame_limit_) {
             // Said before the close: a client learns why, not only that (protocol.md).
             client_->send(protocol::ProtocolError { { "frame-too-large",

@@ -14,12 +14,20 @@
 
 namespace fulcrum::run {
 
-// `events`: the run's events in the order they were recorded. A checkpoint-resumed event at
-// iteration c ends the attempt before it past c (its rows past c were set aside), so only
-// the newest attempt's changes count. `link` is the server links' eq. 5 model; without it
-// the link contention is not followed (a store of a job alone on its links has none).
-// `until_s`: the end of the last row the crashed attempt recorded past the checkpoint.
+// Where a checkpoint was taken: its iteration and run clock.
+struct CheckpointPosition {
+    std::int64_t iteration = 0;
+    double time_s = 0;
+};
+
+// `events`: the run's events in the order they were recorded. Each attempt resumed from a
+// checkpoint repeated the cluster of the attempt before it up to a reach its
+// checkpoint-resumed event says; what the earlier attempt recorded past both that
+// checkpoint and that reach is dropped, since no kept row saw it. `link` is the server
+// links' eq. 5 model; without it the link contention is not followed. `until_s`: the end of
+// the last row any attempt recorded past `checkpoint` (set aside or not).
 train::JobControl::RecordedShares recorded_shares(std::span<const EventRecord> events, JobId job,
-    std::int64_t checkpoint_iteration, int workers, std::optional<train::JobControl::LinkModel> link, double until_s);
+    const CheckpointPosition& checkpoint, int workers, std::optional<train::JobControl::LinkModel> link,
+    double until_s);
 
 } // namespace fulcrum::run

@@ -293,7 +293,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             const double until_s
                 = recorder->resume_run(options.resume->run, c.iteration, trainer->rows_recorded_through())
                       .value_or(c.time_s);
-            trainer->control().follow_recorded_shares(recorded_shares(recorded, c.job, c.iteration,
+            trainer->control().follow_recorded_shares(recorded_shares(recorded, c.job, { c.iteration, c.time_s },
                 static_cast<int>(trainer->control().workers().size()), options.resume->links, until_s));
             for (JobEvent e : options.recorded_before) {
                 e.job = c.job;

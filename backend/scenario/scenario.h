@@ -87,9 +87,9 @@ struct ExternalSpec {
     double rank_timeout_s = 120;
 };
 
-// fulcrum-worker sends a heartbeat every second: a worker timeout under two would lose
-// workers that are fine.
-inline constexpr double kMinWorkerTimeoutS = 2;
+// fulcrum-worker sends a heartbeat every second: a worker timeout under three would leave
+// too little room for a loaded machine's scheduling and lose workers that are fine.
+inline constexpr double kMinWorkerTimeoutS = 3;
 
 struct Scenario {
     std::string name;

@@ -188,7 +188,14 @@ void JobControl::follow_recorded_shares(RecordedShares shares)
         throw std::invalid_argument("recorded shares name another number of workers than the job's "
             + std::to_string(workers_) + ", or fewer than 1 job on a GPU or link");
     std::lock_guard lock(mutex_);
+    recorded_until_ = shares.until_s;
     replace(std::move(shares));
+}
+
+std::optional<double> JobControl::recorded_until() const
+{
+    std::lock_guard lock(mutex_);
+    return recorded_until_;
 }
 
 void JobControl::record_cluster(ClusterChange change)

@@ -101,6 +101,7 @@ public:
             std::int64_t at = 0; // the safe point's iteration (an update's, free-running)
             std::optional<GpuSharing> gpu;
             std::optional<LinkContention> link;
+            double time_s = 0; // the run clock at that safe point
         };
         GpuSharing gpu; // at the checkpoint
         std::optional<LinkContention> link; // at the checkpoint; unset: no link model known
@@ -108,6 +109,9 @@ public:
         double until_s = 0;
     };
     void follow_recorded_shares(RecordedShares shares);
+    // The run clock to which the shares asked for last are followed (the checkpoint-resumed
+    // event says it, so that a later resume knows how far this attempt repeated the last).
+    std::optional<double> recorded_until() const;
     // A trainer whose batch sizes no policy decides (federated rounds): every set-policy is
     // refused ("policy-not-applicable") with `why`.
     void refuse_policies(std::string why);
@@ -172,6 +176,7 @@ private:
     std::optional<bool> uniform_requested_; // a set-policy asked for, not yet applied
     std::string policies_refused_; // why no policy applies to this trainer (empty: they do)
     std::vector<Request> mailbox_;
+    std::optional<double> recorded_until_;
     bool pause_requested_ = false;
     std::string pause_actor_;
     std::condition_variable pause_cv_;

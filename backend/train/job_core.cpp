@@ -127,18 +127,30 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
         // The live cluster's messages wait in the mailbox: the newest applies once the rows
         // the first attempt recorded are recorded again.
         const std::vector<JobControl::RecordedShares::Change>& changes = replaying_->changes;
-        for (; replayed_ < changes.size() && changes[replayed_].at <= at; ++replayed_) {
+        const auto due = [&](const JobControl::RecordedShares::Change& c) {
+            return c.time_s < now || (c.time_s == now && c.at <= at);
+        };
+        for (; replayed_ < changes.size() && due(changes[replayed_]); ++replayed_) {
             if (changes[replayed_].link)
                 contend_links(at, now, *changes[replayed_].link);
             if (changes[replayed_].gpu)
                 share_gpus(at, now, *changes[replayed_].gpu);
         }
     } else {
-        replaying_.reset();
-        if (const std::optional<JobControl::LinkContention> link = control->take_one<JobControl::LinkContention>())
+        std::optional<JobControl::LinkContention> link = control->take_one<JobControl::LinkContention>();
+        std::optional<JobControl::GpuSharing> gpu = control->take_one<JobControl::GpuSharing>();
+        if (replaying_) { // its end: no live cluster told (a resume outside fulcrumd) is one alone
+            const std::size_t n = sharing.size();
+            if (!gpu)
+                gpu = JobControl::GpuSharing { std::vector<int>(n, 1) };
+            if (!link && replaying_->link)
+                link = JobControl::LinkContention { std::vector<int>(n, 1), replaying_->link->link };
+            replaying_.reset();
+        }
+        if (link)
             contend_links(at, now, *link);
-        if (const std::optional<JobControl::GpuSharing> asked = control->take_one<JobControl::GpuSharing>())
-            share_gpus(at, now, *asked);
+        if (gpu)
+            share_gpus(at, now, *gpu);
     }
     for (const JobControl::Slowdown& d : control->take<JobControl::Slowdown>()) {
         double& factor = slowdown[static_cast<std::size_t>(d.worker)];

@@ -40,10 +40,13 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
         const std::string where = starts_free
             ? "after update " + std::to_string(p.updates) + ": updates go on from " + std::to_string(p.updates + 1)
             : "at iteration " + std::to_string(p.next - 1) + ": iterations go on from " + std::to_string(p.next);
+        std::string followed;
+        if (const std::optional<double> until = core.control->recorded_until())
+            followed = "; it follows the cluster its store recorded until " + exact_number(*until) + " s";
         core.emit(std::max<std::int64_t>(0, starts_free ? p.updates - 1 : p.next - 1), p.now,
             EventKind::CheckpointResumed,
             "resumed from checkpoint " + where + ", policy " + core.manager->policy().name() + ", sync "
-                + sync::describe(core.sync_model),
+                + sync::describe(core.sync_model) + followed,
             "system");
     } else {
         core.job.run_start = std::chrono::steady_clock::now();

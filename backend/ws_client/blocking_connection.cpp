@@ -55,6 +55,8 @@ struct BlockingConnection::Impl {
     // goes out, while the caller's thread computes.
     std::thread io_thread;
     std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+    // Set once the io thread is done (closed, or a handler failed): nothing posted runs then.
+    std::atomic<bool> io_over { false };
 
     // What the io thread read, for read(); it stops reading while kMaxIncoming wait.
     static constexpr std::size_t kMaxIncoming = 64;
@@ -95,6 +97,7 @@ struct BlockingConnection::Impl {
                 std::lock_guard lock(mutex);
                 closed = true;
             }
+            io_over = true;
             arrived.notify_all();
         });
     }
@@ -151,7 +154,7 @@ struct BlockingConnection::Impl {
 
     void send(std::shared_ptr<const std::string> bytes, bool binary)
     {
-        if (!io_thread.joinable())
+        if (io_over)
             throw beast::system_error(net::error::not_connected);
         auto done = std::make_shared<std::promise<beast::error_code>>();
         std::future<beast::error_code> sent = done->get_future();
@@ -163,6 +166,11 @@ struct BlockingConnection::Impl {
             outgoing.push_back({ bytes, binary, done });
             write_next();
         });
+        // The io thread may end before it runs what was posted (close() on another thread,
+        // a failed handler): look at it between short waits.
+        while (sent.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready)
+            if (io_over)
+                throw beast::system_error(net::error::not_connected);
         if (const beast::error_code ec = sent.get())
             throw beast::system_error(ec);
     }

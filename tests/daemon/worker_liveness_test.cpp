@@ -104,7 +104,7 @@ TEST_F(WorkerLiveness, AFrozenWorkerIsLostAfterTheWorkerTimeoutAndTheJobMovesAga
     WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
     op.send(Hello { kProtocolVersion, "operator" });
     op.receive_until<Welcome>();
-    const Reply submitted = op.request(SubmitJob { "s", remote_job(2) }, "s");
+    const Reply submitted = op.request(SubmitJob { "s", remote_job(3) }, "s");
     ASSERT_FALSE(submitted.error) << submitted.error->message;
     const JobId job = *submitted.job;
     const std::string token = *served.tokens.token_for(Role::Worker);
@@ -119,9 +119,9 @@ TEST_F(WorkerLiveness, AFrozenWorkerIsLostAfterTheWorkerTimeoutAndTheJobMovesAga
     const Event lost = op.receive_until<Event>([](const Event& e) { return e.event.kind == "worker-lost"; });
     const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
     EXPECT_EQ(lost.event.worker, 1);
-    EXPECT_NE(lost.event.message.find("was silent for 2 s"), std::string::npos) << lost.event.message;
+    EXPECT_NE(lost.event.message.find("was silent for 3 s"), std::string::npos) << lost.event.message;
     // Its heartbeat stopped with it: lost at the timeout, not at the WebSocket's 5 minutes.
-    EXPECT_GE(after_s, 1.5);
+    EXPECT_GE(after_s, 2.5);
     EXPECT_LT(after_s, 30);
     // The job moves again without it, its share given to the others.
     const IterationRows two = op.receive_until<IterationRows>([](const IterationRows& r) {
@@ -133,7 +133,7 @@ TEST_F(WorkerLiveness, AFrozenWorkerIsLostAfterTheWorkerTimeoutAndTheJobMovesAga
     // Woken, it finds its connection closed and says why.
     ::kill(frozen, SIGCONT);
     EXPECT_TRUE(ends_within(frozen, std::chrono::seconds(40))) << "a lost worker ends once it runs again";
-    EXPECT_NE(read_text(log(1)).find("silent for 2 s"), std::string::npos) << read_text(log(1));
+    EXPECT_NE(read_text(log(1)).find("silent for 3 s"), std::string::npos) << read_text(log(1));
 
     ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
     op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
@@ -155,13 +155,13 @@ TEST_F(WorkerLiveness, AWorkerWhoseBatchesOutlastTheTimeoutStaysAMember)
     WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
     op.send(Hello { kProtocolVersion, "operator" });
     op.receive_until<Welcome>();
-    const Reply submitted = op.request(SubmitJob { "s", remote_job(2) }, "s");
+    const Reply submitted = op.request(SubmitJob { "s", remote_job(3) }, "s");
     ASSERT_FALSE(submitted.error) << submitted.error->message;
     const JobId job = *submitted.job;
     const std::string token = *served.tokens.token_for(Role::Worker);
-    // Each of worker 1's batches is answered 3 s late: longer than the 2 s timeout, with the
+    // Each of worker 1's batches is answered 4.5 s late: longer than the 3 s timeout, with the
     // heartbeat going on meanwhile.
-    const pid_t slow = worker(served.server.port(), job, 1, token, { "--batch-delay", "3" });
+    const pid_t slow = worker(served.server.port(), job, 1, token, { "--batch-delay", "4.5" });
     const pid_t other = worker(served.server.port(), job, 2, token);
     ASSERT_FALSE(
         op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
@@ -249,6 +249,6 @@ TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItR
     served.daemon.stop_all();
     db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
     const auto events = reader.events(reader.runs().at(0).id);
-    EXPECT_TRUE(std::none_of(
-        events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
+    EXPECT_TRUE(
+        std::none_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
 }

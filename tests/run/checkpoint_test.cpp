@@ -391,14 +391,16 @@ TEST_F(Checkpoints, AResumedJobFollowsTheSharesItsCrashedAttemptRecordedThenTheL
             first[{ r.iteration, r.worker }] = r;
     ASSERT_EQ(first.size(), 25u * 4);
 
-    // The crash's resume, from 19 again, into a cluster where every GPU and link is shared.
-    steered(store,
-        { { -1,
-            [&](train::JobControl& c) {
-                gpus({ 4, 4, 4, 4 })(c);
-                links({ 3, 3, 3, 3 })(c);
-            } } },
-        -2, at_19);
+    // The crash's resume, from 19 again, into a cluster where every GPU and link is shared;
+    // it crashes too (stops) at 30, before it has recorded again all the first attempt
+    // recorded, and the next resume from 19 still repeats the first attempt to 44.
+    const std::map<std::int64_t, std::function<void(train::JobControl&)>> shared_cluster { { -1,
+        [&](train::JobControl& c) {
+            gpus({ 4, 4, 4, 4 })(c);
+            links({ 3, 3, 3, 3 })(c);
+        } } };
+    steered(store, shared_cluster, 30, at_19);
+    steered(store, shared_cluster, -2, at_19);
     db::RunReader reader(store);
     EXPECT_EQ(reader.run(1).status, "finished");
     std::size_t again = 0;
@@ -413,6 +415,11 @@ TEST_F(Checkpoints, AResumedJobFollowsTheSharesItsCrashedAttemptRecordedThenTheL
     }
     EXPECT_EQ(again, first.size());
     EXPECT_TRUE(live_after) << "from iteration 45 on the live cluster's sharing (4 jobs a GPU) applies";
+    std::map<std::pair<std::int64_t, WorkerId>, IterationRecord> final_rows;
+    for (const IterationRecord& r : reader.iterations(1, 0))
+        final_rows[{ r.iteration, r.worker }] = r;
+    for (const IterationRecord& r : reader.superseded_iterations(1, 0))
+        EXPECT_EQ(final_rows.at({ r.iteration, r.worker }), r) << "set aside: iteration " << r.iteration;
     // The events say so: the first attempt's changes again (each asked for after a row, in
     // effect from the next iteration), then the live cluster's.
     std::vector<std::pair<std::int64_t, std::string>> resumed;
@@ -436,6 +443,7 @@ TEST(RecordedShares, OnlyTheNewestAttemptsChangesPastEachResumeCount)
         EventRecord e;
         e.job = 1;
         e.iteration = at;
+        e.time_s = static_cast<double>(at); // a second an iteration
         e.kind = kind;
         e.worker = worker;
         e.message = message;
@@ -454,7 +462,7 @@ TEST(RecordedShares, OnlyTheNewestAttemptsChangesPastEachResumeCount)
         event(26, "link-free", 1, "worker 1's server link carries only its own job's pushes and pulls again"),
     };
     const train::JobControl::LinkModel link { 0.001, 1e-9, 0 };
-    const auto shares = run::recorded_shares(events, 1, 21, 2, link, 99.5);
+    const auto shares = run::recorded_shares(events, 1, { 21, 21.0 }, 2, link, 99.5);
     EXPECT_EQ(shares.gpu.jobs_per_gpu, (std::vector<int> { 2, 1 }));
     ASSERT_TRUE(shares.link);
     EXPECT_EQ(shares.link->jobs, (std::vector<int> { 1, 3 }));
@@ -468,9 +476,20 @@ TEST(RecordedShares, OnlyTheNewestAttemptsChangesPastEachResumeCount)
     ASSERT_TRUE(shares.changes[1].link);
     EXPECT_EQ(shares.changes[1].link->jobs, (std::vector<int> { 1, 1 }));
     // Without the links' model only the GPUs are followed.
-    const auto gpus_only = run::recorded_shares(events, 1, 21, 2, std::nullopt, 99.5);
+    const auto gpus_only = run::recorded_shares(events, 1, { 21, 21.0 }, 2, std::nullopt, 99.5);
     EXPECT_FALSE(gpus_only.link);
     EXPECT_EQ(gpus_only.changes.size(), 1u);
+    // A resume that says it repeated the attempt before it up to 35 s keeps that attempt's
+    // change at 30 s: the rows it recorded saw it.
+    std::vector<EventRecord> repeated = events;
+    repeated[3].message += "; it follows the cluster its store recorded until 35 s";
+    const auto kept = run::recorded_shares(repeated, 1, { 21, 21.0 }, 2, link, 99.5);
+    ASSERT_EQ(kept.changes.size(), 3u);
+    EXPECT_EQ(kept.changes[0].at, 24);
+    EXPECT_EQ(kept.changes[1].at, 26);
+    EXPECT_EQ(kept.changes[2].at, 30);
+    ASSERT_TRUE(kept.changes[2].gpu);
+    EXPECT_EQ(kept.changes[2].gpu->jobs_per_gpu, (std::vector<int> { 1, 3 }));
 }
 
 TEST_F(Checkpoints, ACorruptOrForeignCheckpointIsRefusedWithItsPart)
