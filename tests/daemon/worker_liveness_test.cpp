@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <memory>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
@@ -84,39 +85,68 @@ protected:
     }
 
     pid_t worker(
-        unsigned short port, JobId job, int slot, const std::string& token, std::vector<std::string> extra = {})
+        unsigned short port, JobId of_job, int slot, const std::string& token, std::vector<std::string> extra = {})
     {
         std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port), "--job",
-            std::to_string(job), "--worker", std::to_string(slot), "--token", token, "--name",
+            std::to_string(of_job), "--worker", std::to_string(slot), "--token", token, "--name",
             "liveness-" + std::to_string(slot) };
         args.insert(args.end(), extra.begin(), extra.end());
         return testing_support::spawn_logged(args, log(slot));
     }
 
     fs::path log(int slot) const { return dir / ("worker-" + std::to_string(slot) + ".log"); }
+
+    // fulcrumd serving a job of remote workers lost after `timeout_s`, its two fulcrum-worker
+    // processes started (the first with `first_args`), and the operator subscribed to it.
+    void start(double timeout_s, std::vector<std::string> first_args = {})
+    {
+        served = std::make_unique<Served>(options(), dir / "tokens");
+        op = std::make_unique<WsClient>(served->server.port(), *served->tokens.token_for(Role::Operator));
+        op->send(Hello { kProtocolVersion, "operator" });
+        op->receive_until<Welcome>();
+        const Reply submitted = op->request(SubmitJob { "s", remote_job(timeout_s) }, "s");
+        ASSERT_FALSE(submitted.error) << submitted.error->message;
+        job = *submitted.job;
+        const std::string token = *served->tokens.token_for(Role::Worker);
+        first = worker(served->server.port(), job, 1, token, std::move(first_args));
+        second = worker(served->server.port(), job, 2, token);
+        ASSERT_FALSE(
+            op->request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub")
+                .error);
+    }
+
+    // Cancels the job; both workers hear its end and exit; fulcrumd stops.
+    void finish()
+    {
+        ASSERT_FALSE(op->request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
+        op->receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
+        for (const pid_t pid : { first, second })
+            if (pid != 0) { // 0: ended and reaped already
+                EXPECT_TRUE(ends_within(pid, std::chrono::seconds(20)));
+            }
+        served->server.stop();
+        served->server.wait();
+        served->daemon.stop_all();
+    }
+
+    db::RunReader store() const { return db::RunReader(dir / "runs" / ("job-" + std::to_string(job) + ".db")); }
+
+    std::unique_ptr<Served> served;
+    std::unique_ptr<WsClient> op;
+    JobId job = 0;
+    pid_t first = 0, second = 0;
 };
 
 } // namespace
 
 TEST_F(WorkerLiveness, AFrozenWorkerIsLostAfterTheWorkerTimeoutAndTheJobMovesAgainWithoutIt)
 {
-    Served served(options(), dir / "tokens");
-    WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
-    op.send(Hello { kProtocolVersion, "operator" });
-    op.receive_until<Welcome>();
-    const Reply submitted = op.request(SubmitJob { "s", remote_job(3) }, "s");
-    ASSERT_FALSE(submitted.error) << submitted.error->message;
-    const JobId job = *submitted.job;
-    const std::string token = *served.tokens.token_for(Role::Worker);
-    const pid_t frozen = worker(served.server.port(), job, 1, token);
-    const pid_t other = worker(served.server.port(), job, 2, token);
-    ASSERT_FALSE(
-        op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
-    op.receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
+    start(3);
+    op->receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
 
-    ::kill(frozen, SIGSTOP);
+    ::kill(first, SIGSTOP);
     const auto stopped = std::chrono::steady_clock::now();
-    const Event lost = op.receive_until<Event>([](const Event& e) { return e.event.kind == "worker-lost"; });
+    const Event lost = op->receive_until<Event>([](const Event& e) { return e.event.kind == "worker-lost"; });
     const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
     EXPECT_EQ(lost.event.worker, 1);
     EXPECT_NE(lost.event.message.find("was silent for 3 s"), std::string::npos) << lost.event.message;
@@ -124,51 +154,34 @@ TEST_F(WorkerLiveness, AFrozenWorkerIsLostAfterTheWorkerTimeoutAndTheJobMovesAga
     EXPECT_GE(after_s, 2.5);
     EXPECT_LT(after_s, 30);
     // The job moves again without it, its share given to the others.
-    const IterationRows two = op.receive_until<IterationRows>([](const IterationRows& r) {
+    const IterationRows two = op->receive_until<IterationRows>([](const IterationRows& r) {
         return r.rows.size() == 2
             && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
     });
     EXPECT_GT(two.iteration, lost.event.iteration);
 
     // Woken, it finds its connection closed and says why.
-    ::kill(frozen, SIGCONT);
-    EXPECT_TRUE(ends_within(frozen, std::chrono::seconds(40))) << "a lost worker ends once it runs again";
+    ::kill(first, SIGCONT);
+    EXPECT_TRUE(ends_within(first, std::chrono::seconds(40))) << "a lost worker ends once it runs again";
+    first = 0;
     EXPECT_NE(read_text(log(1)).find("silent for 3 s"), std::string::npos) << read_text(log(1));
 
-    ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
-    op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
-    EXPECT_TRUE(ends_within(other, std::chrono::seconds(20)));
-    served.server.stop();
-    served.server.wait();
-    served.daemon.stop_all();
-
-    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
-    const RunId run = reader.runs().at(0).id;
-    const auto dropped = reader.iterations(run, 0, lost.event.iteration, lost.event.iteration);
+    finish();
+    db::RunReader reader = store();
+    const auto dropped = reader.iterations(reader.runs().at(0).id, 0, lost.event.iteration, lost.event.iteration);
     EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(),
         [](const IterationRecord& r) { return r.worker == 1 && r.decision == "dropped: silent"; }));
 }
 
 TEST_F(WorkerLiveness, AWorkerWhoseBatchesOutlastTheTimeoutStaysAMember)
 {
-    Served served(options(), dir / "tokens");
-    WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
-    op.send(Hello { kProtocolVersion, "operator" });
-    op.receive_until<Welcome>();
-    const Reply submitted = op.request(SubmitJob { "s", remote_job(3) }, "s");
-    ASSERT_FALSE(submitted.error) << submitted.error->message;
-    const JobId job = *submitted.job;
-    const std::string token = *served.tokens.token_for(Role::Worker);
-    // Each of worker 1's batches is answered 4.5 s late: longer than the 3 s timeout, with the
-    // heartbeat going on meanwhile.
-    const pid_t slow = worker(served.server.port(), job, 1, token, { "--batch-delay", "4.5" });
-    const pid_t other = worker(served.server.port(), job, 2, token);
-    ASSERT_FALSE(
-        op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
+    // Each of worker 1's batches is answered 4.5 s late: longer than the 3 s timeout, with
+    // the heartbeat going on meanwhile.
+    start(3, { "--batch-delay", "4.5" });
     bool lost = false;
     int complete = 0;
     while (complete < 3) {
-        const ServerMessage m = op.receive();
+        const ServerMessage m = op->receive();
         if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == "worker-lost")
             lost = true;
         if (const auto* r = std::get_if<IterationRows>(&m); r && r->rows.size() == 3
@@ -177,34 +190,15 @@ TEST_F(WorkerLiveness, AWorkerWhoseBatchesOutlastTheTimeoutStaysAMember)
             ++complete;
     }
     EXPECT_FALSE(lost) << "a worker that computes slowly is a straggler, not a lost worker";
-
-    ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
-    op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
-    EXPECT_TRUE(ends_within(slow, std::chrono::seconds(20)));
-    EXPECT_TRUE(ends_within(other, std::chrono::seconds(20)));
-    served.server.stop();
-    served.server.wait();
-    served.daemon.stop_all();
+    finish();
 }
 
 TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItRejoinsWhenIncluded)
 {
-    Served served(options(), dir / "tokens");
-    WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
-    op.send(Hello { kProtocolVersion, "operator" });
-    op.receive_until<Welcome>();
-    // A timeout far beyond the test: only the exclusion can release the barrier.
-    const Reply submitted = op.request(SubmitJob { "s", remote_job(600) }, "s");
-    ASSERT_FALSE(submitted.error) << submitted.error->message;
-    const JobId job = *submitted.job;
-    const std::string token = *served.tokens.token_for(Role::Worker);
-    const pid_t frozen = worker(served.server.port(), job, 1, token);
-    const pid_t other = worker(served.server.port(), job, 2, token);
-    ASSERT_FALSE(
-        op.request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub").error);
-    op.receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
+    start(600); // a timeout far beyond the test: only the exclusion can release the barrier
+    op->receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
 
-    ::kill(frozen, SIGSTOP);
+    ::kill(first, SIGSTOP);
     std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the barrier now waits for it
     WorkerCommand exclude;
     exclude.id = "x";
@@ -212,42 +206,36 @@ TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItR
     exclude.job = job;
     exclude.worker = 1;
     const auto asked = std::chrono::steady_clock::now();
-    ASSERT_FALSE(op.request(exclude, "x").error);
-    const IterationRows released = op.receive_until<IterationRows>([](const IterationRows& r) {
+    ASSERT_FALSE(op->request(exclude, "x").error);
+    const IterationRows released = op->receive_until<IterationRows>([](const IterationRows& r) {
         return std::any_of(r.rows.begin(), r.rows.end(),
             [](const IterationRecord& x) { return x.worker == 1 && x.decision == "dropped: excluded"; });
     });
     const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
     EXPECT_LT(after_s, 10) << "the barrier the frozen worker held goes on when it is excluded";
-    const IterationRows without = op.receive_until<IterationRows>([](const IterationRows& r) {
+    const IterationRows without = op->receive_until<IterationRows>([](const IterationRows& r) {
         return r.rows.size() == 2
             && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
     });
     EXPECT_GT(without.iteration, released.iteration);
 
     // Woken, it finishes the batch it held (discarded) and, included, trains with the pack.
-    ::kill(frozen, SIGCONT);
+    ::kill(first, SIGCONT);
     WorkerCommand include = exclude;
     include.id = "i";
     include.action = WorkerAction::Include;
-    ASSERT_FALSE(op.request(include, "i").error);
-    const IterationRows back = op.receive_until<IterationRows>([](const IterationRows& r) {
+    ASSERT_FALSE(op->request(include, "i").error);
+    const IterationRows back = op->receive_until<IterationRows>([](const IterationRows& r) {
         return r.rows.size() == 3 && std::any_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) {
             return x.worker == 1 && !x.decision.starts_with("dropped");
         });
     });
     EXPECT_GT(back.iteration, without.iteration);
 
-    ASSERT_FALSE(op.request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
-    op.receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
-    EXPECT_TRUE(ends_within(frozen, std::chrono::seconds(20)));
-    EXPECT_TRUE(ends_within(other, std::chrono::seconds(20)));
+    finish();
     EXPECT_EQ(read_text(log(1)).find("unexpected-binary-frame"), std::string::npos)
         << "the late result of the given-up task is dropped quietly: " << read_text(log(1));
-    served.server.stop();
-    served.server.wait();
-    served.daemon.stop_all();
-    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    db::RunReader reader = store();
     const auto events = reader.events(reader.runs().at(0).id);
     EXPECT_TRUE(
         std::none_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
