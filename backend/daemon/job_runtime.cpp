@@ -22,6 +22,19 @@ namespace fulcrum::daemon {
 using protocol::JobState;
 using protocol::WorkerAction;
 
+namespace {
+
+// A resize asked of the trainer; a remote worker it removes has its task under way given up,
+// so a barrier that worker holds goes on at once.
+void request_resize(train::Trainer& trainer, const train::ResizeRequest& request, RemotePool* remote)
+{
+    trainer.control().request_resize(request);
+    if (remote && request.action == ResizeAction::RemoveWorker && request.target && remote->is_remote(*request.target))
+        remote->give_up_task(*request.target);
+}
+
+} // namespace
+
 JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database,
     const ServerFolders& folders, StreamHub& hub, std::function<void(JobId)> on_done)
     : id_(id)
@@ -308,12 +321,7 @@ void JobRuntime::run()
                 train::ResizeRequest request { change.action, change.worker, restart->actor, restart->reason,
                     std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0 };
                 apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
-                    [request, remote = remote_](train::Trainer& t) {
-                        t.control().request_resize(request);
-                        if (remote && request.action == ResizeAction::RemoveWorker && request.target
-                            && remote->is_remote(*request.target)) // a barrier it holds goes on at once
-                            remote->give_up_task(*request.target);
-                    });
+                    [request, remote = remote_](train::Trainer& t) { request_resize(t, request, remote.get()); });
             }
             {
                 std::lock_guard lock(mutex_); // a cancel while it read the checkpoint stands
@@ -721,7 +729,7 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, 
     }
     try {
         apply_or_hold(std::string(action_name(r.action)) + " by " + actor,
-            [request](train::Trainer& t) { t.control().request_resize(request); });
+            [request, remote = remote_](train::Trainer& t) { request_resize(t, request, remote.get()); });
     } catch (...) {
         std::lock_guard lock(mutex_);
         --resizes_in_flight_;

@@ -173,7 +173,7 @@ void RemotePool::give_up_task(WorkerId worker)
         if (worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
             return;
         Slot& slot = slots_[static_cast<std::size_t>(worker)];
-        slot.give_up_through = std::max(slot.waiting.value_or(slot.last_task), slot.last_task) + 1;
+        slot.give_up_through = slot.last_task + 1; // the task under way, if any, and the next
     }
     changed_.notify_all();
 }
