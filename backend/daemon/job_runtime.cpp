@@ -278,7 +278,7 @@ void JobRuntime::run()
     try {
         if (watch_) // its start, from here until its trainer is built, is watched (StartWatch)
             watch_->starting(id_);
-        if (data_)
+        if (data_ && !scenario_.external) // an external job's ranks hold their own data
             options.data = data_->read(scenario_);
         scenario::Scenario scenario = scenario_;
         if (start_members_)
