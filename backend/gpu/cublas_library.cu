@@ -1,8 +1,10 @@
 #include "gpu/cublas_library.h"
 #include "gpu/device_error.h"
 
+#include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
+#include <vector>
 
 namespace fulcrum::gpu {
 
@@ -24,21 +26,34 @@ template <typename F> void resolve(void* handle, const char* symbol, F& out)
 
 CublasLibrary open_cublas()
 {
-    // The toolkit's own folder first: NVIDIA's installer does not add it to ld.so's path.
+    // The toolkit's own folders last: NVIDIA's installer does not add them to ld.so's path.
+    std::vector<std::string> candidates;
+    if (const char* file = std::getenv("FULCRUM_CUBLAS"); file && *file)
+        candidates.emplace_back(file);
+    candidates.push_back(library_name());
+    if (const char* toolkit = std::getenv("CUDA_HOME"); toolkit && *toolkit)
+        candidates.push_back(std::string(toolkit) + "/lib64/" + library_name());
+    candidates.push_back("/usr/local/cuda/lib64/" + library_name());
     void* handle = nullptr;
-    for (const std::string& candidate : { library_name(), "/usr/local/cuda/lib64/" + library_name() })
+    std::string first_error;
+    for (const std::string& candidate : candidates) {
         if ((handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)))
             break;
+        if (first_error.empty())
+            first_error = dlerror();
+    }
     if (!handle)
         throw DeviceError("cannot load cuBLAS (" + library_name()
-            + "), which GPU workers need: install the CUDA 13 libraries or add their folder to LD_LIBRARY_PATH ("
-            + dlerror() + ")");
+            + "), which GPU workers need: install the CUDA 13 libraries, add their folder to LD_LIBRARY_PATH, or "
+              "name the file in FULCRUM_CUBLAS (pip's nvidia-cublas puts it in site-packages/nvidia/cu13/lib) ("
+            + first_error + ")");
     CublasLibrary lib;
     resolve(handle, "cublasCreate_v2", lib.create);
     resolve(handle, "cublasDestroy_v2", lib.destroy);
     resolve(handle, "cublasSetStream_v2", lib.set_stream);
     resolve(handle, "cublasSetMathMode", lib.set_math_mode);
     resolve(handle, "cublasSgemm_v2", lib.sgemm);
+    resolve(handle, "cublasSetWorkspace_v2", lib.set_workspace);
     resolve(handle, "cublasGetStatusString", lib.status_string);
     return lib; // the handle stays open for the process's life
 }

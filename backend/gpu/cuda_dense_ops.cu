@@ -106,7 +106,7 @@ __global__ void mean_kernel(const float* v, int count, float* out)
 
 class CudaDenseOps final : public DenseOps {
 public:
-    CudaDenseOps(int device, std::optional<int> sms, bool graphs)
+    CudaDenseOps(int device, std::optional<int> sms, bool graphs, bool strict_sms)
         : device_(device)
         , graphs_enabled_(graphs)
         , placement_("cuda:" + std::to_string(device) + ", the whole GPU")
@@ -114,9 +114,13 @@ public:
         if (const std::string why = absent_device_reason(device); !why.empty())
             throw DeviceError("cuda:" + std::to_string(device) + " does not exist: " + why);
         const CublasLibrary& blas = cublas();
+        const std::lock_guard memory(device_memory_mutex());
         if (sms) {
             std::string why_not;
             lease_ = lease_sms(device, *sms, why_not);
+            if (!lease_ && strict_sms)
+                throw DeviceError("cuda:" + std::to_string(device) + ": a strict share of " + std::to_string(*sms)
+                    + " SMs (sms_strict) cannot be given: " + why_not);
             placement_ = lease_ ? "cuda:" + std::to_string(device) + ", " + std::to_string(lease_->sms())
                     + " SMs in a green context (asked for " + std::to_string(*sms) + ")"
                                 : "cuda:" + std::to_string(device) + ", the whole GPU shared (asked for "
@@ -131,6 +135,10 @@ public:
         check(cudaEventCreate(&finished_), "cudaEventCreate");
         check_blas(blas.create(&handle_), "cublasCreate");
         check_blas(blas.set_stream(handle_, stream_), "cublasSetStream");
+        // A workspace of our own: without one, cuBLAS (12.2 and later) allocates inside a
+        // captured graph, which a capture may refuse.
+        check(cudaMalloc(&workspace_, kCublasWorkspaceBytes), "cudaMalloc (cuBLAS workspace)");
+        check_blas(blas.set_workspace(handle_, workspace_, kCublasWorkspaceBytes), "cublasSetWorkspace");
         // FP32 products: the CPU path's math, to 1e-4 (TF32 would trade that for speed).
         check_blas(blas.set_math_mode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
         if (const NvmlLibrary* nvml = NvmlLibrary::get()) {
@@ -144,10 +152,13 @@ public:
 
     ~CudaDenseOps() override
     {
+        const std::lock_guard memory(device_memory_mutex());
         select_context();
         drop_graphs();
         if (handle_)
             cublas().destroy(handle_);
+        if (workspace_)
+            cudaFree(workspace_);
         if (started_)
             cudaEventDestroy(started_);
         if (finished_)
@@ -164,18 +175,24 @@ public:
         bind();
         check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     }
-    void end_capture(std::int64_t key) override
+    bool end_capture(std::int64_t key) override
     {
         cudaGraph_t graph = nullptr;
-        check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
+        const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
         cudaGraphExec_t exec = nullptr;
-        const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
-        cudaGraphDestroy(graph);
-        check(made, "cudaGraphInstantiate");
+        const cudaError_t made = ended == cudaSuccess && graph ? cudaGraphInstantiate(&exec, graph, 0) : ended;
+        if (graph)
+            cudaGraphDestroy(graph);
+        if (made != cudaSuccess) { // an invalidated capture is not a sticky error: the step runs eagerly
+            cudaGetLastError();
+            return false;
+        }
         if (graphs_.size() >= kMaxGraphs) // a policy wandering over many sizes: start again
             drop_graphs();
         graphs_[key] = exec;
+        return true;
     }
+    bool has_graph(std::int64_t key) const override { return graphs_.count(key) > 0; } // nvcc builds C++17
     bool replay(std::int64_t key) override
     {
         const auto graph = graphs_.find(key);
@@ -382,6 +399,9 @@ private:
     cudaEvent_t started_ = nullptr;
     cudaEvent_t finished_ = nullptr;
     cublasHandle_t handle_ = nullptr;
+    // NVIDIA's recommended size for Hopper (4 MiB suffices elsewhere); not in compute_bytes_.
+    static constexpr std::size_t kCublasWorkspaceBytes = std::size_t { 32 } << 20;
+    void* workspace_ = nullptr;
     bool timing_ = false;
     void* nvml_device_ = nullptr;
     std::unordered_map<void*, std::size_t> compute_buffers_;
@@ -397,9 +417,9 @@ bool built_with_cuda()
     return true;
 }
 
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms, bool graphs)
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms, bool graphs, bool strict_sms)
 {
-    return std::make_unique<CudaDenseOps>(device, sms, graphs);
+    return std::make_unique<CudaDenseOps>(device, sms, graphs, strict_sms);
 }
 
 } // namespace fulcrum::gpu

@@ -31,7 +31,18 @@ bool built_with_cuda();
 // time) for the matrix products. Throws DeviceError where there is no such device. With
 // `sms`, the stream's kernels run on that many of the device's SMs alone (a green
 // context); where the driver cannot give them, on the whole GPU, and placement() says why.
-// Without `graphs` nothing is captured (benchmarks compare the two).
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> sms = std::nullopt, bool graphs = true);
+// Without `graphs` nothing is captured (benchmarks compare the two). With `strict_sms`, a
+// share that cannot be given throws DeviceError saying why instead.
+std::unique_ptr<DenseOps> make_cuda_dense_ops(
+    int device, std::optional<int> sms = std::nullopt, bool graphs = true, bool strict_sms = false);
+
+// How CUDA device `device`'s SMs split into green-context partitions: `partitions` of
+// `size` SMs each (the smallest the driver allows, cut once per process), so a share of
+// n SMs takes ceil(n / size) partitions. nullopt, with `why_not`, where they cannot be cut.
+struct SmPartitioning {
+    int size = 0;
+    int partitions = 0;
+};
+std::optional<SmPartitioning> sm_partitioning(int device, std::string& why_not);
 
 } // namespace fulcrum::gpu

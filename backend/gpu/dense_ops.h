@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -78,13 +79,22 @@ public:
     // end_capture(key) are recorded rather than run, and replay(key) queues all of them again
     // as one launch, reading every buffer anew. They hold buffer addresses, so a graph is
     // dropped when a buffer it uses moves. Ops without graphs record nothing and replay
-    // nothing (replay returns false).
+    // nothing (replay returns false). end_capture returns false where the device could
+    // not record the operations (another thread's call invalidated the capture, say): they
+    // did not run, no graph is kept, and the caller runs them again without one.
     virtual bool can_capture() const { return false; }
     virtual void begin_capture() { }
-    virtual void end_capture(std::int64_t /*key*/) { }
+    virtual bool end_capture(std::int64_t /*key*/) { return false; }
     virtual bool replay(std::int64_t /*key*/) { return false; }
+    virtual bool has_graph(std::int64_t /*key*/) const { return false; }
     virtual void drop_graphs() { }
 };
+
+// Held around every allocation and release of a device's buffers and around every capture,
+// in the whole process. In the real mode the workers run their steps at once, on the
+// barrier engine's threads; cudaFree and cudaFreeHost synchronise the device, and one
+// worker's free in the middle of another's capture can invalidate that capture.
+std::mutex& device_memory_mutex();
 
 // A buffer of T in one of a DenseOps' memories that grows on demand and is released with it.
 template <typename T> class OpsBuffer {
@@ -116,9 +126,7 @@ public:
     T* reserve(std::size_t count)
     {
         if (count > size_) {
-            if (data_)
-                ops_->release(where_, data_);
-            data_ = nullptr;
+            clear(); // an allocation that throws leaves an empty buffer, never a stale size
             data_ = static_cast<T*>(ops_->allocate(where_, count * sizeof(T)));
             size_ = count;
         }

@@ -4,6 +4,7 @@
 #include "gpu/cuda_devices.h"
 
 #include <map>
+#include <optional>
 
 namespace fulcrum::gpu {
 
@@ -21,6 +22,7 @@ std::string absent_device_reason(int index)
 void check_worker_devices(std::span<const perf::WorkerProfile> workers, const std::string& source)
 {
     std::map<int, int> asked; // SMs asked of each device by the job's workers
+    std::map<int, int> held; // the same, each share rounded up to whole partitions
     for (const perf::WorkerProfile& worker : workers) {
         if (!worker.device.is_cuda())
             continue;
@@ -34,6 +36,25 @@ void check_worker_devices(std::span<const perf::WorkerProfile> workers, const st
             throw InputError(source, "workers[" + worker.name + "].sms",
                 "brings the SMs this job's workers ask of " + perf::to_string(worker.device) + " to "
                     + std::to_string(asked[worker.device.index]) + "; it has " + std::to_string(has));
+        // A share takes whole partitions, and the partitions need not cover every SM (an
+        // H100's 132 make 15 of 8): a job whose shares could never all be given is refused.
+        std::string why_not;
+        const std::optional<SmPartitioning> cut = sm_partitioning(worker.device.index, why_not);
+        if (!cut) {
+            if (worker.device.strict_sms)
+                throw InputError(source, "workers[" + worker.name + "].sms_strict",
+                    "asks for a strict share of " + perf::to_string(worker.device) + ", which cannot be cut into "
+                        + "green contexts here: " + why_not);
+            continue;
+        }
+        const int size = cut->size;
+        const int partitionable = cut->partitions * size;
+        if ((held[worker.device.index] += (*worker.device.sms + size - 1) / size * size) > partitionable)
+            throw InputError(source, "workers[" + worker.name + "].sms",
+                "brings the SMs this job's workers hold on " + perf::to_string(worker.device) + " to "
+                    + std::to_string(held[worker.device.index]) + ", each share rounded up to whole partitions of "
+                    + std::to_string(size) + " SMs; its SMs make " + std::to_string(cut->partitions)
+                    + " such partitions (" + std::to_string(partitionable) + " SMs)");
     }
 }
 

@@ -5,6 +5,7 @@
 #include "gpu/head_math.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -32,15 +33,42 @@ void HostDenseOps::run(std::function<void()> op)
         op();
 }
 
+namespace {
+
+std::atomic<int> captures_in_progress { 0 };
+std::atomic<int> overlapping_allocations { 0 };
+
+// Counts an allocation or release made while another HostDenseOps captures.
+void note_memory_call(bool own_capture)
+{
+    if (captures_in_progress.load() > (own_capture ? 1 : 0))
+        ++overlapping_allocations;
+}
+
+} // namespace
+
+int HostDenseOps::allocations_during_captures()
+{
+    return overlapping_allocations.load();
+}
+
 void HostDenseOps::begin_capture()
 {
     recording_.emplace();
+    ++captures_in_progress;
 }
 
-void HostDenseOps::end_capture(std::int64_t key)
+bool HostDenseOps::end_capture(std::int64_t key)
 {
-    graphs_[key] = std::move(*recording_);
+    --captures_in_progress;
+    std::vector<std::function<void()>> recorded = std::move(*recording_);
     recording_.reset();
+    if (failing_captures_ > 0) {
+        --failing_captures_;
+        return false;
+    }
+    graphs_[key] = std::move(recorded);
+    return true;
 }
 
 bool HostDenseOps::replay(std::int64_t key)
@@ -59,6 +87,7 @@ bool HostDenseOps::replay(std::int64_t key)
 
 void* HostDenseOps::allocate(Memory where, std::size_t bytes)
 {
+    note_memory_call(recording_.has_value());
     if (recording_) // a graph holds addresses: its buffers must exist before it is captured
         throw std::logic_error("an allocation of " + std::to_string(bytes) + " bytes while a graph is captured");
     if (where == Memory::Compute && capacity_ && bytes > *capacity_ - compute_bytes_)
@@ -74,6 +103,7 @@ void* HostDenseOps::allocate(Memory where, std::size_t bytes)
 
 void HostDenseOps::release(Memory where, void* buffer) noexcept
 {
+    note_memory_call(recording_.has_value());
     stale_graphs_ = stale_graphs_ || !graphs_.empty();
     if (where == Memory::Compute)
         if (const auto found = compute_buffers_.find(buffer); found != compute_buffers_.end()) {

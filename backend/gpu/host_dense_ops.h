@@ -54,8 +54,9 @@ public:
 
     bool can_capture() const override { return graphs_enabled_; }
     void begin_capture() override;
-    void end_capture(std::int64_t key) override;
+    bool end_capture(std::int64_t key) override;
     bool replay(std::int64_t key) override;
+    bool has_graph(std::int64_t key) const override { return graphs_.contains(key); }
     void drop_graphs() override
     {
         graphs_.clear();
@@ -63,6 +64,12 @@ public:
     }
     // How many steps ran from a recorded graph.
     int replays() const { return replays_; }
+    // Fault injection: the next `count` captures end as an invalidated CUDA capture does,
+    // with nothing recorded.
+    void fail_captures(int count) { failing_captures_ = count; }
+    // Across every HostDenseOps of the process: allocations and releases made by one while
+    // another was capturing, which a CUDA device may refuse (its capture is invalidated).
+    static int allocations_during_captures();
 
 private:
     void run(std::function<void()> op); // now, or into the graph being captured
@@ -71,6 +78,7 @@ private:
     std::optional<std::vector<std::function<void()>>> recording_;
     std::map<std::int64_t, std::vector<std::function<void()>>> graphs_;
     int replays_ = 0;
+    int failing_captures_ = 0;
     bool stale_graphs_ = false; // a buffer was released while graphs were held
     std::optional<std::size_t> capacity_;
     bool graphs_enabled_;

@@ -21,9 +21,15 @@ bool built_with_cuda()
     return false;
 }
 
-std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> /*sms*/, bool /*graphs*/)
+std::unique_ptr<DenseOps> make_cuda_dense_ops(int device, std::optional<int> /*sms*/, bool /*graphs*/, bool /*strict*/)
 {
     throw DeviceError("cuda:" + std::to_string(device) + ": " + kWhy);
+}
+
+std::optional<SmPartitioning> sm_partitioning(int /*device*/, std::string& why_not)
+{
+    why_not = kWhy;
+    return std::nullopt;
 }
 
 } // namespace fulcrum::gpu

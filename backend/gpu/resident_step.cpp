@@ -4,11 +4,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
 namespace fulcrum::gpu {
+
+std::mutex& device_memory_mutex()
+{
+    static std::mutex mutex;
+    return mutex;
+}
 
 ResidentStep::ResidentStep(std::unique_ptr<DenseOps> ops, NetworkShape shape, std::span<const float> features,
     std::span<const std::int32_t> labels)
@@ -28,6 +35,7 @@ ResidentStep::ResidentStep(std::unique_ptr<DenseOps> ops, NetworkShape shape, st
     , staged_samples_(*ops_, Memory::Staging)
     , staged_results_(*ops_, Memory::Staging)
 {
+    const std::lock_guard memory(device_memory_mutex());
     const NetworkShape& s = pass_.shape();
     if (features.size() != labels.size() * static_cast<std::size_t>(s.input_dim()))
         throw std::invalid_argument("the resident training set has " + std::to_string(features.size())
@@ -65,6 +73,15 @@ ResidentStep::~ResidentStep()
         ops_->finish();
     } catch (...) { // NOLINT(bugprone-empty-catch): a failed device is released regardless
     }
+    // The buffers go here, under the lock, rather than with the members after this body.
+    const std::lock_guard memory(device_memory_mutex());
+    ops_->drop_graphs();
+    release_batch_buffers();
+    for (OpsBuffer<float>* buffer :
+        { &dataset_, &params_, &gradient_, &results_, &staged_params_, &staged_gradient_, &staged_results_ })
+        buffer->clear();
+    dataset_labels_.clear();
+    staged_samples_.clear();
 }
 
 void ResidentStep::pull(std::span<const float> params)
@@ -81,8 +98,11 @@ void ResidentStep::pull(std::span<const float> params)
 void ResidentStep::gather(std::span<const std::int64_t> samples)
 {
     // An evaluation's chunk may outgrow the step's buffers: the graphs then hold stale addresses.
-    if (reserve_step(static_cast<int>(samples.size())))
-        ops_->drop_graphs();
+    {
+        const std::lock_guard memory(device_memory_mutex());
+        if (reserve_step(static_cast<int>(samples.size())))
+            ops_->drop_graphs();
+    }
     const auto dim = static_cast<std::size_t>(pass_.shape().input_dim());
     std::int64_t* staged = staged_samples_.reserve(samples.size());
     std::memcpy(staged, samples.data(), samples.size_bytes());
@@ -140,38 +160,48 @@ double ResidentStep::loss_and_gradient(
     const int batch = static_cast<int>(samples.size());
 
     ops_->finish(); // the staging buffers of the last step are free
-    if (reserve_step(batch))
-        ops_->drop_graphs();
+    {
+        const std::lock_guard memory(device_memory_mutex());
+        if (reserve_step(batch))
+            ops_->drop_graphs();
+    }
     std::memcpy(staged_params_.data(), params.data(), params.size_bytes());
     std::memcpy(staged_samples_.data(), samples.data(), samples.size_bytes());
-    ops_->start_timing();
     // A launch-bound step (small batches) pays one graph launch instead of a dozen kernel
-    // launches: each batch size runs once eagerly (cuBLAS sets itself up), then is captured
-    // and replayed from then on.
-    if (!ops_->replay(batch)) {
-        const bool capture = ops_->can_capture() && ++eager_steps_[batch] > 1;
-        if (!capture) {
-            queue_step(batch);
-        } else {
-            ops_->begin_capture();
-            try {
-                queue_step(batch);
-            } catch (...) { // the capture ends with the step, and no half-recorded graph stays
-                try {
-                    ops_->end_capture(batch);
-                } catch (...) { // NOLINT(bugprone-empty-catch): the first failure is the one to report
-                }
-                ops_->drop_graphs();
-                throw;
-            }
-            ops_->end_capture(batch);
-            ops_->replay(batch);
-        }
-    }
+    // launches. A batch size is captured at its first step (the step's very first runs
+    // eagerly, as cuBLAS sets itself up), before the timing starts: the first use of a
+    // kernel may load it, and a policy that moves samples meets new sizes all along, so
+    // eager first steps timed 3 to 5 times their batch's time on an H100 and made the
+    // fastest worker look like the straggler (docs/gpu.md).
+    if (steps_run_++ > 0 && ops_->can_capture() && !ops_->has_graph(batch) && !uncapturable_.contains(batch))
+        capture(batch);
+    ops_->start_timing();
+    if (!ops_->replay(batch))
+        queue_step(batch);
     ops_->finish();
     last_seconds_ = ops_->timed_seconds();
     std::memcpy(gradient.data(), staged_gradient_.data(), gradient.size_bytes());
     return staged_results_.data()[0];
+}
+
+void ResidentStep::capture(int batch)
+{
+    const std::lock_guard memory(device_memory_mutex());
+    bool recorded = false;
+    ops_->begin_capture();
+    try {
+        queue_step(batch);
+        recorded = ops_->end_capture(batch);
+    } catch (const DeviceError&) { // the capture ends with the step, and no half-recorded graph stays
+        if (ops_->end_capture(batch))
+            ops_->drop_graphs();
+    } catch (...) { // not the device's refusal: a bug, reported as it is
+        if (ops_->end_capture(batch))
+            ops_->drop_graphs();
+        throw;
+    }
+    if (!recorded) // this size runs without a graph from now on; the job goes on
+        uncapturable_.insert(batch);
 }
 
 void ResidentStep::release_batch_buffers() noexcept
@@ -202,16 +232,22 @@ bool ResidentStep::batch_fits(std::int32_t batch)
 std::int32_t ResidentStep::probe_batch_limit(std::int32_t cap)
 {
     ops_->finish(); // nothing queued still uses the buffers given back
+    const std::lock_guard memory(device_memory_mutex());
     ops_->drop_graphs(); // they would use them
     if (cap < 1 || !batch_fits(1))
         return 0;
-    if (batch_fits(cap))
-        return cap;
-    std::int32_t fits = 1, does_not = cap; // bisect: fits < x_o + 1 <= does_not
-    while (does_not - fits > 1) {
-        const std::int32_t middle = fits + (does_not - fits) / 2;
-        (batch_fits(middle) ? fits : does_not) = middle;
+    std::int32_t fits = cap;
+    if (!batch_fits(cap)) {
+        fits = 1;
+        std::int32_t does_not = cap; // bisect: fits < x_o + 1 <= does_not
+        while (does_not - fits > 1) {
+            const std::int32_t middle = fits + (does_not - fits) / 2;
+            (batch_fits(middle) ? fits : does_not) = middle;
+        }
     }
+    // Every batch the job can give this worker fits these buffers, so no step frees one
+    // mid-job (a free while another worker captures could invalidate its capture).
+    reserve_step(fits);
     return fits;
 }
 

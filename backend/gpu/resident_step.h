@@ -3,8 +3,8 @@
 #include "common/records.h"
 #include "gpu/dense_pass.h"
 
-#include <map>
 #include <memory>
+#include <set>
 #include <span>
 
 namespace fulcrum::gpu {
@@ -38,7 +38,8 @@ public:
 
     // x_o of LB-BSP Algorithm 2, measured: the largest batch, up to `cap`, whose buffers the
     // device can allocate now (real allocations, bisected; 0 where not even one sample fits).
-    // Afterwards the step holds no batch buffers: they grow again with the batches it runs.
+    // Afterwards the step holds buffers for a batch of x_o, so no later step of the job
+    // frees or moves one.
     // What other workers and processes allocate later is not foreseen; Algorithm 2's memory
     // ceiling on the device's reading guards that.
     std::int32_t probe_batch_limit(std::int32_t cap);
@@ -57,6 +58,9 @@ private:
     // The step's device work, from the staged parameters and samples to the staged gradient
     // and loss: what a graph records.
     void queue_step(int batch);
+    // Captures the step of `batch` into a graph, which nothing runs yet; where the device
+    // cannot record it, that size runs without a graph from then on.
+    void capture(int batch);
     bool batch_fits(std::int32_t batch);
     void release_batch_buffers() noexcept;
 
@@ -76,7 +80,8 @@ private:
     OpsBuffer<std::int64_t> staged_samples_;
     OpsBuffer<float> staged_results_;
     double last_seconds_ = 0;
-    std::map<int, int> eager_steps_; // per batch size, steps run before one is captured
+    std::int64_t steps_run_ = 0;
+    std::set<int> uncapturable_; // batch sizes whose capture failed: they run without a graph
 };
 
 // A reading as the run store records it: GB (1e9 bytes, as PyTorch ranks report theirs)

@@ -1,6 +1,7 @@
 // Green contexts through the driver's entry points (cudaGetDriverEntryPointByVersion): the
 // binaries link only the static CUDA runtime, and a driver older than 12.4 lacks the
 // functions, which is reported rather than fatal.
+#include "gpu/cuda_devices.h"
 #include "gpu/sm_partition.h"
 
 #include <cuda.h>
@@ -88,6 +89,12 @@ public:
         }
         total_ = static_cast<int>(whole.sm.smCount);
         size_ = static_cast<int>(std::max(whole.sm.minSmPartitionSize, whole.sm.smCoscheduledAlignment));
+        if (size_ <= 0 || total_ <= 0) { // take() divides by the size
+            why_not = "the driver reports " + std::to_string(total_) + " SMs in partitions of at least "
+                + std::to_string(size_) + ", so it cannot partition them";
+            size_ = 0;
+            return;
+        }
         unsigned groups = 0;
         status = a.split_by_count(nullptr, &groups, &whole, nullptr, 0, static_cast<unsigned>(size_));
         if (status == CUDA_SUCCESS && groups > 0) {
@@ -106,6 +113,7 @@ public:
 
     int total() const { return total_; }
     int partition_size() const { return size_; }
+    int partitions() const { return static_cast<int>(partitions_.size()); }
 
     // Indices of enough free partitions for `sms`, taken; empty where too few are free.
     std::vector<std::size_t> take(int sms)
@@ -208,6 +216,21 @@ private:
 };
 
 } // namespace
+
+std::optional<SmPartitioning> sm_partitioning(int device, std::string& why_not)
+{
+    if (const std::string& missing = api().missing; !missing.empty()) {
+        why_not = "the NVIDIA driver lacks green contexts (" + missing + " needs a CUDA 12.5 or later driver)";
+        return std::nullopt;
+    }
+    cudaSetDevice(device);
+    cudaFree(nullptr); // the primary context exists before a green context retains it
+    std::lock_guard lock(partitions_mutex);
+    const DevicePartitions* partitions = partitions_of(device, why_not);
+    if (!partitions)
+        return std::nullopt;
+    return SmPartitioning { partitions->partition_size(), partitions->partitions() };
+}
 
 std::unique_ptr<SmLease> lease_sms(int device, int sms, std::string& why_not)
 {

@@ -13,6 +13,10 @@ struct ComputeDevice {
     // A share of the GPU's streaming multiprocessors (a green context of this many SMs, the
     // device's partition size rounding it up); unset: the whole GPU, shared.
     std::optional<int> sms = std::nullopt;
+    // With `sms`: a share that cannot be granted when the worker starts (the driver lacks
+    // green contexts, or other workers hold the partitions) fails the job rather than
+    // sharing the whole GPU ("sms_strict" in a scenario).
+    bool strict_sms = false;
 
     bool is_cuda() const { return kind == Kind::Cuda; }
     bool operator==(const ComputeDevice&) const = default;

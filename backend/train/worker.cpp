@@ -29,7 +29,8 @@ Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& protot
                 + " has no GPU path (it is not a dense network)");
         gpu::NetworkShape shape { { network->layer_sizes().begin(), network->layer_sizes().end() }, network->head() };
         const auto values = static_cast<std::size_t>(train_->features.size());
-        on_device_ = std::make_unique<gpu::ResidentStep>(gpu::make_cuda_dense_ops(setup.device.index, setup.device.sms),
+        on_device_ = std::make_unique<gpu::ResidentStep>(
+            gpu::make_cuda_dense_ops(setup.device.index, setup.device.sms, true, setup.device.strict_sms),
             std::move(shape), std::span<const float>(train_->features.data(), values), train_->labels);
     }
 }

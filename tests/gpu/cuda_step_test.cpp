@@ -11,6 +11,7 @@
 #include "train/worker.h"
 
 #include <dlfcn.h>
+#include <filesystem>
 #include <random>
 
 using namespace fulcrum;
@@ -135,8 +136,9 @@ TEST(CudaWorker, ComputesTheCpuWorkersGradientOnTheDevice)
     EXPECT_FALSE(cpu.device_use());
 }
 
-// x_o on a real device: a small network's batch of 65,536 fits an H100, and an allocation
-// beyond the device's memory is OutOfDeviceMemory, after which the device still computes.
+// x_o on a real device: a small network's batch of 65,536 fits an H100, and the probe keeps
+// that batch's buffers (no later step frees one); an allocation beyond the device's memory
+// is OutOfDeviceMemory, after which the device still computes, holding the same buffers.
 TEST(CudaStep, ProbesItsDeviceAndSurvivesAnAllocationBeyondIt)
 {
     SKIP_WITHOUT_CUDA_DEVICE();
@@ -145,7 +147,8 @@ TEST(CudaStep, ProbesItsDeviceAndSurvivesAnAllocationBeyondIt)
     auto step = step_on(gpu::make_cuda_dense_ops(0), *reference, set);
     const std::size_t holding = step.reading().own_bytes;
     EXPECT_EQ(step.probe_batch_limit(65536), 65536);
-    EXPECT_EQ(step.reading().own_bytes, holding);
+    const std::size_t probed = step.reading().own_bytes;
+    EXPECT_GT(probed, holding + std::size_t { 65536 } * 20 * sizeof(float)); // at least the features
 
     auto ops = gpu::make_cuda_dense_ops(0);
     const std::size_t total = ops->reading().total_bytes.value_or(0);
@@ -154,6 +157,7 @@ TEST(CudaStep, ProbesItsDeviceAndSurvivesAnAllocationBeyondIt)
     model::Vector params = model::Vector::Constant(reference->parameter_count(), 0.01f), gradient = params;
     const std::vector<std::int64_t> samples { 0, 1, 2, 3 };
     EXPECT_NO_THROW(step.loss_and_gradient(view(params), samples, view(gradient)));
+    EXPECT_EQ(step.reading().own_bytes, probed);
 }
 
 } // namespace
@@ -191,6 +195,58 @@ TEST(CudaStep, SmSharesAreDisjointGreenContextsOrSayWhyNot)
     }
 }
 
+// A strict share that cannot be given fails the worker, naming the share and why; without
+// strictness the same share falls back to the whole GPU and says so.
+TEST(CudaStep, AStrictShareThatCannotBeGivenFailsNamingWhy)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    std::string why;
+    const auto cut = gpu::sm_partitioning(0, why);
+    if (!cut)
+        GTEST_SKIP() << "no SM partitions on cuda:0: " << why;
+    const int all = cut->partitions * cut->size;
+    auto everything = gpu::make_cuda_dense_ops(0, all, true, true); // every partition, held
+    EXPECT_NE(everything->placement().find(std::to_string(all) + " SMs in a green context"), std::string::npos)
+        << everything->placement();
+    try {
+        gpu::make_cuda_dense_ops(0, cut->size, true, true);
+        FAIL() << "a strict share was given with every partition held";
+    } catch (const gpu::DeviceError& e) {
+        EXPECT_NE(std::string(e.what()).find("a strict share of " + std::to_string(cut->size) + " SMs (sms_strict)"),
+            std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("SMs left"), std::string::npos) << e.what();
+    }
+    auto shared = gpu::make_cuda_dense_ops(0, cut->size, true, false);
+    EXPECT_NE(shared->placement().find("the whole GPU shared"), std::string::npos) << shared->placement();
+}
+
+// Shares are rounded up to whole partitions, and the partitions need not cover every SM: a
+// job whose rounded shares exceed them is refused at submission, naming the worker.
+TEST(CudaDevices, SharesBeyondTheDevicesPartitionsAreRefusedByName)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    std::string why;
+    const auto cut = gpu::sm_partitioning(0, why);
+    if (!cut)
+        GTEST_SKIP() << "no SM partitions on cuda:0: " << why;
+    std::vector<perf::WorkerProfile> workers(static_cast<std::size_t>(cut->partitions) + 1);
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+        workers[i].name = "w" + std::to_string(i);
+        workers[i].device = { perf::ComputeDevice::Kind::Cuda, 0, 1 }; // one SM: a whole partition
+    }
+    try {
+        gpu::check_worker_devices(workers, "job.json");
+        FAIL() << workers.size() << " shares were accepted on " << cut->partitions << " partitions";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "workers[" + workers.back().name + "].sms");
+        EXPECT_NE(e.reason().find("partitions of " + std::to_string(cut->size) + " SMs"), std::string::npos)
+            << e.what();
+    }
+    workers.pop_back();
+    EXPECT_NO_THROW(gpu::check_worker_devices(workers, "job.json"));
+}
+
 // A job whose workers ask one GPU for more SMs than it has is refused at submission, naming
 // the worker whose share goes over.
 TEST(CudaDevices, SmSharesBeyondTheDeviceAreRefusedByName)
@@ -208,7 +264,9 @@ TEST(CudaDevices, SmSharesBeyondTheDeviceAreRefusedByName)
     } catch (const InputError& e) {
         EXPECT_EQ(e.field(), "workers[over].sms");
     }
-    workers[1].device.sms = has / 2 - 1;
+    // Small shares fit both counts: the SMs and the partitions they round up to.
+    workers[0].device.sms = 8;
+    workers[1].device.sms = 8;
     EXPECT_NO_THROW(gpu::check_worker_devices(workers, "job.json"));
 }
 
@@ -263,7 +321,11 @@ TEST(Nvml, IsUsedWhereTheDriverHasItAndSaysWhyNot)
 // by name on a machine without cuda:0, as fulcrumd and fulcrum-run refuse it.
 TEST(CudaDevices, TheShippedGpuScenarioIsCheckedAgainstThisMachine)
 {
-    const std::string path = std::string(FULCRUM_SOURCE_DIR) + "/resources/scenarios/gpu-real.json";
+    // From the working folder first: scripts/gpu-check.sh runs the test from a checkout on a
+    // machine where the build's source folder does not exist.
+    std::string path = "resources/scenarios/gpu-real.json";
+    if (!std::filesystem::exists(path))
+        path = std::string(FULCRUM_SOURCE_DIR) + "/" + path;
     const scenario::Scenario s = scenario::load_scenario(path);
     ASSERT_EQ(s.workers.size(), 4u);
     EXPECT_EQ(perf::to_string(s.workers[3].device), "cuda:0");

@@ -12,6 +12,7 @@
 
 #include <numeric>
 #include <random>
+#include <thread>
 
 using namespace fulcrum;
 using namespace fulcrum::gpu::testing;
@@ -163,7 +164,8 @@ TEST(ResidentStep, RefusesSamplesOutsideTheResidentSet)
 
 // x_o measured as Algorithm 2 needs it: on a device of bounded memory (the host reference
 // with a capacity), the probe's answer is a batch whose step runs and one more sample is a
-// batch whose step does not fit; the probe gives its buffers back afterwards.
+// batch whose step does not fit; the probe keeps buffers for that batch, so a step of any
+// batch up to it allocates and frees nothing.
 TEST(ResidentStep, ProbesTheLargestBatchItsDeviceHolds)
 {
     auto reference = model::make_mlp(12, { 16, 8 }, 5);
@@ -179,7 +181,8 @@ TEST(ResidentStep, ProbesTheLargestBatchItsDeviceHolds)
     const std::int32_t limit = step.probe_batch_limit(100000);
     ASSERT_GT(limit, 1);
     ASSERT_LT(limit, 100000);
-    EXPECT_EQ(step.reading().own_bytes, resident); // no batch buffers kept
+    const std::size_t held = step.reading().own_bytes;
+    EXPECT_GT(held, resident); // the batch buffers, at x_o
 
     model::Vector params = model::Vector::Constant(reference->parameter_count(), 0.01f), gradient = params;
     const auto batch_of = [](std::int32_t n) {
@@ -188,7 +191,10 @@ TEST(ResidentStep, ProbesTheLargestBatchItsDeviceHolds)
             samples[i] = static_cast<std::int64_t>(i % 200);
         return samples;
     };
-    EXPECT_NO_THROW(step.loss_and_gradient(view(params), batch_of(limit), view(gradient)));
+    for (const std::int32_t batch : { limit, 1, limit / 2, limit }) {
+        EXPECT_NO_THROW(step.loss_and_gradient(view(params), batch_of(batch), view(gradient)));
+        EXPECT_EQ(step.reading().own_bytes, held) << "batch " << batch;
+    }
     EXPECT_LE(*step.reading().used_bytes, resident + 40000);
     EXPECT_THROW(step.loss_and_gradient(view(params), batch_of(limit + 1), view(gradient)), gpu::OutOfDeviceMemory);
 
@@ -227,6 +233,76 @@ TEST(ResidentStep, GraphReplaysGiveTheEagerStepsResults)
         }
     }
     EXPECT_GE(recorder.replays(), 7) << "most steps ran from a graph";
+}
+
+// A capture the device could not record (on a GPU: invalidated by another thread's call)
+// leaves its step to run without a graph, with the eager step's result, and that batch size
+// is not captured again; other sizes still are, each at its first step.
+TEST(ResidentStep, AFailedCaptureRunsTheStepWithoutAGraph)
+{
+    auto reference = model::make_mlp(12, { 16, 8 }, 5);
+    const data::Dataset set = random_dataset(12, 200, 5, 5);
+    auto graphs = std::make_unique<gpu::HostDenseOps>(std::nullopt, true);
+    gpu::HostDenseOps& recorder = *graphs;
+    recorder.fail_captures(1);
+    auto replayed = step_on(std::move(graphs), *reference, set);
+    auto eager = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
+    model::Vector params(reference->parameter_count()), want = params, got = params;
+    Rng rng(22);
+    const auto run = [&](int batch) {
+        SCOPED_TRACE(batch);
+        reference->initialize(params, rng());
+        std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
+        std::iota(samples.begin(), samples.end(), std::int64_t { 3 });
+        EXPECT_EQ(replayed.loss_and_gradient(view(params), samples, view(got)),
+            eager.loss_and_gradient(view(params), samples, view(want)));
+        EXPECT_EQ(got, want);
+    };
+    for (int i = 0; i < 4; ++i)
+        run(8); // the very first step runs eagerly; the second's capture fails: all of 8 run eagerly
+    EXPECT_EQ(recorder.replays(), 0);
+    for (int i = 0; i < 4; ++i)
+        run(16); // captured at its first step, replayed every time
+    EXPECT_EQ(recorder.replays(), 4);
+}
+
+// Workers computing at once (the real mode) never allocate or free a buffer while another
+// captures a graph: a CUDA free in the middle of another thread's capture can invalidate it.
+TEST(ResidentStep, NoWorkerAllocatesWhileAnotherCaptures)
+{
+    auto reference = model::make_mlp(12, { 16, 8 }, 5);
+    const data::Dataset set = random_dataset(12, 200, 5, 6);
+    const int before = gpu::HostDenseOps::allocations_during_captures();
+    std::vector<std::thread> workers;
+    for (int w = 0; w < 4; ++w)
+        workers.emplace_back([&, w] {
+            auto step = step_on(std::make_unique<gpu::HostDenseOps>(std::nullopt, true), *reference, set);
+            model::Vector params = model::Vector::Constant(reference->parameter_count(), 0.01f), gradient = params;
+            for (int round = 0; round < 3; ++round)
+                for (int batch = 1 + w; batch <= 64; batch += 3) { // growing: buffers move all along
+                    std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
+                    std::iota(samples.begin(), samples.end(), std::int64_t { 0 });
+                    step.loss_and_gradient(view(params), samples, view(gradient));
+                    step.loss_and_gradient(view(params), samples, view(gradient)); // captured
+                }
+        });
+    for (std::thread& worker : workers)
+        worker.join();
+    EXPECT_EQ(gpu::HostDenseOps::allocations_during_captures(), before);
+}
+
+// An allocation that fails leaves its buffer empty: a later, smaller reserve allocates anew
+// rather than returning the null the failed one left (issue 46, item 7).
+TEST(OpsBuffer, AFailedGrowthLeavesAnEmptyBufferThatGrowsAgain)
+{
+    gpu::HostDenseOps ops(4096);
+    gpu::OpsBuffer<float> buffer(ops, gpu::Memory::Compute);
+    ASSERT_NE(buffer.reserve(100), nullptr);
+    EXPECT_THROW(buffer.reserve(100000), gpu::OutOfDeviceMemory);
+    EXPECT_EQ(buffer.size(), 0u);
+    EXPECT_EQ(buffer.data(), nullptr);
+    EXPECT_NE(buffer.reserve(50), nullptr);
+    EXPECT_EQ(ops.reading().own_bytes, 50 * sizeof(float));
 }
 
 TEST(ResidentStep, ReadingsBecomeTheRecordsGpuColumns)

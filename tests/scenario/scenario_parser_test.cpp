@@ -414,3 +414,21 @@ TEST(ScenarioParser, AGpuWorkersSmShareNeedsACudaDeviceAndACount)
                            R"({ "name": "slow", "speed": 250, "device": "cuda:0", "sms": )" + std::string(bad) + " }"),
             "workers[1].sms", "");
 }
+
+// A share may be strict (the job fails rather than share the whole GPU); strictness needs
+// a share to be strict about.
+TEST(ScenarioParser, AStrictSmShareNeedsAShare)
+{
+    const auto s = scenario::parse_scenario(with(R"({ "name": "slow", "speed": 250 })",
+                                                R"({ "name": "slow", "speed": 250, "device": "cuda:0", "sms": 16,
+                                                     "sms_strict": true })"),
+        "test.json");
+    EXPECT_TRUE(s.workers[2].device.strict_sms);
+    EXPECT_FALSE(s.workers[0].device.strict_sms);
+    expect_refused(with(R"({ "name": "slow", "speed": 250 })",
+                       R"({ "name": "slow", "speed": 250, "device": "cuda:0", "sms_strict": true })"),
+        "workers[1].sms_strict", "give the worker \"sms\" too");
+    expect_refused(with(R"({ "name": "slow", "speed": 250 })",
+                       R"({ "name": "slow", "speed": 250, "device": "cuda:0", "sms": 16, "sms_strict": "yes" })"),
+        "workers[1].sms_strict", "");
+}
