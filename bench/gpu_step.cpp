@@ -1,16 +1,23 @@
 // A GPU worker's training step on cuda:0 against the same cuBLAS products measured alone
 // in the same run (issue 20's targets), for the large MLP and the launch-bound one, with
 // and without CUDA graphs.
-//   build/release/bench/gpu_step [--seconds S] [--json]
-// Prints "skipped: no CUDA device ..." and exits 0 where there is no device (CI).
+//   build/release/bench/gpu_step [--seconds S] [--json] [--device cpu|cuda:0] [--model NAME]
+// Prints "skipped: no CUDA device ..." and exits 0 where there is no device (CI). With
+// --device cpu it times the host reference instead: scripts/gpu-check.sh --dry-run checks
+// its own plumbing that way. A failure exits 1 with the error (JSON: {"error": ...}).
 #include "common/random.h"
 #include "gpu/cuda_devices.h"
 #include "gpu/dense_pass.h"
+#include "gpu/host_dense_ops.h"
 #include "gpu/resident_step.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,7 +43,10 @@ double seconds_since(std::chrono::steady_clock::time_point t)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-Figures measure(const Case& c, double seconds)
+// The ops a step runs on: CUDA device 0, or the host reference (--device cpu).
+using MakeOps = std::function<std::unique_ptr<gpu::DenseOps>(bool graphs)>;
+
+Figures measure(const Case& c, double seconds, const MakeOps& make_ops)
 {
     const gpu::NetworkShape shape { c.layers, model::LossHead::SoftmaxCrossEntropy };
     const auto dim = static_cast<std::size_t>(shape.input_dim());
@@ -55,7 +65,7 @@ Figures measure(const Case& c, double seconds)
 
     Figures f;
     for (const bool graphs : { true, false }) {
-        gpu::ResidentStep step(gpu::make_cuda_dense_ops(0, std::nullopt, graphs), shape, features, labels);
+        gpu::ResidentStep step(make_ops(graphs), shape, features, labels);
         std::int64_t steps = 0;
         double device = 0;
         const auto began = std::chrono::steady_clock::now();
@@ -78,7 +88,7 @@ Figures measure(const Case& c, double seconds)
     {
         // The products of one step: per layer W x input, dW = delta x below^T, and (above
         // the first layer) W^T x delta, on buffers of the same shapes.
-        auto ops = gpu::make_cuda_dense_ops(0);
+        auto ops = make_ops(false);
         std::size_t largest = 0;
         for (std::size_t l = 0; l < shape.layers(); ++l)
             largest = std::max(largest, static_cast<std::size_t>(shape.layer_sizes[l] * shape.layer_sizes[l + 1]));
@@ -113,37 +123,60 @@ Figures measure(const Case& c, double seconds)
 
 } // namespace
 
-int main(int argc, char** argv)
+int run(int argc, char** argv)
 {
     double seconds = 3;
     bool json = false;
+    bool on_cpu = false;
+    std::string only;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--seconds" && i + 1 < argc)
             seconds = std::stod(argv[++i]);
         else if (arg == "--json")
             json = true;
+        else if (arg == "--device" && i + 1 < argc
+            && (std::strcmp(argv[i + 1], "cpu") == 0 || std::strcmp(argv[i + 1], "cuda:0") == 0))
+            on_cpu = std::strcmp(argv[++i], "cpu") == 0;
+        else if (arg == "--model" && i + 1 < argc)
+            only = argv[++i];
         else {
             std::fprintf(stderr,
-                "usage: gpu_step [--seconds S] [--json]\n"
-                "Times a GPU worker's step on cuda:0 against the same cuBLAS products alone (FP32).\n");
+                "usage: gpu_step [--seconds S] [--json] [--device cpu|cuda:0] [--model NAME]\n"
+                "Times a GPU worker's step on cuda:0 against the same cuBLAS products alone (FP32).\n"
+                "--device cpu times the host reference instead; --model takes one of\n"
+                "mlp-784-4096-4096-10 (batch 4096) and mlp-784-256-128-10 (batch 128).\n");
             return arg == "--help" || arg == "-h" ? 0 : 2;
         }
     }
     const gpu::CudaDevices& devices = gpu::cuda_devices();
-    if (devices.count == 0) {
+    if (!on_cpu && devices.count == 0) {
         std::printf(json ? "{\"skipped\": \"no CUDA device: %s\"}\n" : "skipped: no CUDA device: %s\n",
             devices.why_none.c_str());
         return 0;
     }
-    const std::vector<Case> cases { { "mlp-784-4096-4096-10", { 784, 4096, 4096, 10 }, 4096 },
+    const MakeOps make_ops = [on_cpu](bool graphs) -> std::unique_ptr<gpu::DenseOps> {
+        if (on_cpu)
+            return std::make_unique<gpu::HostDenseOps>(std::nullopt, graphs);
+        return gpu::make_cuda_dense_ops(0, std::nullopt, graphs);
+    };
+    std::vector<Case> cases { { "mlp-784-4096-4096-10", { 784, 4096, 4096, 10 }, 4096 },
         { "mlp-784-256-128-10", { 784, 256, 128, 10 }, 128 } };
+    if (!only.empty()) {
+        std::erase_if(cases, [&](const Case& c) { return c.name != only; });
+        if (cases.empty()) {
+            std::fprintf(
+                stderr, "gpu_step: --model %s: expected mlp-784-4096-4096-10 or mlp-784-256-128-10\n", only.c_str());
+            return 2;
+        }
+    }
+    const std::string device = on_cpu ? std::string("the host reference (CPU)") : devices.names[0];
     if (json)
-        std::printf("{\"device\": \"%s\", \"math\": \"FP32\", \"models\": {", devices.names[0].c_str());
+        std::printf("{\"device\": \"%s\", \"math\": \"FP32\", \"models\": {", device.c_str());
     else
-        std::printf("cuda:0: %s, FP32 products\n", devices.names[0].c_str());
+        std::printf("%s: %s, FP32 products\n", on_cpu ? "cpu" : "cuda:0", device.c_str());
     for (std::size_t k = 0; k < cases.size(); ++k) {
-        const Figures f = measure(cases[k], seconds);
+        const Figures f = measure(cases[k], seconds, make_ops);
         if (json)
             std::printf("%s\"%s\": {\"batch\": %d, \"step_samples_per_s\": %.1f, \"device_samples_per_s\": %.1f, "
                         "\"eager_step_samples_per_s\": %.1f, \"gemm_samples_per_s\": %.1f}",
@@ -158,4 +191,17 @@ int main(int argc, char** argv)
     if (json)
         std::printf("}}\n");
     return 0;
+}
+
+int main(int argc, char** argv)
+{
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) { // the check's summary reports it, never a silent pass
+        std::string text = e.what();
+        std::replace(text.begin(), text.end(), '"', '\'');
+        std::printf("{\"error\": \"%s\"}\n", text.c_str());
+        std::fprintf(stderr, "gpu_step: %s\n", e.what());
+        return 1;
+    }
 }

@@ -1,19 +1,53 @@
 #!/usr/bin/env bash
-# The GPU check (issue 20): on a machine with a CUDA GPU, runs the GPU tests and the GPU
-# benchmarks of a build made elsewhere, and prints one summary.
-#   scripts/gpu-check.sh [BUILD_DIR]          (default build/gpu-portable, else build/release)
-# The GPU machines have nvcc, PyTorch and the NVIDIA driver but no Debian packages: build
-# on a Debian machine with `scripts/build.sh gpu-portable` (nvcc in /usr/local/cuda; Boost,
-# SQLite, zlib, OpenSSL and libstdc++ linked statically), take the build folder over and
-# run this there. A program that needs a library the machine lacks
-# is reported as skipped with the library named; it is never a silent pass.
+# The GPU check (issues 20 and 46): runs the GPU tests, the GPU jobs and the GPU benchmarks
+# of a kit or build made elsewhere, every step under a time limit, and ends with a summary
+# table. Exits 1 if any step failed or ran out of time.
+#   scripts/gpu-check.sh [--dry-run] [KIT_OR_BUILD]     (default gpu-kit, else build/gpu-portable)
+# The GPU machines have nvcc, PyTorch and the NVIDIA driver but no Debian packages: make the
+# kit on a Debian machine with scripts/gpu-kit.sh and run this there (docs/gpu.md gives the
+# exact command). Every artefact (logs, run stores, JSON figures) is written under $OUT
+# when it is set (summary.md, gpu-check.log, artefacts.tar.gz), else under a new folder
+# that the summary names. --dry-run runs the same steps on the CPU, smaller, so that CI
+# checks this script's plumbing before a GPU machine's first minute is spent on it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-default=build/release
-[ -d build/gpu-portable ] && default=build/gpu-portable
-build="${1:-$default}"
-[ -d "$build" ] || { echo "gpu-check: no build folder $build (scripts/build.sh release first)" >&2; exit 2; }
-# The python3 that has PyTorch, if any has it.
+
+dry_run=0
+target=""
+for arg in "$@"; do
+    case "$arg" in
+        --dry-run) dry_run=1 ;;
+        -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "gpu-check: unknown option $arg (expected --dry-run or a kit folder)" >&2; exit 2 ;;
+        *) target="$arg" ;;
+    esac
+done
+if [ -z "$target" ]; then
+    for candidate in gpu-kit build/gpu-portable build/release; do
+        [ -d "$candidate" ] && { target="$candidate"; break; }
+    done
+fi
+[ -n "$target" ] && [ -d "$target" ] || {
+    echo "gpu-check: no kit or build folder ${target:-(none found)}: make one with scripts/gpu-kit.sh" >&2
+    exit 2
+}
+build="$target" # the data and Python packages
+programs="$target" # app/, bench/, tests/: a build folder's, or a kit's unpacked
+if [ -f "$target/programs.tar.xz" ]; then # a kit (scripts/gpu-kit.sh): its programs come packed
+    programs=$(mktemp -d /tmp/gpu-kit-programs.XXXXXX)
+    tar -xJf "$target/programs.tar.xz" -C "$programs" 2> /dev/null \
+        || python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+            "$target/programs.tar.xz" "$programs" \
+        || { echo "gpu-check: cannot unpack $target/programs.tar.xz" >&2; exit 2; }
+fi
+
+results="${OUT:-}"
+[ -n "$results" ] || results=$(mktemp -d /tmp/gpu-check.XXXXXX)
+mkdir -p "$results"
+work=$(mktemp -d /tmp/gpu-check-work.XXXXXX)
+exec > >(tee "$results/gpu-check.log") 2>&1
+
+# The python3 that has PyTorch, if any has it; the kit's own packages (websockets) first.
 python=""
 for candidate in python3 /usr/bin/python3; do
     if command -v "$candidate" > /dev/null && "$candidate" -c 'import torch' 2> /dev/null; then
@@ -22,174 +56,284 @@ for candidate in python3 /usr/bin/python3; do
     fi
 done
 [ -n "$python" ] || python=$(command -v python3 || true)
-summary=()
-failed=0
-no_device=""
-say() { summary+=("$1"); }
+[ -d "$build/python" ] && export PYTHONPATH="$(cd "$build/python" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+# cuBLAS from PyTorch's wheels where the toolkit's is not on ld.so's path.
+if [ "$dry_run" = 0 ] && [ -z "${FULCRUM_CUBLAS:-}" ] && [ -n "$python" ]; then
+    wheel_cublas=$("$python" - 2> /dev/null <<'PY'
+import glob, site
+for root in site.getsitepackages():
+    for found in sorted(glob.glob(root + "/nvidia/**/libcublas.so.*", recursive=True)):
+        if ".so.13" in found:
+            print(found)
+            raise SystemExit
+PY
+)
+    [ -n "$wheel_cublas" ] && export FULCRUM_CUBLAS="$wheel_cublas" \
+        && export LD_LIBRARY_PATH="$(dirname "$wheel_cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
+device=cuda
+[ "$dry_run" = 1 ] && device=cpu
+rows=()
+failed=0
+started_all=$SECONDS
+
+# step NAME LIMIT COMMAND...: runs COMMAND under `timeout`, its output in $work/NAME.log and
+# on the terminal; returns its status (124 where it ran out of time).
+step() {
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name (limit ${limit} s)"
+    step_started=$SECONDS
+    timeout --kill-after=5 "$limit" "$@" > "$work/$name.log" 2>&1
+    local status=$?
+    cat "$work/$name.log"
+    return $status
+}
+# row NAME STATUS DETAIL: one line of the summary; FAILED and "timed out" fail the check.
+row() {
+    rows+=("| $1 | $2 | $((SECONDS - step_started)) s | $3 |")
+    case "$2" in FAILED | "timed out") failed=1 ;; esac
+}
+outcome() { # the summary's word for a step's exit status
+    case "$1" in 0) echo passed ;; 124 | 137) echo "timed out" ;; *) echo FAILED ;; esac
+}
 runnable() { # prints what a program lacks, if anything
     local missing
-    missing=$(ldd "$1" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+    missing=$(ldd "$1" 2> /dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
     [ -z "$missing" ] || { echo "$missing"; return 1; }
 }
+# job_summary LOG: a fulcrum-run --json summary in a few words.
+job_summary() {
+    "$python" - "$1" 2> /dev/null << 'PY'
+import json, sys
+r = json.loads([line for line in open(sys.argv[1]) if line.startswith("{")][-1])
+print(f": {r['iterations']} iterations, {r['mean_iteration_seconds'] * 1e3:.2f} ms each, "
+      f"test accuracy {r['final_test_accuracy']:.4f}")
+PY
+}
+# scenario_for SHIPPED OUT [uniform]: a shipped scenario as the check runs it: with equal
+# batches where asked, and in the dry run smaller and on the CPU.
+scenario_for() {
+    "$python" - "$1" "$2" "${3:-}" "$dry_run" << 'PY'
+import json, re, sys
+shipped, out, policy, dry_run = sys.argv[1:5]
+s = json.loads(re.sub(r"^\s*//.*$", "", open(shipped).read(), flags=re.M))
+if policy:
+    s["policy"] = {"type": policy}
+if dry_run == "1":
+    for w in s["workers"]:
+        w["device"] = "cpu"
+        w.pop("sms", None)
+        w.pop("sms_strict", None)
+    s["data"].update(train_size=2000, test_size=500)
+    s["training"].update(iterations=20, eval_interval=10, total_batch=256)
+json.dump(s, open(out, "w"), indent=1)
+PY
+}
 
+step_started=$SECONDS
 echo "== devices"
-if command -v nvidia-smi > /dev/null; then
-    nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
+if [ "$dry_run" = 1 ]; then
+    echo "dry run: every step on the CPU"
+elif command -v nvidia-smi > /dev/null; then
+    timeout 20 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
 else
     echo "nvidia-smi is not installed"
 fi
+echo "cuBLAS: ${FULCRUM_CUBLAS:-by soname}"
 
-echo "== GPU tests ($build/tests/cuda_step_test, dense_pass_test)"
-for t in dense_pass_test cuda_step_test; do
-    exe="$build/tests/$t"
+# 1. The tests with GPU cases (they skip those without a device).
+no_device=""
+for t in dense_pass_test:30 cuda_step_test:50; do
+    name=${t%%:*}
+    exe="$programs/tests/$name"
+    step_started=$SECONDS
     if [ ! -x "$exe" ]; then
-        say "$t: not built (FULCRUM_BUILD_TESTS=OFF?)"
-        failed=1
+        row "$name" FAILED "not in $programs (FULCRUM_BUILD_TESTS=OFF?)"
         continue
     fi
     if ! lacks=$(runnable "$exe"); then
-        say "$t: skipped, this machine lacks $lacks"
+        row "$name" skipped "this machine lacks $lacks"
         continue
     fi
-    log=$(mktemp)
-    if "$exe" > "$log" 2>&1; then
-        passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\./\1/p' "$log")
-        skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?, listed below:/\1/p' "$log")
-        skipped=${skipped:-0}
-        say "$t: passed ($passed passed, $skipped skipped)"
-        if grep -q 'no CUDA device' "$log"; then
-            no_device=$(grep -m1 -o 'no CUDA device: .*' "$log")
-            echo "  $no_device"
-        fi
-    else
-        say "$t: FAILED (log below)"
-        cat "$log"
-        failed=1
+    step "$name" "${t##*:}" "$exe"
+    status=$?
+    passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\./\1/p' "$work/$name.log")
+    skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?, listed below:/\1/p' "$work/$name.log")
+    if grep -q 'no CUDA device' "$work/$name.log"; then
+        no_device=$(grep -m1 -o 'no CUDA device: .*' "$work/$name.log")
     fi
-    rm -f "$log"
+    row "$name" "$(outcome $status)" "${passed:-0} passed, ${skipped:-0} skipped${no_device:+ ($no_device)}"
 done
-
-echo "== a real-mode job on GPU workers (resources/scenarios/gpu-real.json)"
-run="$build/app/fulcrum-run"
-if [ ! -x "$run" ]; then
-    say "gpu-real job: fulcrum-run is not in $build"
-elif [ -n "$no_device" ]; then
-    say "gpu-real job: skipped, $no_device"
-elif ! lacks=$(runnable "$run"); then
-    say "gpu-real job: skipped, this machine lacks $lacks (build the gpu-portable preset)"
-else
-    store=$(mktemp -d)/gpu-real.db
-    if "$run" resources/scenarios/gpu-real.json --out "$store" > "$store.txt" 2>&1; then
-        cat "$store.txt"
-        say "gpu-real job: ran; its summary is above, its rows in $store"
-    else
-        cat "$store.txt"
-        say "gpu-real job: FAILED (above)"
-        failed=1
-    fi
+if [ "$dry_run" = 1 ]; then
+    no_device="" # the CPU runs every later step
 fi
 
-echo "== one GPU as a heterogeneous cluster: SM partitions, LB-BSP against equal batches"
-if [ -x "$run" ] && [ -z "$no_device" ] && runnable "$run" > /dev/null; then
-    work=$(mktemp -d)
-    sed 's/"lbbsp-gpu"/"uniform"/' resources/scenarios/gpu-sm-partitions.json > "$work/equal.json"
-    if "$run" resources/scenarios/gpu-sm-partitions.json --out "$work/lbbsp.db" --json > "$work/lbbsp.json" 2> "$work/lbbsp.txt" \
-        && "$run" "$work/equal.json" --out "$work/equal.db" --json > "$work/equal.json.out" 2> "$work/equal.txt"; then
-        say "$("$python" - "$work/lbbsp.json" "$work/equal.json.out" "$work/lbbsp.db" <<'PY'
+run="$programs/app/fulcrum-run"
+can_run_jobs() { # prints why the jobs cannot run here, if they cannot
+    if [ ! -x "$run" ]; then
+        echo "fulcrum-run is not in $programs"
+    elif [ -n "$no_device" ]; then
+        echo "$no_device"
+    elif ! lacks=$(runnable "$run"); then
+        echo "this machine lacks $lacks"
+    fi
+}
+
+# 2. A real-mode job of four GPU workers, LB-BSP Algorithm 2 from CUDA-event times.
+step_started=$SECONDS
+if why=$(can_run_jobs) && [ -z "$why" ]; then
+    scenario_for resources/scenarios/gpu-real.json "$work/gpu-real.json"
+    step gpu-real 45 "$run" "$work/gpu-real.json" --out "$work/gpu-real.db" --json
+    status=$?
+    row gpu-real "$(outcome $status)" "run store gpu-real.db$([ $status = 0 ] && job_summary "$work/gpu-real.log")"
+else
+    row gpu-real skipped "$why"
+fi
+
+# 3. One GPU as a heterogeneous cluster: SM shares, LB-BSP against equal batches.
+if why=$(can_run_jobs) && [ -z "$why" ]; then
+    scenario_for resources/scenarios/gpu-sm-partitions.json "$work/sm-lbbsp.json"
+    scenario_for resources/scenarios/gpu-sm-partitions.json "$work/sm-equal.json" uniform
+    for policy in lbbsp equal; do
+        step_started=$SECONDS
+        step "sm-$policy" 40 "$run" "$work/sm-$policy.json" --out "$work/sm-$policy.db" --json
+        status=$?
+        row "sm-partitions, $policy" "$(outcome $status)" "run store sm-$policy.db$([ $status = 0 ] && job_summary "$work/sm-$policy.log")"
+    done
+    step_started=$SECONDS
+    if [ -f "$work/sm-lbbsp.db" ] && [ -f "$work/sm-equal.db" ]; then
+        comparison=$("$python" - "$work" << 'PY' 2>&1
 import json, sqlite3, sys
-lb, eq = (json.load(open(p)) for p in sys.argv[1:3])
-for (message,) in sqlite3.connect(sys.argv[3]).execute("SELECT message FROM events WHERE kind = 'gpu-device'"):
+work = sys.argv[1]
+def summary(policy):
+    return json.loads([l for l in open(f"{work}/sm-{policy}.log") if l.startswith("{")][-1])
+lb, eq = summary("lbbsp"), summary("equal")
+for (message,) in sqlite3.connect(f"{work}/sm-lbbsp.db").execute("SELECT message FROM events WHERE kind = 'gpu-device'"):
     print(message, file=sys.stderr)  # which SMs each worker got, or why it shares the whole GPU
 ratio = eq["mean_iteration_seconds"] / lb["mean_iteration_seconds"]
-print(f"sm-partitions: LB-BSP {lb['mean_iteration_seconds']*1e3:.2f} ms/iteration, equal batches "
+json.dump({"lbbsp": lb, "equal": eq, "throughput_ratio": ratio}, open(f"{work}/sm-partitions.json", "w"), indent=1)
+print(f"LB-BSP {lb['mean_iteration_seconds']*1e3:.2f} ms/iteration, equal batches "
       f"{eq['mean_iteration_seconds']*1e3:.2f} ms: {ratio:.2f}x the throughput (target 1.6x); "
       f"test accuracy {lb['final_test_accuracy']:.4f} vs {eq['final_test_accuracy']:.4f}")
 PY
-)"
-    else
-        cat "$work"/*.txt
-        say "sm-partitions: FAILED (above)"
-        failed=1
+)
+        status=$?
+        echo "$comparison"
+        row "sm-partitions, ratio" "$(outcome $status)" "$(echo "$comparison" | tail -1)"
     fi
 else
-    say "sm-partitions: skipped, ${no_device:-fulcrum-run cannot run here}"
+    step_started=$SECONDS
+    row sm-partitions skipped "$why"
 fi
 
-echo "== a PyTorch job under fulcrumd with NCCL on the GPU (clients/python/examples/torch_ddp_fashion_mnist.py)"
-# The GPU machines have no Debian data set package: copy /usr/share/datasets/fashion-mnist
-# into BUILD/data/fashion-mnist before carrying the build folder over.
+# 4. A PyTorch job under the kit's fulcrumd: NCCL on the GPU (gloo in the dry run).
+step_started=$SECONDS
 data=""
 for candidate in "$build/data/fashion-mnist" /usr/share/datasets/fashion-mnist; do
     [ -f "$candidate/train-images-idx3-ubyte.gz" ] && { data="$candidate"; break; }
 done
-daemon="$build/app/fulcrumd"
+daemon="$programs/app/fulcrumd"
+torch_check='import torch, websockets'
+[ "$device" = cuda ] && torch_check="$torch_check; assert torch.cuda.is_available()"
 if [ -n "$no_device" ]; then
-    say "torch NCCL job: skipped, $no_device"
-elif [ -z "$python" ] || ! "$python" -c 'import torch, websockets; assert torch.cuda.is_available()' 2> /dev/null; then
-    say "torch NCCL job: skipped, ${python:-python3} lacks torch with CUDA or websockets"
+    row "torch job" skipped "$no_device"
+elif [ -z "$python" ] || ! "$python" -c "$torch_check" 2> /dev/null; then
+    row "torch job" skipped "${python:-python3} lacks torch (with CUDA for a GPU) or websockets"
 elif [ -z "$data" ]; then
-    say "torch NCCL job: skipped, no Fashion-MNIST (copy /usr/share/datasets/fashion-mnist to $build/data/)"
+    row "torch job" skipped "no Fashion-MNIST (scripts/gpu-kit.sh carries it in the kit's data/)"
 elif [ ! -x "$daemon" ] || ! runnable "$daemon" > /dev/null; then
-    say "torch NCCL job: skipped, fulcrumd cannot run here"
+    row "torch job" skipped "fulcrumd cannot run here"
 else
-    folder=$(mktemp -d)
-    "$daemon" --data-dir "$folder" --listen 127.0.0.1:0 --no-demo > "$folder/fulcrumd.log" 2>&1 &
+    mkdir -p "$work/fulcrumd"
+    "$daemon" --data-dir "$work/fulcrumd" --listen 127.0.0.1:0 --no-demo > "$work/fulcrumd.log" 2>&1 &
     daemon_pid=$!
-    for _ in $(seq 100); do grep -q "serving ws://127.0.0.1:" "$folder/fulcrumd.log" && break; sleep 0.1; done
-    server=$(grep -o "serving ws://127.0.0.1:[0-9]*" "$folder/fulcrumd.log" | head -1 | sed 's/serving //')
-    ranks=$("$python" -c 'import torch; print(max(1, torch.cuda.device_count()))')
+    for _ in $(seq 100); do grep -q "serving ws://127.0.0.1:" "$work/fulcrumd.log" && break; sleep 0.1; done
+    server=$(grep -o "serving ws://127.0.0.1:[0-9]*" "$work/fulcrumd.log" | head -1 | sed 's/serving //')
+    ranks=1
+    [ "$device" = cuda ] && ranks=$("$python" -c 'import torch; print(max(1, torch.cuda.device_count()))')
+    iterations=118
+    [ "$dry_run" = 1 ] && iterations=10
     # NCCL needs one GPU per rank: as many ranks as GPUs.
-    if [ -n "$server" ] && "$python" clients/python/examples/torch_ddp_fashion_mnist.py --server "$server" \
-        --token-file "$folder/tokens" --device cuda --ranks "$ranks" --data "$data" --policy '{"type": "lbbsp-gpu"}' \
-        > "$folder/torch.txt" 2>&1; then
-        say "torch NCCL job: $(tail -1 "$folder/torch.txt") ($ranks rank(s), NCCL)"
-    else
-        cat "$folder/torch.txt" "$folder/fulcrumd.log"
-        say "torch NCCL job: FAILED (above)"
-        failed=1
-    fi
+    step "torch-$device" 75 "$python" clients/python/examples/torch_ddp_fashion_mnist.py --server "${server:-none}" \
+        --token-file "$work/fulcrumd/tokens" --device "$device" --ranks "$ranks" --data "$data" \
+        --iterations "$iterations" --policy "{\"type\": \"lbbsp-$([ "$device" = cuda ] && echo gpu || echo cpu)\"}"
+    status=$?
     kill "$daemon_pid" 2> /dev/null
     wait "$daemon_pid" 2> /dev/null
+    cp "$work"/fulcrumd/*.db "$work/" 2> /dev/null
+    row "torch job ($ranks rank(s), $([ "$device" = cuda ] && echo NCCL || echo gloo))" "$(outcome $status)" \
+        "$(tail -1 "$work/torch-$device.log")"
 fi
 
-echo "== benchmarks"
-bench="$build/bench/gpu_step"
-if [ -x "$bench" ] && lacks=$(runnable "$bench"); then
-    ours=$("$bench" --seconds 3 --json)
-    echo "$ours"
-    if [ -n "$python" ]; then
-        say "$("$python" - "$ours" <<'PY'
+# 5. The device's performance model, measured (fulcrum-experiment gpu-profile).
+step_started=$SECONDS
+experiment="$programs/app/fulcrum-experiment"
+if [ ! -x "$experiment" ]; then
+    row gpu-profile FAILED "fulcrum-experiment is not in $programs"
+elif [ -n "$no_device" ]; then
+    row gpu-profile skipped "$no_device"
+else
+    step gpu-profile 40 "$experiment" gpu-profile --device "$([ "$device" = cuda ] && echo cuda:0 || echo cpu)" \
+        --out "$work/gpu-profile"
+    status=$?
+    row gpu-profile "$(outcome $status)" "$(grep -m1 -o 'Γ(0) = .*' "$work/gpu-profile/results.md" 2> /dev/null \
+        || echo 'no results.md')"
+fi
+
+# 6. The benchmarks: our step against cuBLAS products alone, and PyTorch's step.
+step_started=$SECONDS
+bench="$programs/bench/gpu_step"
+bench_args=(--seconds 2 --json)
+[ "$dry_run" = 1 ] && bench_args=(--seconds 0.2 --json --device cpu --model mlp-784-256-128-10)
+if [ ! -x "$bench" ]; then
+    row gpu_step FAILED "not in $programs (FULCRUM_BUILD_BENCH=OFF?)"
+elif ! lacks=$(runnable "$bench"); then
+    row gpu_step skipped "this machine lacks $lacks"
+else
+    step gpu_step 40 "$bench" "${bench_args[@]}"
+    status=$?
+    grep '^{' "$work/gpu_step.log" | tail -1 > "$work/gpu_step.json"
+    figures=$("$python" - "$work/gpu_step.json" << 'PY' 2>&1
 import json, sys
-r = json.loads(sys.argv[1])
-if "skipped" in r:
-    print("gpu_step: " + r["skipped"]); sys.exit()
-lines = [f"gpu_step on {r['device']} ({r['math']}):"]
-for name, m in r["models"].items():
-    lines.append(f"  {name} batch {m['batch']}: step {m['step_samples_per_s']:.0f} samples/s "
-                 f"({m['eager_step_samples_per_s']:.0f} without CUDA graphs), "
-                 f"products alone {m['gemm_samples_per_s']:.0f}; step / products "
-                 f"{m['step_samples_per_s'] / m['gemm_samples_per_s']:.2f} (target >= 0.70 for the 4096 MLP)")
-print("\n".join(lines))
+r = json.load(open(sys.argv[1]))
+if "skipped" in r or "error" in r:
+    print(r.get("skipped") or r["error"])
+    raise SystemExit
+print("; ".join(f"{name} batch {m['batch']}: {m['step_samples_per_s']:.0f} samples/s "
+                f"({m['eager_step_samples_per_s']:.0f} without graphs), products alone "
+                f"{m['gemm_samples_per_s']:.0f}: {m['step_samples_per_s'] / m['gemm_samples_per_s']:.2f}"
+                for name, m in r["models"].items()) + f" on {r['device']} (target >= 0.70 for the 4096 MLP)")
 PY
-)"
-    fi
-elif [ -x "$bench" ]; then
-    say "gpu_step: skipped, this machine lacks $lacks"
-else
-    say "gpu_step: not built (FULCRUM_BUILD_BENCH=OFF?)"
+)
+    row gpu_step "$(outcome $status)" "$figures"
 fi
+step_started=$SECONDS
 if [ -n "$python" ]; then
-    theirs=$("$python" bench/torch_gpu_step.py --layers 784,256,128,10 --batch 128 --json 2>&1 | tail -1)
-    echo "$theirs"
-    say "torch_gpu_step (mlp-784-256-128-10, batch 128): $theirs"
+    step torch_gpu_step 30 "$python" bench/torch_gpu_step.py --layers 784,256,128,10 --batch 128 --seconds 2 --json \
+        --device "$device"
+    status=$?
+    grep '^{' "$work/torch_gpu_step.log" | tail -1 > "$work/torch_gpu_step.json"
+    row torch_gpu_step "$(outcome $status)" "$(tail -1 "$work/torch_gpu_step.log")"
 else
-    say "torch_gpu_step: skipped, no python3"
+    row torch_gpu_step skipped "no python3"
 fi
 
+# The summary, and every artefact where the caller finds it.
+{
+    echo "# GPU check: $( [ "$dry_run" = 1 ] && echo "dry run on the CPU" || echo "$device" ), $((SECONDS - started_all)) s"
+    echo
+    echo "| step | outcome | time | detail |"
+    echo "| --- | --- | --- | --- |"
+    printf '%s\n' "${rows[@]}"
+} > "$results/summary.md"
+tar -czf "$results/artefacts.tar.gz" -C "$work" . 2> /dev/null
+rm -rf "$work"
+[ "$programs" = "$target" ] || rm -rf "$programs"
 echo
-echo "== GPU check summary"
-printf '%s\n' "${summary[@]}"
-echo "Not in this check: the console's screenshot of the SM-partition equilibrium (it needs a display)."
-echo "Record the figures in docs/benchmarks.md with the device named."
+cat "$results/summary.md"
+echo
+echo "Artefacts: $results (summary.md, gpu-check.log, artefacts.tar.gz: logs, run stores, JSON figures)."
+echo "The console's screenshot is taken where the console runs: fulcrum --replay sm-lbbsp.db --screenshot FILE."
 exit $failed

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Fulcrum builds and runs with, skipping those present.
 # --test-tools adds the real programs the test suite starts beside fulcrumd: Prometheus,
-# a one-node Slurm with munge, lintian and systemd-analyze (scripts/test.sh passes it).
+# a one-node Slurm with munge, lintian and systemd-analyze, and xz for the GPU kit's test
+# (scripts/test.sh passes it).
 # Run as root (or with sudo). Safe to run again.
 set -euo pipefail
 
@@ -14,7 +15,7 @@ packages=(
   dataset-fashion-mnist
 )
 if [ "${1:-}" = "--test-tools" ]; then
-  packages+=(prometheus lintian systemd slurm-wlm munge python3-torch python3-websockets)
+  packages+=(prometheus lintian systemd slurm-wlm munge python3-torch python3-websockets xz-utils)
 elif [ -n "${1:-}" ]; then
   echo "install-deps: unknown option '$1' (--test-tools is the only one)" >&2
   exit 2
