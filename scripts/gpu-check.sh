@@ -145,7 +145,7 @@ echo "cuBLAS: ${FULCRUM_CUBLAS:-by soname}"
 
 # 1. The tests with GPU cases (they skip those without a device).
 no_device=""
-for t in dense_pass_test:30 cuda_step_test:50; do
+for t in dense_pass_test:20 cuda_step_test:40; do
     name=${t%%:*}
     exe="$programs/tests/$name"
     step_started=$SECONDS
@@ -185,7 +185,7 @@ can_run_jobs() { # prints why the jobs cannot run here, if they cannot
 step_started=$SECONDS
 if why=$(can_run_jobs) && [ -z "$why" ]; then
     scenario_for resources/scenarios/gpu-real.json "$work/gpu-real.json"
-    step gpu-real 45 "$run" "$work/gpu-real.json" --out "$work/gpu-real.db" --json
+    step gpu-real 30 "$run" "$work/gpu-real.json" --out "$work/gpu-real.db" --json
     status=$?
     row gpu-real "$(outcome $status)" "run store gpu-real.db$([ $status = 0 ] && job_summary "$work/gpu-real.log")"
 else
@@ -198,7 +198,7 @@ if why=$(can_run_jobs) && [ -z "$why" ]; then
     scenario_for resources/scenarios/gpu-sm-partitions.json "$work/sm-equal.json" uniform
     for policy in lbbsp equal; do
         step_started=$SECONDS
-        step "sm-$policy" 40 "$run" "$work/sm-$policy.json" --out "$work/sm-$policy.db" --json
+        step "sm-$policy" 35 "$run" "$work/sm-$policy.json" --out "$work/sm-$policy.db" --json
         status=$?
         row "sm-partitions, $policy" "$(outcome $status)" "run store sm-$policy.db$([ $status = 0 ] && job_summary "$work/sm-$policy.log")"
     done
@@ -256,7 +256,7 @@ else
     iterations=118
     [ "$dry_run" = 1 ] && iterations=10
     # NCCL needs one GPU per rank: as many ranks as GPUs.
-    step "torch-$device" 75 "$python" clients/python/examples/torch_ddp_fashion_mnist.py --server "${server:-none}" \
+    step "torch-$device" 60 "$python" clients/python/examples/torch_ddp_fashion_mnist.py --server "${server:-none}" \
         --token-file "$work/fulcrumd/tokens" --device "$device" --ranks "$ranks" --data "$data" \
         --iterations "$iterations" --policy "{\"type\": \"lbbsp-$([ "$device" = cuda ] && echo gpu || echo cpu)\"}"
     status=$?
@@ -267,7 +267,64 @@ else
         "$(tail -1 "$work/torch-$device.log")"
 fi
 
-# 5. The device's performance model, measured (fulcrum-experiment gpu-profile).
+# 5. Remote workers on the GPU: two fulcrum-worker --device cuda:0 processes join a real-mode
+# job of the kit's fulcrumd beside a local GPU worker (remote-workers.md).
+step_started=$SECONDS
+worker="$programs/app/fulcrum-worker"
+if [ -n "$no_device" ]; then
+    row "remote GPU workers" skipped "$no_device"
+elif [ ! -x "$worker" ] || [ ! -x "$daemon" ]; then
+    row "remote GPU workers" FAILED "fulcrum-worker or fulcrumd is not in $programs"
+else
+    worker_device=cuda:0
+    [ "$device" = cpu ] && worker_device=cpu
+    cat > "$work/gpu-remote.json" << JOB
+{"name": "gpu-remote", "seed": 2, "mode": "real",
+ "data": {"source": "synthetic", "train_size": 20000, "test_size": 2000, "dim": 784, "classes": 10},
+ "model": {"type": "mlp", "hidden": [256, 128]},
+ "training": {"total_batch": 1024, "learning_rate": 0.05, "momentum": 0.9, "iterations": 200, "eval_interval": 100},
+ "policy": {"type": "lbbsp-gpu"},
+ "workers": [{"name": "local", "speed": 4000, "device": "$worker_device"},
+             {"name": "remote", "count": 2, "speed": 4000, "remote": true}]}
+JOB
+    mkdir -p "$work/remote-daemon"
+    "$daemon" --data-dir "$work/remote-daemon" --listen 127.0.0.1:0 --no-demo --scenario "$work/gpu-remote.json" \
+        > "$work/remote-fulcrumd.log" 2>&1 &
+    remote_daemon=$!
+    for _ in $(seq 100); do grep -q "serving ws://127.0.0.1:" "$work/remote-fulcrumd.log" && break; sleep 0.1; done
+    address=$(grep -o "serving ws://127.0.0.1:[0-9]*" "$work/remote-fulcrumd.log" | head -1 | sed 's|serving ws://||')
+    step remote-workers 40 bash -c '
+        for w in 1 2; do
+            "$1" --server "$2" --job 1 --token-file "$3" --device "$4" --name "remote-$w" > "$5/remote-worker-$w.log" 2>&1 &
+        done
+        wait_all=0
+        for w in 1 2; do wait -n || wait_all=1; done
+        cat "$5"/remote-worker-*.log
+        exit $wait_all' _ "$worker" "${address:-none}" "$work/remote-daemon/tokens" "$worker_device" "$work"
+    status=$?
+    kill "$remote_daemon" 2> /dev/null
+    wait "$remote_daemon" 2> /dev/null
+    cp "$work/remote-daemon/runs/job-1.db" "$work/gpu-remote.db" 2> /dev/null
+    detail=$("$python" - "$work/gpu-remote.db" "$worker_device" << 'PY' 2>&1
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+status, = db.execute("SELECT status FROM runs ORDER BY id DESC LIMIT 1").fetchone()
+rows = db.execute("SELECT worker_id, count(*), avg(batch_size), avg(compute_s), avg(gpu_memory_gb) "
+                  "FROM iterations GROUP BY worker_id ORDER BY worker_id").fetchall()
+print(f"job {status}; " + ", ".join(
+    f"worker {w}: {n} rows, batch {b:.0f}, {c * 1e3:.2f} ms" + (f", {g:.3f} GB on the GPU" if g else "")
+    for w, n, b, c, g in rows))
+gpu = sys.argv[2] != "cpu"
+ok = status == "finished" and len(rows) == 3 and all(n == 200 for _, n, *_ in rows) \
+    and (not gpu or all(g for *_, g in rows))
+sys.exit(0 if ok else 1)
+PY
+)
+    [ $? = 0 ] || status=1
+    row "remote GPU workers" "$(outcome $status)" "$detail"
+fi
+
+# 6. The device's performance model, measured (fulcrum-experiment gpu-profile).
 step_started=$SECONDS
 experiment="$programs/app/fulcrum-experiment"
 if [ ! -x "$experiment" ]; then
@@ -275,14 +332,14 @@ if [ ! -x "$experiment" ]; then
 elif [ -n "$no_device" ]; then
     row gpu-profile skipped "$no_device"
 else
-    step gpu-profile 40 "$experiment" gpu-profile --device "$([ "$device" = cuda ] && echo cuda:0 || echo cpu)" \
+    step gpu-profile 30 "$experiment" gpu-profile --device "$([ "$device" = cuda ] && echo cuda:0 || echo cpu)" \
         --out "$work/gpu-profile"
     status=$?
     row gpu-profile "$(outcome $status)" "$(grep -m1 -o 'Γ(0) = .*' "$work/gpu-profile/results.md" 2> /dev/null \
         || echo 'no results.md')"
 fi
 
-# 6. The benchmarks: our step against cuBLAS products alone, and PyTorch's step.
+# 7. The benchmarks: our step against cuBLAS products alone, and PyTorch's step.
 step_started=$SECONDS
 bench="$programs/bench/gpu_step"
 bench_args=(--seconds 2 --json)
@@ -292,7 +349,7 @@ if [ ! -x "$bench" ]; then
 elif ! lacks=$(runnable "$bench"); then
     row gpu_step skipped "this machine lacks $lacks"
 else
-    step gpu_step 40 "$bench" "${bench_args[@]}"
+    step gpu_step 30 "$bench" "${bench_args[@]}"
     status=$?
     grep '^{' "$work/gpu_step.log" | tail -1 > "$work/gpu_step.json"
     figures=$("$python" - "$work/gpu_step.json" << 'PY' 2>&1
@@ -311,7 +368,7 @@ PY
 fi
 step_started=$SECONDS
 if [ -n "$python" ]; then
-    step torch_gpu_step 30 "$python" bench/torch_gpu_step.py --layers 784,256,128,10 --batch 128 --seconds 2 --json \
+    step torch_gpu_step 25 "$python" bench/torch_gpu_step.py --layers 784,256,128,10 --batch 128 --seconds 2 --json \
         --device "$device"
     status=$?
     grep '^{' "$work/torch_gpu_step.log" | tail -1 > "$work/torch_gpu_step.json"

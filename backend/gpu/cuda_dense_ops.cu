@@ -180,9 +180,12 @@ public:
         cudaGraph_t graph = nullptr;
         const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
         cudaGraphExec_t exec = nullptr;
-        const cudaError_t made = ended == cudaSuccess && graph ? cudaGraphInstantiate(&exec, graph, 0) : ended;
+        cudaError_t made = ended == cudaSuccess && graph ? cudaGraphInstantiate(&exec, graph, 0) : ended;
         if (graph)
             cudaGraphDestroy(graph);
+        // Uploaded now, ahead of the step's timing, rather than by its first launch.
+        if (made == cudaSuccess && (made = cudaGraphUpload(exec, stream_)) != cudaSuccess)
+            cudaGraphExecDestroy(exec);
         if (made != cudaSuccess) { // an invalidated capture is not a sticky error: the step runs eagerly
             cudaGetLastError();
             return false;

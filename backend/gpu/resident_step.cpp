@@ -167,13 +167,19 @@ double ResidentStep::loss_and_gradient(
     }
     std::memcpy(staged_params_.data(), params.data(), params.size_bytes());
     std::memcpy(staged_samples_.data(), samples.data(), samples.size_bytes());
+    // The step's very first run sets cuBLAS up and loads kernels, untimed: on an H100 it took
+    // 30 times a step, and a policy that reads it (LB-BSP Algorithm 2 keeps who led) is
+    // misled for the rest of the job.
+    if (steps_run_++ == 0) {
+        queue_step(batch);
+        ops_->finish();
+    }
     // A launch-bound step (small batches) pays one graph launch instead of a dozen kernel
-    // launches. A batch size is captured at its first step (the step's very first runs
-    // eagerly, as cuBLAS sets itself up), before the timing starts: the first use of a
-    // kernel may load it, and a policy that moves samples meets new sizes all along, so
-    // eager first steps timed 3 to 5 times their batch's time on an H100 and made the
-    // fastest worker look like the straggler (docs/gpu.md).
-    if (steps_run_++ > 0 && ops_->can_capture() && !ops_->has_graph(batch) && !uncapturable_.contains(batch))
+    // launches. A batch size is captured at its first step, before the timing starts: a
+    // policy that moves samples meets new sizes all along, and eager first steps at new
+    // sizes timed 3 to 5 times their batch's time on an H100, which made the fastest worker
+    // look like the straggler (docs/gpu.md).
+    if (ops_->can_capture() && !ops_->has_graph(batch) && !uncapturable_.contains(batch))
         capture(batch);
     ops_->start_timing();
     if (!ops_->replay(batch))

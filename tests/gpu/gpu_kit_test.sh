@@ -32,12 +32,12 @@ for f in summary.md gpu-check.log artefacts.tar.gz; do
     [ -s "$work/out/$f" ] || fail "\$OUT lacks $f"
 done
 for step in dense_pass_test cuda_step_test gpu-real "sm-partitions, lbbsp" "sm-partitions, equal" \
-    "sm-partitions, ratio" gpu-profile gpu_step; do
+    "sm-partitions, ratio" "remote GPU workers" gpu-profile gpu_step; do
     grep -q "^| $step | passed |" "$work/out/summary.md" || fail "step $step did not pass"
 done
 grep -qE '^\| torch job .* \| (passed|skipped) \|' "$work/out/summary.md" || fail "no torch job row"
 tar -tzf "$work/out/artefacts.tar.gz" > "$work/artefacts"
-for f in ./gpu-real.db ./sm-lbbsp.db ./sm-equal.db ./gpu_step.json ./sm-partitions.json; do
+for f in ./gpu-real.db ./sm-lbbsp.db ./sm-equal.db ./gpu-remote.db ./gpu_step.json ./sm-partitions.json; do
     grep -qx "$f" "$work/artefacts" || fail "the artefacts lack $f"
 done
 
