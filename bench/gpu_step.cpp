@@ -198,9 +198,10 @@ int main(int argc, char** argv)
     try {
         return run(argc, argv);
     } catch (const std::exception& e) { // the check's summary reports it, never a silent pass
-        std::string text = e.what();
-        std::replace(text.begin(), text.end(), '"', '\'');
-        std::printf("{\"error\": \"%s\"}\n", text.c_str());
+        std::string text = e.what(); // kept valid JSON: quotes, backslashes and controls replaced
+        std::replace_if(
+            text.begin(), text.end(), [](char c) { return c == '"' || c == '\\' || (c >= 0 && c < 0x20); }, '\'');
+        std::printf("\n{\"error\": \"%s\"}\n", text.c_str()); // on a line of its own
         std::fprintf(stderr, "gpu_step: %s\n", e.what());
         return 1;
     }

@@ -33,6 +33,23 @@ fi
 }
 build="$target" # the data and Python packages
 programs="$target" # app/, bench/, tests/: a build folder's, or a kit's unpacked
+work=""
+daemons=()
+# stop_daemon PID: a fulcrumd the check started, given 15 s to stop, then killed.
+stop_daemon() {
+    kill "$1" 2> /dev/null || return 0
+    timeout 15 tail --pid="$1" -f /dev/null 2> /dev/null || kill -9 "$1" 2> /dev/null
+    wait "$1" 2> /dev/null
+}
+# Whatever way the check ends (a step's failure, Ctrl-C, ctest's time limit), no fulcrumd
+# stays running and no temporary folder stays behind.
+cleanup() {
+    for pid in "${daemons[@]}"; do stop_daemon "$pid"; done
+    [ -n "$work" ] && rm -rf "$work"
+    [ "$programs" = "$target" ] || rm -rf "$programs"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 if [ -f "$target/programs.tar.xz" ]; then # a kit (scripts/gpu-kit.sh): its programs come packed
     programs=$(mktemp -d /tmp/gpu-kit-programs.XXXXXX)
     tar -xJf "$target/programs.tar.xz" -C "$programs" 2> /dev/null \
@@ -45,7 +62,8 @@ results="${OUT:-}"
 [ -n "$results" ] || results=$(mktemp -d /tmp/gpu-check.XXXXXX)
 mkdir -p "$results"
 work=$(mktemp -d /tmp/gpu-check-work.XXXXXX)
-exec > >(tee "$results/gpu-check.log") 2>&1
+exec 3>&1 4>&2 > >(tee "$results/gpu-check.log") 2>&1
+tee_pid=$!
 
 # The python3 that has PyTorch, if any has it; the kit's own packages (websockets) first.
 python=""
@@ -168,13 +186,14 @@ for t in dense_pass_test:20 cuda_step_test:40; do
 done
 if [ "$dry_run" = 1 ]; then
     no_device="" # the CPU runs every later step
+elif [ -n "$no_device" ]; then # the check is for a GPU: one it cannot see fails it
+    step_started=$SECONDS
+    row "CUDA device" FAILED "$no_device (the later GPU steps are skipped)"
 fi
 
 run="$programs/app/fulcrum-run"
 can_run_jobs() { # prints why the jobs cannot run here, if they cannot
-    if [ ! -x "$run" ]; then
-        echo "fulcrum-run is not in $programs"
-    elif [ -n "$no_device" ]; then
+    if [ -n "$no_device" ]; then
         echo "$no_device"
     elif ! lacks=$(runnable "$run"); then
         echo "this machine lacks $lacks"
@@ -183,7 +202,9 @@ can_run_jobs() { # prints why the jobs cannot run here, if they cannot
 
 # 2. A real-mode job of four GPU workers, LB-BSP Algorithm 2 from CUDA-event times.
 step_started=$SECONDS
-if why=$(can_run_jobs) && [ -z "$why" ]; then
+if [ ! -x "$run" ]; then
+    row gpu-real FAILED "fulcrum-run is not in $programs"
+elif why=$(can_run_jobs) && [ -z "$why" ]; then
     scenario_for resources/scenarios/gpu-real.json "$work/gpu-real.json"
     step gpu-real 30 "$run" "$work/gpu-real.json" --out "$work/gpu-real.db" --json
     status=$?
@@ -193,7 +214,10 @@ else
 fi
 
 # 3. One GPU as a heterogeneous cluster: SM shares, LB-BSP against equal batches.
-if why=$(can_run_jobs) && [ -z "$why" ]; then
+if [ ! -x "$run" ]; then
+    step_started=$SECONDS
+    row sm-partitions FAILED "fulcrum-run is not in $programs"
+elif why=$(can_run_jobs) && [ -z "$why" ]; then
     scenario_for resources/scenarios/gpu-sm-partitions.json "$work/sm-lbbsp.json"
     scenario_for resources/scenarios/gpu-sm-partitions.json "$work/sm-equal.json" uniform
     for policy in lbbsp equal; do
@@ -243,12 +267,15 @@ elif [ -z "$python" ] || ! "$python" -c "$torch_check" 2> /dev/null; then
     row "torch job" skipped "${python:-python3} lacks torch (with CUDA for a GPU) or websockets"
 elif [ -z "$data" ]; then
     row "torch job" skipped "no Fashion-MNIST (scripts/gpu-kit.sh carries it in the kit's data/)"
-elif [ ! -x "$daemon" ] || ! runnable "$daemon" > /dev/null; then
-    row "torch job" skipped "fulcrumd cannot run here"
+elif [ ! -x "$daemon" ]; then
+    row "torch job" FAILED "fulcrumd is not in $programs"
+elif ! lacks=$(runnable "$daemon"); then
+    row "torch job" skipped "this machine lacks $lacks"
 else
     mkdir -p "$work/fulcrumd"
     "$daemon" --data-dir "$work/fulcrumd" --listen 127.0.0.1:0 --no-demo > "$work/fulcrumd.log" 2>&1 &
     daemon_pid=$!
+    daemons+=("$daemon_pid")
     for _ in $(seq 100); do grep -q "serving ws://127.0.0.1:" "$work/fulcrumd.log" && break; sleep 0.1; done
     server=$(grep -o "serving ws://127.0.0.1:[0-9]*" "$work/fulcrumd.log" | head -1 | sed 's/serving //')
     ranks=1
@@ -260,8 +287,7 @@ else
         --token-file "$work/fulcrumd/tokens" --device "$device" --ranks "$ranks" --data "$data" \
         --iterations "$iterations" --policy "{\"type\": \"lbbsp-$([ "$device" = cuda ] && echo gpu || echo cpu)\"}"
     status=$?
-    kill "$daemon_pid" 2> /dev/null
-    wait "$daemon_pid" 2> /dev/null
+    stop_daemon "$daemon_pid"
     cp "$work"/fulcrumd/*.db "$work/" 2> /dev/null
     row "torch job ($ranks rank(s), $([ "$device" = cuda ] && echo NCCL || echo gloo))" "$(outcome $status)" \
         "$(tail -1 "$work/torch-$device.log")"
@@ -276,13 +302,14 @@ if [ -n "$no_device" ]; then
 elif [ ! -x "$worker" ] || [ ! -x "$daemon" ]; then
     row "remote GPU workers" FAILED "fulcrum-worker or fulcrumd is not in $programs"
 else
-    worker_device=cuda:0
-    [ "$device" = cpu ] && worker_device=cpu
+    worker_device=cuda:0 remote_iterations=200
+    [ "$device" = cpu ] && worker_device=cpu remote_iterations=30
     cat > "$work/gpu-remote.json" << JOB
 {"name": "gpu-remote", "seed": 2, "mode": "real",
  "data": {"source": "synthetic", "train_size": 20000, "test_size": 2000, "dim": 784, "classes": 10},
  "model": {"type": "mlp", "hidden": [256, 128]},
- "training": {"total_batch": 1024, "learning_rate": 0.05, "momentum": 0.9, "iterations": 200, "eval_interval": 100},
+ "training": {"total_batch": 1024, "learning_rate": 0.05, "momentum": 0.9, "iterations": $remote_iterations,
+              "eval_interval": 100},
  "policy": {"type": "lbbsp-gpu"},
  "workers": [{"name": "local", "speed": 4000, "device": "$worker_device"},
              {"name": "remote", "count": 2, "speed": 4000, "remote": true}]}
@@ -291,6 +318,7 @@ JOB
     "$daemon" --data-dir "$work/remote-daemon" --listen 127.0.0.1:0 --no-demo --scenario "$work/gpu-remote.json" \
         > "$work/remote-fulcrumd.log" 2>&1 &
     remote_daemon=$!
+    daemons+=("$remote_daemon")
     for _ in $(seq 100); do grep -q "serving ws://127.0.0.1:" "$work/remote-fulcrumd.log" && break; sleep 0.1; done
     address=$(grep -o "serving ws://127.0.0.1:[0-9]*" "$work/remote-fulcrumd.log" | head -1 | sed 's|serving ws://||')
     step remote-workers 40 bash -c '
@@ -302,10 +330,9 @@ JOB
         cat "$5"/remote-worker-*.log
         exit $wait_all' _ "$worker" "${address:-none}" "$work/remote-daemon/tokens" "$worker_device" "$work"
     status=$?
-    kill "$remote_daemon" 2> /dev/null
-    wait "$remote_daemon" 2> /dev/null
+    stop_daemon "$remote_daemon"
     cp "$work/remote-daemon/runs/job-1.db" "$work/gpu-remote.db" 2> /dev/null
-    detail=$("$python" - "$work/gpu-remote.db" "$worker_device" << 'PY' 2>&1
+    detail=$("$python" - "$work/gpu-remote.db" "$worker_device" "$remote_iterations" << 'PY' 2>&1
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 status, = db.execute("SELECT status FROM runs ORDER BY id DESC LIMIT 1").fetchone()
@@ -315,7 +342,7 @@ print(f"job {status}; " + ", ".join(
     f"worker {w}: {n} rows, batch {b:.0f}, {c * 1e3:.2f} ms" + (f", {g:.3f} GB on the GPU" if g else "")
     for w, n, b, c, g in rows))
 gpu = sys.argv[2] != "cpu"
-ok = status == "finished" and len(rows) == 3 and all(n == 200 for _, n, *_ in rows) \
+ok = status == "finished" and len(rows) == 3 and all(n == int(sys.argv[3]) for _, n, *_ in rows) \
     and (not gpu or all(g for *_, g in rows))
 sys.exit(0 if ok else 1)
 PY
@@ -364,7 +391,9 @@ print("; ".join(f"{name} batch {m['batch']}: {m['step_samples_per_s']:.0f} sampl
                 for name, m in r["models"].items()) + f" on {r['device']} (target >= 0.70 for the 4096 MLP)")
 PY
 )
-    row gpu_step "$(outcome $status)" "$figures"
+    verdict=$(outcome $status)
+    grep -q '"skipped"' "$work/gpu_step.json" && [ "$status" = 0 ] && verdict=skipped
+    row gpu_step "$verdict" "$figures"
 fi
 step_started=$SECONDS
 if [ -n "$python" ]; then
@@ -372,7 +401,9 @@ if [ -n "$python" ]; then
         --device "$device"
     status=$?
     grep '^{' "$work/torch_gpu_step.log" | tail -1 > "$work/torch_gpu_step.json"
-    row torch_gpu_step "$(outcome $status)" "$(tail -1 "$work/torch_gpu_step.log")"
+    verdict=$(outcome $status)
+    tail -1 "$work/torch_gpu_step.log" | grep -q '^skipped' && [ "$status" = 0 ] && verdict=skipped
+    row torch_gpu_step "$verdict" "$(tail -1 "$work/torch_gpu_step.log")"
 else
     row torch_gpu_step skipped "no python3"
 fi
@@ -386,11 +417,11 @@ fi
     printf '%s\n' "${rows[@]}"
 } > "$results/summary.md"
 tar -czf "$results/artefacts.tar.gz" -C "$work" . 2> /dev/null
-rm -rf "$work"
-[ "$programs" = "$target" ] || rm -rf "$programs"
 echo
 cat "$results/summary.md"
 echo
 echo "Artefacts: $results (summary.md, gpu-check.log, artefacts.tar.gz: logs, run stores, JSON figures)."
 echo "The console's screenshot is taken where the console runs: fulcrum --replay sm-lbbsp.db --screenshot FILE."
+exec 1>&3 2>&4 # the log's tee gets its end of file and writes the last lines before the check ends
+wait "$tee_pid" 2> /dev/null
 exit $failed

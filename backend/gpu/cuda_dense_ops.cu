@@ -115,36 +115,11 @@ public:
             throw DeviceError("cuda:" + std::to_string(device) + " does not exist: " + why);
         const CublasLibrary& blas = cublas();
         const std::lock_guard memory(device_memory_mutex());
-        if (sms) {
-            std::string why_not;
-            lease_ = lease_sms(device, *sms, why_not);
-            if (!lease_ && strict_sms)
-                throw DeviceError("cuda:" + std::to_string(device) + ": a strict share of " + std::to_string(*sms)
-                    + " SMs (sms_strict) cannot be given: " + why_not);
-            placement_ = lease_ ? "cuda:" + std::to_string(device) + ", " + std::to_string(lease_->sms())
-                    + " SMs in a green context (asked for " + std::to_string(*sms) + ")"
-                                : "cuda:" + std::to_string(device) + ", the whole GPU shared (asked for "
-                    + std::to_string(*sms) + " SMs: " + why_not + ")";
-        }
-        bind();
-        if (lease_)
-            stream_ = lease_->stream();
-        else
-            check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-        check(cudaEventCreate(&started_), "cudaEventCreate");
-        check(cudaEventCreate(&finished_), "cudaEventCreate");
-        check_blas(blas.create(&handle_), "cublasCreate");
-        check_blas(blas.set_stream(handle_, stream_), "cublasSetStream");
-        // A workspace of our own: without one, cuBLAS (12.2 and later) allocates inside a
-        // captured graph, which a capture may refuse.
-        check(cudaMalloc(&workspace_, kCublasWorkspaceBytes), "cudaMalloc (cuBLAS workspace)");
-        check_blas(blas.set_workspace(handle_, workspace_, kCublasWorkspaceBytes), "cublasSetWorkspace");
-        // FP32 products: the CPU path's math, to 1e-4 (TF32 would trade that for speed).
-        check_blas(blas.set_math_mode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-        if (const NvmlLibrary* nvml = NvmlLibrary::get()) {
-            char bus_id[32] = {};
-            if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_) == cudaSuccess)
-                nvml_device_ = nvml->device(bus_id);
+        try {
+            acquire(blas, sms, strict_sms);
+        } catch (...) { // no destructor runs for a constructor that throws
+            release_resources();
+            throw;
         }
     }
     CudaDenseOps(const CudaDenseOps&) = delete;
@@ -153,18 +128,7 @@ public:
     ~CudaDenseOps() override
     {
         const std::lock_guard memory(device_memory_mutex());
-        select_context();
-        drop_graphs();
-        if (handle_)
-            cublas().destroy(handle_);
-        if (workspace_)
-            cudaFree(workspace_);
-        if (started_)
-            cudaEventDestroy(started_);
-        if (finished_)
-            cudaEventDestroy(finished_);
-        if (stream_ && !lease_) // a green context's stream goes with its lease
-            cudaStreamDestroy(stream_);
+        release_resources();
     }
 
     std::string placement() const override { return placement_; }
@@ -365,6 +329,60 @@ public:
     }
 
 private:
+    // The share, stream, events, cuBLAS handle and workspace; the caller holds the device lock.
+    void acquire(const CublasLibrary& blas, std::optional<int> sms, bool strict_sms)
+    {
+        if (sms) {
+            std::string why_not;
+            lease_ = lease_sms(device_, *sms, why_not);
+            if (!lease_ && strict_sms)
+                throw DeviceError("cuda:" + std::to_string(device_) + ": a strict share of " + std::to_string(*sms)
+                    + " SMs (sms_strict) cannot be given: " + why_not);
+            placement_ = lease_ ? "cuda:" + std::to_string(device_) + ", " + std::to_string(lease_->sms())
+                    + " SMs in a green context (asked for " + std::to_string(*sms) + ")"
+                                : "cuda:" + std::to_string(device_) + ", the whole GPU shared (asked for "
+                    + std::to_string(*sms) + " SMs: " + why_not + ")";
+        }
+        bind();
+        if (lease_)
+            stream_ = lease_->stream();
+        else
+            check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+        check(cudaEventCreate(&started_), "cudaEventCreate");
+        check(cudaEventCreate(&finished_), "cudaEventCreate");
+        check_blas(blas.create(&handle_), "cublasCreate");
+        check_blas(blas.set_stream(handle_, stream_), "cublasSetStream");
+        // A workspace of our own: without one, cuBLAS (12.2 and later) allocates inside a
+        // captured graph, which a capture may refuse.
+        check(cudaMalloc(&workspace_, kCublasWorkspaceBytes), "cudaMalloc (cuBLAS workspace)");
+        check_blas(blas.set_workspace(handle_, workspace_, kCublasWorkspaceBytes), "cublasSetWorkspace");
+        // FP32 products: the CPU path's math, to 1e-4 (TF32 would trade that for speed).
+        check_blas(blas.set_math_mode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+        if (const NvmlLibrary* nvml = NvmlLibrary::get()) {
+            char bus_id[32] = {};
+            if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_) == cudaSuccess)
+                nvml_device_ = nvml->device(bus_id);
+        }
+    }
+
+    // Everything acquire() made, however far it got; the caller holds the device lock.
+    void release_resources() noexcept
+    {
+        select_context();
+        drop_graphs();
+        if (handle_)
+            cublas().destroy(handle_);
+        if (workspace_)
+            cudaFree(workspace_);
+        if (started_)
+            cudaEventDestroy(started_);
+        if (finished_)
+            cudaEventDestroy(finished_);
+        if (stream_ && !lease_) // a green context's stream goes with its lease
+            cudaStreamDestroy(stream_);
+        lease_.reset(); // its green context and stream, under the lock too
+    }
+
     // The calling thread's current device, or the worker's green context: workers' threads
     // come from a pool.
     void bind()

@@ -194,8 +194,8 @@ void ResidentStep::capture(int batch)
 {
     const std::lock_guard memory(device_memory_mutex());
     bool recorded = false;
-    ops_->begin_capture();
     try {
+        ops_->begin_capture();
         queue_step(batch);
         recorded = ops_->end_capture(batch);
     } catch (const DeviceError&) { // the capture ends with the step, and no half-recorded graph stays
@@ -251,9 +251,10 @@ std::int32_t ResidentStep::probe_batch_limit(std::int32_t cap)
             (batch_fits(middle) ? fits : does_not) = middle;
         }
     }
-    // Every batch the job can give this worker fits these buffers, so no step frees one
-    // mid-job (a free while another worker captures could invalidate its capture).
-    reserve_step(fits);
+    // The buffers go back: workers sharing a device probe one after another, and buffers
+    // kept at each one's x_o would leave the next less room (or none). They grow with the
+    // batches the worker runs, under the lock, so no growth frees one mid-capture.
+    release_batch_buffers();
     return fits;
 }
 

@@ -38,8 +38,7 @@ public:
 
     // x_o of LB-BSP Algorithm 2, measured: the largest batch, up to `cap`, whose buffers the
     // device can allocate now (real allocations, bisected; 0 where not even one sample fits).
-    // Afterwards the step holds buffers for a batch of x_o, so no later step of the job
-    // frees or moves one.
+    // Afterwards the step holds no batch buffers: they grow again with the batches it runs.
     // What other workers and processes allocate later is not foreseen; Algorithm 2's memory
     // ceiling on the device's reading guards that.
     std::int32_t probe_batch_limit(std::int32_t cap);

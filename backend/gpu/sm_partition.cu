@@ -2,6 +2,7 @@
 // binaries link only the static CUDA runtime, and a driver older than 12.4 lacks the
 // functions, which is reported rather than fatal.
 #include "gpu/cuda_devices.h"
+#include "gpu/dense_ops.h"
 #include "gpu/sm_partition.h"
 
 #include <cuda.h>
@@ -223,6 +224,8 @@ std::optional<SmPartitioning> sm_partitioning(int device, std::string& why_not)
         why_not = "the NVIDIA driver lacks green contexts (" + missing + " needs a CUDA 12.5 or later driver)";
         return std::nullopt;
     }
+    // Submission asks this while jobs compute: their captures must not meet its cudaFree.
+    const std::lock_guard memory(device_memory_mutex());
     cudaSetDevice(device);
     cudaFree(nullptr); // the primary context exists before a green context retains it
     std::lock_guard lock(partitions_mutex);

@@ -101,9 +101,9 @@ WorkerSpec parse_worker(Fields& f)
         w.device.sms = static_cast<int>(f.integer_or("sms", 0, 1, 1024));
     }
     if (f.find("sms_strict")) {
-        if (!w.device.sms)
-            f.fail(f.at("sms_strict"), "makes a worker's SM share strict: give the worker \"sms\" too");
         w.device.strict_sms = f.boolean_or("sms_strict", false);
+        if (w.device.strict_sms && !w.device.sms)
+            f.fail(f.at("sms_strict"), "makes a worker's SM share strict: give the worker \"sms\" too");
     }
     if (const json::value* gpu = f.find("gpu")) {
         // A GPU class by name, or an object: {"class": "k80", "peak_speed": ..., ...}.

@@ -10,6 +10,9 @@ cd "$2"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+command -v xz > /dev/null || { echo "gpu_kit_test: xz is not installed (scripts/install-deps.sh --test-tools)"; exit 77; }
+/usr/bin/python3 -c 'import websockets' 2> /dev/null \
+    || { echo "gpu_kit_test: python3-websockets is not installed (scripts/install-deps.sh --test-tools)"; exit 77; }
 
 bash scripts/gpu-kit.sh --from "$build" --out "$work/kit" | tee "$work/kit.log"
 size=$(du -sb "$work/kit" | cut -f1)
@@ -35,21 +38,21 @@ for step in dense_pass_test cuda_step_test gpu-real "sm-partitions, lbbsp" "sm-p
     "sm-partitions, ratio" "remote GPU workers" gpu-profile gpu_step; do
     grep -q "^| $step | passed |" "$work/out/summary.md" || fail "step $step did not pass"
 done
-grep -qE '^\| torch job .* \| (passed|skipped) \|' "$work/out/summary.md" || fail "no torch job row"
+grep -qE '^\| torch job( \(.*\))? \| (passed|skipped) \|' "$work/out/summary.md" || fail "no torch job row"
 tar -tzf "$work/out/artefacts.tar.gz" > "$work/artefacts"
 for f in ./gpu-real.db ./sm-lbbsp.db ./sm-equal.db ./gpu-remote.db ./gpu_step.json ./sm-partitions.json; do
     grep -qx "$f" "$work/artefacts" || fail "the artefacts lack $f"
 done
 
-# A program missing from a build folder fails its step, and the check exits 1.
-mkdir -p "$work/broken/app" "$work/broken/bench" "$work/broken/tests"
-for program in app/fulcrum-run app/fulcrumd bench/gpu_step tests/dense_pass_test tests/cuda_step_test; do
-    ln -s "$build/$program" "$work/broken/$program"
-done
+# Programs missing from a build folder fail their steps, and the check exits 1.
+mkdir -p "$work/broken/tests"
+ln -s "$build/tests/dense_pass_test" "$work/broken/tests/dense_pass_test"
 set +e
 OUT="$work/broken-out" bash scripts/gpu-check.sh --dry-run "$work/broken" > "$work/broken.log" 2>&1
 status=$?
 set -e
 [ "$status" = 1 ] || { cat "$work/broken.log"; fail "a check with a failed step exited $status"; }
-grep -q "^| gpu-profile | FAILED |" "$work/broken-out/summary.md" || fail "the missing program's step is not FAILED"
+for step in cuda_step_test gpu-real sm-partitions gpu-profile gpu_step; do
+    grep -q "^| $step | FAILED |" "$work/broken-out/summary.md" || fail "the step of a missing program, $step, is not FAILED"
+done
 echo "PASS"
