@@ -8,15 +8,26 @@
 
 namespace fulcrum::daemon {
 
+namespace {
+
+// Clients of protocol 3 and later send a heartbeat every second (docs/protocol.md).
+bool heartbeats(const auto& slot)
+{
+    return slot.client && slot.client->version() >= protocol::kHeartbeatVersion;
+}
+
+} // namespace
+
 protocol::RankPlan to_message(const train::RankPlan& plan)
 {
     return protocol::RankPlan { std::string(train::to_string(plan.state)), plan.iteration, plan.batch_sizes,
         plan.slowdowns, plan.message };
 }
 
-RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s)
+RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s, double worker_timeout_s)
     : job_(job)
     , timeout_s_(rank_timeout_s)
+    , worker_timeout_s_(worker_timeout_s)
 {
     for (std::string& name : ranks) {
         Slot slot;
@@ -131,6 +142,12 @@ train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomi
             out.stopped = true;
             return out;
         }
+        if (auto closing = lose_silent_ranks(); !closing.empty()) {
+            lock.unlock(); // a connection's closer is not called with the pool locked
+            for (const auto& [client, reason] : closing)
+                client->close_for(reason);
+            lock.lock();
+        }
         bool all = true;
         for (std::size_t i = 0; i < slots_.size(); ++i) {
             const Slot& s = slots_[i];
@@ -149,13 +166,15 @@ train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomi
             why << "did not report iteration " << iteration << " within " << timeout_s_
                 << " s of the first rank (external.rank_timeout_s)";
             for (std::size_t i = 0; i < slots_.size(); ++i)
-                if (!(slots_[i].report && slots_[i].report->iteration == iteration)) {
+                if (!heartbeats(slots_[i]) && !(slots_[i].report && slots_[i].report->iteration == iteration)) {
                     slots_[i].lost = true;
                     slots_[i].lost_why = why.str();
                     out.lost.push_back(static_cast<WorkerId>(i));
                 }
-            out.lost_why = why.str();
-            return out;
+            if (!out.lost.empty()) {
+                out.lost_why = why.str();
+                return out;
+            }
         }
         changed_.wait_for(lock, std::chrono::milliseconds(50));
     }
@@ -163,6 +182,27 @@ train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomi
     for (Slot& s : slots_)
         out.reports.push_back(*s.report);
     return out;
+}
+
+std::vector<std::pair<std::shared_ptr<Client>, std::string>> RankPool::lose_silent_ranks()
+{
+    std::vector<std::pair<std::shared_ptr<Client>, std::string>> closing;
+    const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(worker_timeout_s_));
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+        Slot& slot = slots_[i];
+        // A rank whose report waits for its plan is waiting for fulcrumd, not silent.
+        if (slot.lost || slot.waiting || !heartbeats(slot) || Clock::now() - slot.client->last_heard() < timeout)
+            continue;
+        std::ostringstream why;
+        why << "silent for " << worker_timeout_s_ << " s (no report or heartbeat: stopped, hung or cut off)";
+        slot.lost = true;
+        slot.lost_why = why.str();
+        closing.emplace_back(std::move(slot.client),
+            "rank " + std::to_string(i) + " of job " + std::to_string(job_) + " was " + slot.lost_why);
+        slot.client.reset();
+        slot.waiting.reset();
+    }
+    return closing;
 }
 
 void RankPool::send_plan(Slot& slot, const train::RankPlan& plan)

@@ -10,18 +10,24 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fulcrum::daemon {
 
 // An external job's ranks and the connections that hold them (fulcrum_torch clients). A
 // rank's report-iteration is kept, unanswered, until the trainer's barrier sends every rank
-// its plan; a rank whose connection closes, or that has not reported `rank_timeout_s` after
-// the first rank of its iteration did, is lost. Thread-safe: the protocol handlers deliver,
-// the job's thread gathers and answers.
+// its plan. A rank is lost when its connection closes, or:
+// - a client of protocol 3 or later sends a heartbeat every second, whatever its rank is
+//   doing (a long evaluation, an all-reduce that waits for a stopped peer): one silent for
+//   `worker_timeout_s` while fulcrumd waits for its report is lost, whether or not any
+//   rank reported;
+// - an older client, which sends no heartbeats, is lost when it has not reported
+//   `rank_timeout_s` after the first rank of its iteration did.
+// Thread-safe: the protocol handlers deliver, the job's thread gathers and answers.
 class RankPool final : public train::ExternalRanks {
 public:
-    RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s);
+    RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s, double worker_timeout_s);
 
     // Takes rank `requested` (or the first free one) for `client`. Throws RefusedRequest:
     // not-a-rank, rank-taken, rank-lost (the job already lost it: a rank cannot come back
@@ -54,9 +60,13 @@ private:
     };
 
     void send_plan(Slot& slot, const train::RankPlan& plan); // with mutex_ held
+    // Marks the ranks that heartbeat but have been silent past the worker timeout lost; with
+    // mutex_ held. Returns their connections, to be closed with the reasons once it is not.
+    std::vector<std::pair<std::shared_ptr<Client>, std::string>> lose_silent_ranks();
 
     const JobId job_;
     const double timeout_s_;
+    const double worker_timeout_s_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::vector<Slot> slots_;

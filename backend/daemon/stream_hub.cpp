@@ -59,6 +59,17 @@ void Client::set_closer(std::function<void(const std::string&)> closer)
     closer_ = std::move(closer);
 }
 
+std::string close_reason_that_fits(std::string reason)
+{
+    if (reason.size() <= kCloseReasonBytes)
+        return reason;
+    std::size_t cut = kCloseReasonBytes - 3;
+    while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80) // not inside a character
+        --cut;
+    reason.resize(cut);
+    return reason + "...";
+}
+
 void Client::close_for(const std::string& reason)
 {
     std::function<void(const std::string&)> closer;
@@ -67,7 +78,7 @@ void Client::close_for(const std::string& reason)
         closer = closer_;
     }
     if (closer)
-        closer(reason);
+        closer(close_reason_that_fits(reason));
 }
 
 bool Client::greeted() const

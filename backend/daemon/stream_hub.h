@@ -15,6 +15,12 @@
 
 namespace fulcrum::daemon {
 
+// A WebSocket close frame carries at most 123 bytes of reason (RFC 6455, 5.5): a longer one
+// is cut at the start of a UTF-8 character and ends in "..." (Beast throws on a longer one,
+// and in a handler that ended fulcrumd).
+inline constexpr std::size_t kCloseReasonBytes = 123;
+std::string close_reason_that_fits(std::string reason);
+
 class RemotePool;
 
 // One connected client as the daemon sees it, whatever carries its frames: its role, its
@@ -65,6 +71,7 @@ public:
         return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_heard_.load()));
     }
     // Ends the connection with a close frame saying why; its session sets how.
+    // The reason is cut to what a close frame carries (close_reason_that_fits).
     void close_for(const std::string& reason);
     void set_closer(std::function<void(const std::string&)> closer);
 

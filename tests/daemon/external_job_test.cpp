@@ -7,8 +7,10 @@
 #include "daemon_support.h"
 #include "db/run_reader.h"
 
+#include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -248,6 +250,48 @@ TEST_F(ExternalJobTest, ALostRankEndsTheJobAndNoOtherRankWaits)
     const auto events = reader.events(run);
     EXPECT_TRUE(std::any_of(
         events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
+}
+
+// A rank that heartbeats (protocol 3) is alive while it sends anything, report or heartbeat,
+// however long its iteration takes; silent for the worker timeout (a SIGSTOP, a hung host),
+// it is lost even though no rank could report (its peers wait for it in their all-reduce),
+// its connection is closed saying why, and the job ends lost.
+TEST_F(ExternalJobTest, ARankSilentForTheWorkerTimeoutIsLostWithoutAnyReport)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    std::string scenario = external_job(2, R"({"type": "uniform"})", 100);
+    scenario.insert(1, R"("worker_timeout_s": 3, )");
+    const JobId job = submit(d, *op, seen, scenario);
+    std::vector<Rank> ranks = join_ranks(d, job, 2);
+    std::vector<RankPlan> first(2);
+    each_rank(ranks, [&](Rank& r) { first[static_cast<std::size_t>(r.rank)] = r.report(d, job, -1, 0, 1000); });
+    ASSERT_EQ(first[0].state, "train");
+
+    // A long iteration (an evaluation, say): heartbeats only, for longer than the timeout.
+    for (int beat = 0; beat < 9; ++beat) {
+        for (Rank& r : ranks)
+            d.receive(*r.client, encode(ClientMessage { Heartbeat {} }));
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    std::vector<RankPlan> second(2);
+    each_rank(ranks, [&](Rank& r) { second[static_cast<std::size_t>(r.rank)] = r.report(d, job, 0, 50, 1000); });
+    EXPECT_EQ(second[0].state, "train") << "4.5 s of heartbeats are not a lost rank";
+
+    // Then it stops: neither a report nor a heartbeat. Rank 0 reports and waits.
+    std::string closed_for;
+    ranks[1].client->set_closer([&closed_for](const std::string& reason) { closed_for = reason; });
+    const auto stopped = std::chrono::steady_clock::now();
+    const RankPlan plan = ranks[0].report(d, job, 1, 50, 1000);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+    EXPECT_EQ(plan.state, "lost");
+    EXPECT_NE(plan.message.find("silent for 3 s"), std::string::npos) << plan.message;
+    EXPECT_GE(waited, 2.5) << "lost only once silent for the timeout";
+    EXPECT_LT(waited, 6.0);
+    EXPECT_NE(closed_for.find("rank 1 of job " + std::to_string(job) + " was silent for 3 s"), std::string::npos)
+        << closed_for;
+    d.stop_all();
 }
 
 // Bad input: a scenario section that belongs to the framework, a protocol-1 client's report.

@@ -359,3 +359,21 @@ TEST(LogLines, AClientsTextCannotForgeALogLine)
     EXPECT_EQ(printable(std::string("a\0b\x1b", 4)), "a\\x00b\\x1b");
     EXPECT_EQ(printable("plain – ünïcode"), "plain – ünïcode");
 }
+
+// A close frame's reason is at most 123 bytes: a longer one is cut whole characters at a
+// time and says so, and one that fits is sent as it is.
+TEST(CloseReason, ALongReasonIsCutToWhatACloseFrameCarries)
+{
+    EXPECT_EQ(daemon::close_reason_that_fits("token revoked"), "token revoked");
+    const std::string fits(daemon::kCloseReasonBytes, 'x');
+    EXPECT_EQ(daemon::close_reason_that_fits(fits), fits);
+    const std::string cut = daemon::close_reason_that_fits(std::string(200, 'x'));
+    EXPECT_EQ(cut.size(), daemon::kCloseReasonBytes);
+    EXPECT_TRUE(cut.ends_with("..."));
+    std::string accents; // two bytes a character: a cut never splits one
+    for (int i = 0; i < 100; ++i)
+        accents += "\u00e9";
+    const std::string cut_accents = daemon::close_reason_that_fits(accents);
+    EXPECT_LE(cut_accents.size(), daemon::kCloseReasonBytes);
+    EXPECT_EQ((cut_accents.size() - 3) % 2, 0u) << "whole characters before the \"...\"";
+}

@@ -4,6 +4,7 @@
 Run by ctest (label torch) with FULCRUMD_BINARY set; each case starts what it needs.
 """
 
+import datetime
 import json
 import os
 import signal
@@ -82,10 +83,13 @@ def end_rank(status):
     os._exit(status)
 
 
-def fulcrum_rank(rank, server, token, scenario, log_path, die_at):
+def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None):
     """One rank of an external job: trains a small MLP, logging every plan it gets."""
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3)
+    # The process group gives up on a peer after twice the job's worker timeout, so the ranks
+    # left are not held in an all-reduce for gloo's default 30 minutes.
+    timeout = datetime.timedelta(seconds=2 * scenario.get("worker_timeout_s", 900))
+    dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3, timeout=timeout)
     x, y = data(n=2000)
     model = model_of().float()
     log = open(log_path, "w", encoding="utf-8")
@@ -95,6 +99,8 @@ def fulcrum_rank(rank, server, token, scenario, log_path, die_at):
         log.flush()
         if die_at is not None and k == die_at:
             os.kill(os.getpid(), signal.SIGKILL)  # as an OOM killer or a lost node would
+        if stop_at is not None and k == stop_at:
+            os.kill(os.getpid(), signal.SIGSTOP)  # a hung process: alive, silent
 
     with fulcrum_torch.FulcrumClient(server, token) as client:
         job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario)
@@ -163,16 +169,16 @@ class FulcrumTorch(unittest.TestCase):
         for mine, theirs in zip(distributed, model.parameters()):
             self.assertLess(float((mine - theirs.detach()).abs().max()), 1e-5)
 
-    def start_ranks(self, daemon, iterations, die_at=None):
+    def start_ranks(self, daemon, iterations, die_at=None, stop_at=None, worker_timeout_s=None):
         scenario = fulcrum_torch.external_scenario("torch-test", 3, 120, iterations, policy={"type": "uniform"},
-                                                   rank_timeout_s=60)
+                                                   rank_timeout_s=60, worker_timeout_s=worker_timeout_s)
         scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
         context = mp.get_context("spawn")
         ranks = []
         for rank in range(3):
             ranks.append(context.Process(target=fulcrum_rank, args=(
                 rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log"),
-                die_at if rank == 1 else None)))
+                die_at if rank == 1 else None, stop_at if rank == 1 else None)))
             ranks[-1].start()
         return ranks
 
@@ -243,6 +249,47 @@ class FulcrumTorch(unittest.TestCase):
         self.assertGreaterEqual(store.execute("SELECT COUNT(*) FROM iterations").fetchone()[0], 8 * 3)
         lost = store.execute("SELECT worker_id FROM events WHERE kind = 'worker-lost'").fetchall()
         self.assertEqual(lost, [(1,)])
+
+    def test_a_stopped_rank_is_lost_after_the_worker_timeout_and_the_others_go_on(self):
+        # SIGSTOP: the rank's process, its heartbeat thread included, is silent; its peers
+        # wait in the all-reduce, so no rank reports. fulcrumd loses it after the job's
+        # worker timeout (3 s), and the peers' process group gives up after twice that.
+        daemon = Fulcrumd(self.dir)
+        try:
+            ranks = self.start_ranks(daemon, 100000, stop_at=8, worker_timeout_s=3)
+            deadline = time.time() + 60
+            stopped = None  # rank 1 logs the plan of iteration 8, then stops itself
+            while stopped is None and time.time() < deadline:
+                if os.path.exists(os.path.join(self.dir, "rank1.log")) \
+                        and any(line.get("iteration") == 8 for line in self.read_log(1)):
+                    stopped = time.time()
+                time.sleep(0.02)
+            self.assertIsNotNone(stopped, "rank 1 never reached iteration 8")
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                while op.jobs()[0]["state"] != "lost" and time.time() < deadline:
+                    time.sleep(0.05)
+                status = op.jobs()[0]
+                lost_after = time.time() - stopped
+            self.assertEqual(status["state"], "lost")
+            self.assertIn("rank 1 (rank-1)", status["message"])
+            self.assertIn("silent for 3 s", status["message"])
+            self.assertLess(lost_after, 3 + 5, "lost within the worker timeout of the stop, with slack")
+            for rank in (0, 2):
+                ranks[rank].join(60)
+                self.assertIsNotNone(ranks[rank].exitcode, f"rank {rank} still hangs after its peer was lost")
+        finally:
+            for p in ranks:
+                if p.exitcode is None:
+                    p.kill()  # the stopped rank: SIGKILL ends a stopped process too
+                    p.join(10)
+            daemon.stop()
+        for rank in (0, 2):
+            self.assertIn(self.read_log(rank)[-1]["end"], ("lost", "error"))
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
+        self.assertEqual(store.execute("SELECT status FROM runs").fetchone()[0], "lost")
+        lost = store.execute("SELECT worker_id, message FROM events WHERE kind = 'worker-lost'").fetchall()
+        self.assertEqual([w for w, _ in lost], [1])
+        self.assertIn("silent for 3 s", lost[0][1])
 
 
 if __name__ == "__main__":

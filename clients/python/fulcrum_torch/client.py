@@ -1,18 +1,23 @@
-"""A blocking client of fulcrumd's WebSocket protocol (docs/protocol.md), version 2.
+"""A blocking client of fulcrumd's WebSocket protocol (docs/protocol.md), version 3.
 
-websockets 10 (Debian 12) has only an asyncio API: the client runs its own event loop
-and each call waits for its reply, so training code stays synchronous.
+websockets 10 (Debian 12) has only an asyncio API: the client runs its own event loop on a
+thread of its own, and each call waits for its reply, so training code stays synchronous.
+That thread also sends a heartbeat every second, whatever the training code is doing (a
+long evaluation, an all-reduce that waits for a peer): fulcrumd loses a rank only when its
+process has been silent for the job's worker timeout (stopped, hung or cut off).
 """
 
 import asyncio
 import itertools
 import json
 import ssl
+import threading
 from typing import Any, Dict, List, Optional
 
 import websockets
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
+HEARTBEAT_S = 1.0
 
 
 class FulcrumError(RuntimeError):
@@ -50,6 +55,9 @@ class FulcrumClient:
     def __init__(self, server: str, token: str, *, ca_file: Optional[str] = None,
                  name: str = "fulcrum_torch", timeout_s: float = 30.0):
         self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="fulcrum-client", daemon=True)
+        self._thread.start()
+        self._heartbeat = None
         self._ids = itertools.count(1)
         self._timeout_s = timeout_s
         self.server = server
@@ -63,7 +71,7 @@ class FulcrumClient:
                     max_size=1 << 20, open_timeout=timeout_s, ping_interval=None)
             self._ws = self._run(open_connection())
         except (OSError, asyncio.TimeoutError, websockets.exceptions.InvalidHandshake) as e:
-            self._loop.close()
+            self._stop_loop()
             raise ConnectionError(f"cannot reach fulcrumd at {server}: {e}") from e
         welcome = self._receive(timeout_s, send={"type": "hello", "version": PROTOCOL_VERSION, "client": name})
         if welcome.get("type") != "welcome":
@@ -71,9 +79,26 @@ class FulcrumClient:
             self.close()
             raise FulcrumError(error.get("code", "no-welcome"), error.get("message", str(welcome)))
         self.role = welcome.get("role")
+        self._heartbeat = asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
 
     def _run(self, coroutine):
-        return self._loop.run_until_complete(coroutine)
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    async def _beat(self):
+        try:
+            while True:
+                await self._ws.send('{"type": "heartbeat"}')
+                await asyncio.sleep(HEARTBEAT_S)
+        except websockets.exceptions.ConnectionClosed:
+            return  # the calls say why, when the training code makes one
+
+    def _stop_loop(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        if not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+            self._loop.close()
 
     def _receive(self, timeout_s: Optional[float], send: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         async def exchange():
@@ -156,12 +181,13 @@ class FulcrumClient:
     def close(self) -> None:
         try:
             if not self._loop.is_closed():
+                if self._heartbeat is not None:
+                    self._heartbeat.cancel()
                 self._run(self._ws.close())
         except Exception:  # closing after fulcrumd went away
             pass
         finally:
-            if not self._loop.is_closed():
-                self._loop.close()
+            self._stop_loop()
 
     def __enter__(self):
         return self

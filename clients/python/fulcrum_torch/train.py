@@ -19,15 +19,24 @@ from .sampler import GlobalBatchSlicer
 
 def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
                       policy: Optional[Dict[str, Any]] = None, eval_interval: int = 100,
-                      rank_timeout_s: float = 120, framework: str = "pytorch") -> Dict[str, Any]:
-    """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external")."""
-    return {
+                      rank_timeout_s: float = 120, framework: str = "pytorch",
+                      worker_timeout_s: Optional[float] = None) -> Dict[str, Any]:
+    """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external").
+
+    A rank whose process sends nothing, not even the client's heartbeat, for
+    `worker_timeout_s` (fulcrumd's --worker-timeout when None, 10 s by default) while fulcrumd
+    waits for its report is lost, and so is the job. `rank_timeout_s` applies only to
+    clients older than protocol 3, which send no heartbeats."""
+    scenario = {
         "name": name,
         "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
         "training": {"total_batch": total_batch, "iterations": iterations, "eval_interval": eval_interval},
         "policy": policy or {"type": "lbbsp-cpu"},
         "workers": [{"name": "rank", "count": ranks}],
     }
+    if worker_timeout_s is not None:
+        scenario["worker_timeout_s"] = worker_timeout_s
+    return scenario
 
 
 class ExternalJob:
