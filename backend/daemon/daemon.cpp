@@ -141,8 +141,10 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         return After::KeepOpen;
     }
     const ClientMessage& message = *decoded.message;
-    if (std::holds_alternative<Heartbeat>(message))
+    if (std::holds_alternative<Heartbeat>(message)) {
+        client.heard_heartbeat();
         return After::KeepOpen; // heard: that is all it says
+    }
     if (const auto* hello = std::get_if<Hello>(&message)) {
         if (hello->version < kOldestProtocolVersion || hello->version > kProtocolVersion) {
             client.send(ProtocolError { { "version-mismatch",

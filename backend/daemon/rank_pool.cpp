@@ -10,10 +10,12 @@ namespace fulcrum::daemon {
 
 namespace {
 
-// Clients of protocol 3 and later send a heartbeat every second (docs/protocol.md).
+// A rank whose client has sent a heartbeat (fulcrum_torch, protocol 3) sends one every
+// second: its silence means a stopped or hung process. A client that sends none is timed by
+// rank_timeout_s alone.
 bool heartbeats(const auto& slot)
 {
-    return slot.client && slot.client->version() >= protocol::kHeartbeatVersion;
+    return slot.client && slot.client->sends_heartbeats();
 }
 
 } // namespace
@@ -98,6 +100,11 @@ void RankPool::report(const std::shared_ptr<Client>& client, const protocol::Rep
 {
     {
         std::lock_guard lock(mutex_);
+        if (r.rank >= 0 && static_cast<std::size_t>(r.rank) < slots_.size()
+            && slots_[static_cast<std::size_t>(r.rank)].lost)
+            throw RefusedRequest("rank-lost",
+                "rank " + std::to_string(r.rank) + " of job " + std::to_string(job_) + " was lost ("
+                    + slots_[static_cast<std::size_t>(r.rank)].lost_why + ")");
         if (r.rank < 0 || static_cast<std::size_t>(r.rank) >= slots_.size()
             || slots_[static_cast<std::size_t>(r.rank)].client != client)
             throw RefusedRequest("not-joined",
@@ -166,15 +173,13 @@ train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomi
             why << "did not report iteration " << iteration << " within " << timeout_s_
                 << " s of the first rank (external.rank_timeout_s)";
             for (std::size_t i = 0; i < slots_.size(); ++i)
-                if (!heartbeats(slots_[i]) && !(slots_[i].report && slots_[i].report->iteration == iteration)) {
+                if (!(slots_[i].report && slots_[i].report->iteration == iteration)) {
                     slots_[i].lost = true;
                     slots_[i].lost_why = why.str();
                     out.lost.push_back(static_cast<WorkerId>(i));
                 }
-            if (!out.lost.empty()) {
-                out.lost_why = why.str();
-                return out;
-            }
+            out.lost_why = why.str();
+            return out;
         }
         changed_.wait_for(lock, std::chrono::milliseconds(50));
     }
@@ -190,8 +195,10 @@ std::vector<std::pair<std::shared_ptr<Client>, std::string>> RankPool::lose_sile
     const auto timeout = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(worker_timeout_s_));
     for (std::size_t i = 0; i < slots_.size(); ++i) {
         Slot& slot = slots_[i];
-        // A rank whose report waits for its plan is waiting for fulcrumd, not silent.
-        if (slot.lost || slot.waiting || !heartbeats(slot) || Clock::now() - slot.client->last_heard() < timeout)
+        // A rank whose report waits for its plan is waiting for fulcrumd, not silent; its
+        // silence counts from the plan it was sent.
+        if (slot.lost || slot.waiting || !heartbeats(slot)
+            || Clock::now() - std::max(slot.client->last_heard(), slot.answered_at) < timeout)
             continue;
         std::ostringstream why;
         why << "silent for " << worker_timeout_s_ << " s (no report or heartbeat: stopped, hung or cut off)";
@@ -212,6 +219,7 @@ void RankPool::send_plan(Slot& slot, const train::RankPlan& plan)
     protocol::Reply reply = ok(*slot.waiting, job_);
     reply.plan = to_message(plan);
     slot.client->send(reply);
+    slot.answered_at = Clock::now();
     slot.waiting.reset();
     slot.report.reset();
 }

@@ -18,12 +18,10 @@ namespace fulcrum::daemon {
 // An external job's ranks and the connections that hold them (fulcrum_torch clients). A
 // rank's report-iteration is kept, unanswered, until the trainer's barrier sends every rank
 // its plan. A rank is lost when its connection closes, or:
-// - a client of protocol 3 or later sends a heartbeat every second, whatever its rank is
-//   doing (a long evaluation, an all-reduce that waits for a stopped peer): one silent for
-//   `worker_timeout_s` while fulcrumd waits for its report is lost, whether or not any
-//   rank reported;
-// - an older client, which sends no heartbeats, is lost when it has not reported
-//   `rank_timeout_s` after the first rank of its iteration did.
+// - when its client sends heartbeats (fulcrum_torch sends one every second, whatever its
+//   rank is doing) and has been silent for `worker_timeout_s` while fulcrumd waits for its
+//   report, counted from its last plan: lost whether or not any rank reported;
+// - when it has not reported `rank_timeout_s` after the first rank of its iteration did.
 // Thread-safe: the protocol handlers deliver, the job's thread gathers and answers.
 class RankPool final : public train::ExternalRanks {
 public:
@@ -57,6 +55,7 @@ private:
         std::int64_t expected = -1; // the iteration this rank reports next
         std::optional<std::string> waiting; // the request id of its report, unanswered
         std::optional<train::RankReport> report;
+        Clock::time_point answered_at {}; // its last plan was sent
     };
 
     void send_plan(Slot& slot, const train::RankPlan& plan); // with mutex_ held

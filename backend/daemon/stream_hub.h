@@ -66,6 +66,9 @@ public:
     // When this connection last sent a frame, a heartbeat included: a remote worker silent
     // for its job's worker timeout is lost (RemotePool). Marked by the I/O threads.
     void heard() { last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
+    // A heartbeat came from it: its silence means a stopped or hung process (RankPool).
+    void heard_heartbeat() { sends_heartbeats_.store(true); }
+    bool sends_heartbeats() const { return sends_heartbeats_.load(); }
     std::chrono::steady_clock::time_point last_heard() const
     {
         return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_heard_.load()));
@@ -85,6 +88,7 @@ private:
     std::function<void()> wake_;
     std::function<std::string(std::string)> filter_; // set before the client is shared
     bool greeted_ = false;
+    std::atomic<bool> sends_heartbeats_ { false };
     int version_ = protocol::kProtocolVersion;
     std::map<std::string, protocol::Subscribe> subscriptions_;
     std::atomic<std::weak_ptr<RemotePool>> results_to_;

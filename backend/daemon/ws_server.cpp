@@ -103,7 +103,7 @@ public:
             }
             self->ending_ = true;
             self->close_code_ = websocket::close_code::policy_error;
-            self->close_text_ = std::move(reason);
+            self->close_text_ = close_reason_that_fits(std::move(reason)); // Beast throws past 123 bytes
             self->closing_ = true; // nothing it sends is read from here on (on_read)
             self->write_next();
         });

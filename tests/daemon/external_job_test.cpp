@@ -291,6 +291,17 @@ TEST_F(ExternalJobTest, ARankSilentForTheWorkerTimeoutIsLostWithoutAnyReport)
     EXPECT_LT(waited, 6.0);
     EXPECT_NE(closed_for.find("rank 1 of job " + std::to_string(job) + " was silent for 3 s"), std::string::npos)
         << closed_for;
+    // Its report, if it ever comes (a SIGCONT), is answered with why it was lost.
+    ReportIteration late;
+    late.id = "late";
+    late.job = job;
+    late.rank = 1;
+    late.iteration = 1;
+    late.batch_size = 50;
+    const Reply refused = ranks[1].request(d, late);
+    ASSERT_TRUE(refused.error);
+    EXPECT_EQ(refused.error->code, "rank-lost");
+    EXPECT_NE(refused.error->message.find("silent for 3 s"), std::string::npos) << refused.error->message;
     d.stop_all();
 }
 

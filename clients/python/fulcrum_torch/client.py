@@ -58,12 +58,19 @@ class FulcrumClient:
         self._thread = threading.Thread(target=self._loop.run_forever, name="fulcrum-client", daemon=True)
         self._thread.start()
         self._heartbeat = None
+        self._ws = None
         self._ids = itertools.count(1)
         self._timeout_s = timeout_s
         self.server = server
-        context = None
-        if server.startswith("wss://"):
-            context = ssl.create_default_context(cafile=ca_file)
+        try:  # whatever fails here, no thread or socket is left behind to heartbeat on
+            self._connect(token, ca_file, name, timeout_s)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self, token: str, ca_file: Optional[str], name: str, timeout_s: float) -> None:
+        server = self.server
+        context = ssl.create_default_context(cafile=ca_file) if server.startswith("wss://") else None
         try:
             async def open_connection():  # made inside the loop: websockets 10 binds the running one
                 return await websockets.connect(
@@ -71,18 +78,21 @@ class FulcrumClient:
                     max_size=1 << 20, open_timeout=timeout_s, ping_interval=None)
             self._ws = self._run(open_connection())
         except (OSError, asyncio.TimeoutError, websockets.exceptions.InvalidHandshake) as e:
-            self._stop_loop()
             raise ConnectionError(f"cannot reach fulcrumd at {server}: {e}") from e
         welcome = self._receive(timeout_s, send={"type": "hello", "version": PROTOCOL_VERSION, "client": name})
         if welcome.get("type") != "welcome":
             error = welcome.get("error", {})
-            self.close()
             raise FulcrumError(error.get("code", "no-welcome"), error.get("message", str(welcome)))
         self.role = welcome.get("role")
         self._heartbeat = asyncio.run_coroutine_threadsafe(self._beat(), self._loop)
 
     def _run(self, coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return future.result()
+        except BaseException:  # interrupted (Ctrl-C): the call must not go on receiving behind us
+            future.cancel()
+            raise
 
     async def _beat(self):
         try:
@@ -183,7 +193,8 @@ class FulcrumClient:
             if not self._loop.is_closed():
                 if self._heartbeat is not None:
                     self._heartbeat.cancel()
-                self._run(self._ws.close())
+                if self._ws is not None:
+                    self._run(self._ws.close())
         except Exception:  # closing after fulcrumd went away
             pass
         finally:
