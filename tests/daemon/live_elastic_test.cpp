@@ -484,6 +484,10 @@ TEST_F(LiveElasticTest, AJobWhoseServersHoldGpusGrowsByAWorkerAndAServer)
         return e && e->event.kind == "add-worker" && is_scheduler(e->event);
     });
     ASSERT_NE(worker_added, seen.end()) << "the step's worker";
+    // The book follows the trainer's events on the cluster core's thread, a moment later
+    // (CI once read it between the two).
+    for (int i = 0; i < 500 && (gpus_of_job() != 4 || gpus_held(status_of(d, job)) != 2); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(gpus_of_job(), 4) << "two workers and two servers: every GPU";
     EXPECT_EQ(gpus_held(status_of(d, job)), 2);
 
