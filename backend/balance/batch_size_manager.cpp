@@ -57,7 +57,7 @@ void BatchSizeManager::check_worker(WorkerId worker) const
                 + std::to_string(workers_ - 1) + ")");
 }
 
-void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const std::string& actor)
+void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const EventActor& actor)
 {
     check_worker(worker);
     std::lock_guard lock(mutex_);
@@ -97,7 +97,7 @@ void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const std::
     requests_.push_back({ Request::Kind::Pin, worker, batch_size, std::nullopt, actor });
 }
 
-void BatchSizeManager::unpin(WorkerId worker, const std::string& actor)
+void BatchSizeManager::unpin(WorkerId worker, const EventActor& actor)
 {
     check_worker(worker);
     std::lock_guard lock(mutex_);
@@ -108,7 +108,7 @@ void BatchSizeManager::unpin(WorkerId worker, const std::string& actor)
     requests_.push_back({ Request::Kind::Unpin, worker, 0, std::nullopt, actor });
 }
 
-void BatchSizeManager::exclude(WorkerId worker, std::optional<double> for_s, const std::string& actor)
+void BatchSizeManager::exclude(WorkerId worker, std::optional<double> for_s, const EventActor& actor)
 {
     check_worker(worker);
     if (for_s && !(*for_s > 0))
@@ -138,7 +138,7 @@ void BatchSizeManager::exclude(WorkerId worker, std::optional<double> for_s, con
     requests_.push_back({ Request::Kind::Exclude, worker, 0, for_s, actor });
 }
 
-void BatchSizeManager::include(WorkerId worker, const std::string& actor)
+void BatchSizeManager::include(WorkerId worker, const EventActor& actor)
 {
     check_worker(worker);
     std::lock_guard lock(mutex_);
@@ -152,7 +152,7 @@ void BatchSizeManager::include(WorkerId worker, const std::string& actor)
 }
 
 void BatchSizeManager::set_policy(
-    std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const std::string& actor, std::string spec_json)
+    std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const EventActor& actor, std::string spec_json)
 {
     if (!policy)
         throw std::invalid_argument("set_policy needs a policy");
@@ -229,7 +229,7 @@ void BatchSizeManager::join(WorkerId worker)
     if (target.member)
         throw OverrideError("already-member", "worker " + std::to_string(worker) + " is already a worker of this job");
     target = WorkerOverride {};
-    requests_.push_back({ Request::Kind::Join, worker, 0, std::nullopt, "elastic" });
+    requests_.push_back({ Request::Kind::Join, worker, 0, std::nullopt, EventActor::elastic() });
 }
 
 void BatchSizeManager::leave(WorkerId worker)
@@ -245,7 +245,7 @@ void BatchSizeManager::leave(WorkerId worker)
         throw OverrideError(
             "last-worker", "worker " + std::to_string(worker) + " is the last active worker of the job");
     overrides_[static_cast<std::size_t>(worker)] = departed();
-    requests_.push_back({ Request::Kind::Leave, worker, 0, std::nullopt, "elastic" });
+    requests_.push_back({ Request::Kind::Leave, worker, 0, std::nullopt, EventActor::elastic() });
 }
 
 WorkerOverride BatchSizeManager::state(WorkerId worker) const
@@ -277,9 +277,9 @@ std::vector<JobEvent> BatchSizeManager::take_events()
 }
 
 void BatchSizeManager::emit(std::int64_t iteration, double now_s, EventKind kind, std::optional<WorkerId> worker,
-    std::string message, const std::string& actor)
+    std::string message, const EventActor& actor)
 {
-    events_.push_back(job_event(kind, iteration, now_s, std::move(message), EventActor::parse(actor), worker));
+    events_.push_back(job_event(kind, iteration, now_s, std::move(message), actor, worker));
 }
 
 void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
@@ -332,7 +332,7 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
             "X = " + std::to_string(total_batch_) + " (" + std::to_string(batch_per_member_)
                 + " per worker, elastic.batch_per_worker, x " + std::to_string(total_batch_ / batch_per_member_)
                 + " workers); was " + std::to_string(total_before),
-            "elastic");
+            EventActor::elastic());
     if (policy_request_) {
         PolicyRequest change = std::move(*policy_request_);
         policy_request_.reset();

@@ -66,10 +66,10 @@ public:
     // Operator overrides. Throw OverrideError for an unknown worker, a pin outside
     // [1, X - one sample per other worker] or above the worker's memory limit, or excluding
     // the last worker.
-    void pin(WorkerId worker, std::int32_t batch_size, const std::string& actor = "operator");
-    void unpin(WorkerId worker, const std::string& actor = "operator");
-    void exclude(WorkerId worker, std::optional<double> for_s = std::nullopt, const std::string& actor = "operator");
-    void include(WorkerId worker, const std::string& actor = "operator");
+    void pin(WorkerId worker, std::int32_t batch_size, const EventActor& actor);
+    void unpin(WorkerId worker, const EventActor& actor);
+    void exclude(WorkerId worker, std::optional<double> for_s, const EventActor& actor);
+    void include(WorkerId worker, const EventActor& actor);
 
     // Elastic PS: which slots are workers of the job at the start (call before initial()),
     // and changes between iterations (take effect at the next barrier). join/leave throw
@@ -92,8 +92,8 @@ public:
     // event whose message is "OLD -> NEW" (policy names).
     // `spec_json` is the request's policy section as given: a checkpoint keeps it, so a
     // resumed job rebuilds the policy in effect rather than the scenario's.
-    void set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options,
-        const std::string& actor = "operator", std::string spec_json = {});
+    void set_policy(std::unique_ptr<BatchSizePolicy> policy, ManagerOptions options, const EventActor& actor,
+        std::string spec_json = {});
     // The policy section of the last set-policy that took effect; empty: the scenario's.
     const std::string& policy_spec_json() const { return policy_spec_json_; }
     // A resumed job's manager, made with the policy a checkpoint names: that policy's section.
@@ -121,7 +121,7 @@ private:
         WorkerId worker;
         std::int32_t batch_size = 0;
         std::optional<double> for_s;
-        std::string actor;
+        EventActor actor;
     };
     // A policy's answer indexed by worker id (the policy answers for the workers that ran).
     struct Proposal {
@@ -141,7 +141,7 @@ private:
     double predicted_time(const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds,
         const std::vector<double>& comm) const;
     void emit(std::int64_t iteration, double now_s, EventKind kind, std::optional<WorkerId> worker, std::string message,
-        const std::string& actor = "system");
+        const EventActor& actor = EventActor::system());
 
     std::unique_ptr<BatchSizePolicy> policy_;
     int workers_;
@@ -158,7 +158,7 @@ private:
     struct PolicyRequest {
         std::unique_ptr<BatchSizePolicy> policy;
         ManagerOptions options;
-        std::string actor;
+        EventActor actor;
         std::string spec_json;
     };
     std::optional<PolicyRequest> policy_request_;

@@ -109,6 +109,10 @@ EventActor parse_actor_line(std::string_view line)
     EventActor a;
     if (line == "system")
         return a;
+    if (line.starts_with("system: ")) {
+        a.reason = std::string(line.substr(8));
+        return a;
+    }
     if (line == "scenario") {
         a.kind = EventActor::Kind::Scenario;
         return a;
@@ -199,6 +203,47 @@ EventKind event_kind(ResizeAction action)
     return EventKind::RemoveWorker;
 }
 
+EventActor EventActor::system(std::string why)
+{
+    EventActor a;
+    a.reason = std::move(why);
+    return a;
+}
+
+EventActor EventActor::scenario()
+{
+    EventActor a;
+    a.kind = Kind::Scenario;
+    return a;
+}
+
+EventActor EventActor::elastic()
+{
+    EventActor a;
+    a.kind = Kind::Elastic;
+    return a;
+}
+
+EventActor EventActor::scheduler(std::string policy, std::string at)
+{
+    EventActor a;
+    a.kind = Kind::Scheduler;
+    a.reason = std::move(policy);
+    a.at = std::move(at);
+    return a;
+}
+
+EventActor EventActor::person(std::string role, std::string name, std::string program, std::string at)
+{
+    EventActor a;
+    a.kind = Kind::Person;
+    a.role = std::move(role);
+    a.name = std::move(name);
+    a.program = std::move(program);
+    a.at = std::move(at);
+    return a;
+}
+
 EventActor EventActor::parse(std::string_view line)
 {
     EventActor a = parse_actor_line(line);
@@ -216,7 +261,7 @@ std::string EventActor::line() const
     const std::string when = at.empty() ? "" : " at " + at;
     switch (kind) {
     case Kind::System:
-        return "system";
+        return reason.empty() ? "system" : "system: " + reason;
     case Kind::Scenario:
         return "scenario";
     case Kind::Elastic:

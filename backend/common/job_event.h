@@ -83,11 +83,13 @@ bool is_operator_change(EventKind kind);
 // The event a carried-out resize records.
 EventKind event_kind(ResizeAction action);
 
-// Who caused an event. Stored as one line ("operator:alice (fulcrum) at 2026-11-26T10:00:00Z",
-// "scheduler (eps)", "scenario"), which `EventActor::parse` reads back exactly.
+// Who caused an event or asked for a change. It travels typed from the command that made it
+// to the trainer that carries it out; only the run store and the wire keep it as one line
+// ("operator:alice (fulcrum) at 2026-11-26T10:00:00Z", "scheduler (eps)", "scenario",
+// "system: worker lost"), which `EventActor::parse` reads back exactly.
 struct EventActor {
     enum class Kind : std::uint8_t {
-        System, // fulcrum itself: a job's start and end, a lost worker
+        System, // fulcrum itself: a job's start and end, a lost worker (`reason` says which, if any)
         Person, // a client's command: its role, its holder's name and program, when
         Scheduler, // fulcrumd's scheduler: `reason` names its policy ("eps"), `at` when
         Scenario, // the job's own scenario (its scheduled changes)
@@ -99,13 +101,22 @@ struct EventActor {
     std::string name; // a person's name, or the program when the token names no one
     std::string program; // the program a named person used ("fulcrum"), empty otherwise
     std::string at; // when a person or the scheduler acted (UTC), empty when not recorded
-    std::string reason; // the scheduler's policy ("eps", "kill-restart"), empty for none
+    std::string reason; // the scheduler's policy ("eps", "kill-restart"), fulcrum's own why; empty for none
     std::string text; // Other's line
 
+    static EventActor system(std::string why = {});
+    static EventActor shutdown() { return system("shutdown"); } // fulcrumd stopping: its jobs resume later
+    static EventActor scenario();
+    static EventActor elastic();
+    static EventActor scheduler(std::string policy, std::string at = {});
+    // A client's command: its token's role, the person the token names (or the program when it
+    // names no one), the program they used, and when (UTC).
+    static EventActor person(std::string role, std::string name, std::string program = {}, std::string at = {});
     static EventActor parse(std::string_view line);
     std::string line() const; // parse(line()) == *this
     // A person's command, or a change the job's scenario or elastic plan asked for.
     bool is_scheduled() const { return kind == Kind::Scenario || kind == Kind::Elastic; }
+    bool is_shutdown() const { return *this == shutdown(); }
 
     bool operator==(const EventActor&) const = default;
 };

@@ -55,7 +55,7 @@ JobId Daemon::submit(const std::string& scenario_json, const std::string& source
     return queue_.submit(scenario_json, source, origin);
 }
 
-void Daemon::cancel(JobId job, const std::string& actor)
+void Daemon::cancel(JobId job, const EventActor& actor)
 {
     queue_.cancel(job, actor);
 }
@@ -121,11 +121,13 @@ void Daemon::on_core(Client& client, std::string id, std::function<void(Client&)
     });
 }
 
-std::string Daemon::actor(const Client& client) const
+EventActor Daemon::actor(const Client& client) const
 {
     // The person when the token names one (and the program they used), else the program.
-    const std::string who = client.person().empty() ? client.name() : client.person() + " (" + client.name() + ")";
-    return std::string(to_string(client.role())) + ":" + who + " at " + db::utc_timestamp();
+    const std::string role(to_string(client.role()));
+    if (client.person().empty())
+        return EventActor::person(role, client.name(), {}, db::utc_timestamp());
+    return EventActor::person(role, client.person(), client.name(), db::utc_timestamp());
 }
 
 Daemon::After Daemon::receive(Client& client, std::string_view frame)

@@ -58,7 +58,7 @@ public:
     JobId submit(const std::string& scenario_json, const std::string& source, Origin origin = Origin::Client);
     // A queued job leaves the queue at once, stopped; a placed one ends at its next barrier.
     // Throws RefusedRequest ("unknown-job").
-    void cancel(JobId job, const std::string& actor);
+    void cancel(JobId job, const EventActor& actor);
     std::vector<protocol::JobStatus> jobs() const;
     protocol::ClusterState cluster() const;
     // The run stores in DATA_DIR/runs and their runs; a file that cannot be read is listed
@@ -106,7 +106,7 @@ private:
     // Runs `work` on the core's thread, which replies from there; what it throws is sent
     // as the failure of request `id`.
     void on_core(Client& client, std::string id, std::function<void(Client&)> work);
-    std::string actor(const Client& client) const;
+    EventActor actor(const Client& client) const;
 
     DaemonOptions options_;
     ServerFolders folders_;

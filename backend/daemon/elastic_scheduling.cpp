@@ -291,9 +291,9 @@ std::string ElasticScheduling::label() const
     return std::string(sched::policy_name(options_.policy));
 }
 
-std::string ElasticScheduling::actor() const
+EventActor ElasticScheduling::actor() const
 {
-    return "scheduler (" + label() + ")";
+    return EventActor::scheduler(label());
 }
 
 void ElasticScheduling::carry_out(
@@ -606,7 +606,7 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
 }
 
 void ElasticScheduling::resize(
-    JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining)
+    JobRuntime& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining)
 {
     const bool on_workers = r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker;
     if (tracked_.contains(job.id()) && !on_workers && servers_hold_gpus(job)) {
@@ -646,7 +646,7 @@ void ElasticScheduling::resize(
         if (named.worker
             && pooled_slot(job, *named.worker)) { // its process goes back to the pool once the trainer no longer has it
             if (named.worker)
-                tracked_.at(job.id()).leaving[*named.worker] = "removed by " + actor;
+                tracked_.at(job.id()).leaving[*named.worker] = "removed by " + actor.line();
             return;
         }
         const std::vector<std::int32_t> placement = job.status().placement;
@@ -675,7 +675,7 @@ void ElasticScheduling::resize(
                 + std::to_string(members.size() - 1) + ")");
     if (pooled_slot(job, *named.worker)) {
         const bool joined = job.remote()->joined_slots()[static_cast<std::size_t>(*named.worker)];
-        if (!joined && !assign_pooled(job, *named.worker, "added by " + actor))
+        if (!joined && !assign_pooled(job, *named.worker, "added by " + actor.line()))
             throw RefusedRequest("no-pooled-worker",
                 name
                     + " cannot grow: no fulcrum-worker waits idle in fulcrumd's pool (start one with "

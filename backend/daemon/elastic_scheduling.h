@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/job_event.h"
 #include "daemon/cluster_book.h"
 #include "daemon/daemon_options.h"
 #include "daemon/worker_pool.h"
@@ -98,8 +99,7 @@ public:
     // idle GPU (else RefusedRequest "no-free-gpu") or, fed by the pool, an idle pooled process
     // (else "no-pooled-worker"); a removed one frees its GPU or process. Other jobs' resizes go
     // straight to the job.
-    void resize(
-        JobRuntime& job, const protocol::ResizeJob& r, const std::string& actor, const RemainingWork& remaining);
+    void resize(JobRuntime& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining);
 
     // How many times the book changed so far (the cluster stream is published after one).
     std::uint64_t changes() const { return changes_; }
@@ -140,7 +140,7 @@ private:
     bool fits(const JobRuntime& job, const GpuDemand& request, int members) const;
     static int members_of_kind(const JobRuntime& job, bool pooled); // its members in slots of one kind
     std::string label() const; // the policy's name: the start of every reason
-    std::string actor() const; // "scheduler (eps)", "scheduler (kill-restart)"
+    EventActor actor() const; // "scheduler (eps)", "scheduler (kill-restart)"
     // In place (eps), or by a checkpoint, a stop and a start from it (kill-restart). Throws
     // RefusedRequest.
     void carry_out(JobRuntime& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason);

@@ -103,7 +103,7 @@ void JobQueue::stop_all()
     if (arrivals_thread_.joinable())
         arrivals_thread_.join();
     for (JobRuntime* job : running)
-        job->cancel("system:shutdown");
+        job->cancel(EventActor::shutdown());
     for (JobRuntime* job : running)
         job->join();
 }
@@ -206,7 +206,7 @@ std::vector<JobRuntime*> JobQueue::running_jobs() const
     return running;
 }
 
-void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::string& actor)
+void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const EventActor& actor)
 {
     constexpr const char* kSource = "set-cluster-policy";
     const std::optional<std::string>& placement = policies.placement;
@@ -257,7 +257,7 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const std::s
     });
 }
 
-void JobQueue::resize(const ResizeJob& r, const std::string& actor)
+void JobQueue::resize(const ResizeJob& r, const EventActor& actor)
 {
     JobRuntime& runtime = job(r.job);
     core_.call([&] {
@@ -511,7 +511,7 @@ void JobQueue::arrivals_loop()
     }
 }
 
-void JobQueue::cancel(JobId id, const std::string& actor)
+void JobQueue::cancel(JobId id, const EventActor& actor)
 {
     JobRuntime& runtime = job(id);
     core_.call([&] {
@@ -538,7 +538,7 @@ void JobQueue::cancel(JobId id, const std::string& actor)
     });
 }
 
-void JobQueue::resume(JobId id, const std::string& actor)
+void JobQueue::resume(JobId id, const EventActor& actor)
 {
     JobRuntime& runtime = job(id);
     if (!runtime.resumable()) {
@@ -665,7 +665,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
                     + (automatic ? ": resuming" : ": resume-job goes on from it"));
             found.push_back({ id, job.status().message });
             if (automatic)
-                queue_resumed(id, "system:restart");
+                queue_resumed(id, EventActor::system("restart"));
         });
     }
     core_.call([&] {
@@ -675,14 +675,14 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
     return found;
 }
 
-void JobQueue::queue_resumed(JobId id, const std::string& actor)
+void JobQueue::queue_resumed(JobId id, const EventActor& actor)
 {
     JobRuntime& job = *jobs_.at(id);
     if (std::find(queued_.begin(), queued_.end(), id) != queued_.end())
         return;
     job.scheduler_event(EventKind::JobQueued,
         std::string(job.has_checkpoint() ? "resuming from its checkpoint" : "starting again from the beginning") + " ("
-            + actor + ")");
+            + actor.line() + ")");
     queued_.push_back(id);
 }
 
@@ -967,10 +967,8 @@ void JobQueue::release_job(JobId id)
         for (const std::int32_t g : it->second->status().placement)
             if (g >= 0)
                 gpus.push_back(g);
-        EventActor scheduler;
-        scheduler.kind = EventActor::Kind::Scheduler;
-        scheduler.at = db::utc_timestamp();
-        JobEvent released = job_event(EventKind::JobReleased, 0, 0, cluster_.describe(gpus) + " free again", scheduler);
+        JobEvent released = job_event(EventKind::JobReleased, 0, 0, cluster_.describe(gpus) + " free again",
+            EventActor::scheduler({}, db::utc_timestamp()));
         released.job = id;
         hub_.publish(Event { record(released) });
     }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/job_event.h"
 #include "daemon/cluster_book.h"
 #include "daemon/core_thread.h"
 #include "daemon/data_cache.h"
@@ -62,18 +63,18 @@ public:
     // an InputError naming jobs[i] and its field. Returns the jobs' statuses.
     std::vector<protocol::JobStatus> submit_workload(
         const std::vector<protocol::SubmitWorkload::Arrival>& jobs, const std::string& source);
-    void cancel(JobId job, const std::string& actor);
+    void cancel(JobId job, const EventActor& actor);
     // An operator's resize-job: see JobRuntime::resize; under --elastic eps or kill-restart a job the scheduler sizes
     // also needs an idle GPU for an added worker (RefusedRequest "no-free-gpu").
-    void resize(const protocol::ResizeJob& resize, const std::string& actor);
+    void resize(const protocol::ResizeJob& resize, const EventActor& actor);
     // An operator's set-cluster-policy: the placement policy for the jobs placed from now on,
     // the elastic policy for running and future jobs, the communication scheduler from each
     // live job's next transfer. Throws InputError naming the field (placement, elastic, comm)
     // for a policy fulcrumd lacks; nothing changes then.
-    void set_cluster_policy(const protocol::SetClusterPolicy& policies, const std::string& actor);
+    void set_cluster_policy(const protocol::SetClusterPolicy& policies, const EventActor& actor);
     // An operator's resume-job: an interrupted job is queued to go on from its checkpoint,
     // a paused one resumes.
-    void resume(JobId job, const std::string& actor);
+    void resume(JobId job, const EventActor& actor);
     struct Recovered {
         JobId job = 0;
         std::string message;
@@ -154,7 +155,7 @@ private:
     double remaining_s(JobId id) const; // on the core: a job's estimated compute still to run
     RemainingWork remaining_work() const; // remaining_s, for the cluster book (on the core)
     protocol::ClusterState cluster_state() const; // on the core
-    void queue_resumed(JobId id, const std::string& actor); // on the core
+    void queue_resumed(JobId id, const EventActor& actor); // on the core
     void on_job_done(JobId id);
     void release_job(JobId id); // on the core: its journal entry, GPUs, pooled workers, memory
     std::vector<JobRuntime*> running_jobs() const; // on the core: placed and not ended

@@ -89,10 +89,7 @@ JobRuntime::~JobRuntime()
 
 void JobRuntime::scheduler_event(EventKind kind, const std::string& message)
 {
-    EventActor scheduler;
-    scheduler.kind = EventActor::Kind::Scheduler;
-    scheduler.at = db::utc_timestamp();
-    JobEvent e = job_event(kind, 0, 0, message, std::move(scheduler));
+    JobEvent e = job_event(kind, 0, 0, message, EventActor::scheduler({}, db::utc_timestamp()));
     e.job = id_;
     {
         std::lock_guard lock(mutex_);
@@ -168,7 +165,7 @@ void JobRuntime::run()
             std::lock_guard lock(mutex_);
             if (trainer_) {
                 try {
-                    trainer_->control().include(worker, "system: worker rejoined");
+                    trainer_->control().include(worker, EventActor::system("worker rejoined"));
                 } catch (const RefusedRequest&) {
                     // not excluded yet: the loss has not reached a barrier
                 }
@@ -321,7 +318,7 @@ void JobRuntime::run()
             for (const protocol::ResizeJob& change : restart->changes) {
                 train::ResizeRequest request { change.action, change.worker, restart->actor, restart->reason,
                     std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0 };
-                apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor,
+                apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor.line(),
                     [request, remote = remote_](train::Trainer& t) { request_resize(t, request, remote.get()); });
             }
             {
@@ -619,9 +616,9 @@ bool JobRuntime::resumable() const
     return status_.state == JobState::Interrupted;
 }
 
-void JobRuntime::cancel(const std::string& actor)
+void JobRuntime::cancel(const EventActor& actor)
 {
-    if (actor == "system:shutdown")
+    if (actor.is_shutdown())
         shutdown_ = true;
     std::lock_guard lock(mutex_); // with cancelled_: a kill-restart's new start sees one or both
     stop_ = true;
@@ -630,29 +627,29 @@ void JobRuntime::cancel(const std::string& actor)
         trainer_->control().resume(actor); // a paused job must reach its stop check
 }
 
-void JobRuntime::cancel_queued(const std::string& actor)
+void JobRuntime::cancel_queued(const EventActor& actor)
 {
     stop_ = true;
-    scheduler_event(EventKind::JobCancelled, "cancelled in the queue by " + actor);
-    set_state(JobState::Stopped, "cancelled in the queue by " + actor);
+    scheduler_event(EventKind::JobCancelled, "cancelled in the queue by " + actor.line());
+    set_state(JobState::Stopped, "cancelled in the queue by " + actor.line());
 }
 
-void JobRuntime::pause(const std::string& actor)
+void JobRuntime::pause(const EventActor& actor)
 {
-    apply_or_hold("pause-job by " + actor, [actor](train::Trainer& t) { t.control().pause(actor); });
+    apply_or_hold("pause-job by " + actor.line(), [actor](train::Trainer& t) { t.control().pause(actor); });
 }
 
-void JobRuntime::resume(const std::string& actor)
+void JobRuntime::resume(const EventActor& actor)
 {
-    apply_or_hold("resume-job by " + actor, [actor](train::Trainer& t) { t.control().resume(actor); });
+    apply_or_hold("resume-job by " + actor.line(), [actor](train::Trainer& t) { t.control().resume(actor); });
 }
 
-void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor)
+void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_json, const EventActor& actor)
 {
     const std::string source = std::string(protocol::to_string(setting)) + " for job " + std::to_string(id_);
     if (setting == protocol::JobSetting::SyncModel) {
         const sync::SyncSpec spec = scenario::parse_sync_section(spec_json, scenario_, source);
-        apply_or_hold("set-sync-model by " + actor,
+        apply_or_hold("set-sync-model by " + actor.line(),
             [spec, actor](train::Trainer& t) { t.control().set_sync_model(spec, actor); });
         return;
     }
@@ -665,15 +662,16 @@ void JobRuntime::change(protocol::JobSetting setting, const std::string& spec_js
     }
     // One policy object, moved into the trainer once: the command is applied at most once.
     auto shared = std::make_shared<std::unique_ptr<balance::BatchSizePolicy>>(std::move(policy));
-    apply_or_hold("set-policy by " + actor, [shared, options = spec.manager, actor, spec_json](train::Trainer& t) {
-        t.control().set_policy(std::move(*shared), options, actor, spec_json);
-    });
+    apply_or_hold(
+        "set-policy by " + actor.line(), [shared, options = spec.manager, actor, spec_json](train::Trainer& t) {
+            t.control().set_policy(std::move(*shared), options, actor, spec_json);
+        });
 }
 
-void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& actor)
+void JobRuntime::command(const protocol::WorkerCommand& c, const EventActor& actor)
 {
     check_worker(c.worker);
-    apply_or_hold(std::string(protocol::to_string(c.action)) + " " + std::to_string(c.worker) + " by " + actor,
+    apply_or_hold(std::string(protocol::to_string(c.action)) + " " + std::to_string(c.worker) + " by " + actor.line(),
         [c, actor, remote = remote_](train::Trainer& t) {
             train::JobControl& control = t.control();
             switch (c.action) {
@@ -701,7 +699,7 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const std::string& ac
         });
 }
 
-void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, const std::string& reason)
+void JobRuntime::resize(const protocol::ResizeJob& r, const EventActor& actor, const std::string& reason)
 {
     const std::string job = "job " + std::to_string(id_);
     if (!scenario_.elastic.present)
@@ -729,7 +727,7 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, 
         ++resizes_in_flight_;
     }
     try {
-        apply_or_hold(std::string(action_name(r.action)) + " by " + actor,
+        apply_or_hold(std::string(action_name(r.action)) + " by " + actor.line(),
             [request, remote = remote_](train::Trainer& t) { request_resize(t, request, remote.get()); });
     } catch (...) {
         std::lock_guard lock(mutex_);
@@ -738,7 +736,7 @@ void JobRuntime::resize(const protocol::ResizeJob& r, const std::string& actor, 
     }
 }
 
-void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const std::string& actor, const std::string& reason)
+void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const EventActor& actor, const std::string& reason)
 {
     const scenario::CheckpointSpec& c = scenario_.checkpoint;
     if (c.every_iterations <= 0 && c.every_seconds <= 0)
@@ -752,15 +750,15 @@ void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const std::st
     stop_ = true; // at its next barrier, with a checkpoint
 }
 
-void JobRuntime::note(EventKind kind, const std::string& message, const std::string& actor)
+void JobRuntime::note(EventKind kind, const std::string& message, const EventActor& actor)
 {
     train::JobControl::Note note { kind, message, actor };
     apply_or_hold(
-        std::string(to_string(kind)) + " by " + actor, [note](train::Trainer& t) { t.control().record(note); },
+        std::string(to_string(kind)) + " by " + actor.line(), [note](train::Trainer& t) { t.control().record(note); },
         true); // recorded before the job's end even if it is cancelled before its trainer runs
 }
 
-void JobRuntime::set_frozen(bool frozen, const std::string& actor)
+void JobRuntime::set_frozen(bool frozen, const EventActor& actor)
 {
     if (!scenario_.elastic.present)
         throw RefusedRequest("not-elastic",

@@ -61,8 +61,8 @@ public:
     // Why a queued job waits, for its status.
     void set_waiting(const std::string& why);
     // Ends the job at its next barrier; it is recorded as stopped (as interrupted when the
-    // actor is "system:shutdown", so the next fulcrumd resumes it).
-    void cancel(const std::string& actor);
+    // actor is EventActor::shutdown(), so the next fulcrumd resumes it).
+    void cancel(const EventActor& actor);
     // A job an earlier fulcrumd was running: interrupted, and when placed and started it goes
     // on from `resume`'s checkpoint in its own run store, or from the beginning in a new run
     // when it had none (resume_jobs: manual holds such a job too).
@@ -74,22 +74,22 @@ public:
     // A recovered external job: its ranks went with the fulcrumd that ran it.
     void set_lost(const std::string& why) { set_state(protocol::JobState::Lost, why); }
     // A job that was never placed: stopped at once, with a "job-cancelled" event.
-    void cancel_queued(const std::string& actor);
+    void cancel_queued(const EventActor& actor);
     // The operator's commands. A job whose trainer has not started yet (queued, waiting for
     // remote workers or ranks, or loading its data and model) holds them and applies them in
     // order when it starts; one its trainer then refuses is reported as a "command-refused"
     // event. They throw RefusedRequest ("job-not-running" once the job has ended, or the
     // trainer's and manager's codes).
-    void pause(const std::string& actor);
-    void resume(const std::string& actor);
+    void pause(const EventActor& actor);
+    void resume(const EventActor& actor);
     // A pin, exclusion or straggler injection. The caller publishes the workers' states
     // after answering (publish_workers): encoding hundreds of workers is no part of a reply.
-    void command(const protocol::WorkerCommand& command, const std::string& actor);
+    void command(const protocol::WorkerCommand& command, const EventActor& actor);
     // set-policy / set-sync-model: takes effect at the trainer's next safe point, where it
     // records it as an event and the job's status follows. Throws InputError for a bad spec
     // (naming its field) and RefusedRequest ("job-not-running", "sync-model-not-switchable",
     // "policy-not-applicable", "over-memory-limit", "illegal-value").
-    void change(protocol::JobSetting setting, const std::string& spec_json, const std::string& actor);
+    void change(protocol::JobSetting setting, const std::string& spec_json, const EventActor& actor);
     // An Elastic PS resize, applied between iterations; the trainer records what it did (or
     // why not) as an event. Throws RefusedRequest where the job is not elastic
     // ("not-elastic"), the worker slot does not exist ("unknown-worker"), or the job's
@@ -98,18 +98,18 @@ public:
     // freeze-job / unfreeze-job: the elastic scheduler leaves the job's workers as they are
     // while frozen. Recorded as a job-frozen / job-unfrozen event. Throws RefusedRequest
     // ("not-elastic", "job-not-running").
-    void set_frozen(bool frozen, const std::string& actor);
+    void set_frozen(bool frozen, const EventActor& actor);
     bool frozen() const;
     // An event recorded in the job's run store at its next safe point (throws
     // RefusedRequest "job-not-running" once it has ended).
-    void note(EventKind kind, const std::string& message, const std::string& actor);
+    void note(EventKind kind, const std::string& message, const EventActor& actor);
     // kill-restart: the job stops at its next barrier with a checkpoint, and starts again
     // from it at once, in the same run, with `changes` applied at its first barrier (events
     // with `actor` and `reason`); a job-restarted event says what the restart cost. Throws
     // RefusedRequest ("no-checkpoints" for a scenario that keeps none, "job-not-running").
-    void restart(std::vector<protocol::ResizeJob> changes, const std::string& actor, const std::string& reason);
+    void restart(std::vector<protocol::ResizeJob> changes, const EventActor& actor, const std::string& reason);
     // `reason` is added to the trainer's event (the elastic scheduler's why).
-    void resize(const protocol::ResizeJob& resize, const std::string& actor, const std::string& reason = {});
+    void resize(const protocol::ResizeJob& resize, const EventActor& actor, const std::string& reason = {});
     // Which worker slots are members of an elastic job now (every slot for another job), and
     // how many resizes were asked for that the trainer has not applied or refused yet.
     std::vector<bool> member_slots() const;
@@ -247,7 +247,8 @@ private:
     std::deque<Pace> pace_; // of recent barriers
     struct Restart {
         std::vector<protocol::ResizeJob> changes;
-        std::string actor, reason;
+        EventActor actor;
+        std::string reason;
         std::chrono::steady_clock::time_point asked;
         std::int64_t stopped_at = 0;
     };

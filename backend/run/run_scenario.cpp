@@ -143,7 +143,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     config.elastic.batch_per_worker = s.elastic.batch_per_worker;
     for (const scenario::ResizeSpec& r : s.elastic.resizes)
         config.elastic.resizes.push_back(
-            { r.before_iteration, { *parse_resize_action(r.action), r.target, "scenario", {}, {} } });
+            { r.before_iteration, { *parse_resize_action(r.action), r.target, EventActor::scenario(), {}, {} } });
 
     const bool asynchronous = !sync::closes_every_iteration(s.sync.type);
     const std::string sync_name(sync::to_string(s.sync.type));
@@ -207,10 +207,10 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
             // The sync model first: a switch to bsp must be asked for before a policy that
             // needs its barriers.
             if (change.sync)
-                control.set_sync_model(*change.sync, "scenario");
+                control.set_sync_model(*change.sync, EventActor::scenario());
             if (change.policy)
-                control.set_policy(
-                    balance::make_policy(*change.policy), change.policy->manager, "scenario", change.policy_json);
+                control.set_policy(balance::make_policy(*change.policy), change.policy->manager, EventActor::scenario(),
+                    change.policy_json);
         };
         config.scheduled.push_back(std::move(request));
     }

@@ -58,7 +58,7 @@ struct BarrierEngine::Impl : EngineRefs {
             due.push_back(std::move(request));
         for (const ResizeRequest& request : due) {
             JobEvent e = job.event(k, now, EventKind::ResizeRefused, "");
-            e.actor = EventActor::parse(request.actor);
+            e.actor = request.actor;
             try {
                 const ResizeRequest r = job.resolved(request);
                 const int slot = *r.target;
@@ -174,7 +174,7 @@ struct BarrierEngine::Impl : EngineRefs {
         e.worker = worker;
         observer.on_event(e);
         try {
-            manager->exclude(worker, std::nullopt, "system: worker lost");
+            manager->exclude(worker, std::nullopt, EventActor::system("worker lost"));
         } catch (const RefusedRequest&) {
             // already excluded (lost again before the exclusion applied), or the last worker
         }

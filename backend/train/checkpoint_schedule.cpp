@@ -40,7 +40,7 @@ void CheckpointSchedule::take(std::optional<std::string> state, std::int64_t cou
         core_.emit(at, now, EventKind::CheckpointsOff,
             "policy " + core_.manager->policy().name()
                 + " keeps no checkpoint: this job cannot be resumed after a crash",
-            "system");
+            EventActor::system());
         return;
     }
     core_.observer.on_checkpoint(at, now, std::move(*state));

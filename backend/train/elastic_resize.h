@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/error.h"
+#include "common/job_event.h"
 #include "common/records.h"
 #include "common/resize_action.h"
 
@@ -20,7 +21,7 @@ struct ResizeRequest {
     // the worker that leaves (default: the highest-numbered member); remove-server: the
     // server (default: the last). Unused by add-server.
     std::optional<int> target;
-    std::string actor = "elastic";
+    EventActor actor = EventActor::elastic();
     std::string reason; // why it was asked (the elastic scheduler's), added to the event
     // The job's pause on its modelled run clock for this change, instead of the scenario's
     // (a kill-restart's changes: the restart's pause on the first, none on the others).

@@ -54,7 +54,7 @@ void ExternalTrainer::resume_from_checkpoint(const std::string& /*state*/)
         "an external job keeps no checkpoint: its parameters live in its framework's ranks");
 }
 
-void ExternalTrainer::emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
+void ExternalTrainer::emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
     std::optional<WorkerId> worker)
 {
     mail_->emit(at, now, kind, std::move(message), actor, worker);
@@ -66,11 +66,11 @@ void ExternalTrainer::lose(const GatheredReports& gathered, std::int64_t at, dou
     for (const WorkerId rank : gathered.lost) {
         const std::string& name = config_.ranks[static_cast<std::size_t>(rank)];
         emit(at, now, EventKind::WorkerLost, "rank " + std::to_string(rank) + " (" + name + "): " + gathered.lost_why,
-            "system", rank);
+            EventActor::system(), rank);
         names += (names.empty() ? "" : ", ") + std::to_string(rank) + " (" + name + ")";
     }
     const std::string why = "rank " + names + " lost at iteration " + std::to_string(at) + ": " + gathered.lost_why;
-    emit(at, now, EventKind::JobLost, why, "system");
+    emit(at, now, EventKind::JobLost, why, EventActor::system());
     RankPlan plan;
     plan.state = RankPlan::State::Lost;
     plan.iteration = at;
@@ -168,7 +168,7 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
     emit(0, seconds_since(start), EventKind::RanksReady,
         std::to_string(config_.ranks.size()) + " ranks joined; training " + std::to_string(config_.iterations)
             + " iterations of " + std::to_string(config_.total_batch) + " samples",
-        "system");
+        EventActor::system());
 
     double closed = 0;
     double sample_loss = 0;

@@ -44,7 +44,7 @@ public:
     balance::BatchSizeManager& manager() override { return *manager_; }
 
 private:
-    void emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
+    void emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
         std::optional<WorkerId> worker = std::nullopt);
     [[noreturn]] void lose(const GatheredReports& gathered, std::int64_t at, double now);
     // Sizes iteration k (from `observations` of k - 1, unless k is 0), applies the operator's

@@ -432,9 +432,9 @@ struct FreeRunningEngine::Impl : EngineRefs {
             core.emit(std::max<std::int64_t>(0, progress.updates - 1), t, EventKind::WorkerLost,
                 "worker " + std::to_string(worker) + " " + loss.describe() + " during its iteration "
                     + std::to_string(s.row.iteration) + ": its batch is dropped; its share goes to the others",
-                "system", worker);
+                EventActor::system(), worker);
             try {
-                control->exclude(worker, std::nullopt, "system: worker lost");
+                control->exclude(worker, std::nullopt, EventActor::system("worker lost"));
             } catch (const RefusedRequest&) {
                 // already excluded, or the last active worker (then no one is left to go on)
             }

@@ -27,28 +27,28 @@ void JobControl::check_worker(WorkerId worker) const
             "the job has no worker " + std::to_string(worker) + " (it has " + std::to_string(workers_) + ")");
 }
 
-void JobControl::pin(WorkerId worker, std::int32_t batch_size, const std::string& actor)
+void JobControl::pin(WorkerId worker, std::int32_t batch_size, const EventActor& actor)
 {
     manager_.pin(worker, batch_size, actor);
 }
 
-void JobControl::unpin(WorkerId worker, const std::string& actor)
+void JobControl::unpin(WorkerId worker, const EventActor& actor)
 {
     manager_.unpin(worker, actor);
 }
 
-void JobControl::exclude(WorkerId worker, std::optional<double> for_s, const std::string& actor)
+void JobControl::exclude(WorkerId worker, std::optional<double> for_s, const EventActor& actor)
 {
     manager_.exclude(worker, for_s, actor);
 }
 
-void JobControl::include(WorkerId worker, const std::string& actor)
+void JobControl::include(WorkerId worker, const EventActor& actor)
 {
     manager_.include(worker, actor);
 }
 
 void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
-    const std::string& actor, std::string spec_json)
+    const EventActor& actor, std::string spec_json)
 {
     if (!policy)
         throw std::invalid_argument("set_policy needs a policy");
@@ -65,7 +65,7 @@ void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, ba
     uniform_requested_ = uniform;
 }
 
-void JobControl::inject_straggler(WorkerId worker, double slowdown, const std::string& actor)
+void JobControl::inject_straggler(WorkerId worker, double slowdown, const EventActor& actor)
 {
     check_worker(worker);
     if (!(slowdown >= 1 && slowdown <= 1000))
@@ -76,7 +76,7 @@ void JobControl::inject_straggler(WorkerId worker, double slowdown, const std::s
     mailbox_.emplace_back(Slowdown { worker, slowdown, actor });
 }
 
-void JobControl::set_sync_model(const sync::SyncSpec& spec, const std::string& actor)
+void JobControl::set_sync_model(const sync::SyncSpec& spec, const EventActor& actor)
 {
     try {
         sync::validate(spec, workers_);
@@ -95,14 +95,14 @@ void JobControl::set_sync_model(const sync::SyncSpec& spec, const std::string& a
     free_running_requested_ = free_running;
 }
 
-void JobControl::pause(const std::string& actor)
+void JobControl::pause(const EventActor& actor)
 {
     std::lock_guard lock(mutex_);
     pause_requested_ = true;
     pause_actor_ = actor;
 }
 
-void JobControl::resume(const std::string& actor)
+void JobControl::resume(const EventActor& actor)
 {
     {
         std::lock_guard lock(mutex_);
@@ -281,7 +281,7 @@ void JobControl::slowdowns_in_effect(const std::vector<double>& slowdowns)
         slowdown_view_[i] = slowdowns[i];
 }
 
-std::optional<std::string> JobControl::pause_requested() const
+std::optional<EventActor> JobControl::pause_requested() const
 {
     std::lock_guard lock(mutex_);
     if (!pause_requested_)
@@ -289,7 +289,7 @@ std::optional<std::string> JobControl::pause_requested() const
     return pause_actor_;
 }
 
-std::pair<double, std::string> JobControl::hold(const std::atomic<bool>* stop)
+std::pair<double, EventActor> JobControl::hold(const std::atomic<bool>* stop)
 {
     std::unique_lock lock(mutex_);
     const auto since = std::chrono::steady_clock::now();

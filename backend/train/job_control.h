@@ -32,32 +32,33 @@ public:
         std::function<void(const sync::SyncSpec&)> switchable);
 
     // The operator's requests.
-    void pin(WorkerId worker, std::int32_t batch_size, const std::string& actor = "operator");
-    void unpin(WorkerId worker, const std::string& actor = "operator");
-    void exclude(WorkerId worker, std::optional<double> for_s = std::nullopt, const std::string& actor = "operator");
-    void include(WorkerId worker, const std::string& actor = "operator");
+    void pin(WorkerId worker, std::int32_t batch_size, const EventActor& actor);
+    void unpin(WorkerId worker, const EventActor& actor);
+    void exclude(WorkerId worker, std::optional<double> for_s, const EventActor& actor);
+    void include(WorkerId worker, const EventActor& actor);
     // From the next safe point on `policy` sizes the workers (BatchSizeManager::set_policy).
     // Refused ("policy-not-applicable") while the job runs, or is switching to, a sync model
     // with no barrier to balance at (asp, ssp, elastic-bsp), unless the policy is uniform.
     void set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,
-        const std::string& actor = "operator", std::string spec_json = {});
+        const EventActor& actor, std::string spec_json = {});
     // Drills and demos: from the next safe point the worker's batches take `slowdown` times
     // longer (1 clears it). Refused: "unknown-worker", "illegal-value" (outside 1 to 1000).
-    void inject_straggler(WorkerId worker, double slowdown, const std::string& actor = "operator");
+    void inject_straggler(WorkerId worker, double slowdown, const EventActor& actor);
     // Refused: "illegal-value" (the spec does not fit the job), "policy-not-applicable" (to a
     // free-running model while a policy other than uniform is in effect or asked for), or
     // what the trainer's `switchable` says.
-    void set_sync_model(const sync::SyncSpec& spec, const std::string& actor = "operator");
+    void set_sync_model(const sync::SyncSpec& spec, const EventActor& actor);
     // Holds the job at its next safe point until resume() (or a stop request).
-    void pause(const std::string& actor = "operator");
-    void resume(const std::string& actor = "operator");
+    void pause(const EventActor& actor);
+    void resume(const EventActor& actor);
     // Elastic PS: a server or worker change before the next iteration (BSP family).
     void request_resize(ResizeRequest request);
     // An event from outside the trainer (an operator's freeze, the elastic scheduler's),
     // recorded at the next safe point with the job's iteration and clock.
     struct Note {
         EventKind kind = EventKind::Warning;
-        std::string message, actor;
+        std::string message;
+        EventActor actor;
     };
     void record(Note note);
     // The cluster the job runs on changed (fulcrumd's cluster-state message, in which the
@@ -130,11 +131,11 @@ public:
     struct Slowdown {
         WorkerId worker = 0;
         double factor = 1;
-        std::string actor;
+        EventActor actor;
     };
     struct SyncChange {
         sync::SyncSpec spec;
-        std::string actor;
+        EventActor actor;
     };
     // The mailbox: one queue of the typed requests asked since the trainer last took them.
     // A change (a straggler, a resize, a note) is kept with every other of its kind, in
@@ -153,9 +154,9 @@ public:
     void slowdowns_in_effect(const std::vector<double>& slowdowns);
     void servers_in_effect(int servers);
     // Returns the requester when a pause is asked for, without waiting.
-    std::optional<std::string> pause_requested() const;
+    std::optional<EventActor> pause_requested() const;
     // Blocks while paused, until resume() or `stop`; returns the seconds held and who resumed.
-    std::pair<double, std::string> hold(const std::atomic<bool>* stop);
+    std::pair<double, EventActor> hold(const std::atomic<bool>* stop);
 
 private:
     void check_worker(WorkerId worker) const;
@@ -178,7 +179,7 @@ private:
     std::vector<Request> mailbox_;
     std::optional<double> recorded_until_;
     bool pause_requested_ = false;
-    std::string pause_actor_;
+    EventActor pause_actor_;
     std::condition_variable pause_cv_;
 };
 

@@ -52,7 +52,7 @@ void JobCore::replace_control(std::unique_ptr<JobControl> replacement)
     mail = std::make_unique<SafePointMail>(config.job, *control, *manager, observer);
 }
 
-void JobCore::emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
+void JobCore::emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
     std::optional<WorkerId> worker)
 {
     mail->emit(at, now, kind, std::move(message), actor, worker);
@@ -90,7 +90,7 @@ void JobCore::contend_links(std::int64_t at, double now, const JobControl::LinkC
                  << "x as long";
         else
             text << "worker " << i << "'s server link carries only its own job's pushes and pulls again";
-        emit(at, now, k > 1 ? EventKind::LinkContended : EventKind::LinkFree, text.str(), "scheduler",
+        emit(at, now, k > 1 ? EventKind::LinkContended : EventKind::LinkFree, text.str(), EventActor::scheduler({}),
             static_cast<WorkerId>(i));
     }
 }
@@ -107,7 +107,7 @@ void JobCore::share_gpus(std::int64_t at, double now, const JobControl::GpuShari
             k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string(shared[i])
                     + " live jobs: its batches take " + std::to_string(shared[i]) + "x longer"
                   : "worker " + std::to_string(i) + " has its GPU to itself again",
-            "scheduler", static_cast<WorkerId>(i));
+            EventActor::scheduler({}), static_cast<WorkerId>(i));
     }
 }
 
@@ -283,7 +283,7 @@ void JobCore::request_scheduled(std::int64_t at, double now)
             r.make(*control);
         } catch (const RefusedRequest& e) {
             emit(at, now, EventKind::ScheduledChangeRefused, r.what + " refused (" + e.code() + "): " + e.what(),
-                "scenario");
+                EventActor::scenario());
         }
     }
 }

@@ -75,7 +75,7 @@ struct JobCore {
     // Resumed from a checkpoint: the requests due before iteration `at` were made before it.
     void scheduled_done_before(std::int64_t at);
     // An event stamped with this job, iteration `at` and run time `now`, by `actor`.
-    void emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
+    void emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
         std::optional<WorkerId> worker = std::nullopt);
     bool stop_requested(const std::atomic<bool>* stop) const { return stop && stop->load(std::memory_order_relaxed); }
     // A trainer with its own rules for requests (federated rounds) replaces the mailbox; the

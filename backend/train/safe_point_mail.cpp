@@ -11,10 +11,10 @@ SafePointMail::SafePointMail(
 {
 }
 
-void SafePointMail::emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
+void SafePointMail::emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
     std::optional<WorkerId> worker) const
 {
-    JobEvent e = job_event(kind, at, now, std::move(message), EventActor::parse(actor), worker);
+    JobEvent e = job_event(kind, at, now, std::move(message), actor, worker);
     e.job = job_;
     observer_.on_event(e);
 }
@@ -22,7 +22,7 @@ void SafePointMail::emit(std::int64_t at, double now, EventKind kind, std::strin
 void SafePointMail::hold_if_paused(std::int64_t at, double now, const std::atomic<bool>* stop,
     const std::string& held_text, const std::function<double(double held_s)>& resumed_at) const
 {
-    const std::optional<std::string> by = control_.pause_requested();
+    const std::optional<EventActor> by = control_.pause_requested();
     if (!by)
         return;
     emit(at, now, EventKind::JobPaused, held_text, *by);

@@ -19,8 +19,8 @@ class SafePointMail {
 public:
     SafePointMail(JobId job, JobControl& control, balance::BatchSizeManager& manager, TrainingObserver& observer);
 
-    // An event of this job at iteration `at`, run time `now`, by `actor` (its recorded line).
-    void emit(std::int64_t at, double now, EventKind kind, std::string message, const std::string& actor,
+    // An event of this job at iteration `at`, run time `now`, by `actor`.
+    void emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
         std::optional<WorkerId> worker = std::nullopt) const;
     // A pause asked for: "job-paused" (`held_text`), held until resumed or stopped, then
     // "job-resumed" at the run time `resumed_at` gives for the seconds held (a paced clock

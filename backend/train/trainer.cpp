@@ -47,17 +47,17 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
             EventKind::CheckpointResumed,
             "resumed from checkpoint " + where + ", policy " + core.manager->policy().name() + ", sync "
                 + sync::describe(core.sync_model) + followed,
-            "system");
+            EventActor::system());
     } else {
         core.job.run_start = std::chrono::steady_clock::now();
         core.emit(0, 0, EventKind::JobStarted,
             std::to_string(core.job.workers.size()) + " workers, " + c.prototype->name() + ", total batch "
                 + std::to_string(c.total_batch) + (starts_free ? "" : ", policy " + core.manager->policy().name())
                 + ", sync " + sync::describe(c.sync),
-            "system");
+            EventActor::system());
         for (const auto& worker : core.job.workers)
             if (const std::string note = worker->device_note(); !note.empty())
-                core.emit(0, 0, EventKind::GpuDevice, note, "system", worker->id());
+                core.emit(0, 0, EventKind::GpuDevice, note, EventActor::system(), worker->id());
     }
     // On fulcrumd's shared clock the job's run clock as it starts (0, or its checkpoint's
     // time) is the daemon's time it was placed at, so that its first iteration takes daemon
@@ -82,7 +82,7 @@ TrainingResult JobTrainer::run(const std::atomic<bool>* stop)
     const std::int64_t last = p.free_running_ran ? p.updates - 1 : p.next - 1;
     core.record_notes(std::max<std::int64_t>(0, last), p.now); // asked for after its last safe point
     core.emit(std::max<std::int64_t>(0, last), p.now, p.result.stopped ? EventKind::JobStopped : EventKind::JobFinished,
-        summary, "system");
+        summary, EventActor::system());
     return p.result;
 }
 

@@ -8,6 +8,8 @@ using namespace fulcrum;
 
 namespace {
 
+const EventActor kOperator = EventActor::person("operator", "test");
+
 std::vector<balance::WorkerObservation> observe(
     const std::vector<std::int32_t>& sizes, const std::vector<double>& speeds)
 {
@@ -47,7 +49,7 @@ TEST(BatchSizeManager, APinnedWorkerKeepsItsSizeAndTheOthersAreBalancedAroundIt)
     auto m = cpu_manager(4, 100);
     const std::vector<double> speeds { 100, 100, 200, 400 };
     auto a = m->initial();
-    m->pin(3, 10, "alice");
+    m->pin(3, 10, EventActor::person("operator", "alice"));
     a = m->next(observe(a.batch_sizes, speeds), 0, 1.0);
     EXPECT_EQ(a.batch_sizes[3], 10);
     EXPECT_EQ(sum(a.batch_sizes), 100);
@@ -56,10 +58,10 @@ TEST(BatchSizeManager, APinnedWorkerKeepsItsSizeAndTheOthersAreBalancedAroundIt)
     const auto events = records(m->take_events());
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].kind, "pin");
-    EXPECT_EQ(events[0].actor, "alice");
+    EXPECT_EQ(events[0].actor, "operator:alice");
     EXPECT_EQ(events[0].worker, 3);
 
-    m->unpin(3);
+    m->unpin(3, kOperator);
     a = m->next(observe(a.batch_sizes, speeds), 1, 2.0);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 13, 12, 25, 50 }));
 }
@@ -69,11 +71,11 @@ TEST(BatchSizeManager, AnExcludedWorkerGetsNothingAndItsShareGoesToTheOthers)
     auto m = cpu_manager(3, 90);
     const std::vector<double> speeds { 100, 100, 100 };
     auto a = m->initial();
-    m->exclude(1);
+    m->exclude(1, std::nullopt, kOperator);
     a = m->next(observe(a.batch_sizes, speeds), 0, 1.0);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 45, 0, 45 }));
     EXPECT_TRUE(m->state(1).excluded);
-    m->include(1);
+    m->include(1, kOperator);
     a = m->next(observe(a.batch_sizes, speeds), 1, 2.0);
     EXPECT_EQ(sum(a.batch_sizes), 90);
     EXPECT_GT(a.batch_sizes[1], 0);
@@ -83,7 +85,7 @@ TEST(BatchSizeManager, ATimedExclusionEndsAtTheFirstBarrierAfterItsTime)
 {
     auto m = cpu_manager(2, 20);
     auto a = m->initial();
-    m->exclude(0, 5.0);
+    m->exclude(0, 5.0, kOperator);
     a = m->next(observe(a.batch_sizes, { 10, 10 }), 0, 1.0);
     EXPECT_EQ(a.batch_sizes[0], 0);
     EXPECT_EQ(m->state(0).excluded_until, 6.0);
@@ -109,16 +111,17 @@ TEST(BatchSizeManager, BadRequestsAreRefusedWithAReasonAndChangeNothing)
             EXPECT_EQ(e.code(), code) << e.what();
         }
     };
-    expect_code([&] { m->pin(7, 5); }, "unknown-worker");
-    expect_code([&] { m->pin(0, 29); }, "pin-out-of-range"); // X = 30 leaves 1 for each of the other two at most 28
-    expect_code([&] { m->pin(0, 0); }, "pin-out-of-range");
-    expect_code([&] { m->pin(1, 13); }, "over-memory-limit");
-    expect_code([&] { m->unpin(0); }, "not-pinned");
-    expect_code([&] { m->include(0); }, "not-excluded");
-    m->exclude(0);
-    m->exclude(1);
-    expect_code([&] { m->exclude(2); }, "last-worker");
-    expect_code([&] { m->exclude(-1, 3.0); }, "unknown-worker");
+    expect_code([&] { m->pin(7, 5, kOperator); }, "unknown-worker");
+    expect_code(
+        [&] { m->pin(0, 29, kOperator); }, "pin-out-of-range"); // X = 30 leaves 1 for each of the other two at most 28
+    expect_code([&] { m->pin(0, 0, kOperator); }, "pin-out-of-range");
+    expect_code([&] { m->pin(1, 13, kOperator); }, "over-memory-limit");
+    expect_code([&] { m->unpin(0, kOperator); }, "not-pinned");
+    expect_code([&] { m->include(0, kOperator); }, "not-excluded");
+    m->exclude(0, std::nullopt, kOperator);
+    m->exclude(1, std::nullopt, kOperator);
+    expect_code([&] { m->exclude(2, std::nullopt, kOperator); }, "last-worker");
+    expect_code([&] { m->exclude(-1, 3.0, kOperator); }, "unknown-worker");
     a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 0, 1);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 0, 0, 30 }));
 }
@@ -135,7 +138,7 @@ TEST(BatchSizeManager, MeasuredMemoryLimitsReplaceTheProfilesOnes)
     EXPECT_LE(a.batch_sizes[0], 50);
     const auto refused = [&](WorkerId worker, std::int32_t size) {
         try {
-            m->pin(worker, size);
+            m->pin(worker, size, kOperator);
         } catch (const balance::OverrideError& e) {
             return e.code() == "over-memory-limit";
         }
@@ -171,11 +174,11 @@ TEST(BatchSizeManager, ANewPolicyTakesOverAtTheNextBarrierAndTheOperatorsOverrid
     auto m = balance::make_manager({}, 3, 90, { 0, 0, 40 }); // uniform
     auto a = m->initial();
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 30, 30, 30 }));
-    m->pin(0, 20, "alice");
+    m->pin(0, 20, EventActor::person("operator", "alice"));
     balance::PolicySpec fixed;
     fixed.type = "fixed";
     fixed.batch_sizes = { 10, 50, 30 };
-    m->set_policy(balance::make_policy(fixed), fixed.manager, "bob");
+    m->set_policy(balance::make_policy(fixed), fixed.manager, EventActor::person("operator", "bob"));
     EXPECT_EQ(m->policy().name(), "uniform") << "a request waits for the barrier";
 
     a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 0, 1.0);
@@ -188,10 +191,10 @@ TEST(BatchSizeManager, ANewPolicyTakesOverAtTheNextBarrierAndTheOperatorsOverrid
     EXPECT_EQ(events[0].kind, "pin");
     EXPECT_EQ(events[1].kind, "policy-change");
     EXPECT_EQ(events[1].message, "uniform -> fixed");
-    EXPECT_EQ(events[1].actor, "bob");
+    EXPECT_EQ(events[1].actor, "operator:bob");
     EXPECT_EQ(events[1].iteration, 0);
 
-    m->unpin(0);
+    m->unpin(0, kOperator);
     a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 1, 2.0);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 10, 50, 30 }));
 }
@@ -204,7 +207,7 @@ TEST(BatchSizeManager, APolicyWhoseSizesBreakAMemoryLimitIsRefusedAndTheOldOneSt
     fixed.type = "fixed";
     fixed.batch_sizes = { 10, 30, 50 };
     try {
-        m->set_policy(balance::make_policy(fixed), fixed.manager);
+        m->set_policy(balance::make_policy(fixed), fixed.manager, kOperator);
         ADD_FAILURE() << "a policy giving worker 2 more than its 40 samples was accepted";
     } catch (const balance::OverrideError& e) {
         EXPECT_EQ(e.code(), "over-memory-limit");

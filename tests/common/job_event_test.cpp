@@ -105,6 +105,8 @@ TEST(JobEvents, ActorLinesOfEveryReleaseReadBackExactly)
     };
     const Case cases[] = {
         { "system", EventActor::Kind::System, "", "", "" },
+        { "system: worker lost", EventActor::Kind::System, "", "", "worker lost" },
+        { "system:shutdown", EventActor::Kind::Person, "shutdown", "", "" }, // before actors were typed
         { "scenario", EventActor::Kind::Scenario, "", "", "" },
         { "elastic", EventActor::Kind::Elastic, "", "", "" },
         { "scheduler", EventActor::Kind::Scheduler, "", "", "" },
@@ -130,6 +132,27 @@ TEST(JobEvents, ActorLinesOfEveryReleaseReadBackExactly)
     EXPECT_TRUE(EventActor::parse("scenario").is_scheduled());
     EXPECT_TRUE(EventActor::parse("elastic").is_scheduled());
     EXPECT_FALSE(EventActor::parse("scheduler (eps)").is_scheduled());
+}
+
+// The actors the command path makes are the lines of the list above: a command's actor travels
+// typed to the trainer and is written once, as it always was.
+TEST(JobEvents, TheActorsCommandsCarryWriteTheLinesOfEveryRelease)
+{
+    EXPECT_EQ(EventActor::person("operator", "alice", "fulcrum@10.0.0.7:5000", "2026-11-23T17:00:00Z").line(),
+        "operator:alice (fulcrum@10.0.0.7:5000) at 2026-11-23T17:00:00Z");
+    EXPECT_EQ(EventActor::person("viewer", "fulcrumctl").line(), "viewer:fulcrumctl");
+    EXPECT_EQ(EventActor::scheduler("eps").line(), "scheduler (eps)");
+    EXPECT_EQ(EventActor::scheduler({}, "T").line(), "scheduler at T");
+    EXPECT_EQ(EventActor::system().line(), "system");
+    EXPECT_EQ(EventActor::system("worker lost").line(), "system: worker lost");
+    EXPECT_EQ(EventActor::scenario().line(), "scenario");
+    EXPECT_EQ(EventActor::elastic().line(), "elastic");
+    for (const EventActor& a : { EventActor::person("admin", "bob at home", "fulcrumctl", "T"), EventActor::shutdown(),
+             EventActor::scheduler("kill-restart", "T"), EventActor::system("worker rejoined") })
+        EXPECT_EQ(EventActor::parse(a.line()), a) << a.line();
+    EXPECT_TRUE(EventActor::shutdown().is_shutdown());
+    EXPECT_FALSE(EventActor::system().is_shutdown());
+    EXPECT_FALSE(EventActor::parse("system:shutdown").is_shutdown()); // a person's line of that name
 }
 
 TEST(JobEvents, AKindThisBuildDoesNotKnowIsKeptAndFoldsToNothing)

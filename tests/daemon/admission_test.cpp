@@ -154,9 +154,9 @@ TEST_F(AdmissionTest, AJobThatFitsTheBudgetButNotBesideTheRunningOnesWaitsWithTh
     EXPECT_EQ(status(*second.job).state, JobState::Queued);
     EXPECT_NE(status(*second.job).message.find("waiting for memory"), std::string::npos) << status(*second.job).message;
     EXPECT_NEAR(metric(d, R"(fulcrum_admission_memory_bytes{kind="held"})"), one.own_bytes() + one.data_bytes, 1024);
-    d.cancel(*first.job, "test");
+    d.cancel(*first.job, EventActor::person("admin", "test"));
     ASSERT_TRUE(wait_until([&] { return status(*second.job).iteration > 0; })) << status(*second.job).message;
-    d.cancel(*second.job, "test");
+    d.cancel(*second.job, EventActor::person("admin", "test"));
 }
 
 TEST_F(AdmissionTest, JobsReadingOneDataSetShareOneCopyOfIt)
@@ -177,8 +177,8 @@ TEST_F(AdmissionTest, JobsReadingOneDataSetShareOneCopyOfIt)
     EXPECT_EQ(metric(d, "fulcrum_data_sets_held"), 1);
     EXPECT_NEAR(
         metric(d, R"(fulcrum_admission_memory_bytes{kind="held"})"), 2 * one.own_bytes() + one.data_bytes, 1024);
-    d.cancel(*first.job, "test");
-    d.cancel(*second.job, "test");
+    d.cancel(*first.job, EventActor::person("admin", "test"));
+    d.cancel(*second.job, EventActor::person("admin", "test"));
 }
 
 TEST(ByteSizes, AMemoryBudgetReadsAsBytesWithOrWithoutAUnit)

@@ -161,7 +161,7 @@ TEST_F(HostileClientTest, ANameInsideItsFolderIsTakenByEveryPathField)
         EXPECT_FALSE(reply.error) << field.field << ": " << reply.error->message;
     }
     for (const JobStatus& job : d.jobs())
-        d.cancel(job.job, "test");
+        d.cancel(job.job, EventActor::person("admin", "test"));
 }
 
 // A journal entry naming a path outside (written before this fulcrumd confined every field,
@@ -206,7 +206,7 @@ TEST_F(HostileClientTest, ANewPolicysPathIsConfinedAndItsRefusalNamesNoServerPat
         EXPECT_EQ(reply.error->field, "policy.predictor.warm_start_file") << name;
         expect_no_server_path(reply.error->message);
     }
-    d.cancel(*submitted.job, "test");
+    d.cancel(*submitted.job, EventActor::person("admin", "test"));
 }
 
 TEST_F(HostileClientTest, ListRunsDoesNotFollowALinkOutOfTheRunsFolderAndReplayErrorsNameNoServerPath)

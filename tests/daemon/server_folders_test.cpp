@@ -207,7 +207,7 @@ TEST_F(ServerFoldersTest, ANewPolicyNamingAFileOutsideIsRefusedAndTheJobGoesOn)
     EXPECT_EQ(refused->error->code, "illegal-value");
     EXPECT_EQ(refused->error->field, "policy.predictor.warm_start_file");
     EXPECT_EQ(d.jobs().at(0).state, JobState::Running);
-    d.cancel(*reply.job, "test");
+    d.cancel(*reply.job, EventActor::person("admin", "test"));
 }
 
 TEST_F(ServerFoldersTest, AReplayOfALinkLeadingOutOfTheRunsFolderIsRefused)

@@ -422,12 +422,12 @@ TEST_F(WorkerPoolTest, StaticHandsOutWholeRequestsFirstComeFirstServed)
     EXPECT_EQ(idle(d), 1);
     EXPECT_EQ(members(d, first), 2) << "no growth round under static";
 
-    d.cancel(first, "test");
+    d.cancel(first, EventActor::person("admin", "test"));
     ASSERT_TRUE(eventually([&] { return members(d, second) == 2 && members(d, third) == 1; }))
         << status_of(d, second).message << " / " << status_of(d, third).message;
     ASSERT_TRUE(eventually([&] { return status_of(d, third).iteration >= 10; })) << "the pooled workers train it";
-    d.cancel(second, "test");
-    d.cancel(third, "test");
+    d.cancel(second, EventActor::person("admin", "test"));
+    d.cancel(third, EventActor::person("admin", "test"));
     ASSERT_TRUE(eventually([&] { return idle(d) == 3; }));
     d.stop_all();
     EXPECT_TRUE(has_event(recorded(second), "worker-assigned",
@@ -506,7 +506,7 @@ TEST_F(WorkerPoolTest, UnderStaticAnOperatorsResizeOfAPooledJobTakesAndGivesBack
     EXPECT_EQ(idle(d), 1) << "static gave the lost slot a process";
     EXPECT_EQ(members(d, job), 1);
 
-    d.cancel(job, "test");
+    d.cancel(job, EventActor::person("admin", "test"));
     ASSERT_TRUE(eventually([&] { return idle(d) == 2 && members(d, job) == 0; }));
     d.stop_all();
     const auto events = recorded(job);

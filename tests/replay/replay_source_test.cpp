@@ -272,8 +272,8 @@ TEST(JobFold, ReadsTheManagersOwnEventTexts)
 {
     balance::BatchSizeManager manager(std::make_unique<balance::UniformPolicy>(), 3, 30);
     manager.initial();
-    manager.pin(0, 6, "operator:test");
-    manager.exclude(1, 12.5, "operator:test");
+    manager.pin(0, 6, EventActor::person("operator", "test"));
+    manager.exclude(1, 12.5, EventActor::person("operator", "test"));
     std::vector<balance::WorkerObservation> seen;
     for (WorkerId w = 0; w < 3; ++w)
         seen.push_back({ w, 10, 0.1, 0.01, 1, 1, 1, 1, 0, 0 });

@@ -234,7 +234,7 @@ TEST_F(Checkpoints, AJobThatSwitchedFromBspToAspResumesFromACheckpointTakenBetwe
             if (control && !rows.empty() && rows.front().iteration == 10 && rows.front().decision == "uniform") {
                 sync::SyncSpec asp;
                 asp.type = sync::SyncType::Asp;
-                control->set_sync_model(asp, "operator:test");
+                control->set_sync_model(asp, EventActor::person("operator", "test"));
             }
         };
     };
@@ -291,14 +291,14 @@ TEST_F(Checkpoints, PinsExclusionsStragglersAndAPolicyChangeCarryAcrossAResume)
             if (!manager || rows.empty())
                 return;
             if (rows.front().iteration == 10)
-                manager->pin(1, 40, "operator:test");
+                manager->pin(1, 40, EventActor::person("operator", "test"));
             if (rows.front().iteration == 20)
-                manager->exclude(3, std::nullopt, "operator:test");
+                manager->exclude(3, std::nullopt, EventActor::person("operator", "test"));
             if (rows.front().iteration == 30)
                 manager->set_policy(balance::make_policy(scenario::parse_policy_section(
                                         R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})",
                                         scenario::parse_scenario(cpu_scenario(R"({"type": "uniform"})"), "t"), "t")),
-                    {}, "operator:test", R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})");
+                    {}, EventActor::person("operator", "test"), R"({"type": "fixed", "batch_sizes": [40, 30, 20, 6]})");
         };
     };
     balance::BatchSizeManager* manager = nullptr;

@@ -175,10 +175,10 @@ TEST(BspTrainer, AnInjectedStragglerComputesSlowerFromTheNextIterationUntilClear
     const auto plain = run(config());
     Collector collector;
     train::BspTrainer trainer(config(), balance::make_policy({}), collector);
-    trainer.control().inject_straggler(0, 4.0, "operator:test");
+    trainer.control().inject_straggler(0, 4.0, EventActor::person("operator", "test"));
     EXPECT_EQ(trainer.control().straggler_slowdown(0), 4.0);
-    EXPECT_THROW(trainer.control().inject_straggler(9, 2.0), RefusedRequest);
-    EXPECT_THROW(trainer.control().inject_straggler(1, 0.5), RefusedRequest);
+    EXPECT_THROW(trainer.control().inject_straggler(9, 2.0, EventActor::person("operator", "test")), RefusedRequest);
+    EXPECT_THROW(trainer.control().inject_straggler(1, 0.5, EventActor::person("operator", "test")), RefusedRequest);
     trainer.run();
     ASSERT_EQ(collector.rows.size(), plain.rows.size());
     // Same seed, same noise: worker 0's compute time is four times the plain run's (up to
@@ -220,14 +220,14 @@ TEST(BspTrainer, APausedJobHoldsAtABarrierUntilResumed)
     std::thread run([&] { trainer.run(); });
     while (observer.iterations < 5)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    trainer.control().pause("operator:test");
+    trainer.control().pause(EventActor::person("operator", "test"));
     EXPECT_TRUE(trainer.control().paused());
     std::this_thread::sleep_for(std::chrono::milliseconds(100)); // let it reach the barrier
     const std::int64_t held = observer.iterations;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     EXPECT_EQ(observer.iterations, held);
     EXPECT_LT(held, 400);
-    trainer.control().resume("operator:test");
+    trainer.control().resume(EventActor::person("operator", "test"));
     run.join();
     EXPECT_EQ(observer.iterations, 400);
     std::lock_guard lock(observer.mutex);

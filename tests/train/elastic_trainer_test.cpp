@@ -82,7 +82,7 @@ train::TrainerConfig elastic_config(std::vector<train::ScheduledResize> resizes)
 
 train::ScheduledResize at(std::int64_t k, train::ResizeAction action, std::optional<int> target = std::nullopt)
 {
-    return { k, { action, target, "test", {}, {} } };
+    return { k, { action, target, EventActor::person("operator", "test"), {}, {} } };
 }
 
 using enum train::ResizeAction;
@@ -152,7 +152,7 @@ TEST(ElasticTrainer, ModelAfterServerAndWorkerChangesEqualsAStaticServerFedTheSa
     ASSERT_EQ(tap.of_kind("add-worker").size(), 3u);
     EXPECT_EQ(tap.of_kind("add-worker")[0].worker, 2);
     EXPECT_EQ(tap.of_kind("add-worker")[0].iteration, 8);
-    EXPECT_EQ(tap.of_kind("add-worker")[0].actor, "test");
+    EXPECT_EQ(tap.of_kind("add-worker")[0].actor, "operator:test");
     EXPECT_NE(tap.of_kind("add-worker")[0].message.find("samples moved"), std::string::npos);
     EXPECT_EQ(tap.of_kind("remove-worker").size(), 2u);
     EXPECT_TRUE(tap.of_kind("resize-refused").empty());
@@ -297,14 +297,14 @@ TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
 {
     Tap tap;
     const std::size_t shards = run_asking(tap, 9, [](train::JobControl& control) {
-        control.request_resize({ AddWorker, std::nullopt, "operator", {}, {} });
-        control.request_resize({ AddServer, std::nullopt, "operator", {}, {} });
+        control.request_resize({ AddWorker, std::nullopt, EventActor::person("operator", "test"), {}, {} });
+        control.request_resize({ AddServer, std::nullopt, EventActor::person("operator", "test"), {}, {} });
     });
     EXPECT_EQ(tap.barriers[9].workers.size(), 2u);
     EXPECT_EQ(tap.barriers[10].workers.size(), 3u);
     ASSERT_EQ(tap.of_kind("add-server").size(), 1u);
     EXPECT_EQ(tap.of_kind("add-server")[0].iteration, 10);
-    EXPECT_EQ(tap.of_kind("add-server")[0].actor, "operator");
+    EXPECT_EQ(tap.of_kind("add-server")[0].actor, "operator:test");
     EXPECT_EQ(shards, 2u);
 }
 
@@ -314,8 +314,9 @@ TEST(ElasticTrainer, ANoteAskedForBeforeAResizeIsRecordedBeforeIt)
 {
     Tap tap;
     run_asking(tap, 9, [](train::JobControl& control) {
-        control.record({ EventKind::JobUnfrozen, "the elastic scheduler may resize it again", "operator" });
-        control.request_resize({ AddWorker, std::nullopt, "scheduler", {}, {} });
+        control.record({ EventKind::JobUnfrozen, "the elastic scheduler may resize it again",
+            EventActor::person("operator", "test") });
+        control.request_resize({ AddWorker, std::nullopt, EventActor::scheduler("eps"), {}, {} });
     });
     std::vector<std::string> kinds;
     for (const EventRecord& e : tap.events)
@@ -331,7 +332,8 @@ TEST(ElasticTrainer, ANoteAskedForAfterTheLastBarrierIsRecordedBeforeTheJobsEnd)
     Tap tap;
     const std::int64_t last = elastic_config({}).iterations - 1;
     run_asking(tap, last, [](train::JobControl& control) {
-        control.record({ EventKind::WorkerReleased, "pooled worker on pool-1 leaves worker 1", "scheduler" });
+        control.record(
+            { EventKind::WorkerReleased, "pooled worker on pool-1 leaves worker 1", EventActor::scheduler("eps") });
     });
     ASSERT_GE(tap.events.size(), 2u);
     EXPECT_EQ(tap.events[tap.events.size() - 2].kind, "worker-released");
@@ -345,8 +347,9 @@ TEST(ElasticTrainer, AWorkerCannotLeaveWhenOnlyExcludedWorkersWouldRemain)
     auto config = elastic_config({ at(5, RemoveWorker, 1) });
     tap.parameters = config.prototype->parameter_count();
     train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
-    trainer.manager().exclude(0);
-    EXPECT_THROW(trainer.manager().pin(3, 10), balance::OverrideError); // slot 3 is not a member yet
+    trainer.manager().exclude(0, std::nullopt, EventActor::person("operator", "test"));
+    EXPECT_THROW(trainer.manager().pin(3, 10, EventActor::person("operator", "test")),
+        balance::OverrideError); // slot 3 is not a member yet
     trainer.run();
     const auto refused = tap.of_kind("resize-refused");
     ASSERT_EQ(refused.size(), 1u);

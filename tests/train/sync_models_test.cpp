@@ -154,9 +154,9 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
             if (r.front().iteration == 4) {
                 spec.type = sync::SyncType::Backup;
                 spec.backups = 1;
-                trainer->control().set_sync_model(spec, "op");
+                trainer->control().set_sync_model(spec, EventActor::person("operator", "op"));
             } else if (r.front().iteration == 9) {
-                trainer->control().set_sync_model(spec, "op"); // bsp
+                trainer->control().set_sync_model(spec, EventActor::person("operator", "op")); // bsp
             }
         }
         void on_evaluation(const EvaluationRecord&) override { }
@@ -180,7 +180,7 @@ TEST(BspTrainer, ASyncModelChangeDuringTheRunTakesEffectAtTheNextIteration)
     for (const auto& e : out.events)
         if (e.kind == "sync-model-change") {
             changes.push_back(std::to_string(e.iteration) + ": " + e.message);
-            EXPECT_EQ(e.actor, "op");
+            EXPECT_EQ(e.actor, "operator:op");
         }
     EXPECT_EQ(changes, (std::vector<std::string> { "5: bsp -> backup(k=1)", "10: backup(k=1) -> bsp" }));
     EXPECT_EQ(trainer.control().sync_model(), "bsp");
@@ -196,7 +196,7 @@ TEST(BspTrainer, ASyncModelItCannotSwitchToIsRefusedWithACode)
     train::BspTrainer trainer(config("bsp", 2), balance::make_manager(lbbsp, 4, 32), out);
     const auto refused = [&](sync::SyncSpec spec) -> std::string {
         try {
-            trainer.control().set_sync_model(spec);
+            trainer.control().set_sync_model(spec, EventActor::person("operator", "test"));
         } catch (const RefusedRequest& e) {
             return e.code();
         }
@@ -238,8 +238,8 @@ TEST(BspTrainer, OperatorOverridesShowInTheFollowingIterationsAndAsEvents)
     spec.type = "lbbsp-cpu";
     spec.predictor.type = "ema";
     auto manager = balance::make_manager(spec, 4, 32);
-    manager->pin(0, 20, "op");
-    manager->exclude(3, std::nullopt, "op");
+    manager->pin(0, 20, EventActor::person("operator", "op"));
+    manager->exclude(3, std::nullopt, EventActor::person("operator", "op"));
     train::BspTrainer trainer(std::move(c), std::move(manager), out);
     trainer.run();
     for (const auto& row : out.rows) {
@@ -251,7 +251,7 @@ TEST(BspTrainer, OperatorOverridesShowInTheFollowingIterationsAndAsEvents)
     }
     int overrides = 0;
     for (const auto& e : out.events)
-        if ((e.kind == "pin" || e.kind == "exclude") && e.actor == "op")
+        if ((e.kind == "pin" || e.kind == "exclude") && e.actor == "operator:op")
             ++overrides;
     EXPECT_EQ(overrides, 2);
 }
@@ -323,8 +323,8 @@ TEST(AsyncTrainer, AnAspJobTakesPinsAndExclusionsForItsWorkersNextBatches)
     Steered out;
     out.act = [](train::JobControl& control, std::size_t rows) {
         if (rows == 40) {
-            control.pin(0, 20, "operator:test");
-            control.exclude(3, std::nullopt, "operator:test");
+            control.pin(0, 20, EventActor::person("operator", "test"));
+            control.exclude(3, std::nullopt, EventActor::person("operator", "test"));
         }
     };
     train::AsyncTrainer trainer(config("asp", 400), out);
@@ -360,9 +360,9 @@ TEST(AsyncTrainer, AnExcludedSspWorkerNoLongerHoldsTheOthersBackAndRejoinsThePac
     Steered out;
     out.act = [](train::JobControl& control, std::size_t rows) {
         if (rows == 20)
-            control.exclude(3, std::nullopt, "operator:test");
+            control.exclude(3, std::nullopt, EventActor::person("operator", "test"));
         if (rows == 220)
-            control.include(3, "operator:test");
+            control.include(3, EventActor::person("operator", "test"));
     };
     auto c = config("ssp", 400);
     c.sync.staleness = 1;
@@ -392,8 +392,8 @@ TEST(AsyncTrainer, AnElasticBspJobGoesOnWithoutAnExcludedWorkerAndTakesPins)
     Steered out;
     out.act = [](train::JobControl& control, std::size_t rows) {
         if (rows == 30) {
-            control.exclude(3, std::nullopt, "operator:test");
-            control.pin(1, 4, "operator:test");
+            control.exclude(3, std::nullopt, EventActor::person("operator", "test"));
+            control.pin(1, 4, EventActor::person("operator", "test"));
         }
     };
     train::AsyncTrainer trainer(config("elastic-bsp", 400), out);
@@ -424,17 +424,17 @@ TEST(AsyncTrainer, SwitchesAmongAspSspAndElasticBspAndRefusesAPolicyItCannotBala
         if (rows == 50) {
             spec.type = sync::SyncType::Ssp;
             spec.staleness = 1;
-            control.set_sync_model(spec, "operator:test");
+            control.set_sync_model(spec, EventActor::person("operator", "test"));
         } else if (rows == 150) {
             spec.type = sync::SyncType::ElasticBsp;
-            control.set_sync_model(spec, "operator:test");
+            control.set_sync_model(spec, EventActor::person("operator", "test"));
         } else if (rows == 250) {
             spec.type = sync::SyncType::Asp;
-            control.set_sync_model(spec, "operator:test");
+            control.set_sync_model(spec, EventActor::person("operator", "test"));
             try {
                 balance::PolicySpec lbbsp;
                 lbbsp.type = "lbbsp-cpu";
-                control.set_policy(balance::make_policy(lbbsp), {}, "operator:test");
+                control.set_policy(balance::make_policy(lbbsp), {}, EventActor::person("operator", "test"));
             } catch (const RefusedRequest& e) {
                 refusals.push_back(e.code());
             }
@@ -469,16 +469,16 @@ TEST(JobTrainer, ARunningJobSwitchesFromBspToSspAndBackAndCarriesItsModelOver)
         if (rows == 80) { // 20 barriers of 4 workers
             spec.type = sync::SyncType::Ssp;
             spec.staleness = 2;
-            control.set_sync_model(spec, "operator:test");
+            control.set_sync_model(spec, EventActor::person("operator", "test"));
         } else if (rows == 300) {
-            control.set_sync_model(spec, "operator:test"); // bsp
+            control.set_sync_model(spec, EventActor::person("operator", "test")); // bsp
             balance::PolicySpec lbbsp;
             lbbsp.type = "lbbsp-cpu";
             lbbsp.predictor.type = "ema";
-            control.set_policy(balance::make_policy(lbbsp), {}, "operator:test");
+            control.set_policy(balance::make_policy(lbbsp), {}, EventActor::person("operator", "test"));
             spec.type = sync::SyncType::Asp;
             try { // asked after the policy: it cannot balance without barriers
-                control.set_sync_model(spec, "operator:test");
+                control.set_sync_model(spec, EventActor::person("operator", "test"));
             } catch (const RefusedRequest& e) {
                 refusals.push_back(e.code());
             }
@@ -532,7 +532,7 @@ TEST(JobTrainer, ASwitchThatCannotCarryOverIsRefusedWithItsReason)
     sync::SyncSpec asp;
     asp.type = sync::SyncType::Asp;
     try {
-        trainer.control().set_sync_model(asp);
+        trainer.control().set_sync_model(asp, EventActor::person("operator", "test"));
         ADD_FAILURE() << "an elastic job switched to asp";
     } catch (const RefusedRequest& e) {
         EXPECT_EQ(e.code(), "sync-model-not-switchable");
@@ -546,12 +546,12 @@ TEST(AsyncTrainer, AnInjectedStragglerComputesSlowerAndAPauseHoldsTheClock)
     std::thread resumer;
     out.act = [&resumer](train::JobControl& control, std::size_t rows) {
         if (rows == 40)
-            control.inject_straggler(0, 4.0, "operator:test");
+            control.inject_straggler(0, 4.0, EventActor::person("operator", "test"));
         if (rows == 80) {
-            control.pause("operator:test");
+            control.pause(EventActor::person("operator", "test"));
             resumer = std::thread([&control] {
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
-                control.resume("operator:other");
+                control.resume(EventActor::person("operator", "other"));
             });
         }
     };
@@ -591,7 +591,7 @@ TEST(AsyncTrainer, AspSspAndElasticBspRunInRealModeOnTheWorkersOwnThreads)
         Steered out;
         out.act = [](train::JobControl& control, std::size_t rows) {
             if (rows == 20)
-                control.pin(0, 20, "operator:test");
+                control.pin(0, 20, EventActor::person("operator", "test"));
         };
         auto c = config(sync, 300);
         c.mode = train::ClockMode::Real;
@@ -646,11 +646,12 @@ TEST(FederatedTrainer, TakesPinsExclusionsAndStragglersAtTheNextRoundAndRefusesW
     Steered out;
     out.act = [](train::JobControl& control, std::size_t rows) {
         if (rows == 8) { // after round 1: four clients a round
-            control.pin(0, 4, "operator:test");
-            control.exclude(3, std::nullopt, "operator:test");
-            control.inject_straggler(1, 3.0, "operator:test");
+            control.pin(0, 4, EventActor::person("operator", "test"));
+            control.exclude(3, std::nullopt, EventActor::person("operator", "test"));
+            control.inject_straggler(1, 3.0, EventActor::person("operator", "test"));
             // A note from outside the trainer goes through the federated trainer's own mailbox.
-            control.record({ EventKind::ClusterPolicy, "the cluster's policies are now ...", "operator:test" });
+            control.record({ EventKind::ClusterPolicy, "the cluster's policies are now ...",
+                EventActor::person("operator", "test") });
         }
     };
     train::FederatedTrainer trainer(std::move(c), f, out);
@@ -665,8 +666,11 @@ TEST(FederatedTrainer, TakesPinsExclusionsAndStragglersAtTheNextRoundAndRefusesW
     };
     sync::SyncSpec asp;
     asp.type = sync::SyncType::Asp;
-    EXPECT_EQ(refusal([&] { trainer.control().set_sync_model(asp, "operator:test"); }), "sync-model-not-switchable");
-    EXPECT_EQ(refusal([&] { trainer.control().set_policy(balance::make_policy({}), {}, "operator:test"); }),
+    EXPECT_EQ(refusal([&] { trainer.control().set_sync_model(asp, EventActor::person("operator", "test")); }),
+        "sync-model-not-switchable");
+    EXPECT_EQ(refusal([&] {
+        trainer.control().set_policy(balance::make_policy({}), {}, EventActor::person("operator", "test"));
+    }),
         "policy-not-applicable");
     EXPECT_THROW(trainer.resume_from_checkpoint("anything"), InputError);
 

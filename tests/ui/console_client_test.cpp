@@ -309,7 +309,7 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     };
     options.on_rows = [&manager](std::span<const IterationRecord> rows) {
         if (manager && !rows.empty() && rows.front().iteration == 12)
-            manager->pin(1, 10, "operator:test");
+            manager->pin(1, 10, EventActor::person("operator", "test"));
     };
     run::run_scenario(s, options);
 

@@ -48,7 +48,7 @@ struct RecordedRun {
         options.database = database;
         options.on_trainer = [](train::Trainer* t) {
             if (t)
-                t->control().pin(1, 20, "operator:test");
+                t->control().pin(1, 20, EventActor::person("operator", "test"));
         };
         run = run::run_scenario(s, options).run;
     }
