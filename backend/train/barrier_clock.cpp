@@ -25,9 +25,9 @@ public:
 
     std::size_t compute_threads() const override
     {
-        const int workers = static_cast<int>(core_.job.workers.size());
-        const int threads
-            = core_.config.threads > 0 ? core_.config.threads : static_cast<int>(std::thread::hardware_concurrency());
+        const int workers = static_cast<int>(core_.job().workers.size());
+        const int threads = core_.config().threads > 0 ? core_.config().threads
+                                                       : static_cast<int>(std::thread::hardware_concurrency());
         return static_cast<std::size_t>(std::clamp(threads, 1, std::max(1, workers)));
     }
 
@@ -39,19 +39,19 @@ public:
     double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& /*tasks*/,
         double /*dispatched*/, std::int64_t iteration, std::size_t needed, const std::atomic<bool>* stop) override
     {
-        engine::EventQueue& clock = core_.clock;
+        engine::EventQueue& clock = core_.clock();
         const double barrier_open = clock.now();
         double barrier_close = barrier_open;
         std::size_t arrived = 0;
         // Each worker's pull and push alone on its link, then as the link has them.
-        CommTransfer transfer { barrier_open, static_cast<double>(core_.job.model_bytes), {}, {} };
+        CommTransfer transfer { barrier_open, static_cast<double>(core_.job().model_bytes), {}, {} };
         const auto pushes = static_cast<int>(rows.size());
-        const auto shards = static_cast<int>(core_.job.server.shards().size());
+        const auto shards = static_cast<int>(core_.job().server.shards().size());
         for (const IterationRecord& row : rows) {
             transfer.workers.push_back(row.worker);
             transfer.alone_s.push_back(perf::barrier_communication_time(
-                core_.job.workers[static_cast<std::size_t>(row.worker)]->setup().network, core_.config.server_links,
-                core_.job.model_bytes, iteration, pushes, shards));
+                core_.job().workers[static_cast<std::size_t>(row.worker)]->setup().network, core_.config().server_links,
+                core_.job().model_bytes, iteration, pushes, shards));
         }
         const std::optional<CommGrant> grant = ask_for_links(core_, transfer, stop);
         for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -73,7 +73,7 @@ public:
 
     perf::ResourceShare next_share(const IterationRecord& row, double barrier) const override
     {
-        return core_.job.workers[static_cast<std::size_t>(row.worker)]->performance().share_at(barrier);
+        return core_.job().workers[static_cast<std::size_t>(row.worker)]->performance().share_at(barrier);
     }
 
     void after_barrier(double now, const std::atomic<bool>* stop) override { pace_to(core_, now, stop); }
@@ -89,7 +89,7 @@ class MeasuredBarrierClock final : public BarrierClock {
 public:
     explicit MeasuredBarrierClock(JobCore& core)
         : core_(core)
-        , last_comm_s_(core.job.workers.size(), 0.0)
+        , last_comm_s_(core.job().workers.size(), 0.0)
     {
     }
 
@@ -99,18 +99,18 @@ public:
     void hold_for_links(
         const std::vector<std::size_t>& active, std::int64_t iteration, const std::atomic<bool>* stop) override
     {
-        if (!core_.config.comm_gate || active.empty())
+        if (!core_.config().comm_gate || active.empty())
             return;
-        CommTransfer transfer { core_.job.wall_seconds(), static_cast<double>(core_.job.model_bytes), {}, {} };
+        CommTransfer transfer { core_.job().wall_seconds(), static_cast<double>(core_.job().model_bytes), {}, {} };
         for (const std::size_t i : active) {
             transfer.workers.push_back(static_cast<WorkerId>(i));
-            transfer.alone_s.push_back(core_.job.transfer_s(i, iteration, last_comm_s_[i]));
+            transfer.alone_s.push_back(core_.job().transfer_s(i, iteration, last_comm_s_[i]));
         }
-        core_.config.comm_gate(transfer, stop);
+        core_.config().comm_gate(transfer, stop);
     }
 
-    std::size_t compute_threads() const override { return std::max<std::size_t>(1, core_.job.workers.size()); }
-    double dispatch(double /*now*/) const override { return core_.job.wall_seconds(); }
+    std::size_t compute_threads() const override { return std::max<std::size_t>(1, core_.job().workers.size()); }
+    double dispatch(double /*now*/) const override { return core_.job().wall_seconds(); }
     double endpoint_slowdown(double slowdown) const override { return slowdown; }
 
     // The round trip less the worker's own compute time is its communication.
@@ -153,7 +153,7 @@ private:
 
 std::unique_ptr<BarrierClock> make_barrier_clock(JobCore& core, std::vector<double>& device_memory)
 {
-    if (core.config.mode == ClockMode::Real)
+    if (core.config().mode == ClockMode::Real)
         return std::make_unique<MeasuredBarrierClock>(core);
     return std::make_unique<ModelledBarrierClock>(core, device_memory);
 }

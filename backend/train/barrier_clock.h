@@ -52,7 +52,7 @@ public:
     virtual void after_barrier(double now, const std::atomic<bool>* stop) = 0;
 };
 
-// The clock of `core.config.mode`. The virtual ones set each timed worker's entry of
+// The clock of `core.config().mode`. The virtual ones set each timed worker's entry of
 // `device_memory` (part of the engine's checkpoint; the real one leaves it).
 std::unique_ptr<BarrierClock> make_barrier_clock(JobCore& core, std::vector<double>& device_memory);
 

@@ -33,9 +33,9 @@ struct BarrierEngine::Impl : EngineRefs {
         : EngineRefs(c)
     {
         if (config.elastic.batch_per_worker > 0)
-            manager->follow_members(config.elastic.batch_per_worker);
+            manager.follow_members(config.elastic.batch_per_worker);
         if (config.elastic.enabled())
-            manager->start_with_members(job.members);
+            manager.start_with_members(job.members);
         device_memory.assign(job.workers.size(), 0.0);
         timing = make_barrier_clock(core, device_memory);
         scheduled = config.elastic.resizes;
@@ -54,7 +54,7 @@ struct BarrierEngine::Impl : EngineRefs {
         std::vector<ResizeRequest> due;
         while (next_scheduled < scheduled.size() && scheduled[next_scheduled].before_iteration <= k)
             due.push_back(scheduled[next_scheduled++].request);
-        for (ResizeRequest& request : control->take<ResizeRequest>())
+        for (ResizeRequest& request : core.control().take<ResizeRequest>())
             due.push_back(std::move(request));
         for (const ResizeRequest& request : due) {
             JobEvent e = job.event(k, now, EventKind::ResizeRefused, "");
@@ -63,17 +63,17 @@ struct BarrierEngine::Impl : EngineRefs {
                 const ResizeRequest r = job.resolved(request);
                 const int slot = *r.target;
                 if (r.action == ResizeAction::RemoveWorker)
-                    manager->leave(slot); // refuses to leave only excluded workers behind
+                    manager.leave(slot); // refuses to leave only excluded workers behind
                 ResizeOutcome outcome;
                 try {
                     outcome = job.resize(r);
                 } catch (...) {
                     if (r.action == ResizeAction::RemoveWorker)
-                        manager->join(slot);
+                        manager.join(slot);
                     throw;
                 }
                 if (r.action == ResizeAction::AddWorker)
-                    manager->join(slot);
+                    manager.join(slot);
                 e.kind = event_kind(r.action);
                 e.message = outcome.describe();
                 const double paused = request.pause_s.value_or(config.elastic.pause_s.of(r.action));
@@ -92,12 +92,12 @@ struct BarrierEngine::Impl : EngineRefs {
             observer.on_event(e);
         }
         if (!due.empty())
-            control->servers_in_effect(static_cast<int>(job.server.shards().size()));
+            core.control().servers_in_effect(static_cast<int>(job.server.shards().size()));
         if (pause <= 0)
             return now;
-        core.clock.schedule(now + pause, [] {}); // the move, on the job's own clock
-        core.clock.step();
-        return core.clock.now();
+        clock.schedule(now + pause, [] {}); // the move, on the job's own clock
+        clock.step();
+        return clock.now();
     }
 
     ~Impl()
@@ -112,17 +112,12 @@ struct BarrierEngine::Impl : EngineRefs {
     // barrier applied every gradient it took, so nothing is in flight.
     bool apply_sync_change(std::int64_t k, double now)
     {
-        const std::optional<JobControl::SyncChange> change = control->take_one<JobControl::SyncChange>();
-        if (!change)
+        if (!core.switch_sync_model(k, now))
             return false;
-        const std::string before = sync::describe(sync_model);
-        sync_model = change->spec;
-        control->sync_in_effect(sync_model);
-        core.emit(k, now, EventKind::SyncModelChange, before + " -> " + sync::describe(sync_model), change->actor);
-        return !sync::closes_every_iteration(sync_model.type);
+        return !sync::closes_every_iteration(core.sync_model().type);
     }
 
-    int backups() const { return sync_model.type == sync::SyncType::Backup ? sync_model.backups : 0; }
+    int backups() const { return core.sync_model().type == sync::SyncType::Backup ? core.sync_model().backups : 0; }
 
     // Weak scaling (elastic.batch_per_worker): the job's work is its samples, not its barriers.
     bool weak_scaling() const { return config.elastic.batch_per_worker > 0; }
@@ -136,7 +131,7 @@ struct BarrierEngine::Impl : EngineRefs {
     {
         if (!weak_scaling())
             return config.iterations;
-        const std::int64_t x = std::max<std::int32_t>(1, manager->total_batch());
+        const std::int64_t x = std::max<std::int32_t>(1, manager.total_batch());
         return loop.updates + (std::max<std::int64_t>(0, work_samples() - loop.samples) + x - 1) / x;
     }
 
@@ -155,7 +150,7 @@ struct BarrierEngine::Impl : EngineRefs {
                 task.pull_start = job.wall_seconds();
                 job.server.pull(job.workers[i]->replica());
                 task.pull_end = job.wall_seconds();
-                task.batch = job.endpoints[i]->compute(k, sizes[i], timing->endpoint_slowdown(slowdown[i]));
+                task.batch = job.endpoints[i]->compute(k, sizes[i], timing->endpoint_slowdown(core.slowdown(i)));
                 task.end = job.wall_seconds();
                 done.count_down();
             });
@@ -174,7 +169,7 @@ struct BarrierEngine::Impl : EngineRefs {
         e.worker = worker;
         observer.on_event(e);
         try {
-            manager->exclude(worker, std::nullopt, EventActor::system("worker lost"));
+            manager.exclude(worker, std::nullopt, EventActor::system("worker lost"));
         } catch (const RefusedRequest&) {
             // already excluded (lost again before the exclusion applied), or the last worker
         }
@@ -195,7 +190,7 @@ struct BarrierEngine::Impl : EngineRefs {
         core.save_sync(out);
         out.put(static_cast<std::uint64_t>(next_scheduled));
         out.put(clock.now());
-        if (!manager->save_state(out))
+        if (!manager.save_state(out))
             return std::nullopt;
         job.save_state(out);
         save_totals(out, loop);
@@ -209,13 +204,13 @@ struct BarrierEngine::Impl : EngineRefs {
         if (device_memory.size() != job.workers.size())
             in.fail("device memory", "names another number of workers than this job's");
         core.load_sync(in);
-        if (!sync::closes_every_iteration(sync_model.type))
+        if (!sync::closes_every_iteration(core.sync_model().type))
             in.fail("sync model", "is not bsp or backup");
         next_scheduled = static_cast<std::size_t>(in.get<std::uint64_t>("scheduled resizes"));
         if (next_scheduled > scheduled.size())
             in.fail("scheduled resizes", "count more than the scenario has");
         clock.restore(in.get<double>("virtual clock"));
-        manager->load_state(in);
+        manager.load_state(in);
         job.load_state(in);
         loop.updates = loop.next;
         if (format == kCheckpointFormat)
@@ -224,7 +219,7 @@ struct BarrierEngine::Impl : EngineRefs {
             in.fail("end", "the checkpoint holds more than this trainer reads");
         if (loop.updates < 0 || loop.next < loop.updates || (!weak_scaling() && loop.updates > config.iterations))
             in.fail("next iteration", "lies outside the job's " + std::to_string(config.iterations) + " iterations");
-        if (weak_scaling() && loop.samples > work_samples() + manager->total_batch())
+        if (weak_scaling() && loop.samples > work_samples() + manager.total_batch())
             in.fail("samples", "lie beyond the job's " + std::to_string(work_samples()) + " samples");
     }
 
@@ -242,7 +237,7 @@ struct BarrierEngine::Impl : EngineRefs {
     bool run(const std::atomic<bool>* stop)
     {
         const std::size_t n = job.workers.size();
-        TrainingProgress& loop = core.progress;
+        TrainingProgress& loop = progress;
         TrainingResult& result = loop.result;
         std::vector<balance::WorkerObservation>& observations = loop.observations;
         std::int64_t& samples = loop.samples;
@@ -264,7 +259,8 @@ struct BarrierEngine::Impl : EngineRefs {
             loop.done = true;
             return true;
         };
-        control->servers_in_effect(static_cast<int>(job.server.shards().size())); // the start's, or a checkpoint's
+        core.control().servers_in_effect(
+            static_cast<int>(job.server.shards().size())); // the start's, or a checkpoint's
         std::int64_t plan = planned(loop);
         if (plan != config.iterations)
             observer.on_plan(plan); // a resumed job that was resized
@@ -283,8 +279,7 @@ struct BarrierEngine::Impl : EngineRefs {
                 return true;
             }
             const int backups = this->backups();
-            const balance::Allocation allocation
-                = k == 0 ? manager->initial() : manager->next(observations, k - 1, now);
+            const balance::Allocation allocation = k == 0 ? manager.initial() : manager.next(observations, k - 1, now);
             core.forward_manager_events(k, now);
             if (weak_scaling() && planned(loop) != plan) // X followed a change of members
                 observer.on_plan(plan = planned(loop));
@@ -424,8 +419,8 @@ void BarrierEngine::resume_from_checkpoint(StateReader& in, const std::string& f
 {
     TrainingProgress loop;
     impl_->resume(in, format, loop);
-    impl_->core.progress = std::move(loop);
-    impl_->checkpoints.resumed_at(impl_->core.progress.next);
+    impl_->progress = std::move(loop);
+    impl_->checkpoints.resumed_at(impl_->progress.next);
 }
 
 } // namespace fulcrum::train

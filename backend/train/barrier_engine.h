@@ -23,12 +23,12 @@ public:
     explicit BarrierEngine(JobCore& core);
     ~BarrierEngine();
 
-    // From core.progress.next until training ends (false) or the sync model switches to a
-    // free-running one (true: the other engine goes on from core.progress).
+    // From core.progress().next until training ends (false) or the sync model switches to a
+    // free-running one (true: the other engine goes on from core.progress()).
     bool run(const std::atomic<bool>* stop);
     // Whether a checkpoint whose format line is `format` is this engine's.
     static bool reads(std::string_view format);
-    // Before the first run(): core.progress, the job, the manager and the sync model in
+    // Before the first run(): core.progress(), the job, the manager and the sync model in
     // effect from a checkpoint, read past its format line (bit for bit on the virtual
     // clock). Throws InputError naming the part of a checkpoint that is damaged or another
     // job's.

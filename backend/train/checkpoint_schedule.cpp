@@ -12,7 +12,7 @@ CheckpointSchedule::CheckpointSchedule(JobCore& core)
 
 bool CheckpointSchedule::on() const
 {
-    return !off_ && (core_.config.checkpoint_every > 0 || core_.config.checkpoint_seconds > 0);
+    return !off_ && (core_.config().checkpoint_every > 0 || core_.config().checkpoint_seconds > 0);
 }
 
 void CheckpointSchedule::start(std::optional<std::int64_t> count)
@@ -26,7 +26,7 @@ bool CheckpointSchedule::due(std::int64_t count, bool forced) const
 {
     if (!on() || count == last_)
         return false;
-    const TrainerConfig& c = core_.config;
+    const TrainerConfig& c = core_.config();
     const bool by_count = c.checkpoint_every > 0 && count % c.checkpoint_every == 0;
     const bool by_time = c.checkpoint_seconds > 0
         && std::chrono::duration<double>(std::chrono::steady_clock::now() - last_at_).count() >= c.checkpoint_seconds;
@@ -38,12 +38,12 @@ void CheckpointSchedule::take(std::optional<std::string> state, std::int64_t cou
     if (!state) {
         off_ = true;
         core_.emit(at, now, EventKind::CheckpointsOff,
-            "policy " + core_.manager->policy().name()
+            "policy " + core_.manager().policy().name()
                 + " keeps no checkpoint: this job cannot be resumed after a crash",
             EventActor::system());
         return;
     }
-    core_.observer.on_checkpoint(at, now, std::move(*state));
+    core_.observer().on_checkpoint(at, now, std::move(*state));
     last_ = count;
     last_at_ = std::chrono::steady_clock::now();
 }

@@ -23,17 +23,17 @@ TrainerConfig server_side(TrainerConfig config)
 struct FederatedTrainer::Impl {
     Impl(TrainerConfig c, FederatedConfig f, TrainingObserver& o)
         : core(server_side(std::move(c)), nullptr, o)
-        , job(core.job)
+        , job(core.job())
         , federated(f)
         , observer(o)
         , tuner(f.variant, static_cast<int>(job.workers.size()), f.batch_size, f.local_steps, f.learning_rate)
     {
         core.replace_control(std::make_unique<JobControl>(
-            *core.manager, static_cast<int>(job.workers.size()), core.sync_model, [](const sync::SyncSpec& spec) {
+            core.manager(), static_cast<int>(job.workers.size()), core.sync_model(), [](const sync::SyncSpec& spec) {
                 throw RefusedRequest("sync-model-not-switchable",
                     "a federated job trains in rounds of local steps; " + sync::describe(spec) + " does not apply");
             }));
-        core.control->refuse_policies(
+        core.control().refuse_policies(
             "a federated job's clients are sized by its tuning variant, not by a batch-size policy");
         if (job.config.mode == ClockMode::Real)
             throw std::invalid_argument("federated runs use the virtual clock");
@@ -69,7 +69,7 @@ struct FederatedTrainer::Impl {
             refuse_resizes(round, now);
             core.apply_slowdowns(round, now);
             const balance::Allocation allocation
-                = round == 0 ? core.manager->initial() : core.manager->next({}, round - 1, now);
+                = round == 0 ? core.manager().initial() : core.manager().next({}, round - 1, now);
             core.forward_manager_events(round, now);
             std::vector<balance::ClientPlan> plans = tuner.plan();
             const Eigen::VectorXf global = job.server.parameters();
@@ -82,7 +82,7 @@ struct FederatedTrainer::Impl {
                     continue; // excluded: sits the round out
                 Worker& client = *job.workers[i];
                 balance::ClientPlan& plan = plans[i];
-                if (const auto pinned = core.manager->state(static_cast<WorkerId>(i)).pinned)
+                if (const auto pinned = core.manager().state(static_cast<WorkerId>(i)).pinned)
                     plan.batch_size = *pinned;
                 client.replica() = global;
                 double compute = 0, loss = 0;
@@ -90,7 +90,7 @@ struct FederatedTrainer::Impl {
                     loss += client.compute_gradient(plan.batch_size) / plan.local_steps;
                     client.replica() -= static_cast<float>(plan.learning_rate) * client.gradient();
                     compute
-                        += client.performance().compute(now + compute, plan.batch_size).duration_s * core.slowdown[i];
+                        += client.performance().compute(now + compute, plan.batch_size).duration_s * core.slowdown(i);
                 }
                 const std::int64_t processed = static_cast<std::int64_t>(plan.batch_size) * plan.local_steps;
                 tuner.observe(static_cast<int>(i), processed, compute);
@@ -147,7 +147,7 @@ struct FederatedTrainer::Impl {
     // Rounds have no Elastic PS: each request is refused as an event.
     void refuse_resizes(std::int64_t round, double now)
     {
-        for (const ResizeRequest& request : core.control->take<ResizeRequest>())
+        for (const ResizeRequest& request : core.control().take<ResizeRequest>())
             core.emit(round, now, EventKind::ResizeRefused,
                 std::string(action_name(request.action))
                     + " refused (not-elastic): a federated job's clients hold their own data; it does not resize",
@@ -180,12 +180,12 @@ void FederatedTrainer::resume_from_checkpoint(const std::string&)
 
 JobControl& FederatedTrainer::control()
 {
-    return *impl_->core.control;
+    return impl_->core.control();
 }
 
 balance::BatchSizeManager& FederatedTrainer::manager()
 {
-    return *impl_->core.manager;
+    return impl_->core.manager();
 }
 
 const ps::ParameterServer& FederatedTrainer::server() const

@@ -92,7 +92,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             return false;
         switch (kind) {
         case Kind::Ssp:
-            return s.clock - slowest <= sync_model.staleness;
+            return s.clock - slowest <= core.sync_model().staleness;
         case Kind::ElasticBsp:
             return s.clock < s.quota;
         case Kind::Asp:
@@ -140,8 +140,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
     {
         std::string tag = kind == Kind::ElasticBsp
             ? "elastic-bsp r=" + std::to_string(state[i].quota - superstep_start[i])
-            : sync::describe(sync_model);
-        if (i < decisions.size() && decisions[i] != manager->policy().name())
+            : sync::describe(core.sync_model());
+        if (i < decisions.size() && decisions[i] != manager.policy().name())
             tag += "/" + decisions[i]; // pinned
         return tag;
     }
@@ -164,7 +164,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         progress.samples += pushed;
         ++s.clock;
         s.intervals.push_back(t - s.row.start_s);
-        while (static_cast<int>(s.intervals.size()) > sync_model.history)
+        while (static_cast<int>(s.intervals.size()) > core.sync_model().history)
             s.intervals.pop_front();
         s.row_open = true;
         double& train_loss = progress.train_loss;
@@ -244,8 +244,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 intervals.push_back(state[i].intervals);
             }
         const std::vector<double> free_at(running.size(), t);
-        const sync::EndTimes ends = sync::predict_end_times(free_at, intervals, sync_model.range);
-        const sync::BarrierWindow window = sync::choose_window(sync_model.algorithm, ends);
+        const sync::EndTimes ends = sync::predict_end_times(free_at, intervals, core.sync_model().range);
+        const sync::BarrierWindow window = sync::choose_window(core.sync_model().algorithm, ends);
         ++progress.supersteps;
         for (std::size_t i = 0; i < state.size(); ++i) {
             superstep_start[i] = state[i].clock;
@@ -299,7 +299,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             }
         }
         out.put(clock.now());
-        if (!manager->save_state(out))
+        if (!manager.save_state(out))
             return std::nullopt;
         job.save_state(out);
         return out.take();
@@ -309,7 +309,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
     {
         load_progress(in, progress, config.job);
         core.load_sync(in);
-        if (sync::closes_every_iteration(sync_model.type))
+        if (sync::closes_every_iteration(core.sync_model().type))
             in.fail("sync model", "is bsp or backup, which this engine does not run");
         load_totals(in, progress);
         const std::size_t n = job.workers.size();
@@ -347,7 +347,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             }
         }
         clock.restore(in.get<double>("virtual clock"));
-        manager->load_state(in);
+        manager.load_state(in);
         job.load_state(in);
         if (!in.at_end())
             in.fail("end", "the checkpoint holds more than this trainer reads");
@@ -382,14 +382,12 @@ struct FreeRunningEngine::Impl : EngineRefs {
         core.request_scheduled(progress.updates, t);
         core.hold_if_paused(at, t, stop_flag, "after update " + std::to_string(progress.updates));
         core.apply_slowdowns(at, t);
-        if (const std::optional<JobControl::SyncChange> change = control->take_one<JobControl::SyncChange>()) {
-            const std::string before = sync::describe(sync_model);
-            sync_model = change->spec;
+        if (core.switch_sync_model(at, t)) {
             const Kind was = kind;
-            if (sync::closes_every_iteration(sync_model.type)) {
+            if (sync::closes_every_iteration(core.sync_model().type)) {
                 draining = true; // the barrier engine goes on once the batches under way arrive
             } else {
-                kind = kind_of(sync_model.type);
+                kind = kind_of(core.sync_model().type);
                 if (kind == Kind::ElasticBsp && was != Kind::ElasticBsp) {
                     // A superstep begins once the batches under way arrive.
                     for (std::size_t i = 0; i < state.size(); ++i) {
@@ -398,15 +396,13 @@ struct FreeRunningEngine::Impl : EngineRefs {
                     }
                 }
             }
-            control->sync_in_effect(sync_model);
-            core.emit(at, t, EventKind::SyncModelChange, before + " -> " + sync::describe(sync_model), change->actor);
         }
-        if (!manager->changes_due(t))
+        if (!manager.changes_due(t))
             return;
         std::vector<bool> was_active(state.size());
         for (std::size_t i = 0; i < state.size(); ++i)
             was_active[i] = active(i);
-        const balance::Allocation allocation = manager->next({}, at, t);
+        const balance::Allocation allocation = manager.next({}, at, t);
         core.forward_manager_events(at, t);
         // A worker let back in joins the pack rather than holding SSP's bound at its old clock.
         const std::int64_t slowest = slowest_clock(); // of those active until now
@@ -434,7 +430,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
                     + std::to_string(s.row.iteration) + ": its batch is dropped; its share goes to the others",
                 EventActor::system(), worker);
             try {
-                control->exclude(worker, std::nullopt, EventActor::system("worker lost"));
+                core.control().exclude(worker, std::nullopt, EventActor::system("worker lost"));
             } catch (const RefusedRequest&) {
                 // already excluded, or the last active worker (then no one is left to go on)
             }
@@ -450,7 +446,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         draining = false;
         switch_ready = false;
         progress.free_running_ran = true;
-        kind = kind_of(sync_model.type);
+        kind = kind_of(core.sync_model().type);
         const std::size_t n = job.workers.size();
         checkpoints.start(std::nullopt);
         if (resumed) {
@@ -478,7 +474,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
             // split around the pins and exclusions in effect (the policy is uniform here).
             const std::int64_t at = std::max<std::int64_t>(0, progress.updates - 1);
             const balance::Allocation allocation
-                = progress.updates == 0 && progress.next == 0 ? manager->initial() : manager->next({}, at, t);
+                = progress.updates == 0 && progress.next == 0 ? manager.initial() : manager.next({}, at, t);
             core.forward_manager_events(at, t);
             batch = allocation.batch_sizes;
             decisions = allocation.decisions;
@@ -616,7 +612,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
                 go[i] = false;
                 batch_size = e.state[i].row.batch_size;
                 iteration = e.state[i].row.iteration;
-                factor = e.slowdown[i];
+                factor = e.core.slowdown(i);
                 alone = last_comm_s[i];
             }
             Completion c;

@@ -32,7 +32,7 @@ public:
     explicit FreeRunningEngine(JobCore& core);
     ~FreeRunningEngine();
 
-    // From core.progress (every worker's clock at progress.next) until training ends
+    // From core.progress() (every worker's clock at progress.next) until training ends
     // (false) or the sync model switches to bsp or backup (true), progress.next then past
     // every worker's last iteration.
     bool run(const std::atomic<bool>* stop);

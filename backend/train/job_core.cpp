@@ -4,6 +4,7 @@
 #include "common/error.h"
 
 #include <sstream>
+#include <utility>
 
 namespace fulcrum::train {
 
@@ -24,44 +25,43 @@ void check_switchable(const TrainerConfig& config, const sync::SyncSpec& spec)
 } // namespace
 
 JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, TrainingObserver& o)
-    : job(std::move(c))
-    , config(job.config)
-    , manager(std::move(m))
-    , observer(o)
-    , pacer(config.mode == ClockMode::Paced ? config.pace : 0.0)
-    , sync_model(config.sync)
+    : job_(std::move(c))
+    , manager_(std::move(m))
+    , observer_(o)
+    , pacer_(config().mode == ClockMode::Paced ? config().pace : 0.0)
+    , sync_model_(config().sync)
 {
-    const int n = static_cast<int>(job.workers.size());
-    if (!manager)
-        manager = balance::make_manager({}, n, config.total_batch, job.batch_limits());
-    if (manager->workers() != n)
+    const int n = static_cast<int>(job_.workers.size());
+    if (!manager_)
+        manager_ = balance::make_manager({}, n, config().total_batch, job_.batch_limits());
+    if (manager_->workers() != n)
         throw std::invalid_argument("the batch-size manager was made for a different number of workers");
-    manager->set_batch_limits(job.batch_limits()); // GPU workers' x_o, measured on their devices
-    sync::validate(config.sync, n);
-    slowdown.assign(job.workers.size(), 1.0);
-    sharing.assign(job.workers.size(), 1.0);
-    contention.assign(job.workers.size(), 1.0);
-    control = std::make_unique<JobControl>(
-        *manager, n, sync_model, [&config = config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
-    mail = std::make_unique<SafePointMail>(config.job, *control, *manager, observer);
+    manager_->set_batch_limits(job_.batch_limits()); // GPU workers' x_o, measured on their devices
+    sync::validate(config().sync, n);
+    slowdown_.assign(job_.workers.size(), 1.0);
+    sharing_.assign(job_.workers.size(), 1.0);
+    contention_.assign(job_.workers.size(), 1.0);
+    control_ = std::make_unique<JobControl>(*manager_, n, sync_model_,
+        [&config = job_.config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
+    mail_ = std::make_unique<SafePointMail>(config().job, *control_, *manager_, observer_);
 }
 
 void JobCore::replace_control(std::unique_ptr<JobControl> replacement)
 {
-    control = std::move(replacement);
-    mail = std::make_unique<SafePointMail>(config.job, *control, *manager, observer);
+    control_ = std::move(replacement);
+    mail_ = std::make_unique<SafePointMail>(config().job, *control_, *manager_, observer_);
 }
 
 void JobCore::emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
     std::optional<WorkerId> worker)
 {
-    mail->emit(at, now, kind, std::move(message), actor, worker);
+    mail_->emit(at, now, kind, std::move(message), actor, worker);
 }
 
 void JobCore::hold_if_paused(std::int64_t at, double now, const std::atomic<bool>* stop, const std::string& where)
 {
-    mail->hold_if_paused(at, now, stop, "held " + where, [this, now](double held) {
-        pacer.shift(held);
+    mail_->hold_if_paused(at, now, stop, "held " + where, [this, now](double held) {
+        pacer_.shift(held);
         return now;
     });
 }
@@ -70,18 +70,18 @@ double JobCore::link_stretch(int k, const JobControl::LinkModel& link) const
 {
     // Wang et al. eq. 5 for this job's model: k transfers of M bytes over one link take
     // a + k·b·M + (k−1)·η·M, one alone a + b·M.
-    const auto m = static_cast<double>(job.model_bytes);
+    const auto m = static_cast<double>(job_.model_bytes);
     return (link.a + (k * link.b + (k - 1) * link.eta) * m) / (link.a + link.b * m);
 }
 
 void JobCore::contend_links(std::int64_t at, double now, const JobControl::LinkContention& link)
 {
-    for (std::size_t i = 0; i < link.jobs.size() && i < contention.size(); ++i) {
+    for (std::size_t i = 0; i < link.jobs.size() && i < contention_.size(); ++i) {
         const int k = link.jobs[i];
         const double stretch = link_stretch(k, link.link);
-        if (contention[i] == stretch)
+        if (contention_[i] == stretch)
             continue;
-        contention[i] = stretch;
+        contention_[i] = stretch;
         std::ostringstream text;
         text.precision(3);
         if (k > 1)
@@ -98,11 +98,11 @@ void JobCore::contend_links(std::int64_t at, double now, const JobControl::LinkC
 void JobCore::share_gpus(std::int64_t at, double now, const JobControl::GpuSharing& asked)
 {
     const std::vector<int>& shared = asked.jobs_per_gpu;
-    for (std::size_t i = 0; i < shared.size() && i < sharing.size(); ++i) {
+    for (std::size_t i = 0; i < shared.size() && i < sharing_.size(); ++i) {
         const auto k = static_cast<double>(shared[i]);
-        if (sharing[i] == k)
+        if (sharing_[i] == k)
             continue;
-        sharing[i] = k;
+        sharing_[i] = k;
         emit(at, now, k > 1 ? EventKind::GpuShared : EventKind::GpuExclusive,
             k > 1 ? "worker " + std::to_string(i) + "'s GPU is time-shared by " + std::to_string(shared[i])
                     + " live jobs: its batches take " + std::to_string(shared[i]) + "x longer"
@@ -113,13 +113,13 @@ void JobCore::share_gpus(std::int64_t at, double now, const JobControl::GpuShari
 
 void JobCore::apply_slowdowns(std::int64_t at, double now)
 {
-    if (std::optional<JobControl::RecordedShares> recorded = control->take_one<JobControl::RecordedShares>()) {
+    if (std::optional<JobControl::RecordedShares> recorded = control_->take_one<JobControl::RecordedShares>()) {
         // Already recorded before the checkpoint: in effect again without a new event.
-        for (std::size_t i = 0; i < sharing.size(); ++i)
-            sharing[i] = static_cast<double>(recorded->gpu.jobs_per_gpu.at(i));
+        for (std::size_t i = 0; i < sharing_.size(); ++i)
+            sharing_[i] = static_cast<double>(recorded->gpu.jobs_per_gpu.at(i));
         if (recorded->link)
-            for (std::size_t i = 0; i < contention.size(); ++i)
-                contention[i] = link_stretch(recorded->link->jobs.at(i), recorded->link->link);
+            for (std::size_t i = 0; i < contention_.size(); ++i)
+                contention_[i] = link_stretch(recorded->link->jobs.at(i), recorded->link->link);
         replaying_ = std::move(recorded);
         replayed_ = 0;
     }
@@ -137,10 +137,10 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
                 share_gpus(at, now, *changes[replayed_].gpu);
         }
     } else {
-        std::optional<JobControl::LinkContention> link = control->take_one<JobControl::LinkContention>();
-        std::optional<JobControl::GpuSharing> gpu = control->take_one<JobControl::GpuSharing>();
+        std::optional<JobControl::LinkContention> link = control_->take_one<JobControl::LinkContention>();
+        std::optional<JobControl::GpuSharing> gpu = control_->take_one<JobControl::GpuSharing>();
         if (replaying_) { // its end: no live cluster told (a resume outside fulcrumd) is one alone
-            const std::size_t n = sharing.size();
+            const std::size_t n = sharing_.size();
             if (!gpu)
                 gpu = JobControl::GpuSharing { std::vector<int>(n, 1) };
             if (!link && replaying_->link)
@@ -152,8 +152,8 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
         if (gpu)
             share_gpus(at, now, *gpu);
     }
-    for (const JobControl::Slowdown& d : control->take<JobControl::Slowdown>()) {
-        double& factor = slowdown[static_cast<std::size_t>(d.worker)];
+    for (const JobControl::Slowdown& d : control_->take<JobControl::Slowdown>()) {
+        double& factor = slowdown_[static_cast<std::size_t>(d.worker)];
         if (factor == d.factor)
             continue;
         factor = d.factor;
@@ -165,14 +165,26 @@ void JobCore::apply_slowdowns(std::int64_t at, double now)
     }
 }
 
+std::optional<sync::SyncSpec> JobCore::switch_sync_model(std::int64_t at, double now)
+{
+    const std::optional<JobControl::SyncChange> change = control_->take_one<JobControl::SyncChange>();
+    if (!change)
+        return std::nullopt;
+    sync::SyncSpec before = std::exchange(sync_model_, change->spec);
+    control_->sync_in_effect(sync_model_);
+    emit(at, now, EventKind::SyncModelChange, sync::describe(before) + " -> " + sync::describe(sync_model_),
+        change->actor);
+    return before;
+}
+
 void JobCore::forward_manager_events(std::int64_t at, double now)
 {
-    mail->forward_manager_events(at, now);
+    mail_->forward_manager_events(at, now);
 }
 
 void JobCore::record_notes(std::int64_t at, double now)
 {
-    mail->record_notes(at, now);
+    mail_->record_notes(at, now);
 }
 
 } // namespace fulcrum::train
@@ -246,41 +258,41 @@ void load_totals(StateReader& in, TrainingProgress& p)
 
 void JobCore::save_sync(StateWriter& out) const
 {
-    out.put(slowdown);
-    out.put(std::string(sync::to_string(sync_model.type)));
-    for (const int v : { sync_model.staleness, sync_model.backups, sync_model.range, sync_model.history })
+    out.put(slowdown_);
+    out.put(std::string(sync::to_string(sync_model_.type)));
+    for (const int v : { sync_model_.staleness, sync_model_.backups, sync_model_.range, sync_model_.history })
         out.put(v);
-    out.put(sync_model.algorithm);
+    out.put(sync_model_.algorithm);
 }
 
 void JobCore::load_sync(StateReader& in)
 {
-    in.get(slowdown, "stragglers");
-    if (slowdown.size() != job.workers.size())
+    in.get(slowdown_, "stragglers");
+    if (slowdown_.size() != job_.workers.size())
         in.fail("stragglers", "name another number of workers than this job's");
-    control->slowdowns_in_effect(slowdown);
+    control_->slowdowns_in_effect(slowdown_);
     const std::optional<sync::SyncType> type = sync::parse_sync_type(in.get_string("sync model"));
     if (!type)
         in.fail("sync model", "names no sync model of this Fulcrum");
-    sync_model.type = *type;
-    for (int* v : { &sync_model.staleness, &sync_model.backups, &sync_model.range, &sync_model.history })
+    sync_model_.type = *type;
+    for (int* v : { &sync_model_.staleness, &sync_model_.backups, &sync_model_.range, &sync_model_.history })
         *v = in.get<int>("sync model");
-    sync_model.algorithm = in.get_string("sync model");
+    sync_model_.algorithm = in.get_string("sync model");
     try {
-        sync::validate(sync_model, static_cast<int>(job.workers.size()));
+        sync::validate(sync_model_, static_cast<int>(job_.workers.size()));
     } catch (const std::invalid_argument& e) {
         in.fail("sync model", e.what());
     }
-    control->sync_in_effect(sync_model);
+    control_->sync_in_effect(sync_model_);
 }
 
 void JobCore::request_scheduled(std::int64_t at, double now)
 {
-    const std::vector<ScheduledRequest>& scheduled = config.scheduled;
-    while (next_scheduled < scheduled.size() && scheduled[next_scheduled].before_iteration <= at) {
-        const ScheduledRequest& r = scheduled[next_scheduled++];
+    const std::vector<ScheduledRequest>& scheduled = config().scheduled;
+    while (next_scheduled_ < scheduled.size() && scheduled[next_scheduled_].before_iteration <= at) {
+        const ScheduledRequest& r = scheduled[next_scheduled_++];
         try {
-            r.make(*control);
+            r.make(*control_);
         } catch (const RefusedRequest& e) {
             emit(at, now, EventKind::ScheduledChangeRefused, r.what + " refused (" + e.code() + "): " + e.what(),
                 EventActor::scenario());
@@ -290,8 +302,8 @@ void JobCore::request_scheduled(std::int64_t at, double now)
 
 void JobCore::scheduled_done_before(std::int64_t at)
 {
-    while (next_scheduled < config.scheduled.size() && config.scheduled[next_scheduled].before_iteration < at)
-        ++next_scheduled;
+    while (next_scheduled_ < config().scheduled.size() && config().scheduled[next_scheduled_].before_iteration < at)
+        ++next_scheduled_;
 }
 
 } // namespace fulcrum::train

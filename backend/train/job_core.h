@@ -48,10 +48,12 @@ void load_totals(StateReader& in, TrainingProgress& progress);
 
 // One job's training state shared by the engines that run its sync models: the job (server,
 // workers, evaluator), its BatchSizeManager and control mailbox, the virtual clock and the
-// pacer, the sync model and stragglers in effect, and the progress. The safe-point steps
-// every engine takes are here, so pauses, stragglers and the manager's events behave the
-// same whatever the sync model.
-struct JobCore {
+// pacer, the sync model and the workers' conditions in effect, and the progress. The
+// safe-point steps every engine takes are here, so pauses, stragglers, sync-model switches
+// and the manager's events behave the same whatever the sync model; what those steps change
+// (the sync model, the conditions, the mailbox) the engines only read.
+class JobCore {
+public:
     JobCore(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer);
 
     // A pause asked for: "job-paused" (with `where`), held until resumed or stopped, then
@@ -69,6 +71,10 @@ struct JobCore {
     // point: a note asked for first (job-unfrozen) often caused the resizes (remove-worker).
     // Those asked for after the last safe point are recorded before job-finished/stopped.
     void record_notes(std::int64_t at, double now);
+    // A set-sync-model asked for since the last safe point: in effect from here on, the
+    // mailbox told, a sync-model-change event. The model switched from, or none when none was
+    // asked.
+    std::optional<sync::SyncSpec> switch_sync_model(std::int64_t at, double now);
     // The scenario's scheduled requests due by iteration `at` go to the mailbox (first at a
     // safe point, so the engine applies them there); a refusal is an event.
     void request_scheduled(std::int64_t at, double now);
@@ -85,23 +91,24 @@ struct JobCore {
     void save_sync(StateWriter& out) const;
     void load_sync(StateReader& in);
 
-    JobState job;
-    const TrainerConfig& config;
-    std::unique_ptr<balance::BatchSizeManager> manager;
-    TrainingObserver& observer;
-    std::unique_ptr<JobControl> control;
-    std::unique_ptr<SafePointMail> mail; // the mailbox's hand-over at safe points
-    engine::EventQueue clock;
-    engine::Pacer pacer;
-    sync::SyncSpec sync_model; // in effect; the training thread's
-    std::vector<double> slowdown; // per worker, in effect; the training thread's
-    // Per worker: the live jobs time-sharing its GPU (fulcrumd's cluster), 1 alone. Not in a
-    // checkpoint: fulcrumd sends it again when the job starts.
-    std::vector<double> sharing;
-    // Per worker: eq. 5's T(k) / T(1) for the live jobs crossing its server's link, 1 alone.
-    std::vector<double> contention;
-    TrainingProgress progress;
-    std::size_t next_scheduled = 0; // config.scheduled's first request not yet made
+    // What the engines work through.
+    JobState& job() { return job_; }
+    const JobState& job() const { return job_; }
+    const TrainerConfig& config() const { return job_.config; }
+    balance::BatchSizeManager& manager() { return *manager_; }
+    TrainingObserver& observer() { return observer_; }
+    JobControl& control() { return *control_; }
+    engine::EventQueue& clock() { return clock_; }
+    engine::Pacer& pacer() { return pacer_; }
+    TrainingProgress& progress() { return progress_; }
+    const TrainingProgress& progress() const { return progress_; }
+    const sync::SyncSpec& sync_model() const { return sync_model_; } // in effect
+    // A worker's conditions in effect: an injected straggler's factor; the live jobs
+    // time-sharing its GPU (fulcrumd's cluster), 1 alone; eq. 5's T(k) / T(1) for the live
+    // jobs crossing its server's link, 1 alone. The training thread's.
+    double slowdown(std::size_t worker) const { return slowdown_[worker]; }
+    double sharing(std::size_t worker) const { return sharing_[worker]; }
+    double contention(std::size_t worker) const { return contention_[worker]; }
 
 private:
     // Eq. 5's T(k) / T(1) for this job's model over `link`.
@@ -110,41 +117,43 @@ private:
     void contend_links(std::int64_t at, double now, const JobControl::LinkContention& link);
     void share_gpus(std::int64_t at, double now, const JobControl::GpuSharing& asked);
 
+    JobState job_;
+    std::unique_ptr<balance::BatchSizeManager> manager_;
+    TrainingObserver& observer_;
+    std::unique_ptr<JobControl> control_;
+    std::unique_ptr<SafePointMail> mail_; // the mailbox's hand-over at safe points
+    engine::EventQueue clock_;
+    engine::Pacer pacer_;
+    sync::SyncSpec sync_model_;
+    std::vector<double> slowdown_;
+    std::vector<double> sharing_; // not in a checkpoint: fulcrumd sends it again when the job starts
+    std::vector<double> contention_;
+    TrainingProgress progress_;
+    std::size_t next_scheduled_ = 0; // config.scheduled's first request not yet made
     std::optional<JobControl::RecordedShares> replaying_; // a resumed job's first attempt's shares
     std::size_t replayed_ = 0; // its changes applied
 };
 
-// The parts of a job an engine works through, by the names its code uses.
+// The parts of a job an engine works through most, by the names its code uses; the rest
+// (the mailbox, the sync model and the workers' conditions in effect) through `core`.
 struct EngineRefs {
     explicit EngineRefs(JobCore& c)
         : core(c)
-        , job(c.job)
-        , config(c.config)
-        , manager(c.manager)
-        , observer(c.observer)
-        , control(c.control)
-        , clock(c.clock)
-        , pacer(c.pacer)
-        , sync_model(c.sync_model)
-        , slowdown(c.slowdown)
-        , sharing(c.sharing)
-        , contention(c.contention)
-        , progress(c.progress)
+        , job(c.job())
+        , config(c.config())
+        , manager(c.manager())
+        , observer(c.observer())
+        , clock(c.clock())
+        , progress(c.progress())
     {
     }
 
     JobCore& core;
     JobState& job;
     const TrainerConfig& config;
-    std::unique_ptr<balance::BatchSizeManager>& manager;
+    balance::BatchSizeManager& manager;
     TrainingObserver& observer;
-    std::unique_ptr<JobControl>& control;
     engine::EventQueue& clock;
-    engine::Pacer& pacer;
-    sync::SyncSpec& sync_model; // in effect
-    std::vector<double>& slowdown; // per worker, in effect
-    std::vector<double>& sharing; // per worker: jobs on its GPU
-    std::vector<double>& contention; // per worker: its communication's stretch (eq. 5)
     TrainingProgress& progress;
 };
 
