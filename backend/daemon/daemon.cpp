@@ -143,8 +143,8 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         return After::KeepOpen;
     }
     const ClientMessage& message = *decoded.message;
-    if (std::holds_alternative<Heartbeat>(message)) {
-        client.heard_heartbeat();
+    if (const auto* heartbeat = std::get_if<Heartbeat>(&message)) {
+        client.heard_heartbeat(heartbeat->evaluating);
         return After::KeepOpen; // heard: that is all it says
     }
     if (const auto* hello = std::get_if<Hello>(&message)) {

@@ -168,18 +168,20 @@ train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomi
             return out;
         if (all)
             break;
-        if (first_report_ && Clock::now() - *first_report_ > std::chrono::duration<double>(timeout_s_)) {
+        if (first_report_) {
             std::ostringstream why;
             why << "did not report iteration " << iteration << " within " << timeout_s_
                 << " s of the first rank (external.rank_timeout_s)";
             for (std::size_t i = 0; i < slots_.size(); ++i)
-                if (!(slots_[i].report && slots_[i].report->iteration == iteration)) {
+                if (late(slots_[i], iteration)) {
                     slots_[i].lost = true;
                     slots_[i].lost_why = why.str();
                     out.lost.push_back(static_cast<WorkerId>(i));
                 }
-            out.lost_why = why.str();
-            return out;
+            if (!out.lost.empty()) {
+                out.lost_why = why.str();
+                return out;
+            }
         }
         changed_.wait_for(lock, std::chrono::milliseconds(50));
     }
@@ -210,6 +212,21 @@ std::vector<std::pair<std::shared_ptr<Client>, std::string>> RankPool::lose_sile
         slot.waiting.reset();
     }
     return closing;
+}
+
+bool RankPool::late(const Slot& slot, std::int64_t iteration) const
+{
+    if (slot.report && slot.report->iteration == iteration)
+        return false;
+    // An announced evaluation holds the rank's report back by design: the clock runs from
+    // the later of the first report and the evaluation's end (its heartbeats still time it).
+    Clock::time_point since = *first_report_;
+    if (slot.client && slot.client->sends_heartbeats()) {
+        if (slot.client->evaluating())
+            return false;
+        since = std::max(since, slot.client->evaluated_at());
+    }
+    return Clock::now() - since > std::chrono::duration<double>(timeout_s_);
 }
 
 void RankPool::send_plan(Slot& slot, const train::RankPlan& plan)

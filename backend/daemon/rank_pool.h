@@ -21,7 +21,9 @@ namespace fulcrum::daemon {
 // - when its client sends heartbeats (fulcrum_torch sends one every second, whatever its
 //   rank is doing) and has been silent for `worker_timeout_s` while fulcrumd waits for its
 //   report, counted from its last plan: lost whether or not any rank reported;
-// - when it has not reported `rank_timeout_s` after the first rank of its iteration did.
+// - when it has not reported `rank_timeout_s` after the first rank of its iteration did, or
+//   after the end of an evaluation it announced (a heartbeat saying `evaluating`; while it
+//   says so, this timeout does not run against it).
 // Thread-safe: the protocol handlers deliver, the job's thread gathers and answers.
 class RankPool final : public train::ExternalRanks {
 public:
@@ -59,6 +61,9 @@ private:
     };
 
     void send_plan(Slot& slot, const train::RankPlan& plan); // with mutex_ held
+    // Past external.rank_timeout_s without its report of `iteration`; with mutex_ held and a
+    // first report in.
+    bool late(const Slot& slot, std::int64_t iteration) const;
     // Marks the ranks that heartbeat but have been silent past the worker timeout lost; with
     // mutex_ held. Returns their connections, to be closed with the reasons once it is not.
     std::vector<std::pair<std::shared_ptr<Client>, std::string>> lose_silent_ranks();

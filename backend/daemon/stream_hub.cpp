@@ -70,6 +70,14 @@ std::string close_reason_that_fits(std::string reason)
     return reason + "...";
 }
 
+void Client::heard_heartbeat(bool evaluating)
+{
+    sends_heartbeats_.store(true);
+    if (evaluating || evaluating_.load())
+        evaluated_at_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+    evaluating_.store(evaluating);
+}
+
 void Client::close_for(const std::string& reason)
 {
     std::function<void(const std::string&)> closer;

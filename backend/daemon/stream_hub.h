@@ -66,9 +66,16 @@ public:
     // When this connection last sent a frame, a heartbeat included: a remote worker silent
     // for its job's worker timeout is lost (RemotePool). Marked by the I/O threads.
     void heard() { last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
-    // A heartbeat came from it: its silence means a stopped or hung process (RankPool).
-    void heard_heartbeat() { sends_heartbeats_.store(true); }
+    // A heartbeat came from it: its silence means a stopped or hung process (RankPool). One
+    // that says `evaluating`, and the one after it that does not, mark when the rank last
+    // evaluated: an announced evaluation does not count against external.rank_timeout_s.
+    void heard_heartbeat(bool evaluating);
     bool sends_heartbeats() const { return sends_heartbeats_.load(); }
+    bool evaluating() const { return evaluating_.load(); }
+    std::chrono::steady_clock::time_point evaluated_at() const
+    {
+        return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(evaluated_at_.load()));
+    }
     std::chrono::steady_clock::time_point last_heard() const
     {
         return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_heard_.load()));
@@ -89,6 +96,8 @@ private:
     std::function<std::string(std::string)> filter_; // set before the client is shared
     bool greeted_ = false;
     std::atomic<bool> sends_heartbeats_ { false };
+    std::atomic<bool> evaluating_ { false };
+    std::atomic<std::chrono::steady_clock::rep> evaluated_at_ { 0 };
     int version_ = protocol::kProtocolVersion;
     std::map<std::string, protocol::Subscribe> subscriptions_;
     std::atomic<std::weak_ptr<RemotePool>> results_to_;

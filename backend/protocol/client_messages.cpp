@@ -358,8 +358,12 @@ template <> struct Wire<SetClusterPolicy> : NamedAs<"set-cluster-policy"> {
 };
 
 template <> struct Wire<Heartbeat> : NamedAs<"heartbeat"> {
-    static void encode(const Heartbeat&, json::object&) { }
-    static Heartbeat decode(std::string_view, const Fields&) { return {}; }
+    static void encode(const Heartbeat& m, json::object& o)
+    {
+        if (m.evaluating)
+            o["evaluating"] = true;
+    }
+    static Heartbeat decode(std::string_view, const Fields& f) { return { f.boolean_or("evaluating", false) }; }
 };
 
 template <> struct Wire<ListCapabilities> : NamedAs<"list-capabilities"> {

@@ -207,10 +207,16 @@ struct ReportIteration {
     std::optional<double> test_loss;
 };
 
-// A fulcrum-worker's sign of life (protocol version 3): every second, from its connection's
-// own thread, whatever it computes meanwhile. No reply. fulcrumd loses a remote worker that
-// sent nothing, heartbeats included, for its worker timeout (--worker-timeout).
-struct Heartbeat { };
+// A fulcrum-worker's or fulcrum_torch rank's sign of life (protocol version 3): every second,
+// from its connection's own thread, whatever it computes meanwhile. No reply. fulcrumd loses a
+// remote worker that sent nothing, heartbeats included, for its worker timeout
+// (--worker-timeout). `evaluating`: the rank announces an evaluation (fulcrum_torch's
+// `job.evaluating()`), so its report comes late by design and external.rank_timeout_s does
+// not run against it until the heartbeat that ends it; silence still does. Sent only when true;
+// a server that does not know the field ignores it.
+struct Heartbeat {
+    bool evaluating = false;
+};
 
 using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, SubmitWorkload, JobCommand,
     ChangeJob, WorkerCommand, ListRuns, OpenReplay, ReplayCommand, JoinJob, ListCapabilities, ReportIteration,

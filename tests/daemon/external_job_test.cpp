@@ -305,6 +305,61 @@ TEST_F(ExternalJobTest, ARankSilentForTheWorkerTimeoutIsLostWithoutAnyReport)
     d.stop_all();
 }
 
+// Issue 43: rank 0 evaluates before it reports, so rank 1's report starts the rank timeout.
+// An evaluation the rank announced (fulcrum_torch's job.evaluating()) does not count against
+// it, however long; an unannounced delay of the same length still loses the rank.
+TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRank)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    std::string scenario = external_job(2, R"({"type": "uniform"})", 100);
+    scenario.replace(scenario.find(R"("rank_timeout_s": 30)"), 20, R"("rank_timeout_s": 1)");
+    const JobId job = submit(d, *op, seen, scenario);
+    std::vector<Rank> ranks = join_ranks(d, job, 2);
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
+    const auto beat
+        = [&](Rank& r, bool evaluating) { d.receive(*r.client, encode(ClientMessage { Heartbeat { evaluating } })); };
+    for (Rank& r : ranks)
+        beat(r, false); // both clients heartbeat, as fulcrum_torch's do
+
+    std::vector<RankPlan> plans(2);
+    each_rank(ranks, [&](Rank& r) {
+        if (r.rank == 0) { // announces, then evaluates for 2.5 rank timeouts (well within the worker timeout)
+            beat(r, true);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+            beat(r, false);
+            std::this_thread::sleep_for(std::chrono::milliseconds(300)); // its own iteration's compute
+        }
+        plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, 0, 60, 1000);
+    });
+    EXPECT_EQ(plans[0].state, "train") << plans[0].message;
+    EXPECT_EQ(plans[1].state, "train") << plans[1].message;
+
+    // The same delay unannounced: rank 0 is lost one rank timeout after rank 1 reported,
+    // heartbeats or not.
+    std::thread evaluating_silently([&] {
+        for (int i = 0; i < 5; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            beat(ranks[0], false);
+        }
+    });
+    const RankPlan lost = ranks[1].report(d, job, 1, 60, 1000);
+    evaluating_silently.join();
+    EXPECT_EQ(lost.state, "lost");
+    EXPECT_NE(lost.message.find("within 1 s of the first rank"), std::string::npos) << lost.message;
+    ReportIteration late;
+    late.id = "late";
+    late.job = job;
+    late.rank = 0;
+    late.iteration = 1;
+    late.batch_size = 60;
+    const Reply refused = ranks[0].request(d, late);
+    ASSERT_TRUE(refused.error);
+    EXPECT_EQ(refused.error->code, "rank-lost");
+    d.stop_all();
+}
+
 // Bad input: a scenario section that belongs to the framework, a protocol-1 client's report.
 TEST_F(ExternalJobTest, BadExternalJobsAndOldClientsAreRefusedByName)
 {

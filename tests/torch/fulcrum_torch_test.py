@@ -5,6 +5,7 @@ Run by ctest (label torch) with FULCRUMD_BINARY set; each case starts what it ne
 """
 
 import datetime
+import functools
 import json
 import os
 import signal
@@ -83,7 +84,13 @@ def end_rank(status):
     os._exit(status)
 
 
-def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None):
+def slow_evaluation(seconds, model):
+    """A validation pass that takes `seconds` (longer than the job's rank timeout)."""
+    time.sleep(seconds)
+    return 0.5, 1.0
+
+
+def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, eval_s=None):
     """One rank of an external job: trains a small MLP, logging every plan it gets."""
     torch.set_num_threads(1)
     # With a worker timeout, the process group gives up on a peer after 20 times it (the
@@ -106,8 +113,9 @@ def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None):
     with fulcrum_torch.FulcrumClient(server, token) as client:
         job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario)
         try:
+            evaluate = functools.partial(slow_evaluation, eval_s) if eval_s is not None else None
             result = fulcrum_torch.train(model, x.float(), y, job=job, rank=rank, lr=0.05,
-                                         on_iteration=on_iteration)
+                                         on_iteration=on_iteration, evaluate=evaluate, eval_interval=10)
             log.write(json.dumps({"end": result.state, "message": result.message}) + "\n")
         except RuntimeError as e:  # the all-reduce's peer died with the lost rank
             log.write(json.dumps({"end": "error", "message": str(e)}) + "\n")
@@ -170,16 +178,17 @@ class FulcrumTorch(unittest.TestCase):
         for mine, theirs in zip(distributed, model.parameters()):
             self.assertLess(float((mine - theirs.detach()).abs().max()), 1e-5)
 
-    def start_ranks(self, daemon, iterations, die_at=None, stop_at=None, worker_timeout_s=None):
+    def start_ranks(self, daemon, iterations, die_at=None, stop_at=None, worker_timeout_s=None, rank_timeout_s=60,
+                    eval_s=None):
         scenario = fulcrum_torch.external_scenario("torch-test", 3, 120, iterations, policy={"type": "uniform"},
-                                                   rank_timeout_s=60, worker_timeout_s=worker_timeout_s)
+                                                   rank_timeout_s=rank_timeout_s, worker_timeout_s=worker_timeout_s)
         scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
         context = mp.get_context("spawn")
         ranks = []
         for rank in range(3):
             ranks.append(context.Process(target=fulcrum_rank, args=(
                 rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log"),
-                die_at if rank == 1 else None, stop_at if rank == 1 else None)))
+                die_at if rank == 1 else None, stop_at if rank == 1 else None, eval_s)))
             ranks[-1].start()
         return ranks
 
@@ -223,6 +232,32 @@ class FulcrumTorch(unittest.TestCase):
             self.assertEqual(plans[paused_before], [70, 50, 0], f"rank {rank}: the plan right after the pause")
             self.assertEqual(plans[399], [70, 50, 0])
             self.assertEqual(self.read_log(rank)[-1]["end"], "finished")
+
+    def test_an_evaluation_longer_than_the_rank_timeout_does_not_lose_the_job(self):
+        # Rank 0 evaluates for 5 s after iterations 9 and 19 before it reports; the others
+        # report at once, which starts the 3 s rank timeout. train() announces the evaluation.
+        daemon = Fulcrumd(self.dir)
+        try:
+            ranks = self.start_ranks(daemon, 20, rank_timeout_s=3, eval_s=5)
+            for p in ranks:
+                p.join(180)
+                self.assertEqual(p.exitcode, 0)
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                deadline = time.time() + 30  # the ranks have their last plan before the job's end is recorded
+                while op.jobs()[0]["state"] == "running" and time.time() < deadline:
+                    time.sleep(0.05)
+                status = op.jobs()[0]
+        finally:
+            daemon.stop()
+        self.assertEqual(status["state"], "finished", status.get("message"))
+        for rank in range(3):
+            self.assertEqual(self.read_log(rank)[-1]["end"], "finished")
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
+        self.assertEqual(store.execute("SELECT COUNT(*) FROM iterations").fetchone()[0], 20 * 3)
+        self.assertEqual(store.execute("SELECT COUNT(*) FROM events WHERE kind = 'worker-lost'").fetchone()[0], 0)
+        waited = store.execute("SELECT MAX(wait_s) FROM iterations WHERE iteration IN (9, 19)").fetchone()[0]
+        self.assertGreater(waited, 4.0, "the other ranks waited for the evaluation at the barrier")
+        self.assertEqual(store.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0], 2)
 
     def test_a_killed_rank_is_reported_and_the_others_are_not_left_hanging(self):
         daemon = Fulcrumd(self.dir)

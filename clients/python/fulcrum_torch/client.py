@@ -58,6 +58,7 @@ class FulcrumClient:
         self._thread = threading.Thread(target=self._loop.run_forever, name="fulcrum-client", daemon=True)
         self._thread.start()
         self._heartbeat = None
+        self._evaluating = False  # said in every heartbeat while an evaluation is announced
         self._ws = None
         self._ids = itertools.count(1)
         self._timeout_s = timeout_s
@@ -94,13 +95,27 @@ class FulcrumClient:
             future.cancel()
             raise
 
+    def _heartbeat_frame(self) -> str:
+        return '{"type": "heartbeat", "evaluating": true}' if self._evaluating else '{"type": "heartbeat"}'
+
     async def _beat(self):
         try:
             while True:
-                await self._ws.send('{"type": "heartbeat"}')
+                await self._ws.send(self._heartbeat_frame())
                 await asyncio.sleep(HEARTBEAT_S)
         except websockets.exceptions.ConnectionClosed:
             return  # the calls say why, when the training code makes one
+
+    def announce_evaluation(self, evaluating: bool) -> None:
+        """Says at once, and in every heartbeat until it is unsaid, that this rank evaluates:
+        its report comes late by design, and fulcrumd does not hold external.rank_timeout_s
+        against it meanwhile (its heartbeats still show it alive). ExternalJob.evaluating()
+        is the usual way to say it."""
+        self._evaluating = evaluating
+        try:
+            self._run(self._ws.send(self._heartbeat_frame()))
+        except websockets.exceptions.ConnectionClosed:
+            pass  # the training code's next call says why
 
     def _stop_loop(self) -> None:
         if self._heartbeat is not None:

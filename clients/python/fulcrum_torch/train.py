@@ -1,6 +1,7 @@
 """The training loop of one rank under fulcrumd: its batch from the plan, eq. 7 through
 the DDP hook, the report after each iteration."""
 
+import contextlib
 import os
 import socket
 import time
@@ -25,8 +26,10 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
 
     A rank whose process sends nothing, not even the client's heartbeat, for
     `worker_timeout_s` (fulcrumd's --worker-timeout when None, 10 s by default) while fulcrumd
-    waits for its report is lost, and so is the job. `rank_timeout_s` applies only to
-    clients older than protocol 3, which send no heartbeats."""
+    waits for its report is lost, and so is the job. A rank that has not reported
+    `rank_timeout_s` after the first rank of its iteration did is lost too, unless it
+    announced an evaluation (`ExternalJob.evaluating()`, which `train` uses): then the time
+    runs from the evaluation's end."""
     scenario = {
         "name": name,
         "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
@@ -64,6 +67,22 @@ class ExternalJob:
     def report(self, iteration: int, **measured: Any) -> Dict[str, Any]:
         self.plan = self.client.report(self.job, self.rank, iteration, **measured)
         return self.plan
+
+    @contextlib.contextmanager
+    def evaluating(self):
+        """Wraps an evaluation (or any long pause) between two reports: fulcrumd learns that
+        this rank's report comes late by design and does not lose it to the job's
+        rank_timeout_s, however long it takes; a rank that stops answering altogether is
+        still lost after the worker timeout. `train` wraps its `evaluate` in it.
+
+            with job.evaluating():
+                accuracy, loss = evaluate(model)
+        """
+        self.client.announce_evaluation(True)
+        try:
+            yield
+        finally:
+            self.client.announce_evaluation(False)
 
 
 def memory_share() -> float:
@@ -170,7 +189,8 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
             measured["gpu_memory_gb"] = torch.cuda.memory_allocated(device) / 1e9
         last = job.iterations > 0 and k + 1 >= job.iterations
         if evaluate and rank == 0 and ((k + 1) % eval_interval == 0 or last):
-            accuracy, test_loss = evaluate(model)
+            with job.evaluating():
+                accuracy, test_loss = evaluate(model)
             measured["test_accuracy"], measured["test_loss"] = accuracy, test_loss
             result.accuracy = accuracy
         sent = time.perf_counter()
