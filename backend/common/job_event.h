@@ -105,7 +105,8 @@ struct EventActor {
     std::string text; // Other's line
 
     static EventActor system(std::string why = {});
-    static EventActor shutdown() { return system("shutdown"); } // fulcrumd stopping: its jobs resume later
+    // fulcrumd stopping: its jobs resume later. Written "system:shutdown", as every release has.
+    static EventActor shutdown() { return person("system", "shutdown"); }
     static EventActor scenario();
     static EventActor elastic();
     static EventActor scheduler(std::string policy, std::string at = {});

@@ -74,7 +74,7 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
         for (const auto& w : scenario_.workers)
             names.push_back(w.name);
         ranks_ = std::make_shared<RankPool>(id_, std::move(names), scenario_.external->rank_timeout_s,
-            scenario_.worker_timeout_s.value_or(kDefaultWorkerTimeoutS));
+            scenario_.external->evaluation_timeout_s, scenario_.worker_timeout_s.value_or(kDefaultWorkerTimeoutS));
         status_.model = scenario_.external->framework + " (external)";
     }
 }

@@ -26,9 +26,11 @@ protocol::RankPlan to_message(const train::RankPlan& plan)
         plan.slowdowns, plan.message };
 }
 
-RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s, double worker_timeout_s)
+RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s, double evaluation_timeout_s,
+    double worker_timeout_s)
     : job_(job)
     , timeout_s_(rank_timeout_s)
+    , evaluation_timeout_s_(evaluation_timeout_s)
     , worker_timeout_s_(worker_timeout_s)
 {
     for (std::string& name : ranks) {
@@ -169,19 +171,15 @@ train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomi
         if (all)
             break;
         if (first_report_) {
-            std::ostringstream why;
-            why << "did not report iteration " << iteration << " within " << timeout_s_
-                << " s of the first rank (external.rank_timeout_s)";
             for (std::size_t i = 0; i < slots_.size(); ++i)
-                if (late(slots_[i], iteration)) {
+                if (std::optional<std::string> why = late(slots_[i], iteration)) {
                     slots_[i].lost = true;
-                    slots_[i].lost_why = why.str();
+                    slots_[i].lost_why = *why;
                     out.lost.push_back(static_cast<WorkerId>(i));
+                    out.lost_why = std::move(*why);
                 }
-            if (!out.lost.empty()) {
-                out.lost_why = why.str();
+            if (!out.lost.empty())
                 return out;
-            }
         }
         changed_.wait_for(lock, std::chrono::milliseconds(50));
     }
@@ -214,19 +212,35 @@ std::vector<std::pair<std::shared_ptr<Client>, std::string>> RankPool::lose_sile
     return closing;
 }
 
-bool RankPool::late(const Slot& slot, std::int64_t iteration) const
+std::optional<std::string> RankPool::late(const Slot& slot, std::int64_t iteration) const
 {
     if (slot.report && slot.report->iteration == iteration)
-        return false;
-    // An announced evaluation holds the rank's report back by design: the clock runs from
-    // the later of the first report and the evaluation's end (its heartbeats still time it).
+        return std::nullopt;
+    const auto past = [now = Clock::now()](Clock::time_point since, double limit_s) {
+        return now - since > std::chrono::duration<double>(limit_s);
+    };
+    std::ostringstream why;
+    // An announced evaluation holds the rank's report back by design: the rank timeout runs
+    // from the later of the first report and the evaluation's end, and the evaluation itself
+    // has a limit of its own (its heartbeats go on if it hangs).
     Clock::time_point since = *first_report_;
+    bool after_evaluation = false;
     if (slot.client && slot.client->sends_heartbeats()) {
-        if (slot.client->evaluating())
-            return false;
+        if (slot.client->evaluating()) {
+            if (!past(slot.client->evaluating_since(), evaluation_timeout_s_))
+                return std::nullopt;
+            why << "evaluated for more than " << evaluation_timeout_s_ << " s before reporting iteration " << iteration
+                << " (external.evaluation_timeout_s)";
+            return why.str();
+        }
+        after_evaluation = slot.client->evaluated_at() > since;
         since = std::max(since, slot.client->evaluated_at());
     }
-    return Clock::now() - since > std::chrono::duration<double>(timeout_s_);
+    if (!past(since, timeout_s_))
+        return std::nullopt;
+    why << "did not report iteration " << iteration << " within " << timeout_s_ << " s of "
+        << (after_evaluation ? "the end of its evaluation" : "the first rank") << " (external.rank_timeout_s)";
+    return why.str();
 }
 
 void RankPool::send_plan(Slot& slot, const train::RankPlan& plan)

@@ -23,11 +23,14 @@ namespace fulcrum::daemon {
 //   report, counted from its last plan: lost whether or not any rank reported;
 // - when it has not reported `rank_timeout_s` after the first rank of its iteration did, or
 //   after the end of an evaluation it announced (a heartbeat saying `evaluating`; while it
-//   says so, this timeout does not run against it).
+//   says so, this timeout does not run against it);
+// - when its announced evaluation has lasted `evaluation_timeout_s` (a rank stuck in it
+//   keeps heartbeating).
 // Thread-safe: the protocol handlers deliver, the job's thread gathers and answers.
 class RankPool final : public train::ExternalRanks {
 public:
-    RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s, double worker_timeout_s);
+    RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s, double evaluation_timeout_s,
+        double worker_timeout_s);
 
     // Takes rank `requested` (or the first free one) for `client`. Throws RefusedRequest:
     // not-a-rank, rank-taken, rank-lost (the job already lost it: a rank cannot come back
@@ -61,15 +64,17 @@ private:
     };
 
     void send_plan(Slot& slot, const train::RankPlan& plan); // with mutex_ held
-    // Past external.rank_timeout_s without its report of `iteration`; with mutex_ held and a
-    // first report in.
-    bool late(const Slot& slot, std::int64_t iteration) const;
+    // Why the rank is lost for want of its report of `iteration` (past external.rank_timeout_s,
+    // or evaluating past external.evaluation_timeout_s), or none; with mutex_ held and a first
+    // report in.
+    std::optional<std::string> late(const Slot& slot, std::int64_t iteration) const;
     // Marks the ranks that heartbeat but have been silent past the worker timeout lost; with
     // mutex_ held. Returns their connections, to be closed with the reasons once it is not.
     std::vector<std::pair<std::shared_ptr<Client>, std::string>> lose_silent_ranks();
 
     const JobId job_;
     const double timeout_s_;
+    const double evaluation_timeout_s_;
     const double worker_timeout_s_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;

@@ -73,8 +73,11 @@ std::string close_reason_that_fits(std::string reason)
 void Client::heard_heartbeat(bool evaluating)
 {
     sends_heartbeats_.store(true);
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    if (evaluating && !evaluating_.load())
+        evaluating_since_.store(now); // before evaluating_: a reader that sees it evaluating sees since when
     if (evaluating || evaluating_.load())
-        evaluated_at_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+        evaluated_at_.store(now);
     evaluating_.store(evaluating);
 }
 

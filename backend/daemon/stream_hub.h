@@ -72,6 +72,10 @@ public:
     void heard_heartbeat(bool evaluating);
     bool sends_heartbeats() const { return sends_heartbeats_.load(); }
     bool evaluating() const { return evaluating_.load(); }
+    std::chrono::steady_clock::time_point evaluating_since() const
+    {
+        return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(evaluating_since_.load()));
+    }
     std::chrono::steady_clock::time_point evaluated_at() const
     {
         return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(evaluated_at_.load()));
@@ -98,6 +102,7 @@ private:
     std::atomic<bool> sends_heartbeats_ { false };
     std::atomic<bool> evaluating_ { false };
     std::atomic<std::chrono::steady_clock::rep> evaluated_at_ { 0 };
+    std::atomic<std::chrono::steady_clock::rep> evaluating_since_ { 0 };
     int version_ = protocol::kProtocolVersion;
     std::map<std::string, protocol::Subscribe> subscriptions_;
     std::atomic<std::weak_ptr<RemotePool>> results_to_;

@@ -85,6 +85,9 @@ struct ExternalSpec {
     // A rank that has not reported an iteration this long after the first rank did is lost,
     // and so is the job (its all-reduce cannot finish without it).
     double rank_timeout_s = 120;
+    // An evaluation a rank announced (fulcrum_torch's job.evaluating()) holds rank_timeout_s
+    // off it for at most this long: a rank stuck in its evaluation keeps heartbeating.
+    double evaluation_timeout_s = 3600;
 };
 
 // fulcrum-worker sends a heartbeat every second: a worker timeout under three would leave

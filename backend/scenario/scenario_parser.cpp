@@ -298,6 +298,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
         ExternalSpec spec;
         spec.framework = e.string_or("framework", spec.framework, { "pytorch", "other" });
         spec.rank_timeout_s = e.number_or("rank_timeout_s", spec.rank_timeout_s, 1, 86'400);
+        spec.evaluation_timeout_s = e.number_or("evaluation_timeout_s", spec.evaluation_timeout_s, 1, 86'400);
         e.reject_unknown();
         s.external = spec;
         // The framework owns what a built-in job's sections describe.

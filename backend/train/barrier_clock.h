@@ -11,7 +11,7 @@
 
 namespace fulcrum::train {
 
-struct JobCore;
+class JobCore;
 
 // What one worker's batch of a barrier iteration measured: the pull from the server and
 // the endpoint's compute (wall seconds since the run started).

@@ -7,7 +7,7 @@
 
 namespace fulcrum::train {
 
-struct JobCore;
+class JobCore;
 
 // When an engine checkpoints (config's checkpoint_every and checkpoint_seconds): every so
 // many counts (barriers, or updates for the free-running models), every so many seconds of

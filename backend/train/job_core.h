@@ -55,6 +55,8 @@ void load_totals(StateReader& in, TrainingProgress& progress);
 class JobCore {
 public:
     JobCore(TrainerConfig config, std::unique_ptr<balance::BatchSizeManager> manager, TrainingObserver& observer);
+    JobCore(const JobCore&) = delete; // its mailbox's check refers to its own configuration
+    JobCore& operator=(const JobCore&) = delete;
 
     // A pause asked for: "job-paused" (with `where`), held until resumed or stopped, then
     // "job-resumed"; paced mode's clock resumes where it stopped.

@@ -37,7 +37,7 @@ public:
     virtual balance::BatchSizeManager& manager() = 0;
 };
 
-struct JobCore;
+class JobCore;
 class BarrierEngine;
 class FreeRunningEngine;
 

@@ -106,7 +106,7 @@ TEST(JobEvents, ActorLinesOfEveryReleaseReadBackExactly)
     const Case cases[] = {
         { "system", EventActor::Kind::System, "", "", "" },
         { "system: worker lost", EventActor::Kind::System, "", "", "worker lost" },
-        { "system:shutdown", EventActor::Kind::Person, "shutdown", "", "" }, // before actors were typed
+        { "system:shutdown", EventActor::Kind::Person, "shutdown", "", "" }, // EventActor::shutdown()
         { "scenario", EventActor::Kind::Scenario, "", "", "" },
         { "elastic", EventActor::Kind::Elastic, "", "", "" },
         { "scheduler", EventActor::Kind::Scheduler, "", "", "" },
@@ -150,9 +150,11 @@ TEST(JobEvents, TheActorsCommandsCarryWriteTheLinesOfEveryRelease)
     for (const EventActor& a : { EventActor::person("admin", "bob at home", "fulcrumctl", "T"), EventActor::shutdown(),
              EventActor::scheduler("kill-restart", "T"), EventActor::system("worker rejoined") })
         EXPECT_EQ(EventActor::parse(a.line()), a) << a.line();
+    EXPECT_EQ(EventActor::shutdown().line(), "system:shutdown");
     EXPECT_TRUE(EventActor::shutdown().is_shutdown());
+    EXPECT_TRUE(EventActor::parse("system:shutdown").is_shutdown());
     EXPECT_FALSE(EventActor::system().is_shutdown());
-    EXPECT_FALSE(EventActor::parse("system:shutdown").is_shutdown()); // a person's line of that name
+    EXPECT_FALSE(EventActor::system("shutdown").is_shutdown());
 }
 
 TEST(JobEvents, AKindThisBuildDoesNotKnowIsKeptAndFoldsToNothing)

@@ -7,6 +7,7 @@
 #include "daemon_support.h"
 #include "db/run_reader.h"
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -314,7 +315,7 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     std::vector<ServerMessage> seen;
     auto op = operator_of(d);
     std::string scenario = external_job(2, R"({"type": "uniform"})", 100);
-    scenario.replace(scenario.find(R"("rank_timeout_s": 30)"), 20, R"("rank_timeout_s": 1)");
+    scenario.replace(scenario.find(R"("rank_timeout_s": 30)"), 20, R"("rank_timeout_s": 2)");
     const JobId job = submit(d, *op, seen, scenario);
     std::vector<Rank> ranks = join_ranks(d, job, 2);
     each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
@@ -324,12 +325,11 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
         beat(r, false); // both clients heartbeat, as fulcrum_torch's do
 
     std::vector<RankPlan> plans(2);
+    beat(ranks[0], true); // announced before rank 1 reports, as rank 0 evaluates before its report
     each_rank(ranks, [&](Rank& r) {
-        if (r.rank == 0) { // announces, then evaluates for 2.5 rank timeouts (well within the worker timeout)
-            beat(r, true);
-            std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+        if (r.rank == 0) { // evaluates for 2.5 rank timeouts (well within the worker timeout)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5000));
             beat(r, false);
-            std::this_thread::sleep_for(std::chrono::milliseconds(300)); // its own iteration's compute
         }
         plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, 0, 60, 1000);
     });
@@ -339,7 +339,7 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     // The same delay unannounced: rank 0 is lost one rank timeout after rank 1 reported,
     // heartbeats or not.
     std::thread evaluating_silently([&] {
-        for (int i = 0; i < 5; ++i) {
+        for (int i = 0; i < 10; ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(500));
             beat(ranks[0], false);
         }
@@ -347,7 +347,7 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     const RankPlan lost = ranks[1].report(d, job, 1, 60, 1000);
     evaluating_silently.join();
     EXPECT_EQ(lost.state, "lost");
-    EXPECT_NE(lost.message.find("within 1 s of the first rank"), std::string::npos) << lost.message;
+    EXPECT_NE(lost.message.find("within 2 s of the first rank"), std::string::npos) << lost.message;
     ReportIteration late;
     late.id = "late";
     late.job = job;
@@ -357,6 +357,37 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     const Reply refused = ranks[0].request(d, late);
     ASSERT_TRUE(refused.error);
     EXPECT_EQ(refused.error->code, "rank-lost");
+    d.stop_all();
+}
+
+// A rank stuck in an announced evaluation keeps heartbeating: external.evaluation_timeout_s
+// loses it all the same.
+TEST_F(ExternalJobTest, AnEvaluationPastItsLimitLosesTheRank)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    std::string scenario = external_job(2, R"({"type": "uniform"})", 100);
+    scenario.replace(scenario.find(R"("rank_timeout_s": 30)"), 20, R"("rank_timeout_s": 1, "evaluation_timeout_s": 2)");
+    const JobId job = submit(d, *op, seen, scenario);
+    std::vector<Rank> ranks = join_ranks(d, job, 2);
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
+    d.receive(*ranks[0].client, encode(ClientMessage { Heartbeat { true } }));
+    const auto asked = std::chrono::steady_clock::now();
+    std::atomic<bool> reported { false };
+    std::thread hung([&] { // evaluating for ever, heartbeats and all
+        while (!reported) {
+            d.receive(*ranks[0].client, encode(ClientMessage { Heartbeat { true } }));
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    });
+    const RankPlan lost = ranks[1].report(d, job, 0, 60, 1000);
+    reported = true;
+    hung.join();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+    EXPECT_EQ(lost.state, "lost");
+    EXPECT_NE(lost.message.find("evaluated for more than 2 s"), std::string::npos) << lost.message;
+    EXPECT_GE(waited, 1.9);
     d.stop_all();
 }
 

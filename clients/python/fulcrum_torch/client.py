@@ -58,7 +58,7 @@ class FulcrumClient:
         self._thread = threading.Thread(target=self._loop.run_forever, name="fulcrum-client", daemon=True)
         self._thread.start()
         self._heartbeat = None
-        self._evaluating = False  # said in every heartbeat while an evaluation is announced
+        self._evaluating = 0  # evaluations announced and not yet ended: said in every heartbeat
         self._ws = None
         self._ids = itertools.count(1)
         self._timeout_s = timeout_s
@@ -109,9 +109,10 @@ class FulcrumClient:
     def announce_evaluation(self, evaluating: bool) -> None:
         """Says at once, and in every heartbeat until it is unsaid, that this rank evaluates:
         its report comes late by design, and fulcrumd does not hold external.rank_timeout_s
-        against it meanwhile (its heartbeats still show it alive). ExternalJob.evaluating()
-        is the usual way to say it."""
-        self._evaluating = evaluating
+        against it meanwhile, for at most external.evaluation_timeout_s (its heartbeats go
+        on if the evaluation hangs). Announcements nest. ExternalJob.evaluating() is the
+        usual way to say it."""
+        self._evaluating = self._evaluating + 1 if evaluating else max(0, self._evaluating - 1)
         try:
             self._run(self._ws.send(self._heartbeat_frame()))
         except websockets.exceptions.ConnectionClosed:

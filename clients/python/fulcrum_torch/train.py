@@ -21,7 +21,8 @@ from .sampler import GlobalBatchSlicer
 def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
                       policy: Optional[Dict[str, Any]] = None, eval_interval: int = 100,
                       rank_timeout_s: float = 120, framework: str = "pytorch",
-                      worker_timeout_s: Optional[float] = None) -> Dict[str, Any]:
+                      worker_timeout_s: Optional[float] = None,
+                      evaluation_timeout_s: Optional[float] = None) -> Dict[str, Any]:
     """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external").
 
     A rank whose process sends nothing, not even the client's heartbeat, for
@@ -29,7 +30,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     waits for its report is lost, and so is the job. A rank that has not reported
     `rank_timeout_s` after the first rank of its iteration did is lost too, unless it
     announced an evaluation (`ExternalJob.evaluating()`, which `train` uses): then the time
-    runs from the evaluation's end."""
+    runs from the evaluation's end, and the evaluation itself may last
+    `evaluation_timeout_s`."""
     scenario = {
         "name": name,
         "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
@@ -39,6 +41,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     }
     if worker_timeout_s is not None:
         scenario["worker_timeout_s"] = worker_timeout_s
+    if evaluation_timeout_s is not None:
+        scenario["external"]["evaluation_timeout_s"] = evaluation_timeout_s
     return scenario
 
 
@@ -70,10 +74,11 @@ class ExternalJob:
 
     @contextlib.contextmanager
     def evaluating(self):
-        """Wraps an evaluation (or any long pause) between two reports: fulcrumd learns that
-        this rank's report comes late by design and does not lose it to the job's
-        rank_timeout_s, however long it takes; a rank that stops answering altogether is
-        still lost after the worker timeout. `train` wraps its `evaluate` in it.
+        """Wraps an evaluation between two reports: fulcrumd learns that this rank's report
+        comes late by design and does not lose it to the job's rank_timeout_s while it lasts,
+        up to the job's evaluation_timeout_s (1 h by default: a rank stuck in its evaluation
+        still heartbeats, so this limit is what loses it). A rank whose process stops is lost
+        after the worker timeout, evaluating or not. `train` wraps its `evaluate` in it.
 
             with job.evaluating():
                 accuracy, loss = evaluate(model)
@@ -81,8 +86,11 @@ class ExternalJob:
         self.client.announce_evaluation(True)
         try:
             yield
-        finally:
-            self.client.announce_evaluation(False)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the evaluation's own error is the one to see
+                self.client.announce_evaluation(False)
+            raise
+        self.client.announce_evaluation(False)
 
 
 def memory_share() -> float:
