@@ -50,6 +50,17 @@ struct Rank {
     int sent = 0;
 
     Reply request(daemon::Daemon& d, ClientMessage m) { return request_reply(d, *client, seen, encode(m)); }
+    // A report that comes after the rank was lost (a SIGCONT): the reply it gets.
+    Reply late_report(daemon::Daemon& d, JobId job, std::int64_t iteration, std::int32_t batch)
+    {
+        ReportIteration r;
+        r.id = "late";
+        r.job = job;
+        r.rank = rank;
+        r.iteration = iteration;
+        r.batch_size = batch;
+        return request(d, r);
+    }
     // Reports `iteration` with a batch computed at `speed` samples/s; returns the plan.
     RankPlan report(daemon::Daemon& d, JobId job, std::int64_t iteration, std::int32_t batch, double speed)
     {
@@ -293,13 +304,7 @@ TEST_F(ExternalJobTest, ARankSilentForTheWorkerTimeoutIsLostWithoutAnyReport)
     EXPECT_NE(closed_for.find("rank 1 of job " + std::to_string(job) + " was silent for 3 s"), std::string::npos)
         << closed_for;
     // Its report, if it ever comes (a SIGCONT), is answered with why it was lost.
-    ReportIteration late;
-    late.id = "late";
-    late.job = job;
-    late.rank = 1;
-    late.iteration = 1;
-    late.batch_size = 50;
-    const Reply refused = ranks[1].request(d, late);
+    const Reply refused = ranks[1].late_report(d, job, 1, 50);
     ASSERT_TRUE(refused.error);
     EXPECT_EQ(refused.error->code, "rank-lost");
     EXPECT_NE(refused.error->message.find("silent for 3 s"), std::string::npos) << refused.error->message;
@@ -348,13 +353,7 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     evaluating_silently.join();
     EXPECT_EQ(lost.state, "lost");
     EXPECT_NE(lost.message.find("within 2 s of the first rank"), std::string::npos) << lost.message;
-    ReportIteration late;
-    late.id = "late";
-    late.job = job;
-    late.rank = 0;
-    late.iteration = 1;
-    late.batch_size = 60;
-    const Reply refused = ranks[0].request(d, late);
+    const Reply refused = ranks[0].late_report(d, job, 1, 60);
     ASSERT_TRUE(refused.error);
     EXPECT_EQ(refused.error->code, "rank-lost");
     d.stop_all();
