@@ -1010,6 +1010,8 @@ WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const Joi
             = j.ranks() ? j.ranks()->join(client, join.worker, host) : j.remote()->join(client, join.worker, host);
         remote_workers_[client->id()] = join.job;
         publish_view(); // its reports find the job from now
+        if (!stopping_ && j.status().state == JobState::Queued && elastic_.fed_by_pool(j))
+            start_queued(); // a pooled job counts the workers started by hand for its slots as its own
         return WorkerAssignment { join.job, worker, j.scenario().json, 0 };
     });
 }

@@ -30,9 +30,10 @@ namespace fs = std::filesystem;
 
 // A real-mode job of one local and two remote workers, its remote workers lost after
 // `timeout_s` of silence.
-std::string remote_job(double timeout_s)
+std::string remote_job(double timeout_s, const std::string& elastic = {})
 {
-    return R"({"name": "liveness", "seed": 3, "mode": "real", "worker_timeout_s": )" + std::to_string(timeout_s) + R"(,
+    return R"({"name": "liveness", "seed": 3, "mode": "real", )" + elastic + R"("worker_timeout_s": )"
+        + std::to_string(timeout_s) + R"(,
       "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 40, "classes": 4},
       "model": {"type": "mlp", "hidden": [64]},
       "training": {"total_batch": 300, "learning_rate": 0.1, "iterations": 1000000, "eval_interval": 500000},
@@ -98,13 +99,13 @@ protected:
 
     // fulcrumd serving a job of remote workers lost after `timeout_s`, its two fulcrum-worker
     // processes started (the first with `first_args`), and the operator subscribed to it.
-    void start(double timeout_s, std::vector<std::string> first_args = {})
+    void start(double timeout_s, std::vector<std::string> first_args = {}, const std::string& elastic = {})
     {
         served = std::make_unique<Served>(options(), dir / "tokens");
         op = std::make_unique<WsClient>(served->server.port(), *served->tokens.token_for(Role::Operator));
         op->send(Hello { kProtocolVersion, "operator" });
         op->receive_until<Welcome>();
-        const Reply submitted = op->request(SubmitJob { "s", remote_job(timeout_s) }, "s");
+        const Reply submitted = op->request(SubmitJob { "s", remote_job(timeout_s, elastic) }, "s");
         ASSERT_FALSE(submitted.error) << submitted.error->message;
         job = *submitted.job;
         const std::string token = *served->tokens.token_for(Role::Worker);
@@ -237,6 +238,43 @@ TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItR
         << "the late result of the given-up task is dropped quietly: " << read_text(log(1));
     db::RunReader reader = store();
     const auto events = reader.events(reader.runs().at(0).id);
+    EXPECT_TRUE(
+        std::none_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
+}
+
+// An operator's remove-worker of a frozen remote worker of an elastic job releases the barrier
+// it holds at once, as its exclusion does: the task under way is given up, and the job goes
+// on with the two workers left. (The job's remote workers are started by hand, not taken
+// from the pool: their joins start it.)
+TEST_F(WorkerLiveness, RemovingAFrozenWorkerReleasesTheBarrierAtOnce)
+{
+    start(600, {}, R"("elastic": {"min_workers": 1, "max_workers": 3}, )");
+    op->receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
+
+    ::kill(first, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the barrier now waits for it
+    const auto asked = std::chrono::steady_clock::now();
+    const Reply removed = op->request(ResizeJob { "r", job, ResizeAction::RemoveWorker, 1 }, "r");
+    ASSERT_FALSE(removed.error) << removed.error->message;
+    const IterationRows released = op->receive_until<IterationRows>([](const IterationRows& r) {
+        return std::any_of(r.rows.begin(), r.rows.end(),
+            [](const IterationRecord& x) { return x.worker == 1 && x.decision == "dropped: excluded"; });
+    });
+    const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+    EXPECT_LT(after_s, 10) << "the barrier the frozen worker held goes on when it is removed";
+    const IterationRows without = op->receive_until<IterationRows>([](const IterationRows& r) {
+        return r.rows.size() == 2
+            && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; });
+    });
+    EXPECT_GT(without.iteration, released.iteration);
+
+    ::kill(first, SIGCONT); // it stays connected, with no slot to compute for
+    finish();
+    db::RunReader reader = store();
+    const auto events = reader.events(reader.runs().at(0).id);
+    EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const EventRecord& e) {
+        return e.kind == "remove-worker" && e.worker == 1 && e.actor.starts_with("operator:");
+    }));
     EXPECT_TRUE(
         std::none_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
 }
