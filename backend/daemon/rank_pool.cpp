@@ -225,7 +225,7 @@ std::optional<std::string> RankPool::late(const Slot& slot, std::int64_t iterati
     // has a limit of its own (its heartbeats go on if it hangs).
     Clock::time_point since = *first_report_;
     bool after_evaluation = false;
-    if (slot.client && slot.client->sends_heartbeats()) {
+    if (heartbeats(slot)) {
         if (slot.client->evaluating()) {
             if (!past(slot.client->evaluating_since(), evaluation_timeout_s_))
                 return std::nullopt;

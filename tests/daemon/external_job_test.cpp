@@ -21,9 +21,11 @@ using testing_support::wait_for;
 
 namespace {
 
-std::string external_job(int ranks, const std::string& policy, std::int64_t iterations)
+// `timeouts`: the external section's timeout fields.
+std::string external_job(int ranks, const std::string& policy, std::int64_t iterations,
+    const std::string& timeouts = R"("rank_timeout_s": 30)")
 {
-    return R"({"name": "torch-job", "external": {"framework": "pytorch", "rank_timeout_s": 30},
+    return R"({"name": "torch-job", "external": {"framework": "pytorch", )" + timeouts + R"(},
       "training": {"total_batch": 120, "iterations": )"
         + std::to_string(iterations) + R"(}, "policy": )" + policy + R"(, "workers": [{"name": "rank", "count": )"
         + std::to_string(ranks) + "}]}";
@@ -319,9 +321,7 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     daemon::Daemon d(options());
     std::vector<ServerMessage> seen;
     auto op = operator_of(d);
-    std::string scenario = external_job(2, R"({"type": "uniform"})", 100);
-    scenario.replace(scenario.find(R"("rank_timeout_s": 30)"), 20, R"("rank_timeout_s": 2)");
-    const JobId job = submit(d, *op, seen, scenario);
+    const JobId job = submit(d, *op, seen, external_job(2, R"({"type": "uniform"})", 100, R"("rank_timeout_s": 2)"));
     std::vector<Rank> ranks = join_ranks(d, job, 2);
     each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
     const auto beat
@@ -366,9 +366,8 @@ TEST_F(ExternalJobTest, AnEvaluationPastItsLimitLosesTheRank)
     daemon::Daemon d(options());
     std::vector<ServerMessage> seen;
     auto op = operator_of(d);
-    std::string scenario = external_job(2, R"({"type": "uniform"})", 100);
-    scenario.replace(scenario.find(R"("rank_timeout_s": 30)"), 20, R"("rank_timeout_s": 1, "evaluation_timeout_s": 2)");
-    const JobId job = submit(d, *op, seen, scenario);
+    const JobId job = submit(d, *op, seen,
+        external_job(2, R"({"type": "uniform"})", 100, R"("rank_timeout_s": 1, "evaluation_timeout_s": 2)"));
     std::vector<Rank> ranks = join_ranks(d, job, 2);
     each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
     d.receive(*ranks[0].client, encode(ClientMessage { Heartbeat { true } }));
