@@ -322,11 +322,14 @@ JOB
     for _ in $(seq 100); do grep -q "serving ws://127.0.0.1:" "$work/remote-fulcrumd.log" && break; sleep 0.1; done
     address=$(grep -o "serving ws://127.0.0.1:[0-9]*" "$work/remote-fulcrumd.log" | head -1 | sed 's|serving ws://||')
     step remote-workers 40 bash -c '
+        pids=()
         for w in 1 2; do
             "$1" --server "$2" --job 1 --token-file "$3" --device "$4" --name "remote-$w" > "$5/remote-worker-$w.log" 2>&1 &
+            pids+=($!)
         done
+        # Each by its pid: `wait -n` answers 127 when both ended before it was called.
         wait_all=0
-        for w in 1 2; do wait -n || wait_all=1; done
+        for pid in "${pids[@]}"; do wait "$pid" || wait_all=1; done
         cat "$5"/remote-worker-*.log
         exit $wait_all' _ "$worker" "${address:-none}" "$work/remote-daemon/tokens" "$worker_device" "$work"
     status=$?
