@@ -299,7 +299,8 @@ void Daemon::on(Client& client, const ResizeJob& r)
         try {
             queue_.resize(r, actor);
         } catch (const RefusedRequest& e) { // named by the field that asked for it
-            const std::string field = e.code() == "unknown-worker" || e.code() == "already-member"
+            const std::string field
+                = e.code() == "unknown-worker" || e.code() == "already-member" || e.code() == "not-a-member"
                 ? "worker"
                 : (e.code() == "unknown-job" ? "job" : "action");
             to.send(failure(r.id, e.code(), e.what(), field));

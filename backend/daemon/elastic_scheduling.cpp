@@ -303,8 +303,8 @@ void ElasticScheduling::carry_out(
         job.restart(changes, actor(), reason);
         return;
     }
-    for (const protocol::ResizeJob& change : changes)
-        job.resize(change, actor(), reason);
+    for (const protocol::ResizeJob& change : changes) // each checked against the record the ones before left
+        job.resize(job.resolve(change, actor(), reason));
 }
 
 void ElasticScheduling::shrink(
@@ -533,9 +533,8 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
         JobRuntime& job = *jobs[i];
         Tracked& t = tracked_.at(job.id());
         const protocol::JobStatus s = job.status();
-        std::vector<bool> members = job.member_slots();
-        if (t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0 || s.state != protocol::JobState::Running
-            || count_members(members) >= job.scenario().elastic.max_workers)
+        if (t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0
+            || s.state != protocol::JobState::Running)
             continue;
         // Its pace before the step: the last observed iterations, the first barrier left out.
         const std::int64_t before_from = s.iteration - options_.observe_iterations;
@@ -543,10 +542,13 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
             = before_from >= 1 ? job.samples_per_s(before_from, s.iteration) : std::nullopt;
         if (!baseline)
             continue; // too young to judge a step against
-        const auto slot = std::find(members.begin(), members.end(), false);
-        if (slot == members.end())
-            continue;
-        const auto worker = static_cast<WorkerId>(slot - members.begin());
+        std::optional<WorkerId> slot; // the slot an operator's add-worker would take, within its bounds
+        try {
+            slot = job.resolve({ {}, job.id(), ResizeAction::AddWorker, std::nullopt }, actor()).target;
+        } catch (const RefusedRequest&) {
+            continue; // at its max_workers, or every slot in use
+        }
+        const WorkerId worker = slot.value_or(0);
         const bool pooled = pooled_slot(job, worker); // its next slot's kind: a pooled process, or a GPU
         if (!(pooled ? pooled_left : gpus_left))
             continue;
@@ -608,98 +610,64 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
 void ElasticScheduling::resize(
     JobRuntime& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining)
 {
+    const train::ResizeRequest asked = job.resolve(r, actor); // its bounds and slot, checked here only
     const bool on_workers = r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker;
-    if (tracked_.contains(job.id()) && !on_workers && servers_hold_gpus(job)) {
-        // A server of such a job holds a GPU: an added one needs an idle GPU, a removed one frees its.
-        if (r.action == ResizeAction::RemoveServer) {
-            job.resize(r, actor); // refuses the last server
-            const std::vector<int> held = server_gpus(job);
-            if (held.size() > 1)
-                remove_gpu(job.id(), held.back());
-            return;
-        }
-        const std::optional<int> gpu = add_gpu(job.id(), remaining);
-        if (!gpu)
-            throw RefusedRequest("no-free-gpu",
-                "job " + std::to_string(job.id()) + " cannot add a server: no GPU of the cluster has room for it");
-        try {
-            job.resize(r, actor);
-        } catch (...) {
-            remove_gpu(job.id(), *gpu);
-            throw;
-        }
+    if (!tracked_.contains(job.id()) || (!on_workers && !servers_hold_gpus(job))) {
+        job.resize(asked);
         return;
     }
-    if (!tracked_.contains(job.id()) || !on_workers) {
-        job.resize(r, actor);
+    const std::string name = "job " + std::to_string(job.id());
+    if (r.action == ResizeAction::RemoveServer) {
+        job.resize(asked);
+        const std::vector<int> held = server_gpus(job);
+        if (held.size() > 1)
+            remove_gpu(job.id(), held.back());
         return;
     }
-    std::vector<bool> members = job.member_slots();
+    const WorkerId worker = asked.target.value_or(0);
     if (r.action == ResizeAction::RemoveWorker) {
-        protocol::ResizeJob named = r;
-        if (!named.worker) {
-            const auto last = std::find(members.rbegin(), members.rend(), true);
-            if (last != members.rend())
-                named.worker = static_cast<WorkerId>(members.rend() - last - 1);
-        }
-        job.resize(named, actor); // refuses below min_workers, or an unknown worker
-        if (named.worker
-            && pooled_slot(job, *named.worker)) { // its process goes back to the pool once the trainer no longer has it
-            if (named.worker)
-                tracked_.at(job.id()).leaving[*named.worker] = "removed by " + actor.line();
+        job.resize(asked);
+        if (pooled_slot(job, worker)) { // its process goes back to the pool once the trainer no longer has it
+            tracked_.at(job.id()).leaving[worker] = "removed by " + actor.line();
             return;
         }
         const std::vector<std::int32_t> placement = job.status().placement;
-        if (named.worker && static_cast<std::size_t>(*named.worker) < placement.size()
-            && placement[static_cast<std::size_t>(*named.worker)] >= 0) {
-            remove_gpu(job.id(), placement[static_cast<std::size_t>(*named.worker)]);
-            job.place_worker(*named.worker, -1);
+        if (static_cast<std::size_t>(worker) < placement.size() && placement[static_cast<std::size_t>(worker)] >= 0) {
+            remove_gpu(job.id(), placement[static_cast<std::size_t>(worker)]);
+            job.place_worker(worker, -1);
         }
         return;
     }
-    protocol::ResizeJob named = r;
-    const std::string name = "job " + std::to_string(job.id());
-    if (!named.worker) {
-        const auto slot = std::find(members.begin(), members.end(), false);
-        if (slot == members.end())
-            throw RefusedRequest("no-free-slot", "every worker slot of " + name + " is in use");
-        named.worker = static_cast<WorkerId>(slot - members.begin());
-    } else if (*named.worker >= 0 && static_cast<std::size_t>(*named.worker) < members.size()
-        && members[static_cast<std::size_t>(*named.worker)]) {
-        throw RefusedRequest(
-            "already-member", "worker " + std::to_string(*named.worker) + " is already a worker of " + name);
-    }
-    if (*named.worker < 0 || static_cast<std::size_t>(*named.worker) >= members.size())
-        throw RefusedRequest("unknown-worker",
-            name + " has no worker " + std::to_string(*named.worker) + " (its slots are 0 to "
-                + std::to_string(members.size() - 1) + ")");
-    if (pooled_slot(job, *named.worker)) {
-        const bool joined = job.remote()->joined_slots()[static_cast<std::size_t>(*named.worker)];
-        if (!joined && !assign_pooled(job, *named.worker, "added by " + actor.line()))
+    if (r.action == ResizeAction::AddWorker && pooled_slot(job, worker)) {
+        const bool joined = job.remote()->joined_slots()[static_cast<std::size_t>(worker)];
+        if (!joined && !assign_pooled(job, worker, "added by " + actor.line()))
             throw RefusedRequest("no-pooled-worker",
                 name
                     + " cannot grow: no fulcrum-worker waits idle in fulcrumd's pool (start one with "
                       "fulcrum-worker --pool)");
         try {
-            job.resize(named, actor); // refuses above max_workers
+            job.resize(asked);
         } catch (const RefusedRequest& e) {
             if (!joined)
-                release_pooled(job, *named.worker, std::string("the resize was refused: ") + e.what());
+                release_pooled(job, worker, std::string("the resize was refused: ") + e.what());
             throw;
         }
         return;
     }
     const std::optional<int> gpu = add_gpu(job.id(), remaining);
     if (!gpu)
-        throw RefusedRequest(
-            "no-free-gpu", name + " cannot grow: no GPU of the cluster has room for another of its workers");
+        throw RefusedRequest("no-free-gpu",
+            r.action == ResizeAction::AddServer
+                ? name + " cannot add a server: no GPU of the cluster has room for it"
+                : name + " cannot grow: no GPU of the cluster has room for another of its workers");
     try {
-        job.resize(named, actor); // refuses above max_workers, or an unknown worker
+        job.resize(asked);
     } catch (...) {
         remove_gpu(job.id(), *gpu);
         throw;
     }
-    job.place_worker(*named.worker, *gpu);
+    if (r.action == ResizeAction::AddWorker)
+        job.place_worker(worker, *gpu);
 }
 
 } // namespace fulcrum::daemon

@@ -315,10 +315,9 @@ void JobRuntime::run()
             // Modelled modes: the restart pauses the job once (elastic.pause_s.restart), at its
             // first change, instead of each change's own pause.
             bool first = true;
-            for (const protocol::ResizeJob& change : restart->changes) {
-                train::ResizeRequest request { change.action, change.worker, restart->actor, restart->reason,
-                    std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0 };
-                apply_or_hold(std::string(action_name(change.action)) + " by " + restart->actor.line(),
+            for (train::ResizeRequest request : restart->changes) {
+                request.pause_s = std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0;
+                apply_or_hold(std::string(action_name(request.action)) + " by " + restart->actor.line(),
                     [request, remote = remote_](train::Trainer& t) { request_resize(t, request, remote.get()); });
             }
             {
@@ -699,44 +698,52 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const EventActor& act
         });
 }
 
-void JobRuntime::resize(const protocol::ResizeJob& r, const EventActor& actor, const std::string& reason)
+train::Membership JobRuntime::membership_locked() const
 {
-    const std::string job = "job " + std::to_string(id_);
+    const scenario::ElasticScenarioSpec& e = scenario_.elastic;
+    train::Membership m { id_, fold_.members(),
+        trainer_ ? trainer_->control().servers() : start_servers_.value_or(scenario_.server_shards), 0, e.min_workers,
+        e.max_workers };
+    for (const train::ResizeRequest& asked : asked_resizes_)
+        m.apply(asked);
+    return m;
+}
+
+train::Membership JobRuntime::membership() const
+{
+    std::lock_guard lock(mutex_);
+    return membership_locked();
+}
+
+train::ResizeRequest JobRuntime::resolve(
+    const protocol::ResizeJob& r, const EventActor& actor, const std::string& reason) const
+{
     if (!scenario_.elastic.present)
-        throw RefusedRequest("not-elastic", job + " has no elastic section: its workers and servers are fixed");
-    if (r.worker)
-        check_worker(*r.worker);
-    const bool on_workers = r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker;
-    if (on_workers) {
-        const std::vector<protocol::WorkerState> states = worker_states();
-        const auto members = static_cast<int>(
-            std::count_if(states.begin(), states.end(), [](const protocol::WorkerState& w) { return w.member; }));
-        const scenario::ElasticScenarioSpec& e = scenario_.elastic;
-        if (r.action == ResizeAction::AddWorker && members >= e.max_workers)
-            throw RefusedRequest(
-                "above-max-workers", job + " has " + std::to_string(members) + " workers, its elastic.max_workers");
-        if (r.action == ResizeAction::RemoveWorker && members <= e.min_workers)
-            throw RefusedRequest(
-                "below-min-workers", job + " has " + std::to_string(members) + " workers, its elastic.min_workers");
-    }
-    train::ResizeRequest request { r.action, r.worker, actor, reason, {} };
+        throw RefusedRequest(
+            "not-elastic", "job " + std::to_string(id_) + " has no elastic section: its workers and servers are fixed");
+    return train::resolve_resize(membership(), train::ResizeRequest { r.action, r.worker, actor, reason, {} });
+}
+
+void JobRuntime::resize(const train::ResizeRequest& resolved)
+{
     {
-        // Counted before it is asked: the trainer may apply it (and its event come back)
-        // before apply_or_hold returns.
+        // On the record before it is asked: the trainer may apply it (and its event come
+        // back) before apply_or_hold returns.
         std::lock_guard lock(mutex_);
-        ++resizes_in_flight_;
+        asked_resizes_.push_back(resolved);
     }
     try {
-        apply_or_hold(std::string(action_name(r.action)) + " by " + actor.line(),
-            [request, remote = remote_](train::Trainer& t) { request_resize(t, request, remote.get()); });
+        apply_or_hold(std::string(action_name(resolved.action)) + " by " + resolved.actor.line(),
+            [resolved, remote = remote_](train::Trainer& t) { request_resize(t, resolved, remote.get()); });
     } catch (...) {
         std::lock_guard lock(mutex_);
-        --resizes_in_flight_;
+        asked_resizes_.pop_back();
         throw;
     }
 }
 
-void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const EventActor& actor, const std::string& reason)
+void JobRuntime::restart(
+    const std::vector<protocol::ResizeJob>& changes, const EventActor& actor, const std::string& reason)
 {
     const scenario::CheckpointSpec& c = scenario_.checkpoint;
     if (c.every_iterations <= 0 && c.every_seconds <= 0)
@@ -745,8 +752,15 @@ void JobRuntime::restart(std::vector<protocol::ResizeJob> changes, const EventAc
     std::lock_guard lock(mutex_);
     if (!trainer_ || restart_ || restarting_ || status_.state != JobState::Running)
         throw RefusedRequest("job-not-running", "job " + std::to_string(id_) + " is not training now");
-    resizes_in_flight_ += static_cast<int>(changes.size());
-    restart_ = Restart { std::move(changes), actor, reason, std::chrono::steady_clock::now(), 0 };
+    train::Membership record = membership_locked();
+    std::vector<train::ResizeRequest> resolved;
+    for (const protocol::ResizeJob& change : changes) {
+        resolved.push_back(
+            train::resolve_resize(record, train::ResizeRequest { change.action, change.worker, actor, reason, {} }));
+        record.apply(resolved.back());
+    }
+    asked_resizes_.insert(asked_resizes_.end(), resolved.begin(), resolved.end());
+    restart_ = Restart { std::move(resolved), actor, reason, std::chrono::steady_clock::now(), 0 };
     stop_ = true; // at its next barrier, with a checkpoint
 }
 
@@ -795,9 +809,10 @@ void JobRuntime::fold(const JobEvent& e)
         paused = fold_.paused();
         status_.policy = fold_.policy();
         status_.sync_model = fold_.sync_model();
-        // A scenario's own resizes were never asked for here.
-        if (resized && !e.actor.is_scheduled() && resizes_in_flight_ > 0)
-            --resizes_in_flight_;
+        // A scenario's own resizes were never asked for here; the trainer makes (or refuses)
+        // the asked ones in the order they were asked.
+        if (resized && !e.actor.is_scheduled() && !asked_resizes_.empty())
+            asked_resizes_.pop_front();
     }
     if (pause && shared_clock_) {
         if (paused)
@@ -826,13 +841,13 @@ int JobRuntime::server_count() const
 std::vector<bool> JobRuntime::member_slots() const
 {
     std::lock_guard lock(mutex_);
-    return fold_.members();
+    return membership_locked().members;
 }
 
 int JobRuntime::resizes_in_flight() const
 {
     std::lock_guard lock(mutex_);
-    return resizes_in_flight_;
+    return static_cast<int>(asked_resizes_.size());
 }
 
 std::int64_t JobRuntime::member_since(WorkerId worker) const

@@ -90,11 +90,6 @@ public:
     // (naming its field) and RefusedRequest ("job-not-running", "sync-model-not-switchable",
     // "policy-not-applicable", "over-memory-limit", "illegal-value").
     void change(protocol::JobSetting setting, const std::string& spec_json, const EventActor& actor);
-    // An Elastic PS resize, applied between iterations; the trainer records what it did (or
-    // why not) as an event. Throws RefusedRequest where the job is not elastic
-    // ("not-elastic"), the worker slot does not exist ("unknown-worker"), or the job's
-    // current members would leave elastic.min_workers..max_workers ("below-min-workers",
-    // "above-max-workers").
     // freeze-job / unfreeze-job: the elastic scheduler leaves the job's workers as they are
     // while frozen. Recorded as a job-frozen / job-unfrozen event. Throws RefusedRequest
     // ("not-elastic", "job-not-running").
@@ -107,11 +102,24 @@ public:
     // from it at once, in the same run, with `changes` applied at its first barrier (events
     // with `actor` and `reason`); a job-restarted event says what the restart cost. Throws
     // RefusedRequest ("no-checkpoints" for a scenario that keeps none, "job-not-running").
-    void restart(std::vector<protocol::ResizeJob> changes, const EventActor& actor, const std::string& reason);
-    // `reason` is added to the trainer's event (the elastic scheduler's why).
-    void resize(const protocol::ResizeJob& resize, const EventActor& actor, const std::string& reason = {});
-    // Which worker slots are members of an elastic job now (every slot for another job), and
-    // how many resizes were asked for that the trainer has not applied or refused yet.
+    // Each change is resolved (resolve) in turn, as if the ones before it were made.
+    void restart(const std::vector<protocol::ResizeJob>& changes, const EventActor& actor, const std::string& reason);
+    // The record of an elastic job's members and servers that its resizes are checked
+    // against: the trainer's, as its events told, with the resizes asked of it and not yet
+    // applied or refused (so two asked at once are checked one after the other).
+    train::Membership membership() const;
+    // An Elastic PS resize checked against the record, once, whoever asks (an operator, the
+    // elastic scheduler), and its default target named (train::resolve_resize); `reason` is
+    // added to the trainer's event (the elastic scheduler's why). Throws RefusedRequest:
+    // "not-elastic" for a job without an elastic section, else resolve_resize's codes.
+    train::ResizeRequest resolve(
+        const protocol::ResizeJob& resize, const EventActor& actor, const std::string& reason = {}) const;
+    // Asks the trainer to make a resolved resize between iterations; it records what it did
+    // (or why not, when its data cannot be split so) as an event. Throws RefusedRequest
+    // ("job-not-running") once the job has ended.
+    void resize(const train::ResizeRequest& resolved);
+    // Which worker slots are members of an elastic job (membership's; every slot for another
+    // job), and how many resizes were asked for that the trainer has not applied or refused yet.
     std::vector<bool> member_slots() const;
     // Its parameter servers (shards) in effect: the trainer's, or before it starts the ones it
     // starts with (its scenario's, fewer when it was placed with fewer server GPUs).
@@ -238,15 +246,16 @@ private:
     // The job's state from its events: the starting members and names until its trainer
     // starts (then the trainer's, a resumed job's checkpoint's), each event folded after.
     JobFold fold_;
-    int resizes_in_flight_ = 0;
+    std::deque<train::ResizeRequest> asked_resizes_; // resolved, not yet applied or refused, in order
     struct Pace {
         std::int64_t iteration = 0; // iterations done
         double time_s = 0; // run clock
         std::int64_t samples = 0; // computed in that iteration
     };
     std::deque<Pace> pace_; // of recent barriers
+    train::Membership membership_locked() const;
     struct Restart {
-        std::vector<protocol::ResizeJob> changes;
+        std::vector<train::ResizeRequest> changes; // resolved
         EventActor actor;
         std::string reason;
         std::chrono::steady_clock::time_point asked;

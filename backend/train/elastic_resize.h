@@ -69,4 +69,29 @@ public:
     using RefusedRequest::RefusedRequest;
 };
 
+// What an Elastic PS resize is checked against: a job's worker slots and which of them are
+// members, its servers, and the bounds of its elastic section. The trainer's JobState and
+// fulcrumd's record of a job (JobRuntime) each describe their job by one and ask
+// resolve_resize, whoever asked for the change (an operator, the scheduler, a scenario).
+struct Membership {
+    std::int64_t job = 0;
+    std::vector<bool> members; // one per worker slot
+    int servers = 1;
+    std::int64_t parameters = 0; // the keys the servers split; 0: unknown here, add-server unchecked
+    int min_workers = 1;
+    int max_workers = 0; // 0: every slot
+
+    int count() const;
+    void apply(const ResizeRequest& resolved); // the change made (its target filled in)
+};
+
+// The request with its default target filled in (add-worker: the lowest free slot;
+// remove-worker: the highest member; remove-server: the last). Throws ResizeError naming the
+// bound or slot, checked in this order: for add-worker a named slot that does not exist
+// (`unknown-worker`), the bound (`above-max-workers`), then the slot (`no-free-slot`,
+// `already-member`); for remove-worker the slot
+// (`unknown-worker`, `not-a-member`), then `last-worker` and `below-min-workers`; for servers
+// `no-keys`, `unknown-server` and `last-server`.
+ResizeRequest resolve_resize(const Membership& job, const ResizeRequest& request);
+
 } // namespace fulcrum::train

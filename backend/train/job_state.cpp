@@ -133,64 +133,9 @@ ResizeRequest JobState::resolved(const ResizeRequest& request) const
 {
     if (!shares)
         throw ResizeError("not-elastic", "job " + std::to_string(config.job) + " is not elastic (no elastic section)");
-    ResizeRequest r = request;
-    const int slots = static_cast<int>(workers.size());
-    const int servers = static_cast<int>(server.shards().size());
-    const std::string job_name = "job " + std::to_string(config.job);
-    switch (r.action) {
-    case ResizeAction::AddServer:
-        r.target = servers;
-        if (servers + 1 > server.parameter_count())
-            throw ResizeError("no-keys",
-                "cannot add a server to " + job_name + ": every one of its " + std::to_string(server.parameter_count())
-                    + " parameters already has its own");
-        break;
-    case ResizeAction::RemoveServer:
-        if (!r.target)
-            r.target = servers - 1;
-        if (*r.target < 0 || *r.target >= servers)
-            throw ResizeError("unknown-server",
-                "server " + std::to_string(*r.target) + " does not exist (" + job_name + " has servers 0 to "
-                    + std::to_string(servers - 1) + ")");
-        if (servers == 1)
-            throw ResizeError("last-server", "server 0 is the last server of " + job_name);
-        break;
-    case ResizeAction::AddWorker:
-        if (!r.target) {
-            const auto free = std::find(members.begin(), members.end(), false);
-            if (free == members.end())
-                throw ResizeError("no-free-slot",
-                    "every one of the " + std::to_string(slots) + " worker slots of " + job_name + " is in use");
-            r.target = static_cast<int>(free - members.begin());
-        }
-        if (*r.target < 0 || *r.target >= slots)
-            throw ResizeError("unknown-worker",
-                "worker slot " + std::to_string(*r.target) + " does not exist (" + job_name + " has slots 0 to "
-                    + std::to_string(slots - 1) + ")");
-        if (members[static_cast<std::size_t>(*r.target)])
-            throw ResizeError(
-                "already-member", "worker " + std::to_string(*r.target) + " is already a worker of " + job_name);
-        if (config.elastic.max_workers > 0 && member_count() >= config.elastic.max_workers)
-            throw ResizeError("above-max-workers",
-                job_name + " has " + std::to_string(member_count()) + " workers, its elastic.max_workers");
-        break;
-    case ResizeAction::RemoveWorker:
-        if (!r.target)
-            for (int i = slots - 1; i >= 0 && !r.target; --i)
-                if (members[static_cast<std::size_t>(i)])
-                    r.target = i;
-        if (*r.target < 0 || *r.target >= slots || !members[static_cast<std::size_t>(*r.target)])
-            throw ResizeError(
-                "not-a-member", "worker " + std::to_string(*r.target) + " is not a worker of " + job_name);
-        if (member_count() == 1)
-            throw ResizeError(
-                "last-worker", "worker " + std::to_string(*r.target) + " is the last worker of " + job_name);
-        if (member_count() <= config.elastic.min_workers)
-            throw ResizeError("below-min-workers",
-                job_name + " has " + std::to_string(member_count()) + " workers, its elastic.min_workers");
-        break;
-    }
-    return r;
+    return resolve_resize(Membership { config.job, members, static_cast<int>(server.shards().size()),
+                              server.parameter_count(), config.elastic.min_workers, config.elastic.max_workers },
+        request);
 }
 
 ResizeOutcome JobState::resize(const ResizeRequest& request)

@@ -907,6 +907,53 @@ TEST_F(DaemonTest, AnOperatorResizesAnElasticJobWithinItsBounds)
         ASSERT_FALSE(request(JobCommand { "c" + std::to_string(j), JobAction::Cancel, j }).error);
 }
 
+// Resizes asked back to back are checked against fulcrumd's record of the job, which holds
+// the ones asked and not yet made: two add-workers take two different slots, and a third is
+// refused at once at elastic.max_workers, whether or not the trainer has reached a barrier.
+TEST_F(DaemonTest, ResizesAskedAtOnceAreCheckedOneAfterTheOther)
+{
+    daemon::Daemon d(options());
+    const auto op = greeted_operator(d);
+    std::string elastic = long_running(kScenario);
+    elastic.replace(
+        elastic.rfind('}'), 1, R"(, "elastic": { "initial_workers": 2, "min_workers": 2, "max_workers": 4 } })");
+    const JobId job = d.submit(elastic, "test");
+    d.receive(*op, encode(ClientMessage { Subscribe { "sub", {}, job, {} } }));
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*op, seen, [](const ServerMessage& m) {
+        const auto* rows = std::get_if<IterationRows>(&m);
+        return rows && rows->iteration >= 1;
+    }));
+    const auto request = [&](const ClientMessage& m) { return request_reply(d, *op, seen, encode(m)); };
+    for (const char* id : { "a1", "a2" }) {
+        const Reply added = request(ResizeJob { id, job, ResizeAction::AddWorker, std::nullopt });
+        ASSERT_FALSE(added.error) << id << ": " << added.error->message;
+    }
+    const Reply third = request(ResizeJob { "a3", job, ResizeAction::AddWorker, std::nullopt });
+    ASSERT_TRUE(third.error);
+    EXPECT_EQ(third.error->code, "above-max-workers") << third.error->message;
+    EXPECT_EQ(third.error->field, "action");
+
+    std::set<std::int32_t> joined;
+    const auto look = [&](const ServerMessage& m) { // the events may have come with the replies
+        if (const auto* e = std::get_if<Event>(&m)) {
+            EXPECT_NE(e->event.kind, "resize-refused") << e->event.message;
+            if (e->event.kind == "add-worker" && e->event.worker)
+                joined.insert(*e->event.worker);
+        }
+        return joined.size() == 2;
+    };
+    if (!std::any_of(seen.begin(), seen.end(), look)) {
+        ASSERT_TRUE(wait_for(*op, seen, look));
+    }
+    EXPECT_EQ(joined, (std::set<std::int32_t> { 2, 3 }));
+    const Reply removed = request(ResizeJob { "r1", job, ResizeAction::RemoveWorker, 7 });
+    ASSERT_TRUE(removed.error);
+    EXPECT_EQ(removed.error->code, "unknown-worker");
+    EXPECT_EQ(removed.error->field, "worker");
+    ASSERT_FALSE(request(JobCommand { "c", JobAction::Cancel, job }).error);
+}
+
 TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs)
 {
     daemon::Daemon d(options());

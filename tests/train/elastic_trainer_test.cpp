@@ -367,3 +367,45 @@ TEST(ElasticTrainer, NonBarrierSyncModelsAndFederatedDataRefuseElasticity)
     config.elastic.initial_workers = 7;
     EXPECT_THROW(train::BspTrainer(config, balance::make_policy({}), tap), std::invalid_argument);
 }
+
+// The one check every resize passes, whoever asks (an operator through fulcrumd, the elastic
+// scheduler, a scenario): its default target and each refusal, in its order.
+TEST(ResizeCheck, NamesTheTargetOrTheRefusal)
+{
+    using train::Membership;
+    using train::ResizeAction;
+    const Membership job { 7, { true, true, false, false }, 2, 100, 2, 3 };
+    const auto code = [](const Membership& m, ResizeAction action, std::optional<int> target) -> std::string {
+        try {
+            const train::ResizeRequest r = train::resolve_resize(m, { action, target, EventActor::elastic(), {}, {} });
+            return "target " + std::to_string(*r.target);
+        } catch (const train::ResizeError& e) {
+            return e.code();
+        }
+    };
+    EXPECT_EQ(code(job, ResizeAction::AddWorker, std::nullopt), "target 2");
+    EXPECT_EQ(code(job, ResizeAction::AddWorker, 3), "target 3");
+    EXPECT_EQ(code(job, ResizeAction::AddWorker, 1), "already-member");
+    EXPECT_EQ(code(job, ResizeAction::AddWorker, 9), "unknown-worker");
+    EXPECT_EQ(code(job, ResizeAction::RemoveWorker, std::nullopt), "below-min-workers");
+    EXPECT_EQ(code(job, ResizeAction::RemoveWorker, 2), "not-a-member");
+    EXPECT_EQ(code(job, ResizeAction::RemoveWorker, -1), "unknown-worker");
+    EXPECT_EQ(code(job, ResizeAction::AddServer, std::nullopt), "target 2");
+    EXPECT_EQ(code(job, ResizeAction::RemoveServer, std::nullopt), "target 1");
+    EXPECT_EQ(code(job, ResizeAction::RemoveServer, 2), "unknown-server");
+
+    Membership grown = job;
+    grown.apply({ ResizeAction::AddWorker, 2, EventActor::elastic(), {}, {} });
+    EXPECT_EQ(grown.count(), 3);
+    EXPECT_EQ(code(grown, ResizeAction::AddWorker, std::nullopt), "above-max-workers");
+    EXPECT_EQ(code(grown, ResizeAction::AddWorker, 9), "unknown-worker"); // the slot named first
+    EXPECT_EQ(code(grown, ResizeAction::RemoveWorker, std::nullopt), "target 2");
+
+    Membership alone { 7, { false, true }, 1, 1, 1, 0 };
+    EXPECT_EQ(code(alone, ResizeAction::RemoveWorker, std::nullopt), "last-worker");
+    EXPECT_EQ(code(alone, ResizeAction::RemoveServer, std::nullopt), "last-server");
+    EXPECT_EQ(code(alone, ResizeAction::AddServer, std::nullopt), "no-keys");
+    EXPECT_EQ(code(alone, ResizeAction::AddWorker, std::nullopt), "target 0");
+    alone.members = { true, true };
+    EXPECT_EQ(code(alone, ResizeAction::AddWorker, std::nullopt), "no-free-slot");
+}
