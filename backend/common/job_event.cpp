@@ -10,7 +10,7 @@ namespace {
 
 // The names as the run store and the wire spell them, since schema 1: a store written by any
 // release reads through this table.
-constexpr NameTable<EventKind, 46> kKinds { {
+constexpr NameTable<EventKind, 48> kKinds { {
     { EventKind::JobStarted, "job-started" },
     { EventKind::JobFinished, "job-finished" },
     { EventKind::JobStopped, "job-stopped" },
@@ -55,6 +55,8 @@ constexpr NameTable<EventKind, 46> kKinds { {
     { EventKind::LinkContended, "link-contended" },
     { EventKind::LinkFree, "link-free" },
     { EventKind::WorkerLost, "worker-lost" },
+    { EventKind::WorkerStalled, "worker-stalled" },
+    { EventKind::WorkerRecovered, "worker-recovered" },
     { EventKind::Warning, "warning" },
     { EventKind::PhaseChange, "phase-change" },
 } };
@@ -97,6 +99,12 @@ EventDetail detail_of(EventKind kind, std::string_view message)
     case EventKind::GpuExclusive:
     case EventKind::LinkFree:
         return Sharing { 1 };
+    case EventKind::WorkerStalled: // "worker 2 stalled: its batch of 64 has taken 12.5 s, predicted 0.04 s (...)"
+        return Stall { number_after(message, " has taken ").value_or(0.0),
+            number_after(message, "predicted ").value_or(0.0) };
+    case EventKind::WorkerRecovered: // "worker 2 recovered: its batch of 64 took 14 s, predicted 0.04 s"
+        return Stall { number_after(message, " took ").value_or(0.0),
+            number_after(message, "predicted ").value_or(0.0) };
     case EventKind::CheckpointResumed: // "...; it follows the cluster its store recorded until 12.5 s"
         return Reach { number_after(message, "recorded until ") };
     default:
@@ -119,6 +127,11 @@ EventActor parse_actor_line(std::string_view line)
     }
     if (line == "elastic") {
         a.kind = EventActor::Kind::Elastic;
+        return a;
+    }
+    if (line.starts_with("policy: ")) {
+        a.kind = EventActor::Kind::Policy;
+        a.reason = std::string(line.substr(8));
         return a;
     }
     // "... at TIME": a person's and the scheduler's lines end with when they acted.
@@ -224,6 +237,14 @@ EventActor EventActor::elastic()
     return a;
 }
 
+EventActor EventActor::policy(std::string which)
+{
+    EventActor a;
+    a.kind = Kind::Policy;
+    a.reason = std::move(which);
+    return a;
+}
+
 EventActor EventActor::scheduler(std::string policy, std::string at)
 {
     EventActor a;
@@ -266,6 +287,8 @@ std::string EventActor::line() const
         return "scenario";
     case Kind::Elastic:
         return "elastic";
+    case Kind::Policy:
+        return "policy: " + reason;
     case Kind::Scheduler:
         return "scheduler" + (reason.empty() ? "" : " (" + reason + ")") + when;
     case Kind::Person:

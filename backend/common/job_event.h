@@ -70,6 +70,8 @@ enum class EventKind : std::uint8_t {
     LinkFree,
     // trouble and the policy's own notes
     WorkerLost,
+    WorkerStalled,
+    WorkerRecovered,
     Warning,
     PhaseChange,
     Other,
@@ -94,6 +96,7 @@ struct EventActor {
         Scheduler, // fulcrumd's scheduler: `reason` names its policy ("eps"), `at` when
         Scenario, // the job's own scenario (its scheduled changes)
         Elastic, // the trainer's elastic plan (a scenario's elastic section)
+        Policy, // a job's own policy acting on what it saw: `reason` names it ("on_stall")
         Other, // a line this build does not know: kept in `text`
     };
     Kind kind = Kind::System;
@@ -109,6 +112,7 @@ struct EventActor {
     static EventActor shutdown() { return person("system", "shutdown"); }
     static EventActor scenario();
     static EventActor elastic();
+    static EventActor policy(std::string which);
     static EventActor scheduler(std::string policy, std::string at = {});
     // A client's command: its token's role, the person the token names (or the program when it
     // names no one), the program they used, and when (UTC).
@@ -140,11 +144,16 @@ struct Sharing { // gpu-shared, gpu-exclusive, link-contended, link-free: the li
     int jobs = 1; // the worker's own job included: 1 is alone
     bool operator==(const Sharing&) const = default;
 };
+struct Stall { // worker-stalled, worker-recovered: the batch's time so far (or in all) and its prediction
+    double elapsed_s = 0;
+    double predicted_s = 0;
+    bool operator==(const Stall&) const = default;
+};
 struct Reach { // checkpoint-resumed: the run clock to which the attempt repeats the last one's cluster
     std::optional<double> until_s; // unset in stores of earlier releases
     bool operator==(const Reach&) const = default;
 };
-using EventDetail = std::variant<std::monostate, NameChange, ExclusionLimit, Slowdown, Sharing, Reach>;
+using EventDetail = std::variant<std::monostate, NameChange, ExclusionLimit, Slowdown, Sharing, Reach, Stall>;
 
 struct JobEvent {
     JobId job = 0;

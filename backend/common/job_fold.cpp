@@ -57,6 +57,8 @@ void JobFold::apply(const JobEvent& e)
         members_[w] = e.kind == EventKind::AddWorker;
         if (members_[w])
             member_since_[w] = e.iteration;
+        else if (w < holds_.size())
+            holds_[w].stalled_since.reset(); // a removed worker is no longer stalled
         return;
     }
     if (w >= holds_.size())
@@ -69,7 +71,20 @@ void JobFold::apply(const JobEvent& e)
     case EventKind::Unpin:
         h.pinned = false;
         break;
+    case EventKind::WorkerStalled: {
+        const auto* stall = std::get_if<Stall>(&e.detail);
+        h.stalled_since = e.time_s - (stall ? stall->elapsed_s : 0.0);
+        h.stall_predicted_s = stall ? stall->predicted_s : 0.0;
+        break;
+    }
+    case EventKind::WorkerRecovered:
+    case EventKind::WorkerLost:
+        h.stalled_since.reset();
+        h.stall_predicted_s = 0;
+        break;
     case EventKind::Exclude: {
+        h.stalled_since.reset(); // out of the barrier: shown as excluded
+        h.stall_predicted_s = 0;
         h.excluded = true;
         h.pinned = false; // an exclusion drops the pin (BatchSizeManager)
         const auto* limit = std::get_if<ExclusionLimit>(&e.detail);

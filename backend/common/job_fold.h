@@ -19,6 +19,10 @@ struct WorkerHold {
     bool excluded = false;
     std::optional<double> excluded_until; // run clock
     double slowdown = 1; // an injected straggler's factor
+    // Stalled (worker-stalled, until worker-recovered, or its exclusion, loss or removal):
+    // when its batch started on the run clock, and the time that batch was predicted to take.
+    std::optional<double> stalled_since;
+    double stall_predicted_s = 0;
 
     bool operator==(const WorkerHold&) const = default;
 };

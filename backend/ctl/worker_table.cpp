@@ -30,6 +30,8 @@ std::string state_text(const WorkerState* s)
         add("pinned " + std::to_string(*s->pinned));
     if (s->slowdown != 1)
         add(format("straggler x%.2g", s->slowdown));
+    if (s->stalled_since)
+        add(format("stalled since %.1f s, predicted %.3g s", *s->stalled_since, s->predicted_s));
     return text;
 }
 

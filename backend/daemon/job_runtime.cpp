@@ -499,6 +499,10 @@ std::vector<protocol::WorkerState> JobRuntime::worker_states() const
         } else if (i < fold_.members().size()) { // not started yet: the members it will start with
             w.member = fold_.members()[i];
         }
+        if (i < fold_.holds().size() && fold_.holds()[i].stalled_since) {
+            w.stalled_since = fold_.holds()[i].stalled_since;
+            w.predicted_s = fold_.holds()[i].stall_predicted_s;
+        }
         out.push_back(std::move(w));
     }
     return out;
@@ -802,6 +806,7 @@ void JobRuntime::fold(const JobEvent& e)
         || e.kind == EventKind::AddServer || e.kind == EventKind::RemoveServer || e.kind == EventKind::ResizeRefused;
     const bool pause = e.kind == EventKind::JobPaused || e.kind == EventKind::JobResumed;
     const bool renamed = e.kind == EventKind::PolicyChange || e.kind == EventKind::SyncModelChange;
+    const bool stall = e.kind == EventKind::WorkerStalled || e.kind == EventKind::WorkerRecovered;
     bool paused = false;
     {
         std::lock_guard lock(mutex_);
@@ -824,6 +829,8 @@ void JobRuntime::fold(const JobEvent& e)
         set_state(paused ? JobState::Paused : JobState::Running);
     else if (renamed)
         publish_status();
+    if (stall) // shown while it lasts, not at the next barrier (which it holds up)
+        publish_workers();
 }
 
 JobRuntime::Work JobRuntime::work() const

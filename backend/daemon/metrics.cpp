@@ -204,6 +204,10 @@ std::string prometheus_exposition(const DaemonMetrics& m)
     };
     per_state("fulcrum_worker_excluded", "1 while an operator has the worker excluded from its barrier.",
         [](const WorkerState& w) { return w.excluded ? 1.0 : 0.0; });
+    per_state("fulcrum_worker_stalled",
+        "1 while the worker's batch has run past its stall limit (on_stall.factor x its predicted time, at least "
+        "on_stall.min_s) and not ended, else 0.",
+        [](const WorkerState& w) { return w.stalled_since ? 1.0 : 0.0; });
     per_state("fulcrum_worker_pinned_batch_size_samples",
         "The batch size an operator pinned the worker to (0: not pinned).",
         [](const WorkerState& w) { return w.pinned ? static_cast<double>(*w.pinned) : 0.0; });

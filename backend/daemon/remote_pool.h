@@ -47,10 +47,11 @@ public:
         const std::function<void(int joined, int slots)>& waiting);
     // Called when a slot that lost its worker gets one again (the job re-includes it).
     void set_on_rejoin(std::function<void(WorkerId)> on_rejoin);
-    // An operator excluded or removed the worker: its task under way, or one sent before the
-    // exclusion applies, is given up at once (RemoteLoss::Excluded), so the barrier it holds
-    // goes on without it; its result, when it comes, is discarded. The worker stays joined.
-    void give_up_task(WorkerId worker);
+    // An operator (or the job's on_stall policy) excluded or removed the worker: its task
+    // under way, or one sent before the exclusion applies, is given up at once
+    // (RemoteLoss::Excluded), so the barrier it holds goes on without it; its result, when it
+    // comes, is discarded. The worker stays joined.
+    void give_up_task(WorkerId worker) override;
     // Wakes every waiting task as lost (the job is stopping).
     void close();
     // The job is over: each joined worker gets its final status, and ends.

@@ -202,6 +202,10 @@ json::object to_json(const WorkerState& w)
         o["excluded_until"] = *w.excluded_until;
     if (w.sms)
         o["sms"] = *w.sms;
+    if (w.stalled_since) {
+        o["stalled_since"] = *w.stalled_since;
+        o["predicted_s"] = w.predicted_s;
+    }
     return o;
 }
 
@@ -220,6 +224,9 @@ WorkerState worker_state_from(const Fields& f)
     w.device = f.string_or("device", "cpu");
     if (f.has("sms"))
         w.sms = f.int32("sms");
+    w.stalled_since = f.optional_number("stalled_since");
+    if (w.stalled_since)
+        w.predicted_s = f.number("predicted_s");
     return w;
 }
 

@@ -340,6 +340,10 @@ struct WorkerState {
     double slowdown = 1; // an injected straggler's factor (1: none)
     std::string device = "cpu"; // where it computes: "cpu" or "cuda:N"
     std::optional<int> sms = std::nullopt; // the share of the GPU's SMs its scenario asked for
+    // Stalled (a worker-stalled event, until its batch ends): when that batch started on the
+    // job's run clock, and the time it was predicted to take.
+    std::optional<double> stalled_since = std::nullopt;
+    double predicted_s = 0;
 
     bool operator==(const WorkerState&) const = default;
 };

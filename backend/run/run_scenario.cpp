@@ -191,6 +191,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     summary.sync = sync::describe(s.sync);
     summary.policy = manager->policy().name();
 
+    config.stall = s.stall;
     if (recorder) {
         config.checkpoint_every = s.checkpoint.every_iterations;
         config.checkpoint_seconds = s.checkpoint.every_seconds;

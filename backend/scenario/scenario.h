@@ -7,6 +7,7 @@
 
 #include "balance/policy_registry.h"
 #include "common/server_path.h"
+#include "common/stall_spec.h"
 #include "model/model_factory.h"
 #include "perf/network_model.h"
 #include "perf/worker_profile.h"
@@ -105,6 +106,8 @@ struct Scenario {
     // fulcrumd: a remote worker that sends nothing, heartbeats included, this long is lost.
     // Unset: fulcrumd's --worker-timeout.
     std::optional<double> worker_timeout_s;
+    // Stall detection and what the job does about a stall ("on_stall"; barrier sync models).
+    StallSpec stall;
 
     DataSpec data;
     model::ModelSpec model;

@@ -318,6 +318,15 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
     s.threads = static_cast<int>(top.integer_or("threads", 0, 0, 256));
     if (top.has("worker_timeout_s"))
         s.worker_timeout_s = top.number("worker_timeout_s", kMinWorkerTimeoutS, 86'400);
+    if (const json::value* on_stall = top.find("on_stall")) {
+        Fields f(*on_stall, "on_stall", top);
+        s.stall.factor = f.number_or("factor", s.stall.factor, 1.5, 1e6);
+        s.stall.min_s = f.number_or("min_s", s.stall.min_s, 0.01, 86'400);
+        s.stall.action = *value_named(kStallActions, f.string_or("action", "report", { "report", "exclude" }));
+        s.stall.after_s = f.number_or("after_s", s.stall.after_s, 0, 86'400);
+        s.stall.for_s = f.number_or("for_s", s.stall.for_s, 0.01, 86'400);
+        f.reject_unknown();
+    }
 
     if (const json::value* data = top.find("data")) {
         Fields d(*data, "data", top);

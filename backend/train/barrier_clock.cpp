@@ -119,6 +119,7 @@ public:
     {
         const double memory = perf::memory_available_share();
         std::vector<double> ends;
+        double given_up = dispatched; // the latest loss or exclusion the barrier waited for
         for (IterationRecord& row : rows) {
             const BarrierTask& task = tasks[static_cast<std::size_t>(row.worker)];
             const BatchMeasurement& m = task.batch;
@@ -132,9 +133,15 @@ public:
             row.gpu = m.gpu;
             if (!m.lost)
                 ends.push_back(row.end_s);
+            else
+                given_up = std::max(given_up, task.end);
         }
         std::sort(ends.begin(), ends.end());
-        return ends.empty() ? dispatched : ends[std::min(needed, ends.size()) - 1];
+        // Fewer arrivals than it needs: the barrier closed when the last missing worker was
+        // known lost or given up (a stalled worker excluded), not at the last arrival before.
+        if (ends.size() < needed)
+            return std::max(ends.empty() ? dispatched : ends.back(), given_up);
+        return ends[needed - 1];
     }
 
     perf::ResourceShare next_share(const IterationRecord& row, double /*barrier*/) const override

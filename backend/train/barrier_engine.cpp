@@ -6,11 +6,13 @@
 #include "engine/pacer.h"
 #include "train/barrier_clock.h"
 #include "train/checkpoint_schedule.h"
+#include "train/stall_watch.h"
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <latch>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -31,6 +33,7 @@ std::string seconds_text(double seconds)
 struct BarrierEngine::Impl : EngineRefs {
     explicit Impl(JobCore& c)
         : EngineRefs(c)
+        , stalls(config.stall, job, observer, manager, config.remote.get())
     {
         if (config.elastic.batch_per_worker > 0)
             manager.follow_members(config.elastic.batch_per_worker);
@@ -136,14 +139,21 @@ struct BarrierEngine::Impl : EngineRefs {
     }
 
     // Every participating worker pulls and computes on its endpoint, in parallel; returns
-    // when all are done. `tasks` is indexed by worker.
+    // when all are done. `tasks` is indexed by worker. In real mode the wait watches for
+    // stalls (StallWatch) as it goes.
     std::vector<BarrierTask> compute_all(
-        const std::vector<std::size_t>& active, const std::vector<std::int32_t>& sizes, std::int64_t k)
+        const std::vector<std::size_t>& active, const balance::Allocation& allocation, std::int64_t k)
     {
+        const std::vector<std::int32_t>& sizes = allocation.batch_sizes;
         std::vector<BarrierTask> tasks(job.workers.size());
-        std::latch done(static_cast<std::ptrdiff_t>(active.size()));
+        std::mutex arrivals;
+        std::condition_variable changed;
+        std::vector<bool> ended(job.workers.size(), false);
+        std::size_t left = active.size();
         if (!pool)
             pool.emplace(timing->compute_threads());
+        const bool watching = config.mode == ClockMode::Real;
+        stalls.begin(k, job.wall_seconds(), active, sizes, allocation.predicted_speeds);
         for (const std::size_t i : active)
             boost::asio::post(*pool, [&, i] {
                 BarrierTask& task = tasks[i];
@@ -152,9 +162,29 @@ struct BarrierEngine::Impl : EngineRefs {
                 task.pull_end = job.wall_seconds();
                 task.batch = job.endpoints[i]->compute(k, sizes[i], timing->endpoint_slowdown(core.slowdown(i)));
                 task.end = job.wall_seconds();
-                done.count_down();
+                std::lock_guard lock(arrivals);
+                ended[i] = true;
+                --left;
+                changed.notify_one();
             });
-        done.wait();
+        std::unique_lock lock(arrivals);
+        while (left > 0) {
+            const std::optional<double> due = watching ? stalls.next_due() : std::nullopt;
+            if (!due) {
+                changed.wait(lock, [&] { return left == 0; });
+                break;
+            }
+            const double wait_s = std::max(0.0, *due - job.wall_seconds());
+            if (changed.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return left == 0; }))
+                break;
+            const std::vector<bool> seen = ended;
+            lock.unlock(); // its events and a given-up task take other locks
+            stalls.check(job.wall_seconds(), seen);
+            lock.lock();
+        }
+        lock.unlock();
+        if (watching)
+            stalls.finish(tasks);
         return tasks;
     }
 
@@ -295,7 +325,7 @@ struct BarrierEngine::Impl : EngineRefs {
 
             timing->hold_for_links(active, k, stop);
             const double dispatched = timing->dispatch(now);
-            const std::vector<BarrierTask> tasks = compute_all(active, allocation.batch_sizes, k);
+            const std::vector<BarrierTask> tasks = compute_all(active, allocation, k);
 
             rows.assign(active.size(), IterationRecord {});
             for (std::size_t r = 0; r < active.size(); ++r) {
@@ -311,6 +341,8 @@ struct BarrierEngine::Impl : EngineRefs {
                 row.decision = allocation.decisions.empty() ? allocation.decision : allocation.decisions[i];
             }
             const double barrier = timing->close_barrier(rows, tasks, dispatched, k, needed, stop);
+            if (config.mode != ClockMode::Real)
+                stalls.judge(rows);
             train_loss = 0;
             observations.clear();
             pushes.clear();
@@ -379,6 +411,7 @@ struct BarrierEngine::Impl : EngineRefs {
                 }
             }
             // After the evaluation, so whoever shows progress shows this iteration's accuracy.
+            stalls.observe(rows);
             observer.on_iteration(rows);
             loop.next = ++k;
             maybe_checkpoint(loop, false);
@@ -391,6 +424,7 @@ struct BarrierEngine::Impl : EngineRefs {
     }
 
     std::optional<boost::asio::thread_pool> pool; // made at the first barrier: a job may never run one
+    StallWatch stalls;
     std::vector<double> device_memory;
     std::unique_ptr<BarrierClock> timing; // the mode's: how the iterations are timed
     std::vector<ScheduledResize> scheduled;

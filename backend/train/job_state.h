@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/stall_spec.h"
 #include "data/data_shares.h"
 #include "model/model.h"
 #include "perf/network_model.h"
@@ -77,6 +78,7 @@ struct TrainerConfig {
     std::int64_t checkpoint_every = 0;
     double checkpoint_seconds = 0;
     std::vector<ScheduledRequest> scheduled; // in order of before_iteration
+    StallSpec stall; // barrier engines: when a worker's batch is a stall, and what the job does (issue 42)
 };
 
 // What every trainer of one job holds: the server, the workers, the evaluator and the

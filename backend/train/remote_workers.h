@@ -55,6 +55,10 @@ public:
     virtual RemoteOutcome compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
         std::int32_t batch_size, std::span<float> gradient)
         = 0;
+    // The worker was excluded or removed: its task under way (or one sent before the
+    // exclusion applies) is given up at once as RemoteLoss::Excluded, so the barrier it holds
+    // goes on without it; its result, when it comes, is discarded.
+    virtual void give_up_task(WorkerId worker) = 0;
 };
 
 } // namespace fulcrum::train

@@ -23,6 +23,10 @@ std::string message_of(EventKind kind)
         return "worker 2 excluded for 30 s";
     case EventKind::StragglerInjected:
         return "worker 1's batches take 4.000000x longer";
+    case EventKind::WorkerStalled:
+        return "worker 2 stalled: its batch of 64 has taken 2.5 s, predicted 0.04 s (its limit 2.5 s: ...)";
+    case EventKind::WorkerRecovered:
+        return "worker 2 recovered: its batch of 64 took 14.1 s, predicted 0.04 s";
     default:
         return std::string(to_string(kind)) + " happened";
     }
@@ -41,7 +45,7 @@ std::vector<EventKind> every_kind()
 TEST(JobEvents, EveryKindGoesTypedThenStoredThenTypedUnchanged)
 {
     const std::vector<EventKind> kinds = every_kind();
-    ASSERT_EQ(kinds.size(), 46u);
+    ASSERT_EQ(kinds.size(), 48u);
     std::set<std::string> names;
     for (EventKind kind : kinds) {
         const std::string name(to_string(kind));
@@ -89,6 +93,15 @@ TEST(JobEvents, TheDetailsAFoldNeedsAreTypedFromTheRecordedText)
         (Sharing { 2 }));
     EXPECT_EQ(std::get<Sharing>(job_event(EventKind::LinkFree, 0, 0, "alone again").detail), (Sharing { 1 }));
     EXPECT_EQ(std::get<Sharing>(job_event(EventKind::GpuExclusive, 0, 0, "alone again").detail), (Sharing { 1 }));
+    EXPECT_EQ(std::get<Stall>(job_event(EventKind::WorkerStalled, 0, 0,
+                  "worker 2 stalled: its batch of 64 has taken 2.5 s, predicted 0.04 s (its limit 2.5 s: on_stall's "
+                  "factor x the prediction, at least its min_s)")
+                                  .detail),
+        (Stall { 2.5, 0.04 }));
+    EXPECT_EQ(std::get<Stall>(job_event(
+                  EventKind::WorkerRecovered, 0, 0, "worker 2 recovered: its batch of 64 took 14.1 s, predicted 0.04 s")
+                                  .detail),
+        (Stall { 14.1, 0.04 }));
     EXPECT_TRUE(std::holds_alternative<std::monostate>(job_event(EventKind::Pin, 0, 0, "a -> b").detail));
 }
 
@@ -109,6 +122,7 @@ TEST(JobEvents, ActorLinesOfEveryReleaseReadBackExactly)
         { "system:shutdown", EventActor::Kind::Person, "shutdown", "", "" }, // EventActor::shutdown()
         { "scenario", EventActor::Kind::Scenario, "", "", "" },
         { "elastic", EventActor::Kind::Elastic, "", "", "" },
+        { "policy: on_stall", EventActor::Kind::Policy, "", "", "on_stall" },
         { "scheduler", EventActor::Kind::Scheduler, "", "", "" },
         { "scheduler at 2026-11-20T08:00:00Z", EventActor::Kind::Scheduler, "", "", "" },
         { "scheduler (kill-restart)", EventActor::Kind::Scheduler, "", "", "kill-restart" },
@@ -147,6 +161,7 @@ TEST(JobEvents, TheActorsCommandsCarryWriteTheLinesOfEveryRelease)
     EXPECT_EQ(EventActor::system("worker lost").line(), "system: worker lost");
     EXPECT_EQ(EventActor::scenario().line(), "scenario");
     EXPECT_EQ(EventActor::elastic().line(), "elastic");
+    EXPECT_EQ(EventActor::policy("on_stall").line(), "policy: on_stall");
     for (const EventActor& a : { EventActor::person("admin", "bob at home", "fulcrumctl", "T"), EventActor::shutdown(),
              EventActor::scheduler("kill-restart", "T"), EventActor::system("worker rejoined") })
         EXPECT_EQ(EventActor::parse(a.line()), a) << a.line();

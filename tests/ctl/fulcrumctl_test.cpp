@@ -2,6 +2,7 @@
 
 #include "../daemon/process_support.h"
 #include "ctl/run_export.h"
+#include "ctl/worker_table.h"
 #include "db/run_reader.h"
 #include "protocol/codec.h"
 #include "protocol/token_file.h"
@@ -317,4 +318,21 @@ TEST(RunExport, CsvCellsAreQuotedOnlyWhenTheyMustBe)
     EXPECT_EQ(ctl::csv_cell("pinned 3, by alice"), "\"pinned 3, by alice\"");
     EXPECT_EQ(ctl::csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
     EXPECT_EQ(ctl::csv_cell("two\nlines"), "\"two\nlines\"");
+}
+
+// fulcrumctl watch shows a stalled worker's state as the console does: since when its batch
+// runs on the job's run clock, and the time it was predicted to take.
+TEST(WatchTable, AStalledWorkerShowsSinceWhenAndItsPrediction)
+{
+    ctl::WatchTable table(4);
+    protocol::WorkerState w;
+    w.worker = 2;
+    w.name = "slow";
+    w.stalled_since = 12.34;
+    w.predicted_s = 0.0412;
+    EXPECT_TRUE(table.apply(protocol::WorkerUpdate { 4, { w } }));
+    EXPECT_NE(table.render().find("stalled since 12.3 s, predicted 0.0412 s"), std::string::npos) << table.render();
+    w.stalled_since.reset();
+    table.apply(protocol::WorkerUpdate { 4, { w } });
+    EXPECT_EQ(table.render().find("stalled"), std::string::npos) << table.render();
 }

@@ -41,6 +41,8 @@ DaemonMetrics two_workers()
     protocol::WorkerState pinned;
     pinned.worker = 0;
     pinned.pinned = 40;
+    pinned.stalled_since = 3.5;
+    pinned.predicted_s = 0.04;
     protocol::WorkerState excluded;
     excluded.worker = 1;
     excluded.excluded = true;
@@ -113,6 +115,8 @@ TEST(Metrics, TheExpositionFollowsPrometheusConventions)
     EXPECT_DOUBLE_EQ(std::stod(s.at(R"(fulcrum_worker_compute_share_ratio{job_id="2",worker="0"})")), 0.4);
     EXPECT_EQ(s.at(R"(fulcrum_worker_excluded{job_id="2",worker="1"})"), "1");
     EXPECT_EQ(s.at(R"(fulcrum_worker_pinned_batch_size_samples{job_id="2",worker="0"})"), "40");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_stalled{job_id="2",worker="0"})"), "1");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_stalled{job_id="2",worker="1"})"), "0");
     // A policy without predictions gives no predicted-speed samples, not zeros.
     EXPECT_EQ(text.find("fulcrum_worker_predicted_speed_samples_per_second{"), std::string::npos);
     // Label values are escaped.

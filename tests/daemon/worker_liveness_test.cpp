@@ -29,10 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 
 // A real-mode job of one local and two remote workers, its remote workers lost after
-// `timeout_s` of silence.
-std::string remote_job(double timeout_s, const std::string& elastic = {})
+// `timeout_s` of silence; `sections` are more of the scenario's sections ("NAME": {...}, ).
+std::string remote_job(double timeout_s, const std::string& sections = {})
 {
-    return R"({"name": "liveness", "seed": 3, "mode": "real", )" + elastic + R"("worker_timeout_s": )"
+    return R"({"name": "liveness", "seed": 3, "mode": "real", )" + sections + R"("worker_timeout_s": )"
         + std::to_string(timeout_s) + R"(,
       "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 40, "classes": 4},
       "model": {"type": "mlp", "hidden": [64]},
@@ -99,13 +99,13 @@ protected:
 
     // fulcrumd serving a job of remote workers lost after `timeout_s`, its two fulcrum-worker
     // processes started (the first with `first_args`), and the operator subscribed to it.
-    void start(double timeout_s, std::vector<std::string> first_args = {}, const std::string& elastic = {})
+    void start(double timeout_s, std::vector<std::string> first_args = {}, const std::string& sections = {})
     {
         served = std::make_unique<Served>(options(), dir / "tokens");
         op = std::make_unique<WsClient>(served->server.port(), *served->tokens.token_for(Role::Operator));
         op->send(Hello { kProtocolVersion, "operator" });
         op->receive_until<Welcome>();
-        const Reply submitted = op->request(SubmitJob { "s", remote_job(timeout_s, elastic) }, "s");
+        const Reply submitted = op->request(SubmitJob { "s", remote_job(timeout_s, sections) }, "s");
         ASSERT_FALSE(submitted.error) << submitted.error->message;
         job = *submitted.job;
         const std::string token = *served->tokens.token_for(Role::Worker);
@@ -236,6 +236,55 @@ TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItR
     finish();
     EXPECT_EQ(read_text(log(1)).find("unexpected-binary-frame"), std::string::npos)
         << "the late result of the given-up task is dropped quietly: " << read_text(log(1));
+    db::RunReader reader = store();
+    const auto events = reader.events(reader.runs().at(0).id);
+    EXPECT_TRUE(
+        std::none_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
+}
+
+// Issue 42's stall detection with a real frozen worker: its batch runs past the 2 s floor
+// (far past 5 x its measured time), so it is reported stalled in seconds, long before the
+// 600 s worker timeout; the job's on_stall policy excludes it, which releases the barrier it
+// holds, and when the exclusion's 3 s are over the woken worker trains with the pack again.
+TEST_F(WorkerLiveness, AStalledWorkerIsReportedAndTheJobsOnStallPolicyExcludesItUntilItIsMeasuredAgain)
+{
+    start(600, {}, R"("on_stall": {"action": "exclude", "for_s": 3}, )");
+    op->receive_until<IterationRows>([](const IterationRows& r) { return r.rows.size() == 3 && r.iteration >= 10; });
+
+    ::kill(first, SIGSTOP);
+    const auto stopped = std::chrono::steady_clock::now();
+    const Event stalled = op->receive_until<Event>([](const Event& e) { return e.event.kind == "worker-stalled"; });
+    const double after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+    EXPECT_EQ(stalled.event.worker, 1);
+    EXPECT_EQ(stalled.event.actor, "system");
+    EXPECT_NE(stalled.event.message.find("predicted"), std::string::npos) << stalled.event.message;
+    EXPECT_LT(after_s, 2 + 5) << "reported within k x the prediction (under the 2 s floor) and a few seconds";
+    const IterationRows released = op->receive_until<IterationRows>([](const IterationRows& r) {
+        return std::any_of(r.rows.begin(), r.rows.end(),
+            [](const IterationRecord& x) { return x.worker == 1 && x.decision == "dropped: excluded"; });
+    });
+    EXPECT_EQ(released.iteration, stalled.event.iteration) << "the stalled barrier went on without it";
+    for (const IterationRecord& r : released.rows)
+        if (r.worker == 1) { // the barrier closed when it was given up, after the stall
+            EXPECT_GE(r.end_s, stalled.event.time_s);
+        }
+    const Event excluded = op->receive_until<Event>([](const Event& e) { return e.event.kind == "exclude"; });
+    EXPECT_EQ(excluded.event.worker, 1);
+    EXPECT_EQ(excluded.event.actor, "policy: on_stall");
+    EXPECT_GE(excluded.event.time_s, stalled.event.time_s);
+
+    ::kill(first, SIGCONT);
+    const Event readmitted = op->receive_until<Event>([](const Event& e) { return e.event.kind == "readmit"; });
+    EXPECT_EQ(readmitted.event.worker, 1);
+    EXPECT_GE(readmitted.event.time_s, excluded.event.time_s + 3);
+    const IterationRows back = op->receive_until<IterationRows>([](const IterationRows& r) {
+        return r.rows.size() == 3 && std::any_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) {
+            return x.worker == 1 && !x.decision.starts_with("dropped");
+        });
+    });
+    EXPECT_GE(back.iteration, readmitted.event.iteration);
+
+    finish();
     db::RunReader reader = store();
     const auto events = reader.events(reader.runs().at(0).id);
     EXPECT_TRUE(

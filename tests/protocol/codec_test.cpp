@@ -177,6 +177,9 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     w.device = "cuda:1";
     w.sms = 64;
     EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
+    w.stalled_since = 12.25;
+    w.predicted_s = 0.04;
+    EXPECT_EQ(round_trip_server(WorkerUpdate { 3, { w } }).workers.front(), w);
     Reply reply { "r1", ErrorInfo { "unknown-worker", "job 3 has no worker 9", "worker" }, std::nullopt, {}, {}, {}, {},
         {}, {} };
     EXPECT_EQ(round_trip_server(reply).error, reply.error);

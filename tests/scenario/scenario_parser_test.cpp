@@ -432,3 +432,27 @@ TEST(ScenarioParser, AStrictSmShareNeedsAShare)
                        R"({ "name": "slow", "speed": 250, "device": "cuda:0", "sms": 16, "sms_strict": "yes" })"),
         "workers[1].sms_strict", "");
 }
+
+TEST(ScenarioParser, OnStallIsReadWithItsDefaultsAndBadValuesNameTheirField)
+{
+    const auto plain = scenario::parse_scenario(kMinimal, "test.json");
+    EXPECT_EQ(plain.stall.factor, 5);
+    EXPECT_EQ(plain.stall.min_s, 2);
+    EXPECT_EQ(plain.stall.action, StallAction::Report);
+    const auto stall
+        = [](const std::string& section) { return with(R"("model")", R"("on_stall": )" + section + R"(, "model")"); };
+    const auto s = scenario::parse_scenario(
+        stall(R"({"factor": 8, "min_s": 0.5, "action": "exclude", "after_s": 1, "for_s": 30})"), "test.json");
+    EXPECT_EQ(s.stall.factor, 8);
+    EXPECT_EQ(s.stall.min_s, 0.5);
+    EXPECT_EQ(s.stall.action, StallAction::Exclude);
+    EXPECT_EQ(s.stall.after_s, 1);
+    EXPECT_EQ(s.stall.for_s, 30);
+    EXPECT_EQ(s.stall.threshold_s(0.04), 0.5);
+    EXPECT_EQ(s.stall.threshold_s(1), 8);
+    expect_refused(stall(R"({"factor": 1})"), "on_stall.factor", "1.5");
+    expect_refused(stall(R"({"action": "kill"})"), "on_stall.action", "exclude");
+    expect_refused(stall(R"({"for_s": 0})"), "on_stall.for_s", "0.01");
+    expect_refused(stall(R"({"after": 3})"), "on_stall.after", "");
+    expect_refused(stall(R"("exclude")"), "on_stall", "");
+}

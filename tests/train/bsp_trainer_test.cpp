@@ -1,4 +1,5 @@
 #include "balance/policy_registry.h"
+#include "common/job_fold.h"
 #include "data/synthetic.h"
 #include "model/model_factory.h"
 #include "train/bsp_trainer.h"
@@ -233,4 +234,101 @@ TEST(BspTrainer, APausedJobHoldsAtABarrierUntilResumed)
     std::lock_guard lock(observer.mutex);
     EXPECT_NE(std::find(observer.kinds.begin(), observer.kinds.end(), "job-paused"), observer.kinds.end());
     EXPECT_NE(std::find(observer.kinds.begin(), observer.kinds.end(), "job-resumed"), observer.kinds.end());
+}
+
+namespace {
+
+// The run with worker 3's batches taking 200 times longer from iteration 60 on (a machine
+// that suddenly crawls), stalls judged after 0.5 s.
+Collector run_with_a_crawling_worker(StallAction action)
+{
+    auto c = config();
+    c.iterations = 90;
+    c.stall.min_s = 0.5;
+    c.stall.action = action;
+    c.stall.for_s = 0.5;
+    c.scheduled.push_back(
+        { 60, "crawl", [](train::JobControl& control) { control.inject_straggler(3, 200, EventActor::scenario()); } });
+    return run(std::move(c));
+}
+
+std::vector<EventRecord> of_kind(const Collector& c, const std::string& kind)
+{
+    std::vector<EventRecord> out;
+    std::copy_if(c.events.begin(), c.events.end(), std::back_inserter(out),
+        [&](const EventRecord& e) { return e.kind == kind; });
+    return out;
+}
+
+const IterationRecord& row_of(const Collector& c, std::int64_t iteration, WorkerId worker)
+{
+    const auto it = std::find_if(c.rows.begin(), c.rows.end(),
+        [&](const IterationRecord& r) { return r.iteration == iteration && r.worker == worker; });
+    EXPECT_NE(it, c.rows.end()) << "no row of worker " << worker << " at iteration " << iteration;
+    return *it;
+}
+
+} // namespace
+
+// Issue 42's stall detection on the virtual clock: worker 3's first crawling batch runs past
+// max(5 x its prediction, 0.5 s), so it is reported stalled at that modelled instant and
+// recovered when the batch ends; uniform BSP predicts no speed, so the prediction is the
+// worker's last measured one, and once it has measured the crawl it is no longer a stall.
+TEST(StallWatch, ABatchPastItsLimitIsReportedAtThatInstantAndRecoveredAtItsEnd)
+{
+    const Collector plain = run(config());
+    EXPECT_TRUE(std::none_of(
+        plain.events.begin(), plain.events.end(), [](const EventRecord& e) { return e.kind == "worker-stalled"; }));
+
+    const Collector crawled = run_with_a_crawling_worker(StallAction::Report);
+    const auto stalled = of_kind(crawled, "worker-stalled");
+    const auto recovered = of_kind(crawled, "worker-recovered");
+    ASSERT_EQ(stalled.size(), 1u);
+    ASSERT_EQ(recovered.size(), 1u);
+    EXPECT_EQ(stalled[0].worker, 3);
+    EXPECT_EQ(stalled[0].iteration, 60);
+    EXPECT_EQ(stalled[0].actor, "system");
+    const IterationRecord& before = row_of(crawled, 59, 3);
+    const IterationRecord& slow = row_of(crawled, 60, 3);
+    const double predicted = slow.batch_size / before.speed;
+    const double limit = std::max(5 * predicted, 0.5);
+    EXPECT_NEAR(stalled[0].time_s, slow.start_s + limit, 1e-9);
+    EXPECT_EQ(recovered[0].worker, 3);
+    EXPECT_NEAR(recovered[0].time_s, slow.end_s, 1e-9);
+
+    // The typed event carries what the console shows: the time so far and the prediction.
+    const JobEvent typed_stall = typed(stalled[0]);
+    const auto* stall = std::get_if<Stall>(&typed_stall.detail);
+    ASSERT_NE(stall, nullptr);
+    EXPECT_NEAR(stall->elapsed_s, limit, limit * 1e-2);
+    EXPECT_NEAR(stall->predicted_s, predicted, predicted * 1e-2);
+    JobFold fold(4, "uniform", "bsp");
+    fold.apply(typed_stall);
+    ASSERT_TRUE(fold.holds().at(3).stalled_since);
+    EXPECT_NEAR(*fold.holds().at(3).stalled_since, slow.start_s, limit * 1e-2);
+    fold.apply(typed(recovered[0]));
+    EXPECT_FALSE(fold.holds().at(3).stalled_since);
+}
+
+// With "on_stall": {"action": "exclude", "for_s": 0.5} the job's policy excludes the stalled
+// worker from the next barrier, and its time limit lets it back in to be measured again.
+TEST(StallWatch, TheExcludeActionTakesTheWorkerOutUntilItsLimitEnds)
+{
+    const Collector crawled = run_with_a_crawling_worker(StallAction::Exclude);
+    const auto excluded = of_kind(crawled, "exclude");
+    ASSERT_FALSE(excluded.empty());
+    EXPECT_EQ(excluded[0].worker, 3);
+    EXPECT_EQ(excluded[0].actor, "policy: on_stall");
+    EXPECT_EQ(excluded[0].iteration, 61);
+    const auto readmitted = of_kind(crawled, "readmit");
+    ASSERT_FALSE(readmitted.empty());
+    EXPECT_EQ(readmitted[0].worker, 3);
+    EXPECT_GE(readmitted[0].time_s, excluded[0].time_s + 0.5);
+    for (const IterationRecord& r : crawled.rows)
+        if (r.worker == 3 && r.iteration >= 61 && r.iteration < readmitted[0].iteration) {
+            EXPECT_EQ(r.batch_size, 0) << "iteration " << r.iteration;
+        }
+    EXPECT_TRUE(std::any_of(crawled.rows.begin(), crawled.rows.end(), [&](const IterationRecord& r) {
+        return r.worker == 3 && r.iteration >= readmitted[0].iteration && r.batch_size > 0;
+    })) << "measured again once readmitted";
 }

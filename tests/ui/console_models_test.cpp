@@ -218,8 +218,10 @@ TEST(EventMarks, PhaseChangesAndOperatorActionsAreMarkedWithTheirActor)
     add(2, 55, "pin", "worker 1 pinned to 8", 1, "operator:bob");
     add(1, 60, "policy-change", "uniform -> lbbsp-cpu", std::nullopt, "scenario");
     add(1, 70, "exclude", "worker 3 excluded", 3, "operator:alice");
+    add(1, 80, "worker-stalled", "worker 0 stalled: its batch of 64 has taken 2 s, predicted 0.04 s", 0, "system");
+    add(1, 81, "worker-recovered", "worker 0 recovered: its batch of 64 took 9 s, predicted 0.04 s", 0, "system");
     const std::vector<ui::EventMark> marks = ui::event_marks(events, 1);
-    ASSERT_EQ(marks.size(), 4u);
+    ASSERT_EQ(marks.size(), 6u);
     EXPECT_EQ(marks[0].kind, ui::EventMark::Kind::Phase);
     EXPECT_EQ(marks[0].label, QStringLiteral("fast-approach -> fine-tune"));
     EXPECT_EQ(marks[1].kind, ui::EventMark::Kind::Operator);
@@ -229,6 +231,21 @@ TEST(EventMarks, PhaseChangesAndOperatorActionsAreMarkedWithTheirActor)
     EXPECT_EQ(marks[2].label, QStringLiteral("policy: lbbsp-cpu"));
     EXPECT_TRUE(marks[2].tooltip.contains(QStringLiteral("scenario")));
     EXPECT_EQ(marks[3].label, QStringLiteral("exclude w3"));
+    // A worker's trouble is marked too, in its own colour.
+    EXPECT_EQ(marks[4].kind, ui::EventMark::Kind::Trouble);
+    EXPECT_EQ(marks[4].label, QStringLiteral("stalled w0"));
+    EXPECT_EQ(marks[5].label, QStringLiteral("recovered w0"));
+    EXPECT_NE(ui::mark_colour(ui::EventMark::Kind::Trouble), ui::mark_colour(ui::EventMark::Kind::Operator));
+}
+
+// A stalled worker's state in the workers table: since when its batch runs, and its prediction.
+TEST(WorkersModel, AStalledWorkerSaysSinceWhenAndWhatWasPredicted)
+{
+    protocol::WorkerState w;
+    EXPECT_EQ(ui::WorkersModel::state_text(w), QString());
+    w.stalled_since = 12.34;
+    w.predicted_s = 0.0412;
+    EXPECT_EQ(ui::WorkersModel::state_text(w), QStringLiteral("stalled since 12.3 s, predicted 0.0412 s"));
 }
 
 // Sixteen workers' colours stay apart: no two of the first sixteen closer than 56 in RGB.

@@ -1,12 +1,14 @@
 #include "ui/main_window.h"
 #include "ui/models/workers_model.h"
 #include "ui/views/equilibrium_view.h"
+#include "ui/views/straggler_timeline.h"
 #include "ui/views/workers_view.h"
 
 #include <QApplication>
 #include <QImage>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTest>
 #include <gtest/gtest.h>
 
 namespace {
@@ -118,6 +120,63 @@ TEST(MainWindow, GpuWorkersShowTheirDeviceMemoryAndUtilisation)
     EXPECT_FALSE(model.headerData(WorkersModel::GpuMemory, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
     if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
         window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/gpu-workers.png"));
+}
+
+// A stalled worker as an operator sees it: the workers table says since when its batch runs
+// and what it was predicted to take, and the charts mark the stall in the trouble colour.
+TEST(MainWindow, AStalledWorkerIsShownInTheTableAndMarkedOnTheCharts)
+{
+    using fulcrum::ui::WorkersModel;
+    fulcrum::ui::MainWindow window;
+    window.resize(1280, 800);
+    std::vector<fulcrum::protocol::WorkerState> workers = show_running_job(window, 4);
+    fulcrum::protocol::JobStatus status;
+    status.job = 1;
+    status.name = "shown";
+    status.workers = 4;
+    status.state = fulcrum::protocol::JobState::Running;
+    status.iteration = 29;
+    status.iterations = 60;
+    status.time_s = 5.4;
+    window.store().ingest(fulcrum::protocol::JobUpdate { status, 0 });
+    for (std::int64_t k = 0; k < 30; ++k) {
+        fulcrum::protocol::IterationRows rows { 1, k, {}, 0 };
+        for (int w = 0; w < 4; ++w) {
+            fulcrum::IterationRecord r;
+            r.job = 1;
+            r.worker = w;
+            r.iteration = k;
+            r.batch_size = 32;
+            r.start_s = 0.1 * static_cast<double>(k) + (k > 20 ? 2.5 : 0.0);
+            r.compute_s = w == 2 && k == 20 ? 2.5 : 0.05;
+            r.end_s = r.start_s + r.compute_s;
+            r.speed = r.batch_size / r.compute_s;
+            rows.rows.push_back(r);
+        }
+        window.store().ingest(rows);
+    }
+    fulcrum::EventRecord stalled;
+    stalled.job = 1;
+    stalled.iteration = 20;
+    stalled.time_s = 2.0 + 2.0; // its batch started at 2 s
+    stalled.kind = "worker-stalled";
+    stalled.worker = 2;
+    stalled.actor = "system";
+    stalled.message = "worker 2 stalled: its batch of 32 has taken 2 s, predicted 0.05 s (its limit 2 s: ...)";
+    window.store().ingest(fulcrum::protocol::Event { stalled, 0 });
+    workers[2].stalled_since = 2.0;
+    workers[2].predicted_s = 0.05;
+    window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+    window.show();
+    QApplication::processEvents();
+    EXPECT_EQ(window.workers_view().table()->model()->index(2, WorkersModel::State).data().toString(),
+        QStringLiteral("stalled since 2.0 s, predicted 0.05 s"));
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty()) {
+        window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/stalled-worker.png"));
+        window.timeline().resize(1200, 300);
+        QTest::qWait(300);
+        window.timeline().grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/stalled-timeline.png"));
+    }
 }
 
 // The application must outlive every widget and die before Qt's globals: own it in main().

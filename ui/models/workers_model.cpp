@@ -107,6 +107,10 @@ QString WorkersModel::state_text(const protocol::WorkerState& s)
         parts << QStringLiteral("pinned at %1").arg(*s.pinned);
     if (s.slowdown > 1)
         parts << QStringLiteral("straggler ×%1").arg(s.slowdown, 0, 'g', 3);
+    if (s.stalled_since)
+        parts << QStringLiteral("stalled since %1 s, predicted %2 s")
+                     .arg(*s.stalled_since, 0, 'f', 1)
+                     .arg(s.predicted_s, 0, 'g', 3);
     return parts.join(QStringLiteral(", "));
 }
 

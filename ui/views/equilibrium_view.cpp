@@ -305,7 +305,7 @@ void EquilibriumView::place_marks()
         // One row of labels per kind; a label closer than its width to the previous one of
         // its row is left out (the line and its tooltip stay), so a spread that hovers at the
         // threshold does not write "equilibrium" over itself.
-        std::array<double, 3> label_free_from { -1e9, -1e9, -1e9 };
+        std::array<double, 4> label_free_from { -1e9, -1e9, -1e9, -1e9 };
         for (const EventMark& m : mark_at_) {
             const double x = chart->mapToPosition(QPointF(static_cast<double>(m.iteration), 0), anchor).x();
             if (x < plot.left() || x > plot.right())

@@ -29,6 +29,15 @@ QString label_of(const JobEvent& e)
     case EventKind::StragglerCleared:
         label = QStringLiteral("straggler");
         break;
+    case EventKind::WorkerStalled:
+        label = QStringLiteral("stalled");
+        break;
+    case EventKind::WorkerRecovered:
+        label = QStringLiteral("recovered");
+        break;
+    case EventKind::WorkerLost:
+        label = QStringLiteral("lost");
+        break;
     default:
         label = QString::fromUtf8(to_string(e.kind));
         break;
@@ -61,6 +70,10 @@ std::vector<EventMark> event_marks(const EventsModel& events, JobId job)
         } else if (is_operator_change(e.kind)) {
             m.kind = EventMark::Kind::Operator;
             m.label = label_of(e);
+        } else if (e.kind == EventKind::WorkerStalled || e.kind == EventKind::WorkerRecovered
+            || e.kind == EventKind::WorkerLost) {
+            m.kind = EventMark::Kind::Trouble;
+            m.label = label_of(e);
         } else {
             continue;
         }
@@ -76,6 +89,8 @@ QColor mark_colour(EventMark::Kind kind)
         return QColor(0x2c, 0xa0, 0x2c);
     case EventMark::Kind::Operator:
         return QColor(0x6a, 0x3d, 0x9a);
+    case EventMark::Kind::Trouble:
+        return QColor(0xd6, 0x27, 0x28);
     case EventMark::Kind::Phase:
         break;
     }

@@ -13,9 +13,10 @@ class EventsModel;
 // What the time views mark on their axes: the policy's phase changes (LB-BSP Algorithm 2's
 // fast-approach -> fine-tune), the equilibria, and every change an operator (or the
 // scenario) made to the job: pins, exclusions, stragglers, pauses, policy and sync-model
-// changes and resizes, each with who made it in its tooltip.
+// changes and resizes, each with who made it in its tooltip; and a worker's trouble: a stall,
+// its recovery, its loss.
 struct EventMark {
-    enum class Kind { Phase, Equilibrium, Operator };
+    enum class Kind { Phase, Equilibrium, Operator, Trouble };
     Kind kind = Kind::Phase;
     std::int64_t iteration = 0;
     double time_s = 0; // run clock

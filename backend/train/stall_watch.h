@@ -1,0 +1,74 @@
+#pragma once
+
+#include "common/records.h"
+#include "common/stall_spec.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace fulcrum::balance {
+class BatchSizeManager;
+}
+
+namespace fulcrum::train {
+
+struct BarrierTask;
+struct JobState;
+class RemoteWorkers;
+class TrainingObserver;
+
+// The stall detection of one barrier engine (issue 42, common/stall_spec.h). A batch runs
+// from its worker's release at the barrier to its push, and is predicted to take its size
+// over the policy's predicted speed, or over the worker's last measured speed under a policy
+// that predicts none (uniform); a worker with neither (its first batch) is not judged.
+// - Real mode: the engine waits for its workers through next_due and check, so a stall is
+//   reported while it lasts, and the exclude action gives up a remote worker's task at once
+//   (the barrier goes on without it); finish records the recoveries.
+// - Virtual and paced modes: judge reads the timed rows after the barrier, and records each
+//   stall at its modelled instant; an exclusion then applies from the next barrier.
+class StallWatch {
+public:
+    StallWatch(const StallSpec& spec, JobState& job, TrainingObserver& observer, balance::BatchSizeManager& manager,
+        RemoteWorkers* remote);
+
+    // Iteration `iteration` starts at `start` (the run clock): the workers in `active`, with
+    // their batch sizes and the policy's predicted speeds (samples per second), by worker.
+    void begin(std::int64_t iteration, double start, const std::vector<std::size_t>& active,
+        const std::vector<std::int32_t>& sizes, const std::vector<std::optional<double>>& predicted_speeds);
+    // The earliest instant a stall is due to be reported or acted on; none when nothing is.
+    std::optional<double> next_due() const;
+    // At `now`, `ended` by worker: reports the stalls due and takes the on_stall action.
+    void check(double now, const std::vector<bool>& ended);
+    // The iteration's batches ended (real mode): worker-recovered for each stalled one that
+    // brought its result.
+    void finish(const std::vector<BarrierTask>& tasks);
+    // The virtual and paced modes' timed rows of the iteration.
+    void judge(const std::vector<IterationRecord>& rows);
+    // The iteration's rows as recorded: each worker's measured speed, the prediction of last resort.
+    void observe(const std::vector<IterationRecord>& rows);
+
+private:
+    struct Batch {
+        bool active = false;
+        std::int32_t size = 0;
+        double start = 0;
+        std::optional<double> predicted_s;
+        bool reported = false;
+        bool acted = false;
+    };
+    void report(std::size_t worker, double at);
+    void act(std::size_t worker);
+    void recovered(std::size_t worker, double end);
+
+    StallSpec spec_;
+    JobState& job_;
+    TrainingObserver& observer_;
+    balance::BatchSizeManager& manager_;
+    RemoteWorkers* remote_;
+    std::int64_t iteration_ = 0;
+    std::vector<Batch> batches_;
+    std::vector<double> measured_speed_; // by worker, samples per second; 0: none yet
+};
+
+} // namespace fulcrum::train
