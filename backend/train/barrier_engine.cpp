@@ -177,7 +177,7 @@ struct BarrierEngine::Impl : EngineRefs {
             const double wait_s = std::max(0.0, *due - job.wall_seconds());
             if (changed.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return left == 0; }))
                 break;
-            const std::vector<bool> seen = ended;
+            const std::vector<bool> seen(ended.begin(), ended.end()); // as of now, read after unlocking
             lock.unlock(); // its events and a given-up task take other locks
             stalls.check(job.wall_seconds(), seen);
             lock.lock();

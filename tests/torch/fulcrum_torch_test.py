@@ -93,10 +93,9 @@ def slow_evaluation(seconds, model):
 def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, eval_s=None):
     """One rank of an external job: trains a small MLP, logging every plan it gets."""
     torch.set_num_threads(1)
-    # With a worker timeout, the process group gives up on a peer after 20 times it (the
-    # rendezvous of processes that start torch on a loaded machine included), so the ranks
-    # left are not held in an all-reduce for gloo's default 30 minutes.
-    timeout = datetime.timedelta(seconds=20 * scenario.get("worker_timeout_s", 90))
+    # The process group gives up on a peer after the job's rank timeout plus its worker
+    # timeout, so the ranks left are not held in an all-reduce for gloo's default 30 minutes.
+    timeout = fulcrum_torch.process_group_timeout(scenario)
     dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3, timeout=timeout)
     x, y = data(n=2000)
     model = model_of().float()
@@ -117,6 +116,8 @@ def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, 
             result = fulcrum_torch.train(model, x.float(), y, job=job, rank=rank, lr=0.05,
                                          on_iteration=on_iteration, evaluate=evaluate, eval_interval=10)
             log.write(json.dumps({"end": result.state, "message": result.message}) + "\n")
+        except fulcrum_torch.FulcrumError as e:  # the all-reduce failed and fulcrumd said why
+            log.write(json.dumps({"end": "fulcrum-error", "code": e.code, "message": e.message}) + "\n")
         except RuntimeError as e:  # the all-reduce's peer died with the lost rank
             log.write(json.dumps({"end": "error", "message": str(e)}) + "\n")
     log.close()
@@ -278,8 +279,11 @@ class FulcrumTorch(unittest.TestCase):
             self.assertIn("rank 1 (rank-1)", status["message"])
         finally:
             daemon.stop()
-        for rank in (0, 2):
-            self.assertIn(self.read_log(rank)[-1]["end"], ("lost", "error"))
+        for rank in (0, 2):  # their all-reduce raised, and fulcrumd said why
+            end = self.read_log(rank)[-1]
+            self.assertEqual(end["end"], "fulcrum-error", end)
+            self.assertEqual(end["code"], "job-lost", end)
+            self.assertIn("rank 1 (rank-1)", end["message"])
         store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
         self.assertEqual(store.execute("SELECT status FROM runs").fetchone()[0], "lost")
         self.assertGreaterEqual(store.execute("SELECT COUNT(*) FROM iterations").fetchone()[0], 8 * 3)
@@ -289,7 +293,8 @@ class FulcrumTorch(unittest.TestCase):
     def test_a_stopped_rank_is_lost_after_the_worker_timeout_and_its_peers_released(self):
         # SIGSTOP: the rank's process, its heartbeat thread included, is silent; its peers
         # wait in the all-reduce, so no rank reports. fulcrumd loses it after the job's
-        # worker timeout (3 s), and the peers' process group gives up after 60 s.
+        # worker timeout (3 s), and the peers' process group gives up after its timeout
+        # (process_group_timeout: 60 s here, its floor), then learns from fulcrumd why.
         daemon = Fulcrumd(self.dir)
         ranks = []
         try:
@@ -321,8 +326,11 @@ class FulcrumTorch(unittest.TestCase):
                     p.kill()  # the stopped rank: SIGKILL ends a stopped process too
                     p.join(10)
             daemon.stop()
-        for rank in (0, 2):
-            self.assertIn(self.read_log(rank)[-1]["end"], ("lost", "error"))
+        for rank in (0, 2):  # their all-reduce raised, and fulcrumd said why
+            end = self.read_log(rank)[-1]
+            self.assertEqual(end["end"], "fulcrum-error", end)
+            self.assertEqual(end["code"], "job-lost", end)
+            self.assertIn("rank 1 (rank-1)", end["message"])
         store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
         self.assertEqual(store.execute("SELECT status FROM runs").fetchone()[0], "lost")
         lost = store.execute("SELECT worker_id, message FROM events WHERE kind = 'worker-lost'").fetchall()

@@ -77,8 +77,14 @@ def rank_main(rank, args):
     device = torch.device(f"cuda:{rank % max(1, torch.cuda.device_count())}" if args.device == "cuda" else "cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
+    scenario = fulcrum_torch.external_scenario(args.name, world, args.total_batch, args.iterations,
+                                               policy=json.loads(args.policy), eval_interval=args.eval_interval,
+                                               rank_timeout_s=args.rank_timeout,
+                                               worker_timeout_s=args.worker_timeout)
+    # A collective that waits for a lost rank raises after the job's rank and worker timeouts,
+    # and train() then says which rank fulcrumd lost (FulcrumError), instead of gloo's 30 minutes.
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=args.init_method,
-                            rank=rank, world_size=world)
+                            rank=rank, world_size=world, timeout=fulcrum_torch.process_group_timeout(scenario))
     train_x, train_y, test_x, test_y = fashion_mnist.load(args.data)
     torch.manual_seed(args.seed)  # the same initial parameters on every rank
     model = mlp(args.hidden).to(device)
@@ -92,15 +98,18 @@ def rank_main(rank, args):
     else:
         token = fulcrum_torch.read_token_file(args.token_file, args.role) if args.token_file else os.environ["FULCRUM_TOKEN"]
         with fulcrum_torch.FulcrumClient(args.server, token, ca_file=args.ca_file, name=f"fulcrum_torch rank {rank}") as client:
-            scenario = fulcrum_torch.external_scenario(args.name, world, args.total_batch, args.iterations,
-                                                       policy=json.loads(args.policy), eval_interval=args.eval_interval)
             job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario, job=args.job)
             if rank == 0:
                 print(f"job {job.job}: {world} ranks, {args.iterations} iterations of {args.total_batch} samples "
                       f"(fulcrumctl watch {job.job})", flush=True)
-            trained = fulcrum_torch.train(model, train_x, train_y, job=job, rank=rank, lr=args.lr,
-                                          momentum=args.momentum, seed=args.seed, eval_interval=args.eval_interval,
-                                          evaluate=evaluator(test_x, test_y, device), device=device)
+            try:
+                trained = fulcrum_torch.train(model, train_x, train_y, job=job, rank=rank, lr=args.lr,
+                                              momentum=args.momentum, seed=args.seed, eval_interval=args.eval_interval,
+                                              evaluate=evaluator(test_x, test_y, device), device=device)
+            except fulcrum_torch.FulcrumError as e:  # a peer was lost mid all-reduce: say which, and end
+                print(f"rank {rank}: {e}", file=sys.stderr, flush=True)
+                sys.stderr.flush()
+                os._exit(3)  # the process group cannot be torn down with a peer gone
             result.update(job=job.job, iterations=trained.iterations, state=trained.state, message=trained.message,
                           accuracy=trained.accuracy, log=trained.log, train_s=trained.wall_s)
     result["wall_s"] = time.perf_counter() - started
@@ -134,6 +143,11 @@ def main():
     p.add_argument("--total-batch", type=int, default=512, help="the global batch X (default 512)")
     p.add_argument("--iterations", type=int, default=118, help="iterations (default 118: one epoch at X = 512)")
     p.add_argument("--eval-interval", type=int, default=50)
+    p.add_argument("--rank-timeout", type=float, default=120,
+                   help="s: a rank that reports this long after the first one of its iteration is lost, and the job "
+                        "with it; an evaluation does not count (default 120)")
+    p.add_argument("--worker-timeout", type=float, default=None,
+                   help="s: a rank whose process is silent this long is lost (default: fulcrumd's --worker-timeout)")
     p.add_argument("--hidden", type=int, nargs="*", default=[256, 128], help="hidden layers (default 256 128)")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--momentum", type=float, default=0.9)

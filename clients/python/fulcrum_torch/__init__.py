@@ -12,7 +12,7 @@ stores and console like a built-in job.
 from .client import FulcrumClient, FulcrumError, read_token_file
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
 from .sampler import GlobalBatchSlicer
-from .train import ExternalJob, RankTimer, TrainResult, external_scenario, train
+from .train import ExternalJob, RankTimer, TrainResult, external_scenario, process_group_timeout, train
 
 __all__ = [
     "ExternalJob",
@@ -23,6 +23,7 @@ __all__ = [
     "TrainResult",
     "WeightedAllReduce",
     "external_scenario",
+    "process_group_timeout",
     "read_token_file",
     "train",
     "weighted_allreduce_hook",

@@ -2,6 +2,7 @@
 the DDP hook, the report after each iteration."""
 
 import contextlib
+import datetime
 import os
 import socket
 import time
@@ -46,6 +47,23 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     return scenario
 
 
+DEFAULT_WORKER_TIMEOUT_S = 10.0  # fulcrumd's --worker-timeout
+
+
+def process_group_timeout(scenario: Dict[str, Any], floor_s: float = 60) -> datetime.timedelta:
+    """The timeout to give `dist.init_process_group` for a job of `scenario`: its
+    rank_timeout_s (the longest gap between the ranks' reports fulcrumd accepts) plus its
+    worker timeout, and at least `floor_s` (the rendezvous of processes that start torch on
+    a loaded machine takes its time too). Past it, a collective waiting for a lost rank
+    raises, and `train` turns that into a FulcrumError naming the lost rank, instead of
+    waiting for gloo's or NCCL's default 30 minutes. A rank's evaluation does not count: the
+    other ranks wait for it in their report, not in a collective."""
+    external = scenario.get("external", {})
+    rank_timeout = float(external.get("rank_timeout_s", 120))
+    worker_timeout = float(scenario.get("worker_timeout_s", DEFAULT_WORKER_TIMEOUT_S))
+    return datetime.timedelta(seconds=max(floor_s, rank_timeout + worker_timeout))
+
+
 class ExternalJob:
     """One rank's place in an external job. Without `job`, rank 0 submits `scenario` (an
     operator token) and the id reaches the other ranks by torch.distributed; every rank
@@ -71,6 +89,36 @@ class ExternalJob:
     def report(self, iteration: int, **measured: Any) -> Dict[str, Any]:
         self.plan = self.client.report(self.job, self.rank, iteration, **measured)
         return self.plan
+
+    def why_collective_failed(self, wait_s: Optional[float] = None) -> Optional[FulcrumError]:
+        """After a collective of this job raised (its process-group timeout, a peer's reset
+        connection): asks fulcrumd, for up to `wait_s` (the job's worker timeout plus 5 s by
+        default: fulcrumd may not have lost the rank yet), whether the job has ended. A
+        FulcrumError with the job's end and fulcrumd's reason ("job-lost: rank 1 (rank-1):
+        was silent for 10 s ...") if so; None when fulcrumd knows of nothing wrong.
+
+            try:
+                loss.backward()
+            except RuntimeError as e:
+                reason = job.why_collective_failed()
+                if reason:
+                    raise reason from e
+                raise
+        """
+        if wait_s is None:
+            wait_s = float(self.scenario.get("worker_timeout_s", DEFAULT_WORKER_TIMEOUT_S)) + 5
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                status = self.client.job(self.job)
+            except Exception:  # fulcrumd is gone too: nothing more to learn
+                return None
+            state = status.get("state", "")
+            if state in ("lost", "stopped", "failed", "finished"):
+                return FulcrumError(f"job-{state}", f"job {self.job} is {state}: {status.get('message', '')}")
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.1)
 
     @contextlib.contextmanager
     def evaluating(self):
@@ -146,7 +194,12 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
     gradient bucket), its all-reduce time, CPU and memory shares and loss; rank 0 adds
     `evaluate(model)`'s (accuracy, loss) every `eval_interval` iterations and at the end.
     `on_iteration(k, plan)` sees every plan before the iteration runs. The reported compute
-    time is forward, backward (up to the first gradient bucket) and the optimizer step."""
+    time is forward, backward (up to the first gradient bucket) and the optimizer step.
+
+    When the all-reduce raises because a peer is gone (killed, or stopped past the process
+    group's timeout: `process_group_timeout`), fulcrumd is asked why, and a FulcrumError
+    ("job-lost: job 3 is lost: rank 1 (rank-1): was silent for 10 s ...") is raised from the
+    collective's error once it has lost the rank."""
     device = device or torch.device("cpu")
     ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     state = WeightedAllReduce()
@@ -171,13 +224,19 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
         x, y = inputs[indices].to(device), targets[indices].to(device)
         timer.start()
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(ddp(x), y)
-        slowdown = float(plan.get("slowdowns", [1.0] * len(sizes))[rank])
-        if slowdown > 1 and mine > 0:  # an operator's injected straggler, for drills
-            time.sleep((slowdown - 1) * last_compute)
-        loss.backward()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        try:
+            loss = loss_fn(ddp(x), y)
+            slowdown = float(plan.get("slowdowns", [1.0] * len(sizes))[rank])
+            if slowdown > 1 and mine > 0:  # an operator's injected straggler, for drills
+                time.sleep((slowdown - 1) * last_compute)
+            loss.backward()  # the all-reduce: a lost peer makes it raise (process_group_timeout)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        except RuntimeError as e:
+            reason = job.why_collective_failed()
+            if reason:
+                raise reason from e
+            raise
         done = time.perf_counter()
         first_bucket = state.first_bucket_at or done
         cpu_share = timer.cpu_share(first_bucket)
@@ -212,4 +271,4 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
 
 
 __all__ = ["ExternalJob", "RankTimer", "TrainResult", "external_scenario", "memory_share", "train",
-           "FulcrumError"]
+           "FulcrumError", "process_group_timeout"]
