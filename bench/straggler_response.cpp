@@ -4,7 +4,10 @@
 //   - no operator: the seconds from SIGSTOP until the job records an iteration again (the
 //     worker is lost once it has been silent for the worker timeout);
 //   - with an operator's exclusion sent 1 s after SIGSTOP: the seconds from the command
-//     until the job records an iteration again.
+//     until the job records an iteration again;
+//   - no operator, the job's "on_stall": {"action": "exclude"} (stalls past 5 x the
+//     prediction, at least 2 s): the seconds from SIGSTOP to the worker-stalled event, and
+//     to the job's next iteration.
 // Each case runs on a fresh job; the frozen worker is killed after its case.
 //
 //   build/release/bench/straggler_response [--timeout S] [--repeat R] [--at N]
@@ -18,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +32,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <variant>
 #include <vector>
 
 extern char** environ;
@@ -46,9 +51,12 @@ struct Options {
     std::int64_t at = 30;
 };
 
-std::string job_json(double timeout_s)
+enum class Response : std::uint8_t { None, Operator, OnStall };
+
+std::string job_json(double timeout_s, Response response)
 {
-    return R"({"name": "straggler-response", "seed": 3, "mode": "real", "worker_timeout_s": )"
+    const std::string on_stall = response == Response::OnStall ? R"("on_stall": {"action": "exclude"}, )" : "";
+    return R"({"name": "straggler-response", "seed": 3, "mode": "real", )" + on_stall + R"("worker_timeout_s": )"
         + std::to_string(timeout_s) + R"(,
       "data": {"source": "synthetic", "train_size": 3000, "test_size": 300, "dim": 40, "classes": 4},
       "model": {"type": "mlp", "hidden": [64]},
@@ -85,12 +93,17 @@ void end(pid_t pid)
     ::waitpid(pid, nullptr, 0);
 }
 
-// One case on a fresh job: seconds from SIGSTOP (no operator) or from the exclusion (with
-// one) until the job's next iteration.
-double frozen_case(Served& served, WsClient& op, const Options& o, bool exclude, int round)
+struct Timing {
+    double moved_s = 0; // from SIGSTOP (or the operator's command) to the job's next iteration
+    double stalled_s = -1; // from SIGSTOP to the worker-stalled event (OnStall)
+};
+
+// One case on a fresh job.
+Timing frozen_case(Served& served, WsClient& op, const Options& o, Response response, int round)
 {
-    const std::string id = (exclude ? "x" : "n") + std::to_string(round);
-    const Reply submitted = op.request(SubmitJob { "s" + id, job_json(o.timeout_s) }, "s" + id);
+    const bool exclude = response == Response::Operator;
+    const std::string id = std::string(response == Response::None ? "n" : exclude ? "x" : "p") + std::to_string(round);
+    const Reply submitted = op.request(SubmitJob { "s" + id, job_json(o.timeout_s, response) }, "s" + id);
     if (submitted.error) {
         std::fprintf(stderr, "straggler_response: %s\n", submitted.error->message.c_str());
         std::exit(1);
@@ -99,7 +112,7 @@ double frozen_case(Served& served, WsClient& op, const Options& o, bool exclude,
     const std::string token = *served.tokens.token_for(Role::Worker);
     const pid_t frozen = spawn_worker(served.server.port(), job, 1, token);
     const pid_t other = spawn_worker(served.server.port(), job, 2, token);
-    op.request(Subscribe { "sub" + id, { Stream::Iterations }, job, {} }, "sub" + id);
+    op.request(Subscribe { "sub" + id, { Stream::Iterations, Stream::Events }, job, {} }, "sub" + id);
     const auto of_job = [job](const IterationRows& r) { return r.job == job; };
     std::int64_t last = op.receive_until<IterationRows>([&](const IterationRows& r) {
                               return of_job(r) && r.rows.size() == 3 && r.iteration >= o.at;
@@ -117,19 +130,26 @@ double frozen_case(Served& served, WsClient& op, const Options& o, bool exclude,
         from = Clock::now();
         op.send(ClientMessage { command });
     }
+    Timing t;
+    const auto since = [](Clock::time_point at) { return std::chrono::duration<double>(Clock::now() - at).count(); };
     for (;;) {
-        const IterationRows r = op.receive_until<IterationRows>(of_job);
-        if (r.iteration > last
-            && std::none_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) { return x.worker == 1; }))
+        const ServerMessage m = op.receive();
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job && e->event.kind == "worker-stalled")
+            t.stalled_s = since(stopped);
+        const auto* r = std::get_if<IterationRows>(&m);
+        if (!r || !of_job(*r))
+            continue;
+        if (r->iteration > last
+            && std::none_of(r->rows.begin(), r->rows.end(), [](const IterationRecord& x) { return x.worker == 1; }))
             break; // an iteration without the frozen worker: the job moves again
-        last = std::max(last, r.iteration);
+        last = std::max(last, r->iteration);
     }
-    const double seconds = std::chrono::duration<double>(Clock::now() - from).count();
+    t.moved_s = since(from);
     op.request(Unsubscribe { "sub" + id }, "sub" + id); // the reply names the subscription
     op.request(JobCommand { "c" + id, JobAction::Cancel, job }, "c" + id);
     end(frozen);
     end(other);
-    return seconds;
+    return t;
 }
 
 void report(const char* what, std::vector<double> seconds, double target)
@@ -173,15 +193,21 @@ int main(int argc, char** argv)
         WsClient op(served.server.port(), *served.tokens.token_for(Role::Operator));
         op.send(Hello { kProtocolVersion, "straggler_response" });
         op.receive_until<Welcome>();
-        std::vector<double> silent, excluded;
+        std::vector<double> silent, excluded, stalled, released;
         for (int r = 0; r < o.repeat; ++r) {
-            silent.push_back(frozen_case(served, op, o, false, r));
-            excluded.push_back(frozen_case(served, op, o, true, r));
+            silent.push_back(frozen_case(served, op, o, Response::None, r).moved_s);
+            excluded.push_back(frozen_case(served, op, o, Response::Operator, r).moved_s);
+            const Timing on_stall = frozen_case(served, op, o, Response::OnStall, r);
+            stalled.push_back(on_stall.stalled_s);
+            released.push_back(on_stall.moved_s);
         }
         std::printf("frozen remote worker (SIGSTOP at iteration %lld), worker timeout %.1f s, %d runs each\n",
             static_cast<long long>(o.at), o.timeout_s, o.repeat);
         report("no operator: SIGSTOP to the next iteration", silent, o.timeout_s + 1);
         report("operator's exclusion: command to the next iteration", excluded, 1);
+        // Its batches are predicted at well under 0.4 s here, so the stall limit is the 2 s floor.
+        report("on_stall exclude: SIGSTOP to worker-stalled", stalled, 2 + 1);
+        report("on_stall exclude: SIGSTOP to the next iteration", released, 2 + 1);
         served.server.stop();
         served.server.wait();
         served.daemon.stop_all();
