@@ -144,7 +144,7 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
     }
     const ClientMessage& message = *decoded.message;
     if (const auto* heartbeat = std::get_if<Heartbeat>(&message)) {
-        client.heard_heartbeat(heartbeat->evaluating);
+        client.heard_heartbeat(heartbeat->evaluating, heartbeat->collective);
         return After::KeepOpen; // heard: that is all it says
     }
     if (const auto* hello = std::get_if<Hello>(&message)) {

@@ -293,6 +293,9 @@ void JobRuntime::run()
                 if (!restart || cancelled_)
                     break;
                 trained_ = false; // commands are held for the next trainer
+                // What the stopped trainer had not made is lost with it: the record asks the
+                // restart's changes only (resize refuses others while it restarts).
+                asked_resizes_.assign(restart->changes.begin(), restart->changes.end());
             }
             auto checkpoint = db::RunReader(database_).checkpoint(summary.run, 0);
             if (!checkpoint)
@@ -702,6 +705,24 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const EventActor& act
         });
 }
 
+void JobRuntime::forget_asked(const JobEvent& e)
+{
+    // The asked resize this event answers: the first of its action and worker, else the
+    // first of its actor (a refusal names neither), else the oldest.
+    const auto matches = [&](const train::ResizeRequest& r) {
+        if (e.kind == EventKind::ResizeRefused)
+            return r.actor == e.actor;
+        return event_kind(r.action) == e.kind
+            && (!e.worker || (r.target && *r.target == *e.worker) || e.kind == EventKind::AddServer
+                || e.kind == EventKind::RemoveServer);
+    };
+    auto it = std::find_if(asked_resizes_.begin(), asked_resizes_.end(), matches);
+    if (it == asked_resizes_.end())
+        it = asked_resizes_.begin();
+    if (it != asked_resizes_.end())
+        asked_resizes_.erase(it);
+}
+
 train::Membership JobRuntime::membership_locked() const
 {
     const scenario::ElasticScenarioSpec& e = scenario_.elastic;
@@ -734,6 +755,9 @@ void JobRuntime::resize(const train::ResizeRequest& resolved)
         // On the record before it is asked: the trainer may apply it (and its event come
         // back) before apply_or_hold returns.
         std::lock_guard lock(mutex_);
+        if (restart_ || restarting_) // its trainer is stopping or its next one starting (kill-restart)
+            throw RefusedRequest("job-restarting",
+                "job " + std::to_string(id_) + " is restarting from its checkpoint; resize it once it trains again");
         asked_resizes_.push_back(resolved);
     }
     try {
@@ -816,8 +840,8 @@ void JobRuntime::fold(const JobEvent& e)
         status_.sync_model = fold_.sync_model();
         // A scenario's own resizes were never asked for here; the trainer makes (or refuses)
         // the asked ones in the order they were asked.
-        if (resized && !e.actor.is_scheduled() && !asked_resizes_.empty())
-            asked_resizes_.pop_front();
+        if (resized && !e.actor.is_scheduled())
+            forget_asked(e);
     }
     if (pause && shared_clock_) {
         if (paused)

@@ -254,6 +254,7 @@ private:
     };
     std::deque<Pace> pace_; // of recent barriers
     train::Membership membership_locked() const;
+    void forget_asked(const JobEvent& answered); // with mutex_ held
     struct Restart {
         std::vector<train::ResizeRequest> changes; // resolved
         EventActor actor;

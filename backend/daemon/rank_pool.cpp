@@ -142,7 +142,8 @@ void RankPool::report(const std::shared_ptr<Client>& client, const protocol::Rep
     changed_.notify_all();
 }
 
-train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomic<bool>* stop)
+train::GatheredReports RankPool::gather(
+    std::int64_t iteration, const std::atomic<bool>* stop, const std::vector<double>& stall_limits_s)
 {
     std::unique_lock lock(mutex_);
     train::GatheredReports out;
@@ -170,6 +171,18 @@ train::GatheredReports RankPool::gather(std::int64_t iteration, const std::atomi
             return out;
         if (all)
             break;
+        const Clock::time_point now = Clock::now();
+        for (std::size_t i = 0; i < slots_.size() && i < stall_limits_s.size(); ++i) {
+            Slot& s = slots_[i];
+            const double since_plan = std::chrono::duration<double>(now - s.answered_at).count();
+            if (s.stalled || stall_limits_s[i] <= 0 || (s.report && s.report->iteration == iteration) || !s.client
+                || s.client->in_collective() || s.client->evaluating() || since_plan < stall_limits_s[i])
+                continue;
+            s.stalled = true;
+            out.stalled.emplace_back(static_cast<WorkerId>(i), since_plan);
+        }
+        if (!out.stalled.empty())
+            return out;
         if (first_report_) {
             for (std::size_t i = 0; i < slots_.size(); ++i)
                 if (std::optional<std::string> why = late(slots_[i], iteration)) {
@@ -251,6 +264,7 @@ void RankPool::send_plan(Slot& slot, const train::RankPlan& plan)
     reply.plan = to_message(plan);
     slot.client->send(reply);
     slot.answered_at = Clock::now();
+    slot.stalled = false;
     slot.waiting.reset();
     slot.report.reset();
 }

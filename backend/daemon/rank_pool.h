@@ -26,6 +26,8 @@ namespace fulcrum::daemon {
 //   says so, this timeout does not run against it);
 // - when its announced evaluation has lasted `evaluation_timeout_s` (a rank stuck in it
 //   keeps heartbeating).
+// A rank that has neither reported nor said (in its heartbeat) that it waits in its
+// framework's collective some time after its plan is stalled: the trainer gives the limits.
 // Thread-safe: the protocol handlers deliver, the job's thread gathers and answers.
 class RankPool final : public train::ExternalRanks {
 public:
@@ -45,7 +47,8 @@ public:
     int joined() const;
     int ranks() const { return static_cast<int>(slots_.size()); }
 
-    train::GatheredReports gather(std::int64_t iteration, const std::atomic<bool>* stop) override;
+    train::GatheredReports gather(
+        std::int64_t iteration, const std::atomic<bool>* stop, const std::vector<double>& stall_limits_s) override;
     void answer(const train::RankPlan& plan) override;
     void finish(const train::RankPlan& plan) override;
 
@@ -61,6 +64,7 @@ private:
         std::optional<std::string> waiting; // the request id of its report, unanswered
         std::optional<train::RankReport> report;
         Clock::time_point answered_at {}; // its last plan was sent
+        bool stalled = false; // reported stalled since its last plan
     };
 
     void send_plan(Slot& slot, const train::RankPlan& plan); // with mutex_ held

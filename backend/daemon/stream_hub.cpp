@@ -70,9 +70,10 @@ std::string close_reason_that_fits(std::string reason)
     return reason + "...";
 }
 
-void Client::heard_heartbeat(bool evaluating)
+void Client::heard_heartbeat(bool evaluating, bool collective)
 {
     sends_heartbeats_.store(true);
+    collective_.store(collective);
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
     if (evaluating && !evaluating_.load())
         evaluating_since_.store(now); // before evaluating_: a reader that sees it evaluating sees since when

@@ -69,9 +69,11 @@ public:
     // A heartbeat came from it: its silence means a stopped or hung process (RankPool). One
     // that says `evaluating`, and the one after it that does not, mark when the rank last
     // evaluated: an announced evaluation does not count against external.rank_timeout_s.
-    void heard_heartbeat(bool evaluating);
+    // One that says `collective` says the rank waits in its framework's all-reduce.
+    void heard_heartbeat(bool evaluating, bool collective);
     bool sends_heartbeats() const { return sends_heartbeats_.load(); }
     bool evaluating() const { return evaluating_.load(); }
+    bool in_collective() const { return collective_.load(); }
     std::chrono::steady_clock::time_point evaluating_since() const
     {
         return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(evaluating_since_.load()));
@@ -101,6 +103,7 @@ private:
     bool greeted_ = false;
     std::atomic<bool> sends_heartbeats_ { false };
     std::atomic<bool> evaluating_ { false };
+    std::atomic<bool> collective_ { false };
     std::atomic<std::chrono::steady_clock::rep> evaluated_at_ { 0 };
     std::atomic<std::chrono::steady_clock::rep> evaluating_since_ { 0 };
     int version_ = protocol::kProtocolVersion;

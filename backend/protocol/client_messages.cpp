@@ -362,8 +362,13 @@ template <> struct Wire<Heartbeat> : NamedAs<"heartbeat"> {
     {
         if (m.evaluating)
             o["evaluating"] = true;
+        if (m.collective)
+            o["collective"] = true;
     }
-    static Heartbeat decode(std::string_view, const Fields& f) { return { f.boolean_or("evaluating", false) }; }
+    static Heartbeat decode(std::string_view, const Fields& f)
+    {
+        return { f.boolean_or("evaluating", false), f.boolean_or("collective", false) };
+    }
 };
 
 template <> struct Wire<ListCapabilities> : NamedAs<"list-capabilities"> {

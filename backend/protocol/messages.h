@@ -216,6 +216,9 @@ struct ReportIteration {
 // a server that does not know the field ignores it.
 struct Heartbeat {
     bool evaluating = false;
+    // An external job's rank is in its framework's collective (the all-reduce): it waits for
+    // its peers, so it is not the one stalled (issue 42).
+    bool collective = false;
 };
 
 using ClientMessage = std::variant<Hello, Subscribe, Unsubscribe, ListJobs, SubmitJob, SubmitWorkload, JobCommand,

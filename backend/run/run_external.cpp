@@ -29,6 +29,7 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
     config.total_batch = s.total_batch;
     config.iterations = s.iterations.value_or(1);
     config.eval_interval = s.eval_interval;
+    config.stall = s.stall;
 
     std::unique_ptr<balance::BatchSizeManager> manager;
     try {

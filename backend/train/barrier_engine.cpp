@@ -13,6 +13,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -92,10 +93,11 @@ struct BarrierEngine::Impl : EngineRefs {
             }
             if (!request.reason.empty())
                 e.message += "; " + request.reason;
+            // Before the event: fulcrumd's record of the job takes the change as made once it
+            // hears of it, and reads the servers from here.
+            core.control().servers_in_effect(static_cast<int>(job.server.shards().size()));
             observer.on_event(e);
         }
-        if (!due.empty())
-            core.control().servers_in_effect(static_cast<int>(job.server.shards().size()));
         if (pause <= 0)
             return now;
         clock.schedule(now + pause, [] {}); // the move, on the job's own clock
@@ -168,8 +170,9 @@ struct BarrierEngine::Impl : EngineRefs {
                 changed.notify_one();
             });
         std::unique_lock lock(arrivals);
+        std::exception_ptr failed; // the tasks use this frame: it is not left before they end
         while (left > 0) {
-            const std::optional<double> due = watching ? stalls.next_due() : std::nullopt;
+            const std::optional<double> due = watching && !failed ? stalls.next_due() : std::nullopt;
             if (!due) {
                 changed.wait(lock, [&] { return left == 0; });
                 break;
@@ -179,10 +182,16 @@ struct BarrierEngine::Impl : EngineRefs {
                 break;
             const std::vector<bool> seen(ended.begin(), ended.end()); // as of now, read after unlocking
             lock.unlock(); // its events and a given-up task take other locks
-            stalls.check(job.wall_seconds(), seen);
+            try {
+                stalls.check(job.wall_seconds(), seen);
+            } catch (...) { // recording the event failed: wait for the tasks, then fail
+                failed = std::current_exception();
+            }
             lock.lock();
         }
         lock.unlock();
+        if (failed)
+            std::rethrow_exception(failed);
         if (watching)
             stalls.finish(tasks);
         return tasks;
@@ -341,8 +350,6 @@ struct BarrierEngine::Impl : EngineRefs {
                 row.decision = allocation.decisions.empty() ? allocation.decision : allocation.decisions[i];
             }
             const double barrier = timing->close_barrier(rows, tasks, dispatched, k, needed, stop);
-            if (config.mode != ClockMode::Real)
-                stalls.judge(rows);
             train_loss = 0;
             observations.clear();
             pushes.clear();
@@ -410,6 +417,8 @@ struct BarrierEngine::Impl : EngineRefs {
                     result.target_updates = loop.updates;
                 }
             }
+            if (config.mode != ClockMode::Real)
+                stalls.judge(rows); // the rows final: a backup's late batch was dropped
             // After the evaluation, so whoever shows progress shows this iteration's accuracy.
             stalls.observe(rows);
             observer.on_iteration(rows);

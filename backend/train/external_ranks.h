@@ -46,6 +46,9 @@ struct GatheredReports {
     std::vector<WorkerId> lost; // ranks that went away (connection closed) or timed out
     std::string lost_why;
     bool stopped = false;
+    // Ranks newly stalled (gather's `stall_limits_s`), with the seconds since their plan; the
+    // gather is not over: the trainer records them and gathers on.
+    std::vector<std::pair<WorkerId, double>> stalled;
 };
 
 // The ranks of an external job, as the trainer sees them: fulcrumd's RankPool delivers
@@ -54,8 +57,12 @@ class ExternalRanks {
 public:
     virtual ~ExternalRanks() = default;
     // Blocks until every rank has reported `iteration` (-1: is ready to start), a rank is
-    // lost, or `stop` is set.
-    virtual GatheredReports gather(std::int64_t iteration, const std::atomic<bool>* stop) = 0;
+    // lost, `stop` is set, or a rank stalls: one that has neither reported nor said it waits
+    // in its framework's collective `stall_limits_s[rank]` seconds after its plan (0: never),
+    // reported once per iteration (issue 42).
+    virtual GatheredReports gather(
+        std::int64_t iteration, const std::atomic<bool>* stop, const std::vector<double>& stall_limits_s)
+        = 0;
     // Sends every rank the plan of its next iteration (state Train).
     virtual void answer(const RankPlan& plan) = 0;
     // The job is over: each rank waiting for a plan, and any that reports later, gets `plan`.

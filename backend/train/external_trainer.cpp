@@ -1,6 +1,7 @@
 #include "train/external_trainer.h"
 
 #include "common/error.h"
+#include "train/stall_watch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +33,7 @@ ExternalTrainer::ExternalTrainer(ExternalJobConfig config, std::unique_ptr<balan
     , ranks_(std::move(ranks))
     , observer_(observer)
     , slowdowns_(config_.ranks.size(), 1.0)
+    , measured_speed_(config_.ranks.size(), 0.0)
 {
     const int n = static_cast<int>(config_.ranks.size());
     if (!manager_ || manager_->workers() != n)
@@ -142,6 +144,44 @@ double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::Worker
     return opened;
 }
 
+std::optional<double> ExternalTrainer::predicted_s(std::size_t r, const balance::Allocation& given) const
+{
+    const double speed
+        = r < given.predicted_speeds.size() && given.predicted_speeds[r] && *given.predicted_speeds[r] > 0
+        ? *given.predicted_speeds[r]
+        : measured_speed_[r];
+    if (speed <= 0 || r >= given.batch_sizes.size() || given.batch_sizes[r] <= 0)
+        return std::nullopt;
+    return given.batch_sizes[r] / speed;
+}
+
+std::string ExternalTrainer::who(std::size_t r) const
+{
+    return "rank " + std::to_string(r) + " (" + config_.ranks[r] + ")";
+}
+
+GatheredReports ExternalTrainer::gather_watching(std::int64_t k, const std::atomic<bool>* stop,
+    const balance::Allocation& given, double opened, std::vector<bool>& stalled)
+{
+    std::vector<double> limits(config_.ranks.size(), 0.0);
+    for (std::size_t r = 0; r < limits.size(); ++r)
+        if (const std::optional<double> p = predicted_s(r, given))
+            limits[r] = config_.stall.threshold_s(*p);
+    stalled.assign(config_.ranks.size(), false);
+    for (;;) {
+        GatheredReports gathered = ranks_->gather(k, stop, limits);
+        if (gathered.stalled.empty())
+            return gathered;
+        for (const auto& [rank, since_plan] : gathered.stalled) {
+            const auto r = static_cast<std::size_t>(rank);
+            stalled[r] = true;
+            emit(k, opened + since_plan, EventKind::WorkerStalled,
+                stall_message(who(r), given.batch_sizes[r], since_plan, predicted_s(r, given).value_or(0), limits[r]),
+                EventActor::system(), rank);
+        }
+    }
+}
+
 TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
 {
     const Clock::time_point start = Clock::now();
@@ -155,7 +195,7 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
         result.stopped = true;
     };
 
-    GatheredReports gathered = ranks_->gather(-1, stop);
+    GatheredReports gathered = ranks_->gather(-1, stop, {});
     if (gathered.stopped) {
         stopped(0);
         return result;
@@ -186,7 +226,8 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
             // Sized after a pause, so what an operator asked meanwhile is in this very plan.
             opened = answer(k, observations, closed, allocation, start);
         }
-        gathered = ranks_->gather(k, stop);
+        std::vector<bool> stalled;
+        gathered = gather_watching(k, stop, allocation, opened, stalled);
         if (gathered.stopped) {
             stopped(k);
             break;
@@ -196,6 +237,15 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
             lose(gathered, k, closed);
         // A rank trains on what it was given; one that says otherwise is recorded as it says.
         const std::vector<IterationRecord> rows = rows_of(gathered, allocation, k, opened, closed);
+        for (std::size_t r = 0; r < stalled.size(); ++r)
+            if (stalled[r])
+                emit(k, closed, EventKind::WorkerRecovered,
+                    recovery_message(
+                        who(r), allocation.batch_sizes[r], closed - opened, predicted_s(r, allocation).value_or(0)),
+                    EventActor::system(), static_cast<WorkerId>(r));
+        for (const IterationRecord& row : rows)
+            if (row.speed > 0)
+                measured_speed_[static_cast<std::size_t>(row.worker)] = row.speed;
         observations.clear();
         double loss = 0;
         std::int64_t batch = 0;

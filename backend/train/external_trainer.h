@@ -17,6 +17,7 @@ struct ExternalJobConfig {
     std::int32_t total_batch = 128;
     std::int64_t iterations = 100;
     std::int64_t eval_interval = 100;
+    StallSpec stall; // when a rank that has not reported is stalled (issue 42); reported only
 };
 
 // The trainer of a job whose ranks another framework runs (a torch.distributed job through
@@ -53,6 +54,14 @@ private:
         balance::Allocation& allocation, std::chrono::steady_clock::time_point start);
     std::vector<IterationRecord> rows_of(const GatheredReports& gathered, const balance::Allocation& given,
         std::int64_t k, double opened, double closed) const;
+    // Gathers iteration k's reports; a rank that stalls meanwhile is recorded (worker-stalled)
+    // and, once every report is in, its recovery; `stalled` says which.
+    GatheredReports gather_watching(std::int64_t k, const std::atomic<bool>* stop, const balance::Allocation& given,
+        double opened, std::vector<bool>& stalled);
+    // Rank r's predicted time for its batch of `given`: its size over the policy's predicted
+    // speed, or its last measured speed; none before either is known.
+    std::optional<double> predicted_s(std::size_t r, const balance::Allocation& given) const;
+    std::string who(std::size_t r) const; // "rank 1 (rank-1)"
 
     const ExternalJobConfig config_;
     std::unique_ptr<balance::BatchSizeManager> manager_;
@@ -61,6 +70,7 @@ private:
     std::shared_ptr<ExternalRanks> ranks_;
     TrainingObserver& observer_;
     std::vector<double> slowdowns_;
+    std::vector<double> measured_speed_; // by rank, samples per second of its last batch; 0: none
 };
 
 } // namespace fulcrum::train

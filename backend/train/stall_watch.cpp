@@ -12,14 +12,30 @@ namespace fulcrum::train {
 
 namespace {
 
+// Two decimals from a second up, so the batch's start read back from the message (the
+// event's time less the time it has taken) is right to 5 ms however long it stalled.
 std::string seconds(double s)
 {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.3g s", s);
+    char text[48];
+    std::snprintf(text, sizeof text, s >= 1 ? "%.2f s" : "%.3g s", s);
     return text;
 }
 
 } // namespace
+
+std::string stall_message(
+    const std::string& who, std::int32_t batch, double elapsed_s, double predicted_s, double limit_s)
+{
+    return who + " stalled: its batch of " + std::to_string(batch) + " has taken " + seconds(elapsed_s) + ", predicted "
+        + seconds(predicted_s) + " (its limit " + seconds(limit_s)
+        + ": on_stall's factor x the prediction, at least its min_s)";
+}
+
+std::string recovery_message(const std::string& who, std::int32_t batch, double took_s, double predicted_s)
+{
+    return who + " recovered: its batch of " + std::to_string(batch) + " took " + seconds(took_s) + ", predicted "
+        + seconds(predicted_s);
+}
 
 StallWatch::StallWatch(const StallSpec& spec, JobState& job, TrainingObserver& observer,
     balance::BatchSizeManager& manager, RemoteWorkers* remote)
@@ -37,6 +53,7 @@ void StallWatch::begin(std::int64_t iteration, double start, const std::vector<s
     iteration_ = iteration;
     batches_.assign(sizes.size(), Batch {});
     measured_speed_.resize(sizes.size(), 0.0);
+    measured_comm_.resize(sizes.size(), 0.0);
     for (const std::size_t i : active) {
         Batch& b = batches_[i];
         b.active = true;
@@ -45,8 +62,8 @@ void StallWatch::begin(std::int64_t iteration, double start, const std::vector<s
         const double speed = i < predicted_speeds.size() && predicted_speeds[i] && *predicted_speeds[i] > 0
             ? *predicted_speeds[i]
             : measured_speed_[i];
-        if (speed > 0)
-            b.predicted_s = sizes[i] / speed;
+        if (speed > 0) // its compute, and its pull and push as they last took
+            b.predicted_s = sizes[i] / speed + measured_comm_[i];
     }
 }
 
@@ -54,8 +71,10 @@ void StallWatch::observe(const std::vector<IterationRecord>& rows)
 {
     for (const IterationRecord& row : rows) {
         const auto i = static_cast<std::size_t>(row.worker);
-        if (i < measured_speed_.size() && row.speed > 0)
+        if (i < measured_speed_.size() && row.speed > 0) {
             measured_speed_[i] = row.speed;
+            measured_comm_[i] = row.comm_s;
+        }
     }
 }
 
@@ -81,13 +100,15 @@ void StallWatch::check(double now, const std::vector<bool>& ended)
 {
     for (std::size_t i = 0; i < batches_.size(); ++i) {
         Batch& b = batches_[i];
-        if (!b.active || !b.predicted_s || (i < ended.size() && ended[i]))
+        if (i < ended.size() && ended[i])
+            b.active = false; // nothing more is due for it (finish reads `reported`)
+        if (!b.active || !b.predicted_s)
             continue;
         const double stalled = b.start + spec_.threshold_s(*b.predicted_s);
         if (!b.reported && now >= stalled)
             report(i, now);
         if (b.reported && !b.acted && spec_.action == StallAction::Exclude && now >= stalled + spec_.after_s)
-            act(i);
+            act(i, now);
     }
 }
 
@@ -111,7 +132,7 @@ void StallWatch::judge(const std::vector<IterationRecord>& rows)
             continue;
         report(i, stalled);
         if (spec_.action == StallAction::Exclude && row.end_s > stalled + spec_.after_s)
-            act(i); // from the next barrier: this one has closed
+            act(i, stalled + spec_.after_s); // from the next barrier: this one has closed
         recovered(i, row.end_s);
     }
 }
@@ -121,21 +142,20 @@ void StallWatch::report(std::size_t worker, double at)
     Batch& b = batches_[worker];
     b.reported = true;
     JobEvent e = job_.event(iteration_, at, EventKind::WorkerStalled,
-        "worker " + std::to_string(worker) + " stalled: its batch of " + std::to_string(b.size) + " has taken "
-            + seconds(at - b.start) + ", predicted " + seconds(*b.predicted_s) + " (its limit "
-            + seconds(spec_.threshold_s(*b.predicted_s)) + ": on_stall's factor x the prediction, at least its min_s)");
+        stall_message("worker " + std::to_string(worker), b.size, at - b.start, *b.predicted_s,
+            spec_.threshold_s(*b.predicted_s)));
     e.worker = static_cast<WorkerId>(worker);
     observer_.on_event(e);
 }
 
-void StallWatch::act(std::size_t worker)
+void StallWatch::act(std::size_t worker, double at)
 {
     batches_[worker].acted = true;
     const auto w = static_cast<WorkerId>(worker);
     try {
         manager_.exclude(w, spec_.for_s, EventActor::policy("on_stall"));
     } catch (const RefusedRequest& e) { // already excluded, or the last worker
-        JobEvent warning = job_.event(iteration_, job_.wall_seconds(), EventKind::Warning,
+        JobEvent warning = job_.event(iteration_, at, EventKind::Warning,
             "on_stall could not exclude stalled worker " + std::to_string(worker) + " (" + e.code() + "): " + e.what());
         warning.worker = w;
         observer_.on_event(warning);
@@ -149,8 +169,7 @@ void StallWatch::recovered(std::size_t worker, double end)
 {
     const Batch& b = batches_[worker];
     JobEvent e = job_.event(iteration_, end, EventKind::WorkerRecovered,
-        "worker " + std::to_string(worker) + " recovered: its batch of " + std::to_string(b.size) + " took "
-            + seconds(end - b.start) + ", predicted " + seconds(*b.predicted_s));
+        recovery_message("worker " + std::to_string(worker), b.size, end - b.start, *b.predicted_s));
     e.worker = static_cast<WorkerId>(worker);
     observer_.on_event(e);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace fulcrum::balance {
@@ -18,10 +19,19 @@ struct JobState;
 class RemoteWorkers;
 class TrainingObserver;
 
+// The events' messages, whose numbers the typed Stall detail reads back (common/job_event.h):
+// "worker 2 stalled: its batch of 64 has taken 2 s, predicted 0.04 s (its limit 2 s: ...)"
+// and "worker 2 recovered: its batch of 64 took 9.5 s, predicted 0.04 s". `who`: "worker 2",
+// "rank 1 (rank-1)".
+std::string stall_message(
+    const std::string& who, std::int32_t batch, double elapsed_s, double predicted_s, double limit_s);
+std::string recovery_message(const std::string& who, std::int32_t batch, double took_s, double predicted_s);
+
 // The stall detection of one barrier engine (issue 42, common/stall_spec.h). A batch runs
 // from its worker's release at the barrier to its push, and is predicted to take its size
 // over the policy's predicted speed, or over the worker's last measured speed under a policy
-// that predicts none (uniform); a worker with neither (its first batch) is not judged.
+// that predicts none (uniform), plus its last pull and push; a worker with neither (its first
+// batch) is not judged.
 // - Real mode: the engine waits for its workers through next_due and check, so a stall is
 //   reported while it lasts, and the exclude action gives up a remote worker's task at once
 //   (the barrier goes on without it); finish records the recoveries.
@@ -58,7 +68,7 @@ private:
         bool acted = false;
     };
     void report(std::size_t worker, double at);
-    void act(std::size_t worker);
+    void act(std::size_t worker, double at);
     void recovered(std::size_t worker, double end);
 
     StallSpec spec_;
@@ -69,6 +79,7 @@ private:
     std::int64_t iteration_ = 0;
     std::vector<Batch> batches_;
     std::vector<double> measured_speed_; // by worker, samples per second; 0: none yet
+    std::vector<double> measured_comm_; // by worker, its last pull and push (s)
 };
 
 } // namespace fulcrum::train

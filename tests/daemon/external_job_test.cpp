@@ -359,6 +359,59 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     d.stop_all();
 }
 
+// Issue 42's stall detection for an external job: a rank that has neither reported nor said
+// it waits in its framework's all-reduce, past its limit (5 x its predicted time, at least
+// 2 s) after its plan, is recorded stalled; its peers, which say they wait in the
+// collective, are not; when it reports, it has recovered. Nothing is lost.
+TEST_F(ExternalJobTest, ARankThatNeitherReportsNorWaitsInTheCollectiveIsStalled)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "uniform"})", 100));
+    std::vector<Rank> ranks = join_ranks(d, job, 3);
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, 0, 40, 1000); }); // measured: 40 samples in 0.04 s
+    const auto beat = [&](Rank& r, bool collective) {
+        d.receive(*r.client, encode(ClientMessage { Heartbeat { false, collective } }));
+    };
+    std::vector<RankPlan> plans(3);
+    std::thread iteration([&] {
+        each_rank(ranks, [&](Rank& r) {
+            for (int i = 0; i < 6; ++i) { // 3 s: ranks 0 and 2 wait in the all-reduce for rank 1
+                beat(r, r.rank != 1);
+                std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            }
+            beat(r, false);
+            plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, 1, 40, 1000);
+        });
+    });
+    std::optional<EventRecord> stalled, recovered;
+    EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job) {
+            if (e->event.kind == "worker-stalled") {
+                EXPECT_FALSE(stalled) << "a second stall: " << e->event.message;
+                stalled = e->event;
+            }
+            if (e->event.kind == "worker-recovered")
+                recovered = e->event;
+        }
+        return recovered.has_value();
+    }));
+    iteration.join();
+    ASSERT_TRUE(stalled);
+    EXPECT_EQ(stalled->worker, 1);
+    EXPECT_EQ(stalled->iteration, 1);
+    EXPECT_NE(stalled->message.find("rank 1 (rank-1) stalled: its batch of 40 has taken 2"), std::string::npos)
+        << stalled->message;
+    EXPECT_NE(stalled->message.find("predicted 0.04 s"), std::string::npos) << stalled->message;
+    ASSERT_TRUE(recovered);
+    EXPECT_EQ(recovered->worker, 1);
+    for (const RankPlan& p : plans)
+        EXPECT_EQ(p.state, "train") << p.message;
+    d.stop_all();
+}
+
 // A rank stuck in an announced evaluation keeps heartbeating: external.evaluation_timeout_s
 // loses it all the same.
 TEST_F(ExternalJobTest, AnEvaluationPastItsLimitLosesTheRank)

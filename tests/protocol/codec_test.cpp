@@ -215,6 +215,13 @@ TEST(ProtocolCodec, ExternalJobMessagesSurviveARoundTrip)
     EXPECT_EQ(back.test_accuracy, 0.8125);
     EXPECT_FALSE(back.test_loss);
     EXPECT_EQ(type_name(ClientMessage { report }), "report-iteration");
+    // A rank's heartbeat says whether it evaluates and whether it waits in the all-reduce.
+    for (const Heartbeat beat : { Heartbeat {}, Heartbeat { true, false }, Heartbeat { false, true } }) {
+        const Heartbeat heard = round_trip_client(beat);
+        EXPECT_EQ(heard.evaluating, beat.evaluating);
+        EXPECT_EQ(heard.collective, beat.collective);
+    }
+    EXPECT_EQ(encode(ClientMessage { Heartbeat {} }), R"({"type":"heartbeat"})");
     // Ready: iteration -1 carries no measurements.
     const ReportIteration ready = round_trip_client(ReportIteration { "r0", 4, 1, -1, 0, 0, 0, 1, 1, {}, 0, {}, {} });
     EXPECT_EQ(ready.iteration, -1);

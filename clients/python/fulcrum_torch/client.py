@@ -59,6 +59,7 @@ class FulcrumClient:
         self._thread.start()
         self._heartbeat = None
         self._evaluating = 0  # evaluations announced and not yet ended: said in every heartbeat
+        self._collective = False  # in the framework's all-reduce: said in every heartbeat
         self._ws = None
         self._ids = itertools.count(1)
         self._timeout_s = timeout_s
@@ -96,7 +97,12 @@ class FulcrumClient:
             raise
 
     def _heartbeat_frame(self) -> str:
-        return '{"type": "heartbeat", "evaluating": true}' if self._evaluating else '{"type": "heartbeat"}'
+        frame: Dict[str, Any] = {"type": "heartbeat"}
+        if self._evaluating:
+            frame["evaluating"] = True
+        if self._collective:
+            frame["collective"] = True
+        return json.dumps(frame)
 
     async def _beat(self):
         try:
@@ -115,6 +121,24 @@ class FulcrumClient:
         self._evaluating = self._evaluating + 1 if evaluating else max(0, self._evaluating - 1)
         try:
             self._run(self._ws.send(self._heartbeat_frame()))
+        except websockets.exceptions.ConnectionClosed:
+            pass  # the training code's next call says why
+
+    def announce_collective(self, waiting: bool) -> None:
+        """Says, at once and in every heartbeat until unsaid, that this rank waits in its
+        framework's collective (the all-reduce) for its peers: when an iteration stalls,
+        fulcrumd then knows this rank is not the one holding it up (issue 42). train() says
+        it from the first gradient bucket to the end of the backward pass. It does not wait
+        for the frame to go out: the comm hook calls it on autograd's thread."""
+        if self._collective == waiting:
+            return
+        self._collective = waiting
+        if self._ws is not None and not self._loop.is_closed():
+            asyncio.run_coroutine_threadsafe(self._send_quietly(self._heartbeat_frame()), self._loop)
+
+    async def _send_quietly(self, frame: str) -> None:
+        try:
+            await self._ws.send(frame)
         except websockets.exceptions.ConnectionClosed:
             pass  # the training code's next call says why
 

@@ -7,7 +7,7 @@ union batch: the update one process would make on all the ranks' samples togethe
 """
 
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 import torch.distributed as dist
@@ -17,10 +17,14 @@ class WeightedAllReduce:
     """The hook's state: this rank's weight x_i / X for the iteration under way, and when
     the first gradient bucket was ready (the end of its backward pass, for timing)."""
 
-    def __init__(self, process_group: Optional[dist.ProcessGroup] = None):
+    def __init__(self, process_group: Optional[dist.ProcessGroup] = None,
+                 on_first_bucket: Optional[Callable[[], None]] = None):
         self.process_group = process_group
         self.weight = 1.0
         self.first_bucket_at: Optional[float] = None
+        # Called when the iteration's first bucket enters the all-reduce: train() tells
+        # fulcrumd this rank now waits for its peers (FulcrumClient.announce_collective).
+        self.on_first_bucket = on_first_bucket
 
     def start_iteration(self, batch_size: int, total_batch: int) -> None:
         self.weight = batch_size / total_batch if total_batch > 0 else 0.0
@@ -31,6 +35,8 @@ def weighted_allreduce_hook(state: WeightedAllReduce, bucket) -> torch.futures.F
     """register_comm_hook(state, weighted_allreduce_hook): eq. 7 through one all-reduce per bucket."""
     if state.first_bucket_at is None:
         state.first_bucket_at = time.perf_counter()
+        if state.on_first_bucket is not None:
+            state.on_first_bucket()
     tensor = bucket.buffer()
     tensor.mul_(state.weight)
     work = dist.all_reduce(tensor, group=state.process_group, async_op=True)

@@ -92,10 +92,12 @@ class ExternalJob:
 
     def why_collective_failed(self, wait_s: Optional[float] = None) -> Optional[FulcrumError]:
         """After a collective of this job raised (its process-group timeout, a peer's reset
-        connection): asks fulcrumd, for up to `wait_s` (the job's worker timeout plus 5 s by
-        default: fulcrumd may not have lost the rank yet), whether the job has ended. A
-        FulcrumError with the job's end and fulcrumd's reason ("job-lost: rank 1 (rank-1):
-        was silent for 10 s ...") if so; None when fulcrumd knows of nothing wrong.
+        connection): asks fulcrumd, for up to `wait_s` (the job's worker timeout plus 5 s, at
+        least 30 s, by default: fulcrumd may not have lost the rank yet), whether the job has
+        ended. A FulcrumError with the job's end and fulcrumd's reason ("job-lost: rank 1
+        (rank-1): was silent for 10 s ...") if so; None when fulcrumd knows of nothing wrong.
+        Asking takes a viewer's or an operator's token: with a worker token the error says
+        that fulcrumd could not be asked.
 
             try:
                 loss.backward()
@@ -106,11 +108,14 @@ class ExternalJob:
                 raise
         """
         if wait_s is None:
-            wait_s = float(self.scenario.get("worker_timeout_s", DEFAULT_WORKER_TIMEOUT_S)) + 5
+            wait_s = max(30.0, float(self.scenario.get("worker_timeout_s", DEFAULT_WORKER_TIMEOUT_S)) + 5)
         deadline = time.monotonic() + wait_s
         while True:
             try:
                 status = self.client.job(self.job)
+            except FulcrumError as e:  # a worker token may not list jobs
+                return FulcrumError(e.code, f"job {self.job}'s collective failed, and fulcrumd could not be asked "
+                                            f"why: {e.message}")
             except Exception:  # fulcrumd is gone too: nothing more to learn
                 return None
             state = status.get("state", "")
@@ -202,7 +207,7 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
     collective's error once it has lost the rank."""
     device = device or torch.device("cpu")
     ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-    state = WeightedAllReduce()
+    state = WeightedAllReduce(on_first_bucket=lambda: job.client.announce_collective(True))
     ddp.register_comm_hook(state, weighted_allreduce_hook)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=momentum)
     slicer = GlobalBatchSlicer(len(inputs), seed)
@@ -237,6 +242,8 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
             if reason:
                 raise reason from e
             raise
+        finally:
+            job.client.announce_collective(False)
         done = time.perf_counter()
         first_bucket = state.first_bucket_at or done
         cpu_share = timer.cpu_share(first_bucket)
