@@ -176,13 +176,18 @@ train::GatheredReports RankPool::gather(
             Slot& s = slots_[i];
             const double since_plan = std::chrono::duration<double>(now - s.answered_at).count();
             if (s.stalled || stall_limits_s[i] <= 0 || (s.report && s.report->iteration == iteration) || !s.client
-                || s.client->in_collective() || s.client->evaluating() || since_plan < stall_limits_s[i])
+                || waits_in_collective(s) || s.client->evaluating() || since_plan < stall_limits_s[i])
                 continue;
             s.stalled = true;
             out.stalled.emplace_back(static_cast<WorkerId>(i), since_plan);
         }
         if (!out.stalled.empty())
             return out;
+        if (!first_report_) // a rank that waits in the all-reduce has done its batch, as a report says
+            for (const Slot& s : slots_)
+                if (waits_in_collective(s))
+                    first_report_
+                        = std::min(first_report_.value_or(Clock::time_point::max()), s.client->collective_since());
         if (first_report_) {
             for (std::size_t i = 0; i < slots_.size(); ++i)
                 if (std::optional<std::string> why = late(slots_[i], iteration)) {
@@ -225,9 +230,18 @@ std::vector<std::pair<std::shared_ptr<Client>, std::string>> RankPool::lose_sile
     return closing;
 }
 
+bool RankPool::waits_in_collective(const Slot& slot)
+{
+    // Said since its latest plan: one said before it is the last iteration's.
+    return slot.client && slot.client->in_collective() && slot.client->collective_since() >= slot.answered_at;
+}
+
 std::optional<std::string> RankPool::late(const Slot& slot, std::int64_t iteration) const
 {
     if (slot.report && slot.report->iteration == iteration)
+        return std::nullopt;
+    // One that waits in the all-reduce has done its batch: it waits for the late one.
+    if (waits_in_collective(slot))
         return std::nullopt;
     const auto past = [now = Clock::now()](Clock::time_point since, double limit_s) {
         return now - since > std::chrono::duration<double>(limit_s);
@@ -252,7 +266,8 @@ std::optional<std::string> RankPool::late(const Slot& slot, std::int64_t iterati
     if (!past(since, timeout_s_))
         return std::nullopt;
     why << "did not report iteration " << iteration << " within " << timeout_s_ << " s of "
-        << (after_evaluation ? "the end of its evaluation" : "the first rank") << " (external.rank_timeout_s)";
+        << (after_evaluation ? "the end of its evaluation" : "the first rank (its report or its all-reduce)")
+        << " (external.rank_timeout_s)";
     return why.str();
 }
 

@@ -22,7 +22,8 @@ namespace fulcrum::daemon {
 //   rank is doing) and has been silent for `worker_timeout_s` while fulcrumd waits for its
 //   report, counted from its last plan: lost whether or not any rank reported;
 // - when it has not reported `rank_timeout_s` after the first rank of its iteration did, or
-//   after the end of an evaluation it announced (a heartbeat saying `evaluating`; while it
+//   said (heartbeat `collective`) that it waits in the all-reduce, or after the end of an
+//   evaluation it announced (a heartbeat saying `evaluating`; while it
 //   says so, this timeout does not run against it);
 // - when its announced evaluation has lasted `evaluation_timeout_s` (a rank stuck in it
 //   keeps heartbeating).
@@ -72,6 +73,8 @@ private:
     // or evaluating past external.evaluation_timeout_s), or none; with mutex_ held and a first
     // report in.
     std::optional<std::string> late(const Slot& slot, std::int64_t iteration) const;
+    // Its heartbeat says it waits in the all-reduce, said since its latest plan.
+    static bool waits_in_collective(const Slot& slot);
     // Marks the ranks that heartbeat but have been silent past the worker timeout lost; with
     // mutex_ held. Returns their connections, to be closed with the reasons once it is not.
     std::vector<std::pair<std::shared_ptr<Client>, std::string>> lose_silent_ranks();

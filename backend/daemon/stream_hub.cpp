@@ -73,6 +73,8 @@ std::string close_reason_that_fits(std::string reason)
 void Client::heard_heartbeat(bool evaluating, bool collective)
 {
     sends_heartbeats_.store(true);
+    if (collective && !collective_.load()) // before collective_: a reader that sees it in one sees since when
+        collective_since_.store(std::chrono::steady_clock::now().time_since_epoch().count());
     collective_.store(collective);
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
     if (evaluating && !evaluating_.load())

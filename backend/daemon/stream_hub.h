@@ -74,6 +74,10 @@ public:
     bool sends_heartbeats() const { return sends_heartbeats_.load(); }
     bool evaluating() const { return evaluating_.load(); }
     bool in_collective() const { return collective_.load(); }
+    std::chrono::steady_clock::time_point collective_since() const // when it last said it entered one
+    {
+        return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(collective_since_.load()));
+    }
     std::chrono::steady_clock::time_point evaluating_since() const
     {
         return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(evaluating_since_.load()));
@@ -104,6 +108,7 @@ private:
     std::atomic<bool> sends_heartbeats_ { false };
     std::atomic<bool> evaluating_ { false };
     std::atomic<bool> collective_ { false };
+    std::atomic<std::chrono::steady_clock::rep> collective_since_ { 0 };
     std::atomic<std::chrono::steady_clock::rep> evaluated_at_ { 0 };
     std::atomic<std::chrono::steady_clock::rep> evaluating_since_ { 0 };
     int version_ = protocol::kProtocolVersion;

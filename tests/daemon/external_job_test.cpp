@@ -382,7 +382,7 @@ TEST_F(ExternalJobTest, ARankThatNeitherReportsNorWaitsInTheCollectiveIsStalled)
                 beat(r, r.rank != 1);
                 std::this_thread::sleep_for(std::chrono::milliseconds(500));
             }
-            beat(r, false);
+            // As fulcrum_torch does: still said to wait in the collective when the report goes.
             plans[static_cast<std::size_t>(r.rank)] = r.report(d, job, 1, 40, 1000);
         });
     });
@@ -409,6 +409,47 @@ TEST_F(ExternalJobTest, ARankThatNeitherReportsNorWaitsInTheCollectiveIsStalled)
     EXPECT_EQ(recovered->worker, 1);
     for (const RankPlan& p : plans)
         EXPECT_EQ(p.state, "train") << p.message;
+    d.stop_all();
+}
+
+// A rank hung in its own code keeps heartbeating, and its peers wait in the all-reduce, so
+// no rank reports: the rank timeout runs from the first peer that said it waits in the
+// collective, and loses the hung rank, not the peers waiting for it.
+TEST_F(ExternalJobTest, ARankTimeoutRunsFromThePeersAllReduceWhenNoRankReports)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    const JobId job = submit(d, *op, seen, external_job(3, R"({"type": "uniform"})", 100, R"("rank_timeout_s": 2)"));
+    std::vector<Rank> ranks = join_ranks(d, job, 3);
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, 0, 40, 1000); });
+    const auto beat = [&](Rank& r, bool collective) {
+        d.receive(*r.client, encode(ClientMessage { Heartbeat { false, collective } }));
+    };
+    std::atomic<bool> over { false };
+    std::thread hung([&] { // rank 1: alive, heartbeating, never done with its batch
+        while (!over.load()) {
+            for (Rank& r : ranks)
+                beat(r, r.rank != 1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+    });
+    std::optional<EventRecord> lost;
+    EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job && e->event.kind == "worker-lost")
+            lost = e->event;
+        return lost.has_value();
+    }));
+    over = true;
+    hung.join();
+    ASSERT_TRUE(lost);
+    EXPECT_EQ(lost->worker, 1);
+    EXPECT_NE(lost->message.find("within 2 s of the first rank (its report or its all-reduce)"), std::string::npos)
+        << lost->message;
+    // A peer that reports now (its all-reduce given up) hears that the job is lost.
+    const RankPlan plan = ranks[0].report(d, job, 1, 40, 1000);
+    EXPECT_EQ(plan.state, "lost");
     d.stop_all();
 }
 

@@ -128,8 +128,8 @@ class FulcrumClient:
         """Says, at once and in every heartbeat until unsaid, that this rank waits in its
         framework's collective (the all-reduce) for its peers: when an iteration stalls,
         fulcrumd then knows this rank is not the one holding it up (issue 42). train() says
-        it from the first gradient bucket to the end of the backward pass. It does not wait
-        for the frame to go out: the comm hook calls it on autograd's thread."""
+        it from the iteration's first gradient bucket until its report is in. It does not
+        wait for the frame to go out: the comm hook calls it on autograd's thread."""
         if self._collective == waiting:
             return
         self._collective = waiting

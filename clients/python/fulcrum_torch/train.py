@@ -88,6 +88,9 @@ class ExternalJob:
 
     def report(self, iteration: int, **measured: Any) -> Dict[str, Any]:
         self.plan = self.client.report(self.job, self.rank, iteration, **measured)
+        # Out of the all-reduce since its report: said once the report is in, so fulcrumd
+        # never sees this rank neither reporting nor waiting for its peers.
+        self.client.announce_collective(False)
         return self.plan
 
     def why_collective_failed(self, wait_s: Optional[float] = None) -> Optional[FulcrumError]:
@@ -242,8 +245,6 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
             if reason:
                 raise reason from e
             raise
-        finally:
-            job.client.announce_collective(False)
         done = time.perf_counter()
         first_bucket = state.first_bucket_at or done
         cpu_share = timer.cpu_share(first_bucket)
