@@ -434,6 +434,11 @@ struct WebSocketServer::Impl {
         acceptor.async_accept(net::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
             if (ec || stopping.load())
                 return; // closed by stop(), or accepted as it stopped: the socket closes here
+            // A worker's push or a reply is one small write after another: with Nagle's
+            // algorithm each waited for the peer's delayed ACK (40 ms on Linux), which made a
+            // remote worker's pull and push on loopback take 1, 44 or 87 ms at random.
+            beast::error_code ignored;
+            socket.set_option(tcp::no_delay(true), ignored);
             if (tls)
                 open(std::make_shared<Session<TlsStream>>(
                     std::move(socket), tls.get(), daemon, tokens, sessions, options.metrics));

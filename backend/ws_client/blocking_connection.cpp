@@ -207,6 +207,8 @@ BlockingConnection::BlockingConnection(const ConnectOptions& o)
         beast::get_lowest_layer(ws).connect(endpoints, ec);
         if (ec)
             throw ConnectError(ConnectError::Kind::Unreachable, "cannot connect to " + where + ": " + ec.message());
+        beast::error_code ignored; // small frames go at once, not after the server's delayed ACK (see ws_server)
+        beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true), ignored);
         if constexpr (std::is_same_v<std::decay_t<decltype(ws)>, TlsStream>) {
             ws.next_layer().set_verify_callback(net::ssl::host_name_verification(o.host));
             SSL_set_tlsext_host_name(ws.next_layer().native_handle(), o.host.c_str());

@@ -572,6 +572,7 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
         seen = pin_ok && excluded_ok && total == 64 && rows.iteration > before;
     }
     ASSERT_TRUE(seen) << "the pin and the exclusion never showed in the stream";
+    collect_until(before + 4); // the replay below seeks to before + 2, and reads the run on from there
 
     const Reply cancelled = op.request(JobCommand { "c", JobAction::Cancel, job }, "c");
     ASSERT_FALSE(cancelled.error);
