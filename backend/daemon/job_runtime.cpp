@@ -22,19 +22,6 @@ namespace fulcrum::daemon {
 using protocol::JobState;
 using protocol::WorkerAction;
 
-namespace {
-
-// A resize asked of the trainer; a remote worker it removes has its task under way given up,
-// so a barrier that worker holds goes on at once.
-void request_resize(train::Trainer& trainer, const train::ResizeRequest& request, RemotePool* remote)
-{
-    trainer.control().request_resize(request);
-    if (remote && request.action == ResizeAction::RemoveWorker && request.target && remote->is_remote(*request.target))
-        remote->give_up_task(*request.target);
-}
-
-} // namespace
-
 JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database,
     const ServerFolders& folders, StreamHub& hub, std::function<void(JobId)> on_done)
     : id_(id)
@@ -321,7 +308,7 @@ void JobRuntime::run()
             for (train::ResizeRequest request : restart->changes) {
                 request.pause_s = std::exchange(first, false) ? scenario_.elastic.pause_s.restart_s : 0.0;
                 apply_or_hold(std::string(action_name(request.action)) + " by " + restart->actor.line(),
-                    [request, remote = remote_](train::Trainer& t) { request_resize(t, request, remote.get()); });
+                    [request](train::Trainer& t) { t.control().request_resize(request); });
             }
             {
                 std::lock_guard lock(mutex_); // a cancel while it read the checkpoint stands
@@ -678,7 +665,7 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const EventActor& act
 {
     check_worker(c.worker);
     apply_or_hold(std::string(protocol::to_string(c.action)) + " " + std::to_string(c.worker) + " by " + actor.line(),
-        [c, actor, remote = remote_](train::Trainer& t) {
+        [c, actor](train::Trainer& t) {
             train::JobControl& control = t.control();
             switch (c.action) {
             case WorkerAction::Pin:
@@ -688,9 +675,7 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const EventActor& act
                 control.unpin(c.worker, actor);
                 break;
             case WorkerAction::Exclude:
-                control.exclude(c.worker, c.for_s, actor);
-                if (remote && remote->is_remote(c.worker)) // a barrier it holds goes on at once
-                    remote->give_up_task(c.worker);
+                control.exclude(c.worker, c.for_s, actor); // a barrier it holds goes on at once
                 break;
             case WorkerAction::Include:
                 control.include(c.worker, actor);
@@ -762,7 +747,7 @@ void JobRuntime::resize(const train::ResizeRequest& resolved)
     }
     try {
         apply_or_hold(std::string(action_name(resolved.action)) + " by " + resolved.actor.line(),
-            [resolved, remote = remote_](train::Trainer& t) { request_resize(t, resolved, remote.get()); });
+            [resolved](train::Trainer& t) { t.control().request_resize(resolved); });
     } catch (...) {
         std::lock_guard lock(mutex_);
         asked_resizes_.pop_back();

@@ -34,7 +34,7 @@ std::string seconds_text(double seconds)
 struct BarrierEngine::Impl : EngineRefs {
     explicit Impl(JobCore& c)
         : EngineRefs(c)
-        , stalls(config.stall, job, observer, manager, config.remote.get())
+        , stalls(config.stall, job, observer, manager, *job.release)
     {
         if (config.elastic.batch_per_worker > 0)
             manager.follow_members(config.elastic.batch_per_worker);

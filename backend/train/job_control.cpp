@@ -9,10 +9,11 @@
 namespace fulcrum::train {
 
 JobControl::JobControl(balance::BatchSizeManager& manager, int workers, const sync::SyncSpec& sync,
-    std::function<void(const sync::SyncSpec&)> switchable)
+    std::function<void(const sync::SyncSpec&)> switchable, BatchRelease* release)
     : manager_(manager)
     , workers_(workers)
     , switchable_(std::move(switchable))
+    , release_(release)
     , slowdown_view_(static_cast<std::size_t>(workers), 1.0)
     , sync_description_(sync::describe(sync))
     , free_running_(!sync::closes_every_iteration(sync.type))
@@ -40,6 +41,8 @@ void JobControl::unpin(WorkerId worker, const EventActor& actor)
 void JobControl::exclude(WorkerId worker, std::optional<double> for_s, const EventActor& actor)
 {
     manager_.exclude(worker, for_s, actor);
+    if (release_)
+        release_->give_up(worker);
 }
 
 void JobControl::include(WorkerId worker, const EventActor& actor)
@@ -114,8 +117,13 @@ void JobControl::resume(const EventActor& actor)
 
 void JobControl::request_resize(ResizeRequest request)
 {
-    std::lock_guard lock(mutex_);
-    mailbox_.emplace_back(std::move(request));
+    const WorkerId removed = request.action == ResizeAction::RemoveWorker ? request.target.value_or(-1) : -1;
+    {
+        std::lock_guard lock(mutex_);
+        mailbox_.emplace_back(std::move(request));
+    }
+    if (release_ && removed >= 0)
+        release_->give_up(removed);
 }
 
 bool JobControl::paused() const

@@ -2,6 +2,7 @@
 
 #include "balance/batch_size_manager.h"
 #include "sync/sync_spec.h"
+#include "train/batch_release.h"
 #include "train/elastic_resize.h"
 
 #include <atomic>
@@ -27,11 +28,13 @@ namespace fulcrum::train {
 class JobControl {
 public:
     // `switchable(spec)` throws RefusedRequest when the trainer cannot run `spec` from its
-    // next safe point ("sync-model-not-switchable", "illegal-value").
+    // next safe point ("sync-model-not-switchable", "illegal-value"). `release`: where an
+    // excluded or removed worker's batch under way is given up (none: it finishes).
     JobControl(balance::BatchSizeManager& manager, int workers, const sync::SyncSpec& sync,
-        std::function<void(const sync::SyncSpec&)> switchable);
+        std::function<void(const sync::SyncSpec&)> switchable, BatchRelease* release = nullptr);
 
-    // The operator's requests.
+    // The operator's requests. An exclusion also gives up the worker's batch under way, so a
+    // barrier it holds goes on without it (BatchRelease); so does a remove-worker resize.
     void pin(WorkerId worker, std::int32_t batch_size, const EventActor& actor);
     void unpin(WorkerId worker, const EventActor& actor);
     void exclude(WorkerId worker, std::optional<double> for_s, const EventActor& actor);
@@ -166,6 +169,7 @@ private:
     balance::BatchSizeManager& manager_;
     const int workers_;
     const std::function<void(const sync::SyncSpec&)> switchable_;
+    BatchRelease* const release_;
 
     mutable std::mutex mutex_;
     int servers_ = 1;

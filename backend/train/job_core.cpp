@@ -41,8 +41,9 @@ JobCore::JobCore(TrainerConfig c, std::unique_ptr<balance::BatchSizeManager> m, 
     slowdown_.assign(job_.workers.size(), 1.0);
     sharing_.assign(job_.workers.size(), 1.0);
     contention_.assign(job_.workers.size(), 1.0);
-    control_ = std::make_unique<JobControl>(*manager_, n, sync_model_,
-        [&config = job_.config](const sync::SyncSpec& spec) { check_switchable(config, spec); });
+    control_ = std::make_unique<JobControl>(
+        *manager_, n, sync_model_,
+        [&config = job_.config](const sync::SyncSpec& spec) { check_switchable(config, spec); }, job_.release.get());
     mail_ = std::make_unique<SafePointMail>(config().job, *control_, *manager_, observer_);
 }
 

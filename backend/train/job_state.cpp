@@ -35,10 +35,12 @@ JobState::JobState(TrainerConfig c)
     // resident training set (no worker takes more than the total batch).
     for (const auto& worker : workers)
         worker->measure_batch_limit(config.total_batch);
+    const bool real = config.mode == ClockMode::Real;
+    release = std::make_unique<BatchRelease>(workers.size(), config.remote.get(), real);
     for (const auto& worker : workers)
         endpoints.push_back(config.remote && config.remote->is_remote(worker->id())
                 ? make_remote_endpoint(*worker, *config.remote)
-                : make_local_endpoint(*worker, config.mode == ClockMode::Real));
+                : make_local_endpoint(*worker, real, real ? release.get() : nullptr));
     if (config.mode != ClockMode::Real
         && std::any_of(endpoints.begin(), endpoints.end(), [](const auto& e) { return e->in_another_process(); }))
         throw std::invalid_argument("remote workers compute on their own clocks: they need the real mode");

@@ -121,6 +121,8 @@ struct JobState {
     ps::ParameterServer server;
     std::unique_ptr<model::Model> evaluator;
     std::vector<std::unique_ptr<Worker>> workers; // every slot; only members compute
+    // Gives up an excluded or removed worker's batch under way (the endpoints ask it).
+    std::unique_ptr<BatchRelease> release;
     // Per slot, where its batches are computed: config.remote's slots in their processes,
     // the others on a thread of this one.
     std::vector<std::unique_ptr<WorkerEndpoint>> endpoints;

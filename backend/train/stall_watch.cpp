@@ -38,36 +38,53 @@ std::string recovery_message(const std::string& who, std::int32_t batch, double 
 }
 
 StallWatch::StallWatch(const StallSpec& spec, JobState& job, TrainingObserver& observer,
-    balance::BatchSizeManager& manager, RemoteWorkers* remote)
+    balance::BatchSizeManager& manager, BatchRelease& release)
     : spec_(spec)
     , job_(job)
     , observer_(observer)
     , manager_(manager)
-    , remote_(remote)
+    , release_(release)
 {
 }
 
 void StallWatch::begin(std::int64_t iteration, double start, const std::vector<std::size_t>& active,
     const std::vector<std::int32_t>& sizes, const std::vector<std::optional<double>>& predicted_speeds)
 {
-    iteration_ = iteration;
     batches_.assign(sizes.size(), Batch {});
-    measured_speed_.resize(sizes.size(), 0.0);
-    measured_comm_.resize(sizes.size(), 0.0);
-    for (const std::size_t i : active) {
-        Batch& b = batches_[i];
-        b.active = true;
-        b.size = sizes[i];
-        b.start = start;
-        const double speed = i < predicted_speeds.size() && predicted_speeds[i] && *predicted_speeds[i] > 0
-            ? *predicted_speeds[i]
-            : measured_speed_[i];
-        if (speed > 0) // its compute, and its pull and push as they last took
-            b.predicted_s = sizes[i] / speed + measured_comm_[i];
-    }
+    for (const std::size_t i : active)
+        begin_batch(i, iteration, start, sizes[i], i < predicted_speeds.size() ? predicted_speeds[i] : std::nullopt);
 }
 
-void StallWatch::observe(const std::vector<IterationRecord>& rows)
+void StallWatch::begin_batch(
+    std::size_t worker, std::int64_t iteration, double start, std::int32_t size, std::optional<double> predicted_speed)
+{
+    if (worker >= batches_.size())
+        batches_.resize(worker + 1);
+    if (worker >= measured_speed_.size()) {
+        measured_speed_.resize(worker + 1, 0.0);
+        measured_comm_.resize(worker + 1, 0.0);
+    }
+    Batch& b = batches_[worker];
+    b = Batch {};
+    b.iteration = iteration;
+    b.active = true;
+    b.size = size;
+    b.start = start;
+    const double speed = predicted_speed && *predicted_speed > 0 ? *predicted_speed : measured_speed_[worker];
+    if (speed > 0) // its compute, and its pull and push as they last took
+        b.predicted_s = size / speed + measured_comm_[worker];
+}
+
+void StallWatch::end_batch(std::size_t worker, double end, bool lost)
+{
+    if (worker >= batches_.size() || !batches_[worker].active)
+        return;
+    batches_[worker].active = false;
+    if (batches_[worker].reported && !lost)
+        recovered(worker, end);
+}
+
+void StallWatch::observe(std::span<const IterationRecord> rows)
 {
     for (const IterationRecord& row : rows) {
         const auto i = static_cast<std::size_t>(row.worker);
@@ -119,7 +136,7 @@ void StallWatch::finish(const std::vector<BarrierTask>& tasks)
             recovered(i, tasks[i].end);
 }
 
-void StallWatch::judge(const std::vector<IterationRecord>& rows)
+void StallWatch::judge(std::span<const IterationRecord> rows)
 {
     for (const IterationRecord& row : rows) {
         const auto i = static_cast<std::size_t>(row.worker);
@@ -141,7 +158,7 @@ void StallWatch::report(std::size_t worker, double at)
 {
     Batch& b = batches_[worker];
     b.reported = true;
-    JobEvent e = job_.event(iteration_, at, EventKind::WorkerStalled,
+    JobEvent e = job_.event(b.iteration, at, EventKind::WorkerStalled,
         stall_message("worker " + std::to_string(worker), b.size, at - b.start, *b.predicted_s,
             spec_.threshold_s(*b.predicted_s)));
     e.worker = static_cast<WorkerId>(worker);
@@ -155,20 +172,19 @@ void StallWatch::act(std::size_t worker, double at)
     try {
         manager_.exclude(w, spec_.for_s, EventActor::policy("on_stall"));
     } catch (const RefusedRequest& e) { // already excluded, or the last worker
-        JobEvent warning = job_.event(iteration_, at, EventKind::Warning,
+        JobEvent warning = job_.event(batches_[worker].iteration, at, EventKind::Warning,
             "on_stall could not exclude stalled worker " + std::to_string(worker) + " (" + e.code() + "): " + e.what());
         warning.worker = w;
         observer_.on_event(warning);
         return;
     }
-    if (remote_ && remote_->is_remote(w))
-        remote_->give_up_task(w); // the barrier goes on without it (real mode)
+    release_.give_up(w); // the barrier goes on without it (real mode)
 }
 
 void StallWatch::recovered(std::size_t worker, double end)
 {
     const Batch& b = batches_[worker];
-    JobEvent e = job_.event(iteration_, end, EventKind::WorkerRecovered,
+    JobEvent e = job_.event(b.iteration, end, EventKind::WorkerRecovered,
         recovery_message("worker " + std::to_string(worker), b.size, end - b.start, *b.predicted_s));
     e.worker = static_cast<WorkerId>(worker);
     observer_.on_event(e);

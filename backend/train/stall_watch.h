@@ -2,9 +2,11 @@
 
 #include "common/records.h"
 #include "common/stall_spec.h"
+#include "train/batch_release.h"
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,14 +35,14 @@ std::string recovery_message(const std::string& who, std::int32_t batch, double 
 // that predicts none (uniform), plus its last pull and push; a worker with neither (its first
 // batch) is not judged.
 // - Real mode: the engine waits for its workers through next_due and check, so a stall is
-//   reported while it lasts, and the exclude action gives up a remote worker's task at once
+//   reported while it lasts, and the exclude action gives up the worker's batch at once
 //   (the barrier goes on without it); finish records the recoveries.
 // - Virtual and paced modes: judge reads the timed rows after the barrier, and records each
 //   stall at its modelled instant; an exclusion then applies from the next barrier.
 class StallWatch {
 public:
     StallWatch(const StallSpec& spec, JobState& job, TrainingObserver& observer, balance::BatchSizeManager& manager,
-        RemoteWorkers* remote);
+        BatchRelease& release);
 
     // Iteration `iteration` starts at `start` (the run clock): the workers in `active`, with
     // their batch sizes and the policy's predicted speeds (samples per second), by worker.
@@ -53,13 +55,20 @@ public:
     // The iteration's batches ended (real mode): worker-recovered for each stalled one that
     // brought its result.
     void finish(const std::vector<BarrierTask>& tasks);
-    // The virtual and paced modes' timed rows of the iteration.
-    void judge(const std::vector<IterationRecord>& rows);
-    // The iteration's rows as recorded: each worker's measured speed, the prediction of last resort.
-    void observe(const std::vector<IterationRecord>& rows);
+    // The free-running engines (asp, ssp, elastic-bsp), where each worker has its own batches:
+    // worker `worker`'s batch of its iteration `iteration` starts at `start`.
+    void begin_batch(std::size_t worker, std::int64_t iteration, double start, std::int32_t size,
+        std::optional<double> predicted_speed);
+    // ... and ended at `end` (real mode): worker-recovered if it was stalled and brought its result.
+    void end_batch(std::size_t worker, double end, bool lost);
+    // The virtual and paced modes' timed rows (of the iteration, or a free-running worker's row).
+    void judge(std::span<const IterationRecord> rows);
+    // Rows as recorded: each worker's measured speed, the prediction of last resort.
+    void observe(std::span<const IterationRecord> rows);
 
 private:
     struct Batch {
+        std::int64_t iteration = 0; // its events' iteration
         bool active = false;
         std::int32_t size = 0;
         double start = 0;
@@ -75,8 +84,7 @@ private:
     JobState& job_;
     TrainingObserver& observer_;
     balance::BatchSizeManager& manager_;
-    RemoteWorkers* remote_;
-    std::int64_t iteration_ = 0;
+    BatchRelease& release_;
     std::vector<Batch> batches_;
     std::vector<double> measured_speed_; // by worker, samples per second; 0: none yet
     std::vector<double> measured_comm_; // by worker, its last pull and push (s)

@@ -17,21 +17,32 @@ double seconds_since(std::chrono::steady_clock::time_point start)
 
 class LocalEndpoint final : public WorkerEndpoint {
 public:
-    LocalEndpoint(Worker& worker, bool reads_device)
+    LocalEndpoint(Worker& worker, bool reads_device, BatchRelease* release)
         : worker_(worker)
         , reads_device_(reads_device)
+        , release_(release)
     {
     }
 
-    BatchMeasurement compute(std::int64_t /*iteration*/, std::int32_t batch_size, double slowdown) override
+    BatchMeasurement compute(std::int64_t iteration, std::int32_t batch_size, double slowdown) override
     {
         BatchMeasurement m;
+        const WorkerId id = worker_.id();
+        if (release_ && !release_->start(id, iteration))
+            return given_up();
         const auto began = std::chrono::steady_clock::now();
         const double cpu_before = perf::thread_cpu_seconds();
         m.loss = worker_.compute_gradient(batch_size);
         m.cpu_seconds = perf::thread_cpu_seconds() - cpu_before;
-        if (slowdown > 1) // an injected straggler idles for the extra time
-            std::this_thread::sleep_for(std::chrono::duration<double>((slowdown - 1) * seconds_since(began)));
+        if (slowdown > 1) { // an injected straggler idles for the extra time
+            const std::chrono::duration<double> extra((slowdown - 1) * seconds_since(began));
+            if (!release_)
+                std::this_thread::sleep_for(extra);
+            else if (!release_->idle(id, iteration, extra))
+                return given_up();
+        }
+        if (release_ && release_->given_up(id, iteration))
+            return given_up();
         // A GPU worker's time is its stream's, measured with CUDA events, plus any injected delay.
         const auto on_device = worker_.device_seconds();
         m.compute_s = on_device && slowdown <= 1 ? *on_device : seconds_since(began);
@@ -44,8 +55,16 @@ public:
     bool in_another_process() const override { return false; }
 
 private:
+    static BatchMeasurement given_up()
+    {
+        BatchMeasurement m;
+        m.lost = RemoteLoss { RemoteLoss::Kind::Excluded };
+        return m;
+    }
+
     Worker& worker_;
     bool reads_device_;
+    BatchRelease* release_;
 };
 
 class RemoteProcessEndpoint final : public WorkerEndpoint {
@@ -89,9 +108,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker, bool reads_device)
+std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker, bool reads_device, BatchRelease* release)
 {
-    return std::make_unique<LocalEndpoint>(worker, reads_device);
+    return std::make_unique<LocalEndpoint>(worker, reads_device, release);
 }
 
 std::unique_ptr<WorkerEndpoint> make_remote_endpoint(Worker& worker, RemoteWorkers& remote)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "train/batch_release.h"
 #include "train/remote_workers.h"
 #include "train/worker.h"
 
@@ -44,7 +45,8 @@ public:
 // A local worker computing on the calling thread.
 // `reads_device`: a GPU worker's device is read after each batch (the real mode; the virtual
 // modes record the performance model's memory, so they skip the driver and NVML calls).
-std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker, bool reads_device);
+// `release` (the real mode): a batch given up there is cut short and brings no gradient.
+std::unique_ptr<WorkerEndpoint> make_local_endpoint(Worker& worker, bool reads_device, BatchRelease* release);
 // A slot of `remote`: its process gets the replica and the batch size and sends the
 // gradient back.
 std::unique_ptr<WorkerEndpoint> make_remote_endpoint(Worker& worker, RemoteWorkers& remote);

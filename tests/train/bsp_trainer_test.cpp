@@ -333,3 +333,53 @@ TEST(StallWatch, TheExcludeActionTakesTheWorkerOutUntilItsLimitEnds)
         return r.worker == 3 && r.iteration >= readmitted[0].iteration && r.batch_size > 0;
     })) << "measured again once readmitted";
 }
+
+// Issue 42 item 2 for a local worker in the real mode: an exclusion while its batch holds the
+// barrier gives the batch up at once. Worker 3 crawls from iteration 3 (1000 times its
+// compute, idling); when its stall is reported the operator excludes it, from the engine's
+// own wait, and the barrier goes on without it.
+TEST(BspTrainer, AnExclusionReleasesTheBarrierALocalWorkerHoldsInTheRealMode)
+{
+    struct Operator final : train::TrainingObserver {
+        Collector seen;
+        train::Trainer* trainer = nullptr;
+        void on_iteration(std::span<const IterationRecord> r) override { seen.on_iteration(r); }
+        void on_evaluation(const EvaluationRecord& e) override { seen.on_evaluation(e); }
+        void on_event(const JobEvent& e) override
+        {
+            seen.on_event(e);
+            if (e.kind == EventKind::WorkerStalled && e.worker == 3)
+                trainer->control().exclude(3, std::nullopt, EventActor::person("operator", "test"));
+        }
+    } op;
+    auto c = config(train::ClockMode::Real, 4);
+    c.prototype = model::make_mlp(20, { 512 }, 5); // a batch long enough to be worth idling 1000 times over
+    c.iterations = 8;
+    c.stall.min_s = 0.05;
+    c.scheduled.push_back(
+        { 3, "crawl", [](train::JobControl& control) { control.inject_straggler(3, 1000, EventActor::scenario()); } });
+    train::BspTrainer trainer(std::move(c), balance::make_policy({}), op);
+    op.trainer = &trainer;
+    trainer.run();
+    const Collector& seen = op.seen;
+    const auto stalled = of_kind(seen, "worker-stalled");
+    ASSERT_EQ(stalled.size(), 1u);
+    EXPECT_EQ(stalled[0].iteration, 3);
+    const IterationRecord& held = row_of(seen, 3, 3);
+    EXPECT_EQ(held.decision, "dropped: excluded");
+    EXPECT_EQ(held.compute_s, 0.0);
+    EXPECT_TRUE(of_kind(seen, "worker-recovered").empty()) << "a given-up batch brings nothing back";
+    EXPECT_TRUE(of_kind(seen, "worker-lost").empty()) << "an exclusion is not a loss";
+    const auto excluded = of_kind(seen, "exclude");
+    ASSERT_EQ(excluded.size(), 1u);
+    EXPECT_EQ(excluded[0].actor, "operator:test");
+    std::int32_t others = 0;
+    for (const IterationRecord& r : seen.rows) {
+        if (r.worker == 3 && r.iteration > 3) {
+            EXPECT_EQ(r.batch_size, 0) << "excluded from iteration 4 on, at iteration " << r.iteration;
+        }
+        if (r.iteration == 3 && r.worker != 3)
+            others += r.batch_size;
+    }
+    EXPECT_GT(others, 0) << "the others' gradients made the update";
+}

@@ -1,0 +1,53 @@
+#include "train/batch_release.h"
+
+#include <algorithm>
+
+namespace fulcrum::train {
+
+BatchRelease::BatchRelease(std::size_t workers, RemoteWorkers* remote, bool real_mode)
+    : remote_(remote)
+    , real_mode_(real_mode)
+    , slots_(workers)
+{
+}
+
+void BatchRelease::give_up(WorkerId worker)
+{
+    if (remote_ && remote_->is_remote(worker)) {
+        remote_->give_up_task(worker);
+        return;
+    }
+    if (!real_mode_ || worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
+        return;
+    {
+        std::lock_guard lock(mutex_);
+        Slot& slot = slots_[static_cast<std::size_t>(worker)];
+        // The batch under way, and the next one: an exclusion asked between a safe point and
+        // the batch's start applies to that batch (the allocation already counted the worker).
+        slot.give_up_through = std::max(slot.give_up_through, slot.started + 1);
+    }
+    changed_.notify_all();
+}
+
+bool BatchRelease::start(WorkerId worker, std::int64_t iteration)
+{
+    std::lock_guard lock(mutex_);
+    Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    slot.started = iteration;
+    return iteration > slot.give_up_through;
+}
+
+bool BatchRelease::idle(WorkerId worker, std::int64_t iteration, std::chrono::duration<double> idle)
+{
+    std::unique_lock lock(mutex_);
+    return !changed_.wait_for(
+        lock, idle, [&] { return iteration <= slots_[static_cast<std::size_t>(worker)].give_up_through; });
+}
+
+bool BatchRelease::given_up(WorkerId worker, std::int64_t iteration) const
+{
+    std::lock_guard lock(mutex_);
+    return iteration <= slots_[static_cast<std::size_t>(worker)].give_up_through;
+}
+
+} // namespace fulcrum::train

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "common/records.h"
+#include "train/remote_workers.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace fulcrum::train {
+
+// Releases the barrier a worker holds when it is excluded or removed (issue 42 item 2): its
+// batch under way, or the one it was just sent, is given up at once, and the barrier goes on
+// without it (its row is "dropped: excluded"). The one place that does so, whoever excluded
+// the worker: an operator, the job's on_stall policy, a resize.
+// - A remote slot: RemoteWorkers::give_up_task; its late gradient is discarded on arrival.
+// - A local worker in the real mode: its endpoint asks here when the batch starts, while it
+//   idles for an injected slowdown, and when it ends. Arithmetic already under way finishes
+//   (a GEMM is not interrupted); the idle time is cut, and the gradient is not used.
+// - The virtual and paced modes compute on the modelled clock: nothing is given up there,
+//   and the exclusion applies from the next barrier.
+// Thread-safe: give_up comes from the daemon's or the engine's thread, the rest from the
+// worker's own.
+class BatchRelease {
+public:
+    BatchRelease(std::size_t workers, RemoteWorkers* remote, bool real_mode);
+
+    void give_up(WorkerId worker);
+
+    // The local worker's batch of `iteration` starts: false when it is already given up.
+    bool start(WorkerId worker, std::int64_t iteration);
+    // Idles up to `idle` (an injected straggler's extra time): false, at once, when the
+    // batch is given up meanwhile.
+    bool idle(WorkerId worker, std::int64_t iteration, std::chrono::duration<double> idle);
+    bool given_up(WorkerId worker, std::int64_t iteration) const;
+
+private:
+    struct Slot {
+        std::int64_t started = -1; // the latest batch started
+        std::int64_t give_up_through = -1; // batches up to this iteration are given up
+    };
+    RemoteWorkers* remote_;
+    const bool real_mode_;
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::vector<Slot> slots_;
+};
+
+} // namespace fulcrum::train
