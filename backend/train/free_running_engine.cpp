@@ -4,6 +4,7 @@
 #include "perf/proc_stats.h"
 #include "train/checkpoint_schedule.h"
 #include "train/modelled_timing.h"
+#include "train/stall_watch.h"
 
 #include <algorithm>
 #include <atomic>
@@ -109,7 +110,11 @@ struct FreeRunningEngine::Impl : EngineRefs {
         s.row.wait_s = std::max(0.0, started_next - s.row.end_s);
         s.row_open = false;
         s.recorded_through = s.row.iteration;
-        observer.on_iteration(std::span<const IterationRecord>(&s.row, 1));
+        const std::span<const IterationRecord> row(&s.row, 1);
+        if (config.mode != ClockMode::Real)
+            stalls.judge(row); // the modelled batch's times are final
+        stalls.observe(row);
+        observer.on_iteration(row);
     }
 
     double now() const { return timing->now(); }
@@ -133,6 +138,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
         row.decision = decision_tag(i);
         s.busy = true;
         s.started = starts++;
+        stalls.begin_batch(i, row.iteration, t, row.batch_size, row.predicted_speed);
         timing->begin_batch(i, t);
     }
 
@@ -501,6 +507,7 @@ struct FreeRunningEngine::Impl : EngineRefs {
     std::vector<std::int64_t> superstep_start;
     const std::atomic<bool>* stop_flag = nullptr;
     std::unique_ptr<Clock> timing; // the mode's
+    StallWatch stalls { config.stall, job, observer, manager, *job.release };
     bool draining = false; // a switch to bsp or backup: no more starts
     bool switch_ready = false; // ... and every batch under way has arrived
     std::uint64_t starts = 0; // batches started, numbering each start
@@ -648,6 +655,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
         WorkerState& s = e.state[c.worker];
         IterationRecord& row = s.row;
         const BatchMeasurement& m = c.batch;
+        e.stalls.end_batch(c.worker, c.ended, m.lost.has_value());
         const double transfer_s = m.lost ? 0 : std::max(0.0, m.elapsed_s - m.compute_s);
         if (transfer_s > 0)
             last_comm_s[c.worker] = transfer_s;
@@ -669,6 +677,30 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
         if (!e.progress.done
             && std::none_of(e.state.begin(), e.state.end(), [](const WorkerState& w) { return w.busy; }))
             throw std::runtime_error("every worker of the job is lost or waits on one that is; it cannot go on");
+    }
+
+    // Until a completion is queued, waking at each stall's instant to report it and take the
+    // job's on_stall action (a given-up batch then completes at once, as lost).
+    void wait_watching_stalls(std::unique_lock<std::mutex>& lock)
+    {
+        const auto queued = [&] { return !completions.empty(); };
+        for (;;) {
+            const std::optional<double> due = e.stalls.next_due();
+            if (!due) {
+                completed.wait(lock, queued);
+                return;
+            }
+            if (completed.wait_for(lock, std::chrono::duration<double>(std::max(0.0, *due - now())), queued))
+                return;
+            lock.unlock(); // its events and a given-up task take other locks; the workers' threads go on
+            try {
+                e.stalls.check(now(), {});
+            } catch (...) {
+                lock.lock();
+                throw;
+            }
+            lock.lock();
+        }
     }
 
     // The engine's loop over the completions, with one thread per worker.
@@ -695,7 +727,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
                 threads.emplace_back([this, i] { work(i); });
             std::unique_lock lock(mutex);
             while (!e.progress.done && !e.switch_ready) {
-                completed.wait(lock, [&] { return !completions.empty(); });
+                wait_watching_stalls(lock);
                 const Completion c = completions.front();
                 completions.pop_front();
                 complete(c);

@@ -694,3 +694,85 @@ TEST(FederatedTrainer, TakesPinsExclusionsAndStragglersAtTheNextRoundAndRefusesW
         EXPECT_TRUE(out.event(kind)) << kind;
     EXPECT_GT(r.final_evaluation.test_accuracy, 0.4);
 }
+
+namespace {
+
+std::vector<EventRecord> events_of_kind(const Collector& c, const std::string& kind)
+{
+    std::vector<EventRecord> out;
+    std::copy_if(c.events.begin(), c.events.end(), std::back_inserter(out),
+        [&](const EventRecord& e) { return e.kind == kind; });
+    return out;
+}
+
+const IterationRecord* row_of(const Collector& c, std::int64_t iteration, WorkerId worker)
+{
+    const auto it = std::find_if(c.rows.begin(), c.rows.end(),
+        [&](const IterationRecord& r) { return r.iteration == iteration && r.worker == worker; });
+    return it == c.rows.end() ? nullptr : &*it;
+}
+
+} // namespace
+
+// Issue 42 item 3 for the free-running models on the virtual clock: each worker's batches are
+// watched on their own. Worker 3 crawls (20 times slower) from update 100: its first crawling
+// batch is stalled at max(5 x its prediction, 0.5 s) after its start, and recovered at its end.
+TEST(AsyncTrainer, AFreeRunningWorkersCrawlingBatchIsReportedStalledAndRecovered)
+{
+    for (const std::string sync : { "asp", "ssp", "elastic-bsp" }) {
+        SCOPED_TRACE(sync);
+        auto c = config(sync, 300);
+        c.stall.min_s = 0.5;
+        c.scheduled.push_back({ 100, "crawl",
+            [](train::JobControl& control) { control.inject_straggler(3, 20, EventActor::scenario()); } });
+        Collector out;
+        train::AsyncTrainer trainer(std::move(c), out);
+        trainer.run();
+        const auto stalled = events_of_kind(out, "worker-stalled");
+        const auto recovered = events_of_kind(out, "worker-recovered");
+        ASSERT_EQ(stalled.size(), 1u);
+        ASSERT_EQ(recovered.size(), 1u);
+        EXPECT_EQ(stalled[0].worker, 3);
+        EXPECT_EQ(recovered[0].worker, 3);
+        const IterationRecord* before = row_of(out, stalled[0].iteration - 1, 3);
+        const IterationRecord* slow = row_of(out, stalled[0].iteration, 3);
+        ASSERT_TRUE(before && slow);
+        const double predicted = slow->batch_size / before->speed + before->comm_s;
+        EXPECT_NEAR(stalled[0].time_s, slow->start_s + std::max(5 * predicted, 0.5), 1e-9);
+        EXPECT_NEAR(recovered[0].time_s, slow->end_s, 1e-9);
+        EXPECT_NEAR(slow->compute_s, 20 * before->compute_s, 1e-9) << "the crawling batch";
+    }
+}
+
+// ... and in the real mode, with the exclude action: a local worker's crawling batch is given
+// up while it idles (issue 42 item 2), so the others go on without waiting for it.
+TEST(AsyncTrainer, AFreeRunningLocalWorkersStallIsExcludedAndItsBatchGivenUpInTheRealMode)
+{
+    auto c = config("asp", 2000);
+    c.mode = train::ClockMode::Real;
+    c.total_batch = 256; // 64 a worker: the crawl idles about 1000 x 1 ms, the others go on
+    c.prototype = model::make_mlp(16, { 512 }, 4); // a batch long enough to be worth idling 1000 times over
+    c.stall.min_s = 0.05;
+    c.stall.action = StallAction::Exclude;
+    c.stall.for_s = 1000;
+    c.scheduled.push_back(
+        { 20, "crawl", [](train::JobControl& control) { control.inject_straggler(3, 1000, EventActor::scenario()); } });
+    Collector out;
+    train::AsyncTrainer trainer(std::move(c), out);
+    const train::TrainingResult r = trainer.run();
+    EXPECT_EQ(r.updates, 2000);
+    const auto stalled = events_of_kind(out, "worker-stalled");
+    ASSERT_EQ(stalled.size(), 1u);
+    EXPECT_EQ(stalled[0].worker, 3);
+    const auto excluded = events_of_kind(out, "exclude");
+    ASSERT_EQ(excluded.size(), 1u);
+    EXPECT_EQ(excluded[0].actor, "policy: on_stall");
+    const IterationRecord* held = row_of(out, stalled[0].iteration, 3);
+    ASSERT_TRUE(held);
+    EXPECT_EQ(held->decision, "dropped: excluded");
+    EXPECT_TRUE(events_of_kind(out, "worker-recovered").empty()) << "a given-up batch brings nothing back";
+    EXPECT_EQ(std::count_if(out.rows.begin(), out.rows.end(),
+                  [&](const IterationRecord& row) { return row.worker == 3 && row.iteration > held->iteration; }),
+        0)
+        << "excluded for the rest of the run";
+}
