@@ -37,8 +37,11 @@ def data(seed=3, n=256, dim=12, classes=4):
     return torch.randn(n, dim, generator=g), torch.randint(0, classes, (n,), generator=g)
 
 
-def model_of(seed=5):
+def model_of(seed=5, batch_norm=False):
     torch.manual_seed(seed)
+    if batch_norm:
+        return torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.BatchNorm1d(16), torch.nn.ReLU(),
+                                   torch.nn.Linear(16, 4)).double()
     return torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).double()
 
 
@@ -90,19 +93,25 @@ def slow_evaluation(seconds, model):
     return 0.5, 1.0
 
 
-def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, eval_s=None):
-    """One rank of an external job: trains a small MLP, logging every plan it gets."""
+def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, eval_s=None, batch_norm=False):
+    """One rank of an external job: trains a small MLP, logging every plan it gets (and,
+    with `batch_norm`, its BatchNorm's running statistics as they are before the iteration)."""
     torch.set_num_threads(1)
     # The process group gives up on a peer after the job's rank timeout plus its worker
     # timeout, so the ranks left are not held in an all-reduce for gloo's default 30 minutes.
     timeout = fulcrum_torch.process_group_timeout(scenario)
     dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3, timeout=timeout)
     x, y = data(n=2000)
-    model = model_of().float()
+    model = model_of(batch_norm=batch_norm).float()
     log = open(log_path, "w", encoding="utf-8")
 
     def on_iteration(k, plan):
-        log.write(json.dumps({"iteration": k, "batch_sizes": plan["batch_sizes"]}) + "\n")
+        entry = {"iteration": k, "batch_sizes": plan["batch_sizes"]}
+        if batch_norm:
+            norm = model[1]
+            entry["running"] = norm.running_mean.tolist() + norm.running_var.tolist()
+            entry["tracked"] = int(norm.num_batches_tracked)
+        log.write(json.dumps(entry) + "\n")
         log.flush()
         if die_at is not None and k == die_at:
             os.kill(os.getpid(), signal.SIGKILL)  # as an OOM killer or a lost node would
@@ -180,7 +189,7 @@ class FulcrumTorch(unittest.TestCase):
             self.assertLess(float((mine - theirs.detach()).abs().max()), 1e-5)
 
     def start_ranks(self, daemon, iterations, die_at=None, stop_at=None, worker_timeout_s=None, rank_timeout_s=60,
-                    eval_s=None):
+                    eval_s=None, batch_norm=False):
         scenario = fulcrum_torch.external_scenario("torch-test", 3, 120, iterations, policy={"type": "uniform"},
                                                    rank_timeout_s=rank_timeout_s, worker_timeout_s=worker_timeout_s)
         scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
@@ -189,7 +198,7 @@ class FulcrumTorch(unittest.TestCase):
         for rank in range(3):
             ranks.append(context.Process(target=fulcrum_rank, args=(
                 rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log"),
-                die_at if rank == 1 else None, stop_at if rank == 1 else None, eval_s)))
+                die_at if rank == 1 else None, stop_at if rank == 1 else None, eval_s, batch_norm)))
             ranks[-1].start()
         return ranks
 
@@ -233,6 +242,47 @@ class FulcrumTorch(unittest.TestCase):
             self.assertEqual(plans[paused_before], [70, 50, 0], f"rank {rank}: the plan right after the pause")
             self.assertEqual(plans[399], [70, 50, 0])
             self.assertEqual(self.read_log(rank)[-1]["end"], "finished")
+
+    def wait_for_iteration(self, op, iteration, deadline):
+        while time.time() < deadline:
+            jobs = op.jobs()
+            if jobs and jobs[0]["iteration"] >= iteration:
+                return jobs[0]["job"]
+            time.sleep(0.05)
+        self.fail(f"the job never reached iteration {iteration}")
+
+    def test_an_excluded_rank_trains_a_batch_norm_model_without_moving_its_statistics(self):
+        # Rank 0 (whose buffers DDP broadcasts to the others at every forward) is excluded
+        # for a while. It still runs DDP's forward and backward, on two samples weighted 0:
+        # BatchNorm1d would refuse one, and its running statistics must not move.
+        daemon = Fulcrumd(self.dir)
+        try:
+            ranks = self.start_ranks(daemon, 60, batch_norm=True)
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                deadline = time.time() + 120
+                job = self.wait_for_iteration(op, 5, deadline)
+                op.exclude(job, 0)
+                self.wait_for_iteration(op, 25, deadline)
+                op.include(job, 0)
+            for p in ranks:
+                p.join(180)
+                self.assertEqual(p.exitcode, 0)
+        finally:
+            daemon.stop()
+        for rank in range(3):
+            self.assertEqual(self.read_log(rank)[-1]["end"], "finished", f"rank {rank}")
+        plans = [e for e in self.read_log(0) if "iteration" in e]
+        excluded = [e["iteration"] for e in plans if e["batch_sizes"][0] == 0]
+        self.assertGreaterEqual(len(excluded), 5, "rank 0 sat out several iterations")
+        self.assertLess(excluded[-1], 59, "and was included again")
+        by_iteration = {e["iteration"]: e for e in plans}
+        for k in excluded:
+            before, after = by_iteration[k], by_iteration[k + 1]
+            self.assertEqual(before["running"], after["running"], f"iteration {k}: the statistics held")
+            self.assertEqual(before["tracked"], after["tracked"])
+        trained = [k for k in by_iteration if k + 1 in by_iteration and k not in excluded]
+        moved = [k for k in trained if by_iteration[k]["running"] != by_iteration[k + 1]["running"]]
+        self.assertEqual(moved, trained, "a rank that trains moves them")
 
     def test_an_evaluation_longer_than_the_rank_timeout_does_not_lose_the_job(self):
         # Rank 0 evaluates for 12 s after iterations 9 and 19 before it reports; the others

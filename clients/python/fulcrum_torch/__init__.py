@@ -10,11 +10,13 @@ stores and console like a built-in job.
 """
 
 from .client import FulcrumClient, FulcrumError, read_token_file
+from .exclusion import EXCLUDED_SAMPLES, excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
 from .sampler import GlobalBatchSlicer
 from .train import ExternalJob, RankTimer, TrainResult, external_scenario, process_group_timeout, train
 
 __all__ = [
+    "EXCLUDED_SAMPLES",
     "ExternalJob",
     "FulcrumClient",
     "FulcrumError",
@@ -22,7 +24,9 @@ __all__ = [
     "RankTimer",
     "TrainResult",
     "WeightedAllReduce",
+    "excluded_indices",
     "external_scenario",
+    "held_batch_norm",
     "process_group_timeout",
     "read_token_file",
     "train",

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 from .client import FulcrumClient, FulcrumError
+from .exclusion import excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
 from .sampler import GlobalBatchSlicer
 
@@ -227,13 +228,14 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
         mine = sizes[rank]
         indices = slicer.next_slice(sizes, rank)
         if mine == 0:  # excluded: DDP still needs this rank's (zero-weighted) gradient
-            indices = torch.zeros(1, dtype=torch.long)
+            indices = excluded_indices(len(inputs))
         state.start_iteration(mine, sum(sizes))
         x, y = inputs[indices].to(device), targets[indices].to(device)
         timer.start()
         optimizer.zero_grad(set_to_none=True)
         try:
-            loss = loss_fn(ddp(x), y)
+            with held_batch_norm(model, hold=mine == 0):
+                loss = loss_fn(ddp(x), y)
             slowdown = float(plan.get("slowdowns", [1.0] * len(sizes))[rank])
             if slowdown > 1 and mine > 0:  # an operator's injected straggler, for drills
                 time.sleep((slowdown - 1) * last_compute)
