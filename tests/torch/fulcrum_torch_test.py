@@ -4,7 +4,6 @@
 Run by ctest (label torch) with FULCRUMD_BINARY set; each case starts what it needs.
 """
 
-import datetime
 import functools
 import json
 import os
@@ -129,6 +128,47 @@ def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, 
             log.write(json.dumps({"end": "fulcrum-error", "code": e.code, "message": e.message}) + "\n")
         except RuntimeError as e:  # the all-reduce's peer died with the lost rank
             log.write(json.dumps({"end": "error", "message": str(e)}) + "\n")
+    log.close()
+    end_rank(0)
+
+
+def own_loop_rank(rank, server, token, scenario, log_path):
+    """One rank of an external job running a loop of its own through job.steps: momentum
+    SGD with a step LR schedule, gradient clipping and bfloat16 autocast on the CPU, and an
+    evaluation inside a step."""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3,
+                            timeout=fulcrum_torch.process_group_timeout(scenario))
+    x, y = data(n=2000)
+    x = x.float()
+    model = model_of(batch_norm=True).float()
+    log = open(log_path, "w", encoding="utf-8")
+    with fulcrum_torch.FulcrumClient(server, token) as client:
+        job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario)
+        ddp = job.distribute(model)
+        optimizer = torch.optim.SGD(ddp.parameters(), lr=0.2, momentum=0.9)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
+        for step in job.steps(len(x), seed=3):
+            with step:
+                optimizer.zero_grad(set_to_none=True)
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    loss = F.cross_entropy(ddp(x[step.indices]), y[step.indices])
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(ddp.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                step.loss = loss
+                if rank == 0 and step.iteration == 9:
+                    with step.evaluation():
+                        model.eval()
+                        with torch.no_grad():
+                            correct = (model(x).argmax(1) == y).float().mean().item()
+                        model.train()
+                    step.measured["test_accuracy"], step.measured["test_loss"] = correct, 0.0
+            log.write(json.dumps({"iteration": step.iteration, "batch_sizes": step.sizes,
+                                  "compute_s": step.compute_s, "sync_s": step.sync_s,
+                                  "lr": optimizer.param_groups[0]["lr"]}) + "\n")
+        log.write(json.dumps({"end": job.plan["state"]}) + "\n")
     log.close()
     end_rank(0)
 
@@ -283,6 +323,41 @@ class FulcrumTorch(unittest.TestCase):
         trained = [k for k in by_iteration if k + 1 in by_iteration and k not in excluded]
         moved = [k for k in trained if by_iteration[k]["running"] != by_iteration[k + 1]["running"]]
         self.assertEqual(moved, trained, "a rank that trains moves them")
+
+    def test_a_loop_of_its_own_trains_through_the_steps_with_a_schedule_clipping_and_autocast(self):
+        daemon = Fulcrumd(self.dir)
+        try:
+            scenario = fulcrum_torch.external_scenario("own-loop", 3, 120, 30, policy={"type": "lbbsp-cpu"})
+            scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
+            context = mp.get_context("spawn")
+            ranks = [context.Process(target=own_loop_rank, args=(
+                rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log")))
+                for rank in range(3)]
+            for p in ranks:
+                p.start()
+            for p in ranks:
+                p.join(180)
+                self.assertEqual(p.exitcode, 0)
+        finally:
+            daemon.stop()
+        for rank in range(3):
+            log = self.read_log(rank)
+            self.assertEqual(log[-1]["end"], "finished", f"rank {rank}")
+            steps = log[:-1]
+            self.assertEqual([s["iteration"] for s in steps], list(range(30)))
+            self.assertEqual(steps[-1]["lr"], 0.2 * 0.5 ** 3, "the schedule stepped every iteration")
+            self.assertTrue(all(s["compute_s"] > 0 and s["sync_s"] >= 0 for s in steps))
+        stores = [f for f in os.listdir(os.path.join(self.dir, "runs")) if f.endswith(".db")]
+        self.assertEqual(len(stores), 1)
+        store = sqlite3.connect(os.path.join(self.dir, "runs", stores[0]))
+        self.assertEqual(store.execute("SELECT COUNT(*) FROM iterations").fetchone()[0], 30 * 3)
+        first, last = (store.execute("SELECT AVG(loss) FROM iterations WHERE iteration " + where).fetchone()[0]
+                       for where in ("< 5", ">= 25"))
+        self.assertLess(last, first, "it learned")
+        self.assertEqual(store.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0], 1)
+        # fulcrumd's LB-BSP sized the ranks from what the steps reported.
+        sizes = store.execute("SELECT batch_size FROM iterations WHERE iteration = 29").fetchall()
+        self.assertEqual(sum(s[0] for s in sizes), 120)
 
     def test_an_evaluation_longer_than_the_rank_timeout_does_not_lose_the_job(self):
         # Rank 0 evaluates for 12 s after iterations 9 and 19 before it reports; the others

@@ -13,7 +13,8 @@ from .client import FulcrumClient, FulcrumError, read_token_file
 from .exclusion import EXCLUDED_SAMPLES, excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
 from .sampler import GlobalBatchSlicer
-from .train import ExternalJob, RankTimer, TrainResult, external_scenario, process_group_timeout, train
+from .steps import RankTimer, Step, memory_share
+from .train import ExternalJob, TrainResult, external_scenario, process_group_timeout, train
 
 __all__ = [
     "EXCLUDED_SAMPLES",
@@ -22,11 +23,13 @@ __all__ = [
     "FulcrumError",
     "GlobalBatchSlicer",
     "RankTimer",
+    "Step",
     "TrainResult",
     "WeightedAllReduce",
     "excluded_indices",
     "external_scenario",
     "held_batch_norm",
+    "memory_share",
     "process_group_timeout",
     "read_token_file",
     "train",

@@ -14,14 +14,16 @@ import torch.distributed as dist
 
 
 class WeightedAllReduce:
-    """The hook's state: this rank's weight x_i / X for the iteration under way, and when
-    the first gradient bucket was ready (the end of its backward pass, for timing)."""
+    """The hook's state: this rank's weight x_i / X for the iteration under way, when the
+    first gradient bucket was ready (the end of its backward pass, for timing) and when the
+    last bucket's all-reduce completed (the end of the sync)."""
 
     def __init__(self, process_group: Optional[dist.ProcessGroup] = None,
                  on_first_bucket: Optional[Callable[[], None]] = None):
         self.process_group = process_group
         self.weight = 1.0
         self.first_bucket_at: Optional[float] = None
+        self.last_reduced_at: Optional[float] = None
         # Called when the iteration's first bucket enters the all-reduce: train() tells
         # fulcrumd this rank now waits for its peers (FulcrumClient.announce_collective).
         self.on_first_bucket = on_first_bucket
@@ -29,6 +31,7 @@ class WeightedAllReduce:
     def start_iteration(self, batch_size: int, total_batch: int) -> None:
         self.weight = batch_size / total_batch if total_batch > 0 else 0.0
         self.first_bucket_at = None
+        self.last_reduced_at = None
 
 
 def weighted_allreduce_hook(state: WeightedAllReduce, bucket) -> torch.futures.Future[torch.Tensor]:
@@ -40,4 +43,9 @@ def weighted_allreduce_hook(state: WeightedAllReduce, bucket) -> torch.futures.F
     tensor = bucket.buffer()
     tensor.mul_(state.weight)
     work = dist.all_reduce(tensor, group=state.process_group, async_op=True)
-    return work.get_future().then(lambda fut: fut.value()[0])
+
+    def reduced(fut):
+        state.last_reduced_at = time.perf_counter()
+        return fut.value()[0]
+
+    return work.get_future().then(reduced)

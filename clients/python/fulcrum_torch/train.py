@@ -7,7 +7,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -15,9 +15,8 @@ import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
 from .client import FulcrumClient, FulcrumError
-from .exclusion import excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
-from .sampler import GlobalBatchSlicer
+from .steps import RankTimer, Step, iterate_steps, memory_share
 
 
 def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
@@ -86,6 +85,29 @@ class ExternalJob:
         self.scenario = assignment.get("scenario", {})
         self.iterations = int(self.scenario.get("training", {}).get("iterations", 0))
         self.plan = client.report(self.job, rank, -1)
+        self._hook: Optional[WeightedAllReduce] = None
+        self._model: Optional[torch.nn.Module] = None
+        self._device: Optional[torch.device] = None
+
+    def distribute(self, model: torch.nn.Module, device: Optional[torch.device] = None,
+                   process_group: Optional[dist.ProcessGroup] = None) -> DistributedDataParallel:
+        """`model` (already on `device`) in DDP with LB-BSP eq. 7's hook registered, which
+        `steps` sets each iteration; tells fulcrumd when this rank enters the all-reduce."""
+        device_ids = [device.index] if device is not None and device.type == "cuda" else None
+        ddp = DistributedDataParallel(model, device_ids=device_ids, process_group=process_group)
+        self._hook = WeightedAllReduce(process_group, on_first_bucket=lambda: self.client.announce_collective(True))
+        ddp.register_comm_hook(self._hook, weighted_allreduce_hook)
+        self._model, self._device = model, device
+        return ddp
+
+    def steps(self, dataset_size: int, seed: int = 1) -> Iterator[Step]:
+        """This rank's iterations until fulcrumd's plan says the job ended (then `plan`
+        says how): each a `Step` to run in a `with step:` block (fulcrum_torch.steps). Every
+        rank draws the same global batch of a seeded pass over `dataset_size` samples and
+        takes its slice, `step.indices`."""
+        if self._hook is None:
+            raise RuntimeError("call job.distribute(model) first: the steps weight the gradients through its hook")
+        return iterate_steps(self, self._hook, dataset_size, seed, self._model, self._device)
 
     def report(self, iteration: int, **measured: Any) -> Dict[str, Any]:
         self.plan = self.client.report(self.job, self.rank, iteration, **measured)
@@ -150,34 +172,6 @@ class ExternalJob:
         self.client.announce_evaluation(False)
 
 
-def memory_share() -> float:
-    """MemAvailable / MemTotal of this host (1 where /proc/meminfo is missing)."""
-    try:
-        fields = {}
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                key, value = line.split(":", 1)
-                fields[key] = float(value.split()[0])
-        return max(0.0, min(1.0, fields["MemAvailable"] / fields["MemTotal"]))
-    except (OSError, KeyError, ValueError, ZeroDivisionError):
-        return 1.0
-
-
-class RankTimer:
-    """Wall and CPU time of a stretch of work: the CPU share is this process's CPU time over
-    the wall time and its threads (1: it had the cores it asked for)."""
-
-    def start(self) -> None:
-        self.wall = time.perf_counter()
-        self.cpu = time.process_time()
-
-    def cpu_share(self, until_wall: float) -> float:
-        wall = until_wall - self.wall
-        if wall <= 0:
-            return 1.0
-        return max(0.0, min(1.0, (time.process_time() - self.cpu) / wall / max(1, torch.get_num_threads())))
-
-
 @dataclass
 class TrainResult:
     iterations: int = 0
@@ -210,70 +204,30 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
     ("job-lost: job 3 is lost: rank 1 (rank-1): was silent for 10 s ...") is raised from the
     collective's error once it has lost the rank."""
     device = device or torch.device("cpu")
-    ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-    state = WeightedAllReduce(on_first_bucket=lambda: job.client.announce_collective(True))
-    ddp.register_comm_hook(state, weighted_allreduce_hook)
+    ddp = job.distribute(model, device)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=momentum)
-    slicer = GlobalBatchSlicer(len(inputs), seed)
-    timer = RankTimer()
     result = TrainResult()
     started = time.perf_counter()
-    last_compute = 0.0
-    plan = job.plan
-    while plan["state"] == "train":
-        k = int(plan["iteration"])
-        sizes = [int(x) for x in plan["batch_sizes"]]
+    for step in job.steps(len(inputs), seed):
+        k = step.iteration
         if on_iteration:
-            on_iteration(k, plan)
-        mine = sizes[rank]
-        indices = slicer.next_slice(sizes, rank)
-        if mine == 0:  # excluded: DDP still needs this rank's (zero-weighted) gradient
-            indices = excluded_indices(len(inputs))
-        state.start_iteration(mine, sum(sizes))
-        x, y = inputs[indices].to(device), targets[indices].to(device)
-        timer.start()
-        optimizer.zero_grad(set_to_none=True)
-        try:
-            with held_batch_norm(model, hold=mine == 0):
-                loss = loss_fn(ddp(x), y)
-            slowdown = float(plan.get("slowdowns", [1.0] * len(sizes))[rank])
-            if slowdown > 1 and mine > 0:  # an operator's injected straggler, for drills
-                time.sleep((slowdown - 1) * last_compute)
+            on_iteration(k, step.plan)
+        with step:
+            x, y = inputs[step.indices].to(device), targets[step.indices].to(device)
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(ddp(x), y)
             loss.backward()  # the all-reduce: a lost peer makes it raise (process_group_timeout)
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-        except RuntimeError as e:
-            reason = job.why_collective_failed()
-            if reason:
-                raise reason from e
-            raise
-        done = time.perf_counter()
-        first_bucket = state.first_bucket_at or done
-        cpu_share = timer.cpu_share(first_bucket)
-        stepped = time.perf_counter()
-        optimizer.step()
-        # The step is this rank's work as much as its backward pass: a rank slowed in one is
-        # slowed in the other, and the barrier waits for both. Counted as compute, LB-BSP's
-        # sizes settle where every rank's whole iteration takes as long (they are fed back).
-        compute_s = (first_bucket - timer.wall) + (time.perf_counter() - stepped)
-        sync_s = done - first_bucket
-        last_compute = compute_s
-        measured: Dict[str, Any] = {
-            "batch_size": mine, "compute_s": compute_s, "sync_s": sync_s, "cpu_share": cpu_share,
-            "memory_share": memory_share(), "loss": float(loss.item()) if mine > 0 else 0.0,
-        }
-        if device.type == "cuda":
-            measured["gpu_memory_gb"] = torch.cuda.memory_allocated(device) / 1e9
-        last = job.iterations > 0 and k + 1 >= job.iterations
-        if evaluate and rank == 0 and ((k + 1) % eval_interval == 0 or last):
-            with job.evaluating():
-                accuracy, test_loss = evaluate(model)
-            measured["test_accuracy"], measured["test_loss"] = accuracy, test_loss
-            result.accuracy = accuracy
-        sent = time.perf_counter()
-        plan = job.report(k, **measured)
-        result.log.append((k, sizes, compute_s, sync_s, time.perf_counter() - sent))
+            optimizer.step()
+            step.loss = loss
+            last = job.iterations > 0 and k + 1 >= job.iterations
+            if evaluate and rank == 0 and ((k + 1) % eval_interval == 0 or last):
+                with step.evaluation():
+                    accuracy, test_loss = evaluate(model)
+                step.measured["test_accuracy"], step.measured["test_loss"] = accuracy, test_loss
+                result.accuracy = accuracy
+        result.log.append((k, step.sizes, step.compute_s, step.sync_s, step.report_s))
         result.iterations += 1
+    plan = job.plan
     result.state = plan["state"]
     result.message = plan.get("message", "")
     result.wall_s = time.perf_counter() - started
