@@ -23,7 +23,7 @@ bool heartbeats(const auto& slot)
 protocol::RankPlan to_message(const train::RankPlan& plan)
 {
     return protocol::RankPlan { std::string(train::to_string(plan.state)), plan.iteration, plan.batch_sizes,
-        plan.slowdowns, plan.message };
+        plan.slowdowns, plan.message, plan.ahead };
 }
 
 RankPool::RankPool(JobId job, std::vector<std::string> ranks, double rank_timeout_s, double evaluation_timeout_s,

@@ -406,6 +406,9 @@ struct RankPlan {
     std::vector<std::int32_t> batch_sizes;
     std::vector<double> slowdowns; // injected stragglers: each rank sleeps (f - 1) x its compute
     std::string message;
+    // Every rank's batch sizes of the iterations after `iteration`, already planned (the
+    // job's external.plan_ahead; empty when none).
+    std::vector<std::vector<std::int32_t>> ahead;
 
     bool operator==(const RankPlan&) const = default;
 };

@@ -135,9 +135,16 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             json::array slowdowns;
             for (const double f : m.plan->slowdowns)
                 slowdowns.emplace_back(f);
-            o["plan"] = json::object { { "state", m.plan->state }, { "iteration", m.plan->iteration },
+            json::object plan { { "state", m.plan->state }, { "iteration", m.plan->iteration },
                 { "batch_sizes", integers_json(m.plan->batch_sizes) }, { "slowdowns", std::move(slowdowns) },
                 { "message", m.plan->message } };
+            if (!m.plan->ahead.empty()) {
+                json::array ahead;
+                for (const auto& sizes : m.plan->ahead)
+                    ahead.emplace_back(integers_json(sizes));
+                plan["ahead"] = std::move(ahead);
+            }
+            o["plan"] = std::move(plan);
         }
     }
     static Reply decode(std::string_view, const Fields& f)
@@ -173,6 +180,19 @@ template <> struct Wire<Reply> : NamedAs<"reply"> {
             for (std::size_t i = 0; i < slowdowns.size(); ++i)
                 plan.slowdowns.push_back(p.number_value(slowdowns[i], p.element_path("slowdowns", i), 1, 1000));
             plan.message = p.string_or("message", "");
+            if (p.has("ahead")) {
+                const json::array& ahead = p.array("ahead");
+                for (std::size_t i = 0; i < ahead.size(); ++i) {
+                    const std::string path = p.element_path("ahead", i);
+                    if (!ahead[i].is_array())
+                        p.wrong_type(path, "an array of batch sizes", ahead[i]);
+                    std::vector<std::int32_t>& sizes = plan.ahead.emplace_back();
+                    const json::array& listed = ahead[i].get_array();
+                    for (std::size_t j = 0; j < listed.size(); ++j)
+                        sizes.push_back(static_cast<std::int32_t>(p.integer_value(listed[j],
+                            path + "[" + std::to_string(j) + "]", 0, std::numeric_limits<std::int32_t>::max())));
+                }
+            }
             r.plan = std::move(plan);
         }
         return r;

@@ -30,6 +30,7 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
     config.iterations = s.iterations.value_or(1);
     config.eval_interval = s.eval_interval;
     config.stall = s.stall;
+    config.plan_ahead = s.external->plan_ahead;
 
     std::unique_ptr<balance::BatchSizeManager> manager;
     try {

@@ -89,6 +89,11 @@ struct ExternalSpec {
     // An evaluation a rank announced (fulcrum_torch's job.evaluating()) holds rank_timeout_s
     // off it for at most this long: a rank stuck in its evaluation keeps heartbeating.
     double evaluation_timeout_s = 3600;
+    // Iterations planned beyond the next one (0 to 16): each plan also carries the batch sizes
+    // of that many following iterations, so a DataLoader that prefetches knows them. The
+    // manager then sizes iteration k + 1 + plan_ahead from the reports of k: its feedback, and
+    // an operator's pin or exclusion, take plan_ahead iterations longer to apply.
+    int plan_ahead = 0;
 };
 
 // fulcrum-worker sends a heartbeat every second: a worker timeout under three would leave

@@ -37,6 +37,8 @@ struct RankPlan {
     std::vector<std::int32_t> batch_sizes;
     // An injected straggler's factor per rank (1: none): the rank sleeps (f - 1) x its compute.
     std::vector<double> slowdowns;
+    // The batch sizes of the iterations after this one, as planned (the job's plan_ahead).
+    std::vector<std::vector<std::int32_t>> ahead;
     std::string message; // why it ended
 };
 

@@ -120,10 +120,16 @@ std::vector<IterationRecord> ExternalTrainer::rows_of(const GatheredReports& gat
 double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::WorkerObservation>& observations,
     double closed, balance::Allocation& allocation, Clock::time_point start)
 {
-    if (k > 0) {
-        allocation = manager_->next(observations, k - 1, closed);
+    // planned_ holds the allocations of iterations k .. k + plan_ahead: the manager sizes
+    // the last of them from the reports of k - 1.
+    if (k == 0) {
+        planned_.assign(static_cast<std::size_t>(config_.plan_ahead) + 1, allocation); // the initial one
+    } else {
+        planned_.push_back(manager_->next(observations, k - 1, closed));
         mail_->forward_manager_events(k, closed);
     }
+    allocation = planned_.front();
+    planned_.pop_front();
     for (const JobControl::Slowdown& d : control_->take<JobControl::Slowdown>()) {
         double& factor = slowdowns_[static_cast<std::size_t>(d.worker)];
         if (factor == d.factor)
@@ -139,6 +145,8 @@ double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::Worker
     plan.iteration = k;
     plan.batch_sizes = allocation.batch_sizes;
     plan.slowdowns = slowdowns_;
+    for (std::size_t j = 0; j < planned_.size() && k + 1 + static_cast<std::int64_t>(j) < config_.iterations; ++j)
+        plan.ahead.push_back(planned_[j].batch_sizes);
     const double opened = seconds_since(start);
     ranks_->answer(plan);
     return opened;

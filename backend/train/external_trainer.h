@@ -5,6 +5,7 @@
 #include "train/trainer.h"
 
 #include <chrono>
+#include <deque>
 #include <memory>
 
 namespace fulcrum::train {
@@ -18,6 +19,7 @@ struct ExternalJobConfig {
     std::int64_t iterations = 100;
     std::int64_t eval_interval = 100;
     StallSpec stall; // when a rank that has not reported is stalled (issue 42); reported only
+    int plan_ahead = 0; // scenario::ExternalSpec::plan_ahead
 };
 
 // The trainer of a job whose ranks another framework runs (a torch.distributed job through
@@ -48,8 +50,10 @@ private:
     void emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
         std::optional<WorkerId> worker = std::nullopt);
     [[noreturn]] void lose(const GatheredReports& gathered, std::int64_t at, double now);
-    // Sizes iteration k (from `observations` of k - 1, unless k is 0), applies the operator's
-    // straggler drills and sends every rank its plan; returns when it was sent.
+    // Sizes iteration k + plan_ahead (from `observations` of k - 1, unless k is 0: the initial
+    // allocation is planned for iterations 0 .. plan_ahead), sets `allocation` to iteration
+    // k's as planned, applies the operator's straggler drills and sends every rank its plan,
+    // with the sizes planned ahead; returns when it was sent.
     double answer(std::int64_t k, const std::vector<balance::WorkerObservation>& observations, double closed,
         balance::Allocation& allocation, std::chrono::steady_clock::time_point start);
     std::vector<IterationRecord> rows_of(const GatheredReports& gathered, const balance::Allocation& given,
@@ -70,6 +74,7 @@ private:
     std::shared_ptr<ExternalRanks> ranks_;
     TrainingObserver& observer_;
     std::vector<double> slowdowns_;
+    std::deque<balance::Allocation> planned_; // iterations after the one under way, already sized
     std::vector<double> measured_speed_; // by rank, samples per second of its last batch; 0: none
 };
 

@@ -81,11 +81,11 @@ struct Rank {
             const auto* reply = std::get_if<Reply>(&m);
             if (reply && reply->id == r.id) {
                 EXPECT_FALSE(reply->error) << reply->error->message;
-                plan = reply->plan.value_or(RankPlan { "no plan", 0, {}, {}, "" });
+                plan = reply->plan.value_or(RankPlan { "no plan", 0, {}, {}, "", {} });
             }
             return plan.has_value();
         }));
-        return plan.value_or(RankPlan { "no reply", 0, {}, {}, "" });
+        return plan.value_or(RankPlan { "no reply", 0, {}, {}, "", {} });
     }
 };
 
@@ -509,4 +509,49 @@ TEST_F(ExternalJobTest, BadExternalJobsAndOldClientsAreRefusedByName)
     ASSERT_TRUE(old.error);
     EXPECT_EQ(old.error->code, "version-too-old");
     d.stop_all();
+}
+
+// external.plan_ahead 2 (issue 43, for a DataLoader that prefetches): every plan also
+// carries the sizes of the next two iterations, which the next plans keep to; LB-BSP sizes
+// iteration k + 3 from the reports of k, so the slow rank's share first shrinks at iteration
+// 3, and every rank trained what its plans said.
+TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    const JobId job = submit(d, *op, seen,
+        external_job(3, R"({"type": "lbbsp-cpu", "predictor": {"type": "memoryless"}})", 12,
+            R"("rank_timeout_s": 30, "plan_ahead": 2)"));
+    std::vector<Rank> ranks = join_ranks(d, job, 3);
+    std::vector<std::vector<RankPlan>> plans(3);
+    each_rank(ranks, [&](Rank& r) {
+        const double speed = r.rank == 2 ? 1000.0 : 3000.0;
+        RankPlan plan = r.report(d, job, -1, 0, speed);
+        while (plan.state == "train") {
+            plans[static_cast<std::size_t>(r.rank)].push_back(plan);
+            plan = r.report(d, job, plan.iteration, plan.batch_sizes.at(static_cast<std::size_t>(r.rank)), speed);
+        }
+        EXPECT_EQ(plan.state, "finished") << plan.message;
+    });
+    const std::vector<RankPlan>& mine = plans[0];
+    ASSERT_EQ(mine.size(), 12u);
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+        EXPECT_EQ(mine[k].ahead.size(), std::min<std::size_t>(2, 11 - k)) << "none past the last iteration";
+        for (std::size_t j = 0; j < mine[k].ahead.size(); ++j)
+            EXPECT_EQ(mine[k].ahead[j], mine[k + 1 + j].batch_sizes)
+                << "iteration " << k + 1 + j << " as planned at " << k;
+        EXPECT_EQ(plans[1][k], mine[k]) << "every rank is sent the same plan";
+    }
+    for (std::size_t k = 0; k < 3; ++k)
+        EXPECT_EQ(mine[k].batch_sizes, (std::vector<std::int32_t> { 40, 40, 40 }))
+            << "the initial sizes, planned ahead";
+    EXPECT_LT(mine[3].batch_sizes[2], 40) << "sized from the reports of iteration 0";
+
+    // An unknown depth is refused by name.
+    const Reply refused = request_reply(d, *op, seen,
+        encode(ClientMessage {
+            SubmitJob { "bad", external_job(3, R"({"type": "uniform"})", 5, R"("plan_ahead": 17)") } }));
+    ASSERT_TRUE(refused.error);
+    EXPECT_EQ(refused.error->field, "external.plan_ahead");
 }

@@ -228,11 +228,22 @@ TEST(ProtocolCodec, ExternalJobMessagesSurviveARoundTrip)
 
     Reply reply;
     reply.id = "r7";
-    reply.plan = RankPlan { "train", 18, { 40, 0, 88 }, { 1, 1, 2.5 }, "" };
+    reply.plan = RankPlan { "train", 18, { 40, 0, 88 }, { 1, 1, 2.5 }, "", {} };
     const auto decoded = decode_server(encode(ServerMessage { reply }));
     ASSERT_TRUE(decoded) << decoded.error.message;
     ASSERT_TRUE(std::get<Reply>(*decoded.message).plan);
     EXPECT_EQ(*std::get<Reply>(*decoded.message).plan, *reply.plan);
+    EXPECT_EQ(encode(ServerMessage { reply }).find("ahead"), std::string::npos) << "no plan ahead: none sent";
+
+    // A job with external.plan_ahead: the sizes of the iterations after it, as planned.
+    reply.plan->ahead = { { 40, 0, 88 }, { 50, 10, 68 } };
+    const auto ahead = decode_server(encode(ServerMessage { reply }));
+    ASSERT_TRUE(ahead) << ahead.error.message;
+    EXPECT_EQ(*std::get<Reply>(*ahead.message).plan, *reply.plan);
+    const auto bad_ahead = decode_server(
+        R"({"type":"reply","id":"r","plan":{"state":"train","iteration":1,"batch_sizes":[1],"slowdowns":[1],"ahead":[[1],[-2]]}})");
+    ASSERT_FALSE(bad_ahead);
+    EXPECT_EQ(bad_ahead.error.field, "plan.ahead[1][0]");
 
     // A share above 1, a negative batch: refused, naming the field.
     const auto bad = decode_client(

@@ -173,6 +173,38 @@ def own_loop_rank(rank, server, token, scenario, log_path):
     end_rank(0)
 
 
+def loader_rank(rank, server, token, scenario, log_path):
+    """One rank feeding its steps from a DataLoader with two worker processes that prefetch
+    (num_workers 2 x prefetch_factor 2: the job plans 4 iterations ahead)."""
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3,
+                            timeout=fulcrum_torch.process_group_timeout(scenario))
+    x, y = data(n=2000)
+    dataset = torch.utils.data.TensorDataset(x.float(), y)
+    model = model_of().float()
+    log = open(log_path, "w", encoding="utf-8")
+    with fulcrum_torch.FulcrumClient(server, token) as client:
+        job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario)
+        ddp = job.distribute(model)
+        optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+        sampler = fulcrum_torch.FulcrumBatchSampler(job, len(dataset), seed=3)
+        loader = torch.utils.data.DataLoader(dataset, batch_sampler=sampler, num_workers=2, prefetch_factor=2)
+        batches = iter(loader)
+        for step, (xb, yb) in zip(job.steps(sampler=sampler), batches):
+            with step:
+                optimizer.zero_grad(set_to_none=True)
+                loss = F.cross_entropy(ddp(xb), yb)
+                loss.backward()
+                optimizer.step()
+                step.loss = loss
+            log.write(json.dumps({"iteration": step.iteration, "batch_sizes": step.sizes, "loaded": len(xb),
+                                  "same": bool(torch.equal(xb, x.float()[step.indices]))}) + "\n")
+        del batches  # its worker processes end before the rank does
+        log.write(json.dumps({"end": job.plan["state"]}) + "\n")
+    log.close()
+    end_rank(0)
+
+
 class Fulcrumd:
     """A real fulcrumd on loopback with its own data folder."""
 
@@ -208,6 +240,26 @@ class FulcrumTorch(unittest.TestCase):
 
     def tearDown(self):
         subprocess.run(["rm", "-rf", self.dir], check=False)
+
+    def test_a_batch_sampler_asked_past_the_plan_says_how_far_to_plan_ahead(self):
+        class Job:  # a plan of iteration 3 with 2 iterations ahead, as fulcrumd sends it
+            rank, iterations = 1, 100
+            plan = {"state": "train", "iteration": 3, "batch_sizes": [5, 0, 7], "ahead": [[4, 4, 4], [6, 6, 0]]}
+            planned_sizes = fulcrum_torch.ExternalJob.planned_sizes
+
+        sampler = fulcrum_torch.FulcrumBatchSampler(Job(), 50, seed=2)
+        batches = iter(sampler)
+        self.assertEqual(len(next(batches)), fulcrum_torch.EXCLUDED_SAMPLES, "excluded at iteration 3")
+        self.assertEqual(len(next(batches)), 4)
+        self.assertEqual(len(next(batches)), 6)
+        with self.assertRaises(RuntimeError) as asked:
+            next(batches)
+        self.assertIn("planned up to iteration 5", str(asked.exception))
+        self.assertIn("external.plan_ahead (now 2)", str(asked.exception))
+        slicer = fulcrum_torch.GlobalBatchSlicer(50, seed=2)
+        for sizes in ([5, 0, 7], [4, 4, 4]):
+            expected = slicer.next_slice(sizes, 1)
+        self.assertTrue(torch.equal(sampler.indices_of(4), expected), "the same draws as a slicer's")
 
     def test_eq7_through_the_hook_is_one_process_on_the_union_batch(self):
         out = os.path.join(self.dir, "params.pt")
@@ -358,6 +410,41 @@ class FulcrumTorch(unittest.TestCase):
         # fulcrumd's LB-BSP sized the ranks from what the steps reported.
         sizes = store.execute("SELECT batch_size FROM iterations WHERE iteration = 29").fetchall()
         self.assertEqual(sum(s[0] for s in sizes), 120)
+
+    def test_a_prefetching_data_loader_gets_the_planned_batches_ahead(self):
+        daemon = Fulcrumd(self.dir)
+        try:
+            scenario = fulcrum_torch.external_scenario("loader", 3, 120, 40, policy={"type": "lbbsp-cpu"},
+                                                       plan_ahead=4)
+            scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
+            context = mp.get_context("spawn")
+            ranks = [context.Process(target=loader_rank, args=(
+                rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log")))
+                for rank in range(3)]
+            for p in ranks:
+                p.start()
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                deadline = time.time() + 120
+                job = self.wait_for_iteration(op, 5, deadline)
+                op.exclude(job, 2)
+                self.wait_for_iteration(op, 20, deadline)
+                op.include(job, 2)
+            for p in ranks:
+                p.join(180)
+                self.assertEqual(p.exitcode, 0)
+        finally:
+            daemon.stop()
+        for rank in range(3):
+            log = self.read_log(rank)
+            self.assertEqual(log[-1]["end"], "finished", f"rank {rank}")
+            steps = log[:-1]
+            self.assertEqual([s["iteration"] for s in steps], list(range(40)))
+            for s in steps:
+                planned = s["batch_sizes"][rank]
+                self.assertEqual(s["loaded"], planned or 2, f"rank {rank}, iteration {s['iteration']}")
+                self.assertTrue(s["same"], "the step's indices are the batch the loader loaded")
+        excluded = [s["iteration"] for s in self.read_log(2)[:-1] if s["batch_sizes"][2] == 0]
+        self.assertGreaterEqual(len(excluded), 3, "rank 2 sat out, 4 iterations after the command at the latest")
 
     def test_an_evaluation_longer_than_the_rank_timeout_does_not_lose_the_job(self):
         # Rank 0 evaluates for 12 s after iterations 9 and 19 before it reports; the others

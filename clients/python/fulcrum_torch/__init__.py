@@ -12,7 +12,7 @@ stores and console like a built-in job.
 from .client import FulcrumClient, FulcrumError, read_token_file
 from .exclusion import EXCLUDED_SAMPLES, excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
-from .sampler import GlobalBatchSlicer
+from .sampler import FulcrumBatchSampler, GlobalBatchSlicer
 from .steps import RankTimer, Step, memory_share
 from .train import ExternalJob, TrainResult, external_scenario, process_group_timeout, train
 
@@ -20,6 +20,7 @@ __all__ = [
     "EXCLUDED_SAMPLES",
     "ExternalJob",
     "FulcrumClient",
+    "FulcrumBatchSampler",
     "FulcrumError",
     "GlobalBatchSlicer",
     "RankTimer",

@@ -32,7 +32,7 @@ import torch
 
 from .exclusion import excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce
-from .sampler import GlobalBatchSlicer
+from .sampler import FulcrumBatchSampler, GlobalBatchSlicer
 
 if TYPE_CHECKING:  # pragma: no cover
     from .train import ExternalJob
@@ -81,8 +81,9 @@ class Step:
     timing and the report. Set `loss` (a tensor or a float) in the body, and any other
     measured field in `measured` (test_accuracy, test_loss, gpu_memory_gb)."""
 
-    def __init__(self, job: "ExternalJob", state: WeightedAllReduce, slicer: GlobalBatchSlicer,
-                 model: Optional[torch.nn.Module], device: Optional[torch.device], last_compute_s: float):
+    def __init__(self, job: "ExternalJob", state: WeightedAllReduce, slicer: Optional[GlobalBatchSlicer],
+                 model: Optional[torch.nn.Module], device: Optional[torch.device], last_compute_s: float,
+                 sampler: Optional[FulcrumBatchSampler] = None):
         plan = job.plan
         self.job = job
         self.plan = plan
@@ -90,9 +91,11 @@ class Step:
         self.sizes: List[int] = [int(x) for x in plan["batch_sizes"]]
         self.batch_size = self.sizes[job.rank]
         self.excluded = self.batch_size == 0
-        # Drawn on every rank, excluded or not, so the ranks' slicers stay in step.
-        mine = slicer.next_slice(self.sizes, job.rank)
-        self.indices = excluded_indices(slicer.size) if self.excluded else mine
+        self._sampler = sampler
+        self._indices: Optional[torch.Tensor] = None
+        if sampler is None:  # drawn on every rank, excluded or not, so the ranks' slicers stay in step
+            mine = slicer.next_slice(self.sizes, job.rank)
+            self._indices = excluded_indices(slicer.size) if self.excluded else mine
         self.slowdown = float(plan.get("slowdowns", [1.0] * len(self.sizes))[job.rank])
         self.loss: Any = 0.0
         self.measured: Dict[str, Any] = {}
@@ -106,6 +109,15 @@ class Step:
         self._timer = RankTimer()
         self._hold = contextlib.ExitStack()
         self._evaluated_s = 0.0
+
+    @property
+    def indices(self) -> torch.Tensor:
+        """This rank's sample indices: its slice of the global batch, or, excluded, the two
+        samples it computes on with weight 0. With a DataLoader's FulcrumBatchSampler, the
+        ones it gave the DataLoader (asked for once the loader has yielded the batch)."""
+        if self._indices is None:
+            self._indices = self._sampler.indices_of(self.iteration)
+        return self._indices
 
     def __enter__(self) -> "Step":
         self._state.start_iteration(self.batch_size, sum(self.sizes))
@@ -161,16 +173,19 @@ class Step:
 
 
 def iterate_steps(job: "ExternalJob", state: WeightedAllReduce, dataset_size: int, seed: int,
-                  model: Optional[torch.nn.Module], device: Optional[torch.device]) -> Iterator[Step]:
+                  model: Optional[torch.nn.Module], device: Optional[torch.device],
+                  sampler: Optional[FulcrumBatchSampler] = None) -> Iterator[Step]:
     """Steps until fulcrumd's plan says the job ended (job.plan["state"] then says how)."""
-    slicer = GlobalBatchSlicer(dataset_size, seed)
+    slicer = GlobalBatchSlicer(dataset_size, seed) if sampler is None else None
     last_compute_s = 0.0
     while job.plan["state"] == "train":
-        step = Step(job, state, slicer, model, device, last_compute_s)
+        step = Step(job, state, slicer, model, device, last_compute_s, sampler)
         yield step
         if step.plan is job.plan:
             raise RuntimeError(f"step {step.iteration} was not run in a `with step:` block, so it was never reported")
         last_compute_s = step.compute_s
+        if sampler is not None:
+            sampler.forget_through(step.iteration)
 
 
 __all__ = ["RankTimer", "Step", "collective_error", "iterate_steps", "memory_share"]

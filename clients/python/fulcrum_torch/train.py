@@ -16,6 +16,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from .client import FulcrumClient, FulcrumError
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
+from .sampler import FulcrumBatchSampler
 from .steps import RankTimer, Step, iterate_steps, memory_share
 
 
@@ -23,7 +24,7 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
                       policy: Optional[Dict[str, Any]] = None, eval_interval: int = 100,
                       rank_timeout_s: float = 120, framework: str = "pytorch",
                       worker_timeout_s: Optional[float] = None,
-                      evaluation_timeout_s: Optional[float] = None) -> Dict[str, Any]:
+                      evaluation_timeout_s: Optional[float] = None, plan_ahead: int = 0) -> Dict[str, Any]:
     """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external").
 
     A rank whose process sends nothing, not even the client's heartbeat, for
@@ -32,7 +33,9 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     `rank_timeout_s` after the first rank of its iteration did is lost too, unless it
     announced an evaluation (`ExternalJob.evaluating()`, which `train` uses): then the time
     runs from the evaluation's end, and the evaluation itself may last
-    `evaluation_timeout_s`."""
+    `evaluation_timeout_s`. `plan_ahead`: how many iterations after the next one fulcrumd
+    plans at once, for a DataLoader that prefetches (`FulcrumBatchSampler`: at least its
+    num_workers x prefetch_factor)."""
     scenario = {
         "name": name,
         "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
@@ -44,6 +47,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
         scenario["worker_timeout_s"] = worker_timeout_s
     if evaluation_timeout_s is not None:
         scenario["external"]["evaluation_timeout_s"] = evaluation_timeout_s
+    if plan_ahead:
+        scenario["external"]["plan_ahead"] = plan_ahead
     return scenario
 
 
@@ -100,14 +105,31 @@ class ExternalJob:
         self._model, self._device = model, device
         return ddp
 
-    def steps(self, dataset_size: int, seed: int = 1) -> Iterator[Step]:
+    def steps(self, dataset_size: int = 0, seed: int = 1, sampler: Optional[FulcrumBatchSampler] = None
+              ) -> Iterator[Step]:
         """This rank's iterations until fulcrumd's plan says the job ended (then `plan`
         says how): each a `Step` to run in a `with step:` block (fulcrum_torch.steps). Every
         rank draws the same global batch of a seeded pass over `dataset_size` samples and
-        takes its slice, `step.indices`."""
+        takes its slice, `step.indices`; with `sampler` (a DataLoader's batch sampler) the
+        step's indices are the ones the sampler gave the DataLoader for its iteration."""
         if self._hook is None:
             raise RuntimeError("call job.distribute(model) first: the steps weight the gradients through its hook")
-        return iterate_steps(self, self._hook, dataset_size, seed, self._model, self._device)
+        if sampler is None and dataset_size <= 0:
+            raise ValueError("give the dataset's size, or the DataLoader's FulcrumBatchSampler")
+        return iterate_steps(self, self._hook, dataset_size, seed, self._model, self._device, sampler)
+
+    def planned_sizes(self, iteration: int) -> Optional[List[int]]:
+        """Every rank's batch size at `iteration` if fulcrumd has planned it (the plan under
+        way and the job's plan_ahead after it); None otherwise."""
+        if self.plan.get("state") != "train":
+            return None
+        offset = iteration - int(self.plan["iteration"])
+        if offset == 0:
+            return [int(x) for x in self.plan["batch_sizes"]]
+        ahead = self.plan.get("ahead", [])
+        if 0 < offset <= len(ahead):
+            return [int(x) for x in ahead[offset - 1]]
+        return None
 
     def report(self, iteration: int, **measured: Any) -> Dict[str, Any]:
         self.plan = self.client.report(self.job, self.rank, iteration, **measured)
