@@ -335,6 +335,32 @@ class FulcrumTorch(unittest.TestCase):
             self.assertEqual(plans[399], [70, 50, 0])
             self.assertEqual(self.read_log(rank)[-1]["end"], "finished")
 
+    def spawn_ranks(self, target, daemon, scenario):
+        """Three ranks running `target(rank, server, token, scenario, log_path)`."""
+        scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
+        context = mp.get_context("spawn")
+        ranks = [context.Process(target=target, args=(
+            rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log")))
+            for rank in range(3)]
+        for p in ranks:
+            p.start()
+        return ranks
+
+    def join_ranks(self, ranks):
+        for p in ranks:
+            p.join(180)
+            self.assertEqual(p.exitcode, 0)
+
+    def exclude_for_a_while(self, daemon, rank, start, end):
+        """An operator excludes `rank` once the job reaches iteration `start`, and includes it
+        again at `end`."""
+        with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+            deadline = time.time() + 120
+            job = self.wait_for_iteration(op, start, deadline)
+            op.exclude(job, rank)
+            self.wait_for_iteration(op, end, deadline)
+            op.include(job, rank)
+
     def wait_for_iteration(self, op, iteration, deadline):
         while time.time() < deadline:
             jobs = op.jobs()
@@ -350,15 +376,8 @@ class FulcrumTorch(unittest.TestCase):
         daemon = Fulcrumd(self.dir)
         try:
             ranks = self.start_ranks(daemon, 60, batch_norm=True)
-            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
-                deadline = time.time() + 120
-                job = self.wait_for_iteration(op, 5, deadline)
-                op.exclude(job, 0)
-                self.wait_for_iteration(op, 25, deadline)
-                op.include(job, 0)
-            for p in ranks:
-                p.join(180)
-                self.assertEqual(p.exitcode, 0)
+            self.exclude_for_a_while(daemon, 0, 5, 25)
+            self.join_ranks(ranks)
         finally:
             daemon.stop()
         for rank in range(3):
@@ -380,16 +399,7 @@ class FulcrumTorch(unittest.TestCase):
         daemon = Fulcrumd(self.dir)
         try:
             scenario = fulcrum_torch.external_scenario("own-loop", 3, 120, 30, policy={"type": "lbbsp-cpu"})
-            scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
-            context = mp.get_context("spawn")
-            ranks = [context.Process(target=own_loop_rank, args=(
-                rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log")))
-                for rank in range(3)]
-            for p in ranks:
-                p.start()
-            for p in ranks:
-                p.join(180)
-                self.assertEqual(p.exitcode, 0)
+            self.join_ranks(self.spawn_ranks(own_loop_rank, daemon, scenario))
         finally:
             daemon.stop()
         for rank in range(3):
@@ -416,22 +426,9 @@ class FulcrumTorch(unittest.TestCase):
         try:
             scenario = fulcrum_torch.external_scenario("loader", 3, 120, 40, policy={"type": "lbbsp-cpu"},
                                                        plan_ahead=4)
-            scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
-            context = mp.get_context("spawn")
-            ranks = [context.Process(target=loader_rank, args=(
-                rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log")))
-                for rank in range(3)]
-            for p in ranks:
-                p.start()
-            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
-                deadline = time.time() + 120
-                job = self.wait_for_iteration(op, 5, deadline)
-                op.exclude(job, 2)
-                self.wait_for_iteration(op, 20, deadline)
-                op.include(job, 2)
-            for p in ranks:
-                p.join(180)
-                self.assertEqual(p.exitcode, 0)
+            ranks = self.spawn_ranks(loader_rank, daemon, scenario)
+            self.exclude_for_a_while(daemon, 2, 5, 20)
+            self.join_ranks(ranks)
         finally:
             daemon.stop()
         for rank in range(3):
