@@ -8,6 +8,7 @@
 #include "daemon/start_watch.h"
 #include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
+#include "protocol/messages.h"
 #include "scenario/scenario.h"
 
 #include <boost/program_options.hpp>
@@ -35,7 +36,7 @@ constexpr const char* kUsage
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
 scheduling module's placement policy (lwf-1 by default), records every iteration of every
 worker into one run store per job (DATA_DIR/runs/job-N.db) and serves the live stream and
-the operator's commands over a WebSocket (protocol version 1, docs/protocol.md).
+the operator's commands over a WebSocket (docs/protocol.md; --version names the protocol).
 
 The cluster is servers of identical GPUs, one worker each (the file format is
 fulcrum-sim's: {"servers": 16, "gpus_per_server": 4, "gpu_memory_gb": 16}; that is also
@@ -199,7 +200,7 @@ int main(int argc, char** argv)
         return 0;
     }
     if (vm.count("version")) {
-        std::cout << "fulcrumd " FULCRUM_VERSION "\n";
+        std::cout << "fulcrumd " FULCRUM_VERSION ", protocol version " << protocol::kProtocolVersion << "\n";
         return 0;
     }
     try {

@@ -18,8 +18,6 @@ namespace {
 using namespace protocol;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kLoadedCore = 0;
-constexpr int kOtherCore = 1;
 constexpr int kSettledRun = 5; // iterations whose median is the time per iteration
 constexpr double kTolerance = 0.10;
 
@@ -60,8 +58,10 @@ SlowdownResult slowdown_case(testing_support::Served& served, testing_support::W
     }
     const JobId job = *submitted.job;
     const std::string token = *served.tokens.token_for(Role::Worker);
-    const pid_t loaded = spawn_worker(served.server.port(), job, 0, token, kLoadedCore);
-    const pid_t other = spawn_worker(served.server.port(), job, 1, token, kOtherCore);
+    const std::vector<int> cores = allowed_cores(); // main checked there are two
+    const int loaded_core = cores.at(0);
+    const pid_t loaded = spawn_worker(served.server.port(), job, 0, token, loaded_core);
+    const pid_t other = spawn_worker(served.server.port(), job, 1, token, cores.at(1));
     op.request(Subscribe { "sub" + id, { Stream::Iterations }, job, {} }, "sub" + id);
 
     std::map<std::int64_t, Iteration> seen;
@@ -84,7 +84,7 @@ SlowdownResult slowdown_case(testing_support::Served& served, testing_support::W
         it.loaded_share /= std::max(1, total);
         seen[rows.iteration] = it;
         if (load < 0 && rows.iteration >= options.at) {
-            load = spawn_competing_load(kLoadedCore, options.load);
+            load = spawn_competing_load(loaded_core, options.load);
             load_started = Clock::now();
             first_loaded = rows.iteration + 1;
         }

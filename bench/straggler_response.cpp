@@ -200,8 +200,10 @@ int main(int argc, char** argv)
     }
     const bool frozen = o.which != "slowdown";
     const bool slowdown = o.which != "frozen";
-    if (slowdown && std::thread::hardware_concurrency() < 2) {
-        std::fprintf(stderr, "straggler_response: the slowdown case pins its two workers to cores 0 and 1\n");
+    if (slowdown && bench::allowed_cores().size() < 2) {
+        std::fprintf(stderr,
+            "straggler_response: the slowdown case pins its two workers to two cores of its own; "
+            "this process may run on fewer\n");
         return 2;
     }
     const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-straggler-" + std::to_string(::getpid()));

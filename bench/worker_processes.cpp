@@ -6,6 +6,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -18,6 +19,7 @@ namespace {
 // or _exit: sched_setaffinity, clock_gettime, nanosleep, open, dup2 and execv are.
 void pin_this_process(int core)
 {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlives the bench, whatever ends it
     if (core == kAnyCore)
         return;
     cpu_set_t set;
@@ -81,6 +83,18 @@ pid_t spawn_competing_load(int core, double share)
         }
     }
     return pid;
+}
+
+std::vector<int> allowed_cores()
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cores;
+    if (::sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int core = 0; core < CPU_SETSIZE; ++core)
+            if (CPU_ISSET(core, &set))
+                cores.push_back(core);
+    return cores;
 }
 
 void end_process(pid_t pid)

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace fulcrum::bench {
 
@@ -20,6 +21,9 @@ pid_t spawn_worker(unsigned short port, JobId job, int slot, const std::string& 
 // A process that keeps `core` busy for `share` of each 10 ms (DLRover's fault experiments
 // put a 90 % load on one core): it spins, then sleeps the rest.
 pid_t spawn_competing_load(int core, double share);
+
+// The cores this process may run on (its affinity mask), in order.
+std::vector<int> allowed_cores();
 
 // SIGCONT then SIGKILL, and reaps it.
 void end_process(pid_t pid);

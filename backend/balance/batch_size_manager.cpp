@@ -103,7 +103,8 @@ void BatchSizeManager::unpin(WorkerId worker, const EventActor& actor)
     std::lock_guard lock(mutex_);
     check_member(worker);
     if (!overrides_[static_cast<std::size_t>(worker)].pinned)
-        throw OverrideError("not-pinned", "worker " + std::to_string(worker) + " is not pinned");
+        throw OverrideError(
+            "not-pinned", "worker " + std::to_string(worker) + " is not pinned (an exclusion drops a worker's pin)");
     overrides_[static_cast<std::size_t>(worker)].pinned.reset();
     requests_.push_back({ Request::Kind::Unpin, worker, 0, std::nullopt, actor });
 }
@@ -134,8 +135,11 @@ void BatchSizeManager::exclude(WorkerId worker, std::optional<double> for_s, con
         throw OverrideError("no-free-worker",
             "excluding worker " + std::to_string(worker) + " would leave only pinned workers; unpin one first");
     target.excluded = true;
+    // An excluded worker has no batch to pin; its pin does not come back with it, and the
+    // exclusion's event says so, so that a later unpin's refusal is no surprise.
+    const std::optional<std::int32_t> dropped_pin = target.pinned;
     target.pinned.reset();
-    requests_.push_back({ Request::Kind::Exclude, worker, 0, for_s, actor });
+    requests_.push_back({ Request::Kind::Exclude, worker, dropped_pin.value_or(0), for_s, actor });
 }
 
 void BatchSizeManager::include(WorkerId worker, const EventActor& actor)
@@ -308,6 +312,8 @@ void BatchSizeManager::apply_requests(std::int64_t iteration, double now_s)
                 overrides_[static_cast<std::size_t>(r.worker)].excluded_until = a.excluded_until;
                 text << " for " << *r.for_s << " s";
             }
+            if (r.batch_size > 0)
+                text << "; its pin at batch " << r.batch_size << " is dropped";
             emit(iteration, now_s, EventKind::Exclude, r.worker, text.str(), r.actor);
             break;
         }

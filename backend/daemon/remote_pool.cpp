@@ -166,6 +166,15 @@ void RemotePool::set_on_rejoin(std::function<void(WorkerId)> on_rejoin)
     on_rejoin_ = std::move(on_rejoin);
 }
 
+void RemotePool::keep_next_task(WorkerId worker)
+{
+    std::lock_guard lock(mutex_);
+    if (worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
+        return;
+    Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    slot.give_up_through = std::min(slot.give_up_through, slot.last_task);
+}
+
 void RemotePool::give_up_task(WorkerId worker)
 {
     {

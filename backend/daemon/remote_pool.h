@@ -52,6 +52,7 @@ public:
     // (RemoteLoss::Excluded), so the barrier it holds goes on without it; its result, when it
     // comes, is discarded. The worker stays joined.
     void give_up_task(WorkerId worker) override;
+    void keep_next_task(WorkerId worker) override;
     // Wakes every waiting task as lost (the job is stopping).
     void close();
     // The job is over: each joined worker gets its final status, and ends.

@@ -91,6 +91,8 @@ public:
             recorder_->record_event(record(event));
         if (options_.on_event)
             options_.on_event(event);
+        if (event.kind == EventKind::RanksReady && options_.status)
+            options_.status(""); // no longer "waiting for 2 pytorch ranks" once they train
     }
 
     void on_plan(std::int64_t iterations) override { planned_ = iterations; }

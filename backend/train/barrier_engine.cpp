@@ -90,6 +90,8 @@ struct BarrierEngine::Impl : EngineRefs {
             } catch (const RefusedRequest& error) { // ResizeError, or the manager's OverrideError
                 e.message
                     = std::string(action_name(request.action)) + " refused (" + error.code() + "): " + error.what();
+                if (request.action == ResizeAction::RemoveWorker && request.target)
+                    job.release->keep(*request.target); // it trains on: its next batch is not given up
             }
             if (!request.reason.empty())
                 e.message += "; " + request.reason;

@@ -29,6 +29,19 @@ void BatchRelease::give_up(WorkerId worker)
     changed_.notify_all();
 }
 
+void BatchRelease::keep(WorkerId worker)
+{
+    if (remote_ && remote_->is_remote(worker)) {
+        remote_->keep_next_task(worker);
+        return;
+    }
+    if (!real_mode_ || worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
+        return;
+    std::lock_guard lock(mutex_);
+    Slot& slot = slots_[static_cast<std::size_t>(worker)];
+    slot.give_up_through = std::min(slot.give_up_through, slot.started);
+}
+
 bool BatchRelease::start(WorkerId worker, std::int64_t iteration)
 {
     std::lock_guard lock(mutex_);

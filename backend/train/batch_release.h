@@ -28,6 +28,10 @@ public:
     BatchRelease(std::size_t workers, RemoteWorkers* remote, bool real_mode);
 
     void give_up(WorkerId worker);
+    // Included again, or the exclusion or removal refused: the batch after the one that was
+    // under way is not given up after all (under asp and ssp a worker's next batch may carry
+    // the very number give_up reserved, its clock not having moved meanwhile).
+    void keep(WorkerId worker);
 
     // The local worker's batch of `iteration` starts: false when it is already given up.
     bool start(WorkerId worker, std::int64_t iteration);

@@ -231,7 +231,8 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
                 stopped(k);
                 break;
             }
-            // Sized after a pause, so what an operator asked meanwhile is in this very plan.
+            // Sized after a pause, so what an operator asked meanwhile is in this very plan
+            // (with plan_ahead d, in the plan of d iterations later: this one was sized before).
             opened = answer(k, observations, closed, allocation, start);
         }
         std::vector<bool> stalled;

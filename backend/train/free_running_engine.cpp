@@ -435,8 +435,8 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 "worker " + std::to_string(worker) + " " + loss.describe() + " during its iteration "
                     + std::to_string(s.row.iteration) + ": its batch is dropped; its share goes to the others",
                 EventActor::system(), worker);
-            try {
-                core.control().exclude(worker, std::nullopt, EventActor::system("worker lost"));
+            try { // the manager's: its batch is lost already, none to give up (a rejoin includes it)
+                manager.exclude(worker, std::nullopt, EventActor::system("worker lost"));
             } catch (const RefusedRequest&) {
                 // already excluded, or the last active worker (then no one is left to go on)
             }

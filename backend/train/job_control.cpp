@@ -48,6 +48,8 @@ void JobControl::exclude(WorkerId worker, std::optional<double> for_s, const Eve
 void JobControl::include(WorkerId worker, const EventActor& actor)
 {
     manager_.include(worker, actor);
+    if (release_)
+        release_->keep(worker);
 }
 
 void JobControl::set_policy(std::unique_ptr<balance::BatchSizePolicy> policy, balance::ManagerOptions options,

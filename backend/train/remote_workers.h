@@ -59,6 +59,9 @@ public:
     // exclusion applies) is given up at once as RemoteLoss::Excluded, so the barrier it holds
     // goes on without it; its result, when it comes, is discarded.
     virtual void give_up_task(WorkerId worker) = 0;
+    // Included again (or the exclusion or removal refused): the task after the one that was
+    // under way is not given up after all; the one under way still is.
+    virtual void keep_next_task(WorkerId worker) = 0;
 };
 
 } // namespace fulcrum::train

@@ -1,4 +1,5 @@
 #include "balance/policy_registry.h"
+#include "common/job_event.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -260,4 +261,32 @@ TEST(BatchSizeManager, FollowingTheMembersXIsTheBatchPerWorkerTimesTheMembers)
     a = m->next(observe(a.batch_sizes, speeds), 1, 2.0);
     EXPECT_EQ(a.batch_sizes[0], 0);
     EXPECT_EQ(sum(a.batch_sizes), 90);
+}
+
+// Issue 43's small things: an exclusion drops the worker's pin, and says so, so that a later
+// unpin's refusal (which also says why) is no surprise.
+TEST(BatchSizeManager, AnExclusionSaysItDropsTheWorkersPin)
+{
+    auto m = cpu_manager(3, 30, { 0, 0, 0 });
+    auto a = m->initial();
+    m->pin(1, 8, kOperator);
+    a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 0, 1);
+    EXPECT_EQ(a.batch_sizes[1], 8);
+    m->exclude(1, 30.0, kOperator);
+    a = m->next(observe(a.batch_sizes, { 1, 1, 1 }), 1, 2);
+    EXPECT_EQ(a.batch_sizes[1], 0);
+    EventRecord excluded;
+    for (const auto& e : records(m->take_events()))
+        if (e.kind == "exclude")
+            excluded = e;
+    EXPECT_EQ(excluded.message, "worker 1 excluded for 30 s; its pin at batch 8 is dropped");
+    EXPECT_EQ(std::get<ExclusionLimit>(typed(excluded).detail).for_s, 30.0) << "the limit still reads back";
+    m->include(1, kOperator);
+    try {
+        m->unpin(1, kOperator);
+        ADD_FAILURE() << "unpinned a worker whose pin its exclusion dropped";
+    } catch (const balance::OverrideError& e) {
+        EXPECT_EQ(e.code(), "not-pinned");
+        EXPECT_NE(std::string(e.what()).find("an exclusion drops a worker's pin"), std::string::npos) << e.what();
+    }
 }

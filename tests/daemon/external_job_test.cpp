@@ -525,10 +525,15 @@ TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
             R"("rank_timeout_s": 30, "plan_ahead": 2)"));
     std::vector<Rank> ranks = join_ranks(d, job, 3);
     std::vector<std::vector<RankPlan>> plans(3);
+    std::string running_status = "never read";
     each_rank(ranks, [&](Rank& r) {
         const double speed = r.rank == 2 ? 1000.0 : 3000.0;
         RankPlan plan = r.report(d, job, -1, 0, speed);
         while (plan.state == "train") {
+            if (r.rank == 0 && plan.iteration == 5)
+                for (const JobStatus& s : d.jobs())
+                    if (s.job == job)
+                        running_status = s.message;
             plans[static_cast<std::size_t>(r.rank)].push_back(plan);
             plan = r.report(d, job, plan.iteration, plan.batch_sizes.at(static_cast<std::size_t>(r.rank)), speed);
         }
@@ -547,6 +552,8 @@ TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
         EXPECT_EQ(mine[k].batch_sizes, (std::vector<std::int32_t> { 40, 40, 40 }))
             << "the initial sizes, planned ahead";
     EXPECT_LT(mine[3].batch_sizes[2], 40) << "sized from the reports of iteration 0";
+    EXPECT_EQ(running_status.find("waiting for"), std::string::npos)
+        << "once its ranks train, the job's status no longer says it waits for them: " << running_status;
 
     // An unknown depth is refused by name.
     const Reply refused = request_reply(d, *op, seen,

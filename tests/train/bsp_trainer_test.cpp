@@ -354,21 +354,26 @@ TEST(BspTrainer, AnExclusionReleasesTheBarrierALocalWorkerHoldsInTheRealMode)
     } op;
     auto c = config(train::ClockMode::Real, 4);
     c.prototype = model::make_mlp(20, { 512 }, 5); // a batch long enough to be worth idling 1000 times over
+    c.total_batch = 512; // 128 a worker, about 1 ms: the crawl would idle about a second
     c.iterations = 8;
-    c.stall.min_s = 0.05;
+    c.stall.min_s = 0.2; // well above the others' batches, even on a loaded machine
     c.scheduled.push_back(
         { 3, "crawl", [](train::JobControl& control) { control.inject_straggler(3, 1000, EventActor::scenario()); } });
     train::BspTrainer trainer(std::move(c), balance::make_policy({}), op);
     op.trainer = &trainer;
     trainer.run();
     const Collector& seen = op.seen;
-    const auto stalled = of_kind(seen, "worker-stalled");
+    std::vector<EventRecord> stalled;
+    for (const EventRecord& e : of_kind(seen, "worker-stalled"))
+        if (e.worker == 3) // another worker's batch may pass 0.2 s on a loaded machine: not this test's
+            stalled.push_back(e);
     ASSERT_EQ(stalled.size(), 1u);
     EXPECT_EQ(stalled[0].iteration, 3);
     const IterationRecord& held = row_of(seen, 3, 3);
     EXPECT_EQ(held.decision, "dropped: excluded");
     EXPECT_EQ(held.compute_s, 0.0);
-    EXPECT_TRUE(of_kind(seen, "worker-recovered").empty()) << "a given-up batch brings nothing back";
+    for (const EventRecord& e : of_kind(seen, "worker-recovered"))
+        EXPECT_NE(e.worker, 3) << "a given-up batch brings nothing back";
     EXPECT_TRUE(of_kind(seen, "worker-lost").empty()) << "an exclusion is not a loss";
     const auto excluded = of_kind(seen, "exclude");
     ASSERT_EQ(excluded.size(), 1u);

@@ -7,7 +7,7 @@ it in the console or with `fulcrumctl watch JOB`, pin or exclude a rank there.
 
     fulcrumd --data-dir /tmp/fulcrum &        # prints its address and token file
     python3 clients/python/examples/torch_ddp_fashion_mnist.py \\
-        --server ws://127.0.0.1:7878 --token-file /tmp/fulcrum/tokens --ranks 2
+        --server ws://127.0.0.1:7480 --token-file /tmp/fulcrum/tokens --ranks 2
 
 `--plain-ddp` trains the same model with equal batches and DDP's own averaging and no
 fulcrumd (the baseline). The ranks are processes of this script (torch.multiprocessing);
@@ -131,8 +131,8 @@ def rank_main(rank, args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--server", default=os.environ.get("FULCRUM_SERVER", "ws://127.0.0.1:7878"),
-                   help="fulcrumd's address (default: $FULCRUM_SERVER or ws://127.0.0.1:7878)")
+    p.add_argument("--server", default=os.environ.get("FULCRUM_SERVER", "ws://127.0.0.1:7480"),
+                   help="fulcrumd's address (default: $FULCRUM_SERVER or ws://127.0.0.1:7480)")
     p.add_argument("--token-file", help="fulcrumd's token file (default: $FULCRUM_TOKEN holds the token)")
     p.add_argument("--role", default="operator", help="the token file's role to use (rank 0 submits: operator)")
     p.add_argument("--ca-file", help="the CA that signed a wss:// server's certificate")

@@ -24,6 +24,10 @@ class WeightedAllReduce:
         self.weight = 1.0
         self.first_bucket_at: Optional[float] = None
         self.last_reduced_at: Optional[float] = None
+        # On a GPU the hook and its callbacks run when the work is queued, not done: CUDA
+        # events on the streams time the all-reduce (read after a synchronize).
+        self.first_event = None
+        self.reduced_event = None
         # Called when the iteration's first bucket enters the all-reduce: train() tells
         # fulcrumd this rank now waits for its peers (FulcrumClient.announce_collective).
         self.on_first_bucket = on_first_bucket
@@ -32,20 +36,29 @@ class WeightedAllReduce:
         self.weight = batch_size / total_batch if total_batch > 0 else 0.0
         self.first_bucket_at = None
         self.last_reduced_at = None
+        self.first_event = None
+        self.reduced_event = None
 
 
 def weighted_allreduce_hook(state: WeightedAllReduce, bucket) -> torch.futures.Future[torch.Tensor]:
     """register_comm_hook(state, weighted_allreduce_hook): eq. 7 through one all-reduce per bucket."""
+    tensor = bucket.buffer()
     if state.first_bucket_at is None:
         state.first_bucket_at = time.perf_counter()
+        if tensor.is_cuda:
+            state.first_event = torch.cuda.Event(enable_timing=True)
+            state.first_event.record()
         if state.on_first_bucket is not None:
             state.on_first_bucket()
-    tensor = bucket.buffer()
     tensor.mul_(state.weight)
     work = dist.all_reduce(tensor, group=state.process_group, async_op=True)
 
     def reduced(fut):
         state.last_reduced_at = time.perf_counter()
-        return fut.value()[0]
+        result = fut.value()[0]
+        if result.is_cuda:  # the callback's stream waits for the all-reduce: this event follows it
+            state.reduced_event = torch.cuda.Event(enable_timing=True)
+            state.reduced_event.record()
+        return result
 
     return work.get_future().then(reduced)

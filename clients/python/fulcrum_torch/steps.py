@@ -66,14 +66,19 @@ class RankTimer:
         return max(0.0, min(1.0, (time.process_time() - self.cpu) / wall / max(1, torch.get_num_threads())))
 
 
-def collective_error(error: BaseException) -> bool:
-    """Whether `error` came from a torch.distributed collective (a peer gone, a process-group
-    timeout), as against the loop's own code: only then is fulcrumd asked why."""
-    distributed_error = getattr(torch.distributed, "DistBackendError", None)  # torch >= 2.1
+def collective_error(error: BaseException, in_collective: bool) -> bool:
+    """Whether `error` may have come from a torch.distributed collective (a peer gone, a
+    process-group timeout), as against the loop's own code: only then is fulcrumd asked why
+    (which can take the worker timeout). Any RuntimeError once this rank's all-reduce began;
+    before it (DDP's buffer broadcast at the forward), torch.distributed's own error types or
+    a gloo or NCCL message."""
+    distributed_error = getattr(torch.distributed, "DistError", None)  # torch >= 2.1
     if distributed_error is not None and isinstance(error, distributed_error):
         return True
+    if not isinstance(error, RuntimeError):
+        return False
     text = str(error).lower()
-    return isinstance(error, RuntimeError) and ("gloo" in text or "nccl" in text)
+    return in_collective or "gloo" in text or "nccl" in text
 
 
 class Step:
@@ -142,7 +147,7 @@ class Step:
     def __exit__(self, kind, error, traceback) -> bool:
         self._hold.close()
         if error is not None:
-            if collective_error(error):
+            if collective_error(error, self._state.first_bucket_at is not None):
                 reason = self.job.why_collective_failed()
                 if reason:
                     raise reason from error
@@ -155,8 +160,13 @@ class Step:
         # Forward and backward up to the first bucket, and what follows the all-reduce (the
         # optimizer's step, a clip): a rank slowed in one is slowed in the other, and the
         # barrier waits for both. The all-reduce is the sync; an evaluation is neither.
-        self.compute_s = max(0.0, (first - self._timer.wall) + (end - reduced) - self._evaluated_s)
-        self.sync_s = reduced - first
+        if self._state.first_event is not None and self._state.reduced_event is not None:
+            # A GPU: the host only queued the work; its streams say when the all-reduce ran.
+            self.sync_s = max(0.0, self._state.first_event.elapsed_time(self._state.reduced_event) / 1000)
+            self.compute_s = max(0.0, (end - self._timer.wall) - self.sync_s - self._evaluated_s)
+        else:
+            self.sync_s = reduced - first
+            self.compute_s = max(0.0, (first - self._timer.wall) + (end - reduced) - self._evaluated_s)
         loss = self.loss
         measured: Dict[str, Any] = {
             "batch_size": self.batch_size, "compute_s": self.compute_s, "sync_s": self.sync_s,
@@ -182,7 +192,8 @@ def iterate_steps(job: "ExternalJob", state: WeightedAllReduce, dataset_size: in
         step = Step(job, state, slicer, model, device, last_compute_s, sampler)
         yield step
         if step.plan is job.plan:
-            raise RuntimeError(f"step {step.iteration} was not run in a `with step:` block, so it was never reported")
+            raise RuntimeError(f"step {step.iteration} was never reported: run each step in a `with step:` block, "
+                               f"and let an error in it end the loop (fulcrumd waits for every rank's report)")
         last_compute_s = step.compute_s
         if sampler is not None:
             sampler.forget_through(step.iteration)
