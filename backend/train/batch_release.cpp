@@ -11,35 +11,39 @@ BatchRelease::BatchRelease(std::size_t workers, RemoteWorkers* remote, bool real
 {
 }
 
+BatchRelease::Slot* BatchRelease::local_slot(WorkerId worker)
+{
+    if (!real_mode_ || (remote_ && remote_->is_remote(worker)) || worker < 0
+        || static_cast<std::size_t>(worker) >= slots_.size())
+        return nullptr;
+    return &slots_[static_cast<std::size_t>(worker)];
+}
+
 void BatchRelease::give_up(WorkerId worker)
 {
-    if (remote_ && remote_->is_remote(worker)) {
+    if (remote_ && remote_->is_remote(worker))
         remote_->give_up_task(worker);
-        return;
-    }
-    if (!real_mode_ || worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
+    Slot* slot = local_slot(worker);
+    if (!slot)
         return;
     {
         std::lock_guard lock(mutex_);
-        Slot& slot = slots_[static_cast<std::size_t>(worker)];
         // The batch under way, and the next one: an exclusion asked between a safe point and
         // the batch's start applies to that batch (the allocation already counted the worker).
-        slot.give_up_through = std::max(slot.give_up_through, slot.started + 1);
+        slot->give_up_through = std::max(slot->give_up_through, slot->started + 1);
     }
     changed_.notify_all();
 }
 
 void BatchRelease::keep(WorkerId worker)
 {
-    if (remote_ && remote_->is_remote(worker)) {
+    if (remote_ && remote_->is_remote(worker))
         remote_->keep_next_task(worker);
-        return;
-    }
-    if (!real_mode_ || worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
+    Slot* slot = local_slot(worker);
+    if (!slot)
         return;
     std::lock_guard lock(mutex_);
-    Slot& slot = slots_[static_cast<std::size_t>(worker)];
-    slot.give_up_through = std::min(slot.give_up_through, slot.started);
+    slot->give_up_through = std::min(slot->give_up_through, slot->started);
 }
 
 bool BatchRelease::start(WorkerId worker, std::int64_t iteration)

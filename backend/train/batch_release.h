@@ -45,6 +45,8 @@ private:
         std::int64_t started = -1; // the latest batch started
         std::int64_t give_up_through = -1; // batches up to this iteration are given up
     };
+    Slot* local_slot(WorkerId worker); // none for a remote slot, off the real mode, or out of range
+
     RemoteWorkers* remote_;
     const bool real_mode_;
     mutable std::mutex mutex_;

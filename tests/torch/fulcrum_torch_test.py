@@ -294,6 +294,14 @@ class FulcrumTorch(unittest.TestCase):
             ranks[-1].start()
         return ranks
 
+    def finished_steps(self, rank, iterations):
+        """Rank `rank`'s logged steps, after checking that it ran all of them and finished."""
+        log = self.read_log(rank)
+        self.assertEqual(log[-1]["end"], "finished", f"rank {rank}")
+        steps = log[:-1]
+        self.assertEqual([s["iteration"] for s in steps], list(range(iterations)))
+        return steps
+
     def read_log(self, rank):
         with open(os.path.join(self.dir, f"rank{rank}.log"), encoding="utf-8") as f:
             return [json.loads(line) for line in f]
@@ -403,10 +411,7 @@ class FulcrumTorch(unittest.TestCase):
         finally:
             daemon.stop()
         for rank in range(3):
-            log = self.read_log(rank)
-            self.assertEqual(log[-1]["end"], "finished", f"rank {rank}")
-            steps = log[:-1]
-            self.assertEqual([s["iteration"] for s in steps], list(range(30)))
+            steps = self.finished_steps(rank, 30)
             self.assertEqual(steps[-1]["lr"], 0.2 * 0.5 ** 3, "the schedule stepped every iteration")
             self.assertTrue(all(s["compute_s"] > 0 and s["sync_s"] >= 0 for s in steps))
         stores = [f for f in os.listdir(os.path.join(self.dir, "runs")) if f.endswith(".db")]
@@ -432,11 +437,7 @@ class FulcrumTorch(unittest.TestCase):
         finally:
             daemon.stop()
         for rank in range(3):
-            log = self.read_log(rank)
-            self.assertEqual(log[-1]["end"], "finished", f"rank {rank}")
-            steps = log[:-1]
-            self.assertEqual([s["iteration"] for s in steps], list(range(40)))
-            for s in steps:
+            for s in self.finished_steps(rank, 40):
                 planned = s["batch_sizes"][rank]
                 self.assertEqual(s["loaded"], planned or 2, f"rank {rank}, iteration {s['iteration']}")
                 self.assertTrue(s["same"], "the step's indices are the batch the loader loaded")
