@@ -783,39 +783,3 @@ TEST(AsyncTrainer, AFreeRunningLocalWorkersStallIsExcludedAndItsBatchGivenUpInTh
         0)
         << "excluded for the rest of the run";
 }
-
-// An exclusion gives up the batch under way and the one after it (one asked between a safe
-// point and the batch's start); included again, the worker trains on. Under asp its next
-// batch carries its own clock, which did not move while it sat out: the include must keep
-// that batch (review of issue 42 item 2).
-TEST(AsyncTrainer, AWorkerExcludedAndIncludedAgainTrainsOnInTheRealMode)
-{
-    struct Operator final : train::TrainingObserver {
-        Collector seen;
-        train::Trainer* trainer = nullptr;
-        int rows = 0;
-        void on_iteration(std::span<const IterationRecord> r) override
-        {
-            seen.on_iteration(r);
-            rows += static_cast<int>(r.size());
-            if (rows == 40)
-                trainer->control().exclude(0, std::nullopt, EventActor::person("operator", "test"));
-            if (rows == 80)
-                trainer->control().include(0, EventActor::person("operator", "test"));
-        }
-        void on_evaluation(const EvaluationRecord& e) override { seen.on_evaluation(e); }
-        void on_event(const JobEvent& e) override { seen.on_event(e); }
-    } op;
-    auto c = config("asp", 400);
-    c.mode = train::ClockMode::Real;
-    train::AsyncTrainer trainer(std::move(c), op);
-    op.trainer = &trainer;
-    EXPECT_EQ(trainer.run().updates, 400);
-    const auto included = events_of_kind(op.seen, "include");
-    ASSERT_EQ(included.size(), 1u);
-    const auto trained_after = std::count_if(op.seen.rows.begin(), op.seen.rows.end(), [&](const IterationRecord& r) {
-        return r.worker == 0 && r.batch_size > 0 && r.decision.find("dropped") == std::string::npos
-            && r.start_s > included[0].time_s;
-    });
-    EXPECT_GT(trained_after, 10) << "worker 0 trains again once included";
-}
