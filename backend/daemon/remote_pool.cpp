@@ -11,8 +11,11 @@ RemotePool::RemotePool(JobId job, const std::vector<bool>& remote_slots, double 
     : job_(job)
     , worker_timeout_s_(worker_timeout_s)
 {
-    for (const bool remote : remote_slots)
-        slots_.push_back(Slot { remote, nullptr, {}, false, std::nullopt, std::nullopt, -1, -1 });
+    for (const bool remote : remote_slots) {
+        Slot slot;
+        slot.remote = remote;
+        slots_.push_back(std::move(slot));
+    }
 }
 
 WorkerId RemotePool::join(
@@ -47,6 +50,7 @@ WorkerId RemotePool::join(
         Slot& slot = slots_[static_cast<std::size_t>(chosen)];
         slot.client = client;
         slot.host = host;
+        slot.discard = 0; // a new process owes nothing
         if (slot.lost_before)
             rejoined = on_rejoin_;
         client->set_results_to(weak_from_this());
@@ -79,8 +83,10 @@ bool RemotePool::deliver(const Client& client, std::string_view frame, std::stri
         std::lock_guard lock(mutex_);
         const auto slot
             = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.client.get() == &client; });
-        if (slot != slots_.end() && result->iteration <= slot->give_up_through && slot->waiting != result->iteration)
-            return true; // a task given up at an exclusion: its late result is dropped
+        if (slot != slots_.end() && slot->discard > 0) {
+            --slot->discard; // a task given up at an exclusion: its late result is dropped
+            return true;
+        }
         if (slot == slots_.end() || slot->waiting != result->iteration) {
             if (error)
                 *error = "a result for iteration " + std::to_string(result->iteration)
@@ -172,7 +178,7 @@ void RemotePool::keep_next_task(WorkerId worker)
     if (worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
         return;
     Slot& slot = slots_[static_cast<std::size_t>(worker)];
-    slot.give_up_through = std::min(slot.give_up_through, slot.last_task);
+    slot.give_up_through = std::min(slot.give_up_through, slot.tasks);
 }
 
 void RemotePool::give_up_task(WorkerId worker)
@@ -182,7 +188,7 @@ void RemotePool::give_up_task(WorkerId worker)
         if (worker < 0 || static_cast<std::size_t>(worker) >= slots_.size())
             return;
         Slot& slot = slots_[static_cast<std::size_t>(worker)];
-        slot.give_up_through = slot.last_task + 1; // the task under way, if any, and the next
+        slot.give_up_through = slot.tasks + 1; // the task under way, if any, and the next
     }
     changed_.notify_all();
 }
@@ -220,23 +226,24 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
     std::int32_t batch_size, std::span<float> gradient)
 {
     std::shared_ptr<Client> client;
+    std::int64_t task = 0;
     {
         std::lock_guard lock(mutex_);
         Slot& slot = slots_.at(static_cast<std::size_t>(worker));
         if (!slot.client || closed_)
             return {};
-        if (iteration <= slot.give_up_through) // asked for before the exclusion applied
+        task = ++slot.tasks;
+        if (task <= slot.give_up_through) // asked for before the exclusion applied
             return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0 } };
         client = slot.client;
         slot.waiting = iteration;
-        slot.last_task = iteration;
         slot.result.reset();
     }
     client->send_frame(std::make_shared<const std::string>(protocol::encode_task(iteration, batch_size, parameters)),
         {}, Delivery::Always);
     std::unique_lock lock(mutex_);
     Slot& slot = slots_[static_cast<std::size_t>(worker)];
-    const auto given_up = [&] { return iteration <= slot.give_up_through; };
+    const auto given_up = [&] { return task <= slot.give_up_through; };
     const auto answered = [&] { return slot.result.has_value() || slot.client != client || closed_ || given_up(); };
     const bool timed = client->version() >= protocol::kHeartbeatVersion;
     const auto timeout = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -262,8 +269,10 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
         changed_.wait_until(lock, deadline, answered);
     }
     slot.waiting.reset();
-    if (!slot.result && given_up() && slot.client == client && !closed_)
+    if (!slot.result && given_up() && slot.client == client && !closed_) {
+        ++slot.discard; // its result is still to come
         return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0 } };
+    }
     if (!slot.result)
         return {};
     const protocol::WorkerResult result = std::move(*slot.result);

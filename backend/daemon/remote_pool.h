@@ -70,10 +70,16 @@ private:
         bool lost_before = false; // had a worker that went away
         std::optional<std::int64_t> waiting; // the iteration of the task in flight
         std::optional<protocol::WorkerResult> result;
-        std::int64_t last_task = -1; // the iteration of the last task sent
-        // give_up_task: tasks of iterations up to this one are given up (the next one too,
-        // which may be sent before the exclusion applies); their results are discarded.
-        std::int64_t give_up_through = -1;
+        // Tasks are counted as they are asked for, not by iteration: under asp and ssp a
+        // given-up task does not move the worker's clock, so the one after it may carry the
+        // same iteration.
+        std::int64_t tasks = 0; // asked for so far; the latest is number `tasks`
+        // give_up_task: tasks up to this number are given up (the next one too, which may be
+        // asked for before the exclusion applies).
+        std::int64_t give_up_through = 0;
+        // Results still to come for tasks given up after they were sent: the worker answers
+        // its tasks in order, so the next this many results are discarded on arrival.
+        std::int64_t discard = 0;
     };
 
     const JobId job_;

@@ -46,25 +46,23 @@ void BatchRelease::keep(WorkerId worker)
     slot->give_up_through = std::min(slot->give_up_through, slot->started);
 }
 
-bool BatchRelease::start(WorkerId worker, std::int64_t iteration)
+BatchRelease::Batch BatchRelease::start(WorkerId worker)
 {
     std::lock_guard lock(mutex_);
-    Slot& slot = slots_[static_cast<std::size_t>(worker)];
-    slot.started = iteration;
-    return iteration > slot.give_up_through;
+    return ++slots_[static_cast<std::size_t>(worker)].started;
 }
 
-bool BatchRelease::idle(WorkerId worker, std::int64_t iteration, std::chrono::duration<double> idle)
+bool BatchRelease::idle(WorkerId worker, Batch batch, std::chrono::duration<double> idle)
 {
     std::unique_lock lock(mutex_);
     return !changed_.wait_for(
-        lock, idle, [&] { return iteration <= slots_[static_cast<std::size_t>(worker)].give_up_through; });
+        lock, idle, [&] { return batch <= slots_[static_cast<std::size_t>(worker)].give_up_through; });
 }
 
-bool BatchRelease::given_up(WorkerId worker, std::int64_t iteration) const
+bool BatchRelease::given_up(WorkerId worker, Batch batch) const
 {
     std::lock_guard lock(mutex_);
-    return iteration <= slots_[static_cast<std::size_t>(worker)].give_up_through;
+    return batch <= slots_[static_cast<std::size_t>(worker)].give_up_through;
 }
 
 } // namespace fulcrum::train

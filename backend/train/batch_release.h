@@ -29,21 +29,23 @@ public:
 
     void give_up(WorkerId worker);
     // Included again, or the exclusion or removal refused: the batch after the one that was
-    // under way is not given up after all (under asp and ssp a worker's next batch may carry
-    // the very number give_up reserved, its clock not having moved meanwhile).
+    // under way is not given up after all.
     void keep(WorkerId worker);
 
-    // The local worker's batch of `iteration` starts: false when it is already given up.
-    bool start(WorkerId worker, std::int64_t iteration);
+    // A local worker's batch, numbered by its starts: under asp and ssp a given-up batch does
+    // not move the worker's clock, so the batch after it may carry the same iteration.
+    using Batch = std::int64_t;
+    // The local worker's next batch starts; ask given_up(worker, batch) whether to compute it.
+    Batch start(WorkerId worker);
     // Idles up to `idle` (an injected straggler's extra time): false, at once, when the
     // batch is given up meanwhile.
-    bool idle(WorkerId worker, std::int64_t iteration, std::chrono::duration<double> idle);
-    bool given_up(WorkerId worker, std::int64_t iteration) const;
+    bool idle(WorkerId worker, Batch batch, std::chrono::duration<double> idle);
+    bool given_up(WorkerId worker, Batch batch) const;
 
 private:
     struct Slot {
-        std::int64_t started = -1; // the latest batch started
-        std::int64_t give_up_through = -1; // batches up to this iteration are given up
+        Batch started = 0; // the latest batch started
+        Batch give_up_through = 0; // batches up to this one are given up
     };
     Slot* local_slot(WorkerId worker); // none for a remote slot, off the real mode, or out of range
 

@@ -74,12 +74,13 @@ struct FreeRunningEngine::Impl : EngineRefs {
     // A worker with no batch (excluded) starts nothing and holds no one back.
     bool active(std::size_t i) const { return batch[i] > 0; }
 
-    // The least clock of the active workers (SSP's bound and a re-included worker's start).
-    std::int64_t slowest_clock() const
+    // The least clock of the active workers but `except` (SSP's bound and a re-included
+    // worker's start).
+    std::int64_t slowest_clock(std::size_t except = static_cast<std::size_t>(-1)) const
     {
         std::optional<std::int64_t> slowest;
         for (std::size_t i = 0; i < state.size(); ++i)
-            if (active(i))
+            if (active(i) && i != except)
                 slowest = std::min(slowest.value_or(state[i].clock), state[i].clock);
         return slowest.value_or(0);
     }
@@ -403,6 +404,12 @@ struct FreeRunningEngine::Impl : EngineRefs {
                 }
             }
         }
+        apply_manager_changes(at, t);
+    }
+
+    // The operator's (and the policies') pins, exclusions and resizes take effect.
+    void apply_manager_changes(std::int64_t at, double t)
+    {
         if (!manager.changes_due(t))
             return;
         std::vector<bool> was_active(state.size());
@@ -415,11 +422,15 @@ struct FreeRunningEngine::Impl : EngineRefs {
         batch = allocation.batch_sizes;
         decisions = allocation.decisions;
         for (std::size_t i = 0; i < state.size(); ++i)
-            if (active(i) && !was_active[i] && !state[i].busy) {
-                state[i].clock = std::max(state[i].clock, slowest);
-                state[i].quota = state[i].clock;
-                superstep_start[i] = state[i].clock;
-            }
+            if (active(i) && !was_active[i] && !state[i].busy)
+                join_pack(i, slowest);
+    }
+
+    void join_pack(std::size_t i, std::int64_t slowest)
+    {
+        state[i].clock = std::max(state[i].clock, slowest);
+        state[i].quota = state[i].clock;
+        superstep_start[i] = state[i].clock;
     }
 
     void drop_lost(std::size_t i, const RemoteLoss& loss, double t)
@@ -440,8 +451,13 @@ struct FreeRunningEngine::Impl : EngineRefs {
             } catch (const RefusedRequest&) {
                 // already excluded, or the last active worker (then no one is left to go on)
             }
+        } else { // given up at an exclusion or removal: in effect now, or lifted while the batch ran
+            apply_manager_changes(std::max<std::int64_t>(0, progress.updates - 1), t);
         }
-        batch[i] = 0; // starts nothing until the exclusion is lifted (a rejoin includes it)
+        if (loss.lost() || manager.state(worker).idle())
+            batch[i] = 0; // starts nothing until the exclusion is lifted (a rejoin includes it)
+        else // included again: it goes on at the pack's clock
+            join_pack(i, slowest_clock(i));
         if (draining)
             switch_ready = std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; });
     }

@@ -24,11 +24,12 @@ public:
     {
     }
 
-    BatchMeasurement compute(std::int64_t iteration, std::int32_t batch_size, double slowdown) override
+    BatchMeasurement compute(std::int64_t /*iteration*/, std::int32_t batch_size, double slowdown) override
     {
         BatchMeasurement m;
         const WorkerId id = worker_.id();
-        if (release_ && !release_->start(id, iteration))
+        const BatchRelease::Batch batch = release_ ? release_->start(id) : 0;
+        if (release_ && release_->given_up(id, batch))
             return given_up();
         const auto began = std::chrono::steady_clock::now();
         const double cpu_before = perf::thread_cpu_seconds();
@@ -38,10 +39,10 @@ public:
             const std::chrono::duration<double> extra((slowdown - 1) * seconds_since(began));
             if (!release_)
                 std::this_thread::sleep_for(extra);
-            else if (!release_->idle(id, iteration, extra))
+            else if (!release_->idle(id, batch, extra))
                 return given_up();
         }
-        if (release_ && release_->given_up(id, iteration))
+        if (release_ && release_->given_up(id, batch))
             return given_up();
         // A GPU worker's time is its stream's, measured with CUDA events, plus any injected delay.
         const auto on_device = worker_.device_seconds();

@@ -242,6 +242,49 @@ TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItR
         std::none_of(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost"; }));
 }
 
+// The same under asp, where no barrier closes: the frozen worker's task is given up at its
+// exclusion, its late result is discarded when it wakes, and included again it trains on.
+// Its tasks are counted by their sending, not their iteration: its clock did not move while
+// it sat out, so a task after the one given up may carry the same iteration.
+TEST_F(WorkerLiveness, UnderAspAFrozenWorkerExcludedAndIncludedAgainTrainsOn)
+{
+    start(600, {}, R"("sync": {"type": "asp"}, )");
+    const auto of_worker_1 = [](const IterationRows& r, auto&& row_test) {
+        return std::any_of(
+            r.rows.begin(), r.rows.end(), [&](const IterationRecord& x) { return x.worker == 1 && row_test(x); });
+    };
+    op->receive_until<IterationRows>([&](const IterationRows& r) {
+        return of_worker_1(r, [](const IterationRecord& x) { return x.iteration >= 10; });
+    });
+
+    ::kill(first, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    WorkerCommand exclude;
+    exclude.id = "x";
+    exclude.action = WorkerAction::Exclude;
+    exclude.job = job;
+    exclude.worker = 1;
+    ASSERT_FALSE(op->request(exclude, "x").error);
+    op->receive_until<IterationRows>([&](const IterationRows& r) {
+        return of_worker_1(r, [](const IterationRecord& x) { return x.decision == "dropped: excluded"; });
+    });
+
+    ::kill(first, SIGCONT);
+    WorkerCommand include = exclude;
+    include.id = "i";
+    include.action = WorkerAction::Include;
+    ASSERT_FALSE(op->request(include, "i").error);
+    int trained = 0;
+    op->receive_until<IterationRows>([&](const IterationRows& r) {
+        trained += of_worker_1(r, [](const IterationRecord& x) { return !x.decision.starts_with("dropped"); }) ? 1 : 0;
+        return trained == 5;
+    });
+
+    finish();
+    EXPECT_EQ(read_text(log(1)).find("unexpected-binary-frame"), std::string::npos)
+        << "the late result of the given-up task is dropped quietly: " << read_text(log(1));
+}
+
 // Issue 42's stall detection with a real frozen worker: its batch runs past the 2 s floor
 // (far past 5 x its measured time), so it is reported stalled in seconds, long before the
 // 600 s worker timeout; the job's on_stall policy excludes it, which releases the barrier it

@@ -783,3 +783,44 @@ TEST(AsyncTrainer, AFreeRunningLocalWorkersStallIsExcludedAndItsBatchGivenUpInTh
         0)
         << "excluded for the rest of the run";
 }
+
+// An exclusion gives up the batch under way and the one after it (one asked between a safe
+// point and the batch's start); included again, the worker trains on. Under asp its next
+// batch carries its own clock, which did not move while it sat out, so batches are counted
+// by their starts: given up again, the worker would sit idle to the end (review of issue 42
+// item 2). A loaded machine may starve its thread of all but a few batches.
+TEST(AsyncTrainer, AWorkerExcludedAndIncludedAgainTrainsOnInTheRealMode)
+{
+    struct Operator final : train::TrainingObserver {
+        Collector seen;
+        train::Trainer* trainer = nullptr;
+        int rows = 0;
+        void on_iteration(std::span<const IterationRecord> r) override
+        {
+            seen.on_iteration(r);
+            rows += static_cast<int>(r.size());
+            if (rows == 40)
+                trainer->control().exclude(0, std::nullopt, EventActor::person("operator", "test"));
+            if (rows == 80)
+                trainer->control().include(0, EventActor::person("operator", "test"));
+        }
+        void on_evaluation(const EvaluationRecord& e) override { seen.on_evaluation(e); }
+        void on_event(const JobEvent& e) override { seen.on_event(e); }
+    } op;
+    auto c = config("asp", 4000); // long enough that a thread the machine starved for a while catches up
+    c.mode = train::ClockMode::Real;
+    train::AsyncTrainer trainer(std::move(c), op);
+    op.trainer = &trainer;
+    EXPECT_EQ(trainer.run().updates, 4000);
+    const auto included = events_of_kind(op.seen, "include");
+    ASSERT_EQ(included.size(), 1u);
+    const auto trained_after = std::count_if(op.seen.rows.begin(), op.seen.rows.end(), [&](const IterationRecord& r) {
+        return r.worker == 0 && r.batch_size > 0 && r.decision.find("dropped") == std::string::npos
+            && r.start_s > included[0].time_s;
+    });
+    std::string rows_of_0; // what worker 0 did, should the test fail
+    for (const IterationRecord& r : op.seen.rows)
+        if (r.worker == 0)
+            rows_of_0 += std::to_string(r.iteration) + "@" + std::to_string(r.start_s) + " " + r.decision + "; ";
+    EXPECT_GE(trained_after, 3) << "worker 0 trains again once included at " << included[0].time_s << ": " << rows_of_0;
+}
