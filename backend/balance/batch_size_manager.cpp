@@ -81,13 +81,14 @@ void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const Event
             "pinning worker " + std::to_string(worker)
                 + " would leave no unpinned worker to take the rest of the total batch "
                 + std::to_string(total_batch_));
-    const std::int64_t most = total_batch_ - other_pins - free_others;
-    if (batch_size < 1 || batch_size > most)
+    const std::int64_t most = total_batch_ - other_pins - static_cast<std::int64_t>(free_others) * min_batch_;
+    if (batch_size < min_batch_ || batch_size > most)
         throw OverrideError("pin-out-of-range",
-            "pin of " + std::to_string(batch_size) + " samples for worker " + std::to_string(worker)
-                + " is outside 1 to " + std::to_string(std::max<std::int64_t>(1, most)) + " (total batch "
-                + std::to_string(total_batch_) + ", one sample for each other free worker, other pins "
-                + std::to_string(other_pins) + ")");
+            "pin of " + std::to_string(batch_size) + " samples for worker " + std::to_string(worker) + " is outside "
+                + std::to_string(min_batch_) + " to " + std::to_string(std::max<std::int64_t>(min_batch_, most))
+                + " (total batch " + std::to_string(total_batch_) + ", the job's least batch of "
+                + std::to_string(min_batch_) + " for each other free worker, other pins " + std::to_string(other_pins)
+                + ")");
     const std::int32_t limit = limits_[static_cast<std::size_t>(worker)];
     if (limit > 0 && batch_size > limit)
         throw OverrideError("over-memory-limit",
@@ -516,7 +517,13 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
             complete = false;
         }
     }
-    if (complete && proposed_total == spare) {
+    // The job's least batch for every free worker, where X leaves that much for each.
+    const std::int32_t floor = free.empty()
+        ? 1
+        : std::max<std::int32_t>(1, std::min<std::int32_t>(min_batch_, spare / static_cast<std::int32_t>(free.size())));
+    const bool above_floor = std::all_of(
+        free.begin(), free.end(), [&](std::size_t i) { return !proposal.size[i] || *proposal.size[i] >= floor; });
+    if (complete && proposed_total == spare && above_floor) {
         for (std::size_t i : free)
             sizes[i] = *proposal.size[i];
     } else if (!free.empty()) {
@@ -527,7 +534,7 @@ Allocation BatchSizeManager::assemble(const Proposal& proposal, std::int64_t ite
         weights.reserve(free.size());
         for (std::size_t i : free)
             weights.push_back(proposal.size[i] ? static_cast<double>(*proposal.size[i]) : average);
-        const std::vector<std::int32_t> split = proportional_split(weights, spare);
+        const std::vector<std::int32_t> split = proportional_split(weights, spare, floor);
         for (std::size_t k = 0; k < free.size(); ++k)
             sizes[free[k]] = split[k];
     }

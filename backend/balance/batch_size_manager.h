@@ -52,6 +52,12 @@ public:
     BatchSizePolicy& policy() { return *policy_; }
     bool blocking() const { return blocking_; }
     int workers() const { return workers_; }
+    // The least batch a worker that trains gets (the scenario's training.min_batch; 1 by
+    // default): the policy's sizes are split again with that floor, keeping X, and a pin
+    // below it is refused. Where X cannot give every active worker that much (the members
+    // of an elastic job grew), they share X evenly instead. Before initial().
+    void set_min_batch(std::int32_t min_batch) { min_batch_ = std::max<std::int32_t>(1, min_batch); }
+    std::int32_t min_batch() const { return min_batch_; }
 
     // Sizes for iteration 0, one per worker. Throws std::invalid_argument if the policy's
     // sizes break a worker's memory limit (the job cannot start).
@@ -151,6 +157,7 @@ private:
     ManagerOptions options_;
     bool blocking_;
 
+    std::int32_t min_batch_ = 1;
     mutable std::mutex mutex_; // guards overrides_ (as seen by requests), requests_, policy_request_, events_
     std::vector<WorkerOverride> overrides_; // as the next barrier will see them (requests validated against this)
     std::vector<WorkerOverride> applied_; // as in effect now

@@ -35,6 +35,7 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
     std::unique_ptr<balance::BatchSizeManager> manager;
     try {
         manager = balance::make_manager(s.policy, static_cast<int>(config.ranks.size()), s.total_batch);
+        manager->set_min_batch(s.min_batch);
     } catch (const std::invalid_argument& e) {
         throw InputError(s.source, "policy", e.what());
     }

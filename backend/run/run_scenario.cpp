@@ -169,6 +169,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     try {
         manager = balance::make_manager(policy, static_cast<int>(config.workers.size()), s.total_batch, limits);
         manager->keep_policy_spec_json(policy_json); // carried into the next checkpoint
+        manager->set_min_batch(s.min_batch);
     } catch (const std::invalid_argument& e) {
         throw InputError(s.source, "policy", e.what());
     }

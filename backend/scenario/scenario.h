@@ -118,6 +118,9 @@ struct Scenario {
     model::ModelSpec model;
 
     std::int32_t total_batch = 128;
+    // The least batch a worker that trains gets (training.min_batch): BatchNorm refuses a
+    // batch of one sample in training, and a framework's rank may need more.
+    std::int32_t min_batch = 1;
     std::optional<double> comm_model_mb; // model size charged by the network model (virtual modes)
     ps::OptimizerSpec optimizer;
     ps::Aggregation aggregation = ps::Aggregation::Weighted;

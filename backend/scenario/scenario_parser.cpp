@@ -366,6 +366,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
         Fields t(*top.find("training"), "training", top);
         t.require("total_batch");
         s.total_batch = static_cast<std::int32_t>(t.integer_or("total_batch", 0, 1, 10'000'000));
+        s.min_batch = static_cast<std::int32_t>(t.integer_or("min_batch", 1, 1, 10'000'000));
         s.optimizer.learning_rate = static_cast<float>(t.number_or("learning_rate", 0.05, 1e-9, 100));
         s.optimizer.momentum = static_cast<float>(t.number_or("momentum", 0.0, 0.0, 0.999));
         s.optimizer.weight_decay = static_cast<float>(t.number_or("weight_decay", 0.0, 0.0, 1.0));
@@ -459,9 +460,19 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
         top.fail("training.total_batch",
             "is " + std::to_string(s.total_batch) + ", smaller than the " + std::to_string(s.workers.size())
                 + " workers (each needs at least one sample)");
+    if (static_cast<std::int64_t>(s.min_batch) * static_cast<std::int64_t>(s.workers.size()) > s.total_batch)
+        top.fail("training.min_batch",
+            "is " + std::to_string(s.min_batch) + ": " + std::to_string(s.workers.size()) + " workers at "
+                + std::to_string(s.min_batch) + " samples each need more than training.total_batch ("
+                + std::to_string(s.total_batch) + ")");
 
     if (const json::value* policy = top.find("policy"))
         s.policy = parse_policy(top, *policy, s);
+    for (std::size_t i = 0; i < s.policy.batch_sizes.size(); ++i)
+        if (s.policy.batch_sizes[i] < s.min_batch)
+            top.fail("policy.batch_sizes[" + std::to_string(i) + "]",
+                "is " + std::to_string(s.policy.batch_sizes[i]) + ", below training.min_batch ("
+                    + std::to_string(s.min_batch) + ")");
     if (const json::array* changes = top.optional_array("changes"))
         for (std::size_t i = 0; i < changes->size(); ++i)
             s.changes.push_back(parse_change(top.element("changes", i, (*changes)[i]), s));

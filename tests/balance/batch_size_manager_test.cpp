@@ -290,3 +290,37 @@ TEST(BatchSizeManager, AnExclusionSaysItDropsTheWorkersPin)
         EXPECT_NE(std::string(e.what()).find("an exclusion drops a worker's pin"), std::string::npos) << e.what();
     }
 }
+
+// training.min_batch: LB-BSP gives a worker 1000 times slower one sample of 64; with a least
+// batch of 4 it gets 4 (BatchNorm refuses one), X stays 64, and a pin below 4 is refused.
+// Where the members outgrow X / min_batch, they share X evenly instead.
+TEST(BatchSizeManager, AJobsLeastBatchHoldsForEveryWorkerThatTrains)
+{
+    auto plain = cpu_manager(2, 64);
+    auto a = plain->initial();
+    a = plain->next(observe(a.batch_sizes, { 1000, 1 }), 0, 1.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 63, 1 }));
+
+    auto m = cpu_manager(2, 64);
+    m->set_min_batch(4);
+    a = m->initial();
+    a = m->next(observe(a.batch_sizes, { 1000, 1 }), 0, 1.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 60, 4 }));
+    try {
+        m->pin(1, 3, kOperator);
+        ADD_FAILURE() << "a pin below the least batch is refused";
+    } catch (const balance::OverrideError& e) {
+        EXPECT_EQ(e.code(), "pin-out-of-range");
+        EXPECT_NE(std::string(e.what()).find("outside 4 to 60"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("least batch of 4"), std::string::npos) << e.what();
+    }
+    m->pin(0, 60, kOperator);
+    a = m->next(observe(a.batch_sizes, { 1000, 1 }), 1, 2.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 60, 4 }));
+
+    auto crowded = cpu_manager(3, 9);
+    crowded->set_min_batch(4); // 3 x 4 > 9: the floor becomes 9 / 3
+    a = crowded->initial();
+    a = crowded->next(observe(a.batch_sizes, { 1000, 1, 1 }), 0, 1.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 3, 3, 3 }));
+}

@@ -102,6 +102,20 @@ TEST(ScenarioParser, TotalBatchSmallerThanWorkerCountIsRefused)
         with("\"total_batch\": 64", "\"total_batch\": 2"), "training.total_batch", "smaller than the 3 workers");
 }
 
+TEST(ScenarioParser, ALeastBatchTheTotalCannotGiveEveryWorkerIsRefused)
+{
+    expect_refused(with("\"total_batch\": 64", "\"total_batch\": 64, \"min_batch\": 22"), "training.min_batch",
+        "3 workers at 22 samples each need more than training.total_batch (64)");
+    expect_refused(
+        with("\"total_batch\": 64", "\"total_batch\": 64, \"min_batch\": 0"), "training.min_batch", "expected 1 to");
+    const auto s = scenario::parse_scenario(with("\"total_batch\": 64", "\"total_batch\": 64, \"min_batch\": 8"), "t");
+    EXPECT_EQ(s.min_batch, 8);
+    std::string fixed_below
+        = with("\"workers\"", "\"policy\": {\"type\": \"fixed\", \"batch_sizes\": [40, 16, 8]}, \"workers\"");
+    fixed_below.replace(fixed_below.find("\"total_batch\": 64"), 17, "\"total_batch\": 64, \"min_batch\": 9");
+    expect_refused(fixed_below, "policy.batch_sizes[2]", "is 8, below training.min_batch (9)");
+}
+
 TEST(ScenarioParser, EpochsAndIterationsTogetherAreRefused)
 {
     expect_refused(

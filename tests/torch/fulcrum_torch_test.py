@@ -175,13 +175,14 @@ def own_loop_rank(rank, server, token, scenario, log_path):
 
 def loader_rank(rank, server, token, scenario, log_path):
     """One rank feeding its steps from a DataLoader with two worker processes that prefetch
-    (num_workers 2 x prefetch_factor 2: the job plans 4 iterations ahead)."""
+    (num_workers 2 x prefetch_factor 2: the job plans 4 iterations ahead). Its model has
+    BatchNorm: the job's least batch of 2 keeps LB-BSP from sizing a rank to one sample."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=scenario.pop("_init"), rank=rank, world_size=3,
                             timeout=fulcrum_torch.process_group_timeout(scenario))
     x, y = data(n=2000)
     dataset = torch.utils.data.TensorDataset(x.float(), y)
-    model = model_of().float()
+    model = model_of(batch_norm=True).float()
     log = open(log_path, "w", encoding="utf-8")
     with fulcrum_torch.FulcrumClient(server, token) as client:
         job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario)
@@ -430,7 +431,7 @@ class FulcrumTorch(unittest.TestCase):
         daemon = Fulcrumd(self.dir)
         try:
             scenario = fulcrum_torch.external_scenario("loader", 3, 120, 40, policy={"type": "lbbsp-cpu"},
-                                                       plan_ahead=4)
+                                                       plan_ahead=4, min_batch=2)
             ranks = self.spawn_ranks(loader_rank, daemon, scenario)
             self.exclude_for_a_while(daemon, 2, 5, 20)
             self.join_ranks(ranks)
@@ -440,6 +441,7 @@ class FulcrumTorch(unittest.TestCase):
             for s in self.finished_steps(rank, 40):
                 planned = s["batch_sizes"][rank]
                 self.assertEqual(s["loaded"], planned or 2, f"rank {rank}, iteration {s['iteration']}")
+                self.assertNotEqual(planned, 1, "the job's least batch is 2")
                 self.assertTrue(s["same"], "the step's indices are the batch the loader loaded")
         excluded = [s["iteration"] for s in self.read_log(2)[:-1] if s["batch_sizes"][2] == 0]
         self.assertGreaterEqual(len(excluded), 3, "rank 2 sat out, 4 iterations after the command at the latest")

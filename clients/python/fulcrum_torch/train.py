@@ -24,7 +24,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
                       policy: Optional[Dict[str, Any]] = None, eval_interval: int = 100,
                       rank_timeout_s: float = 120, framework: str = "pytorch",
                       worker_timeout_s: Optional[float] = None,
-                      evaluation_timeout_s: Optional[float] = None, plan_ahead: int = 0) -> Dict[str, Any]:
+                      evaluation_timeout_s: Optional[float] = None, plan_ahead: int = 0,
+                      min_batch: int = 1) -> Dict[str, Any]:
     """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external").
 
     A rank whose process sends nothing, not even the client's heartbeat, for
@@ -35,7 +36,9 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     runs from the evaluation's end, and the evaluation itself may last
     `evaluation_timeout_s`. `plan_ahead`: how many iterations after the next one fulcrumd
     plans at once, for a DataLoader that prefetches (`FulcrumBatchSampler`: at least its
-    num_workers x prefetch_factor)."""
+    num_workers x prefetch_factor). `min_batch`: the least batch a rank that trains gets (2
+    or more for a model with BatchNorm, which refuses one sample in training); LB-BSP then
+    sizes no rank below it, however slow."""
     scenario = {
         "name": name,
         "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
@@ -49,6 +52,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
         scenario["external"]["evaluation_timeout_s"] = evaluation_timeout_s
     if plan_ahead:
         scenario["external"]["plan_ahead"] = plan_ahead
+    if min_batch != 1:
+        scenario["training"]["min_batch"] = min_batch
     return scenario
 
 
