@@ -70,7 +70,7 @@ void run_straggler_extents(const ExperimentOptions& options)
             table.add({ level_name, scheme.name, fmt(r.mean_iteration_s, 5),
                 r.target_updates ? std::to_string(*r.target_updates) : "",
                 r.target_time_s ? fmt(*r.target_time_s, 2) : "", r.target_time_s ? "yes" : "no",
-                fmt(r.final_accuracy, 4), fmt(r.epochs, 2) });
+                fmt(r.final_accuracy, 4), fmt(r.epochs.value_or(0), 2) });
         }
     }
     table.write_csv(options.out / "results.csv");

@@ -124,6 +124,7 @@ public:
     }
     // A resumed run's progress counts the samples trained before its checkpoint.
     void start_from(std::int64_t samples) { samples_ = samples; }
+    std::int64_t samples() const { return samples_; } // in the rows recorded so far
     // A weak-scaled job's work is its samples: progress counts them in batches of `total_batch`.
     void count_work_in_samples(std::int64_t total_batch) { work_batch_ = total_batch; }
 

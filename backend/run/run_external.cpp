@@ -80,7 +80,8 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
     if (options.status)
         options.status("waiting for " + std::to_string(config.ranks.size()) + " " + framework + " ranks");
 
-    RecordingObserver observer(recorder.get(), options, config.iterations, 0);
+    RecordingObserver observer(
+        recorder.get(), options, config.iterations, static_cast<double>(s.external->samples_per_epoch));
     observer.set_manager(config.job, manager.get());
     train::TrainingResult result;
     try {
@@ -95,6 +96,9 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
         throw;
     }
     take_result(summary, result);
+    summary.epochs = s.external->samples_per_epoch > 0 ? std::optional<double>(
+                         static_cast<double>(observer.samples()) / static_cast<double>(s.external->samples_per_epoch))
+                                                       : std::nullopt;
     finish_recorded_run(recorder.get(), options, summary);
     return summary;
 }

@@ -20,7 +20,8 @@ std::string to_json(const RunSummary& s)
     o["policy"] = s.policy;
     o["iterations"] = s.iterations;
     o["updates"] = s.updates;
-    o["epochs"] = s.epochs;
+    if (s.epochs)
+        o["epochs"] = *s.epochs;
     o["virtual_seconds"] = s.mode == "real" ? 0.0 : s.time_s;
     o["run_seconds"] = s.time_s;
     o["wall_seconds"] = s.wall_s;
@@ -46,17 +47,20 @@ std::string to_json(const RunSummary& s)
 
 std::string to_text(const RunSummary& s)
 {
+    char epochs[64] = "";
+    if (s.epochs)
+        std::snprintf(epochs, sizeof epochs, " (%.2f epochs)", *s.epochs);
     char buffer[1024];
     std::snprintf(buffer, sizeof buffer,
         "%s  %s\n"
         "  model            %s, %d workers\n"
-        "  iterations       %lld (%.2f epochs)\n"
+        "  iterations       %lld%s\n"
         "  test accuracy    %.4f final, %.4f best (test loss %.4f)\n"
         "  %-16s %.1f s (%.4f s per iteration)\n"
         "  wall time        %.1f s\n"
         "  recorded run     %lld in %s\n",
         s.stopped ? "Stopped early:" : "Finished:", s.scenario.c_str(), s.model.c_str(), s.workers,
-        static_cast<long long>(s.iterations), s.epochs, s.final_accuracy, s.best_accuracy, s.final_test_loss,
+        static_cast<long long>(s.iterations), epochs, s.final_accuracy, s.best_accuracy, s.final_test_loss,
         s.mode == "real" ? "measured time" : "virtual time", s.time_s, s.mean_iteration_s, s.wall_s,
         static_cast<long long>(s.run), s.database.empty() ? "(not recorded)" : s.database.c_str());
     std::string text = buffer;

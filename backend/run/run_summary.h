@@ -31,7 +31,9 @@ struct RunSummary {
     std::string policy; // e.g. "lbbsp-cpu"
     std::int64_t iterations = 0;
     std::int64_t updates = 0; // parameter-server updates (= iterations for the BSP family)
-    double epochs = 0;
+    // Passes over the training set; unknown for an external job that did not say how many
+    // samples its epoch has (external.samples_per_epoch).
+    std::optional<double> epochs;
     double time_s = 0; // run clock (virtual seconds in virtual and paced modes)
     double wall_s = 0;
     double mean_iteration_s = 0;

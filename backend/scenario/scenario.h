@@ -94,6 +94,9 @@ struct ExternalSpec {
     // manager then sizes iteration k + 1 + plan_ahead from the reports of k: its feedback, and
     // an operator's pin or exclusion, take plan_ahead iterations longer to apply.
     int plan_ahead = 0;
+    // The samples of one pass over the ranks' training set, for the run's epochs (0: not
+    // given; its summary then names no epochs).
+    std::int64_t samples_per_epoch = 0;
 };
 
 // fulcrum-worker sends a heartbeat every second: a worker timeout under three would leave

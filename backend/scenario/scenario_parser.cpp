@@ -300,6 +300,8 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
         spec.rank_timeout_s = e.number_or("rank_timeout_s", spec.rank_timeout_s, 1, 86'400);
         spec.evaluation_timeout_s = e.number_or("evaluation_timeout_s", spec.evaluation_timeout_s, 1, 86'400);
         spec.plan_ahead = static_cast<int>(e.integer_or("plan_ahead", spec.plan_ahead, 0, 16));
+        if (e.find("samples_per_epoch"))
+            spec.samples_per_epoch = e.integer_or("samples_per_epoch", 1, 1, 1'000'000'000'000);
         e.reject_unknown();
         s.external = spec;
         // The framework owns what a built-in job's sections describe.

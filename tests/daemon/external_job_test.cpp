@@ -133,14 +133,16 @@ std::vector<Rank> join_ranks(daemon::Daemon& d, JobId job, int count)
 } // namespace
 
 // LB-BSP Algorithm 1 on three ranks whose speeds are 1 : 1 : 1/3: the slow rank's share
-// shrinks until the iteration is balanced; every iteration of every rank is recorded.
+// shrinks until the iteration is balanced; every iteration of every rank is recorded. The
+// job says its epoch is 600 samples, so its summary counts 30 x 120 / 600 = 6 epochs.
 TEST_F(ExternalJobTest, RanksGetBalancedBatchSizesAndEveryReportIsRecorded)
 {
     daemon::Daemon d(options());
     std::vector<ServerMessage> seen;
     auto op = operator_of(d);
-    const JobId job
-        = submit(d, *op, seen, external_job(3, R"({"type": "lbbsp-cpu", "predictor": {"type": "memoryless"}})", 30));
+    const JobId job = submit(d, *op, seen,
+        external_job(3, R"({"type": "lbbsp-cpu", "predictor": {"type": "memoryless"}})", 30,
+            R"("rank_timeout_s": 30, "samples_per_epoch": 600)"));
     std::vector<Rank> ranks = join_ranks(d, job, 3);
     std::vector<std::vector<std::int32_t>> sizes(3);
     each_rank(ranks, [&](Rank& r) {
@@ -167,6 +169,8 @@ TEST_F(ExternalJobTest, RanksGetBalancedBatchSizesAndEveryReportIsRecorded)
     EXPECT_EQ(rows.size(), 90u);
     EXPECT_EQ(rows.back().batch_size, sizes[2].back());
     EXPECT_EQ(reader.runs().back().status, "finished");
+    EXPECT_NE(reader.runs().back().summary_json.find(R"("epochs":6)"), std::string::npos)
+        << reader.runs().back().summary_json;
 }
 
 // Pause holds the ranks' next plan; a pin and an exclusion made meanwhile are in that plan.

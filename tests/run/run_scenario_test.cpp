@@ -288,3 +288,17 @@ TEST_F(RunScenario, AWeakScaledJobsWorkIsCountedInSamplesAcrossAGrowth)
     }
     EXPECT_EQ(seen.back().work_done, 40);
 }
+
+// An external job that does not say how many samples its epoch has: its summary names no
+// epochs, where it used to say 0.
+TEST(RunSummary, EpochsAreLeftOutWhenTheDataSetIsUnknown)
+{
+    run::RunSummary summary;
+    summary.scenario = "torch-job";
+    summary.iterations = 30;
+    EXPECT_EQ(run::to_json(summary).find("epochs"), std::string::npos) << run::to_json(summary);
+    EXPECT_EQ(run::to_text(summary).find("epochs"), std::string::npos) << run::to_text(summary);
+    summary.epochs = 6;
+    EXPECT_NE(run::to_json(summary).find("\"epochs\":6"), std::string::npos) << run::to_json(summary);
+    EXPECT_NE(run::to_text(summary).find("30 (6.00 epochs)"), std::string::npos) << run::to_text(summary);
+}

@@ -80,7 +80,8 @@ def rank_main(rank, args):
     scenario = fulcrum_torch.external_scenario(args.name, world, args.total_batch, args.iterations,
                                                policy=json.loads(args.policy), eval_interval=args.eval_interval,
                                                rank_timeout_s=args.rank_timeout,
-                                               worker_timeout_s=args.worker_timeout)
+                                               worker_timeout_s=args.worker_timeout,
+                                               samples_per_epoch=fashion_mnist.TRAIN_SAMPLES)
     # A collective that waits for a lost rank raises after the job's rank and worker timeouts,
     # and train() then says which rank fulcrumd lost (FulcrumError), instead of gloo's 30 minutes.
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=args.init_method,

@@ -9,6 +9,7 @@ from typing import Tuple
 import torch
 
 DEFAULT_PATH = "/usr/share/datasets/fashion-mnist"
+TRAIN_SAMPLES = 60000  # the training set's images: one epoch
 
 
 def _idx(path: str) -> torch.Tensor:

@@ -25,7 +25,7 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
                       rank_timeout_s: float = 120, framework: str = "pytorch",
                       worker_timeout_s: Optional[float] = None,
                       evaluation_timeout_s: Optional[float] = None, plan_ahead: int = 0,
-                      min_batch: int = 1) -> Dict[str, Any]:
+                      min_batch: int = 1, samples_per_epoch: Optional[int] = None) -> Dict[str, Any]:
     """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external").
 
     A rank whose process sends nothing, not even the client's heartbeat, for
@@ -38,7 +38,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     plans at once, for a DataLoader that prefetches (`FulcrumBatchSampler`: at least its
     num_workers x prefetch_factor). `min_batch`: the least batch a rank that trains gets (2
     or more for a model with BatchNorm, which refuses one sample in training); LB-BSP then
-    sizes no rank below it, however slow."""
+    sizes no rank below it, however slow. `samples_per_epoch` (the training set's size) lets
+    the job's progress and run summary count epochs; without it they name none."""
     scenario = {
         "name": name,
         "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
@@ -54,6 +55,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
         scenario["external"]["plan_ahead"] = plan_ahead
     if min_batch != 1:
         scenario["training"]["min_batch"] = min_batch
+    if samples_per_epoch is not None:
+        scenario["external"]["samples_per_epoch"] = samples_per_epoch
     return scenario
 
 
