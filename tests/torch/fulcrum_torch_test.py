@@ -92,7 +92,8 @@ def slow_evaluation(seconds, model):
     return 0.5, 1.0
 
 
-def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, eval_s=None, batch_norm=False):
+def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, eval_s=None, batch_norm=False,
+                 hang_at=None):
     """One rank of an external job: trains a small MLP, logging every plan it gets (and,
     with `batch_norm`, its BatchNorm's running statistics as they are before the iteration)."""
     torch.set_num_threads(1)
@@ -116,6 +117,8 @@ def fulcrum_rank(rank, server, token, scenario, log_path, die_at, stop_at=None, 
             os.kill(os.getpid(), signal.SIGKILL)  # as an OOM killer or a lost node would
         if stop_at is not None and k == stop_at:
             os.kill(os.getpid(), signal.SIGSTOP)  # a hung process: alive, silent
+        while hang_at is not None and k == hang_at:
+            time.sleep(1)  # hung in its own Python code: the client's heartbeat thread goes on
 
     with fulcrum_torch.FulcrumClient(server, token) as client:
         job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario)
@@ -282,7 +285,7 @@ class FulcrumTorch(unittest.TestCase):
             self.assertLess(float((mine - theirs.detach()).abs().max()), 1e-5)
 
     def start_ranks(self, daemon, iterations, die_at=None, stop_at=None, worker_timeout_s=None, rank_timeout_s=60,
-                    eval_s=None, batch_norm=False):
+                    eval_s=None, batch_norm=False, hang_at=None):
         scenario = fulcrum_torch.external_scenario("torch-test", 3, 120, iterations, policy={"type": "uniform"},
                                                    rank_timeout_s=rank_timeout_s, worker_timeout_s=worker_timeout_s)
         scenario["_init"] = f"tcp://127.0.0.1:{free_port()}"
@@ -291,7 +294,8 @@ class FulcrumTorch(unittest.TestCase):
         for rank in range(3):
             ranks.append(context.Process(target=fulcrum_rank, args=(
                 rank, daemon.server, daemon.token, dict(scenario), os.path.join(self.dir, f"rank{rank}.log"),
-                die_at if rank == 1 else None, stop_at if rank == 1 else None, eval_s, batch_norm)))
+                die_at if rank == 1 else None, stop_at if rank == 1 else None, eval_s, batch_norm,
+                hang_at if rank == 1 else None)))
             ranks[-1].start()
         return ranks
 
@@ -538,16 +542,62 @@ class FulcrumTorch(unittest.TestCase):
                     p.kill()  # the stopped rank: SIGKILL ends a stopped process too
                     p.join(10)
             daemon.stop()
+        self.assert_peers_released_and_rank_1_lost(status["job"], "silent for 3 s")
+
+    def test_a_rank_hung_in_its_own_code_is_stalled_then_lost_and_its_peers_released(self):
+        # Rank 1 hangs in Python at iteration 8 (a sleep that never ends): its process and
+        # its client's heartbeat thread live on, so it is not silent. Its peers say they wait
+        # in the all-reduce, so it is reported stalled past the 2 s floor, and lost once the
+        # job's rank timeout (4 s) has run from their all-reduce; their process group gives
+        # up after its timeout (60 s, its floor) and learns from fulcrumd why.
+        daemon = Fulcrumd(self.dir)
+        ranks = []
+        try:
+            ranks = self.start_ranks(daemon, 100000, hang_at=8, rank_timeout_s=4)
+            deadline = time.time() + 60
+            hung = None
+            while hung is None and time.time() < deadline:
+                if os.path.exists(os.path.join(self.dir, "rank1.log")) \
+                        and any(line.get("iteration") == 8 for line in self.read_log(1)):
+                    hung = time.time()
+                time.sleep(0.02)
+            self.assertIsNotNone(hung, "rank 1 never reached iteration 8")
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                while op.jobs()[0]["state"] != "lost" and time.time() < deadline:
+                    time.sleep(0.05)
+                status = op.jobs()[0]
+                lost_after = time.time() - hung
+            self.assertEqual(status["state"], "lost", status.get("message"))
+            self.assertIn("rank 1 (rank-1)", status["message"])
+            self.assertIn("within 4 s of the first rank", status["message"])
+            self.assertLess(lost_after, 4 + 5, "lost within the rank timeout of the hang, with slack")
+            for rank in (0, 2):
+                ranks[rank].join(120)
+                self.assertIsNotNone(ranks[rank].exitcode, f"rank {rank} still hangs after its peer was lost")
+        finally:
+            for p in ranks:
+                if p.exitcode is None:
+                    p.kill()  # the hung rank
+                    p.join(10)
+            daemon.stop()
+        self.assert_peers_released_and_rank_1_lost(status["job"], "within 4 s of the first rank")
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
+        stalled = store.execute("SELECT worker_id, iteration, message FROM events WHERE kind = 'worker-stalled'")
+        stalled = stalled.fetchall()
+        self.assertEqual([(w, k) for w, k, _ in stalled], [(1, 8)], "reported stalled before it was lost")
+        self.assertIn("predicted", stalled[0][2])
+
+    def assert_peers_released_and_rank_1_lost(self, job, why):
         for rank in (0, 2):  # their all-reduce raised, and fulcrumd said why
             end = self.read_log(rank)[-1]
             self.assertEqual(end["end"], "fulcrum-error", end)
             self.assertEqual(end["code"], "job-lost", end)
             self.assertIn("rank 1 (rank-1)", end["message"])
-        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{job}.db"))
         self.assertEqual(store.execute("SELECT status FROM runs").fetchone()[0], "lost")
         lost = store.execute("SELECT worker_id, message FROM events WHERE kind = 'worker-lost'").fetchall()
         self.assertEqual([w for w, _ in lost], [1])
-        self.assertIn("silent for 3 s", lost[0][1])
+        self.assertIn(why, lost[0][1])
 
 
 if __name__ == "__main__":
