@@ -3,6 +3,7 @@
 
 #include "common/error.h"
 #include "ctl/ctl_client.h"
+#include "ctl/redraw_pacer.h"
 #include "ctl/run_export.h"
 #include "ctl/worker_table.h"
 #include "ctl/workload_file.h"
@@ -49,9 +50,9 @@ Commands:
                                 scenario's policy section as JSON ('{"type": "fixed", ...}')
   resize JOB ACTION [WORKER]    an elastic job's resize between iterations: add-worker,
                                 remove-worker (WORKER: which slot), add-server, remove-server
-  watch [JOB] [--count N]       a live table of the job's workers, redrawn as iterations
-                                arrive (default: the newest running job); ends with the job,
-                                or after N iterations
+  watch [JOB] [--count N]       a live table of the job's workers, redrawn when it changes, at
+                                most --refresh-hz times a second (default: the newest running
+                                job); ends with the job, or after N iterations
   export RUN.db --csv DIR [--run N]
                                 write a run store's iterations, evaluations and events as CSV
   export STORE:RUN --csv DIR    the same for a run fulcrumd serves (as `runs` lists it,
@@ -78,6 +79,7 @@ struct Args {
     std::optional<std::string> csv_dir;
     std::optional<RunId> run;
     std::optional<std::int64_t> count;
+    double refresh_hz = 2;
 };
 
 template <typename T> T number(const std::string& text, const char* what)
@@ -195,19 +197,25 @@ int watch(const Args& a, ctl::CtlClient& client)
     client.request(Subscribe { {}, { Stream::Iterations, Stream::Jobs, Stream::Workers }, job, {} });
     ctl::WatchTable table(job);
     const bool redraw = !a.json && ::isatty(STDOUT_FILENO);
+    // A 256-worker job's table changes many times a second: drawn at most --refresh-hz times,
+    // only when its text changed (a change held back is drawn when its turn comes).
+    ctl::RedrawPacer pacer(std::chrono::duration_cast<ctl::RedrawPacer::Clock::duration>(
+        std::chrono::duration<double>(1.0 / a.refresh_hz)));
     for (;;) {
-        const auto message = client.next();
-        if (!message)
+        bool timed_out = false;
+        const auto message = client.next(a.json ? std::nullopt : pacer.next_due(), &timed_out);
+        if (!message && !timed_out)
             throw CtlError(ctl::kUnreachable, "fulcrumd closed the connection");
-        const bool changed = table.apply(*message);
-        if (a.json && changed)
+        if (message && table.apply(*message) && a.json)
             std::cout << encode(*message) << std::endl;
-        const bool rows = std::holds_alternative<IterationRows>(*message) && changed;
         const bool done = table.ended() || (a.count && table.iterations_seen() >= *a.count);
-        if (!a.json && (rows || done)) {
-            if (redraw)
-                std::cout << "\x1b[H\x1b[2J";
-            std::cout << table.render() << (redraw ? "" : "\n") << std::flush;
+        if (!a.json) {
+            const std::string text = table.render();
+            if (pacer.offer(ctl::RedrawPacer::Clock::now(), text, done)) {
+                if (redraw)
+                    std::cout << "\x1b[H\x1b[2J";
+                std::cout << text << (redraw ? "" : "\n") << std::flush;
+            }
         }
         if (done)
             return ctl::kOk;
@@ -354,7 +362,8 @@ int main(int argc, char** argv)
         "wss://: trust this CA certificate (PEM)")("json", po::bool_switch(&a.json), "print JSON")("for",
         po::value<double>(), "exclude: for this many seconds of the run's clock")("csv", po::value<std::string>(),
         "export: the folder for the CSV files")("run", po::value<RunId>(), "export: only this run of the store")(
-        "count", po::value<std::int64_t>(), "watch: stop after this many iterations");
+        "count", po::value<std::int64_t>(), "watch: stop after this many iterations")("refresh-hz",
+        po::value<double>(&a.refresh_hz)->default_value(2), "watch: redraw at most this many times a second");
     po::options_description hidden;
     hidden.add_options()("words", po::value(&a.words));
     po::options_description all;
@@ -397,6 +406,10 @@ int main(int argc, char** argv)
         a.run = vm["run"].as<RunId>();
     if (vm.count("count"))
         a.count = vm["count"].as<std::int64_t>();
+    if (!(a.refresh_hz >= 0.1 && a.refresh_hz <= 60)) {
+        std::cerr << "fulcrumctl: --refresh-hz: expected 0.1 to 60 redraws a second, got " << a.refresh_hz << "\n";
+        return ctl::kBadInput;
+    }
     try {
         ctl::parse_server_url(a.client.server);
         return run_command(a);

@@ -61,11 +61,12 @@ std::string resolve_token(const std::optional<std::filesystem::path>& token_file
 struct CtlClient::Impl {
     std::unique_ptr<ws_client::BlockingConnection> connection;
 
-    std::optional<ServerMessage> next()
+    std::optional<ServerMessage> next(
+        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt, bool* timed_out = nullptr)
     {
         for (;;) {
             bool binary = false;
-            const auto frame = connection->read(&binary);
+            const auto frame = connection->read(&binary, nullptr, until, timed_out);
             if (!frame)
                 return std::nullopt;
             if (binary)
@@ -139,9 +140,10 @@ Reply CtlClient::request(ClientMessage message)
     }
 }
 
-std::optional<ServerMessage> CtlClient::next()
+std::optional<ServerMessage> CtlClient::next(
+    std::optional<std::chrono::steady_clock::time_point> until, bool* timed_out)
 {
-    return impl_->next();
+    return impl_->next(until, timed_out);
 }
 
 } // namespace fulcrum::ctl

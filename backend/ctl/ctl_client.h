@@ -2,6 +2,7 @@
 
 #include "protocol/messages.h"
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -60,8 +61,10 @@ public:
     // before it are dropped. A reply with an error throws CtlError(kRefused) naming its
     // code and field.
     protocol::Reply request(protocol::ClientMessage message);
-    // The next message from the server; unset when it closed the connection.
-    std::optional<protocol::ServerMessage> next();
+    // The next message from the server; unset when it closed the connection, or when `until`
+    // passed first (then *timed_out is set).
+    std::optional<protocol::ServerMessage> next(
+        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt, bool* timed_out = nullptr);
 
 private:
     struct Impl;

@@ -255,13 +255,23 @@ void BlockingConnection::send_binary(const std::string& bytes)
     impl_->send(std::make_shared<const std::string>(bytes), true);
 }
 
-std::optional<std::string> BlockingConnection::read(bool* binary, const std::atomic<bool>* stop)
+std::optional<std::string> BlockingConnection::read(bool* binary, const std::atomic<bool>* stop,
+    std::optional<std::chrono::steady_clock::time_point> until, bool* timed_out)
 {
     std::unique_lock lock(impl_->mutex);
     // Look at `stop` between short waits: a signal handler sets it and notifies no one.
     constexpr auto kLook = std::chrono::milliseconds(100);
-    while (impl_->incoming.empty() && !impl_->closed && !(stop && stop->load()))
-        impl_->arrived.wait_for(lock, kLook);
+    if (timed_out)
+        *timed_out = false;
+    while (impl_->incoming.empty() && !impl_->closed && !(stop && stop->load())) {
+        const auto now = std::chrono::steady_clock::now();
+        if (until && now >= *until) {
+            if (timed_out)
+                *timed_out = true;
+            break;
+        }
+        impl_->arrived.wait_until(lock, until ? std::min(*until, now + kLook) : now + kLook);
+    }
     if (impl_->incoming.empty())
         return std::nullopt;
     auto [frame, was_binary] = std::move(impl_->incoming.front());

@@ -53,9 +53,10 @@ public:
     // Returns once the frame is written; throws boost::system::system_error when it cannot be.
     void send_text(const std::string& text);
     void send_binary(const std::string& bytes);
-    // The next frame, or unset when the server closed the connection or `stop` was set while
-    // waiting for it.
-    std::optional<std::string> read(bool* binary, const std::atomic<bool>* stop = nullptr);
+    // The next frame, or unset when the server closed the connection, `stop` was set while
+    // waiting for it, or `until` passed first (then *timed_out, when given, is set).
+    std::optional<std::string> read(bool* binary, const std::atomic<bool>* stop = nullptr,
+        std::optional<std::chrono::steady_clock::time_point> until = std::nullopt, bool* timed_out = nullptr);
     // Why the server closed the connection, as its close frame said ("" if it said nothing).
     std::string close_reason() const;
     // From now on `text` goes out as a text frame every `every`, until close().

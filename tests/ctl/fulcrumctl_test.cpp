@@ -1,6 +1,7 @@
 // fulcrumctl against a real fulcrumd on loopback: the programs as an operator runs them.
 
 #include "../daemon/process_support.h"
+#include "ctl/redraw_pacer.h"
 #include "ctl/run_export.h"
 #include "ctl/worker_table.h"
 #include "db/run_reader.h"
@@ -335,4 +336,33 @@ TEST(WatchTable, AStalledWorkerShowsSinceWhenAndItsPrediction)
     w.stalled_since.reset();
     table.apply(protocol::WorkerUpdate { 4, { w } });
     EXPECT_EQ(table.render().find("stalled"), std::string::npos) << table.render();
+}
+
+// `fulcrumctl watch` redraws at most twice a second and only when its table changed (issue
+// 44 item 7: it redrew 1,036 times in 40 s); a change the rate holds back is drawn when its
+// turn comes, and the job's end at once. The test's clock is its own.
+TEST(RedrawPacer, DrawsAChangeAtMostEveryIntervalAndOnlyWhenTheTextChanged)
+{
+    using namespace std::chrono_literals;
+    ctl::RedrawPacer pacer(500ms);
+    const ctl::RedrawPacer::Clock::time_point t0 {};
+    EXPECT_TRUE(pacer.offer(t0, "iteration 1"));
+    EXPECT_FALSE(pacer.next_due());
+    EXPECT_FALSE(pacer.offer(t0 + 100ms, "iteration 1")) << "unchanged";
+    EXPECT_FALSE(pacer.offer(t0 + 200ms, "iteration 2")) << "changed within the interval: held back";
+    ASSERT_TRUE(pacer.next_due());
+    EXPECT_EQ(*pacer.next_due(), t0 + 500ms);
+    EXPECT_FALSE(pacer.offer(t0 + 300ms, "iteration 3"));
+    EXPECT_TRUE(pacer.offer(t0 + 500ms, "iteration 3")) << "its turn: the newest text";
+    EXPECT_FALSE(pacer.next_due());
+    EXPECT_FALSE(pacer.offer(t0 + 600ms, "iteration 4"));
+    EXPECT_FALSE(pacer.offer(t0 + 700ms, "iteration 3")) << "changed back to what is on the screen";
+    EXPECT_FALSE(pacer.next_due());
+    EXPECT_TRUE(pacer.offer(t0 + 800ms, "finished", true)) << "the job's end is drawn at once";
+
+    int drawn = 0; // 10 changes a second for 40 s: 2 a second are drawn
+    ctl::RedrawPacer busy(500ms);
+    for (int i = 0; i < 400; ++i)
+        drawn += busy.offer(t0 + i * 100ms, "iteration " + std::to_string(i)) ? 1 : 0;
+    EXPECT_EQ(drawn, 80);
 }
