@@ -16,8 +16,11 @@ string(CONCAT CPACK_DEBIAN_PACKAGE_DESCRIPTION
 set(CPACK_DEBIAN_PACKAGE_SECTION "science")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist")
+# python3: fulcrum_torch is a Python module of the package (lintian asks for the dependency).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, python3")
+# fulcrum_torch (in /usr/lib/python3/dist-packages, and as a wheel in /usr/share/fulcrum/python)
+# runs PyTorch jobs under fulcrumd: it needs torch and websockets, which Debian packages.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist, python3-torch, python3-websockets")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_GENERATOR "DEB")
 set(CPACK_STRIP_FILES ON)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Fulcrum builds and runs with, skipping those present.
 # --test-tools adds the real programs the test suite starts beside fulcrumd: Prometheus,
-# a one-node Slurm with munge, lintian and systemd-analyze, and xz for the GPU kit's test
-# (scripts/test.sh passes it).
+# a one-node Slurm with munge, lintian and systemd-analyze, torch and torchvision for the
+# PyTorch client's tests and examples, and xz for the GPU kit's test (scripts/test.sh passes
+# it). pip, setuptools and wheel build fulcrum_torch's wheel.
 # Run as root (or with sudo). Safe to run again.
 set -euo pipefail
 
@@ -13,9 +14,10 @@ packages=(
   qt6-base-dev qt6-charts-dev qt6-websockets-dev libqt6opengl6-dev libgl-dev
   googletest libgtest-dev clang libclang-rt-14-dev clang-format clang-tidy help2man
   dataset-fashion-mnist
+  python3-pip python3-setuptools python3-wheel python3-venv
 )
 if [ "${1:-}" = "--test-tools" ]; then
-  packages+=(prometheus lintian systemd slurm-wlm munge python3-torch python3-websockets xz-utils)
+  packages+=(prometheus lintian systemd slurm-wlm munge python3-torch python3-torchvision python3-websockets xz-utils)
 elif [ -n "${1:-}" ]; then
   echo "install-deps: unknown option '$1' (--test-tools is the only one)" >&2
   exit 2

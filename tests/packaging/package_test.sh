@@ -33,9 +33,12 @@ for path in usr/bin/fulcrumd usr/bin/fulcrum-worker usr/bin/fulcrumctl usr/bin/f
     usr/bin/fulcrum-experiment lib/systemd/system/fulcrumd.service "lib/systemd/system/fulcrum-worker@.service" \
     lib/systemd/system/fulcrum-worker-pool.service \
     etc/fulcrum/fulcrumd.json usr/share/man/man1/fulcrumd.1.gz usr/share/fulcrum/grafana/fulcrum-dashboard.json \
-    usr/share/fulcrum/slurm/fulcrum-workers.sbatch; do
+    usr/share/fulcrum/slurm/fulcrum-workers.sbatch usr/lib/python3/dist-packages/fulcrum_torch/__init__.py \
+    usr/lib/python3/dist-packages/fulcrum_torch/steps.py; do
     grep -q " \./$path\$" <<<"$contents" || fail "the package lacks /$path"
 done
+grep -Eq " \./usr/share/fulcrum/python/fulcrum_torch-[0-9.]+-py3-none-any\.whl\$" <<<"$contents" \
+    || fail "the package lacks the fulcrum_torch wheel in /usr/share/fulcrum/python"
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/fulcrum/fulcrumd.json || fail "/etc/fulcrum/fulcrumd.json is not a conffile"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -62,7 +65,14 @@ done
 if [ -x /usr/bin/fulcrum ]; then
     QT_QPA_PLATFORM=offscreen /usr/bin/fulcrum --version | grep -q "^fulcrum " || fail "/usr/bin/fulcrum --version"
 fi
-echo "package_test: installed; units verify; every program answers --version"
+# fulcrum_torch: the system's python3 imports the packaged module, where torch is installed.
+if /usr/bin/python3 -c 'import torch, websockets' 2>/dev/null; then
+    where=$(cd / && /usr/bin/python3 -c 'import fulcrum_torch; print(fulcrum_torch.__file__)') \
+        || fail "python3 cannot import the packaged fulcrum_torch"
+    [ "$where" = /usr/lib/python3/dist-packages/fulcrum_torch/__init__.py ] \
+        || fail "python3 imports fulcrum_torch from $where, not the package's"
+fi
+echo "package_test: installed; units verify; every program answers --version; python3 imports fulcrum_torch"
 
 # The service's command, as the service's user, with its configuration (the port moved to a
 # free one so the test never meets a real fulcrumd).

@@ -5,6 +5,7 @@ Run by ctest (label torch) with FULCRUMD_BINARY set; each case starts what it ne
 """
 
 import functools
+import importlib.util
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "clients", "python"))
 
 import torch  # noqa: E402
@@ -244,6 +246,42 @@ class FulcrumTorch(unittest.TestCase):
 
     def tearDown(self):
         subprocess.run(["rm", "-rf", self.dir], check=False)
+
+    def run_resnet18_example(self, launcher):
+        """The ResNet-18 example for 3 iterations of X = 32 on 2 ranks under fulcrumd, its
+        test accuracy on 200 images; `launcher` runs the example's command line."""
+        if importlib.util.find_spec("torchvision") is None:
+            self.skipTest("python3-torchvision is not installed (install-deps.sh --test-tools)")
+        example = os.path.join(ROOT, "clients", "python", "examples", "resnet18_fashion_mnist.py")
+        daemon = Fulcrumd(self.dir)
+        try:
+            figures = os.path.join(self.dir, "resnet18.json")
+            command = [example, "--server", daemon.server, "--token-file", os.path.join(self.dir, "tokens"),
+                       "--iterations", "3", "--total-batch", "32", "--test-samples", "200", "--progress", "0",
+                       "--cache", os.path.join(self.dir, "cache"), "--json-out", figures]
+            done = subprocess.run(launcher + command, capture_output=True, text=True, timeout=300)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            with open(figures, encoding="utf-8") as f:
+                result = json.load(f)
+        finally:
+            daemon.stop()
+        self.assertEqual(result["state"], "finished")
+        self.assertGreaterEqual(result["test_accuracy"], 0.0)
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{result['job']}.db"))
+        rows = store.execute("SELECT iteration, worker_id, batch_size FROM iterations ORDER BY iteration, worker_id")
+        rows = rows.fetchall()
+        self.assertEqual([(k, w) for k, w, _ in rows], [(k, w) for k in range(3) for w in range(2)])
+        self.assertTrue(all(x >= 2 for _, _, x in rows), "the example's least batch is 2 (BatchNorm)")
+        self.assertEqual(sum(x for k, _, x in rows if k == 2), 32)
+
+    def test_the_resnet18_example_trains_under_fulcrumd_spawning_its_ranks(self):
+        self.run_resnet18_example([sys.executable])
+
+    def test_the_resnet18_example_trains_under_fulcrumd_started_by_torchrun(self):
+        # Debian 12's torchrun needs --redirects and --tee given for a rank that does not
+        # exist on Python 3.11 (clients/python/README.md).
+        self.run_resnet18_example([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+                                   "--master_port", str(free_port()), "--redirects", "9:0", "--tee", "9:0"])
 
     def test_a_batch_sampler_asked_past_the_plan_says_how_far_to_plan_ahead(self):
         class Job:  # a plan of iteration 3 with 2 iterations ahead, as fulcrumd sends it
