@@ -268,7 +268,9 @@ void MainWindow::build_menus()
 {
     QMenu* file = menuBar()->addMenu(QStringLiteral("&File"));
     file->addAction(QStringLiteral("&Connect to fulcrumd…"), QKeySequence(QStringLiteral("Ctrl+K")), this, [this] {
-        ConnectDialog dialog(this);
+        // The server in use, not the newest remembered one.
+        ConnectDialog dialog(
+            this, client_.address().url.isEmpty() ? std::nullopt : std::optional<ServerAddress>(client_.address()));
         if (dialog.exec() != QDialog::Accepted)
             return;
         dialog.remember(dialog.address());
@@ -279,8 +281,10 @@ void MainWindow::build_menus()
     file->addAction(QStringLiteral("Open a &recorded run of the server…"), QKeySequence(QStringLiteral("Ctrl+R")), this,
         &MainWindow::open_server_run_dialog);
     file->addAction(QStringLiteral("&Open run file…"), QKeySequence::Open, this, &MainWindow::open_run_file_dialog);
-    file->addAction(
+    QAction* live = file->addAction(
         QStringLiteral("Back to &live"), QKeySequence(QStringLiteral("Ctrl+L")), this, &MainWindow::back_to_live);
+    live->setEnabled(store_.replaying()); // live already: nothing to go back to
+    connect(&store_, &ConsoleStore::replayStateChanged, live, [this, live] { live->setEnabled(store_.replaying()); });
     file->addSeparator();
     file->addAction(QStringLiteral("Export chart as &PNG…"), QKeySequence(QStringLiteral("Ctrl+Shift+P")), this,
         &MainWindow::export_png);

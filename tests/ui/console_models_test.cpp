@@ -368,3 +368,31 @@ TEST(ConsoleScheduler, AReplayShowsItsRecordedClusterOnTheRunsClock)
     EXPECT_EQ(*store.cluster(), live);
     EXPECT_EQ(store.cluster_timeline().size(), 1u);
 }
+
+// Issue 44's small things in the tables and the status bar: a queued job's iteration cell is
+// empty (it read "0 / 0"), the Predicted and CPU headers explain themselves, and a job
+// command is described in words ("done: cancel job 3", not "cancel-job job 3").
+TEST(ConsoleModels, QueuedJobsPredictedAndCpuHeadersAndJobCommandsReadAsWords)
+{
+    ui::JobsModel jobs;
+    protocol::JobStatus queued;
+    queued.job = 7;
+    queued.state = protocol::JobState::Queued;
+    jobs.apply(queued);
+    EXPECT_EQ(jobs.data(jobs.index(0, ui::JobsModel::Iteration)).toString(), QString());
+    protocol::JobStatus running = queued;
+    running.state = protocol::JobState::Running;
+    running.iteration = 4;
+    running.iterations = 40;
+    jobs.apply(running);
+    EXPECT_EQ(jobs.data(jobs.index(0, ui::JobsModel::Iteration)).toString(), QStringLiteral("4 / 40"));
+
+    ui::WorkersModel workers;
+    for (const int column : { ui::WorkersModel::PredictedSpeed, ui::WorkersModel::Cpu })
+        EXPECT_FALSE(workers.headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty()) << column;
+
+    EXPECT_EQ(ui::Commands::describe(protocol::JobCommand { "c", protocol::JobAction::Cancel, 3 }),
+        QStringLiteral("cancel job 3"));
+    EXPECT_EQ(ui::Commands::describe(protocol::JobCommand { "p", protocol::JobAction::Pause, 3 }),
+        QStringLiteral("pause job 3"));
+}

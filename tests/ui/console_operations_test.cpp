@@ -5,6 +5,7 @@
 #include "protocol/codec.h"
 #include "tests/ui/console_test_support.h"
 #include "ui/views/cluster_map.h"
+#include "ui/views/connect_dialog.h"
 #include "ui/views/job_dialogs.h"
 #include "ui/views/jobs_view.h"
 #include "ui/views/scheduler_view.h"
@@ -14,6 +15,8 @@
 #include <QFile>
 #include <QHelpEvent>
 #include <QImage>
+#include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
@@ -130,6 +133,42 @@ TEST(ConsoleConnect, AWssServerIsTrustedThroughTheCaFileAndRefusedWithoutIt)
     ASSERT_TRUE(wait_until([&] { return misconfigured.state() == ui::ProtocolClient::State::Failed; }, 5000));
     EXPECT_EQ(misconfigured.status_text(), QStringLiteral("CA file %1: no PEM certificate in it").arg(address.ca_file));
     std::filesystem::remove(junk);
+}
+
+// Issue 44's small things in the Connect dialog: it opens on the server in use, not the
+// newest remembered one; its labels' mnemonics work (a row of a layout showed a literal
+// "&CA file:"); and a token comes from fulcrumd's token file, the operator's first, with the
+// reason shown when the file has none.
+TEST(ConsoleConnect, TheConnectDialogOpensOnTheServerInUseAndReadsATokenFile)
+{
+    const ui::ServerAddress current { QUrl(QStringLiteral("ws://10.1.2.3:7555")), QStringLiteral("a-token"), {} };
+    ui::ConnectDialog dialog(nullptr, current);
+    EXPECT_EQ(dialog.address().url, current.url);
+    EXPECT_EQ(dialog.address().token, current.token);
+    for (const QLabel* label : dialog.findChildren<QLabel*>())
+        if (label->text().contains(QLatin1Char('&'))) {
+            EXPECT_NE(label->buddy(), nullptr) << label->text().toStdString() << " shows its '&'";
+        }
+
+    const auto dir = std::filesystem::temp_directory_path() / ("fulcrum-connect-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "tokens") << "# fulcrumd tokens\nviewer 0123456789abcdef0123456789abcdef\n"
+                                  << "operator alice fedcba9876543210fedcba9876543210\n";
+    EXPECT_TRUE(dialog.take_token_file(QString::fromStdString((dir / "tokens").string())));
+    EXPECT_EQ(dialog.address().token, QStringLiteral("fedcba9876543210fedcba9876543210"));
+    std::ofstream(dir / "workers") << "worker 0123456789abcdef0123456789abcdef\n";
+    EXPECT_FALSE(dialog.take_token_file(QString::fromStdString((dir / "workers").string())));
+    EXPECT_EQ(dialog.address().token, QStringLiteral("fedcba9876543210fedcba9876543210")) << "kept";
+    bool reason_shown = false;
+    for (const QLabel* label : dialog.findChildren<QLabel*>())
+        reason_shown = reason_shown
+            || (label->isVisibleTo(&dialog) && label->text().contains(QStringLiteral("no operator or viewer")));
+    EXPECT_TRUE(reason_shown);
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty()) {
+        dialog.show();
+        dialog.grab().save(QString::fromUtf8(out) + QStringLiteral("/connect-dialog.png"));
+    }
+    std::filesystem::remove_all(dir);
 }
 
 // fulcrumd answers a hello of another version with version-mismatch and closes (daemon.cpp);
@@ -425,9 +464,19 @@ TEST(ConsoleJobs, AFinishedJobIsReplayedWithOneClick)
             replay = a;
     ASSERT_NE(replay, nullptr);
     ASSERT_TRUE(replay->isEnabled()) << "enabled for a finished job";
+    QAction* back_to_live = nullptr;
+    for (QAction* a : window.findChildren<QAction*>())
+        if (a->text() == QStringLiteral("Back to &live"))
+            back_to_live = a;
+    ASSERT_NE(back_to_live, nullptr);
+    EXPECT_FALSE(back_to_live->isEnabled()) << "live already (issue 44's small things)";
     QSignalSpy ready(&window, &ui::MainWindow::replayReady);
     replay->trigger();
     ASSERT_TRUE(wait_until([&] { return ready.count() == 1; }, 60000));
     ASSERT_TRUE(window.store().replaying());
     EXPECT_EQ(window.store().replay_state()->length, 60);
+    EXPECT_TRUE(back_to_live->isEnabled());
+    back_to_live->trigger();
+    ASSERT_TRUE(wait_until([&] { return !window.store().replaying(); }, 10000));
+    EXPECT_FALSE(back_to_live->isEnabled());
 }

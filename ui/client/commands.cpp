@@ -195,8 +195,21 @@ QString Commands::describe(const ClientMessage& message)
             return QStringLiteral("clear the slowdown of %1").arg(job_worker(c->job, c->worker));
         }
     }
-    if (const auto* c = std::get_if<JobCommand>(&message))
-        return QStringLiteral("%1 job %2").arg(text(std::string(to_string(c->action)))).arg(c->job);
+    if (const auto* c = std::get_if<JobCommand>(&message)) {
+        // In words ("cancel job 3"), not the message's name ("cancel-job job 3").
+        switch (c->action) {
+        case JobAction::Cancel:
+            return QStringLiteral("cancel job %1").arg(c->job);
+        case JobAction::Pause:
+            return QStringLiteral("pause job %1").arg(c->job);
+        case JobAction::Resume:
+            return QStringLiteral("resume job %1").arg(c->job);
+        case JobAction::Freeze:
+            return QStringLiteral("freeze job %1's workers").arg(c->job);
+        case JobAction::Unfreeze:
+            return QStringLiteral("unfreeze job %1's workers").arg(c->job);
+        }
+    }
     if (const auto* c = std::get_if<ChangeJob>(&message))
         return QStringLiteral("set the %1 of job %2")
             .arg(c->setting == JobSetting::Policy ? QStringLiteral("policy") : QStringLiteral("sync model"))

@@ -77,6 +77,8 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
     case Progress:
         return QStringLiteral("%1 %").arg(100.0 * fraction, 0, 'f', 1);
     case Iteration:
+        if (j.iterations <= 0) // queued: nothing planned yet to count against
+            return QString();
         return QStringLiteral("%1 / %2").arg(j.iteration).arg(j.iterations);
     case Accuracy:
         return j.accuracy ? QStringLiteral("%1 %").arg(100.0 * *j.accuracy, 0, 'f', 2) : QString();

@@ -196,6 +196,12 @@ QVariant WorkersModel::headerData(int section, Qt::Orientation orientation, int 
         return {};
     if (role == Qt::ToolTipRole) {
         switch (section) {
+        case PredictedSpeed:
+            return QStringLiteral("The speed the policy predicts for the worker's next batch (samples per second; "
+                                  "empty where the policy predicts none, as uniform)");
+        case Cpu:
+            return QStringLiteral("The share of the worker's batch time its thread or process spent on a CPU "
+                                  "(LB-BSP Algorithm 1's c): below 100 % it waited for a core it shares");
         case Device:
             return QStringLiteral("Where the worker computes: cpu or cuda:N");
         case GpuMemory:

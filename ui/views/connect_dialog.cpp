@@ -1,5 +1,6 @@
 #include "ui/views/connect_dialog.h"
 
+#include "protocol/token_file.h"
 #include "ui/views/dialog_buttons.h"
 
 #include <QCheckBox>
@@ -19,12 +20,13 @@ namespace {
 const QString kGroup = QStringLiteral("recent-servers");
 }
 
-ConnectDialog::ConnectDialog(QWidget* parent)
+ConnectDialog::ConnectDialog(QWidget* parent, const std::optional<ServerAddress>& current)
     : QDialog(parent)
     , url_(new QComboBox(this))
     , token_(new QLineEdit(this))
     , ca_file_(new QLineEdit(this))
     , remember_token_(new QCheckBox(QStringLiteral("Remember the token on this computer"), this))
+    , token_problem_(new QLabel(this))
 {
     setWindowTitle(QStringLiteral("Connect to fulcrumd"));
     url_->setEditable(true);
@@ -38,7 +40,9 @@ ConnectDialog::ConnectDialog(QWidget* parent)
         url_->addItem(a.url.toString());
     if (recent.isEmpty())
         url_->addItem(QStringLiteral("ws://127.0.0.1:7480"));
-    else
+    if (current)
+        set_address(*current);
+    else if (!recent.isEmpty())
         set_address(recent.front());
     connect(url_, &QComboBox::activated, this, [this](int index) {
         const QList<ServerAddress> servers = recent_servers();
@@ -56,11 +60,32 @@ ConnectDialog::ConnectDialog(QWidget* parent)
     auto* ca_row = new QHBoxLayout;
     ca_row->addWidget(ca_file_, 1);
     ca_row->addWidget(browse);
+    auto* from_file = new QPushButton(QStringLiteral("From file…"), this);
+    from_file->setToolTip(QStringLiteral("Read the token from fulcrumd's token file (its operator token, else its "
+                                         "viewer token), e.g. /var/lib/fulcrum/tokens"));
+    connect(from_file, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(this, QStringLiteral("fulcrumd's token file"));
+        if (!file.isEmpty())
+            take_token_file(file);
+    });
+    auto* token_row = new QHBoxLayout;
+    token_row->addWidget(token_, 1);
+    token_row->addWidget(from_file);
+    token_problem_->setWordWrap(true);
+    token_problem_->setStyleSheet(QStringLiteral("color: #b00020"));
+    token_problem_->hide();
 
+    // Labels of rows that hold a layout name their field as buddy, or the '&' shows.
+    const auto label = [this](const QString& text, QWidget* buddy) {
+        auto* l = new QLabel(text, this);
+        l->setBuddy(buddy);
+        return l;
+    };
     auto* form = new QFormLayout;
-    form->addRow(QStringLiteral("&Server:"), url_);
-    form->addRow(QStringLiteral("&Token:"), token_);
-    form->addRow(QStringLiteral("&CA file:"), ca_row);
+    form->addRow(label(QStringLiteral("&Server:"), url_), url_);
+    form->addRow(label(QStringLiteral("&Token:"), token_), token_row);
+    form->addRow(QString(), token_problem_);
+    form->addRow(label(QStringLiteral("&CA file:"), ca_file_), ca_row);
     form->addRow(QString(), remember_token_);
     auto* hint = new QLabel(QStringLiteral("fulcrumd prints its address and token file when it starts. "
                                            "An operator token allows commands; a viewer token only watching."),
@@ -72,6 +97,24 @@ ConnectDialog::ConnectDialog(QWidget* parent)
     layout->addLayout(form);
     layout->addWidget(hint);
     layout->addWidget(buttons);
+}
+
+bool ConnectDialog::take_token_file(const QString& path)
+{
+    QString problem;
+    try {
+        const auto picked = protocol::pick_token(
+            protocol::read_token_file(path.toStdString()), { protocol::Role::Operator, protocol::Role::Viewer }, true);
+        if (picked)
+            token_->setText(QString::fromStdString(*picked));
+        else
+            problem = QStringLiteral("%1 holds no operator or viewer token").arg(path);
+    } catch (const std::exception& e) {
+        problem = QString::fromStdString(e.what());
+    }
+    token_problem_->setText(problem);
+    token_problem_->setVisible(!problem.isEmpty());
+    return problem.isEmpty();
 }
 
 ServerAddress ConnectDialog::address() const

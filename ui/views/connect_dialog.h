@@ -3,9 +3,11 @@
 #include "ui/client/protocol_client.h"
 
 #include <QDialog>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QLineEdit;
 
 namespace fulcrum::ui {
@@ -16,10 +18,15 @@ namespace fulcrum::ui {
 class ConnectDialog : public QDialog {
     Q_OBJECT
 public:
-    explicit ConnectDialog(QWidget* parent = nullptr);
+    // Filled with `current` (the server the console uses now), else the newest recent one.
+    explicit ConnectDialog(QWidget* parent = nullptr, const std::optional<ServerAddress>& current = std::nullopt);
 
     ServerAddress address() const;
     void set_address(const ServerAddress& address);
+    // The operator token of fulcrumd's token file (else its viewer token, else the file's
+    // only token), as fulcrumctl --token-file picks it; false, with the reason shown under
+    // the token, when the file has none or cannot be read. The "From file…" button's work.
+    bool take_token_file(const QString& path);
     // Puts the address first in the recent list (called once it is accepted).
     void remember(const ServerAddress& address) const;
 
@@ -31,6 +38,7 @@ private:
     QLineEdit* token_;
     QLineEdit* ca_file_;
     QCheckBox* remember_token_;
+    QLabel* token_problem_;
 };
 
 } // namespace fulcrum::ui
