@@ -967,8 +967,11 @@ void JobQueue::release_job(JobId id)
         for (const std::int32_t g : it->second->status().placement)
             if (g >= 0)
                 gpus.push_back(g);
-        JobEvent released = job_event(EventKind::JobReleased, 0, 0, cluster_.describe(gpus) + " free again",
-            EventActor::scheduler({}, db::utc_timestamp()));
+        // At the job's last iteration and run clock, where its end is: the console lists it
+        // after job-finished, not at 0 s.
+        const protocol::JobStatus ended = it->second->status();
+        JobEvent released = job_event(EventKind::JobReleased, std::max<std::int64_t>(0, ended.iteration - 1),
+            ended.time_s, cluster_.describe(gpus) + " free again", EventActor::scheduler({}, db::utc_timestamp()));
         released.job = id;
         hub_.publish(Event { record(released) });
     }

@@ -248,6 +248,13 @@ void JobRuntime::run()
         }
         publish_status();
     };
+    options.on_model = [this](const std::string& model) { // "mlp" until its data is loaded
+        {
+            std::lock_guard lock(mutex_);
+            status_.model = model;
+        }
+        publish_status();
+    };
     options.on_trainer = [this](train::Trainer* trainer) {
         if (trainer && watch_ && !built_.exchange(true)) // its data, model and workers are allocated
             watch_->started(id_);

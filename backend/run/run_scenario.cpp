@@ -256,6 +256,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         }
     }
 
+    if (options.on_model)
+        options.on_model(summary.model);
     say("training " + summary.model + " on " + std::to_string(summary.workers) + " workers"
         + (s.elastic.initial_workers > 0 ? " (elastic: " + std::to_string(s.elastic.initial_workers) + " at the start)"
                                          : ""));

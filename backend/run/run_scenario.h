@@ -50,6 +50,9 @@ struct RunOptions {
     std::function<void(const EvaluationRecord&)> on_evaluation;
     std::function<void(const JobEvent&)> on_event;
     std::function<void(const std::string&)> status; // "loading data", ...
+    // The model's full name ("mlp-784-256-10"), once its data is loaded and before it trains,
+    // so a live status names the model as the summary will.
+    std::function<void(const std::string&)> on_model;
     const std::atomic<bool>* stop = nullptr;
     // Already loaded data to use instead of loading the scenario's (experiments run many jobs).
     std::optional<data::TrainTest> data;

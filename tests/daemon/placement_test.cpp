@@ -208,6 +208,14 @@ TEST_F(PlacementTest, QueuedJobsArePlacedWhenTheirGpusFreeUpAndSmallerOnesGoAhea
         if (const auto* e = std::get_if<Event>(&m); e && e->event.actor.rfind("scheduler at ", 0) == 0)
             kinds[e->event.job].push_back(e->event.kind);
     EXPECT_EQ(kinds[big], (std::vector<std::string> { "job-queued", "job-placed", "job-released" }));
+    // Released where the cancelled job ended (its status's iteration and run clock), not at
+    // iteration 0 and 0 s whatever it had run (issue 44).
+    const JobStatus cancelled = status(big);
+    for (const ServerMessage& m : seen)
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == big && e->event.kind == "job-released") {
+            EXPECT_EQ(e->event.iteration, std::max<std::int64_t>(0, cancelled.iteration - 1));
+            EXPECT_DOUBLE_EQ(e->event.time_s, cancelled.time_s);
+        }
     EXPECT_EQ(kinds[wide], (std::vector<std::string> { "job-queued", "job-placed" }));
     EXPECT_EQ(kinds[small], (std::vector<std::string> { "job-queued", "job-placed" }));
 

@@ -277,7 +277,17 @@ TEST_F(RunScenario, AWeakScaledJobsWorkIsCountedInSamplesAcrossAGrowth)
     std::vector<run::Progress> seen;
     run::RunOptions options;
     options.progress = [&](const run::Progress& p) { seen.push_back(p); };
-    run::run_scenario(s, options);
+    // The model's full name reaches the caller before the first iteration, and is the
+    // summary's (a live job's status named "softmax" until it finished: issue 44).
+    std::optional<std::string> model;
+    options.on_model = [&](const std::string& name) {
+        EXPECT_TRUE(seen.empty()) << "named before training";
+        model = name;
+    };
+    const run::RunSummary summary = run::run_scenario(s, options);
+    ASSERT_TRUE(model);
+    EXPECT_EQ(*model, summary.model);
+    EXPECT_NE(*model, "softmax");
     ASSERT_FALSE(seen.empty());
     EXPECT_EQ(seen.front().iterations, 40);
     EXPECT_EQ(seen.back().iterations, 25) << "10 barriers of 32 samples, then 960 left at 64: 15 more";
