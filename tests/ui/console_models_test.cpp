@@ -92,6 +92,10 @@ TEST(ConsoleStore, AReplayedRunFillsTheJobsWorkersAndEventsModels)
         ASSERT_NE(workers.last_row(r.worker), nullptr);
         EXPECT_EQ(*workers.last_row(r.worker), r);
         EXPECT_EQ(workers.data(workers.index(r.worker, ui::WorkersModel::BatchSize)).toInt(), r.batch_size);
+        // Its wait at the barrier, as fulcrumctl watch shows it (issue 44's small things).
+        const double share = 100 * r.wait_s / (r.compute_s + r.comm_s + r.wait_s);
+        EXPECT_EQ(workers.data(workers.index(r.worker, ui::WorkersModel::Wait)).toString(),
+            QStringLiteral("%1 ms · %2 %").arg(1000 * r.wait_s, 0, 'f', 1).arg(share, 0, 'f', 0));
     }
     EXPECT_EQ(workers.data(workers.index(1, ui::WorkersModel::State)).toString(), QStringLiteral("pinned at 20"));
     EXPECT_EQ(workers.data(workers.index(3, ui::WorkersModel::State)).toString(), QString());
@@ -388,7 +392,7 @@ TEST(ConsoleModels, QueuedJobsPredictedAndCpuHeadersAndJobCommandsReadAsWords)
     EXPECT_EQ(jobs.data(jobs.index(0, ui::JobsModel::Iteration)).toString(), QStringLiteral("4 / 40"));
 
     ui::WorkersModel workers;
-    for (const int column : { ui::WorkersModel::PredictedSpeed, ui::WorkersModel::Cpu })
+    for (const int column : { ui::WorkersModel::Wait, ui::WorkersModel::PredictedSpeed, ui::WorkersModel::Cpu })
         EXPECT_FALSE(workers.headerData(column, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty()) << column;
 
     EXPECT_EQ(ui::Commands::describe(protocol::JobCommand { "c", protocol::JobAction::Cancel, 3 }),

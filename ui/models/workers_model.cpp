@@ -137,6 +137,14 @@ QVariant WorkersModel::data(const QModelIndex& index, int role) const
         return r ? QVariant(r->batch_size) : QVariant(row.state.batch_size);
     case BatchTime:
         return r ? QStringLiteral("%1 ms").arg(1000 * (r->compute_s + r->comm_s), 0, 'f', 1) : QString();
+    case Wait: {
+        if (!r)
+            return QString();
+        const double iteration_s = r->compute_s + r->comm_s + r->wait_s;
+        return QStringLiteral("%1 ms · %2 %")
+            .arg(1000 * r->wait_s, 0, 'f', 1)
+            .arg(iteration_s > 0 ? 100 * r->wait_s / iteration_s : 0.0, 0, 'f', 0);
+    }
     case Speed:
         return r ? QStringLiteral("%1/s").arg(r->speed, 0, 'f', 0) : QString();
     case PredictedSpeed:
@@ -196,6 +204,10 @@ QVariant WorkersModel::headerData(int section, Qt::Orientation orientation, int 
         return {};
     if (role == Qt::ToolTipRole) {
         switch (section) {
+        case Wait:
+            return QStringLiteral("How long the worker waited for the slowest one in its latest iteration, and "
+                                  "the share of that iteration it spent waiting (fulcrumctl watch's wait s and wait): "
+                                  "LB-BSP drives the spread of these shares down");
         case PredictedSpeed:
             return QStringLiteral("The speed the policy predicts for the worker's next batch (samples per second; "
                                   "empty where the policy predicts none, as uniform)");
@@ -214,8 +226,8 @@ QVariant WorkersModel::headerData(int section, Qt::Orientation orientation, int 
     }
     if (role != Qt::DisplayRole)
         return {};
-    static const char* const kNames[ColumnCount] = { "Worker", "Name", "Device", "Batch size", "Batch time", "Speed",
-        "Predicted", "CPU", "Memory", "GPU memory", "GPU use", "State" };
+    static const char* const kNames[ColumnCount] = { "Worker", "Name", "Device", "Batch size", "Batch time", "Wait",
+        "Speed", "Predicted", "CPU", "Memory", "GPU memory", "GPU use", "State" };
     return QString::fromLatin1(kNames[section]);
 }
 

@@ -19,6 +19,7 @@ public:
         Device,
         BatchSize,
         BatchTime,
+        Wait,
         Speed,
         PredictedSpeed,
         Cpu,
