@@ -89,8 +89,17 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
     // Pin worker 3 through the dialog; it offers the size that would equalise batch times.
     select_worker(window, 3);
     std::optional<std::int32_t> suggested;
+    std::optional<QString> shown, in_table;
     answer_next_dialog<ui::PinDialog>([&](ui::PinDialog& d) {
         suggested = d.batch_size();
+        // The job trains on behind the dialog: its current size follows the table's (it
+        // kept the size at its opening: issue 44's small things).
+        // Another operator pins it at 5 meanwhile.
+        const auto table = [&] { return window.store().workers().index(3, ui::WorkersModel::BatchSize).data(); };
+        window.commands().pin(live.job, 3, 5);
+        wait_until([&] { return table().toInt() == 5; }, 10000);
+        shown = d.current_text();
+        in_table = table().toString();
         d.set_batch_size(8);
     });
     action_named(window, QStringLiteral("Pin"))->trigger();
@@ -100,6 +109,9 @@ TEST(ConsoleClient, PinAndExcludeInTheWorkersTableSendTheCommandsAndTheTableShow
     }));
     ASSERT_TRUE(suggested);
     EXPECT_LT(*suggested, 16); // the slow worker (a third of the others' speed) should get less than an even 16
+    ASSERT_TRUE(shown);
+    EXPECT_EQ(*in_table, QStringLiteral("5"));
+    EXPECT_EQ(*shown, *in_table);
     EXPECT_EQ(
         window.store().workers().index(3, ui::WorkersModel::State).data().toString(), QStringLiteral("pinned at 8"));
 

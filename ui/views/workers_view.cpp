@@ -23,16 +23,16 @@ namespace fulcrum::ui {
 PinDialog::PinDialog(WorkerId worker, std::int32_t current, std::optional<std::int32_t> suggested, QWidget* parent)
     : QDialog(parent)
     , size_(new QSpinBox(this))
+    , current_(new QLabel(this))
+    , suggested_(new QLabel(this))
 {
     setWindowTitle(QStringLiteral("Pin worker %1").arg(worker));
     size_->setRange(1, 1 << 24);
     size_->setValue(suggested.value_or(std::max(current, 1)));
+    set_current(current, suggested);
     auto* form = new QFormLayout;
-    form->addRow(QStringLiteral("Current batch size:"), new QLabel(QString::number(current), this));
-    form->addRow(QStringLiteral("Suggested:"),
-        new QLabel(suggested ? QStringLiteral("%1 (equal batch time at the latest speeds)").arg(*suggested)
-                             : QStringLiteral("no speeds measured yet"),
-            this));
+    form->addRow(QStringLiteral("Current batch size:"), current_);
+    form->addRow(QStringLiteral("Suggested:"), suggested_);
     form->addRow(QStringLiteral("&Pin at:"), size_);
     auto* note = new QLabel(
         QStringLiteral("The batch-size policy leaves a pinned worker alone and spreads the rest of the total batch "
@@ -52,6 +52,18 @@ std::int32_t PinDialog::batch_size() const
 void PinDialog::set_batch_size(std::int32_t size)
 {
     size_->setValue(size);
+}
+
+QString PinDialog::current_text() const
+{
+    return current_->text();
+}
+
+void PinDialog::set_current(std::int32_t current, std::optional<std::int32_t> suggested)
+{
+    current_->setText(QString::number(current));
+    suggested_->setText(suggested ? QStringLiteral("%1 (equal batch time at the latest speeds)").arg(*suggested)
+                                  : QStringLiteral("no speeds measured yet"));
 }
 
 ExcludeDialog::ExcludeDialog(WorkerId worker, QWidget* parent)
@@ -241,9 +253,15 @@ void WorkersView::pin_selected()
     const auto worker = selected_worker();
     if (!job || !worker)
         return;
-    const IterationRecord* last = store_.workers().last_row(*worker);
-    const protocol::WorkerState* state = store_.workers().state(*worker);
-    PinDialog dialog(*worker, last ? last->batch_size : (state ? state->batch_size : 0), suggested_size(*worker), this);
+    const auto current = [this, w = *worker] { // as the table's Batch size column shows it
+        const IterationRecord* last = store_.workers().last_row(w);
+        const protocol::WorkerState* state = store_.workers().state(w);
+        return last ? last->batch_size : (state ? state->batch_size : 0);
+    };
+    PinDialog dialog(*worker, current(), suggested_size(*worker), this);
+    // The job trains on while the dialog is open: what it shows follows the table.
+    connect(&store_.workers(), &QAbstractItemModel::dataChanged, &dialog,
+        [&, w = *worker] { dialog.set_current(current(), suggested_size(w)); });
     if (dialog.exec() == QDialog::Accepted)
         commands_.pin(*job, *worker, dialog.batch_size());
 }

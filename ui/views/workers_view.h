@@ -9,6 +9,7 @@
 class QAction;
 class QCheckBox;
 class QDoubleSpinBox;
+class QLabel;
 class QSpinBox;
 class QTableView;
 
@@ -18,16 +19,23 @@ class Commands;
 class ConsoleStore;
 
 // Pin a worker's batch size: shows the current size and the size that would equalise its
-// batch time with the others' at their latest measured speeds.
+// batch time with the others' at their latest measured speeds, both kept up to date while
+// the dialog is open (set_current), as the table behind it is.
 class PinDialog : public QDialog {
     Q_OBJECT
 public:
     PinDialog(WorkerId worker, std::int32_t current, std::optional<std::int32_t> suggested, QWidget* parent = nullptr);
     std::int32_t batch_size() const;
     void set_batch_size(std::int32_t size);
+    // A newer iteration arrived: the sizes shown follow it; the size being chosen is the
+    // operator's and stays.
+    void set_current(std::int32_t current, std::optional<std::int32_t> suggested);
+    QString current_text() const;
 
 private:
     QSpinBox* size_;
+    QLabel* current_;
+    QLabel* suggested_;
 };
 
 // Exclude a worker from its job's barriers, for good or for a time on the run's clock.
