@@ -35,6 +35,14 @@ void ConsoleStore::follow(std::int64_t replay)
     emit clusterChanged();
 }
 
+void ConsoleStore::forget_server()
+{
+    live_cluster_.reset();
+    capabilities_.reset();
+    follow(0);
+    emit capabilitiesChanged();
+}
+
 double ConsoleStore::cluster_now() const
 {
     if (source_ != 0)

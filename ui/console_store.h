@@ -26,6 +26,9 @@ public:
 
     // 0: the live stream; otherwise a replay's id. Clears the models.
     void follow(std::int64_t replay);
+    // Another server: nothing of the last one stays (its jobs, whose ids the new server's may
+    // repeat, its cluster, its capabilities); the new server's snapshot fills the store.
+    void forget_server();
     std::int64_t source() const { return source_; }
     bool replaying() const { return source_ != 0; }
     void ingest(const protocol::ServerMessage& message);

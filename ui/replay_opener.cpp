@@ -164,7 +164,9 @@ void ReplayOpener::back_to_live()
 
 void ReplayOpener::connecting_to(const ServerAddress& address)
 {
-    if (store_.replaying())
+    if (!live_address_ || address.url != live_address_->url) // another server: its jobs' ids may repeat
+        store_.forget_server();
+    else if (store_.replaying())
         store_.follow(0);
     local_.reset();
     phase_ = Phase::None;

@@ -171,6 +171,38 @@ TEST(ConsoleConnect, TheConnectDialogOpensOnTheServerInUseAndReadsATokenFile)
     std::filesystem::remove_all(dir);
 }
 
+// Issue 44 item 1: connecting to another server starts a clean store. Both servers have a
+// job 1, the first a job 2 too: the old server's jobs stayed listed, and the new server's
+// job 1 showed the old one's status.
+TEST(ConsoleConnect, AnotherServerStartsACleanStoreAndItsJobsAreItsOwn)
+{
+    LiveDaemon first;
+    const JobId first_only = first.daemon->submit(kScenario, "console test"); // job 2: the second server has none
+    std::string other = kScenario;
+    other.replace(other.find("console-live"), 12, "second-server");
+    LiveDaemon second(false, other, "second");
+    ASSERT_EQ(first.job, second.job) << "the case: the same id on both servers";
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.connect_to(first.address(first.operator_token));
+    const auto name_of = [&](JobId job) {
+        const JobStatus* s = window.store().jobs().job(job);
+        return s ? s->name : std::string();
+    };
+    ASSERT_TRUE(wait_until([&] {
+        return name_of(first.job) == "console-live" && name_of(first_only) == "console-live"
+            && window.store().cluster();
+    }));
+
+    window.connect_to(second.address(second.operator_token));
+    ASSERT_TRUE(wait_until([&] { return name_of(second.job) == "second-server"; }));
+    EXPECT_EQ(window.store().jobs().rowCount(), 1) << "the first server's job 2 is not listed";
+    EXPECT_EQ(window.store().jobs().job(first_only), nullptr);
+    ASSERT_TRUE(wait_until([&] { return window.store().history().workers() == 4; }));
+    EXPECT_TRUE(window.client().status_text().contains(QStringLiteral("127.0.0.1:%1").arg(second.server->port())))
+        << window.client().status_text().toStdString();
+}
+
 // fulcrumd answers a hello of another version with version-mismatch and closes (daemon.cpp);
 // here a server of protocol version 2 does so, as the console will meet one after an upgrade.
 TEST(ConsoleConnect, AServerOfAnotherProtocolVersionIsReportedAndNotRetried)

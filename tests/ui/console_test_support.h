@@ -60,9 +60,12 @@ struct LiveDaemon {
     std::string operator_token;
     JobId job = 0;
 
-    explicit LiveDaemon(bool with_tls = false, const std::string& scenario = kScenario)
+    // `tag` names its folder apart, for a test that runs two.
+    explicit LiveDaemon(bool with_tls = false, const std::string& scenario = kScenario, const std::string& tag = {})
         : tls(with_tls)
     {
+        if (!tag.empty())
+            dir += "-" + tag;
         std::filesystem::create_directories(dir);
         operator_token = "operator-token-for-the-console-test";
         std::ofstream(dir / "tokens") << "operator " << operator_token
