@@ -15,6 +15,13 @@ ConsoleStore::ConsoleStore(std::size_t history_capacity, std::size_t histories, 
 
 void ConsoleStore::follow(std::int64_t replay)
 {
+    if (source_ == 0 && replay != 0) { // the live state waits aside until the replay ends
+        live_aside_ = LiveAside { jobs_.statuses(), events_.all(), std::move(job_histories_), std::move(worker_states_),
+            std::move(last_rows_), workers_.job() };
+    }
+    std::optional<LiveAside> back;
+    if (replay == 0 && source_ != 0)
+        back = std::exchange(live_aside_, std::nullopt);
     source_ = replay;
     hold_after_.reset();
     jobs_.clear();
@@ -29,6 +36,17 @@ void ConsoleStore::follow(std::int64_t replay)
     live_clock_.restart();
     if (replay == 0 && live_cluster_) // the live cluster as it stands, until the next change
         take_cluster(*live_cluster_, 0);
+    if (back) {
+        for (const protocol::JobStatus& s : back->jobs)
+            jobs_.apply(s);
+        for (const EventRecord& e : back->events)
+            events_.append(e);
+        job_histories_ = std::move(back->histories);
+        worker_states_ = std::move(back->worker_states);
+        last_rows_ = std::move(back->last_rows);
+        if (back->shown)
+            show_job(*back->shown);
+    }
     emit shownJobChanged();
     emit historyChanged();
     emit replayStateChanged();
@@ -39,6 +57,7 @@ void ConsoleStore::forget_server()
 {
     live_cluster_.reset();
     capabilities_.reset();
+    live_aside_.reset();
     follow(0);
     emit capabilitiesChanged();
 }
@@ -114,9 +133,44 @@ const protocol::WorkerState* ConsoleStore::worker_state(JobId job, WorkerId work
     return nullptr;
 }
 
+void ConsoleStore::keep_aside(const protocol::ServerMessage& message)
+{
+    using namespace protocol;
+    LiveAside& a = *live_aside_;
+    if (const auto* rows = std::get_if<IterationRows>(&message); rows && rows->replay == 0) {
+        auto it = a.histories.find(rows->job);
+        if (it == a.histories.end()) {
+            if (a.histories.size() >= histories_) // room, as history_for makes it
+                for (auto old = a.histories.begin(); old != a.histories.end(); ++old)
+                    if (old->first != a.shown) {
+                        a.histories.erase(old);
+                        break;
+                    }
+            it = a.histories.try_emplace(rows->job, history_capacity_).first;
+        }
+        it->second.append(*rows);
+        a.last_rows[rows->job] = *rows;
+    } else if (const auto* update = std::get_if<JobUpdate>(&message); update && update->replay == 0) {
+        const auto known = std::find_if(
+            a.jobs.begin(), a.jobs.end(), [&](const JobStatus& s) { return s.job == update->status.job; });
+        if (known != a.jobs.end())
+            *known = update->status;
+        else
+            a.jobs.push_back(update->status);
+    } else if (const auto* workers = std::get_if<WorkerUpdate>(&message); workers && workers->replay == 0) {
+        a.worker_states[workers->job] = workers->workers;
+    } else if (const auto* event = std::get_if<Event>(&message); event && event->replay == 0) {
+        a.events.push_back(event->event);
+        if (a.events.size() > events_.limit())
+            a.events.pop_front();
+    }
+}
+
 void ConsoleStore::ingest(const protocol::ServerMessage& message)
 {
     using namespace protocol;
+    if (live_aside_ && source_ != 0)
+        keep_aside(message);
     if (const auto* rows = std::get_if<IterationRows>(&message)) {
         if (rows->replay != source_ || (hold_after_ && barrier_s(*rows) > *hold_after_ + 1e-9))
             return;

@@ -24,8 +24,14 @@ public:
     // timeline's reach); `histories`: jobs whose history is kept at once.
     explicit ConsoleStore(std::size_t history_capacity = 10000, std::size_t histories = 8, QObject* parent = nullptr);
 
-    // 0: the live stream; otherwise a replay's id. Clears the models.
+    // 0: the live stream; otherwise a replay's id. Clears the models for the replay; the live
+    // state is set aside meanwhile and kept up to date from the live stream, which goes on, so
+    // going back to live shows it as it would have been (issue 44 item 2: the finished jobs'
+    // charts and events came back empty).
     void follow(std::int64_t replay);
+    // The live stream stopped while replaying (a run file replayed by a local fulcrumd in its
+    // place): what was set aside is out of date, and the live server's snapshot refills.
+    void drop_live_aside() { live_aside_.reset(); }
     // Another server: nothing of the last one stays (its jobs, whose ids the new server's may
     // repeat, its cluster, its capabilities); the new server's snapshot fills the store.
     void forget_server();
@@ -76,6 +82,16 @@ signals:
 
 private:
     JobHistory& history_for(JobId job);
+    // Live messages while a replay is shown: into the live state set aside.
+    void keep_aside(const protocol::ServerMessage& message);
+    struct LiveAside {
+        std::vector<protocol::JobStatus> jobs;
+        std::deque<EventRecord> events;
+        std::map<JobId, JobHistory> histories;
+        std::map<JobId, std::vector<protocol::WorkerState>> worker_states;
+        std::map<JobId, protocol::IterationRows> last_rows;
+        std::optional<JobId> shown;
+    };
     void take_cluster(const protocol::ClusterState& cluster, double seconds);
 
     std::int64_t source_ = 0;
@@ -93,6 +109,7 @@ private:
     std::map<JobId, std::vector<protocol::WorkerState>> worker_states_;
     std::map<JobId, protocol::IterationRows> last_rows_; // each job's newest iteration
     std::map<JobId, JobHistory> job_histories_;
+    std::optional<LiveAside> live_aside_; // while a replay is shown
     JobHistory empty_;
 };
 

@@ -148,6 +148,8 @@ void ReplayOpener::back_to_live()
         close.action = ReplayAction::Close;
         commands_.replay(close);
     }
+    if (local_) // its fulcrumd took the live connection's place: the live server's snapshot refills
+        store_.drop_live_aside();
     store_.follow(0);
     phase_ = Phase::None;
     open_at_.reset();
@@ -157,9 +159,7 @@ void ReplayOpener::back_to_live()
             client_.open(*live_address_);
         else
             client_.close();
-    } else {
-        client_.set_subscription(Subscribe {}); // a fresh snapshot of the live state
-    }
+    } // a server's replay: the live stream went on meanwhile, and the store kept it aside
 }
 
 void ReplayOpener::connecting_to(const ServerAddress& address)

@@ -502,6 +502,23 @@ TEST(ConsoleJobs, AFinishedJobIsReplayedWithOneClick)
             back_to_live = a;
     ASSERT_NE(back_to_live, nullptr);
     EXPECT_FALSE(back_to_live->isEnabled()) << "live already (issue 44's small things)";
+    // The live views as they stand, to find them again after the replay (issue 44 item 2:
+    // the finished job's chart and its events came back empty).
+    window.store().show_job(done);
+    ASSERT_TRUE(wait_until([&] { return window.store().history().last_iteration() == 59; }));
+    struct LiveViews {
+        int jobs = 0, events = 0;
+        std::optional<std::int64_t> first, last;
+        int workers = 0;
+    };
+    const auto live_views = [&] {
+        return LiveViews { window.store().jobs().rowCount(), window.store().events().rowCount(),
+            window.store().history().first_iteration(), window.store().history().last_iteration(),
+            window.store().history().workers() };
+    };
+    ASSERT_TRUE(window.commands().pin(live.job, 3, 5)); // an event in the live list
+    ASSERT_TRUE(wait_until([&] { return window.store().events().rowCount() > 0; }));
+    const LiveViews before = live_views();
     QSignalSpy ready(&window, &ui::MainWindow::replayReady);
     replay->trigger();
     ASSERT_TRUE(wait_until([&] { return ready.count() == 1; }, 60000));
@@ -511,4 +528,11 @@ TEST(ConsoleJobs, AFinishedJobIsReplayedWithOneClick)
     back_to_live->trigger();
     ASSERT_TRUE(wait_until([&] { return !window.store().replaying(); }, 10000));
     EXPECT_FALSE(back_to_live->isEnabled());
+    EXPECT_EQ(window.store().shown_job(), done);
+    const LiveViews after = live_views();
+    EXPECT_EQ(after.jobs, before.jobs);
+    EXPECT_GE(after.events, before.events) << "none lost (the live job may have added some meanwhile)";
+    EXPECT_EQ(after.first, before.first);
+    EXPECT_EQ(after.last, before.last);
+    EXPECT_EQ(after.workers, before.workers);
 }

@@ -22,6 +22,8 @@ public:
     void truncate_after(double time_s);
     void clear();
     const EventRecord& at(int row) const { return events_.at(static_cast<std::size_t>(row)); }
+    const std::deque<EventRecord>& all() const { return events_; }
+    std::size_t limit() const { return limit_; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

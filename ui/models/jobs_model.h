@@ -35,6 +35,7 @@ public:
     void apply(const protocol::JobStatus& status);
     void clear();
     const protocol::JobStatus* job(JobId id) const;
+    const std::vector<protocol::JobStatus>& statuses() const { return jobs_; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
