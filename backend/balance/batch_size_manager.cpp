@@ -67,8 +67,11 @@ void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const Event
             "worker-excluded", "worker " + std::to_string(worker) + " is excluded; include it before pinning");
     std::int64_t other_pins = 0;
     int free_others = 0;
+    int may_return = 0; // excluded members: an include or a time limit brings them back unpinned
     for (int i = 0; i < workers_; ++i) {
         const WorkerOverride& o = overrides_[static_cast<std::size_t>(i)];
+        if (i != worker && o.member && o.excluded && !o.pinned)
+            ++may_return;
         if (i == worker || o.idle())
             continue;
         if (o.pinned)
@@ -81,14 +84,17 @@ void BatchSizeManager::pin(WorkerId worker, std::int32_t batch_size, const Event
             "pinning worker " + std::to_string(worker)
                 + " would leave no unpinned worker to take the rest of the total batch "
                 + std::to_string(total_batch_));
-    const std::int64_t most = total_batch_ - other_pins - static_cast<std::int64_t>(free_others) * min_batch_;
+    // Room for the job's least batch on every other free worker, and on each excluded one,
+    // which comes back into what the pins leave (else X could not give them that much).
+    const std::int64_t most
+        = total_batch_ - other_pins - static_cast<std::int64_t>(free_others + may_return) * min_batch_;
     if (batch_size < min_batch_ || batch_size > most)
         throw OverrideError("pin-out-of-range",
             "pin of " + std::to_string(batch_size) + " samples for worker " + std::to_string(worker) + " is outside "
                 + std::to_string(min_batch_) + " to " + std::to_string(std::max<std::int64_t>(min_batch_, most))
                 + " (total batch " + std::to_string(total_batch_) + ", the job's least batch of "
-                + std::to_string(min_batch_) + " for each other free worker, other pins " + std::to_string(other_pins)
-                + ")");
+                + std::to_string(min_batch_) + " for each other free or excluded worker, other pins "
+                + std::to_string(other_pins) + ")");
     const std::int32_t limit = limits_[static_cast<std::size_t>(worker)];
     if (limit > 0 && batch_size > limit)
         throw OverrideError("over-memory-limit",

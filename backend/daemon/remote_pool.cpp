@@ -51,6 +51,7 @@ WorkerId RemotePool::join(
         slot.client = client;
         slot.host = host;
         slot.discard = 0; // a new process owes nothing
+        slot.give_up_through = slot.tasks; // nor is any task of its given up ahead
         if (slot.lost_before)
             rejoined = on_rejoin_;
         client->set_results_to(weak_from_this());

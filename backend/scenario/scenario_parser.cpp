@@ -462,7 +462,12 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
         top.fail("training.total_batch",
             "is " + std::to_string(s.total_batch) + ", smaller than the " + std::to_string(s.workers.size())
                 + " workers (each needs at least one sample)");
-    if (static_cast<std::int64_t>(s.min_batch) * static_cast<std::int64_t>(s.workers.size()) > s.total_batch)
+    // An elastic job whose X follows its members (elastic.batch_per_worker) is checked there.
+    const json::value* elastic_section = top.find("elastic");
+    const bool x_follows_members
+        = elastic_section && elastic_section->is_object() && elastic_section->as_object().contains("batch_per_worker");
+    if (!x_follows_members
+        && static_cast<std::int64_t>(s.min_batch) * static_cast<std::int64_t>(s.workers.size()) > s.total_batch)
         top.fail("training.min_batch",
             "is " + std::to_string(s.min_batch) + ": " + std::to_string(s.workers.size()) + " workers at "
                 + std::to_string(s.min_batch) + " samples each need more than training.total_batch ("
@@ -537,6 +542,10 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
                     "is " + std::to_string(spec.batch_per_worker) + " per worker, so training.total_batch must be "
                         + std::to_string(spec.batch_per_worker * members) + " (x " + std::to_string(members)
                         + " workers at the start), not " + std::to_string(s.total_batch));
+            if (spec.batch_per_worker < s.min_batch)
+                e.fail("elastic.batch_per_worker",
+                    "is " + std::to_string(spec.batch_per_worker) + ", below training.min_batch ("
+                        + std::to_string(s.min_batch) + "): every member computes batch_per_worker samples");
         }
         e.reject_unknown();
         if (!sync::closes_every_iteration(s.sync.type))

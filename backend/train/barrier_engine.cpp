@@ -330,6 +330,14 @@ struct BarrierEngine::Impl : EngineRefs {
             for (std::size_t i = 0; i < n; ++i)
                 if (allocation.batch_sizes[i] > 0)
                     active.push_back(i);
+            // Back after sitting out (a timed exclusion ran out, a slot added again): the batch
+            // its exclusion reserved for giving up is a past one, not this.
+            for (const std::size_t i : active)
+                if (i < active_before.size() && !active_before[i])
+                    job.release->keep(static_cast<WorkerId>(i));
+            active_before.assign(n, false);
+            for (const std::size_t i : active)
+                active_before[i] = true;
             const std::size_t needed = std::max<std::size_t>(1,
                 active.size() > static_cast<std::size_t>(backups) ? active.size() - static_cast<std::size_t>(backups)
                                                                   : 1);
@@ -436,6 +444,7 @@ struct BarrierEngine::Impl : EngineRefs {
 
     std::optional<boost::asio::thread_pool> pool; // made at the first barrier: a job may never run one
     StallWatch stalls;
+    std::vector<bool> active_before; // by worker, in the last iteration's allocation
     std::vector<double> device_memory;
     std::unique_ptr<BarrierClock> timing; // the mode's: how the iterations are timed
     std::vector<ScheduledResize> scheduled;

@@ -422,8 +422,12 @@ struct FreeRunningEngine::Impl : EngineRefs {
         batch = allocation.batch_sizes;
         decisions = allocation.decisions;
         for (std::size_t i = 0; i < state.size(); ++i)
-            if (active(i) && !was_active[i] && !state[i].busy)
-                join_pack(i, slowest);
+            if (active(i) && !was_active[i]) {
+                // Back after sitting out: its exclusion's reserved give-up is a past batch's.
+                job.release->keep(static_cast<WorkerId>(i));
+                if (!state[i].busy)
+                    join_pack(i, slowest);
+            }
     }
 
     void join_pack(std::size_t i, std::int64_t slowest)

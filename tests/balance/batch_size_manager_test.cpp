@@ -318,6 +318,20 @@ TEST(BatchSizeManager, AJobsLeastBatchHoldsForEveryWorkerThatTrains)
     a = m->next(observe(a.batch_sizes, { 1000, 1 }), 1, 2.0);
     EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 60, 4 }));
 
+    // An excluded worker comes back into what the pins leave: a pin leaves it its least batch
+    // too (review: X = 16, least 2, worker 3 excluded, worker 0 pinned at 12 left 4 samples
+    // for 3 workers once worker 3 was included, one of them a BatchNorm-breaking single one).
+    auto four = cpu_manager(4, 16);
+    four->set_min_batch(2);
+    a = four->initial();
+    four->exclude(3, std::nullopt, kOperator);
+    a = four->next(observe(a.batch_sizes, { 10, 10, 10, 10 }), 0, 1.0);
+    EXPECT_THROW(four->pin(0, 12, kOperator), balance::OverrideError);
+    four->pin(0, 10, kOperator);
+    four->include(3, kOperator);
+    a = four->next(observe(a.batch_sizes, { 10, 10, 10, 10 }), 1, 2.0);
+    EXPECT_EQ(a.batch_sizes, (std::vector<std::int32_t> { 10, 2, 2, 2 }));
+
     auto crowded = cpu_manager(3, 9);
     crowded->set_min_batch(4); // 3 x 4 > 9: the floor becomes 9 / 3
     a = crowded->initial();

@@ -95,3 +95,14 @@ done
 "${ctl[@]}" jobs | grep -q finished || fail "the job did not finish: $("${ctl[@]}" jobs)"
 [ "$(stat -c %U "$state/runs/job-1.db")" = fulcrum ] || fail "the run store is not the fulcrum user's"
 echo "package_test: the installed fulcrumd ran a job as user fulcrum, driven by the installed fulcrumctl"
+
+# Purged, the package leaves no fulcrum_torch behind (its byte code included: prerm's py3clean).
+kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+daemon=""
+dpkg --purge fulcrum >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "dpkg --purge failed"; }
+installed_here=0
+if grep -q "not empty" "$work/purge.log" || [ -e /usr/lib/python3/dist-packages/fulcrum_torch ]; then
+    cat "$work/purge.log"
+    fail "purging left /usr/lib/python3/dist-packages/fulcrum_torch behind"
+fi
+echo "package_test: purged, nothing of fulcrum_torch left"

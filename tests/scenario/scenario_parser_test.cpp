@@ -114,6 +114,14 @@ TEST(ScenarioParser, ALeastBatchTheTotalCannotGiveEveryWorkerIsRefused)
         = with("\"workers\"", "\"policy\": {\"type\": \"fixed\", \"batch_sizes\": [40, 16, 8]}, \"workers\"");
     fixed_below.replace(fixed_below.find("\"total_batch\": 64"), 17, "\"total_batch\": 64, \"min_batch\": 9");
     expect_refused(fixed_below, "policy.batch_sizes[2]", "is 8, below training.min_batch (9)");
+    // With elastic.batch_per_worker X follows the members: 3 slots at a least batch of 24
+    // exceed X = 64, yet every member computes 32 (review); 40 per member would not be.
+    std::string weak
+        = with(R"("workers")", R"("elastic": { "initial_workers": 2, "batch_per_worker": 32 }, "workers")");
+    weak.replace(weak.find("\"total_batch\": 64"), 17, "\"total_batch\": 64, \"min_batch\": 24");
+    EXPECT_EQ(scenario::parse_scenario(weak, "t").min_batch, 24);
+    weak.replace(weak.find("\"min_batch\": 24"), 15, "\"min_batch\": 33");
+    expect_refused(weak, "elastic.batch_per_worker", "is 32, below training.min_batch (33)");
 }
 
 TEST(ScenarioParser, EpochsAndIterationsTogetherAreRefused)

@@ -388,3 +388,37 @@ TEST(BspTrainer, AnExclusionReleasesTheBarrierALocalWorkerHoldsInTheRealMode)
     }
     EXPECT_GT(others, 0) << "the others' gradients made the update";
 }
+
+// An exclusion also gives up the batch after the one under way (one asked between a safe
+// point and the batch's start). A worker that comes back without an include (its timed
+// exclusion ran out) must not find that batch given up: its first batch back trains (review
+// of issue 42 item 2; counting batches by their starts had left the reservation for it).
+TEST(BspTrainer, AWorkerBackFromATimedExclusionTrainsItsFirstBatchInTheRealMode)
+{
+    struct Operator final : train::TrainingObserver {
+        Collector seen;
+        train::Trainer* trainer = nullptr;
+        void on_iteration(std::span<const IterationRecord> r) override
+        {
+            seen.on_iteration(r);
+            if (!r.empty() && r.front().iteration == 5) // between two barriers
+                trainer->control().exclude(2, 1e-3, EventActor::person("operator", "test"));
+        }
+        void on_evaluation(const EvaluationRecord& e) override { seen.on_evaluation(e); }
+        void on_event(const JobEvent& e) override { seen.on_event(e); }
+    } op;
+    auto c = config(train::ClockMode::Real, 4);
+    c.iterations = 40;
+    train::BspTrainer trainer(std::move(c), balance::make_policy({}), op);
+    op.trainer = &trainer;
+    trainer.run();
+    const auto readmitted = of_kind(op.seen, "readmit");
+    ASSERT_EQ(readmitted.size(), 1u);
+    std::vector<std::string> back; // worker 2's decisions once it is back
+    for (const IterationRecord& r : op.seen.rows)
+        if (r.worker == 2 && r.iteration >= readmitted[0].iteration && r.batch_size > 0) // from the readmit's barrier
+            back.push_back(std::to_string(r.iteration) + " " + r.decision);
+    ASSERT_FALSE(back.empty());
+    for (const std::string& row : back)
+        EXPECT_EQ(row.find("dropped"), std::string::npos) << row;
+}

@@ -104,11 +104,12 @@ def rank_main(rank: int, args) -> None:
     torch.set_num_threads(args.threads_per_rank)
     if args.cores:
         os.sched_setaffinity(0, {args.cores[rank % len(args.cores)]})
-    device = torch.device(f"cuda:{rank % max(1, torch.cuda.device_count())}" if args.device == "cuda" else "cpu")
+    local_rank = int(os.environ.get("LOCAL_RANK", rank))  # torchrun: the rank on this node
+    device = torch.device(f"cuda:{local_rank % max(1, torch.cuda.device_count())}" if args.device == "cuda" else "cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
     amp = device.type == "cuda"
-    prefetch = args.loader_workers * args.prefetch_factor
+    prefetch = args.loader_workers * args.prefetch_factor  # fulcrumd plans at most 16 ahead
     scenario = fulcrum_torch.external_scenario(
         args.name, world, args.total_batch, args.iterations, policy={"type": args.policy},
         eval_interval=args.iterations, rank_timeout_s=args.rank_timeout, plan_ahead=prefetch if prefetch else 0,
@@ -200,6 +201,9 @@ def main():
     p.add_argument("--init-method", help="torch.distributed's (default: a free port on loopback)")
     p.add_argument("--json-out", help="rank 0 writes its figures here")
     args = p.parse_args()
+    if args.loader_workers * args.prefetch_factor > 16:
+        p.error(f"--loader-workers x --prefetch-factor is {args.loader_workers * args.prefetch_factor}: the loader "
+                "would ask for more batches ahead than fulcrumd plans (external.plan_ahead, at most 16)")
     if args.iterations is None:
         args.iterations = max(1, math.ceil(args.epochs * fashion_mnist.TRAIN_SAMPLES / args.total_batch))
     args.torchrun_world = None
