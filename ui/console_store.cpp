@@ -179,6 +179,16 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
         workers_.apply(*rows);
         if (workers_.job() == rows->job)
             emit historyChanged();
+        if (source_ != 0 && replay_state_) {
+            // The replay's position is the last iteration delivered: the server states it
+            // when it changes phase, so between two states the rows tell it (issue 44 item 3:
+            // the bar read "iteration -1 of job 0 · 0.0 s" while the run played).
+            replay_state_->job = rows->job;
+            replay_state_->iteration = rows->iteration;
+            replay_state_->time_s = std::max(replay_state_->time_s, barrier_s(*rows));
+            replay_state_->position = std::min(replay_state_->length, replay_state_->position + 1);
+            emit replayStateChanged();
+        }
     } else if (const auto* update = std::get_if<JobUpdate>(&message)) {
         if (update->replay != source_)
             return;

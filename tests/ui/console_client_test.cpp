@@ -366,6 +366,11 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     EXPECT_EQ(window.equilibrium_view().highlighted(), -1);
     EXPECT_TRUE(window.replay_bar().position_text().startsWith(QStringLiteral("iteration 17 of job 0")))
         << window.replay_bar().position_text().toStdString();
+    // What is left is the run's end less the position, not an extrapolation (issue 44 item 3).
+    const protocol::ReplayState& at = *store.replay_state();
+    EXPECT_TRUE(window.replay_bar().position_text().contains(
+        QStringLiteral(" · %1 s of the run left").arg(at.end_time_s - at.time_s, 0, 'f', 1)))
+        << window.replay_bar().position_text().toStdString();
 
     EXPECT_EQ(store.replay_state()->state, ReplayPhase::Paused);
     EXPECT_EQ(store.replay_state()->speed, 1.0);

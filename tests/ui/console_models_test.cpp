@@ -17,6 +17,7 @@
 #include "ui/views/scheduler_view.h"
 
 #include <QAbstractItemModelTester>
+#include <QSignalSpy>
 #include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -399,4 +400,41 @@ TEST(ConsoleModels, QueuedJobsPredictedAndCpuHeadersAndJobCommandsReadAsWords)
         QStringLiteral("cancel job 3"));
     EXPECT_EQ(ui::Commands::describe(protocol::JobCommand { "p", protocol::JobAction::Pause, 3 }),
         QStringLiteral("pause job 3"));
+}
+
+// Issue 44 item 3: between two replay states (the server sends one when the phase changes)
+// the replay's position follows the rows delivered, so the bar and its slider move.
+TEST(ConsoleStore, AReplaysPositionFollowsTheRowsItDelivers)
+{
+    ui::ConsoleStore store;
+    store.follow(7);
+    protocol::ReplayState state;
+    state.replay = 7;
+    state.state = protocol::ReplayPhase::Playing;
+    state.speed = 2;
+    state.length = 10;
+    state.end_time_s = 20;
+    store.ingest(state);
+    ASSERT_EQ(store.replay_state()->iteration, -1);
+    protocol::IterationRows rows;
+    rows.replay = 7;
+    rows.job = 1;
+    rows.iteration = 3;
+    IterationRecord r;
+    r.job = 1;
+    r.iteration = 3;
+    r.batch_size = 8;
+    r.end_s = 5.5;
+    r.wait_s = 0.5;
+    rows.rows = { r };
+    QSignalSpy moved(&store, &ui::ConsoleStore::replayStateChanged);
+    store.ingest(rows);
+    EXPECT_EQ(moved.count(), 1);
+    EXPECT_EQ(store.replay_state()->job, 1);
+    EXPECT_EQ(store.replay_state()->iteration, 3);
+    EXPECT_DOUBLE_EQ(store.replay_state()->time_s, 6.0);
+    EXPECT_EQ(store.replay_state()->position, 1);
+    rows.replay = 0; // the live stream's rows move nothing of the replay
+    store.ingest(rows);
+    EXPECT_EQ(store.replay_state()->position, 1);
 }

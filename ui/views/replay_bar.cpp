@@ -97,15 +97,24 @@ QString ReplayBar::position_text() const
     if (!s)
         return {};
     const QString phase = QString::fromStdString(std::string(protocol::to_string(s->state)));
-    return QStringLiteral("iteration %1 of job %2 · %3 s of %4 s · %5 %6")
-        .arg(s->iteration)
-        .arg(s->job)
+    const bool playing = s->state == protocol::ReplayPhase::Playing;
+    // What is left of the run: its end less the position, on the run's clock, at the speed
+    // it plays (not an extrapolation of the time so far).
+    const double left_s = std::max(0.0, s->end_time_s - s->time_s);
+    const QString left = playing && s->speed > 0
+        ? QStringLiteral(" · %1 s left at ×%2").arg(left_s / s->speed, 0, 'f', 1).arg(s->speed)
+        : QStringLiteral(" · %1 s of the run left").arg(left_s, 0, 'f', 1);
+    const QString where = s->iteration < 0 ? QStringLiteral("before the first iteration")
+                                           : QStringLiteral("iteration %1 of job %2").arg(s->iteration).arg(s->job);
+    return QStringLiteral("%1 · %2 s of %3 s%4 · %5 %6")
+        .arg(where)
         .arg(s->time_s, 0, 'f', 1)
         .arg(s->end_time_s, 0, 'f', 1)
+        .arg(left)
         .arg(phase)
-        .arg(s->state != protocol::ReplayPhase::Playing ? QString()
-                : s->speed > 0                          ? QStringLiteral("×%1").arg(s->speed)
-                                                        : QStringLiteral("as fast as possible"));
+        .arg(!playing          ? QString()
+                : s->speed > 0 ? QStringLiteral("×%1").arg(s->speed)
+                               : QStringLiteral("as fast as possible"));
 }
 
 void ReplayBar::on_state()
