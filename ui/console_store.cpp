@@ -83,6 +83,7 @@ void ConsoleStore::take_cluster(const protocol::ClusterState& cluster, double se
 
 void ConsoleStore::show_job(JobId job)
 {
+    jobs_.mark_seen(job);
     if (workers_.job() == job)
         return;
     workers_.show_job(job);

@@ -141,7 +141,11 @@ MainWindow::MainWindow(QWidget* parent)
         if (client_.state() == ProtocolClient::State::Failed)
             report(QStringLiteral("Connection"), client_.status_text());
     });
+    connect(&client_, &ProtocolClient::snapshotReceived, this, [this] { announce_jobs_ = !store_.replaying(); });
+    connect(&store_.jobs(), &QAbstractItemModel::rowsInserted, this,
+        [this](const QModelIndex&, int first, int last) { announce_jobs(first, last); });
     connect(&client_, &ProtocolClient::sessionStarted, this, [this] {
+        announce_jobs_ = false; // until this session's snapshot is in
         if (opener_->wants_runs())
             commands_.list_runs();
     });
@@ -234,6 +238,35 @@ void MainWindow::showEvent(QShowEvent* event)
     QMainWindow::showEvent(event);
     if (!laid_out_)
         lay_out_first();
+}
+
+void MainWindow::announce_jobs(int first, int last)
+{
+    if (!announce_jobs_ || store_.replaying())
+        return;
+    const std::vector<protocol::JobStatus>& jobs = store_.jobs().statuses();
+    for (int row = first; row <= last && row < static_cast<int>(jobs.size()); ++row) {
+        const protocol::JobStatus& s = jobs[static_cast<std::size_t>(row)];
+        store_.jobs().mark_new(s.job);
+        statusBar()->showMessage(
+            QStringLiteral("new job %1: %2 (%3)")
+                .arg(s.job)
+                .arg(QString::fromStdString(s.name), QString::fromStdString(std::string(protocol::to_string(s.state)))),
+            15000);
+    }
+    QTableView* table = jobs_->table();
+    table->scrollTo(store_.jobs().index(last, 0));
+    // The jobs pane grows to show up to six jobs, from the charts' room; it never shrinks.
+    const int rows = std::min(store_.jobs().rowCount(), 6);
+    const int wanted = table->horizontalHeader()->sizeHint().height()
+        + table->verticalHeader()->defaultSectionSize() * rows + 2 * table->frameWidth() + 4;
+    QList<int> sizes = split_->sizes();
+    if (sizes.size() == 3 && sizes[0] < wanted) {
+        const int take = std::min(wanted - sizes[0], std::max(0, sizes[1] - 120));
+        sizes[0] += take;
+        sizes[1] -= take;
+        split_->setSizes(sizes);
+    }
 }
 
 void MainWindow::lay_out_first()

@@ -97,6 +97,9 @@ private:
     // The first layout: the jobs table a few rows high, the workers table at least eight,
     // the charts the rest; or the one the operator left, when remembered.
     void lay_out_first();
+    // Jobs that arrived while the operator watched (issue 44 item 4): said in the status bar,
+    // shown in bold until chosen, scrolled to, and the jobs pane grown to show up to six.
+    void announce_jobs(int first, int last);
     void report(const QString& title, const QString& text);
     void show_notice(const QString& text, bool warning);
     void on_runs(const std::vector<protocol::RunListing>& runs);
@@ -127,6 +130,7 @@ private:
     QTabWidget* charts_;
     QSplitter* split_ = nullptr;
     bool laid_out_ = false;
+    bool announce_jobs_ = false; // after the live snapshot: the jobs it lists are not news
     bool remember_layout_ = false;
     QTabWidget* tables_;
     QLabel* notice_;

@@ -13,6 +13,8 @@
 
 #include <QComboBox>
 #include <QFile>
+#include <QFont>
+#include <QHeaderView>
 #include <QHelpEvent>
 #include <QImage>
 #include <QLabel>
@@ -21,6 +23,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QToolTip>
 #include <QWebSocket>
 #include <QWebSocketServer>
@@ -201,6 +204,42 @@ TEST(ConsoleConnect, AnotherServerStartsACleanStoreAndItsJobsAreItsOwn)
     ASSERT_TRUE(wait_until([&] { return window.store().history().workers() == 4; }));
     EXPECT_TRUE(window.client().status_text().contains(QStringLiteral("127.0.0.1:%1").arg(second.server->port())))
         << window.client().status_text().toStdString();
+}
+
+// Issue 44 item 4: a job submitted elsewhere (fulcrumctl, another console) while the
+// operator watches is said in the status bar, shown in bold until chosen, and the jobs pane
+// grows to show it; the jobs of the first snapshot are not news.
+TEST(ConsoleJobs, AJobSubmittedElsewhereIsAnnouncedAndStandsOutUntilChosen)
+{
+    LiveDaemon live;
+    ui::MainWindow window;
+    window.set_dialogs(false);
+    window.resize(1280, 800);
+    window.show();
+    window.connect_to(live.address(live.operator_token));
+    ASSERT_TRUE(wait_until([&] { return window.store().jobs().rowCount() == 1 && window.commands().can_command(); }));
+    QApplication::processEvents();
+    EXPECT_FALSE(window.store().jobs().is_new(live.job)) << "in the snapshot: not news";
+    const int pane_before = window.jobs_view().table()->height();
+
+    const JobId submitted = live.daemon->submit(kScenario, "fulcrumctl");
+    ASSERT_TRUE(wait_until([&] { return window.store().jobs().rowCount() == 2; }));
+    EXPECT_TRUE(window.store().jobs().is_new(submitted));
+    EXPECT_TRUE(
+        window.statusBar()->currentMessage().startsWith(QStringLiteral("new job %1: console-live").arg(submitted)))
+        << window.statusBar()->currentMessage().toStdString();
+    const QModelIndex row = window.store().jobs().index(1, ui::JobsModel::Job);
+    EXPECT_TRUE(row.data(Qt::FontRole).value<QFont>().bold());
+    QApplication::processEvents();
+    EXPECT_GE(window.jobs_view().table()->height(), pane_before) << "the pane never shrinks";
+    const QTableView* table = window.jobs_view().table();
+    EXPECT_GE(table->viewport()->height(), 2 * table->verticalHeader()->defaultSectionSize()) << "both jobs show";
+
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        window.grab().save(QString::fromUtf8(out) + QStringLiteral("/new-job-announced.png"));
+    window.store().show_job(submitted);
+    EXPECT_FALSE(window.store().jobs().is_new(submitted)) << "chosen: no longer news";
+    EXPECT_FALSE(row.data(Qt::FontRole).value<QFont>().bold());
 }
 
 // fulcrumd answers a hello of another version with version-mismatch and closes (daemon.cpp);

@@ -2,6 +2,8 @@
 
 #include "ui/models/format.h"
 
+#include <QFont>
+
 namespace fulcrum::ui {
 
 void JobsModel::apply(const protocol::JobStatus& status)
@@ -23,7 +25,25 @@ void JobsModel::clear()
 {
     beginResetModel();
     jobs_.clear();
+    new_.clear();
     endResetModel();
+}
+
+void JobsModel::mark_new(JobId job)
+{
+    new_.insert(job);
+    for (std::size_t i = 0; i < jobs_.size(); ++i)
+        if (jobs_[i].job == job)
+            emit dataChanged(index(static_cast<int>(i), 0), index(static_cast<int>(i), ColumnCount - 1));
+}
+
+void JobsModel::mark_seen(JobId job)
+{
+    if (new_.erase(job) == 0)
+        return;
+    for (std::size_t i = 0; i < jobs_.size(); ++i)
+        if (jobs_[i].job == job)
+            emit dataChanged(index(static_cast<int>(i), 0), index(static_cast<int>(i), ColumnCount - 1));
 }
 
 const protocol::JobStatus* JobsModel::job(JobId id) const
@@ -54,6 +74,11 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         return fraction;
     if (role == Qt::ToolTipRole && !j.message.empty())
         return QString::fromStdString(j.message);
+    if (role == Qt::FontRole && new_.contains(j.job)) {
+        QFont bold;
+        bold.setBold(true);
+        return bold;
+    }
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {

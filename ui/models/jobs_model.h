@@ -3,6 +3,7 @@
 #include "protocol/messages.h"
 
 #include <QAbstractTableModel>
+#include <set>
 #include <vector>
 
 namespace fulcrum::ui {
@@ -36,6 +37,11 @@ public:
     void clear();
     const protocol::JobStatus* job(JobId id) const;
     const std::vector<protocol::JobStatus>& statuses() const { return jobs_; }
+    // A job that arrived while the operator watched (fulcrumctl's, another console's) is
+    // shown in bold until it is chosen.
+    void mark_new(JobId job);
+    void mark_seen(JobId job);
+    bool is_new(JobId job) const { return new_.contains(job); }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -44,6 +50,7 @@ public:
 
 private:
     std::vector<protocol::JobStatus> jobs_;
+    std::set<JobId> new_;
 };
 
 } // namespace fulcrum::ui
