@@ -184,7 +184,7 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(&store_, &ConsoleStore::historyChanged, this, &MainWindow::schedule_frame);
     connect(&store_, &ConsoleStore::shownJobChanged, this, [this] {
-        window_.follow();
+        window_.follow_anew();
         schedule_frame();
     });
     connect(&store_, &ConsoleStore::replayStateChanged, this, &MainWindow::schedule_frame);

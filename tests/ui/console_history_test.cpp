@@ -10,6 +10,9 @@
 #include "ui/views/series_points.h"
 
 #include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QValueAxis>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <set>
@@ -368,4 +371,49 @@ TEST(EquilibriumView, SaysHowNearTheNextEquilibriumIs)
     EXPECT_EQ(view.equilibrium(), 21);
     EXPECT_EQ(
         view.summary(), QStringLiteral("Equilibrium since iteration 21 (spread under 20 %); newest iteration 30."));
+}
+
+// Issue 44 item 4: a newly chosen job's charts fit its own iterations. Following, a chart
+// holds its scale while the iterations grow into it; a 600-iteration job chosen after a
+// 4,000-iteration one kept the 0-4,000 axis.
+TEST(EquilibriumView, ANewlyChosenJobsAxisFitsItsOwnIterations)
+{
+    ConsoleStore store;
+    const auto add_job = [&](JobId job, std::int64_t iterations) {
+        for (std::int64_t k = 0; k < iterations; ++k) {
+            protocol::IterationRows rows;
+            rows.job = job;
+            rows.iteration = k;
+            for (WorkerId w = 0; w < 2; ++w) {
+                IterationRecord r;
+                r.job = job;
+                r.worker = w;
+                r.iteration = k;
+                r.batch_size = 16;
+                r.compute_s = 0.01;
+                r.start_s = 0.01 * static_cast<double>(k);
+                r.end_s = r.start_s + 0.01;
+                rows.rows.push_back(r);
+            }
+            store.ingest(rows);
+        }
+    };
+    add_job(1, 4000);
+    add_job(2, 600);
+    IterationWindow window;
+    EquilibriumView view(store, window);
+    const auto axis_end = [&] {
+        const auto axes = view.batch_size_chart()->chart()->axes(Qt::Horizontal);
+        return qobject_cast<QValueAxis*>(axes.first())->max();
+    };
+    store.show_job(1);
+    window.set_data_range(*store.history().first_iteration(), *store.history().last_iteration());
+    view.refresh_complete();
+    EXPECT_GE(axis_end(), 3999);
+    store.show_job(2);
+    window.follow_anew(); // as the main window does when the shown job changes
+    window.set_data_range(*store.history().first_iteration(), *store.history().last_iteration());
+    view.refresh_complete();
+    EXPECT_LT(axis_end(), 1000) << "job 2's 600 iterations, not job 1's scale";
+    EXPECT_GE(axis_end(), 599);
 }

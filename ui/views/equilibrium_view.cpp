@@ -226,6 +226,10 @@ void EquilibriumView::refresh()
     // Axes before points: each series lays out its path when either changes, so this order
     // lays out 129 paths once for the new points rather than again for the new ranges. While
     // following, the iteration axis keeps its scale as the newest iterations grow into it.
+    if (x_span_epoch_ != window_.epoch()) { // another job: its own range, not the last one's scale
+        x_span_ = {};
+        x_span_epoch_ = window_.epoch();
+    }
     x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), static_cast<double>(last))
                                   : AxisSpan { static_cast<double>(first), static_cast<double>(last) };
     for (QValueAxis* x : { sizes_x_, times_x_ })

@@ -77,6 +77,7 @@ private:
     std::vector<QLineSeries*> size_series_, time_series_;
     std::vector<SeriesDownsampler> size_points_, time_points_; // per worker
     AxisSpan x_span_;
+    std::uint64_t x_span_epoch_ = 0; // the window's epoch x_span_ was held in
     QLineSeries* spread_;
     QDoubleSpinBox* threshold_;
     QLabel* summary_;

@@ -51,6 +51,12 @@ void IterationWindow::follow()
     emit changed();
 }
 
+void IterationWindow::follow_anew()
+{
+    ++epoch_;
+    follow();
+}
+
 AxisSpan follow_span(AxisSpan shown, double first, double last)
 {
     constexpr double kRoom = 0.05;

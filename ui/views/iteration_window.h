@@ -30,6 +30,11 @@ public:
     // Centres the view on an iteration, keeping the span (an event was clicked).
     void centre_on(std::int64_t iteration);
     void follow();
+    // Another job is shown: follow its data, and let the charts drop the scale they held
+    // while following the last one (a 600-iteration job kept a 4,000-iteration axis).
+    void follow_anew();
+    // Moves on at each follow_anew(): a chart that held a scale for another epoch drops it.
+    std::uint64_t epoch() const { return epoch_; }
 
 signals:
     void changed();
@@ -38,6 +43,7 @@ private:
     std::int64_t data_first_ = 0, data_last_ = 0;
     std::int64_t first_ = 0, last_ = 0;
     bool following_ = true;
+    std::uint64_t epoch_ = 0;
 };
 
 // The stretch an axis shows: iterations for the charts, run seconds for the timeline.

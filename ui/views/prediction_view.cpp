@@ -97,6 +97,10 @@ void PredictionView::refresh()
         ++n;
     }
     const double right = static_cast<double>(std::max(last, first + 1));
+    if (x_span_epoch_ != window_.epoch()) { // another job: its own range, not the last one's scale
+        x_span_ = {};
+        x_span_epoch_ = window_.epoch();
+    }
     x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), right)
                                   : AxisSpan { static_cast<double>(first), right };
     set_iteration_axis(*x_, x_span_);

@@ -46,6 +46,7 @@ private:
     SeriesDownsampler measured_points_;
     SeriesDownsampler predicted_points_;
     AxisSpan x_span_;
+    std::uint64_t x_span_epoch_ = 0; // the window's epoch x_span_ was held in
 };
 
 } // namespace fulcrum::ui
