@@ -549,38 +549,9 @@ class FulcrumTorch(unittest.TestCase):
         # wait in the all-reduce, so no rank reports. fulcrumd loses it after the job's
         # worker timeout (3 s), and the peers' process group gives up after its timeout
         # (process_group_timeout: 60 s here, its floor), then learns from fulcrumd why.
-        daemon = Fulcrumd(self.dir)
-        ranks = []
-        try:
-            ranks = self.start_ranks(daemon, 100000, stop_at=8, worker_timeout_s=3)
-            deadline = time.time() + 60
-            stopped = None  # rank 1 logs the plan of iteration 8, then stops itself
-            while stopped is None and time.time() < deadline:
-                if os.path.exists(os.path.join(self.dir, "rank1.log")) \
-                        and any(line.get("iteration") == 8 for line in self.read_log(1)):
-                    stopped = time.time()
-                time.sleep(0.02)
-            self.assertIsNotNone(stopped, "rank 1 never reached iteration 8")
-            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
-                while op.jobs()[0]["state"] != "lost" and time.time() < deadline:
-                    time.sleep(0.05)
-                status = op.jobs()[0]
-                lost_after = time.time() - stopped
-            self.assertEqual(status["state"], "lost")
-            self.assertIn("rank 1 (rank-1)", status["message"])
-            self.assertIn("silent for 3 s", status["message"])
-            self.assertGreater(lost_after, 1.9, "not lost before its last heartbeat was 3 s old")
-            self.assertLess(lost_after, 3 + 5, "lost within the worker timeout of the stop, with slack")
-            for rank in (0, 2):
-                ranks[rank].join(120)
-                self.assertIsNotNone(ranks[rank].exitcode, f"rank {rank} still hangs after its peer was lost")
-        finally:
-            for p in ranks:
-                if p.exitcode is None:
-                    p.kill()  # the stopped rank: SIGKILL ends a stopped process too
-                    p.join(10)
-            daemon.stop()
-        self.assert_peers_released_and_rank_1_lost(status["job"], "silent for 3 s")
+        lost_after = self.lose_rank_1("silent for 3 s", stop_at=8, worker_timeout_s=3)
+        self.assertGreater(lost_after, 1.9, "not lost before its last heartbeat was 3 s old")
+        self.assertLess(lost_after, 3 + 5, "lost within the worker timeout of the stop, with slack")
 
     def test_a_rank_hung_in_its_own_code_is_stalled_then_lost_and_its_peers_released(self):
         # Rank 1 hangs in Python at iteration 8 (a sleep that never ends): its process and
@@ -588,42 +559,57 @@ class FulcrumTorch(unittest.TestCase):
         # in the all-reduce, so it is reported stalled past the 2 s floor, and lost once the
         # job's rank timeout (4 s) has run from their all-reduce; their process group gives
         # up after its timeout (60 s, its floor) and learns from fulcrumd why.
+        lost_after = self.lose_rank_1("within 4 s of the first rank", hang_at=8, rank_timeout_s=4)
+        self.assertLess(lost_after, 4 + 5, "lost within the rank timeout of the hang, with slack")
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{self.lost_job}.db"))
+        stalled = store.execute("SELECT worker_id, iteration, message FROM events WHERE kind = 'worker-stalled'")
+        stalled = stalled.fetchall()
+        self.assertEqual([(w, k) for w, k, _ in stalled], [(1, 8)], "reported stalled before it was lost")
+        self.assertIn("predicted", stalled[0][2])
+
+    def lose_rank_1(self, why, **start):
+        """Three ranks, rank 1 stopped or hung at iteration 8 (`start`: start_ranks's
+        arguments): the job is lost naming rank 1 and `why`, the other ranks are released with
+        fulcrumd's reason, and the store says so. The seconds from rank 1's plan of iteration 8
+        to the job's loss."""
         daemon = Fulcrumd(self.dir)
         ranks = []
         try:
-            ranks = self.start_ranks(daemon, 100000, hang_at=8, rank_timeout_s=4)
+            ranks = self.start_ranks(daemon, 100000, **start)
             deadline = time.time() + 60
-            hung = None
-            while hung is None and time.time() < deadline:
-                if os.path.exists(os.path.join(self.dir, "rank1.log")) \
-                        and any(line.get("iteration") == 8 for line in self.read_log(1)):
-                    hung = time.time()
-                time.sleep(0.02)
-            self.assertIsNotNone(hung, "rank 1 never reached iteration 8")
-            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
-                while op.jobs()[0]["state"] != "lost" and time.time() < deadline:
-                    time.sleep(0.05)
-                status = op.jobs()[0]
-                lost_after = time.time() - hung
+            stopped = self.when_rank_1_reaches(8, deadline)  # it logs the plan, then stops or hangs
+            status, lost_after = self.when_lost(daemon, stopped, deadline)
             self.assertEqual(status["state"], "lost", status.get("message"))
             self.assertIn("rank 1 (rank-1)", status["message"])
-            self.assertIn("within 4 s of the first rank", status["message"])
-            self.assertLess(lost_after, 4 + 5, "lost within the rank timeout of the hang, with slack")
+            self.assertIn(why, status["message"])
             for rank in (0, 2):
                 ranks[rank].join(120)
                 self.assertIsNotNone(ranks[rank].exitcode, f"rank {rank} still hangs after its peer was lost")
         finally:
             for p in ranks:
                 if p.exitcode is None:
-                    p.kill()  # the hung rank
+                    p.kill()  # rank 1: SIGKILL ends a stopped process too
                     p.join(10)
             daemon.stop()
-        self.assert_peers_released_and_rank_1_lost(status["job"], "within 4 s of the first rank")
-        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{status['job']}.db"))
-        stalled = store.execute("SELECT worker_id, iteration, message FROM events WHERE kind = 'worker-stalled'")
-        stalled = stalled.fetchall()
-        self.assertEqual([(w, k) for w, k, _ in stalled], [(1, 8)], "reported stalled before it was lost")
-        self.assertIn("predicted", stalled[0][2])
+        self.lost_job = status["job"]
+        self.assert_peers_released_and_rank_1_lost(status["job"], why)
+        return lost_after
+
+    def when_rank_1_reaches(self, iteration, deadline):
+        """The time rank 1 logged the plan of `iteration` (it then stops or hangs)."""
+        while time.time() < deadline:
+            if os.path.exists(os.path.join(self.dir, "rank1.log")) \
+                    and any(line.get("iteration") == iteration for line in self.read_log(1)):
+                return time.time()
+            time.sleep(0.02)
+        self.fail(f"rank 1 never reached iteration {iteration}")
+
+    def when_lost(self, daemon, since, deadline):
+        """The job's status once fulcrumd has it lost, and the seconds from `since` to then."""
+        with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+            while op.jobs()[0]["state"] != "lost" and time.time() < deadline:
+                time.sleep(0.05)
+            return op.jobs()[0], time.time() - since
 
     def assert_peers_released_and_rank_1_lost(self, job, why):
         for rank in (0, 2):  # their all-reduce raised, and fulcrumd said why
