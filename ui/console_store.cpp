@@ -97,17 +97,23 @@ void ConsoleStore::show_job(JobId job)
 
 JobHistory& ConsoleStore::history_for(JobId job)
 {
-    if (const auto it = job_histories_.find(job); it != job_histories_.end())
+    return history_in(job_histories_, job, workers_.job());
+}
+
+JobHistory& ConsoleStore::history_in(
+    std::map<JobId, JobHistory>& histories, JobId job, std::optional<JobId> shown) const
+{
+    if (const auto it = histories.find(job); it != histories.end())
         return it->second;
-    if (job_histories_.size() >= histories_) {
+    if (histories.size() >= histories_) {
         // Make room by forgetting the oldest job not on screen; the run store keeps it.
-        for (auto it = job_histories_.begin(); it != job_histories_.end(); ++it)
-            if (it->first != workers_.job()) {
-                job_histories_.erase(it);
+        for (auto it = histories.begin(); it != histories.end(); ++it)
+            if (it->first != shown) {
+                histories.erase(it);
                 break;
             }
     }
-    return job_histories_.try_emplace(job, history_capacity_).first->second;
+    return histories.try_emplace(job, history_capacity_).first->second;
 }
 
 const JobHistory& ConsoleStore::history() const
@@ -139,17 +145,7 @@ void ConsoleStore::keep_aside(const protocol::ServerMessage& message)
     using namespace protocol;
     LiveAside& a = *live_aside_;
     if (const auto* rows = std::get_if<IterationRows>(&message); rows && rows->replay == 0) {
-        auto it = a.histories.find(rows->job);
-        if (it == a.histories.end()) {
-            if (a.histories.size() >= histories_) // room, as history_for makes it
-                for (auto old = a.histories.begin(); old != a.histories.end(); ++old)
-                    if (old->first != a.shown) {
-                        a.histories.erase(old);
-                        break;
-                    }
-            it = a.histories.try_emplace(rows->job, history_capacity_).first;
-        }
-        it->second.append(*rows);
+        history_in(a.histories, rows->job, a.shown).append(*rows);
         a.last_rows[rows->job] = *rows;
     } else if (const auto* update = std::get_if<JobUpdate>(&message); update && update->replay == 0) {
         const auto known = std::find_if(

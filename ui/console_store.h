@@ -82,6 +82,8 @@ signals:
 
 private:
     JobHistory& history_for(JobId job);
+    // Job `job`'s history in `histories`, made (room made first, sparing `shown`) if new.
+    JobHistory& history_in(std::map<JobId, JobHistory>& histories, JobId job, std::optional<JobId> shown) const;
     // Live messages while a replay is shown: into the live state set aside.
     void keep_aside(const protocol::ServerMessage& message);
     struct LiveAside {

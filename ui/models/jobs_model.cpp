@@ -32,15 +32,17 @@ void JobsModel::clear()
 void JobsModel::mark_new(JobId job)
 {
     new_.insert(job);
-    for (std::size_t i = 0; i < jobs_.size(); ++i)
-        if (jobs_[i].job == job)
-            emit dataChanged(index(static_cast<int>(i), 0), index(static_cast<int>(i), ColumnCount - 1));
+    row_changed(job);
 }
 
 void JobsModel::mark_seen(JobId job)
 {
-    if (new_.erase(job) == 0)
-        return;
+    if (new_.erase(job) > 0)
+        row_changed(job);
+}
+
+void JobsModel::row_changed(JobId job)
+{
     for (std::size_t i = 0; i < jobs_.size(); ++i)
         if (jobs_[i].job == job)
             emit dataChanged(index(static_cast<int>(i), 0), index(static_cast<int>(i), ColumnCount - 1));

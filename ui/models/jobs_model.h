@@ -51,6 +51,7 @@ public:
 private:
     std::vector<protocol::JobStatus> jobs_;
     std::set<JobId> new_;
+    void row_changed(JobId job); // its row's cells, to the views
 };
 
 } // namespace fulcrum::ui
