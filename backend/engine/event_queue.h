@@ -19,7 +19,8 @@ public:
     void run();
 
     double now() const { return now_; }
-    // A resumed run: the clock stands where the checkpoint's stood. Only with no event pending.
+    // A resumed run: the clock stands where the checkpoint's stood; or a paced barrier that an
+    // exclusion released before the arrivals already run. Only with no event pending.
     void restore(double now_s);
     bool empty() const { return events_.empty(); }
     // Drops every pending event (work abandoned: a backup worker's batch cut off at its

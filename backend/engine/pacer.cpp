@@ -16,6 +16,12 @@ double Pacer::wall_seconds() const
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
+std::chrono::steady_clock::time_point Pacer::due(double t_s) const
+{
+    return start_
+        + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(t_s / speed_));
+}
+
 void Pacer::shift(double wall_s)
 {
     start_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(wall_s));

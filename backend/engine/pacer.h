@@ -14,6 +14,10 @@ public:
     // Sleeps until wall time has caught up with virtual time `t_s`, or `stop` is set.
     void wait_until(double t_s, const std::atomic<bool>* stop = nullptr);
     double wall_seconds() const;
+    // The run clock now: wall seconds at `speed` (with speed 0, as fast as possible, 0).
+    double now() const { return speed_ > 0 ? wall_seconds() * speed_ : 0; }
+    // The wall-clock instant virtual time `t_s` is due (speed > 0).
+    std::chrono::steady_clock::time_point due(double t_s) const;
     // The run was paused for `wall_s` seconds: virtual time resumes where it stopped instead
     // of racing to catch up.
     void shift(double wall_s);

@@ -36,8 +36,8 @@ public:
 
     // With backup workers the later batches are abandoned at the barrier and the next
     // iteration starts there: the late workers get the new parameters with everyone else.
-    double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& /*tasks*/,
-        double /*dispatched*/, std::int64_t iteration, std::size_t needed, const std::atomic<bool>* stop) override
+    double close_barrier(std::vector<IterationRecord>& rows, std::vector<BarrierTask>& tasks, double /*dispatched*/,
+        std::int64_t iteration, std::size_t needed, const std::atomic<bool>* stop) override
     {
         engine::EventQueue& clock = core_.clock();
         const double barrier_open = clock.now();
@@ -68,6 +68,8 @@ public:
         if (arrived < needed)
             throw std::logic_error("the barrier never closed");
         clock.discard_pending();
+        if (core_.config().mode == ClockMode::Paced && core_.pacer().speed() > 0)
+            return pace_through(rows, tasks, needed, barrier_close, stop);
         return barrier_close;
     }
 
@@ -79,6 +81,41 @@ public:
     void after_barrier(double now, const std::atomic<bool>* stop) override { pace_to(core_, now, stop); }
 
 private:
+    // The paced clock waits for the wall clock to reach the barrier before the rows are final,
+    // so that an operator's exclusion or removal of a worker whose modelled batch is still
+    // under way releases the barrier at that instant, as in the real mode (issue 42 item 2):
+    // its batch is given up ("dropped: excluded") and the barrier closes at the later of that
+    // instant and the arrivals it still needs.
+    double pace_through(std::vector<IterationRecord>& rows, std::vector<BarrierTask>& tasks, std::size_t needed,
+        double barrier, const std::atomic<bool>* stop)
+    {
+        engine::Pacer& pacer = core_.pacer();
+        BatchRelease& release = *core_.job().release;
+        std::vector<WorkerId> under_way;
+        for (;;) {
+            under_way.clear();
+            const double now = pacer.now();
+            for (const IterationRecord& row : rows)
+                if (!tasks[static_cast<std::size_t>(row.worker)].batch.lost && row.end_s > now)
+                    under_way.push_back(row.worker);
+            const std::optional<WorkerId> gone = release.wait_for_give_up(under_way, pacer.due(barrier), stop);
+            if (!gone) {
+                // The event queue ran to the given-up batch's arrival: the run clock goes on
+                // from the barrier instead (nothing is pending, the batch abandoned).
+                core_.clock().restore(barrier);
+                return barrier;
+            }
+            tasks[static_cast<std::size_t>(*gone)].batch.lost = RemoteLoss { RemoteLoss::Kind::Excluded };
+            std::vector<double> arrivals;
+            for (const IterationRecord& row : rows)
+                if (!tasks[static_cast<std::size_t>(row.worker)].batch.lost)
+                    arrivals.push_back(row.end_s);
+            std::sort(arrivals.begin(), arrivals.end());
+            const double released = pacer.now();
+            barrier = arrivals.empty() ? released : std::max(released, arrivals[std::min(needed, arrivals.size()) - 1]);
+        }
+    }
+
     JobCore& core_;
     std::vector<double>& device_memory_;
 };
@@ -114,7 +151,7 @@ public:
     double endpoint_slowdown(double slowdown) const override { return slowdown; }
 
     // The round trip less the worker's own compute time is its communication.
-    double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& tasks, double dispatched,
+    double close_barrier(std::vector<IterationRecord>& rows, std::vector<BarrierTask>& tasks, double dispatched,
         std::int64_t /*iteration*/, std::size_t needed, const std::atomic<bool>* /*stop*/) override
     {
         const double memory = perf::memory_available_share();

@@ -41,14 +41,16 @@ public:
     // The factor an endpoint idles its compute by for an injected straggler of `slowdown`.
     virtual double endpoint_slowdown(double slowdown) const = 0;
     // Times one iteration's rows (start, compute, communication, end, resource shares) and
-    // returns the barrier: the `needed`-th arrival. `tasks` is indexed by worker. A stop
-    // request ends a wait for the links early.
-    virtual double close_barrier(std::vector<IterationRecord>& rows, const std::vector<BarrierTask>& tasks,
-        double dispatched, std::int64_t iteration, std::size_t needed, const std::atomic<bool>* stop)
+    // returns the barrier: the `needed`-th arrival. `tasks` is indexed by worker; the paced
+    // clock marks a batch given up while it waited for the barrier (its `lost`: excluded). A
+    // stop request ends a wait for the links, or for the wall clock, early.
+    virtual double close_barrier(std::vector<IterationRecord>& rows, std::vector<BarrierTask>& tasks, double dispatched,
+        std::int64_t iteration, std::size_t needed, const std::atomic<bool>* stop)
         = 0;
     // The resources the row's worker starts the next iteration with, as the manager sees them.
     virtual perf::ResourceShare next_share(const IterationRecord& row, double barrier) const = 0;
-    // After the barrier at `now`: the paced clock waits for the wall clock to catch up.
+    // After the barrier at `now`: the paced clock waits for the wall clock to catch up (with
+    // the rows final, for the time the iteration's evaluation and recording took).
     virtual void after_barrier(double now, const std::atomic<bool>* stop) = 0;
 };
 

@@ -344,7 +344,7 @@ struct BarrierEngine::Impl : EngineRefs {
 
             timing->hold_for_links(active, k, stop);
             const double dispatched = timing->dispatch(now);
-            const std::vector<BarrierTask> tasks = compute_all(active, allocation, k);
+            std::vector<BarrierTask> tasks = compute_all(active, allocation, k);
 
             rows.assign(active.size(), IterationRecord {});
             for (std::size_t r = 0; r < active.size(); ++r) {

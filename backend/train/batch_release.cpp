@@ -23,6 +23,14 @@ void BatchRelease::give_up(WorkerId worker)
 {
     if (remote_ && remote_->is_remote(worker))
         remote_->give_up_task(worker);
+    if (!real_mode_ && worker >= 0 && static_cast<std::size_t>(worker) < slots_.size()) {
+        {
+            std::lock_guard lock(mutex_);
+            slots_[static_cast<std::size_t>(worker)].modelled = true;
+        }
+        changed_.notify_all();
+        return;
+    }
     Slot* slot = local_slot(worker);
     if (!slot)
         return;
@@ -39,6 +47,11 @@ void BatchRelease::keep(WorkerId worker)
 {
     if (remote_ && remote_->is_remote(worker))
         remote_->keep_next_task(worker);
+    if (!real_mode_ && worker >= 0 && static_cast<std::size_t>(worker) < slots_.size()) {
+        std::lock_guard lock(mutex_);
+        slots_[static_cast<std::size_t>(worker)].modelled = false;
+        return;
+    }
     Slot* slot = local_slot(worker);
     if (!slot)
         return;
@@ -63,6 +76,30 @@ bool BatchRelease::given_up(WorkerId worker, Batch batch) const
 {
     std::lock_guard lock(mutex_);
     return batch <= slots_[static_cast<std::size_t>(worker)].give_up_through;
+}
+
+std::optional<WorkerId> BatchRelease::wait_for_give_up(
+    std::span<const WorkerId> watched, std::chrono::steady_clock::time_point until, const std::atomic<bool>* stop)
+{
+    std::optional<WorkerId> gone;
+    const auto given_up = [&] {
+        for (const WorkerId w : watched)
+            if (w >= 0 && static_cast<std::size_t>(w) < slots_.size() && slots_[static_cast<std::size_t>(w)].modelled) {
+                gone = w;
+                return true;
+            }
+        return false;
+    };
+    std::unique_lock lock(mutex_);
+    // In slices, so that a stop request is honoured promptly (as the pacer's own sleep).
+    constexpr auto slice = std::chrono::milliseconds(50);
+    while (!given_up()) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= until || (stop && stop->load(std::memory_order_relaxed)))
+            return std::nullopt;
+        changed_.wait_until(lock, std::min(until, now + slice));
+    }
+    return gone;
 }
 
 } // namespace fulcrum::train

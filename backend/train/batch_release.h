@@ -3,10 +3,13 @@
 #include "common/records.h"
 #include "train/remote_workers.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <vector>
 
 namespace fulcrum::train {
@@ -19,8 +22,11 @@ namespace fulcrum::train {
 // - A local worker in the real mode: its endpoint asks here when the batch starts, while it
 //   idles for an injected slowdown, and when it ends. Arithmetic already under way finishes
 //   (a GEMM is not interrupted); the idle time is cut, and the gradient is not used.
-// - The virtual and paced modes compute on the modelled clock: nothing is given up there,
-//   and the exclusion applies from the next barrier.
+// - The paced mode: the barrier engine's modelled clock waits for the wall clock to reach
+//   the barrier before its rows are final (ModelledBarrierClock), and a worker given up
+//   meanwhile whose modelled batch is still under way is dropped there, at that instant.
+// - The virtual mode never waits in wall time: the exclusion applies from the next barrier,
+//   which comes at once.
 // Thread-safe: give_up comes from the daemon's or the engine's thread, the rest from the
 // worker's own.
 class BatchRelease {
@@ -42,10 +48,16 @@ public:
     bool idle(WorkerId worker, Batch batch, std::chrono::duration<double> idle);
     bool given_up(WorkerId worker, Batch batch) const;
 
+    // The paced mode: waits until one of `watched` is given up (that one), or until `until`
+    // or a stop (none). A worker stays given up until keep().
+    std::optional<WorkerId> wait_for_give_up(
+        std::span<const WorkerId> watched, std::chrono::steady_clock::time_point until, const std::atomic<bool>* stop);
+
 private:
     struct Slot {
         Batch started = 0; // the latest batch started
         Batch give_up_through = 0; // batches up to this one are given up
+        bool modelled = false; // off the real mode: given up, and not kept since
     };
     Slot* local_slot(WorkerId worker); // none for a remote slot, off the real mode, or out of range
 

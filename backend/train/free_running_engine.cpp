@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -466,6 +467,17 @@ struct FreeRunningEngine::Impl : EngineRefs {
             switch_ready = std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; });
     }
 
+    // A batch that brings nothing back (lost, or given up at an exclusion): dropped, and
+    // whoever waited on it may go on.
+    void drop_and_go_on(std::size_t i, const RemoteLoss& loss, double t)
+    {
+        drop_lost(i, loss, t);
+        if (!draining && !progress.done)
+            restart(i, t);
+        if (!progress.done && std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; }))
+            throw std::runtime_error("every worker of the job is lost or waits on one that is; it cannot go on");
+    }
+
     bool run(const std::atomic<bool>* stop)
     {
         stop_flag = stop;
@@ -557,14 +569,62 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
             { alone } };
         time_modelled_batch(e.core, row, i, t, alone, ask_for_links(e.core, transfer, e.stop_flag), 0);
         row.speed = row.compute_s > 0 ? row.batch_size / row.compute_s : 0;
-        e.clock.schedule(row.end_s, [this, i, version = s.pulled_version] { e.arrive(i, version); });
+        schedule_arrival(i);
+    }
+
+    // Its batch arrives at its end unless it was given up meanwhile (release_given_up).
+    void schedule_arrival(std::size_t i)
+    {
+        const WorkerState& s = e.state[i];
+        e.clock.schedule(s.row.end_s, [this, i, version = s.pulled_version, started = s.started] {
+            if (e.state[i].busy && e.state[i].started == started)
+                e.arrive(i, version);
+        });
     }
 
     void after_arrival(double t) override { pace_to(e.core, t, e.stop_flag); }
 
     void run_until_done() override
     {
-        while (!e.progress.done && !e.switch_ready && e.clock.step()) { }
+        const bool paced = e.config.mode == ClockMode::Paced && e.core.pacer().speed() > 0;
+        while (!e.progress.done && !e.switch_ready) {
+            if (paced)
+                release_given_up();
+            if (!e.clock.step())
+                break;
+        }
+    }
+
+    // Paced: the wall clock catches up with the next arrival before it is taken, so that an
+    // operator's exclusion or removal of a worker whose modelled batch is still under way
+    // gives the batch up at that instant, as in the real mode (issue 42 item 2): its row is
+    // "dropped: excluded", and whoever waited on it (SSP's bound) goes on.
+    void release_given_up()
+    {
+        std::vector<WorkerId> under_way;
+        double next = std::numeric_limits<double>::infinity();
+        for (std::size_t i = 0; i < e.state.size(); ++i)
+            if (e.state[i].busy) {
+                under_way.push_back(static_cast<WorkerId>(i));
+                next = std::min(next, e.state[i].row.end_s);
+            }
+        if (under_way.empty())
+            return;
+        engine::Pacer& pacer = e.core.pacer();
+        const std::optional<WorkerId> gone = e.job.release->wait_for_give_up(under_way, pacer.due(next), e.stop_flag);
+        if (!gone)
+            return;
+        const auto i = static_cast<std::size_t>(*gone);
+        const double at = std::clamp(pacer.now(), e.clock.now(), next);
+        e.clock.schedule(at, [this, i, at, started = e.state[i].started] {
+            WorkerState& s = e.state[i];
+            if (!s.busy || s.started != started)
+                return;
+            s.row.compute_s = 0;
+            s.row.speed = 0;
+            s.row.end_s = at;
+            e.drop_and_go_on(i, RemoteLoss { RemoteLoss::Kind::Excluded }, at);
+        });
     }
 
     bool holds_batches_under_way() const override { return true; }
@@ -572,8 +632,7 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
     void resume_batches(const std::vector<std::size_t>& under_way) override
     {
         for (const std::size_t i : under_way)
-            e.clock.schedule(
-                e.state[i].row.end_s, [this, i, version = e.state[i].pulled_version] { e.arrive(i, version); });
+            schedule_arrival(i);
     }
 
     Impl& e;
@@ -691,12 +750,7 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
             e.arrive(c.worker, s.pulled_version);
             return;
         }
-        e.drop_lost(c.worker, *m.lost, c.ended);
-        if (!e.draining && !e.progress.done)
-            e.restart(c.worker, c.ended); // whoever waited on it may go on
-        if (!e.progress.done
-            && std::none_of(e.state.begin(), e.state.end(), [](const WorkerState& w) { return w.busy; }))
-            throw std::runtime_error("every worker of the job is lost or waits on one that is; it cannot go on");
+        e.drop_and_go_on(c.worker, *m.lost, c.ended);
     }
 
     // Until a completion is queued, waking at each stall's instant to report it and take the

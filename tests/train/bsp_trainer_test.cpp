@@ -389,6 +389,61 @@ TEST(BspTrainer, AnExclusionReleasesTheBarrierALocalWorkerHoldsInTheRealMode)
     EXPECT_GT(others, 0) << "the others' gradients made the update";
 }
 
+// Issue 42 item 2 on the paced clock: the barrier waits for the wall clock to reach the
+// crawling worker's modelled arrival, and an exclusion meanwhile releases it at that instant.
+// Worker 3 crawls from iteration 3 (1000 times its compute: about 30 s at pace 1); the
+// operator excludes it a second after iteration 2's rows, which is inside that wait however
+// loaded the machine (iteration 3's safe point comes milliseconds after those rows).
+TEST(BspTrainer, AnExclusionReleasesTheBarrierAWorkerHoldsOnThePacedClock)
+{
+    struct Operator final : train::TrainingObserver {
+        Collector seen;
+        train::Trainer* trainer = nullptr;
+        std::thread excluding;
+        void on_iteration(std::span<const IterationRecord> r) override
+        {
+            seen.on_iteration(r);
+            if (!r.empty() && r.front().iteration == 2)
+                excluding = std::thread([this] {
+                    std::this_thread::sleep_for(std::chrono::seconds(1));
+                    trainer->control().exclude(3, std::nullopt, EventActor::person("operator", "test"));
+                });
+        }
+        void on_evaluation(const EvaluationRecord& e) override { seen.on_evaluation(e); }
+        void on_event(const JobEvent& e) override { seen.on_event(e); }
+    } op;
+    auto c = config(train::ClockMode::Paced);
+    c.pace = 1;
+    c.iterations = 8;
+    c.scheduled.push_back(
+        { 3, "crawl", [](train::JobControl& control) { control.inject_straggler(3, 1000, EventActor::scenario()); } });
+    train::BspTrainer trainer(std::move(c), balance::make_policy({}), op);
+    op.trainer = &trainer;
+    trainer.run();
+    op.excluding.join();
+    const Collector& seen = op.seen;
+    const IterationRecord& held = row_of(seen, 3, 3);
+    EXPECT_EQ(held.decision, "dropped: excluded");
+    EXPECT_EQ(held.compute_s, 0.0);
+    EXPECT_GE(held.end_s, 1.0) << "the barrier closed when the exclusion came, not before";
+    EXPECT_LT(held.end_s, 10.0) << "the barrier did not wait for the crawl's modelled end";
+    std::int32_t others = 0;
+    for (const IterationRecord& r : seen.rows) {
+        if (r.iteration == 3 && r.worker != 3) {
+            others += r.batch_size;
+            EXPECT_DOUBLE_EQ(r.end_s + r.wait_s, held.end_s) << "worker " << r.worker << " waited for the release";
+        }
+        if (r.worker == 3 && r.iteration > 3) {
+            EXPECT_EQ(r.batch_size, 0) << "excluded from iteration 4 on, at iteration " << r.iteration;
+        }
+        if (r.iteration == 4 && r.batch_size > 0) {
+            EXPECT_DOUBLE_EQ(r.start_s, held.end_s) << "the run clock goes on from the released barrier";
+        }
+    }
+    EXPECT_GT(others, 0) << "the others' gradients made the update";
+    EXPECT_TRUE(of_kind(seen, "worker-lost").empty()) << "an exclusion is not a loss";
+}
+
 // An exclusion also gives up the batch after the one under way (one asked between a safe
 // point and the batch's start). A worker that comes back without an include (its timed
 // exclusion ran out) must not find that batch given up: its first batch back trains (review

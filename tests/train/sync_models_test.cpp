@@ -784,6 +784,61 @@ TEST(AsyncTrainer, AFreeRunningLocalWorkersStallIsExcludedAndItsBatchGivenUpInTh
         << "excluded for the rest of the run";
 }
 
+// Issue 42 item 2 on the paced clock: the engine waits for the wall clock to reach each
+// arrival before taking it, and an exclusion meanwhile gives up the crawling worker's batch
+// at that instant. Worker 3 crawls from update 20 (1000 times its compute: 80 s at pace 1);
+// under ssp the others soon wait on it. The operator excludes it a second after the crawl
+// is injected, which is inside that batch however loaded the machine.
+TEST(AsyncTrainer, AnExclusionGivesUpAFreeRunningWorkersBatchOnThePacedClock)
+{
+    for (const std::string sync : { "ssp", "asp" }) {
+        SCOPED_TRACE(sync);
+        struct Operator final : train::TrainingObserver {
+            Collector seen;
+            train::Trainer* trainer = nullptr;
+            std::thread excluding;
+            void on_iteration(std::span<const IterationRecord> r) override { seen.on_iteration(r); }
+            void on_evaluation(const EvaluationRecord& e) override { seen.on_evaluation(e); }
+            void on_event(const JobEvent& e) override
+            {
+                seen.on_event(e);
+                if (e.kind == EventKind::StragglerInjected)
+                    excluding = std::thread([this] {
+                        std::this_thread::sleep_for(std::chrono::seconds(1));
+                        trainer->control().exclude(3, std::nullopt, EventActor::person("operator", "test"));
+                    });
+            }
+        } op;
+        auto c = config(sync, 200);
+        c.mode = train::ClockMode::Paced;
+        c.pace = 1;
+        c.scheduled.push_back({ 20, "crawl",
+            [](train::JobControl& control) { control.inject_straggler(3, 1000, EventActor::scenario()); } });
+        train::AsyncTrainer trainer(std::move(c), op);
+        op.trainer = &trainer;
+        const train::TrainingResult r = trainer.run();
+        op.excluding.join();
+        EXPECT_EQ(r.updates, 200);
+        const auto injected = events_of_kind(op.seen, "straggler-injected");
+        ASSERT_EQ(injected.size(), 1u);
+        const IterationRecord* held = nullptr;
+        for (const IterationRecord& row : op.seen.rows)
+            if (row.worker == 3 && row.decision == "dropped: excluded")
+                held = &row;
+        ASSERT_TRUE(held) << "worker 3's crawling batch was given up";
+        EXPECT_EQ(held->compute_s, 0.0);
+        EXPECT_GE(held->end_s, injected[0].time_s + 1.0) << "given up when the exclusion came";
+        EXPECT_LT(held->end_s, injected[0].time_s + 10.0) << "not at the crawl's modelled end";
+        EXPECT_EQ(std::count_if(op.seen.rows.begin(), op.seen.rows.end(),
+                      [&](const IterationRecord& row) { return row.worker == 3 && row.start_s > held->end_s; }),
+            0)
+            << "excluded for the rest of the run";
+        EXPECT_TRUE(std::any_of(op.seen.rows.begin(), op.seen.rows.end(), [&](const IterationRecord& row) {
+            return row.worker != 3 && row.start_s >= held->end_s;
+        })) << "the others went on";
+    }
+}
+
 // An exclusion gives up the batch under way and the one after it (one asked between a safe
 // point and the batch's start); included again, the worker trains on. Under asp its next
 // batch carries its own clock, which did not move while it sat out, so batches are counted
