@@ -182,7 +182,9 @@ struct BarrierEngine::Impl : EngineRefs {
             const double wait_s = std::max(0.0, *due - job.wall_seconds());
             if (changed.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return left == 0; }))
                 break;
-            const std::vector<bool> seen(ended.begin(), ended.end()); // as of now, read after unlocking
+            // As of now, read after unlocking. A batch that ends between the wake and the check
+            // ran past its limit all the same: reported stalled, then recovered, is what it did.
+            const std::vector<bool> seen(ended.begin(), ended.end());
             lock.unlock(); // its events and a given-up task take other locks
             try {
                 stalls.check(job.wall_seconds(), seen);

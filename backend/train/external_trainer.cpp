@@ -126,7 +126,10 @@ double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::Worker
         planned_.assign(static_cast<std::size_t>(config_.plan_ahead) + 1, allocation); // the initial one
     } else {
         planned_.push_back(manager_->next(observations, k - 1, closed));
-        mail_->forward_manager_events(k, closed);
+        // The manager's decisions (a pin, an exclusion, new sizes) apply to the iteration just
+        // sized, and are marked there; the notes and the cluster came now.
+        const std::int64_t sized = std::min(k + config_.plan_ahead, std::max<std::int64_t>(k, config_.iterations - 1));
+        mail_->forward_manager_events(k, closed, sized);
     }
     allocation = planned_.front();
     planned_.pop_front();

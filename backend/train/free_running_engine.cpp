@@ -766,7 +766,9 @@ struct FreeRunningEngine::Impl::ThreadedClock final : Clock {
             }
             if (completed.wait_for(lock, std::chrono::duration<double>(std::max(0.0, *due - now())), queued))
                 return;
-            lock.unlock(); // its events and a given-up task take other locks; the workers' threads go on
+            // Its events and a given-up task take other locks; the workers' threads go on. A batch
+            // that completes meanwhile ran past its limit all the same: reported, then recovered.
+            lock.unlock();
             try {
                 e.stalls.check(now(), {});
             } catch (...) {

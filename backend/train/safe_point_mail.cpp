@@ -30,11 +30,11 @@ void SafePointMail::hold_if_paused(std::int64_t at, double now, const std::atomi
     emit(at, resumed_at(held), EventKind::JobResumed, "after " + std::to_string(held) + " s", resumed_by);
 }
 
-void SafePointMail::forward_manager_events(std::int64_t at, double now) const
+void SafePointMail::forward_manager_events(std::int64_t at, double now, std::optional<std::int64_t> sizes) const
 {
     for (JobEvent e : manager_.take_events()) {
         e.job = job_;
-        e.iteration = at;
+        e.iteration = sizes.value_or(at);
         e.time_s = now;
         if (e.kind == EventKind::PolicyChange)
             control_.policy_in_effect(manager_.policy().name());

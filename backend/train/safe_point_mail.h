@@ -29,8 +29,9 @@ public:
         const std::function<double(double held_s)>& resumed_at) const;
     // The manager's events since the last call (overrides, phase changes, warnings; a policy
     // change also tells the mailbox the policy now in effect), then the notes, then the
-    // newest cluster.
-    void forward_manager_events(std::int64_t at, double now) const;
+    // newest cluster. The manager's events are marked at `sizes` when given: the iteration the
+    // allocation just made is for (an external job's plan_ahead sizes one ahead of `at`).
+    void forward_manager_events(std::int64_t at, double now, std::optional<std::int64_t> sizes = std::nullopt) const;
     // The notes asked for since the last safe point (an operator's freeze, the scheduler's
     // early feedback).
     void record_notes(std::int64_t at, double now) const;

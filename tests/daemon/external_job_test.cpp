@@ -518,7 +518,8 @@ TEST_F(ExternalJobTest, BadExternalJobsAndOldClientsAreRefusedByName)
 // external.plan_ahead 2 (issue 43, for a DataLoader that prefetches): every plan also
 // carries the sizes of the next two iterations, which the next plans keep to; LB-BSP sizes
 // iteration k + 3 from the reports of k, so the slow rank's share first shrinks at iteration
-// 3, and every rank trained what its plans said.
+// 3, and every rank trained what its plans said. An operator's pin first shows in a plan two
+// iterations on, and its event is marked at that iteration (stop 55's review, finding 5).
 TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
 {
     daemon::Daemon d(options());
@@ -534,10 +535,13 @@ TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
         const double speed = r.rank == 2 ? 1000.0 : 3000.0;
         RankPlan plan = r.report(d, job, -1, 0, speed);
         while (plan.state == "train") {
-            if (r.rank == 0 && plan.iteration == 5)
+            if (r.rank == 0 && plan.iteration == 5) {
                 for (const JobStatus& s : d.jobs())
                     if (s.job == job)
                         running_status = s.message;
+                const WorkerCommand pin { "pin", WorkerAction::Pin, job, 1, 33, std::nullopt, 1 };
+                EXPECT_FALSE(request_reply(d, *op, seen, encode(ClientMessage { pin })).error);
+            }
             plans[static_cast<std::size_t>(r.rank)].push_back(plan);
             plan = r.report(d, job, plan.iteration, plan.batch_sizes.at(static_cast<std::size_t>(r.rank)), speed);
         }
@@ -558,6 +562,10 @@ TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
     EXPECT_LT(mine[3].batch_sizes[2], 40) << "sized from the reports of iteration 0";
     EXPECT_EQ(running_status.find("waiting for"), std::string::npos)
         << "once its ranks train, the job's status no longer says it waits for them: " << running_status;
+    const auto pinned
+        = std::find_if(mine.begin(), mine.end(), [](const RankPlan& p) { return p.batch_sizes.at(1) == 33; });
+    ASSERT_NE(pinned, mine.end()) << "the pin took effect";
+    EXPECT_GT(pinned->iteration, 6) << "planned ahead: the pin waits for the plans already sent";
 
     // An unknown depth is refused by name.
     const Reply refused = request_reply(d, *op, seen,
@@ -565,4 +573,11 @@ TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
             SubmitJob { "bad", external_job(3, R"({"type": "uniform"})", 5, R"("plan_ahead": 17)") } }));
     ASSERT_TRUE(refused.error);
     EXPECT_EQ(refused.error->field, "external.plan_ahead");
+    d.stop_all();
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const auto events = reader.events(reader.runs().back().id);
+    const auto pin_event
+        = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "pin"; });
+    ASSERT_NE(pin_event, events.end());
+    EXPECT_EQ(pin_event->iteration, pinned->iteration) << "marked where it applies, not where it was decided";
 }
