@@ -70,6 +70,7 @@ WorkerId RankPool::join(
                 "rank-taken", "rank " + std::to_string(chosen) + " of " + job + " is already held (" + slot.host + ")");
         slot.client = client;
         slot.host = host;
+        slot.answered_at = Clock::now(); // its ready report is due from its join
     }
     changed_.notify_all();
     return chosen;
@@ -136,8 +137,6 @@ void RankPool::report(const std::shared_ptr<Client>& client, const protocol::Rep
         report.test_loss = r.test_loss;
         slot.report = report;
         slot.waiting = r.id;
-        if (!first_report_)
-            first_report_ = Clock::now();
     }
     changed_.notify_all();
 }
@@ -183,25 +182,17 @@ train::GatheredReports RankPool::gather(
         }
         if (!out.stalled.empty())
             return out;
-        if (!first_report_) // a rank that waits in the all-reduce has done its batch, as a report says
-            for (const Slot& s : slots_)
-                if (waits_in_collective(s))
-                    first_report_
-                        = std::min(first_report_.value_or(Clock::time_point::max()), s.client->collective_since());
-        if (first_report_) {
-            for (std::size_t i = 0; i < slots_.size(); ++i)
-                if (std::optional<std::string> why = late(slots_[i], iteration)) {
-                    slots_[i].lost = true;
-                    slots_[i].lost_why = *why;
-                    out.lost.push_back(static_cast<WorkerId>(i));
-                    out.lost_why = std::move(*why);
-                }
-            if (!out.lost.empty())
-                return out;
-        }
+        for (std::size_t i = 0; i < slots_.size(); ++i)
+            if (std::optional<std::string> why = late(slots_[i], iteration)) {
+                slots_[i].lost = true;
+                slots_[i].lost_why = *why;
+                out.lost.push_back(static_cast<WorkerId>(i));
+                out.lost_why = std::move(*why);
+            }
+        if (!out.lost.empty())
+            return out;
         changed_.wait_for(lock, std::chrono::milliseconds(50));
     }
-    first_report_.reset();
     for (Slot& s : slots_)
         out.reports.push_back(*s.report);
     return out;
@@ -247,10 +238,20 @@ std::optional<std::string> RankPool::late(const Slot& slot, std::int64_t iterati
         return now - since > std::chrono::duration<double>(limit_s);
     };
     std::ostringstream why;
-    // An announced evaluation holds the rank's report back by design: the rank timeout runs
-    // from the later of the first report and the evaluation's end, and the evaluation itself
-    // has a limit of its own (its heartbeats go on if it hangs).
-    Clock::time_point since = *first_report_;
+    // From the plan this rank was sent (issue 43 item 3): a rank stalled before its
+    // all-reduce holds every other rank's report back, so no other rank's report may start
+    // its clock. An announced evaluation holds the report back by design: the rank timeout
+    // then runs from the evaluation's end, and the evaluation itself has a limit of its own
+    // (its heartbeats go on if it hangs).
+    Clock::time_point since = slot.answered_at;
+    if (!slot.client) { // not joined yet: due from the first rank's join (a lost one is marked so)
+        since = Clock::time_point::max();
+        for (const Slot& s : slots_)
+            if (s.client)
+                since = std::min(since, s.answered_at);
+        if (since == Clock::time_point::max())
+            return std::nullopt;
+    }
     bool after_evaluation = false;
     if (heartbeats(slot)) {
         if (slot.client->evaluating()) {
@@ -266,8 +267,7 @@ std::optional<std::string> RankPool::late(const Slot& slot, std::int64_t iterati
     if (!past(since, timeout_s_))
         return std::nullopt;
     why << "did not report iteration " << iteration << " within " << timeout_s_ << " s of "
-        << (after_evaluation ? "the end of its evaluation" : "the first rank (its report or its all-reduce)")
-        << " (external.rank_timeout_s)";
+        << (after_evaluation ? "the end of its evaluation" : "its plan") << " (external.rank_timeout_s)";
     return why.str();
 }
 

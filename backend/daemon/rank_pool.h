@@ -21,10 +21,11 @@ namespace fulcrum::daemon {
 // - when its client sends heartbeats (fulcrum_torch sends one every second, whatever its
 //   rank is doing) and has been silent for `worker_timeout_s` while fulcrumd waits for its
 //   report, counted from its last plan: lost whether or not any rank reported;
-// - when it has not reported `rank_timeout_s` after the first rank of its iteration did, or
-//   said (heartbeat `collective`) that it waits in the all-reduce, or after the end of an
-//   evaluation it announced (a heartbeat saying `evaluating`; while it
-//   says so, this timeout does not run against it);
+// - when it has not reported `rank_timeout_s` after the plan it was sent (its ready report:
+//   after its join, or the first rank's join for one not joined yet), or after the end of an
+//   evaluation it announced (a heartbeat saying `evaluating`; while it says so, this timeout
+//   does not run against it), unless it said (heartbeat `collective`) that it waits in the
+//   all-reduce: then it waits for a late peer;
 // - when its announced evaluation has lasted `evaluation_timeout_s` (a rank stuck in it
 //   keeps heartbeating).
 // A rank that has neither reported nor said (in its heartbeat) that it waits in its
@@ -64,7 +65,7 @@ private:
         std::int64_t expected = -1; // the iteration this rank reports next
         std::optional<std::string> waiting; // the request id of its report, unanswered
         std::optional<train::RankReport> report;
-        Clock::time_point answered_at {}; // its last plan was sent
+        Clock::time_point answered_at {}; // its last plan was sent, or it joined
         bool stalled = false; // reported stalled since its last plan
     };
 
@@ -87,7 +88,6 @@ private:
     std::condition_variable changed_;
     std::vector<Slot> slots_;
     std::optional<train::RankPlan> final_; // the job is over
-    std::optional<Clock::time_point> first_report_; // of the iteration being gathered
 };
 
 protocol::RankPlan to_message(const train::RankPlan& plan);

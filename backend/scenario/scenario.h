@@ -83,7 +83,7 @@ struct ScheduledChange {
 // all-reduce stay in the framework's processes (clients/python/fulcrum_torch).
 struct ExternalSpec {
     std::string framework = "pytorch"; // for the operator: which framework runs the ranks
-    // A rank that has not reported an iteration this long after the first rank did is lost,
+    // A rank that has not reported an iteration this long after its plan was sent is lost,
     // and so is the job (its all-reduce cannot finish without it).
     double rank_timeout_s = 120;
     // An evaluation a rank announced (fulcrum_torch's job.evaluating()) holds rank_timeout_s

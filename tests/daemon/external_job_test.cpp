@@ -317,9 +317,9 @@ TEST_F(ExternalJobTest, ARankSilentForTheWorkerTimeoutIsLostWithoutAnyReport)
     d.stop_all();
 }
 
-// Issue 43: rank 0 evaluates before it reports, so rank 1's report starts the rank timeout.
-// An evaluation the rank announced (fulcrum_torch's job.evaluating()) does not count against
-// it, however long; an unannounced delay of the same length still loses the rank.
+// Issue 43: rank 0 evaluates before it reports, for longer than the rank timeout after its
+// plan. An evaluation the rank announced (fulcrum_torch's job.evaluating()) does not count
+// against it, however long; an unannounced delay of the same length still loses the rank.
 TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRank)
 {
     daemon::Daemon d(options());
@@ -345,8 +345,8 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     EXPECT_EQ(plans[0].state, "train") << plans[0].message;
     EXPECT_EQ(plans[1].state, "train") << plans[1].message;
 
-    // The same delay unannounced: rank 0 is lost one rank timeout after rank 1 reported,
-    // heartbeats or not.
+    // The same delay unannounced: rank 0 is lost one rank timeout after its plan, heartbeats
+    // or not.
     std::thread evaluating_silently([&] {
         for (int i = 0; i < 10; ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -356,7 +356,8 @@ TEST_F(ExternalJobTest, AnAnnouncedEvaluationLongerThanTheRankTimeoutKeepsTheRan
     const RankPlan lost = ranks[1].report(d, job, 1, 60, 1000);
     evaluating_silently.join();
     EXPECT_EQ(lost.state, "lost");
-    EXPECT_NE(lost.message.find("within 2 s of the first rank"), std::string::npos) << lost.message;
+    EXPECT_NE(lost.message.find("did not report iteration 1 within 2 s of its plan"), std::string::npos)
+        << lost.message;
     const Reply refused = ranks[0].late_report(d, job, 1, 60);
     ASSERT_TRUE(refused.error);
     EXPECT_EQ(refused.error->code, "rank-lost");
@@ -417,9 +418,9 @@ TEST_F(ExternalJobTest, ARankThatNeitherReportsNorWaitsInTheCollectiveIsStalled)
 }
 
 // A rank hung in its own code keeps heartbeating, and its peers wait in the all-reduce, so
-// no rank reports: the rank timeout runs from the first peer that said it waits in the
-// collective, and loses the hung rank, not the peers waiting for it.
-TEST_F(ExternalJobTest, ARankTimeoutRunsFromThePeersAllReduceWhenNoRankReports)
+// no rank reports: the rank timeout runs from each rank's plan (issue 43 item 3), so it
+// loses the hung rank, not the peers that said they wait for it in the collective.
+TEST_F(ExternalJobTest, ARankTimeoutRunsFromItsPlanWhenNoRankReports)
 {
     daemon::Daemon d(options());
     std::vector<ServerMessage> seen;
@@ -449,11 +450,37 @@ TEST_F(ExternalJobTest, ARankTimeoutRunsFromThePeersAllReduceWhenNoRankReports)
     hung.join();
     ASSERT_TRUE(lost);
     EXPECT_EQ(lost->worker, 1);
-    EXPECT_NE(lost->message.find("within 2 s of the first rank (its report or its all-reduce)"), std::string::npos)
+    EXPECT_NE(lost->message.find("did not report iteration 1 within 2 s of its plan"), std::string::npos)
         << lost->message;
     // A peer that reports now (its all-reduce given up) hears that the job is lost.
     const RankPlan plan = ranks[0].report(d, job, 1, 40, 1000);
     EXPECT_EQ(plan.state, "lost");
+    d.stop_all();
+}
+
+// Issue 43 item 3 with clients that say nothing but their reports (no heartbeat, no word of
+// the collective: a loop of one's own, an older client): a rank that stalls before its
+// all-reduce holds every peer's report back, and the rank timeout, counted from each rank's
+// plan, still ends the wait. Counted from the first report, it never started.
+TEST_F(ExternalJobTest, ARankTimeoutEndsTheWaitWhenNoRankReportsOrSaysWhy)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    const JobId job = submit(d, *op, seen, external_job(2, R"({"type": "uniform"})", 100, R"("rank_timeout_s": 2)"));
+    std::vector<Rank> ranks = join_ranks(d, job, 2);
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, -1, 0, 1000); });
+    each_rank(ranks, [&](Rank& r) { r.report(d, job, 0, 40, 1000); });
+    // Neither rank reports iteration 1: rank 1 hangs, rank 0 waits for it in the all-reduce.
+    std::optional<EventRecord> lost;
+    EXPECT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job && e->event.kind == "worker-lost")
+            lost = e->event;
+        return lost.has_value();
+    }));
+    ASSERT_TRUE(lost);
+    EXPECT_NE(lost->message.find("did not report iteration 1 within 2 s of its plan"), std::string::npos)
+        << lost->message;
     d.stop_all();
 }
 

@@ -31,7 +31,7 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     A rank whose process sends nothing, not even the client's heartbeat, for
     `worker_timeout_s` (fulcrumd's --worker-timeout when None, 10 s by default) while fulcrumd
     waits for its report is lost, and so is the job. A rank that has not reported
-    `rank_timeout_s` after the first rank of its iteration did is lost too, unless it
+    `rank_timeout_s` after fulcrumd sent it its plan is lost too, unless it
     announced an evaluation (`ExternalJob.evaluating()`, which `train` uses): then the time
     runs from the evaluation's end, and the evaluation itself may last
     `evaluation_timeout_s`. `plan_ahead`: how many iterations after the next one fulcrumd
