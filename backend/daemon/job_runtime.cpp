@@ -277,7 +277,8 @@ void JobRuntime::run()
             scenario.elastic.initial_workers = *start_members_;
         if (start_servers_)
             scenario.server_shards = *start_servers_;
-        run::RunSummary summary = run::run_scenario(scenario, options);
+        run::RunSummary summary
+            = scenario.external ? run_attempts(scenario, options) : run::run_scenario(scenario, options);
         // kill-restart: stopped at a barrier with a checkpoint, it starts again from there.
         while (summary.stopped && !shutdown_) {
             std::optional<Restart> restart;
@@ -370,6 +371,34 @@ void JobRuntime::run()
     }
     if (shared_clock_)
         shared_clock_->leave(id_);
+}
+
+run::RunSummary JobRuntime::run_attempts(const scenario::Scenario& scenario, run::RunOptions& options)
+{
+    const int allowed = scenario.external->max_restarts;
+    for (int restart = 1;; ++restart) {
+        try {
+            return run::run_scenario(scenario, options);
+        } catch (const train::RankLost& e) {
+            if (restart > allowed || stop_)
+                throw;
+            ranks_->reopen();
+            const std::string why = std::string(e.what()) + "; restart " + std::to_string(restart) + " of "
+                + std::to_string(allowed) + ": waiting for its " + std::to_string(ranks_->ranks())
+                + " ranks to join again";
+            JobEvent restarted;
+            {
+                std::lock_guard lock(mutex_);
+                trained_ = false; // commands are held for the next attempt's trainer
+                restarted
+                    = job_event(EventKind::JobRestarted, status_.iteration, 0, why, EventActor::system("rank lost"));
+            }
+            restarted.job = id_;
+            hub_.publish(protocol::Event { record(restarted) });
+            options.recorded_before = { restarted }; // the first event of the next attempt's run
+            set_state(JobState::Running, why);
+        }
+    }
 }
 
 void JobRuntime::set_daemon_arrival(double at)

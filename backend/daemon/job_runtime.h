@@ -188,6 +188,11 @@ public:
 
 private:
     void run();
+    // An external job (external.max_restarts): each attempt of its ranks' group is a run of
+    // its store; a lost rank ends one, and while restarts are left the ranks' pool opens again
+    // (a job-restarted event says why) for the restarted group, which goes on from its own
+    // checkpoint (the resume_from of its ready report).
+    run::RunSummary run_attempts(const scenario::Scenario& scenario, run::RunOptions& options);
     void set_state(protocol::JobState state, std::string message = {});
     void publish_status();
     // Applies `apply` to the running trainer now, or holds it until the trainer starts;

@@ -93,6 +93,20 @@ void RankPool::leave(const Client& client)
     changed_.notify_all();
 }
 
+void RankPool::reopen()
+{
+    {
+        std::lock_guard lock(mutex_);
+        for (Slot& slot : slots_) {
+            Slot fresh;
+            fresh.name = std::move(slot.name);
+            slot = std::move(fresh);
+        }
+        final_.reset();
+    }
+    changed_.notify_all();
+}
+
 int RankPool::joined() const
 {
     std::lock_guard lock(mutex_);
@@ -126,6 +140,7 @@ void RankPool::report(const std::shared_ptr<Client>& client, const protocol::Rep
                                     : "; fulcrumd expects iteration " + std::to_string(slot.expected)));
         train::RankReport report;
         report.iteration = r.iteration;
+        report.resume_from = r.resume_from;
         report.batch_size = r.batch_size;
         report.compute_s = r.compute_s;
         report.sync_s = r.sync_s;

@@ -48,6 +48,10 @@ public:
     void report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& report);
     int joined() const;
     int ranks() const { return static_cast<int>(slots_.size()); }
+    // The job lost a rank and goes on (external.max_restarts): every rank is free again, for
+    // the restarted group's processes to join. The last attempt's connections hold nothing
+    // now: a report of theirs is refused (not-joined), their closing loses no rank.
+    void reopen();
 
     train::GatheredReports gather(
         std::int64_t iteration, const std::atomic<bool>* stop, const std::vector<double>& stall_limits_s) override;

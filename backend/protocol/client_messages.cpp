@@ -383,8 +383,11 @@ template <> struct Wire<ReportIteration> : NamedAs<"report-iteration"> {
         o["job"] = m.job;
         o["rank"] = m.rank;
         o["iteration"] = m.iteration;
-        if (m.iteration < 0)
+        if (m.iteration < 0) {
+            if (m.resume_from)
+                o["resume_from"] = *m.resume_from;
             return;
+        }
         o["batch_size"] = m.batch_size;
         o["compute_s"] = m.compute_s;
         o["sync_s"] = m.sync_s;
@@ -405,8 +408,11 @@ template <> struct Wire<ReportIteration> : NamedAs<"report-iteration"> {
         m.job = f.int32("job", 0);
         m.rank = f.int32("rank", 0);
         m.iteration = f.integer("iteration", -1);
-        if (m.iteration < 0)
+        if (m.iteration < 0) {
+            if (f.has("resume_from"))
+                m.resume_from = f.integer("resume_from", 0);
             return m;
+        }
         m.batch_size = f.int32("batch_size", 0);
         m.compute_s = f.number("compute_s", 0, 1e7);
         m.sync_s = f.number_or("sync_s", 0, 0, 1e7);

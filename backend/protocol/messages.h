@@ -205,6 +205,9 @@ struct ReportIteration {
     double loss = 0;
     std::optional<double> test_accuracy; // an evaluation after this iteration
     std::optional<double> test_loss;
+    // The ready report (iteration -1) of a group that restarted from its own checkpoint: the
+    // next iteration it trains. fulcrumd takes rank 0's.
+    std::optional<std::int64_t> resume_from;
 };
 
 // A fulcrum-worker's or fulcrum_torch rank's sign of life (protocol version 3): every second,

@@ -97,6 +97,10 @@ struct ExternalSpec {
     // The samples of one pass over the ranks' training set, for the run's epochs (0: not
     // given; its summary then names no epochs).
     std::int64_t samples_per_epoch = 0;
+    // How many times the job may lose a rank and go on (0 to 100): each time, the ranks' group
+    // restarts (torchrun --max_restarts), joins the same job again and goes on from the
+    // ranks' checkpoint, each attempt a run of the job's store. 0: a lost rank ends the job.
+    int max_restarts = 0;
 };
 
 // fulcrum-worker sends a heartbeat every second: a worker timeout under three would leave

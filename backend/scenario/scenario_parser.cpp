@@ -302,6 +302,7 @@ Scenario read_scenario(const std::string& json_text, const std::string& source, 
         spec.plan_ahead = static_cast<int>(e.integer_or("plan_ahead", spec.plan_ahead, 0, 16));
         if (e.find("samples_per_epoch"))
             spec.samples_per_epoch = e.integer_or("samples_per_epoch", 1, 1, 1'000'000'000'000);
+        spec.max_restarts = static_cast<int>(e.integer_or("max_restarts", spec.max_restarts, 0, 100));
         e.reject_unknown();
         s.external = spec;
         // The framework owns what a built-in job's sections describe.

@@ -25,6 +25,7 @@ struct RankReport {
     double loss = 0; // mean training loss on its batch
     // An evaluation of the model after this iteration (one rank makes it).
     std::optional<double> test_accuracy, test_loss;
+    std::optional<std::int64_t> resume_from; // the ready report of a restarted group
 };
 
 // What fulcrumd answers a rank: the next iteration to train, or why there is none.

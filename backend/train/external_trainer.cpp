@@ -122,7 +122,7 @@ double ExternalTrainer::answer(std::int64_t k, const std::vector<balance::Worker
 {
     // planned_ holds the allocations of iterations k .. k + plan_ahead: the manager sizes
     // the last of them from the reports of k - 1.
-    if (k == 0) {
+    if (k == first_) {
         planned_.assign(static_cast<std::size_t>(config_.plan_ahead) + 1, allocation); // the initial one
     } else {
         planned_.push_back(manager_->next(observations, k - 1, closed));
@@ -213,12 +213,19 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
     }
     if (!gathered.lost.empty())
         lose(gathered, 0, seconds_since(start));
+    // A group that restarted from its own checkpoint (torchrun --max_restarts) goes on from
+    // the iteration after it: rank 0's word, every rank having read the same checkpoint.
+    first_ = std::clamp<std::int64_t>(
+        gathered.reports.empty() ? 0 : gathered.reports.front().resume_from.value_or(0), 0, config_.iterations);
     control_->policy_in_effect(manager_->policy().name());
     balance::Allocation allocation = manager_->initial();
-    mail_->forward_manager_events(0, 0);
-    emit(0, seconds_since(start), EventKind::RanksReady,
-        std::to_string(config_.ranks.size()) + " ranks joined; training " + std::to_string(config_.iterations)
-            + " iterations of " + std::to_string(config_.total_batch) + " samples",
+    mail_->forward_manager_events(first_, 0);
+    emit(first_, seconds_since(start), EventKind::RanksReady,
+        std::to_string(config_.ranks.size()) + " ranks joined; training "
+            + (first_ > 0 ? "iterations " + std::to_string(first_) + " to " + std::to_string(config_.iterations - 1)
+                        + " (from the ranks' checkpoint)"
+                          : std::to_string(config_.iterations) + " iterations")
+            + " of " + std::to_string(config_.total_batch) + " samples",
         EventActor::system());
 
     double closed = 0;
@@ -226,7 +233,7 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
     double opened = 0;
     bool answered = false; // iteration k's plan went out at the end of k - 1
     std::vector<balance::WorkerObservation> observations;
-    for (std::int64_t k = 0; k < config_.iterations; ++k) {
+    for (std::int64_t k = first_; k < config_.iterations; ++k) {
         if (!answered) {
             mail_->hold_if_paused(k, closed, stop, "held before iteration " + std::to_string(k),
                 [start](double) { return seconds_since(start); });

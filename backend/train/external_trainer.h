@@ -50,8 +50,8 @@ private:
     void emit(std::int64_t at, double now, EventKind kind, std::string message, const EventActor& actor,
         std::optional<WorkerId> worker = std::nullopt);
     [[noreturn]] void lose(const GatheredReports& gathered, std::int64_t at, double now);
-    // Sizes iteration k + plan_ahead (from `observations` of k - 1, unless k is 0: the initial
-    // allocation is planned for iterations 0 .. plan_ahead), sets `allocation` to iteration
+    // Sizes iteration k + plan_ahead (from `observations` of k - 1, unless k is the first this
+    // run trains: the initial allocation is planned for it and the plan_ahead after it), sets `allocation` to iteration
     // k's as planned, applies the operator's straggler drills and sends every rank its plan,
     // with the sizes planned ahead; returns when it was sent.
     double answer(std::int64_t k, const std::vector<balance::WorkerObservation>& observations, double closed,
@@ -75,6 +75,7 @@ private:
     TrainingObserver& observer_;
     std::vector<double> slowdowns_;
     std::deque<balance::Allocation> planned_; // iterations after the one under way, already sized
+    std::int64_t first_ = 0; // the first iteration this run trains: 0, or a restarted group's resume_from
     std::vector<double> measured_speed_; // by rank, samples per second of its last batch; 0: none
 };
 

@@ -63,10 +63,13 @@ struct Rank {
         r.batch_size = batch;
         return request(d, r);
     }
-    // Reports `iteration` with a batch computed at `speed` samples/s; returns the plan.
-    RankPlan report(daemon::Daemon& d, JobId job, std::int64_t iteration, std::int32_t batch, double speed)
+    // Reports `iteration` with a batch computed at `speed` samples/s; returns the plan. A ready
+    // report (iteration -1) of a restarted group says where its checkpoint goes on from.
+    RankPlan report(daemon::Daemon& d, JobId job, std::int64_t iteration, std::int32_t batch, double speed,
+        std::optional<std::int64_t> resume_from = std::nullopt)
     {
         ReportIteration r;
+        r.resume_from = resume_from;
         r.id = "r" + std::to_string(rank) + "-" + std::to_string(sent++);
         r.job = job;
         r.rank = rank;
@@ -268,6 +271,75 @@ TEST_F(ExternalJobTest, ALostRankEndsTheJobAndNoOtherRankWaits)
     const auto events = reader.events(run);
     EXPECT_TRUE(std::any_of(
         events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
+}
+
+// Issue 43 item 4, as torchrun --max_restarts 1 runs a job: a lost rank ends the attempt (its
+// run recorded lost) but not the job, which says why and waits for its ranks to join again;
+// the restarted group's processes join the same job and go on from their own checkpoint, in
+// a new run of the same store. The first group's survivor holds nothing any more.
+TEST_F(ExternalJobTest, ARestartedGroupRejoinsTheSameJobAndGoesOnFromItsCheckpoint)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    const JobId job = submit(
+        d, *op, seen, external_job(2, R"({"type": "uniform"})", 12, R"("rank_timeout_s": 30, "max_restarts": 1)"));
+    std::vector<Rank> first = join_ranks(d, job, 2);
+    each_rank(first, [&](Rank& r) {
+        RankPlan plan = r.report(d, job, -1, 0, 1000);
+        while (plan.state == "train") {
+            if (r.rank == 1 && plan.iteration == 6) {
+                d.disconnect(*r.client); // killed: torchrun stops the group and starts it again
+                return;
+            }
+            plan = r.report(d, job, plan.iteration, 60, 1000);
+        }
+        EXPECT_EQ(plan.state, "lost") << "the attempt is over for its survivor";
+    });
+    std::optional<EventRecord> restarted;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == job && e->event.kind == "job-restarted")
+            restarted = e->event;
+        return restarted.has_value();
+    }));
+    EXPECT_NE(restarted->message.find("rank 1 (rank-1) lost at iteration 6"), std::string::npos) << restarted->message;
+    EXPECT_NE(restarted->message.find("restart 1 of 1: waiting for its 2 ranks to join again"), std::string::npos)
+        << restarted->message;
+    for (const JobStatus& s : d.jobs())
+        if (s.job == job) {
+            EXPECT_EQ(s.state, JobState::Running) << s.message;
+        }
+
+    std::vector<Rank> second = join_ranks(d, job, 2); // the restarted processes
+    std::vector<std::int64_t> from(2, -1);
+    each_rank(second, [&](Rank& r) {
+        RankPlan plan = r.report(d, job, -1, 0, 1000, 4); // their checkpoint: after iteration 3
+        from[static_cast<std::size_t>(r.rank)] = plan.iteration;
+        while (plan.state == "train")
+            plan = r.report(d, job, plan.iteration, 60, 1000);
+        EXPECT_EQ(plan.state, "finished") << plan.message;
+    });
+    EXPECT_EQ(from, (std::vector<std::int64_t> { 4, 4 })) << "rank 0's checkpoint: iteration 4 on";
+    const Reply stale = first[0].late_report(d, job, 6, 60);
+    ASSERT_TRUE(stale.error);
+    EXPECT_EQ(stale.error->code, "not-joined") << "the first group's survivor holds no rank now";
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == job && u->status.state == JobState::Finished;
+    }));
+    d.stop_all();
+
+    db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+    const auto runs = reader.runs();
+    ASSERT_EQ(runs.size(), 2u) << "one run per attempt";
+    EXPECT_EQ(runs[0].status, "lost");
+    EXPECT_EQ(runs[0].id + 1, runs[1].id);
+    const auto rows = reader.iterations(runs[1].id, 0);
+    ASSERT_EQ(rows.size(), 16u) << "iterations 4 to 11 of two ranks";
+    EXPECT_EQ(rows.front().iteration, 4);
+    const auto events = reader.events(runs[1].id);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.front().kind, "job-restarted") << "the attempt's run says why it exists";
 }
 
 // A rank that heartbeats (protocol 3) is alive while it sends anything, report or heartbeat,
@@ -600,6 +672,11 @@ TEST_F(ExternalJobTest, PlansAheadCarryTheSizesOfTheNextIterationsAndKeepToThem)
             SubmitJob { "bad", external_job(3, R"({"type": "uniform"})", 5, R"("plan_ahead": 17)") } }));
     ASSERT_TRUE(refused.error);
     EXPECT_EQ(refused.error->field, "external.plan_ahead");
+    const Reply restarts = request_reply(d, *op, seen,
+        encode(ClientMessage {
+            SubmitJob { "bad", external_job(3, R"({"type": "uniform"})", 5, R"("max_restarts": 101)") } }));
+    ASSERT_TRUE(restarts.error);
+    EXPECT_EQ(restarts.error->field, "external.max_restarts");
     d.stop_all();
     db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
     const auto events = reader.events(reader.runs().back().id);

@@ -223,8 +223,17 @@ TEST(ProtocolCodec, ExternalJobMessagesSurviveARoundTrip)
     }
     EXPECT_EQ(encode(ClientMessage { Heartbeat {} }), R"({"type":"heartbeat"})");
     // Ready: iteration -1 carries no measurements.
-    const ReportIteration ready = round_trip_client(ReportIteration { "r0", 4, 1, -1, 0, 0, 0, 1, 1, {}, 0, {}, {} });
+    const ReportIteration ready
+        = round_trip_client(ReportIteration { "r0", 4, 1, -1, 0, 0, 0, 1, 1, {}, 0, {}, {}, {} });
     EXPECT_EQ(ready.iteration, -1);
+    EXPECT_FALSE(ready.resume_from);
+    // A restarted group's ready report: the iteration its checkpoint goes on from.
+    const ReportIteration resumed
+        = round_trip_client(ReportIteration { "r0", 4, 1, -1, 0, 0, 0, 1, 1, {}, 0, {}, {}, 40 });
+    EXPECT_EQ(resumed.resume_from, 40);
+    EXPECT_FALSE(
+        decode_client(R"({"type":"report-iteration","id":"r","job":1,"rank":0,"iteration":-1,"resume_from":-3})"))
+        << "a negative iteration to resume from is refused";
 
     Reply reply;
     reply.id = "r7";
