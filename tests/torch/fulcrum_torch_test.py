@@ -283,6 +283,37 @@ class FulcrumTorch(unittest.TestCase):
         self.run_resnet18_example([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
                                    "--master_port", str(free_port()), "--redirects", "9:0", "--tee", "9:0"])
 
+    def test_a_torchrun_restart_goes_on_in_the_same_job_from_its_checkpoint(self):
+        """Issue 43 item 4 with a real torchrun --max_restarts 1: rank 1 is killed at
+        iteration 12 of the first attempt; the restarted group rejoins the same job and goes on
+        from the checkpoint after iteration 9, each attempt a run of the job's store."""
+        daemon = Fulcrumd(self.dir)
+        try:
+            out = os.path.join(self.dir, "restart.json")
+            script = os.path.join(HERE, "restart_rank.py")
+            command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--max_restarts", "1",
+                       "--master_port", str(free_port()), "--redirects", "9:0", "--tee", "9:0", script,
+                       daemon.server, os.path.join(self.dir, "tokens"), os.path.join(self.dir, "state"), out]
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+            self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+            with open(out, encoding="utf-8") as f:
+                seen = json.load(f)
+            with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as client:
+                jobs = client.jobs()
+        finally:
+            daemon.stop()
+        self.assertEqual(seen["attempt"], 1, "written by the restarted group")
+        self.assertEqual((seen["resumed_from"], seen["first"], seen["state"]), (10, 10, "finished"))
+        self.assertEqual([j["job"] for j in jobs], [seen["job"]], "one job, kept across the restart")
+        store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{seen['job']}.db"))
+        runs = store.execute("SELECT id, status FROM runs ORDER BY id").fetchall()
+        self.assertEqual([status for _, status in runs], ["lost", "finished"])
+        second = store.execute("SELECT MIN(iteration), MAX(iteration), COUNT(*) FROM iterations WHERE run_id = ?",
+                               (runs[1][0],)).fetchone()
+        self.assertEqual(second, (10, 29, 40), "iterations 10 to 29 of two ranks")
+        kinds = [k for (k,) in store.execute("SELECT kind FROM events WHERE run_id = ? ORDER BY id", (runs[1][0],))]
+        self.assertEqual(kinds[0], "job-restarted")
+
     def test_a_batch_sampler_asked_past_the_plan_says_how_far_to_plan_ahead(self):
         class Job:  # a plan of iteration 3 with 2 iterations ahead, as fulcrumd sends it
             rank, iterations = 1, 100

@@ -81,7 +81,8 @@ def rank_main(rank, args):
                                                policy=json.loads(args.policy), eval_interval=args.eval_interval,
                                                rank_timeout_s=args.rank_timeout,
                                                worker_timeout_s=args.worker_timeout,
-                                               samples_per_epoch=fashion_mnist.TRAIN_SAMPLES)
+                                               samples_per_epoch=fashion_mnist.TRAIN_SAMPLES,
+                                               max_restarts=args.max_restarts)
     # A collective that waits for a lost rank raises after the job's rank and worker timeouts,
     # and train() then says which rank fulcrumd lost (FulcrumError), instead of gloo's 30 minutes.
     dist.init_process_group("nccl" if device.type == "cuda" else "gloo", init_method=args.init_method,
@@ -99,14 +100,16 @@ def rank_main(rank, args):
     else:
         token = fulcrum_torch.read_token_file(args.token_file, args.role) if args.token_file else os.environ["FULCRUM_TOKEN"]
         with fulcrum_torch.FulcrumClient(args.server, token, ca_file=args.ca_file, name=f"fulcrum_torch rank {rank}") as client:
-            job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario, job=args.job)
+            job = fulcrum_torch.ExternalJob(client, rank, scenario=scenario, job=args.job, state_dir=args.state_dir)
             if rank == 0:
                 print(f"job {job.job}: {world} ranks, {args.iterations} iterations of {args.total_batch} samples "
-                      f"(fulcrumctl watch {job.job})", flush=True)
+                      + (f"from iteration {job.resumed_from} (its checkpoint) " if job.resumed_from else "")
+                      + f"(fulcrumctl watch {job.job})", flush=True)
             try:
                 trained = fulcrum_torch.train(model, train_x, train_y, job=job, rank=rank, lr=args.lr,
                                               momentum=args.momentum, seed=args.seed, eval_interval=args.eval_interval,
-                                              evaluate=evaluator(test_x, test_y, device), device=device)
+                                              evaluate=evaluator(test_x, test_y, device), device=device,
+                                              checkpoint_every=args.checkpoint_every if args.state_dir else 0)
             except fulcrum_torch.FulcrumError as e:  # a peer was lost mid all-reduce: say which, and end
                 print(f"rank {rank}: {e}", file=sys.stderr, flush=True)
                 sys.stderr.flush()
@@ -145,10 +148,17 @@ def main():
     p.add_argument("--iterations", type=int, default=118, help="iterations (default 118: one epoch at X = 512)")
     p.add_argument("--eval-interval", type=int, default=50)
     p.add_argument("--rank-timeout", type=float, default=120,
-                   help="s: a rank that reports this long after the first one of its iteration is lost, and the job "
-                        "with it; an evaluation does not count (default 120)")
+                   help="s: a rank that has not reported this long after its plan is lost, and the job (or the "
+                        "attempt) with it; an evaluation does not count (default 120)")
     p.add_argument("--worker-timeout", type=float, default=None,
                    help="s: a rank whose process is silent this long is lost (default: fulcrumd's --worker-timeout)")
+    p.add_argument("--max-restarts", type=int, default=0,
+                   help="as torchrun's --max_restarts: a lost rank ends only the attempt, and the restarted group "
+                        "rejoins the job from its checkpoint (give --state-dir)")
+    p.add_argument("--state-dir", help="a folder every rank reads: the job's id and its checkpoints, so that a "
+                                       "torchrun restart rejoins the same job")
+    p.add_argument("--checkpoint-every", type=int, default=20,
+                   help="with --state-dir: save the model and optimizer after every N-th iteration (default 20)")
     p.add_argument("--hidden", type=int, nargs="*", default=[256, 128], help="hidden layers (default 256 128)")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--momentum", type=float, default=0.9)

@@ -14,6 +14,7 @@ from .exclusion import EXCLUDED_SAMPLES, excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
 from .sampler import FulcrumBatchSampler, GlobalBatchSlicer
 from .steps import RankTimer, Step, memory_share
+from .state_folder import StateFolder
 from .train import ExternalJob, TrainResult, external_scenario, process_group_timeout, train
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "FulcrumError",
     "GlobalBatchSlicer",
     "RankTimer",
+    "StateFolder",
     "Step",
     "TrainResult",
     "WeightedAllReduce",

@@ -17,6 +17,7 @@ from torch.nn.parallel import DistributedDataParallel
 from .client import FulcrumClient, FulcrumError
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
 from .sampler import FulcrumBatchSampler
+from .state_folder import StateFolder
 from .steps import RankTimer, Step, iterate_steps, memory_share
 
 
@@ -25,7 +26,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
                       rank_timeout_s: float = 120, framework: str = "pytorch",
                       worker_timeout_s: Optional[float] = None,
                       evaluation_timeout_s: Optional[float] = None, plan_ahead: int = 0,
-                      min_batch: int = 1, samples_per_epoch: Optional[int] = None) -> Dict[str, Any]:
+                      min_batch: int = 1, samples_per_epoch: Optional[int] = None,
+                      max_restarts: int = 0) -> Dict[str, Any]:
     """The scenario fulcrumd runs an external job from (docs/scenarios.md, "external").
 
     A rank whose process sends nothing, not even the client's heartbeat, for
@@ -39,7 +41,9 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
     num_workers x prefetch_factor). `min_batch`: the least batch a rank that trains gets (2
     or more for a model with BatchNorm, which refuses one sample in training); LB-BSP then
     sizes no rank below it, however slow. `samples_per_epoch` (the training set's size) lets
-    the job's progress and run summary count epochs; without it they name none."""
+    the job's progress and run summary count epochs; without it they name none.
+    `max_restarts`: as torchrun's --max_restarts; a lost rank then ends only the attempt,
+    and the restarted group rejoins the job (ExternalJob's `state_dir`)."""
     scenario = {
         "name": name,
         "external": {"framework": framework, "rank_timeout_s": rank_timeout_s},
@@ -57,6 +61,8 @@ def external_scenario(name: str, ranks: int, total_batch: int, iterations: int,
         scenario["training"]["min_batch"] = min_batch
     if samples_per_epoch is not None:
         scenario["external"]["samples_per_epoch"] = samples_per_epoch
+    if max_restarts:
+        scenario["external"]["max_restarts"] = max_restarts
     return scenario
 
 
@@ -77,30 +83,88 @@ def process_group_timeout(scenario: Dict[str, Any], floor_s: float = 60) -> date
     return datetime.timedelta(seconds=max(floor_s, rank_timeout + worker_timeout))
 
 
+REJOIN_WAIT_S = 60.0  # a restarted rank asks this long while fulcrumd takes the last attempt's loss in
+
+
 class ExternalJob:
     """One rank's place in an external job. Without `job`, rank 0 submits `scenario` (an
     operator token) and the id reaches the other ranks by torch.distributed; every rank
-    then joins its rank and says it is ready. `plan` is fulcrumd's first answer."""
+    then joins its rank and says it is ready. `plan` is fulcrumd's first answer.
+
+    With `state_dir` (a folder every rank reads; shared, on several hosts) the job outlives
+    a torchrun restart (`external_scenario(max_restarts=N)`, `torchrun --max_restarts N`):
+    rank 0 notes the job's id there, and a restarted group's rank 0 rejoins that job while
+    it runs instead of submitting another. `checkpoint(state, k)` saves the user's state
+    after iteration k; the restarted group finds it (`resume()`), and fulcrumd goes on from
+    iteration k + 1 (`resumed_from`)."""
 
     def __init__(self, client: FulcrumClient, rank: int, scenario: Optional[Dict[str, Any]] = None,
-                 job: Optional[int] = None):
+                 job: Optional[int] = None, state_dir: Optional[str] = None):
         self.client = client
         self.rank = rank
+        self._folder = StateFolder(state_dir) if state_dir else None
+        rejoining = False
         if job is None:
             if rank == 0 and scenario is None:
                 raise ValueError("rank 0 submits the job: give its scenario (external_scenario(...))")
-            box = [client.submit_job(scenario) if rank == 0 else None]
+            box = [None]
+            if rank == 0:
+                earlier = self._job_to_rejoin()
+                rejoining = earlier is not None
+                box[0] = (earlier if rejoining else client.submit_job(scenario), rejoining)
+                if self._folder is not None:
+                    self._folder.remember_job(box[0][0])
             if dist.is_available() and dist.is_initialized():
                 dist.broadcast_object_list(box, src=0)
-            job = box[0]
+            job, rejoining = box[0]
         self.job = int(job)
-        assignment = client.join(self.job, rank, host=f"{socket.gethostname()} pid {os.getpid()}")
+        self._saved = self._folder.checkpoint(self.job) if self._folder is not None else None
+        self.resumed_from = int(self._saved["iteration"]) if self._saved else 0
+        assignment = self._join(rejoining)
         self.scenario = assignment.get("scenario", {})
         self.iterations = int(self.scenario.get("training", {}).get("iterations", 0))
-        self.plan = client.report(self.job, rank, -1)
+        self.plan = client.report(self.job, rank, -1, resume_from=self.resumed_from if self._saved else None)
         self._hook: Optional[WeightedAllReduce] = None
         self._model: Optional[torch.nn.Module] = None
         self._device: Optional[torch.device] = None
+
+    def _job_to_rejoin(self) -> Optional[int]:
+        """The job an earlier attempt in the state folder submitted, while it still runs."""
+        earlier = self._folder.job() if self._folder is not None else None
+        if earlier is None:
+            return None
+        try:
+            state = self.client.job(earlier).get("state", "")
+        except FulcrumError:  # unknown to this fulcrumd (another one's folder), or not to be asked
+            return None
+        return earlier if state in ("queued", "running", "paused") else None
+
+    def _join(self, rejoining: bool) -> Dict[str, Any]:
+        host = f"{socket.gethostname()} pid {os.getpid()}"
+        deadline = time.monotonic() + REJOIN_WAIT_S
+        while True:
+            try:
+                return self.client.join(self.job, self.rank, host=host)
+            except FulcrumError as e:
+                # A restarted group can come before fulcrumd has taken the last attempt's
+                # loss in: its rank still reads lost, or held by the last process.
+                if not rejoining or e.code not in ("rank-lost", "rank-taken") or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)
+
+    def checkpoint(self, state: Dict[str, Any], iteration: int) -> None:
+        """After iteration `iteration` has trained: rank 0 saves `state` (say the model's and
+        the optimizer's state_dicts) in the state folder, whole or not at all; a restarted
+        group goes on from iteration + 1. The other ranks save nothing: they share it."""
+        if self._folder is None:
+            raise RuntimeError("give ExternalJob a state_dir to keep checkpoints in")
+        if self.rank == 0:
+            self._folder.save(self.job, iteration + 1, state)
+
+    def resume(self) -> Optional[Dict[str, Any]]:
+        """The state the last attempt's checkpoint saved for this job; None on its first
+        attempt, or when it failed before its first checkpoint."""
+        return self._saved["state"] if self._saved else None
 
     def distribute(self, model: torch.nn.Module, device: Optional[torch.device] = None,
                    process_group: Optional[dist.ProcessGroup] = None) -> DistributedDataParallel:
@@ -218,7 +282,8 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
           loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = F.cross_entropy,
           evaluate: Optional[Callable[[torch.nn.Module], Tuple[float, float]]] = None,
           eval_interval: int = 100, device: Optional[torch.device] = None,
-          on_iteration: Optional[Callable[[int, Dict[str, Any]], None]] = None) -> TrainResult:
+          on_iteration: Optional[Callable[[int, Dict[str, Any]], None]] = None,
+          checkpoint_every: int = 0) -> TrainResult:
     """Trains `model` on (inputs, targets) until fulcrumd's plan says the job ended.
 
     torch.distributed must be initialised (gloo on CPU, NCCL on GPU). Each iteration this
@@ -232,10 +297,18 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
     When the all-reduce raises because a peer is gone (killed, or stopped past the process
     group's timeout: `process_group_timeout`), fulcrumd is asked why, and a FulcrumError
     ("job-lost: job 3 is lost: rank 1 (rank-1): was silent for 10 s ...") is raised from the
-    collective's error once it has lost the rank."""
+    collective's error once it has lost the rank.
+
+    `checkpoint_every` N (with the job's `state_dir`): the model's and the optimizer's state
+    is saved after every N-th iteration, and a restarted group (torchrun --max_restarts)
+    starts from the last one saved. The restarted attempt draws a new pass over the data."""
     device = device or torch.device("cpu")
     ddp = job.distribute(model, device)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=momentum)
+    saved = job.resume()
+    if saved is not None:  # every rank reads the same checkpoint, so the replicas agree
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
     result = TrainResult()
     started = time.perf_counter()
     for step in job.steps(len(inputs), seed):
@@ -257,6 +330,8 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
                 result.accuracy = accuracy
         result.log.append((k, step.sizes, step.compute_s, step.sync_s, step.report_s))
         result.iterations += 1
+        if checkpoint_every > 0 and (k + 1) % checkpoint_every == 0:
+            job.checkpoint({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, k)
     plan = job.plan
     result.state = plan["state"]
     result.message = plan.get("message", "")
