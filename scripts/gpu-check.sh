@@ -287,10 +287,26 @@ else
         --token-file "$work/fulcrumd/tokens" --device "$device" --ranks "$ranks" --data "$data" \
         --iterations "$iterations" --policy "{\"type\": \"lbbsp-$([ "$device" = cuda ] && echo gpu || echo cpu)\"}"
     status=$?
-    stop_daemon "$daemon_pid"
-    cp "$work"/fulcrumd/*.db "$work/" 2> /dev/null
     row "torch job ($ranks rank(s), $([ "$device" = cuda ] && echo NCCL || echo gloo))" "$(outcome $status)" \
         "$(tail -1 "$work/torch-$device.log")"
+    # The real loop (issue 43 item 2): ResNet-18 with a prefetching DataLoader, BatchNorm and,
+    # on CUDA, float16 autocast, through the same fulcrumd.
+    step_started=$SECONDS
+    if ! "$python" -c 'import torchvision' 2> /dev/null; then
+        row "resnet-18 job" skipped "${python:-python3} lacks torchvision"
+    else
+        resnet_iterations=20
+        [ "$dry_run" = 1 ] && resnet_iterations=3
+        step "resnet18-$device" 120 "$python" clients/python/examples/resnet18_fashion_mnist.py \
+            --server "${server:-none}" --token-file "$work/fulcrumd/tokens" --device "$device" --ranks "$ranks" \
+            --data "$data" --cache "$work/cache" --iterations "$resnet_iterations" --test-samples 1000 --progress 5 \
+            --policy "lbbsp-$([ "$device" = cuda ] && echo gpu || echo cpu)"
+        status=$?
+        row "resnet-18 job ($ranks rank(s), $([ "$device" = cuda ] && echo NCCL, AMP || echo gloo))" \
+            "$(outcome $status)" "$(tail -1 "$work/resnet18-$device.log")"
+    fi
+    stop_daemon "$daemon_pid"
+    cp "$work"/fulcrumd/*.db "$work/" 2> /dev/null
 fi
 
 # 5. Remote workers on the GPU: two fulcrum-worker --device cuda:0 processes join a real-mode

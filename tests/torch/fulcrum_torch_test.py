@@ -588,9 +588,9 @@ class FulcrumTorch(unittest.TestCase):
         # Rank 1 hangs in Python at iteration 8 (a sleep that never ends): its process and
         # its client's heartbeat thread live on, so it is not silent. Its peers say they wait
         # in the all-reduce, so it is reported stalled past the 2 s floor, and lost once the
-        # job's rank timeout (4 s) has run from their all-reduce; their process group gives
-        # up after its timeout (60 s, its floor) and learns from fulcrumd why.
-        lost_after = self.lose_rank_1("within 4 s of the first rank", hang_at=8, rank_timeout_s=4)
+        # job's rank timeout (4 s) has run from its plan; their process group gives up after
+        # its timeout (60 s, its floor) and learns from fulcrumd why.
+        lost_after = self.lose_rank_1("did not report iteration 8 within 4 s of its plan", hang_at=8, rank_timeout_s=4)
         self.assertLess(lost_after, 4 + 5, "lost within the rank timeout of the hang, with slack")
         store = sqlite3.connect(os.path.join(self.dir, "runs", f"job-{self.lost_job}.db"))
         stalled = store.execute("SELECT worker_id, iteration, message FROM events WHERE kind = 'worker-stalled'")
