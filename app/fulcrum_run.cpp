@@ -156,7 +156,9 @@ int main(int argc, char** argv)
             const auto run = vm["resume"].as<std::int64_t>();
             fulcrum::db::RunReader reader(out);
             const fulcrum::db::RunInfo info = reader.run(run);
-            auto checkpoint = reader.checkpoint(run, 0);
+            // The run's job: fulcrum-run's is 0, a fulcrumd store's its id there.
+            const auto jobs = reader.jobs(run);
+            auto checkpoint = reader.checkpoint(run, jobs.empty() ? 0 : jobs.front().id);
             if (!checkpoint)
                 throw fulcrum::InputError(out, "run " + std::to_string(run),
                     "has no checkpoint to resume from (status " + info.status

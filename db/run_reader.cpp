@@ -253,6 +253,14 @@ std::optional<Checkpoint> RunReader::checkpoint(RunId run, JobId job)
     return c;
 }
 
+std::optional<Checkpoint> RunReader::job_checkpoint(RunId run, JobId job)
+{
+    std::optional<Checkpoint> c = checkpoint(run, job);
+    if (!c && job != 0)
+        c = checkpoint(run, 0);
+    return c;
+}
+
 std::vector<ScheduledJob> RunReader::scheduled_jobs(RunId run)
 {
     Statement s(impl_->connection,

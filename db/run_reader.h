@@ -38,6 +38,9 @@ public:
     // A job's latest checkpoint; none for a job that never wrote one (or a store older than
     // schema version 3).
     std::optional<Checkpoint> checkpoint(RunId run, JobId job);
+    // A fulcrumd job's checkpoint: its own, or, in a store an earlier release wrote (which
+    // numbered its one job 0), that one.
+    std::optional<Checkpoint> job_checkpoint(RunId run, JobId job);
     // Rows a crashed run had committed past its checkpoint, which the resumed run recorded
     // again (RunRecorder::resume_run); oldest crash first within an iteration.
     std::vector<IterationRecord> superseded_iterations(RunId run, JobId job);

@@ -576,7 +576,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
                         journal_.remove(id); // it ended; only the journal did not know yet
                         continue;
                     }
-                    if (auto checkpoint = reader.checkpoint(last.id, 0))
+                    if (auto checkpoint = reader.job_checkpoint(last.id, id))
                         resume = run::RunOptions::Resume { last.id, std::move(*checkpoint), {},
                             train::JobControl::LinkModel { options_.cluster.network.a, options_.cluster.network.b,
                                 options_.cluster.network.eta } };

@@ -187,6 +187,7 @@ void JobRuntime::run()
         std::lock_guard lock(mutex_);
         options.recorded_before = std::exchange(recorded_before_, {});
     }
+    options.job = id_;
     options.remote = remote_;
     options.ranks = ranks_;
     options.database = database_;
@@ -292,7 +293,7 @@ void JobRuntime::run()
                 // restart's changes only (resize refuses others while it restarts).
                 asked_resizes_.assign(restart->changes.begin(), restart->changes.end());
             }
-            auto checkpoint = db::RunReader(database_).checkpoint(summary.run, 0);
+            auto checkpoint = db::RunReader(database_).job_checkpoint(summary.run, id_);
             if (!checkpoint)
                 throw std::runtime_error("kill-restart: the job stopped without a checkpoint to restart from");
             restart->stopped_at = checkpoint->iteration;

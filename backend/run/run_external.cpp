@@ -24,6 +24,7 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
         recorder = std::make_unique<db::RunRecorder>(*options.database);
 
     train::ExternalJobConfig config;
+    config.job = options.job.value_or(0);
     for (const scenario::WorkerSpec& w : s.workers)
         config.ranks.push_back(w.name);
     config.total_batch = s.total_batch;

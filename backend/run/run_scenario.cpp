@@ -102,6 +102,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     const data::TrainTest data = options.data ? *options.data : load_scenario_data(s, seed);
 
     train::TrainerConfig config;
+    config.job = options.job.value_or(0);
     config.train = data.train;
     config.test = data.test;
     try {
@@ -218,6 +219,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     }
     if (recorder && options.resume) {
         const db::Checkpoint& c = options.resume->checkpoint;
+        if (c.job == 0) // a store an earlier release wrote, whose rows are job 0's: they go on so
+            config.job = 0;
         if (c.job != config.job)
             throw InputError(
                 options.database->string(), "checkpoint", "is job " + std::to_string(c.job) + "'s, not this job's");

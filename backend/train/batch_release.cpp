@@ -19,11 +19,13 @@ BatchRelease::Slot* BatchRelease::local_slot(WorkerId worker)
     return &slots_[static_cast<std::size_t>(worker)];
 }
 
-void BatchRelease::give_up(WorkerId worker)
+void BatchRelease::give_up(WorkerId worker, bool paced)
 {
     if (remote_ && remote_->is_remote(worker))
         remote_->give_up_task(worker);
     if (!real_mode_ && worker >= 0 && static_cast<std::size_t>(worker) < slots_.size()) {
+        if (!paced)
+            return;
         {
             std::lock_guard lock(mutex_);
             slots_[static_cast<std::size_t>(worker)].modelled = true;

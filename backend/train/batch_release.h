@@ -23,8 +23,9 @@ namespace fulcrum::train {
 //   idles for an injected slowdown, and when it ends. Arithmetic already under way finishes
 //   (a GEMM is not interrupted); the idle time is cut, and the gradient is not used.
 // - The paced mode: the barrier engine's modelled clock waits for the wall clock to reach
-//   the barrier before its rows are final (ModelledBarrierClock), and a worker given up
-//   meanwhile whose modelled batch is still under way is dropped there, at that instant.
+//   the barrier before its rows are final (ModelledBarrierClock), and a worker a person
+//   excluded or removed meanwhile, whose modelled batch is still under way, is dropped
+//   there, at that instant.
 // - The virtual mode never waits in wall time: the exclusion applies from the next barrier,
 //   which comes at once.
 // Thread-safe: give_up comes from the daemon's or the engine's thread, the rest from the
@@ -33,7 +34,11 @@ class BatchRelease {
 public:
     BatchRelease(std::size_t workers, RemoteWorkers* remote, bool real_mode);
 
-    void give_up(WorkerId worker);
+    // `paced`: a person's command, which comes in wall time, releases the paced clock's
+    // barrier too. A scheduler's, a scenario's or a policy's decision follows the modelled
+    // run there: it applies at the next barrier, as the same change in a scenario would, so
+    // the run stays the one its decisions make (LiveElasticTest.APolicysResizes...).
+    void give_up(WorkerId worker, bool paced = false);
     // Included again, or the exclusion or removal refused: the batch after the one that was
     // under way is not given up after all.
     void keep(WorkerId worker);

@@ -42,7 +42,7 @@ void JobControl::exclude(WorkerId worker, std::optional<double> for_s, const Eve
 {
     manager_.exclude(worker, for_s, actor);
     if (release_)
-        release_->give_up(worker);
+        release_->give_up(worker, actor.kind == EventActor::Kind::Person);
 }
 
 void JobControl::include(WorkerId worker, const EventActor& actor)
@@ -120,12 +120,13 @@ void JobControl::resume(const EventActor& actor)
 void JobControl::request_resize(ResizeRequest request)
 {
     const WorkerId removed = request.action == ResizeAction::RemoveWorker ? request.target.value_or(-1) : -1;
+    const bool by_a_person = request.actor.kind == EventActor::Kind::Person;
     {
         std::lock_guard lock(mutex_);
         mailbox_.emplace_back(std::move(request));
     }
     if (release_ && removed >= 0)
-        release_->give_up(removed);
+        release_->give_up(removed, by_a_person);
 }
 
 bool JobControl::paused() const

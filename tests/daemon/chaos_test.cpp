@@ -50,6 +50,7 @@ std::string job(const std::string& name, const std::string& mode_and_model, int 
 
 struct Store {
     fs::path path;
+    JobId job = 0; // fulcrumd's id, which its store's rows carry
     bool deterministic = true; // paced: a row recorded again is the same row
 };
 
@@ -148,7 +149,7 @@ protected:
             return;
         db::RunReader reader(store.path);
         for (const db::RunInfo& run : reader.runs())
-            for (const IterationRecord& r : reader.iterations(run.id, 0))
+            for (const IterationRecord& r : reader.iterations(run.id, store.job))
                 kept[{ run.id, r.iteration, r.worker }] = r;
     }
 
@@ -182,8 +183,8 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
         R"("mode": "paced", "pace": 0.5, "sync": {"type": "ssp", "staleness": 3}, "model": {"type": "mlp", "hidden": [24]})",
         1200, R"({"type": "uniform"})",
         R"([{"speed": 3000, "count": 2, "noise": {"sigma": 0.05}}, {"speed": 1000, "noise": {"sigma": 0.05}}])", 20);
-    const std::vector<Store> stores { { data / "runs" / "job-1.db", true }, { data / "runs" / "job-2.db", true },
-        { data / "runs" / "job-3.db", false }, { data / "runs" / "job-4.db", true } };
+    const std::vector<Store> stores { { data / "runs" / "job-1.db", 1, true }, { data / "runs" / "job-2.db", 2, true },
+        { data / "runs" / "job-3.db", 3, false }, { data / "runs" / "job-4.db", 4, true } };
     std::vector<std::map<Key, IterationRecord>> kept(stores.size());
 
     for (int round = 0; round <= rounds; ++round) {
@@ -243,7 +244,7 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
         std::map<Key, IterationRecord> rows;
         std::vector<bool> seen(static_cast<std::size_t>(planned[s]), false);
         for (const db::RunInfo& run : reader.runs())
-            for (const IterationRecord& r : reader.iterations(run.id, 0)) {
+            for (const IterationRecord& r : reader.iterations(run.id, stores[s].job)) {
                 rows[{ run.id, r.iteration, r.worker }] = r;
                 if (run.id == last && r.iteration >= 0 && r.iteration < planned[s])
                     seen[static_cast<std::size_t>(r.iteration)] = true;
@@ -252,7 +253,7 @@ TEST_F(Chaos, KilledAndRestartedFulcrumdAndKilledWorkersLoseNoCommittedIteration
             EXPECT_TRUE(seen[k]) << "iteration " << k << " has no row";
         std::multimap<Key, IterationRecord> superseded;
         for (const db::RunInfo& run : reader.runs())
-            for (const IterationRecord& r : reader.superseded_iterations(run.id, 0))
+            for (const IterationRecord& r : reader.superseded_iterations(run.id, stores[s].job))
                 superseded.emplace(Key { run.id, r.iteration, r.worker }, r);
         if (stores[s].deterministic) {
             EXPECT_TRUE(std::all_of(superseded.begin(), superseded.end(), [&](const auto& entry) {

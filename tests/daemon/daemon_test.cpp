@@ -386,7 +386,7 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
         events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
     EXPECT_TRUE(std::any_of(
         events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "include" && e.worker == 1; }));
-    const auto dropped = reader.iterations(run, 0, lost.event.iteration, lost.event.iteration);
+    const auto dropped = reader.iterations(run, job, lost.event.iteration, lost.event.iteration);
     EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(),
         [](const IterationRecord& r) { return r.worker == 1 && r.decision == "dropped: disconnected"; }));
 }
@@ -590,10 +590,8 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     const auto runs = reader.runs();
     ASSERT_EQ(runs.size(), 1u);
     EXPECT_EQ(runs[0].status, "stopped");
-    const auto stored = reader.iterations(runs[0].id, 0);
-    auto recorded = stored;
-    for (auto& r : recorded)
-        r.job = job; // the run store numbers a run's jobs from 0
+    const auto stored = reader.iterations(runs[0].id, job); // its store numbers it as fulcrumd does
+    const auto& recorded = stored;
     ASSERT_FALSE(streamed.empty());
     std::map<std::pair<std::int64_t, WorkerId>, IterationRecord> by_key;
     for (const auto& r : recorded)
@@ -669,7 +667,7 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     }
     ASSERT_TRUE(snapshot_rows && snapshot_status);
     EXPECT_EQ(snapshot_rows->iteration, target);
-    EXPECT_EQ(snapshot_rows->rows, reader.iterations(runs[0].id, 0, target, target));
+    EXPECT_EQ(snapshot_rows->rows, reader.iterations(runs[0].id, job, target, target));
     EXPECT_EQ(snapshot_status->iteration, target + 1);
 
     // Bad replay requests are replies too.
@@ -1029,7 +1027,7 @@ TEST_F(DaemonTest, AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs
         db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
         const auto runs = reader.runs();
         ASSERT_EQ(runs.size(), 1u);
-        const auto stored = reader.iterations(runs[0].id, 0);
+        const auto stored = reader.iterations(runs[0].id, job);
         EXPECT_TRUE(std::any_of(
             stored.begin(), stored.end(), [](const IterationRecord& r) { return r.worker == 3 && r.batch_size == 8; }));
     }
@@ -1079,7 +1077,7 @@ TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
     }));
     // Every row of the run store is one (iteration, worker): the segments never overlap.
     db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
-    const auto stored = reader.iterations(reader.runs().at(0).id, 0);
+    const auto stored = reader.iterations(reader.runs().at(0).id, job);
     std::set<std::pair<std::int64_t, WorkerId>> keys;
     for (const auto& r : stored)
         EXPECT_TRUE(keys.insert({ r.iteration, r.worker }).second);
@@ -1153,7 +1151,7 @@ TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneI
                 << "the worker process did not end cleanly: " << status;
         }
         db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
-        const auto stored = reader.iterations(reader.runs().at(0).id, 0);
+        const auto stored = reader.iterations(reader.runs().at(0).id, job);
         EXPECT_TRUE(std::any_of(stored.begin(), stored.end(), [](const IterationRecord& r) {
             return r.worker == 1 && r.compute_s > 0;
         })) << "no batch of the remote worker was recorded";

@@ -168,7 +168,7 @@ TEST_F(ExternalJobTest, RanksGetBalancedBatchSizesAndEveryReportIsRecorded)
     }));
     d.stop_all();
     db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
-    const auto rows = reader.iterations(reader.runs().back().id, 0);
+    const auto rows = reader.iterations(reader.runs().back().id, job);
     EXPECT_EQ(rows.size(), 90u);
     EXPECT_EQ(rows.back().batch_size, sizes[2].back());
     EXPECT_EQ(reader.runs().back().status, "finished");
@@ -267,7 +267,7 @@ TEST_F(ExternalJobTest, ALostRankEndsTheJobAndNoOtherRankWaits)
     db::RunReader reader(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
     const RunId run = reader.runs().back().id;
     EXPECT_EQ(reader.runs().back().status, "lost");
-    EXPECT_EQ(reader.iterations(run, 0).size(), 15u) << "iterations 0 to 4 of three ranks";
+    EXPECT_EQ(reader.iterations(run, job).size(), 15u) << "iterations 0 to 4 of three ranks";
     const auto events = reader.events(run);
     EXPECT_TRUE(std::any_of(
         events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-lost" && e.worker == 1; }));
@@ -334,7 +334,7 @@ TEST_F(ExternalJobTest, ARestartedGroupRejoinsTheSameJobAndGoesOnFromItsCheckpoi
     ASSERT_EQ(runs.size(), 2u) << "one run per attempt";
     EXPECT_EQ(runs[0].status, "lost");
     EXPECT_EQ(runs[0].id + 1, runs[1].id);
-    const auto rows = reader.iterations(runs[1].id, 0);
+    const auto rows = reader.iterations(runs[1].id, job);
     ASSERT_EQ(rows.size(), 16u) << "iterations 4 to 11 of two ranks";
     EXPECT_EQ(rows.front().iteration, 4);
     const auto events = reader.events(runs[1].id);

@@ -113,7 +113,7 @@ protected:
             Ran ran { status_of(d, job), {} };
             EXPECT_EQ(ran.status.state, JobState::Finished) << comm << ": job " << job << " " << ran.status.message;
             db::RunReader reader(o.data_dir / "runs" / ("job-" + std::to_string(job) + ".db"));
-            ran.rows = reader.iterations(reader.runs().at(0).id, 0); // a job is job 0 of its own run store
+            ran.rows = reader.iterations(reader.runs().at(0).id, job); // fulcrumd's id in its store too
             out.push_back(std::move(ran));
         }
         d.stop_all();

@@ -190,7 +190,7 @@ TEST_F(LiveElasticTest, AnElasticJobGrowsOnIdleGpusAndAStepThatSlowedItIsRolledB
     EXPECT_EQ(removes, 1);
 
     // The run store holds the cluster the job ran on at each change, and a replay of the run
-    // sends it at those moments, the job under its run id: one GPU, two, three, then two.
+    // sends it at those moments, the job under its own id: one GPU, two, three, then two.
     const std::string database = "job-" + std::to_string(job) + ".db";
     const std::filesystem::path path = dir / "grow" / "runs" / database;
     replay::ReplaySource source(path, db::RunReader(path).runs().at(0).id, 1, database);
@@ -204,7 +204,7 @@ TEST_F(LiveElasticTest, AnElasticJobGrowsOnIdleGpusAndAStepThatSlowedItIsRolledB
                 EXPECT_GE(*c->time_s, last_time) << "in the order of the run's clock";
                 last_time = *c->time_s;
                 const auto gpus = std::count_if(c->cluster.gpus.begin(), c->cluster.gpus.end(),
-                    [](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), 0) != g.jobs.end(); });
+                    [&](const GpuUsage& g) { return std::find(g.jobs.begin(), g.jobs.end(), job) != g.jobs.end(); });
                 if (held.empty() || held.back() != gpus)
                     held.push_back(gpus);
             }
@@ -590,7 +590,7 @@ TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
     const auto runs = reader.runs();
     ASSERT_EQ(runs.size(), 1u) << "the restart goes on in the same run";
     EXPECT_EQ(runs[0].status, "stopped");
-    const auto rows = reader.iterations(runs[0].id, 0, 0, 1 << 30);
+    const auto rows = reader.iterations(runs[0].id, job, 0, 1 << 30);
     std::vector<std::int64_t> iterations;
     for (const IterationRecord& r : rows)
         if (r.worker == 0)
@@ -607,7 +607,7 @@ TEST_F(LiveElasticTest, KillRestartCarriesTheSameDecisionOutByRestartingTheJob)
     ASSERT_GT(added->iteration, 0);
     EXPECT_NEAR(at(added->iteration).start_s - at(added->iteration - 1).end_s, 1.5, 1e-9);
     EXPECT_NEAR(at(added->iteration - 1).start_s - at(added->iteration - 2).end_s, 0, 1e-9) << "no pause before";
-    EXPECT_TRUE(reader.superseded_iterations(runs[0].id, 0).empty()) << "a checkpoint at the stop: nothing redone";
+    EXPECT_TRUE(reader.superseded_iterations(runs[0].id, job).empty()) << "a checkpoint at the stop: nothing redone";
 }
 
 // Nothing is lost or changed by a policy's resize: the job the EPS scheduler grew (and
@@ -647,7 +647,7 @@ TEST_F(LiveElasticTest, APolicysResizesTrainExactlyAsTheSameResizesInTheScenario
     const run::RunSummary summary = run::run_scenario(scenario::parse_scenario(scripted, "scripted"), offline);
     db::RunReader scripted_store(dir / "scripted.db");
     const auto expected = scripted_store.iterations(summary.run, 0);
-    const auto got = live.iterations(live_run, 0);
+    const auto got = live.iterations(live_run, job);
     ASSERT_EQ(got.size(), expected.size());
     for (std::size_t i = 0; i < got.size(); ++i) {
         SCOPED_TRACE("iteration " + std::to_string(got[i].iteration) + " worker " + std::to_string(got[i].worker));

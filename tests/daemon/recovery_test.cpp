@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <random>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -48,11 +49,12 @@ std::string paced_job(int iterations, const std::string& sync = "bsp")
 
 using Rows = std::map<std::pair<std::int64_t, WorkerId>, IterationRecord>;
 
-Rows rows_of(const fs::path& store)
+// Run 1's rows of `job`: fulcrumd's id, which its store's rows carry.
+Rows rows_of(const fs::path& store, JobId job = 1)
 {
     Rows rows;
     db::RunReader reader(store);
-    for (const IterationRecord& r : reader.iterations(1, 0))
+    for (const IterationRecord& r : reader.iterations(1, job))
         rows[{ r.iteration, r.worker }] = r;
     return rows;
 }
@@ -108,13 +110,46 @@ TEST_F(Recovery, SigtermStopsFulcrumdCleanlyAndTheNextOneResumesItsJob)
     EXPECT_EQ(WEXITSTATUS(status), 0);
     db::RunReader stopped(store);
     EXPECT_EQ(stopped.run(1).status, "interrupted");
-    ASSERT_TRUE(stopped.checkpoint(1, 0)) << "a clean stop leaves a checkpoint";
+    ASSERT_TRUE(stopped.checkpoint(1, 1)) << "a clean stop leaves a checkpoint";
 
     daemon = start_fulcrumd({});
     const bool finished = wait_for_store(store, [](db::RunReader& r) { return r.run(1).status == "finished"; });
     ::kill(daemon, SIGTERM);
     ::waitpid(daemon, nullptr, 0);
     EXPECT_TRUE(finished) << "the job stopped by SIGTERM did not resume and finish";
+}
+
+// A job's rows carry fulcrumd's id for it (issue 43 item 6: they were job 0). A store the
+// last release wrote, interrupted there, numbers its job 0: the next fulcrumd resumes it
+// from that checkpoint, and the rows it adds are job 0's too, so the store stays one job.
+TEST_F(Recovery, AnInterruptedStoreOfTheLastReleaseNumberingItsJob0ResumesAsJob0)
+{
+    std::ofstream(dir / "job.json") << paced_job(240);
+    const fs::path store = dir / "data" / "runs" / "job-1.db";
+    pid_t daemon = start_fulcrumd({ "--scenario", (dir / "job.json").string() });
+    ASSERT_TRUE(wait_for_store(store, [](db::RunReader& r) { return r.iteration_row_count(1) > 40; }));
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    ASSERT_TRUE(db::RunReader(store).checkpoint(1, 1)) << "this release's rows and checkpoint are job 1's";
+    EXPECT_TRUE(rows_of(store, 0).empty());
+    const std::size_t before = rows_of(store).size();
+    {
+        sqlite3* handle = nullptr;
+        ASSERT_EQ(sqlite3_open(store.c_str(), &handle), SQLITE_OK);
+        for (const char* table : { "jobs", "workers", "iterations", "events", "evaluations", "checkpoints", "cluster_states",
+                 "superseded_iterations", "superseded_evaluations" }) {
+            const std::string sql = std::string("UPDATE ") + table + " SET job_id = 0";
+            EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(handle);
+        }
+        sqlite3_close(handle);
+    }
+    daemon = start_fulcrumd({});
+    const bool finished = wait_for_store(store, [](db::RunReader& r) { return r.run(1).status == "finished"; });
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    ASSERT_TRUE(finished) << "the last release's interrupted job did not resume and finish";
+    EXPECT_TRUE(rows_of(store, 1).empty()) << "no row of another number in its store";
+    EXPECT_GT(rows_of(store, 0).size(), before) << "it went on as job 0";
 }
 
 TEST_F(Recovery, AFulcrumdKilledMidJobResumesItFromItsCheckpointAndKeepsEveryCommittedRow)
@@ -126,14 +161,14 @@ TEST_F(Recovery, AFulcrumdKilledMidJobResumesItFromItsCheckpointAndKeepsEveryCom
     const std::int64_t kill_after = std::uniform_int_distribution<std::int64_t>(20, 180)(draw);
     ASSERT_TRUE(wait_for_store(store,
         [&](db::RunReader& r) {
-            const auto c = r.checkpoint(1, 0);
+            const auto c = r.checkpoint(1, 1);
             return c && c->iteration >= kill_after;
         }))
         << "no checkpoint past iteration " << kill_after;
     ::kill(daemon, SIGKILL);
     ::waitpid(daemon, nullptr, 0);
     const Rows committed = rows_of(store);
-    const auto checkpoint = *db::RunReader(store).checkpoint(1, 0);
+    const auto checkpoint = *db::RunReader(store).checkpoint(1, 1);
     EXPECT_EQ(db::RunReader(store).run(1).status, "running");
 
     daemon = start_fulcrumd({}); // no scenario: it finds the interrupted job itself
@@ -219,7 +254,7 @@ TEST_F(Recovery, AStoppedDaemonsJobsAreInterruptedAndGoOnOnAnOperatorsResume)
     ASSERT_EQ(status(2).state, JobState::Finished) << status(2).message;
     EXPECT_EQ(rows_of(dir / "data" / "runs" / "job-1.db").size(), 400u * 4);
     // One row per push, each (iteration, worker) once, in the run the job began.
-    EXPECT_EQ(rows_of(dir / "data" / "runs" / "job-2.db").size(), 1600u);
+    EXPECT_EQ(rows_of(dir / "data" / "runs" / "job-2.db", 2).size(), 1600u);
     EXPECT_EQ(db::RunReader(dir / "data" / "runs" / "job-2.db").runs().size(), 1u);
     while (status(3).state != JobState::Finished && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -275,7 +310,7 @@ TEST_F(Recovery, AnOperatorsPolicyWithAWarmStartFileResumesWithTheFileFoundInThe
         ASSERT_FALSE(reply.error) << reply.error->message;
         // A checkpoint after the change took effect (every 10 iterations).
         while (std::chrono::steady_clock::now() < deadline) {
-            const auto c = db::RunReader(dir / "data" / "runs" / "job-1.db").checkpoint(1, 0);
+            const auto c = db::RunReader(dir / "data" / "runs" / "job-1.db").checkpoint(1, 1);
             if (c && c->policy_json.find("start.narx") != std::string::npos)
                 break;
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -311,7 +346,7 @@ TEST_F(Recovery, AGrownElasticJobResumesWithItsMembersOnGpusUnderEps)
         for (const EventRecord& e : r.events(1))
             if (e.kind == "add-worker" && e.worker == 2)
                 grown_at = e.iteration;
-        const auto c = r.checkpoint(1, 0);
+        const auto c = r.checkpoint(1, 1);
         return grown_at >= 0 && c && c->iteration > grown_at;
     })) << "the job never grew to three workers with a checkpoint after it";
     ::kill(daemon, SIGKILL);

@@ -169,7 +169,7 @@ TEST_F(WorkerLiveness, AFrozenWorkerIsLostAfterTheWorkerTimeoutAndTheJobMovesAga
 
     finish();
     db::RunReader reader = store();
-    const auto dropped = reader.iterations(reader.runs().at(0).id, 0, lost.event.iteration, lost.event.iteration);
+    const auto dropped = reader.iterations(reader.runs().at(0).id, job, lost.event.iteration, lost.event.iteration);
     EXPECT_TRUE(std::any_of(dropped.begin(), dropped.end(),
         [](const IterationRecord& r) { return r.worker == 1 && r.decision == "dropped: silent"; }));
 }

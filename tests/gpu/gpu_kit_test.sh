@@ -39,6 +39,7 @@ for step in dense_pass_test cuda_step_test gpu-real "sm-partitions, lbbsp" "sm-p
     grep -q "^| $step | passed |" "$work/out/summary.md" || fail "step $step did not pass"
 done
 grep -qE '^\| torch job( \(.*\))? \| (passed|skipped) \|' "$work/out/summary.md" || fail "no torch job row"
+grep -qE '^\| resnet-18 job( \(.*\))? \| (passed|skipped) \|' "$work/out/summary.md" || fail "no resnet-18 job row"
 tar -tzf "$work/out/artefacts.tar.gz" > "$work/artefacts"
 for f in ./gpu-real.db ./sm-lbbsp.db ./sm-equal.db ./gpu-remote.db ./gpu_step.json ./sm-partitions.json; do
     grep -qx "$f" "$work/artefacts" || fail "the artefacts lack $f"
