@@ -577,10 +577,13 @@ class FulcrumTorch(unittest.TestCase):
 
     def test_a_stopped_rank_is_lost_after_the_worker_timeout_and_its_peers_released(self):
         # SIGSTOP: the rank's process, its heartbeat thread included, is silent; its peers
-        # wait in the all-reduce, so no rank reports. fulcrumd loses it after the job's
-        # worker timeout (3 s), and the peers' process group gives up after its timeout
-        # (process_group_timeout: 60 s here, its floor), then learns from fulcrumd why.
-        lost_after = self.lose_rank_1("silent for 3 s", stop_at=8, worker_timeout_s=3)
+        # wait in the all-reduce, so no rank reports. The operator excludes it at once: the
+        # exclusion is taken, but it cannot release an all-reduce that waits for the rank
+        # (issue 42's external case), so fulcrumd loses it after the job's worker timeout (3 s)
+        # as without one, and the peers' process group gives up after its timeout
+        # (process_group_timeout: 60 s here, its floor), then learns from fulcrumd why. A
+        # lost rank's job goes on only by a restart of its group (torchrun --max_restarts).
+        lost_after = self.lose_rank_1("silent for 3 s", stop_at=8, worker_timeout_s=3, exclude_when_stopped=True)
         self.assertGreater(lost_after, 1.9, "not lost before its last heartbeat was 3 s old")
         self.assertLess(lost_after, 3 + 5, "lost within the worker timeout of the stop, with slack")
 
@@ -598,17 +601,20 @@ class FulcrumTorch(unittest.TestCase):
         self.assertEqual([(w, k) for w, k, _ in stalled], [(1, 8)], "reported stalled before it was lost")
         self.assertIn("predicted", stalled[0][2])
 
-    def lose_rank_1(self, why, **start):
+    def lose_rank_1(self, why, exclude_when_stopped=False, **start):
         """Three ranks, rank 1 stopped or hung at iteration 8 (`start`: start_ranks's
-        arguments): the job is lost naming rank 1 and `why`, the other ranks are released with
-        fulcrumd's reason, and the store says so. The seconds from rank 1's plan of iteration 8
-        to the job's loss."""
+        arguments; `exclude_when_stopped`: an operator then excludes it): the job is lost naming
+        rank 1 and `why`, the other ranks are released with fulcrumd's reason, and the store
+        says so. The seconds from rank 1's plan of iteration 8 to the job's loss."""
         daemon = Fulcrumd(self.dir)
         ranks = []
         try:
             ranks = self.start_ranks(daemon, 100000, **start)
             deadline = time.time() + 60
             stopped = self.when_rank_1_reaches(8, deadline)  # it logs the plan, then stops or hangs
+            if exclude_when_stopped:
+                with fulcrum_torch.FulcrumClient(daemon.server, daemon.token) as op:
+                    op.exclude(op.jobs()[0]["job"], 1)  # taken: refused would raise FulcrumError
             status, lost_after = self.when_lost(daemon, stopped, deadline)
             self.assertEqual(status["state"], "lost", status.get("message"))
             self.assertIn("rank 1 (rank-1)", status["message"])
