@@ -1,6 +1,7 @@
 #include "ui/console_store.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace fulcrum::ui {
 
@@ -205,11 +206,14 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
             return;
         replay_state_ = *state;
         if (state->seeked) {
-            // Seeking back: what came after the new position is not part of the run yet.
+            // Seeking back: what came after the new position is not part of the run yet. At
+            // its start nothing is, not even what happened at time 0 (the job's queueing,
+            // placement and start): the first step delivers those again (issue 44 item 1).
+            const double kept_through = state->position > 0 ? state->time_s : -std::numeric_limits<double>::infinity();
             for (auto& [job, h] : job_histories_)
-                h.truncate_after(state->time_s);
-            events_.truncate_after(state->time_s);
-            while (!cluster_timeline_.empty() && cluster_timeline_.back().seconds > state->time_s + 1e-9)
+                h.truncate_after(kept_through);
+            events_.truncate_after(kept_through);
+            while (!cluster_timeline_.empty() && cluster_timeline_.back().seconds > kept_through + 1e-9)
                 cluster_timeline_.pop_back();
             if (cluster_timeline_.empty())
                 cluster_.reset();

@@ -113,6 +113,35 @@ TEST(ConsoleStore, AReplayedRunFillsTheJobsWorkersAndEventsModels)
     EXPECT_TRUE(pin);
 }
 
+// Played, then sought back to its start and played again (a replay opened and played from
+// the start, say): every event is listed once, those at time 0 (the job's start, a pin made
+// before it) included (issue 44 item 1: job-queued, job-placed and job-started were listed twice).
+TEST(ConsoleStore, AReplayPlayedAgainFromItsStartListsEachEventOnce)
+{
+    RecordedRun recorded;
+    replay::ReplaySource source(recorded.database, recorded.run, 8, "run.db");
+    ui::ConsoleStore store;
+    store.follow(8);
+    for (std::int64_t k = 0; k < 5; ++k)
+        for (const ServerMessage& m : source.step(k))
+            store.ingest(m);
+    store.ingest(source.state(0, ReplayPhase::Playing, 1, true));
+    for (const ServerMessage& m : source.snapshot(0))
+        store.ingest(m);
+    for (std::int64_t k = 0; k < source.length(); ++k)
+        for (const ServerMessage& m : source.step(k))
+            store.ingest(m);
+    for (const ServerMessage& m : source.finish())
+        store.ingest(m);
+    const auto recorded_events = db::RunReader(recorded.database).events(recorded.run);
+    ASSERT_TRUE(std::any_of(recorded_events.begin(), recorded_events.end(), [](const EventRecord& e) {
+        return e.time_s == 0;
+    })) << "the run has events at time 0, which the test is about";
+    ASSERT_EQ(store.events().rowCount(), static_cast<int>(recorded_events.size()));
+    for (int row = 0; row < store.events().rowCount(); ++row)
+        EXPECT_EQ(store.events().at(row), recorded_events[static_cast<std::size_t>(row)]) << "row " << row;
+}
+
 TEST(ConsoleStore, ASeekShowsTheRunAsOfThatIteration)
 {
     RecordedRun recorded;
@@ -355,6 +384,7 @@ TEST(ConsoleScheduler, AReplayShowsItsRecordedClusterOnTheRunsClock)
 
     ReplayState seek;
     seek.replay = 4;
+    seek.position = 5; // past the run's start, at 12 s of its clock
     seek.time_s = 12;
     seek.seeked = true;
     store.ingest(seek);
