@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsSimpleTextItem>
 #include <QValueAxis>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -416,4 +417,87 @@ TEST(EquilibriumView, ANewlyChosenJobsAxisFitsItsOwnIterations)
     view.refresh_complete();
     EXPECT_LT(axis_end(), 1000) << "job 2's 600 iterations, not job 1's scale";
     EXPECT_GE(axis_end(), 599);
+}
+
+// Issue 44 item 3, readable charts: batch ticks are whole and round, time ticks round with
+// the decimals their step needs; every action has a mark, automatic ones included (a timed
+// exclusion's readmission), two at one iteration share one label, and no label runs past the
+// plot into the legend.
+TEST(EquilibriumView, TicksAreRoundAndEveryActionHasALabelThatStaysInThePlot)
+{
+    ConsoleStore store;
+    for (std::int64_t k = 0; k < 60; ++k) {
+        protocol::IterationRows rows;
+        rows.job = 1;
+        rows.iteration = k;
+        for (WorkerId w = 0; w < 4; ++w) {
+            IterationRecord r;
+            r.job = 1;
+            r.worker = w;
+            r.iteration = k;
+            r.batch_size = w == 3 ? 4 : 37;
+            r.compute_s = w == 3 ? 0.0373 : 0.03;
+            r.start_s = 0.04 * static_cast<double>(k);
+            r.end_s = r.start_s + r.compute_s;
+            rows.rows.push_back(r);
+        }
+        store.ingest(rows);
+    }
+    const auto event = [&](std::int64_t k, const char* kind, WorkerId w, const char* actor) {
+        EventRecord e;
+        e.job = 1;
+        e.iteration = k;
+        e.time_s = 0.04 * static_cast<double>(k);
+        e.kind = kind;
+        e.worker = w;
+        e.message = std::string(kind) + " worker " + std::to_string(w);
+        e.actor = actor;
+        store.ingest(protocol::Event { e });
+    };
+    event(20, "pin", 1, "operator:ann");
+    event(20, "exclude", 2, "operator:ann");
+    event(40, "readmit", 2, "system: exclusion limit");
+    event(59, "exclude", 3, "operator:ann");
+    store.show_job(1);
+    IterationWindow window;
+    window.set_data_range(0, 59);
+    EquilibriumView view(store, window);
+    view.resize(1280, 800);
+    view.show();
+    QApplication::processEvents();
+    view.refresh_complete();
+    QApplication::processEvents();
+
+    const auto axis
+        = [](QChartView* chart) { return qobject_cast<QValueAxis*>(chart->chart()->axes(Qt::Vertical).first()); };
+    QValueAxis* sizes = axis(view.batch_size_chart());
+    EXPECT_EQ(sizes->labelFormat(), QStringLiteral("%.0f"));
+    EXPECT_GE(sizes->tickInterval(), 1.0);
+    EXPECT_EQ(std::fmod(sizes->tickInterval(), 1.0), 0.0) << "whole batch steps";
+    EXPECT_EQ(std::fmod(sizes->max(), sizes->tickInterval()), 0.0) << "the axis ends on a tick";
+    EXPECT_GE(sizes->max(), 37);
+    QValueAxis* times = axis(view.batch_time_chart());
+    EXPECT_NEAR(times->max(), 0.04, 1e-12) << "0.0373 s rounds up to the next tick";
+    EXPECT_EQ(times->labelFormat(), QStringLiteral("%.2f"));
+
+    std::vector<QString> labels;
+    for (const EventMark& m : view.marks())
+        if (m.kind == EventMark::Kind::Operator)
+            labels.push_back(QStringLiteral("%1@%2").arg(m.label).arg(m.iteration));
+    EXPECT_EQ(labels,
+        (std::vector<QString> { QStringLiteral("pin w1, exclude w2@20"), QStringLiteral("readmit w2@40"),
+            QStringLiteral("exclude w3@59") }));
+    const auto drawn = view.drawn_labels();
+    ASSERT_FALSE(drawn.empty());
+    bool at_the_edge = false;
+    for (const QGraphicsSimpleTextItem* text : drawn) {
+        const QRectF plot = static_cast<const QChart*>(text->parentItem())->plotArea();
+        const QRectF rect = text->mapRectToParent(text->boundingRect());
+        EXPECT_LE(rect.right(), plot.right() + 0.5) << text->text().toStdString() << " runs into the legend";
+        EXPECT_GE(rect.left(), plot.left() - 0.5) << text->text().toStdString();
+        at_the_edge = at_the_edge || text->text() == QStringLiteral("exclude w3");
+    }
+    EXPECT_TRUE(at_the_edge) << "the last iteration's action is labelled too, left of its line";
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        view.grab().save(QString::fromUtf8(out) + QStringLiteral("/equilibrium-marks.png"));
 }

@@ -6,6 +6,35 @@
 
 namespace fulcrum::ui {
 
+namespace {
+
+// The round step (1, 2 or 5 × 10^k) at or above `raw`.
+double round_step(double raw)
+{
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    return raw / magnitude <= 1 ? magnitude
+        : raw / magnitude <= 2  ? 2 * magnitude
+        : raw / magnitude <= 5  ? 5 * magnitude
+                                : 10 * magnitude;
+}
+
+} // namespace
+
+void set_value_axis(QValueAxis& axis, double max, bool whole, const QString& suffix)
+{
+    const double top = std::max(max, whole ? 1.0 : 1e-9) * 1.05; // room above the highest point
+    double step = round_step(top / 5);
+    if (whole)
+        step = std::max(step, 1.0);
+    axis.setRange(0, std::ceil(top / step - 1e-9) * step);
+    axis.setTickType(QValueAxis::TicksDynamic);
+    axis.setTickAnchor(0);
+    axis.setTickInterval(step);
+    const int decimals = whole ? 0 : std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
+    axis.setLabelFormat(
+        QStringLiteral("%.%1f").arg(decimals) + QString(suffix).replace(QLatin1Char('%'), QStringLiteral("%%")));
+}
+
 void set_iteration_axis(QValueAxis& axis, AxisSpan span)
 {
     const double raw = std::max((span.to - span.from) / 8, 1.0);

@@ -58,6 +58,8 @@ QChart* make_chart(const QString& title)
     return chart;
 }
 
+constexpr double kMarksOnTop = 100; // above the chart's grid and series items
+
 QValueAxis* make_axis(const QString& title)
 {
     auto* axis = new QValueAxis;
@@ -93,9 +95,6 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     times_->addAxis(times_x_, Qt::AlignBottom);
     times_->addAxis(times_y_, Qt::AlignLeft);
     times_->addAxis(spread_y_, Qt::AlignRight);
-    spread_y_->setLabelFormat(QStringLiteral("%.0f%%"));
-    times_y_->setLabelFormat(QStringLiteral("%.3g"));
-    sizes_y_->setLabelFormat(QStringLiteral("%.0f"));
     spread_->setName(QStringLiteral("spread (max − min) / mean"));
     QPen spread_pen(Qt::black);
     spread_pen.setWidthF(1.5);
@@ -104,6 +103,10 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     times_->addSeries(spread_);
     spread_->attachAxis(times_x_);
     spread_->attachAxis(spread_y_);
+    // Named by its axis: the two legends then list the same workers and take one width.
+    spread_y_->setTitleText(QStringLiteral("spread (max − min) / mean, dashed"));
+    for (QLegendMarker* marker : times_->legend()->markers(spread_))
+        marker->setVisible(false);
     for (QChartView* view : { sizes_view_, times_view_ }) {
         view->setRenderHint(QPainter::Antialiasing, false);
         view->viewport()->installEventFilter(this);
@@ -234,9 +237,9 @@ void EquilibriumView::refresh()
                                   : AxisSpan { static_cast<double>(first), static_cast<double>(last) };
     for (QValueAxis* x : { sizes_x_, times_x_ })
         set_iteration_axis(*x, x_span_);
-    sizes_y_->setRange(0, max_size * 1.1);
-    times_y_->setRange(0, max_time * 1.1);
-    spread_y_->setRange(0, std::max(max_spread * 1.1, threshold() * 200));
+    set_value_axis(*sizes_y_, max_size, true);
+    set_value_axis(*times_y_, max_time, false);
+    set_value_axis(*spread_y_, std::max(max_spread, threshold() * 200), false, QStringLiteral("%"));
     for (std::size_t k = 0; k < size_series_.size(); ++k) {
         size_series_[k]->replace(sizes[k]);
         time_series_[k]->replace(times[k]);
@@ -262,6 +265,7 @@ void EquilibriumView::refresh()
         else
             lost_at = e.last + 1;
     }
+    mark_at_ = merge_marks(mark_at_);
     place_marks();
 
     const auto newest = history.last_iteration();
@@ -321,19 +325,35 @@ void EquilibriumView::place_marks()
                                                           : Qt::SolidLine);
             pen.setWidthF(m.kind == EventMark::Kind::Equilibrium ? 2 : 1.5);
             auto* line = new QGraphicsLineItem(x, plot.top(), x, plot.bottom(), chart);
+            line->setZValue(kMarksOnTop); // above the grid lines a mark may fall on
             line->setPen(pen);
             line->setToolTip(m.tooltip);
             marks_.push_back(line);
-            if (x < label_free_from[row])
-                continue;
             auto* text = new QGraphicsSimpleTextItem(m.label, chart);
+            // Right of its line, or left of it where it would run past the plot into the legend.
+            const double width = text->boundingRect().width();
+            const double left = x + 3 + width <= plot.right() ? x + 3 : std::max(plot.left(), x - 3 - width);
+            if (left < label_free_from[row]) {
+                delete text;
+                continue;
+            }
             text->setBrush(pen.color());
             text->setToolTip(m.tooltip);
-            text->setPos(x + 3, plot.top() + 2 + 16 * static_cast<double>(row)); // a row per kind
-            label_free_from[row] = x + text->boundingRect().width() + 8;
+            text->setZValue(kMarksOnTop);
+            text->setPos(left, plot.top() + 2 + 16 * static_cast<double>(row)); // a row per kind
+            label_free_from[row] = left + width + 8;
             marks_.push_back(text);
         }
     }
+}
+
+std::vector<const QGraphicsSimpleTextItem*> EquilibriumView::drawn_labels() const
+{
+    std::vector<const QGraphicsSimpleTextItem*> labels;
+    for (const QGraphicsItem* item : marks_)
+        if (const auto* text = dynamic_cast<const QGraphicsSimpleTextItem*>(item))
+            labels.push_back(text);
+    return labels;
 }
 
 bool EquilibriumView::eventFilter(QObject* watched, QEvent* event)

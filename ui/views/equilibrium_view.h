@@ -12,6 +12,7 @@ class QChart;
 class QChartView;
 class QDoubleSpinBox;
 class QGraphicsItem;
+class QGraphicsSimpleTextItem;
 class QLabel;
 class QLineSeries;
 class QValueAxis;
@@ -54,6 +55,8 @@ public:
     int highlighted() const { return highlighted_; }
     // What the charts mark: the job's phase and operator events and its equilibria.
     const std::vector<EventMark>& marks() const { return mark_at_; }
+    // The marks' labels as drawn, each a child of its chart.
+    std::vector<const QGraphicsSimpleTextItem*> drawn_labels() const;
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;

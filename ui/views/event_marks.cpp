@@ -3,6 +3,8 @@
 #include "common/job_event.h"
 #include "ui/models/events_model.h"
 
+#include <algorithm>
+
 namespace fulcrum::ui {
 
 namespace {
@@ -38,6 +40,9 @@ QString label_of(const JobEvent& e)
     case EventKind::WorkerLost:
         label = QStringLiteral("lost");
         break;
+    case EventKind::JobRestarted:
+        label = QStringLiteral("restarted");
+        break;
     default:
         label = QString::fromUtf8(to_string(e.kind));
         break;
@@ -67,7 +72,7 @@ std::vector<EventMark> event_marks(const EventsModel& events, JobId job)
         if (e.kind == EventKind::PhaseChange) {
             m.kind = EventMark::Kind::Phase;
             m.label = QString::fromStdString(e.message).section(QLatin1Char(':'), 0, 0);
-        } else if (is_operator_change(e.kind)) {
+        } else if (is_operator_change(e.kind) || e.kind == EventKind::Readmit || e.kind == EventKind::JobRestarted) {
             m.kind = EventMark::Kind::Operator;
             m.label = label_of(e);
         } else if (e.kind == EventKind::WorkerStalled || e.kind == EventKind::WorkerRecovered
@@ -80,6 +85,23 @@ std::vector<EventMark> event_marks(const EventsModel& events, JobId job)
         marks.push_back(std::move(m));
     }
     return marks;
+}
+
+std::vector<EventMark> merge_marks(const std::vector<EventMark>& marks)
+{
+    std::vector<EventMark> merged;
+    for (const EventMark& m : marks) {
+        const auto same = std::find_if(merged.begin(), merged.end(),
+            [&](const EventMark& k) { return k.kind == m.kind && k.iteration == m.iteration; });
+        if (same == merged.end()) {
+            merged.push_back(m);
+            continue;
+        }
+        if (!same->label.split(QStringLiteral(", ")).contains(m.label))
+            same->label += QStringLiteral(", ") + m.label;
+        same->tooltip += QStringLiteral("\n\n") + m.tooltip;
+    }
+    return merged;
 }
 
 QColor mark_colour(EventMark::Kind kind)
