@@ -254,6 +254,7 @@ fi
 
 # 4. A PyTorch job under the kit's fulcrumd: NCCL on the GPU (gloo in the dry run).
 step_started=$SECONDS
+resnet_row=0
 data=""
 for candidate in "$build/data/fashion-mnist" /usr/share/datasets/fashion-mnist; do
     [ -f "$candidate/train-images-idx3-ubyte.gz" ] && { data="$candidate"; break; }
@@ -292,6 +293,7 @@ else
     # The real loop (issue 43 item 2): ResNet-18 with a prefetching DataLoader, BatchNorm and,
     # on CUDA, float16 autocast, through the same fulcrumd.
     step_started=$SECONDS
+    resnet_row=1
     if ! "$python" -c 'import torchvision' 2> /dev/null; then
         row "resnet-18 job" skipped "${python:-python3} lacks torchvision"
     else
@@ -308,6 +310,7 @@ else
     stop_daemon "$daemon_pid"
     cp "$work"/fulcrumd/*.db "$work/" 2> /dev/null
 fi
+[ "$resnet_row" = 1 ] || row "resnet-18 job" skipped "no torch job (above)"
 
 # 5. Remote workers on the GPU: two fulcrum-worker --device cuda:0 processes join a real-mode
 # job of the kit's fulcrumd beside a local GPU worker (remote-workers.md).

@@ -64,7 +64,10 @@ WorkerId RankPool::join(
         if (slot.lost)
             throw RefusedRequest("rank-lost",
                 "rank " + std::to_string(chosen) + " of " + job + " was lost (" + slot.lost_why
-                    + "); a framework's process group cannot take it back: submit the job again");
+                    + "); a framework's process group cannot take it back: with external.max_restarts its "
+                      "restarted group joins again, else submit the job again");
+        if (final_ && final_->state == train::RankPlan::State::Lost) // until a restart opens the ranks again
+            throw RefusedRequest("rank-lost", job + " lost a rank (" + final_->message + "); its ranks are closed");
         if (slot.client)
             throw RefusedRequest(
                 "rank-taken", "rank " + std::to_string(chosen) + " of " + job + " is already held (" + slot.host + ")");

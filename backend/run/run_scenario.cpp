@@ -102,7 +102,8 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
     const data::TrainTest data = options.data ? *options.data : load_scenario_data(s, seed);
 
     train::TrainerConfig config;
-    config.job = options.job.value_or(0);
+    // fulcrumd's id for the job; a resumed one keeps its checkpoint's (fulcrum-run's job is 0).
+    config.job = options.job.value_or(options.resume ? options.resume->checkpoint.job : 0);
     config.train = data.train;
     config.test = data.test;
     try {

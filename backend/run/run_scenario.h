@@ -41,7 +41,8 @@ struct Progress {
 struct RunOptions {
     std::optional<std::filesystem::path> database; // no database: nothing recorded
     // The job's id in its store and its rows: fulcrumd's id for it (fulcrum-run's job is 0).
-    // A resumed job keeps its checkpoint's: a store of an earlier release numbers its job 0.
+    // Unset, a resumed job keeps its checkpoint's (fulcrum-run --resume of a fulcrumd store);
+    // a store of an earlier release numbers its job 0, and a resume there keeps 0.
     std::optional<JobId> job;
     std::optional<scenario::Mode> mode; // overrides the scenario's
     std::optional<std::uint64_t> seed;

@@ -217,6 +217,12 @@ TrainingResult ExternalTrainer::run(const std::atomic<bool>* stop)
     // the iteration after it: rank 0's word, every rank having read the same checkpoint.
     first_ = std::clamp<std::int64_t>(
         gathered.reports.empty() ? 0 : gathered.reports.front().resume_from.value_or(0), 0, config_.iterations);
+    for (std::size_t r = 1; r < gathered.reports.size(); ++r)
+        if (gathered.reports[r].resume_from.value_or(0) != gathered.reports.front().resume_from.value_or(0))
+            throw std::runtime_error("the ranks would resume from different iterations: " + who(0) + " from "
+                + std::to_string(gathered.reports.front().resume_from.value_or(0)) + ", " + who(r) + " from "
+                + std::to_string(gathered.reports[r].resume_from.value_or(0))
+                + " (their state folder must be one they share)");
     control_->policy_in_effect(manager_->policy().name());
     balance::Allocation allocation = manager_->initial();
     mail_->forward_manager_events(first_, 0);

@@ -474,7 +474,9 @@ struct FreeRunningEngine::Impl : EngineRefs {
         drop_lost(i, loss, t);
         if (!draining && !progress.done)
             restart(i, t);
-        if (!progress.done && std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; }))
+        // A drain for a switch to a barrier model whose last batch this was is ready, not stuck.
+        if (!progress.done && !switch_ready
+            && std::none_of(state.begin(), state.end(), [](const WorkerState& w) { return w.busy; }))
             throw std::runtime_error("every worker of the job is lost or waits on one that is; it cannot go on");
     }
 
@@ -601,16 +603,17 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
     // "dropped: excluded", and whoever waited on it (SSP's bound) goes on.
     void release_given_up()
     {
-        std::vector<WorkerId> under_way;
+        engine::Pacer& pacer = e.core.pacer();
+        std::vector<WorkerId> under_way; // a batch whose modelled arrival has passed is not
         double next = std::numeric_limits<double>::infinity();
         for (std::size_t i = 0; i < e.state.size(); ++i)
             if (e.state[i].busy) {
-                under_way.push_back(static_cast<WorkerId>(i));
                 next = std::min(next, e.state[i].row.end_s);
+                if (e.state[i].row.end_s > pacer.now())
+                    under_way.push_back(static_cast<WorkerId>(i));
             }
         if (under_way.empty())
             return;
-        engine::Pacer& pacer = e.core.pacer();
         const std::optional<WorkerId> gone = e.job.release->wait_for_give_up(under_way, pacer.due(next), e.stop_flag);
         if (!gone)
             return;

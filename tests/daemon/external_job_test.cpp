@@ -342,6 +342,30 @@ TEST_F(ExternalJobTest, ARestartedGroupRejoinsTheSameJobAndGoesOnFromItsCheckpoi
     EXPECT_EQ(events.front().kind, "job-restarted") << "the attempt's run says why it exists";
 }
 
+// Ranks that would resume from different iterations (a state folder not shared between their
+// hosts) would train diverged replicas: the job fails, saying which ranks disagree.
+TEST_F(ExternalJobTest, RanksThatWouldResumeFromDifferentIterationsFailTheJob)
+{
+    daemon::Daemon d(options());
+    std::vector<ServerMessage> seen;
+    auto op = operator_of(d);
+    const JobId job = submit(d, *op, seen, external_job(2, R"({"type": "uniform"})", 12));
+    std::vector<Rank> ranks = join_ranks(d, job, 2);
+    std::vector<RankPlan> first(2);
+    each_rank(ranks,
+        [&](Rank& r) { first[static_cast<std::size_t>(r.rank)] = r.report(d, job, -1, 0, 1000, r.rank == 0 ? 4 : 0); });
+    EXPECT_EQ(first[0].state, "stopped");
+    EXPECT_NE(first[1].message.find("the ranks would resume from different iterations: rank 0 (rank-0) from 4, "
+                                    "rank 1 (rank-1) from 0"),
+        std::string::npos)
+        << first[1].message;
+    ASSERT_TRUE(wait_for(*op, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == job && u->status.state == JobState::Failed;
+    }));
+    d.stop_all();
+}
+
 // A rank that heartbeats (protocol 3) is alive while it sends anything, report or heartbeat,
 // however long its iteration takes; silent for the worker timeout (a SIGSTOP, a hung host),
 // it is lost even though no rank could report (its peers wait for it in their all-reduce),

@@ -277,6 +277,39 @@ TEST_F(Checkpoints, AJobThatSwitchedFromBspToAspResumesFromACheckpointTakenBetwe
     EXPECT_EQ(resumed.sync, "asp");
 }
 
+// A store fulcrumd wrote numbers its job as fulcrumd did (here 7); fulcrum-run --resume gives
+// no id, and the resumed rows go on as job 7's (the review of issue 43 item 6: it refused the
+// checkpoint as another job's).
+TEST_F(Checkpoints, AResumeWithoutAJobIdGoesOnAsTheCheckpointsJob)
+{
+    const std::string json = cpu_scenario(R"({"type": "uniform"})");
+    std::atomic<bool> stop { false };
+    run::RunOptions first;
+    first.mode = scenario::Mode::Virtual;
+    first.database = dir / "job-7.db";
+    first.job = 7;
+    first.stop = &stop;
+    first.on_rows = [&](std::span<const IterationRecord> rows) {
+        if (!rows.empty() && rows.front().iteration >= 10)
+            stop = true;
+    };
+    EXPECT_TRUE(run::run_scenario(scenario::parse_scenario(json, "t"), first).stopped);
+    db::RunReader reader(dir / "job-7.db");
+    const auto checkpoint = reader.checkpoint(1, 7);
+    ASSERT_TRUE(checkpoint) << "the checkpoint is job 7's";
+    EXPECT_FALSE(reader.checkpoint(1, 0));
+
+    run::RunOptions rest;
+    rest.mode = scenario::Mode::Virtual;
+    rest.database = dir / "job-7.db";
+    rest.resume = run::RunOptions::Resume { 1, *checkpoint, {}, {} };
+    const run::RunSummary resumed = run::run_scenario(scenario::parse_scenario(json, "t"), rest);
+    EXPECT_FALSE(resumed.stopped);
+    db::RunReader after(dir / "job-7.db");
+    EXPECT_TRUE(after.iterations(1, 0).empty()) << "no row of another number";
+    EXPECT_GT(after.iterations(1, 7).back().iteration, checkpoint->iteration) << "it went on as job 7";
+}
+
 TEST_F(Checkpoints, PinsExclusionsStragglersAndAPolicyChangeCarryAcrossAResume)
 {
     // An operator's changes mid-run, then a clean stop: the stop writes a checkpoint, and the

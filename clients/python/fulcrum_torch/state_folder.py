@@ -9,6 +9,11 @@ from typing import Any, Dict, Optional
 
 import torch
 
+# Tensors, numbers, strings and containers of them, as state_dicts are: nothing else is
+# unpickled from a folder several hosts share. torch 1.13's weights_only unpickler refuses a
+# plain float (an optimizer's learning rate), so there the folder must be trusted.
+SAFE_LOAD = int(torch.__version__.split(".")[0]) >= 2
+
 JOB_FILE = "fulcrum-job.json"
 CHECKPOINT_FILE = "fulcrum-checkpoint.pt"
 
@@ -35,7 +40,7 @@ class StateFolder:
         path = self.path / CHECKPOINT_FILE
         if not path.exists():
             return None
-        saved = torch.load(path, map_location="cpu")
+        saved = torch.load(path, map_location="cpu", weights_only=SAFE_LOAD)
         if not isinstance(saved, dict) or saved.get("job") != job or "iteration" not in saved:
             return None
         return saved

@@ -71,8 +71,8 @@ DEFAULT_WORKER_TIMEOUT_S = 10.0  # fulcrumd's --worker-timeout
 
 def process_group_timeout(scenario: Dict[str, Any], floor_s: float = 60) -> datetime.timedelta:
     """The timeout to give `dist.init_process_group` for a job of `scenario`: its
-    rank_timeout_s (the longest gap between the ranks' reports fulcrumd accepts) plus its
-    worker timeout, and at least `floor_s` (the rendezvous of processes that start torch on
+    rank_timeout_s (the longest a rank may take from its plan to its report, an announced
+    evaluation apart) plus its worker timeout, and at least `floor_s` (the rendezvous of processes that start torch on
     a loaded machine takes its time too). Past it, a collective waiting for a lost rank
     raises, and `train` turns that into a FulcrumError naming the lost rank, instead of
     waiting for gloo's or NCCL's default 30 minutes. A rank's evaluation does not count: the
@@ -103,6 +103,9 @@ class ExternalJob:
         self.client = client
         self.rank = rank
         self._folder = StateFolder(state_dir) if state_dir else None
+        # fulcrumd loses the last attempt's rank within its worker timeout: ask that long and more.
+        worker_timeout = float((scenario or {}).get("worker_timeout_s", DEFAULT_WORKER_TIMEOUT_S))
+        self._rejoin_wait_s = max(REJOIN_WAIT_S, worker_timeout + 30)
         rejoining = False
         if job is None:
             if rank == 0 and scenario is None:
@@ -141,7 +144,7 @@ class ExternalJob:
 
     def _join(self, rejoining: bool) -> Dict[str, Any]:
         host = f"{socket.gethostname()} pid {os.getpid()}"
-        deadline = time.monotonic() + REJOIN_WAIT_S
+        deadline = time.monotonic() + self._rejoin_wait_s
         while True:
             try:
                 return self.client.join(self.job, self.rank, host=host)
@@ -160,6 +163,11 @@ class ExternalJob:
             raise RuntimeError("give ExternalJob a state_dir to keep checkpoints in")
         if self.rank == 0:
             self._folder.save(self.job, iteration + 1, state)
+
+    @property
+    def keeps_checkpoints(self) -> bool:
+        """It was given a state folder (`state_dir`)."""
+        return self._folder is not None
 
     def resume(self) -> Optional[Dict[str, Any]]:
         """The state the last attempt's checkpoint saved for this job; None on its first
@@ -302,12 +310,15 @@ def train(model: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, *
     `checkpoint_every` N (with the job's `state_dir`): the model's and the optimizer's state
     is saved after every N-th iteration, and a restarted group (torchrun --max_restarts)
     starts from the last one saved. The restarted attempt draws a new pass over the data."""
+    if checkpoint_every > 0 and not job.keeps_checkpoints:
+        raise ValueError("checkpoint_every needs the job's state_dir (ExternalJob(..., state_dir=DIR))")
     device = device or torch.device("cpu")
+    saved = job.resume()
+    if saved is not None:  # before DDP takes the parameters: every rank reads the same checkpoint
+        model.load_state_dict(saved["model"])
     ddp = job.distribute(model, device)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=momentum)
-    saved = job.resume()
-    if saved is not None:  # every rank reads the same checkpoint, so the replicas agree
-        model.load_state_dict(saved["model"])
+    if saved is not None:
         optimizer.load_state_dict(saved["optimizer"])
     result = TrainResult()
     started = time.perf_counter()
