@@ -83,6 +83,18 @@ TEST(ConsoleStore, AReplayedRunFillsTheJobsWorkersAndEventsModels)
     EXPECT_EQ(jobs.data(jobs.index(0, ui::JobsModel::Progress), ui::JobsModel::kFractionRole).toDouble(), 1.0);
     EXPECT_TRUE(jobs.data(jobs.index(0, ui::JobsModel::Policy)).toString().startsWith(QStringLiteral("lbbsp-cpu")));
     EXPECT_FALSE(jobs.data(jobs.index(0, ui::JobsModel::Accuracy)).toString().isEmpty());
+    // The run clock beside the wall's elapsed time (issue 44 item 3): the run's own end.
+    db::RunReader run_clock(recorded.database);
+    const auto end_row = run_clock.iterations(recorded.run, 0, kIterations - 1, kIterations - 1);
+    double end_s = 0;
+    for (const IterationRecord& r : end_row)
+        end_s = std::max(end_s, r.end_s);
+    EXPECT_EQ(
+        jobs.data(jobs.index(0, ui::JobsModel::RunClock)).toString(), QStringLiteral("%1 s").arg(end_s, 0, 'f', 1));
+    EXPECT_EQ(jobs.headerData(ui::JobsModel::RunClock, Qt::Horizontal).toString(), QStringLiteral("Run clock"));
+    EXPECT_TRUE(jobs.headerData(ui::JobsModel::RunClock, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("excluded until")));
 
     // The workers table holds the last iteration's rows as recorded.
     db::RunReader reader(recorded.database);

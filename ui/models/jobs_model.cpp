@@ -111,6 +111,8 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         return j.accuracy ? QStringLiteral("%1 %").arg(100.0 * *j.accuracy, 0, 'f', 2) : QString();
     case Elapsed:
         return duration_text(j.elapsed_s);
+    case RunClock:
+        return j.iteration > 0 || j.time_s > 0 ? QStringLiteral("%1 s").arg(j.time_s, 0, 'f', 1) : QString();
     case Remaining: {
         // The wall time so far per completed iteration, times what is left.
         if (j.iteration <= 0 || j.iteration >= j.iterations || j.state != protocol::JobState::Running)
@@ -125,10 +127,18 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
 
 QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    if (orientation != Qt::Horizontal)
+        return {};
+    if (role == Qt::ToolTipRole && section == Elapsed)
+        return QStringLiteral("Wall time since the job started");
+    if (role == Qt::ToolTipRole && section == RunClock)
+        return QStringLiteral("The job's own clock, in seconds: modelled time in the virtual and paced modes, "
+                              "the wall's in the real mode. Its events, and a worker's \"excluded until\", read "
+                              "on it");
+    if (role != Qt::DisplayRole)
         return {};
     static const char* const kNames[ColumnCount] = { "Job", "Name", "State", "Model", "Sync", "Policy", "Workers",
-        "Progress", "Iteration", "Accuracy", "Elapsed", "Remaining" };
+        "Progress", "Iteration", "Accuracy", "Elapsed", "Run clock", "Remaining" };
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

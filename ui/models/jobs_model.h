@@ -25,6 +25,7 @@ public:
         Iteration,
         Accuracy,
         Elapsed,
+        RunClock, // the job's own clock, which its events and exclusion limits read on
         Remaining,
         ColumnCount
     };

@@ -101,7 +101,7 @@ QString WorkersModel::state_text(const protocol::WorkerState& s)
     if (!s.member)
         parts << QStringLiteral("left the job");
     if (s.excluded)
-        parts << (s.excluded_until ? QStringLiteral("excluded until %1 s").arg(*s.excluded_until, 0, 'f', 1)
+        parts << (s.excluded_until ? QStringLiteral("excluded until %1 s (run clock)").arg(*s.excluded_until, 0, 'f', 1)
                                    : QStringLiteral("excluded"));
     if (s.pinned)
         parts << QStringLiteral("pinned at %1").arg(*s.pinned);

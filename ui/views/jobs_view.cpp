@@ -57,6 +57,9 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->horizontalHeader()->setSectionResizeMode(JobsModel::Progress, QHeaderView::Fixed);
     table_->setColumnWidth(JobsModel::Progress, 140);
+    // Narrow columns for short values, so that every column fits 1280 px without scrolling.
+    for (const int narrow : { JobsModel::Job, JobsModel::Workers, JobsModel::SyncModel })
+        table_->setColumnWidth(narrow, 64);
     table_->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     submit_file_ = new QAction(QStringLiteral("Submit scenario file…"), this);
