@@ -100,11 +100,15 @@ void RankPool::reopen()
 {
     {
         std::lock_guard lock(mutex_);
+        ended_attempt_.clear();
         for (Slot& slot : slots_) {
+            if (slot.client)
+                ended_attempt_.push_back(slot.client->id());
             Slot fresh;
             fresh.name = std::move(slot.name);
             slot = std::move(fresh);
         }
+        ended_as_ = std::move(final_);
         final_.reset();
     }
     changed_.notify_all();
@@ -125,6 +129,14 @@ void RankPool::report(const std::shared_ptr<Client>& client, const protocol::Rep
             throw RefusedRequest("rank-lost",
                 "rank " + std::to_string(r.rank) + " of job " + std::to_string(job_) + " was lost ("
                     + slots_[static_cast<std::size_t>(r.rank)].lost_why + ")");
+        // A survivor of the attempt a restart ended, whose report came after: how that ended.
+        if (ended_as_
+            && std::find(ended_attempt_.begin(), ended_attempt_.end(), client->id()) != ended_attempt_.end()) {
+            protocol::Reply reply = ok(r.id, job_);
+            reply.plan = to_message(*ended_as_);
+            client->send(reply);
+            return;
+        }
         if (r.rank < 0 || static_cast<std::size_t>(r.rank) >= slots_.size()
             || slots_[static_cast<std::size_t>(r.rank)].client != client)
             throw RefusedRequest("not-joined",

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -50,7 +51,8 @@ public:
     int ranks() const { return static_cast<int>(slots_.size()); }
     // The job lost a rank and goes on (external.max_restarts): every rank is free again, for
     // the restarted group's processes to join. The last attempt's connections hold nothing
-    // now: a report of theirs is refused (not-joined), their closing loses no rank.
+    // now: a report of theirs is answered with that attempt's end (lost), their closing loses
+    // no rank.
     void reopen();
 
     train::GatheredReports gather(
@@ -92,6 +94,10 @@ private:
     std::condition_variable changed_;
     std::vector<Slot> slots_;
     std::optional<train::RankPlan> final_; // the job is over
+    // The attempt a restart ended: its connections' ids (never reused) and its end, which a
+    // report of theirs that comes late is answered with.
+    std::vector<std::uint64_t> ended_attempt_;
+    std::optional<train::RankPlan> ended_as_;
 };
 
 protocol::RankPlan to_message(const train::RankPlan& plan);
