@@ -136,10 +136,11 @@ TEST_F(Recovery, AnInterruptedStoreOfTheLastReleaseNumberingItsJob0ResumesAsJob0
     {
         sqlite3* handle = nullptr;
         ASSERT_EQ(sqlite3_open(store.c_str(), &handle), SQLITE_OK);
-        for (const char* table : { "jobs", "workers", "iterations", "events", "evaluations", "checkpoints", "cluster_states",
-                 "superseded_iterations", "superseded_evaluations" }) {
+        for (const char* table : { "jobs", "workers", "iterations", "events", "evaluations", "checkpoints",
+                 "cluster_states", "superseded_iterations", "superseded_evaluations" }) {
             const std::string sql = std::string("UPDATE ") + table + " SET job_id = 0";
-            EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(handle);
+            EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+                << sqlite3_errmsg(handle);
         }
         sqlite3_close(handle);
     }
