@@ -588,11 +588,7 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
 
     void run_until_done() override
     {
-        // Not under elastic-bsp yet: a batch dropped mid-superstep there could leave the job
-        // without a next event (DaemonTest.AnOperatorPinsAndExcludesWorkersOfLiveAspSspAndElasticBspJobs,
-        // 2 runs in 25 on a loaded machine); its exclusions apply at its next safe point.
-        const bool paced
-            = e.config.mode == ClockMode::Paced && e.core.pacer().speed() > 0 && e.kind != Kind::ElasticBsp;
+        const bool paced = e.config.mode == ClockMode::Paced && e.core.pacer().speed() > 0;
         while (!e.progress.done && !e.switch_ready) {
             if (paced)
                 release_given_up();

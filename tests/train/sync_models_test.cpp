@@ -787,11 +787,12 @@ TEST(AsyncTrainer, AFreeRunningLocalWorkersStallIsExcludedAndItsBatchGivenUpInTh
 // Issue 42 item 2 on the paced clock: the engine waits for the wall clock to reach each
 // arrival before taking it, and an exclusion meanwhile gives up the crawling worker's batch
 // at that instant. Worker 3 crawls from update 20 (1000 times its compute: 80 s at pace 1);
-// under ssp the others soon wait on it. The operator excludes it a second after the crawl
-// is injected, which is inside that batch however loaded the machine.
+// under ssp the others soon wait on it, under elastic-bsp the superstep does, and under asp
+// they train on. The operator excludes it a second after the crawl is injected, which is
+// inside that batch however loaded the machine.
 TEST(AsyncTrainer, AnExclusionGivesUpAFreeRunningWorkersBatchOnThePacedClock)
 {
-    for (const std::string sync : { "ssp", "asp" }) {
+    for (const std::string sync : { "ssp", "asp", "elastic-bsp" }) {
         SCOPED_TRACE(sync);
         struct Operator final : train::TrainingObserver {
             Collector seen;
