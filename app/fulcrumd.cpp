@@ -40,8 +40,12 @@ the operator's commands over a WebSocket (docs/protocol.md; --version names the 
 
 The cluster is servers of identical GPUs, one worker each (the file format is
 fulcrum-sim's: {"servers": 16, "gpus_per_server": 4, "gpu_memory_gb": 16}; that is also
-the default). A job takes one GPU per local worker, each worker a whole GPU unless its
-scenario's "placement": {"memory_gb": X} lets jobs share. A job that does not fit waits
+the default). A job takes one GPU per local worker with a GPU profile or a CUDA device,
+and per member of an elastic job, each worker a whole GPU unless its scenario's
+"placement": {"memory_gb": X} lets jobs share. Its CPU workers run beside the GPUs,
+bounded only by --memory-budget and --max-threads; a cluster file's
+"cpu_workers_take_gpus": true places them on GPUs too, as fulcrum-sim's workloads do (and
+a cluster file does unless it says false). A job that does not fit waits
 in the queue without holding back smaller jobs behind it. Placement policies (Wang et al.,
 Sec. IV): rand, ff (first fit), ls (list scheduling), lwf-K (least workload first, jobs
 of more than K GPUs consolidated on the fewest servers). --queue fifo starts no job before
@@ -250,6 +254,8 @@ int main(int argc, char** argv)
         options.folders = s.folders;
         if (!s.cluster.empty())
             options.cluster = sched::load_cluster(s.cluster);
+        else // its own default: CPU workers run beside the GPUs (a cluster file says otherwise)
+            options.cluster.cpu_workers_take_gpus = false;
         options.placement = s.placement;
         daemon::elastic_options(s, options);
         options.comm = s.comm;

@@ -26,7 +26,7 @@ std::string ClusterBook::impossible(const GpuDemand& demand) const
 {
     std::ostringstream why;
     if (demand.gpus() > cluster_.gpus())
-        why << "asks for " << demand.gpus() << " GPUs (one per local worker"
+        why << "asks for " << demand.gpus() << " GPUs (one per worker it places on a GPU"
             << (demand.servers > 0 ? ", and " + std::to_string(demand.servers) + " for its servers" : "")
             << "); the cluster has " << cluster_.gpus() << " (" << cluster_.servers << " servers of "
             << cluster_.gpus_per_server << ")";

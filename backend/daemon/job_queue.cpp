@@ -24,15 +24,25 @@ using namespace protocol;
 
 namespace {
 
-// One GPU per local worker (remote workers run where they were started), each worker a
-// whole GPU unless the scenario asks for less.
+// Whether fulcrumd places this worker of `s` on a GPU: not a remote worker or an external
+// job's rank (they run where they were started), and not a CPU worker where the cluster
+// keeps them off the GPUs. An elastic job's workers do take GPUs: EPS grows and shrinks it
+// by GPUs.
+bool takes_gpu(const scenario::Scenario& s, const scenario::WorkerSpec& w, const sched::ClusterSpec& cluster)
+{
+    if (w.remote || s.external)
+        return false;
+    return cluster.cpu_workers_take_gpus || s.elastic.present || w.gpu.has_value() || w.device.is_cuda();
+}
+
+// One GPU per worker that takes one, each a whole GPU unless the scenario asks for less.
 GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& cluster)
 {
     GpuDemand demand;
     if (s.external) // an external job's ranks run where its framework started them
         return demand;
-    demand.workers
-        = static_cast<int>(std::count_if(s.workers.begin(), s.workers.end(), [](const auto& w) { return !w.remote; }));
+    demand.workers = static_cast<int>(
+        std::count_if(s.workers.begin(), s.workers.end(), [&](const auto& w) { return takes_gpu(s, w, cluster); }));
     demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
     demand.servers = s.placement_server_gpus;
     return demand;
@@ -779,9 +789,17 @@ void JobQueue::start_queued()
         const bool external = job.scenario().external.has_value();
         for (const auto& w : job.scenario().workers)
             placement.push_back( // the workers' GPUs first; the servers' after them
-                w.remote || external || next >= std::min<std::size_t>(gpus.size(), demand.workers) ? -1 : gpus[next++]);
+                !takes_gpu(job.scenario(), w, options_.cluster)
+                        || next >= std::min<std::size_t>(gpus.size(), demand.workers)
+                    ? -1
+                    : gpus[next++]);
         const bool smaller = size && *size < request.workers;
         const bool fewer_servers = !pooled && demand.servers < request.servers;
+        const auto cpu_workers = std::count_if(job.scenario().workers.begin(), job.scenario().workers.end(),
+            [&](const auto& w) { return !w.remote && !external && !takes_gpu(job.scenario(), w, options_.cluster); });
+        const std::string beside_gpus = cpu_workers == 0
+            ? ""
+            : std::to_string(cpu_workers) + " CPU worker" + (cpu_workers == 1 ? "" : "s") + " beside the GPUs";
         placed.push_back({ &job, std::move(placement),
             external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
                     + job.scenario().external->framework + " started them"
@@ -789,8 +807,9 @@ void JobQueue::start_queued()
                     + " of the " + std::to_string(request.workers) + " workers it asks for, from the worker pool ("
                     + std::to_string(worker_pool_.idle()) + " idle)"
                     + (demand.workers > 0 ? " and, its local ones, on " + cluster_.describe(gpus) : "")
-                         : cluster_.placement() + " placed " + std::to_string(demand.workers) + " local worker"
-                    + (demand.workers == 1 ? "" : "s")
+                : demand.gpus() == 0 && cpu_workers > 0 ? "its " + beside_gpus + " (they take none)"
+                                                        : cluster_.placement() + " placed "
+                    + std::to_string(demand.workers) + " local worker" + (demand.workers == 1 ? "" : "s")
                     + (demand.servers > 0 ? " and its " + std::to_string(demand.servers) + " servers" : "") + " on "
                     + cluster_.describe(gpus)
                     + (smaller || fewer_servers
@@ -800,7 +819,8 @@ void JobQueue::start_queued()
                                             + std::to_string(request.servers) + " server GPUs"
                                                  : "")
                                 + " were free; it grows when GPUs are idle)"
-                            : ""),
+                            : "")
+                    + (beside_gpus.empty() ? "" : "; its " + beside_gpus),
             elastic_.sizes(job) || pooled ? size : std::nullopt,
             fewer_servers ? std::optional<int>(demand.servers) : std::nullopt });
         resources_.hold(job.id(), needs);

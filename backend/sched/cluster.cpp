@@ -42,6 +42,7 @@ ClusterSpec read_cluster(const std::string& text)
     c.gpu_memory_gb = positive(o, "gpu_memory_gb", c.gpu_memory_gb);
     c.intra_server_b = non_negative(o, "intra_server_b", c.intra_server_b);
     c.placement_comm_b = non_negative(o, "placement_comm_b", c.placement_comm_b);
+    c.cpu_workers_take_gpus = o.boolean_or("cpu_workers_take_gpus", c.cpu_workers_take_gpus);
     if (const json::value* n = o.find("network")) {
         if (!n->is_object())
             o.fail("network", "expected an object with a, b and eta (eq. 5)", "wrong-type");

@@ -35,13 +35,19 @@ struct ClusterSpec {
     // this many seconds per byte of every all-reduce still to come for a job that spans
     // servers. The authors' simulator counts 7.8125e-9 (1 Gbps) there.
     double placement_comm_b = 0;
+    // Whether a worker with neither a GPU profile nor a CUDA device takes a GPU all the same.
+    // The papers' workloads model every worker on a GPU, so the simulator and a cluster file
+    // do; fulcrumd's own default cluster does not: there a CPU worker runs beside the GPUs,
+    // bounded by the daemon's memory and thread budget (issue 44 item 6).
+    bool cpu_workers_take_gpus = true;
 
     int gpus() const { return servers * gpus_per_server; }
     int server_of(int gpu) const { return gpu / gpus_per_server; }
 };
 
 // The cluster from a JSON file: {"servers", "gpus_per_server", "gpu_memory_gb",
-// "intra_server_b", "placement_comm_b", "network": {"a", "b", "eta"}}, every field optional. Throws InputError
+// "intra_server_b", "placement_comm_b", "cpu_workers_take_gpus", "network": {"a", "b", "eta"}},
+// every field optional. Throws InputError
 // naming the file and field.
 ClusterSpec load_cluster(const std::string& path);
 

@@ -68,7 +68,7 @@ public:
         if (arrived < needed)
             throw std::logic_error("the barrier never closed");
         clock.discard_pending();
-        if (core_.config().mode == ClockMode::Paced && core_.pacer().speed() > 0)
+        if (paced_in_wall_time(core_))
             return pace_through(rows, tasks, needed, barrier_close, stop);
         return barrier_close;
     }

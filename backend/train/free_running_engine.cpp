@@ -588,7 +588,7 @@ struct FreeRunningEngine::Impl::ModelledClock final : Clock {
 
     void run_until_done() override
     {
-        const bool paced = e.config.mode == ClockMode::Paced && e.core.pacer().speed() > 0;
+        const bool paced = paced_in_wall_time(e.core);
         while (!e.progress.done && !e.switch_ready) {
             if (paced)
                 release_given_up();

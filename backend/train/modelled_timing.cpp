@@ -28,6 +28,11 @@ double time_modelled_batch(const JobCore& core, IterationRecord& row, std::size_
     return timing.device_memory;
 }
 
+bool paced_in_wall_time(JobCore& core)
+{
+    return core.config().mode == ClockMode::Paced && core.pacer().speed() > 0;
+}
+
 void pace_to(JobCore& core, double t, const std::atomic<bool>* stop)
 {
     if (core.config().mode == ClockMode::Paced)

@@ -30,4 +30,8 @@ double time_modelled_batch(const JobCore& core, IterationRecord& row, std::size_
 // shared clock (no other job can still have an earlier event).
 void pace_to(JobCore& core, double t, const std::atomic<bool>* stop);
 
+// The paced mode at a finite speed: the run clock follows the wall clock, so a person's
+// exclusion can come while a modelled batch is under way and give it up (issue 42 item 2).
+bool paced_in_wall_time(JobCore& core);
+
 } // namespace fulcrum::train

@@ -5,6 +5,9 @@
 #include "daemon_support.h"
 #include "db/run_reader.h"
 #include "gpu/cuda_devices.h"
+#include "process_support.h"
+#include "protocol/token_file.h"
+#include "ws_client.h"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -534,4 +537,67 @@ TEST_F(PlacementTest, JobsSharingAServersLinkContendByEquationFive)
     const std::vector<double> again = comm_of(5);
     EXPECT_EQ(again.back(), alone.back());
     d.stop_all();
+}
+
+// fulcrumd's own default cluster (no --cluster, 64 GPUs): a CPU job's workers run beside the
+// GPUs, so a job of 256 of them starts at once and holds none, while a job of GPU workers
+// still takes one GPU each (issue 44 item 6). Against the real program, as an operator
+// starts it.
+TEST(DefaultCluster, A256WorkerCpuJobStartsWithoutAClusterFileAndTakesNoGpu)
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("fulcrum-default-cluster-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const pid_t daemon = testing_support::spawn_logged(
+        { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo" },
+        dir / "fulcrumd.log");
+    const unsigned short port = testing_support::announced_port(dir / "fulcrumd.log");
+    ASSERT_NE(port, 0);
+    const auto token = pick_token(read_token_file(dir / "data" / "tokens"), { Role::Operator });
+    ASSERT_TRUE(token);
+    testing_support::WsClient op(port, *token);
+    op.send(Hello { kProtocolVersion, "placement-test" });
+    const std::string wide = R"({"name": "wide-cpu", "mode": "paced", "pace": 0.5,
+      "data": {"source": "synthetic", "train_size": 4096, "test_size": 100, "dim": 8, "classes": 3},
+      "model": {"type": "softmax"}, "training": {"total_batch": 1024, "iterations": 1000000, "eval_interval": 1000},
+      "workers": [{"speed": 3000, "count": 256}]})";
+    std::string gpus = job_of(2);
+    gpus.replace(gpus.find(R"({"speed": 3000,)"), 15, R"({"gpu": "v100",)");
+    const Reply cpu_job = op.request(SubmitJob { "cpu", wide }, "cpu");
+    ASSERT_FALSE(cpu_job.error) << cpu_job.error->message;
+    const Reply gpu_job = op.request(SubmitJob { "gpu", gpus }, "gpu");
+    ASSERT_FALSE(gpu_job.error) << gpu_job.error->message;
+
+    std::vector<JobStatus> jobs;
+    for (int i = 0; i < 200; ++i) {
+        jobs = op.request(ListJobs { "l" + std::to_string(i) }, "l" + std::to_string(i)).jobs;
+        if (jobs.size() == 2 && jobs[0].state == JobState::Running && jobs[1].state == JobState::Running)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    ASSERT_EQ(jobs.size(), 2u);
+    const JobStatus& wide_job = jobs[0].job == *cpu_job.job ? jobs[0] : jobs[1];
+    const JobStatus& gpu_workers = jobs[0].job == *cpu_job.job ? jobs[1] : jobs[0];
+    EXPECT_EQ(wide_job.state, JobState::Running) << wide_job.message;
+    EXPECT_EQ(wide_job.workers, 256);
+    EXPECT_TRUE(std::all_of(wide_job.placement.begin(), wide_job.placement.end(), [](std::int32_t g) { return g < 0; }))
+        << "a CPU worker holds no GPU";
+    db::RunReader store(dir / "data" / "runs" / ("job-" + std::to_string(wide_job.job) + ".db"));
+    const auto runs = store.runs();
+    ASSERT_FALSE(runs.empty());
+    const auto events = store.events(runs[0].id);
+    const auto placed
+        = std::find_if(events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "job-placed"; });
+    ASSERT_NE(placed, events.end());
+    EXPECT_NE(placed->message.find("its 256 CPU workers beside the GPUs (they take none)"), std::string::npos)
+        << placed->message;
+    EXPECT_EQ(gpu_workers.state, JobState::Running) << gpu_workers.message;
+    EXPECT_EQ(std::count_if(
+                  gpu_workers.placement.begin(), gpu_workers.placement.end(), [](std::int32_t g) { return g >= 0; }),
+        2)
+        << "a GPU worker takes its GPU";
+    fs::remove_all(dir);
 }

@@ -268,6 +268,9 @@ TEST(Workload, ClusterFileFieldsAreCheckedByName)
         write_temp_file("cluster.json", R"({"servers": 2, "gpus_per_server": 8, "network": {"eta": 0}})"));
     EXPECT_EQ(c.gpus(), 16);
     EXPECT_EQ(c.network.eta, 0);
+    EXPECT_TRUE(c.cpu_workers_take_gpus) << "as the papers' workloads model every worker";
+    EXPECT_FALSE(
+        load_cluster(write_temp_file("cluster-cpu.json", R"({"cpu_workers_take_gpus": false})")).cpu_workers_take_gpus);
     const auto field_of = [](const std::string& text) {
         try {
             load_cluster(write_temp_file("cluster-bad.json", text));
@@ -279,6 +282,7 @@ TEST(Workload, ClusterFileFieldsAreCheckedByName)
     EXPECT_EQ(field_of(R"({"servers": 0})"), "servers");
     EXPECT_EQ(field_of(R"({"network": {"b": -1}})"), "network.b");
     EXPECT_EQ(field_of(R"({"gpus": 4})"), "gpus");
+    EXPECT_EQ(field_of(R"({"cpu_workers_take_gpus": "no"})"), "cpu_workers_take_gpus");
     EXPECT_EQ(field_of(R"({"network": {"b": 0}})"), "network.b") << "b divides: it must be positive";
     EXPECT_EQ(field_of("{"), "line 1, column 2") << "malformed JSON is located";
 }

@@ -4,8 +4,10 @@
 #include "ui/views/straggler_timeline.h"
 #include "ui/views/workers_view.h"
 
+#include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QImage>
+#include <QLineEdit>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTest>
@@ -66,6 +68,77 @@ TEST(MainWindow, TheWorkersTableShowsEightWorkersAt1280x800And1920x1080)
         EXPECT_GE(visible, 8) << "rows fully visible in the workers table";
         EXPECT_GE(window.equilibrium_view().height(), size.height() / 3) << "the charts keep their room";
     }
+}
+
+// 64 workers are found by sorting and filtering (issue 44 item 2): "Stragglers first" puts
+// the longest batch at the top, a header sorts numbers as numbers, the filter finds a worker
+// by its state or id, and the operator's actions go to the worker on the row chosen, not to
+// the worker that row would hold unsorted.
+TEST(MainWindow, SixtyFourWorkersSortStragglersFirstAndFilterByStateOrId)
+{
+    using fulcrum::ui::WorkersModel;
+    fulcrum::ui::MainWindow window;
+    window.resize(1280, 800);
+    QAbstractItemModelTester check(&window.store().workers(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    std::vector<fulcrum::protocol::WorkerState> workers = show_running_job(window, 64);
+    workers[5].excluded = true;
+    window.store().ingest(fulcrum::protocol::WorkerUpdate { 1, workers, 0 });
+    fulcrum::protocol::IterationRows rows { 1, 7, {}, 0 };
+    for (int w = 0; w < 64; ++w) {
+        fulcrum::IterationRecord r;
+        r.job = 1;
+        r.worker = w;
+        r.iteration = 7;
+        r.batch_size = 8 + w % 5; // 8 to 12: sorted as numbers, 9 comes before 10
+        r.compute_s = w == 37 ? 0.9 : 0.01 * (1 + w % 7);
+        r.wait_s = 0.9 - r.compute_s;
+        r.speed = r.batch_size / r.compute_s;
+        rows.rows.push_back(r);
+    }
+    window.store().ingest(rows);
+    window.show();
+    QApplication::processEvents();
+    fulcrum::ui::WorkersView& view = window.workers_view();
+    QTableView* table = view.table();
+    const auto worker_on = [&](int row) { return table->model()->index(row, WorkersModel::Worker).data().toInt(); };
+    EXPECT_EQ(worker_on(0), 0) << "in the workers' order at first";
+    EXPECT_EQ(worker_on(63), 63);
+
+    view.stragglers_first();
+    EXPECT_EQ(worker_on(0), 37) << "the slowest batch leads";
+    EXPECT_EQ(table->model()->index(0, WorkersModel::Wait).data().toString(), QStringLiteral("0.0 ms · 0 %"));
+    table->selectRow(0);
+    EXPECT_EQ(view.selected_worker(), 37) << "the row chosen, sorted";
+
+    table->sortByColumn(WorkersModel::BatchSize, Qt::AscendingOrder);
+    std::vector<int> sizes;
+    for (int r = 0; r < table->model()->rowCount(); ++r)
+        sizes.push_back(table->model()->index(r, WorkersModel::BatchSize).data().toInt());
+    EXPECT_TRUE(std::is_sorted(sizes.begin(), sizes.end())) << "as numbers";
+
+    view.filter()->setText(QStringLiteral("excluded"));
+    ASSERT_EQ(table->model()->rowCount(), 1);
+    EXPECT_EQ(worker_on(0), 5);
+    table->selectRow(0);
+    EXPECT_EQ(view.selected_worker(), 5);
+    view.filter()->setText(QStringLiteral("w42"));
+    ASSERT_EQ(table->model()->rowCount(), 1);
+    EXPECT_EQ(worker_on(0), 42);
+    view.filter()->clear();
+    EXPECT_EQ(table->model()->rowCount(), 64);
+
+    // The table goes on sorting as rows come: worker 3 becomes the straggler.
+    view.stragglers_first();
+    rows.iteration = 8;
+    for (fulcrum::IterationRecord& r : rows.rows) {
+        r.iteration = 8;
+        r.compute_s = r.worker == 3 ? 2.0 : 0.01;
+    }
+    window.store().ingest(rows);
+    QApplication::processEvents();
+    EXPECT_EQ(worker_on(0), 3);
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/workers-sorted.png"));
 }
 
 // The workers table shows where each worker computes and its GPU's memory and utilisation

@@ -122,6 +122,8 @@ QVariant WorkersModel::data(const QModelIndex& index, int role) const
     const IterationRecord* r = row.last ? &*row.last : nullptr;
     if (role == Qt::ToolTipRole)
         return tooltip(index.column(), row.state, r);
+    if (role == kSortRole)
+        return sort_key(index.column(), row.state, r);
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
@@ -159,6 +161,45 @@ QVariant WorkersModel::data(const QModelIndex& index, int role) const
         return r && r->gpu.utilization ? QStringLiteral("%1 %").arg(100 * *r->gpu.utilization, 0, 'f', 0) : QString();
     case State:
         return state_text(row.state);
+    default:
+        return {};
+    }
+}
+
+QVariant WorkersModel::sort_key(int column, const protocol::WorkerState& state, const IterationRecord* r)
+{
+    // A worker with no row yet sorts as the least: last when the slowest come first.
+    const auto of_row = [r](auto value) { return r ? QVariant(static_cast<double>(value(*r))) : QVariant(-1.0); };
+    switch (column) {
+    case Worker:
+        return state.worker;
+    case Name:
+        return QString::fromStdString(state.name);
+    case Device:
+        return QString::fromStdString(state.device);
+    case BatchSize:
+        return r ? r->batch_size : state.batch_size;
+    case BatchTime: // the straggler's is the longest: "stragglers first" sorts on it
+        return of_row([](const IterationRecord& x) { return x.compute_s + x.comm_s; });
+    case Wait:
+        return of_row([](const IterationRecord& x) {
+            const double iteration_s = x.compute_s + x.comm_s + x.wait_s;
+            return iteration_s > 0 ? x.wait_s / iteration_s : 0.0;
+        });
+    case Speed:
+        return of_row([](const IterationRecord& x) { return x.speed; });
+    case PredictedSpeed:
+        return of_row([](const IterationRecord& x) { return x.predicted_speed.value_or(-1.0); });
+    case Cpu:
+        return of_row([](const IterationRecord& x) { return x.cpu_share; });
+    case Memory:
+        return of_row([](const IterationRecord& x) { return x.memory_share; });
+    case GpuMemory:
+        return of_row([](const IterationRecord& x) { return x.gpu.memory_gb.value_or(-1.0); });
+    case GpuUtilization:
+        return of_row([](const IterationRecord& x) { return x.gpu.utilization.value_or(-1.0); });
+    case State:
+        return state_text(state);
     default:
         return {};
     }

@@ -30,6 +30,10 @@ public:
         ColumnCount
     };
 
+    // Each column's value to sort by (numbers as numbers: 9 before 10, a wait by its share),
+    // for the workers table's sorting proxy.
+    static constexpr int kSortRole = Qt::UserRole + 1;
+
     using QAbstractTableModel::QAbstractTableModel;
 
     // Shows this job's workers from now on (and none until its messages come).
@@ -63,6 +67,7 @@ private:
     };
     Row& row_for(WorkerId worker); // grows the table to the worker
     static QVariant tooltip(int column, const protocol::WorkerState& state, const IterationRecord* row);
+    static QVariant sort_key(int column, const protocol::WorkerState& state, const IterationRecord* row);
     std::optional<JobId> job_;
     std::vector<Row> rows_;
 };

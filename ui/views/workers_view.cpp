@@ -3,6 +3,7 @@
 #include "ui/client/commands.h"
 #include "ui/console_store.h"
 #include "ui/models/jobs_model.h"
+#include "ui/models/workers_model.h"
 #include "ui/views/dialog_buttons.h"
 
 #include <QAction>
@@ -12,6 +13,8 @@
 #include <QFormLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
 #include <QToolBar>
@@ -19,6 +22,41 @@
 #include <cmath>
 
 namespace fulcrum::ui {
+
+namespace {
+
+// The workers whose id ("12" or "w12"), name, device or state holds the filter's text
+// ("excluded", "stalled", "cuda:1"), in the order of the column sorted on.
+class WorkerFilter final : public QSortFilterProxyModel {
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+
+    void set_text(const QString& text)
+    {
+        text_ = text.trimmed();
+        invalidateFilter();
+    }
+
+protected:
+    bool filterAcceptsRow(int row, const QModelIndex& parent) const override
+    {
+        if (text_.isEmpty())
+            return true;
+        const QAbstractItemModel& m = *sourceModel();
+        const QString id = m.index(row, WorkersModel::Worker, parent).data().toString();
+        if (text_ == id || text_.compare(QStringLiteral("w") + id, Qt::CaseInsensitive) == 0)
+            return true;
+        for (const int column : { WorkersModel::Name, WorkersModel::Device, WorkersModel::State })
+            if (m.index(row, column, parent).data().toString().contains(text_, Qt::CaseInsensitive))
+                return true;
+        return false;
+    }
+
+private:
+    QString text_;
+};
+
+} // namespace
 
 PinDialog::PinDialog(WorkerId worker, std::int32_t current, std::optional<std::int32_t> suggested, QWidget* parent)
     : QDialog(parent)
@@ -107,9 +145,20 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     : QWidget(parent)
     , store_(store)
     , commands_(commands)
+    , sorted_(new WorkerFilter(this))
+    , filter_(new QLineEdit(this))
     , table_(new QTableView(this))
 {
-    table_->setModel(&store_.workers());
+    sorted_->setSourceModel(&store_.workers());
+    sorted_->setSortRole(WorkersModel::kSortRole);
+    sorted_->setDynamicSortFilter(true);
+    table_->setModel(sorted_);
+    table_->setSortingEnabled(true);
+    table_->sortByColumn(WorkersModel::Worker, Qt::AscendingOrder);
+    filter_->setPlaceholderText(QStringLiteral("Filter: worker id, name, device or state (excluded, stalled…)"));
+    filter_->setClearButtonEnabled(true);
+    connect(filter_, &QLineEdit::textChanged, this,
+        [this](const QString& text) { static_cast<WorkerFilter*>(sorted_)->set_text(text); });
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->verticalHeader()->hide();
@@ -117,6 +166,8 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     table_->setWordWrap(false);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
     table_->horizontalHeader()->setStretchLastSection(true);
+    table_->horizontalHeader()->resizeSection(
+        WorkersModel::Wait, table_->fontMetrics().horizontalAdvance(QStringLiteral("0000.0 ms · 100 %")) + 16);
     table_->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     pin_ = new QAction(QStringLiteral("Pin batch size…"), this);
@@ -145,11 +196,18 @@ WorkersView::WorkersView(ConsoleStore& store, Commands& commands, QWidget* paren
     }
     table_->addAction(add_to_job_);
     table_->addAction(remove_from_job_);
+    stragglers_first_ = new QAction(QStringLiteral("Stragglers first"), this);
+    stragglers_first_->setToolTip(QStringLiteral("Sort by batch time, the longest first: the worker the others wait "
+                                                 "for at the barrier leads (a header click sorts by any column)"));
+    connect(stragglers_first_, &QAction::triggered, this, &WorkersView::stragglers_first);
     auto* tools = new QToolBar(this);
     tools->setToolButtonStyle(Qt::ToolButtonTextOnly);
     tools->addActions({ pin_, unpin_, exclude_, include_ });
     tools->addSeparator();
     tools->addActions({ add_to_job_, remove_from_job_ });
+    tools->addSeparator();
+    tools->addAction(stragglers_first_);
+    tools->addWidget(filter_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(tools);
@@ -208,6 +266,12 @@ void WorkersView::update_actions()
     remove_from_job_->setVisible(status && status->elastic);
     add_to_job_->setEnabled(elastic && !state->member && members < status->elastic->max_workers);
     remove_from_job_->setEnabled(elastic && state->member && members > status->elastic->min_workers);
+}
+
+void WorkersView::stragglers_first()
+{
+    table_->sortByColumn(WorkersModel::BatchTime, Qt::DescendingOrder);
+    table_->scrollToTop();
 }
 
 void WorkersView::add_selected_to_job()

@@ -10,6 +10,8 @@ class QAction;
 class QCheckBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
 class QSpinBox;
 class QTableView;
 
@@ -54,13 +56,16 @@ private:
 // The shown job's workers with the operator's actions on them: pin (P), unpin (U),
 // exclude (E) and re-include (I), from the context menu, the tool bar or the keyboard; and
 // for an elastic job, adding a free worker slot to it or removing a worker (Elastic PS),
-// within the job's min and max workers.
+// within the job's min and max workers. The table sorts by any column (a header click) and
+// filters by a worker's id, name, device or state, so that a 256-worker job's stragglers
+// are one click away ("Stragglers first": the longest batch time at the top).
 class WorkersView : public QWidget {
     Q_OBJECT
 public:
     WorkersView(ConsoleStore& store, Commands& commands, QWidget* parent = nullptr);
 
     QTableView* table() const { return table_; }
+    QLineEdit* filter() const { return filter_; }
     std::optional<WorkerId> selected_worker() const;
     QList<QAction*> worker_actions() const;
 
@@ -75,6 +80,8 @@ public:
     void include_selected();
     void add_selected_to_job();
     void remove_selected_from_job();
+    // Sorts by batch time, the longest first: the worker the others wait for leads.
+    void stragglers_first();
 
 private:
     void update_actions();
@@ -83,6 +90,8 @@ private:
 
     ConsoleStore& store_;
     Commands& commands_;
+    QSortFilterProxyModel* sorted_;
+    QLineEdit* filter_;
     QTableView* table_;
     QAction* pin_;
     QAction* add_to_job_;
@@ -90,6 +99,7 @@ private:
     QAction* unpin_;
     QAction* exclude_;
     QAction* include_;
+    QAction* stragglers_first_;
 };
 
 } // namespace fulcrum::ui
