@@ -336,6 +336,52 @@ TEST(EquilibriumView, AddsManyWorkersSeriesOverFramesAndAllAtOnceWhenAsked)
     EXPECT_EQ(drawn_workers(), 20u);
 }
 
+// Issue 44 item 3: an excluded worker's line is broken at the iterations it sat out, not drawn
+// as a diagonal across them, both when every iteration is a point and when the chart shows
+// thousands of iterations as bucketed points; a worker that never left stays one line.
+TEST(EquilibriumView, AnExcludedWorkersLineIsBrokenAtItsGap)
+{
+    for (const std::int64_t iterations : { std::int64_t { 60 }, std::int64_t { 6000 } }) {
+        SCOPED_TRACE(iterations);
+        const std::int64_t gap_from = iterations / 3, gap_to = 2 * iterations / 3; // worker 2 sits out
+        ConsoleStore store;
+        for (std::int64_t k = 0; k < iterations; ++k) {
+            protocol::IterationRows rows;
+            rows.iteration = k;
+            for (WorkerId w = 0; w < 3; ++w) {
+                if (w == 2 && k >= gap_from && k < gap_to)
+                    continue;
+                IterationRecord r;
+                r.worker = w;
+                r.iteration = k;
+                r.batch_size = w == 2 ? 8 : 20 + static_cast<std::int32_t>(k % 3);
+                r.compute_s = 0.05;
+                r.start_s = 0.1 * static_cast<double>(k);
+                r.end_s = r.start_s + 0.05;
+                rows.rows.push_back(r);
+            }
+            store.ingest(rows);
+        }
+        store.show_job(0);
+        IterationWindow window;
+        window.set_data_range(*store.history().first_iteration(), *store.history().last_iteration());
+        EquilibriumView view(store, window);
+        view.resize(1000, 600);
+        view.refresh_complete();
+        EXPECT_EQ(view.line_stretches(0), std::make_pair(1, 1)) << "a worker that never left is one line";
+        EXPECT_EQ(view.line_stretches(2), std::make_pair(2, 2)) << "broken once, in both charts";
+        for (const QString& line : view.visible_csv().split(QLatin1Char('\n')))
+            if (line.startsWith(QStringLiteral("batch_size_w2,"))) {
+                const qint64 at = line.section(QLatin1Char(','), 1, 1).toLongLong();
+                EXPECT_TRUE(at < gap_from || at >= gap_to) << "a point of worker 2 at " << at;
+            }
+        view.highlight(2); // its pen reaches every stretch
+        view.highlight(-1);
+        if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+            view.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/excluded-gap-%1.png").arg(iterations));
+    }
+}
+
 // Out of equilibrium, the summary says how many iterations in a row the spread has been
 // under the threshold, of the ones an equilibrium needs, and when the last one ended.
 TEST(EquilibriumView, SaysHowNearTheNextEquilibriumIs)

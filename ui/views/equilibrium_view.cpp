@@ -140,7 +140,7 @@ double EquilibriumView::threshold() const
 
 bool EquilibriumView::ensure_series(int workers)
 {
-    if (static_cast<int>(size_series_.size()) >= workers)
+    if (static_cast<int>(size_lines_.size()) >= workers)
         return true;
     // The legend first: laid out again for every series added, 128 legend markers would
     // make adding 64 workers' series take tens of milliseconds.
@@ -149,42 +149,44 @@ bool EquilibriumView::ensure_series(int workers)
     times_->legend()->setVisible(legend);
     // Adding a series to a chart costs about half a millisecond: a few workers per frame,
     // so the first frames of a 64-worker job stay short (the rest follow frame by frame).
-    const int until = std::min(workers, static_cast<int>(size_series_.size()) + kWorkersAddedPerFrame);
-    while (static_cast<int>(size_series_.size()) < until) {
-        const int w = static_cast<int>(size_series_.size());
-        for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_series_, sizes_x_, sizes_y_ },
-                 std::tuple { times_, &time_series_, times_x_, times_y_ } }) {
-            auto* series = new QLineSeries(this);
-            series->setName(QStringLiteral("w%1").arg(w));
+    const int until = std::min(workers, static_cast<int>(size_lines_.size()) + kWorkersAddedPerFrame);
+    while (static_cast<int>(size_lines_.size()) < until) {
+        const int w = static_cast<int>(size_lines_.size());
+        for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_lines_, sizes_x_, sizes_y_ },
+                 std::tuple { times_, &time_lines_, times_x_, times_y_ } }) {
             QPen pen(series_colour(w));
             pen.setWidthF(1.2);
-            series->setPen(pen);
-            chart->addSeries(series);
-            series->attachAxis(x);
-            series->attachAxis(y);
-            list->push_back(series);
+            list->emplace_back(*chart, *x, *y, QStringLiteral("w%1").arg(w), pen);
             // Hovering a worker's legend entry brings its lines forward in both charts.
-            for (QLegendMarker* marker : chart->legend()->markers(series))
+            for (QLegendMarker* marker : chart->legend()->markers(list->back().legend_series()))
                 connect(marker, &QLegendMarker::hovered, this, [this, w](bool on) { highlight(on ? w : -1); });
         }
         size_points_.emplace_back([](const WorkerSample& s) { return double(s.batch_size); });
         time_points_.emplace_back([](const WorkerSample& s) { return s.batch_size > 0 ? s.batch_time_s() : NAN; });
     }
-    return static_cast<int>(size_series_.size()) >= workers;
+    return static_cast<int>(size_lines_.size()) >= workers;
 }
 
 void EquilibriumView::highlight(int worker)
 {
     highlighted_ = worker;
-    for (const auto* list : { &size_series_, &time_series_ })
+    for (auto* list : { &size_lines_, &time_lines_ })
         for (std::size_t k = 0; k < list->size(); ++k) {
             QColor colour = series_colour(static_cast<int>(k));
             if (worker >= 0 && static_cast<int>(k) != worker)
                 colour.setAlpha(50);
             QPen pen(colour);
             pen.setWidthF(static_cast<int>(k) == worker ? 2.5 : 1.2);
-            (*list)[k]->setPen(pen);
+            (*list)[k].set_pen(pen);
         }
+}
+
+std::pair<int, int> EquilibriumView::line_stretches(WorkerId w) const
+{
+    const auto k = static_cast<std::size_t>(w);
+    if (w < 0 || k >= size_lines_.size())
+        return { 0, 0 };
+    return { size_lines_[k].segments_drawn(), time_lines_[k].segments_drawn() };
 }
 
 void EquilibriumView::refresh_complete()
@@ -201,8 +203,8 @@ void EquilibriumView::refresh()
     const std::int64_t first = window_.first(), last = std::max(window_.last(), window_.first() + 1);
     const int points = points_per_series(sizes_view_->width(), 2 * std::max(history.workers(), 1));
     double max_size = 1, max_time = 1e-6;
-    std::vector<QList<QPointF>> sizes(size_series_.size()), times(size_series_.size());
-    for (int w = 0; w < std::min(history.workers(), static_cast<int>(size_series_.size())); ++w) {
+    std::vector<QList<QPointF>> sizes(size_lines_.size()), times(size_lines_.size());
+    for (int w = 0; w < std::min(history.workers(), static_cast<int>(size_lines_.size())); ++w) {
         const auto k = static_cast<std::size_t>(w);
         const SeriesDownsampler::Identity identity { history.generation(), w };
         sizes[k] = size_points_[k].points(history.worker(w), identity, first, last, points);
@@ -240,9 +242,9 @@ void EquilibriumView::refresh()
     set_value_axis(*sizes_y_, max_size, true);
     set_value_axis(*times_y_, max_time, false);
     set_value_axis(*spread_y_, std::max(max_spread, threshold() * 200), false, QStringLiteral("%"));
-    for (std::size_t k = 0; k < size_series_.size(); ++k) {
-        size_series_[k]->replace(sizes[k]);
-        time_series_[k]->replace(times[k]);
+    for (std::size_t k = 0; k < size_lines_.size(); ++k) { // broken where the worker sat out
+        size_lines_[k].replace(sizes[k], 2.0 * static_cast<double>(size_points_[k].width()));
+        time_lines_[k].replace(times[k], 2.0 * static_cast<double>(time_points_[k].width()));
     }
     spread_->replace(spread);
 
@@ -306,8 +308,8 @@ void EquilibriumView::place_marks()
     for (QChart* chart : { sizes_, times_ }) {
         const QRectF plot = chart->plotArea();
         QLineSeries* anchor = chart == sizes_ ? nullptr : spread_;
-        if (chart == sizes_ && !size_series_.empty())
-            anchor = size_series_.front();
+        if (chart == sizes_ && !size_lines_.empty())
+            anchor = size_lines_.front().legend_series();
         if (!anchor || plot.isEmpty())
             continue;
         // One row of labels per kind; a label closer than its width to the previous one of
@@ -364,7 +366,8 @@ bool EquilibriumView::eventFilter(QObject* watched, QEvent* event)
     if (!view)
         return QWidget::eventFilter(watched, event);
     QChart* chart = view->chart();
-    QLineSeries* anchor = chart == sizes_ ? (size_series_.empty() ? nullptr : size_series_.front()) : spread_;
+    QLineSeries* anchor
+        = chart == sizes_ ? (size_lines_.empty() ? nullptr : size_lines_.front().legend_series()) : spread_;
     const auto iteration_at = [&](QPointF pos) {
         return anchor ? static_cast<std::int64_t>(std::llround(chart->mapToValue(pos, anchor).x())) : window_.first();
     };
@@ -401,15 +404,15 @@ bool EquilibriumView::eventFilter(QObject* watched, QEvent* event)
 QString EquilibriumView::visible_csv() const
 {
     QString csv = QStringLiteral("series,iteration,value\n");
-    const auto add = [&csv](const QLineSeries* s, const QString& name) {
-        for (const QPointF& p : s->points())
+    const auto add = [&csv](const QList<QPointF>& points, const QString& name) {
+        for (const QPointF& p : points)
             csv += QStringLiteral("%1,%2,%3\n").arg(name).arg(static_cast<qint64>(p.x())).arg(p.y(), 0, 'g', 9);
     };
-    for (std::size_t w = 0; w < size_series_.size(); ++w) {
-        add(size_series_[w], QStringLiteral("batch_size_w%1").arg(w));
-        add(time_series_[w], QStringLiteral("batch_time_s_w%1").arg(w));
+    for (std::size_t w = 0; w < size_lines_.size(); ++w) {
+        add(size_lines_[w].points(), QStringLiteral("batch_size_w%1").arg(w));
+        add(time_lines_[w].points(), QStringLiteral("batch_time_s_w%1").arg(w));
     }
-    add(spread_, QStringLiteral("spread_percent"));
+    add(spread_->points(), QStringLiteral("spread_percent"));
     return csv;
 }
 

@@ -3,6 +3,7 @@
 #include "ui/views/event_marks.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/series_points.h"
+#include "ui/views/worker_line.h"
 
 #include <QWidget>
 #include <optional>
@@ -53,6 +54,9 @@ public:
     // its legend entry does); -1 shows all alike again.
     void highlight(int worker);
     int highlighted() const { return highlighted_; }
+    // How many unbroken stretches worker w's line has in each chart (batch size, batch time):
+    // one more for each run of iterations it sat out.
+    std::pair<int, int> line_stretches(WorkerId w) const;
     // What the charts mark: the job's phase and operator events and its equilibria.
     const std::vector<EventMark>& marks() const { return mark_at_; }
     // The marks' labels as drawn, each a child of its chart.
@@ -77,7 +81,7 @@ private:
     QValueAxis* times_x_;
     QValueAxis* times_y_;
     QValueAxis* spread_y_;
-    std::vector<QLineSeries*> size_series_, time_series_;
+    std::vector<WorkerLine> size_lines_, time_lines_; // per worker
     std::vector<SeriesDownsampler> size_points_, time_points_; // per worker
     AxisSpan x_span_;
     std::uint64_t x_span_epoch_ = 0; // the window's epoch x_span_ was held in

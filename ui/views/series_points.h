@@ -39,6 +39,9 @@ public:
     }
     QList<QPointF> points(const RingBuffer<WorkerSample>& samples, Identity identity, std::int64_t first,
         std::int64_t last, int max_points);
+    // The iterations each bucket of the last points() spans: two neighbouring points are at
+    // most 2 × width − 1 iterations apart unless the worker has none between them.
+    std::int64_t width() const { return width_; }
 
 private:
     struct Bucket {
