@@ -128,6 +128,7 @@ int main(int argc, char** argv)
 
     daemon::DaemonOptions options;
     options.data_dir = dir;
+    options.cluster.cpu_workers_take_gpus = false; // as fulcrumd's own default: 256 CPU workers fit
     daemon::Daemon d(options);
     const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(dir / "tokens");
     daemon::ServerOptions server_options;

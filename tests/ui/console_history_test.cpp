@@ -3,6 +3,7 @@
 #include "ui/console_store.h"
 #include "ui/models/iteration_history.h"
 #include "ui/models/ring_buffer.h"
+#include "ui/views/chart_axes.h"
 #include "ui/views/equilibrium_view.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/lane_raster.h"
@@ -12,7 +13,9 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QLineSeries>
 #include <QValueAxis>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -334,6 +337,40 @@ TEST(EquilibriumView, AddsManyWorkersSeriesOverFramesAndAllAtOnceWhenAsked)
     EXPECT_EQ(drawn_workers(), static_cast<std::size_t>(2 * EquilibriumView::kWorkersAddedPerFrame));
     view.refresh_complete();
     EXPECT_EQ(drawn_workers(), 20u);
+}
+
+// An axis rescaled by a factor of 10^4 or more (a first frame's empty 1e-6 s batch-time axis,
+// then 0.1 s batches; an iteration axis from 10 iterations to a replay's 100,000) keeps a
+// handful of ticks at every step: Qt Charts lays out one item per tick as soon as the range
+// or the interval changes, and the old interval over the new range froze the console of a
+// 256-worker job (console_frames never got past its first view).
+TEST(ChartAxes, ARescaledAxisNeverLaysOutMoreThanAFewTicks)
+{
+    auto* chart = new QChart; // the view's
+    auto* series = new QLineSeries;
+    chart->addSeries(series);
+    auto* y = new QValueAxis;
+    auto* x = new QValueAxis;
+    chart->addAxis(y, Qt::AlignLeft);
+    chart->addAxis(x, Qt::AlignBottom);
+    series->attachAxis(x);
+    series->attachAxis(y);
+    QChartView view(chart);
+    view.resize(800, 400);
+    view.show();
+    QApplication::processEvents();
+    const auto items = [&] { return view.scene()->items().size(); };
+    const qsizetype settled = items();
+    // Ratios of 10^4: the old order laid out tens of thousands of ticks here (and a million for
+    // the 10^6 of a live job's first frames), so a regression fails in seconds, not hangs.
+    for (const double max : { 1e-3, 10.0, 1e-3, 20.0, 0.5 }) {
+        set_value_axis(*y, max, false);
+        ASSERT_LT(items(), settled + 100) << "after an axis to " << max;
+    }
+    for (const double to : { 10.0, 20000.0, 20.0, 50000.0 }) {
+        set_iteration_axis(*x, { 0, to });
+        ASSERT_LT(items(), settled + 100) << "after an iteration axis to " << to;
+    }
 }
 
 // Issue 44 item 3: an excluded worker's line is broken at the iterations it sat out, not drawn

@@ -18,6 +18,23 @@ double round_step(double raw)
                                 : 10 * magnitude;
 }
 
+// Qt Charts lays out an axis's ticks as soon as its range or its interval changes, one item
+// per tick: the old interval over a new range 10^5 times wider (a first frame's 1e-6 s axis,
+// then a 0.1 s batch) made a million items and froze the console. So the wider of the two
+// changes comes second: ticks stay few in between.
+void set_range_and_step(QValueAxis& axis, double from, double to, double step)
+{
+    axis.setTickAnchor(0);
+    if (axis.tickType() == QValueAxis::TicksDynamic && step < axis.tickInterval()) {
+        axis.setRange(from, to); // narrower: the old, larger step still gives few ticks
+        axis.setTickInterval(step);
+    } else {
+        axis.setTickInterval(step); // larger: fewer ticks over the old range
+        axis.setRange(from, to);
+    }
+    axis.setTickType(QValueAxis::TicksDynamic);
+}
+
 } // namespace
 
 void set_value_axis(QValueAxis& axis, double max, bool whole, const QString& suffix)
@@ -26,10 +43,7 @@ void set_value_axis(QValueAxis& axis, double max, bool whole, const QString& suf
     double step = round_step(top / 5);
     if (whole)
         step = std::max(step, 1.0);
-    axis.setRange(0, std::ceil(top / step - 1e-9) * step);
-    axis.setTickType(QValueAxis::TicksDynamic);
-    axis.setTickAnchor(0);
-    axis.setTickInterval(step);
+    set_range_and_step(axis, 0, std::ceil(top / step - 1e-9) * step, step);
     const int decimals = whole ? 0 : std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
     axis.setLabelFormat(
         QStringLiteral("%.%1f").arg(decimals) + QString(suffix).replace(QLatin1Char('%'), QStringLiteral("%%")));
@@ -40,10 +54,7 @@ void set_iteration_axis(QValueAxis& axis, AxisSpan span)
     const double raw = std::max((span.to - span.from) / 8, 1.0);
     const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
     const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
-    axis.setRange(span.from, span.to);
-    axis.setTickType(QValueAxis::TicksDynamic);
-    axis.setTickAnchor(0);
-    axis.setTickInterval(std::max(step, 1.0));
+    set_range_and_step(axis, span.from, span.to, std::max(step, 1.0));
     axis.setLabelFormat(QStringLiteral("%.0f"));
 }
 
