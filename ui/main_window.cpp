@@ -29,6 +29,7 @@
 #include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QItemSelectionModel>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -65,6 +66,9 @@ MainWindow::MainWindow(QWidget* parent)
     jobs_ = new JobsView(store_, commands_, this);
     workers_ = new WorkersView(store_, commands_, this);
     equilibrium_ = new EquilibriumView(store_, window_, this);
+    // A large job's charts draw the line of the worker chosen in the table beside the worst stragglers'.
+    connect(workers_->table()->selectionModel(), &QItemSelectionModel::selectionChanged, equilibrium_,
+        [this] { equilibrium_->set_chosen(workers_->selected_worker()); });
     timeline_ = new StragglerTimeline(store_, window_, this);
     prediction_ = new PredictionView(store_, window_, this);
     cluster_ = new ClusterMap(store_, commands_, this);

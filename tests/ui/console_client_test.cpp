@@ -359,10 +359,12 @@ TEST_F(RunFileTest, ASeekShowsTheRunAsOfThatIterationInEveryView)
     EXPECT_EQ(pin->label, QStringLiteral("pin w1"));
     EXPECT_TRUE(pin->tooltip.contains(QStringLiteral("operator:test")));
     const auto legend = window.equilibrium_view().batch_size_chart()->chart()->legend()->markers();
-    ASSERT_GE(legend.size(), 4);
-    emit legend[2]->hovered(true);
+    const auto w2 = std::find_if(
+        legend.begin(), legend.end(), [](const QLegendMarker* m) { return m->label() == QStringLiteral("w2"); });
+    ASSERT_NE(w2, legend.end());
+    emit(*w2)->hovered(true);
     EXPECT_EQ(window.equilibrium_view().highlighted(), 2);
-    emit legend[2]->hovered(false);
+    emit(*w2)->hovered(false);
     EXPECT_EQ(window.equilibrium_view().highlighted(), -1);
     EXPECT_TRUE(window.replay_bar().position_text().startsWith(QStringLiteral("iteration 17 of job 0")))
         << window.replay_bar().position_text().toStdString();

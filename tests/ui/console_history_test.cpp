@@ -15,10 +15,12 @@
 #include <QChartView>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QValueAxis>
 #include <cmath>
 #include <gtest/gtest.h>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -303,40 +305,112 @@ TEST(SeriesDownsampler, KeptBucketsGiveWhatAFreshPassGives)
 // screenshot, an export) draws every worker at once.
 TEST(EquilibriumView, AddsManyWorkersSeriesOverFramesAndAllAtOnceWhenAsked)
 {
-    ConsoleStore store;
-    double t = 0;
-    for (std::int64_t k = 0; k < 5; ++k) {
-        protocol::IterationRows rows;
-        rows.iteration = k;
-        for (WorkerId w = 0; w < 20; ++w) {
-            IterationRecord r;
-            r.worker = w;
-            r.iteration = k;
-            r.batch_size = 10 + w;
-            r.compute_s = 0.1;
-            r.start_s = t;
-            r.end_s = t + 0.1;
-            rows.rows.push_back(r);
+    const auto store_of = [](int workers) {
+        auto store = std::make_unique<ConsoleStore>();
+        double t = 0;
+        for (std::int64_t k = 0; k < 5; ++k) {
+            protocol::IterationRows rows;
+            rows.iteration = k;
+            for (WorkerId w = 0; w < workers; ++w) {
+                IterationRecord r;
+                r.worker = w;
+                r.iteration = k;
+                r.batch_size = 10 + w;
+                r.compute_s = 0.1;
+                r.start_s = t;
+                r.end_s = t + 0.1;
+                rows.rows.push_back(r);
+            }
+            t += 0.1;
+            store->ingest(rows);
         }
-        t += 0.1;
-        store.ingest(rows);
-    }
-    store.show_job(0);
-    IterationWindow window;
-    EquilibriumView view(store, window);
-    const auto drawn_workers = [&] {
+        store->show_job(0);
+        return store;
+    };
+    const auto drawn_workers = [](const EquilibriumView& view) {
         std::set<QString> workers;
         for (const QString& line : view.visible_csv().split(QLatin1Char('\n')))
             if (line.startsWith(QStringLiteral("batch_size_w")))
                 workers.insert(line.section(QLatin1Char(','), 0, 0));
         return workers.size();
     };
+    const auto store = store_of(EquilibriumView::kMostLines);
+    IterationWindow window;
+    EquilibriumView view(*store, window);
     view.refresh();
-    EXPECT_EQ(drawn_workers(), static_cast<std::size_t>(EquilibriumView::kWorkersAddedPerFrame));
+    EXPECT_EQ(drawn_workers(view), static_cast<std::size_t>(EquilibriumView::kWorkersAddedPerFrame));
     QApplication::processEvents(); // the next frame brings the next few
-    EXPECT_EQ(drawn_workers(), static_cast<std::size_t>(2 * EquilibriumView::kWorkersAddedPerFrame));
+    EXPECT_EQ(drawn_workers(view), static_cast<std::size_t>(2 * EquilibriumView::kWorkersAddedPerFrame));
+    EquilibriumView at_once(*store, window);
+    at_once.refresh_complete();
+    EXPECT_EQ(drawn_workers(at_once), static_cast<std::size_t>(EquilibriumView::kMostLines));
+    EXPECT_FALSE(at_once.draws_distribution());
+}
+
+// Issue 44 item 2: a 256-worker job's charts draw the workers' distribution (a band from the
+// least to the greatest and the median) and the lines of the worst stragglers and of the
+// worker the operator chose, each named in the legend, rather than 256 lines in repeating
+// colours. A straggler that stops straggling leaves the legend.
+TEST(EquilibriumView, ALargeJobDrawsTheDistributionAndTheWorstStragglersLines)
+{
+    ConsoleStore store;
+    const auto add = [&](std::int64_t from, std::int64_t to, WorkerId slow) {
+        for (std::int64_t k = from; k < to; ++k) {
+            protocol::IterationRows rows;
+            rows.iteration = k;
+            for (WorkerId w = 0; w < 256; ++w) {
+                IterationRecord r;
+                r.worker = w;
+                r.iteration = k;
+                r.batch_size = 10 + w % 7;
+                r.compute_s = w == slow ? 0.5 : 0.1 + 0.001 * (w % 11);
+                r.start_s = 0.5 * static_cast<double>(k);
+                r.end_s = r.start_s + r.compute_s;
+                rows.rows.push_back(r);
+            }
+            store.ingest(rows);
+        }
+    };
+    add(0, 40, 200);
+    store.show_job(0);
+    IterationWindow window;
+    window.set_data_range(0, 39);
+    EquilibriumView view(store, window);
+    view.resize(1000, 600);
+    view.show();
     view.refresh_complete();
-    EXPECT_EQ(drawn_workers(), 20u);
+    QApplication::processEvents();
+    EXPECT_TRUE(view.draws_distribution());
+    const std::vector<WorkerId> drawn = view.drawn_workers();
+    EXPECT_LE(drawn.size(), static_cast<std::size_t>(EquilibriumView::kStragglersDrawn + 1));
+    EXPECT_NE(std::find(drawn.begin(), drawn.end(), 200), drawn.end()) << "the straggler's line";
+    const QString csv = view.visible_csv();
+    EXPECT_TRUE(csv.contains(QStringLiteral("batch_time_s_median,39,0.1")));
+    EXPECT_TRUE(csv.contains(QStringLiteral("batch_time_s_greatest,39,0.5")));
+    EXPECT_TRUE(csv.contains(QStringLiteral("batch_size_least,39,10")));
+    EXPECT_TRUE(csv.contains(QStringLiteral("batch_size_greatest,39,16")));
+    const auto legend_names = [&] {
+        QStringList names;
+        for (const QLegendMarker* m : view.batch_size_chart()->chart()->legend()->markers())
+            if (m->isVisible())
+                names << m->label();
+        return names;
+    };
+    EXPECT_TRUE(legend_names().contains(QStringLiteral("w200")));
+    EXPECT_TRUE(legend_names().contains(QStringLiteral("median worker")));
+
+    view.set_chosen(17); // chosen in the workers table
+    EXPECT_NE(std::find(view.drawn_workers().begin(), view.drawn_workers().end(), 17), view.drawn_workers().end());
+    view.set_chosen(std::nullopt);
+    add(40, 400, 90); // worker 90 straggles from now on; the window shows only its time
+    window.set_data_range(0, 399);
+    window.zoom(0.1, 399);
+    view.refresh_complete();
+    QApplication::processEvents();
+    EXPECT_NE(std::find(view.drawn_workers().begin(), view.drawn_workers().end(), 90), view.drawn_workers().end());
+    EXPECT_FALSE(legend_names().contains(QStringLiteral("w17"))) << "no longer chosen";
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        view.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/equilibrium-256.png"));
 }
 
 // An axis rescaled by a factor of 10^4 or more (a first frame's empty 1e-6 s batch-time axis,

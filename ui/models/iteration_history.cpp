@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <vector>
 
 namespace fulcrum::ui {
 
@@ -29,6 +30,8 @@ void JobHistory::append(const protocol::IterationRows& rows)
     summary.iteration = rows.iteration;
     summary.start_s = std::numeric_limits<double>::infinity();
     double slowest = -1, fastest = std::numeric_limits<double>::infinity(), total = 0;
+    std::vector<double> times;
+    std::vector<std::int32_t> sizes;
     for (const IterationRecord& r : rows.rows) {
         if (r.worker < 0)
             continue;
@@ -54,6 +57,8 @@ void JobHistory::append(const protocol::IterationRows& rows)
             continue; // it sat this iteration out
 
         const double t = s.batch_time_s();
+        times.push_back(t);
+        sizes.push_back(r.batch_size);
         total += t;
         fastest = std::min(fastest, t);
         summary.start_s = std::min(summary.start_s, r.start_s);
@@ -71,6 +76,16 @@ void JobHistory::append(const protocol::IterationRows& rows)
     summary.mean_batch_time_s = total / static_cast<double>(ran);
     summary.fastest_batch_time_s = fastest;
     summary.spread = summary.mean_batch_time_s > 0 ? (slowest - fastest) / summary.mean_batch_time_s : 0;
+    summary.slowest_batch_time_s = slowest;
+    const auto middle = [](auto& values) {
+        const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+        std::nth_element(values.begin(), mid, values.end());
+        return *mid;
+    };
+    summary.median_batch_time_s = middle(times);
+    summary.least_batch = *std::min_element(sizes.begin(), sizes.end());
+    summary.greatest_batch = *std::max_element(sizes.begin(), sizes.end());
+    summary.median_batch = middle(sizes);
     iterations_.push_back(summary);
 }
 

@@ -36,6 +36,10 @@ struct IterationSummary {
     double spread = 0; // (max - min) / mean of the workers' batch processing times
     double mean_batch_time_s = 0;
     double fastest_batch_time_s = 0;
+    // The workers' distribution, of those that ran: what a large job's charts draw as a band
+    // and a median (issue 44 item 2).
+    double median_batch_time_s = 0, slowest_batch_time_s = 0;
+    std::int32_t least_batch = 0, median_batch = 0, greatest_batch = 0;
     WorkerId straggler = -1; // the worker the barrier waited for
 };
 

@@ -107,6 +107,8 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     spread_y_->setTitleText(QStringLiteral("spread (max − min) / mean, dashed"));
     for (QLegendMarker* marker : times_->legend()->markers(spread_))
         marker->setVisible(false);
+    size_band_ = std::make_unique<DistributionBand>(*sizes_, *sizes_x_, *sizes_y_);
+    time_band_ = std::make_unique<DistributionBand>(*times_, *times_x_, *times_y_);
     for (QChartView* view : { sizes_view_, times_view_ }) {
         view->setRenderHint(QPainter::Antialiasing, false);
         view->viewport()->installEventFilter(this);
@@ -138,33 +140,72 @@ double EquilibriumView::threshold() const
     return threshold_->value() / 100.0;
 }
 
-bool EquilibriumView::ensure_series(int workers)
+std::vector<WorkerId> EquilibriumView::workers_to_draw(std::int64_t first, std::int64_t last) const
 {
-    if (static_cast<int>(size_lines_.size()) >= workers)
-        return true;
-    // The legend first: laid out again for every series added, 128 legend markers would
-    // make adding 64 workers' series take tens of milliseconds.
-    const bool legend = workers <= 16;
-    sizes_->legend()->setVisible(legend);
-    times_->legend()->setVisible(legend);
-    // Adding a series to a chart costs about half a millisecond: a few workers per frame,
-    // so the first frames of a 64-worker job stay short (the rest follow frame by frame).
-    const int until = std::min(workers, static_cast<int>(size_lines_.size()) + kWorkersAddedPerFrame);
-    while (static_cast<int>(size_lines_.size()) < until) {
-        const int w = static_cast<int>(size_lines_.size());
+    const JobHistory& history = store_.history();
+    std::vector<WorkerId> drawn;
+    if (history.workers() <= kMostLines) {
+        for (WorkerId w = 0; w < history.workers(); ++w)
+            drawn.push_back(w);
+        return drawn;
+    }
+    // The worst stragglers of the iterations shown: the barrier waited for them most often.
+    std::vector<std::pair<int, WorkerId>> waited_for(static_cast<std::size_t>(history.workers()));
+    for (WorkerId w = 0; w < history.workers(); ++w)
+        waited_for[static_cast<std::size_t>(w)] = { 0, w };
+    const auto& its = history.iterations();
+    const std::size_t end = its.partition_point([last](const IterationSummary& s) { return s.iteration <= last; });
+    for (std::size_t i = history.position_of(first); i < end; ++i)
+        if (its[i].straggler >= 0 && its[i].straggler < history.workers())
+            --waited_for[static_cast<std::size_t>(its[i].straggler)].first; // most first when sorted
+    const auto worst = waited_for.begin() + std::min<std::ptrdiff_t>(kStragglersDrawn, std::ssize(waited_for));
+    std::partial_sort(waited_for.begin(), worst, waited_for.end());
+    for (auto it = waited_for.begin(); it != worst && it->first < 0; ++it)
+        drawn.push_back(it->second);
+    if (chosen_ && *chosen_ < history.workers() && std::find(drawn.begin(), drawn.end(), *chosen_) == drawn.end())
+        drawn.push_back(*chosen_);
+    std::sort(drawn.begin(), drawn.end());
+    return drawn;
+}
+
+bool EquilibriumView::ensure_lines(const std::vector<WorkerId>& workers)
+{
+    int added = 0;
+    for (const WorkerId w : workers) {
+        const auto k = static_cast<std::size_t>(w);
+        if (size_lines_.size() <= k) {
+            size_lines_.resize(k + 1);
+            time_lines_.resize(k + 1);
+        }
+        while (size_points_.size() <= k) {
+            size_points_.emplace_back([](const WorkerSample& s) { return double(s.batch_size); });
+            time_points_.emplace_back([](const WorkerSample& s) { return s.batch_size > 0 ? s.batch_time_s() : NAN; });
+        }
+        if (size_lines_[k])
+            continue;
+        // Adding a series to a chart costs about half a millisecond: a few workers per frame,
+        // so the first frames of a 16-worker job stay short (the rest follow frame by frame).
+        if (added++ == kWorkersAddedPerFrame)
+            return false;
         for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_lines_, sizes_x_, sizes_y_ },
                  std::tuple { times_, &time_lines_, times_x_, times_y_ } }) {
             QPen pen(series_colour(w));
             pen.setWidthF(1.2);
-            list->emplace_back(*chart, *x, *y, QStringLiteral("w%1").arg(w), pen);
+            (*list)[k] = std::make_unique<WorkerLine>(*chart, *x, *y, QStringLiteral("w%1").arg(w), pen);
             // Hovering a worker's legend entry brings its lines forward in both charts.
-            for (QLegendMarker* marker : chart->legend()->markers(list->back().legend_series()))
+            for (QLegendMarker* marker : chart->legend()->markers((*list)[k]->legend_series()))
                 connect(marker, &QLegendMarker::hovered, this, [this, w](bool on) { highlight(on ? w : -1); });
         }
-        size_points_.emplace_back([](const WorkerSample& s) { return double(s.batch_size); });
-        time_points_.emplace_back([](const WorkerSample& s) { return s.batch_size > 0 ? s.batch_time_s() : NAN; });
     }
-    return static_cast<int>(size_lines_.size()) >= workers;
+    return true;
+}
+
+void EquilibriumView::set_chosen(std::optional<WorkerId> worker)
+{
+    if (chosen_ == worker)
+        return;
+    chosen_ = worker;
+    refresh();
 }
 
 void EquilibriumView::highlight(int worker)
@@ -172,40 +213,47 @@ void EquilibriumView::highlight(int worker)
     highlighted_ = worker;
     for (auto* list : { &size_lines_, &time_lines_ })
         for (std::size_t k = 0; k < list->size(); ++k) {
+            if (!(*list)[k])
+                continue;
             QColor colour = series_colour(static_cast<int>(k));
             if (worker >= 0 && static_cast<int>(k) != worker)
                 colour.setAlpha(50);
             QPen pen(colour);
             pen.setWidthF(static_cast<int>(k) == worker ? 2.5 : 1.2);
-            (*list)[k].set_pen(pen);
+            (*list)[k]->set_pen(pen);
         }
 }
 
 std::pair<int, int> EquilibriumView::line_stretches(WorkerId w) const
 {
     const auto k = static_cast<std::size_t>(w);
-    if (w < 0 || k >= size_lines_.size())
+    if (w < 0 || k >= size_lines_.size() || !size_lines_[k])
         return { 0, 0 };
-    return { size_lines_[k].segments_drawn(), time_lines_[k].segments_drawn() };
+    return { size_lines_[k]->segments_drawn(), time_lines_[k]->segments_drawn() };
 }
 
 void EquilibriumView::refresh_complete()
 {
-    while (!ensure_series(store_.history().workers())) { }
+    const std::vector<WorkerId> drawn = workers_to_draw(window_.first(), std::max(window_.last(), window_.first() + 1));
+    while (!ensure_lines(drawn)) { }
     refresh();
 }
 
 void EquilibriumView::refresh()
 {
     const JobHistory& history = store_.history();
-    if (!ensure_series(history.workers()))
-        QTimer::singleShot(0, this, [this] { refresh(); }); // the next workers' series, in the next frame
     const std::int64_t first = window_.first(), last = std::max(window_.last(), window_.first() + 1);
-    const int points = points_per_series(sizes_view_->width(), 2 * std::max(history.workers(), 1));
+    drawn_ = workers_to_draw(first, last);
+    if (!ensure_lines(drawn_))
+        QTimer::singleShot(0, this, [this] { refresh(); }); // the next workers' lines, in the next frame
+    const bool distribution = history.workers() > kMostLines;
+    const int points = points_per_series(sizes_view_->width(), 2 * static_cast<int>(drawn_.size()) + 6);
     double max_size = 1, max_time = 1e-6;
     std::vector<QList<QPointF>> sizes(size_lines_.size()), times(size_lines_.size());
-    for (int w = 0; w < std::min(history.workers(), static_cast<int>(size_lines_.size())); ++w) {
+    for (const WorkerId w : drawn_) {
         const auto k = static_cast<std::size_t>(w);
+        if (k >= size_lines_.size() || !size_lines_[k])
+            continue; // its lines come in a next frame
         const SeriesDownsampler::Identity identity { history.generation(), w };
         sizes[k] = size_points_[k].points(history.worker(w), identity, first, last, points);
         times[k] = time_points_[k].points(history.worker(w), identity, first, last, points);
@@ -221,12 +269,32 @@ void EquilibriumView::refresh()
     std::size_t i = history.position_of(first);
     const std::size_t end = its.partition_point([last](const IterationSummary& s) { return s.iteration <= last; });
     const std::size_t step = std::max<std::size_t>(1, (end > i ? end - i : 0) / static_cast<std::size_t>(points));
+    // A large job's distribution: each step's least and greatest, and its first iteration's median.
+    QList<QPointF> least_size, median_size, greatest_size, least_time, median_time, greatest_time;
     for (; i < end; i += step) {
-        double worst = its[i].spread;
-        for (std::size_t k = i + 1; k < std::min(end, i + step); ++k)
+        const IterationSummary& at = its[i];
+        double worst = at.spread, least_s = at.least_batch, most_s = at.greatest_batch;
+        double least_t = at.fastest_batch_time_s, most_t = at.slowest_batch_time_s;
+        for (std::size_t k = i + 1; k < std::min(end, i + step); ++k) {
             worst = std::max(worst, its[k].spread);
-        spread.append(QPointF(static_cast<double>(its[i].iteration), worst * 100));
+            least_s = std::min(least_s, static_cast<double>(its[k].least_batch));
+            most_s = std::max(most_s, static_cast<double>(its[k].greatest_batch));
+            least_t = std::min(least_t, its[k].fastest_batch_time_s);
+            most_t = std::max(most_t, its[k].slowest_batch_time_s);
+        }
+        const auto x = static_cast<double>(at.iteration);
+        spread.append(QPointF(x, worst * 100));
         max_spread = std::max(max_spread, worst * 100);
+        if (!distribution)
+            continue;
+        least_size.append(QPointF(x, least_s));
+        median_size.append(QPointF(x, at.median_batch));
+        greatest_size.append(QPointF(x, most_s));
+        least_time.append(QPointF(x, least_t));
+        median_time.append(QPointF(x, at.median_batch_time_s));
+        greatest_time.append(QPointF(x, most_t));
+        max_size = std::max(max_size, most_s);
+        max_time = std::max(max_time, most_t);
     }
     // Axes before points: each series lays out its path when either changes, so this order
     // lays out 129 paths once for the new points rather than again for the new ranges. While
@@ -243,9 +311,18 @@ void EquilibriumView::refresh()
     set_value_axis(*times_y_, max_time, false);
     set_value_axis(*spread_y_, std::max(max_spread, threshold() * 200), false, QStringLiteral("%"));
     for (std::size_t k = 0; k < size_lines_.size(); ++k) { // broken where the worker sat out
-        size_lines_[k].replace(sizes[k], 2.0 * static_cast<double>(size_points_[k].width()));
-        time_lines_[k].replace(times[k], 2.0 * static_cast<double>(time_points_[k].width()));
+        if (!size_lines_[k])
+            continue;
+        const bool listed = std::binary_search(drawn_.begin(), drawn_.end(), static_cast<WorkerId>(k));
+        size_lines_[k]->set_listed(listed); // a straggler no longer among the worst leaves the legend
+        time_lines_[k]->set_listed(listed);
+        size_lines_[k]->replace(sizes[k], 2.0 * static_cast<double>(size_points_[k].width()));
+        time_lines_[k]->replace(times[k], 2.0 * static_cast<double>(time_points_[k].width()));
     }
+    size_band_->set_visible(distribution);
+    time_band_->set_visible(distribution);
+    size_band_->replace(least_size, median_size, greatest_size);
+    time_band_->replace(least_time, median_time, greatest_time);
     spread_->replace(spread);
 
     mark_at_.clear();
@@ -307,10 +384,8 @@ void EquilibriumView::place_marks()
     marks_.clear();
     for (QChart* chart : { sizes_, times_ }) {
         const QRectF plot = chart->plotArea();
-        QLineSeries* anchor = chart == sizes_ ? nullptr : spread_;
-        if (chart == sizes_ && !size_lines_.empty())
-            anchor = size_lines_.front().legend_series();
-        if (!anchor || plot.isEmpty())
+        QLineSeries* anchor = chart == sizes_ ? size_band_->anchor() : spread_;
+        if (plot.isEmpty())
             continue;
         // One row of labels per kind; a label closer than its width to the previous one of
         // its row is left out (the line and its tooltip stay), so a spread that hovers at the
@@ -366,8 +441,7 @@ bool EquilibriumView::eventFilter(QObject* watched, QEvent* event)
     if (!view)
         return QWidget::eventFilter(watched, event);
     QChart* chart = view->chart();
-    QLineSeries* anchor
-        = chart == sizes_ ? (size_lines_.empty() ? nullptr : size_lines_.front().legend_series()) : spread_;
+    QLineSeries* anchor = chart == sizes_ ? size_band_->anchor() : spread_;
     const auto iteration_at = [&](QPointF pos) {
         return anchor ? static_cast<std::int64_t>(std::llround(chart->mapToValue(pos, anchor).x())) : window_.first();
     };
@@ -408,9 +482,20 @@ QString EquilibriumView::visible_csv() const
         for (const QPointF& p : points)
             csv += QStringLiteral("%1,%2,%3\n").arg(name).arg(static_cast<qint64>(p.x())).arg(p.y(), 0, 'g', 9);
     };
-    for (std::size_t w = 0; w < size_lines_.size(); ++w) {
-        add(size_lines_[w].points(), QStringLiteral("batch_size_w%1").arg(w));
-        add(time_lines_[w].points(), QStringLiteral("batch_time_s_w%1").arg(w));
+    for (const WorkerId w : drawn_) {
+        const auto k = static_cast<std::size_t>(w);
+        if (k >= size_lines_.size() || !size_lines_[k])
+            continue;
+        add(size_lines_[k]->points(), QStringLiteral("batch_size_w%1").arg(w));
+        add(time_lines_[k]->points(), QStringLiteral("batch_time_s_w%1").arg(w));
+    }
+    if (size_band_->visible()) {
+        add(size_band_->least().points(), QStringLiteral("batch_size_least"));
+        add(size_band_->median().points(), QStringLiteral("batch_size_median"));
+        add(size_band_->greatest().points(), QStringLiteral("batch_size_greatest"));
+        add(time_band_->least().points(), QStringLiteral("batch_time_s_least"));
+        add(time_band_->median().points(), QStringLiteral("batch_time_s_median"));
+        add(time_band_->greatest().points(), QStringLiteral("batch_time_s_greatest"));
     }
     add(spread_->points(), QStringLiteral("spread_percent"));
     return csv;

@@ -1,11 +1,13 @@
 #pragma once
 
+#include "ui/views/distribution_band.h"
 #include "ui/views/event_marks.h"
 #include "ui/views/iteration_window.h"
 #include "ui/views/series_points.h"
 #include "ui/views/worker_line.h"
 
 #include <QWidget>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -32,6 +34,11 @@ class EquilibriumView : public QWidget {
     Q_OBJECT
 public:
     static constexpr int kWorkersAddedPerFrame = 8;
+    // Up to this many workers each has its line; a larger job's charts draw the workers'
+    // distribution (a band from the least to the greatest value and the median) and the
+    // lines of its worst stragglers and of the worker the operator chose.
+    static constexpr int kMostLines = 16;
+    static constexpr int kStragglersDrawn = 4;
 
     EquilibriumView(ConsoleStore& store, IterationWindow& window, QWidget* parent = nullptr);
 
@@ -54,6 +61,14 @@ public:
     // its legend entry does); -1 shows all alike again.
     void highlight(int worker);
     int highlighted() const { return highlighted_; }
+    // A worker whose lines a large job's charts draw beside the distribution (the one chosen
+    // in the workers table); nullopt draws only the worst stragglers'.
+    void set_chosen(std::optional<WorkerId> worker);
+    // The workers whose lines are drawn: every one up to kMostLines, else the chosen one and
+    // the kStragglersDrawn that were the iteration's straggler most often in the iterations
+    // shown (ties to the lower id).
+    std::vector<WorkerId> drawn_workers() const { return drawn_; }
+    bool draws_distribution() const { return size_band_->visible(); }
     // How many unbroken stretches worker w's line has in each chart (batch size, batch time):
     // one more for each run of iterations it sat out.
     std::pair<int, int> line_stretches(WorkerId w) const;
@@ -66,8 +81,9 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
-    // Adds series for up to kWorkersAddedPerFrame more workers; true once every worker has them.
-    bool ensure_series(int workers);
+    // Adds lines for up to kWorkersAddedPerFrame more of the workers to draw; true once each has them.
+    bool ensure_lines(const std::vector<WorkerId>& workers);
+    std::vector<WorkerId> workers_to_draw(std::int64_t first, std::int64_t last) const;
     void place_marks();
 
     ConsoleStore& store_;
@@ -81,7 +97,10 @@ private:
     QValueAxis* times_x_;
     QValueAxis* times_y_;
     QValueAxis* spread_y_;
-    std::vector<WorkerLine> size_lines_, time_lines_; // per worker
+    std::vector<std::unique_ptr<WorkerLine>> size_lines_, time_lines_; // per worker; made when first drawn
+    std::unique_ptr<DistributionBand> size_band_, time_band_;
+    std::vector<WorkerId> drawn_;
+    std::optional<WorkerId> chosen_;
     std::vector<SeriesDownsampler> size_points_, time_points_; // per worker
     AxisSpan x_span_;
     std::uint64_t x_span_epoch_ = 0; // the window's epoch x_span_ was held in

@@ -37,6 +37,15 @@ void WorkerLine::set_pen(const QPen& pen)
         s->setPen(pen);
 }
 
+void WorkerLine::set_listed(bool listed)
+{
+    if (listed == listed_)
+        return;
+    listed_ = listed;
+    for (QLegendMarker* marker : chart_.legend()->markers(segments_.front()))
+        marker->setVisible(listed);
+}
+
 void WorkerLine::replace(const QList<QPointF>& points, double gap)
 {
     std::size_t used = 0;

@@ -22,6 +22,8 @@ public:
 
     QLineSeries* legend_series() const { return segments_.front(); }
     void set_pen(const QPen& pen);
+    // Whether the legend names the worker (a large job's chart lists only the lines it draws).
+    void set_listed(bool listed);
     // `points` in iteration order; two neighbours `gap` or more iterations apart are not joined.
     void replace(const QList<QPointF>& points, double gap);
     // Every point drawn, in order, all stretches together.
@@ -36,6 +38,7 @@ private:
     QAbstractAxis& y_;
     QPen pen_;
     std::vector<QLineSeries*> segments_;
+    bool listed_ = true;
 };
 
 } // namespace fulcrum::ui
