@@ -493,6 +493,44 @@ TEST(EquilibriumView, AnExcludedWorkersLineIsBrokenAtItsGap)
     }
 }
 
+// Issue 44 item 2: a large noisy job reaches equilibrium. Each of 64 workers' batch times
+// varies by ±8 % around the same mean, and one worker at a time runs 30 % over: the whole
+// range over the mean stays above 20 % (never an equilibrium), the interdecile range a
+// large job is judged on stays under it. Eight workers with the same noise are still judged
+// on their whole range.
+TEST(JobHistory, ALargeNoisyJobReachesEquilibriumOnItsInterdecileSpread)
+{
+    for (const int workers : { 8, 64 }) {
+        SCOPED_TRACE(workers);
+        JobHistory history;
+        for (std::int64_t k = 0; k < 40; ++k) {
+            protocol::IterationRows rows;
+            rows.iteration = k;
+            for (WorkerId w = 0; w < workers; ++w) {
+                IterationRecord r;
+                r.worker = w;
+                r.iteration = k;
+                r.batch_size = 16;
+                const double noise = 0.08 * std::sin(1.7 * static_cast<double>(w) + 0.9 * static_cast<double>(k));
+                r.compute_s = 0.1 * (1 + (w == k % workers ? 0.3 : noise));
+                r.start_s = 0.2 * static_cast<double>(k);
+                r.end_s = r.start_s + r.compute_s;
+                rows.rows.push_back(r);
+            }
+            history.append(rows);
+        }
+        const auto found = equilibria(history, 0.2);
+        if (workers > static_cast<int>(IterationSummary::kWholeRangeUpTo)) {
+            ASSERT_EQ(found.size(), 1u);
+            EXPECT_EQ(found[0].first, 0);
+            EXPECT_LT(history.iterations().back().spread, 0.2);
+        } else {
+            EXPECT_TRUE(found.empty()) << "eight workers: the whole range, over 30 %";
+            EXPECT_GT(history.iterations().back().spread, 0.3);
+        }
+    }
+}
+
 // Out of equilibrium, the summary says how many iterations in a row the spread has been
 // under the threshold, of the ones an equilibrium needs, and when the last one ended.
 TEST(EquilibriumView, SaysHowNearTheNextEquilibriumIs)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -83,6 +84,16 @@ void JobHistory::append(const protocol::IterationRows& rows)
         return *mid;
     };
     summary.median_batch_time_s = middle(times);
+    if (times.size() > IterationSummary::kWholeRangeUpTo && summary.mean_batch_time_s > 0) {
+        const auto at = [&times](double q) {
+            const auto k
+                = times.begin() + static_cast<std::ptrdiff_t>(std::lround(q * static_cast<double>(times.size() - 1)));
+            std::nth_element(times.begin(), k, times.end());
+            return *k;
+        };
+        const double p10 = at(0.1), p90 = at(0.9);
+        summary.spread = (p90 - p10) / summary.mean_batch_time_s;
+    }
     summary.least_batch = *std::min_element(sizes.begin(), sizes.end());
     summary.greatest_batch = *std::max_element(sizes.begin(), sizes.end());
     summary.median_batch = middle(sizes);

@@ -247,6 +247,11 @@ void EquilibriumView::refresh()
     if (!ensure_lines(drawn_))
         QTimer::singleShot(0, this, [this] { refresh(); }); // the next workers' lines, in the next frame
     const bool distribution = history.workers() > kMostLines;
+    const QString spread_title = history.workers() > static_cast<int>(IterationSummary::kWholeRangeUpTo)
+        ? QStringLiteral("spread (p90 − p10) / mean, dashed")
+        : QStringLiteral("spread (max − min) / mean, dashed");
+    if (spread_y_->titleText() != spread_title)
+        spread_y_->setTitleText(spread_title);
     const int points = points_per_series(sizes_view_->width(), 2 * static_cast<int>(drawn_.size()) + 6);
     double max_size = 1, max_time = 1e-6;
     std::vector<QList<QPointF>> sizes(size_lines_.size()), times(size_lines_.size());
