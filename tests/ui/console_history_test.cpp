@@ -9,6 +9,7 @@
 #include "ui/views/lane_raster.h"
 #include "ui/views/palette.h"
 #include "ui/views/series_points.h"
+#include "ui/views/straggler_timeline.h"
 
 #include <QApplication>
 #include <QChart>
@@ -528,6 +529,46 @@ TEST(JobHistory, ALargeNoisyJobReachesEquilibriumOnItsInterdecileSpread)
             EXPECT_TRUE(found.empty()) << "eight workers: the whole range, over 30 %";
             EXPECT_GT(history.iterations().back().spread, 0.3);
         }
+    }
+}
+
+// Issue 44 item 2: a 256-worker timeline in 300 pixels (lanes of about one pixel) labels
+// every 20th lane, so its labels stay readable instead of vanishing; 8 workers label each.
+TEST(StragglerTimeline, LabelsLanesAtAReadableDensity)
+{
+    for (const int workers : { 8, 256 }) {
+        SCOPED_TRACE(workers);
+        ConsoleStore store;
+        for (std::int64_t k = 0; k < 30; ++k) {
+            protocol::IterationRows rows;
+            rows.iteration = k;
+            for (WorkerId w = 0; w < workers; ++w) {
+                IterationRecord r;
+                r.worker = w;
+                r.iteration = k;
+                r.batch_size = 16;
+                r.compute_s = 0.1 + (w % 17 == 3 ? 0.05 : 0.0);
+                r.start_s = 0.2 * static_cast<double>(k);
+                r.end_s = r.start_s + r.compute_s;
+                r.wait_s = 0.15 - r.compute_s;
+                rows.rows.push_back(r);
+            }
+            store.ingest(rows);
+        }
+        store.show_job(0);
+        IterationWindow window;
+        window.set_data_range(0, 29);
+        StragglerTimeline timeline(store, window);
+        timeline.resize(900, 320);
+        const double text = timeline.fontMetrics().height();
+        const int every = timeline.label_every();
+        EXPECT_GE(every * (300.0 / workers), text * 0.8) << "labels do not overlap";
+        if (workers == 8)
+            EXPECT_EQ(every, 1);
+        else
+            EXPECT_GE(every, 10);
+        if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+            timeline.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/timeline-%1.png").arg(workers));
     }
 }
 

@@ -69,6 +69,16 @@ StragglerTimeline::Frame StragglerTimeline::frame() const
     return f;
 }
 
+int StragglerTimeline::label_every() const
+{
+    const double lane = frame().lane_height;
+    const double text = fontMetrics().height();
+    for (const int every : { 1, 2, 5, 10, 20, 50, 100, 200, 500 })
+        if (every * lane >= text)
+            return every;
+    return 1000;
+}
+
 StragglerTimeline::Frame StragglerTimeline::painted_frame() const
 {
     Frame f = frame();
@@ -113,12 +123,15 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
 
     const std::vector<double> late = raster_.lateness();
     const double bar = raster_.lane_height();
+    const int every = label_every();
+    const double text_height = p.fontMetrics().height();
     for (int w = 0; w < h.workers(); ++w) {
         const double top = f.lanes.top() + raster_.lane_top(w);
         p.setPen(palette().color(QPalette::Text));
-        if (f.lane_height >= 9)
-            p.drawText(QRectF(0, top, kLabelWidth - 4, f.lane_height), Qt::AlignRight | Qt::AlignVCenter,
-                QStringLiteral("w%1").arg(w));
+        if (w % every == 0) // centred on its lane, however thin
+            p.drawText(
+                QRectF(0, std::max(0.0, top + f.lane_height / 2 - text_height / 2), kLabelWidth - 4, text_height),
+                Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(w));
         const double heat = w < static_cast<int>(late.size()) ? late[static_cast<std::size_t>(w)] : 0.0;
         const QRectF strip(kLabelWidth, top, kHeatWidth, bar);
         p.fillRect(strip, QColor::fromHsvF(0.0f, static_cast<float>(std::clamp(heat / kFullHeat, 0.0, 1.0)), 1.0f));

@@ -25,6 +25,9 @@ public:
     StragglerTimeline(ConsoleStore& store, IterationWindow& window, QWidget* parent = nullptr);
 
     QSize sizeHint() const override { return { 800, 400 }; }
+    // Lanes are labelled at a readable density: every worker where a lane holds a line of
+    // text, else every 2nd, 5th, 10th, 20th… (w0, w10, w20 at 256 workers in 300 pixels).
+    int label_every() const;
     // The worker and iteration under a point of the widget.
     std::optional<std::pair<WorkerId, std::int64_t>> hit(QPoint point) const;
     // "iteration 412 of worker 3: batch 96, compute 0.41 s, …"
