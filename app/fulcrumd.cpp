@@ -41,16 +41,17 @@ the operator's commands over a WebSocket (docs/protocol.md; --version names the 
 The cluster is servers of identical GPUs, one worker each (the file format is
 fulcrum-sim's: {"servers": 16, "gpus_per_server": 4, "gpu_memory_gb": 16}; that is also
 the default). A job takes one GPU per local worker with a GPU profile or a CUDA device,
-and per member of an elastic job, each worker a whole GPU unless its scenario's
-"placement": {"memory_gb": X} lets jobs share. Its CPU workers run beside the GPUs,
-bounded only by --memory-budget and --max-threads; a cluster file's
-"cpu_workers_take_gpus": true places them on GPUs too, as fulcrum-sim's workloads do (and
-a cluster file does unless it says false). A job that does not fit waits
+per worker of a virtual-mode job and per member of an elastic job, each worker a whole GPU
+unless its scenario's "placement": {"memory_gb": X} lets jobs share. The CPU workers of
+paced and real-mode jobs run beside the GPUs, bounded only by --memory-budget and
+--max-threads, and share no server's link; a cluster file places them on GPUs too, as
+fulcrum-sim's workloads are, unless it says "cpu_workers_take_gpus": false. A job that
+does not fit waits
 in the queue without holding back smaller jobs behind it. Placement policies (Wang et al.,
 Sec. IV): rand, ff (first fit), ls (list scheduling), lwf-K (least workload first, jobs
-of more than K GPUs consolidated on the fewest servers). --queue fifo starts no job before
-an earlier one that waits for GPUs (strict arrival order, as the Elastic PS paper's
-baselines and fulcrum-sim --elastic queue their jobs).
+of more than K GPUs consolidated on the fewest servers). --queue fifo starts no job that
+takes GPUs before an earlier one that waits for GPUs (strict arrival order, as the Elastic
+PS paper's baselines and fulcrum-sim --elastic queue their jobs).
 
 --elastic eps resizes running elastic jobs (scenarios with an "elastic" section and only
 local workers) by the Elastic Parameter Server's rules, the ones fulcrum-sim --elastic eps

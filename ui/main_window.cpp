@@ -20,6 +20,7 @@
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QInputDialog>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -29,7 +30,6 @@
 #include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
-#include <QItemSelectionModel>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -69,6 +69,9 @@ MainWindow::MainWindow(QWidget* parent)
     // A large job's charts draw the line of the worker chosen in the table beside the worst stragglers'.
     connect(workers_->table()->selectionModel(), &QItemSelectionModel::selectionChanged, equilibrium_,
         [this] { equilibrium_->set_chosen(workers_->selected_worker()); });
+    // Another job's workers: a reset clears the selection without saying so.
+    connect(&store_.workers(), &QAbstractItemModel::modelReset, equilibrium_,
+        [this] { equilibrium_->set_chosen(std::nullopt); });
     timeline_ = new StragglerTimeline(store_, window_, this);
     prediction_ = new PredictionView(store_, window_, this);
     cluster_ = new ClusterMap(store_, commands_, this);

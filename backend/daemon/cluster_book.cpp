@@ -29,7 +29,10 @@ std::string ClusterBook::impossible(const GpuDemand& demand) const
         why << "asks for " << demand.gpus() << " GPUs (one per worker it places on a GPU"
             << (demand.servers > 0 ? ", and " + std::to_string(demand.servers) + " for its servers" : "")
             << "); the cluster has " << cluster_.gpus() << " (" << cluster_.servers << " servers of "
-            << cluster_.gpus_per_server << ")";
+            << cluster_.gpus_per_server << ")"
+            << (cluster_.cpu_workers_take_gpus
+                       ? "; this cluster places CPU workers on GPUs too (its file's cpu_workers_take_gpus)"
+                       : "");
     else if (demand.workers > 0 && demand.memory_gb > cluster_.gpu_memory_gb)
         why << "asks for " << demand.memory_gb << " GB of GPU memory per worker; the cluster's GPUs have "
             << cluster_.gpu_memory_gb << " GB";

@@ -25,14 +25,17 @@ using namespace protocol;
 namespace {
 
 // Whether fulcrumd places this worker of `s` on a GPU: not a remote worker or an external
-// job's rank (they run where they were started), and not a CPU worker where the cluster
-// keeps them off the GPUs. An elastic job's workers do take GPUs: EPS grows and shrinks it
-// by GPUs.
+// job's rank (they run where they were started), and not a CPU worker of a paced or real
+// job where the cluster keeps them off the GPUs. A virtual job's workers do take GPUs: they
+// are the scheduling model's jobs on fulcrumd's one virtual clock, placed, sharing links and
+// queued as fulcrum-sim's (a workload's among them); so do an elastic job's, since EPS grows
+// and shrinks it by GPUs.
 bool takes_gpu(const scenario::Scenario& s, const scenario::WorkerSpec& w, const sched::ClusterSpec& cluster)
 {
     if (w.remote || s.external)
         return false;
-    return cluster.cpu_workers_take_gpus || s.elastic.present || w.gpu.has_value() || w.device.is_cuda();
+    return cluster.cpu_workers_take_gpus || s.mode == scenario::Mode::Virtual || s.elastic.present || w.gpu.has_value()
+        || w.device.is_cuda();
 }
 
 // One GPU per worker that takes one, each a whole GPU unless the scenario asks for less.
@@ -400,7 +403,9 @@ std::string JobQueue::queued_message(const JobRuntime& job) const
         if (const int local = asked.workers - pooled; local > 0)
             asks << ", and " << local << (local == 1 ? " GPU" : " GPUs") << " for its local workers";
         asks << "; ";
-    } else
+    } else if (asked.gpus() == 0)
+        asks << "no GPU (its workers run beside the GPUs or where they were started); ";
+    else
         asks << asked.gpus() << (asked.gpus() == 1 ? " GPU" : " GPUs")
              << (asked.servers > 0 ? " (" + std::to_string(asked.servers) + " for its servers)" : "") << " with "
              << demand.memory_gb << " GB each, " << cluster_.room_for(demand) << " with room now; ";
@@ -797,6 +802,11 @@ void JobQueue::start_queued()
         const bool fewer_servers = !pooled && demand.servers < request.servers;
         const auto cpu_workers = std::count_if(job.scenario().workers.begin(), job.scenario().workers.end(),
             [&](const auto& w) { return !w.remote && !external && !takes_gpu(job.scenario(), w, options_.cluster); });
+        const std::string servers = std::to_string(demand.servers) + " servers";
+        const std::string placed_what = demand.workers == 0 && demand.servers > 0
+            ? "its " + servers
+            : std::to_string(demand.workers) + " local worker" + (demand.workers == 1 ? "" : "s")
+                + (demand.servers > 0 ? " and its " + servers : "");
         const std::string beside_gpus = cpu_workers == 0
             ? ""
             : std::to_string(cpu_workers) + " CPU worker" + (cpu_workers == 1 ? "" : "s") + " beside the GPUs";
@@ -807,11 +817,9 @@ void JobQueue::start_queued()
                     + " of the " + std::to_string(request.workers) + " workers it asks for, from the worker pool ("
                     + std::to_string(worker_pool_.idle()) + " idle)"
                     + (demand.workers > 0 ? " and, its local ones, on " + cluster_.describe(gpus) : "")
-                : demand.gpus() == 0 && cpu_workers > 0 ? "its " + beside_gpus + " (they take none)"
-                                                        : cluster_.placement() + " placed "
-                    + std::to_string(demand.workers) + " local worker" + (demand.workers == 1 ? "" : "s")
-                    + (demand.servers > 0 ? " and its " + std::to_string(demand.servers) + " servers" : "") + " on "
-                    + cluster_.describe(gpus)
+                : demand.gpus() == 0 && cpu_workers > 0
+                ? "its " + beside_gpus + " (they take none)"
+                : cluster_.placement() + " placed " + placed_what + " on " + cluster_.describe(gpus)
                     + (smaller || fewer_servers
                             ? " (" + std::string(sched::policy_name(elastic_.policy())) + ": " + std::to_string(*size)
                                 + " of the " + std::to_string(request.workers) + " workers it asks for"

@@ -552,6 +552,7 @@ TEST(DefaultCluster, A256WorkerCpuJobStartsWithoutAClusterFileAndTakesNoGpu)
     const pid_t daemon = testing_support::spawn_logged(
         { FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen", "127.0.0.1:0", "--no-demo" },
         dir / "fulcrumd.log");
+    testing_support::Reaper reaper(daemon); // a failed assertion leaves no fulcrumd behind
     const unsigned short port = testing_support::announced_port(dir / "fulcrumd.log");
     ASSERT_NE(port, 0);
     const auto token = pick_token(read_token_file(dir / "data" / "tokens"), { Role::Operator });
@@ -568,19 +569,34 @@ TEST(DefaultCluster, A256WorkerCpuJobStartsWithoutAClusterFileAndTakesNoGpu)
     ASSERT_FALSE(cpu_job.error) << cpu_job.error->message;
     const Reply gpu_job = op.request(SubmitJob { "gpu", gpus }, "gpu");
     ASSERT_FALSE(gpu_job.error) << gpu_job.error->message;
+    // A virtual job's CPU workers are the scheduling model's: on GPUs, as in fulcrum-sim.
+    std::string modelled = job_of(2);
+    modelled.replace(modelled.find(R"("mode": "paced", "pace": 2)"), 26, R"("mode": "virtual")");
+    const Reply virtual_job = op.request(SubmitJob { "virtual", modelled }, "virtual");
+    ASSERT_FALSE(virtual_job.error) << virtual_job.error->message;
 
     std::vector<JobStatus> jobs;
     for (int i = 0; i < 200; ++i) {
         jobs = op.request(ListJobs { "l" + std::to_string(i) }, "l" + std::to_string(i)).jobs;
-        if (jobs.size() == 2 && jobs[0].state == JobState::Running && jobs[1].state == JobState::Running)
+        if (jobs.size() == 3
+            && std::all_of(jobs.begin(), jobs.end(), [](const JobStatus& j) { return j.state == JobState::Running; }))
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     ::kill(daemon, SIGTERM);
     ::waitpid(daemon, nullptr, 0);
-    ASSERT_EQ(jobs.size(), 2u);
-    const JobStatus& wide_job = jobs[0].job == *cpu_job.job ? jobs[0] : jobs[1];
-    const JobStatus& gpu_workers = jobs[0].job == *cpu_job.job ? jobs[1] : jobs[0];
+    reaper.release();
+    ASSERT_EQ(jobs.size(), 3u);
+    const auto job_of_id = [&](JobId id) {
+        return *std::find_if(jobs.begin(), jobs.end(), [id](const JobStatus& j) { return j.job == id; });
+    };
+    const JobStatus wide_job = job_of_id(*cpu_job.job);
+    const JobStatus gpu_workers = job_of_id(*gpu_job.job);
+    const JobStatus modelled_job = job_of_id(*virtual_job.job);
+    EXPECT_EQ(std::count_if(
+                  modelled_job.placement.begin(), modelled_job.placement.end(), [](std::int32_t g) { return g >= 0; }),
+        2)
+        << "a virtual job's worker takes its GPU";
     EXPECT_EQ(wide_job.state, JobState::Running) << wide_job.message;
     EXPECT_EQ(wide_job.workers, 256);
     EXPECT_TRUE(std::all_of(wide_job.placement.begin(), wide_job.placement.end(), [](std::int32_t g) { return g < 0; }))

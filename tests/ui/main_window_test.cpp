@@ -121,6 +121,9 @@ TEST(MainWindow, SixtyFourWorkersSortStragglersFirstAndFilterByStateOrId)
     EXPECT_EQ(worker_on(0), 5);
     table->selectRow(0);
     EXPECT_EQ(view.selected_worker(), 5);
+    const std::vector<fulcrum::WorkerId> drawn = window.equilibrium_view().drawn_workers();
+    EXPECT_NE(std::find(drawn.begin(), drawn.end(), 5), drawn.end())
+        << "the chosen worker's lines join the 64-worker charts";
     view.filter()->setText(QStringLiteral("w42"));
     ASSERT_EQ(table->model()->rowCount(), 1);
     EXPECT_EQ(worker_on(0), 42);

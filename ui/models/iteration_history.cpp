@@ -92,7 +92,8 @@ void JobHistory::append(const protocol::IterationRows& rows)
             return *k;
         };
         const double p10 = at(0.1), p90 = at(0.9);
-        summary.spread = (p90 - p10) / summary.mean_batch_time_s;
+        summary.spread = std::max(p90 - p10, slowest - summary.median_batch_time_s) / summary.mean_batch_time_s;
+        summary.robust_spread = true;
     }
     summary.least_batch = *std::min_element(sizes.begin(), sizes.end());
     summary.greatest_batch = *std::max_element(sizes.begin(), sizes.end());

@@ -34,11 +34,14 @@ struct IterationSummary {
     std::int64_t iteration = 0;
     double start_s = 0, barrier_s = 0;
     // How uneven the workers' batch processing times were: (max − min) / mean, or above
-    // kWholeRangeUpTo workers the 10th to 90th percentile over the mean. The range of N
-    // noisy workers grows with N (about √(2 ln N) standard deviations each way), so a
-    // 64-worker job with a few per cent of noise never read equilibrium under the whole
-    // range; the interdecile range does not grow with N.
+    // kWholeRangeUpTo workers the greater of the 10th to 90th percentile and the slowest's
+    // excess over the median, each over the mean. The range of N noisy workers grows with N
+    // (about √(2 ln N) standard deviations each way), so a 64-worker job with a few per cent
+    // of noise never read equilibrium under the whole range; the interdecile range does not
+    // grow with N, and the slowest's excess keeps a barrier's straggler in the count (the
+    // barrier waits for it, however few there are).
     double spread = 0;
+    bool robust_spread = false; // the spread is the large-job one
     static constexpr std::size_t kWholeRangeUpTo = 16;
     double mean_batch_time_s = 0;
     double fastest_batch_time_s = 0;
