@@ -248,7 +248,7 @@ void EquilibriumView::refresh()
         QTimer::singleShot(0, this, [this] { refresh(); }); // the next workers' lines, in the next frame
     const bool distribution = history.workers() > kMostLines;
     const QString spread_title = !history.iterations().empty() && history.iterations().back().robust_spread
-        ? QStringLiteral("spread: max(p90 − p10, max − median) / mean, dashed")
+        ? QStringLiteral("robust spread, dashed")
         : QStringLiteral("spread (max − min) / mean, dashed");
     if (spread_y_->titleText() != spread_title)
         spread_y_->setTitleText(spread_title);

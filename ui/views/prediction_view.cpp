@@ -104,7 +104,7 @@ void PredictionView::refresh()
     x_span_ = window_.following() ? follow_span(x_span_, static_cast<double>(first), right)
                                   : AxisSpan { static_cast<double>(first), right };
     set_iteration_axis(*x_, x_span_);
-    y_->setRange(0, top * 1.1);
+    set_value_axis(*y_, top, false); // round ticks: 0, 25, 50 … 125 samples/s, not 30.3 and 60.5
     if (n > 0) {
         rmse_ = std::sqrt(sum / static_cast<double>(n));
         summary_->setText(
