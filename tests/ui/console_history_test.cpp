@@ -52,6 +52,22 @@ protocol::IterationRows iteration(std::int64_t k, double slow, double start)
     return rows;
 }
 
+// Iteration k of `workers` workers, each row's numbers from `fill` (its worker and
+// iteration set already); a row `fill` returns false for is left out (the worker sat out).
+template <class Fill> protocol::IterationRows rows_of(std::int64_t k, int workers, Fill fill)
+{
+    protocol::IterationRows rows;
+    rows.iteration = k;
+    for (WorkerId w = 0; w < workers; ++w) {
+        IterationRecord r;
+        r.worker = w;
+        r.iteration = k;
+        if (fill(r))
+            rows.rows.push_back(r);
+    }
+    return rows;
+}
+
 } // namespace
 
 TEST(RingBuffer, KeepsTheNewestValuesInOrder)
@@ -310,20 +326,14 @@ TEST(EquilibriumView, AddsManyWorkersSeriesOverFramesAndAllAtOnceWhenAsked)
         auto store = std::make_unique<ConsoleStore>();
         double t = 0;
         for (std::int64_t k = 0; k < 5; ++k) {
-            protocol::IterationRows rows;
-            rows.iteration = k;
-            for (WorkerId w = 0; w < workers; ++w) {
-                IterationRecord r;
-                r.worker = w;
-                r.iteration = k;
-                r.batch_size = 10 + w;
+            store->ingest(rows_of(k, workers, [t](IterationRecord& r) {
+                r.batch_size = 10 + r.worker;
                 r.compute_s = 0.1;
                 r.start_s = t;
                 r.end_s = t + 0.1;
-                rows.rows.push_back(r);
-            }
+                return true;
+            }));
             t += 0.1;
-            store->ingest(rows);
         }
         store->show_job(0);
         return store;
@@ -356,21 +366,14 @@ TEST(EquilibriumView, ALargeJobDrawsTheDistributionAndTheWorstStragglersLines)
 {
     ConsoleStore store;
     const auto add = [&](std::int64_t from, std::int64_t to, WorkerId slow) {
-        for (std::int64_t k = from; k < to; ++k) {
-            protocol::IterationRows rows;
-            rows.iteration = k;
-            for (WorkerId w = 0; w < 256; ++w) {
-                IterationRecord r;
-                r.worker = w;
-                r.iteration = k;
-                r.batch_size = 10 + w % 7;
-                r.compute_s = w == slow ? 0.5 : 0.1 + 0.001 * (w % 11);
+        for (std::int64_t k = from; k < to; ++k)
+            store.ingest(rows_of(k, 256, [k, slow](IterationRecord& r) {
+                r.batch_size = 10 + r.worker % 7;
+                r.compute_s = r.worker == slow ? 0.5 : 0.1 + 0.001 * (r.worker % 11);
                 r.start_s = 0.5 * static_cast<double>(k);
                 r.end_s = r.start_s + r.compute_s;
-                rows.rows.push_back(r);
-            }
-            store.ingest(rows);
-        }
+                return true;
+            }));
     };
     add(0, 40, 200);
     store.show_job(0);
@@ -457,23 +460,16 @@ TEST(EquilibriumView, AnExcludedWorkersLineIsBrokenAtItsGap)
         SCOPED_TRACE(iterations);
         const std::int64_t gap_from = iterations / 3, gap_to = 2 * iterations / 3; // worker 2 sits out
         ConsoleStore store;
-        for (std::int64_t k = 0; k < iterations; ++k) {
-            protocol::IterationRows rows;
-            rows.iteration = k;
-            for (WorkerId w = 0; w < 3; ++w) {
-                if (w == 2 && k >= gap_from && k < gap_to)
-                    continue;
-                IterationRecord r;
-                r.worker = w;
-                r.iteration = k;
-                r.batch_size = w == 2 ? 8 : 20 + static_cast<std::int32_t>(k % 3);
+        for (std::int64_t k = 0; k < iterations; ++k)
+            store.ingest(rows_of(k, 3, [k, gap_from, gap_to](IterationRecord& r) {
+                if (r.worker == 2 && k >= gap_from && k < gap_to)
+                    return false;
+                r.batch_size = r.worker == 2 ? 8 : 20 + static_cast<std::int32_t>(k % 3);
                 r.compute_s = 0.05;
                 r.start_s = 0.1 * static_cast<double>(k);
                 r.end_s = r.start_s + 0.05;
-                rows.rows.push_back(r);
-            }
-            store.ingest(rows);
-        }
+                return true;
+            }));
         store.show_job(0);
         IterationWindow window;
         window.set_data_range(*store.history().first_iteration(), *store.history().last_iteration());
@@ -510,22 +506,16 @@ TEST(JobHistory, ALargeNoisyJobReachesEquilibriumOnItsInterdecileSpread)
     for (const Case c : { Case { 8, 0.18, false }, Case { 64, 0.18, true }, Case { 64, 1.0, false } }) {
         SCOPED_TRACE(std::to_string(c.workers) + " workers, one " + std::to_string(c.over) + " over");
         JobHistory history;
-        for (std::int64_t k = 0; k < 40; ++k) {
-            protocol::IterationRows rows;
-            rows.iteration = k;
-            for (WorkerId w = 0; w < c.workers; ++w) {
-                IterationRecord r;
-                r.worker = w;
-                r.iteration = k;
+        for (std::int64_t k = 0; k < 40; ++k)
+            history.append(rows_of(k, c.workers, [k, c](IterationRecord& r) {
                 r.batch_size = 16;
-                const double noise = 0.08 * std::sin(1.7 * static_cast<double>(w) + 0.9 * static_cast<double>(k));
-                r.compute_s = 0.1 * (1 + (w == k % c.workers ? c.over : noise));
+                const double noise
+                    = 0.08 * std::sin(1.7 * static_cast<double>(r.worker) + 0.9 * static_cast<double>(k));
+                r.compute_s = 0.1 * (1 + (r.worker == k % c.workers ? c.over : noise));
                 r.start_s = 0.2 * static_cast<double>(k);
                 r.end_s = r.start_s + r.compute_s;
-                rows.rows.push_back(r);
-            }
-            history.append(rows);
-        }
+                return true;
+            }));
         const auto found = equilibria(history, 0.2);
         EXPECT_EQ(history.iterations().back().robust_spread, c.workers > 16);
         if (c.equilibrium) {
@@ -546,22 +536,15 @@ TEST(StragglerTimeline, LabelsLanesAtAReadableDensity)
     for (const int workers : { 8, 256 }) {
         SCOPED_TRACE(workers);
         ConsoleStore store;
-        for (std::int64_t k = 0; k < 30; ++k) {
-            protocol::IterationRows rows;
-            rows.iteration = k;
-            for (WorkerId w = 0; w < workers; ++w) {
-                IterationRecord r;
-                r.worker = w;
-                r.iteration = k;
+        for (std::int64_t k = 0; k < 30; ++k)
+            store.ingest(rows_of(k, workers, [k](IterationRecord& r) {
                 r.batch_size = 16;
-                r.compute_s = 0.1 + (w % 17 == 3 ? 0.05 : 0.0);
+                r.compute_s = 0.1 + (r.worker % 17 == 3 ? 0.05 : 0.0);
                 r.start_s = 0.2 * static_cast<double>(k);
                 r.end_s = r.start_s + r.compute_s;
                 r.wait_s = 0.15 - r.compute_s;
-                rows.rows.push_back(r);
-            }
-            store.ingest(rows);
-        }
+                return true;
+            }));
         store.show_job(0);
         IterationWindow window;
         window.set_data_range(0, 29);
