@@ -562,6 +562,42 @@ TEST(StragglerTimeline, LabelsLanesAtAReadableDensity)
     }
 }
 
+// Issue 44 item 3: the two equilibrium charts' x-axes line up. The lower chart's spread axis
+// on the right and either chart's wider tick labels on the left made iteration 2238 sit at
+// x = 1067 in one and 915 in the other; now one iteration is at one x in both, at any width.
+TEST(EquilibriumView, TheTwoChartsPutAnIterationAtTheSameX)
+{
+    ConsoleStore store;
+    for (std::int64_t k = 0; k < 3000; ++k)
+        store.ingest(rows_of(k, 4, [k](IterationRecord& r) {
+            r.batch_size = 100000 + r.worker; // wide labels on the batch axis
+            r.compute_s = 0.0373 * (1 + 0.1 * r.worker);
+            r.start_s = 0.2 * static_cast<double>(k);
+            r.end_s = r.start_s + r.compute_s;
+            return true;
+        }));
+    store.show_job(0);
+    IterationWindow window;
+    window.set_data_range(0, 2999);
+    EquilibriumView view(store, window);
+    view.show();
+    for (const int width : { 1280, 900 }) {
+        SCOPED_TRACE(width);
+        view.resize(width, 600);
+        view.refresh_complete();
+        QApplication::processEvents();
+        QApplication::processEvents();
+        const auto x_of = [](QChartView* chart_view, double iteration) {
+            QChart* chart = chart_view->chart();
+            const QPointF at = chart->mapToPosition(QPointF(iteration, 0), chart->series().front());
+            return chart_view->mapFromScene(at).x();
+        };
+        for (const double iteration : { 0.0, 2238.0, 2999.0 })
+            EXPECT_NEAR(x_of(view.batch_size_chart(), iteration), x_of(view.batch_time_chart(), iteration), 1.0)
+                << "iteration " << iteration;
+    }
+}
+
 // Out of equilibrium, the summary says how many iterations in a row the spread has been
 // under the threshold, of the ones an equilibrium needs, and when the last one ended.
 TEST(EquilibriumView, SaysHowNearTheNextEquilibriumIs)

@@ -44,13 +44,15 @@ QFont chart_font(int step)
     return font;
 }
 
+const QMargins kChartMargins(2, 0, 2, 0);
+
 QChart* make_chart(const QString& title)
 {
     auto* chart = new QChart;
     chart->setTitle(title);
     chart->setTitleFont(chart_font(1));
     chart->legend()->setFont(chart_font(1));
-    chart->setMargins(QMargins(2, 0, 2, 0));
+    chart->setMargins(kChartMargins);
     chart->layout()->setContentsMargins(0, 0, 0, 0);
     chart->setBackgroundRoundness(0);
     chart->legend()->setAlignment(Qt::AlignRight);
@@ -85,6 +87,7 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     , times_x_(make_axis(QStringLiteral("iteration")))
     , times_y_(make_axis(QStringLiteral("seconds")))
     , spread_y_(make_axis(QStringLiteral("spread")))
+    , spread_twin_(make_axis(QStringLiteral("spread")))
     , spread_(new QLineSeries(this))
     , threshold_(new QDoubleSpinBox(this))
     , summary_(new QLabel(this))
@@ -95,6 +98,11 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     times_->addAxis(times_x_, Qt::AlignBottom);
     times_->addAxis(times_y_, Qt::AlignLeft);
     times_->addAxis(spread_y_, Qt::AlignRight);
+    sizes_->addAxis(spread_twin_, Qt::AlignRight);
+    spread_twin_->setLabelsBrush(Qt::transparent);
+    spread_twin_->setTitleBrush(Qt::transparent);
+    spread_twin_->setLineVisible(false);
+    spread_twin_->setGridLineVisible(false);
     spread_->setName(QStringLiteral("spread (max − min) / mean"));
     QPen spread_pen(Qt::black);
     spread_pen.setWidthF(1.5);
@@ -105,6 +113,7 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     spread_->attachAxis(spread_y_);
     // Named by its axis: the two legends then list the same workers and take one width.
     spread_y_->setTitleText(QStringLiteral("spread (max − min) / mean, dashed"));
+    spread_twin_->setTitleText(spread_y_->titleText());
     for (QLegendMarker* marker : times_->legend()->markers(spread_))
         marker->setVisible(false);
     size_band_ = std::make_unique<DistributionBand>(*sizes_, *sizes_x_, *sizes_y_);
@@ -131,8 +140,11 @@ EquilibriumView::EquilibriumView(ConsoleStore& store, IterationWindow& window, Q
     layout->addLayout(bar);
     layout->addWidget(sizes_view_, 1);
     layout->addWidget(times_view_, 1);
-    connect(sizes_, &QChart::plotAreaChanged, this, &EquilibriumView::place_marks);
-    connect(times_, &QChart::plotAreaChanged, this, &EquilibriumView::place_marks);
+    for (QChart* chart : { sizes_, times_ })
+        connect(chart, &QChart::plotAreaChanged, this, [this] {
+            align_plots();
+            place_marks();
+        });
 }
 
 double EquilibriumView::threshold() const
@@ -250,8 +262,10 @@ void EquilibriumView::refresh()
     const QString spread_title = !history.iterations().empty() && history.iterations().back().robust_spread
         ? QStringLiteral("robust spread, dashed")
         : QStringLiteral("spread (max − min) / mean, dashed");
-    if (spread_y_->titleText() != spread_title)
+    if (spread_y_->titleText() != spread_title) {
         spread_y_->setTitleText(spread_title);
+        spread_twin_->setTitleText(spread_title);
+    }
     const int points = points_per_series(sizes_view_->width(), 2 * static_cast<int>(drawn_.size()) + 6);
     double max_size = 1, max_time = 1e-6;
     std::vector<QList<QPointF>> sizes(size_lines_.size()), times(size_lines_.size());
@@ -314,7 +328,8 @@ void EquilibriumView::refresh()
         set_iteration_axis(*x, x_span_);
     set_value_axis(*sizes_y_, max_size, true);
     set_value_axis(*times_y_, max_time, false);
-    set_value_axis(*spread_y_, std::max(max_spread, threshold() * 200), false, QStringLiteral("%"));
+    for (QValueAxis* axis : { spread_y_, spread_twin_ })
+        set_value_axis(*axis, std::max(max_spread, threshold() * 200), false, QStringLiteral("%"));
     for (std::size_t k = 0; k < size_lines_.size(); ++k) { // broken where the worker sat out
         if (!size_lines_[k])
             continue;
@@ -380,6 +395,26 @@ void EquilibriumView::refresh()
 QString EquilibriumView::summary() const
 {
     return summary_->text();
+}
+
+void EquilibriumView::align_plots()
+{
+    if (aligning_ || sizes_->plotArea().isEmpty() || times_->plotArea().isEmpty())
+        return;
+    aligning_ = true;
+    const QMargins base = kChartMargins;
+    // Each plot's left edge as it would be with the base margin: what its own axis takes.
+    const auto natural
+        = [&](QChart* chart) { return chart->plotArea().left() - (chart->margins().left() - base.left()); };
+    const double size_left = natural(sizes_), time_left = natural(times_);
+    const double left = std::max(size_left, time_left);
+    for (auto [chart, own] : { std::pair { sizes_, size_left }, std::pair { times_, time_left } }) {
+        QMargins want = base;
+        want.setLeft(base.left() + static_cast<int>(std::lround(left - own)));
+        if (chart->margins() != want)
+            chart->setMargins(want);
+    }
+    aligning_ = false;
 }
 
 void EquilibriumView::place_marks()

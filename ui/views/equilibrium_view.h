@@ -85,6 +85,11 @@ private:
     bool ensure_lines(const std::vector<WorkerId>& workers);
     std::vector<WorkerId> workers_to_draw(std::int64_t first, std::int64_t last) const;
     void place_marks();
+    // The two charts' plot areas start and end at the same x, so one iteration is at one x
+    // in both: on the right the upper chart holds an invisible twin of the lower one's spread
+    // axis (the legends list the same entries), on the left the chart whose tick labels are
+    // narrower gets the difference as margin.
+    void align_plots();
 
     ConsoleStore& store_;
     IterationWindow& window_;
@@ -97,6 +102,7 @@ private:
     QValueAxis* times_x_;
     QValueAxis* times_y_;
     QValueAxis* spread_y_;
+    QValueAxis* spread_twin_; // the upper chart's: the spread axis's room, drawn in nothing
     std::vector<std::unique_ptr<WorkerLine>> size_lines_, time_lines_; // per worker; made when first drawn
     std::unique_ptr<DistributionBand> size_band_, time_band_;
     std::vector<WorkerId> drawn_;
@@ -111,6 +117,7 @@ private:
     std::vector<EventMark> mark_at_;
     std::optional<std::int64_t> equilibrium_;
     int highlighted_ = -1;
+    bool aligning_ = false;
 };
 
 } // namespace fulcrum::ui
