@@ -598,6 +598,41 @@ TEST(EquilibriumView, TheTwoChartsPutAnIterationAtTheSameX)
     }
 }
 
+// Issue 44 item 3: a spread that hovers at the threshold leaves equilibrium for a couple of
+// iterations and comes back; the chart marks the stretch once (its tooltip counts the
+// interruptions) rather than once per equilibrium, while the summary stays exact.
+TEST(EquilibriumView, AnEquilibriumBrieflyLeftIsMarkedOnce)
+{
+    ConsoleStore store;
+    IterationWindow window;
+    EquilibriumView view(store, window);
+    double t = 0;
+    std::int64_t k = 0;
+    const auto add = [&](int count, double slow) {
+        for (int i = 0; i < count; ++i, ++k, t += 0.5)
+            store.ingest(iteration(k, slow, t));
+    };
+    add(12, 1);
+    add(2, 3); // out for two iterations
+    add(12, 1);
+    add(2, 3);
+    add(12, 1);
+    add(30, 3); // out for good
+    add(12, 1); // a new equilibrium, far from the first stretch
+    store.show_job(0);
+    window.set_data_range(0, k - 1);
+    view.refresh_complete();
+    std::vector<EventMark> marks;
+    for (const EventMark& m : view.marks())
+        if (m.kind == EventMark::Kind::Equilibrium)
+            marks.push_back(m);
+    ASSERT_EQ(marks.size(), 2u);
+    EXPECT_EQ(marks[0].iteration, 0);
+    EXPECT_TRUE(marks[0].tooltip.contains(QStringLiteral("left 2 times"))) << marks[0].tooltip.toStdString();
+    EXPECT_EQ(marks[1].iteration, 70);
+    EXPECT_EQ(view.equilibrium(), 70);
+}
+
 // Out of equilibrium, the summary says how many iterations in a row the spread has been
 // under the threshold, of the ones an equilibrium needs, and when the last one ended.
 TEST(EquilibriumView, SaysHowNearTheNextEquilibriumIs)

@@ -350,20 +350,44 @@ void EquilibriumView::refresh()
         mark_at_ = event_marks(store_.events(), *job);
     equilibrium_.reset();
     std::optional<std::int64_t> lost_at;
-    for (const Equilibrium& e : equilibria(history, threshold())) {
+    // One mark per stretch of equilibria: a noisy job whose spread hovers at the threshold
+    // leaves an equilibrium for a few iterations and comes back, which drew about 20 marks
+    // on a long run. An equilibrium that follows the last within kEquilibriumWindow
+    // iterations joins its mark, whose tooltip counts the interruptions.
+    std::optional<Equilibrium> stretch;
+    int interruptions = 0;
+    const auto mark_stretch = [&] {
+        if (!stretch)
+            return;
         EventMark m;
         m.kind = EventMark::Kind::Equilibrium;
-        m.iteration = e.first;
+        m.iteration = stretch->first;
         m.label = QStringLiteral("equilibrium");
         m.tooltip = QStringLiteral("equilibrium from iteration %1: the spread stays under %2 %")
-                        .arg(e.first)
+                        .arg(stretch->first)
                         .arg(threshold_->value());
+        if (interruptions > 0)
+            m.tooltip += QStringLiteral(" (to iteration %1, left %2 times for fewer than %3 iterations)")
+                             .arg(stretch->last)
+                             .arg(interruptions)
+                             .arg(kEquilibriumWindow);
         mark_at_.push_back(std::move(m));
+    };
+    for (const Equilibrium& e : equilibria(history, threshold())) {
+        if (stretch && e.first - stretch->last <= static_cast<std::int64_t>(kEquilibriumWindow)) {
+            stretch->last = e.last;
+            ++interruptions;
+        } else {
+            mark_stretch();
+            stretch = e;
+            interruptions = 0;
+        }
         if (e.last == history.last_iteration())
             equilibrium_ = e.first;
         else
             lost_at = e.last + 1;
     }
+    mark_stretch();
     mark_at_ = merge_marks(mark_at_);
     place_marks();
 
