@@ -58,6 +58,7 @@ void ConsoleStore::forget_server()
 {
     live_cluster_.reset();
     capabilities_.reset();
+    dropped_ = 0;
     live_aside_.reset();
     follow(0);
     emit capabilitiesChanged();
@@ -237,6 +238,9 @@ void ConsoleStore::ingest(const protocol::ServerMessage& message)
     } else if (const auto* reply = std::get_if<Reply>(&message); reply && reply->capabilities) {
         capabilities_ = *reply->capabilities;
         emit capabilitiesChanged();
+    } else if (const auto* missed = std::get_if<Missed>(&message); missed && missed->dropped > 0) {
+        dropped_ += missed->dropped; // coalesced states were only superseded: nothing is lost
+        emit fellBehind();
     }
 }
 

@@ -68,6 +68,10 @@ public:
     // What the server offers (list-capabilities); null until it answered.
     const protocol::Capabilities* capabilities() const { return capabilities_ ? &*capabilities_ : nullptr; }
     const protocol::WorkerState* worker_state(JobId job, WorkerId worker) const;
+    // The iteration, evaluation and event frames fulcrumd dropped for this console since it
+    // connected, because it fell behind (`missed`): the live charts have gaps there, and
+    // marks may be missing; the run stores hold everything.
+    std::int64_t dropped() const { return dropped_; }
     // The shown job's recent iterations (empty when none is shown).
     const JobHistory& history() const;
     const JobHistory* history(JobId job) const;
@@ -79,6 +83,7 @@ signals:
     // New iterations of the shown job arrived, or its history was cut back or replaced.
     void historyChanged();
     void shownJobChanged();
+    void fellBehind(); // a `missed` that dropped frames
 
 private:
     JobHistory& history_for(JobId job);
@@ -108,6 +113,7 @@ private:
     std::deque<ClusterMoment> cluster_timeline_;
     QElapsedTimer live_clock_; // since the live stream was followed
     std::optional<protocol::Capabilities> capabilities_;
+    std::int64_t dropped_ = 0;
     std::map<JobId, std::vector<protocol::WorkerState>> worker_states_;
     std::map<JobId, protocol::IterationRows> last_rows_; // each job's newest iteration
     std::map<JobId, JobHistory> job_histories_;

@@ -21,7 +21,9 @@
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QItemSelectionModel>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QScrollBar>
@@ -69,10 +71,17 @@ MainWindow::MainWindow(QWidget* parent)
     // A large job's charts draw the line of the worker chosen in the table beside the worst stragglers'.
     connect(workers_->table()->selectionModel(), &QItemSelectionModel::selectionChanged, equilibrium_,
         [this] { equilibrium_->set_chosen(workers_->selected_worker()); });
-    // Another job's workers: a reset clears the selection without saying so.
-    connect(&store_.workers(), &QAbstractItemModel::modelReset, equilibrium_,
-        [this] { equilibrium_->set_chosen(std::nullopt); });
     timeline_ = new StragglerTimeline(store_, window_, this);
+    // ... and the timeline outlines its lane, scrolled into view.
+    connect(workers_->table()->selectionModel(), &QItemSelectionModel::selectionChanged, timeline_,
+        [this] { timeline_->set_chosen(workers_->selected_worker()); });
+    // Another job's workers: a reset clears the selection without saying so.
+    connect(&store_.workers(), &QAbstractItemModel::modelReset, this, [this] {
+        equilibrium_->set_chosen(std::nullopt);
+        timeline_->set_chosen(std::nullopt);
+        timeline_->show_every_lane();
+    });
+    connect(timeline_, &StragglerTimeline::workerFound, workers_, &WorkersView::select_worker);
     prediction_ = new PredictionView(store_, window_, this);
     cluster_ = new ClusterMap(store_, commands_, this);
     scheduler_ = new SchedulerView(store_, this);
@@ -89,7 +98,21 @@ MainWindow::MainWindow(QWidget* parent)
             "style='color:#d62728'>▬</span> "
             "the iteration's straggler &nbsp; heat strip: lateness per worker"),
         timeline_page);
-    timeline_layout->addWidget(legend);
+    auto* legend_row = new QHBoxLayout;
+    legend_row->addWidget(legend, 1);
+    find_worker_ = new QLineEdit(timeline_page);
+    find_worker_->setObjectName(QStringLiteral("find-worker"));
+    find_worker_->setPlaceholderText(QStringLiteral("Find worker (w37)"));
+    find_worker_->setToolTip(QStringLiteral("Brings the worker's lane into view, readable, and selects it"));
+    find_worker_->setClearButtonEnabled(true);
+    find_worker_->setMaximumWidth(find_worker_->fontMetrics().horizontalAdvance(QStringLiteral("Find worker (w37)")) + 40);
+    connect(find_worker_, &QLineEdit::returnPressed, this, [this] {
+        const QString refused = timeline_->find_worker(find_worker_->text());
+        if (!refused.isEmpty())
+            details_->setText(refused);
+    });
+    legend_row->addWidget(find_worker_);
+    timeline_layout->addLayout(legend_row);
     timeline_layout->addWidget(timeline_, 1);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     details_->setText(QStringLiteral("Click an iteration for its numbers."));
@@ -176,6 +199,16 @@ MainWindow::MainWindow(QWidget* parent)
             QStringLiteral("Reconnected. <b>%1</b>: %2.").arg(what.toHtmlEscaped(), fate.toHtmlEscaped()), false);
     });
     connect(&commands_, &Commands::runsListed, this, &MainWindow::on_runs);
+    // A console that falls behind loses rows and events (protocol.md "Backpressure"): say so,
+    // rather than let gaps and missing marks pass for what happened.
+    connect(&store_, &ConsoleStore::fellBehind, this, [this] {
+        show_notice(QStringLiteral("This console fell behind the live stream: fulcrumd dropped %1 iteration, evaluation "
+                                   "and event messages meant for it, so the live charts have gaps and may lack marks. "
+                                   "The jobs' run stores hold everything: <b>File ▸ Open a recorded run of the server</b> "
+                                   "(Ctrl+R) shows a run whole.")
+                        .arg(store_.dropped()),
+            true);
+    });
     connect(&navigator_, &ReplayNavigator::progressed, this, [this](double fraction, const QString& what) {
         statusBar()->showMessage(QStringLiteral("%1: %2 %").arg(what).arg(100.0 * fraction, 0, 'f', 0));
     });

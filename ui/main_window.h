@@ -11,6 +11,7 @@
 #include <optional>
 
 class QLabel;
+class QLineEdit;
 class QSplitter;
 class QTabWidget;
 class QTimer;
@@ -136,6 +137,7 @@ private:
     QLabel* notice_;
     QLabel* connection_;
     QLabel* details_;
+    QLineEdit* find_worker_ = nullptr; // the timeline's worker search
     QTimer* frame_;
     bool dirty_ = false;
     bool dialogs_ = true;

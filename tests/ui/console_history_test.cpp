@@ -16,9 +16,12 @@
 #include <QChartView>
 #include <QGraphicsScene>
 #include <QGraphicsSimpleTextItem>
+#include <QKeyEvent>
 #include <QLegendMarker>
 #include <QLineSeries>
+#include <QSignalSpy>
 #include <QValueAxis>
+#include <QWheelEvent>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <memory>
@@ -560,6 +563,103 @@ TEST(StragglerTimeline, LabelsLanesAtAReadableDensity)
         if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
             timeline.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/timeline-%1.png").arg(workers));
     }
+}
+
+// Issue 44 item 2: a 256-worker timeline is read lane by lane. Finding w200 zooms the lanes
+// to a readable height around it and outlines it; the raster draws each worker in its own
+// lane (w200 waits where its neighbours compute); Ctrl+wheel zooms the lanes about the one
+// under the cursor, Page Up scrolls, Home shows every worker again, and a name that is no
+// worker is refused with a sentence, changing nothing.
+TEST(StragglerTimeline, AWorkerIsFoundInAReadableLaneAndTheLanesZoomAndScroll)
+{
+    constexpr int kWorkers = 256, kFound = 200;
+    ConsoleStore store;
+    for (std::int64_t k = 0; k < 30; ++k)
+        store.ingest(rows_of(k, kWorkers, [k](IterationRecord& r) {
+            r.batch_size = 16;
+            r.compute_s = r.worker == kFound ? 0.01 : 0.14;
+            r.start_s = 0.2 * static_cast<double>(k);
+            r.end_s = r.start_s + r.compute_s;
+            r.wait_s = 0.15 - r.compute_s;
+            return true;
+        }));
+    store.show_job(0);
+    IterationWindow window;
+    window.set_data_range(0, 29);
+    StragglerTimeline timeline(store, window);
+    timeline.resize(900, 320);
+    using Lanes = StragglerTimeline::Lanes;
+    EXPECT_EQ(timeline.lanes(), (Lanes { 0, kWorkers }));
+
+    const QString refused = timeline.find_worker(QStringLiteral("w256"));
+    EXPECT_TRUE(refused.contains(QStringLiteral("no worker 256"))) << refused.toStdString();
+    EXPECT_TRUE(refused.contains(QStringLiteral("w0–w255"))) << refused.toStdString();
+    EXPECT_TRUE(timeline.find_worker(QStringLiteral("slowest")).contains(QStringLiteral("not a worker")));
+    EXPECT_EQ(timeline.lanes(), (Lanes { 0, kWorkers })) << "a refusal changes nothing";
+    EXPECT_EQ(timeline.chosen(), std::nullopt);
+
+    QSignalSpy found(&timeline, &StragglerTimeline::workerFound);
+    EXPECT_EQ(timeline.find_worker(QStringLiteral(" W200 ")), QString());
+    ASSERT_EQ(found.count(), 1);
+    EXPECT_EQ(found.at(0).at(0).toInt(), kFound);
+    EXPECT_EQ(timeline.chosen(), kFound);
+    const Lanes zoomed = timeline.lanes();
+    EXPECT_LT(zoomed.count, 30);
+    EXPECT_GE(300.0 / zoomed.count, timeline.fontMetrics().height() * 1.2) << "a lane a line of text high";
+    EXPECT_GE(kFound, zoomed.first);
+    EXPECT_LT(kFound, zoomed.first + zoomed.count);
+    EXPECT_EQ(timeline.label_every(), 1) << "every lane shown is labelled";
+
+    // Each lane's pixels: how many are the compute colour and how many the wait colour.
+    const QImage shot = timeline.grab().toImage();
+    const auto colours_of = [&](fulcrum::WorkerId worker) {
+        std::pair<int, int> compute_wait;
+        for (int y = 0; y < shot.height(); ++y)
+            for (int x = 90; x < shot.width() - 8; ++x) {
+                const auto at = timeline.hit(QPoint(x, y));
+                if (!at || at->first != worker)
+                    continue;
+                const QRgb c = shot.pixel(x, y) & 0xffffff;
+                compute_wait.first += c == (compute_colour().rgb() & 0xffffff);
+                compute_wait.second += c == (wait_colour().rgb() & 0xffffff);
+            }
+        return compute_wait;
+    };
+    const auto [found_compute, found_wait] = colours_of(kFound);
+    EXPECT_GT(found_wait, 5 * found_compute) << "w200's lane is w200's: it waits";
+    const auto [next_compute, next_wait] = colours_of(kFound + 1);
+    EXPECT_GT(next_compute, 5 * next_wait) << "w201 computes";
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        shot.save(QString::fromLocal8Bit(out) + QStringLiteral("/timeline-found-w200.png"));
+
+    // Ctrl+wheel towards the user: more lanes, the one under the cursor held in place.
+    int y_found = 0;
+    for (int y = 0; y < 300 && !y_found; ++y)
+        if (const auto at = timeline.hit(QPoint(400, y)); at && at->first == kFound)
+            y_found = y + 2;
+    ASSERT_GT(y_found, 0);
+    QWheelEvent out_wheel(QPointF(400, y_found), timeline.mapToGlobal(QPointF(400, y_found)), {}, QPoint(0, -120),
+        Qt::NoButton, Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(&timeline, &out_wheel);
+    const Lanes wider = timeline.lanes();
+    EXPECT_GT(wider.count, zoomed.count);
+    const auto still = timeline.hit(QPoint(400, y_found));
+    ASSERT_TRUE(still);
+    EXPECT_LE(std::abs(still->first - kFound), 1) << "the lane under the cursor stays under it";
+    EXPECT_EQ(timeline.chosen(), kFound);
+
+    QKeyEvent page_up(QEvent::KeyPress, Qt::Key_PageUp, Qt::NoModifier);
+    QApplication::sendEvent(&timeline, &page_up);
+    EXPECT_EQ(timeline.lanes().first, std::max(0, wider.first - wider.count));
+    timeline.scroll_lanes(-10000);
+    EXPECT_EQ(timeline.lanes().first, 0);
+    timeline.scroll_lanes(10000);
+    EXPECT_EQ(timeline.lanes().first + timeline.lanes().count, kWorkers) << "never past the last worker";
+    timeline.set_chosen(3);
+    EXPECT_LE(timeline.lanes().first, 3) << "the chosen worker is scrolled into view";
+    QKeyEvent home(QEvent::KeyPress, Qt::Key_Home, Qt::NoModifier);
+    QApplication::sendEvent(&timeline, &home);
+    EXPECT_EQ(timeline.lanes(), (Lanes { 0, kWorkers }));
 }
 
 // Issue 44 item 3: the two equilibrium charts' x-axes line up. The lower chart's spread axis

@@ -6,8 +6,12 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QChart>
+#include <QChartView>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTest>
@@ -142,6 +146,95 @@ TEST(MainWindow, SixtyFourWorkersSortStragglersFirstAndFilterByStateOrId)
     EXPECT_EQ(worker_on(0), 3);
     if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
         window.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/workers-sorted.png"));
+}
+
+// One worker chosen is the same worker in every view (issue 44 item 2, "colours only for what
+// is highlighted"): a row chosen in the table brings that worker's lines forward in the
+// equilibrium charts, the others faded, and outlines its timeline lane; a worker found by
+// name in the timeline's search box is selected in the table, even under a filter that hid
+// it; a name that is no worker says so under the timeline.
+TEST(MainWindow, AWorkerChosenInTheTableIsHighlightedInEveryViewAndFoundByName)
+{
+    fulcrum::ui::MainWindow window;
+    window.resize(1280, 800);
+    show_running_job(window, 8);
+    for (std::int64_t k = 0; k < 5; ++k) {
+        fulcrum::protocol::IterationRows rows { 1, k, {}, 0 };
+        for (int w = 0; w < 8; ++w) {
+            fulcrum::IterationRecord r;
+            r.job = 1;
+            r.worker = w;
+            r.iteration = k;
+            r.batch_size = 16;
+            r.start_s = static_cast<double>(k);
+            r.compute_s = 0.1 * (1 + w);
+            r.end_s = r.start_s + r.compute_s;
+            r.wait_s = 0.8 - r.compute_s;
+            rows.rows.push_back(r);
+        }
+        window.store().ingest(rows);
+    }
+    window.show();
+    ASSERT_TRUE(window.show_view(QStringLiteral("equilibrium")));
+    window.refresh_views();
+    QApplication::processEvents();
+    fulcrum::ui::WorkersView& view = window.workers_view();
+    const auto alpha_of = [&](const QString& name) {
+        for (QAbstractSeries* series : window.equilibrium_view().batch_size_chart()->chart()->series())
+            if (series->name() == name)
+                return static_cast<QLineSeries*>(series)->pen().color().alpha();
+        return -1;
+    };
+    ASSERT_EQ(alpha_of(QStringLiteral("w1")), 255);
+    view.table()->selectRow(2);
+    ASSERT_EQ(view.selected_worker(), 2);
+    EXPECT_EQ(window.equilibrium_view().highlighted(), 2);
+    EXPECT_EQ(alpha_of(QStringLiteral("w2")), 255);
+    EXPECT_LT(alpha_of(QStringLiteral("w1")), 100) << "the others fade";
+    EXPECT_EQ(window.timeline().chosen(), 2);
+
+    view.filter()->setText(QStringLiteral("w3"));
+    auto* find = window.findChild<QLineEdit*>(QStringLiteral("find-worker"));
+    ASSERT_NE(find, nullptr);
+    find->setText(QStringLiteral("w6"));
+    emit find->returnPressed();
+    EXPECT_EQ(view.selected_worker(), 6) << "found through a filter that hid it";
+    EXPECT_TRUE(view.filter()->text().isEmpty());
+    EXPECT_EQ(window.timeline().chosen(), 6);
+    EXPECT_EQ(window.equilibrium_view().highlighted(), 6);
+
+    find->setText(QStringLiteral("w9"));
+    emit find->returnPressed();
+    EXPECT_EQ(view.selected_worker(), 6) << "no worker 9: nothing changes";
+    bool said = false;
+    for (const QLabel* label : window.findChildren<QLabel*>())
+        said = said || label->text().contains(QStringLiteral("There is no worker 9"));
+    EXPECT_TRUE(said) << "the refusal is shown under the timeline";
+}
+
+// A console that falls behind is told so (issue 44 item 1, state that stays right): fulcrumd's
+// `missed` with dropped frames puts a warning over the charts that counts them and says
+// where everything is; a `missed` of coalesced states only (nothing lost) says nothing.
+TEST(MainWindow, AConsoleThatFellBehindSaysWhatItLost)
+{
+    fulcrum::ui::MainWindow window;
+    show_running_job(window, 4);
+    window.show();
+    const auto notice = [&]() -> QString {
+        for (const QLabel* label : window.findChildren<QLabel*>())
+            if (label->isVisible() && label->text().contains(QStringLiteral("fell behind")))
+                return label->text();
+        return {};
+    };
+    window.store().ingest(fulcrum::protocol::Missed { 0, 12 });
+    QApplication::processEvents();
+    EXPECT_TRUE(notice().isEmpty()) << "superseded states are no loss";
+    window.store().ingest(fulcrum::protocol::Missed { 120, 37 });
+    window.store().ingest(fulcrum::protocol::Missed { 30, 0 });
+    QApplication::processEvents();
+    EXPECT_EQ(window.store().dropped(), 150);
+    EXPECT_TRUE(notice().contains(QStringLiteral("dropped 150"))) << notice().toStdString();
+    EXPECT_TRUE(notice().contains(QStringLiteral("Open a recorded run"))) << "where the whole run is";
 }
 
 // The workers table shows where each worker computes and its GPU's memory and utilisation

@@ -201,12 +201,12 @@ bool EquilibriumView::ensure_lines(const std::vector<WorkerId>& workers)
             return false;
         for (auto [chart, list, x, y] : { std::tuple { sizes_, &size_lines_, sizes_x_, sizes_y_ },
                  std::tuple { times_, &time_lines_, times_x_, times_y_ } }) {
-            QPen pen(series_colour(w));
-            pen.setWidthF(1.2);
-            (*list)[k] = std::make_unique<WorkerLine>(*chart, *x, *y, QStringLiteral("w%1").arg(w), pen);
-            // Hovering a worker's legend entry brings its lines forward in both charts.
+            (*list)[k] = std::make_unique<WorkerLine>(*chart, *x, *y, QStringLiteral("w%1").arg(w), pen_of(w));
+            // Hovering a worker's legend entry brings its lines forward in both charts, and
+            // leaving it brings back the chosen worker's.
             for (QLegendMarker* marker : chart->legend()->markers((*list)[k]->legend_series()))
-                connect(marker, &QLegendMarker::hovered, this, [this, w](bool on) { highlight(on ? w : -1); });
+                connect(marker, &QLegendMarker::hovered, this,
+                    [this, w](bool on) { highlight(on ? w : chosen_.value_or(-1)); });
         }
     }
     return true;
@@ -218,22 +218,26 @@ void EquilibriumView::set_chosen(std::optional<WorkerId> worker)
         return;
     chosen_ = worker;
     refresh();
+    highlight(worker.value_or(-1));
+}
+
+QPen EquilibriumView::pen_of(WorkerId worker) const
+{
+    QColor colour = series_colour(worker);
+    if (highlighted_ >= 0 && worker != highlighted_)
+        colour.setAlpha(50);
+    QPen pen(colour);
+    pen.setWidthF(worker == highlighted_ ? 2.5 : 1.2);
+    return pen;
 }
 
 void EquilibriumView::highlight(int worker)
 {
     highlighted_ = worker;
     for (auto* list : { &size_lines_, &time_lines_ })
-        for (std::size_t k = 0; k < list->size(); ++k) {
-            if (!(*list)[k])
-                continue;
-            QColor colour = series_colour(static_cast<int>(k));
-            if (worker >= 0 && static_cast<int>(k) != worker)
-                colour.setAlpha(50);
-            QPen pen(colour);
-            pen.setWidthF(static_cast<int>(k) == worker ? 2.5 : 1.2);
-            (*list)[k]->set_pen(pen);
-        }
+        for (std::size_t k = 0; k < list->size(); ++k)
+            if ((*list)[k])
+                (*list)[k]->set_pen(pen_of(static_cast<WorkerId>(k)));
 }
 
 std::pair<int, int> EquilibriumView::line_stretches(WorkerId w) const

@@ -60,9 +60,10 @@ public:
     // Brings one worker's lines forward in both charts and fades the others (what hovering
     // its legend entry does); -1 shows all alike again.
     void highlight(int worker);
+    QPen pen_of(WorkerId worker) const; // its colour, faded or wide as highlighted
     int highlighted() const { return highlighted_; }
-    // A worker whose lines a large job's charts draw beside the distribution (the one chosen
-    // in the workers table); nullopt draws only the worst stragglers'.
+    // The worker chosen in the workers table: its lines are highlighted (the others faded),
+    // and a large job's charts draw them beside the distribution and the worst stragglers'.
     void set_chosen(std::optional<WorkerId> worker);
     // The workers whose lines are drawn: every one up to kMostLines, else the chosen one and
     // the kStragglersDrawn that were the iteration's straggler most often in the iterations

@@ -27,16 +27,25 @@ double lateness_of(const WorkerSample& sample, const IterationSummary& iteration
     return length > 0 ? (sample.batch_time_s() - iteration.fastest_batch_time_s) / length : 0;
 }
 
-int LaneRaster::lane_top(int worker) const
+int LaneRaster::lanes_drawn() const
 {
     const int workers = std::max(key_.history ? key_.history->workers() : 1, 1);
-    return static_cast<int>(std::lround(static_cast<double>(worker) * key_.height / workers));
+    return key_.lanes > 0 ? std::min(key_.lanes, workers) : workers;
+}
+
+bool LaneRaster::shows(int worker) const
+{
+    return worker >= key_.first_worker && worker < key_.first_worker + lanes_drawn();
+}
+
+int LaneRaster::lane_top(int worker) const
+{
+    return static_cast<int>(std::lround(static_cast<double>(worker - key_.first_worker) * key_.height / lanes_drawn()));
 }
 
 int LaneRaster::lane_height() const
 {
-    const int workers = std::max(key_.history ? key_.history->workers() : 1, 1);
-    const double lane = static_cast<double>(key_.height) / workers;
+    const double lane = static_cast<double>(key_.height) / lanes_drawn();
     return std::max(1, static_cast<int>(std::lround(lane - (lane > 6 ? 2 : 0))));
 }
 
@@ -94,6 +103,8 @@ void LaneRaster::update(const Key& key, std::int64_t last)
     QPainter p(&image_);
     const double bar = lane_height();
     for (const Wide& x : wide) {
+        if (!shows(x.worker))
+            continue;
         const double top = lane_top(x.worker);
         p.fillRect(QRectF(x.x0, top, x.x1 - x.x0, bar), compute_colour());
         p.fillRect(QRectF(x.x1, top, x.x2 - x.x1, bar), comm_colour());
@@ -108,6 +119,11 @@ void LaneRaster::paint_columns(int worker)
     Lane& lane = lanes_[static_cast<std::size_t>(worker)];
     if (lane.max_dirty < lane.min_dirty)
         return;
+    if (!shows(worker)) { // summed all the same: a lane scrolled into view is a new key, a rebuild
+        lane.min_dirty = 0;
+        lane.max_dirty = -1;
+        return;
+    }
     const QRgb compute = compute_colour().rgba(), comm = comm_colour().rgba(), wait = wait_colour().rgba(),
                straggler = straggler_colour().rgba();
     const int top = lane_top(worker);

@@ -27,6 +27,9 @@ public:
         double t0 = 0, t1 = 1; // run seconds at the left and right edges
         int width = 0, height = 0; // pixels
         std::int64_t first = 0; // the first iteration drawn
+        // The lanes drawn, the image's height shared among them: `lanes` workers from
+        // `first_worker` (0 lanes: every worker). Every worker's lateness is kept either way.
+        int first_worker = 0, lanes = 0;
 
         bool operator==(const Key&) const = default;
     };
@@ -38,8 +41,10 @@ public:
     const QImage& image() const { return image_; }
     // Each worker's mean lateness over the iterations drawn (0 without any).
     std::vector<double> lateness() const;
+    // A drawn worker's lane, from the image's top; only meaningful where shows(worker).
     int lane_top(int worker) const;
     int lane_height() const;
+    bool shows(int worker) const;
 
 private:
     struct Column {
@@ -56,6 +61,7 @@ private:
     void add(int worker, std::int64_t last);
     void paint_columns(int worker);
     double x_of(double t) const { return (t - key_.t0) * scale_; }
+    int lanes_drawn() const; // how many lanes share the image's height
 
     Key key_;
     double scale_ = 1; // pixels per run second

@@ -29,6 +29,10 @@ struct StragglerTimeline::Frame {
     double t0 = 0, t1 = 1; // run seconds at the left and right edges of the lanes
     QRectF lanes; // where the lanes are drawn
     double lane_height = 0;
+    int first_worker = 0, lane_count = 1; // the lanes drawn
+
+    bool shows(int worker) const { return worker >= first_worker && worker < first_worker + lane_count; }
+    double lane_top(int worker) const { return lanes.top() + (worker - first_worker) * lane_height; }
 
     double x_of(double t) const { return lanes.left() + (t - t0) / (t1 - t0) * lanes.width(); }
     double t_of(double x) const { return t0 + (x - lanes.left()) / lanes.width() * (t1 - t0); }
@@ -43,7 +47,8 @@ StragglerTimeline::StragglerTimeline(ConsoleStore& store, IterationWindow& windo
     setFocusPolicy(Qt::StrongFocus);
     setAttribute(Qt::WA_OpaquePaintEvent);
     setToolTip(QStringLiteral("Wheel or +/−: zoom · drag or ←/→: pan · End or double-click: follow the newest · click: "
-                              "an iteration's numbers"));
+                              "an iteration's numbers · Ctrl+wheel or Ctrl +/−: zoom the workers · Shift+wheel or "
+                              "Page Up/Down: scroll them · Home: every worker"));
     connect(&window_, &IterationWindow::changed, this, qOverload<>(&QWidget::update));
 }
 
@@ -54,10 +59,12 @@ StragglerTimeline::Frame StragglerTimeline::frame() const
     f.first = window_.first();
     f.last = std::max(window_.last(), window_.first());
     const auto& its = f.history->iterations();
-    const int workers = std::max(f.history->workers(), 1);
+    const Lanes shown = lanes();
+    f.first_worker = shown.first;
+    f.lane_count = std::max(shown.count, 1);
     f.lanes = QRectF(kLabelWidth + kHeatWidth + 4, 2, std::max(10, width() - kLabelWidth - kHeatWidth - 8),
         std::max(10, height() - kAxisHeight - 4));
-    f.lane_height = f.lanes.height() / workers;
+    f.lane_height = f.lanes.height() / f.lane_count;
     if (its.empty())
         return f;
     const std::size_t a = std::min(f.history->position_of(f.first), its.size() - 1);
@@ -67,6 +74,82 @@ StragglerTimeline::Frame StragglerTimeline::frame() const
     f.t0 = its[a].start_s;
     f.t1 = std::max(its[b].barrier_s, f.t0 + 1e-9);
     return f;
+}
+
+StragglerTimeline::Lanes StragglerTimeline::lanes() const
+{
+    const int workers = store_.history().workers();
+    if (zoomed_.count <= 0 || zoomed_.count >= workers)
+        return { 0, workers };
+    return { std::clamp(zoomed_.first, 0, workers - zoomed_.count), zoomed_.count };
+}
+
+void StragglerTimeline::zoom_lanes(double factor, WorkerId around)
+{
+    const Lanes now = lanes();
+    if (now.count <= 0)
+        return;
+    const int workers = store_.history().workers();
+    const int count = std::clamp(static_cast<int>(std::lround(now.count * factor)), 1, workers);
+    const int count_moved = count == now.count ? (factor < 1 ? -1 : 1) : 0; // one at least, at a few lanes
+    const int next = std::clamp(count + count_moved, 1, workers);
+    around = std::clamp(around, now.first, now.first + now.count - 1);
+    const double at = static_cast<double>(around - now.first) / now.count; // where its lane is, 0..1
+    zoomed_ = { static_cast<int>(std::lround(around - at * next)), next };
+    zoomed_.first = lanes().first;
+    update();
+}
+
+void StragglerTimeline::scroll_lanes(int by)
+{
+    const Lanes now = lanes();
+    if (now.count >= store_.history().workers())
+        return;
+    zoomed_ = { now.first + by, now.count };
+    zoomed_.first = lanes().first;
+    update();
+}
+
+void StragglerTimeline::show_every_lane()
+{
+    zoomed_ = {};
+    update();
+}
+
+void StragglerTimeline::set_chosen(std::optional<WorkerId> worker)
+{
+    chosen_ = worker;
+    const Lanes now = lanes();
+    if (worker && *worker < store_.history().workers() && (*worker < now.first || *worker >= now.first + now.count))
+        scroll_lanes(*worker - now.count / 2 - now.first);
+    update();
+}
+
+QString StragglerTimeline::find_worker(const QString& text)
+{
+    QString number = text.trimmed();
+    if (number.startsWith(QLatin1Char('w'), Qt::CaseInsensitive))
+        number.remove(0, 1);
+    bool ok = false;
+    const int worker = number.toInt(&ok);
+    const int workers = store_.history().workers();
+    if (workers == 0)
+        return QStringLiteral("No job's iterations are shown yet.");
+    if (!ok)
+        return QStringLiteral("“%1” is not a worker: type its number, for example w%2.").arg(text.trimmed()).arg(workers - 1);
+    if (worker < 0 || worker >= workers)
+        return QStringLiteral("There is no worker %1: this job has %2 (w0–w%3).").arg(worker).arg(workers).arg(workers - 1);
+    const Frame f = frame();
+    const double readable = fontMetrics().height() * 1.5;
+    Lanes next = lanes();
+    if (f.lane_height < readable)
+        next.count = std::clamp(static_cast<int>(f.lanes.height() / readable), 1, workers);
+    zoomed_ = { worker - next.count / 2, next.count };
+    zoomed_.first = lanes().first;
+    chosen_ = worker;
+    update();
+    emit workerFound(worker);
+    return {};
 }
 
 int StragglerTimeline::label_every() const
@@ -104,13 +187,13 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
         return;
     }
     LaneRaster::Key key { &h, h.generation(), f.t0, f.t1, static_cast<int>(f.lanes.width()),
-        static_cast<int>(f.lanes.height()), f.first };
+        static_cast<int>(f.lanes.height()), f.first, f.first_worker, f.lane_count };
     if (window_.following()) {
         // The time scale holds while the iterations grow into it (follow_span): the lanes'
         // pixels are then only extended, frame to frame, never redrawn whole.
         const LaneRaster::Key& drawn = raster_.key();
         const bool same = drawn.history == key.history && drawn.generation == key.generation && drawn.width == key.width
-            && drawn.height == key.height;
+            && drawn.height == key.height && drawn.first_worker == key.first_worker && drawn.lanes == key.lanes;
         const AxisSpan span = follow_span(same ? AxisSpan { drawn.t0, drawn.t1 } : AxisSpan {}, f.t0, f.t1);
         if (same && span == AxisSpan { drawn.t0, drawn.t1 })
             key = drawn;
@@ -125,13 +208,24 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     const double bar = raster_.lane_height();
     const int every = label_every();
     const double text_height = p.fontMetrics().height();
-    for (int w = 0; w < h.workers(); ++w) {
+    const bool chosen_shown = chosen_ && f.shows(*chosen_);
+    for (int w = f.first_worker; w < std::min(h.workers(), f.first_worker + f.lane_count); ++w) {
         const double top = f.lanes.top() + raster_.lane_top(w);
         p.setPen(palette().color(QPalette::Text));
-        if (w % every == 0) // centred on its lane, however thin
-            p.drawText(
-                QRectF(0, std::max(0.0, top + f.lane_height / 2 - text_height / 2), kLabelWidth - 4, text_height),
-                Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(w));
+        const QRectF label(
+            0, std::max(0.0, top + f.lane_height / 2 - text_height / 2), kLabelWidth - 4, text_height);
+        // Every `every`th worker is labelled, centred on its lane however thin; the chosen
+        // one always, in bold, and its neighbours' labels give it room.
+        const bool near_chosen = chosen_shown && w != *chosen_ && std::abs(w - *chosen_) * f.lane_height < text_height;
+        if (chosen_ && w == *chosen_) {
+            QFont bold = p.font();
+            bold.setBold(true);
+            p.save();
+            p.setFont(bold);
+            p.drawText(label, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(w));
+            p.restore();
+        } else if (w % every == 0 && !near_chosen)
+            p.drawText(label, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("w%1").arg(w));
         const double heat = w < static_cast<int>(late.size()) ? late[static_cast<std::size_t>(w)] : 0.0;
         const QRectF strip(kLabelWidth, top, kHeatWidth, bar);
         p.fillRect(strip, QColor::fromHsvF(0.0f, static_cast<float>(std::clamp(heat / kFullHeat, 0.0, 1.0)), 1.0f));
@@ -139,6 +233,19 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
             p.drawText(strip, Qt::AlignCenter, QStringLiteral("%1%").arg(heat * 100, 0, 'f', 0));
     }
     p.drawImage(f.lanes.topLeft(), raster_.image());
+    if (chosen_shown) {
+        p.setPen(QPen(palette().color(QPalette::Highlight), 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRectF(f.lanes.left() - kHeatWidth - 2, f.lane_top(*chosen_) - 1,
+            f.lanes.width() + kHeatWidth + 3, std::max(f.lane_height, 2.0) + 1));
+    }
+    if (f.lane_count < h.workers()) {
+        // Where the lanes shown are among all the workers, at the right edge.
+        const double scale = f.lanes.height() / h.workers();
+        p.fillRect(QRectF(width() - 3, f.lanes.top(), 3, f.lanes.height()), palette().color(QPalette::Midlight));
+        p.fillRect(QRectF(width() - 3, f.lanes.top() + f.first_worker * scale, 3, std::max(2.0, f.lane_count * scale)),
+            palette().color(QPalette::Dark));
+    }
 
     // The job's phase changes and the operator's actions, where they happened on the run's
     // clock; the label at the top, the actor in the tooltip.
@@ -237,8 +344,8 @@ std::optional<std::pair<WorkerId, std::int64_t>> StragglerTimeline::hit(QPoint p
     const JobHistory& h = *f.history;
     if (h.iterations().empty() || !f.lanes.contains(point))
         return std::nullopt;
-    const auto worker = static_cast<WorkerId>((point.y() - f.lanes.top()) / f.lane_height);
-    if (worker < 0 || worker >= h.workers())
+    const auto worker = static_cast<WorkerId>(f.first_worker + (point.y() - f.lanes.top()) / f.lane_height);
+    if (!f.shows(worker) || worker >= h.workers())
         return std::nullopt;
     const double t = f.t_of(point.x());
     const auto& its = h.iterations();
@@ -281,6 +388,18 @@ QString StragglerTimeline::describe(const JobHistory& history, WorkerId worker, 
 void StragglerTimeline::wheelEvent(QWheelEvent* event)
 {
     const auto at = hit(event->position().toPoint());
+    const bool up = event->angleDelta().y() > 0;
+    if (event->modifiers() & Qt::ControlModifier) {
+        const Lanes now = lanes();
+        zoom_lanes(up ? 0.8 : 1.25, at ? at->first : now.first + now.count / 2);
+        event->accept();
+        return;
+    }
+    if (event->modifiers() & Qt::ShiftModifier) {
+        scroll_lanes((up ? -1 : 1) * std::max(1, lanes().count / 8));
+        event->accept();
+        return;
+    }
     window_.zoom(event->angleDelta().y() > 0 ? 0.8 : 1.25, at ? at->second : (window_.first() + window_.last()) / 2);
     event->accept();
 }
@@ -323,13 +442,30 @@ void StragglerTimeline::keyPressEvent(QKeyEvent* event)
 {
     const std::int64_t span = std::max<std::int64_t>(window_.last() - window_.first(), 4);
     const std::int64_t middle = (window_.first() + window_.last()) / 2;
+    const Lanes shown = lanes();
+    const bool workers = event->modifiers() & Qt::ControlModifier;
     switch (event->key()) {
     case Qt::Key_Plus:
     case Qt::Key_Equal:
-        window_.zoom(0.8, middle);
+        if (workers)
+            zoom_lanes(0.8, chosen_.value_or(shown.first + shown.count / 2));
+        else
+            window_.zoom(0.8, middle);
         break;
     case Qt::Key_Minus:
-        window_.zoom(1.25, middle);
+        if (workers)
+            zoom_lanes(1.25, chosen_.value_or(shown.first + shown.count / 2));
+        else
+            window_.zoom(1.25, middle);
+        break;
+    case Qt::Key_PageUp:
+        scroll_lanes(-shown.count);
+        break;
+    case Qt::Key_PageDown:
+        scroll_lanes(shown.count);
+        break;
+    case Qt::Key_Home:
+        show_every_lane();
         break;
     case Qt::Key_Left:
         window_.pan(-span / 4);

@@ -245,6 +245,23 @@ std::optional<WorkerId> WorkersView::selected_worker() const
     return static_cast<WorkerId>(rows.front().data().toInt());
 }
 
+void WorkersView::select_worker(WorkerId worker)
+{
+    const QAbstractItemModel& workers = store_.workers();
+    for (int row = 0; row < workers.rowCount(); ++row) {
+        const QModelIndex index = workers.index(row, WorkersModel::Worker);
+        if (index.data().toInt() != worker)
+            continue;
+        if (!sorted_->mapFromSource(index).isValid())
+            filter_->clear();
+        const QModelIndex shown = sorted_->mapFromSource(index);
+        table_->selectionModel()->select(
+            shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        table_->scrollTo(shown);
+        return;
+    }
+}
+
 void WorkersView::update_actions()
 {
     const auto job = store_.shown_job();

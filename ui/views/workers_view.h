@@ -67,6 +67,8 @@ public:
     QTableView* table() const { return table_; }
     QLineEdit* filter() const { return filter_; }
     std::optional<WorkerId> selected_worker() const;
+    // Selects the worker's row and scrolls to it, clearing a filter that hides it.
+    void select_worker(WorkerId worker);
     QList<QAction*> worker_actions() const;
 
     // The batch size that equalises the worker's batch time with the others' at their latest
