@@ -420,6 +420,24 @@ TEST(EquilibriumView, ALargeJobDrawsTheDistributionAndTheWorstStragglersLines)
         view.grab().save(QString::fromLocal8Bit(out) + QStringLiteral("/equilibrium-256.png"));
 }
 
+// The scheduler view's time axis (issue 44 item 3, nice tick values): its ticks were the
+// range in four, 26.1, 52.2 and 78.4 s over 104.5 s; now round seconds from 0, the range
+// exactly the time shown, and decimals only where the step needs them.
+TEST(ChartAxes, ATimeAxisTicksAtRoundSecondsOverExactlyItsRange)
+{
+    QValueAxis axis;
+    set_time_axis(axis, 0, 104.5);
+    EXPECT_EQ(axis.min(), 0);
+    EXPECT_EQ(axis.max(), 104.5);
+    EXPECT_EQ(axis.tickType(), QValueAxis::TicksDynamic);
+    EXPECT_EQ(axis.tickAnchor(), 0);
+    EXPECT_EQ(axis.tickInterval(), 20);
+    EXPECT_EQ(axis.labelFormat(), QStringLiteral("%.0f"));
+    set_time_axis(axis, 0, 0.37);
+    EXPECT_DOUBLE_EQ(axis.tickInterval(), 0.05);
+    EXPECT_EQ(axis.labelFormat(), QStringLiteral("%.2f"));
+}
+
 // An axis rescaled by a factor of 10^4 or more (a first frame's empty 1e-6 s batch-time axis,
 // then 0.1 s batches; an iteration axis from 10 iterations to a replay's 100,000) keeps a
 // handful of ticks at every step: Qt Charts lays out one item per tick as soon as the range

@@ -49,6 +49,15 @@ void set_value_axis(QValueAxis& axis, double max, bool whole, const QString& suf
         QStringLiteral("%.%1f").arg(decimals) + QString(suffix).replace(QLatin1Char('%'), QStringLiteral("%%")));
 }
 
+void set_time_axis(QValueAxis& axis, double from, double to)
+{
+    to = std::max(to, from + 1e-9);
+    const double step = round_step((to - from) / 10);
+    set_range_and_step(axis, from, to, step);
+    axis.setLabelFormat(
+        QStringLiteral("%.%1f").arg(std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)))));
+}
+
 void set_iteration_axis(QValueAxis& axis, AxisSpan span)
 {
     const double raw = std::max((span.to - span.from) / 8, 1.0);

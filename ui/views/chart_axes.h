@@ -18,4 +18,9 @@ void set_iteration_axis(QValueAxis& axis, AxisSpan span);
 // sits on a tick of 4.
 void set_value_axis(QValueAxis& axis, double max, bool whole, const QString& suffix = {});
 
+// A time axis over [from, to] exactly, ticks at a round step (1, 2 or 5 × 10^k seconds,
+// five to ten ticks) anchored at 0, labelled with as many decimals as the step needs: 0, 20
+// ... 100 s over 104.5 s, rather than 26.1 and 52.2.
+void set_time_axis(QValueAxis& axis, double from, double to);
+
 } // namespace fulcrum::ui

@@ -203,8 +203,9 @@ void ClusterMap::paintEvent(QPaintEvent*)
         p.setBrush(palette().window());
         p.drawRoundedRect(box, 4, 4);
         p.setPen(palette().color(QPalette::Text));
+        // Elided where a server of few GPUs is narrower than its label ("server 10 · link: 1…").
         p.drawText(QRectF(box.left() + 4, box.top(), box.width() - 8, 15), Qt::AlignLeft | Qt::AlignVCenter,
-            server_text(server));
+            p.fontMetrics().elidedText(server_text(server), Qt::ElideRight, static_cast<int>(box.width() - 8)));
     }
     for (const protocol::GpuUsage& g : c->gpus) {
         const QRectF r = cell(g.gpu);

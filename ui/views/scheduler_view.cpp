@@ -1,6 +1,7 @@
 #include "ui/views/scheduler_view.h"
 
 #include "ui/console_store.h"
+#include "ui/views/chart_axes.h"
 #include "ui/views/palette.h"
 
 #include <QBarCategoryAxis>
@@ -217,7 +218,7 @@ void SchedulerView::draw_over_time()
     links_axis_->setRange(0, most);
     time_axis_->setTitleText(store_.replaying() ? QStringLiteral("run clock (s)") : QStringLiteral("seconds watched"));
     if (!moments.empty())
-        time_axis_->setRange(moments.front().seconds, std::max(now, moments.front().seconds + 10));
+        set_time_axis(*time_axis_, moments.front().seconds, std::max(now, moments.front().seconds + 10));
 }
 
 void SchedulerView::refresh()
