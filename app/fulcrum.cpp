@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "protocol/token_file.h"
 #include "ui/main_window.h"
+#include "ui/views/workers_view.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -73,9 +74,13 @@ int main(int argc, char** argv)
     const QCommandLineOption after(QStringLiteral("after"),
         QStringLiteral("With --connect and --screenshot: watch the live stream this many seconds first (default 0)."),
         QStringLiteral("SECONDS"));
+    const QCommandLineOption worker(QStringLiteral("worker"),
+        QStringLiteral("With --screenshot: choose this worker, as a click on its row in the workers table would: the "
+                       "prediction view shows it, the timeline outlines it, the equilibrium charts highlight it."),
+        QStringLiteral("N"));
     const QCommandLineOption size(
         QStringLiteral("size"), QStringLiteral("Window size, WIDTHxHEIGHT (default 1280x800)."), QStringLiteral("WxH"));
-    parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, after, size });
+    parser.addOptions({ connect_to, token, token_file, ca_file, replay, at, view, screenshot, after, worker, size });
     {
         QCoreApplication probe(argc, argv);
         name_application();
@@ -117,6 +122,16 @@ int main(int argc, char** argv)
             return fail(QStringLiteral("--at needs --replay RUN.db"));
     }
 
+    std::optional<fulcrum::WorkerId> chosen_worker;
+    if (parser.isSet(worker)) {
+        bool ok = false;
+        chosen_worker = parser.value(worker).toInt(&ok);
+        if (!ok || *chosen_worker < 0)
+            return fail(QStringLiteral("--worker: expected a worker number ≥ 0, got '%1'").arg(parser.value(worker)));
+        if (!parser.isSet(screenshot))
+            return fail(QStringLiteral("--worker needs --screenshot FILE (in the console, click the worker's row)"));
+    }
+
     if (parser.isSet(connect_to)) {
         fulcrum::ui::ServerAddress address { QUrl(parser.value(connect_to)), parser.value(token),
             parser.value(ca_file) };
@@ -137,9 +152,22 @@ int main(int argc, char** argv)
     }
 
     int exit_code = 0;
+    // The screenshot's file and the step that takes it outlive this block: the replay calls
+    // `shoot` from the event loop, after the block has ended.
+    const QString file = parser.value(screenshot);
     if (shooting) {
-        const QString file = parser.value(screenshot);
         const auto shoot = [&] {
+            if (chosen_worker) {
+                window.workers_view().select_worker(*chosen_worker);
+                if (window.workers_view().selected_worker() != chosen_worker) {
+                    const int workers = window.store().workers().rowCount();
+                    exit_code = fail(QStringLiteral("--worker: the job shown has no worker %1 (its workers: w0–w%2)")
+                                         .arg(*chosen_worker)
+                                         .arg(workers - 1));
+                    QApplication::exit(exit_code);
+                    return;
+                }
+            }
             window.refresh_views();
             QApplication::processEvents();
             if (!window.grab().save(file, "PNG")) {
@@ -162,8 +190,8 @@ int main(int argc, char** argv)
             QTimer::singleShot(static_cast<int>(wait_s * 1000), &window, shoot);
             return QApplication::exec() == 0 ? exit_code : 1;
         }
-        QObject::connect(
-            &window, &fulcrum::ui::MainWindow::replayReady, &window, [&] { QTimer::singleShot(0, &window, shoot); });
+        QObject::connect(&window, &fulcrum::ui::MainWindow::replayReady, &window,
+            [&window, shoot] { QTimer::singleShot(0, &window, shoot); });
         QObject::connect(&window, &fulcrum::ui::MainWindow::problemReported, &window, [&](const QString& text) {
             exit_code = fail(text);
             QApplication::exit(exit_code);

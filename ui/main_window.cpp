@@ -18,10 +18,10 @@
 #include <QChartView>
 #include <QDialog>
 #include <QFileDialog>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QItemSelectionModel>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -83,6 +83,10 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(timeline_, &StragglerTimeline::workerFound, workers_, &WorkersView::select_worker);
     prediction_ = new PredictionView(store_, window_, this);
+    connect(workers_->table()->selectionModel(), &QItemSelectionModel::selectionChanged, prediction_, [this] {
+        if (const auto worker = workers_->selected_worker())
+            prediction_->set_worker(*worker);
+    });
     cluster_ = new ClusterMap(store_, commands_, this);
     scheduler_ = new SchedulerView(store_, this);
     events_ = new EventsView(store_, this);
@@ -105,7 +109,8 @@ MainWindow::MainWindow(QWidget* parent)
     find_worker_->setPlaceholderText(QStringLiteral("Find worker (w37)"));
     find_worker_->setToolTip(QStringLiteral("Brings the worker's lane into view, readable, and selects it"));
     find_worker_->setClearButtonEnabled(true);
-    find_worker_->setMaximumWidth(find_worker_->fontMetrics().horizontalAdvance(QStringLiteral("Find worker (w37)")) + 40);
+    find_worker_->setMaximumWidth(
+        find_worker_->fontMetrics().horizontalAdvance(QStringLiteral("Find worker (w37)")) + 40);
     connect(find_worker_, &QLineEdit::returnPressed, this, [this] {
         const QString refused = timeline_->find_worker(find_worker_->text());
         if (!refused.isEmpty())
@@ -202,11 +207,12 @@ MainWindow::MainWindow(QWidget* parent)
     // A console that falls behind loses rows and events (protocol.md "Backpressure"): say so,
     // rather than let gaps and missing marks pass for what happened.
     connect(&store_, &ConsoleStore::fellBehind, this, [this] {
-        show_notice(QStringLiteral("This console fell behind the live stream: fulcrumd dropped %1 iteration, evaluation "
-                                   "and event messages meant for it, so the live charts have gaps and may lack marks. "
-                                   "The jobs' run stores hold everything: <b>File ▸ Open a recorded run of the server</b> "
-                                   "(Ctrl+R) shows a run whole.")
-                        .arg(store_.dropped()),
+        show_notice(
+            QStringLiteral("This console fell behind the live stream: fulcrumd dropped %1 iteration, evaluation "
+                           "and event messages meant for it, so the live charts have gaps and may lack marks. "
+                           "The jobs' run stores hold everything: <b>File ▸ Open a recorded run of the server</b> "
+                           "(Ctrl+R) shows a run whole.")
+                .arg(store_.dropped()),
             true);
     });
     connect(&navigator_, &ReplayNavigator::progressed, this, [this](double fraction, const QString& what) {

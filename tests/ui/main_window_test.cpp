@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 #include "ui/models/workers_model.h"
 #include "ui/views/equilibrium_view.h"
+#include "ui/views/prediction_view.h"
 #include "ui/views/straggler_timeline.h"
 #include "ui/views/workers_view.h"
 
@@ -8,6 +9,7 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QComboBox>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -150,7 +152,8 @@ TEST(MainWindow, SixtyFourWorkersSortStragglersFirstAndFilterByStateOrId)
 
 // One worker chosen is the same worker in every view (issue 44 item 2, "colours only for what
 // is highlighted"): a row chosen in the table brings that worker's lines forward in the
-// equilibrium charts, the others faded, and outlines its timeline lane; a worker found by
+// equilibrium charts, the others faded, outlines its timeline lane and is the prediction
+// view's worker; a worker found by
 // name in the timeline's search box is selected in the table, even under a filter that hid
 // it; a name that is no worker says so under the timeline.
 TEST(MainWindow, AWorkerChosenInTheTableIsHighlightedInEveryViewAndFoundByName)
@@ -192,6 +195,9 @@ TEST(MainWindow, AWorkerChosenInTheTableIsHighlightedInEveryViewAndFoundByName)
     EXPECT_EQ(alpha_of(QStringLiteral("w2")), 255);
     EXPECT_LT(alpha_of(QStringLiteral("w1")), 100) << "the others fade";
     EXPECT_EQ(window.timeline().chosen(), 2);
+    const auto* predicted = window.prediction_view().findChild<QComboBox*>();
+    ASSERT_NE(predicted, nullptr);
+    EXPECT_EQ(predicted->currentText(), QStringLiteral("w2")) << "the prediction view shows the worker chosen";
 
     view.filter()->setText(QStringLiteral("w3"));
     auto* find = window.findChild<QLineEdit*>(QStringLiteral("find-worker"));
@@ -202,6 +208,7 @@ TEST(MainWindow, AWorkerChosenInTheTableIsHighlightedInEveryViewAndFoundByName)
     EXPECT_TRUE(view.filter()->text().isEmpty());
     EXPECT_EQ(window.timeline().chosen(), 6);
     EXPECT_EQ(window.equilibrium_view().highlighted(), 6);
+    EXPECT_EQ(predicted->currentText(), QStringLiteral("w6"));
 
     find->setText(QStringLiteral("w9"));
     emit find->returnPressed();

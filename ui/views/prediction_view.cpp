@@ -60,6 +60,12 @@ PredictionView::PredictionView(ConsoleStore& store, IterationWindow& window, QWi
     connect(worker_, &QComboBox::currentIndexChanged, this, &PredictionView::refresh);
 }
 
+void PredictionView::set_worker(WorkerId worker)
+{
+    wanted_ = worker;
+    refresh();
+}
+
 void PredictionView::refresh()
 {
     const JobHistory& h = store_.history();
@@ -70,6 +76,11 @@ void PredictionView::refresh()
         for (int w = 0; w < h.workers(); ++w)
             worker_->addItem(QStringLiteral("w%1").arg(w), w);
         worker_->setCurrentIndex(keep >= 0 && keep < h.workers() ? keep : 0);
+    }
+    if (wanted_ && *wanted_ >= 0 && *wanted_ < h.workers()) {
+        const int chosen = *wanted_;
+        wanted_.reset();
+        worker_->setCurrentIndex(chosen); // refreshes again when it changes
     }
     const int w = worker_->currentIndex();
     rmse_.reset();

@@ -26,6 +26,9 @@ class PredictionView : public QWidget {
 public:
     PredictionView(ConsoleStore& store, IterationWindow& window, QWidget* parent = nullptr);
     void refresh();
+    // The worker shown (the one chosen in the workers table): now, or once the job's
+    // workers are known.
+    void set_worker(WorkerId worker);
     // Over the shown iterations, where the policy made a prediction; unset when it made none.
     std::optional<double> rmse() const { return rmse_; }
     QChartView* chart_view() const { return view_; }
@@ -43,6 +46,7 @@ private:
     QValueAxis* x_;
     QValueAxis* y_;
     std::optional<double> rmse_;
+    std::optional<WorkerId> wanted_; // chosen before the list held it
     SeriesDownsampler measured_points_;
     SeriesDownsampler predicted_points_;
     AxisSpan x_span_;

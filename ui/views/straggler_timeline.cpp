@@ -136,9 +136,14 @@ QString StragglerTimeline::find_worker(const QString& text)
     if (workers == 0)
         return QStringLiteral("No job's iterations are shown yet.");
     if (!ok)
-        return QStringLiteral("“%1” is not a worker: type its number, for example w%2.").arg(text.trimmed()).arg(workers - 1);
+        return QStringLiteral("“%1” is not a worker: type its number, for example w%2.")
+            .arg(text.trimmed())
+            .arg(workers - 1);
     if (worker < 0 || worker >= workers)
-        return QStringLiteral("There is no worker %1: this job has %2 (w0–w%3).").arg(worker).arg(workers).arg(workers - 1);
+        return QStringLiteral("There is no worker %1: this job has %2 (w0–w%3).")
+            .arg(worker)
+            .arg(workers)
+            .arg(workers - 1);
     const Frame f = frame();
     const double readable = fontMetrics().height() * 1.5;
     Lanes next = lanes();
@@ -212,8 +217,7 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     for (int w = f.first_worker; w < std::min(h.workers(), f.first_worker + f.lane_count); ++w) {
         const double top = f.lanes.top() + raster_.lane_top(w);
         p.setPen(palette().color(QPalette::Text));
-        const QRectF label(
-            0, std::max(0.0, top + f.lane_height / 2 - text_height / 2), kLabelWidth - 4, text_height);
+        const QRectF label(0, std::max(0.0, top + f.lane_height / 2 - text_height / 2), kLabelWidth - 4, text_height);
         // Every `every`th worker is labelled, centred on its lane however thin; the chosen
         // one always, in bold, and its neighbours' labels give it room.
         const bool near_chosen = chosen_shown && w != *chosen_ && std::abs(w - *chosen_) * f.lane_height < text_height;
@@ -236,8 +240,8 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
     if (chosen_shown) {
         p.setPen(QPen(palette().color(QPalette::Highlight), 2));
         p.setBrush(Qt::NoBrush);
-        p.drawRect(QRectF(f.lanes.left() - kHeatWidth - 2, f.lane_top(*chosen_) - 1,
-            f.lanes.width() + kHeatWidth + 3, std::max(f.lane_height, 2.0) + 1));
+        p.drawRect(QRectF(f.lanes.left() - kHeatWidth - 2, f.lane_top(*chosen_) - 1, f.lanes.width() + kHeatWidth + 3,
+            std::max(f.lane_height, 2.0) + 1));
     }
     if (f.lane_count < h.workers()) {
         // Where the lanes shown are among all the workers, at the right edge.

@@ -255,8 +255,7 @@ void WorkersView::select_worker(WorkerId worker)
         if (!sorted_->mapFromSource(index).isValid())
             filter_->clear();
         const QModelIndex shown = sorted_->mapFromSource(index);
-        table_->selectionModel()->select(
-            shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        table_->selectionModel()->select(shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         table_->scrollTo(shown);
         return;
     }
