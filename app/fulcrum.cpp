@@ -161,9 +161,11 @@ int main(int argc, char** argv)
                 window.workers_view().select_worker(*chosen_worker);
                 if (window.workers_view().selected_worker() != chosen_worker) {
                     const int workers = window.store().workers().rowCount();
-                    exit_code = fail(QStringLiteral("--worker: the job shown has no worker %1 (its workers: w0–w%2)")
-                                         .arg(*chosen_worker)
-                                         .arg(workers - 1));
+                    exit_code = fail(workers == 0
+                            ? QStringLiteral("--worker: no job's workers are shown yet")
+                            : QStringLiteral("--worker: the job shown has no worker %1 (its workers: w0–w%2)")
+                                  .arg(*chosen_worker)
+                                  .arg(workers - 1));
                     QApplication::exit(exit_code);
                     return;
                 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace fulcrum::ui {
 
@@ -58,7 +59,8 @@ void ConsoleStore::forget_server()
 {
     live_cluster_.reset();
     capabilities_.reset();
-    dropped_ = 0;
+    if (std::exchange(dropped_, 0) > 0)
+        emit fellBehind(); // what was lost was the other server's
     live_aside_.reset();
     follow(0);
     emit capabilitiesChanged();

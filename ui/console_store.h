@@ -69,8 +69,8 @@ public:
     const protocol::Capabilities* capabilities() const { return capabilities_ ? &*capabilities_ : nullptr; }
     const protocol::WorkerState* worker_state(JobId job, WorkerId worker) const;
     // The iteration, evaluation and event frames fulcrumd dropped for this console since it
-    // connected, because it fell behind (`missed`): the live charts have gaps there, and
-    // marks may be missing; the run stores hold everything.
+    // began to follow this server, because it fell behind (`missed`): the live charts have
+    // gaps there, and marks may be missing; the run stores hold everything.
     std::int64_t dropped() const { return dropped_; }
     // The shown job's recent iterations (empty when none is shown).
     const JobHistory& history() const;
@@ -83,7 +83,7 @@ signals:
     // New iterations of the shown job arrived, or its history was cut back or replaced.
     void historyChanged();
     void shownJobChanged();
-    void fellBehind(); // a `missed` that dropped frames
+    void fellBehind(); // a `missed` that dropped frames, or dropped() back to 0 (another server)
 
 private:
     JobHistory& history_for(JobId job);

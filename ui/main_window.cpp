@@ -75,17 +75,18 @@ MainWindow::MainWindow(QWidget* parent)
     // ... and the timeline outlines its lane, scrolled into view.
     connect(workers_->table()->selectionModel(), &QItemSelectionModel::selectionChanged, timeline_,
         [this] { timeline_->set_chosen(workers_->selected_worker()); });
-    // Another job's workers: a reset clears the selection without saying so.
-    connect(&store_.workers(), &QAbstractItemModel::modelReset, this, [this] {
-        equilibrium_->set_chosen(std::nullopt);
-        timeline_->set_chosen(std::nullopt);
-        timeline_->show_every_lane();
-    });
     connect(timeline_, &StragglerTimeline::workerFound, workers_, &WorkersView::select_worker);
     prediction_ = new PredictionView(store_, window_, this);
     connect(workers_->table()->selectionModel(), &QItemSelectionModel::selectionChanged, prediction_, [this] {
         if (const auto worker = workers_->selected_worker())
             prediction_->set_worker(*worker);
+    });
+    // Another job's workers: a reset clears the selection without saying so.
+    connect(&store_.workers(), &QAbstractItemModel::modelReset, this, [this] {
+        equilibrium_->set_chosen(std::nullopt);
+        prediction_->forget_worker();
+        timeline_->set_chosen(std::nullopt);
+        timeline_->show_every_lane();
     });
     cluster_ = new ClusterMap(store_, commands_, this);
     scheduler_ = new SchedulerView(store_, this);
@@ -113,8 +114,7 @@ MainWindow::MainWindow(QWidget* parent)
         find_worker_->fontMetrics().horizontalAdvance(QStringLiteral("Find worker (w37)")) + 40);
     connect(find_worker_, &QLineEdit::returnPressed, this, [this] {
         const QString refused = timeline_->find_worker(find_worker_->text());
-        if (!refused.isEmpty())
-            details_->setText(refused);
+        details_->setText(refused.isEmpty() ? QStringLiteral("Click an iteration for its numbers.") : refused);
     });
     legend_row->addWidget(find_worker_);
     timeline_layout->addLayout(legend_row);
@@ -207,6 +207,11 @@ MainWindow::MainWindow(QWidget* parent)
     // A console that falls behind loses rows and events (protocol.md "Backpressure"): say so,
     // rather than let gaps and missing marks pass for what happened.
     connect(&store_, &ConsoleStore::fellBehind, this, [this] {
+        if (store_.dropped() == 0) { // following another server: its charts have no such gaps
+            if (notice_->text().contains(QStringLiteral("fell behind")))
+                notice_->hide();
+            return;
+        }
         show_notice(
             QStringLiteral("This console fell behind the live stream: fulcrumd dropped %1 iteration, evaluation "
                            "and event messages meant for it, so the live charts have gaps and may lack marks. "

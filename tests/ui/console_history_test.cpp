@@ -649,6 +649,18 @@ TEST(StragglerTimeline, AWorkerIsFoundInAReadableLaneAndTheLanesZoomAndScroll)
     EXPECT_GT(next_compute, 5 * next_wait) << "w201 computes";
     if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
         shot.save(QString::fromLocal8Bit(out) + QStringLiteral("/timeline-found-w200.png"));
+    // The chosen lane is outlined in the highlight colour: a line of it just above the lane.
+    int top_of_found = -1;
+    for (int y = 0; y < shot.height() && top_of_found < 0; ++y)
+        if (const auto at = timeline.hit(QPoint(400, y)); at && at->first == kFound)
+            top_of_found = y;
+    ASSERT_GT(top_of_found, 1);
+    const QRgb highlight = timeline.palette().color(QPalette::Highlight).rgb() & 0xffffff;
+    int outlined = 0;
+    for (int y = top_of_found - 2; y <= top_of_found; ++y)
+        for (int x = 0; x < shot.width(); ++x)
+            outlined += (shot.pixel(x, y) & 0xffffff) == highlight ? 1 : 0;
+    EXPECT_GT(outlined, shot.width() / 2) << "an outline across the lane's top";
 
     // Ctrl+wheel towards the user: more lanes, the one under the cursor held in place.
     int y_found = 0;

@@ -19,6 +19,11 @@ export QT_QPA_PLATFORM=offscreen
 "$console" --replay "$dir/small.db" --at 20 --view prediction --worker 3 --size 800x600 \
     --screenshot "$dir/shot.png" 2> "$dir/shot.log" || { cat "$dir/shot.log"; exit 1; }
 [ "$(head -c 8 "$dir/shot.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] || { echo "not a PNG"; exit 1; }
+"$console" --replay "$dir/small.db" --at 20 --view prediction --worker 0 --size 800x600 \
+    --screenshot "$dir/shot-0.png" 2> "$dir/shot-0.log" || { cat "$dir/shot-0.log"; exit 1; }
+if cmp -s "$dir/shot.png" "$dir/shot-0.png"; then
+    echo "--worker 3 and --worker 0 drew the same picture"; exit 1
+fi
 if "$console" --replay "$dir/small.db" --at 20 --worker 4 --screenshot "$dir/none.png" 2> "$dir/none.log"; then
     echo "--worker 4 of a 4-worker job was taken"; exit 1
 fi

@@ -217,6 +217,20 @@ TEST(MainWindow, AWorkerChosenInTheTableIsHighlightedInEveryViewAndFoundByName)
     for (const QLabel* label : window.findChildren<QLabel*>())
         said = said || label->text().contains(QStringLiteral("There is no worker 9"));
     EXPECT_TRUE(said) << "the refusal is shown under the timeline";
+
+    // Ctrl +/− on the timeline zoom its lanes, not the iterations (the View menu's Zoom
+    // in/out shortcuts are the same keys everywhere else).
+    ASSERT_TRUE(window.show_view(QStringLiteral("timeline")));
+    QApplication::processEvents();
+    window.timeline().setFocus();
+    const auto first = window.iteration_window().first(), last = window.iteration_window().last();
+    QTest::keyClick(&window.timeline(), Qt::Key_Plus, Qt::ControlModifier);
+    EXPECT_LT(window.timeline().lanes().count, 8) << "Ctrl++ zoomed into fewer workers";
+    const int zoomed = window.timeline().lanes().count;
+    QTest::keyClick(&window.timeline(), Qt::Key_Minus, Qt::ControlModifier);
+    EXPECT_GT(window.timeline().lanes().count, zoomed);
+    EXPECT_EQ(window.iteration_window().first(), first) << "the iterations shown stay";
+    EXPECT_EQ(window.iteration_window().last(), last);
 }
 
 // A console that falls behind is told so (issue 44 item 1, state that stays right): fulcrumd's
@@ -242,6 +256,10 @@ TEST(MainWindow, AConsoleThatFellBehindSaysWhatItLost)
     EXPECT_EQ(window.store().dropped(), 150);
     EXPECT_TRUE(notice().contains(QStringLiteral("dropped 150"))) << notice().toStdString();
     EXPECT_TRUE(notice().contains(QStringLiteral("Open a recorded run"))) << "where the whole run is";
+    window.store().forget_server(); // connecting to another server
+    QApplication::processEvents();
+    EXPECT_EQ(window.store().dropped(), 0);
+    EXPECT_TRUE(notice().isEmpty()) << "the other server's losses are not this one's";
 }
 
 // The workers table shows where each worker computes and its GPU's memory and utilisation

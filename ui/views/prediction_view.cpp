@@ -80,7 +80,10 @@ void PredictionView::refresh()
     if (wanted_ && *wanted_ >= 0 && *wanted_ < h.workers()) {
         const int chosen = *wanted_;
         wanted_.reset();
-        worker_->setCurrentIndex(chosen); // refreshes again when it changes
+        if (worker_->currentIndex() != chosen) {
+            worker_->setCurrentIndex(chosen); // which refreshes
+            return;
+        }
     }
     const int w = worker_->currentIndex();
     rmse_.reset();

@@ -29,6 +29,7 @@ public:
     // The worker shown (the one chosen in the workers table): now, or once the job's
     // workers are known.
     void set_worker(WorkerId worker);
+    void forget_worker() { wanted_.reset(); } // another job: a choice not yet shown is dropped
     // Over the shown iterations, where the policy made a prediction; unset when it made none.
     std::optional<double> rmse() const { return rmse_; }
     QChartView* chart_view() const { return view_; }

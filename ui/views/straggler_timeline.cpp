@@ -296,6 +296,15 @@ void StragglerTimeline::paintEvent(QPaintEvent*)
 
 bool StragglerTimeline::event(QEvent* event)
 {
+    if (event->type() == QEvent::ShortcutOverride) {
+        // Ctrl +/− zoom the lanes here, before the window's View ▸ Zoom shortcuts take them.
+        const auto* key = static_cast<QKeyEvent*>(event);
+        if ((key->modifiers() & Qt::ControlModifier)
+            && (key->key() == Qt::Key_Plus || key->key() == Qt::Key_Equal || key->key() == Qt::Key_Minus)) {
+            event->accept();
+            return true;
+        }
+    }
     if (event->type() != QEvent::ToolTip)
         return QWidget::event(event);
     const auto* help = static_cast<QHelpEvent*>(event);
@@ -391,21 +400,28 @@ QString StragglerTimeline::describe(const JobHistory& history, WorkerId worker, 
 
 void StragglerTimeline::wheelEvent(QWheelEvent* event)
 {
-    const auto at = hit(event->position().toPoint());
-    const bool up = event->angleDelta().y() > 0;
+    // Some systems turn Shift+wheel into horizontal scrolling: either direction counts.
+    const int delta = event->angleDelta().y() != 0 ? event->angleDelta().y() : event->angleDelta().x();
+    if (delta == 0) {
+        event->ignore();
+        return;
+    }
+    const bool up = delta > 0;
+    event->accept();
     if (event->modifiers() & Qt::ControlModifier) {
+        // About the lane under the cursor, wherever along the time axis it is.
+        const Frame f = frame();
         const Lanes now = lanes();
-        zoom_lanes(up ? 0.8 : 1.25, at ? at->first : now.first + now.count / 2);
-        event->accept();
+        const auto lane = static_cast<int>(std::floor((event->position().y() - f.lanes.top()) / f.lane_height));
+        zoom_lanes(up ? 0.8 : 1.25, now.first + std::clamp(lane, 0, std::max(now.count - 1, 0)));
         return;
     }
     if (event->modifiers() & Qt::ShiftModifier) {
         scroll_lanes((up ? -1 : 1) * std::max(1, lanes().count / 8));
-        event->accept();
         return;
     }
-    window_.zoom(event->angleDelta().y() > 0 ? 0.8 : 1.25, at ? at->second : (window_.first() + window_.last()) / 2);
-    event->accept();
+    const auto at = hit(event->position().toPoint());
+    window_.zoom(up ? 0.8 : 1.25, at ? at->second : (window_.first() + window_.last()) / 2);
 }
 
 void StragglerTimeline::mousePressEvent(QMouseEvent* event)
