@@ -1,7 +1,7 @@
 #include "daemon/elastic_scheduling.h"
 
 #include "common/error.h"
-#include "daemon/job_runtime.h"
+#include "daemon/elastic_job.h"
 #include "daemon/remote_pool.h"
 #include "daemon/stream_hub.h"
 #include "scenario/scenario.h"
@@ -38,7 +38,7 @@ ElasticScheduling::ElasticScheduling(const DaemonOptions::Elastic& options, Clus
 {
 }
 
-int ElasticScheduling::requested_workers(const JobRuntime& job)
+int ElasticScheduling::requested_workers(const ElasticJob& job)
 {
     const scenario::Scenario& s = job.scenario();
     const int slots = static_cast<int>(s.workers.size());
@@ -46,20 +46,20 @@ int ElasticScheduling::requested_workers(const JobRuntime& job)
     return std::clamp(initial, s.elastic.min_workers, s.elastic.max_workers);
 }
 
-bool ElasticScheduling::resizable(const JobRuntime& job)
+bool ElasticScheduling::resizable(const ElasticJob& job)
 {
     const scenario::Scenario& s = job.scenario();
     return s.elastic.present && !s.external;
 }
 
-bool ElasticScheduling::pooled_slot(const JobRuntime& job, WorkerId worker)
+bool ElasticScheduling::pooled_slot(const ElasticJob& job, WorkerId worker)
 {
     const auto& slots = job.scenario().workers;
     return job.remote() && worker >= 0 && static_cast<std::size_t>(worker) < slots.size()
         && slots[static_cast<std::size_t>(worker)].remote;
 }
 
-int ElasticScheduling::slots_of_kind(const JobRuntime& job, int first, bool pooled)
+int ElasticScheduling::slots_of_kind(const ElasticJob& job, int first, bool pooled)
 {
     int n = 0;
     for (WorkerId w = 0; w < first && w < job.workers(); ++w)
@@ -67,7 +67,7 @@ int ElasticScheduling::slots_of_kind(const JobRuntime& job, int first, bool pool
     return n;
 }
 
-int ElasticScheduling::members_of_kind(const JobRuntime& job, bool pooled)
+int ElasticScheduling::members_of_kind(const ElasticJob& job, bool pooled)
 {
     const std::vector<bool> members = job.member_slots();
     int n = 0;
@@ -76,29 +76,29 @@ int ElasticScheduling::members_of_kind(const JobRuntime& job, bool pooled)
     return n;
 }
 
-bool ElasticScheduling::fed_by_pool(const JobRuntime& job) const
+bool ElasticScheduling::fed_by_pool(const ElasticJob& job) const
 {
     return resizable(job) && job.remote() != nullptr;
 }
 
-std::optional<int> ElasticScheduling::admit_whole(const JobRuntime& job, const GpuDemand& request) const
+std::optional<int> ElasticScheduling::admit_whole(const ElasticJob& job, const GpuDemand& request) const
 {
     return fits(job, request, request.workers) ? std::optional<int>(request.workers) : std::nullopt;
 }
 
-bool ElasticScheduling::fits(const JobRuntime& job, const GpuDemand& request, int members) const
+bool ElasticScheduling::fits(const ElasticJob& job, const GpuDemand& request, int members) const
 {
     return slots_of_kind(job, members, true) <= pooled_room(job)
         && slots_of_kind(job, members, false) <= book_.room_for(request);
 }
 
-int ElasticScheduling::pooled_room(const JobRuntime& job) const
+int ElasticScheduling::pooled_room(const ElasticJob& job) const
 {
     return pool_.idle() + count_members(job.remote()->joined_slots());
 }
 
 std::optional<sched::SlotCount> ElasticScheduling::admit(
-    JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, const RemainingWork&)
+    ElasticJob& newcomer, const GpuDemand& request, const std::vector<ElasticJob*>& running, const RemainingWork&)
 {
     const bool elastic = sizes(newcomer);
     const bool pooled = fed_by_pool(newcomer);
@@ -124,7 +124,7 @@ std::optional<sched::SlotCount> ElasticScheduling::admit(
 // EPS sizes it. Short of processes, EPS first takes pooled workers from jobs past early
 // feedback; short of GPUs, GPUs.
 std::optional<sched::SlotCount> ElasticScheduling::admit_pooled(
-    JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, bool elastic)
+    ElasticJob& newcomer, const GpuDemand& request, const std::vector<ElasticJob*>& running, bool elastic)
 {
     const int minimum = elastic ? newcomer.scenario().elastic.min_workers : request.workers;
     for (const bool pooled : { true, false }) {
@@ -153,12 +153,12 @@ void ElasticScheduling::remove_gpu(JobId job, int gpu)
     note_change();
 }
 
-bool ElasticScheduling::servers_hold_gpus(const JobRuntime& job)
+bool ElasticScheduling::servers_hold_gpus(const ElasticJob& job)
 {
     return job.scenario().placement_server_gpus > 0 && !job.remote();
 }
 
-std::vector<int> ElasticScheduling::server_gpus(const JobRuntime& job) const
+std::vector<int> ElasticScheduling::server_gpus(const ElasticJob& job) const
 {
     std::vector<int> gpus = book_.gpus_of(job.id());
     for (const std::int32_t worker_gpu : job.status().placement)
@@ -167,19 +167,19 @@ std::vector<int> ElasticScheduling::server_gpus(const JobRuntime& job) const
     return gpus;
 }
 
-int ElasticScheduling::wanted_server_gpus(const JobRuntime& job)
+int ElasticScheduling::wanted_server_gpus(const ElasticJob& job)
 {
     const scenario::Scenario& s = job.scenario();
     return std::max(1, s.placement_server_gpus + job.server_count() - s.server_shards);
 }
 
-void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running)
+void ElasticScheduling::set_policy(sched::ElasticPolicy policy, const std::vector<ElasticJob*>& running)
 {
     if (policy == options_.policy)
         return;
     options_.policy = policy;
     tracked_.clear();
-    for (JobRuntime* job : running) {
+    for (ElasticJob* job : running) {
         if (active() || !job->remote())
             started(*job);
         else if (resizable(*job)) // static: it keeps its processes; the pool follows an operator's resizes
@@ -195,7 +195,7 @@ void ElasticScheduling::rebase(Clock::time_point now)
     next_round_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.round_s));
 }
 
-void ElasticScheduling::started(JobRuntime& job)
+void ElasticScheduling::started(ElasticJob& job)
 {
     if (!resizable(job))
         return;
@@ -207,9 +207,9 @@ void ElasticScheduling::started(JobRuntime& job)
                 + (sizes(job) ? " starts" : " starts with its whole request"));
 }
 
-void ElasticScheduling::follow_pool(const std::vector<JobRuntime*>& running)
+void ElasticScheduling::follow_pool(const std::vector<ElasticJob*>& running)
 {
-    for (JobRuntime* job : running)
+    for (ElasticJob* job : running)
         if (tracked_.contains(job->id()) && job->remote())
             reconcile_pool(*job, {}, false);
 }
@@ -219,7 +219,7 @@ void ElasticScheduling::ended(JobId job)
     tracked_.erase(job);
 }
 
-bool ElasticScheduling::may_release(JobRuntime& job, Tracked& t) const
+bool ElasticScheduling::may_release(ElasticJob& job, Tracked& t) const
 {
     const protocol::JobStatus s = job.status();
     note_feedback(job, t);
@@ -232,11 +232,11 @@ bool ElasticScheduling::may_release(JobRuntime& job, Tracked& t) const
 // highest-numbered members. Nothing is taken when even that would not let the newcomer
 // start: a removal pauses a live job.
 void ElasticScheduling::release_for(
-    const JobRuntime& newcomer, bool pooled, int wanted, int minimum, int free, const std::vector<JobRuntime*>& running)
+    const ElasticJob& newcomer, bool pooled, int wanted, int minimum, int free, const std::vector<ElasticJob*>& running)
 {
-    std::vector<JobRuntime*> jobs;
+    std::vector<ElasticJob*> jobs;
     std::vector<sched::EpsHolder> holders;
-    for (JobRuntime* job : running) {
+    for (ElasticJob* job : running) {
         const auto it = tracked_.find(job->id());
         if (it == tracked_.end() || slots_of_kind(*job, job->workers(), pooled) == 0)
             continue;
@@ -297,7 +297,7 @@ EventActor ElasticScheduling::actor() const
 }
 
 void ElasticScheduling::carry_out(
-    JobRuntime& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason)
+    ElasticJob& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason)
 {
     if (options_.policy == sched::ElasticPolicy::KillRestart) {
         job.restart(changes, actor(), reason);
@@ -308,7 +308,7 @@ void ElasticScheduling::carry_out(
 }
 
 void ElasticScheduling::shrink(
-    JobRuntime& job, const std::vector<WorkerId>& workers, int servers, const std::string& reason)
+    ElasticJob& job, const std::vector<WorkerId>& workers, int servers, const std::string& reason)
 {
     std::vector<protocol::ResizeJob> changes;
     changes.reserve(workers.size() + static_cast<std::size_t>(std::max(0, servers)));
@@ -337,7 +337,7 @@ void ElasticScheduling::shrink(
     }
 }
 
-std::optional<std::string> ElasticScheduling::assign_pooled(JobRuntime& job, WorkerId worker, const std::string& reason)
+std::optional<std::string> ElasticScheduling::assign_pooled(ElasticJob& job, WorkerId worker, const std::string& reason)
 {
     const std::optional<WorkerPool::Pooled> pooled = pool_.assign(job.id(), worker);
     if (!pooled)
@@ -367,7 +367,7 @@ std::optional<std::string> ElasticScheduling::assign_pooled(JobRuntime& job, Wor
     return where;
 }
 
-void ElasticScheduling::release_pooled(JobRuntime& job, WorkerId worker, const std::string& reason)
+void ElasticScheduling::release_pooled(ElasticJob& job, WorkerId worker, const std::string& reason)
 {
     const std::optional<WorkerPool::Pooled> pooled = pool_.assigned(job.id(), worker);
     if (!pooled)
@@ -386,11 +386,11 @@ void ElasticScheduling::release_pooled(JobRuntime& job, WorkerId worker, const s
     }
 }
 
-void ElasticScheduling::note_feedback(JobRuntime& job, Tracked& t) const
+void ElasticScheduling::note_feedback(ElasticJob& job, Tracked& t) const
 {
     if (t.feedback)
         return;
-    const JobRuntime::Work work = job.work();
+    const ElasticJob::Work work = job.work();
     if (!sched::live_feedback_reached(options_.feedback, work.done, work.planned, job.status().accuracy))
         return;
     t.feedback = true;
@@ -405,9 +405,9 @@ void ElasticScheduling::note_feedback(JobRuntime& job, Tracked& t) const
 }
 
 void ElasticScheduling::tick(
-    const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining, Clock::time_point now)
+    const std::vector<ElasticJob*>& running, bool queue_empty, const RemainingWork& remaining, Clock::time_point now)
 {
-    for (JobRuntime* job : running) {
+    for (ElasticJob* job : running) {
         const auto it = tracked_.find(job->id());
         if (it == tracked_.end())
             continue;
@@ -427,7 +427,7 @@ void ElasticScheduling::tick(
 
 // A job fed by the pool gives back the processes of the slots it no longer has and, when
 // `give_missing`, gets one for a member without (its start, or a process that died).
-void ElasticScheduling::reconcile_pool(JobRuntime& job, const std::string& why, bool give_missing)
+void ElasticScheduling::reconcile_pool(ElasticJob& job, const std::string& why, bool give_missing)
 {
     if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
         return;
@@ -457,7 +457,7 @@ void ElasticScheduling::reconcile_pool(JobRuntime& job, const std::string& why, 
 // The book follows the trainer: a worker that left (or a growth the trainer refused) frees
 // its GPU, a member without one (a job resumed from a checkpoint) is given one when free; the
 // pool too (reconcile_pool).
-void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remaining, const std::string& why)
+void ElasticScheduling::reconcile(ElasticJob& job, const RemainingWork& remaining, const std::string& why)
 {
     if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
         return;
@@ -492,7 +492,7 @@ void ElasticScheduling::reconcile(JobRuntime& job, const RemainingWork& remainin
     }
 }
 
-void ElasticScheduling::judge(JobRuntime& job, Tracked& t)
+void ElasticScheduling::judge(ElasticJob& job, Tracked& t)
 {
     const WorkerId worker = *t.trial;
     if (job.resizes_in_flight() > 0)
@@ -521,16 +521,16 @@ void ElasticScheduling::judge(JobRuntime& job, Tracked& t)
     }
 }
 
-void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining)
+void ElasticScheduling::grow_round(const std::vector<ElasticJob*>& running, const RemainingWork& remaining)
 {
-    std::vector<JobRuntime*> jobs;
-    for (JobRuntime* job : running)
+    std::vector<ElasticJob*> jobs;
+    for (ElasticJob* job : running)
         if (tracked_.contains(job->id()))
             jobs.push_back(job);
     const std::size_t round = round_++;
     bool gpus_left = true, pooled_left = true; // each kind grows until its idle resources run out
     for (const std::size_t i : sched::eps_growth_order(jobs.size(), round)) {
-        JobRuntime& job = *jobs[i];
+        ElasticJob& job = *jobs[i];
         Tracked& t = tracked_.at(job.id());
         const protocol::JobStatus s = job.status();
         if (t.capped || t.trial || job.frozen() || job.resizes_in_flight() > 0
@@ -608,7 +608,7 @@ void ElasticScheduling::grow_round(const std::vector<JobRuntime*>& running, cons
 }
 
 void ElasticScheduling::resize(
-    JobRuntime& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining)
+    ElasticJob& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining)
 {
     const train::ResizeRequest asked = job.resolve(r, actor); // its bounds and slot, checked here only
     const bool on_workers = r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker;

@@ -16,7 +16,7 @@
 
 namespace fulcrum::daemon {
 
-class JobRuntime;
+class ElasticJob;
 
 // fulcrumd's live elastic scheduling (--elastic eps or kill-restart): the Elastic Parameter Server's rules,
 // the ones fulcrum-sim --elastic eps follows (sched/eps_rules.h), applied to running jobs
@@ -33,7 +33,7 @@ class JobRuntime;
 // servers' GPUs counted with its workers' (EPS's own steps, sched/eps_rules.h with servers).
 // Every change is the trainer's add-worker or remove-worker event, recorded in the job's
 // run store, with the scheduler as actor and its reason; under kill-restart each change is
-// carried out by a checkpoint, a stop and a restart from it (JobRuntime::restart).
+// carried out by a checkpoint, a stop and a restart from it (ElasticJob::restart).
 // A real-mode job whose workers are all remote ("remote": true) takes its workers from the
 // worker pool instead of the GPUs: fulcrum-worker processes started with --pool. Each of its
 // members gets a pooled process (worker-assigned, before its first task); a slot the trainer
@@ -41,7 +41,8 @@ class JobRuntime;
 // process died gets another. The same rules decide for both kinds, each within its own kind.
 // Under --elastic static the pool still feeds such jobs, first come first served: a job
 // starts when its whole request idles in the pool, and keeps what it started with.
-// Not thread-safe: JobQueue holds its lock around every call.
+// Not thread-safe: the cluster core (JobQueue) calls it on its thread only. It sees each job
+// as an ElasticJob, so the ClusterCore tests drive it with jobs of their own on a test clock.
 class ElasticScheduling {
 public:
     using Clock = std::chrono::steady_clock;
@@ -52,26 +53,26 @@ public:
     sched::ElasticPolicy policy() const { return options_.policy; }
     // An operator's set-cluster-policy. To eps: the running jobs it sizes are taken in as
     // they are (the book then follows their members); to static: every job keeps its size.
-    void set_policy(sched::ElasticPolicy policy, const std::vector<JobRuntime*>& running);
+    void set_policy(sched::ElasticPolicy policy, const std::vector<ElasticJob*>& running);
     // An elastic scenario (not an external job): its workers run in fulcrumd, in fulcrum-worker
     // processes fed by the pool, or some in each.
-    static bool resizable(const JobRuntime& job);
+    static bool resizable(const ElasticJob& job);
     // A job whose size EPS decides: a resizable job under eps or kill-restart.
-    bool sizes(const JobRuntime& job) const { return active() && resizable(job); }
+    bool sizes(const ElasticJob& job) const { return active() && resizable(job); }
     // A resizable job with remote workers: the worker pool feeds its remote slots (and the
     // cluster's GPUs its local ones), under every policy: under static it takes its whole
     // request or waits (admit_whole).
-    bool fed_by_pool(const JobRuntime& job) const;
+    bool fed_by_pool(const ElasticJob& job) const;
     // Worker slot `worker` of a job fed by the pool is a remote one: a pooled process takes it.
-    static bool pooled_slot(const JobRuntime& job, WorkerId worker);
+    static bool pooled_slot(const ElasticJob& job, WorkerId worker);
     // Slots of one kind (pooled, or local) among a job's first `first`.
-    static int slots_of_kind(const JobRuntime& job, int first, bool pooled);
+    static int slots_of_kind(const ElasticJob& job, int first, bool pooled);
     // --elastic static, a job fed by the pool: its whole request (`request.workers` members)
     // when a pooled process idles for each remote slot among them and a GPU has room for each
     // local one, else nothing (it waits, and the pooled jobs behind it wait too).
-    std::optional<int> admit_whole(const JobRuntime& job, const GpuDemand& request) const;
+    std::optional<int> admit_whole(const ElasticJob& job, const GpuDemand& request) const;
     // The workers such a job asks for: its elastic.initial_workers within its bounds.
-    static int requested_workers(const JobRuntime& job);
+    static int requested_workers(const ElasticJob& job);
 
     // The workers a queued job starts with now, and the GPUs its servers hold: `request` when
     // they fit; fewer, down to its elastic.min_workers and one server GPU, in proportion
@@ -79,18 +80,18 @@ public:
     // first takes workers of running jobs (`running`) past early feedback when that lets it
     // start. A job fed by the pool counts idle pooled processes (and its own joined ones), not
     // GPUs; those it takes from others come back to the pool at their next barrier.
-    std::optional<sched::SlotCount> admit(JobRuntime& newcomer, const GpuDemand& request,
-        const std::vector<JobRuntime*>& running, const RemainingWork& remaining);
+    std::optional<sched::SlotCount> admit(ElasticJob& newcomer, const GpuDemand& request,
+        const std::vector<ElasticJob*>& running, const RemainingWork& remaining);
     // A job EPS sizes has started (placed) or ended. A job fed by the pool gets a pooled
     // process for each of its members (under static too).
-    void started(JobRuntime& job);
+    void started(ElasticJob& job);
     void ended(JobId job);
     // Under static, between the jobs' barriers: a pooled job gives back the processes of the
     // slots an operator's resize took from it. A process that died is not replaced.
-    void follow_pool(const std::vector<JobRuntime*>& running);
+    void follow_pool(const std::vector<ElasticJob*>& running);
     // Growth trials judged, the book kept true to the trainers' members; a growth round when
     // one is due and `queue_empty`.
-    void tick(const std::vector<JobRuntime*>& running, bool queue_empty, const RemainingWork& remaining,
+    void tick(const std::vector<ElasticJob*>& running, bool queue_empty, const RemainingWork& remaining,
         Clock::time_point now);
     // The ticks' time changes base (wall time, or the virtual jobs' shared clock, as a time
     // point since the clock's epoch): the next growth round is a round from `now`.
@@ -99,7 +100,7 @@ public:
     // idle GPU (else RefusedRequest "no-free-gpu") or, fed by the pool, an idle pooled process
     // (else "no-pooled-worker"); a removed one frees its GPU or process. Other jobs' resizes go
     // straight to the job.
-    void resize(JobRuntime& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining);
+    void resize(ElasticJob& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining);
 
     // How many times the book changed so far (the cluster stream is published after one).
     std::uint64_t changes() const { return changes_; }
@@ -108,17 +109,17 @@ private:
     std::optional<int> add_gpu(JobId job, const RemainingWork& remaining);
     // Fed by the pool: the idle pooled process that takes `worker`'s slot (told before its
     // first task), described for the reasons ("pooled worker on HOST"); nothing when none idles.
-    std::optional<std::string> assign_pooled(JobRuntime& job, WorkerId worker, const std::string& reason);
-    void release_pooled(JobRuntime& job, WorkerId worker, const std::string& reason);
-    int pooled_room(const JobRuntime& job) const; // idle pooled processes and its own joined ones
+    std::optional<std::string> assign_pooled(ElasticJob& job, WorkerId worker, const std::string& reason);
+    void release_pooled(ElasticJob& job, WorkerId worker, const std::string& reason);
+    int pooled_room(const ElasticJob& job) const; // idle pooled processes and its own joined ones
     void remove_gpu(JobId job, int gpu);
     // Its servers hold GPUs (placement.server_gpus), which EPS resizes with its workers.
-    static bool servers_hold_gpus(const JobRuntime& job);
+    static bool servers_hold_gpus(const ElasticJob& job);
     // The GPUs its parameter servers hold: its GPUs that none of its workers is placed on.
-    std::vector<int> server_gpus(const JobRuntime& job) const;
+    std::vector<int> server_gpus(const ElasticJob& job) const;
     // The server GPUs its servers in effect call for: placement.server_gpus, moved by every
     // server added or removed since its start.
-    static int wanted_server_gpus(const JobRuntime& job);
+    static int wanted_server_gpus(const ElasticJob& job);
     void note_change() { ++changes_; }
     struct Tracked {
         bool capped = false; // a growth step was rolled back
@@ -128,30 +129,30 @@ private:
         bool feedback = false; // past its early-feedback point
         std::map<WorkerId, std::string> leaving; // fed by the pool: why each removed slot goes
     };
-    bool may_release(JobRuntime& job, Tracked& t) const;
-    void note_feedback(JobRuntime& job, Tracked& t) const; // once, as an early-feedback event
+    bool may_release(ElasticJob& job, Tracked& t) const;
+    void note_feedback(ElasticJob& job, Tracked& t) const; // once, as an early-feedback event
     // EPS's release for a newcomer short of GPUs (`pooled` false) or of pooled processes:
     // `wanted` and `minimum` of that kind, `free` of them idle.
-    void release_for(const JobRuntime& newcomer, bool pooled, int wanted, int minimum, int free,
-        const std::vector<JobRuntime*>& running);
+    void release_for(const ElasticJob& newcomer, bool pooled, int wanted, int minimum, int free,
+        const std::vector<ElasticJob*>& running);
     std::optional<sched::SlotCount> admit_pooled(
-        JobRuntime& newcomer, const GpuDemand& request, const std::vector<JobRuntime*>& running, bool elastic);
+        ElasticJob& newcomer, const GpuDemand& request, const std::vector<ElasticJob*>& running, bool elastic);
     // Its first `members` slots fit: a pooled process for each remote one, a GPU for each local one.
-    bool fits(const JobRuntime& job, const GpuDemand& request, int members) const;
-    static int members_of_kind(const JobRuntime& job, bool pooled); // its members in slots of one kind
+    bool fits(const ElasticJob& job, const GpuDemand& request, int members) const;
+    static int members_of_kind(const ElasticJob& job, bool pooled); // its members in slots of one kind
     std::string label() const; // the policy's name: the start of every reason
     EventActor actor() const; // "scheduler (eps)", "scheduler (kill-restart)"
     // In place (eps), or by a checkpoint, a stop and a start from it (kill-restart). Throws
     // RefusedRequest.
-    void carry_out(JobRuntime& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason);
+    void carry_out(ElasticJob& job, const std::vector<protocol::ResizeJob>& changes, const std::string& reason);
     // Removes the workers and `servers` of its servers (its last ones), their GPUs freed now.
-    void shrink(JobRuntime& job, const std::vector<WorkerId>& workers, int servers, const std::string& reason);
-    void judge(JobRuntime& job, Tracked& t);
+    void shrink(ElasticJob& job, const std::vector<WorkerId>& workers, int servers, const std::string& reason);
+    void judge(ElasticJob& job, Tracked& t);
     // `why`: the reason a pooled process given to a member without one is told (default:
     // the member has none, as after its process died).
-    void reconcile(JobRuntime& job, const RemainingWork& remaining, const std::string& why = {});
-    void reconcile_pool(JobRuntime& job, const std::string& why, bool give_missing);
-    void grow_round(const std::vector<JobRuntime*>& running, const RemainingWork& remaining);
+    void reconcile(ElasticJob& job, const RemainingWork& remaining, const std::string& why = {});
+    void reconcile_pool(ElasticJob& job, const std::string& why, bool give_missing);
+    void grow_round(const std::vector<ElasticJob*>& running, const RemainingWork& remaining);
 
     DaemonOptions::Elastic options_;
     ClusterBook& book_;

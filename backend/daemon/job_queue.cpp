@@ -24,6 +24,12 @@ using namespace protocol;
 
 namespace {
 
+// The running jobs as the elastic scheduling sees them.
+std::vector<ElasticJob*> as_elastic(const std::vector<JobRuntime*>& jobs)
+{
+    return { jobs.begin(), jobs.end() };
+}
+
 // Whether fulcrumd places this worker of `s` on a GPU: not a remote worker or an external
 // job's rank (they run where they were started), and not a CPU worker of a paced or real
 // job where the cluster keeps them off the GPUs. A virtual job's workers do take GPUs: they
@@ -189,14 +195,14 @@ void JobQueue::elastic_loop()
                 return; // stopping, or a virtual job it sizes was placed: on its clock from now
             if (!elastic_.active()) { // static: no decisions; the pool follows an operator's resizes
                 const std::uint64_t before = elastic_.changes();
-                elastic_.follow_pool(running_jobs());
+                elastic_.follow_pool(as_elastic(running_jobs()));
                 if (elastic_.changes() != before)
                     publish_cluster();
                 return;
             }
             const std::uint64_t before = elastic_.changes();
             start_queued(); // a waiting job may now take workers of a job past early feedback
-            elastic_.tick(running_jobs(), queued_.empty(), remaining_work(), now);
+            elastic_.tick(as_elastic(running_jobs()), queued_.empty(), remaining_work(), now);
             if (elastic_.changes() != before)
                 publish_cluster();
         });
@@ -252,7 +258,7 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const EventA
         if (comm)
             links_.set_policy(*comm);
         if (policy) {
-            elastic_.set_policy(*policy, running_jobs());
+            elastic_.set_policy(*policy, as_elastic(running_jobs()));
             cluster_.set_elastic_name(std::string(sched::policy_name(*policy)));
         }
         // Each running job's run store says when the rules it ran under changed, and who changed them.
@@ -748,7 +754,8 @@ void JobQueue::start_queued()
         GpuDemand demand = request;
         std::optional<int> size; // the workers it starts with (eps, or a pooled job)
         if (elastic_.active() && request.workers > 0) {
-            if (const std::optional<sched::SlotCount> start = elastic_.admit(job, request, running_jobs(), remaining)) {
+            if (const std::optional<sched::SlotCount> start
+                = elastic_.admit(job, request, as_elastic(running_jobs()), remaining)) {
                 size = start->workers;
                 demand.workers = start->workers;
                 if (!pooled)

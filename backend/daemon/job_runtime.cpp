@@ -762,15 +762,6 @@ train::Membership JobRuntime::membership() const
     return membership_locked();
 }
 
-train::ResizeRequest JobRuntime::resolve(
-    const protocol::ResizeJob& r, const EventActor& actor, const std::string& reason) const
-{
-    if (!scenario_.elastic.present)
-        throw RefusedRequest(
-            "not-elastic", "job " + std::to_string(id_) + " has no elastic section: its workers and servers are fixed");
-    return train::resolve_resize(membership(), train::ResizeRequest { r.action, r.worker, actor, reason, {} });
-}
-
 void JobRuntime::resize(const train::ResizeRequest& resolved)
 {
     {
@@ -883,18 +874,6 @@ JobRuntime::Work JobRuntime::work() const
 {
     std::lock_guard lock(mutex_);
     return work_;
-}
-
-int JobRuntime::server_count() const
-{
-    std::lock_guard lock(mutex_);
-    return trainer_ ? trainer_->control().servers() : start_servers_.value_or(scenario_.server_shards);
-}
-
-std::vector<bool> JobRuntime::member_slots() const
-{
-    std::lock_guard lock(mutex_);
-    return membership_locked().members;
 }
 
 int JobRuntime::resizes_in_flight() const

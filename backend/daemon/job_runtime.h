@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/job_fold.h"
+#include "daemon/elastic_job.h"
 #include "daemon/rank_pool.h"
 #include "daemon/remote_pool.h"
 #include "daemon/server_folders.h"
@@ -35,18 +36,17 @@ double remaining_run_s(const protocol::JobStatus& status);
 
 // One live job in fulcrumd: the scenario's trainer on its own thread, recorded into its
 // own run store, its stream published to the hub, and the operator's commands applied at
-// its barriers. Thread-safe.
-class JobRuntime {
+// its barriers. Thread-safe. As the elastic scheduling sees it, an ElasticJob.
+class JobRuntime : public ElasticJob {
 public:
     // `folders` turns server paths in messages into the names clients know.
     JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, const ServerFolders& folders,
         StreamHub& hub, std::function<void(JobId)> on_done);
-    ~JobRuntime(); // stops the job and waits for it
+    ~JobRuntime() override; // stops the job and waits for it
     JobRuntime(const JobRuntime&) = delete;
     JobRuntime& operator=(const JobRuntime&) = delete;
 
-    JobId id() const { return id_; }
-    int workers() const { return static_cast<int>(scenario_.workers.size()); }
+    JobId id() const override { return id_; }
     // Placed: `placement` is the GPU of each worker (-1 for a remote one, or one not a
     // member), `placed` says where for the "job-placed" event. Starts the job's thread. An
     // elastic job starts with `members` workers when given (the first slots), else with its
@@ -94,53 +94,37 @@ public:
     // while frozen. Recorded as a job-frozen / job-unfrozen event. Throws RefusedRequest
     // ("not-elastic", "job-not-running").
     void set_frozen(bool frozen, const EventActor& actor);
-    bool frozen() const;
+    bool frozen() const override;
     // An event recorded in the job's run store at its next safe point (throws
     // RefusedRequest "job-not-running" once it has ended).
-    void note(EventKind kind, const std::string& message, const EventActor& actor);
+    void note(EventKind kind, const std::string& message, const EventActor& actor) override;
     // kill-restart: the job stops at its next barrier with a checkpoint, and starts again
     // from it at once, in the same run, with `changes` applied at its first barrier (events
     // with `actor` and `reason`); a job-restarted event says what the restart cost. Throws
     // RefusedRequest ("no-checkpoints" for a scenario that keeps none, "job-not-running").
     // Each change is resolved (resolve) in turn, as if the ones before it were made.
-    void restart(const std::vector<protocol::ResizeJob>& changes, const EventActor& actor, const std::string& reason);
+    void restart(
+        const std::vector<protocol::ResizeJob>& changes, const EventActor& actor, const std::string& reason) override;
     // The record of an elastic job's members and servers that its resizes are checked
-    // against: the trainer's, as its events told, with the resizes asked of it and not yet
-    // applied or refused (so two asked at once are checked one after the other).
-    train::Membership membership() const;
-    // An Elastic PS resize checked against the record, once, whoever asks (an operator, the
-    // elastic scheduler), and its default target named (train::resolve_resize); `reason` is
-    // added to the trainer's event (the elastic scheduler's why). Throws RefusedRequest:
-    // "not-elastic" for a job without an elastic section, else resolve_resize's codes.
-    train::ResizeRequest resolve(
-        const protocol::ResizeJob& resize, const EventActor& actor, const std::string& reason = {}) const;
+    // against (ElasticJob::resolve): the trainer's, as its events told (every slot a member
+    // for another job; its servers, before it starts, the ones it starts with: its scenario's,
+    // fewer when it was placed with fewer server GPUs), with the resizes asked of it and not
+    // yet applied or refused (so two asked at once are checked one after the other).
+    train::Membership membership() const override;
     // Asks the trainer to make a resolved resize between iterations; it records what it did
     // (or why not, when its data cannot be split so) as an event. Throws RefusedRequest
     // ("job-not-running") once the job has ended.
-    void resize(const train::ResizeRequest& resolved);
-    // Which worker slots are members of an elastic job (membership's; every slot for another
-    // job), and how many resizes were asked for that the trainer has not applied or refused yet.
-    std::vector<bool> member_slots() const;
-    // Its parameter servers (shards) in effect: the trainer's, or before it starts the ones it
-    // starts with (its scenario's, fewer when it was placed with fewer server GPUs).
-    int server_count() const;
-    // How far the job is through its work, in iterations of its first plan (run::Progress:
-    // its samples over its total batch when it scales weakly, else its barriers), for early
-    // feedback's fraction. Zero before its first iteration.
-    struct Work {
-        std::int64_t done = 0;
-        std::int64_t planned = 0;
-    };
-    Work work() const;
-    int resizes_in_flight() const;
-    // The iteration from which `worker` has been a member (0 for an initial one).
-    std::int64_t member_since(WorkerId worker) const;
-    // The job's pace on its run clock: samples per second between the barriers that ended
-    // iterations `from` and `to` (counts of iterations done); nothing before both are known.
+    void resize(const train::ResizeRequest& resolved) override;
+    // Its work in iterations of its first plan (run::Progress: its samples over its total
+    // batch when it scales weakly, else its barriers). Zero before its first iteration.
+    Work work() const override;
+    // How many resizes were asked for that the trainer has not applied or refused yet.
+    int resizes_in_flight() const override;
+    std::int64_t member_since(WorkerId worker) const override;
     // Samples, not barriers: a job whose batch per worker is fixed takes more per barrier as it grows.
-    std::optional<double> samples_per_s(std::int64_t from, std::int64_t to) const;
+    std::optional<double> samples_per_s(std::int64_t from, std::int64_t to) const override;
     // The worker's GPU on the cluster changed (an elastic resize): -1 for none.
-    void place_worker(WorkerId worker, std::int32_t gpu);
+    void place_worker(WorkerId worker, std::int32_t gpu) override;
     // How many live jobs share each worker's GPU (1: alone). In the virtual and paced modes
     // the job's modelled compute times stretch by it from its next safe point (a gpu-shared
     // or gpu-exclusive event); the real mode measures what sharing does. Sent on a change.
@@ -176,15 +160,15 @@ public:
             || (scenario_.mode == scenario::Mode::Real && remote_);
     }
 
-    protocol::JobStatus status() const;
+    protocol::JobStatus status() const override;
     std::vector<protocol::WorkerState> worker_states() const;
     void publish_workers(); // to the workers stream, as they are now
     std::optional<protocol::IterationRows> last_rows() const;
     // The job's remote worker slots; null when it has none.
-    const std::shared_ptr<RemotePool>& remote() const { return remote_; }
+    const std::shared_ptr<RemotePool>& remote() const override { return remote_; }
     // An external job's ranks; null for a built-in job.
     const std::shared_ptr<RankPool>& ranks() const { return ranks_; }
-    const scenario::Scenario& scenario() const { return scenario_; }
+    const scenario::Scenario& scenario() const override { return scenario_; }
 
 private:
     void run();

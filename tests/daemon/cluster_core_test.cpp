@@ -1,0 +1,462 @@
+// Issue 41 item 6: the cluster core's elastic scheduling, deterministically. The scheduler
+// (daemon::ElasticScheduling with the real cluster book, worker pool and EPS rules) runs on
+// a test clock, its ticks given instants, and sees jobs whose barriers the test steps: each
+// applies the resizes asked of it at its next barrier, as a trainer does, and paces itself
+// as uniform BSP does (n members at the slowest member's speed), so every decision falls at
+// an iteration the test can name. The same decisions with real trainers, threads and wall
+// time are LiveElasticTest's.
+
+#include "daemon/cluster_book.h"
+#include "daemon/elastic_job.h"
+#include "daemon/elastic_scheduling.h"
+#include "daemon/remote_pool.h"
+#include "daemon/stream_hub.h"
+#include "daemon/worker_pool.h"
+#include "protocol/codec.h"
+#include "scenario/scenario.h"
+
+#include <gtest/gtest.h>
+#include <numeric>
+
+using namespace fulcrum;
+using daemon::ElasticScheduling;
+using protocol::ResizeJob;
+
+namespace {
+
+// A job of these tests: a parsed scenario (its slots and elastic bounds), the record of its
+// members and servers that the one resize check reads (ElasticJob::resolve), the resizes
+// asked of it made at its next barrier, and its pace.
+class SteppedJob : public daemon::ElasticJob {
+public:
+    // `remote`: its workers are fulcrum-worker processes (a real-mode job), fed by the pool.
+    SteppedJob(JobId id, const std::string& elastic, std::vector<double> speeds, const std::string& extra = "",
+        bool remote = false)
+        : id_(id)
+        , speeds_(std::move(speeds))
+    {
+        std::string workers;
+        for (const double s : speeds_)
+            workers += std::string(workers.empty() ? "" : ", ") + R"({"speed": )" + std::to_string(s)
+                + (remote ? R"(, "remote": true})" : "}");
+        scenario_ = scenario::parse_scenario(R"({"name": "stepped", "mode": ")"
+                + std::string(remote ? "real" : "virtual") + R"(", "seed": 1,
+          "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
+          "model": {"type": "softmax"}, "policy": {"type": "uniform"},
+          "training": {"total_batch": 48, "iterations": 100, "eval_interval": 1000},
+          "workers": [)"
+                + workers + "], " + elastic + extra + "}",
+            "stepped");
+        const auto& e = scenario_.elastic;
+        members_.assign(speeds_.size(), false);
+        std::fill_n(members_.begin(),
+            std::min<std::size_t>(e.initial_workers > 0 ? e.initial_workers : speeds_.size(), speeds_.size()), true);
+        since_.assign(speeds_.size(), 0);
+        placement_.assign(speeds_.size(), -1);
+        servers_ = scenario_.server_shards;
+        time_at_.push_back(0);
+        if (remote)
+            remote_ = std::make_shared<daemon::RemotePool>(id_, std::vector<bool>(speeds_.size(), true), 30.0);
+    }
+
+    JobId id() const override { return id_; }
+    const scenario::Scenario& scenario() const override { return scenario_; }
+    protocol::JobStatus status() const override
+    {
+        protocol::JobStatus s;
+        s.job = id_;
+        s.state = state_;
+        s.iteration = done();
+        s.placement = placement_;
+        return s;
+    }
+    bool frozen() const override { return frozen_; }
+    train::Membership membership() const override
+    {
+        train::Membership m { id_, members_, servers_, 0, scenario_.elastic.min_workers,
+            scenario_.elastic.max_workers };
+        for (const train::ResizeRequest& r : asked_)
+            m.apply(r);
+        return m;
+    }
+    int resizes_in_flight() const override { return static_cast<int>(asked_.size()); }
+    Work work() const override { return { done(), scenario_.iterations.value_or(0) }; }
+    std::optional<double> samples_per_s(std::int64_t from, std::int64_t to) const override
+    {
+        if (from < 0 || to <= from || to > done())
+            return std::nullopt;
+        const double seconds = time_at_[static_cast<std::size_t>(to)] - time_at_[static_cast<std::size_t>(from)];
+        return static_cast<double>(scenario_.total_batch * (to - from)) / seconds;
+    }
+    std::int64_t member_since(WorkerId worker) const override { return since_.at(static_cast<std::size_t>(worker)); }
+    void resize(const train::ResizeRequest& resolved) override
+    {
+        if (state_ != protocol::JobState::Running)
+            throw RefusedRequest("job-not-running", "ended");
+        asked_.push_back(resolved);
+    }
+    void restart(const std::vector<ResizeJob>& changes, const EventActor& actor, const std::string& reason) override
+    {
+        restarts.push_back(reason);
+        for (const ResizeJob& c : changes) // each resolved as if the ones before were made
+            asked_.push_back(resolve(c, actor, reason));
+    }
+    void place_worker(WorkerId worker, std::int32_t gpu) override
+    {
+        placement_.at(static_cast<std::size_t>(worker)) = gpu;
+    }
+    void note(EventKind kind, const std::string& message, const EventActor&) override
+    {
+        notes.push_back(std::string(to_string(kind)) + ": " + message);
+    }
+    const std::shared_ptr<daemon::RemotePool>& remote() const override { return remote_; }
+
+    // One iteration: the resizes asked before it are made first (a refusal when the test
+    // asked for one), then it runs with its members, its length uniform BSP's.
+    void barrier()
+    {
+        for (const train::ResizeRequest& r : asked_) {
+            const bool refuse = refuse_next_add && r.action == ResizeAction::AddWorker;
+            std::string what = std::string(refuse ? "refused " : "") + std::string(action_name(r.action));
+            if (r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker)
+                what += " " + std::to_string(*r.target);
+            applied.push_back({ done(), what, r.actor.line() });
+            if (refuse) {
+                refuse_next_add = false;
+                continue;
+            }
+            if (r.action == ResizeAction::AddWorker)
+                since_.at(static_cast<std::size_t>(*r.target)) = done();
+            train::Membership m = membership_of_record();
+            m.apply(r);
+            members_ = m.members;
+            servers_ = m.servers;
+        }
+        asked_.clear();
+        double slowest = 1e300;
+        int n = 0;
+        for (std::size_t w = 0; w < members_.size(); ++w)
+            if (members_[w]) {
+                slowest = std::min(slowest, speeds_[w]);
+                ++n;
+            }
+        const double share = static_cast<double>(scenario_.total_batch) / n;
+        time_at_.push_back(time_at_.back() + share / slowest);
+    }
+    std::int64_t done() const { return static_cast<std::int64_t>(time_at_.size()) - 1; }
+
+    struct Applied {
+        std::int64_t iteration;
+        std::string what;
+        std::string actor;
+        bool operator==(const Applied&) const = default;
+    };
+    std::vector<Applied> applied; // what its barriers made of the resizes asked
+    std::vector<std::string> notes;
+    std::vector<std::string> restarts;
+    bool frozen_ = false;
+    bool refuse_next_add = false; // the trainer refuses the next add-worker (its data cannot be split so)
+    protocol::JobState state_ = protocol::JobState::Running;
+    std::vector<bool> members() const { return members_; }
+    std::vector<std::int32_t> placement() const { return placement_; }
+
+private:
+    train::Membership membership_of_record() const
+    {
+        return { id_, members_, servers_, 0, scenario_.elastic.min_workers, scenario_.elastic.max_workers };
+    }
+
+    JobId id_;
+    scenario::Scenario scenario_;
+    std::vector<double> speeds_;
+    std::vector<bool> members_;
+    std::vector<std::int64_t> since_;
+    std::vector<std::int32_t> placement_;
+    int servers_ = 1;
+    std::vector<double> time_at_; // run clock after each iteration
+    std::deque<train::ResizeRequest> asked_;
+    std::shared_ptr<daemon::RemotePool> remote_;
+};
+
+// Each worker's memory: two never share a GPU of 16 GB.
+constexpr double kMemoryGb = 10;
+
+std::string elastic(int initial, int min, int max)
+{
+    return R"("elastic": {"initial_workers": )" + std::to_string(initial) + R"(, "min_workers": )" + std::to_string(min)
+        + R"(, "max_workers": )" + std::to_string(max) + "}";
+}
+
+class ClusterCore : public ::testing::Test {
+protected:
+    static ElasticScheduling::Clock::time_point at(double s)
+    {
+        return ElasticScheduling::Clock::time_point(
+            std::chrono::duration_cast<ElasticScheduling::Clock::duration>(std::chrono::duration<double>(s)));
+    }
+    static daemon::DaemonOptions::Elastic eps(sched::ElasticPolicy policy = sched::ElasticPolicy::Eps)
+    {
+        daemon::DaemonOptions::Elastic e;
+        e.policy = policy;
+        e.round_s = 10; // of the test clock
+        e.observe_iterations = 5;
+        return e; // early feedback at a tenth of the planned iterations
+    }
+    static sched::ClusterSpec one_server(int gpus)
+    {
+        sched::ClusterSpec c;
+        c.servers = 1;
+        c.gpus_per_server = gpus;
+        c.gpu_memory_gb = 16;
+        return c;
+    }
+    // Places the job's first `workers` members (and `servers` server GPUs) as the core does
+    // at its start, and tells the scheduler.
+    void start(SteppedJob& job, int workers, int servers = 0)
+    {
+        const std::vector<int> gpus = book.place(job.id(), { workers, kMemoryGb, servers }, remaining);
+        ASSERT_EQ(static_cast<int>(gpus.size()), workers + servers) << "the test's cluster has room";
+        for (int w = 0; w < workers; ++w)
+            job.place_worker(w, gpus[static_cast<std::size_t>(w)]);
+        scheduler.started(job);
+    }
+    // Steps every job's barrier once a test second, the scheduler ticking after each.
+    void run_until(double t, std::vector<daemon::ElasticJob*> running, std::vector<SteppedJob*> stepped)
+    {
+        for (; now < t; now += 1) {
+            for (SteppedJob* j : stepped)
+                j->barrier();
+            scheduler.tick(running, true, remaining, at(now + 1));
+        }
+    }
+    std::vector<int> gpus_of(JobId job) const { return book.gpus_of(job); }
+
+    daemon::RemainingWork remaining = [](JobId) { return 100.0; };
+    daemon::ClusterBook book { one_server(4), "ff" };
+    daemon::WorkerPool pool;
+    ElasticScheduling scheduler { eps(), book, pool };
+    double now = 0;
+};
+
+} // namespace
+
+// EPS's growth round on idle GPUs, then its judgement: a round every 10 s of the test clock
+// adds a worker on an idle GPU, judged over the 5 iterations after the one that carried the
+// move. Worker 1 (as fast as worker 0) doubles the pace and stays; worker 2 (ten times
+// slower) drops it from 200 to 30 samples/s, so the step is rolled back at the barrier after
+// the judgement and its GPU is free at once; the job grows no further.
+TEST_F(ClusterCore, EpsGrowsAWorkerARoundAndRollsBackTheStepThatSlowedTheJob)
+{
+    SteppedJob job(1, elastic(1, 1, 3), { 100, 100, 10 });
+    scheduler.rebase(at(0));
+    start(job, 1);
+    run_until(60, { &job }, { &job });
+    const std::string eps = "scheduler (eps)";
+    ASSERT_EQ(job.applied.size(), 3u);
+    EXPECT_EQ(job.applied[0], (SteppedJob::Applied { 10, "add-worker 1", eps })) << "the first round, at 10 s";
+    EXPECT_EQ(job.applied[1], (SteppedJob::Applied { 20, "add-worker 2", eps }));
+    // Judged over iterations 21 to 26 (the barrier after 26 asks), made before iteration 26's successor.
+    EXPECT_EQ(job.applied[2], (SteppedJob::Applied { 26, "remove-worker 2", eps }));
+    EXPECT_EQ(job.members(), (std::vector<bool> { true, true, false }));
+    EXPECT_EQ(gpus_of(1), (std::vector<int> { 0, 1 })) << "the rolled-back worker's GPU is free";
+    EXPECT_EQ(job.placement(), (std::vector<std::int32_t> { 0, 1, -1 }));
+    EXPECT_EQ(job.notes.size(), 1u) << "early feedback, once";
+    EXPECT_EQ(job.notes.at(0).rfind("early-feedback: past its early-feedback point", 0), 0u) << job.notes.at(0);
+}
+
+// A newcomer that does not fit takes workers only from a job past its early feedback (a
+// tenth of its planned iterations): before, it waits and the holder keeps every worker;
+// after, the holder's highest-numbered members leave, their GPUs free at once, and the
+// newcomer starts with its request. A frozen holder gives nothing, even past its feedback.
+TEST_F(ClusterCore, ANewcomerTakesWorkersOnlyFromAnUnfrozenJobPastItsEarlyFeedback)
+{
+    SteppedJob holder(1, elastic(4, 1, 4), { 100, 100, 100, 100 });
+    SteppedJob newcomer(2, elastic(2, 1, 2), { 100, 100 });
+    scheduler.rebase(at(0));
+    start(holder, 4);
+    for (int k = 0; k < 5; ++k)
+        holder.barrier();
+    EXPECT_EQ(scheduler.admit(newcomer, { 2, kMemoryGb, 0 }, { &holder }, remaining), std::nullopt)
+        << "5 of 100 iterations: before its early feedback";
+    EXPECT_EQ(holder.resizes_in_flight(), 0);
+    EXPECT_EQ(gpus_of(1).size(), 4u);
+
+    for (int k = 0; k < 5; ++k)
+        holder.barrier();
+    holder.frozen_ = true;
+    EXPECT_EQ(scheduler.admit(newcomer, { 2, kMemoryGb, 0 }, { &holder }, remaining), std::nullopt) << "frozen";
+    EXPECT_EQ(holder.resizes_in_flight(), 0);
+
+    holder.frozen_ = false;
+    const std::optional<sched::SlotCount> start_size
+        = scheduler.admit(newcomer, { 2, kMemoryGb, 0 }, { &holder }, remaining);
+    ASSERT_TRUE(start_size);
+    EXPECT_EQ(start_size->workers, 2) << "its whole request";
+    EXPECT_EQ(gpus_of(1), (std::vector<int> { 0, 1 })) << "GPUs 2 and 3 are free at once";
+    EXPECT_EQ(holder.placement(), (std::vector<std::int32_t> { 0, 1, -1, -1 }));
+    holder.barrier();
+    ASSERT_EQ(holder.applied.size(), 2u);
+    EXPECT_EQ(holder.applied[0].what, "remove-worker 3") << "the highest-numbered member first";
+    EXPECT_EQ(holder.applied[1].what, "remove-worker 2");
+    EXPECT_EQ(holder.applied[0].iteration, 10);
+    EXPECT_EQ(holder.members(), (std::vector<bool> { true, true, false, false }));
+}
+
+// A frozen job is not grown; unfrozen, it grows at the next round.
+TEST_F(ClusterCore, AFrozenJobIsNotGrownUntilUnfrozen)
+{
+    SteppedJob job(1, elastic(1, 1, 2), { 100, 100 });
+    scheduler.rebase(at(0));
+    start(job, 1);
+    job.frozen_ = true;
+    run_until(35, { &job }, { &job });
+    EXPECT_TRUE(job.applied.empty()) << "three rounds passed";
+    job.frozen_ = false;
+    run_until(45, { &job }, { &job });
+    ASSERT_EQ(job.applied.size(), 1u);
+    EXPECT_EQ(job.applied[0], (SteppedJob::Applied { 40, "add-worker 1", "scheduler (eps)" }));
+    EXPECT_EQ(gpus_of(1), (std::vector<int> { 0, 1 }));
+}
+
+// A job whose parameter servers hold GPUs grows by a worker and a server at once, two GPUs,
+// and a rolled-back step gives both back.
+TEST_F(ClusterCore, AJobWhoseServersHoldGpusGrowsAndRollsBackByAWorkerAndAServer)
+{
+    SteppedJob job(1, elastic(1, 1, 2), { 100, 10 }, R"(, "placement": {"server_gpus": 1})");
+    scheduler.rebase(at(0));
+    start(job, 1, 1);
+    EXPECT_EQ(gpus_of(1).size(), 2u);
+    run_until(40, { &job }, { &job });
+    ASSERT_EQ(job.applied.size(), 4u);
+    EXPECT_EQ(job.applied[0].what, "add-worker 1");
+    EXPECT_EQ(job.applied[1].what, "add-server");
+    EXPECT_EQ(job.applied[0].iteration, 10);
+    EXPECT_EQ(job.applied[2].what, "remove-worker 1") << "worker 1 is ten times slower";
+    EXPECT_EQ(job.applied[3].what, "remove-server");
+    EXPECT_EQ(job.applied[2].iteration, 16);
+    EXPECT_EQ(gpus_of(1).size(), 2u) << "the step's two GPUs are free again";
+    EXPECT_EQ(job.server_count(), 1);
+}
+
+// An operator's resize is checked once, by the record, and needs a GPU for an added worker:
+// refused without one, changing nothing; a removed worker's GPU is free at once; a bound or
+// slot is refused by the one check with its code; a job without an elastic section is not
+// resized at all.
+TEST_F(ClusterCore, AnOperatorsResizeIsCheckedOnceAndNeedsAGpu)
+{
+    SteppedJob job(1, elastic(2, 1, 3), { 100, 100, 100 });
+    SteppedJob other(2, elastic(2, 2, 2), { 100, 100 });
+    scheduler.rebase(at(0));
+    start(job, 2);
+    start(other, 2);
+    const EventActor op = EventActor::person("operator", "op", {}, "t");
+    const auto code_of = [&](SteppedJob& j, ResizeAction action, std::optional<WorkerId> worker) -> std::string {
+        try {
+            scheduler.resize(j, { {}, j.id(), action, worker }, op, remaining);
+        } catch (const RefusedRequest& e) {
+            return e.code();
+        }
+        return "asked";
+    };
+    EXPECT_EQ(code_of(job, ResizeAction::AddWorker, std::nullopt), "no-free-gpu");
+    EXPECT_EQ(job.resizes_in_flight(), 0) << "nothing asked";
+    EXPECT_EQ(gpus_of(1).size(), 2u);
+    EXPECT_EQ(code_of(job, ResizeAction::RemoveWorker, 0), "asked");
+    EXPECT_EQ(gpus_of(1), (std::vector<int> { 1 })) << "worker 0's GPU is free before the barrier";
+    EXPECT_EQ(code_of(job, ResizeAction::RemoveWorker, 1), "last-worker")
+        << "against the record, worker 0's removal counted before any barrier made it";
+    EXPECT_EQ(code_of(job, ResizeAction::RemoveWorker, 0), "not-a-member") << "its removal is on the record";
+    EXPECT_EQ(code_of(job, ResizeAction::AddWorker, 1), "already-member");
+    EXPECT_EQ(code_of(job, ResizeAction::AddWorker, 7), "unknown-worker");
+    EXPECT_EQ(code_of(job, ResizeAction::AddWorker, 2), "asked") << "on the GPU worker 0 left";
+    EXPECT_EQ(code_of(job, ResizeAction::AddWorker, 0), "no-free-gpu");
+    job.barrier();
+    EXPECT_EQ(job.members(), (std::vector<bool> { false, true, true }));
+    EXPECT_EQ(job.applied.back().actor.rfind("operator:op", 0), 0u) << job.applied.back().actor;
+    EXPECT_EQ(code_of(other, ResizeAction::RemoveWorker, std::nullopt), "below-min-workers");
+
+    SteppedJob fixed(3, R"("sync": "bsp")", { 100 });
+    EXPECT_EQ(code_of(fixed, ResizeAction::AddWorker, std::nullopt), "not-elastic");
+}
+
+// A growth step the trainer refuses (its data cannot be split so) ends the job's growth,
+// and the GPU taken for the step is given back at the next tick.
+TEST_F(ClusterCore, AGrowthStepTheTrainerRefusesEndsTheGrowthAndFreesItsGpu)
+{
+    SteppedJob job(1, elastic(1, 1, 3), { 100, 100, 100 });
+    scheduler.rebase(at(0));
+    start(job, 1);
+    job.refuse_next_add = true;
+    run_until(40, { &job }, { &job });
+    ASSERT_EQ(job.applied.size(), 1u);
+    EXPECT_EQ(job.applied[0], (SteppedJob::Applied { 10, "refused add-worker 1", "scheduler (eps)" }));
+    EXPECT_EQ(gpus_of(1), (std::vector<int> { 0 }));
+    EXPECT_EQ(job.placement(), (std::vector<std::int32_t> { 0, -1, -1 }));
+}
+
+// Under kill-restart the same growth step is carried out by a restart with the change, its
+// reason the round's; the job's record takes it at the restarted job's first barrier.
+TEST_F(ClusterCore, KillRestartCarriesTheGrowthStepOutAsARestart)
+{
+    ElasticScheduling restarting(eps(sched::ElasticPolicy::KillRestart), book, pool);
+    SteppedJob job(1, elastic(1, 1, 2), { 100, 100 });
+    restarting.rebase(at(0));
+    const std::vector<int> gpus = book.place(1, { 1, kMemoryGb, 0 }, remaining);
+    job.place_worker(0, gpus.at(0));
+    restarting.started(job);
+    for (int t = 0; t < 12; ++t) {
+        job.barrier();
+        restarting.tick({ &job }, true, remaining, at(t + 1));
+    }
+    ASSERT_EQ(job.restarts.size(), 1u);
+    EXPECT_EQ(job.restarts[0].rfind("kill-restart: growth round 0 on idle GPU", 0), 0u) << job.restarts[0];
+    ASSERT_EQ(job.applied.size(), 1u);
+    EXPECT_EQ(job.applied[0], (SteppedJob::Applied { 10, "add-worker 1", "scheduler (kill-restart)" }));
+    EXPECT_EQ(gpus_of(1), (std::vector<int> { 0, 1 }));
+}
+
+// A job whose workers are all fulcrum-worker processes takes them from the worker pool, not
+// the GPUs: each member gets an idle pooled process, told worker-assigned before its first
+// task; a growth step takes one more; the rolled-back step's process is told worker-released
+// once the job's barrier has dropped the slot, and idles in the pool again.
+TEST_F(ClusterCore, APooledJobTakesAProcessPerMemberAndGivesBackTheOneItDropped)
+{
+    std::vector<std::shared_ptr<daemon::Client>> processes;
+    for (int k = 0; k < 3; ++k) {
+        processes.push_back(std::make_shared<daemon::Client>(100 + k, protocol::Role::Worker, "pooled", 64));
+        pool.join(processes.back(), "host-" + std::to_string(k));
+    }
+    SteppedJob job(1, elastic(1, 1, 3), { 100, 100, 10 }, "", true);
+    scheduler.rebase(at(0));
+    ASSERT_TRUE(scheduler.fed_by_pool(job));
+    scheduler.started(job);
+    EXPECT_EQ(pool.idle(), 2);
+    EXPECT_EQ(job.remote()->joined_slots(), (std::vector<bool> { true, false, false }));
+    EXPECT_TRUE(book.gpus_of(1).empty()) << "no GPU for a pooled worker";
+    run_until(40, { &job }, { &job });
+    ASSERT_EQ(job.applied.size(), 3u);
+    EXPECT_EQ(job.applied[0].what, "add-worker 1");
+    EXPECT_EQ(job.applied[1].what, "add-worker 2");
+    EXPECT_EQ(job.applied[2], (SteppedJob::Applied { 26, "remove-worker 2", "scheduler (eps)" }));
+    EXPECT_EQ(job.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
+    EXPECT_EQ(pool.idle(), 1) << "the rolled-back slot's process idles again";
+
+    // What each process was told, in order: the pool hands out the one idle longest.
+    const auto told = [](daemon::Client& c) {
+        std::vector<std::string> said;
+        while (auto frame = c.queue().pop())
+            if (const auto m = protocol::decode_server(**frame); m.message) {
+                if (const auto* a = std::get_if<protocol::WorkerAssigned>(&*m.message))
+                    said.push_back("assigned " + std::to_string(a->assignment.worker));
+                if (const auto* r = std::get_if<protocol::WorkerReleased>(&*m.message))
+                    said.push_back("released " + std::to_string(r->worker));
+            }
+        return said;
+    };
+    EXPECT_EQ(told(*processes[0]), (std::vector<std::string> { "assigned 0" }));
+    EXPECT_EQ(told(*processes[1]), (std::vector<std::string> { "assigned 1" }));
+    EXPECT_EQ(told(*processes[2]), (std::vector<std::string> { "assigned 2", "released 2" }));
+    const auto assigned = std::count_if(job.notes.begin(), job.notes.end(),
+        [](const std::string& n) { return n.rfind("worker-assigned: pooled worker on host-", 0) == 0; });
+    EXPECT_EQ(assigned, 3);
+}
