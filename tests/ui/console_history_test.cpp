@@ -71,6 +71,22 @@ template <class Fill> protocol::IterationRows rows_of(std::int64_t k, int worker
     return rows;
 }
 
+// 30 iterations of `workers` workers, 0.2 s apart, in a store showing them: each worker
+// computes compute(worker) s of a 0.15 s batch and waits the rest at the barrier.
+template <class Compute> void fill_timeline(ConsoleStore& store, int workers, Compute compute)
+{
+    for (std::int64_t k = 0; k < 30; ++k)
+        store.ingest(rows_of(k, workers, [k, &compute](IterationRecord& r) {
+            r.batch_size = 16;
+            r.compute_s = compute(r.worker);
+            r.start_s = 0.2 * static_cast<double>(k);
+            r.end_s = r.start_s + r.compute_s;
+            r.wait_s = 0.15 - r.compute_s;
+            return true;
+        }));
+    store.show_job(0);
+}
+
 } // namespace
 
 TEST(RingBuffer, KeepsTheNewestValuesInOrder)
@@ -557,16 +573,7 @@ TEST(StragglerTimeline, LabelsLanesAtAReadableDensity)
     for (const int workers : { 8, 256 }) {
         SCOPED_TRACE(workers);
         ConsoleStore store;
-        for (std::int64_t k = 0; k < 30; ++k)
-            store.ingest(rows_of(k, workers, [k](IterationRecord& r) {
-                r.batch_size = 16;
-                r.compute_s = 0.1 + (r.worker % 17 == 3 ? 0.05 : 0.0);
-                r.start_s = 0.2 * static_cast<double>(k);
-                r.end_s = r.start_s + r.compute_s;
-                r.wait_s = 0.15 - r.compute_s;
-                return true;
-            }));
-        store.show_job(0);
+        fill_timeline(store, workers, [](WorkerId w) { return 0.1 + (w % 17 == 3 ? 0.05 : 0.0); });
         IterationWindow window;
         window.set_data_range(0, 29);
         StragglerTimeline timeline(store, window);
@@ -592,16 +599,7 @@ TEST(StragglerTimeline, AWorkerIsFoundInAReadableLaneAndTheLanesZoomAndScroll)
 {
     constexpr int kWorkers = 256, kFound = 200;
     ConsoleStore store;
-    for (std::int64_t k = 0; k < 30; ++k)
-        store.ingest(rows_of(k, kWorkers, [k](IterationRecord& r) {
-            r.batch_size = 16;
-            r.compute_s = r.worker == kFound ? 0.01 : 0.14;
-            r.start_s = 0.2 * static_cast<double>(k);
-            r.end_s = r.start_s + r.compute_s;
-            r.wait_s = 0.15 - r.compute_s;
-            return true;
-        }));
-    store.show_job(0);
+    fill_timeline(store, kWorkers, [](WorkerId w) { return w == kFound ? 0.01 : 0.14; });
     IterationWindow window;
     window.set_data_range(0, 29);
     StragglerTimeline timeline(store, window);

@@ -37,6 +37,23 @@ std::vector<fulcrum::protocol::WorkerState> show_running_job(fulcrum::ui::MainWi
     return workers;
 }
 
+// Iteration k of job 1's `count` workers, each row's times from `fill` (its job, worker,
+// iteration and batch size of 32 already set), into the window's store.
+template <class Fill> void ingest_iteration(fulcrum::ui::MainWindow& window, std::int64_t k, int count, Fill fill)
+{
+    fulcrum::protocol::IterationRows rows { 1, k, {}, 0 };
+    for (int w = 0; w < count; ++w) {
+        fulcrum::IterationRecord r;
+        r.job = 1;
+        r.worker = w;
+        r.iteration = k;
+        r.batch_size = 32;
+        fill(r);
+        rows.rows.push_back(r);
+    }
+    window.store().ingest(rows);
+}
+
 } // namespace
 
 TEST(MainWindow, OpensWithTheProductNameAndRendersOffscreen)
@@ -161,22 +178,13 @@ TEST(MainWindow, AWorkerChosenInTheTableIsHighlightedInEveryViewAndFoundByName)
     fulcrum::ui::MainWindow window;
     window.resize(1280, 800);
     show_running_job(window, 8);
-    for (std::int64_t k = 0; k < 5; ++k) {
-        fulcrum::protocol::IterationRows rows { 1, k, {}, 0 };
-        for (int w = 0; w < 8; ++w) {
-            fulcrum::IterationRecord r;
-            r.job = 1;
-            r.worker = w;
-            r.iteration = k;
-            r.batch_size = 16;
+    for (std::int64_t k = 0; k < 5; ++k)
+        ingest_iteration(window, k, 8, [k](fulcrum::IterationRecord& r) {
             r.start_s = static_cast<double>(k);
-            r.compute_s = 0.1 * (1 + w);
+            r.compute_s = 0.1 * (1 + r.worker);
             r.end_s = r.start_s + r.compute_s;
             r.wait_s = 0.8 - r.compute_s;
-            rows.rows.push_back(r);
-        }
-        window.store().ingest(rows);
-    }
+        });
     window.show();
     ASSERT_TRUE(window.show_view(QStringLiteral("equilibrium")));
     window.refresh_views();
@@ -333,22 +341,13 @@ TEST(MainWindow, AStalledWorkerIsShownInTheTableAndMarkedOnTheCharts)
     status.iterations = 60;
     status.time_s = 5.4;
     window.store().ingest(fulcrum::protocol::JobUpdate { status, 0 });
-    for (std::int64_t k = 0; k < 30; ++k) {
-        fulcrum::protocol::IterationRows rows { 1, k, {}, 0 };
-        for (int w = 0; w < 4; ++w) {
-            fulcrum::IterationRecord r;
-            r.job = 1;
-            r.worker = w;
-            r.iteration = k;
-            r.batch_size = 32;
+    for (std::int64_t k = 0; k < 30; ++k)
+        ingest_iteration(window, k, 4, [k](fulcrum::IterationRecord& r) {
             r.start_s = 0.1 * static_cast<double>(k) + (k > 20 ? 2.5 : 0.0);
-            r.compute_s = w == 2 && k == 20 ? 2.5 : 0.05;
+            r.compute_s = r.worker == 2 && k == 20 ? 2.5 : 0.05;
             r.end_s = r.start_s + r.compute_s;
             r.speed = r.batch_size / r.compute_s;
-            rows.rows.push_back(r);
-        }
-        window.store().ingest(rows);
-    }
+        });
     fulcrum::EventRecord stalled;
     stalled.job = 1;
     stalled.iteration = 20;
