@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The Debian package as an operator gets it: built from a configured build tree with cpack,
-# checked with lintian (no error, no warning) and systemd-analyze (units verify, exposure
-# below 3.0), installed with dpkg, every installed program's --version run, the installed
-# fulcrumd started as the package's user with the packaged configuration and driven with the
-# installed fulcrumctl, then purged. Installing needs root: as another user the test
+# checked with lintian (no error, no warning), its licence (Apache-2.0) and systemd-analyze
+# (units verify, exposure below 3.0), installed with dpkg, every installed program's
+# --version run, the installed fulcrumd started as the package's user with the packaged
+# configuration and driven with the installed fulcrumctl, then purged. Installing needs root: as another user the test
 # stops after the checks of the package file (exit 77, ctest's skip).
 #   tests/packaging/package_test.sh BUILD_DIR
 set -euo pipefail
@@ -40,6 +40,11 @@ done
 grep -Eq " \./usr/share/fulcrum/python/fulcrum_torch-[0-9.]+-py3-none-any\.whl\$" <<<"$contents" \
     || fail "the package lacks the fulcrum_torch wheel in /usr/share/fulcrum/python"
 dpkg-deb -I "$deb" conffiles | grep -qx /etc/fulcrum/fulcrumd.json || fail "/etc/fulcrum/fulcrumd.json is not a conffile"
+# The licence an operator reads in the package: Apache-2.0, and the full text where Debian keeps it.
+copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/fulcrum/copyright)
+grep -qx "License: Apache-2.0" <<<"$copyright" || fail "the package's copyright file does not grant Apache-2.0"
+grep -q "/usr/share/common-licenses/Apache-2.0" <<<"$copyright" || fail "the copyright file does not point at the licence text"
+! grep -qi "all rights reserved" <<<"$copyright" || fail "the copyright file still reserves all rights"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "package_test: installing the package needs root; the package file's checks passed"
