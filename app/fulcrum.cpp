@@ -49,10 +49,13 @@ int main(int argc, char** argv)
                        "  fulcrum --replay runs/job-1.db --at 300 --view timeline --screenshot timeline.png"));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption connect_to(QStringLiteral("connect"),
-        QStringLiteral("Connect to fulcrumd at this ws:// or wss:// URL."), QStringLiteral("URL"));
-    const QCommandLineOption token(
-        QStringLiteral("token"), QStringLiteral("Bearer token for --connect."), QStringLiteral("TOKEN"));
+    const QCommandLineOption connect_to(QStringList { QStringLiteral("connect"), QStringLiteral("server") },
+        QStringLiteral("Connect to fulcrumd at this address: ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT, as "
+                       "every Fulcrum program takes it (the Connect dialog offers $FULCRUM_SERVER first)."),
+        QStringLiteral("URL"));
+    const QCommandLineOption token(QStringLiteral("token"),
+        QStringLiteral("Bearer token for --connect (default: --token-file, else $FULCRUM_TOKEN)."),
+        QStringLiteral("TOKEN"));
     const QCommandLineOption token_file(QStringLiteral("token-file"),
         QStringLiteral(
             "Read the token from fulcrumd's token file (the first operator token, else the first viewer token)."),
@@ -133,8 +136,11 @@ int main(int argc, char** argv)
     }
 
     if (parser.isSet(connect_to)) {
-        fulcrum::ui::ServerAddress address { QUrl(parser.value(connect_to)), parser.value(token),
-            parser.value(ca_file) };
+        QString problem;
+        const std::optional<QUrl> url = fulcrum::ui::server_url(parser.value(connect_to), &problem, "--server");
+        if (!url)
+            return fail(problem);
+        fulcrum::ui::ServerAddress address { *url, parser.value(token), parser.value(ca_file) };
         if (parser.isSet(token_file)) {
             const QString file = parser.value(token_file);
             try {
@@ -148,6 +154,8 @@ int main(int argc, char** argv)
                 return fail(QStringLiteral("--token-file %1").arg(QString::fromStdString(e.what())));
             }
         }
+        if (address.token.isEmpty())
+            address.token = QString::fromLocal8Bit(qgetenv("FULCRUM_TOKEN"));
         window.connect_to(address);
     }
 

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "gpu/cuda_devices.h"
+#include "protocol/server_address.h"
 #include "protocol/token_file.h"
 #include "worker_client/remote_worker.h"
 
@@ -25,8 +26,8 @@ extern "C" void request_stop(int)
     g_stop.store(true);
 }
 
-constexpr const char* kUsage = R"(Usage: fulcrum-worker --server HOST:PORT (--job N [--worker SLOT] | --pool)
-                      [--token TOKEN | --token-file FILE] [--tls [--ca-file PEM]] [--name NAME] [--data DIR]
+constexpr const char* kUsage = R"(Usage: fulcrum-worker [--server URL] (--job N [--worker SLOT] | --pool)
+                      [--token TOKEN | --token-file FILE] [--ca-file PEM] [--name NAME] [--data DIR]
 
 Joins job N of a fulcrumd as one of its remote workers (a worker the scenario marks
 "remote": true) and computes its batches on this host until the job ends: it builds the
@@ -45,6 +46,10 @@ for newcomers, rollbacks, the job's end), and the worker then waits for its next
 under --elastic static such a job starts when its whole request idles in the pool (first
 come, first served) and keeps its workers to its end. It runs until stopped (SIGINT,
 SIGTERM) or fulcrumd closes the connection.
+
+The server is ws://127.0.0.1:7480 unless --server or FULCRUM_SERVER says otherwise, as
+ws://HOST:PORT, wss://HOST:PORT (TLS, with --ca-file for a private CA) or HOST:PORT, as every
+Fulcrum program takes it (--tls with HOST:PORT still means wss://).
 
 The token is a worker token from fulcrumd's token file (the line 'worker TOKEN'); it is
 read from --token, else the FULCRUM_TOKEN environment variable, else --token-file (the
@@ -73,12 +78,13 @@ int main(int argc, char** argv)
     po::options_description visible("Options");
     visible.add_options()("help,h", "show this help")("version", "print the version and exit")("server",
         po::value(&server),
-        "fulcrumd's address, HOST:PORT")("job", po::value(&job), "the job to join (its id in fulcrumd)")(
+        "fulcrumd's address: ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT (default $FULCRUM_SERVER or "
+        "ws://127.0.0.1:7480)")("job", po::value(&job), "the job to join (its id in fulcrumd)")(
         "pool", po::bool_switch(&o.pool), "wait in fulcrumd's worker pool for the elastic scheduler to assign a job")(
         "worker", po::value(&worker), "a particular remote slot of the job (default: the first free one)")("token",
         po::value(&o.token), "a worker token")("token-file", po::value(&token_file), "a file holding the token")(
-        "tls", po::bool_switch(&o.tls), "connect with TLS (fulcrumd started with --tls-cert)")(
-        "ca-file", po::value(&ca_file), "with --tls: PEM certificates to trust (default: the system's)")(
+        "tls", po::bool_switch(&o.tls), "connect with TLS, as wss:// does (fulcrumd started with --tls-cert)")(
+        "ca-file", po::value(&ca_file), "wss://: PEM certificates to trust (default: the system's)")(
         "name", po::value(&o.name), "this worker's name in fulcrumd's log (default: the host name)")(
         "data", po::value(&data), "the Fashion-MNIST folder on this host, if not the scenario's path")("device",
         po::value(&device)->default_value("cpu"),
@@ -103,24 +109,20 @@ int main(int argc, char** argv)
         return 0;
     }
     try {
-        const auto colon = server.rfind(':');
-        int port = -1;
-        if (colon != std::string::npos && colon > 0) {
-            try {
-                port = std::stoi(server.substr(colon + 1));
-            } catch (const std::exception&) {
-            }
-        }
-        if (port < 1 || port > 65535)
-            throw std::invalid_argument("--server: expected HOST:PORT (e.g. head-node:7480), got '" + server + "'");
+        const protocol::ServerAddress address
+            = protocol::server_address(vm.count("server") ? std::optional<std::string>(server) : std::nullopt);
+        if (o.tls && !address.tls && server.starts_with("ws://"))
+            throw std::invalid_argument("--tls: the server is ws:// (plain); give wss://" + address.host + ":"
+                + std::to_string(address.port) + " for TLS");
         if (o.pool && (job >= 0 || worker >= 0))
             throw std::invalid_argument("--pool: a pooled worker is given its job and slot by fulcrumd; leave out "
                                         "--job and --worker");
         if (job < 0 && !o.pool)
             throw std::invalid_argument(
                 "--job: the job's id is required (fulcrumd lists its jobs), or --pool to wait for one");
-        o.host = server.substr(0, colon);
-        o.port = static_cast<unsigned short>(port);
+        o.host = address.host;
+        o.port = address.port;
+        o.tls = o.tls || address.tls;
         o.job = std::max(job, 0);
         if (worker >= 0)
             o.worker = worker;

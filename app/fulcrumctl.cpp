@@ -58,8 +58,9 @@ Commands:
   export STORE:RUN --csv DIR    the same for a run fulcrumd serves (as `runs` lists it,
                                 e.g. job-1.db:1), fetched by replaying it at full speed
 
-The server is ws://127.0.0.1:7480 unless --server or FULCRUM_SERVER says otherwise (wss://
-for TLS, with --ca-file for a private CA). The token comes from --token-file (fulcrumd's
+The server is ws://127.0.0.1:7480 unless --server or FULCRUM_SERVER says otherwise, as
+ws://HOST:PORT, wss://HOST:PORT (TLS, with --ca-file for a private CA) or HOST:PORT, as every
+Fulcrum program takes it. The token comes from --token-file (fulcrumd's
 token file: its operator token, else its viewer token; or a file holding one token) or
 from FULCRUM_TOKEN. Commands that change a job need an operator token.
 
@@ -356,7 +357,7 @@ int main(int argc, char** argv)
     Args a;
     std::string server;
     visible.add_options()("help,h", "show this help")("version", "print the version")("server", po::value(&server),
-        "fulcrumd's address: ws://HOST:PORT or wss://HOST:PORT (default $FULCRUM_SERVER or "
+        "fulcrumd's address: ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT (default $FULCRUM_SERVER or "
         "ws://127.0.0.1:7480)")("token-file", po::value<std::string>(),
         "read the token from this file (default: $FULCRUM_TOKEN)")("ca-file", po::value<std::string>(),
         "wss://: trust this CA certificate (PEM)")("json", po::bool_switch(&a.json), "print JSON")("for",
@@ -390,10 +391,13 @@ int main(int argc, char** argv)
         std::cerr << "fulcrumctl: give a command\nTry 'fulcrumctl --help'.\n";
         return ctl::kBadInput;
     }
-    if (!server.empty())
-        a.client.server = server;
-    else if (const char* env = std::getenv("FULCRUM_SERVER"); env && *env)
-        a.client.server = env;
+    try { // --server, else $FULCRUM_SERVER, else the default, in any of the forms every program takes
+        a.client.server
+            = protocol::server_address(server.empty() ? std::nullopt : std::optional<std::string>(server)).url();
+    } catch (const InputError& e) {
+        std::cerr << "fulcrumctl: " << e.what() << "\n";
+        return ctl::kBadInput;
+    }
     if (vm.count("token-file"))
         a.token_file = vm["token-file"].as<std::string>();
     if (vm.count("ca-file"))
@@ -411,7 +415,6 @@ int main(int argc, char** argv)
         return ctl::kBadInput;
     }
     try {
-        ctl::parse_server_url(a.client.server);
         return run_command(a);
     } catch (const CtlError& e) {
         std::cerr << "fulcrumctl: " << e.what() << "\n";

@@ -12,34 +12,6 @@ namespace fulcrum::ctl {
 
 using namespace protocol;
 
-ServerAddress parse_server_url(const std::string& url)
-{
-    ServerAddress a;
-    std::string rest;
-    if (url.rfind("ws://", 0) == 0) {
-        rest = url.substr(5);
-    } else if (url.rfind("wss://", 0) == 0) {
-        rest = url.substr(6);
-        a.tls = true;
-    } else {
-        throw CtlError(kBadInput, "--server: expected ws://HOST:PORT or wss://HOST:PORT, got '" + url + "'");
-    }
-    if (!rest.empty() && rest.back() == '/')
-        rest.pop_back();
-    const auto colon = rest.rfind(':');
-    if (colon == std::string::npos || colon == 0)
-        throw CtlError(kBadInput, "--server: expected ws://HOST:PORT or wss://HOST:PORT, got '" + url + "'");
-    a.host = rest.substr(0, colon);
-    unsigned port = 0;
-    const char* first = rest.data() + colon + 1;
-    const char* last = rest.data() + rest.size();
-    const auto [end, error] = std::from_chars(first, last, port);
-    if (error != std::errc() || end != last || port == 0 || port > 65535)
-        throw CtlError(kBadInput, "--server: expected a port from 1 to 65535 in '" + url + "'");
-    a.port = static_cast<unsigned short>(port);
-    return a;
-}
-
 std::string resolve_token(const std::optional<std::filesystem::path>& token_file)
 {
     if (token_file) {
@@ -82,7 +54,12 @@ struct CtlClient::Impl {
 CtlClient::CtlClient(const ClientOptions& options)
     : impl_(std::make_unique<Impl>())
 {
-    const ServerAddress address = parse_server_url(options.server);
+    ServerAddress address;
+    try {
+        address = parse_server_address(options.server);
+    } catch (const InputError& e) {
+        throw CtlError(kBadInput, e.what());
+    }
     const ws_client::ConnectOptions c { .host = address.host,
         .port = address.port,
         .token = options.token,

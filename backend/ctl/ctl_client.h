@@ -1,6 +1,7 @@
 #pragma once
 
 #include "protocol/messages.h"
+#include "protocol/server_address.h"
 
 #include <chrono>
 #include <filesystem>
@@ -28,16 +29,9 @@ private:
     ExitStatus status_;
 };
 
-struct ServerAddress {
-    std::string host;
-    unsigned short port = 7480;
-    bool tls = false;
-};
-// "ws://HOST:PORT" or "wss://HOST:PORT" (a trailing "/" allowed); throws CtlError(kBadInput).
-ServerAddress parse_server_url(const std::string& url);
-
 struct ClientOptions {
-    std::string server = "ws://127.0.0.1:7480";
+    // fulcrumd's address in any of protocol::kServerForms (protocol/server_address.h).
+    std::string server = std::string(protocol::kDefaultServer);
     std::string token;
     std::filesystem::path ca_file; // wss://: trust this CA (PEM); empty: the system's
 };

@@ -231,6 +231,31 @@ TEST_F(Fulcrumctl, ExitStatusesSayWhatWentWrong)
     EXPECT_NE(last_error().find("cannot connect to 127.0.0.1:1"), std::string::npos) << last_error();
 }
 
+// Issue 45 item 3: --server and FULCRUM_SERVER take every form every Fulcrum program takes
+// (ws://HOST:PORT, HOST:PORT, a trailing "/"), and a bad one is refused (2) with the forms.
+TEST_F(Fulcrumctl, TakesEveryFormOfTheServerAndRefusesABadOneWithTheForms)
+{
+    ASSERT_NE(port, 0);
+    const std::string at = "127.0.0.1:" + std::to_string(port);
+    for (const std::string& form : { "ws://" + at, at, "ws://" + at + "/" })
+        EXPECT_EQ(ctl("jobs", true, "", form).status, 0) << form << ": " << last_error();
+    const std::string tokens = (dir / "data" / "tokens").string();
+    const auto from_env = [&](const std::string& value) {
+        const std::string command = "FULCRUM_SERVER=" + value + " " + FULCRUMCTL_BINARY + " --token-file " + tokens
+            + " jobs >/dev/null 2>>" + (dir / "ctl.err").string();
+        const int raw = std::system(command.c_str());
+        return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    };
+    EXPECT_EQ(from_env(at), 0) << "FULCRUM_SERVER as HOST:PORT: " << last_error();
+    EXPECT_EQ(from_env("http://" + at), 2);
+    EXPECT_NE(last_error().find("FULCRUM_SERVER: a scheme fulcrumd does not speak"), std::string::npos) << last_error();
+    EXPECT_EQ(ctl("jobs", true, "", "127.0.0.1:0").status, 2);
+    EXPECT_NE(last_error().find("--server: a port that is not from 1 to 65535 in '127.0.0.1:0'; expected "
+                                "ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT"),
+        std::string::npos)
+        << last_error();
+}
+
 TEST_F(Fulcrumctl, ExportsAFinishedRunAsCsvWithEveryRecordedRow)
 {
     ASSERT_NE(port, 0);

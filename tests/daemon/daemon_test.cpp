@@ -82,11 +82,14 @@ protected:
     void two_real_jobs_take_turns_on_the_daemons_link(const std::string& sync);
 };
 
-// A fulcrum-worker process for the job's remote slot, on fulcrumd's loopback port.
-pid_t spawn_worker(unsigned short port, JobId job, int slot, const std::string& token, const std::string& name)
+// A fulcrum-worker process for the job's remote slot, on fulcrumd's loopback port, named to
+// it as HOST:PORT, or as ws://HOST:PORT (every program's forms, protocol/server_address.h).
+pid_t spawn_worker(
+    unsigned short port, JobId job, int slot, const std::string& token, const std::string& name, bool url = false)
 {
-    std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server", "127.0.0.1:" + std::to_string(port), "--job",
-        std::to_string(job), "--worker", std::to_string(slot), "--token", token, "--name", name };
+    std::vector<std::string> args { FULCRUM_WORKER_BINARY, "--server",
+        (url ? "ws://127.0.0.1:" : "127.0.0.1:") + std::to_string(port), "--job", std::to_string(job), "--worker",
+        std::to_string(slot), "--token", token, "--name", name };
     std::vector<char*> argv;
     for (auto& a : args)
         argv.push_back(a.data());
@@ -420,8 +423,9 @@ void DaemonTest::two_real_jobs_take_turns_on_the_daemons_link(const std::string&
     }
     const std::string token = *served.tokens.token_for(Role::Worker);
     std::vector<pid_t> workers;
-    for (const JobId job : jobs)
-        workers.push_back(spawn_worker(served.server.port(), job, 0, token, "link-worker-" + std::to_string(job)));
+    for (const JobId job : jobs) // one named to fulcrumd as HOST:PORT, the other as ws://HOST:PORT
+        workers.push_back(spawn_worker(
+            served.server.port(), job, 0, token, "link-worker-" + std::to_string(job), job == jobs.back()));
     const auto status_of = [&](JobId job) {
         for (const JobStatus& s : served.daemon.jobs())
             if (s.job == job)

@@ -314,6 +314,29 @@ class FulcrumTorch(unittest.TestCase):
         kinds = [k for (k,) in store.execute("SELECT kind FROM events WHERE run_id = ? ORDER BY id", (runs[1][0],))]
         self.assertEqual(kinds[0], "job-restarted")
 
+    def test_the_server_is_named_in_every_form_every_fulcrum_program_takes(self):
+        """Issue 45 item 3: ws://HOST:PORT, HOST:PORT and $FULCRUM_SERVER reach the same real
+        fulcrumd; anything else is refused before a connection, naming the forms."""
+        daemon = Fulcrumd(self.dir)
+        try:
+            plain = daemon.server[len("ws://"):]
+            for form in (daemon.server, plain, daemon.server + "/"):
+                with fulcrum_torch.FulcrumClient(form, daemon.token) as client:
+                    self.assertEqual(client.server, daemon.server, form)
+                    self.assertEqual(client.jobs(), [])
+            os.environ["FULCRUM_SERVER"] = plain
+            try:
+                with fulcrum_torch.FulcrumClient(None, daemon.token) as client:
+                    self.assertEqual(client.server, daemon.server, "from $FULCRUM_SERVER")
+            finally:
+                del os.environ["FULCRUM_SERVER"]
+            with self.assertRaisesRegex(ValueError, r"expected ws://HOST:PORT, wss://HOST:PORT \(TLS\) or HOST:PORT"):
+                fulcrum_torch.FulcrumClient("http://" + plain, daemon.token)
+        finally:
+            daemon.stop()
+        self.assertEqual(fulcrum_torch.server_url("[::1]"), "ws://[::1]:7480")
+        self.assertEqual(fulcrum_torch.server_url("wss://head:7481/"), "wss://head:7481")
+
     def test_a_batch_sampler_asked_past_the_plan_says_how_far_to_plan_ahead(self):
         class Job:  # a plan of iteration 3 with 2 iterations ahead, as fulcrumd sends it
             rank, iterations = 1, 100

@@ -22,6 +22,7 @@
 #include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QToolTip>
@@ -136,6 +137,41 @@ TEST(ConsoleConnect, AWssServerIsTrustedThroughTheCaFileAndRefusedWithoutIt)
     ASSERT_TRUE(wait_until([&] { return misconfigured.state() == ui::ProtocolClient::State::Failed; }, 5000));
     EXPECT_EQ(misconfigured.status_text(), QStringLiteral("CA file %1: no PEM certificate in it").arg(address.ca_file));
     std::filesystem::remove(junk);
+}
+
+// Issue 45 item 3: the console names a server as every Fulcrum program does. The Connect
+// dialog and --server take ws://HOST:PORT, wss://HOST:PORT and HOST:PORT (which a browser's
+// QUrl::fromUserInput made http://), offer $FULCRUM_SERVER first, and refuse anything else
+// with the forms, staying open.
+TEST(ConsoleConnect, TheServerIsNamedInEveryFormAndABadOneIsRefusedWithTheForms)
+{
+    EXPECT_EQ(ui::server_url(QStringLiteral("127.0.0.1:7555")), QUrl(QStringLiteral("ws://127.0.0.1:7555")));
+    EXPECT_EQ(ui::server_url(QStringLiteral(" wss://head:7481/ ")), QUrl(QStringLiteral("wss://head:7481")));
+    EXPECT_EQ(ui::server_url(QStringLiteral("head")), QUrl(QStringLiteral("ws://head:7480")));
+    QString problem;
+    EXPECT_EQ(ui::server_url(QStringLiteral("http://head:80"), &problem), std::nullopt);
+    EXPECT_TRUE(problem.contains(QStringLiteral("expected ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT")))
+        << problem.toStdString();
+
+    QSettings().remove(QStringLiteral("recent-servers"));
+    qputenv("FULCRUM_SERVER", "10.9.8.7:7600");
+    ui::ConnectDialog dialog;
+    EXPECT_EQ(dialog.address().url, QUrl(QStringLiteral("ws://10.9.8.7:7600"))) << "$FULCRUM_SERVER first";
+    qunsetenv("FULCRUM_SERVER");
+    dialog.set_address({ QUrl(), QStringLiteral("t"), {} });
+    dialog.findChild<QComboBox*>()->setCurrentText(QStringLiteral("ftp://nowhere"));
+    dialog.show();
+    dialog.accept();
+    EXPECT_TRUE(dialog.isVisible()) << "a bad server keeps the dialog open";
+    EXPECT_EQ(dialog.result(), QDialog::Rejected);
+    bool said = false;
+    for (const QLabel* label : dialog.findChildren<QLabel*>())
+        said = said || (label->isVisibleTo(&dialog) && label->text().contains(QStringLiteral("HOST:PORT")));
+    EXPECT_TRUE(said) << "the forms are said in the dialog";
+    dialog.findChild<QComboBox*>()->setCurrentText(QStringLiteral("127.0.0.1:7600"));
+    dialog.accept();
+    EXPECT_EQ(dialog.result(), QDialog::Accepted);
+    EXPECT_EQ(dialog.address().url, QUrl(QStringLiteral("ws://127.0.0.1:7600")));
 }
 
 // Issue 44's small things in the Connect dialog: it opens on the server in use, not the

@@ -1,6 +1,8 @@
 #include "ui/client/protocol_client.h"
 
+#include "common/error.h"
 #include "protocol/codec.h"
+#include "protocol/server_address.h"
 
 #include <QFile>
 #include <QHostInfo>
@@ -12,6 +14,24 @@
 #include <algorithm>
 
 namespace fulcrum::ui {
+
+std::optional<QUrl> server_url(const QString& text, QString* problem, const char* field)
+{
+    try {
+        return QUrl(QString::fromStdString(protocol::parse_server_address(text.trimmed().toStdString(), field).url()));
+    } catch (const InputError& e) {
+        if (problem)
+            *problem = QString::fromStdString(e.what());
+        return std::nullopt;
+    }
+}
+
+QString default_server()
+{
+    const QByteArray env = qgetenv("FULCRUM_SERVER");
+    return env.isEmpty() ? QString::fromLatin1(protocol::kDefaultServer.data(), protocol::kDefaultServer.size())
+                         : QString::fromLocal8Bit(env);
+}
 
 struct ProtocolClient::Impl {
     QWebSocket socket;

@@ -21,6 +21,13 @@ struct ServerAddress {
     bool operator==(const ServerAddress&) const = default;
 };
 
+// fulcrumd's URL from what an operator typed or passed (--server, the Connect dialog), in
+// any form every Fulcrum program takes (protocol::kServerForms: ws://, wss:// or HOST:PORT);
+// nothing, with the reason in `problem`, for anything else.
+std::optional<QUrl> server_url(const QString& text, QString* problem = nullptr, const char* field = "server");
+// $FULCRUM_SERVER when set, else ws://127.0.0.1:7480: what the Connect dialog offers first.
+QString default_server();
+
 // The console's one connection to fulcrumd and the one place JSON is read or written:
 // frames are decoded by the protocol codec and handed on as typed messages. It says hello,
 // keeps the subscription across reconnects and reconnects with exponential back-off after a

@@ -39,7 +39,9 @@ ConnectDialog::ConnectDialog(QWidget* parent, const std::optional<ServerAddress>
     for (const ServerAddress& a : recent)
         url_->addItem(a.url.toString());
     if (recent.isEmpty())
-        url_->addItem(QStringLiteral("ws://127.0.0.1:7480"));
+        url_->addItem(default_server());
+    url_->setToolTip(QStringLiteral("ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT, as every Fulcrum program "
+                                    "takes it"));
     if (current)
         set_address(*current);
     else if (!recent.isEmpty())
@@ -119,7 +121,19 @@ bool ConnectDialog::take_token_file(const QString& path)
 
 ServerAddress ConnectDialog::address() const
 {
-    return { QUrl::fromUserInput(url_->currentText().trimmed()), token_->text().trimmed(), ca_file_->text().trimmed() };
+    return { server_url(url_->currentText()).value_or(QUrl()), token_->text().trimmed(), ca_file_->text().trimmed() };
+}
+
+void ConnectDialog::accept()
+{
+    QString problem;
+    if (!server_url(url_->currentText(), &problem)) { // said where the token's problems are said
+        token_problem_->setText(problem);
+        token_problem_->show();
+        url_->setFocus();
+        return;
+    }
+    QDialog::accept();
 }
 
 void ConnectDialog::set_address(const ServerAddress& address)

@@ -23,6 +23,8 @@ public:
 
     ServerAddress address() const;
     void set_address(const ServerAddress& address);
+    // Refused, with the forms it takes, while the server is none of them.
+    void accept() override;
     // The operator token of fulcrumd's token file (else its viewer token, else the file's
     // only token), as fulcrumctl --token-file picks it; false, with the reason shown under
     // the token, when the file has none or cannot be read. The "From file…" button's work.

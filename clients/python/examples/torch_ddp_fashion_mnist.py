@@ -136,7 +136,8 @@ def rank_main(rank, args):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--server", default=os.environ.get("FULCRUM_SERVER", "ws://127.0.0.1:7480"),
-                   help="fulcrumd's address (default: $FULCRUM_SERVER or ws://127.0.0.1:7480)")
+                   help="fulcrumd's address: ws://HOST:PORT, wss://HOST:PORT or HOST:PORT "
+                        "(default: $FULCRUM_SERVER or ws://127.0.0.1:7480)")
     p.add_argument("--token-file", help="fulcrumd's token file (default: $FULCRUM_TOKEN holds the token)")
     p.add_argument("--role", default="operator", help="the token file's role to use (rank 0 submits: operator)")
     p.add_argument("--ca-file", help="the CA that signed a wss:// server's certificate")

@@ -9,7 +9,7 @@ the all-reduce (a DDP communication hook). The job appears in fulcrumd's streams
 stores and console like a built-in job.
 """
 
-from .client import FulcrumClient, FulcrumError, read_token_file
+from .client import FulcrumClient, FulcrumError, read_token_file, server_url
 from .exclusion import EXCLUDED_SAMPLES, excluded_indices, held_batch_norm
 from .hooks import WeightedAllReduce, weighted_allreduce_hook
 from .sampler import FulcrumBatchSampler, GlobalBatchSlicer
@@ -35,6 +35,7 @@ __all__ = [
     "memory_share",
     "process_group_timeout",
     "read_token_file",
+    "server_url",
     "train",
     "weighted_allreduce_hook",
 ]

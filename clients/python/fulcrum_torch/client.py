@@ -10,6 +10,8 @@ process has been silent for the job's worker timeout (stopped, hung or cut off).
 import asyncio
 import itertools
 import json
+import os
+import re
 import ssl
 import threading
 from typing import Any, Dict, List, Optional
@@ -49,11 +51,31 @@ def read_token_file(path: str, role: str = "operator") -> str:
     raise ValueError(f"{path}: no {role} token")
 
 
-class FulcrumClient:
-    """One connection to fulcrumd. `server` is ws://HOST:PORT or wss://HOST:PORT."""
+SERVER_FORMS = "ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT"
+DEFAULT_SERVER = "ws://127.0.0.1:7480"
+_SERVER = re.compile(r"^(?:(wss?)://)?(\[[0-9A-Fa-f:.]+\]|[^:/?#@\[\] ]+)(?::(\d+))?/?$")
 
-    def __init__(self, server: str, token: str, *, ca_file: Optional[str] = None,
+
+def server_url(server: Optional[str] = None, field: str = "server") -> str:
+    """fulcrumd's URL from the address as every Fulcrum program takes it: ws://HOST:PORT,
+    wss://HOST:PORT or HOST:PORT (a plain WebSocket), the port 7480 when left out. None: the
+    FULCRUM_SERVER variable, else ws://127.0.0.1:7480. A bad one is refused naming the forms."""
+    if server is None:
+        server, field = os.environ.get("FULCRUM_SERVER") or DEFAULT_SERVER, "FULCRUM_SERVER"
+    match = _SERVER.match(server.strip())
+    port = int(match.group(3)) if match and match.group(3) else 7480
+    if not match or not 1 <= port <= 65535:
+        raise ValueError(f"{field}: expected {SERVER_FORMS}, e.g. {DEFAULT_SERVER}; got {server!r}")
+    return f"{match.group(1) or 'ws'}://{match.group(2)}:{port}"
+
+
+class FulcrumClient:
+    """One connection to fulcrumd. `server` is fulcrumd's address in any form server_url takes
+    (ws://HOST:PORT, wss://HOST:PORT or HOST:PORT); None: $FULCRUM_SERVER, else the default."""
+
+    def __init__(self, server: Optional[str], token: str, *, ca_file: Optional[str] = None,
                  name: str = "fulcrum_torch", timeout_s: float = 30.0):
+        server = server_url(server)  # before any thread starts: a bad address leaves nothing behind
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fulcrum-client", daemon=True)
         self._thread.start()
