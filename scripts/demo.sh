@@ -6,9 +6,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-bash scripts/build.sh release
+# Only the programs the demo runs (and the libraries they need), not the tests and benches:
+# the console and fulcrumd where a display is, fulcrum-run otherwise.
+display=""
+[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && display=1
+if [ -n "$display" ]; then
+  bash scripts/build.sh release fulcrumd fulcrum-run
+  # The console where Qt 6 was found (FULCRUM_BUILD_UI); headless otherwise.
+  if grep -q '^FULCRUM_BUILD_UI:BOOL=ON' build/release/CMakeCache.txt; then
+    bash scripts/build.sh release fulcrum
+  fi
+else
+  bash scripts/build.sh release fulcrum-run
+fi
 mkdir -p runs
-if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ] && [ -x build/release/app/fulcrum ]; then
+if [ -n "$display" ] && [ -x build/release/app/fulcrum ]; then
   data=runs/fulcrumd
   mkdir -p "$data"
   build/release/app/fulcrumd --data-dir "$data" --scenario resources/scenarios/demo.json &
