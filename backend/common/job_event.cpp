@@ -10,7 +10,7 @@ namespace {
 
 // The names as the run store and the wire spell them, since schema 1: a store written by any
 // release reads through this table.
-constexpr NameTable<EventKind, 48> kKinds { {
+constexpr NameTable<EventKind, 49> kKinds { {
     { EventKind::JobStarted, "job-started" },
     { EventKind::JobFinished, "job-finished" },
     { EventKind::JobStopped, "job-stopped" },
@@ -43,6 +43,7 @@ constexpr NameTable<EventKind, 48> kKinds { {
     { EventKind::JobUnfrozen, "job-unfrozen" },
     { EventKind::WorkerAssigned, "worker-assigned" },
     { EventKind::WorkerReleased, "worker-released" },
+    { EventKind::WorkerJoined, "worker-joined" },
     { EventKind::EarlyFeedback, "early-feedback" },
     { EventKind::JobQueued, "job-queued" },
     { EventKind::JobArriving, "job-arriving" },

@@ -56,6 +56,7 @@ enum class EventKind : std::uint8_t {
     JobUnfrozen,
     WorkerAssigned,
     WorkerReleased,
+    WorkerJoined, // a fulcrum-worker process or a rank took a slot: its host, connection and slot
     EarlyFeedback,
     // the cluster around the job
     JobQueued,

@@ -366,9 +366,9 @@ void Daemon::on(Client& client, const ListRuns& r)
 
 void Daemon::on(Client& client, const JoinJob& join)
 {
-    on_core(client, join.id, [this, join](Client& to) {
+    on_core(client, join.id, [this, join, by = actor(client)](Client& to) {
         Reply reply = ok(join.id, join.job);
-        reply.assignment = queue_.join(to.shared_from_this(), join);
+        reply.assignment = queue_.join(to.shared_from_this(), join, by);
         to.send(reply);
     });
 }

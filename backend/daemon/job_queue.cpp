@@ -1028,7 +1028,7 @@ void JobQueue::release_pooled_workers(JobRuntime& job)
     }
 }
 
-WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const JoinJob& join)
+WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const JoinJob& join, const EventActor& by)
 {
     return core_.call([&] {
         if (const auto it = remote_workers_.find(client->id()); it != remote_workers_.end())
@@ -1048,6 +1048,14 @@ WorkerAssignment JobQueue::join(const std::shared_ptr<Client>& client, const Joi
             = j.ranks() ? j.ranks()->join(client, join.worker, host) : j.remote()->join(client, join.worker, host);
         remote_workers_[client->id()] = join.job;
         publish_view(); // its reports find the job from now
+        try { // for post-mortems: which process on which host took which slot
+            j.note(EventKind::WorkerJoined, worker,
+                host + " joined as " + (j.ranks() ? "rank " : "worker ") + std::to_string(worker) + " ("
+                    + client->name() + ")",
+                by);
+        } catch (const RefusedRequest&) {
+            // the job ended meanwhile
+        }
         if (!stopping_ && j.status().state == JobState::Queued && elastic_.fed_by_pool(j))
             start_queued(); // a pooled job counts the workers started by hand for its slots as its own
         return WorkerAssignment { join.job, worker, j.scenario().json, 0 };

@@ -108,9 +108,12 @@ public:
     // Each job's status, workers and latest rows, the queue's length and the placements made.
     void fill_metrics(DaemonMetrics& metrics) const;
 
-    // A worker connection joins a job's remote slot. Throws RefusedRequest (no-remote-slot,
-    // already-joined, or the pool's refusal).
-    protocol::WorkerAssignment join(const std::shared_ptr<Client>& client, const protocol::JoinJob& join);
+    // A worker connection joins a job's remote slot (or an external job's rank), recorded as a
+    // worker-joined event naming its host, its connection and the slot, with `by` (the
+    // worker's token) as actor. Throws RefusedRequest (no-remote-slot, already-joined, or the
+    // pool's refusal).
+    protocol::WorkerAssignment join(
+        const std::shared_ptr<Client>& client, const protocol::JoinJob& join, const EventActor& by);
     // A rank's report to the external job this connection joined. Throws RefusedRequest
     // (not-joined, not-external, or the rank pool's refusal).
     void report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& report);

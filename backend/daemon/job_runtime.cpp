@@ -593,7 +593,7 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
                  << " with a checkpoint and started again from it (data, model and trainer rebuilt) "
                  << std::chrono::duration<double>(std::chrono::steady_clock::now() - r->asked).count()
                  << " s after it was asked; " << r->reason;
-            trainer->control().record({ EventKind::JobRestarted, cost.str(), r->actor });
+            trainer->control().record({ EventKind::JobRestarted, cost.str(), r->actor, std::nullopt });
         }
         for (HeldCommand& held : std::exchange(held_, {})) {
             if (stop_ && !held.note) // cancelled while it loaded: a held pause must not keep it from stopping
@@ -807,7 +807,18 @@ void JobRuntime::restart(
 
 void JobRuntime::note(EventKind kind, const std::string& message, const EventActor& actor)
 {
-    train::JobControl::Note note { kind, message, actor };
+    hold_note(train::JobControl::Note { kind, message, actor, std::nullopt });
+}
+
+void JobRuntime::note(EventKind kind, WorkerId worker, const std::string& message, const EventActor& actor)
+{
+    hold_note(train::JobControl::Note { kind, message, actor, worker });
+}
+
+void JobRuntime::hold_note(const train::JobControl::Note& note)
+{
+    const EventKind kind = note.kind;
+    const EventActor actor = note.actor;
     apply_or_hold(
         std::string(to_string(kind)) + " by " + actor.line(), [note](train::Trainer& t) { t.control().record(note); },
         true); // recorded before the job's end even if it is cancelled before its trainer runs

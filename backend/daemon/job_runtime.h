@@ -98,6 +98,8 @@ public:
     // An event recorded in the job's run store at its next safe point (throws
     // RefusedRequest "job-not-running" once it has ended).
     void note(EventKind kind, const std::string& message, const EventActor& actor) override;
+    // ... about one of its workers (its event names the worker).
+    void note(EventKind kind, WorkerId worker, const std::string& message, const EventActor& actor);
     // kill-restart: the job stops at its next barrier with a checkpoint, and starts again
     // from it at once, in the same run, with `changes` applied at its first barrier (events
     // with `actor` and `reason`); a job-restarted event says what the restart cost. Throws
@@ -184,6 +186,7 @@ private:
     void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply, bool note = false);
     void trainer_started(train::Trainer* trainer);
     void check_worker(WorkerId worker) const;
+    void hold_note(const train::JobControl::Note& note); // recorded at its next safe point
     // Folds an event the trainer recorded into the job's state (fold_): its pause, policy,
     // sync model and members, as replay folds it.
     void fold(const JobEvent& e);

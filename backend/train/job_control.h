@@ -62,6 +62,7 @@ public:
         EventKind kind = EventKind::Warning;
         std::string message;
         EventActor actor;
+        std::optional<WorkerId> worker; // the worker it is about, if one
     };
     void record(Note note);
     // The cluster the job runs on changed (fulcrumd's cluster-state message, in which the

@@ -48,7 +48,7 @@ void SafePointMail::forward_manager_events(std::int64_t at, double now, std::opt
 void SafePointMail::record_notes(std::int64_t at, double now) const
 {
     for (JobControl::Note& note : control_.take<JobControl::Note>())
-        emit(at, now, note.kind, std::move(note.message), note.actor);
+        emit(at, now, note.kind, std::move(note.message), note.actor, note.worker);
 }
 
 } // namespace fulcrum::train

@@ -463,6 +463,21 @@ void DaemonTest::two_real_jobs_take_turns_on_the_daemons_link(const std::string&
             ::waitpid(pid, &status, 0);
         }
     }
+    served.daemon.stop_all();
+    // Issue 45 item 4: each job's store says which process on which host took its slot.
+    for (const JobId job : jobs) {
+        db::RunReader store(dir / "runs" / ("job-" + std::to_string(job) + ".db"));
+        const auto events = store.events(store.runs().at(0).id);
+        const auto joined = std::find_if(
+            events.begin(), events.end(), [](const EventRecord& e) { return e.kind == "worker-joined"; });
+        ASSERT_NE(joined, events.end()) << "job " << job;
+        EXPECT_EQ(joined->worker, 0);
+        EXPECT_EQ(
+            joined->message.rfind("link-worker-" + std::to_string(job) + " joined as worker 0 (fulcrum-worker", 0), 0u)
+            << joined->message;
+        EXPECT_NE(joined->message.find("@127.0.0.1:"), std::string::npos) << "its connection: " << joined->message;
+        EXPECT_EQ(joined->actor.rfind("worker:", 0), 0u) << "the worker's token: " << joined->actor;
+    }
 }
 
 TEST_F(DaemonTest, RealModeJobsRemoteWorkersTakeTurnsOnFulcrumdsLinkUnderSrsf)

@@ -126,4 +126,7 @@ out="$work/fulcrum-workers-$slurm_job.out"
 "${ctl[@]}" export "$work/data/runs/job-1.db" --csv "$work/csv" >/dev/null || fail "export failed"
 workers=$(tail -n +2 "$work/csv/run-1-iterations.csv" | cut -d, -f2 | sort -u | tr '\n' ' ')
 [ "$workers" = "0 1 2 " ] || fail "the run store has rows of workers '$workers', expected 0 1 2"
+# The run store itself says which slot each Slurm task's process took (worker-joined).
+joined=$(awk -F, '$4 == "worker-joined" { print $5 }' "$work/csv/run-1-events.csv" | sort | tr '\n' ' ')
+[ "$joined" = "1 2 " ] || fail "the run store's worker-joined events name slots '$joined', expected 1 2"
 echo "slurm_test: both Slurm tasks joined job 1 as its remote workers; it trained 300 iterations with them and finished"

@@ -315,7 +315,7 @@ TEST(ElasticTrainer, ANoteAskedForBeforeAResizeIsRecordedBeforeIt)
     Tap tap;
     run_asking(tap, 9, [](train::JobControl& control) {
         control.record({ EventKind::JobUnfrozen, "the elastic scheduler may resize it again",
-            EventActor::person("operator", "test") });
+            EventActor::person("operator", "test"), std::nullopt });
         control.request_resize({ AddWorker, std::nullopt, EventActor::scheduler("eps"), {}, {} });
     });
     std::vector<std::string> kinds;
@@ -333,7 +333,7 @@ TEST(ElasticTrainer, ANoteAskedForAfterTheLastBarrierIsRecordedBeforeTheJobsEnd)
     const std::int64_t last = elastic_config({}).iterations - 1;
     run_asking(tap, last, [](train::JobControl& control) {
         control.record(
-            { EventKind::WorkerReleased, "pooled worker on pool-1 leaves worker 1", EventActor::scheduler("eps") });
+            { EventKind::WorkerReleased, "pooled worker on pool-1 leaves worker 1", EventActor::scheduler("eps"), 1 });
     });
     ASSERT_GE(tap.events.size(), 2u);
     EXPECT_EQ(tap.events[tap.events.size() - 2].kind, "worker-released");

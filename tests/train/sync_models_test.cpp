@@ -651,7 +651,7 @@ TEST(FederatedTrainer, TakesPinsExclusionsAndStragglersAtTheNextRoundAndRefusesW
             control.inject_straggler(1, 3.0, EventActor::person("operator", "test"));
             // A note from outside the trainer goes through the federated trainer's own mailbox.
             control.record({ EventKind::ClusterPolicy, "the cluster's policies are now ...",
-                EventActor::person("operator", "test") });
+                EventActor::person("operator", "test"), std::nullopt });
         }
     };
     train::FederatedTrainer trainer(std::move(c), f, out);
