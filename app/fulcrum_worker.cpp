@@ -111,9 +111,11 @@ int main(int argc, char** argv)
     try {
         const protocol::ServerAddress address
             = protocol::server_address(vm.count("server") ? std::optional<std::string>(server) : std::nullopt);
-        if (o.tls && !address.tls && server.starts_with("ws://"))
-            throw std::invalid_argument("--tls: the server is ws:// (plain); give wss://" + address.host + ":"
-                + std::to_string(address.port) + " for TLS");
+        const char* from_env = std::getenv("FULCRUM_SERVER");
+        const std::string given = vm.count("server") ? server : std::string(from_env ? from_env : "");
+        if (o.tls && !address.tls && given.find("://") != std::string::npos) // ws:// says plain
+            throw std::invalid_argument("--tls: the server is " + address.url() + " (plain); give "
+                + protocol::ServerAddress { address.host, address.port, true }.url() + " for TLS");
         if (o.pool && (job >= 0 || worker >= 0))
             throw std::invalid_argument("--pool: a pooled worker is given its job and slot by fulcrumd; leave out "
                                         "--job and --worker");

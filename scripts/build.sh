@@ -13,4 +13,4 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR=1
 cmake --preset "$preset" > build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
 rm -f build-configure.log
 # Two jobs fit the 2-core, 24 GiB machines; Eigen and Boost.JSON units take ~1 GiB each.
-cmake --build --preset "$preset" -j "${FULCRUM_JOBS:-$(nproc)}" "${targets[@]}"
+cmake --build --preset "$preset" -j "${FULCRUM_JOBS:-$(nproc)}" ${targets[@]+"${targets[@]}"}

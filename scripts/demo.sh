@@ -13,7 +13,7 @@ display=""
 if [ -n "$display" ]; then
   bash scripts/build.sh release fulcrumd fulcrum-run
   # The console where Qt 6 was found (FULCRUM_BUILD_UI); headless otherwise.
-  if grep -q '^FULCRUM_BUILD_UI:BOOL=ON' build/release/CMakeCache.txt; then
+  if grep -q '^FULCRUM_CONSOLE_BUILT:INTERNAL=ON' build/release/CMakeCache.txt; then
     bash scripts/build.sh release fulcrum
   fi
 else

@@ -383,6 +383,10 @@ run::RunSummary JobRuntime::run_attempts(const scenario::Scenario& scenario, run
         } catch (const train::RankLost& e) {
             if (restart > allowed || stop_)
                 throw;
+            {
+                std::lock_guard lock(mutex_);
+                trained_ = false; // before the ranks may join again: their notes wait for the next trainer
+            }
             ranks_->reopen();
             const std::string why = std::string(e.what()) + "; restart " + std::to_string(restart) + " of "
                 + std::to_string(allowed) + ": waiting for its " + std::to_string(ranks_->ranks())

@@ -27,6 +27,10 @@ std::string ServerAddress::url() const
 ServerAddress parse_server_address(std::string_view text, std::string_view field)
 {
     ServerAddress a;
+    // Blanks around it (an environment file's, a pasted one's) are no part of it.
+    const auto first = text.find_first_not_of(" \t\r\n");
+    text = first == std::string_view::npos ? std::string_view {}
+                                           : text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
     std::string_view rest = text;
     if (rest.starts_with("ws://")) {
         rest.remove_prefix(5);
@@ -60,8 +64,8 @@ ServerAddress parse_server_address(std::string_view text, std::string_view field
     }
     if (a.host.empty())
         refuse(text, field, "no host");
-    if (a.host.find_first_of("/?#@ ") != std::string::npos)
-        refuse(text, field, "a path, query or user in the host");
+    if (a.host.find_first_of("/?#@[] \t") != std::string::npos)
+        refuse(text, field, "a path, query, user or stray bracket in the host");
     if (!port.empty() || (rest.ends_with(':'))) {
         unsigned value = 0;
         const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);

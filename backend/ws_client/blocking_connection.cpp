@@ -211,7 +211,10 @@ BlockingConnection::BlockingConnection(const ConnectOptions& o)
         beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true), ignored);
         if constexpr (std::is_same_v<std::decay_t<decltype(ws)>, TlsStream>) {
             ws.next_layer().set_verify_callback(net::ssl::host_name_verification(o.host));
-            SSL_set_tlsext_host_name(ws.next_layer().native_handle(), o.host.c_str());
+            beast::error_code literal;
+            net::ip::make_address(o.host, literal);
+            if (literal) // a name: the server's certificate for it (RFC 6066 sends no IP address)
+                SSL_set_tlsext_host_name(ws.next_layer().native_handle(), o.host.c_str());
             ws.next_layer().handshake(net::ssl::stream_base::client, ec);
             if (ec)
                 throw ConnectError(ConnectError::Kind::Unreachable,
@@ -224,7 +227,8 @@ BlockingConnection::BlockingConnection(const ConnectOptions& o)
                 request.set(beast::http::field::authorization, "Bearer " + token);
             }));
         websocket::response_type response;
-        ws.handshake(response, o.host, "/", ec);
+        // An IPv6 host goes in brackets in the Host header (RFC 7230).
+        ws.handshake(response, o.host.find(':') == std::string::npos ? o.host : "[" + o.host + "]", "/", ec);
         if (ec) {
             if (response.result() == beast::http::status::unauthorized)
                 throw ConnectError(

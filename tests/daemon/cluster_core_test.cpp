@@ -15,8 +15,9 @@
 #include "protocol/codec.h"
 #include "scenario/scenario.h"
 
+#include <algorithm>
+#include <deque>
 #include <gtest/gtest.h>
-#include <numeric>
 
 using namespace fulcrum;
 using daemon::ElasticScheduling;

@@ -36,12 +36,13 @@ TEST(ServerAddress, EveryFormNamesTheSameServerAndABadOneIsRefusedWithTheForms)
     EXPECT_EQ(parse_server_address("wss://[fe80::1]"), (ServerAddress { "fe80::1", kDefaultPort, true }));
     EXPECT_EQ(parse_server_address("wss://[fe80::1]").url(), "wss://[fe80::1]:7480");
     EXPECT_EQ(parse_server_address("10.0.0.5:9000").url(), "ws://10.0.0.5:9000");
+    EXPECT_EQ(parse_server_address(" head-node:7481\n"), plain) << "an environment file's blanks";
 
     EXPECT_EQ(refusal("http://head:80"),
         "--server: a scheme fulcrumd does not speak in 'http://head:80'; expected ws://HOST:PORT, "
         "wss://HOST:PORT (TLS) or HOST:PORT, e.g. ws://127.0.0.1:7480");
     for (const char* bad : { "", "ws://", ":7480", "head:0", "head:65536", "head:", "head:x", "::1:7480", "[::1",
-             "[::1]x", "ws://user@head:1", "ws://head:1/path", "head :1" })
+             "[::1]x", "ws://user@head:1", "ws://head:1/path", "head :1", "a]b:1", "[a[b]:1" })
         EXPECT_NE(refusal(bad).find("expected ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT"), std::string::npos)
             << "'" << bad << "': " << refusal(bad);
 }

@@ -335,6 +335,9 @@ class FulcrumTorch(unittest.TestCase):
         finally:
             daemon.stop()
         self.assertEqual(fulcrum_torch.server_url("[::1]"), "ws://[::1]:7480")
+        for bad in ("a]b:1", "[a[b]:1", "head :1", "::1:7480"):  # as the C++ parser refuses them
+            with self.assertRaises(ValueError):
+                fulcrum_torch.server_url(bad)
         self.assertEqual(fulcrum_torch.server_url("wss://head:7481/"), "wss://head:7481")
 
     def test_a_batch_sampler_asked_past_the_plan_says_how_far_to_plan_ahead(self):

@@ -53,7 +53,9 @@ def read_token_file(path: str, role: str = "operator") -> str:
 
 SERVER_FORMS = "ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT"
 DEFAULT_SERVER = "ws://127.0.0.1:7480"
-_SERVER = re.compile(r"^(?:(wss?)://)?(\[[0-9A-Fa-f:.]+\]|[^:/?#@\[\] ]+)(?::(\d+))?/?$")
+# The host as the C++ parser (protocol/server_address.cpp) takes it: bracketed (IPv6) or not,
+# never a path, query, user, blank or stray bracket in it.
+_SERVER = re.compile(r"^(?:(wss?)://)?(\[[^\]/?#@\[ \t]+\]|[^:/?#@\[\] \t]+)(?::(\d+))?/?$")
 
 
 def server_url(server: Optional[str] = None, field: str = "server") -> str:
