@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "gpu/cuda_devices.h"
+#include "log/log.h"
 #include "protocol/server_address.h"
 #include "protocol/token_file.h"
 #include "worker_client/remote_worker.h"
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 namespace po = boost::program_options;
@@ -28,6 +30,7 @@ extern "C" void request_stop(int)
 
 constexpr const char* kUsage = R"(Usage: fulcrum-worker [--server URL] (--job N [--worker SLOT] | --pool)
                       [--token TOKEN | --token-file FILE] [--ca-file PEM] [--name NAME] [--data DIR]
+                      [--log-level LEVEL] [--log-format text|json]
 
 Joins job N of a fulcrumd as one of its remote workers (a worker the scenario marks
 "remote": true) and computes its batches on this host until the job ends: it builds the
@@ -54,6 +57,10 @@ Fulcrum program takes it (--tls with HOST:PORT still means wss://).
 The token is a worker token from fulcrumd's token file (the line 'worker TOKEN'); it is
 read from --token, else the FULCRUM_TOKEN environment variable, else --token-file (the
 first 'worker' line, or a file holding only the token).
+
+What it does (joined, ready, fulcrumd's errors, its summary at the end; with debug, every
+hundred batches) goes to standard error as
+fulcrumd's log does: --log-format text (journald priorities under systemd) or json.
 )";
 
 std::string token_from_file(const std::string& path)
@@ -70,7 +77,7 @@ std::string token_from_file(const std::string& path)
 int main(int argc, char** argv)
 {
     worker_client::RemoteWorkerOptions o;
-    std::string server, token_file, ca_file, data, device;
+    std::string server, token_file, ca_file, data, device, log_level = "info", log_format = "text";
     int job = -1, worker = -1;
     char host[256] = "host";
     ::gethostname(host, sizeof host - 1);
@@ -91,7 +98,9 @@ int main(int argc, char** argv)
         "where to compute: cpu, or cuda:N for this host's CUDA GPU N (a build with the CUDA path; docs/gpu.md)")(
         "batch-delay", po::value(&o.batch_delay_s)->default_value(0),
         "drills: answer each task this many seconds late, as an overloaded node would (the heartbeat goes on, so "
-        "fulcrumd's --worker-timeout does not lose it)");
+        "fulcrumd's --worker-timeout does not lose it)")("log-level", po::value(&log_level)->default_value(log_level),
+        "the least level logged: debug, info, warning or error")("log-format",
+        po::value(&log_format)->default_value(log_format), "the log's lines: text or json (one object a line)");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -108,7 +117,13 @@ int main(int argc, char** argv)
         std::cout << "fulcrum-worker " FULCRUM_VERSION "\n";
         return 0;
     }
+    std::optional<log::Session> logging;
     try {
+        logging.emplace(log::Settings { .program = "fulcrum-worker",
+            .level = log::level_option("--log-level", log_level),
+            .format = log::format_option("--log-format", log_format),
+            .background = false,
+            .to = {} });
         const protocol::ServerAddress address
             = protocol::server_address(vm.count("server") ? std::optional<std::string>(server) : std::nullopt);
         const char* from_env = std::getenv("FULCRUM_SERVER");
@@ -155,19 +170,16 @@ int main(int argc, char** argv)
     std::signal(SIGINT, request_stop);
     std::signal(SIGTERM, request_stop);
     try {
-        const auto summary = worker_client::run_remote_worker(
-            o, g_stop, [](const std::string& line) { std::cerr << "fulcrum-worker: " << line << "\n"; });
+        const auto summary = worker_client::run_remote_worker(o, g_stop);
+        const std::initializer_list<log::Field> done { { "batches", summary.batches }, { "samples", summary.samples },
+            { "compute_s", summary.compute_s }, { "ended", summary.ended } };
         if (o.pool)
-            std::cerr << "fulcrum-worker: pooled: " << summary.assignments << " job slots served, " << summary.batches
-                      << " batches, " << summary.samples << " samples, " << summary.compute_s << " s computing; "
-                      << summary.ended << "\n";
+            log::info("pooled: " + std::to_string(summary.assignments) + " job slots served", done);
         else
-            std::cerr << "fulcrum-worker: worker " << summary.worker << ": " << summary.batches << " batches, "
-                      << summary.samples << " samples, " << summary.compute_s << " s computing; " << summary.ended
-                      << "\n";
+            log::info("worker " + std::to_string(summary.worker) + " done", done);
         return 0;
     } catch (const std::exception& e) {
-        std::cerr << "fulcrum-worker: " << e.what() << "\n";
+        log::error("stopped", { { "reason", e.what() } });
         return 1;
     }
 }

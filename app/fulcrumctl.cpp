@@ -7,6 +7,7 @@
 #include "ctl/run_export.h"
 #include "ctl/worker_table.h"
 #include "ctl/workload_file.h"
+#include "log/log.h"
 #include "protocol/codec.h"
 
 #include <boost/program_options.hpp>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -355,7 +357,7 @@ int main(int argc, char** argv)
 {
     po::options_description visible("Options");
     Args a;
-    std::string server;
+    std::string server, log_level = "info", log_format = "text";
     visible.add_options()("help,h", "show this help")("version", "print the version")("server", po::value(&server),
         "fulcrumd's address: ws://HOST:PORT, wss://HOST:PORT (TLS) or HOST:PORT (default $FULCRUM_SERVER or "
         "ws://127.0.0.1:7480)")("token-file", po::value<std::string>(),
@@ -364,7 +366,11 @@ int main(int argc, char** argv)
         po::value<double>(), "exclude: for this many seconds of the run's clock")("csv", po::value<std::string>(),
         "export: the folder for the CSV files")("run", po::value<RunId>(), "export: only this run of the store")(
         "count", po::value<std::int64_t>(), "watch: stop after this many iterations")("refresh-hz",
-        po::value<double>(&a.refresh_hz)->default_value(2), "watch: redraw at most this many times a second");
+        po::value<double>(&a.refresh_hz)->default_value(2),
+        "watch: redraw at most this many times a second")("log-level", po::value(&log_level)->default_value(log_level),
+        "the least level of its diagnostics on standard error: debug, info, warning or error")("log-format",
+        po::value(&log_format)->default_value(log_format),
+        "its diagnostics as text ('[ERROR] fulcrumctl: ...') or json (one object a line, as fulcrumd's log)");
     po::options_description hidden;
     hidden.add_options()("words", po::value(&a.words));
     po::options_description all;
@@ -414,13 +420,25 @@ int main(int argc, char** argv)
         std::cerr << "fulcrumctl: --refresh-hz: expected 0.1 to 60 redraws a second, got " << a.refresh_hz << "\n";
         return ctl::kBadInput;
     }
+    std::optional<log::Session> logging;
+    try {
+        logging.emplace(log::Settings { .program = "fulcrumctl",
+            .level = log::level_option("--log-level", log_level),
+            .format = log::format_option("--log-format", log_format),
+            .background = false,
+            .time = false,
+            .to = {} });
+    } catch (const InputError& e) {
+        std::cerr << "fulcrumctl: " << e.what() << "\n";
+        return ctl::kBadInput;
+    }
     try {
         return run_command(a);
     } catch (const CtlError& e) {
-        std::cerr << "fulcrumctl: " << e.what() << "\n";
+        log::error(e.what());
         return e.status();
     } catch (const std::exception& e) {
-        std::cerr << "fulcrumctl: " << e.what() << "\n";
+        log::error(e.what());
         return ctl::kFailed;
     }
 }

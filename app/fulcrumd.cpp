@@ -8,6 +8,7 @@
 #include "daemon/start_watch.h"
 #include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
+#include "log/log.h"
 #include "protocol/messages.h"
 #include "scenario/scenario.h"
 
@@ -31,6 +32,7 @@ constexpr const char* kUsage
                 [--cluster FILE] [--placement POLICY] [--metrics token|loopback|off]
                 [--elastic static|eps|kill-restart [--elastic-round-s S] [--feedback POINT]]
                 [--comm none|srsf-N|ada-srsf] [--queue backfill|fifo]
+                [--log-level LEVEL] [--log-format text|json] [--auth-limit N]
        fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
@@ -109,6 +111,19 @@ operator's resume-job). Job ids are never reused.
 Recorded runs in DATA_DIR/runs are listed and replayed over the same port (list-runs,
 open-replay; docs/protocol.md).
 
+Its log goes to standard error, one line per event of the daemon's own story: each
+connection opened and closed (peer, program, role, token name, why it closed), each refused
+upgrade (peer and reason, never the token), each command (actor, job, command, outcome),
+each job's states and events (the scheduler's decisions with their reasons, workers joined
+and lost), each internal error. --log-format text (the default) writes
+'TIME [LEVEL] fulcrumd: message: key=value...', or under systemd the journal's priority
+prefixes instead of the time, so journalctl -p warning shows the warnings and worse; json
+writes one JSON object per line. --log-level debug adds the link and GPU sharing notes.
+
+A source address with --auth-limit (20) failed upgrades within a minute is answered 429
+(Too Many Requests) for a minute without its token being read, logged once and counted in
+/metrics (an IPv6 source counts by its /64); 0 turns the limit off.
+
 Prometheus scrapes GET /metrics on the same port (text format 0.0.4: jobs, workers,
 clients, dropped frames, the scheduler's queue; docs/operations.md lists every metric).
 --metrics token (the default) asks for a valid token of any role, sent as a bearer token;
@@ -135,7 +150,8 @@ Config file (JSON, every field optional; command-line options win):
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
-   "runs_folders": ["/srv/fulcrum/archive"], "resume_jobs": "auto", "metrics": "token"}
+   "runs_folders": ["/srv/fulcrum/archive"], "resume_jobs": "auto", "metrics": "token",
+   "log_level": "info", "log_format": "text", "auth_limit": 20}
   (the folders lists replace the defaults DATA_DIR/datasets + /usr/share/datasets and
    DATA_DIR/models; name the defaults too to keep them)
 )";
@@ -184,7 +200,12 @@ int main(int argc, char** argv)
         po::value(&s.max_threads)->default_value(s.max_threads), "the threads running jobs may use together")(
         "worker-timeout", po::value(&s.worker_timeout_s)->default_value(s.worker_timeout_s),
         "seconds a remote worker (fulcrum-worker) may send nothing, heartbeats included, before it is lost: "
-        "dropped from its barrier and excluded (3 to 86400; a scenario's worker_timeout_s overrides it)")(
+        "dropped from its barrier and excluded (3 to 86400; a scenario's worker_timeout_s overrides it)")("log-level",
+        po::value(&s.log_level)->default_value(s.log_level), "the least level logged: debug, info, warning or error")(
+        "log-format", po::value(&s.log_format)->default_value(s.log_format),
+        "the log's lines: text (journald priorities under systemd) or json (one object a line)")("auth-limit",
+        po::value(&s.auth_limit)->default_value(s.auth_limit),
+        "failed upgrades from one address within a minute before it gets 429 for a minute (0: no limit)")(
         "scenario", po::value(&s.scenarios)->composing(), "submit this scenario at start (repeatable)")("no-demo",
         po::bool_switch(&s.no_demo),
         "start no job without a scenario: serve the recorded runs and wait for submissions")("runs-folder",
@@ -227,8 +248,18 @@ int main(int argc, char** argv)
             given.memory_budget = vm.count("memory-budget") > 0;
             given.max_threads = !vm["max-threads"].defaulted();
             given.worker_timeout_s = !vm["worker-timeout"].defaulted();
+            given.log_level = !vm["log-level"].defaulted();
+            given.log_format = !vm["log-format"].defaulted();
+            given.auth_limit = !vm["auth-limit"].defaulted();
             daemon::apply_config_file(read_file(config), config, s, given);
         }
+        const log::Session logging({ .program = "fulcrumd",
+            .level = log::level_option("--log-level", s.log_level),
+            .format = log::format_option("--log-format", s.log_format),
+            .background = true,
+            .to = {} });
+        if (s.auth_limit < 0)
+            throw InputError("--auth-limit", "", "expected 0 (no limit) or more failed upgrades a minute");
         if (vm.count("add-token")) {
             const auto& words = vm["add-token"].as<std::vector<std::string>>();
             std::optional<protocol::Role> role;
@@ -268,6 +299,7 @@ int main(int argc, char** argv)
                 "expected seconds from " + std::to_string(static_cast<int>(scenario::kMinWorkerTimeoutS))
                     + " (workers send a heartbeat every second) to 86400, got " + std::to_string(s.worker_timeout_s));
         options.worker_timeout_s = s.worker_timeout_s;
+        options.auth_limit = s.auth_limit;
         options.resume
             = s.resume_manual ? daemon::DaemonOptions::Resume::Manual : daemon::DaemonOptions::Resume::Automatic;
         // Buffers of 1 MiB and more (data sets, parameter copies, batches) are mapped and
@@ -282,16 +314,15 @@ int main(int argc, char** argv)
         daemon::Daemon d(options);
         const auto recovered = d.recover();
         for (const auto& found : recovered)
-            std::cerr << "fulcrumd: "
-                      << (found.job ? "job " + std::to_string(found.job) + " from before the restart: " : "")
-                      << printable(found.message) << "\n";
+            log::info(found.job ? "job from before the restart" : "journal entry not recovered",
+                { { "job", static_cast<std::int64_t>(found.job) }, { "text", found.message } });
         bool created = false;
         const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(s.token_file, &created);
         if (created)
-            std::cerr << "fulcrumd: created the token file " << s.token_file
-                      << " (mode 0600) with an operator, a viewer and a worker token\n";
+            log::info("created the token file with an operator, a viewer and a worker token",
+                { { "path", s.token_file }, { "mode", "0600" } });
         else
-            std::cerr << "fulcrumd: tokens from " << s.token_file << "\n";
+            log::info("tokens read", { { "path", s.token_file } });
 
         daemon::ServerOptions server_options;
         server_options.host = host;
@@ -303,32 +334,36 @@ int main(int argc, char** argv)
                                                     : daemon::MetricsAccess::Token;
         daemon::WebSocketServer server(d, tokens, server_options);
         if (!server.tls() && !address.loopback)
-            std::cerr << "fulcrumd: warning: serving plain WebSocket on " << host
-                      << " (--allow-plain); tokens cross the network unencrypted\n";
+            log::warning("serving plain WebSocket off loopback (--allow-plain): tokens cross the network unencrypted",
+                { { "host", host } });
 
         if (s.scenarios.empty() && config.empty() && !s.no_demo && recovered.empty()) {
             const JobId id = d.submit(kEmbeddedDemoScenario, "embedded demo scenario", daemon::Daemon::Origin::Local);
-            std::cerr << "fulcrumd: no scenario given: started the embedded demo as job " << id << "\n";
+            log::info("no scenario given: started the embedded demo", { { "job", static_cast<std::int64_t>(id) } });
         }
         for (const std::string& path : s.scenarios) {
             const JobId id = d.submit(read_file(path), path, daemon::Daemon::Origin::Local);
-            std::cerr << "fulcrumd: submitted " << path << " as job " << id << "\n";
+            log::info("submitted", { { "path", path }, { "job", static_cast<std::int64_t>(id) } });
         }
 
         server.stop_on_signals([](int signal) {
-            std::cerr << "fulcrumd: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                      << ": stopping; every job stops at its next safe point\n";
+            log::info("stopping: every job stops at its next safe point",
+                { { "signal", signal == SIGINT ? "SIGINT" : "SIGTERM" } });
         });
         server.start();
-        std::cerr << "fulcrumd: serving " << (server.tls() ? "wss://" : "ws://") << host << ":" << server.port()
-                  << " (data in " << s.data_dir << ")\n";
+        log::info(
+            std::string("serving ") + (server.tls() ? "wss://" : "ws://") + host + ":" + std::to_string(server.port()),
+            { { "data_dir", s.data_dir }, { "version", FULCRUM_VERSION },
+                { "protocol", static_cast<std::int64_t>(protocol::kProtocolVersion) } });
         server.wait();
         d.stop_all();
         for (const auto& job : d.jobs())
-            // A job's name is a client's text: escaped, it cannot forge a log line.
-            std::cerr << "fulcrumd: job " << job.job << " (" << printable(job.name) << ") "
-                      << protocol::to_string(job.state) << " at iteration " << job.iteration << ", recorded in "
-                      << job.database << "\n";
+            // A job's name is a client's text: the log escapes it, so it cannot forge a line.
+            log::info("job at stop",
+                { { "job", static_cast<std::int64_t>(job.job) }, { "name", job.name },
+                    { "state", protocol::to_string(job.state) }, { "iteration", job.iteration },
+                    { "database", job.database } });
+        log::info("stopped");
         return 0;
     } catch (const InputError& e) {
         std::cerr << "fulcrumd: " << printable(e.source()) << (e.field().empty() ? "" : ": " + printable(e.field()))

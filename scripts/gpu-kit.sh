@@ -38,6 +38,18 @@ fi
 for p in "${programs[@]}"; do
     [ -x "$from/$p" ] || { echo "gpu-kit: $from/$p is not built" >&2; exit 1; }
 done
+# The GPU machines have the C library, the driver and CUDA, and nothing of Debian's: a
+# program built against another shared library (a Debian package's) would not start there.
+foreign=$(for p in "${programs[@]}"; do ldd "$from/$p" 2> /dev/null; done | awk '$2 == "=>" {print $1}' \
+    | grep -Ev '^(linux-vdso|ld-linux|libc|libm|libgcc_s|libpthread|libdl|librt|libcuda|libnvidia|libcublas|libcudart)\.so' \
+    | sort -u | tr '\n' ' ' || true)
+if [ -n "$foreign" ]; then
+    if [ "$from" = build/gpu-portable ]; then
+        echo "gpu-kit: the programs need libraries the GPU machines lack: $foreign" >&2
+        exit 1
+    fi
+    echo "gpu-kit: note: built from $from, the programs need $foreign (the gpu-portable preset links them in)"
+fi
 
 rm -rf "$kit"
 stage=$(mktemp -d)

@@ -10,7 +10,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libeigen3-dev zlib1g-dev libsqlite3-dev sqlite3
-  libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev libssl-dev
+  libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev libssl-dev libspdlog-dev
   qt6-base-dev qt6-charts-dev qt6-websockets-dev libqt6opengl6-dev libgl-dev
   googletest libgtest-dev clang libclang-rt-14-dev clang-format clang-tidy help2man
   dataset-fashion-mnist

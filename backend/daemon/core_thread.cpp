@@ -1,9 +1,9 @@
 #include "daemon/core_thread.h"
 
 #include "common/error.h"
+#include "log/log.h"
 
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 
 namespace fulcrum::daemon {
@@ -72,7 +72,7 @@ void CoreThread::run()
         try {
             task(); // a call()'s errors go back to its caller
         } catch (const std::exception& e) { // a posted task answers its own; this one did not
-            std::fprintf(stderr, "fulcrumd: a task of the cluster core failed: %s\n", e.what());
+            log::error("internal error", { { "where", "the cluster core's thread" }, { "reason", e.what() } });
         }
     }
 }

@@ -6,6 +6,7 @@
 #include "daemon/metrics.h"
 #include "daemon/replies.h"
 #include "db/run_recorder.h"
+#include "log/log.h"
 #include "model/model_factory.h"
 #include "protocol/codec.h"
 #include "sched/comm_policy.h"
@@ -36,6 +37,7 @@ Daemon::Daemon(DaemonOptions options)
     , folders_(options_.data_dir, options_.folders)
     , catalogue_(folders_)
     , queue_(options_, folders_, catalogue_, hub_)
+    , auth_limiter_(AuthLimiter::Options { .failures = options_.auth_limit })
     , replays_(catalogue_, disk_, options_.replays_per_client)
 {
 }
@@ -99,6 +101,11 @@ std::string Daemon::metrics_text() const
     const protocol::Missed missed = hub_.missed_totals();
     metrics.frames_dropped = missed.dropped;
     metrics.frames_coalesced = missed.coalesced;
+    const AuthLimiter::Totals auth = auth_limiter_.totals();
+    metrics.auth_failures = auth.failures;
+    metrics.auth_limits = auth.limits;
+    metrics.auth_refused = auth.refused;
+    metrics.log_lines_dropped = log::dropped();
     return prometheus_exposition(metrics);
 }
 
@@ -110,15 +117,36 @@ void Daemon::disconnect(const Client& client)
     queue_.post([this, left = client.shared_from_this()] { queue_.client_left(*left); });
 }
 
-void Daemon::on_core(Client& client, std::string id, std::function<void(Client&)> work)
+void Daemon::on_core(Client& client, std::string id, std::function<void(Client&)> work, Command command)
 {
-    queue_.post([client = client.shared_from_this(), id = std::move(id), work = std::move(work)] {
+    queue_.post([this, client = client.shared_from_this(), id = std::move(id), work = std::move(work),
+                    command = std::move(command)] {
         try {
             work(*client);
         } catch (...) {
-            client->send(failure_of(id, std::current_exception()));
+            const Reply reply = failure_of(id, std::current_exception());
+            if (command.what.empty())
+                client->send(reply);
+            else
+                answer(*client, command, reply);
         }
     });
+}
+
+void Daemon::answer(Client& to, const Command& command, const Reply& reply) const
+{
+    const std::optional<JobId> job = command.job ? command.job : reply.job;
+    const std::string& actor = to.person().empty() ? to.name() : to.person();
+    if (reply.error)
+        log::warning("command refused",
+            { { "actor", actor }, { "role", to_string(to.role()) }, { "client", static_cast<std::int64_t>(to.id()) },
+                { "command", command.what }, { "job", job }, { "outcome", reply.error->code },
+                { "reason", reply.error->message } });
+    else
+        log::info("command",
+            { { "actor", actor }, { "role", to_string(to.role()) }, { "client", static_cast<std::int64_t>(to.id()) },
+                { "command", command.what }, { "job", job }, { "outcome", "ok" } });
+    to.send(reply);
 }
 
 EventActor Daemon::actor(const Client& client) const
@@ -178,8 +206,9 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         return After::KeepOpen;
     }
     if (is_command(message) && client.role() != Role::Operator) {
-        client.send(failure(id, "not-authorized",
-            "'" + std::string(type_name(message)) + "' needs the operator role; this client is a viewer"));
+        answer(client, { std::string(type_name(message)), std::nullopt },
+            failure(id, "not-authorized",
+                "'" + std::string(type_name(message)) + "' needs the operator role; this client is a viewer"));
         return After::KeepOpen;
     }
     try {
@@ -236,9 +265,9 @@ void Daemon::on(Client& client, const SubmitJob& submit_job)
         try {
             const JobId id
                 = queue_.submit(submit_job.scenario_json, "submit-job from " + client->name(), Origin::Client);
-            client->send(ok(submit_job.id, id));
+            answer(*client, { "submit-job", id }, ok(submit_job.id, id));
         } catch (...) {
-            client->send(failure_of(submit_job.id, std::current_exception()));
+            answer(*client, { "submit-job", std::nullopt }, failure_of(submit_job.id, std::current_exception()));
         }
     });
 }
@@ -249,9 +278,9 @@ void Daemon::on(Client& client, const SubmitWorkload& workload)
         try {
             Reply reply = ok(workload.id);
             reply.jobs = queue_.submit_workload(workload.jobs, "submit-workload from " + client->name());
-            client->send(reply);
+            answer(*client, { "submit-workload " + std::to_string(reply.jobs.size()) + " jobs", std::nullopt }, reply);
         } catch (...) {
-            client->send(failure_of(workload.id, std::current_exception()));
+            answer(*client, { "submit-workload", std::nullopt }, failure_of(workload.id, std::current_exception()));
         }
     });
 }
@@ -260,77 +289,95 @@ void Daemon::on(Client& client, const SubmitWorkload& workload)
 // and then a pause leave the job paused, a resize and then a pin of the new worker apply.
 void Daemon::on(Client& client, const JobCommand& c)
 {
-    on_core(client, c.id, [this, c, actor = actor(client)](Client& to) {
-        switch (c.action) {
-        case JobAction::Cancel:
-            queue_.cancel(c.job, actor);
-            break;
-        case JobAction::Pause:
-            queue_.job(c.job).pause(actor);
-            break;
-        case JobAction::Resume:
-            queue_.resume(c.job, actor);
-            break;
-        case JobAction::Freeze:
-        case JobAction::Unfreeze:
-            queue_.job(c.job).set_frozen(c.action == JobAction::Freeze, actor);
-            break;
-        }
-        to.send(ok(c.id, c.job));
-    });
+    on_core(client, c.id,
+        [this, c, actor = actor(client)](Client& to) {
+            switch (c.action) {
+            case JobAction::Cancel:
+                queue_.cancel(c.job, actor);
+                break;
+            case JobAction::Pause:
+                queue_.job(c.job).pause(actor);
+                break;
+            case JobAction::Resume:
+                queue_.resume(c.job, actor);
+                break;
+            case JobAction::Freeze:
+            case JobAction::Unfreeze:
+                queue_.job(c.job).set_frozen(c.action == JobAction::Freeze, actor);
+                break;
+            }
+            answer(to, { std::string(to_string(c.action)), c.job }, ok(c.id, c.job));
+        },
+        { std::string(to_string(c.action)), c.job });
 }
 
 void Daemon::on(Client& client, const ChangeJob& change)
 {
-    on_core(client, change.id, [this, change, actor = actor(client)](Client& to) {
-        try {
-            queue_.job(change.job).change(change.setting, change.spec_json, actor);
-        } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
-            to.send(failure(change.id, "illegal-value", e.what(), e.field()));
-            return;
-        }
-        to.send(ok(change.id, change.job));
-    });
+    const Command command { "change-job " + std::string(to_string(change.setting)), change.job };
+    on_core(
+        client, change.id,
+        [this, change, command, actor = actor(client)](Client& to) {
+            try {
+                queue_.job(change.job).change(change.setting, change.spec_json, actor);
+            } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
+                answer(to, command, failure(change.id, "illegal-value", e.what(), e.field()));
+                return;
+            }
+            answer(to, command, ok(change.id, change.job));
+        },
+        command);
 }
 
 void Daemon::on(Client& client, const ResizeJob& r)
 {
-    on_core(client, r.id, [this, r, actor = actor(client)](Client& to) {
-        try {
-            queue_.resize(r, actor);
-        } catch (const RefusedRequest& e) { // named by the field that asked for it
-            const std::string field
-                = e.code() == "unknown-worker" || e.code() == "already-member" || e.code() == "not-a-member"
-                ? "worker"
-                : (e.code() == "unknown-job" ? "job" : "action");
-            to.send(failure(r.id, e.code(), e.what(), field));
-            return;
-        }
-        to.send(ok(r.id, r.job));
-    });
+    const Command command { "resize-job " + std::string(action_name(r.action)), r.job };
+    on_core(
+        client, r.id,
+        [this, r, command, actor = actor(client)](Client& to) {
+            try {
+                queue_.resize(r, actor);
+            } catch (const RefusedRequest& e) { // named by the field that asked for it
+                const std::string field
+                    = e.code() == "unknown-worker" || e.code() == "already-member" || e.code() == "not-a-member"
+                    ? "worker"
+                    : (e.code() == "unknown-job" ? "job" : "action");
+                answer(to, command, failure(r.id, e.code(), e.what(), field));
+                return;
+            }
+            answer(to, command, ok(r.id, r.job));
+        },
+        command);
 }
 
 void Daemon::on(Client& client, const SetClusterPolicy& p)
 {
-    on_core(client, p.id, [this, p, actor = actor(client)](Client& to) {
-        try {
-            queue_.set_cluster_policy(p, actor);
-        } catch (const InputError& e) { // names the field: placement, elastic or comm
-            to.send(failure(p.id, "illegal-value", e.reason(), e.field()));
-            return;
-        }
-        to.send(ok(p.id));
-    });
+    const Command command { "set-cluster-policy", std::nullopt };
+    on_core(
+        client, p.id,
+        [this, p, command, actor = actor(client)](Client& to) {
+            try {
+                queue_.set_cluster_policy(p, actor);
+            } catch (const InputError& e) { // names the field: placement, elastic or comm
+                answer(to, command, failure(p.id, "illegal-value", e.reason(), e.field()));
+                return;
+            }
+            answer(to, command, ok(p.id));
+        },
+        command);
 }
 
 void Daemon::on(Client& client, const WorkerCommand& w)
 {
-    on_core(client, w.id, [this, w, actor = actor(client)](Client& to) {
-        JobRuntime& job = queue_.job(w.job);
-        job.command(w, actor);
-        to.send(ok(w.id, w.job));
-        job.publish_workers(); // the pending change, shown before the next barrier applies it
-    });
+    const Command command { std::string(to_string(w.action)) + " worker " + std::to_string(w.worker), w.job };
+    on_core(
+        client, w.id,
+        [this, w, command, actor = actor(client)](Client& to) {
+            JobRuntime& job = queue_.job(w.job);
+            job.command(w, actor);
+            job.publish_workers(); // the pending change, shown before the next barrier applies it
+            answer(to, command, ok(w.id, w.job));
+        },
+        command);
 }
 
 void Daemon::on(Client& client, const ListCapabilities& l)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/auth_limiter.h"
 #include "daemon/daemon_options.h"
 #include "daemon/job_queue.h"
 #include "daemon/replay_manager.h"
@@ -76,6 +77,8 @@ public:
     using Recovered = JobQueue::Recovered;
     std::vector<Recovered> recover();
     StreamHub& hub() { return hub_; }
+    // The failed upgrades of each source, for the WebSocket server (its /metrics counters).
+    AuthLimiter& auth_limiter() { return auth_limiter_; }
     const DaemonOptions& options() const { return options_; }
     const ServerFolders& folders() const { return folders_; }
 
@@ -103,9 +106,16 @@ private:
     void on(Client& client, const protocol::ResizeJob& resize);
     void on(Client& client, const protocol::SetClusterPolicy& policy);
     void send_snapshot(Client& client, const protocol::Subscribe& subscription);
+    // A command as its log line names it: what, and the job it concerns.
+    struct Command {
+        std::string what; // "cancel-job", "resize-job add-worker"
+        std::optional<JobId> job;
+    };
+    // Sends a command's reply and logs it: the actor, the command, its job and how it ended.
+    void answer(Client& to, const Command& command, const protocol::Reply& reply) const;
     // Runs `work` on the core's thread, which replies from there; what it throws is sent
-    // as the failure of request `id`.
-    void on_core(Client& client, std::string id, std::function<void(Client&)> work);
+    // as the failure of request `id` (and logged as the command's outcome, if one is named).
+    void on_core(Client& client, std::string id, std::function<void(Client&)> work, Command command = {});
     EventActor actor(const Client& client) const;
 
     DaemonOptions options_;
@@ -114,6 +124,7 @@ private:
     RunCatalogue catalogue_;
     JobQueue queue_;
     std::atomic<std::uint64_t> next_client_ { 1 };
+    AuthLimiter auth_limiter_;
     ReplayManager replays_; // posts its openings to disk_
     // Last, so that its tasks (which touch the parts above) stop before anything else goes.
     TaskThreads disk_;

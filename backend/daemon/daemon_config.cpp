@@ -77,6 +77,21 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
         if (!given.worker_timeout_s)
             s.worker_timeout_s = timeout;
     }
+    if (f.has("log_level")) {
+        const std::string level = f.string_or("log_level", "info", { "debug", "info", "warning", "error" });
+        if (!given.log_level)
+            s.log_level = level;
+    }
+    if (f.has("log_format")) {
+        const std::string format = f.string_or("log_format", "text", { "text", "json" });
+        if (!given.log_format)
+            s.log_format = format;
+    }
+    if (f.has("auth_limit")) {
+        const auto limit = static_cast<int>(f.integer("auth_limit", 0, 1'000'000));
+        if (!given.auth_limit)
+            s.auth_limit = limit;
+    }
     if (f.has("resume_jobs"))
         s.resume_manual = f.string_or("resume_jobs", "auto", { "auto", "manual" }) == "manual";
     f.reject_unknown();

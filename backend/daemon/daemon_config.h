@@ -29,6 +29,11 @@ struct DaemonSettings {
     std::string memory_budget; // "6G"; empty: default_memory_budget()
     int max_threads = 2048;
     double worker_timeout_s = 10; // DaemonOptions::worker_timeout_s
+    std::string log_level = "info"; // debug, info, warning or error (log::Level)
+    std::string log_format = "text"; // text or json (log::Format)
+    // Failed upgrades from one address within a minute before it is answered 429 for a
+    // minute (AuthLimiter); 0: no limit.
+    int auth_limit = 20;
 };
 
 // The settings the command line gave: a config file does not override them.
@@ -36,7 +41,7 @@ struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
          tls_certificate = false, tls_key = false, metrics = false, elastic = false, elastic_round_s = false,
          early_feedback = false, comm = false, queue = false, memory_budget = false, max_threads = false,
-         worker_timeout_s = false;
+         worker_timeout_s = false, log_level = false, log_format = false, auth_limit = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws

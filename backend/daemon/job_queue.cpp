@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "daemon/daemon_options.h"
+#include "daemon/event_log.h"
 #include "daemon/job_runtime.h"
 #include "daemon/metrics.h"
 #include "daemon/run_catalogue.h"
@@ -1008,7 +1009,7 @@ void JobQueue::release_job(JobId id)
         JobEvent released = job_event(EventKind::JobReleased, std::max<std::int64_t>(0, ended.iteration - 1),
             ended.time_s, cluster_.describe(gpus) + " free again", EventActor::scheduler({}, db::utc_timestamp()));
         released.job = id;
-        hub_.publish(Event { record(released) });
+        publish_event(hub_, released);
     }
     if (const auto it = jobs_.find(id); it != jobs_.end())
         release_pooled_workers(*it->second);

@@ -3,11 +3,13 @@
 #include "common/error.h"
 #include "daemon/daemon_options.h"
 #include "daemon/data_cache.h"
+#include "daemon/event_log.h"
 #include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
 #include "daemon/start_watch.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
+#include "log/log.h"
 #include "run/run_scenario.h"
 #include "train/external_ranks.h"
 #include "train/trainer.h"
@@ -82,7 +84,7 @@ void JobRuntime::scheduler_event(EventKind kind, const std::string& message)
         std::lock_guard lock(mutex_);
         recorded_before_.push_back(e);
     }
-    hub_.publish(protocol::Event { record(e) });
+    publish_event(hub_, e);
 }
 
 void JobRuntime::set_waiting(const std::string& why)
@@ -223,7 +225,7 @@ void JobRuntime::run()
     options.on_event = [this](const JobEvent& e) {
         JobEvent mine = e;
         mine.job = id_;
-        hub_.publish(protocol::Event { record(mine) });
+        publish_event(hub_, mine);
         fold(mine);
     };
     options.progress = [this](const run::Progress& p) {
@@ -399,7 +401,7 @@ run::RunSummary JobRuntime::run_attempts(const scenario::Scenario& scenario, run
                     = job_event(EventKind::JobRestarted, status_.iteration, 0, why, EventActor::system("rank lost"));
             }
             restarted.job = id_;
-            hub_.publish(protocol::Event { record(restarted) });
+            publish_event(hub_, restarted);
             options.recorded_before = { restarted }; // the first event of the next attempt's run
             set_state(JobState::Running, why);
         }
@@ -427,6 +429,7 @@ void JobRuntime::set_state(JobState state, std::string message)
 {
     const bool ended = state != JobState::Queued && state != JobState::Running && state != JobState::Paused;
     const std::optional<double> end = ended && shared_clock_ ? shared_clock_->last_time(id_) : std::nullopt;
+    protocol::JobStatus logged;
     {
         std::lock_guard lock(mutex_);
         status_.state = state;
@@ -435,7 +438,11 @@ void JobRuntime::set_state(JobState state, std::string message)
         if (!message.empty())
             status_.message = std::move(message);
         status_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        logged = status_;
     }
+    log::write(state == JobState::Failed ? log::Level::Error : log::Level::Info, "job state",
+        { { "job", static_cast<std::int64_t>(id_) }, { "name", logged.name }, { "state", protocol::to_string(state) },
+            { "iteration", logged.iteration }, { "why", logged.message } });
     publish_status();
 }
 
@@ -616,7 +623,7 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
     for (const std::string& why : refused) {
         JobEvent e = job_event(EventKind::CommandRefused, 0, 0, why);
         e.job = id_;
-        hub_.publish(protocol::Event { record(e) });
+        publish_event(hub_, e);
     }
     if (!refused.empty())
         publish_workers();

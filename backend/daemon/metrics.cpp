@@ -94,6 +94,18 @@ std::string prometheus_exposition(const DaemonMetrics& m)
     e.family("fulcrum_daemon_frames_coalesced_total", "counter",
         "Status frames replaced by a newer one before a slow client read them.");
     e.sample("", static_cast<double>(m.frames_coalesced));
+    e.family("fulcrum_daemon_auth_failures_total", "counter",
+        "Upgrades and /metrics requests refused for a missing or unknown token.");
+    e.sample("", static_cast<double>(m.auth_failures));
+    e.family("fulcrum_daemon_auth_limits_total", "counter",
+        "Times a source address was limited after too many failed upgrades (answered 429 for a minute).");
+    e.sample("", static_cast<double>(m.auth_limits));
+    e.family("fulcrum_daemon_auth_limited_requests_total", "counter",
+        "Requests answered 429 because their source address was limited.");
+    e.sample("", static_cast<double>(m.auth_refused));
+    e.family("fulcrum_daemon_log_lines_dropped_total", "counter",
+        "Log lines dropped because standard error could not take them as fast as they came.");
+    e.sample("", static_cast<double>(m.log_lines_dropped));
     e.family("fulcrum_scheduler_queue_length_jobs", "gauge", "Jobs waiting to be placed on the cluster.");
     e.sample("", static_cast<double>(m.queued_jobs));
     e.family("fulcrum_scheduler_placements_total", "counter", "Jobs the placement policy placed since start.");

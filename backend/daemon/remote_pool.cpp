@@ -223,20 +223,27 @@ bool RemotePool::is_remote(WorkerId worker) const
         && slots_[static_cast<std::size_t>(worker)].remote;
 }
 
+std::string RemotePool::who(const Slot& slot, const Client& client)
+{
+    return slot.host.empty() ? client.name() : slot.host + " (" + client.name() + ")";
+}
+
 train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration, std::span<const float> parameters,
     std::int32_t batch_size, std::span<float> gradient)
 {
     std::shared_ptr<Client> client;
+    std::string lost_who; // the process, named while the slot is locked: a loss names it
     std::int64_t task = 0;
     {
         std::lock_guard lock(mutex_);
         Slot& slot = slots_.at(static_cast<std::size_t>(worker));
         if (!slot.client || closed_)
-            return {};
+            return { std::nullopt, { train::RemoteLoss::Kind::Disconnected, 0, slot.host } };
         task = ++slot.tasks;
         if (task <= slot.give_up_through) // asked for before the exclusion applied
-            return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0 } };
+            return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0, {} } };
         client = slot.client;
+        lost_who = who(slot, *client);
         slot.waiting = iteration;
         slot.result.reset();
     }
@@ -262,7 +269,7 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
             slot.waiting.reset();
             lock.unlock();
             client->set_results_to({});
-            const train::RemoteLoss silent { train::RemoteLoss::Kind::Silent, worker_timeout_s_ };
+            const train::RemoteLoss silent { train::RemoteLoss::Kind::Silent, worker_timeout_s_, lost_who };
             client->close_for("worker " + std::to_string(worker) + " of job " + std::to_string(job_) + " "
                 + silent.describe() + " and is lost; start it again to rejoin");
             return { std::nullopt, silent };
@@ -272,10 +279,10 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
     slot.waiting.reset();
     if (!slot.result && given_up() && slot.client == client && !closed_) {
         ++slot.discard; // its result is still to come
-        return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0 } };
+        return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0, {} } };
     }
     if (!slot.result)
-        return {};
+        return { std::nullopt, { train::RemoteLoss::Kind::Disconnected, 0, lost_who } };
     const protocol::WorkerResult result = std::move(*slot.result);
     slot.result.reset();
     if (result.gradient.size() != gradient.size() || result.batch_size != batch_size) {
@@ -288,7 +295,7 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
                 + std::to_string(result.batch_size) + "; the task wanted " + std::to_string(gradient.size())
                 + " for batch " + std::to_string(batch_size) + ". This worker is dropped from the job",
             "" } });
-        return {};
+        return { std::nullopt, { train::RemoteLoss::Kind::Disconnected, 0, lost_who } };
     }
     std::memcpy(gradient.data(), result.gradient.data(), gradient.size_bytes());
     return { train::RemoteBatch { result.loss, result.compute_s, result.cpu_share, result.memory_share, result.gpu },

@@ -63,6 +63,9 @@ public:
         std::int32_t batch_size, std::span<float> gradient) override;
 
 private:
+    struct Slot;
+    // The lost process as its worker-lost event names it: the join's host and the connection.
+    static std::string who(const Slot& slot, const Client& client);
     struct Slot {
         bool remote = false;
         std::shared_ptr<Client> client;

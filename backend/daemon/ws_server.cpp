@@ -2,6 +2,7 @@
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
+#include "log/log.h"
 #include "protocol/codec.h"
 #include "protocol/worker_frames.h"
 
@@ -16,8 +17,8 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <cmath>
 #include <csignal>
-#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -39,6 +40,14 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 // Frames are read in parts of this size, so that one above its limit is answered with
 // frame-too-large before the 1009 close, and never held whole.
 constexpr std::size_t kReadPart = 64u << 10;
+
+// "127.0.0.1:40312", "[::1]:40312".
+std::string peer_text(const tcp::endpoint& peer)
+{
+    const net::ip::address a = peer.address();
+    const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+    return host + ":" + std::to_string(peer.port());
+}
 
 // What stop() and a token's revocation need of a session, whichever stream it runs on.
 class Closable {
@@ -71,7 +80,14 @@ public:
         , tokens_(tokens)
         , sessions_(sessions)
         , metrics_(metrics)
+        , auth_(daemon.auth_limiter())
     {
+        beast::error_code ec;
+        const auto remote = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec);
+        if (!ec) {
+            peer_ = peer_text(remote);
+            source_ = AuthLimiter::source_of(remote.address().to_string());
+        }
     }
 
     void start()
@@ -102,6 +118,7 @@ public:
                 return;
             }
             self->ending_ = true;
+            self->why_closed_ = reason;
             self->close_code_ = websocket::close_code::policy_error;
             self->close_text_ = close_reason_that_fits(std::move(reason)); // Beast throws past 123 bytes
             self->closing_ = true; // nothing it sends is read from here on (on_read)
@@ -112,6 +129,8 @@ public:
     void close() override
     {
         net::post(ws_.get_executor(), [self = this->shared_from_this()] {
+            if (self->why_closed_.empty())
+                self->why_closed_ = "fulcrumd stopping";
             beast::error_code ec;
             auto& socket = beast::get_lowest_layer(self->ws_).socket();
             if (socket.is_open())
@@ -137,8 +156,10 @@ private:
             beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(30));
             ws_.next_layer().async_handshake(
                 net::ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
-                    if (ec)
-                        return self->finish(); // not TLS, or a certificate the client refused
+                    if (ec) { // not TLS, or a certificate the client refused
+                        log::debug("tls handshake failed", { { "peer", self->peer() }, { "reason", ec.message() } });
+                        return self->finish();
+                    }
                     self->read_upgrade();
                 });
         } else {
@@ -153,13 +174,54 @@ private:
             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_upgrade(ec); });
     }
 
-    void reject(http::status status, std::string why) { respond(status, "text/plain", std::move(why) + "\n"); }
+    // The request refused, said in the log (never its token) and to the client. A failed
+    // token is a warning (20 a source at most: the limit follows); anything else anyone may
+    // send without a token (a scanner's GET) is a debug line, so it cannot flood the log.
+    void reject(http::status status, std::string why, std::string_view logged_reason)
+    {
+        constexpr std::size_t kTargetShown = 200;
+        const std::string_view target = request_.target();
+        log::write(status == http::status::unauthorized ? log::Level::Warning : log::Level::Debug, "request refused",
+            { { "peer", peer() }, { "target", target.substr(0, std::min(target.size(), kTargetShown)) },
+                { "status", static_cast<int>(status) }, { "reason", logged_reason } });
+        respond(status, "text/plain", std::move(why) + "\n");
+    }
+
+    // A failed token, counted against its source before it is answered (the next attempt
+    // must find the limit), then refused; a limit it begins is logged after the refusal.
+    void refuse_token(std::string why, std::string_view logged_reason)
+    {
+        const bool began = auth_.failed(source_, AuthLimiter::Clock::now());
+        reject(http::status::unauthorized, std::move(why), logged_reason);
+        if (began)
+            log::warning("source limited",
+                { { "source", source_ }, { "failures", auth_.options().failures },
+                    { "for_s", std::chrono::duration<double>(auth_.options().window).count() },
+                    { "reason", "too many failed upgrades: answered 429 until the limit ends" } });
+    }
+
+    // The source is limited: 429 with when to come back, its token not read.
+    bool refuse_if_limited()
+    {
+        const auto left = auth_.limited(source_, AuthLimiter::Clock::now());
+        if (!left)
+            return false;
+        const auto seconds = std::chrono::ceil<std::chrono::seconds>(*left).count();
+        retry_after_ = std::to_string(std::max<long long>(1, seconds));
+        respond(http::status::too_many_requests, "text/plain",
+            "too many failed upgrades from " + source_ + ": try again in " + retry_after_ + " s\n");
+        return true;
+    }
+
+    std::string peer() const { return peer_; }
 
     // One HTTP answer, then the connection closes.
     void respond(http::status status, const char* content_type, std::string body)
     {
         auto response = std::make_shared<http::response<http::string_body>>(status, request_.version());
         response->set(http::field::server, "fulcrumd");
+        if (!retry_after_.empty())
+            response->set(http::field::retry_after, retry_after_);
         response->set(http::field::content_type, content_type);
         response->keep_alive(false);
         response->body() = std::move(body);
@@ -176,16 +238,23 @@ private:
     void serve_metrics()
     {
         if (metrics_ == MetricsAccess::Off)
-            return reject(http::status::not_found, "metrics are off on this fulcrumd (--metrics off)");
-        if (metrics_ == MetricsAccess::Token && !tokens_.authorize(request_[http::field::authorization]))
-            return reject(http::status::unauthorized,
-                "a valid token is required for /metrics: send 'Authorization: Bearer TOKEN' (a viewer token will do)");
+            return reject(http::status::not_found, "metrics are off on this fulcrumd (--metrics off)", "metrics off");
+        if (metrics_ == MetricsAccess::Token) {
+            if (refuse_if_limited())
+                return;
+            if (!tokens_.authorize(request_[http::field::authorization])) {
+                return refuse_token(
+                    "a valid token is required for /metrics: send 'Authorization: Bearer TOKEN' (a viewer token will "
+                    "do)",
+                    "no valid token");
+            }
+        }
         if (metrics_ == MetricsAccess::Loopback) {
             beast::error_code peer_ec;
             const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
             if (peer_ec || !peer.address().is_loopback())
-                return reject(
-                    http::status::forbidden, "/metrics is served to loopback addresses only (--metrics loopback)");
+                return reject(http::status::forbidden,
+                    "/metrics is served to loopback addresses only (--metrics loopback)", "metrics for loopback only");
         }
         respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8", daemon_.metrics_text());
     }
@@ -199,11 +268,15 @@ private:
         if (!websocket::is_upgrade(request_))
             return reject(http::status::bad_request,
                 "fulcrumd speaks WebSocket here (protocol version " + std::to_string(protocol::kProtocolVersion)
-                    + "); see docs/protocol.md");
+                    + "); see docs/protocol.md",
+                "not a WebSocket upgrade");
+        if (refuse_if_limited())
+            return;
         const std::string_view authorization = request_[http::field::authorization];
         const std::optional<Grant> grant = tokens_.authorize(authorization);
         if (!grant)
-            return reject(http::status::unauthorized, "a valid token is required: send 'Authorization: Bearer TOKEN'");
+            return refuse_token("a valid token is required: send 'Authorization: Bearer TOKEN'",
+                authorization.empty() ? "no token" : "unknown token");
         const protocol::Role role = grant->role;
         {
             std::lock_guard lock(token_mutex_);
@@ -212,17 +285,25 @@ private:
         }
         beast::error_code peer_ec;
         const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
-        const std::string name
-            = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent])
-            + "@" + (peer_ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port()));
+        const std::string program
+            = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent]);
+        const std::string name = program + "@"
+            + (peer_ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port()));
         client_ = daemon_.connect(role, name, grant->name);
+        program_ = program;
+        opened_ = std::chrono::steady_clock::now();
+        log::info("connection opened",
+            { { "peer", peer_ }, { "agent", program_ }, { "role", protocol::to_string(role) }, { "token", grant->name },
+                { "client", static_cast<std::int64_t>(client_->id()) } });
         beast::get_lowest_layer(ws_).expires_never();
         ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
         frame_limit_ = role == protocol::Role::Worker ? protocol::kMaxWorkerFrameBytes : protocol::kMaxFrameBytes;
         ws_.read_message_max(frame_limit_ + kReadPart + 1); // never reached: read_part refuses first
         ws_.async_accept(request_, [self = shared_from_this()](beast::error_code accept_ec) {
-            if (accept_ec)
+            if (accept_ec) {
+                self->why_closed_ = "upgrade failed: " + accept_ec.message();
                 return self->finish();
+            }
             std::weak_ptr<Session> weak = self;
             self->client_->set_wake([weak] {
                 if (auto s = weak.lock())
@@ -244,8 +325,14 @@ private:
 
     void on_read(beast::error_code ec)
     {
-        if (ec)
+        if (ec) {
+            if (why_closed_.empty())
+                why_closed_ = ec == websocket::error::closed ? "closed by the client"
+                    : ec == net::error::eof || ec == net::error::connection_reset
+                    ? "dropped by the client (no close frame)"
+                    : "read: " + ec.message();
             return finish();
+        }
         client_->heard(); // each part: a large result under way is no silence
         if (buffer_.size() > frame_limit_) {
             // Said before the close: a client learns why, not only that (protocol.md).
@@ -253,6 +340,7 @@ private:
                 "frames are limited to " + std::to_string(frame_limit_) + " bytes; the connection is closed", "" } });
             close_code_ = websocket::close_code::too_big;
             close_text_ = "frame too large";
+            why_closed_ = "frame too large";
             closing_ = true;
             write_next();
             return;
@@ -273,8 +361,10 @@ private:
             }
         } else {
             const std::string frame = beast::buffers_to_string(buffer_.data());
-            if (daemon_.receive(*client_, frame) == Daemon::After::Close)
+            if (daemon_.receive(*client_, frame) == Daemon::After::Close) {
                 closing_ = true;
+                why_closed_ = "protocol version mismatch";
+            }
         }
         buffer_.consume(buffer_.size());
         if (closing_)
@@ -301,8 +391,11 @@ private:
         ws_.async_write(net::buffer(*current_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
             self->writing_ = false;
             self->current_.reset();
-            if (ec)
+            if (ec) {
+                if (self->why_closed_.empty())
+                    self->why_closed_ = "write: " + ec.message();
                 return self->finish();
+            }
             self->write_next();
         });
     }
@@ -316,6 +409,14 @@ private:
             client_->set_wake({});
             client_->set_closer({});
             daemon_.disconnect(*client_);
+            log::info("connection closed",
+                { { "peer", peer_ }, { "agent", program_ }, { "role", protocol::to_string(client_->role()) },
+                    { "token", client_->person() }, { "client", static_cast<std::int64_t>(client_->id()) },
+                    { "reason", why_closed_.empty() ? std::string("closed") : why_closed_ },
+                    { "seconds", // to the millisecond
+                        std::round(
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count() * 1000)
+                            / 1000 } });
         }
         std::lock_guard lock(sessions_.mutex);
         sessions_.open.erase(std::static_pointer_cast<Closable>(shared_from_this()));
@@ -328,6 +429,12 @@ private:
     const TokenStore& tokens_;
     Sessions& sessions_;
     const MetricsAccess metrics_;
+    AuthLimiter& auth_;
+    std::string peer_ = "?", source_ = "?"; // the remote end, and what the limit counts it as
+    std::string program_; // the client's User-Agent
+    std::string retry_after_; // a 429's Retry-After, in seconds
+    std::chrono::steady_clock::time_point opened_ {};
+    std::string why_closed_; // for the log line: the first reason the connection ended
     std::shared_ptr<Client> client_;
     mutable std::mutex token_mutex_; // token() is read from the revocation check's thread
     std::string token_;
@@ -401,6 +508,7 @@ struct WebSocketServer::Impl {
                 return;
             std::string problem;
             if (tokens.reload_if_changed(&problem)) {
+                log::info("token file read again");
                 std::vector<std::pair<std::shared_ptr<Closable>, std::string>> lost;
                 {
                     std::lock_guard lock(sessions.mutex);
@@ -420,10 +528,8 @@ struct WebSocketServer::Impl {
                 for (const auto& [s, why] : lost)
                     s->close_for(why);
             } else if (!problem.empty()) {
-                std::fprintf(stderr,
-                    "fulcrumd: the token file changed but cannot be read (%s); the tokens read "
-                    "before stay in force\n",
-                    problem.c_str());
+                log::error("token file unreadable",
+                    { { "reason", problem }, { "effect", "the tokens read before stay in force" } });
             }
             watch_tokens();
         });

@@ -19,12 +19,13 @@ std::string RemoteLoss::decision() const
 
 std::string RemoteLoss::describe() const
 {
+    const std::string on = who.empty() ? "" : " on " + who;
     if (kind == Kind::Disconnected)
-        return "disconnected";
+        return "disconnected" + on;
     if (kind == Kind::Excluded)
         return "was excluded and its task given up";
     std::ostringstream text;
-    text << "was silent for " << silent_s << " s (the worker timeout)";
+    text << "was silent for " << silent_s << " s (the worker timeout)" << on;
     return text.str();
 }
 

@@ -27,12 +27,16 @@ struct RemoteLoss {
     };
     Kind kind = Kind::Disconnected;
     double silent_s = 0; // Silent: the worker timeout it was silent for
+    // The process that was lost, when known: its host and connection ("host-b
+    // (fulcrum-worker/0.1@10.0.0.7:40312)"), so the event says which machine went.
+    std::string who {};
 
     // Excluded is no loss: the worker stays connected and the exclusion is the operator's.
     bool lost() const { return kind != Kind::Excluded; }
     // The row's decision: "dropped: disconnected", "dropped: silent", "dropped: excluded".
     std::string decision() const;
-    // For a worker-lost event: "disconnected", "was silent for 10 s (the worker timeout)".
+    // For a worker-lost event: "disconnected", "was silent for 10 s (the worker timeout)",
+    // followed by " on WHO" when the process is known.
     std::string describe() const;
 };
 

@@ -1,6 +1,7 @@
 #include "worker_client/remote_worker.h"
 
 #include "common/error.h"
+#include "log/log.h"
 #include "model/model_factory.h"
 #include "perf/proc_stats.h"
 #include "protocol/codec.h"
@@ -88,8 +89,7 @@ LoadedData::Key data_key(const scenario::Scenario& s)
 
 // `loaded`: a pooled worker's last data set (null: a worker of one job loads its own).
 Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignment,
-    ws_client::BlockingConnection& connection, const std::atomic<bool>& stop,
-    const std::function<void(const std::string&)>& log, LoadedData* loaded = nullptr,
+    ws_client::BlockingConnection& connection, const std::atomic<bool>& stop, LoadedData* loaded = nullptr,
     std::deque<std::string>* held = nullptr)
 {
     const JobId job = assignment.job;
@@ -106,7 +106,7 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
         throw std::runtime_error(
             "fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");
     const bool reuse = loaded && loaded->key == data_key(s);
-    log("joined job " + std::to_string(job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
+    log::info("joined job " + std::to_string(job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
         + s.workers[static_cast<std::size_t>(me)].name + "); "
         + (reuse ? "its data is already loaded (the last slot's)" : "loading its data"));
     const data::TrainTest data = reuse ? loaded->data : run::load_scenario_data(s, s.seed);
@@ -117,7 +117,7 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
     perf::WorkerProfile setup = s.workers[static_cast<std::size_t>(me)];
     setup.device = o.device;
     train::Worker worker(me, setup, *prototype, data.train, s.seed);
-    log("ready: " + prototype->name() + ", " + std::to_string(prototype->parameter_count()) + " parameters, on "
+    log::info("ready: " + prototype->name() + ", " + std::to_string(prototype->parameter_count()) + " parameters, on "
         + perf::to_string(o.device));
 
     Served served;
@@ -142,7 +142,7 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
         if (!binary) {
             const ServerMessage m = read_message(*frame);
             if (const auto* e = std::get_if<ProtocolError>(&m))
-                log("fulcrumd: " + e->error.code + ": " + e->error.message);
+                log::warning("fulcrumd: " + e->error.code + ": " + e->error.message);
             if (const auto* u = std::get_if<JobUpdate>(&m); u && u->status.job == job && terminal(u->status.state)) {
                 served.ended = "the job " + std::string(to_string(u->status.state)) + " (" + u->status.message + ")";
                 return served;
@@ -191,9 +191,9 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
         served.samples += task->batch_size;
         served.compute_s += result.compute_s;
         if (served.batches % 100 == 0)
-            log(std::to_string(served.batches) + " batches computed (iteration " + std::to_string(task->iteration)
-                + ", batch " + std::to_string(task->batch_size) + ", " + std::to_string(result.compute_s * 1000)
-                + " ms)");
+            log::debug("batches computed",
+                { { "batches", served.batches }, { "iteration", task->iteration }, { "batch", task->batch_size },
+                    { "compute_ms", result.compute_s * 1000 } });
     }
     served.ended = "stopped";
     served.connection_over = true;
@@ -211,8 +211,8 @@ void add(RemoteWorkerSummary& summary, const Served& served, WorkerId worker)
 }
 
 // --pool: wait in fulcrumd's worker pool, serve each slot the scheduler gives, wait again.
-RemoteWorkerSummary serve_pool(const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection,
-    const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log)
+RemoteWorkerSummary serve_pool(
+    const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection, const std::atomic<bool>& stop)
 {
     connection.send_text(encode(ClientMessage { JoinPool { "pool", o.name } }));
     for (;;) {
@@ -224,8 +224,8 @@ RemoteWorkerSummary serve_pool(const RemoteWorkerOptions& o, ws_client::Blocking
             break;
         }
     }
-    log("waiting in fulcrumd's worker pool (the elastic scheduler hands pooled workers to real-mode jobs under "
-        "--elastic eps or kill-restart)");
+    log::info("waiting in fulcrumd's worker pool (the elastic scheduler hands pooled workers to real-mode jobs under "
+              "--elastic eps or kill-restart)");
     RemoteWorkerSummary summary;
     summary.ended = "stopped";
     LoadedData loaded;
@@ -240,24 +240,24 @@ RemoteWorkerSummary serve_pool(const RemoteWorkerOptions& o, ws_client::Blocking
         const auto* assigned = std::get_if<WorkerAssigned>(&*m);
         if (!assigned) {
             if (const auto* e = std::get_if<ProtocolError>(&*m))
-                log("fulcrumd: " + e->error.code + ": " + e->error.message);
+                log::warning("fulcrumd: " + e->error.code + ": " + e->error.message);
             continue; // a release of a slot it already left, or a job's final status
         }
-        log("assigned to job " + std::to_string(assigned->assignment.job) + ", worker "
+        log::info("assigned to job " + std::to_string(assigned->assignment.job) + ", worker "
             + std::to_string(assigned->assignment.worker) + " (" + assigned->reason + ")");
-        const Served served = serve_slot(o, assigned->assignment, connection, stop, log, &loaded);
+        const Served served = serve_slot(o, assigned->assignment, connection, stop, &loaded);
         add(summary, served, assigned->assignment.worker);
         if (served.connection_over)
             return summary;
-        log("job " + std::to_string(assigned->assignment.job) + ", worker "
+        log::info("job " + std::to_string(assigned->assignment.job) + ", worker "
             + std::to_string(assigned->assignment.worker) + ": " + std::to_string(served.batches) + " batches; "
             + served.ended + "; waiting in the pool again");
     }
     return summary;
 }
 
-RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection,
-    const std::atomic<bool>& stop, const std::function<void(const std::string&)>& log)
+RemoteWorkerSummary serve(
+    const RemoteWorkerOptions& o, ws_client::BlockingConnection& connection, const std::atomic<bool>& stop)
 {
     connection.send_text(encode(ClientMessage { Hello { kProtocolVersion, "fulcrum-worker on " + o.name } }));
     const ServerMessage welcome = expect_text(connection);
@@ -268,7 +268,7 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
     if (const auto* w = std::get_if<Welcome>(&welcome); w && w->version >= kHeartbeatVersion)
         connection.keep_alive(std::chrono::seconds(1), encode(ClientMessage { Heartbeat {} }));
     if (o.pool) {
-        RemoteWorkerSummary summary = serve_pool(o, connection, stop, log);
+        RemoteWorkerSummary summary = serve_pool(o, connection, stop);
         connection.close();
         return summary;
     }
@@ -286,7 +286,7 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
             assignment = r->assignment;
         }
     }
-    const Served served = serve_slot(o, *assignment, connection, stop, log, nullptr, &held);
+    const Served served = serve_slot(o, *assignment, connection, stop, nullptr, &held);
     RemoteWorkerSummary summary;
     add(summary, served, assignment->worker);
     if (!served.connection_over || served.ended == "stopped")
@@ -296,8 +296,7 @@ RemoteWorkerSummary serve(const RemoteWorkerOptions& o, ws_client::BlockingConne
 
 } // namespace
 
-RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
-    const std::function<void(const std::string&)>& log)
+RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop)
 {
     const ws_client::ConnectOptions connect { .host = options.host,
         .port = options.port,
@@ -308,7 +307,7 @@ RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const 
         .max_frame_bytes = kMaxWorkerFrameBytes,
         .token_hint = "give a worker token from its token file" };
     ws_client::BlockingConnection connection(connect);
-    return serve(options, connection, stop, log);
+    return serve(options, connection, stop);
 }
 
 } // namespace fulcrum::worker_client

@@ -44,12 +44,11 @@ struct RemoteWorkerSummary {
 // is set: builds the job's data and model from the scenario it is given, then, for each
 // task, loads the parameters, computes the gradient of a batch of the asked size, and
 // sends it back with the batch's wall time, its CPU share (thread CPU time over wall time)
-// and the host's available memory (/proc/meminfo). `log` gets one line per event worth
-// telling (joined, every 100 batches, the end). With `pool`, it waits in fulcrumd's worker
-// pool instead and serves each slot it is given until the scheduler takes it back or the job
-// ends, then waits again. Throws std::runtime_error with a message naming what failed
-// (connection refused, wrong token, no such job, slot taken, ...).
-RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop,
-    const std::function<void(const std::string&)>& log);
+// and the host's available memory (/proc/meminfo). It logs (backend/log) one line per event
+// worth telling: joined, ready, every 100 batches (debug), fulcrumd's errors. With `pool`, it waits in fulcrumd's
+// worker pool instead and serves each slot it is given until the scheduler takes it back or the job ends, then waits
+// again. Throws std::runtime_error with a message naming what failed (connection refused, wrong token, no such job,
+// slot taken, ...).
+RemoteWorkerSummary run_remote_worker(const RemoteWorkerOptions& options, const std::atomic<bool>& stop);
 
 } // namespace fulcrum::worker_client

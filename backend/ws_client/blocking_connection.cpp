@@ -233,6 +233,10 @@ BlockingConnection::BlockingConnection(const ConnectOptions& o)
             if (response.result() == beast::http::status::unauthorized)
                 throw ConnectError(
                     ConnectError::Kind::Unauthorized, "fulcrumd refused the token (HTTP 401): " + o.token_hint);
+            if (response.result() == beast::http::status::too_many_requests)
+                throw ConnectError(ConnectError::Kind::Unauthorized,
+                    "fulcrumd is refusing this address after too many failed tokens (HTTP 429); try again in "
+                        + std::string(response[beast::http::field::retry_after]) + " s with a valid token");
             throw ConnectError(
                 ConnectError::Kind::Unreachable, "WebSocket handshake with " + where + " failed: " + ec.message());
         }

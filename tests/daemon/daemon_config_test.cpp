@@ -29,8 +29,12 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
     given.listen = true; // --listen on the command line wins over the file's
     s.listen = "127.0.0.1:9000";
     daemon::apply_config_file(R"({"listen": "0.0.0.0:7480", "data_dir": "/var/lib/fulcrum", "placement": "ff",
-        "resume_jobs": "manual", "runs_folders": ["/srv/runs"], "scenarios": ["a.json"], "allow_plain": true})",
+        "resume_jobs": "manual", "runs_folders": ["/srv/runs"], "scenarios": ["a.json"], "allow_plain": true,
+        "log_level": "warning", "log_format": "json", "auth_limit": 5})",
         "fulcrumd.json", s, given);
+    EXPECT_EQ(s.log_level, "warning");
+    EXPECT_EQ(s.log_format, "json");
+    EXPECT_EQ(s.auth_limit, 5);
     EXPECT_EQ(s.listen, "127.0.0.1:9000");
     EXPECT_EQ(s.data_dir, "/var/lib/fulcrum");
     EXPECT_EQ(s.placement, "ff");
@@ -46,7 +50,9 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
         });
     };
     const std::string typo = apply(R"({"listne": "x"})");
-    EXPECT_EQ(typo.rfind("fulcrumd.json listne: unknown field (expected allow_plain, cluster, comm, data_dir,", 0), 0u)
+    EXPECT_EQ(typo.rfind(
+                  "fulcrumd.json listne: unknown field (expected allow_plain, auth_limit, cluster, comm, data_dir,", 0),
+        0u)
         << typo;
     EXPECT_NE(typo.find("listen"), std::string::npos) << "the known fields are listed: " << typo;
     EXPECT_EQ(apply(R"({"data_dir": 5})"), "fulcrumd.json data_dir: expected a path, got a number");
@@ -56,6 +62,10 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
         "fulcrumd.json runs_folders: expected an array of folders holding recorded run stores, got a string");
     EXPECT_EQ(apply(R"({"scenarios": ["a.json", 3]})"),
         "fulcrumd.json scenarios[1]: expected scenario file paths, got a number");
+    EXPECT_EQ(apply(R"({"log_level": "loud"})"),
+        "fulcrumd.json log_level: is 'loud', expected one of: debug, info, warning, error");
+    EXPECT_EQ(apply(R"({"log_format": "xml"})"), "fulcrumd.json log_format: is 'xml', expected one of: text, json");
+    EXPECT_NE(apply(R"({"auth_limit": -1})").find("fulcrumd.json auth_limit:"), std::string::npos);
     EXPECT_EQ(apply("[1, 2]"), "fulcrumd.json : expected a JSON object, got an array");
     EXPECT_EQ(apply("{"), "fulcrumd.json line 1, column 2: malformed JSON: incomplete JSON");
 }

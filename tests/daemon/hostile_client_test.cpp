@@ -348,7 +348,7 @@ TEST_F(HostileClientTest, AJobNameCannotForgeALineInFulcrumdsLog)
     for (std::string line; std::getline(in, line);) {
         EXPECT_NE(line.rfind("fulcrumd: job 99", 0), 0u) << "a forged line: " << line;
         EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
-        escaped = escaped || line.find("(x\\nfulcrumd: job 99 (admin) finished\\x1b[2K)") != std::string::npos;
+        escaped = escaped || line.find("name=\"x\\nfulcrumd: job 99 (admin) finished\\x1b[2K\"") != std::string::npos;
     }
     EXPECT_TRUE(escaped) << "the job's line is missing from " << log;
 }

@@ -144,4 +144,47 @@ private:
 using WsClient = BasicWsClient<net::ip::tcp::socket>;
 using TlsWsClient = BasicWsClient<beast::ssl_stream<net::ip::tcp::socket>>;
 
+// One HTTP request over plain TCP from `source` (a loopback address such as 127.0.0.2, so
+// that a test has a second client host), with `token` as its bearer token: a WebSocket
+// upgrade of "/" (answered 101 when the server lets the client in), or a GET of `target`.
+// Returns the server's answer with its Retry-After and body.
+struct HttpAnswer {
+    int status = 0;
+    std::string retry_after;
+    std::string body;
+};
+inline HttpAnswer http_request(
+    unsigned short port, const std::string& token, const std::string& source = "127.0.0.1", const std::string& get = {})
+{
+    net::io_context io;
+    net::ip::tcp::socket socket(io);
+    socket.open(net::ip::tcp::v4());
+    socket.bind(net::ip::tcp::endpoint(net::ip::make_address(source), 0));
+    socket.connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    beast::http::request<beast::http::empty_body> request(beast::http::verb::get, get.empty() ? "/" : get, 11);
+    request.set(beast::http::field::host, "127.0.0.1");
+    if (get.empty()) {
+        request.set(beast::http::field::upgrade, "websocket");
+        request.set(beast::http::field::connection, "upgrade");
+        request.set(beast::http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
+        request.set(beast::http::field::sec_websocket_version, "13");
+    }
+    request.set(beast::http::field::user_agent, "fulcrum-test-http");
+    if (!token.empty())
+        request.set(beast::http::field::authorization, "Bearer " + token);
+    beast::http::write(socket, request);
+    beast::flat_buffer buffer;
+    beast::http::response<beast::http::string_body> response;
+    beast::http::read(socket, buffer, response);
+    // Closed with a reset: a flood's thousands of sockets bound to `source` would otherwise
+    // wait in TIME_WAIT on their ports, where a test beside it binding the wildcard address
+    // (torch.distributed's TCPStore) to a port it was just given would find them in use.
+    // (Closed here: Asio's destructor would clear the linger option first.)
+    socket.set_option(net::socket_base::linger(true, 0));
+    beast::error_code ignored;
+    socket.close(ignored);
+    return { static_cast<int>(response.result_int()), std::string(response[beast::http::field::retry_after]),
+        response.body() };
+}
+
 } // namespace fulcrum::testing_support

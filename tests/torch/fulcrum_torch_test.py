@@ -47,9 +47,10 @@ def model_of(seed=5, batch_norm=False):
 
 
 def free_port():
+    """A port free on every address: torch.distributed's store binds the wildcard address."""
     import socket
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("", 0))
         return s.getsockname()[1]
 
 
