@@ -53,7 +53,9 @@ public:
         = 0;
     virtual void place_worker(WorkerId worker, std::int32_t gpu) = 0; // -1: none
     // An event recorded at its next safe point (throws RefusedRequest once it ended).
-    virtual void note(EventKind kind, const std::string& message, const EventActor& actor) = 0;
+    virtual void note(
+        EventKind kind, std::optional<WorkerId> worker, const std::string& message, const EventActor& actor)
+        = 0;
     // Its remote worker slots; null when it has none.
     virtual const std::shared_ptr<RemotePool>& remote() const = 0;
 

@@ -359,8 +359,8 @@ std::optional<std::string> ElasticScheduling::assign_pooled(ElasticJob& job, Wor
     note_change();
     const std::string where = "pooled worker on " + pooled->host;
     try {
-        job.note(EventKind::WorkerAssigned, where + " takes worker " + std::to_string(worker) + " (" + reason + ")",
-            actor());
+        job.note(EventKind::WorkerAssigned, worker,
+            where + " takes worker " + std::to_string(worker) + " (" + reason + ")", actor());
     } catch (const RefusedRequest&) {
         // it ended meanwhile
     }
@@ -377,7 +377,7 @@ void ElasticScheduling::release_pooled(ElasticJob& job, WorkerId worker, const s
     pooled->client->send(protocol::WorkerReleased { job.id(), worker, reason });
     note_change();
     try {
-        job.note(EventKind::WorkerReleased,
+        job.note(EventKind::WorkerReleased, worker,
             "pooled worker on " + pooled->host + " leaves worker " + std::to_string(worker)
                 + " and waits in the pool again (" + reason + ")",
             actor());
@@ -395,7 +395,7 @@ void ElasticScheduling::note_feedback(ElasticJob& job, Tracked& t) const
         return;
     t.feedback = true;
     try {
-        job.note(EventKind::EarlyFeedback,
+        job.note(EventKind::EarlyFeedback, std::nullopt,
             "past its early-feedback point (" + sched::to_string(options_.feedback)
                 + "): the elastic scheduler may take its workers for newcomers, down to elastic.min_workers",
             actor());

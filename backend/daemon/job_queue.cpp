@@ -267,7 +267,7 @@ void JobQueue::set_cluster_policy(const SetClusterPolicy& policies, const EventA
             + std::string(sched::policy_name(elastic_.policy())) + " and communication " + links_.policy();
         for (JobRuntime* job : running_jobs()) {
             try {
-                job->note(EventKind::ClusterPolicy, now, actor);
+                job->note(EventKind::ClusterPolicy, std::nullopt, now, actor);
             } catch (const RefusedRequest&) {
                 // it ended meanwhile
             }

@@ -816,12 +816,8 @@ void JobRuntime::restart(
     stop_ = true; // at its next barrier, with a checkpoint
 }
 
-void JobRuntime::note(EventKind kind, const std::string& message, const EventActor& actor)
-{
-    hold_note(train::JobControl::Note { kind, message, actor, std::nullopt });
-}
-
-void JobRuntime::note(EventKind kind, WorkerId worker, const std::string& message, const EventActor& actor)
+void JobRuntime::note(
+    EventKind kind, std::optional<WorkerId> worker, const std::string& message, const EventActor& actor)
 {
     hold_note(train::JobControl::Note { kind, message, actor, worker });
 }
@@ -841,7 +837,7 @@ void JobRuntime::set_frozen(bool frozen, const EventActor& actor)
         throw RefusedRequest("not-elastic",
             "job " + std::to_string(id_)
                 + " has no elastic section: no scheduler resizes it, so there is nothing to freeze");
-    note(frozen ? EventKind::JobFrozen : EventKind::JobUnfrozen,
+    note(frozen ? EventKind::JobFrozen : EventKind::JobUnfrozen, std::nullopt,
         frozen ? "the elastic scheduler leaves its workers as they are (an operator's resize-job still applies)"
                : "the elastic scheduler may grow it and take its workers for newcomers again",
         actor);

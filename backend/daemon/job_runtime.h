@@ -97,9 +97,9 @@ public:
     bool frozen() const override;
     // An event recorded in the job's run store at its next safe point (throws
     // RefusedRequest "job-not-running" once it has ended).
-    void note(EventKind kind, const std::string& message, const EventActor& actor) override;
+    void note(
+        EventKind kind, std::optional<WorkerId> worker, const std::string& message, const EventActor& actor) override;
     // ... about one of its workers (its event names the worker).
-    void note(EventKind kind, WorkerId worker, const std::string& message, const EventActor& actor);
     // kill-restart: the job stops at its next barrier with a checkpoint, and starts again
     // from it at once, in the same run, with `changes` applied at its first barrier (events
     // with `actor` and `reason`); a job-restarted event says what the restart cost. Throws

@@ -106,9 +106,10 @@ public:
     {
         placement_.at(static_cast<std::size_t>(worker)) = gpu;
     }
-    void note(EventKind kind, const std::string& message, const EventActor&) override
+    void note(EventKind kind, std::optional<WorkerId> worker, const std::string& message, const EventActor&) override
     {
-        notes.push_back(std::string(to_string(kind)) + ": " + message);
+        notes.push_back(std::string(to_string(kind)) + (worker ? " (worker " + std::to_string(*worker) + ")" : "")
+            + ": " + message);
     }
     const std::shared_ptr<daemon::RemotePool>& remote() const override { return remote_; }
 
@@ -457,7 +458,12 @@ TEST_F(ClusterCore, APooledJobTakesAProcessPerMemberAndGivesBackTheOneItDropped)
     EXPECT_EQ(told(*processes[0]), (std::vector<std::string> { "assigned 0" }));
     EXPECT_EQ(told(*processes[1]), (std::vector<std::string> { "assigned 1" }));
     EXPECT_EQ(told(*processes[2]), (std::vector<std::string> { "assigned 2", "released 2" }));
-    const auto assigned = std::count_if(job.notes.begin(), job.notes.end(),
-        [](const std::string& n) { return n.rfind("worker-assigned: pooled worker on host-", 0) == 0; });
-    EXPECT_EQ(assigned, 3);
+    // Each note names the slot it is about, as the console's Events list and a replay show it.
+    for (const char* expected : { "worker-assigned (worker 0): pooled worker on host-",
+             "worker-assigned (worker 1): pooled worker on host-", "worker-assigned (worker 2): pooled worker on host-",
+             "worker-released (worker 2): pooled worker on host-" })
+        EXPECT_EQ(std::count_if(job.notes.begin(), job.notes.end(),
+                      [&](const std::string& n) { return n.rfind(expected, 0) == 0; }),
+            1)
+            << expected;
 }

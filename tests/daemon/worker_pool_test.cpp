@@ -352,6 +352,11 @@ TEST_F(WorkerPoolTest, AJobMixingLocalAndRemoteWorkersTakesGpusForTheOneAndPoole
     EXPECT_TRUE(has_event(events, "job-placed", "and, its local ones, on"));
     EXPECT_TRUE(has_event(events, "worker-assigned", "pooled worker on pool-1 takes worker 1"));
     EXPECT_TRUE(has_event(events, "worker-released", "leaves worker 1"));
+    // The slot is the events' worker too, so the console's Events list and a replay name it.
+    for (const char* kind : { "worker-assigned", "worker-released" })
+        EXPECT_TRUE(std::any_of(events.begin(), events.end(), [&](const EventRecord& e) {
+            return e.kind == kind && e.worker == std::optional<WorkerId>(1);
+        })) << kind;
 }
 
 // Under kill-restart the pool feeds a job the same way, and a growth step is carried out by
