@@ -137,15 +137,11 @@ void Daemon::answer(Client& to, const Command& command, const Reply& reply) cons
 {
     const std::optional<JobId> job = command.job ? command.job : reply.job;
     const std::string& actor = to.person().empty() ? to.name() : to.person();
-    if (reply.error)
-        log::warning("command refused",
-            { { "actor", actor }, { "role", to_string(to.role()) }, { "client", static_cast<std::int64_t>(to.id()) },
-                { "command", command.what }, { "job", job }, { "outcome", reply.error->code },
-                { "reason", reply.error->message } });
-    else
-        log::info("command",
-            { { "actor", actor }, { "role", to_string(to.role()) }, { "client", static_cast<std::int64_t>(to.id()) },
-                { "command", command.what }, { "job", job }, { "outcome", "ok" } });
+    const bool refused = reply.error.has_value();
+    log::write(refused ? log::Level::Warning : log::Level::Info, refused ? "command refused" : "command",
+        { { "actor", actor }, { "role", to_string(to.role()) }, { "client", static_cast<std::int64_t>(to.id()) },
+            { "command", command.what }, { "job", job }, { "outcome", refused ? reply.error->code : "ok" },
+            { "reason", refused ? reply.error->message : "" } }); // an empty reason is left out
     to.send(reply);
 }
 

@@ -1,13 +1,13 @@
 #include "log/log.h"
 
 #include "common/error.h"
+#include "common/job_event.h"
 #include "common/named_values.h"
 
 #include <array>
 #include <atomic>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -267,9 +267,7 @@ Format format_option(std::string_view option, std::string_view value)
 
 std::string Field::real(double v)
 {
-    std::array<char, 32> text {};
-    const auto end = std::to_chars(text.data(), text.data() + text.size(), v).ptr;
-    return { text.data(), end };
+    return exact_number(v);
 }
 
 void setup(Settings settings)
