@@ -82,6 +82,11 @@ protected:
         o.data_dir = dir;
         o.cluster.servers = 1;
         o.cluster.gpus_per_server = 4;
+        // The tests wait for particular rows (a worker's "dropped: excluded"): an asp job
+        // streams thousands a second, and on a loaded machine a client queue of fulcrumd's
+        // default 1,024 frames can drop the one awaited (a CI run waited out its 300 s,
+        // most likely so).
+        o.client_queue = 1 << 16;
         return o;
     }
 
