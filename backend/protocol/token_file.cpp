@@ -9,12 +9,23 @@
 
 namespace fulcrum::protocol {
 
+namespace {
+constexpr std::size_t kMinTokenChars = 16;
+}
+
 std::vector<TokenLine> read_token_file(const std::filesystem::path& path)
 {
     std::ifstream in(path);
     if (!in)
         throw InputError(path.string(), "", "cannot be read");
     std::vector<TokenLine> lines;
+    // A misplaced word is named in the error unless it is as long as a token could be: the
+    // error goes to the log, and a token written in the wrong place must not follow it there.
+    const auto shown = [](const std::string& word) {
+        return word.size() < kMinTokenChars
+            ? "'" + word + "'"
+            : "a word of " + std::to_string(word.size()) + " characters (not shown: it may be a token)";
+    };
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
         if (const auto hash = line.find('#'); hash != std::string::npos)
@@ -36,15 +47,15 @@ std::vector<TokenLine> read_token_file(const std::filesystem::path& path)
                     entry.role = role;
             if (!entry.role)
                 throw InputError(
-                    path.string(), where, "role must be operator, viewer or worker, got '" + words[0] + "'");
+                    path.string(), where, "role must be operator, viewer or worker, got " + shown(words[0]));
         }
         if (words.size() == 3) {
             if (!valid_token_name(words[1]))
                 throw InputError(
-                    path.string(), where, "a name is 1 to 64 letters, digits and . _ - @ +, got '" + words[1] + "'");
+                    path.string(), where, "a name is 1 to 64 letters, digits and . _ - @ +, got " + shown(words[1]));
             entry.name = words[1];
         }
-        if (entry.token.size() < 16)
+        if (entry.token.size() < kMinTokenChars)
             throw InputError(path.string(), where, "a token must have at least 16 characters");
         lines.push_back(std::move(entry));
     }

@@ -13,8 +13,7 @@ namespace {
 
 std::filesystem::path write_file(const std::string& name, const std::string& text)
 {
-    const auto path
-        = std::filesystem::temp_directory_path() / ("fulcrum-tokens-" + std::to_string(::getpid()) + "-" + name);
+    auto path = std::filesystem::temp_directory_path() / ("fulcrum-tokens-" + std::to_string(::getpid()) + "-" + name);
     std::ofstream(path) << text;
     return path;
 }
@@ -71,6 +70,13 @@ TEST(TokenFile, ABadLineIsRefusedNamingItsLineAndWhatWasExpected)
         { "operator al/ice aaaaaaaaaaaaaaaaaaaa\n",
             "line 1: a name is 1 to 64 letters, digits and . _ - @ +, got 'al/ice'" },
         { "operator alice short\n", "line 1: a token must have at least 16 characters" },
+        // A token in the role's or the name's place is not repeated in the error (which is logged).
+        { "0123456789abcdef0123 operator\n",
+            "line 1: role must be operator, viewer or worker, got a word of 20 characters (not shown: it may be a "
+            "token)" },
+        { "operator 0123456789abcdef0123/x alice\n",
+            "line 1: a name is 1 to 64 letters, digits and . _ - @ +, got a word of 22 characters (not shown: it "
+            "may be a token)" },
         { "# only a comment\n", ": holds no token" },
     };
     for (const auto& [text, expected] : cases) {
