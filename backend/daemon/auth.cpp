@@ -1,12 +1,13 @@
 #include "daemon/auth.h"
 
 #include "common/error.h"
+#include "daemon/io_path.h"
 #include "protocol/codec.h"
 #include "protocol/token_file.h"
 
+#include <atomic>
 #include <cctype>
 #include <fstream>
-#include <mutex>
 #include <openssl/crypto.h>
 #include <random>
 #include <sys/stat.h>
@@ -70,10 +71,12 @@ std::ofstream open_private(const std::filesystem::path& path, std::ios::openmode
 
 } // namespace
 
+// The entries are a published snapshot, read by every upgrade without a lock; the reload
+// (off the I/O threads) replaces them whole.
 struct TokenStore::State {
     std::filesystem::path path;
-    mutable std::mutex mutex;
-    std::vector<Entry> entries;
+    StateMutex reloading; // the stamp: one reload at a time
+    std::atomic<std::shared_ptr<const std::vector<Entry>>> entries;
     std::optional<FileStamp> stamp;
 };
 
@@ -114,7 +117,7 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
     store.state_ = std::make_shared<State>();
     store.state_->path = path;
     store.state_->stamp = stamp_of(path);
-    store.state_->entries = read_entries(path);
+    store.state_->entries.store(std::make_shared<const std::vector<Entry>>(read_entries(path)));
     return store;
 }
 
@@ -161,8 +164,7 @@ std::optional<Grant> TokenStore::authorize(std::string_view header) const
 std::optional<Grant> TokenStore::grant_of(const std::string& token) const
 {
     std::optional<Grant> found;
-    std::lock_guard lock(state_->mutex);
-    for (const Entry& e : state_->entries) // every entry, whether or not one matched already
+    for (const Entry& e : *state_->entries.load()) // every entry, whether or not one matched already
         if (same_token(e.token, token))
             found = e.grant;
     return found;
@@ -170,8 +172,7 @@ std::optional<Grant> TokenStore::grant_of(const std::string& token) const
 
 std::optional<std::string> TokenStore::token_for(protocol::Role role) const
 {
-    std::lock_guard lock(state_->mutex);
-    for (const Entry& e : state_->entries)
+    for (const Entry& e : *state_->entries.load())
         if (e.grant.role == role)
             return e.token;
     return std::nullopt;
@@ -179,25 +180,18 @@ std::optional<std::string> TokenStore::token_for(protocol::Role role) const
 
 bool TokenStore::reload_if_changed(std::string* problem) const
 {
+    const std::lock_guard lock(state_->reloading);
     const std::optional<FileStamp> now = stamp_of(state_->path);
-    {
-        std::lock_guard lock(state_->mutex);
-        if (now == state_->stamp)
-            return false;
-    }
-    std::vector<Entry> entries;
+    if (now == state_->stamp)
+        return false;
+    state_->stamp = now; // a file that cannot be read is said once; the tokens read last stay in force
     try {
-        entries = read_entries(state_->path);
+        state_->entries.store(std::make_shared<const std::vector<Entry>>(read_entries(state_->path)));
     } catch (const InputError& e) {
         if (problem)
             *problem = e.what();
-        std::lock_guard lock(state_->mutex);
-        state_->stamp = now; // said once; the tokens read last stay in force
         return false;
     }
-    std::lock_guard lock(state_->mutex);
-    state_->stamp = now;
-    state_->entries = std::move(entries);
     return true;
 }
 

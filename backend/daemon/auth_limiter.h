@@ -56,7 +56,7 @@ private:
     void make_room(Clock::time_point now); // with mutex_ held
 
     Options options_;
-    mutable std::mutex mutex_; // held for one lookup: the upgrade path does no more under it
+    mutable std::mutex mutex_; // a hand-off (IoPath): held for one lookup, the upgrade path does no more under it
     std::unordered_map<std::string, Source> sources_;
     Totals totals_;
     Clock::time_point swept_ {};

@@ -8,28 +8,6 @@
 
 namespace fulcrum::daemon {
 
-namespace {
-
-thread_local int io_path_depth = 0;
-std::atomic<std::uint64_t> io_path_waits { 0 };
-
-} // namespace
-
-IoPath::IoPath()
-{
-    ++io_path_depth;
-}
-
-IoPath::~IoPath()
-{
-    --io_path_depth;
-}
-
-bool IoPath::active()
-{
-    return io_path_depth > 0;
-}
-
 CoreThread::CoreThread()
     : thread_([this] { run(); })
 {
@@ -79,23 +57,13 @@ void CoreThread::run()
 
 void CoreThread::check_wait()
 {
-    if (!IoPath::active())
-        return;
-    io_path_waits.fetch_add(1, std::memory_order_relaxed);
-#ifndef NDEBUG
-    std::fputs("fulcrumd: a WebSocket frame handler waited for the cluster core\n", stderr);
-    std::abort();
-#endif
+    if (IoPath::active())
+        IoPath::breach(IoPath::Breach::WaitedForCore);
 }
 
 void CoreThread::refuse()
 {
     throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
-}
-
-std::uint64_t CoreThread::waited_on_io_path()
-{
-    return io_path_waits.load(std::memory_order_relaxed);
 }
 
 } // namespace fulcrum::daemon

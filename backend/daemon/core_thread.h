@@ -1,5 +1,7 @@
 #pragma once
 
+#include "daemon/io_path.h"
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -11,27 +13,12 @@
 
 namespace fulcrum::daemon {
 
-// Marks the thread it lives on as serving a WebSocket frame (Daemon::receive and
-// receive_binary, a connection opening or closing, the /metrics page) for its scope. Those
-// handlers read the job queue's published view and post changes to the core's thread; they
-// never wait for it.
-class IoPath {
-public:
-    IoPath();
-    ~IoPath();
-    IoPath(const IoPath&) = delete;
-    IoPath& operator=(const IoPath&) = delete;
-
-    static bool active(); // on this thread, now
-};
-
 // The cluster core's one thread: the job queue's state (jobs, queue, cluster book, worker
 // pool, elastic scheduling, the journal's entries) is touched on it only, so it needs no
 // lock. The I/O threads post() to it and the task replies; the threads that must wait for
 // the answer (a submission after its fsync, the elastic scheduler and the arrivals at
 // their instants on the shared clock, a job at its end, tests) call() it. A call() inside
-// an IoPath is counted (waited_on_io_path, which a test reads after driving every message
-// through the daemon) and stops a debug build at once.
+// an IoPath is a breach (IoPath::WaitedForCore).
 class CoreThread {
 public:
     CoreThread();
@@ -57,14 +44,12 @@ public:
         return result.get();
     }
 
-    static std::uint64_t waited_on_io_path();
-
 private:
     void run();
     static void check_wait();
     [[noreturn]] static void refuse();
 
-    std::mutex mutex_; // the queue of tasks only, held for a push or a pop
+    std::mutex mutex_; // a hand-off: the queue of tasks only, held for a push or a pop
     std::condition_variable ready_;
     std::deque<std::function<void()>> tasks_;
     bool ending_ = false;

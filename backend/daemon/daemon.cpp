@@ -452,7 +452,7 @@ void Daemon::on(Client& client, const OpenReplay& open)
 
 void Daemon::on(Client& client, const ReplayCommand& command)
 {
-    replays_.command(client, command);
+    replays_.command(client.shared_from_this(), command);
 }
 
 void Daemon::send_snapshot(Client& client, const Subscribe& s)
@@ -464,18 +464,19 @@ void Daemon::send_snapshot(Client& client, const Subscribe& s)
     if (wants(protocol::Stream::Cluster))
         client.send(ClusterUpdate { queue_.cluster() });
     for (JobRuntime* j : selected) {
+        const std::shared_ptr<const JobRuntime::Published> p = j->published();
         if (wants(protocol::Stream::Jobs))
-            client.send(JobUpdate { j->status() });
+            client.send(JobUpdate { p->status });
         if (wants(protocol::Stream::Workers))
-            client.send(WorkerUpdate { j->id(), j->worker_states() });
-        if (wants(protocol::Stream::Iterations))
-            if (auto rows = j->last_rows()) {
-                if (!s.workers.empty())
-                    std::erase_if(rows->rows, [&](const IterationRecord& r) {
-                        return std::find(s.workers.begin(), s.workers.end(), r.worker) == s.workers.end();
-                    });
-                client.send(*rows);
-            }
+            client.send(WorkerUpdate { j->id(), *p->workers });
+        if (wants(protocol::Stream::Iterations) && p->rows) {
+            IterationRows rows = *p->rows;
+            if (!s.workers.empty())
+                std::erase_if(rows.rows, [&](const IterationRecord& r) {
+                    return std::find(s.workers.begin(), s.workers.end(), r.worker) == s.workers.end();
+                });
+            client.send(rows);
+        }
     }
     client.send(SnapshotEnd { s.id });
 }

@@ -10,31 +10,34 @@ data::TrainTest DataCache::read(const scenario::Scenario& scenario)
 {
     // The admission's key: the jobs the resource book counts as sharing a set share it here.
     const std::string key = scenario::estimate_footprint(scenario, 1).data_key;
-    std::shared_ptr<Slot> slot;
-    {
-        std::lock_guard lock(mutex_);
-        auto& entry = slots_[key];
-        if (!entry)
-            entry = std::make_shared<Slot>();
-        slot = entry;
-    }
+    const auto found = [&](const Slots& slots) {
+        const auto it = slots.find(key);
+        return it == slots.end() ? nullptr : it->second;
+    };
+    std::shared_ptr<Slot> slot = found(*slots_.load());
+    if (!slot)
+        slot = copy_on_write(slots_, [&](Slots& slots) {
+            auto& entry = slots[key];
+            if (!entry)
+                entry = std::make_shared<Slot>();
+            return entry;
+        });
     std::lock_guard reading(slot->reading);
-    data::TrainTest data { slot->train.lock(), slot->test.lock() };
+    data::TrainTest data { slot->train.load().lock(), slot->test.load().lock() };
     if (data.train && data.test)
         return data;
     data = run::load_scenario_data(scenario, scenario.seed);
-    slot->train = data.train;
-    slot->test = data.test;
+    slot->train.store(data.train);
+    slot->test.store(data.test);
     return data;
 }
 
 std::size_t DataCache::sets_held() const
 {
-    std::lock_guard lock(mutex_);
     std::size_t held = 0;
-    for (const auto& [key, slot] : slots_) {
-        std::unique_lock reading(slot->reading, std::try_to_lock);
-        held += !reading.owns_lock() || !slot->train.expired() ? 1 : 0; // one being read is held
+    for (const auto& [key, slot] : *slots_.load()) {
+        std::unique_lock reading(slot->reading, std::try_to_lock); // never waits
+        held += !reading.owns_lock() || !slot->train.load().expired() ? 1 : 0; // one being read is held
     }
     return held;
 }

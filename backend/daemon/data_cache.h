@@ -5,6 +5,9 @@
 // copies before). A set no running job holds is freed. Thread-safe: jobs read from their
 // own threads; two jobs asking for one set at once wait for a single read.
 
+#include "daemon/io_path.h"
+
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,11 +32,12 @@ public:
 
 private:
     struct Slot {
-        std::mutex reading; // one read per set at a time
-        std::weak_ptr<const data::Dataset> train, test;
+        std::mutex reading; // one read per set at a time (try_lock only, off the job threads)
+        std::atomic<std::weak_ptr<const data::Dataset>> train, test;
     };
-    mutable std::mutex mutex_;
-    std::map<std::string, std::shared_ptr<Slot>> slots_;
+    // A published snapshot, a slot added by copy: /metrics counts the sets on an I/O thread.
+    using Slots = std::map<std::string, std::shared_ptr<Slot>>;
+    std::atomic<std::shared_ptr<const Slots>> slots_ { std::make_shared<const Slots>() };
 };
 
 } // namespace fulcrum::daemon

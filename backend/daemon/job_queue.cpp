@@ -310,7 +310,7 @@ std::vector<JobStatus> JobQueue::jobs() const
 {
     std::vector<JobStatus> out;
     for (const auto& [id, j] : view()->jobs)
-        out.push_back(j->status());
+        out.push_back(j->published()->status);
     return out;
 }
 
@@ -915,8 +915,10 @@ void JobQueue::send_shares(JobRuntime& job, const std::vector<std::int32_t>& pla
 void JobQueue::fill_metrics(DaemonMetrics& metrics) const
 {
     const std::shared_ptr<const View> v = view();
-    for (const auto& [id, job] : v->jobs)
-        metrics.jobs.push_back({ job->status(), job->worker_states(), job->last_rows() });
+    for (const auto& [id, job] : v->jobs) {
+        const std::shared_ptr<const JobRuntime::Published> p = job->published();
+        metrics.jobs.push_back({ p->status, *p->workers, p->rows ? std::optional(*p->rows) : std::nullopt });
+    }
     metrics.queued_jobs = v->queued;
     metrics.placements = v->placements;
     metrics.pooled_idle = v->pooled_idle;

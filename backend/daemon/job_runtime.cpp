@@ -66,6 +66,8 @@ JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::p
             scenario_.external->evaluation_timeout_s, scenario_.worker_timeout_s.value_or(kDefaultWorkerTimeoutS));
         status_.model = scenario_.external->framework + " (external)";
     }
+    published_.store(std::make_shared<const Published>(
+        Published { status_, std::make_shared<const std::vector<protocol::WorkerState>>(worker_states_locked()), {} }));
 }
 
 JobRuntime::~JobRuntime()
@@ -212,7 +214,7 @@ void JobRuntime::run()
             for (const IterationRecord& r : message.rows)
                 if (r.worker >= 0 && static_cast<std::size_t>(r.worker) < batch_sizes_.size())
                     batch_sizes_[static_cast<std::size_t>(r.worker)] = r.batch_size;
-            last_rows_ = message;
+            republish({}, std::make_shared<const protocol::IterationRows>(message));
         }
         hub_.publish(message);
         publish_workers();
@@ -448,11 +450,32 @@ void JobRuntime::set_state(JobState state, std::string message)
 
 void JobRuntime::publish_status()
 {
-    hub_.publish(protocol::JobUpdate { status() });
+    protocol::JobUpdate update;
+    {
+        std::lock_guard lock(mutex_);
+        update.status = status_;
+        republish();
+    }
+    hub_.publish(update);
 }
+
 void JobRuntime::publish_workers()
 {
-    hub_.publish(protocol::WorkerUpdate { id_, worker_states() });
+    std::shared_ptr<const std::vector<protocol::WorkerState>> workers;
+    {
+        std::lock_guard lock(mutex_);
+        workers = std::make_shared<const std::vector<protocol::WorkerState>>(worker_states_locked());
+        republish(workers);
+    }
+    hub_.publish(protocol::WorkerUpdate { id_, *workers });
+}
+
+void JobRuntime::republish(const std::shared_ptr<const std::vector<protocol::WorkerState>>& workers,
+    const std::shared_ptr<const protocol::IterationRows>& rows)
+{
+    const std::shared_ptr<const Published> last = published_.load();
+    published_.store(std::make_shared<const Published>(
+        Published { status_, workers ? workers : last->workers, rows ? rows : last->rows }));
 }
 
 double remaining_run_s(const protocol::JobStatus& status)
@@ -503,15 +526,14 @@ protocol::JobStatus JobRuntime::status() const
     return status_;
 }
 
-std::optional<protocol::IterationRows> JobRuntime::last_rows() const
-{
-    std::lock_guard lock(mutex_);
-    return last_rows_;
-}
-
 std::vector<protocol::WorkerState> JobRuntime::worker_states() const
 {
     std::lock_guard lock(mutex_);
+    return worker_states_locked();
+}
+
+std::vector<protocol::WorkerState> JobRuntime::worker_states_locked() const
+{
     std::vector<balance::WorkerOverride> overrides;
     std::vector<double> slowdowns;
     if (trainer_) {

@@ -2,6 +2,7 @@
 
 #include "common/job_fold.h"
 #include "daemon/elastic_job.h"
+#include "daemon/io_path.h"
 #include "daemon/rank_pool.h"
 #include "daemon/remote_pool.h"
 #include "daemon/server_folders.h"
@@ -17,7 +18,6 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -165,7 +165,16 @@ public:
     protocol::JobStatus status() const override;
     std::vector<protocol::WorkerState> worker_states() const;
     void publish_workers(); // to the workers stream, as they are now
-    std::optional<protocol::IterationRows> last_rows() const;
+    // What the I/O threads read of the job (list-jobs, a subscription's snapshot, /metrics):
+    // its status, workers and latest rows as its streams last sent them, published with each
+    // send and never changed after. Reading it takes no lock, so no frame handler waits for
+    // the job's trainer or the core.
+    struct Published {
+        protocol::JobStatus status;
+        std::shared_ptr<const std::vector<protocol::WorkerState>> workers;
+        std::shared_ptr<const protocol::IterationRows> rows; // null before the first
+    };
+    std::shared_ptr<const Published> published() const { return published_.load(); }
     // The job's remote worker slots; null when it has none.
     const std::shared_ptr<RemotePool>& remote() const override { return remote_; }
     // An external job's ranks; null for a built-in job.
@@ -206,10 +215,15 @@ private:
     std::atomic<bool> stop_ { false };
     std::thread thread_;
 
-    mutable std::mutex mutex_;
+    mutable StateMutex mutex_;
     protocol::JobStatus status_;
     std::vector<std::int32_t> batch_sizes_;
-    std::optional<protocol::IterationRows> last_rows_;
+    std::atomic<std::shared_ptr<const Published>> published_;
+    // With mutex_ held (so publishes are ordered): status_ as it is now, with the workers or
+    // rows given, else the last ones.
+    void republish(const std::shared_ptr<const std::vector<protocol::WorkerState>>& workers = {},
+        const std::shared_ptr<const protocol::IterationRows>& rows = {});
+    std::vector<protocol::WorkerState> worker_states_locked() const;
     train::Trainer* trainer_ = nullptr;
     bool trained_ = false; // the trainer has run and ended
     struct HeldCommand {

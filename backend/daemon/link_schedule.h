@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "daemon/io_path.h"
 #include "sched/cluster.h"
 #include "sched/comm_policy.h"
 
@@ -9,7 +10,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,13 +105,13 @@ private:
     std::vector<int> servers_of(const std::vector<int>& gpus) const;
 
     const sched::ClusterSpec cluster_;
-    mutable std::mutex mutex_;
+    mutable StateMutex mutex_;
     std::string name_;
     std::unique_ptr<sched::CommPolicy> policy_; // null: none
     std::vector<Running> running_; // on the shared virtual clock
     std::vector<Running> paced_running_; // paced and real-mode jobs', in wall seconds since `epoch_`
     std::vector<Asking> paced_asking_; // their transfers not started yet
-    std::condition_variable asked_; // one of them asked, or left
+    std::condition_variable_any asked_; // one of them asked, or left
     std::uint64_t next_asking_ = 0;
     // A due transfer sharing a link with `a` comes before it in SRSF order (with mutex_ held).
     bool srsf_before_due(const Asking& a, double at) const;

@@ -9,7 +9,7 @@
 
 namespace fulcrum::daemon {
 
-// What fulcrumd's /metrics shows, gathered under the daemon's locks.
+// What fulcrumd's /metrics shows, from the snapshots the core and each job publish.
 struct JobMetrics {
     protocol::JobStatus status;
     std::vector<protocol::WorkerState> workers;

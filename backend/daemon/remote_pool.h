@@ -87,7 +87,7 @@ private:
 
     const JobId job_;
     const double worker_timeout_s_;
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_; // a hand-off (IoPath): a result frame fills its slot under it, no more
     std::condition_variable changed_;
     std::vector<Slot> slots_;
     std::function<void(WorkerId)> on_rejoin_;

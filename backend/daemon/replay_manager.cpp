@@ -25,79 +25,71 @@ ReplayManager::~ReplayManager() = default;
 
 void ReplayManager::open(const std::shared_ptr<Client>& client, const OpenReplay& open)
 {
-    const auto path = catalogue_.run_store(open.database);
-    std::int64_t id = 0;
-    {
-        std::lock_guard lock(mutex_);
+    thread_.post([this, client, open] {
         const auto mine = std::count_if(replays_.begin(), replays_.end(), [&](const auto& r) {
             return r.second->client() == client->id();
         }) + opening_[client->id()];
-        if (mine >= per_client_)
-            throw RefusedRequest("too-many-replays",
-                "this client already has " + std::to_string(mine) + " replays open; close one first (close-replay)");
-        id = next_replay_++;
+        if (mine >= per_client_) {
+            client->send(failure(open.id, "too-many-replays",
+                "this client already has " + std::to_string(mine) + " replays open; close one first (close-replay)"));
+            return;
+        }
+        const std::int64_t id = next_replay_++;
         ++opening_[client->id()];
-    }
-    disk_.post([this, id, path, open, client] {
-        std::unique_ptr<ReplaySession> session;
-        try {
+        disk_.post([this, id, open, client] {
+            std::shared_ptr<ReplaySession> session;
             try {
-                session = std::make_unique<ReplaySession>(id, client, path, open.database, open);
-            } catch (const InputError& e) {
-                throw RefusedRequest(e.field() == "run" ? "unknown-run" : "unreadable-run-store", e.what());
+                try {
+                    session = std::make_shared<ReplaySession>(
+                        id, client, catalogue_.run_store(open.database), open.database, open);
+                } catch (const InputError& e) {
+                    throw RefusedRequest(e.field() == "run" ? "unknown-run" : "unreadable-run-store", e.what());
+                }
+            } catch (...) {
+                client->send(failure_of(open.id, std::current_exception()));
             }
-        } catch (...) {
-            {
-                std::lock_guard lock(mutex_);
-                if (const auto it = opening_.find(client->id()); it != opening_.end())
-                    --it->second;
+            if (session) {
+                Reply reply = ok(open.id);
+                reply.replay = id;
+                client->send(reply);
+                session->start();
             }
-            client->send(failure_of(open.id, std::current_exception()));
-            return;
-        }
-        Reply reply = ok(open.id);
-        reply.replay = id;
-        client->send(reply);
-        session->start();
-        std::unique_lock lock(mutex_);
-        const auto it = opening_.find(client->id());
-        if (it == opening_.end()) { // the client left meanwhile: its replay ends here
-            lock.unlock();
-            return;
-        }
-        --it->second;
-        replays_[id] = std::move(session);
+            thread_.post([this, client = client->id(), session] {
+                const auto it = opening_.find(client);
+                if (it == opening_.end()) // the client left meanwhile: its replay ends here
+                    return;
+                --it->second;
+                if (session)
+                    replays_[session->id()] = session;
+            });
+        });
     });
 }
 
-void ReplayManager::command(Client& client, const ReplayCommand& command)
+void ReplayManager::command(const std::shared_ptr<Client>& client, const ReplayCommand& command)
 {
-    std::unique_ptr<ReplaySession> closed; // destroyed after the lock: it joins its thread
-    std::lock_guard lock(mutex_);
-    const auto it = replays_.find(command.replay);
-    if (it == replays_.end() || it->second->client() != client.id())
-        throw RefusedRequest("unknown-replay", "this client has no replay " + std::to_string(command.replay));
-    it->second->check(command);
-    client.send(ok(command.id)); // the reply goes before anything the command makes the replay send
-    it->second->command(command);
-    if (command.action == ReplayAction::Close) {
-        closed = std::move(it->second);
-        replays_.erase(it);
-    }
+    thread_.post([this, client, command] {
+        try {
+            const auto it = replays_.find(command.replay);
+            if (it == replays_.end() || it->second->client() != client->id())
+                throw RefusedRequest("unknown-replay", "this client has no replay " + std::to_string(command.replay));
+            it->second->check(command);
+            client->send(ok(command.id)); // the reply goes before anything the command makes the replay send
+            it->second->command(command);
+            if (command.action == ReplayAction::Close)
+                replays_.erase(it); // on this thread: its reader's thread ends here
+        } catch (...) {
+            client->send(failure_of(command.id, std::current_exception()));
+        }
+    });
 }
 
 void ReplayManager::client_left(std::uint64_t client)
 {
-    std::vector<std::unique_ptr<ReplaySession>> closing;
-    std::lock_guard lock(mutex_);
-    opening_.erase(client);
-    for (auto it = replays_.begin(); it != replays_.end();)
-        if (it->second->client() == client) {
-            closing.push_back(std::move(it->second));
-            it = replays_.erase(it);
-        } else {
-            ++it;
-        }
+    thread_.post([this, client] {
+        opening_.erase(client);
+        std::erase_if(replays_, [&](const auto& r) { return r.second->client() == client; });
+    });
 }
 
 } // namespace fulcrum::daemon

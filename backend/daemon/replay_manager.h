@@ -1,11 +1,11 @@
 #pragma once
 
+#include "daemon/core_thread.h"
 #include "protocol/messages.h"
 
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 
 namespace fulcrum::daemon {
 
@@ -16,7 +16,9 @@ class RunCatalogue;
 
 // The replays clients have open: at most `per_client` each, opened on the disk threads
 // (reading a run store never holds the I/O threads), steered by replay commands, closed
-// with their client.
+// with their client. Its table lives on a thread of its own (a CoreThread), where each call
+// posts its work and the replies are sent from: a frame handler never waits for a replay's
+// reader, nor for a closing replay's thread to end.
 class ReplayManager {
 public:
     ReplayManager(const RunCatalogue& catalogue, TaskThreads& disk, int per_client);
@@ -24,12 +26,12 @@ public:
     ReplayManager(const ReplayManager&) = delete;
     ReplayManager& operator=(const ReplayManager&) = delete;
 
-    // Refuses at once (RefusedRequest: unknown-run, too-many-replays); otherwise the reply
-    // (with the replay's id, or the failure) goes to the client once the store is read.
+    // The reply (with the replay's id, or the failure: unknown-run, too-many-replays,
+    // unreadable-run-store) goes to the client once the store is read.
     void open(const std::shared_ptr<Client>& client, const protocol::OpenReplay& open);
-    // Replies, then applies the command. Throws RefusedRequest ("unknown-replay", or the
-    // session's refusal of a bad command).
-    void command(Client& client, const protocol::ReplayCommand& command);
+    // Replies, then applies the command; or refuses it ("unknown-replay", or the session's
+    // refusal of a bad command).
+    void command(const std::shared_ptr<Client>& client, const protocol::ReplayCommand& command);
     // The client is gone: its replays end (each joins its thread), and one still opening
     // ends when it has opened.
     void client_left(std::uint64_t client);
@@ -38,10 +40,11 @@ private:
     const RunCatalogue& catalogue_;
     TaskThreads& disk_;
     const int per_client_;
-    std::mutex mutex_;
-    std::map<std::int64_t, std::unique_ptr<ReplaySession>> replays_;
+    std::map<std::int64_t, std::shared_ptr<ReplaySession>> replays_;
     std::map<std::uint64_t, int> opening_; // replays each client is opening on the disk threads
     std::int64_t next_replay_ = 1;
+    // Last: it ends (running what was posted) before the tables go.
+    CoreThread thread_;
 };
 
 } // namespace fulcrum::daemon

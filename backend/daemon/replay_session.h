@@ -1,12 +1,12 @@
 #pragma once
 
+#include "daemon/io_path.h"
 #include "protocol/messages.h"
 
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 namespace fulcrum::replay {
@@ -55,8 +55,8 @@ private:
     std::unique_ptr<replay::ReplaySource> source_;
     std::thread thread_;
 
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
+    mutable StateMutex mutex_;
+    std::condition_variable_any wake_;
     std::deque<protocol::ReplayCommand> commands_;
     bool closing_ = false;
     bool playing_ = true;

@@ -40,7 +40,7 @@ private:
         Frame frame;
         std::string key;
     };
-    mutable std::mutex mutex_;
+    mutable std::mutex mutex_; // a hand-off (IoPath): held for one push or pop
     std::deque<Entry> entries_;
     std::size_t limit_;
     protocol::Missed total_, unreported_;

@@ -43,7 +43,7 @@ SharedVirtualClock::Participant& SharedVirtualClock::join(JobId job, double t)
     return p;
 }
 
-bool SharedVirtualClock::wait_to_go(std::unique_lock<std::mutex>& lock, JobId job, Participant& p, double at,
+bool SharedVirtualClock::wait_to_go(std::unique_lock<StateMutex>& lock, JobId job, Participant& p, double at,
     bool deciding, const std::atomic<bool>* stop)
 {
     p.waiting = at;

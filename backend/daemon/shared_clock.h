@@ -1,12 +1,12 @@
 #pragma once
 
 #include "common/records.h"
+#include "daemon/io_path.h"
 
 #include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -81,12 +81,12 @@ private:
     };
     Participant& join(JobId job, double t); // with mutex_ held
     // Waits until the job may go on at daemon time `at` (false: stopping), with `lock` held.
-    bool wait_to_go(std::unique_lock<std::mutex>& lock, JobId job, Participant& p, double at, bool deciding,
+    bool wait_to_go(std::unique_lock<StateMutex>& lock, JobId job, Participant& p, double at, bool deciding,
         const std::atomic<bool>* stop);
     bool may_go(JobId job, double at, bool deciding) const; // with mutex_ held
 
-    mutable std::mutex mutex_;
-    std::condition_variable changed_;
+    mutable StateMutex mutex_;
+    std::condition_variable_any changed_;
     std::map<JobId, Participant> participants_;
     double now_ = 0;
 };

@@ -38,25 +38,18 @@ void Client::send_frame(Frame frame, std::string coalesce_key, Delivery delivery
 {
     if (!queue_.push(std::move(frame), std::move(coalesce_key), delivery))
         return;
-    std::function<void()> wake;
-    {
-        std::lock_guard lock(mutex_);
-        wake = wake_;
-    }
-    if (wake)
-        wake();
+    if (const auto wake = wake_.load())
+        (*wake)();
 }
 
 void Client::set_wake(std::function<void()> wake)
 {
-    std::lock_guard lock(mutex_);
-    wake_ = std::move(wake);
+    wake_.store(std::make_shared<const std::function<void()>>(std::move(wake)));
 }
 
 void Client::set_closer(std::function<void(const std::string&)> closer)
 {
-    std::lock_guard lock(mutex_);
-    closer_ = std::move(closer);
+    closer_.store(std::make_shared<const std::function<void(const std::string&)>>(std::move(closer)));
 }
 
 std::string close_reason_that_fits(std::string reason)
@@ -86,52 +79,45 @@ void Client::heard_heartbeat(bool evaluating, bool collective)
 
 void Client::close_for(const std::string& reason)
 {
-    std::function<void(const std::string&)> closer;
-    {
-        std::lock_guard lock(mutex_);
-        closer = closer_;
-    }
-    if (closer)
-        closer(close_reason_that_fits(reason));
+    if (const auto closer = closer_.load())
+        (*closer)(close_reason_that_fits(reason));
 }
 
 bool Client::greeted() const
 {
-    std::lock_guard lock(mutex_);
-    return greeted_;
+    return greeted_.load();
 }
 
 void Client::set_greeted(int version)
 {
-    std::lock_guard lock(mutex_);
-    greeted_ = true;
-    version_ = version;
+    version_.store(version); // before greeted_: a reader that sees it greeted sees its version
+    greeted_.store(true);
 }
 
 int Client::version() const
 {
-    std::lock_guard lock(mutex_);
-    return version_;
+    return version_.load();
 }
 
 void Client::subscribe(const protocol::Subscribe& subscription)
 {
-    std::lock_guard lock(mutex_);
-    subscriptions_[subscription.id] = subscription;
+    copy_on_write(subscriptions_, [&](Subscriptions& s) {
+        s[subscription.id] = subscription;
+        return true;
+    });
 }
 
 bool Client::unsubscribe(const std::string& id)
 {
-    std::lock_guard lock(mutex_);
-    return subscriptions_.erase(id) > 0;
+    return copy_on_write(subscriptions_, [&](Subscriptions& s) { return s.erase(id) > 0; });
 }
 
 bool Client::wants(protocol::Stream stream, JobId job, std::vector<WorkerId>* workers) const
 {
-    std::lock_guard lock(mutex_);
+    const std::shared_ptr<const Subscriptions> subscriptions = subscriptions_.load();
     bool wanted = false;
     bool all_workers = false;
-    for (const auto& [id, s] : subscriptions_) {
+    for (const auto& [id, s] : *subscriptions) {
         if (s.job && *s.job != job && stream != protocol::Stream::Cluster)
             continue;
         if (!s.streams.empty() && std::find(s.streams.begin(), s.streams.end(), stream) == s.streams.end())
@@ -149,29 +135,35 @@ bool Client::wants(protocol::Stream stream, JobId job, std::vector<WorkerId>* wo
 
 void StreamHub::add(const std::shared_ptr<Client>& client)
 {
-    std::lock_guard lock(mutex_);
-    clients_[client->id()] = client;
+    copy_on_write(clients_, [&](Clients& clients) {
+        clients.emplace_back(client->id(), client);
+        return true;
+    });
 }
 
 void StreamHub::remove(std::uint64_t client)
 {
-    std::lock_guard lock(mutex_);
-    const auto it = clients_.find(client);
-    if (it == clients_.end())
-        return;
-    if (const auto c = it->second.lock()) {
+    const std::weak_ptr<Client> removed = copy_on_write(clients_, [&](Clients& clients) {
+        const auto it = std::find_if(clients.begin(), clients.end(), [&](const auto& c) { return c.first == client; });
+        if (it == clients.end())
+            return std::weak_ptr<Client>();
+        std::weak_ptr<Client> found = it->second;
+        clients.erase(it);
+        return found;
+    });
+    if (const auto c = removed.lock()) {
         const protocol::Missed missed = c->queue().missed();
-        gone_.dropped += missed.dropped;
-        gone_.coalesced += missed.coalesced;
+        gone_dropped_ += missed.dropped;
+        gone_coalesced_ += missed.coalesced;
     }
-    clients_.erase(it);
 }
 
 protocol::Missed StreamHub::missed_totals() const
 {
-    std::lock_guard lock(mutex_);
-    protocol::Missed total = gone_;
-    for (const auto& [id, weak] : clients_)
+    protocol::Missed total;
+    total.dropped = gone_dropped_.load();
+    total.coalesced = gone_coalesced_.load();
+    for (const auto& [id, weak] : *clients_.load())
         if (const auto c = weak.lock()) {
             const protocol::Missed missed = c->queue().missed();
             total.dropped += missed.dropped;
@@ -182,15 +174,13 @@ protocol::Missed StreamHub::missed_totals() const
 
 std::size_t StreamHub::clients() const
 {
-    std::lock_guard lock(mutex_);
-    return clients_.size();
+    return clients_.load()->size();
 }
 
 std::vector<std::shared_ptr<Client>> StreamHub::subscribers(protocol::Stream stream, JobId job) const
 {
     std::vector<std::shared_ptr<Client>> out;
-    std::lock_guard lock(mutex_);
-    for (const auto& [id, weak] : clients_)
+    for (const auto& [id, weak] : *clients_.load())
         if (auto client = weak.lock(); client && client->wants(stream, job))
             out.push_back(std::move(client));
     return out;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/io_path.h"
 #include "daemon/send_queue.h"
 #include "protocol/messages.h"
 
@@ -9,7 +10,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,7 +25,9 @@ class RemotePool;
 
 // One connected client as the daemon sees it, whatever carries its frames: its role, its
 // name for the operator log, its subscriptions and its bounded send queue. The transport
-// sets `wake` to start writing when the queue stops being empty.
+// sets `wake` to start writing when the queue stops being empty. Its state is atomics and
+// published snapshots: the trainers that publish to it and its own frame handlers never wait
+// for each other (only its send queue, a hand-off, has a lock).
 class Client : public std::enable_shared_from_this<Client> {
 public:
     Client(std::uint64_t id, protocol::Role role, std::string name, std::size_t queue_limit);
@@ -101,28 +103,29 @@ private:
     std::string name_;
     std::string person_;
     SendQueue queue_;
-    mutable std::mutex mutex_;
-    std::function<void()> wake_;
+    std::atomic<std::shared_ptr<const std::function<void()>>> wake_;
     std::function<std::string(std::string)> filter_; // set before the client is shared
-    bool greeted_ = false;
+    std::atomic<bool> greeted_ { false };
     std::atomic<bool> sends_heartbeats_ { false };
     std::atomic<bool> evaluating_ { false };
     std::atomic<bool> collective_ { false };
     std::atomic<std::chrono::steady_clock::rep> collective_since_ { 0 };
     std::atomic<std::chrono::steady_clock::rep> evaluated_at_ { 0 };
     std::atomic<std::chrono::steady_clock::rep> evaluating_since_ { 0 };
-    int version_ = protocol::kProtocolVersion;
-    std::map<std::string, protocol::Subscribe> subscriptions_;
+    std::atomic<int> version_ { protocol::kProtocolVersion };
+    using Subscriptions = std::map<std::string, protocol::Subscribe>;
+    std::atomic<std::shared_ptr<const Subscriptions>> subscriptions_ { std::make_shared<const Subscriptions>() };
     std::atomic<std::weak_ptr<RemotePool>> results_to_;
     std::atomic<std::chrono::steady_clock::rep> last_heard_ {
         std::chrono::steady_clock::now().time_since_epoch().count()
     };
-    std::function<void(const std::string&)> closer_; // under mutex_
+    std::atomic<std::shared_ptr<const std::function<void(const std::string&)>>> closer_;
 };
 
 // Fans the live stream out to the clients that subscribed to it. A message is encoded once
 // and its frame shared; publishing only queues, so a stalled client never blocks the
-// trainer that publishes. Thread-safe.
+// trainer that publishes. Thread-safe without a lock: the clients are a published snapshot,
+// replaced when one connects or leaves.
 class StreamHub {
 public:
     void add(const std::shared_ptr<Client>& client);
@@ -144,9 +147,10 @@ private:
     std::vector<std::shared_ptr<Client>> subscribers(protocol::Stream stream, JobId job) const;
     void fan_out(protocol::Stream stream, JobId job, const protocol::ServerMessage& message, const std::string& key);
 
-    mutable std::mutex mutex_;
-    std::map<std::uint64_t, std::weak_ptr<Client>> clients_;
-    protocol::Missed gone_; // the totals of clients removed
+    // In connection order (ids grow): a vector, so that a connection copies pointers, not nodes.
+    using Clients = std::vector<std::pair<std::uint64_t, std::weak_ptr<Client>>>;
+    std::atomic<std::shared_ptr<const Clients>> clients_ { std::make_shared<const Clients>() };
+    std::atomic<std::int64_t> gone_dropped_ { 0 }, gone_coalesced_ { 0 }; // the totals of clients removed
 };
 
 } // namespace fulcrum::daemon

@@ -26,7 +26,7 @@ public:
 private:
     void run();
 
-    std::mutex mutex_;
+    std::mutex mutex_; // a hand-off (IoPath): the queue of tasks only, held for a push or a pop
     std::condition_variable ready_;
     std::deque<std::function<void()>> tasks_;
     bool stopping_ = false;

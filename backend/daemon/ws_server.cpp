@@ -65,7 +65,7 @@ public:
 
 // The sessions alive, so stop() can close them.
 struct Sessions {
-    std::mutex mutex;
+    std::mutex mutex; // a hand-off (IoPath): held to add or remove one
     std::set<std::shared_ptr<Closable>> open;
 };
 
@@ -436,7 +436,7 @@ private:
     std::chrono::steady_clock::time_point opened_ {};
     std::string why_closed_; // for the log line: the first reason the connection ended
     std::shared_ptr<Client> client_;
-    mutable std::mutex token_mutex_; // token() is read from the revocation check's thread
+    mutable std::mutex token_mutex_; // a hand-off (IoPath): token() is read from the revocation check
     std::string token_;
     protocol::Role role_ = protocol::Role::Viewer;
     std::size_t frame_limit_ = protocol::kMaxFrameBytes;

@@ -1,13 +1,16 @@
-// Issue 41's guard: no WebSocket frame handler waits for the cluster core. Every client
-// message goes through Daemon::receive (and a result through receive_binary) while jobs
-// run, and CoreThread counts each time a handler waits for its thread; the count stays 0.
-// The core's state has no lock for a handler to take. A debug build stops at the first
-// such wait instead.
+// Issue 41's guard: no WebSocket frame handler waits for the cluster core or takes a lock
+// on state another thread holds. Every client message goes through Daemon::receive (and a
+// result through receive_binary) while jobs run, and IoPath counts each time a handler
+// waits for the core's thread or takes a StateMutex; both counts stay 0. What a handler
+// still locks is a hand-off (a send queue, a task queue, a job's result slot), held for a
+// push or a pop. A debug build stops at the first breach instead.
 
 #include "daemon/core_thread.h"
 #include "daemon/daemon.h"
 #include "daemon_support.h"
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <set>
@@ -72,7 +75,9 @@ TEST_F(IoPathTest, NoFrameHandlerWaitsForTheClusterCore)
     options.cluster.servers = 1;
     options.cluster.gpus_per_server = 4;
     daemon::Daemon d(options);
-    const std::uint64_t before = daemon::CoreThread::waited_on_io_path();
+    using Breach = daemon::IoPath::Breach;
+    const std::uint64_t waits_before = daemon::IoPath::breaches(Breach::WaitedForCore);
+    const std::uint64_t locks_before = daemon::IoPath::breaches(Breach::TookStateLock);
 
     std::set<std::size_t> kinds; // the ClientMessage alternatives sent
     const auto ask = [&](daemon::Client& client, std::vector<ServerMessage>& seen, const ClientMessage& m) {
@@ -159,6 +164,54 @@ TEST_F(IoPathTest, NoFrameHandlerWaitsForTheClusterCore)
     d.disconnect(*rank);
 
     EXPECT_EQ(kinds.size(), std::variant_size_v<ClientMessage>) << "every client message goes through a handler";
-    EXPECT_EQ(daemon::CoreThread::waited_on_io_path(), before);
+    EXPECT_EQ(daemon::IoPath::breaches(Breach::WaitedForCore), waits_before);
+    EXPECT_EQ(daemon::IoPath::breaches(Breach::TookStateLock), locks_before);
     d.stop_all();
+}
+
+// The check itself: a StateMutex taken off an I/O path is no breach, on one it is (and a
+// debug build stops there).
+TEST(IoPathCheck, AStateLockTakenOnAnIoPathIsABreach)
+{
+    using Breach = daemon::IoPath::Breach;
+    daemon::StateMutex state;
+    const std::uint64_t before = daemon::IoPath::breaches(Breach::TookStateLock);
+    {
+        const std::lock_guard lock(state);
+    }
+    EXPECT_EQ(daemon::IoPath::breaches(Breach::TookStateLock), before);
+    EXPECT_DEBUG_DEATH(
+        {
+            const daemon::IoPath on_io_path;
+            const std::lock_guard lock(state);
+        },
+        "took a state lock");
+#ifdef NDEBUG
+    EXPECT_EQ(daemon::IoPath::breaches(Breach::TookStateLock), before + 1);
+#endif
+}
+
+// Read-copy-update: writers racing each other all land, and a reader's snapshot never
+// changes under it.
+TEST(IoPathCheck, CopyOnWriteKeepsEveryRacingChangeAndTheReadersSnapshots)
+{
+    std::atomic<std::shared_ptr<const std::vector<int>>> published { std::make_shared<const std::vector<int>>() };
+    const std::shared_ptr<const std::vector<int>> first = published.load();
+    std::vector<std::thread> writers;
+    writers.reserve(4);
+    for (int t = 0; t < 4; ++t)
+        writers.emplace_back([&, t] {
+            for (int i = 0; i < 250; ++i)
+                daemon::copy_on_write(published, [&](std::vector<int>& v) {
+                    v.push_back(t * 1000 + i);
+                    return true;
+                });
+        });
+    for (std::thread& w : writers)
+        w.join();
+    EXPECT_TRUE(first->empty());
+    std::vector<int> all = *published.load();
+    std::sort(all.begin(), all.end());
+    ASSERT_EQ(all.size(), 1000u);
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
 }

@@ -18,6 +18,7 @@ using namespace fulcrum;
 using namespace fulcrum::protocol;
 using testing_support::drain;
 using testing_support::reply_to;
+using testing_support::request_reply;
 using testing_support::wait_for;
 
 namespace {
@@ -217,11 +218,12 @@ TEST_F(ServerFoldersTest, AReplayOfALinkLeadingOutOfTheRunsFolderIsRefused)
     d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     drain(*viewer);
     fs::create_symlink(outside / "secret.narx", dir / "runs" / "stolen.db");
-    d.receive(*viewer, R"({"type": "open-replay", "id": "o", "database": "stolen.db", "run": 1})");
-    const auto reply = reply_to(drain(*viewer), "o");
-    ASSERT_TRUE(reply && reply->error);
-    EXPECT_EQ(reply->error->code, "unknown-run");
-    EXPECT_EQ(reply->error->message.find(outside.string()), std::string::npos);
+    std::vector<ServerMessage> seen;
+    const Reply reply
+        = request_reply(d, *viewer, seen, R"({"type": "open-replay", "id": "o", "database": "stolen.db", "run": 1})");
+    ASSERT_TRUE(reply.error);
+    EXPECT_EQ(reply.error->code, "unknown-run");
+    EXPECT_EQ(reply.error->message.find(outside.string()), std::string::npos);
 }
 
 TEST_F(ServerFoldersTest, ARestartedDaemonNeverReusesAJobIdOrItsRunStore)
