@@ -1,13 +1,13 @@
 #include "daemon/auth.h"
 
 #include "common/error.h"
-#include "daemon/io_path.h"
 #include "protocol/codec.h"
 #include "protocol/token_file.h"
 
 #include <atomic>
 #include <cctype>
 #include <fstream>
+#include <mutex>
 #include <openssl/crypto.h>
 #include <random>
 #include <sys/stat.h>
@@ -71,11 +71,12 @@ std::ofstream open_private(const std::filesystem::path& path, std::ios::openmode
 
 } // namespace
 
-// The entries are a published snapshot, read by every upgrade without a lock; the reload
-// (off the I/O threads) replaces them whole.
+// The entries are a published snapshot that every upgrade reads; a reload (the server's
+// one-second check, or an upgrade that finds the file changed) reads the file with no lock
+// held and replaces them whole.
 struct TokenStore::State {
     std::filesystem::path path;
-    StateMutex reloading; // the stamp: one reload at a time
+    std::mutex stamp_mutex; // a hand-off (IoPath): held to compare or set the stamp
     std::atomic<std::shared_ptr<const std::vector<Entry>>> entries;
     std::optional<FileStamp> stamp;
 };
@@ -180,18 +181,25 @@ std::optional<std::string> TokenStore::token_for(protocol::Role role) const
 
 bool TokenStore::reload_if_changed(std::string* problem) const
 {
-    const std::lock_guard lock(state_->reloading);
     const std::optional<FileStamp> now = stamp_of(state_->path);
-    if (now == state_->stamp)
-        return false;
-    state_->stamp = now; // a file that cannot be read is said once; the tokens read last stay in force
+    {
+        const std::lock_guard lock(state_->stamp_mutex);
+        if (now == state_->stamp)
+            return false;
+    }
+    std::shared_ptr<const std::vector<Entry>> entries;
     try {
-        state_->entries.store(std::make_shared<const std::vector<Entry>>(read_entries(state_->path)));
+        entries = std::make_shared<const std::vector<Entry>>(read_entries(state_->path));
     } catch (const InputError& e) {
         if (problem)
             *problem = e.what();
+        const std::lock_guard lock(state_->stamp_mutex);
+        state_->stamp = now; // said once; the tokens read last stay in force
         return false;
     }
+    const std::lock_guard lock(state_->stamp_mutex);
+    state_->stamp = now;
+    state_->entries.store(std::move(entries));
     return true;
 }
 

@@ -8,8 +8,9 @@
 
 namespace fulcrum::daemon {
 
-CoreThread::CoreThread()
-    : thread_([this] { run(); })
+CoreThread::CoreThread(std::string name)
+    : name_(std::move(name))
+    , thread_([this] { run(); })
 {
 }
 
@@ -50,7 +51,7 @@ void CoreThread::run()
         try {
             task(); // a call()'s errors go back to its caller
         } catch (const std::exception& e) { // a posted task answers its own; this one did not
-            log::error("internal error", { { "where", "the cluster core's thread" }, { "reason", e.what() } });
+            log::error("internal error", { { "where", name_ }, { "reason", e.what() } });
         }
     }
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <type_traits>
 
@@ -21,7 +22,8 @@ namespace fulcrum::daemon {
 // an IoPath is a breach (IoPath::WaitedForCore).
 class CoreThread {
 public:
-    CoreThread();
+    // `name` says whose thread it is in an internal error's log line.
+    explicit CoreThread(std::string name = "the cluster core's thread");
     ~CoreThread(); // runs what was posted, then ends
     CoreThread(const CoreThread&) = delete;
     CoreThread& operator=(const CoreThread&) = delete;
@@ -53,6 +55,7 @@ private:
     std::condition_variable ready_;
     std::deque<std::function<void()>> tasks_;
     bool ending_ = false;
+    const std::string name_;
     std::thread thread_;
 };
 

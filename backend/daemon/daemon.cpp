@@ -44,6 +44,7 @@ Daemon::Daemon(DaemonOptions options)
 
 Daemon::~Daemon()
 {
+    replays_.stop(); // before disk_, which goes first, is gone
     stop_all();
 }
 

@@ -414,6 +414,7 @@ void JobRuntime::set_daemon_arrival(double at)
 {
     std::lock_guard lock(mutex_);
     status_.daemon_clock = protocol::JobStatus::DaemonClock { at, std::nullopt, std::nullopt };
+    republish(); // list-jobs shows it before the job is queued; the stream follows from then
 }
 
 void JobRuntime::set_daemon_start(double at)
@@ -641,6 +642,7 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
         fold_.restart(trainer->manager().policy().name(), trainer->control().sync_model(), std::move(members));
         status_.policy = fold_.policy();
         status_.sync_model = fold_.sync_model();
+        republish();
     }
     for (const std::string& why : refused) {
         JobEvent e = job_event(EventKind::CommandRefused, 0, 0, why);

@@ -90,7 +90,9 @@ private:
     const double timeout_s_;
     const double evaluation_timeout_s_;
     const double worker_timeout_s_;
-    mutable std::mutex mutex_; // a hand-off (IoPath): a report fills its rank's slot under it, no more
+    // A hand-off (IoPath): a report fills its rank's slot under it; a barrier's plans are
+    // queued to the ranks' send queues under it.
+    mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::vector<Slot> slots_;
     std::optional<train::RankPlan> final_; // the job is over

@@ -26,6 +26,10 @@ ReplayManager::~ReplayManager() = default;
 void ReplayManager::open(const std::shared_ptr<Client>& client, const OpenReplay& open)
 {
     thread_.post([this, client, open] {
+        if (stopping_) {
+            client->send(failure(open.id, "shutting-down", "fulcrumd is shutting down"));
+            return;
+        }
         const auto mine = std::count_if(replays_.begin(), replays_.end(), [&](const auto& r) {
             return r.second->client() == client->id();
         }) + opening_[client->id()];
@@ -48,22 +52,28 @@ void ReplayManager::open(const std::shared_ptr<Client>& client, const OpenReplay
             } catch (...) {
                 client->send(failure_of(open.id, std::current_exception()));
             }
-            if (session) {
-                Reply reply = ok(open.id);
-                reply.replay = id;
-                client->send(reply);
-                session->start();
-            }
-            thread_.post([this, client = client->id(), session] {
-                const auto it = opening_.find(client);
-                if (it == opening_.end()) // the client left meanwhile: its replay ends here
+            // Stored before its reply and its first frames: a close sent on the reply finds it.
+            thread_.post([this, client, session, open] {
+                const auto it = opening_.find(client->id());
+                if (it == opening_.end()) // the client left meanwhile: its replay ends here, unstarted
                     return;
                 --it->second;
-                if (session)
-                    replays_[session->id()] = session;
+                if (!session)
+                    return;
+                replays_[session->id()] = session;
+                Reply reply = ok(open.id);
+                reply.replay = session->id();
+                client->send(reply);
+                session->start();
             });
         });
     });
+}
+
+void ReplayManager::stop()
+{
+    stopping_ = true;
+    thread_.call([] {}); // the openings posted before have handed their reads to the disk threads
 }
 
 void ReplayManager::command(const std::shared_ptr<Client>& client, const ReplayCommand& command)

@@ -3,6 +3,7 @@
 #include "daemon/core_thread.h"
 #include "protocol/messages.h"
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,6 +36,8 @@ public:
     // The client is gone: its replays end (each joins its thread), and one still opening
     // ends when it has opened.
     void client_left(std::uint64_t client);
+    // Before the disk threads go: an opening asked after this is refused ("shutting-down").
+    void stop();
 
 private:
     const RunCatalogue& catalogue_;
@@ -43,8 +46,9 @@ private:
     std::map<std::int64_t, std::shared_ptr<ReplaySession>> replays_;
     std::map<std::uint64_t, int> opening_; // replays each client is opening on the disk threads
     std::int64_t next_replay_ = 1;
+    std::atomic<bool> stopping_ { false };
     // Last: it ends (running what was posted) before the tables go.
-    CoreThread thread_;
+    CoreThread thread_ { "the replays' thread" };
 };
 
 } // namespace fulcrum::daemon

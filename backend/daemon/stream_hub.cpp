@@ -42,14 +42,16 @@ void Client::send_frame(Frame frame, std::string coalesce_key, Delivery delivery
         (*wake)();
 }
 
+// An empty function (the session ended) is stored as none, so that nothing calls it.
 void Client::set_wake(std::function<void()> wake)
 {
-    wake_.store(std::make_shared<const std::function<void()>>(std::move(wake)));
+    wake_.store(wake ? std::make_shared<const std::function<void()>>(std::move(wake)) : nullptr);
 }
 
 void Client::set_closer(std::function<void(const std::string&)> closer)
 {
-    closer_.store(std::make_shared<const std::function<void(const std::string&)>>(std::move(closer)));
+    closer_.store(
+        closer ? std::make_shared<const std::function<void(const std::string&)>>(std::move(closer)) : nullptr);
 }
 
 std::string close_reason_that_fits(std::string reason)
@@ -143,6 +145,9 @@ void StreamHub::add(const std::shared_ptr<Client>& client)
 
 void StreamHub::remove(std::uint64_t client)
 {
+    // With the totals' lock: a scrape sees a leaving client's counts in the list or in gone_,
+    // never in neither (a Prometheus counter must not go down).
+    const std::lock_guard lock(totals_);
     const std::weak_ptr<Client> removed = copy_on_write(clients_, [&](Clients& clients) {
         const auto it = std::find_if(clients.begin(), clients.end(), [&](const auto& c) { return c.first == client; });
         if (it == clients.end())
@@ -153,16 +158,15 @@ void StreamHub::remove(std::uint64_t client)
     });
     if (const auto c = removed.lock()) {
         const protocol::Missed missed = c->queue().missed();
-        gone_dropped_ += missed.dropped;
-        gone_coalesced_ += missed.coalesced;
+        gone_.dropped += missed.dropped;
+        gone_.coalesced += missed.coalesced;
     }
 }
 
 protocol::Missed StreamHub::missed_totals() const
 {
-    protocol::Missed total;
-    total.dropped = gone_dropped_.load();
-    total.coalesced = gone_coalesced_.load();
+    const std::lock_guard lock(totals_);
+    protocol::Missed total = gone_;
     for (const auto& [id, weak] : *clients_.load())
         if (const auto c = weak.lock()) {
             const protocol::Missed missed = c->queue().missed();

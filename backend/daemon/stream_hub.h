@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -150,7 +151,8 @@ private:
     // In connection order (ids grow): a vector, so that a connection copies pointers, not nodes.
     using Clients = std::vector<std::pair<std::uint64_t, std::weak_ptr<Client>>>;
     std::atomic<std::shared_ptr<const Clients>> clients_ { std::make_shared<const Clients>() };
-    std::atomic<std::int64_t> gone_dropped_ { 0 }, gone_coalesced_ { 0 }; // the totals of clients removed
+    mutable std::mutex totals_; // a hand-off (IoPath): a departure's accounting, or a scrape's sum
+    protocol::Missed gone_; // the totals of clients removed
 };
 
 } // namespace fulcrum::daemon

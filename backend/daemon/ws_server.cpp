@@ -65,7 +65,7 @@ public:
 
 // The sessions alive, so stop() can close them.
 struct Sessions {
-    std::mutex mutex; // a hand-off (IoPath): held to add or remove one
+    std::mutex mutex; // a hand-off (IoPath): held to add or remove one, or for the token re-check's scan
     std::set<std::shared_ptr<Closable>> open;
 };
 

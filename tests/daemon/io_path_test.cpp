@@ -197,6 +197,18 @@ TEST(IoPathCheck, CopyOnWriteKeepsEveryRacingChangeAndTheReadersSnapshots)
 {
     std::atomic<std::shared_ptr<const std::vector<int>>> published { std::make_shared<const std::vector<int>>() };
     const std::shared_ptr<const std::vector<int>> first = published.load();
+    // A reader that holds snapshots while the writers go on sees each stay as it was taken.
+    std::atomic<bool> writing { true };
+    std::atomic<int> changed_under_reader { 0 };
+    std::thread reader([&] {
+        while (writing.load()) {
+            const std::shared_ptr<const std::vector<int>> seen = published.load();
+            const std::vector<int> copy = *seen;
+            std::this_thread::yield();
+            if (*seen != copy)
+                ++changed_under_reader;
+        }
+    });
     std::vector<std::thread> writers;
     writers.reserve(4);
     for (int t = 0; t < 4; ++t)
@@ -209,9 +221,37 @@ TEST(IoPathCheck, CopyOnWriteKeepsEveryRacingChangeAndTheReadersSnapshots)
         });
     for (std::thread& w : writers)
         w.join();
+    writing = false;
+    reader.join();
+    EXPECT_EQ(changed_under_reader.load(), 0);
     EXPECT_TRUE(first->empty());
     std::vector<int> all = *published.load();
     std::sort(all.begin(), all.end());
     ASSERT_EQ(all.size(), 1000u);
     EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+}
+
+// A session that ended sets its wake and closer to nothing (ws_server's finish): a frame
+// sent to the client after that, by a trainer or a replay that has not heard yet, is queued
+// and calls neither; an empty function stored as one would throw bad_function_call into
+// that thread.
+TEST(IoPathCheck, AClientWhoseSessionEndedIsSentToWithoutCallingItsWake)
+{
+    daemon::Client client(1, Role::Viewer, "gone", 16);
+    const auto reply = [](std::string id) {
+        Reply r;
+        r.id = std::move(id);
+        return r;
+    };
+    int woken = 0;
+    client.set_wake([&] { ++woken; });
+    client.send(reply("first"));
+    EXPECT_EQ(woken, 1);
+    client.set_wake({});
+    client.set_closer({});
+    ASSERT_TRUE(client.queue().pop().has_value());
+    EXPECT_NO_THROW(client.send(reply("after the end")));
+    EXPECT_NO_THROW(client.close_for("gone"));
+    EXPECT_EQ(woken, 1);
+    EXPECT_TRUE(client.queue().pop().has_value());
 }
