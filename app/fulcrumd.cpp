@@ -166,6 +166,24 @@ std::string read_file(const std::string& path)
     return text.str();
 }
 
+// Why fulcrumd could not start, in the format its log was asked for (on the command line or
+// in the config file read so far): a JSON log's reader parses every line, the last one too.
+void report_start_failure(const std::string& log_format, const std::string& input, const std::string& field,
+    const std::string& reason, const std::string& plain)
+{
+    bool json = false;
+    try {
+        json = log::format_option("--log-format", log_format) == log::Format::Json;
+    } catch (const InputError&) { // the format itself is what is wrong: said as text
+    }
+    if (!json) {
+        std::cerr << plain;
+        return;
+    }
+    const log::Session failing({ .program = "fulcrumd", .format = log::Format::Json, .to = {} });
+    log::error("cannot start", { { "input", input }, { "field", field }, { "reason", reason } });
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -366,11 +384,12 @@ int main(int argc, char** argv)
         log::info("stopped");
         return 0;
     } catch (const InputError& e) {
-        std::cerr << "fulcrumd: " << printable(e.source()) << (e.field().empty() ? "" : ": " + printable(e.field()))
-                  << ": " << printable(e.reason()) << "\n";
+        report_start_failure(s.log_format, e.source(), e.field(), e.reason(),
+            "fulcrumd: " + printable(e.source()) + (e.field().empty() ? "" : ": " + printable(e.field())) + ": "
+                + printable(e.reason()) + "\n");
         return 2;
     } catch (const std::exception& e) {
-        std::cerr << "fulcrumd: " << printable(e.what()) << "\n";
+        report_start_failure(s.log_format, "", "", e.what(), "fulcrumd: " + printable(e.what()) + "\n");
         return 1;
     }
 }

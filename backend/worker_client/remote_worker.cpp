@@ -106,9 +106,12 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
         throw std::runtime_error(
             "fulcrumd assigned worker " + std::to_string(me) + ", which the scenario does not have");
     const bool reuse = loaded && loaded->key == data_key(s);
-    log::info("joined job " + std::to_string(job) + " (" + s.name + ") as worker " + std::to_string(me) + " ("
-        + s.workers[static_cast<std::size_t>(me)].name + "); "
-        + (reuse ? "its data is already loaded (the last slot's)" : "loading its data"));
+    // What fulcrumd sent (the job's and the slot's names) goes in fields, quoted as the log
+    // quotes a value, never into the message.
+    log::info("joined job",
+        { { "job", static_cast<std::int64_t>(job) }, { "name", s.name }, { "worker", static_cast<std::int64_t>(me) },
+            { "slot", s.workers[static_cast<std::size_t>(me)].name },
+            { "data", reuse ? "already loaded (the last slot's)" : "loading" } });
     const data::TrainTest data = reuse ? loaded->data : run::load_scenario_data(s, s.seed);
     if (loaded && !reuse)
         *loaded = { data_key(s), data };
@@ -117,8 +120,9 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
     perf::WorkerProfile setup = s.workers[static_cast<std::size_t>(me)];
     setup.device = o.device;
     train::Worker worker(me, setup, *prototype, data.train, s.seed);
-    log::info("ready: " + prototype->name() + ", " + std::to_string(prototype->parameter_count()) + " parameters, on "
-        + perf::to_string(o.device));
+    log::info("ready",
+        { { "model", prototype->name() }, { "parameters", static_cast<std::int64_t>(prototype->parameter_count()) },
+            { "device", perf::to_string(o.device) } });
 
     Served served;
     while (!stop.load()) {
@@ -142,7 +146,8 @@ Served serve_slot(const RemoteWorkerOptions& o, const WorkerAssignment& assignme
         if (!binary) {
             const ServerMessage m = read_message(*frame);
             if (const auto* e = std::get_if<ProtocolError>(&m))
-                log::warning("fulcrumd: " + e->error.code + ": " + e->error.message);
+                log::warning(
+                    "fulcrumd reported an error", { { "code", e->error.code }, { "reason", e->error.message } });
             if (const auto* u = std::get_if<JobUpdate>(&m); u && u->status.job == job && terminal(u->status.state)) {
                 served.ended = "the job " + std::string(to_string(u->status.state)) + " (" + u->status.message + ")";
                 return served;
@@ -240,18 +245,21 @@ RemoteWorkerSummary serve_pool(
         const auto* assigned = std::get_if<WorkerAssigned>(&*m);
         if (!assigned) {
             if (const auto* e = std::get_if<ProtocolError>(&*m))
-                log::warning("fulcrumd: " + e->error.code + ": " + e->error.message);
+                log::warning(
+                    "fulcrumd reported an error", { { "code", e->error.code }, { "reason", e->error.message } });
             continue; // a release of a slot it already left, or a job's final status
         }
-        log::info("assigned to job " + std::to_string(assigned->assignment.job) + ", worker "
-            + std::to_string(assigned->assignment.worker) + " (" + assigned->reason + ")");
+        log::info("assigned from the pool",
+            { { "job", static_cast<std::int64_t>(assigned->assignment.job) },
+                { "worker", static_cast<std::int64_t>(assigned->assignment.worker) }, { "reason", assigned->reason } });
         const Served served = serve_slot(o, assigned->assignment, connection, stop, &loaded);
         add(summary, served, assigned->assignment.worker);
         if (served.connection_over)
             return summary;
-        log::info("job " + std::to_string(assigned->assignment.job) + ", worker "
-            + std::to_string(assigned->assignment.worker) + ": " + std::to_string(served.batches) + " batches; "
-            + served.ended + "; waiting in the pool again");
+        log::info("back in the pool",
+            { { "job", static_cast<std::int64_t>(assigned->assignment.job) },
+                { "worker", static_cast<std::int64_t>(assigned->assignment.worker) }, { "batches", served.batches },
+                { "ended", served.ended } });
     }
     return summary;
 }

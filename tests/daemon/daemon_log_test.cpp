@@ -177,6 +177,30 @@ TEST_P(DaemonLog, ConnectionsRefusalsCommandsAndSchedulerDecisionsAreLogged)
     EXPECT_EQ(all.find("not-a-token"), std::string::npos) << "a refused token in the log";
 }
 
+// Why fulcrumd could not start is written in the log's format too: with JSON, one object
+// naming the input, the field and the reason, so that whatever parses the log parses its
+// last line.
+TEST_P(DaemonLog, AStartUpFailureIsWrittenInTheLogsFormat)
+{
+    const bool as_json = GetParam() == "json";
+    const fs::path missing = dir / "no-such-cluster.json";
+    const pid_t fulcrumd = start({ "--no-demo", "--log-format", GetParam(), "--cluster", missing.string() });
+    int status = 0;
+    ASSERT_EQ(::waitpid(fulcrumd, &status, 0), fulcrumd);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    const std::vector<std::string> lines = lines_of(log);
+    ASSERT_EQ(lines.size(), 1u);
+    if (as_json) {
+        EXPECT_TRUE(has_line(lines, "cannot start",
+            { { "input", missing.string() }, { "reason", "cannot open the cluster file" } }, true))
+            << lines[0];
+        EXPECT_NE(lines[0].find(R"("level":"error")"), std::string::npos) << lines[0];
+    } else {
+        EXPECT_EQ(lines[0], "fulcrumd: " + missing.string() + ": cannot open the cluster file") << lines[0];
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(BothFormats, DaemonLog, ::testing::Values("text", "json"));
 
 // A flood of bad tokens from 127.0.0.2: after --auth-limit failures (5 here) it is answered

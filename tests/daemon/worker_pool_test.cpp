@@ -443,7 +443,7 @@ TEST_F(WorkerPoolTest, StaticHandsOutWholeRequestsFirstComeFirstServed)
     for (const auto& [name, pid] : pids) {
         std::ifstream log(dir / (name + ".log"));
         const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-        reused += text.find("its data is already loaded") != std::string::npos ? 1 : 0;
+        reused += text.find("data=\"already loaded (the last slot's)\"") != std::string::npos ? 1 : 0;
     }
     EXPECT_GE(reused, 1);
 }

@@ -121,7 +121,7 @@ done
 ctl=("$build/app/fulcrumctl" --server "ws://127.0.0.1:$port" --token-file "$work/data/tokens")
 "${ctl[@]}" jobs | grep -q "slurm-workers .*finished" || fail "the fulcrumd job did not finish: $("${ctl[@]}" jobs)"
 out="$work/fulcrum-workers-$slurm_job.out"
-[ "$(grep -c 'joined job 1' "$out")" = 2 ] || fail "not both workers joined"
+[ "$(grep -c 'joined job: job=1 ' "$out")" = 2 ] || fail "not both workers joined"
 [ "$(grep -c 'the job finished' "$out")" = 2 ] || fail "not both workers saw the job finish"
 "${ctl[@]}" export "$work/data/runs/job-1.db" --csv "$work/csv" >/dev/null || fail "export failed"
 workers=$(tail -n +2 "$work/csv/run-1-iterations.csv" | cut -d, -f2 | sort -u | tr '\n' ' ')
