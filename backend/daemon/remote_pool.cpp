@@ -49,6 +49,7 @@ WorkerId RemotePool::join(
         }
         Slot& slot = slots_[static_cast<std::size_t>(chosen)];
         slot.client = client;
+        slot.gone.clear();
         slot.host = host;
         slot.discard = 0; // a new process owes nothing
         slot.give_up_through = slot.tasks; // nor is any task of its given up ahead
@@ -68,6 +69,7 @@ void RemotePool::leave(const Client& client)
         std::lock_guard lock(mutex_);
         for (Slot& slot : slots_)
             if (slot.client.get() == &client) {
+                slot.gone = who(slot, client); // a task asked after this names the process that left
                 slot.client.reset();
                 slot.lost_before = true;
             }
@@ -238,7 +240,9 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
         std::lock_guard lock(mutex_);
         Slot& slot = slots_.at(static_cast<std::size_t>(worker));
         if (!slot.client || closed_)
-            return { std::nullopt, { train::RemoteLoss::Kind::Disconnected, 0, slot.host } };
+            return { std::nullopt,
+                { train::RemoteLoss::Kind::Disconnected, 0,
+                    slot.client || slot.gone.empty() ? slot.host : slot.gone } };
         task = ++slot.tasks;
         if (task <= slot.give_up_through) // asked for before the exclusion applied
             return { std::nullopt, { train::RemoteLoss::Kind::Excluded, 0, {} } };

@@ -71,6 +71,7 @@ private:
         std::shared_ptr<Client> client;
         std::string host;
         bool lost_before = false; // had a worker that went away
+        std::string gone; // ... named as its worker-lost event names it (who)
         std::optional<std::int64_t> waiting; // the iteration of the task in flight
         std::optional<protocol::WorkerResult> result;
         // Tasks are counted as they are asked for, not by iteration: under asp and ssp a

@@ -2,6 +2,7 @@
 #include "common/job_fold.h"
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
+#include "daemon/remote_pool.h"
 #include "daemon/send_queue.h"
 #include "daemon/ws_server.h"
 #include "daemon_support.h"
@@ -100,6 +101,22 @@ pid_t spawn_worker(
 }
 
 } // namespace
+
+// A remote worker's process that left before its slot's next task was asked for is named in
+// the loss as one that left during a task is: its host and its connection. (It was the host
+// alone, so a worker-lost event said less depending on when the connection dropped.)
+TEST(RemotePoolLoss, AProcessThatLeftBeforeItsNextTaskIsNamedByHostAndConnection)
+{
+    daemon::RemotePool pool(1, { true }, 30.0);
+    const auto client = std::make_shared<daemon::Client>(7, Role::Worker, "fulcrum-worker/0.1@10.0.0.7:40312", 16);
+    ASSERT_EQ(pool.join(client, 0, "host-b"), 0);
+    pool.leave(*client);
+    std::vector<float> parameters(4, 0.0F), gradient(4, 0.0F);
+    const train::RemoteOutcome lost = pool.compute(0, 5, parameters, 8, gradient);
+    ASSERT_FALSE(lost.batch.has_value());
+    EXPECT_EQ(lost.loss.kind, train::RemoteLoss::Kind::Disconnected);
+    EXPECT_EQ(lost.loss.who, "host-b (fulcrum-worker/0.1@10.0.0.7:40312)");
+}
 
 TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusReportsWhatWasMissedAndKeepsReplies)
 {
