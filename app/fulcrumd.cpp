@@ -20,6 +20,7 @@
 #include <malloc.h>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace po = boost::program_options;
 using namespace fulcrum;
@@ -166,10 +167,11 @@ std::string read_file(const std::string& path)
     return text.str();
 }
 
-// Why fulcrumd could not start, in the format its log was asked for (on the command line or
-// in the config file read so far): a JSON log's reader parses every line, the last one too.
-void report_start_failure(const std::string& log_format, const std::string& input, const std::string& field,
-    const std::string& reason, const std::string& plain)
+// Why fulcrumd could not start (or, once serving, why it stopped), in the format its log was
+// asked for (on the command line or in the config file read so far): a JSON log's reader
+// parses every line, the last one too.
+void report_failure(const std::string& log_format, std::string_view message, const std::string& input,
+    const std::string& field, const std::string& reason, const std::string& plain)
 {
     bool json = false;
     try {
@@ -180,8 +182,12 @@ void report_start_failure(const std::string& log_format, const std::string& inpu
         std::cerr << plain;
         return;
     }
-    const log::Session failing({ .program = "fulcrumd", .format = log::Format::Json, .to = {} });
-    log::error("cannot start", { { "input", input }, { "field", field }, { "reason", reason } });
+    try {
+        const log::Session failing({ .program = "fulcrumd", .format = log::Format::Json, .to = {} });
+        log::error(message, { { "input", input }, { "field", field }, { "reason", reason } });
+    } catch (const std::exception&) { // no logger: said as text rather than not at all
+        std::cerr << plain;
+    }
 }
 
 } // namespace
@@ -232,6 +238,7 @@ int main(int argc, char** argv)
         po::value<std::vector<std::string>>()->multitoken(),
         "ROLE NAME: append a token for NAME (operator, viewer or worker) to the token file, print it and exit");
     po::variables_map vm;
+    bool serving = false; // set once the server listens: a later failure is no failure to start
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
         po::notify(vm);
@@ -369,6 +376,7 @@ int main(int argc, char** argv)
                 { { "signal", signal == SIGINT ? "SIGINT" : "SIGTERM" } });
         });
         server.start();
+        serving = true;
         log::info(
             std::string("serving ") + (server.tls() ? "wss://" : "ws://") + host + ":" + std::to_string(server.port()),
             { { "data_dir", s.data_dir }, { "version", FULCRUM_VERSION },
@@ -384,12 +392,13 @@ int main(int argc, char** argv)
         log::info("stopped");
         return 0;
     } catch (const InputError& e) {
-        report_start_failure(s.log_format, e.source(), e.field(), e.reason(),
+        report_failure(s.log_format, "cannot start", e.source(), e.field(), e.reason(),
             "fulcrumd: " + printable(e.source()) + (e.field().empty() ? "" : ": " + printable(e.field())) + ": "
                 + printable(e.reason()) + "\n");
         return 2;
     } catch (const std::exception& e) {
-        report_start_failure(s.log_format, "", "", e.what(), "fulcrumd: " + printable(e.what()) + "\n");
+        report_failure(s.log_format, serving ? "stopped on an error" : "cannot start", "", "", e.what(),
+            "fulcrumd: " + printable(e.what()) + "\n");
         return 1;
     }
 }

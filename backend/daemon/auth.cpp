@@ -76,9 +76,10 @@ std::ofstream open_private(const std::filesystem::path& path, std::ios::openmode
 // held and replaces them whole.
 struct TokenStore::State {
     std::filesystem::path path;
-    std::mutex stamp_mutex; // a hand-off (IoPath): held to compare or set the stamp
+    std::mutex stamp_mutex; // a hand-off (IoPath): held to compare or set the stamp and the counts
     std::atomic<std::shared_ptr<const std::vector<Entry>>> entries;
     std::optional<FileStamp> stamp;
+    TokenStore::Changes changes;
 };
 
 std::string generate_token()
@@ -195,12 +196,21 @@ bool TokenStore::reload_if_changed(std::string* problem) const
             *problem = e.what();
         const std::lock_guard lock(state_->stamp_mutex);
         state_->stamp = now; // said once; the tokens read last stay in force
+        ++state_->changes.failures;
+        state_->changes.problem = e.what();
         return false;
     }
     const std::lock_guard lock(state_->stamp_mutex);
     state_->stamp = now;
     state_->entries.store(std::move(entries));
+    ++state_->changes.reads;
     return true;
+}
+
+TokenStore::Changes TokenStore::changes() const
+{
+    const std::lock_guard lock(state_->stamp_mutex);
+    return state_->changes;
 }
 
 } // namespace fulcrum::daemon

@@ -2,6 +2,7 @@
 
 #include "protocol/messages.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -41,8 +42,17 @@ public:
     std::optional<std::string> token_for(protocol::Role role) const;
     // Reads the file again when its modification time or size changed since the last read.
     // True when the tokens changed; a file that no longer reads keeps the tokens in force
-    // and says why in `problem`.
+    // and says why in `problem`. Every upgrade calls it (a token just added works at once),
+    // so a reader that must act on each change (the server's revocation check) follows
+    // changes() instead of this answer.
     bool reload_if_changed(std::string* problem = nullptr) const;
+    // Counts of the tokens read and of the reads that failed since the file was first read,
+    // whoever read it, and why the last failed one did.
+    struct Changes {
+        std::uint64_t reads = 0, failures = 0;
+        std::string problem;
+    };
+    Changes changes() const;
 
 private:
     struct State;

@@ -136,6 +136,7 @@ std::shared_ptr<Client> RemotePool::release(WorkerId worker)
         if (client)
             client->set_results_to({});
         slot.host.clear();
+        slot.gone.clear();
         slot.lost_before = false;
     }
     changed_.notify_all();
@@ -268,6 +269,7 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
         }
         const auto deadline = client->last_heard() + timeout;
         if (std::chrono::steady_clock::now() >= deadline) {
+            slot.gone = lost_who;
             slot.client.reset();
             slot.lost_before = true;
             slot.waiting.reset();
@@ -291,6 +293,7 @@ train::RemoteOutcome RemotePool::compute(WorkerId worker, std::int64_t iteration
     slot.result.reset();
     if (result.gradient.size() != gradient.size() || result.batch_size != batch_size) {
         // A worker built from another model, or a broken one: it takes no further part.
+        slot.gone = lost_who;
         slot.client.reset();
         slot.lost_before = true;
         lock.unlock();

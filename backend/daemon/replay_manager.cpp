@@ -42,6 +42,7 @@ void ReplayManager::open(const std::shared_ptr<Client>& client, const OpenReplay
         ++opening_[client->id()];
         disk_.post([this, id, open, client] {
             std::shared_ptr<ReplaySession> session;
+            std::exception_ptr failed;
             try {
                 try {
                     session = std::make_shared<ReplaySession>(
@@ -50,21 +51,32 @@ void ReplayManager::open(const std::shared_ptr<Client>& client, const OpenReplay
                     throw RefusedRequest(e.field() == "run" ? "unknown-run" : "unreadable-run-store", e.what());
                 }
             } catch (...) {
-                client->send(failure_of(open.id, std::current_exception()));
+                failed = std::current_exception();
             }
-            // Stored before its reply and its first frames: a close sent on the reply finds it.
-            thread_.post([this, client, session, open] {
+            // Answered on this thread once the opening no longer counts against the client's
+            // limit, and a replay stored before its reply and its first frames (a close sent
+            // on the reply finds it).
+            thread_.post([this, client, session, failed, open] {
                 const auto it = opening_.find(client->id());
                 if (it == opening_.end()) // the client left meanwhile: its replay ends here, unstarted
                     return;
                 --it->second;
-                if (!session)
+                if (failed) {
+                    client->send(failure_of(open.id, failed));
                     return;
+                }
+                try {
+                    session->start([&] {
+                        Reply reply = ok(open.id);
+                        reply.replay = session->id();
+                        client->send(reply);
+                    });
+                } catch (const std::exception& e) { // no thread for it: nothing was sent
+                    client->send(
+                        failure(open.id, "replay-failed", std::string("the replay could not start: ") + e.what()));
+                    return;
+                }
                 replays_[session->id()] = session;
-                Reply reply = ok(open.id);
-                reply.replay = session->id();
-                client->send(reply);
-                session->start();
             });
         });
     });

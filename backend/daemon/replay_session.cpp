@@ -45,9 +45,11 @@ ReplaySession::~ReplaySession()
         thread_.join();
 }
 
-void ReplaySession::start()
+void ReplaySession::start(const std::function<void()>& first)
 {
+    std::lock_guard lock(mutex_); // run() begins by taking it
     thread_ = std::thread([this] { run(); });
+    first();
 }
 
 std::uint64_t ReplaySession::client() const

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -30,8 +31,10 @@ public:
     ReplaySession(const ReplaySession&) = delete;
     ReplaySession& operator=(const ReplaySession&) = delete;
 
-    // Starts the thread: the opening replay-state and snapshot, then the steps.
-    void start();
+    // Starts its thread: the opening replay-state and snapshot, then the steps, none of them
+    // before `first` (the open's reply) has run. Throws (nothing sent) when no thread can be
+    // started.
+    void start(const std::function<void()>& first);
     std::int64_t id() const { return id_; }
     std::uint64_t client() const;
     bool closed() const;

@@ -325,6 +325,8 @@ private:
 
     void on_read(beast::error_code ec)
     {
+        if (finished_) // a write failed first: the session is over, and what it read is not handled
+            return;
         if (ec) {
             if (why_closed_.empty())
                 why_closed_ = ec == websocket::error::closed ? "closed by the client"
@@ -506,8 +508,13 @@ struct WebSocketServer::Impl {
             // would keep the I/O threads, and the server's destructor, waiting for ever.
             if (ec || stopping.load())
                 return;
-            std::string problem;
-            if (tokens.reload_if_changed(&problem)) {
+            // An upgrade may have read the change first: the counts say what happened since
+            // the last check, whoever read the file.
+            tokens.reload_if_changed();
+            const TokenStore::Changes changes = tokens.changes();
+            const bool reread = changes.reads != checked.reads, failed = changes.failures != checked.failures;
+            checked = changes;
+            if (reread) {
                 log::info("token file read again");
                 std::vector<std::pair<std::shared_ptr<Closable>, std::string>> lost;
                 {
@@ -527,9 +534,10 @@ struct WebSocketServer::Impl {
                 }
                 for (const auto& [s, why] : lost)
                     s->close_for(why);
-            } else if (!problem.empty()) {
+            }
+            if (failed) {
                 log::error("token file unreadable",
-                    { { "reason", problem }, { "effect", "the tokens read before stay in force" } });
+                    { { "reason", changes.problem }, { "effect", "the tokens read before stay in force" } });
             }
             watch_tokens();
         });
@@ -576,6 +584,7 @@ struct WebSocketServer::Impl {
     std::vector<std::thread> threads;
     std::optional<net::signal_set> signals;
     net::steady_timer token_timer { io };
+    TokenStore::Changes checked; // the token file's changes as the last check found them
     std::once_flag stopped;
     std::atomic<bool> stopping { false };
 };

@@ -275,6 +275,11 @@ TEST_F(HostileClientTest, ARoleChangeInTheTokenFileClosesTheOpenSessionWithAReas
         }
     }
     std::ofstream(file, std::ios::trunc) << text;
+    // A connection right after the change reads the file first (every upgrade reloads it):
+    // the server's one-second check must still close the sessions the change affects.
+    WsClient first_to_read(served.server.port(), alice);
+    first_to_read.send(Hello { kProtocolVersion, "first" });
+    EXPECT_EQ(first_to_read.receive_until<Welcome>().role, Role::Viewer);
 
     for (auto* client : { &as_alice, &as_bob }) {
         const auto closed = client->wait_closed(std::chrono::seconds(10));
