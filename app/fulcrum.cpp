@@ -145,8 +145,9 @@ int main(int argc, char** argv)
             const QString file = parser.value(token_file);
             try {
                 using fulcrum::protocol::Role;
-                const auto picked = fulcrum::protocol::pick_token(
-                    fulcrum::protocol::read_token_file(file.toStdString()), { Role::Operator, Role::Viewer });
+                const auto picked
+                    = fulcrum::protocol::pick_token(fulcrum::protocol::read_token_file(file.toStdString()),
+                        { Role::Admin, Role::Operator, Role::Viewer });
                 if (!picked)
                     return fail(QStringLiteral("--token-file %1: no operator or viewer token in it").arg(file));
                 address.token = QString::fromStdString(*picked);

@@ -30,8 +30,8 @@ constexpr const char* kUsage
     = R"(Usage: fulcrumctl [--server URL] [--token-file FILE] [--ca-file FILE] [--json] COMMAND ...
 
 Commands:
-  jobs                          the daemon's jobs: state, iteration, sync model, policy
-  runs                          the recorded runs the daemon serves
+  jobs                          the jobs your token's tenants own: tenant, state, iteration, sync, policy
+  runs                          the recorded runs the daemon serves (your token's tenants')
   submit SCENARIO               submit a scenario file (docs/scenarios.md) as a new job
   submit-workload FILE.csv      virtual-mode jobs that arrive on fulcrumd's virtual clock: a CSV
                                 'scenario,arrival_s' (scenario files relative to FILE's folder,
@@ -124,8 +124,8 @@ std::string jobs_text(const std::vector<JobStatus>& jobs)
         return "no jobs\n";
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "%4s  %-22s %-11s %13s %-12s %-10s %-8s %8s %9s\n", "job", "name", "state",
-        "iteration", "sync", "policy", "mode", "accuracy", "jct (s)");
+    std::snprintf(line, sizeof line, "%4s  %-22s %-10s %-11s %13s %-12s %-10s %-8s %8s %9s\n", "job", "name", "tenant",
+        "state", "iteration", "sync", "policy", "mode", "accuracy", "jct (s)");
     out += line;
     for (const JobStatus& j : jobs) {
         const std::string iterations = std::to_string(j.iteration) + "/" + std::to_string(j.iterations);
@@ -134,9 +134,9 @@ std::string jobs_text(const std::vector<JobStatus>& jobs)
         char jct[32] = "-";
         if (j.daemon_clock && j.daemon_clock->finish_s)
             std::snprintf(jct, sizeof jct, "%.1f", *j.daemon_clock->finish_s - j.daemon_clock->arrival_s);
-        std::snprintf(line, sizeof line, "%4lld  %-22s %-11s %13s %-12s %-10s %-8s %8s %9s%s\n",
-            static_cast<long long>(j.job), j.name.c_str(), std::string(to_string(j.state)).c_str(), iterations.c_str(),
-            j.sync_model.c_str(), j.policy.c_str(), j.mode.c_str(), accuracy.c_str(), jct,
+        std::snprintf(line, sizeof line, "%4lld  %-22s %-10s %-11s %13s %-12s %-10s %-8s %8s %9s%s\n",
+            static_cast<long long>(j.job), j.name.c_str(), j.tenant.c_str(), std::string(to_string(j.state)).c_str(),
+            iterations.c_str(), j.sync_model.c_str(), j.policy.c_str(), j.mode.c_str(), accuracy.c_str(), jct,
             j.message.empty() ? "" : ("  " + j.message).c_str());
         out += line;
     }
@@ -160,12 +160,12 @@ std::string runs_text(const std::vector<RunListing>& runs)
         return "no recorded runs\n";
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "%-24s %4s  %-22s %-8s %-11s %10s  %s\n", "store", "run", "name", "mode", "status",
-        "iterations", "started");
+    std::snprintf(line, sizeof line, "%-24s %4s  %-22s %-10s %-8s %-11s %10s  %s\n", "store", "run", "name", "tenant",
+        "mode", "status", "iterations", "started");
     out += line;
     for (const RunListing& r : runs) {
-        std::snprintf(line, sizeof line, "%-24s %4lld  %-22s %-8s %-11s %10lld  %s\n", r.database.c_str(),
-            static_cast<long long>(r.run), r.name.c_str(), r.mode.c_str(), r.status.c_str(),
+        std::snprintf(line, sizeof line, "%-24s %4lld  %-22s %-10s %-8s %-11s %10lld  %s\n", r.database.c_str(),
+            static_cast<long long>(r.run), r.name.c_str(), r.tenant.c_str(), r.mode.c_str(), r.status.c_str(),
             static_cast<long long>(r.iterations), r.started_at.c_str());
         out += line;
     }

@@ -34,7 +34,7 @@ constexpr const char* kUsage
                 [--elastic static|eps|kill-restart [--elastic-round-s S] [--feedback POINT]]
                 [--comm none|srsf-N|ada-srsf] [--queue backfill|fifo]
                 [--log-level LEVEL] [--log-format text|json] [--auth-limit N]
-       fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME
+       fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME [tenant=T]
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
 scheduling module's placement policy (lwf-1 by default), records every iteration of every
@@ -89,11 +89,14 @@ heterogeneous workers training an MLP on Fashion-MNIST (--no-demo: it starts not
 the console runs it so to replay a run file from disk).
 
 Clients authenticate with 'Authorization: Bearer TOKEN' in the WebSocket handshake. The
-token file holds 'ROLE NAME TOKEN' lines (operator: streams and commands; viewer: streams
-only; worker: joins jobs), NAME being who holds the token: every operator command is
-recorded with that name ('ROLE TOKEN' lines, naming no one, are read too). If the file does
-not exist it is created with one token of each role, mode 0600, and its path is printed.
---add-token ROLE NAME appends a new token for NAME, prints it and exits; deleting a line
+token file holds 'ROLE NAME TOKEN [tenant=T]' lines (viewer: streams only; operator:
+streams and commands; worker: joins jobs; each within tenant T, the default tenant when the
+line names none; admin: every tenant's jobs and the cluster's policies; an operator line
+naming no tenant, as the last release wrote them, reaches every tenant too). NAME is who
+holds the token: every command is recorded with that name ('ROLE TOKEN' lines, naming no
+one, are read too). If the file does not exist it is created with one token of each role,
+mode 0600, and its path is printed. --add-token ROLE NAME [tenant=T] appends a new token for
+NAME, prints it and exits; deleting a line
 revokes its token while fulcrumd runs (the file is read again within a second, and the
 sessions opened with that token are closed). SIGINT or SIGTERM stops every job at its next barrier, flushes the recorders and
 exits.
@@ -236,7 +239,8 @@ int main(int argc, char** argv)
         po::value<std::vector<std::string>>()->composing(),
         "also list and replay the run stores in this folder (repeatable)")("add-token",
         po::value<std::vector<std::string>>()->multitoken(),
-        "ROLE NAME: append a token for NAME (operator, viewer or worker) to the token file, print it and exit");
+        "ROLE NAME [tenant=T]: append a token for NAME (admin, operator, viewer or worker; of tenant T) to the "
+        "token file, print it and exit");
     po::variables_map vm;
     bool serving = false; // set once the server listens: a later failure is no failure to start
     try {
@@ -287,16 +291,20 @@ int main(int argc, char** argv)
             throw InputError("--auth-limit", "", "expected 0 (no limit) or more failed upgrades a minute");
         if (vm.count("add-token")) {
             const auto& words = vm["add-token"].as<std::vector<std::string>>();
-            std::optional<protocol::Role> role;
-            for (const protocol::Role r : { protocol::Role::Operator, protocol::Role::Viewer, protocol::Role::Worker })
-                if (words.size() == 2 && words[0] == protocol::to_string(r))
-                    role = r;
+            constexpr std::string_view kTenant = "tenant=";
+            const bool tenanted = words.size() == 3 && words[2].starts_with(kTenant);
+            const std::optional<protocol::Role> role
+                = words.size() == 2 || tenanted ? protocol::role_named(words[0]) : std::nullopt;
             if (!role)
-                throw InputError("--add-token", "", "expected ROLE NAME with ROLE operator, viewer or worker");
+                throw InputError(
+                    "--add-token", "", "expected ROLE NAME [tenant=T] with ROLE admin, operator, viewer or worker");
+            const std::optional<std::string> tenant
+                = tenanted ? std::optional(words[2].substr(kTenant.size())) : std::nullopt;
             if (s.token_file.empty())
                 s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
-            std::cout << daemon::TokenStore::add_token(s.token_file, *role, words[1]) << "\n";
-            std::cerr << "fulcrumd: added a token for " << words[1] << " (" << words[0] << ") to " << s.token_file
+            std::cout << daemon::TokenStore::add_token(s.token_file, *role, words[1], tenant) << "\n";
+            std::cerr << "fulcrumd: added a token for " << words[1] << " (" << words[0]
+                      << (tenant ? ", tenant " + *tenant : std::string()) << ") to " << s.token_file
                       << " (a running fulcrumd takes it within a second)\n";
             return 0;
         }
@@ -348,6 +356,7 @@ int main(int argc, char** argv)
                 { { "path", s.token_file }, { "mode", "0600" } });
         else
             log::info("tokens read", { { "path", s.token_file } });
+        daemon::warn_unconfined(tokens);
 
         daemon::ServerOptions server_options;
         server_options.host = host;

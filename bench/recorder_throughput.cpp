@@ -53,7 +53,7 @@ double recorder_rate(const std::filesystem::path& file, std::int64_t rows, int w
     const auto start = std::chrono::steady_clock::now();
     {
         db::RunRecorder recorder(file);
-        recorder.begin_run({ 0, "bench", "{}", "virtual", 1, "", "", "", "" });
+        recorder.begin_run({ 0, "bench", "{}", "virtual", 1, "", "", "", "", "" });
         for (std::int64_t k = 0; k < rows / workers; ++k)
             recorder.record_iterations(iteration(k, workers));
         recorder.flush();

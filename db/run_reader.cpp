@@ -42,15 +42,20 @@ RunInfo run_from(const Statement& s)
     run.finished_at = s.text(6);
     run.status = s.text(7);
     run.summary_json = s.text(8);
+    run.tenant = s.text(9);
     return run;
 }
-constexpr const char* kRunColumns
-    = "SELECT id, name, scenario_json, mode, seed, started_at, finished_at, status, summary_json FROM runs";
+// A store older than kTenantVersion has no tenant column: its runs are the default tenant's.
+std::string run_columns(int version)
+{
+    return std::string("SELECT id, name, scenario_json, mode, seed, started_at, finished_at, status, summary_json, ")
+        + (version >= detail::kTenantVersion ? "tenant" : "NULL") + " FROM runs";
+}
 } // namespace
 
 std::vector<RunInfo> RunReader::runs()
 {
-    Statement s(impl_->connection, (std::string(kRunColumns) + " ORDER BY id").c_str());
+    Statement s(impl_->connection, (run_columns(impl_->version) + " ORDER BY id").c_str());
     std::vector<RunInfo> result;
     while (s.step())
         result.push_back(run_from(s));
@@ -59,7 +64,7 @@ std::vector<RunInfo> RunReader::runs()
 
 RunInfo RunReader::run(RunId id)
 {
-    Statement s(impl_->connection, (std::string(kRunColumns) + " WHERE id = ?1").c_str());
+    Statement s(impl_->connection, (run_columns(impl_->version) + " WHERE id = ?1").c_str());
     s.bind(1, id);
     if (!s.step())
         throw InputError(impl_->connection.path(), "run", "has no run " + std::to_string(id));

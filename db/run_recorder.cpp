@@ -262,13 +262,14 @@ RunId RunRecorder::begin_run(const RunInfo& run)
     flush();
     std::lock_guard lock(impl_->db_mutex);
     Statement insert(impl_->connection,
-        "INSERT INTO runs (name, scenario_json, mode, seed, started_at, status) VALUES (?1, ?2, ?3, ?4, ?5, "
-        "'running')");
+        "INSERT INTO runs (name, scenario_json, mode, seed, started_at, status, tenant) VALUES (?1, ?2, ?3, ?4, ?5, "
+        "'running', nullif(?6, ''))");
     insert.bind(1, run.name)
         .bind(2, run.scenario_json)
         .bind(3, run.mode)
         .bind(4, static_cast<std::int64_t>(run.seed))
-        .bind(5, run.started_at.empty() ? utc_timestamp() : run.started_at);
+        .bind(5, run.started_at.empty() ? utc_timestamp() : run.started_at)
+        .bind(6, run.tenant);
     insert.run();
     impl_->run = sqlite3_last_insert_rowid(impl_->connection.get());
     return impl_->run;

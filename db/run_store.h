@@ -19,6 +19,9 @@ struct RunInfo {
     std::string finished_at;
     std::string status; // running, finished, stopped, failed
     std::string summary_json;
+    // Whose job it records (fulcrumd's jobs); empty for the default tenant, and in a run
+    // recorded before tenants existed.
+    std::string tenant;
 };
 
 struct JobInfo {
@@ -98,6 +101,6 @@ struct Checkpoint {
 // Schema version this build writes. Older stores are migrated on open; newer are refused.
 // 1: runs, jobs, workers, iterations, evaluations, events. 2: sched_jobs, sched_spans.
 // 3: checkpoints. 4: the iterations' GPU columns. 5: cluster_states.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 } // namespace fulcrum::db

@@ -157,6 +157,10 @@ CREATE TABLE cluster_states (
     cluster_job INTEGER NOT NULL
 );
 CREATE INDEX cluster_states_by_run ON cluster_states (run_id);
+)sql",
+    // The tenant whose job a run records (issue 47); null for the default tenant.
+    R"sql(
+ALTER TABLE runs ADD COLUMN tenant TEXT;
 )sql" };
 
 std::int64_t pragma(Connection& connection, const char* name)

@@ -21,5 +21,7 @@ int check_readable(Connection& connection);
 inline constexpr int kGpuColumnsVersion = 4;
 // The first schema version with cluster_states.
 inline constexpr int kClusterStatesVersion = 5;
+// From this version on a run names the tenant its job belongs to (issue 47).
+inline constexpr int kTenantVersion = 6;
 
 } // namespace fulcrum::db::detail

@@ -17,7 +17,7 @@ std::string resolve_token(const std::optional<std::filesystem::path>& token_file
     if (token_file) {
         try {
             const auto lines = read_token_file(*token_file);
-            if (const auto token = pick_token(lines, { Role::Operator, Role::Viewer }, true))
+            if (const auto token = pick_token(lines, { Role::Admin, Role::Operator, Role::Viewer }, true))
                 return *token;
         } catch (const InputError& e) {
             throw CtlError(kBadInput, "--token-file " + e.source() + ": " + e.reason());

@@ -1,9 +1,11 @@
 #include "daemon/auth.h"
 
 #include "common/error.h"
+#include "log/log.h"
 #include "protocol/codec.h"
 #include "protocol/token_file.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <fstream>
@@ -46,7 +48,7 @@ std::vector<Entry> read_entries(const std::filesystem::path& path)
     for (const protocol::TokenLine& line : protocol::read_token_file(path)) {
         if (!line.role) // fulcrumd's own file names every token's role
             throw InputError(path.string(), "", "a token without its role: expected 'ROLE [NAME] TOKEN' on every line");
-        entries.push_back({ line.token, Grant { *line.role, line.name } });
+        entries.push_back({ line.token, Grant { *line.role, line.name, TenantReach::of(*line.role, line.tenant) } });
     }
     return entries;
 }
@@ -123,15 +125,22 @@ TokenStore TokenStore::load_or_create(const std::filesystem::path& path, bool* c
     return store;
 }
 
-std::string TokenStore::add_token(const std::filesystem::path& path, protocol::Role role, const std::string& name)
+std::string TokenStore::add_token(const std::filesystem::path& path, protocol::Role role, const std::string& name,
+    const std::optional<std::string>& tenant)
 {
     if (!protocol::valid_token_name(name))
         throw InputError("--add-token", "NAME", "a name is 1 to 64 letters, digits and . _ - @ +, got '" + name + "'");
+    if (tenant && !protocol::valid_tenant_name(*tenant))
+        throw InputError(
+            "--add-token", "tenant", "a tenant is 1 to 64 letters, digits and . _ - @ +, got '" + *tenant + "'");
     if (std::filesystem::exists(path))
         read_entries(path); // a malformed file is named before anything is appended to it
     std::string token = generate_token();
     std::ofstream out = open_private(path, std::ios::out | std::ios::app);
-    out << protocol::to_string(role) << ' ' << name << ' ' << token << '\n';
+    out << protocol::to_string(role) << ' ' << name << ' ' << token;
+    if (tenant)
+        out << " tenant=" << *tenant;
+    out << '\n';
     out.close();
     if (!out)
         throw InputError(path.string(), "", "cannot append to the token file");
@@ -170,6 +179,27 @@ std::optional<Grant> TokenStore::grant_of(const std::string& token) const
         if (same_token(e.token, token))
             found = e.grant;
     return found;
+}
+
+void warn_unconfined(const TokenStore& tokens)
+{
+    for (const std::string& name : tokens.unconfined_operators())
+        log::warning("operator token reaches every tenant",
+            { { "token", name }, { "why", "its line names no tenant, as the last release's lines did" },
+                { "fix", "add tenant=T to confine it to a tenant, or write admin for operator" } });
+}
+
+std::vector<std::string> TokenStore::unconfined_operators() const
+{
+    const auto entries = state_->entries.load();
+    const bool tenants = std::any_of(entries->begin(), entries->end(),
+        [](const Entry& e) { return e.grant.reach.tenant != protocol::kDefaultTenant; });
+    std::vector<std::string> out;
+    if (tenants)
+        for (const Entry& e : *entries)
+            if (e.grant.role == protocol::Role::Operator && e.grant.reach.all)
+                out.push_back(e.grant.name.empty() ? "(a line naming no one)" : e.grant.name);
+    return out;
 }
 
 std::optional<std::string> TokenStore::token_for(protocol::Role role) const

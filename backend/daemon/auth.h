@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/tenancy.h"
 #include "protocol/messages.h"
 
 #include <cstdint>
@@ -11,15 +12,18 @@
 
 namespace fulcrum::daemon {
 
-// Who a token belongs to: the role it grants and, for a "ROLE NAME TOKEN" line, the person
-// or program it was given to (named in the audit trail).
+// Who a token belongs to: the role it grants, the tenants whose jobs it reaches and, for a
+// "ROLE NAME TOKEN" line, the person or program it was given to (named in the audit trail).
 struct Grant {
     protocol::Role role = protocol::Role::Viewer;
     std::string name; // empty for a "ROLE TOKEN" line
+    TenantReach reach;
+    bool operator==(const Grant&) const = default;
 };
 
 // The bearer tokens fulcrumd accepts and what each grants, from its token file: one token a
-// line, "ROLE NAME TOKEN" or "ROLE TOKEN" with ROLE operator, viewer or worker; '#' starts a
+// line, "ROLE NAME TOKEN [tenant=T]" or "ROLE TOKEN [tenant=T]" with ROLE admin, operator,
+// viewer or worker (TenantReach says what a line without a tenant reaches); '#' starts a
 // comment. The file is read again when it changes, so a line removed revokes its token
 // without a restart. Copies share one state; every method may be called from any thread.
 class TokenStore {
@@ -28,10 +32,11 @@ public:
     // worker token (mode 0600) and sets `created`. Throws InputError naming the file
     // and line for a malformed one.
     static TokenStore load_or_create(const std::filesystem::path& path, bool* created = nullptr);
-    // Appends a new "ROLE NAME TOKEN" line to the file (created, mode 0600, if missing) and
-    // returns the token. Throws InputError for a name that cannot name a holder or a file
-    // that cannot be written.
-    static std::string add_token(const std::filesystem::path& path, protocol::Role role, const std::string& name);
+    // Appends a new "ROLE NAME TOKEN [tenant=T]" line to the file (created, mode 0600, if
+    // missing) and returns the token. Throws InputError for a name that cannot name a holder,
+    // a tenant that cannot name one, or a file that cannot be written.
+    static std::string add_token(const std::filesystem::path& path, protocol::Role role, const std::string& name,
+        const std::optional<std::string>& tenant = std::nullopt);
 
     // The grant of a `Bearer TOKEN` Authorization header value, or nothing. Every token is
     // compared in constant time, so the time taken tells nothing about how close a guess was.
@@ -40,6 +45,9 @@ public:
     // its line changed.
     std::optional<Grant> grant_of(const std::string& token) const;
     std::optional<std::string> token_for(protocol::Role role) const;
+    // The holders of operator lines that name no tenant, once some line names a tenant other
+    // than the default: they reach every tenant's jobs (TenantReach), which fulcrumd warns of.
+    std::vector<std::string> unconfined_operators() const;
     // Reads the file again when its modification time or size changed since the last read.
     // True when the tokens changed; a file that no longer reads keeps the tokens in force
     // and says why in `problem`. Every upgrade calls it (a token just added works at once),
@@ -65,5 +73,9 @@ std::optional<std::string_view> bearer_token(std::string_view authorization_head
 
 // 32 random bytes from the system's generator, as 64 hex digits.
 std::string generate_token();
+
+// A warning in fulcrumd's log for each of the file's unconfined operators (at start and at
+// each change of the file), saying how to confine it.
+void warn_unconfined(const TokenStore& tokens);
 
 } // namespace fulcrum::daemon

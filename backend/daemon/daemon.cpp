@@ -30,6 +30,23 @@ bool is_command(const ClientMessage& m)
         || std::holds_alternative<SetClusterPolicy>(m);
 }
 
+template <class T, class... Of> constexpr bool one_of = (std::is_same_v<T, Of> || ...);
+
+// The live job a message acts on or reads, if it names one (a replay's job is a recorded
+// one: open-replay checks its store's tenant instead).
+std::optional<JobId> live_job_of(const ClientMessage& m)
+{
+    return std::visit(
+        [](const auto& x) -> std::optional<JobId> {
+            if constexpr (one_of<std::decay_t<decltype(x)>, Subscribe, JobCommand, ChangeJob, ResizeJob, WorkerCommand,
+                              JoinJob, ReportIteration>)
+                return x.job;
+            else
+                return std::nullopt;
+        },
+        m);
+}
+
 } // namespace
 
 Daemon::Daemon(DaemonOptions options)
@@ -53,9 +70,10 @@ void Daemon::stop_all()
     queue_.stop_all();
 }
 
-JobId Daemon::submit(const std::string& scenario_json, const std::string& source, Origin origin)
+JobId Daemon::submit(
+    const std::string& scenario_json, const std::string& source, Origin origin, const std::string& tenant)
 {
-    return queue_.submit(scenario_json, source, origin);
+    return queue_.submit(scenario_json, source, origin, tenant);
 }
 
 void Daemon::cancel(JobId job, const EventActor& actor)
@@ -83,21 +101,25 @@ std::vector<Daemon::Recovered> Daemon::recover()
     return queue_.recover();
 }
 
-std::shared_ptr<Client> Daemon::connect(Role role, std::string name, std::string person)
+std::shared_ptr<Client> Daemon::connect(
+    Role role, std::string name, std::string person, std::optional<TenantReach> reach)
 {
     const IoPath on_io_path;
     auto client = std::make_shared<Client>(next_client_++, role, std::move(name), options_.client_queue);
     client->set_person(std::move(person));
+    client->set_reach(reach ? std::move(*reach) : TenantReach::of(role, std::nullopt));
     client->set_text_filter([this](std::string text) { return folders_.for_clients(std::move(text)); });
     hub_.add(client);
     return client;
 }
 
-std::string Daemon::metrics_text() const
+std::string Daemon::metrics_text(const std::optional<TenantReach>& reach) const
 {
     const IoPath on_io_path;
     DaemonMetrics metrics;
     queue_.fill_metrics(metrics);
+    if (reach)
+        std::erase_if(metrics.jobs, [&](const JobMetrics& j) { return !reach->covers(j.status.tenant); });
     metrics.clients = hub_.clients();
     const protocol::Missed missed = hub_.missed_totals();
     metrics.frames_dropped = missed.dropped;
@@ -181,7 +203,12 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
             return After::Close;
         }
         client.set_greeted(hello->version);
-        client.send(Welcome { kProtocolVersion, options_.server_name, client.role() });
+        Welcome welcome;
+        welcome.server = options_.server_name;
+        welcome.role = client.role();
+        welcome.tenant = client.reach().tenant;
+        welcome.all_tenants = client.reach().all;
+        client.send(welcome);
         return After::KeepOpen;
     }
     const std::string& id = decoded.request_id;
@@ -189,23 +216,12 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         client.send(failure(id, "hello-first", "send hello with the protocol version before anything else"));
         return After::KeepOpen;
     }
-    const bool join = std::holds_alternative<JoinJob>(message) || std::holds_alternative<ReportIteration>(message)
-        || std::holds_alternative<JoinPool>(message);
-    if (client.role() == Role::Worker && !join) {
-        client.send(failure(id, "not-authorized",
-            "a worker token only joins jobs (join-job, join-pool, report-iteration); '"
-                + std::string(type_name(message)) + "' needs a viewer or operator token"));
-        return After::KeepOpen;
-    }
-    if (join && client.role() == Role::Viewer) {
-        client.send(failure(id, "not-authorized",
-            "'" + std::string(type_name(message)) + "' needs a worker or operator token; this client is a viewer"));
-        return After::KeepOpen;
-    }
-    if (is_command(message) && client.role() != Role::Operator) {
-        answer(client, { std::string(type_name(message)), std::nullopt },
-            failure(id, "not-authorized",
-                "'" + std::string(type_name(message)) + "' needs the operator role; this client is a viewer"));
+    if (const std::optional<std::string> why = refusal(client, message)) {
+        const Reply refused = failure(id, "not-authorized", *why);
+        if (is_command(message))
+            answer(client, { std::string(type_name(message)), live_job_of(message) }, refused);
+        else
+            client.send(refused);
         return After::KeepOpen;
     }
     try {
@@ -214,6 +230,29 @@ Daemon::After Daemon::receive(Client& client, std::string_view frame)
         client.send(failure_of(id, std::current_exception()));
     }
     return After::KeepOpen;
+}
+
+std::optional<std::string> Daemon::refusal(const Client& client, const ClientMessage& message) const
+{
+    const std::string what = "'" + std::string(type_name(message)) + "'";
+    const std::string role(to_string(client.role()));
+    const bool join = std::holds_alternative<JoinJob>(message) || std::holds_alternative<ReportIteration>(message)
+        || std::holds_alternative<JoinPool>(message);
+    if (client.role() == Role::Worker && !join)
+        return "a worker token only joins jobs (join-job, join-pool, report-iteration); " + what
+            + " needs a viewer, operator or admin token";
+    if (join && client.role() == Role::Viewer)
+        return what + " needs a worker, operator or admin token; this client is a viewer";
+    if (is_command(message) && client.role() != Role::Operator && client.role() != Role::Admin)
+        return what + " needs the operator or admin role; this client is a " + role;
+    if (std::holds_alternative<SetClusterPolicy>(message) && !client.reach().all)
+        return what + " changes every tenant's jobs: it needs an admin token; this " + role + " token reaches "
+            + client.reach().describe();
+    if (const std::optional<JobId> job = live_job_of(message))
+        if (const std::optional<std::string> tenant = queue_.tenant_of(*job); tenant && !client.reach().covers(*tenant))
+            return "job " + std::to_string(*job) + " belongs to tenant '" + *tenant + "'; this " + role
+                + " token reaches " + client.reach().describe();
+    return std::nullopt;
 }
 
 void Daemon::handle(Client& client, const ClientMessage& message)
@@ -251,6 +290,7 @@ void Daemon::on(Client& client, const ListJobs& l)
 {
     Reply reply = ok(l.id);
     reply.jobs = jobs();
+    std::erase_if(reply.jobs, [&](const JobStatus& s) { return !client.reach().covers(s.tenant); });
     client.send(reply);
 }
 
@@ -260,8 +300,8 @@ void Daemon::on(Client& client, const SubmitJob& submit_job)
     // threads.
     disk_.post([this, client = client.shared_from_this(), submit_job] {
         try {
-            const JobId id
-                = queue_.submit(submit_job.scenario_json, "submit-job from " + client->name(), Origin::Client);
+            const JobId id = queue_.submit(
+                submit_job.scenario_json, "submit-job from " + client->name(), Origin::Client, client->reach().tenant);
             answer(*client, { "submit-job", id }, ok(submit_job.id, id));
         } catch (...) {
             answer(*client, { "submit-job", std::nullopt }, failure_of(submit_job.id, std::current_exception()));
@@ -274,7 +314,8 @@ void Daemon::on(Client& client, const SubmitWorkload& workload)
     disk_.post([this, client = client.shared_from_this(), workload] {
         try {
             Reply reply = ok(workload.id);
-            reply.jobs = queue_.submit_workload(workload.jobs, "submit-workload from " + client->name());
+            reply.jobs = queue_.submit_workload(
+                workload.jobs, "submit-workload from " + client->name(), client->reach().tenant);
             answer(*client, { "submit-workload " + std::to_string(reply.jobs.size()) + " jobs", std::nullopt }, reply);
         } catch (...) {
             answer(*client, { "submit-workload", std::nullopt }, failure_of(workload.id, std::current_exception()));
@@ -401,6 +442,7 @@ void Daemon::on(Client& client, const ListRuns& r)
         try {
             Reply reply = ok(id);
             reply.runs = catalogue_.runs();
+            std::erase_if(reply.runs, [&](const RunListing& run) { return !client->reach().covers(run.tenant); });
             client->send(reply);
         } catch (...) {
             client->send(failure_of(id, std::current_exception()));
@@ -465,6 +507,8 @@ void Daemon::send_snapshot(Client& client, const Subscribe& s)
     if (wants(protocol::Stream::Cluster))
         client.send(ClusterUpdate { queue_.cluster() });
     for (JobRuntime* j : selected) {
+        if (!client.reach().covers(j->tenant()))
+            continue;
         const std::shared_ptr<const JobRuntime::Published> p = j->published();
         if (wants(protocol::Stream::Jobs))
             client.send(JobUpdate { p->status });

@@ -36,7 +36,10 @@ public:
 
     // `name`: the client program and address; `person`: who holds the token it used, when
     // the token file names them (the audit trail names the person then).
-    std::shared_ptr<Client> connect(protocol::Role role, std::string name, std::string person = {});
+    // `reach`: the tenants whose jobs its token reaches; by default a token-file line's that
+    // names no tenant (TenantReach::of).
+    std::shared_ptr<Client> connect(protocol::Role role, std::string name, std::string person = {},
+        std::optional<TenantReach> reach = std::nullopt);
     // The connection closed: it leaves the stream now, and its joins on the core's thread.
     void disconnect(const Client& client);
 
@@ -51,12 +54,13 @@ public:
     // Who gave a scenario: a client over the protocol (its paths are names inside the
     // server's folders) or the operator on fulcrumd's command line (any path).
     using Origin = JobQueue::Origin;
-    // A job from a scenario's JSON text: queued, then placed on the cluster by the placement
+    // A job of `tenant` from a scenario's JSON text: queued, then placed on the cluster by the placement
     // policy and started as soon as its workers fit (a job that does not fit yet does not
     // hold back the jobs behind it). Throws InputError naming the field, also for a job
     // that could never fit this cluster, and OutsidePath for a client's path that leaves
     // the server's folders.
-    JobId submit(const std::string& scenario_json, const std::string& source, Origin origin = Origin::Client);
+    JobId submit(const std::string& scenario_json, const std::string& source, Origin origin = Origin::Client,
+        const std::string& tenant = std::string(protocol::kDefaultTenant));
     // A queued job leaves the queue at once, stopped; a placed one ends at its next barrier.
     // Throws RefusedRequest ("unknown-job").
     void cancel(JobId job, const EventActor& actor);
@@ -65,8 +69,9 @@ public:
     // The run stores in DATA_DIR/runs and their runs; a file that cannot be read is listed
     // with its reason as the status.
     std::vector<protocol::RunListing> runs() const;
-    // fulcrumd's /metrics page (Prometheus text format): in memory only, no disk.
-    std::string metrics_text() const;
+    // fulcrumd's /metrics page (Prometheus text format): in memory only, no disk. Given the
+    // reach of the token that asked, the series of jobs of the tenants it reaches only.
+    std::string metrics_text(const std::optional<TenantReach>& reach = std::nullopt) const;
     void stop_all();
     // After a crash or a restart: every job the journal holds (accepted, not ended) becomes
     // its job again under its own id. One whose run store has a checkpoint is interrupted
@@ -86,6 +91,9 @@ private:
     // One handler per client message, chosen by std::visit: a message without one does not
     // compile. Each replies to the request or throws (RefusedRequest, InputError, OutsidePath).
     void handle(Client& client, const protocol::ClientMessage& message);
+    // Why the client's role or tenant may not send this message (the reason of its
+    // not-authorized refusal), or nothing: the one place roles and tenants are checked.
+    std::optional<std::string> refusal(const Client& client, const protocol::ClientMessage& message) const;
     void on(Client& client, const protocol::Hello& hello);
     void on(Client& client, const protocol::Subscribe& subscribe);
     void on(Client& client, const protocol::Unsubscribe& unsubscribe);

@@ -25,6 +25,12 @@ public:
     virtual ~ElasticJob() = default;
 
     virtual JobId id() const = 0;
+    // The tenant it belongs to: a pooled process is given only to its tenant's jobs.
+    virtual const std::string& tenant() const
+    {
+        static const std::string kDefault(protocol::kDefaultTenant);
+        return kDefault;
+    }
     virtual const scenario::Scenario& scenario() const = 0;
     virtual protocol::JobStatus status() const = 0;
     // freeze-job: the elastic scheduler leaves its members as they are.

@@ -94,7 +94,7 @@ bool ElasticScheduling::fits(const ElasticJob& job, const GpuDemand& request, in
 
 int ElasticScheduling::pooled_room(const ElasticJob& job) const
 {
-    return pool_.idle() + count_members(job.remote()->joined_slots());
+    return pool_.idle_for(job.tenant()) + count_members(job.remote()->joined_slots());
 }
 
 std::optional<sched::SlotCount> ElasticScheduling::admit(
@@ -339,7 +339,7 @@ void ElasticScheduling::shrink(
 
 std::optional<std::string> ElasticScheduling::assign_pooled(ElasticJob& job, WorkerId worker, const std::string& reason)
 {
-    const std::optional<WorkerPool::Pooled> pooled = pool_.assign(job.id(), worker);
+    const std::optional<WorkerPool::Pooled> pooled = pool_.assign(job.id(), worker, job.tenant());
     if (!pooled)
         return std::nullopt;
     // Told first: its first task may follow at once, and it reads tasks only once it knows the job.

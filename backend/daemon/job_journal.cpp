@@ -1,6 +1,7 @@
 #include "daemon/job_journal.h"
 
 #include "common/error.h"
+#include "protocol/token_file.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,6 +16,7 @@ namespace {
 
 constexpr const char* kLocal = "local";
 constexpr const char* kClient = "client";
+constexpr std::string_view kTenantPrefix = "tenant=";
 
 // The whole text, however many writes the kernel takes for it.
 bool write_all(int fd, std::string_view text)
@@ -57,7 +59,7 @@ std::filesystem::path JobJournal::file(JobId job) const
     return folder_ / ("job-" + std::to_string(job) + ".json");
 }
 
-void JobJournal::add(JobId job, Origin origin, const std::string& scenario_json)
+void JobJournal::add(JobId job, Origin origin, const std::string& tenant, const std::string& scenario_json)
 {
     const std::filesystem::path target = file(job);
     const std::filesystem::path partial = target.string() + ".partial";
@@ -65,7 +67,11 @@ void JobJournal::add(JobId job, Origin origin, const std::string& scenario_json)
         const int out = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (out < 0)
             throw RuntimeFailure(partial.string() + ": cannot be written");
-        const std::string text = std::string(origin == Origin::Local ? kLocal : kClient) + "\n" + scenario_json;
+        // The default tenant's entry is the last release's, which that release can still read.
+        std::string text = origin == Origin::Local ? kLocal : kClient;
+        if (tenant != protocol::kDefaultTenant)
+            text += " " + std::string(kTenantPrefix) + tenant;
+        text += "\n" + scenario_json;
         const bool written = write_all(out, text) && ::fsync(out) == 0;
         ::close(out);
         if (!written)
@@ -97,13 +103,25 @@ std::vector<JobJournal::Entry> JobJournal::entries(std::vector<std::string>* pro
         std::getline(in, origin);
         std::stringstream rest;
         rest << in.rdbuf();
+        std::string tenant(protocol::kDefaultTenant);
+        if (const auto space = origin.find(' '); space != std::string::npos) {
+            tenant = origin.substr(space + 1);
+            origin.erase(space);
+            if (!tenant.starts_with(kTenantPrefix)
+                || !protocol::valid_tenant_name(tenant.erase(0, kTenantPrefix.size()))) {
+                if (problems)
+                    problems->push_back(name + ": not a job journal entry (its first line names no tenant after '"
+                        + origin + "': expected 'tenant=T')");
+                continue;
+            }
+        }
         if (origin != kLocal && origin != kClient) {
             if (problems)
                 problems->push_back(
                     name + ": not a job journal entry (its first line is neither 'local' nor 'client')");
             continue;
         }
-        out.push_back({ *job, origin == kLocal ? Origin::Local : Origin::Client, rest.str() });
+        out.push_back({ *job, origin == kLocal ? Origin::Local : Origin::Client, std::move(tenant), rest.str() });
     }
     std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.job < b.job; });
     return out;

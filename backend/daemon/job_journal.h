@@ -1,6 +1,7 @@
 #pragma once
 
 #include "common/records.h"
+#include "protocol/messages.h"
 
 #include <filesystem>
 #include <optional>
@@ -15,7 +16,8 @@ namespace fulcrum::daemon {
 std::optional<JobId> job_of_file(const std::string& name, std::string_view extension);
 
 // The jobs fulcrumd has accepted and not yet ended, one file each in DATA_DIR/jobs
-// (job-N.json: who gave it, then the scenario as given). A job is written here before its
+// (job-N.json: who gave it and, for a tenant other than the default, whose it is; then the
+// scenario as given). A job is written here before its
 // submission is answered and removed when it ends, so a crash loses no job: a restarted
 // fulcrumd finds each one again, with its run store's checkpoint if it has one.
 class JobJournal {
@@ -24,12 +26,13 @@ public:
     struct Entry {
         JobId job = 0;
         Origin origin = Origin::Client;
+        std::string tenant { protocol::kDefaultTenant };
         std::string scenario_json;
     };
 
     explicit JobJournal(std::filesystem::path folder); // created if missing
     // Atomic: written beside, flushed, then renamed into place. Throws RuntimeFailure.
-    void add(JobId job, Origin origin, const std::string& scenario_json);
+    void add(JobId job, Origin origin, const std::string& tenant, const std::string& scenario_json);
     void remove(JobId job);
     // Every entry, by job id; an unreadable one is skipped and named in `problems`.
     std::vector<Entry> entries(std::vector<std::string>* problems = nullptr) const;

@@ -297,6 +297,15 @@ JobRuntime& JobQueue::job(JobId id) const
     return *it->second;
 }
 
+std::optional<std::string> JobQueue::tenant_of(JobId id) const
+{
+    const std::shared_ptr<const View> view = view_.load();
+    const auto it = view->jobs.find(id);
+    if (it == view->jobs.end())
+        return std::nullopt;
+    return it->second->tenant();
+}
+
 std::vector<JobRuntime*> JobQueue::select(std::optional<JobId> job) const
 {
     std::vector<JobRuntime*> selected;
@@ -316,6 +325,7 @@ std::vector<JobStatus> JobQueue::jobs() const
 
 struct JobQueue::Submission {
     scenario::Scenario scenario;
+    std::string tenant { protocol::kDefaultTenant }; // its submitter's, who owns it
 };
 
 std::string JobQueue::start_failure(const StartWatch::Record& record)
@@ -364,13 +374,14 @@ JobQueue::Submission JobQueue::check_submission(
     return Submission { std::move(s) };
 }
 
-JobId JobQueue::journal_job(const std::string& scenario_json, Origin origin)
+JobId JobQueue::journal_job(const std::string& scenario_json, Origin origin, const std::string& tenant)
 {
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
     // On disk before the submission is answered: a crash from here on loses no job.
-    journal_.add(id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, scenario_json);
+    journal_.add(
+        id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, tenant, scenario_json);
     return id;
 }
 
@@ -380,15 +391,20 @@ JobRuntime& JobQueue::add_job(JobId id, Submission submission)
         journal_.remove(id);
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     }
+    return table_job(id, std::move(submission));
+}
+
+JobRuntime& JobQueue::table_job(JobId id, Submission submission)
+{
     if (!submission.scenario.worker_timeout_s)
         submission.scenario.worker_timeout_s = options_.worker_timeout_s;
-    auto runtime = std::make_unique<JobRuntime>(id, std::move(submission.scenario), catalogue_.job_store(id), folders_,
-        hub_, [this](JobId done) { on_job_done(done); });
+    auto runtime = std::make_unique<JobRuntime>(id, std::move(submission.tenant), std::move(submission.scenario),
+        catalogue_.job_store(id), folders_, hub_, [this](JobId done) { on_job_done(done); });
     runtime->use_shared_clock(&clock_);
     runtime->use_link_schedule(&links_);
     runtime->use_data_cache(&data_);
     runtime->use_start_watch(&start_watch_);
-    if (on_shared_clock(*runtime))
+    if (on_shared_clock(*runtime)) // a recovered workload's job that had not arrived is queued now
         runtime->set_daemon_arrival(clock_.now());
     JobRuntime& job = *runtime;
     jobs_[id] = std::move(runtime);
@@ -406,7 +422,7 @@ std::string JobQueue::queued_message(const JobRuntime& job) const
     if (elastic_.fed_by_pool(job)) {
         const int pooled = ElasticScheduling::slots_of_kind(job, asked.workers, true);
         asks << pooled << " pooled worker" << (pooled == 1 ? "" : "s") << " (fulcrum-worker --pool), "
-             << worker_pool_.idle() << " idle now";
+             << worker_pool_.idle_for(job.tenant()) << " idle now";
         if (const int local = asked.workers - pooled; local > 0)
             asks << ", and " << local << (local == 1 ? " GPU" : " GPUs") << " for its local workers";
         asks << "; ";
@@ -420,10 +436,12 @@ std::string JobQueue::queued_message(const JobRuntime& job) const
     return asks.str();
 }
 
-JobId JobQueue::submit(const std::string& scenario_json, const std::string& source, Origin origin)
+JobId JobQueue::submit(
+    const std::string& scenario_json, const std::string& source, Origin origin, const std::string& tenant)
 {
     Submission checked = check_submission(scenario_json, source, origin);
-    const JobId id = journal_job(scenario_json, origin);
+    checked.tenant = tenant;
+    const JobId id = journal_job(scenario_json, origin, tenant);
     return core_.call([&] {
         JobRuntime& runtime = add_job(id, std::move(checked));
         runtime.scheduler_event(EventKind::JobQueued, "submitted: " + queued_message(runtime));
@@ -435,7 +453,7 @@ JobId JobQueue::submit(const std::string& scenario_json, const std::string& sour
 }
 
 std::vector<JobStatus> JobQueue::submit_workload(
-    const std::vector<SubmitWorkload::Arrival>& jobs, const std::string& source)
+    const std::vector<SubmitWorkload::Arrival>& jobs, const std::string& source, const std::string& tenant)
 {
     if (jobs.empty())
         throw InputError(source, "jobs", "a workload needs at least one job");
@@ -445,6 +463,7 @@ std::vector<JobStatus> JobQueue::submit_workload(
         const std::string at = "jobs[" + std::to_string(i) + "]";
         try {
             checked.push_back(check_submission(jobs[i].scenario_json, source, Origin::Client));
+            checked.back().tenant = tenant;
         } catch (const OutsidePath& e) {
             throw OutsidePath(source, at + ".scenario." + e.field(), e.reason());
         } catch (const InputError& e) {
@@ -470,7 +489,7 @@ std::vector<JobStatus> JobQueue::submit_workload(
     };
     try {
         for (const SubmitWorkload::Arrival& a : jobs)
-            ids.push_back(journal_job(a.scenario_json, Origin::Client));
+            ids.push_back(journal_job(a.scenario_json, Origin::Client, tenant));
     } catch (...) {
         take_back();
         throw;
@@ -640,17 +659,7 @@ std::vector<JobQueue::Recovered> JobQueue::recover()
         if (!s.worker_timeout_s)
             s.worker_timeout_s = options_.worker_timeout_s;
         core_.call([&] {
-            auto runtime = std::make_unique<JobRuntime>(
-                id, std::move(s), path, folders_, hub_, [this](JobId done) { on_job_done(done); });
-            runtime->use_shared_clock(&clock_);
-            runtime->use_link_schedule(&links_);
-            runtime->use_data_cache(&data_);
-            runtime->use_start_watch(&start_watch_);
-            JobRuntime& job = *runtime;
-            if (on_shared_clock(job)) // a workload's job that had not arrived is queued now
-                job.set_daemon_arrival(clock_.now());
-            jobs_[id] = std::move(runtime);
-            publish_view();
+            JobRuntime& job = table_job(id, Submission { std::move(s), entry.tenant });
             if (external) { // its ranks' connections closed with the fulcrumd that ran it
                 journal_.remove(id);
                 job.set_lost("an external job's ranks cannot outlive the fulcrumd they reported to; its rows are kept");
@@ -770,12 +779,12 @@ void JobQueue::start_queued()
             const std::string and_gpus = local_slots > 0 ? " and GPUs for its local ones" : "";
             job.set_waiting(elastic_.active() ? "waiting for " + std::to_string(job.scenario().elastic.min_workers)
                         + " workers: pooled workers for its remote slots (fulcrum-worker --pool; "
-                        + std::to_string(worker_pool_.idle()) + " idle now)" + and_gpus
+                        + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle now)" + and_gpus
                     : pool_head ? "waiting behind job " + std::to_string(*pool_head)
                         + " for the worker pool (--elastic static: first come, first served)"
                                 : "waiting for its whole request of " + std::to_string(request.workers)
                         + " workers (--elastic static): pooled workers for its remote slots (fulcrum-worker --pool; "
-                        + std::to_string(worker_pool_.idle()) + " idle now)" + and_gpus);
+                        + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle now)" + and_gpus);
             if (!elastic_.active() && !pool_head)
                 pool_head = job.id();
             ++it;
@@ -823,7 +832,7 @@ void JobQueue::start_queued()
                     + job.scenario().external->framework + " started them"
                 : pooled ? std::string(sched::policy_name(elastic_.policy())) + ": " + std::to_string(*size)
                     + " of the " + std::to_string(request.workers) + " workers it asks for, from the worker pool ("
-                    + std::to_string(worker_pool_.idle()) + " idle)"
+                    + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle)"
                     + (demand.workers > 0 ? " and, its local ones, on " + cluster_.describe(gpus) : "")
                 : demand.gpus() == 0 && cpu_workers > 0
                 ? "its " + beside_gpus + " (they take none)"

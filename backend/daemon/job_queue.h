@@ -55,14 +55,15 @@ public:
     enum class Origin { Client, Local };
     // Runs `task` on the core's thread later (it replies itself); dropped once stopping.
     void post(std::function<void()> task);
-    // See Daemon::submit.
-    JobId submit(const std::string& scenario_json, const std::string& source, Origin origin);
+    // See Daemon::submit. The job belongs to `tenant`.
+    JobId submit(const std::string& scenario_json, const std::string& source, Origin origin,
+        const std::string& tenant = std::string(protocol::kDefaultTenant));
     // A client's workload: virtual-mode jobs of local workers, each queued when fulcrumd's
     // virtual clock reaches its arrival (seconds from now on that clock), so that a trace runs
     // through the live scheduler as it would through fulcrum-sim. All or none: a bad job is
     // an InputError naming jobs[i] and its field. Returns the jobs' statuses.
-    std::vector<protocol::JobStatus> submit_workload(
-        const std::vector<protocol::SubmitWorkload::Arrival>& jobs, const std::string& source);
+    std::vector<protocol::JobStatus> submit_workload(const std::vector<protocol::SubmitWorkload::Arrival>& jobs,
+        const std::string& source, const std::string& tenant = std::string(protocol::kDefaultTenant));
     void cancel(JobId job, const EventActor& actor);
     // An operator's resize-job: see JobRuntime::resize; under --elastic eps or kill-restart a job the scheduler sizes
     // also needs an idle GPU for an added worker (RefusedRequest "no-free-gpu").
@@ -101,6 +102,8 @@ public:
 
     // Throws RefusedRequest("unknown-job").
     JobRuntime& job(JobId id) const;
+    // The tenant job `id` belongs to; nothing for a job fulcrumd does not have. From the view.
+    std::optional<std::string> tenant_of(JobId id) const;
     // The jobs a subscription selects (all when unset), in id order.
     std::vector<JobRuntime*> select(std::optional<JobId> job) const;
     std::vector<protocol::JobStatus> jobs() const;
@@ -130,11 +133,13 @@ private:
     // What a journaled job's path fields become at recovery: confined as at its submission
     // for a client's; for one its operator gave locally, absolute paths as given.
     const PathPolicy& paths_of(JobJournal::Origin origin) const;
-    // Off the core: a new job id, its scenario in the journal (an fsync).
-    JobId journal_job(const std::string& scenario_json, Origin origin);
+    // Off the core: a new job id, its scenario and tenant in the journal (an fsync).
+    JobId journal_job(const std::string& scenario_json, Origin origin, const std::string& tenant);
     // On the core: a journaled job in the jobs' table, not queued yet. If fulcrumd is
     // stopping, its journal entry is removed and it is refused.
     JobRuntime& add_job(JobId id, Submission submission);
+    JobRuntime& table_job(JobId id, Submission submission); // add_job's, and a recovered job's
+
     std::string queued_message(const JobRuntime& job) const; // on the core: what it asks for, who is ahead
     void arrivals_loop(); // a workload's jobs queued as the shared clock reaches their arrivals
     void start_queued(); // on the core: places what fits, in submission order

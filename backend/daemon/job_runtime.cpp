@@ -24,17 +24,20 @@ namespace fulcrum::daemon {
 using protocol::JobState;
 using protocol::WorkerAction;
 
-JobRuntime::JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database,
+JobRuntime::JobRuntime(JobId id, std::string tenant, scenario::Scenario scenario, std::filesystem::path database,
     const ServerFolders& folders, StreamHub& hub, std::function<void(JobId)> on_done)
     : id_(id)
+    , tenant_(std::move(tenant))
     , scenario_(std::move(scenario))
     , database_(std::move(database))
     , folders_(folders)
     , hub_(hub)
     , on_done_(std::move(on_done))
 {
+    hub_.set_tenant(id_, tenant_); // before it publishes anything
     status_.job = id;
     status_.name = scenario_.name;
+    status_.tenant = tenant_;
     status_.state = JobState::Queued;
     status_.mode = scenario::to_string(scenario_.mode);
     status_.workers = workers();
@@ -192,6 +195,8 @@ void JobRuntime::run()
         options.recorded_before = std::exchange(recorded_before_, {});
     }
     options.job = id_;
+    if (tenant_ != protocol::kDefaultTenant)
+        options.tenant = tenant_;
     options.remote = remote_;
     options.ranks = ranks_;
     options.database = database_;

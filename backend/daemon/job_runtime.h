@@ -39,14 +39,16 @@ double remaining_run_s(const protocol::JobStatus& status);
 // its barriers. Thread-safe. As the elastic scheduling sees it, an ElasticJob.
 class JobRuntime : public ElasticJob {
 public:
-    // `folders` turns server paths in messages into the names clients know.
-    JobRuntime(JobId id, scenario::Scenario scenario, std::filesystem::path database, const ServerFolders& folders,
-        StreamHub& hub, std::function<void(JobId)> on_done);
+    // `folders` turns server paths in messages into the names clients know; `tenant` is its
+    // submitter's, who owns it (issue 47).
+    JobRuntime(JobId id, std::string tenant, scenario::Scenario scenario, std::filesystem::path database,
+        const ServerFolders& folders, StreamHub& hub, std::function<void(JobId)> on_done);
     ~JobRuntime() override; // stops the job and waits for it
     JobRuntime(const JobRuntime&) = delete;
     JobRuntime& operator=(const JobRuntime&) = delete;
 
     JobId id() const override { return id_; }
+    const std::string& tenant() const override { return tenant_; }
     // Placed: `placement` is the GPU of each worker (-1 for a remote one, or one not a
     // member), `placed` says where for the "job-placed" event. Starts the job's thread. An
     // elastic job starts with `members` workers when given (the first slots), else with its
@@ -204,6 +206,7 @@ private:
         const train::CommTransfer& transfer, const std::atomic<bool>* stop);
 
     const JobId id_;
+    const std::string tenant_;
     const scenario::Scenario scenario_;
     const std::filesystem::path database_;
     const ServerFolders& folders_;

@@ -43,12 +43,14 @@ private:
     std::string name_;
 };
 
-std::string job_label(JobId job)
+// Every series of a job names its tenant, so that a query or a recording rule can sum by it.
+std::string job_label(const JobStatus& job)
 {
-    return "job_id=\"" + std::to_string(job) + "\""; // not "job": Prometheus gives that label the scrape job
+    // not "job": Prometheus gives that label the scrape job
+    return "job_id=\"" + std::to_string(job.job) + "\",tenant=\"" + escape_label_value(job.tenant) + "\"";
 }
 
-std::string worker_labels(JobId job, WorkerId worker)
+std::string worker_labels(const JobStatus& job, WorkerId worker)
 {
     return job_label(job) + ",worker=\"" + std::to_string(worker) + "\"";
 }
@@ -127,9 +129,9 @@ std::string prometheus_exposition(const DaemonMetrics& m)
     e.family("fulcrum_job_info", "gauge", "A job's name, model, sync model, batch-size policy and mode (value 1).");
     for (const JobMetrics& j : m.jobs) {
         const JobStatus& s = j.status;
-        e.sample(job_label(s.job) + ",name=\"" + escape_label_value(s.name) + "\",model=\""
-                + escape_label_value(s.model) + "\",sync_model=\"" + escape_label_value(s.sync_model) + "\",policy=\""
-                + escape_label_value(s.policy) + "\",mode=\"" + escape_label_value(s.mode) + "\"",
+        e.sample(job_label(s) + ",name=\"" + escape_label_value(s.name) + "\",model=\"" + escape_label_value(s.model)
+                + "\",sync_model=\"" + escape_label_value(s.sync_model) + "\",policy=\"" + escape_label_value(s.policy)
+                + "\",mode=\"" + escape_label_value(s.mode) + "\"",
             1);
     }
     e.family("fulcrum_job_state", "gauge", "1 for the job's state, 0 for the others.");
@@ -137,38 +139,38 @@ std::string prometheus_exposition(const DaemonMetrics& m)
         JobState::Stopped, JobState::Failed, JobState::Interrupted };
     for (const JobMetrics& j : m.jobs)
         for (const JobState state : kStates)
-            e.sample(job_label(j.status.job) + ",state=\"" + std::string(to_string(state)) + "\"",
+            e.sample(job_label(j.status) + ",state=\"" + std::string(to_string(state)) + "\"",
                 j.status.state == state ? 1 : 0);
     e.family("fulcrum_job_iterations_completed", "gauge", "Iterations (barriers or updates) the job completed.");
     for (const JobMetrics& j : m.jobs)
-        e.sample(job_label(j.status.job), static_cast<double>(j.status.iteration));
+        e.sample(job_label(j.status), static_cast<double>(j.status.iteration));
     e.family("fulcrum_job_iterations_planned", "gauge", "Iterations the job's scenario plans.");
     for (const JobMetrics& j : m.jobs)
-        e.sample(job_label(j.status.job), static_cast<double>(j.status.iterations));
+        e.sample(job_label(j.status), static_cast<double>(j.status.iterations));
     e.family("fulcrum_job_run_clock_seconds", "gauge", "The job's run clock (virtual time in virtual and paced mode).");
     for (const JobMetrics& j : m.jobs)
-        e.sample(job_label(j.status.job), j.status.time_s);
+        e.sample(job_label(j.status), j.status.time_s);
     e.family("fulcrum_job_test_accuracy_ratio", "gauge", "Test accuracy at the job's latest evaluation (0 to 1).");
     for (const JobMetrics& j : m.jobs)
         if (j.status.accuracy)
-            e.sample(job_label(j.status.job), *j.status.accuracy);
+            e.sample(job_label(j.status), *j.status.accuracy);
     // Jobs whose transfers a communication scheduler decides (fulcrumd --comm): counters
     // since the job started in this fulcrumd.
     e.family("fulcrum_job_link_transfers_total", "counter",
         "Transfers (an iteration's pushes and pulls) the communication scheduler started for the job.");
     for (const JobMetrics& j : m.jobs)
         if (j.status.link)
-            e.sample(job_label(j.status.job), static_cast<double>(j.status.link->transfers));
+            e.sample(job_label(j.status), static_cast<double>(j.status.link->transfers));
     e.family("fulcrum_job_link_held_transfers_total", "counter",
         "Of those, the transfers it held for their links before they started.");
     for (const JobMetrics& j : m.jobs)
         if (j.status.link)
-            e.sample(job_label(j.status.job), static_cast<double>(j.status.link->held));
+            e.sample(job_label(j.status), static_cast<double>(j.status.link->held));
     e.family("fulcrum_job_link_wait_seconds_total", "counter",
         "Run-clock seconds the job's transfers waited for their links.");
     for (const JobMetrics& j : m.jobs)
         if (j.status.link)
-            e.sample(job_label(j.status.job), j.status.link->wait_s);
+            e.sample(job_label(j.status), j.status.link->wait_s);
 
     // Per worker: the latest iteration's row.
     const auto per_row = [&](const char* name, const char* help, auto value) {
@@ -177,7 +179,7 @@ std::string prometheus_exposition(const DaemonMetrics& m)
             if (j.last_rows)
                 for (const IterationRecord& r : j.last_rows->rows)
                     if (const std::optional<double> v = value(r))
-                        e.sample(worker_labels(j.status.job, r.worker), *v);
+                        e.sample(worker_labels(j.status, r.worker), *v);
     };
     const auto iteration_s = [](const IterationRecord& r) { return r.end_s - r.start_s + r.wait_s; };
     const auto share = [&](const IterationRecord& r, double part) -> std::optional<double> {
@@ -204,7 +206,7 @@ std::string prometheus_exposition(const DaemonMetrics& m)
         if (j.last_rows) {
             const auto straggler = straggler_of(*j.last_rows);
             for (const IterationRecord& r : j.last_rows->rows)
-                e.sample(worker_labels(j.status.job, r.worker), straggler == r.worker ? 1 : 0);
+                e.sample(worker_labels(j.status, r.worker), straggler == r.worker ? 1 : 0);
         }
 
     // Per worker: the operator's overrides.
@@ -212,7 +214,7 @@ std::string prometheus_exposition(const DaemonMetrics& m)
         e.family(name, "gauge", help);
         for (const JobMetrics& j : m.jobs)
             for (const WorkerState& w : j.workers)
-                e.sample(worker_labels(j.status.job, w.worker), value(w));
+                e.sample(worker_labels(j.status, w.worker), value(w));
     };
     per_state("fulcrum_worker_excluded", "1 while an operator has the worker excluded from its barrier.",
         [](const WorkerState& w) { return w.excluded ? 1.0 : 0.0; });

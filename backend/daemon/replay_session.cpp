@@ -52,6 +52,11 @@ void ReplaySession::start(const std::function<void()>& first)
     first();
 }
 
+std::string ReplaySession::tenant() const
+{
+    return recorded_tenant(source_->run().tenant);
+}
+
 std::uint64_t ReplaySession::client() const
 {
     return client_->id();

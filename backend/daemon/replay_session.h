@@ -37,6 +37,7 @@ public:
     void start(const std::function<void()>& first);
     std::int64_t id() const { return id_; }
     std::uint64_t client() const;
+    std::string tenant() const; // whose job the run recorded
     bool closed() const;
     // Throws RefusedRequest ("no-such-iteration") for a seek to an iteration that was not
     // recorded. Called before the request's reply is sent.

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "daemon/job_journal.h"
+#include "daemon/tenancy.h"
 #include "db/run_reader.h"
 
 #include <algorithm>
@@ -76,6 +77,7 @@ std::vector<RunListing> RunCatalogue::runs() const
             db::RunReader reader(file);
             for (const db::RunInfo& run : reader.runs()) {
                 RunListing l { database, run.id, run.name, run.mode, run.status, run.started_at, run.finished_at };
+                l.tenant = recorded_tenant(run.tenant);
                 l.jobs = static_cast<int>(reader.jobs(run.id).size());
                 l.iterations = reader.iteration_count(run.id);
                 l.rows = reader.iteration_row_count(run.id);

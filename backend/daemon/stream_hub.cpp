@@ -181,11 +181,25 @@ std::size_t StreamHub::clients() const
     return clients_.load()->size();
 }
 
+void StreamHub::set_tenant(JobId job, const std::string& tenant)
+{
+    copy_on_write(tenants_, [&](Tenants& tenants) {
+        tenants[job] = tenant;
+        return true;
+    });
+}
+
 std::vector<std::shared_ptr<Client>> StreamHub::subscribers(protocol::Stream stream, JobId job) const
 {
+    // The cluster's stream is every tenant's: it shows how full the cluster is, by job id.
+    std::string_view tenant = protocol::kDefaultTenant;
+    const std::shared_ptr<const Tenants> tenants = tenants_.load();
+    if (const auto it = tenants->find(job); it != tenants->end())
+        tenant = it->second;
     std::vector<std::shared_ptr<Client>> out;
     for (const auto& [id, weak] : *clients_.load())
-        if (auto client = weak.lock(); client && client->wants(stream, job))
+        if (auto client = weak.lock(); client && client->wants(stream, job)
+            && (stream == protocol::Stream::Cluster || client->reach().covers(tenant)))
             out.push_back(std::move(client));
     return out;
 }

@@ -2,6 +2,7 @@
 
 #include "daemon/io_path.h"
 #include "daemon/send_queue.h"
+#include "daemon/tenancy.h"
 #include "protocol/messages.h"
 
 #include <atomic>
@@ -39,6 +40,9 @@ public:
     // Who holds the token this client came in with, when the token file names them.
     const std::string& person() const { return person_; }
     void set_person(std::string person) { person_ = std::move(person); }
+    // The tenants whose jobs its token reaches (set before the client is shared).
+    const TenantReach& reach() const { return reach_; }
+    void set_reach(TenantReach reach) { reach_ = std::move(reach); }
     SendQueue& queue() { return queue_; }
 
     // What this client asked for: replies, snapshots, its replays. Never dropped.
@@ -103,6 +107,7 @@ private:
     protocol::Role role_;
     std::string name_;
     std::string person_;
+    TenantReach reach_;
     SendQueue queue_;
     std::atomic<std::shared_ptr<const std::function<void()>>> wake_;
     std::function<std::string(std::string)> filter_; // set before the client is shared
@@ -143,6 +148,9 @@ public:
     void publish(const protocol::JobUpdate& status);
     void publish(const protocol::WorkerUpdate& workers);
     void publish(const protocol::ClusterUpdate& cluster); // to every cluster subscriber
+    // The tenant a job belongs to: only clients whose token reaches it are sent its streams.
+    // Set before the job publishes anything; a job never named here is the default tenant's.
+    void set_tenant(JobId job, const std::string& tenant);
 
 private:
     std::vector<std::shared_ptr<Client>> subscribers(protocol::Stream stream, JobId job) const;
@@ -151,6 +159,8 @@ private:
     // In connection order (ids grow): a vector, so that a connection copies pointers, not nodes.
     using Clients = std::vector<std::pair<std::uint64_t, std::weak_ptr<Client>>>;
     std::atomic<std::shared_ptr<const Clients>> clients_ { std::make_shared<const Clients>() };
+    using Tenants = std::map<JobId, std::string>;
+    std::atomic<std::shared_ptr<const Tenants>> tenants_ { std::make_shared<const Tenants>() };
     mutable std::mutex totals_; // a hand-off (IoPath): a departure's accounting, or a scrape's sum
     protocol::Missed gone_; // the totals of clients removed
 };

@@ -35,9 +35,16 @@ int WorkerPool::idle() const
     return static_cast<int>(std::count_if(workers_.begin(), workers_.end(), [](const Pooled& p) { return !p.job; }));
 }
 
-std::optional<WorkerPool::Pooled> WorkerPool::assign(JobId job, WorkerId worker)
+int WorkerPool::idle_for(std::string_view tenant) const
 {
-    const auto it = std::find_if(workers_.begin(), workers_.end(), [](const Pooled& p) { return !p.job; });
+    return static_cast<int>(std::count_if(
+        workers_.begin(), workers_.end(), [&](const Pooled& p) { return !p.job && p.client->reach().covers(tenant); }));
+}
+
+std::optional<WorkerPool::Pooled> WorkerPool::assign(JobId job, WorkerId worker, std::string_view tenant)
+{
+    const auto it = std::find_if(
+        workers_.begin(), workers_.end(), [&](const Pooled& p) { return !p.job && p.client->reach().covers(tenant); });
     if (it == workers_.end())
         return std::nullopt;
     it->job = job;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fulcrum::daemon {
@@ -31,9 +32,12 @@ public:
     std::optional<Pooled> leave(std::uint64_t client);
     bool contains(std::uint64_t client) const;
     int idle() const;
+    // Idle ones whose token reaches `tenant`: the only ones a job of that tenant is given.
+    int idle_for(std::string_view tenant) const;
     int size() const { return static_cast<int>(workers_.size()); }
-    // The worker idle the longest, now assigned to `job`'s slot `worker`.
-    std::optional<Pooled> assign(JobId job, WorkerId worker);
+    // The worker idle the longest of those whose token reaches `tenant` (the job's), now
+    // assigned to `job`'s slot `worker`.
+    std::optional<Pooled> assign(JobId job, WorkerId worker, std::string_view tenant);
     // The slot's pooled worker, if its slot was given from the pool.
     std::optional<Pooled> assigned(JobId job, WorkerId worker) const;
     // Idle again (the last in line); false when it is not in the pool.

@@ -58,9 +58,9 @@ public:
     // Ends it with a close frame that says why (1008, policy violation): frames still queued
     // are dropped and what the client sends meanwhile is ignored.
     virtual void close_for(std::string reason) = 0;
-    // The token the session was let in with (empty before the upgrade), and its role then.
+    // The token the session was let in with (empty before the upgrade), and what it granted then.
     virtual std::string token() const = 0;
-    virtual protocol::Role role() const = 0;
+    virtual Grant grant() const = 0;
 };
 
 // The sessions alive, so stop() can close them.
@@ -101,10 +101,10 @@ public:
         return token_;
     }
 
-    protocol::Role role() const override
+    Grant grant() const override
     {
         std::lock_guard lock(token_mutex_);
-        return role_;
+        return grant_;
     }
 
     void close_for(std::string reason) override
@@ -239,15 +239,19 @@ private:
     {
         if (metrics_ == MetricsAccess::Off)
             return reject(http::status::not_found, "metrics are off on this fulcrumd (--metrics off)", "metrics off");
+        // A token sees the series of the tenants it reaches; loopback without one sees all.
+        std::optional<TenantReach> reach;
         if (metrics_ == MetricsAccess::Token) {
             if (refuse_if_limited())
                 return;
-            if (!tokens_.authorize(request_[http::field::authorization])) {
+            const std::optional<Grant> grant = tokens_.authorize(request_[http::field::authorization]);
+            if (!grant) {
                 return refuse_token(
                     "a valid token is required for /metrics: send 'Authorization: Bearer TOKEN' (a viewer token will "
                     "do)",
                     "no valid token");
             }
+            reach = grant->reach;
         }
         if (metrics_ == MetricsAccess::Loopback) {
             beast::error_code peer_ec;
@@ -255,8 +259,10 @@ private:
             if (peer_ec || !peer.address().is_loopback())
                 return reject(http::status::forbidden,
                     "/metrics is served to loopback addresses only (--metrics loopback)", "metrics for loopback only");
+            if (const auto grant = tokens_.authorize(request_[http::field::authorization]))
+                reach = grant->reach;
         }
-        respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8", daemon_.metrics_text());
+        respond(http::status::ok, "text/plain; version=0.0.4; charset=utf-8", daemon_.metrics_text(reach));
     }
 
     void on_upgrade(beast::error_code ec)
@@ -281,7 +287,7 @@ private:
         {
             std::lock_guard lock(token_mutex_);
             token_ = std::string(bearer_token(authorization).value_or(""));
-            role_ = role;
+            grant_ = *grant;
         }
         beast::error_code peer_ec;
         const auto peer = beast::get_lowest_layer(ws_).socket().remote_endpoint(peer_ec);
@@ -289,11 +295,12 @@ private:
             = std::string(request_[http::field::user_agent].empty() ? "client" : request_[http::field::user_agent]);
         const std::string name = program + "@"
             + (peer_ec ? std::string("?") : peer.address().to_string() + ":" + std::to_string(peer.port()));
-        client_ = daemon_.connect(role, name, grant->name);
+        client_ = daemon_.connect(role, name, grant->name, grant->reach);
         program_ = program;
         opened_ = std::chrono::steady_clock::now();
         log::info("connection opened",
             { { "peer", peer_ }, { "agent", program_ }, { "role", protocol::to_string(role) }, { "token", grant->name },
+                { "tenant", grant->reach.all ? std::string("*") : grant->reach.tenant },
                 { "client", static_cast<std::int64_t>(client_->id()) } });
         beast::get_lowest_layer(ws_).expires_never();
         ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
@@ -440,7 +447,7 @@ private:
     std::shared_ptr<Client> client_;
     mutable std::mutex token_mutex_; // a hand-off (IoPath): token() is read from the revocation check
     std::string token_;
-    protocol::Role role_ = protocol::Role::Viewer;
+    Grant grant_;
     std::size_t frame_limit_ = protocol::kMaxFrameBytes;
     Frame current_;
     bool writing_ = false, closing_ = false, finished_ = false;
@@ -516,6 +523,7 @@ struct WebSocketServer::Impl {
             checked = changes;
             if (reread) {
                 log::info("token file read again");
+                warn_unconfined(tokens);
                 std::vector<std::pair<std::shared_ptr<Closable>, std::string>> lost;
                 {
                     std::lock_guard lock(sessions.mutex);
@@ -526,10 +534,14 @@ struct WebSocketServer::Impl {
                         const std::optional<Grant> now = tokens.grant_of(t);
                         if (!now)
                             lost.emplace_back(s, "token revoked");
-                        else if (now->role != s->role())
+                        else if (const Grant then = s->grant(); now->role != then.role)
                             lost.emplace_back(s,
-                                "token's role changed from " + std::string(protocol::to_string(s->role())) + " to "
+                                "token's role changed from " + std::string(protocol::to_string(then.role)) + " to "
                                     + std::string(protocol::to_string(now->role)) + "; connect again");
+                        else if (now->reach != then.reach)
+                            lost.emplace_back(s,
+                                "token's tenants changed from " + then.reach.describe() + " to " + now->reach.describe()
+                                    + "; connect again");
                     }
                 }
                 for (const auto& [s, why] : lost)

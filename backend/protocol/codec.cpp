@@ -72,6 +72,10 @@ std::string_view to_string(Role role)
 {
     return name_of(kRoles, role);
 }
+std::optional<Role> role_named(std::string_view name)
+{
+    return value_named(kRoles, name);
+}
 std::string_view to_string(Stream stream)
 {
     return name_of(kStreams, stream);

@@ -101,9 +101,9 @@ EventRecord event_from(const Fields& f)
 
 json::object to_json(const JobStatus& s)
 {
-    json::object o { { "job", s.job }, { "name", s.name }, { "state", to_string(s.state) }, { "model", s.model },
-        { "sync_model", s.sync_model }, { "policy", s.policy }, { "mode", s.mode }, { "workers", s.workers },
-        { "iteration", s.iteration }, { "iterations", s.iterations }, { "time_s", s.time_s },
+    json::object o { { "job", s.job }, { "name", s.name }, { "tenant", s.tenant }, { "state", to_string(s.state) },
+        { "model", s.model }, { "sync_model", s.sync_model }, { "policy", s.policy }, { "mode", s.mode },
+        { "workers", s.workers }, { "iteration", s.iteration }, { "iterations", s.iterations }, { "time_s", s.time_s },
         { "elapsed_s", s.elapsed_s }, { "database", s.database }, { "run", s.run }, { "message", s.message } };
     if (s.accuracy)
         o["accuracy"] = *s.accuracy;
@@ -134,6 +134,7 @@ JobStatus job_status_from(const Fields& f)
     JobStatus s;
     s.job = f.int32("job");
     s.name = f.string_or("name", "");
+    s.tenant = f.string_or("tenant", std::string(kDefaultTenant));
     s.state = f.named("state", kJobStates);
     s.model = f.string_or("model", "");
     s.sync_model = f.string_or("sync_model", "");
@@ -234,7 +235,7 @@ json::object to_json(const RunListing& r)
 {
     return { { "database", r.database }, { "run", r.run }, { "name", r.name }, { "mode", r.mode },
         { "status", r.status }, { "started_at", r.started_at }, { "finished_at", r.finished_at }, { "jobs", r.jobs },
-        { "iterations", r.iterations }, { "rows", r.rows } };
+        { "iterations", r.iterations }, { "rows", r.rows }, { "tenant", r.tenant } };
 }
 
 RunListing run_listing_from(const Fields& f)
@@ -250,6 +251,7 @@ RunListing run_listing_from(const Fields& f)
     r.jobs = f.int32("jobs", 0);
     r.iterations = f.integer("iterations", 0);
     r.rows = f.integer("rows", 0);
+    r.tenant = f.string_or("tenant", std::string(kDefaultTenant));
     return r;
 }
 

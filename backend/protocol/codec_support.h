@@ -25,8 +25,8 @@ namespace fulcrum::protocol::detail {
 namespace json = boost::json;
 using fulcrum::json_kind_name;
 
-inline constexpr NameTable<Role, 3> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" },
-    { Role::Worker, "worker" } } };
+inline constexpr NameTable<Role, 4> kRoles { { { Role::Viewer, "viewer" }, { Role::Operator, "operator" },
+    { Role::Worker, "worker" }, { Role::Admin, "admin" } } };
 inline constexpr NameTable<Stream, 6> kStreams { {
     { Stream::Iterations, "iterations" },
     { Stream::Evaluations, "evaluations" },

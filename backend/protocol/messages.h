@@ -26,9 +26,13 @@ inline constexpr int kOldestProtocolVersion = 1;
 // The largest text frame either side accepts; larger ones are refused (`frame-too-large`).
 inline constexpr std::size_t kMaxFrameBytes = 1u << 20;
 
-// viewer: streams; operator: streams and commands; worker: joins jobs as a remote worker
-// (fulcrum-worker) and nothing else.
-enum class Role { Viewer, Operator, Worker };
+// Within its tenant, viewer: streams; operator: streams and commands; worker: joins jobs
+// as a remote worker (fulcrum-worker) and nothing else. admin: streams and commands on every
+// tenant's jobs, and the cluster's policies.
+enum class Role { Viewer, Operator, Worker, Admin };
+// The tenant of a token-file line that names none, of a job submitted on fulcrumd's command
+// line, and of a run store written before tenants existed (issue 47).
+inline constexpr std::string_view kDefaultTenant = "default";
 
 // What a subscription can carry. A subscription starts with a snapshot of each stream's
 // current state, then `snapshot-end`, then deltas as they happen.
@@ -234,6 +238,8 @@ struct Welcome {
     int version = kProtocolVersion;
     std::string server; // "fulcrumd 0.1.0"
     Role role = Role::Viewer;
+    std::string tenant = std::string(kDefaultTenant); // the client's jobs belong to it
+    bool all_tenants = false; // its token reaches every tenant's jobs (an admin's)
 };
 
 // A problem with a request or a frame. `field` names the offending field ("worker",
@@ -254,6 +260,7 @@ enum class JobState { Queued, Running, Paused, Finished, Stopped, Failed, Interr
 struct JobStatus {
     JobId job = 0;
     std::string name;
+    std::string tenant = std::string(kDefaultTenant); // its submitter's
     JobState state = JobState::Queued;
     std::string model, sync_model, policy, mode;
     int workers = 0;
@@ -362,6 +369,7 @@ struct RunListing {
     int jobs = 0;
     std::int64_t iterations = 0; // iterations recorded, all jobs together
     std::int64_t rows = 0; // per-worker iteration rows
+    std::string tenant = std::string(kDefaultTenant); // its job's (a store of fulcrum-run: the default)
 
     bool operator==(const RunListing&) const = default;
 };
@@ -527,6 +535,7 @@ using ServerMessage = std::variant<Welcome, Reply, ProtocolError, IterationRows,
     WorkerUpdate, SnapshotEnd, Missed, ReplayState, ClusterUpdate, WorkerAssigned, WorkerReleased>;
 
 std::string_view to_string(Role role);
+std::optional<Role> role_named(std::string_view name);
 std::string_view to_string(Stream stream);
 std::string_view to_string(JobState state);
 std::string_view to_string(JobAction action); // its wire name: "cancel-job", "freeze-job"…

@@ -97,11 +97,19 @@ template <> struct Wire<Welcome> : NamedAs<"welcome"> {
         o["version"] = m.version;
         o["server"] = m.server;
         o["role"] = to_string(m.role);
+        o["tenant"] = m.tenant;
+        if (m.all_tenants)
+            o["all_tenants"] = true;
     }
     static Welcome decode(std::string_view, const Fields& f)
     {
-        return Welcome { static_cast<int>(f.integer("version", 0, 1'000'000)), f.string_or("server", ""),
-            f.named("role", kRoles) };
+        Welcome m;
+        m.version = static_cast<int>(f.integer("version", 0, 1'000'000));
+        m.server = f.string_or("server", "");
+        m.role = f.named("role", kRoles);
+        m.tenant = f.string_or("tenant", std::string(kDefaultTenant));
+        m.all_tenants = f.has("all_tenants") && f.boolean("all_tenants");
+        return m;
     }
 };
 

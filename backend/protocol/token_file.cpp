@@ -37,17 +37,24 @@ std::vector<TokenLine> read_token_file(const std::filesystem::path& path)
         if (words.empty())
             continue;
         const std::string where = "line " + std::to_string(number);
-        if (words.size() > 3)
-            throw InputError(path.string(), where, "expected 'ROLE NAME TOKEN' or 'ROLE TOKEN'");
         TokenLine entry;
+        constexpr std::string_view kTenant = "tenant=";
+        if (words.size() >= 3 && words.back().starts_with(kTenant)) {
+            std::string tenant = words.back().substr(kTenant.size());
+            if (!valid_tenant_name(tenant))
+                throw InputError(
+                    path.string(), where, "a tenant is 1 to 64 letters, digits and . _ - @ +, got " + shown(tenant));
+            entry.tenant = std::move(tenant);
+            words.pop_back();
+        }
+        if (words.size() > 3)
+            throw InputError(path.string(), where, "expected 'ROLE NAME TOKEN [tenant=T]' or 'ROLE TOKEN [tenant=T]'");
         entry.token = words.back();
         if (words.size() >= 2) {
-            for (const Role role : { Role::Operator, Role::Viewer, Role::Worker })
-                if (words[0] == to_string(role))
-                    entry.role = role;
+            entry.role = role_named(words[0]);
             if (!entry.role)
                 throw InputError(
-                    path.string(), where, "role must be operator, viewer or worker, got " + shown(words[0]));
+                    path.string(), where, "role must be admin, operator, viewer or worker, got " + shown(words[0]));
         }
         if (words.size() == 3) {
             if (!valid_token_name(words[1]))
@@ -76,6 +83,11 @@ std::optional<std::string> pick_token(
             if (!line.role)
                 return line.token;
     return std::nullopt;
+}
+
+bool valid_tenant_name(std::string_view name)
+{
+    return valid_token_name(name);
 }
 
 bool valid_token_name(std::string_view name)

@@ -55,6 +55,7 @@ RunSummary run_external_job(const scenario::Scenario& s, const RunOptions& optio
         info.scenario_json = s.json;
         info.mode = summary.mode;
         info.seed = summary.seed;
+        info.tenant = options.tenant;
         summary.run = recorder->begin_run(info);
         summary.database = options.database->string();
         db::JobInfo job;

@@ -235,6 +235,7 @@ RunSummary run_scenario(const scenario::Scenario& s, const RunOptions& options)
         info.scenario_json = s.json;
         info.mode = summary.mode;
         info.seed = seed;
+        info.tenant = options.tenant;
         summary.run = recorder->begin_run(info);
         summary.database = options.database->string();
         db::JobInfo job;

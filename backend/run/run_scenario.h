@@ -44,6 +44,7 @@ struct RunOptions {
     // Unset, a resumed job keeps its checkpoint's (fulcrum-run --resume of a fulcrumd store);
     // a store of an earlier release numbers its job 0, and a resume there keeps 0.
     std::optional<JobId> job;
+    std::string tenant; // whose job it is, recorded with the run (fulcrumd's); empty: the default
     std::optional<scenario::Mode> mode; // overrides the scenario's
     std::optional<std::uint64_t> seed;
     std::optional<double> pace;

@@ -218,7 +218,7 @@ TEST_F(AdmissionTest, AJobWhoseStartCrashedFulcrumdIsLeftFailedNotStartedAgain)
     EXPECT_EQ(watch.record(2).starts, 0);
 
     // Job 1 in the journal, as fulcrumd left it: the next fulcrumd fails it.
-    daemon::JobJournal(dir / "jobs").add(1, daemon::JobJournal::Origin::Client, paced_job(1, 10));
+    daemon::JobJournal(dir / "jobs").add(1, daemon::JobJournal::Origin::Client, "default", paced_job(1, 10));
     {
         daemon::Daemon d(options(6.0 * (1u << 30)));
         const auto found = d.recover();
@@ -232,7 +232,7 @@ TEST_F(AdmissionTest, AJobWhoseStartCrashedFulcrumdIsLeftFailedNotStartedAgain)
     EXPECT_TRUE(again.recover().empty()) << "the failed job stays out of the journal";
 
     // Three starts cut short without a crash (kill -9, the OOM killer): failed too.
-    daemon::JobJournal(dir / "jobs").add(5, daemon::JobJournal::Origin::Client, paced_job(1, 10));
+    daemon::JobJournal(dir / "jobs").add(5, daemon::JobJournal::Origin::Client, "default", paced_job(1, 10));
     {
         daemon::StartWatch killed(dir / "jobs");
         for (int i = 0; i < 3; ++i)

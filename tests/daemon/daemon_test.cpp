@@ -533,7 +533,7 @@ TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
     bool again = true;
     daemon::TokenStore::load_or_create(path, &again);
     EXPECT_FALSE(again);
-    std::ofstream(dir / "bad") << "admin 0123456789abcdef0123\n";
+    std::ofstream(dir / "bad") << "root 0123456789abcdef0123\n";
     try {
         daemon::TokenStore::load_or_create(dir / "bad");
         FAIL();

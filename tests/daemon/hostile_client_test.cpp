@@ -171,7 +171,7 @@ TEST_F(HostileClientTest, ARecoveredClientJobIsConfinedAsAtItsSubmission)
     fs::create_directories(dir / "data");
     for (const scenario::PathField& field : scenario::path_fields()) {
         daemon::JobJournal(dir / "data" / "jobs")
-            .add(7, daemon::JobJournal::Origin::Client,
+            .add(7, daemon::JobJournal::Origin::Client, "default",
                 scenario_naming(field, field.kind == FolderKind::Models ? "/dev/zero" : "/etc"));
         daemon::Daemon d(options());
         const auto found = d.recover();

@@ -99,24 +99,26 @@ TEST(Metrics, TheExpositionFollowsPrometheusConventions)
     EXPECT_EQ(s.at("fulcrum_scheduler_placements_total"), "4");
     EXPECT_EQ(s.at(R"(fulcrum_worker_pool_workers{state="idle"})"), "2");
     EXPECT_EQ(s.at(R"(fulcrum_worker_pool_workers{state="assigned"})"), "5");
-    EXPECT_EQ(s.at(R"(fulcrum_job_state{job_id="2",state="running"})"), "1");
-    EXPECT_EQ(s.at(R"(fulcrum_job_state{job_id="2",state="paused"})"), "0");
-    EXPECT_EQ(s.at(R"(fulcrum_job_iterations_completed{job_id="2"})"), "9");
-    EXPECT_EQ(s.at(R"(fulcrum_job_test_accuracy_ratio{job_id="2"})"), "0.5");
-    EXPECT_EQ(s.at(R"(fulcrum_job_link_transfers_total{job_id="2"})"), "120");
-    EXPECT_EQ(s.at(R"(fulcrum_job_link_held_transfers_total{job_id="2"})"), "31");
-    EXPECT_EQ(s.at(R"(fulcrum_job_link_wait_seconds_total{job_id="2"})"), "4.25");
-    EXPECT_EQ(s.at(R"(fulcrum_worker_batch_size_samples{job_id="2",worker="1"})"), "24");
+    EXPECT_EQ(s.at(R"(fulcrum_job_state{job_id="2",tenant="default",state="running"})"), "1");
+    EXPECT_EQ(s.at(R"(fulcrum_job_state{job_id="2",tenant="default",state="paused"})"), "0");
+    EXPECT_EQ(s.at(R"(fulcrum_job_iterations_completed{job_id="2",tenant="default"})"), "9");
+    EXPECT_EQ(s.at(R"(fulcrum_job_test_accuracy_ratio{job_id="2",tenant="default"})"), "0.5");
+    EXPECT_EQ(s.at(R"(fulcrum_job_link_transfers_total{job_id="2",tenant="default"})"), "120");
+    EXPECT_EQ(s.at(R"(fulcrum_job_link_held_transfers_total{job_id="2",tenant="default"})"), "31");
+    EXPECT_EQ(s.at(R"(fulcrum_job_link_wait_seconds_total{job_id="2",tenant="default"})"), "4.25");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_batch_size_samples{job_id="2",tenant="default",worker="1"})"), "24");
     // Worker 1 finished last: the barrier waited for it.
-    EXPECT_EQ(s.at(R"(fulcrum_worker_straggler{job_id="2",worker="1"})"), "1");
-    EXPECT_EQ(s.at(R"(fulcrum_worker_straggler{job_id="2",worker="0"})"), "0");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_straggler{job_id="2",tenant="default",worker="1"})"), "1");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_straggler{job_id="2",tenant="default",worker="0"})"), "0");
     // Worker 0: 0.4 s compute, 0.1 s communication, 0.5 s wait of a 1 s iteration.
-    EXPECT_DOUBLE_EQ(std::stod(s.at(R"(fulcrum_worker_wait_share_ratio{job_id="2",worker="0"})")), 0.5);
-    EXPECT_DOUBLE_EQ(std::stod(s.at(R"(fulcrum_worker_compute_share_ratio{job_id="2",worker="0"})")), 0.4);
-    EXPECT_EQ(s.at(R"(fulcrum_worker_excluded{job_id="2",worker="1"})"), "1");
-    EXPECT_EQ(s.at(R"(fulcrum_worker_pinned_batch_size_samples{job_id="2",worker="0"})"), "40");
-    EXPECT_EQ(s.at(R"(fulcrum_worker_stalled{job_id="2",worker="0"})"), "1");
-    EXPECT_EQ(s.at(R"(fulcrum_worker_stalled{job_id="2",worker="1"})"), "0");
+    EXPECT_DOUBLE_EQ(
+        std::stod(s.at(R"(fulcrum_worker_wait_share_ratio{job_id="2",tenant="default",worker="0"})")), 0.5);
+    EXPECT_DOUBLE_EQ(
+        std::stod(s.at(R"(fulcrum_worker_compute_share_ratio{job_id="2",tenant="default",worker="0"})")), 0.4);
+    EXPECT_EQ(s.at(R"(fulcrum_worker_excluded{job_id="2",tenant="default",worker="1"})"), "1");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_pinned_batch_size_samples{job_id="2",tenant="default",worker="0"})"), "40");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_stalled{job_id="2",tenant="default",worker="0"})"), "1");
+    EXPECT_EQ(s.at(R"(fulcrum_worker_stalled{job_id="2",tenant="default",worker="1"})"), "0");
     // A policy without predictions gives no predicted-speed samples, not zeros.
     EXPECT_EQ(text.find("fulcrum_worker_predicted_speed_samples_per_second{"), std::string::npos);
     // Label values are escaped.

@@ -394,7 +394,7 @@ TEST_F(PlacementTest, AJournaledJobOnAGpuThisMachineLacksIsNotRecoveredAndSaysWh
     const std::string absent = "cuda:" + std::to_string(gpu::cuda_devices().count);
     std::string job = job_of(1);
     job.replace(job.find(R"({"speed": 3000)"), 1, R"({"name": "gpu-a", "device": ")" + absent + "\", ");
-    daemon::JobJournal(dir / "jobs").add(4, daemon::JobJournal::Origin::Client, job);
+    daemon::JobJournal(dir / "jobs").add(4, daemon::JobJournal::Origin::Client, "default", job);
     daemon::Daemon d(options());
     const auto found = d.recover();
     ASSERT_EQ(found.size(), 1u);

@@ -163,6 +163,26 @@ TEST(Prometheus, ScrapesFulcrumdsMetricsWithAViewerToken)
     const json::value dashboard = json::parse(dashboard_text.str());
     std::vector<std::string> empty_panels;
     int expressions = 0;
+    // Each variable's label_values(SERIES, LABEL) finds the label on the series, with the
+    // tenant variable at the job's tenant.
+    for (const json::value& variable : dashboard.at("templating").at("list").as_array()) {
+        if (variable.at("type").as_string() != "query")
+            continue;
+        std::string text(variable.at("definition").as_string());
+        for (std::size_t at; (at = text.find("$tenant")) != std::string::npos;)
+            text.replace(at, 7, "default");
+        const std::string prefix = "label_values(";
+        const std::size_t comma = text.rfind(',');
+        ASSERT_TRUE(text.starts_with(prefix) && comma != std::string::npos && text.back() == ')') << text;
+        const std::string series = text.substr(prefix.size(), comma - prefix.size());
+        std::string label = text.substr(comma + 1, text.size() - comma - 2);
+        label.erase(0, label.find_first_not_of(' '));
+        const auto found = query(web, series);
+        EXPECT_FALSE(found.empty()) << text;
+        for (const auto& sample : found)
+            EXPECT_TRUE(sample.labels.contains(label)) << text;
+        ++expressions;
+    }
     for (const json::value& panel : dashboard.at("panels").as_array())
         for (const json::value& target : panel.at("targets").as_array()) {
             std::string expr(target.at("expr").as_string());

@@ -55,7 +55,7 @@ std::vector<IterationRecord> iteration_rows(std::int64_t k, int workers)
 
 db::RunInfo run_info()
 {
-    return { 0, "test", "{}", "virtual", 7, "", "", "", "" };
+    return { 0, "test", "{}", "virtual", 7, "", "", "", "", "" };
 }
 
 } // namespace
@@ -175,7 +175,9 @@ TEST_F(RunStore, AStoreFromBeforeTheGpuColumnsReadsAndMigrates)
                           nullptr, nullptr, nullptr),
                 SQLITE_OK)
                 << sqlite3_errmsg(handle);
-    ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE cluster_states", nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(
+                  handle, "DROP TABLE cluster_states; ALTER TABLE runs DROP COLUMN tenant", nullptr, nullptr, nullptr),
+        SQLITE_OK);
     sqlite3_exec(handle, "PRAGMA user_version = 3", nullptr, nullptr, nullptr);
     sqlite3_close(handle);
 
@@ -218,7 +220,9 @@ TEST_F(RunStore, ClusterStatesReadBackInOrderAndAnOlderStoreHasNone)
 
     sqlite3* handle = nullptr;
     sqlite3_open(file.c_str(), &handle);
-    ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE cluster_states; PRAGMA user_version = 4", nullptr, nullptr, nullptr),
+    ASSERT_EQ(
+        sqlite3_exec(handle, "DROP TABLE cluster_states; ALTER TABLE runs DROP COLUMN tenant; PRAGMA user_version = 4",
+            nullptr, nullptr, nullptr),
         SQLITE_OK);
     sqlite3_close(handle);
     EXPECT_TRUE(db::RunReader(file).cluster_states(1).empty());
@@ -281,4 +285,36 @@ TEST_F(RunStore, KilledRecorderLeavesEveryCommittedIteration)
         ASSERT_EQ(rows[i].iteration, static_cast<std::int64_t>(i / kWorkers));
         ASSERT_EQ(rows[i].worker, static_cast<WorkerId>(i % kWorkers));
     }
+}
+
+// A run names its job's tenant from schema 6 on (issue 47); a store from before reads as
+// the default tenant's (no tenant) and gains the column when a run is appended to it.
+TEST_F(RunStore, ARunNamesItsTenantAndAnOlderStoreNamesNone)
+{
+    {
+        db::RunRecorder recorder(file);
+        recorder.begin_run(run_info());
+        recorder.finish_run("finished", "{}");
+    }
+    sqlite3* handle = nullptr;
+    sqlite3_open(file.c_str(), &handle);
+    ASSERT_EQ(
+        sqlite3_exec(handle, "ALTER TABLE runs DROP COLUMN tenant; PRAGMA user_version = 5", nullptr, nullptr, nullptr),
+        SQLITE_OK);
+    sqlite3_close(handle);
+    EXPECT_EQ(db::RunReader(file).runs().at(0).tenant, "");
+    {
+        db::RunRecorder recorder(file);
+        db::RunInfo info = run_info();
+        info.tenant = "research";
+        recorder.begin_run(info);
+        recorder.finish_run("finished", "{}");
+    }
+    db::RunReader reader(file);
+    EXPECT_EQ(reader.integrity_check(), "ok");
+    const auto runs = reader.runs();
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0].tenant, "");
+    EXPECT_EQ(runs[1].tenant, "research");
+    EXPECT_EQ(reader.run(2).tenant, "research");
 }

@@ -134,6 +134,8 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     status.database = "/var/lib/fulcrum/runs/job-3.db";
     status.run = 1;
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
+    status.tenant = "research";
+    EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     status.placement = { 4, 5, -1 };
     EXPECT_EQ(round_trip_server(JobUpdate { status }).status, status);
     status.elastic = JobStatus::ElasticBounds { 1, 3, false };
@@ -185,6 +187,14 @@ TEST(ProtocolCodec, RecordsRoundTripBitForBit)
     EXPECT_EQ(round_trip_server(reply).error, reply.error);
     EXPECT_EQ(round_trip_server(Reply { "r2", std::nullopt, 4, { status }, {}, {}, {}, {}, {} }).jobs.front(), status);
     EXPECT_EQ(round_trip_server(Welcome { 1, "fulcrumd", Role::Operator }).role, Role::Operator);
+    const Welcome admin = round_trip_server(Welcome { 3, "fulcrumd", Role::Admin, "research", true });
+    EXPECT_EQ(admin.role, Role::Admin);
+    EXPECT_EQ(admin.tenant, "research");
+    EXPECT_TRUE(admin.all_tenants);
+    EXPECT_EQ(
+        std::get<Welcome>(*decode_server(R"({"type": "welcome", "version": 3, "role": "viewer"})").message).tenant,
+        "default")
+        << "a server of the last release names no tenant";
     EXPECT_EQ(round_trip_server(Missed { 10, 4 }).dropped, 10);
     EXPECT_EQ(round_trip_server(SnapshotEnd { "s1" }).id, "s1");
 }
@@ -315,7 +325,7 @@ TEST(ProtocolCodec, ReplayMessagesSurviveARoundTrip)
             round_trip_client(ReplayCommand { "p", a, 5, std::nullopt, std::nullopt, std::nullopt, 1 }).action, a);
 
     RunListing listing { "job-1.db", 1, "demo", "paced", "finished", "2026-11-22T10:00:00Z", "2026-11-22T10:01:00Z", 1,
-        400, 3200 };
+        400, 3200, "research" };
     Reply runs;
     runs.id = "l";
     runs.runs = { listing };

@@ -64,16 +64,17 @@ TEST(TokenFile, ANamedLineGivesItsHolder)
 TEST(TokenFile, ABadLineIsRefusedNamingItsLineAndWhatWasExpected)
 {
     const std::pair<std::string, std::string> cases[] = {
-        { "admin aaaaaaaaaaaaaaaaaaaa\n", "line 1: role must be operator, viewer or worker, got 'admin'" },
+        { "root aaaaaaaaaaaaaaaaaaaa\n", "line 1: role must be admin, operator, viewer or worker, got 'root'" },
         { "# x\noperator short\n", "line 2: a token must have at least 16 characters" },
-        { "operator alice aaaaaaaaaaaaaaaaaaaa extra\n", "line 1: expected 'ROLE NAME TOKEN' or 'ROLE TOKEN'" },
+        { "operator alice aaaaaaaaaaaaaaaaaaaa extra\n",
+            "line 1: expected 'ROLE NAME TOKEN [tenant=T]' or 'ROLE TOKEN [tenant=T]'" },
         { "operator al/ice aaaaaaaaaaaaaaaaaaaa\n",
             "line 1: a name is 1 to 64 letters, digits and . _ - @ +, got 'al/ice'" },
         { "operator alice short\n", "line 1: a token must have at least 16 characters" },
         // A token in the role's or the name's place is not repeated in the error (which is logged).
         { "0123456789abcdef0123 operator\n",
-            "line 1: role must be operator, viewer or worker, got a word of 20 characters (not shown: it may be a "
-            "token)" },
+            "line 1: role must be admin, operator, viewer or worker, got a word of 20 characters (not shown: it may "
+            "be a token)" },
         { "operator 0123456789abcdef0123/x alice\n",
             "line 1: a name is 1 to 64 letters, digits and . _ - @ +, got a word of 22 characters (not shown: it "
             "may be a token)" },
@@ -85,4 +86,42 @@ TEST(TokenFile, ABadLineIsRefusedNamingItsLineAndWhatWasExpected)
         std::filesystem::remove(path);
     }
     EXPECT_EQ(error_of("/nonexistent/tokens"), ": cannot be read");
+}
+
+TEST(TokenFile, ALineMayNameItsTenantAndTheAdminRole)
+{
+    const auto path = write_file("tenants",
+        "admin root aaaaaaaaaaaaaaaaaaaa\n"
+        "operator alice bbbbbbbbbbbbbbbbbbbb tenant=research\n"
+        "viewer cccccccccccccccccccc tenant=ml-ops.eu\n"
+        "worker w dddddddddddddddddddd\n");
+    const auto lines = read_token_file(path);
+    ASSERT_EQ(lines.size(), 4u);
+    EXPECT_EQ(lines[0].role, Role::Admin);
+    EXPECT_EQ(lines[0].tenant, std::nullopt);
+    EXPECT_EQ(lines[1].name, "alice");
+    EXPECT_EQ(lines[1].token, "bbbbbbbbbbbbbbbbbbbb");
+    EXPECT_EQ(lines[1].tenant, "research");
+    EXPECT_EQ(lines[2].name, "") << "ROLE TOKEN tenant=T names no holder";
+    EXPECT_EQ(lines[2].token, "cccccccccccccccccccc");
+    EXPECT_EQ(lines[2].tenant, "ml-ops.eu");
+    EXPECT_EQ(lines[3].tenant, std::nullopt);
+    EXPECT_EQ(pick_token(lines, { Role::Admin, Role::Operator }), "aaaaaaaaaaaaaaaaaaaa");
+    std::filesystem::remove(path);
+}
+
+TEST(TokenFile, ABadTenantIsRefusedNamingTheLine)
+{
+    const auto empty = write_file("tenant-empty", "operator alice bbbbbbbbbbbbbbbbbbbb tenant=\n");
+    EXPECT_EQ(error_of(empty), "line 1: a tenant is 1 to 64 letters, digits and . _ - @ +, got ''");
+    const auto odd = write_file("tenant-odd", "viewer bob cccccccccccccccccccc tenant=a/b\n");
+    EXPECT_EQ(error_of(odd), "line 1: a tenant is 1 to 64 letters, digits and . _ - @ +, got 'a/b'");
+    const auto extra = write_file("tenant-extra", "viewer bob cccccccccccccccccccc extra tenant=a\n");
+    EXPECT_EQ(error_of(extra), "line 1: expected 'ROLE NAME TOKEN [tenant=T]' or 'ROLE TOKEN [tenant=T]'");
+    const auto role = write_file("tenant-role", "root bob cccccccccccccccccccc tenant=a\n");
+    EXPECT_EQ(error_of(role), "line 1: role must be admin, operator, viewer or worker, got 'root'");
+    EXPECT_TRUE(valid_tenant_name("team_7+x"));
+    EXPECT_FALSE(valid_tenant_name(std::string(65, 't')));
+    for (const auto& p : { empty, odd, extra, role })
+        std::filesystem::remove(p);
 }

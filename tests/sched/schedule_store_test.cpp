@@ -95,7 +95,8 @@ TEST(ScheduleStore, AVersionOneStoreIsMigratedAndKeepsItsRuns)
                       "DROP TABLE sched_spans; "
                       "DROP TABLE sched_jobs; ALTER TABLE iterations DROP COLUMN gpu_memory_gb; "
                       "ALTER TABLE iterations DROP COLUMN gpu_memory_share; "
-                      "ALTER TABLE iterations DROP COLUMN gpu_utilization; PRAGMA user_version = 1;",
+                      "ALTER TABLE iterations DROP COLUMN gpu_utilization; ALTER TABLE runs DROP COLUMN tenant; "
+                      "PRAGMA user_version = 1;",
                       nullptr, nullptr, nullptr),
             SQLITE_OK);
         sqlite3_close(handle);

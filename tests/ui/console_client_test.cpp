@@ -501,3 +501,35 @@ TEST_F(RunFileTest, AFileWithSeveralRunsReplaysTheOneChosen)
     EXPECT_EQ(window.store().replay_state()->run, second);
     EXPECT_EQ(window.store().replay_state()->length, 12);
 }
+
+// Issue 47: an admin's console lists every tenant's jobs with a tenant column; a tenant's
+// viewer sees its own tenant's job only, with no column to spend width on, and the status
+// bar says whose each console is.
+TEST(ConsoleClient, EachConsoleListsTheJobsOfTheTenantsItsTokenReaches)
+{
+    LiveDaemon live;
+    const JobId research = live.daemon->submit(kScenario, "console test", daemon::Daemon::Origin::Local, "research");
+    ui::MainWindow admin;
+    admin.set_dialogs(false);
+    admin.connect_to(live.address("admin-token-for-the-console-test"));
+    ASSERT_TRUE(wait_until([&] { return admin.store().jobs().rowCount() == 2; }));
+    QApplication::processEvents();
+    EXPECT_FALSE(admin.jobs_view().table()->isColumnHidden(ui::JobsModel::Tenant));
+    EXPECT_EQ(admin.store().jobs().job(research)->tenant, "research");
+    EXPECT_EQ(admin.store().jobs().job(live.job)->tenant, "default");
+    EXPECT_TRUE(admin.client().status_text().endsWith(QStringLiteral("as admin (every tenant)")))
+        << admin.client().status_text().toStdString();
+
+    ui::MainWindow viewer;
+    viewer.set_dialogs(false);
+    viewer.connect_to(live.address("research-viewer-token-for-the-console"));
+    ASSERT_TRUE(wait_until([&] { return viewer.store().jobs().rowCount() == 1; }));
+    QApplication::processEvents();
+    EXPECT_NE(viewer.store().jobs().job(research), nullptr);
+    EXPECT_EQ(viewer.store().jobs().job(live.job), nullptr) << "the default tenant's job is not research's";
+    EXPECT_TRUE(viewer.jobs_view().table()->isColumnHidden(ui::JobsModel::Tenant));
+    EXPECT_TRUE(viewer.client().status_text().endsWith(QStringLiteral("as viewer of tenant research")))
+        << viewer.client().status_text().toStdString();
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        admin.grab().save(QString::fromUtf8(out) + QStringLiteral("/tenants-admin.png"));
+}

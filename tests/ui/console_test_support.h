@@ -69,7 +69,9 @@ struct LiveDaemon {
         std::filesystem::create_directories(dir);
         operator_token = "operator-token-for-the-console-test";
         std::ofstream(dir / "tokens") << "operator " << operator_token
-                                      << "\nviewer viewer-token-for-the-console-test\n";
+                                      << "\nviewer viewer-token-for-the-console-test\n"
+                                         "admin admin-token-for-the-console-test\n"
+                                         "viewer research-viewer-token-for-the-console tenant=research\n";
         std::filesystem::permissions(
             dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
         daemon::DaemonOptions options;

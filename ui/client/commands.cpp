@@ -50,7 +50,8 @@ Commands::Commands(ProtocolClient& client, ConsoleStore& store, QObject* parent)
 
 bool Commands::can_command() const
 {
-    return client_.state() == ProtocolClient::State::Connected && client_.role() == Role::Operator;
+    return client_.state() == ProtocolClient::State::Connected
+        && (client_.role() == Role::Operator || client_.role() == Role::Admin);
 }
 
 std::optional<std::string> Commands::send(ClientMessage message, bool command)
@@ -60,7 +61,7 @@ std::optional<std::string> Commands::send(ClientMessage message, bool command)
         emit failed(what, QStringLiteral("not connected (%1)").arg(client_.status_text()));
         return std::nullopt;
     }
-    if (command && client_.role() != Role::Operator) {
+    if (command && client_.role() != Role::Operator && client_.role() != Role::Admin) {
         emit failed(what, QStringLiteral("this console is connected as a viewer: commands need an operator token"));
         return std::nullopt;
     }

@@ -200,9 +200,16 @@ void ProtocolClient::on_text(const QString& frame)
         welcomed_ = true;
         attempt_ = 0;
         role_ = welcome->role;
+        // "as operator of tenant ml", "as admin (every tenant)"; a server of the last release
+        // names no tenant, and its clients reach every job.
+        const QString tenant = welcome->all_tenants ? QStringLiteral(" (every tenant)")
+            : welcome->tenant == protocol::kDefaultTenant
+            ? QString()
+            : QStringLiteral(" of tenant %1").arg(QString::fromStdString(welcome->tenant));
         set_state(State::Connected,
-            QStringLiteral("connected to %1 at %2, as %3")
-                .arg(QString::fromStdString(welcome->server), address_.url.toString(), role_name(welcome->role)));
+            QStringLiteral("connected to %1 at %2, as %3%4")
+                .arg(QString::fromStdString(welcome->server), address_.url.toString(), role_name(welcome->role),
+                    tenant));
         if (subscription_)
             subscription_id_ = send(*subscription_);
         send(protocol::ListCapabilities { "capabilities" }); // what the dialogs may offer

@@ -88,6 +88,8 @@ QVariant JobsModel::data(const QModelIndex& index, int role) const
         return j.job;
     case Name:
         return QString::fromStdString(j.name);
+    case Tenant:
+        return QString::fromStdString(j.tenant);
     case State: {
         const QString state = QString::fromUtf8(
             protocol::to_string(j.state).data(), static_cast<int>(protocol::to_string(j.state).size()));
@@ -137,8 +139,8 @@ QVariant JobsModel::headerData(int section, Qt::Orientation orientation, int rol
                               "on it");
     if (role != Qt::DisplayRole)
         return {};
-    static const char* const kNames[ColumnCount] = { "Job", "Name", "State", "Model", "Sync", "Policy", "Workers",
-        "Progress", "Iteration", "Accuracy", "Elapsed", "Run clock", "Remaining" };
+    static const char* const kNames[ColumnCount] = { "Job", "Name", "Tenant", "State", "Model", "Sync", "Policy",
+        "Workers", "Progress", "Iteration", "Accuracy", "Elapsed", "Run clock", "Remaining" };
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(kNames[section]) : QVariant();
 }
 

@@ -16,6 +16,7 @@ public:
     enum Column {
         Job,
         Name,
+        Tenant, // whose job it is (its submitter's)
         State,
         Model,
         SyncModel,

@@ -105,8 +105,8 @@ bool ConnectDialog::take_token_file(const QString& path)
 {
     QString problem;
     try {
-        const auto picked = protocol::pick_token(
-            protocol::read_token_file(path.toStdString()), { protocol::Role::Operator, protocol::Role::Viewer }, true);
+        const auto picked = protocol::pick_token(protocol::read_token_file(path.toStdString()),
+            { protocol::Role::Admin, protocol::Role::Operator, protocol::Role::Viewer }, true);
         if (picked)
             token_->setText(QString::fromStdString(*picked));
         else

@@ -15,6 +15,8 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <set>
+#include <string>
 
 namespace fulcrum::ui {
 
@@ -60,6 +62,17 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     // Narrow columns for short values, so that every column fits 1280 px without scrolling.
     for (const int narrow : { JobsModel::Job, JobsModel::Workers, JobsModel::SyncModel })
         table_->setColumnWidth(narrow, 64);
+    // The tenant column once the jobs shown are of two tenants or more (an admin's view): a
+    // tenant's own console, and a cluster of one tenant, keep the width for the rest.
+    const auto follow_tenants = [this] {
+        std::set<std::string> tenants;
+        for (const protocol::JobStatus& s : store_.jobs().statuses())
+            tenants.insert(s.tenant);
+        table_->setColumnHidden(JobsModel::Tenant, tenants.size() < 2);
+    };
+    connect(&store_.jobs(), &QAbstractItemModel::rowsInserted, this, follow_tenants);
+    connect(&store_.jobs(), &QAbstractItemModel::modelReset, this, follow_tenants);
+    follow_tenants();
     table_->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     submit_file_ = new QAction(QStringLiteral("Submit scenario file…"), this);
