@@ -133,8 +133,15 @@ std::string TokenStore::add_token(const std::filesystem::path& path, protocol::R
     if (tenant && !protocol::valid_tenant_name(*tenant))
         throw InputError(
             "--add-token", "tenant", "a tenant is 1 to 64 letters, digits and . _ - @ +, got '" + *tenant + "'");
-    if (std::filesystem::exists(path))
-        read_entries(path); // a malformed file is named before anything is appended to it
+    if (std::filesystem::exists(path)) {
+        const std::vector<Entry> entries = read_entries(path); // a malformed file is named before anything is appended
+        const bool tenants = std::any_of(entries.begin(), entries.end(),
+            [](const Entry& e) { return e.grant.reach.tenant != protocol::kDefaultTenant; });
+        if (tenants && role == protocol::Role::Operator && !tenant)
+            throw InputError("--add-token", "tenant",
+                "this token file names tenants, and an operator line without one would reach every tenant's jobs: "
+                "give tenant=T, or add an admin token if that is meant");
+    }
     std::string token = generate_token();
     std::ofstream out = open_private(path, std::ios::out | std::ios::app);
     out << protocol::to_string(role) << ' ' << name << ' ' << token;

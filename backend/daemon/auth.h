@@ -34,7 +34,8 @@ public:
     static TokenStore load_or_create(const std::filesystem::path& path, bool* created = nullptr);
     // Appends a new "ROLE NAME TOKEN [tenant=T]" line to the file (created, mode 0600, if
     // missing) and returns the token. Throws InputError for a name that cannot name a holder,
-    // a tenant that cannot name one, or a file that cannot be written.
+    // a tenant that cannot name one, an operator without a tenant in a file that names tenants
+    // (it would reach every tenant: say admin), or a file that cannot be written.
     static std::string add_token(const std::filesystem::path& path, protocol::Role role, const std::string& name,
         const std::optional<std::string>& tenant = std::nullopt);
 

@@ -249,10 +249,23 @@ std::optional<std::string> Daemon::refusal(const Client& client, const ClientMes
         return what + " changes every tenant's jobs: it needs an admin token; this " + role + " token reaches "
             + client.reach().describe();
     if (const std::optional<JobId> job = live_job_of(message))
-        if (const std::optional<std::string> tenant = queue_.tenant_of(*job); tenant && !client.reach().covers(*tenant))
-            return "job " + std::to_string(*job) + " belongs to tenant '" + *tenant + "'; this " + role
-                + " token reaches " + client.reach().describe();
+        return beyond_reach(client, *job);
     return std::nullopt;
+}
+
+std::optional<std::string> Daemon::beyond_reach(const Client& client, JobId job) const
+{
+    const std::optional<std::string> tenant = queue_.tenant_of(job);
+    if (!tenant || client.reach().covers(*tenant))
+        return std::nullopt; // a job fulcrumd does not have is the handler's to refuse (unknown-job)
+    return "job " + std::to_string(job) + " belongs to tenant '" + *tenant + "'; this "
+        + std::string(to_string(client.role())) + " token reaches " + client.reach().describe();
+}
+
+void Daemon::check_reach(const Client& client, JobId job) const
+{
+    if (const std::optional<std::string> why = beyond_reach(client, job))
+        throw RefusedRequest("not-authorized", *why);
 }
 
 void Daemon::handle(Client& client, const ClientMessage& message)
@@ -329,6 +342,7 @@ void Daemon::on(Client& client, const JobCommand& c)
 {
     on_core(client, c.id,
         [this, c, actor = actor(client)](Client& to) {
+            check_reach(to, c.job);
             switch (c.action) {
             case JobAction::Cancel:
                 queue_.cancel(c.job, actor);
@@ -355,6 +369,7 @@ void Daemon::on(Client& client, const ChangeJob& change)
     on_core(
         client, change.id,
         [this, change, command, actor = actor(client)](Client& to) {
+            check_reach(to, change.job);
             try {
                 queue_.job(change.job).change(change.setting, change.spec_json, actor);
             } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
@@ -372,6 +387,7 @@ void Daemon::on(Client& client, const ResizeJob& r)
     on_core(
         client, r.id,
         [this, r, command, actor = actor(client)](Client& to) {
+            check_reach(to, r.job);
             try {
                 queue_.resize(r, actor);
             } catch (const RefusedRequest& e) { // named by the field that asked for it
@@ -410,6 +426,7 @@ void Daemon::on(Client& client, const WorkerCommand& w)
     on_core(
         client, w.id,
         [this, w, command, actor = actor(client)](Client& to) {
+            check_reach(to, w.job);
             JobRuntime& job = queue_.job(w.job);
             job.command(w, actor);
             job.publish_workers(); // the pending change, shown before the next barrier applies it
@@ -453,6 +470,7 @@ void Daemon::on(Client& client, const ListRuns& r)
 void Daemon::on(Client& client, const JoinJob& join)
 {
     on_core(client, join.id, [this, join, by = actor(client)](Client& to) {
+        check_reach(to, join.job);
         Reply reply = ok(join.id, join.job);
         reply.assignment = queue_.join(to.shared_from_this(), join, by);
         to.send(reply);
@@ -505,7 +523,7 @@ void Daemon::send_snapshot(Client& client, const Subscribe& s)
     };
     const std::vector<JobRuntime*> selected = queue_.select(s.job);
     if (wants(protocol::Stream::Cluster))
-        client.send(ClusterUpdate { queue_.cluster() });
+        client.send(ClusterUpdate { shown_to(queue_.cluster(), client.reach()) });
     for (JobRuntime* j : selected) {
         if (!client.reach().covers(j->tenant()))
             continue;
@@ -513,7 +531,7 @@ void Daemon::send_snapshot(Client& client, const Subscribe& s)
         if (wants(protocol::Stream::Jobs))
             client.send(JobUpdate { p->status });
         if (wants(protocol::Stream::Workers))
-            client.send(WorkerUpdate { j->id(), *p->workers });
+            client.send(*p->workers);
         if (wants(protocol::Stream::Iterations) && p->rows) {
             IterationRows rows = *p->rows;
             if (!s.workers.empty())

@@ -94,6 +94,12 @@ private:
     // Why the client's role or tenant may not send this message (the reason of its
     // not-authorized refusal), or nothing: the one place roles and tenants are checked.
     std::optional<std::string> refusal(const Client& client, const protocol::ClientMessage& message) const;
+    // Why the client may not reach job `job` (another tenant's), or nothing. refusal() asks on
+    // the I/O thread; a command's task asks again on the core (check_reach, throwing
+    // not-authorized), where a job submitted since is in the table: a job's tenant never
+    // changes, but whether it exists yet can between the two.
+    std::optional<std::string> beyond_reach(const Client& client, JobId job) const;
+    void check_reach(const Client& client, JobId job) const;
     void on(Client& client, const protocol::Hello& hello);
     void on(Client& client, const protocol::Subscribe& subscribe);
     void on(Client& client, const protocol::Unsubscribe& unsubscribe);

@@ -8,6 +8,7 @@
 #include "sched/eps_rules.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 namespace fulcrum::daemon {
@@ -240,6 +241,10 @@ void ElasticScheduling::release_for(
         const auto it = tracked_.find(job->id());
         if (it == tracked_.end() || slots_of_kind(*job, job->workers(), pooled) == 0)
             continue;
+        // A pooled process serves only the tenants its token reaches: one freed for a job of
+        // another tenant would idle, its job shrunk for nothing.
+        if (pooled && !serves(*job, newcomer.tenant()))
+            continue;
         // What it holds of the kind asked for: its members in such slots (a job mixing local
         // and remote workers gives GPUs or pooled processes, whichever is asked for), never
         // below elastic.min_workers in all.
@@ -284,6 +289,13 @@ void ElasticScheduling::release_for(
             // it keeps no checkpoints to restart from, or it just ended: it keeps its workers
         }
     }
+}
+
+bool ElasticScheduling::serves(const ElasticJob& holder, const std::string& tenant) const
+{
+    const std::vector<WorkerPool::Pooled> held = pool_.assigned_to(holder.id());
+    return std::all_of(
+        held.begin(), held.end(), [&](const WorkerPool::Pooled& p) { return p.client->reach().covers(tenant); });
 }
 
 std::string ElasticScheduling::label() const
@@ -528,7 +540,10 @@ void ElasticScheduling::grow_round(const std::vector<ElasticJob*>& running, cons
         if (tracked_.contains(job->id()))
             jobs.push_back(job);
     const std::size_t round = round_++;
-    bool gpus_left = true, pooled_left = true; // each kind grows until its idle resources run out
+    // Each kind grows until its idle resources run out; pooled processes per tenant, as they
+    // serve only their own tenant's jobs.
+    bool gpus_left = true;
+    std::set<std::string> pool_spent;
     for (const std::size_t i : sched::eps_growth_order(jobs.size(), round)) {
         ElasticJob& job = *jobs[i];
         Tracked& t = tracked_.at(job.id());
@@ -550,7 +565,7 @@ void ElasticScheduling::grow_round(const std::vector<ElasticJob*>& running, cons
         }
         const WorkerId worker = slot.value_or(0);
         const bool pooled = pooled_slot(job, worker); // its next slot's kind: a pooled process, or a GPU
-        if (!(pooled ? pooled_left : gpus_left))
+        if (pooled ? pool_spent.contains(job.tenant()) : !gpus_left)
             continue;
         const std::string why = label() + ": growth round " + std::to_string(round) + " on idle ";
         const std::string judged = "; " + per_s(*baseline) + " before, judged over the next "
@@ -563,7 +578,7 @@ void ElasticScheduling::grow_round(const std::vector<ElasticJob*>& running, cons
             const std::optional<std::string> assigned
                 = joined ? std::optional<std::string>("worker process") : assign_pooled(job, worker, why + "pool");
             if (!assigned) {
-                pooled_left = false; // no idle pooled process left this round
+                pool_spent.insert(job.tenant()); // no idle pooled process of its tenant left this round
                 continue;
             }
             where = *assigned;

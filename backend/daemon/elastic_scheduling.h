@@ -141,6 +141,8 @@ private:
     bool fits(const ElasticJob& job, const GpuDemand& request, int members) const;
     static int members_of_kind(const ElasticJob& job, bool pooled); // its members in slots of one kind
     std::string label() const; // the policy's name: the start of every reason
+    // Every pooled process `holder` holds may also serve a job of `tenant`.
+    bool serves(const ElasticJob& holder, const std::string& tenant) const;
     EventActor actor() const; // "scheduler (eps)", "scheduler (kill-restart)"
     // In place (eps), or by a checkpoint, a stop and a start from it (kill-restart). Throws
     // RefusedRequest.

@@ -926,7 +926,7 @@ void JobQueue::fill_metrics(DaemonMetrics& metrics) const
     const std::shared_ptr<const View> v = view();
     for (const auto& [id, job] : v->jobs) {
         const std::shared_ptr<const JobRuntime::Published> p = job->published();
-        metrics.jobs.push_back({ p->status, *p->workers, p->rows ? std::optional(*p->rows) : std::nullopt });
+        metrics.jobs.push_back({ p->status, p->workers->workers, p->rows ? std::optional(*p->rows) : std::nullopt });
     }
     metrics.queued_jobs = v->queued;
     metrics.placements = v->placements;
@@ -949,7 +949,7 @@ ClusterState JobQueue::cluster_state() const
     ClusterState state = cluster_.state({ queued_.begin(), queued_.end() }, remaining_work());
     state.comm = links_.policy();
     for (const WorkerPool::Pooled& p : worker_pool_.workers())
-        state.pool.push_back({ p.host, p.job.value_or(-1), p.worker });
+        state.pool.push_back({ p.host, p.job.value_or(-1), p.worker, p.client->reach().tenant });
     return state;
 }
 
@@ -960,10 +960,15 @@ void JobQueue::publish_cluster()
     // each of its workers' GPUs and server links.
     const auto on_server = jobs_on_servers(state);
     const ClusterUpdate update { state };
-    const std::string recorded = protocol::encode(ServerMessage { update }); // once for every job's store
+    // As its tenant is shown it, encoded once for the stores of each tenant's jobs.
+    std::map<std::string, std::string> recorded;
     for (JobRuntime* job : running_jobs()) {
         send_shares(*job, job->status().placement, state, on_server);
-        job->record_cluster(recorded);
+        auto [it, added] = recorded.try_emplace(job->tenant());
+        if (added)
+            it->second
+                = protocol::encode(ServerMessage { ClusterUpdate { shown_to(state, { job->tenant(), false }) } });
+        job->record_cluster(it->second);
     }
     publish_view(state); // before the hub: a client told of the change reads it
     hub_.publish(update);

@@ -69,8 +69,7 @@ JobRuntime::JobRuntime(JobId id, std::string tenant, scenario::Scenario scenario
             scenario_.external->evaluation_timeout_s, scenario_.worker_timeout_s.value_or(kDefaultWorkerTimeoutS));
         status_.model = scenario_.external->framework + " (external)";
     }
-    published_.store(std::make_shared<const Published>(
-        Published { status_, std::make_shared<const std::vector<protocol::WorkerState>>(worker_states_locked()), {} }));
+    published_.store(std::make_shared<const Published>(Published { status_, workers_update_locked(), {} }));
 }
 
 JobRuntime::~JobRuntime()
@@ -210,19 +209,25 @@ void JobRuntime::run()
     options.on_rows = [this](std::span<const IterationRecord> rows) {
         if (rows.empty())
             return;
-        protocol::IterationRows message { id_, rows.front().iteration, { rows.begin(), rows.end() } };
-        for (IterationRecord& r : message.rows)
+        auto message = std::make_shared<protocol::IterationRows>();
+        message->job = id_;
+        message->iteration = rows.front().iteration;
+        message->rows.assign(rows.begin(), rows.end());
+        for (IterationRecord& r : message->rows)
             r.job = id_;
+        // The rows and the workers they leave, in one snapshot (each built once, for it and the hub).
+        std::shared_ptr<const protocol::WorkerUpdate> workers;
         {
             std::lock_guard lock(mutex_);
             std::fill(batch_sizes_.begin(), batch_sizes_.end(), 0);
-            for (const IterationRecord& r : message.rows)
+            for (const IterationRecord& r : message->rows)
                 if (r.worker >= 0 && static_cast<std::size_t>(r.worker) < batch_sizes_.size())
                     batch_sizes_[static_cast<std::size_t>(r.worker)] = r.batch_size;
-            republish({}, std::make_shared<const protocol::IterationRows>(message));
+            workers = workers_update_locked();
+            republish(workers, message);
         }
-        hub_.publish(message);
-        publish_workers();
+        hub_.publish(*message);
+        hub_.publish(*workers);
     };
     options.on_evaluation = [this](const EvaluationRecord& e) {
         EvaluationRecord mine = e;
@@ -467,16 +472,24 @@ void JobRuntime::publish_status()
 
 void JobRuntime::publish_workers()
 {
-    std::shared_ptr<const std::vector<protocol::WorkerState>> workers;
+    std::shared_ptr<const protocol::WorkerUpdate> workers;
     {
         std::lock_guard lock(mutex_);
-        workers = std::make_shared<const std::vector<protocol::WorkerState>>(worker_states_locked());
+        workers = workers_update_locked();
         republish(workers);
     }
-    hub_.publish(protocol::WorkerUpdate { id_, *workers });
+    hub_.publish(*workers);
 }
 
-void JobRuntime::republish(const std::shared_ptr<const std::vector<protocol::WorkerState>>& workers,
+std::shared_ptr<const protocol::WorkerUpdate> JobRuntime::workers_update_locked() const
+{
+    auto update = std::make_shared<protocol::WorkerUpdate>();
+    update->job = id_;
+    update->workers = worker_states_locked();
+    return update;
+}
+
+void JobRuntime::republish(const std::shared_ptr<const protocol::WorkerUpdate>& workers,
     const std::shared_ptr<const protocol::IterationRows>& rows)
 {
     const std::shared_ptr<const Published> last = published_.load();

@@ -173,7 +173,7 @@ public:
     // the job's trainer or the core.
     struct Published {
         protocol::JobStatus status;
-        std::shared_ptr<const std::vector<protocol::WorkerState>> workers;
+        std::shared_ptr<const protocol::WorkerUpdate> workers; // as the hub last published it
         std::shared_ptr<const protocol::IterationRows> rows; // null before the first
     };
     std::shared_ptr<const Published> published() const { return published_.load(); }
@@ -224,9 +224,12 @@ private:
     std::atomic<std::shared_ptr<const Published>> published_;
     // With mutex_ held (so publishes are ordered): status_ as it is now, with the workers or
     // rows given, else the last ones.
-    void republish(const std::shared_ptr<const std::vector<protocol::WorkerState>>& workers = {},
+    void republish(const std::shared_ptr<const protocol::WorkerUpdate>& workers = {},
         const std::shared_ptr<const protocol::IterationRows>& rows = {});
     std::vector<protocol::WorkerState> worker_states_locked() const;
+    // The workers stream's message as the workers are now, built once for the snapshot and
+    // the hub (with mutex_ held).
+    std::shared_ptr<const protocol::WorkerUpdate> workers_update_locked() const;
     train::Trainer* trainer_ = nullptr;
     bool trained_ = false; // the trainer has run and ended
     struct HeldCommand {

@@ -18,6 +18,11 @@ ReplaySession::ReplaySession(std::int64_t id, std::shared_ptr<Client> client, co
     , playing_(!open.paused)
     , speed_(open.speed)
 {
+    // Before anything else is read or said of the run: another tenant's is refused as a whole.
+    if (const std::string owner = tenant(); !client_->reach().covers(owner))
+        throw RefusedRequest("not-authorized",
+            "run " + std::to_string(open.run) + " of " + open.database + " belongs to tenant '" + owner + "'; this "
+                + std::string(to_string(client_->role())) + " token reaches " + client_->reach().describe());
     if (open.from_iteration) {
         const auto position = source_->position_after(source_->first_job(), *open.from_iteration);
         if (!position)

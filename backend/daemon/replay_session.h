@@ -24,7 +24,8 @@ class Client;
 // instead of losing rows, so a replay delivers every record. Thread-safe.
 class ReplaySession {
 public:
-    // Throws InputError naming the file (missing, not a run store, no such run).
+    // Throws InputError naming the file (missing, not a run store, no such run), and
+    // RefusedRequest not-authorized for a run of a tenant the client's token does not reach.
     ReplaySession(std::int64_t id, std::shared_ptr<Client> client, const std::filesystem::path& database,
         std::string database_name, const protocol::OpenReplay& open);
     ~ReplaySession(); // stops the thread

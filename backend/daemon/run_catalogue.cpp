@@ -86,6 +86,7 @@ std::vector<RunListing> RunCatalogue::runs() const
         } catch (const std::exception& e) {
             RunListing l;
             l.database = database;
+            l.tenant.clear(); // whose, nobody can tell: listed to tokens reaching every tenant only
             l.status = "unreadable: " + folders_.for_clients(e.what());
             out.push_back(std::move(l));
         }

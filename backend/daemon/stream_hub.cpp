@@ -250,7 +250,20 @@ void StreamHub::publish(const protocol::JobUpdate& s)
 }
 void StreamHub::publish(const protocol::ClusterUpdate& c)
 {
-    fan_out(protocol::Stream::Cluster, 0, c, "cluster-state");
+    // Encoded once for the clients reaching every tenant, and once for each tenant's.
+    Frame all;
+    std::map<std::string, Frame> of_tenant;
+    for (const auto& client : subscribers(protocol::Stream::Cluster, 0)) {
+        const TenantReach& reach = client->reach();
+        Frame& frame = reach.all ? all : of_tenant[reach.tenant];
+        if (!frame) {
+            protocol::ClusterUpdate shown = c;
+            if (!reach.all)
+                shown.cluster = shown_to(c.cluster, reach);
+            frame = std::make_shared<const std::string>(protocol::encode(protocol::ServerMessage { shown }));
+        }
+        client->send_frame(frame, "cluster-state");
+    }
 }
 void StreamHub::publish(const protocol::WorkerUpdate& w)
 {

@@ -10,6 +10,15 @@ TenantReach TenantReach::of(protocol::Role role, const std::optional<std::string
     return reach;
 }
 
+protocol::ClusterState shown_to(const protocol::ClusterState& state, const TenantReach& reach)
+{
+    protocol::ClusterState shown = state;
+    for (protocol::PooledWorker& p : shown.pool)
+        if (!reach.covers(p.tenant))
+            p.host.clear();
+    return shown;
+}
+
 std::string TenantReach::describe() const
 {
     return all ? "every tenant" : "tenant '" + tenant + "' only";

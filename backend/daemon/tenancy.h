@@ -25,6 +25,11 @@ struct TenantReach {
     bool operator==(const TenantReach&) const = default;
 };
 
+// The cluster as a client whose token reaches `reach` is shown it (its stream, its
+// snapshot, a job's recorded cluster): the pooled processes of tenants it does not reach are
+// there, but not where they run.
+protocol::ClusterState shown_to(const protocol::ClusterState& state, const TenantReach& reach);
+
 // A run store's tenant as recorded (empty: the default tenant's, as every run recorded
 // before tenants existed).
 inline std::string recorded_tenant(const std::string& recorded)

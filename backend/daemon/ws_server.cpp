@@ -540,8 +540,9 @@ struct WebSocketServer::Impl {
                                     + std::string(protocol::to_string(now->role)) + "; connect again");
                         else if (now->reach != then.reach)
                             lost.emplace_back(s,
-                                "token's tenants changed from " + then.reach.describe() + " to " + now->reach.describe()
-                                    + "; connect again");
+                                "token's tenant changed from '" + then.reach.tenant + "' (reaching "
+                                    + then.reach.describe() + ") to '" + now->reach.tenant + "' (reaching "
+                                    + now->reach.describe() + "); connect again");
                     }
                 }
                 for (const auto& [s, why] : lost)

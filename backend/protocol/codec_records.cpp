@@ -187,7 +187,8 @@ json::object to_json(const ClusterState& c)
         gpus.push_back(to_json(g));
     json::array pool;
     for (const PooledWorker& p : c.pool)
-        pool.push_back(json::object { { "host", p.host }, { "job", p.job }, { "worker", p.worker } });
+        pool.push_back(
+            json::object { { "host", p.host }, { "job", p.job }, { "worker", p.worker }, { "tenant", p.tenant } });
     return { { "placement", c.placement }, { "elastic", c.elastic }, { "comm", c.comm }, { "servers", c.servers },
         { "gpus_per_server", c.gpus_per_server }, { "gpu_memory_gb", c.gpu_memory_gb }, { "gpus", std::move(gpus) },
         { "queue", integers_json(c.queue) }, { "pool", std::move(pool) } };

@@ -320,9 +320,10 @@ struct GpuUsage {
 
 // A fulcrum-worker --pool process in fulcrumd's worker pool: idle, or computing a job's slot.
 struct PooledWorker {
-    std::string host;
+    std::string host; // empty to a client whose token does not reach its tenant
     JobId job = -1; // -1: idle
     WorkerId worker = -1;
+    std::string tenant = std::string(kDefaultTenant); // of the token it joined with: it serves that tenant's jobs
 
     bool operator==(const PooledWorker&) const = default;
 };

@@ -301,7 +301,8 @@ template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
         m.queue = c.integers<JobId>("queue", 0);
         if (c.has("pool"))
             m.pool = read_array<PooledWorker>(c, "pool", [](const Fields& p) {
-                return PooledWorker { p.string_or("host", ""), p.int32("job", -1), p.int32("worker", -1) };
+                return PooledWorker { p.string_or("host", ""), p.int32("job", -1), p.int32("worker", -1),
+                    p.string_or("tenant", std::string(kDefaultTenant)) };
             });
         return ClusterUpdate { std::move(m), replay_of(f), f.optional_number("time_s") };
     }

@@ -157,6 +157,8 @@ public:
     std::vector<std::string> notes;
     std::vector<std::string> restarts;
     bool frozen_ = false;
+    std::string tenant_ { protocol::kDefaultTenant };
+    const std::string& tenant() const override { return tenant_; }
     bool refuse_next_add = false; // the trainer refuses the next add-worker (its data cannot be split so)
     protocol::JobState state_ = protocol::JobState::Running;
     std::vector<bool> members() const { return members_; }
@@ -466,4 +468,39 @@ TEST_F(ClusterCore, APooledJobTakesAProcessPerMemberAndGivesBackTheOneItDropped)
                       [&](const std::string& n) { return n.rfind(expected, 0) == 0; }),
             1)
             << expected;
+}
+
+// Issue 47: a pooled process serves only the tenants its token reaches. A newcomer of tenant
+// b takes no process from tenant a's job, which would idle, useless to it; one of tenant a
+// does. A growth round that finds no idle process for one tenant still grows another's job.
+TEST_F(ClusterCore, APooledNewcomerTakesProcessesOnlyFromJobsWhoseProcessesItsTenantMayUse)
+{
+    std::vector<std::shared_ptr<daemon::Client>> processes;
+    for (int k = 0; k < 3; ++k) {
+        processes.push_back(std::make_shared<daemon::Client>(200 + k, protocol::Role::Worker, "pooled", 64));
+        processes.back()->set_reach(daemon::TenantReach::of(protocol::Role::Worker, k < 2 ? "a" : "b"));
+        pool.join(processes.back(), "host-" + std::to_string(k));
+    }
+    SteppedJob holder(1, elastic(2, 1, 2), { 100, 100 }, "", true);
+    holder.tenant_ = "a";
+    scheduler.rebase(at(0));
+    scheduler.started(holder);
+    EXPECT_EQ(holder.remote()->joined_slots(), (std::vector<bool> { true, true })) << "a's two processes";
+    EXPECT_EQ(pool.idle_for("a"), 0);
+    EXPECT_EQ(pool.idle_for("b"), 1);
+    for (int k = 0; k < 10; ++k)
+        holder.barrier(); // past its early feedback
+
+    SteppedJob of_b(2, elastic(2, 2, 2), { 100, 100 }, "", true);
+    of_b.tenant_ = "b";
+    EXPECT_EQ(scheduler.admit(of_b, { 2, kMemoryGb, 0 }, { &holder }, remaining), std::nullopt)
+        << "b has one process, and a's are no use to it";
+    EXPECT_EQ(holder.resizes_in_flight(), 0) << "a's job keeps its workers";
+
+    SteppedJob of_a(3, elastic(1, 1, 1), { 100 }, "", true);
+    of_a.tenant_ = "a";
+    const std::optional<sched::SlotCount> start_size
+        = scheduler.admit(of_a, { 1, kMemoryGb, 0 }, { &holder }, remaining);
+    EXPECT_EQ(holder.resizes_in_flight(), 1) << "a's own newcomer takes one of a's processes";
+    EXPECT_FALSE(start_size) << "it starts once the process is back in the pool, at the holder's next barrier";
 }

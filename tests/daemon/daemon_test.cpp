@@ -220,7 +220,8 @@ TEST_F(DaemonTest, AReplayWaitsForASlowReaderAndLosesNothing)
     auto o = options();
     o.client_queue = 16;
     daemon::Daemon d(o);
-    auto viewer = d.connect(Role::Viewer, "slow");
+    // An admin: an unreadable store, whose tenant nobody can tell, is listed to those only.
+    auto viewer = d.connect(Role::Admin, "slow");
     d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     // Both read run stores: their replies come from fulcrumd's disk threads.
     std::vector<ServerMessage> seen;

@@ -212,7 +212,7 @@ TEST_F(HostileClientTest, ANewPolicysPathIsConfinedAndItsRefusalNamesNoServerPat
 TEST_F(HostileClientTest, ListRunsDoesNotFollowALinkOutOfTheRunsFolderAndReplayErrorsNameNoServerPath)
 {
     daemon::Daemon d(options());
-    auto viewer = greeted(d, Role::Viewer);
+    auto viewer = greeted(d, Role::Admin); // who is listed the unreadable stores too
     fs::create_symlink(outside / "secret", dir / "data" / "runs" / "outlink.db");
     std::ofstream(dir / "data" / "runs" / "notes.db") << "not a SQLite database, but long enough to be read as one\n";
     d.receive(*viewer, R"({"type": "list-runs", "id": "l"})");

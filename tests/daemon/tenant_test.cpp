@@ -264,6 +264,15 @@ TEST_F(TenantTest, EachTenantSeesItsOwnJobsStreamsRunStoresAndMetrics)
     EXPECT_EQ(refused_replay.error->code, "not-authorized");
     EXPECT_NE(refused_replay.error->message.find("belongs to tenant 'a'"), std::string::npos)
         << refused_replay.error->message;
+    // Nothing of the run is said first: not whether it has an iteration.
+    const Reply refused_seek = request_reply(
+        d, *viewer_b, replay_seen, encode(ClientMessage { OpenReplay { "o3", store_a, 1, 0, 999999, true } }));
+    ASSERT_TRUE(refused_seek.error);
+    EXPECT_EQ(refused_seek.error->code, "not-authorized");
+    // A store nobody can read is no tenant's: listed to the admin only.
+    std::ofstream(dir / "runs" / "notes.db") << "not a run store";
+    EXPECT_EQ(stores(*admin).at("notes.db"), "");
+    EXPECT_EQ(stores(*viewer_b).count("notes.db"), 0u);
     const Reply own_replay = request_reply(
         d, *viewer_b, replay_seen, encode(ClientMessage { OpenReplay { "o2", store_b, 1, 0, std::nullopt, true } }));
     EXPECT_FALSE(own_replay.error) << own_replay.error->message;
@@ -387,4 +396,58 @@ TEST_F(TenantTest, TheTokenFileGivesEachTokenItsTenantsAndNamesTheUnconfinedOper
     EXPECT_EQ(grant->reach.tenant, "ml");
     EXPECT_FALSE(grant->reach.all);
     EXPECT_THROW(daemon::TokenStore::add_token(path, Role::Viewer, "dave", "m/l"), InputError);
+    try {
+        daemon::TokenStore::add_token(path, Role::Operator, "erin");
+        ADD_FAILURE() << "an operator reaching every tenant is added to a file of tenants by mistake";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "tenant");
+    }
+    EXPECT_NO_THROW(daemon::TokenStore::add_token(path, Role::Admin, "erin")) << "saying so is allowed";
+}
+
+TEST_F(TenantTest, TheClusterStreamSaysWhereAPooledProcessRunsOnlyToItsTenant)
+{
+    daemon::Daemon d(options());
+    auto worker = d.connect(Role::Worker, "fulcrum-worker@10.0.0.7:4000", "rack-7", TenantReach::of(Role::Worker, "a"));
+    std::vector<ServerMessage> worker_seen;
+    d.receive(*worker, encode(ClientMessage { Hello { kProtocolVersion, "w" } }));
+    ASSERT_FALSE(request_reply(d, *worker, worker_seen, encode(ClientMessage { JoinPool { "p", "node7" } })).error);
+    const auto pool_seen_by = [&](const std::optional<std::string>& tenant, Role role) {
+        auto c = d.connect(role, "client@127.0.0.1:5", "", TenantReach::of(role, tenant));
+        std::vector<ServerMessage> seen;
+        d.receive(*c, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+        request_reply(d, *c, seen, encode(ClientMessage { Subscribe { "s", { Stream::Cluster }, {}, {} } }));
+        EXPECT_TRUE(wait_for(*c, seen, [](const ServerMessage& m) { return std::holds_alternative<SnapshotEnd>(m); }));
+        for (const ServerMessage& m : seen)
+            if (const auto* u = std::get_if<ClusterUpdate>(&m); u && !u->cluster.pool.empty())
+                return u->cluster.pool.front();
+        ADD_FAILURE() << "no pool in the cluster's snapshot";
+        return PooledWorker {};
+    };
+    const PooledWorker to_a = pool_seen_by("a", Role::Viewer);
+    EXPECT_EQ(to_a.host, "node7");
+    EXPECT_EQ(to_a.tenant, "a");
+    const PooledWorker to_b = pool_seen_by("b", Role::Viewer);
+    EXPECT_EQ(to_b.host, "") << "where tenant a's process runs is not tenant b's to know";
+    EXPECT_EQ(to_b.tenant, "a");
+    EXPECT_EQ(pool_seen_by(std::nullopt, Role::Admin).host, "node7");
+
+    // The stream after the snapshot: a second process joins, and b's viewer is told of it
+    // without where it runs.
+    auto viewer_b = d.connect(Role::Viewer, "client@127.0.0.1:6", "", TenantReach::of(Role::Viewer, "b"));
+    std::vector<ServerMessage> b_seen;
+    d.receive(*viewer_b, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    request_reply(d, *viewer_b, b_seen, encode(ClientMessage { Subscribe { "s", { Stream::Cluster }, {}, {} } }));
+    ASSERT_TRUE(
+        wait_for(*viewer_b, b_seen, [](const ServerMessage& m) { return std::holds_alternative<SnapshotEnd>(m); }));
+    auto second = d.connect(Role::Worker, "fulcrum-worker@10.0.0.8:4000", "rack-8", TenantReach::of(Role::Worker, "a"));
+    d.receive(*second, encode(ClientMessage { Hello { kProtocolVersion, "w" } }));
+    std::vector<ServerMessage> second_seen;
+    ASSERT_FALSE(request_reply(d, *second, second_seen, encode(ClientMessage { JoinPool { "p", "node8" } })).error);
+    ASSERT_TRUE(wait_for(*viewer_b, b_seen, [](const ServerMessage& m) {
+        const auto* u = std::get_if<ClusterUpdate>(&m);
+        return u && u->cluster.pool.size() == 2;
+    }));
+    for (const PooledWorker& p : std::get<ClusterUpdate>(b_seen.back()).cluster.pool)
+        EXPECT_EQ(p.host, "");
 }

@@ -110,21 +110,21 @@ protected:
         op = std::make_unique<WsClient>(served->server.port(), *served->tokens.token_for(Role::Operator));
         op->send(Hello { kProtocolVersion, "operator" });
         op->receive_until<Welcome>();
-        const Reply submitted = op->request(SubmitJob { "s", remote_job(timeout_s, sections) }, "s");
+        const Reply submitted = op->request_keeping(SubmitJob { "s", remote_job(timeout_s, sections) }, "s");
         ASSERT_FALSE(submitted.error) << submitted.error->message;
         job = *submitted.job;
         const std::string token = *served->tokens.token_for(Role::Worker);
         first = worker(served->server.port(), job, 1, token, std::move(first_args));
         second = worker(served->server.port(), job, 2, token);
-        ASSERT_FALSE(
-            op->request(Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub")
-                .error);
+        ASSERT_FALSE(op->request_keeping(
+                           Subscribe { "sub", { Stream::Iterations, Stream::Events, Stream::Jobs }, job, {} }, "sub")
+                         .error);
     }
 
     // Cancels the job; both workers hear its end and exit; fulcrumd stops.
     void finish()
     {
-        ASSERT_FALSE(op->request(JobCommand { "c", JobAction::Cancel, job }, "c").error);
+        ASSERT_FALSE(op->request_keeping(JobCommand { "c", JobAction::Cancel, job }, "c").error);
         op->receive_until<JobUpdate>([](const JobUpdate& u) { return u.status.state == JobState::Stopped; });
         for (const pid_t pid : { first, second })
             if (pid != 0) { // 0: ended and reaped already
@@ -212,7 +212,7 @@ TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItR
     exclude.job = job;
     exclude.worker = 1;
     const auto asked = std::chrono::steady_clock::now();
-    ASSERT_FALSE(op->request(exclude, "x").error);
+    ASSERT_FALSE(op->request_keeping(exclude, "x").error);
     const IterationRows released = op->receive_until<IterationRows>([](const IterationRows& r) {
         return std::any_of(r.rows.begin(), r.rows.end(),
             [](const IterationRecord& x) { return x.worker == 1 && x.decision == "dropped: excluded"; });
@@ -230,7 +230,7 @@ TEST_F(WorkerLiveness, ExcludingAFrozenWorkerReleasesTheBarrierAtOnceAndWokenItR
     WorkerCommand include = exclude;
     include.id = "i";
     include.action = WorkerAction::Include;
-    ASSERT_FALSE(op->request(include, "i").error);
+    ASSERT_FALSE(op->request_keeping(include, "i").error);
     const IterationRows back = op->receive_until<IterationRows>([](const IterationRows& r) {
         return r.rows.size() == 3 && std::any_of(r.rows.begin(), r.rows.end(), [](const IterationRecord& x) {
             return x.worker == 1 && !x.decision.starts_with("dropped");
@@ -269,7 +269,7 @@ TEST_F(WorkerLiveness, UnderAspAFrozenWorkerExcludedAndIncludedAgainTrainsOn)
     exclude.action = WorkerAction::Exclude;
     exclude.job = job;
     exclude.worker = 1;
-    ASSERT_FALSE(op->request(exclude, "x").error);
+    ASSERT_FALSE(op->request_keeping(exclude, "x").error);
     op->receive_until<IterationRows>([&](const IterationRows& r) {
         return of_worker_1(r, [](const IterationRecord& x) { return x.decision == "dropped: excluded"; });
     });
@@ -278,7 +278,7 @@ TEST_F(WorkerLiveness, UnderAspAFrozenWorkerExcludedAndIncludedAgainTrainsOn)
     WorkerCommand include = exclude;
     include.id = "i";
     include.action = WorkerAction::Include;
-    ASSERT_FALSE(op->request(include, "i").error);
+    ASSERT_FALSE(op->request_keeping(include, "i").error);
     int trained = 0;
     op->receive_until<IterationRows>([&](const IterationRows& r) {
         trained += of_worker_1(r, [](const IterationRecord& x) { return !x.decision.starts_with("dropped"); }) ? 1 : 0;
@@ -351,7 +351,7 @@ TEST_F(WorkerLiveness, RemovingAFrozenWorkerReleasesTheBarrierAtOnce)
     ::kill(first, SIGSTOP);
     std::this_thread::sleep_for(std::chrono::milliseconds(500)); // the barrier now waits for it
     const auto asked = std::chrono::steady_clock::now();
-    const Reply removed = op->request(ResizeJob { "r", job, ResizeAction::RemoveWorker, 1 }, "r");
+    const Reply removed = op->request_keeping(ResizeJob { "r", job, ResizeAction::RemoveWorker, 1 }, "r");
     ASSERT_FALSE(removed.error) << removed.error->message;
     const IterationRows released = op->receive_until<IterationRows>([](const IterationRows& r) {
         return std::any_of(r.rows.begin(), r.rows.end(),

@@ -14,6 +14,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -69,6 +70,11 @@ public:
 
     protocol::ServerMessage receive()
     {
+        if (!held_.empty()) {
+            protocol::ServerMessage m = std::move(held_.front());
+            held_.pop_front();
+            return m;
+        }
         beast::flat_buffer buffer;
         ws_.read(buffer);
         const auto decoded = protocol::decode_server(beast::buffers_to_string(buffer.data()));
@@ -92,6 +98,21 @@ public:
     {
         send(message);
         return receive_until<protocol::Reply>([&](const protocol::Reply& r) { return r.id == id; });
+    }
+    // As request, keeping what came before the reply for the next receives: a command's
+    // consequence (a row its exclusion released, say) may be sent before its reply.
+    protocol::Reply request_keeping(const protocol::ClientMessage& message, const std::string& id)
+    {
+        send(message);
+        std::deque<protocol::ServerMessage> before;
+        for (;;) {
+            protocol::ServerMessage m = receive();
+            if (const auto* r = std::get_if<protocol::Reply>(&m); r && r->id == id) {
+                held_.insert(held_.begin(), before.begin(), before.end());
+                return *r;
+            }
+            before.push_back(std::move(m));
+        }
     }
 
     websocket::stream<Next>& stream() { return ws_; }
@@ -124,6 +145,7 @@ public:
     }
 
 private:
+    std::deque<protocol::ServerMessage> held_; // read by request_keeping before its reply
     websocket::stream<Next> make_stream(const std::filesystem::path& trusted)
     {
         if constexpr (kTls) {
