@@ -507,7 +507,9 @@ class FulcrumTorch(unittest.TestCase):
     def test_a_loop_of_its_own_trains_through_the_steps_with_a_schedule_clipping_and_autocast(self):
         daemon = Fulcrumd(self.dir)
         try:
-            scenario = fulcrum_torch.external_scenario("own-loop", 3, 120, 30, policy={"type": "lbbsp-cpu"})
+            # Its model has BatchNorm: the least batch of 2 keeps LB-BSP from sizing a rank to one sample.
+            scenario = fulcrum_torch.external_scenario("own-loop", 3, 120, 30, policy={"type": "lbbsp-cpu"},
+                                                       min_batch=2)
             self.join_ranks(self.spawn_ranks(own_loop_rank, daemon, scenario))
         finally:
             daemon.stop()
