@@ -36,7 +36,7 @@ constexpr const char* kUsage
        fulcrum-sim --elastic eps|static|kill-restart [--cluster FILE]
                    (--workload FILE | --generate ps-mixed-N) [--seed N] [--json] [--csv DIR]
                    [--round-s S] [--feedback fraction:F|iterations:N|accuracy:A] [--restart-s S]
-                   [--export-live DIR]
+                   [--export-live DIR] [--tenants FILE [--compare-tenants]]
 
 Simulates data-parallel training jobs sharing a GPU cluster: each job's iterations are a
 DAG of forward and backward tasks on its GPUs and an all-reduce across them; all-reduces
@@ -49,7 +49,10 @@ each) and the policy is elastic resource scheduling: eps (the Elastic Parameter 
 grow running jobs round-robin on idle slots, roll back a step that made a job slower, take
 slots from jobs past early feedback for a newcomer), static (FIFO, no elasticity) or
 kill-restart (EPS's decisions carried out by checkpoint and restart). Prints the average
-JCT, the early-feedback latency and the CPU utilization.
+JCT, the early-feedback latency and the CPU utilization. With --tenants, the cluster's slots
+are tenants' quotas (docs/operations.md, "Tenants"): each tenant's jobs are served within its
+quota first, borrowers take idle slots by weight and give them back when the owner needs
+them; the summary adds each tenant's average JCT and slowdown.
 
 Examples:
   fulcrum-sim --generate microsoft-160 --placement lwf-1 --comm ada-srsf
@@ -58,6 +61,8 @@ Examples:
   fulcrum-sim --generate microsoft-160 --iterations 10-60 --arrival-window-s 12 \
               --cluster resources/clusters/dl-scheduling.json     # the authors' kind of workload
   fulcrum-sim --list-models > my-models.csv    # edit, then --models my-models.csv
+  fulcrum-sim --elastic eps --generate ps-mixed-120 \
+              --tenants resources/clusters/tenants-3.json --compare-tenants   # docs/scheduling.md
 )";
 
 constexpr const char* kFormats = R"(
@@ -75,6 +80,9 @@ arriving over --arrival-window-s (default 20 minutes per 160 jobs).
 With --elastic: the workload CSV header is 'name,model,workers,servers,iterations,arrival_s';
 '--generate ps-mixed-N' draws N jobs with Poisson arrivals (mean gap 120 s), 2-8 workers,
 1-4 servers, 500-3,000 iterations. The cluster's slots are its servers x GPUs.
+Tenants file (JSON, a cluster file's sections): {"tenants": {"T": {"gpus": N, "borrow": true,
+"weight": 1}}, "rigid_borrowers": "wait"|"requeue"}; a generated workload's jobs are dealt to
+its tenants in bursts of 2 to 8 arrivals, each tenant's bursts in proportion to its quota.
 Exit status: 0 done, 1 bad input or failure, 2 bad arguments.
 )";
 
@@ -89,12 +97,72 @@ private:
 };
 
 struct ElasticArgs {
-    std::string policy, cluster_file, workload_file, generate, csv_dir, export_live;
+    std::string policy, cluster_file, workload_file, generate, csv_dir, export_live, tenants_file;
+    bool compare_tenants = false;
     sched::ModelCatalogue models = sched::ModelCatalogue::table3();
     sched::ElasticOptions options;
     bool json = false;
     double restart_s = 30;
 };
+
+std::string format_number(double x)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return text;
+}
+
+// --compare-tenants: the same jobs under one FIFO queue (no quotas), quotas only (nobody
+// borrows) and the file's quotas with its borrowing, as a Markdown table for
+// docs/scheduling.md.
+int compare_tenants(const sched::PsClusterModel& cluster, const std::vector<sched::PsJobSpec>& jobs,
+    const sched::ElasticOptions& options)
+{
+    struct Mode {
+        const char* name;
+        sched::TenantQuotas tenants;
+    };
+    sched::TenantQuotas quotas_only = options.tenants;
+    for (auto& [name, quota] : quotas_only.named)
+        quota.borrow = false;
+    const Mode modes[]
+        = { { "FIFO (no quotas)", {} }, { "quotas only", quotas_only }, { "quotas with borrowing", options.tenants } };
+    std::printf("| scheduling |");
+    for (const auto& [name, quota] : options.tenants.named)
+        std::printf(" %s: avg JCT (s) |", name.c_str());
+    std::printf(" worst tenant's slowdown | slots allocated | slots training |\n|---|");
+    for (std::size_t i = 0; i < options.tenants.named.size(); ++i)
+        std::printf("---:|");
+    std::printf("---:|---:|---:|\n");
+    for (const Mode& mode : modes) {
+        sched::ElasticOptions o = options;
+        o.tenants = mode.tenants;
+        const sched::ElasticResult result = sched::simulate_elastic(cluster, jobs, o);
+        const std::vector<sched::TenantOutcome> tenants = sched::tenant_outcomes(result, cluster);
+        double worst = 0;
+        std::string worst_name;
+        std::printf("| %s |", mode.name);
+        for (const auto& [name, quota] : options.tenants.named) {
+            const auto t = std::find_if(
+                tenants.begin(), tenants.end(), [&](const sched::TenantOutcome& x) { return x.tenant == name; });
+            if (t == tenants.end()) {
+                std::printf(" - |");
+                continue;
+            }
+            std::printf(" %.0f |", t->avg_jct);
+            if (t->slowdown > worst) {
+                worst = t->slowdown;
+                worst_name = name;
+            }
+        }
+        std::printf(" %.2f (%s) | %.1f %% | %.1f %% |\n", worst, worst_name.c_str(), 100 * result.allocated_util,
+            100 * result.cpu_util);
+        for (const auto& r : result.rejected)
+            std::fprintf(stderr, "fulcrum-sim: %s: job %d (%s) rejected: %s\n", mode.name, r.job.id, r.job.name.c_str(),
+                r.reason.c_str());
+    }
+    return 0;
+}
 
 int run_elastic(ElasticArgs& a)
 {
@@ -109,6 +177,28 @@ int run_elastic(ElasticArgs& a)
             = a.cluster_file.empty() ? sched::ClusterSpec {} : sched::load_cluster(a.cluster_file);
         sched::PsClusterModel cluster = sched::ps_cluster_model(spec);
         cluster.restart_s = a.restart_s;
+        a.options.tenants = a.tenants_file.empty() ? spec.tenants : sched::load_cluster(a.tenants_file).tenants;
+        if (a.options.tenants.total_gpus() > cluster.slots) {
+            std::cerr << "fulcrum-sim: --tenants: the tenants' quotas add up to " << a.options.tenants.total_gpus()
+                      << " slots; the cluster has " << cluster.slots << "\n";
+            return 1;
+        }
+        if (!a.tenants_file.empty() && !a.options.tenants.active()) {
+            std::cerr << "fulcrum-sim: --tenants: " << a.tenants_file << " names no tenants (expected a \"tenants\" "
+                      << "section)\n";
+            return 1;
+        }
+        if (a.compare_tenants && !a.options.tenants.active()) {
+            std::cerr << "fulcrum-sim: --compare-tenants: "
+                      << (a.tenants_file.empty() ? a.cluster_file : a.tenants_file)
+                      << " names no tenants (expected a \"tenants\" section)\n";
+            return 1;
+        }
+        if (a.options.tenants.active() && a.generate.empty()) {
+            std::cerr << "fulcrum-sim: --tenants: a workload file names no tenants; use --generate ps-mixed-N, whose "
+                         "jobs are dealt to the tenants\n";
+            return 2;
+        }
         std::vector<sched::PsJobSpec> jobs;
         if (!a.generate.empty()) {
             const auto n = numbered_name(a.generate, "ps-mixed-");
@@ -118,8 +208,14 @@ int run_elastic(ElasticArgs& a)
                     << a.generate << "'\n";
                 return 2;
             }
-            jobs = sched::generate_ps_workload(
-                { .jobs = *n, .mean_gap_s = 120, .seed = a.options.seed, .models = a.models });
+            std::vector<sched::TenantShareOfArrivals> tenants; // each tenant's load in proportion to its quota
+            for (const auto& [name, quota] : a.options.tenants.named)
+                tenants.push_back({ name, std::max(1, quota.gpus) * 1.0 });
+            jobs = sched::generate_ps_workload({ .jobs = *n,
+                .mean_gap_s = 120,
+                .seed = a.options.seed,
+                .models = a.models,
+                .tenants = std::move(tenants) });
         } else {
             jobs = sched::load_ps_workload(a.workload_file, a.models);
         }
@@ -130,6 +226,8 @@ int run_elastic(ElasticArgs& a)
                 jobs.size(), a.export_live.c_str());
             return 0;
         }
+        if (a.compare_tenants)
+            return compare_tenants(cluster, jobs, a.options);
         Progress progress;
         a.options.progress = [&](double f) { progress(f); };
         const sched::ElasticResult result = sched::simulate_elastic(cluster, std::move(jobs), a.options);
@@ -162,6 +260,13 @@ int run_elastic(ElasticArgs& a)
             100 * result.allocated_util);
         for (const auto& c : result.changes)
             std::printf("  %-24s %d, %.2f s each\n", c.change.c_str(), c.count, c.total_s / c.count);
+        if (a.options.tenants.active())
+            for (const sched::TenantOutcome& t : sched::tenant_outcomes(result, cluster)) {
+                const sched::TenantQuota q = a.options.tenants.of(t.tenant);
+                std::printf("  tenant %-17s %d jobs, average JCT %.1f s, slowdown %.2f (quota %d slots%s)\n",
+                    t.tenant.c_str(), t.jobs, t.avg_jct, t.slowdown, q.gpus,
+                    q.borrow ? (", borrows at weight " + format_number(q.weight)).c_str() : "");
+            }
         return 0;
     } catch (const InputError& e) {
         std::cerr << "fulcrum-sim: " << e.source() << (e.field().empty() ? "" : ": " + e.field()) << ": " << e.reason()
@@ -209,7 +314,12 @@ int run(int argc, char** argv)
         "--elastic kill-restart: cost of one restart besides checkpointing")("export-live", po::value<std::string>(),
         "--elastic: write the workload for a live fulcrumd into this folder instead of simulating it: "
         "workload.csv for fulcrumctl submit-workload, jobs/*.json, cluster.json for fulcrumd --cluster "
-        "(scripts/elastic-cross-check.sh)");
+        "(scripts/elastic-cross-check.sh)")("tenants", po::value<std::string>(),
+        "--elastic: tenants' quotas of the slots, borrowing and weights: the \"tenants\" section of this JSON file (a "
+        "cluster file's; default: --cluster's)")("compare-tenants",
+        "--elastic --tenants: run the same jobs with no quotas (FIFO), quotas only and quotas with borrowing, and "
+        "print "
+        "each tenant's average JCT, the worst tenant's slowdown and the utilization as a Markdown table");
     po::variables_map vm;
     try {
         po::store(po::parse_command_line(argc, argv, visible), vm);
@@ -268,6 +378,18 @@ int run(int argc, char** argv)
         a.restart_s = vm["restart-s"].as<double>();
         if (vm.count("export-live"))
             a.export_live = vm["export-live"].as<std::string>();
+        if (vm.count("tenants"))
+            a.tenants_file = vm["tenants"].as<std::string>();
+        a.compare_tenants = vm.count("compare-tenants") > 0;
+        if (a.compare_tenants && (a.json || !a.csv_dir.empty() || !a.export_live.empty())) {
+            std::cerr << "fulcrum-sim: --compare-tenants prints a table of three runs; --json, --csv and --export-live "
+                         "describe one run\n";
+            return 2;
+        }
+        if (a.compare_tenants && a.tenants_file.empty() && a.cluster_file.empty()) {
+            std::cerr << "fulcrum-sim: --compare-tenants needs --tenants FILE (or a --cluster file with tenants)\n";
+            return 2;
+        }
         if (!(a.options.round_s > 0) || !(a.restart_s >= 0)) {
             std::cerr << "fulcrum-sim: --round-s must be positive and --restart-s at least 0\n";
             return 2;

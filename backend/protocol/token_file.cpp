@@ -1,6 +1,7 @@
 #include "protocol/token_file.h"
 
 #include "common/error.h"
+#include "common/tenant_name.h"
 #include "protocol/codec.h"
 
 #include <algorithm>
@@ -87,16 +88,12 @@ std::optional<std::string> pick_token(
 
 bool valid_tenant_name(std::string_view name)
 {
-    return valid_token_name(name);
+    return fulcrum::valid_tenant_name(name);
 }
 
 bool valid_token_name(std::string_view name)
 {
-    const auto allowed = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
-            || c == '-' || c == '@' || c == '+';
-    };
-    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), allowed);
+    return fulcrum::valid_tenant_name(name); // a holder's name takes the same characters
 }
 
 } // namespace fulcrum::protocol

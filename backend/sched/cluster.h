@@ -1,5 +1,7 @@
 #pragma once
 
+#include "sched/tenant_quota.h"
+
 #include <string>
 
 namespace fulcrum::sched {
@@ -41,14 +43,17 @@ struct ClusterSpec {
     // bounded by the daemon's memory and thread budget (issue 44 item 6).
     bool cpu_workers_take_gpus = true;
 
+    // Tenants' quotas of these GPUs, borrowing and weights (issue 47); none: no quotas.
+    TenantQuotas tenants;
+
     int gpus() const { return servers * gpus_per_server; }
     int server_of(int gpu) const { return gpu / gpus_per_server; }
 };
 
 // The cluster from a JSON file: {"servers", "gpus_per_server", "gpu_memory_gb",
-// "intra_server_b", "placement_comm_b", "cpu_workers_take_gpus", "network": {"a", "b", "eta"}},
-// every field optional. Throws InputError
-// naming the file and field.
+// "intra_server_b", "placement_comm_b", "cpu_workers_take_gpus", "network": {"a", "b", "eta"},
+// "tenants": {"T": {"gpus", "borrow", "weight"}}, "rigid_borrowers": "wait"|"requeue"},
+// every field optional. Throws InputError naming the file and field.
 ClusterSpec load_cluster(const std::string& path);
 
 } // namespace fulcrum::sched

@@ -3,6 +3,7 @@
 #include "common/named_values.h"
 #include "sched/early_feedback.h"
 #include "sched/ps_job.h"
+#include "sched/tenant_quota.h"
 
 #include <functional>
 #include <optional>
@@ -38,6 +39,11 @@ struct ElasticOptions {
     EarlyFeedback feedback; // when a job has given early feedback (default: 10 % of its samples)
     double iteration_noise = 0.1; // coefficient of variation of one iteration's time
     std::uint64_t seed = 1; // measurement noise
+    // Tenants' quotas (fulcrum-sim --tenants; issue 47, the rules fulcrumd follows): each
+    // tenant's jobs wait in a queue of their own, served within quota first; borrowers take
+    // idle slots by weight and give them back when the owner's job arrives (elastic jobs shrink
+    // past early feedback, rigid ones per `tenants.rigid`). None: one FIFO queue for all.
+    TenantQuotas tenants;
     std::function<void(double)> progress; // fraction of jobs finished
 };
 
@@ -46,6 +52,7 @@ struct PsJobOutcome {
     double start_s = -1, feedback_s = -1, finish_s = -1;
     int peak_workers = 0, peak_servers = 0;
     int grown = 0, rolled_back = 0, released = 0, restarts = 0;
+    int reclaimed = 0, requeued = 0; // slots it gave back to a quota's owner; times stopped and queued again
     double paused_s = 0; // time spent in resizes or restarts
     // The job never reached its early-feedback point (e.g. an accuracy its model does not
     // reach): its user heard first when it finished, so feedback_s = finish_s, and it was
@@ -81,6 +88,17 @@ struct ElasticResult {
 // finishes; the others are rejected at submission with the reason.
 ElasticResult simulate_elastic(
     const PsClusterModel& cluster, std::vector<PsJobSpec> jobs, const ElasticOptions& options);
+
+// One tenant's share of a run: its jobs' mean JCT and mean slowdown (JCT over the time the
+// job would take alone at its requested size on an idle cluster).
+struct TenantOutcome {
+    std::string tenant;
+    int jobs = 0;
+    double avg_jct = 0;
+    double slowdown = 0;
+};
+// By tenant name.
+std::vector<TenantOutcome> tenant_outcomes(const ElasticResult& result, const PsClusterModel& cluster);
 
 // One JSON object: avg_jct, median_jct, p95_jct, makespan, avg_feedback_latency,
 // cpu_util, allocated_util, counts and the mean cost of each change.

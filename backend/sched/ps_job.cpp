@@ -107,6 +107,22 @@ std::vector<PsJobSpec> generate_ps_workload(const PsWorkloadGenerator& g)
         jobs.push_back(std::move(job));
         t += -g.mean_gap_s * std::log(1 - uniform01(rng)); // exponential gaps: Poisson arrivals
     }
+    if (!g.tenants.empty()) {
+        Rng deal = make_rng(g.seed, Stream::Data, 4343);
+        for (std::size_t i = 0; i < jobs.size();) {
+            double total = 0;
+            for (const TenantShareOfArrivals& share : g.tenants)
+                total += share.share;
+            double pick = uniform01(deal) * total;
+            std::size_t k = 0;
+            while (k + 1 < g.tenants.size() && pick >= g.tenants[k].share)
+                pick -= g.tenants[k++].share;
+            const std::string& tenant = g.tenants[k].tenant;
+            const std::size_t burst = 2 + uniform_index(deal, 7);
+            for (std::size_t n = 0; n < burst && i < jobs.size(); ++n)
+                jobs[i++].tenant = tenant;
+        }
+    }
     return jobs;
 }
 

@@ -22,6 +22,7 @@ struct PsJobSpec {
     int servers = 1;
     std::int64_t iterations = 1; // at the requested size: the job's work is iterations x workers x batch samples
     double arrival_s = 0;
+    std::string tenant = "default"; // whose quota it counts against (fulcrum-sim --tenants)
 
     double samples() const { return static_cast<double>(iterations) * workers * model.batch_size; }
     int slots() const { return workers + servers; }
@@ -66,11 +67,20 @@ std::optional<std::string> check_ps_submission(const PsJobSpec& job, const PsClu
 // A mixed arrival workload for the elastic comparison: Poisson arrivals (mean gap
 // `mean_gap_s`), models drawn uniformly from the catalogue, 2 to 8 workers and 1 to 4 servers
 // asked for, 500 to 3,000 iterations at that size.
+// With `tenants`, the jobs are dealt to them in bursts: runs of 2 to 8 consecutive arrivals
+// of one tenant, drawn in proportion to its share (a stream of its own, so the jobs
+// themselves are the same as without tenants), as teams submit sweeps: each tenant's load
+// comes and goes, which is when borrowing idle quota pays.
+struct TenantShareOfArrivals {
+    std::string tenant;
+    double share = 1;
+};
 struct PsWorkloadGenerator {
     int jobs = 40;
     double mean_gap_s = 120;
     std::uint64_t seed = 1;
     ModelCatalogue models = ModelCatalogue::table3();
+    std::vector<TenantShareOfArrivals> tenants = {};
 };
 std::vector<PsJobSpec> generate_ps_workload(const PsWorkloadGenerator& generator);
 std::string ps_workload_csv(const std::vector<PsJobSpec>& jobs);

@@ -294,3 +294,127 @@ TEST(EarlyFeedback, AJobThatNeverReachesItsAccuracyKeepsItsSlotsAndCountsFeedbac
     EXPECT_NEAR(reached.jobs[1].start_s, reached.jobs[0].feedback_s, 1e-9);
     EXPECT_LT(reached.jobs[1].start_s, 0.5 * never.jobs[1].start_s);
 }
+
+namespace {
+
+// A: 4 slots, borrows; B: 4 slots, does not.
+sched::TenantQuotas two_tenants(bool a_borrows = true)
+{
+    sched::TenantQuotas q;
+    q.named["A"] = { .gpus = 4, .borrow = a_borrows, .weight = 1 };
+    q.named["B"] = { .gpus = 4, .borrow = false, .weight = 1 };
+    return q;
+}
+
+sched::PsJobSpec tenant_job(int id, const char* tenant, int workers, int servers, std::int64_t iterations, double at)
+{
+    sched::PsJobSpec j = job(id, workers, servers, iterations, at);
+    j.tenant = tenant;
+    return j;
+}
+
+const sched::PsJobOutcome& outcome_of(const sched::ElasticResult& r, int id)
+{
+    for (const sched::PsJobOutcome& o : r.jobs)
+        if (o.job.id == id)
+            return o;
+    throw std::out_of_range("no job " + std::to_string(id));
+}
+
+} // namespace
+
+TEST(ElasticTenants, ABorrowerTakesIdleSlotsAndTheOwnersNewcomerReclaimsThem)
+{
+    // A's job asks for the whole cluster (8 slots, 4 beyond its quota) and gets it while B is
+    // idle; B's job arrives once A's is past early feedback and takes its 4 back at once.
+    sched::ElasticOptions o = options(ElasticPolicy::Eps);
+    o.tenants = two_tenants();
+    const double b_arrives = 2000;
+    const auto r = sched::simulate_elastic(
+        cluster(8), { tenant_job(0, "A", 4, 4, 20000, 0), tenant_job(1, "B", 2, 2, 500, b_arrives) }, o);
+    ASSERT_EQ(r.jobs.size(), 2u);
+    const sched::PsJobOutcome& a = outcome_of(r, 0);
+    const sched::PsJobOutcome& b = outcome_of(r, 1);
+    ASSERT_LT(a.feedback_s, b_arrives) << "the test needs A's job past its early feedback when B's arrives";
+    EXPECT_EQ(a.peak_workers + a.peak_servers, 8) << "A borrowed B's idle quota";
+    EXPECT_DOUBLE_EQ(b.start_s, b_arrives) << "B's job waited for nothing";
+    EXPECT_EQ(a.reclaimed, 4) << "A gave back exactly what it borrowed";
+    EXPECT_EQ(a.released, 0);
+    EXPECT_EQ(b.peak_workers + b.peak_servers, 4);
+    EXPECT_EQ(o.tenants.of("B").gpus, 4);
+}
+
+TEST(ElasticTenants, WithoutBorrowingATenantNeverHoldsMoreThanItsQuota)
+{
+    sched::ElasticOptions o = options(ElasticPolicy::Eps);
+    o.tenants = two_tenants(false);
+    const auto r = sched::simulate_elastic(cluster(8), { tenant_job(0, "A", 4, 4, 2000, 0) }, o);
+    ASSERT_EQ(r.jobs.size(), 1u);
+    EXPECT_EQ(r.jobs[0].peak_workers + r.jobs[0].peak_servers, 4) << "it starts within its quota and grows no further";
+    EXPECT_LT(r.allocated_util, 0.51) << "the other 4 slots idle: B's quota, which nobody borrows";
+}
+
+TEST(ElasticTenants, ARigidBorrowerIsRequeuedFromACheckpointOrWaitedFor)
+{
+    // Static: no job resizes. A's job holds all 8 slots; B's arrives meanwhile.
+    const auto run = [](sched::RigidBorrowers rigid) {
+        sched::ElasticOptions o = options(ElasticPolicy::StaticFifo);
+        o.tenants = two_tenants();
+        o.tenants.rigid = rigid;
+        return sched::simulate_elastic(
+            cluster(8), { tenant_job(0, "A", 4, 4, 4000, 0), tenant_job(1, "B", 2, 2, 500, 100) }, o);
+    };
+    const auto waited = run(sched::RigidBorrowers::Wait);
+    EXPECT_DOUBLE_EQ(outcome_of(waited, 1).start_s, outcome_of(waited, 0).finish_s) << "B waits for A's end";
+    EXPECT_EQ(outcome_of(waited, 0).requeued, 0);
+
+    const auto requeued = run(sched::RigidBorrowers::Requeue);
+    const sched::PsJobOutcome& a = outcome_of(requeued, 0);
+    EXPECT_DOUBLE_EQ(outcome_of(requeued, 1).start_s, 100) << "A stopped at a checkpoint for B";
+    EXPECT_EQ(a.requeued, 1);
+    EXPECT_EQ(a.reclaimed, 8) << "a rigid job gives all it holds";
+    EXPECT_GT(a.paused_s, 0) << "its restart from the checkpoint costs";
+    EXPECT_LT(a.finish_s, outcome_of(waited, 0).finish_s + outcome_of(requeued, 1).jct() + a.paused_s + 1)
+        << "it went on from its checkpoint, not from the beginning";
+    EXPECT_GT(a.finish_s, outcome_of(waited, 0).finish_s);
+}
+
+TEST(ElasticTenants, AJobItsTenantsQuotaCanNeverHoldIsRejectedNamingTheQuota)
+{
+    sched::ElasticOptions o = options(ElasticPolicy::StaticFifo);
+    o.tenants = two_tenants();
+    const auto r = sched::simulate_elastic(cluster(8), { tenant_job(0, "B", 4, 2, 100, 0) }, o);
+    ASSERT_EQ(r.rejected.size(), 1u);
+    EXPECT_EQ(r.rejected[0].reason, "needs 6 slots to start; tenant B's quota is 4 and it does not borrow");
+}
+
+TEST(ElasticTenants, OneTenantsBacklogDoesNotHoldUpAnotherTenantsJob)
+{
+    // Without quotas the queue is one FIFO: B's small job waits behind A's second large one.
+    // With quotas each tenant has its own queue, and B's job starts in its quota at once.
+    const std::vector<sched::PsJobSpec> jobs { tenant_job(0, "A", 2, 2, 3000, 0), tenant_job(1, "A", 3, 3, 1000, 10),
+        tenant_job(2, "B", 1, 1, 100, 20) };
+    sched::ElasticOptions fifo = options(ElasticPolicy::StaticFifo);
+    const auto shared = sched::simulate_elastic(cluster(8), jobs, fifo);
+    EXPECT_GT(outcome_of(shared, 2).start_s, 20);
+    sched::ElasticOptions quotas = fifo;
+    quotas.tenants = two_tenants();
+    const auto separate = sched::simulate_elastic(cluster(8), jobs, quotas);
+    EXPECT_DOUBLE_EQ(outcome_of(separate, 2).start_s, 20);
+}
+
+TEST(ElasticTenants, GeneratedJobsAreTheSameDealtToTenantsOrNot)
+{
+    const auto plain = sched::generate_ps_workload({ .jobs = 50, .seed = 3 });
+    const auto dealt = sched::generate_ps_workload({ .jobs = 50, .seed = 3, .tenants = { { "x", 3 }, { "y", 1 } } });
+    ASSERT_EQ(plain.size(), dealt.size());
+    std::map<std::string, int> per_tenant;
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+        EXPECT_EQ(plain[i].iterations, dealt[i].iterations);
+        EXPECT_EQ(plain[i].arrival_s, dealt[i].arrival_s);
+        EXPECT_EQ(plain[i].tenant, "default");
+        ++per_tenant[dealt[i].tenant];
+    }
+    EXPECT_EQ(per_tenant.size(), 2u);
+    EXPECT_GT(per_tenant["x"], per_tenant["y"]) << "dealt in proportion to the shares";
+}
