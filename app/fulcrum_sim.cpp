@@ -142,7 +142,8 @@ int compare_tenants(const sched::PsClusterModel& cluster, const std::vector<sche
         double worst = 0;
         std::string worst_name;
         std::printf("| %s |", mode.name);
-        for (const auto& [name, quota] : options.tenants.named) {
+        for (const auto& entry : options.tenants.named) {
+            const std::string& name = entry.first;
             const auto t = std::find_if(
                 tenants.begin(), tenants.end(), [&](const sched::TenantOutcome& x) { return x.tenant == name; });
             if (t == tenants.end()) {

@@ -112,10 +112,11 @@ std::optional<sched::SlotCount> ElasticScheduling::admit(
     const sched::SlotCount asked { request.workers, servers ? request.servers : 0 };
     const sched::SlotCount minimum { elastic ? newcomer.scenario().elastic.min_workers : request.workers,
         servers ? (elastic ? 1 : request.servers) : 0 };
+    // Borrowed GPUs came back first (JobQueue::quota_step, reclaim_for), then EPS's release.
     int free = book_.room_for(request);
     if (active() && free < asked.slots())
         release_for(newcomer, false, asked.slots(), minimum.slots(), free, running);
-    free = book_.room_for(request);
+    free = sched::quota_room(quotas(), held(running), newcomer.tenant(), book_.room_for(request));
     return sched::eps_start_size(free, asked, minimum, elastic);
 }
 
@@ -231,19 +232,36 @@ bool ElasticScheduling::may_release(ElasticJob& job, Tracked& t) const
 // EPS's release (eps_release): the holders are the running jobs EPS sizes of the newcomer's
 // kind (GPUs, or pooled processes), each counting its members; what a job gives up are its
 // highest-numbered members. Nothing is taken when even that would not let the newcomer
-// start: a removal pauses a live job.
+// start: a removal pauses a live job. With tenants' quotas, GPUs come only from the
+// newcomer's own tenant's jobs: another tenant's come back by reclaim only (reclaim_for).
 void ElasticScheduling::release_for(
     const ElasticJob& newcomer, bool pooled, int wanted, int minimum, int free, const std::vector<ElasticJob*>& running)
 {
     std::vector<ElasticJob*> jobs;
-    std::vector<sched::EpsHolder> holders;
     for (ElasticJob* job : running) {
-        const auto it = tracked_.find(job->id());
-        if (it == tracked_.end() || slots_of_kind(*job, job->workers(), pooled) == 0)
-            continue;
         // A pooled process serves only the tenants its token reaches: one freed for a job of
         // another tenant would idle, its job shrunk for nothing.
         if (pooled && !serves(*job, newcomer.tenant()))
+            continue;
+        if (!pooled && quotas().active() && job->tenant() != newcomer.tenant())
+            continue;
+        jobs.push_back(job);
+    }
+    release_among(jobs, pooled, wanted, minimum, free, [&](const ElasticJob& job) {
+        return label() + ": released for job " + std::to_string(newcomer.id()) + " (asks for " + std::to_string(wanted)
+            + (pooled ? " pooled workers, " : " GPUs, ") + std::to_string(free) + " idle); job "
+            + std::to_string(job.id()) + " is past its early feedback (" + sched::to_string(options_.feedback) + ")";
+    });
+}
+
+int ElasticScheduling::release_among(const std::vector<ElasticJob*>& candidates, bool pooled, int wanted, int minimum,
+    int free, const std::function<std::string(const ElasticJob&)>& why)
+{
+    std::vector<ElasticJob*> jobs;
+    std::vector<sched::EpsHolder> holders;
+    for (ElasticJob* job : candidates) {
+        const auto it = tracked_.find(job->id());
+        if (it == tracked_.end() || slots_of_kind(*job, job->workers(), pooled) == 0)
             continue;
         // What it holds of the kind asked for: its members in such slots (a job mixing local
         // and remote workers gives GPUs or pooled processes, whichever is asked for), never
@@ -268,7 +286,7 @@ void ElasticScheduling::release_for(
     for (const sched::SlotCount& t : taken)
         freed += t.slots();
     if (freed == 0 || free + freed < minimum)
-        return;
+        return 0;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         // Its highest-numbered members of that kind leave.
         const std::vector<bool> members = jobs[i]->member_slots();
@@ -280,15 +298,56 @@ void ElasticScheduling::release_for(
         if (leaving.empty() && taken[i].servers == 0)
             continue;
         try {
-            shrink(*jobs[i], leaving, taken[i].servers,
-                label() + ": released for job " + std::to_string(newcomer.id()) + " (asks for " + std::to_string(wanted)
-                    + (pooled ? " pooled workers, " : " GPUs, ") + std::to_string(free) + " idle); job "
-                    + std::to_string(jobs[i]->id()) + " is past its early feedback ("
-                    + sched::to_string(options_.feedback) + ")");
+            shrink(*jobs[i], leaving, taken[i].servers, why(*jobs[i]));
         } catch (const RefusedRequest&) {
             // it keeps no checkpoints to restart from, or it just ended: it keeps its workers
         }
     }
+    return freed;
+}
+
+sched::TenantHeld ElasticScheduling::held(const std::vector<ElasticJob*>& running) const
+{
+    sched::TenantHeld by_tenant;
+    for (const ElasticJob* job : running)
+        if (const auto gpus = static_cast<int>(book_.gpus_of(job->id()).size()); gpus > 0)
+            by_tenant[job->tenant()] += gpus;
+    return by_tenant;
+}
+
+std::vector<JobId> ElasticScheduling::reclaim_for(const ElasticJob& newcomer, const GpuDemand& request, int wanted,
+    int least, const std::vector<ElasticJob*>& running)
+{
+    std::vector<JobId> to_requeue;
+    const sched::TenantHeld before = held(running);
+    const int free = book_.room_for(request);
+    const sched::TenantHeld plan = sched::reclaim_plan(quotas(), before, newcomer.tenant(), wanted, free, least);
+    for (const auto& [tenant, owed] : plan) {
+        const sched::TenantQuota mine = quotas().of(newcomer.tenant());
+        const sched::TenantQuota theirs = quotas().of(tenant);
+        const std::string why = label() + ": reclaimed for job " + std::to_string(newcomer.id()) + " of tenant "
+            + newcomer.tenant() + " (within its quota of " + std::to_string(mine.gpus) + " GPUs; tenant " + tenant
+            + " holds " + std::to_string(sched::held_by(before, tenant)) + ", " + std::to_string(owed) + " of them "
+            + "borrowed beyond its quota of " + std::to_string(theirs.gpus) + ")";
+        std::vector<ElasticJob*> elastic, rigid;
+        for (ElasticJob* job : running)
+            if (job->tenant() == tenant && !book_.gpus_of(job->id()).empty())
+                (sizes(*job) ? elastic : rigid).push_back(job);
+        const int freed = active() ? release_among(elastic, false, owed, 0, 0,
+                              [&](const ElasticJob& job) {
+                                  return why + "; job " + std::to_string(job.id()) + " is past its early feedback ("
+                                      + sched::to_string(options_.feedback) + ")";
+                              })
+                                   : 0;
+        if (quotas().rigid != sched::RigidBorrowers::Requeue)
+            continue; // rigid borrowers keep their GPUs to their end
+        int more = owed - freed;
+        for (auto job = rigid.rbegin(); job != rigid.rend() && more > 0; ++job) { // the latest-started first
+            more -= static_cast<int>(book_.gpus_of((*job)->id()).size());
+            to_requeue.push_back((*job)->id());
+        }
+    }
+    return to_requeue;
 }
 
 bool ElasticScheduling::serves(const ElasticJob& holder, const std::string& tenant) const
@@ -540,11 +599,19 @@ void ElasticScheduling::grow_round(const std::vector<ElasticJob*>& running, cons
         if (tracked_.contains(job->id()))
             jobs.push_back(job);
     const std::size_t round = round_++;
+    std::vector<std::size_t> order = sched::eps_growth_order(jobs.size(), round);
+    if (quotas().active()) { // idle GPUs by weight: the tenant with the fewest borrowed per weight first
+        const sched::TenantHeld by_tenant = held(running);
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return sched::serve_order(quotas(), by_tenant, jobs[a]->tenant(), 1)
+                < sched::serve_order(quotas(), by_tenant, jobs[b]->tenant(), 1);
+        });
+    }
     // Each kind grows until its idle resources run out; pooled processes per tenant, as they
     // serve only their own tenant's jobs.
     bool gpus_left = true;
     std::set<std::string> pool_spent;
-    for (const std::size_t i : sched::eps_growth_order(jobs.size(), round)) {
+    for (const std::size_t i : order) {
         ElasticJob& job = *jobs[i];
         Tracked& t = tracked_.at(job.id());
         const protocol::JobStatus s = job.status();
@@ -583,6 +650,9 @@ void ElasticScheduling::grow_round(const std::vector<ElasticJob*>& running, cons
             }
             where = *assigned;
         } else {
+            const int step_gpus = with_server ? 2 : 1;
+            if (sched::quota_room(quotas(), held(running), job.tenant(), step_gpus) < step_gpus)
+                continue; // at a quota its tenant does not borrow beyond
             gpu = add_gpu(job.id(), remaining);
             if (gpu && with_server) { // EPS's step: a worker and a server
                 server_gpu = add_gpu(job.id(), remaining);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -102,6 +103,19 @@ public:
     // straight to the job.
     void resize(ElasticJob& job, const protocol::ResizeJob& r, const EventActor& actor, const RemainingWork& remaining);
 
+    // Tenants' quotas (the cluster file's tenants section; issue 47): what the running jobs of
+    // each tenant hold of the cluster's GPUs, each job counting every GPU it holds.
+    const sched::TenantQuotas& quotas() const { return book_.spec().tenants; }
+    sched::TenantHeld held(const std::vector<ElasticJob*>& running) const;
+    // Reclaim (sched::reclaim_plan): GPUs borrowers hold beyond their quotas come back for a
+    // newcomer within its tenant's quota that asks for `wanted` and starts with no fewer
+    // than `least`. Under eps and kill-restart their elastic jobs past early feedback shrink,
+    // never below elastic.min_workers, a reason naming both tenants; rigid borrowers keep
+    // theirs (rigid_borrowers wait) or are named in the result (requeue), latest-started
+    // first, for the caller to stop at a checkpoint and queue again.
+    std::vector<JobId> reclaim_for(const ElasticJob& newcomer, const GpuDemand& request, int wanted, int least,
+        const std::vector<ElasticJob*>& running);
+
     // How many times the book changed so far (the cluster stream is published after one).
     std::uint64_t changes() const { return changes_; }
 
@@ -135,6 +149,11 @@ private:
     // `wanted` and `minimum` of that kind, `free` of them idle.
     void release_for(const ElasticJob& newcomer, bool pooled, int wanted, int minimum, int free,
         const std::vector<ElasticJob*>& running);
+    // EPS's release among `jobs` (eps_release): what each gives up so that `free` idle grow to
+    // `wanted`, its highest-numbered members of that kind leaving with the reason `why(job)`;
+    // nothing when even all of it would leave fewer than `minimum`. How many were freed.
+    int release_among(const std::vector<ElasticJob*>& jobs, bool pooled, int wanted, int minimum, int free,
+        const std::function<std::string(const ElasticJob&)>& why);
     std::optional<sched::SlotCount> admit_pooled(
         ElasticJob& newcomer, const GpuDemand& request, const std::vector<ElasticJob*>& running, bool elastic);
     // Its first `members` slots fit: a pooled process for each remote one, a GPU for each local one.

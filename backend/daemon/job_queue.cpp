@@ -203,7 +203,7 @@ void JobQueue::elastic_loop()
             }
             const std::uint64_t before = elastic_.changes();
             start_queued(); // a waiting job may now take workers of a job past early feedback
-            elastic_.tick(as_elastic(running_jobs()), queued_.empty(), remaining_work(), now);
+            elastic_.tick(as_elastic(running_jobs()), !waits_for_idle_gpus(), remaining_work(), now);
             if (elastic_.changes() != before)
                 publish_cluster();
         });
@@ -354,7 +354,7 @@ const PathPolicy& JobQueue::paths_of(JobJournal::Origin origin) const
 }
 
 JobQueue::Submission JobQueue::check_submission(
-    const std::string& scenario_json, const std::string& source, Origin origin) const
+    const std::string& scenario_json, const std::string& source, Origin origin, const std::string& tenant) const
 {
     // A client's path fields are confined as they are read; the local operator's file names any.
     scenario::Scenario s = scenario::parse_scenario(
@@ -371,7 +371,16 @@ JobQueue::Submission JobQueue::check_submission(
             s.placement_memory_gb && demand.memory_gb > options_.cluster.gpu_memory_gb ? "placement.memory_gb"
                                                                                        : "workers",
             why);
-    return Submission { std::move(s) };
+    // A tenant that does not borrow: its quota must hold the job's start (elastic: its minimum).
+    const sched::TenantQuota quota = options_.cluster.tenants.of(tenant);
+    const bool sized = s.elastic.present && !s.external && options_.elastic.policy != sched::ElasticPolicy::StaticFifo;
+    const int least
+        = sized ? std::min(demand.workers, s.elastic.min_workers) + (demand.servers > 0 ? 1 : 0) : demand.gpus();
+    if (options_.cluster.tenants.active() && !quota.borrow && least > quota.gpus)
+        throw InputError(source, "workers",
+            "needs " + std::to_string(least) + " GPUs to start; tenant " + tenant + "'s quota is "
+                + std::to_string(quota.gpus) + " GPUs and it does not borrow (the cluster file's tenants section)");
+    return Submission { std::move(s), tenant };
 }
 
 JobId JobQueue::journal_job(const std::string& scenario_json, Origin origin, const std::string& tenant)
@@ -439,8 +448,7 @@ std::string JobQueue::queued_message(const JobRuntime& job) const
 JobId JobQueue::submit(
     const std::string& scenario_json, const std::string& source, Origin origin, const std::string& tenant)
 {
-    Submission checked = check_submission(scenario_json, source, origin);
-    checked.tenant = tenant;
+    Submission checked = check_submission(scenario_json, source, origin, tenant);
     const JobId id = journal_job(scenario_json, origin, tenant);
     return core_.call([&] {
         JobRuntime& runtime = add_job(id, std::move(checked));
@@ -462,8 +470,7 @@ std::vector<JobStatus> JobQueue::submit_workload(
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const std::string at = "jobs[" + std::to_string(i) + "]";
         try {
-            checked.push_back(check_submission(jobs[i].scenario_json, source, Origin::Client));
-            checked.back().tenant = tenant;
+            checked.push_back(check_submission(jobs[i].scenario_json, source, Origin::Client, tenant));
         } catch (const OutsidePath& e) {
             throw OutsidePath(source, at + ".scenario." + e.field(), e.reason());
         } catch (const InputError& e) {
@@ -725,6 +732,68 @@ double JobQueue::remaining_s(JobId id) const
     return remaining_run_s(it->second->status());
 }
 
+bool JobQueue::waits_for_idle_gpus() const
+{
+    const sched::TenantQuotas& quotas = options_.cluster.tenants;
+    if (!quotas.active())
+        return !queued_.empty();
+    const sched::TenantHeld held = elastic_.held(as_elastic(running_jobs()));
+    return std::any_of(queued_.begin(), queued_.end(),
+        [&](JobId id) { return sched::quota_room(quotas, held, jobs_.at(id)->tenant(), options_.cluster.gpus()) > 0; });
+}
+
+int JobQueue::gpus_asked(const JobRuntime& job) const
+{
+    GpuDemand request = demand_of(job.scenario(), options_.cluster);
+    if (ElasticScheduling::resizable(job))
+        request.workers = ElasticScheduling::requested_workers(job);
+    return elastic_.fed_by_pool(job) ? ElasticScheduling::slots_of_kind(job, request.workers, false) : request.gpus();
+}
+
+// Tenants' quotas (sched/tenant_quota.h): a borrower waits while a job within its quota
+// does; a job within its quota that does not fit takes back what borrowers hold beyond theirs
+// (reclaim, before EPS's own release), elastic borrowers shrinking and rigid ones stopped at
+// a checkpoint to be queued again (rigid_borrowers requeue); a job whose tenant does not
+// borrow waits for what is left of its quota.
+JobQueue::QuotaStep JobQueue::quota_step(
+    JobRuntime& job, const GpuDemand& request, int local_gpus, std::optional<JobId> owner_waits)
+{
+    const sched::TenantQuotas& quotas = options_.cluster.tenants;
+    if (!quotas.active() || local_gpus <= 0)
+        return {};
+    const std::vector<ElasticJob*> running = as_elastic(running_jobs());
+    const sched::TenantHeld held = elastic_.held(running);
+    const sched::TenantQuota quota = quotas.of(job.tenant());
+    const bool within = !sched::serve_order(quotas, held, job.tenant(), local_gpus).borrowing;
+    if (!within && owner_waits)
+        return { "waiting: job " + std::to_string(*owner_waits) + " of tenant " + jobs_.at(*owner_waits)->tenant()
+                + " waits within its quota, and GPUs that idle or come back go to it first",
+            false };
+    const bool sized = elastic_.sizes(job) && !elastic_.fed_by_pool(job);
+    const int least = sized ? job.scenario().elastic.min_workers + (request.servers > 0 ? 1 : 0) : local_gpus;
+    if (cluster_.room_for(request) < local_gpus) {
+        const std::string why = "reclaimed for job " + std::to_string(job.id()) + " of tenant " + job.tenant()
+            + " (within its quota of " + std::to_string(quota.gpus) + " GPUs)";
+        for (const JobId borrower : elastic_.reclaim_for(job, request, local_gpus, least, running)) {
+            try {
+                jobs_.at(borrower)->requeue(EventActor::scheduler(std::string(sched::policy_name(elastic_.policy()))),
+                    why + "; rigid_borrowers requeue");
+            } catch (const RefusedRequest&) {
+                // no checkpoints, remote workers, or it is ending anyway: it keeps its GPUs to its end
+            }
+        }
+    }
+    if (sized && elastic_.active())
+        return { {}, within }; // EPS sizes it within its quota (ElasticScheduling::admit)
+    const int room = sched::quota_room(quotas, elastic_.held(running), job.tenant(), cluster_.room_for(request));
+    if (!quota.borrow && room < local_gpus)
+        return { "waiting for its tenant's quota: tenant " + job.tenant() + " holds "
+                + std::to_string(sched::held_by(held, job.tenant())) + " of its " + std::to_string(quota.gpus)
+                + " GPUs and does not borrow; this job needs " + std::to_string(local_gpus),
+            within };
+    return { {}, within };
+}
+
 // Every queued job in submission order, each placed if it fits now (as the scheduling
 // module's simulator does): a job too large for the free GPUs waits without holding back
 // the smaller ones behind it.
@@ -743,24 +812,43 @@ void JobQueue::start_queued()
     std::vector<Placed> placed;
     std::optional<JobId> pool_head; // --elastic static: the pooled job first in line, waiting
     std::optional<JobId> gpu_head; // --queue fifo: the first job waiting for GPUs
-    for (auto it = queued_.begin(); it != queued_.end();) {
-        JobRuntime& job = *jobs_.at(*it);
+    // With tenants' quotas, within-quota jobs first, then borrowers by borrowed GPUs per
+    // weight (sched::serve_order); once a within-quota job waits, no borrower is placed: the
+    // GPUs that idle or come back are its own.
+    const sched::TenantQuotas& quotas = options_.cluster.tenants;
+    std::vector<JobId> order(queued_.begin(), queued_.end());
+    std::optional<JobId> owner_waits;
+    if (quotas.active()) {
+        const sched::TenantHeld held = elastic_.held(as_elastic(running_jobs()));
+        std::stable_sort(order.begin(), order.end(), [&](JobId a, JobId b) {
+            return sched::serve_order(quotas, held, jobs_.at(a)->tenant(), gpus_asked(*jobs_.at(a)))
+                < sched::serve_order(quotas, held, jobs_.at(b)->tenant(), gpus_asked(*jobs_.at(b)));
+        });
+    }
+    for (const JobId queued_id : order) {
+        JobRuntime& job = *jobs_.at(queued_id);
         const bool pooled = elastic_.fed_by_pool(job); // its workers come from the pool, not the GPUs
         GpuDemand request = demand_of(job.scenario(), options_.cluster);
         if (ElasticScheduling::resizable(job)) // its initial members, under every policy
             request.workers = ElasticScheduling::requested_workers(job);
         if (gpu_head && !pooled && request.gpus() > 0) {
             job.set_waiting("waiting behind job " + std::to_string(*gpu_head) + " (--queue fifo)");
-            ++it;
             continue;
         }
         const scenario::JobFootprint needs = footprint(job.scenario());
         if (const std::string why = resources_.wait_reason(needs); !why.empty()) {
             job.set_waiting(why);
-            ++it;
             continue;
         }
         const bool fifo = options_.queue == DaemonOptions::Queue::Fifo && !pooled && request.gpus() > 0;
+        const int local_gpus = pooled ? ElasticScheduling::slots_of_kind(job, request.workers, false) : request.gpus();
+        const QuotaStep quota = quota_step(job, request, local_gpus, owner_waits);
+        if (!quota.wait.empty()) {
+            job.set_waiting(quota.wait);
+            if (quota.within_quota && !owner_waits)
+                owner_waits = job.id();
+            continue;
+        }
         GpuDemand demand = request;
         std::optional<int> size; // the workers it starts with (eps, or a pooled job)
         if (elastic_.active() && request.workers > 0) {
@@ -787,7 +875,6 @@ void JobQueue::start_queued()
                         + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle now)" + and_gpus);
             if (!elastic_.active() && !pool_head)
                 pool_head = job.id();
-            ++it;
             continue;
         }
         if (pooled) { // the GPUs of its local members, when it mixes local and remote workers
@@ -803,7 +890,8 @@ void JobQueue::start_queued()
                 + std::to_string(cluster_.room_for(demand)) + " have room now");
             if (fifo)
                 gpu_head = job.id();
-            ++it;
+            if (quota.within_quota && !owner_waits)
+                owner_waits = job.id();
             continue;
         }
         std::vector<std::int32_t> placement;
@@ -849,7 +937,7 @@ void JobQueue::start_queued()
             elastic_.sizes(job) || pooled ? size : std::nullopt,
             fewer_servers ? std::optional<int>(demand.servers) : std::nullopt });
         resources_.hold(job.id(), needs);
-        it = queued_.erase(it);
+        queued_.erase(std::find(queued_.begin(), queued_.end(), queued_id));
         ++placements_;
     }
     if (placed.empty())
@@ -1004,6 +1092,22 @@ void JobQueue::on_job_done(JobId id)
 {
     core_.call([&] {
         release_job(id);
+        const auto it = jobs_.find(id);
+        if (const std::optional<std::string> requeued = it == jobs_.end() ? std::nullopt : it->second->take_requeue();
+            requeued && !stopping_) {
+            // Queued again after this call: placing it joins the thread that runs this one.
+            post([this, id, why = *requeued] {
+                if (stopping_)
+                    return;
+                JobRuntime& job = *jobs_.at(id);
+                for (WorkerId w = 0; w < job.workers(); ++w) // its GPUs went back with release_job
+                    job.place_worker(w, -1);
+                job.scheduler_event(EventKind::JobQueued, "requeued: " + why + "; " + queued_message(job));
+                queued_.push_back(id);
+                start_queued();
+                publish_cluster();
+            });
+        }
         if (!stopping_)
             start_queued();
         publish_cluster();

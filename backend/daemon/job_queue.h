@@ -129,7 +129,10 @@ public:
 private:
     // A scenario checked as a submission must be (throws InputError naming the field).
     struct Submission;
-    Submission check_submission(const std::string& scenario_json, const std::string& source, Origin origin) const;
+    // Throws InputError naming the field: a bad scenario, a job the cluster (or its tenant's
+    // quota, when the tenant does not borrow) can never hold.
+    Submission check_submission(
+        const std::string& scenario_json, const std::string& source, Origin origin, const std::string& tenant) const;
     // What a journaled job's path fields become at recovery: confined as at its submission
     // for a client's; for one its operator gave locally, absolute paths as given.
     const PathPolicy& paths_of(JobJournal::Origin origin) const;
@@ -143,6 +146,16 @@ private:
     std::string queued_message(const JobRuntime& job) const; // on the core: what it asks for, who is ahead
     void arrivals_loop(); // a workload's jobs queued as the shared clock reaches their arrivals
     void start_queued(); // on the core: places what fits, in submission order
+    // The GPUs a queued job asks for: its local workers' and its servers'.
+    int gpus_asked(const JobRuntime& job) const;
+    // A queued job waits that idle GPUs could serve (EPS grows no job meanwhile): with quotas,
+    // one whose tenant is below its quota or borrows.
+    bool waits_for_idle_gpus() const;
+    struct QuotaStep {
+        std::string wait; // why it waits for its tenant's quota or another's job; empty: go on
+        bool within_quota = false; // its request is within its tenant's quota
+    };
+    QuotaStep quota_step(JobRuntime& job, const GpuDemand& request, int local_gpus, std::optional<JobId> owner_waits);
     // On the core: the pooled processes of an ended job wait in the pool again.
     void release_pooled_workers(JobRuntime& job);
     void publish_cluster(); // on the core; publishes the view too

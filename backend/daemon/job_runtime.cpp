@@ -110,8 +110,11 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
     waited << placed << " after "
            << std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted_).count() << " s in the queue";
     scheduler_event(EventKind::JobPlaced, waited.str());
+    join(); // requeued (rigid_borrowers requeue): its last trainer's thread has ended, or ends now
     {
         std::lock_guard lock(mutex_);
+        if (!cancelled_)
+            stop_ = false; // a requeued job stopped at its checkpoint goes on
         started_ = std::chrono::steady_clock::now();
         status_.placement = std::move(placement);
         trained_ = false; // an interrupted job starts again
@@ -320,6 +323,13 @@ void JobRuntime::run()
                     links = contention_->link;
             }
             options.resume = run::RunOptions::Resume { summary.run, std::move(*checkpoint), &restart_paths_, links };
+            if (restart->requeue) { // its GPUs go back; placed again, it goes on from the checkpoint
+                std::lock_guard lock(mutex_);
+                resume_ = options.resume;
+                requeued_ = "stopped at its checkpoint at iteration " + std::to_string(restart->stopped_at) + " ("
+                    + restart->reason + ", by " + restart->actor.line() + ")";
+                break;
+            }
             options.recorded_before.clear();
             {
                 std::lock_guard lock(mutex_);
@@ -356,6 +366,8 @@ void JobRuntime::run()
             set_state(JobState::Interrupted,
                 "interrupted by fulcrumd's shutdown after " + std::to_string(summary.iterations)
                     + " iterations; it goes on from its checkpoint when fulcrumd starts again");
+        else if (const std::optional<std::string> why = requeue_reason())
+            set_state(JobState::Interrupted, *why + "; queued again, it goes on from there when placed");
         else
             set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
                 std::to_string(summary.iterations) + " iterations, test accuracy "
@@ -856,6 +868,34 @@ void JobRuntime::restart(
     asked_resizes_.insert(asked_resizes_.end(), resolved.begin(), resolved.end());
     restart_ = Restart { std::move(resolved), actor, reason, std::chrono::steady_clock::now(), 0 };
     stop_ = true; // at its next barrier, with a checkpoint
+}
+
+void JobRuntime::requeue(const EventActor& actor, const std::string& reason)
+{
+    if (remote_ || ranks_ || scenario_.external)
+        throw RefusedRequest("not-requeueable",
+            "job " + std::to_string(id_) + " has remote workers or external ranks, which no stop outlives");
+    const scenario::CheckpointSpec& c = scenario_.checkpoint;
+    if (c.every_iterations <= 0 && c.every_seconds <= 0)
+        throw RefusedRequest("no-checkpoints",
+            "job " + std::to_string(id_) + " keeps no checkpoints: it cannot stop and go on where it was");
+    std::lock_guard lock(mutex_);
+    if (!trainer_ || restart_ || restarting_ || status_.state != JobState::Running)
+        throw RefusedRequest("job-not-running", "job " + std::to_string(id_) + " is not training now");
+    restart_ = Restart { {}, actor, reason, std::chrono::steady_clock::now(), 0, true };
+    stop_ = true; // at its next barrier, with a checkpoint
+}
+
+std::optional<std::string> JobRuntime::requeue_reason() const
+{
+    std::lock_guard lock(mutex_);
+    return requeued_;
+}
+
+std::optional<std::string> JobRuntime::take_requeue()
+{
+    std::lock_guard lock(mutex_);
+    return std::exchange(requeued_, std::nullopt);
 }
 
 void JobRuntime::note(

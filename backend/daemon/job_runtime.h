@@ -109,6 +109,16 @@ public:
     // Each change is resolved (resolve) in turn, as if the ones before it were made.
     void restart(
         const std::vector<protocol::ResizeJob>& changes, const EventActor& actor, const std::string& reason) override;
+    // Reclaim of a rigid borrower (the cluster file's rigid_borrowers: requeue): the job stops
+    // at its next barrier with a checkpoint and its thread ends Interrupted, its GPUs given
+    // back; the queue then queues it again (take_requeue), and placed again it goes on from
+    // that checkpoint in the same run. Throws RefusedRequest ("no-checkpoints" for a scenario
+    // that keeps none, "not-requeueable" for remote workers or external ranks, whose processes
+    // outlive no stop, "job-not-running").
+    void requeue(const EventActor& actor, const std::string& reason);
+    // Once, after a requeue stopped it: why, for the queue's job-queued event.
+    std::optional<std::string> take_requeue();
+    std::optional<std::string> requeue_reason() const;
     // The record of an elastic job's members and servers that its resizes are checked
     // against (ElasticJob::resolve): the trainer's, as its events told (every slot a member
     // for another job; its servers, before it starts, the ones it starts with: its scenario's,
@@ -273,9 +283,11 @@ private:
         std::string reason;
         std::chrono::steady_clock::time_point asked;
         std::int64_t stopped_at = 0;
+        bool requeue = false; // stop and go back to the queue instead of starting again at once
     };
     std::optional<Restart> restart_; // asked for, until the trainer stopped
     std::optional<Restart> restarting_; // stopped, until the new trainer started
+    std::optional<std::string> requeued_; // stopped by requeue: why, until the queue takes it back
 };
 
 } // namespace fulcrum::daemon

@@ -19,6 +19,7 @@ std::vector<TenantOutcome> tenant_outcomes(const ElasticResult& result, const Ps
         slowdown.push_back(j.jct() / alone);
     }
     std::vector<TenantOutcome> out;
+    out.reserve(by_tenant.size());
     for (const auto& [tenant, values] : by_tenant)
         out.push_back({ tenant, static_cast<int>(values.first.size()), mean_of(values.first), mean_of(values.second) });
     return out;

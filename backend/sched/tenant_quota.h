@@ -64,7 +64,11 @@ int quota_room(const TenantQuotas& quotas, const TenantHeld& held, std::string_v
 struct ServeOrder {
     bool borrowing = false; // `asking` more would take it beyond its quota
     double borrowed_per_weight = 0;
-    auto operator<=>(const ServeOrder&) const = default;
+    bool operator==(const ServeOrder&) const = default;
+    bool operator<(const ServeOrder& o) const
+    {
+        return borrowing != o.borrowing ? !borrowing : borrowed_per_weight < o.borrowed_per_weight;
+    }
 };
 ServeOrder serve_order(const TenantQuotas& quotas, const TenantHeld& held, std::string_view tenant, int asking);
 

@@ -1,3 +1,4 @@
+#include "common/error.h"
 #include "daemon/cluster_book.h"
 #include "daemon/daemon.h"
 #include "daemon_support.h"
@@ -8,6 +9,7 @@
 
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <map>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -698,4 +700,184 @@ TEST_F(LiveElasticTest, OnTheSharedVirtualClockTheSchedulersDecisionsAreTheSameI
     // the daemon's time at its first barrier.
     EXPECT_GE(grown_at, 2.0) << "the first round comes a round after the job started";
     EXPECT_LT(grown_at, 2.0 + 0.05) << "at the round's instant, applied at the job's next barrier";
+}
+
+namespace {
+
+// Four GPUs: tenant A's quota is 2 and it borrows; tenant B's is 2 and it does not.
+sched::TenantQuotas a_borrows_b_owns(sched::RigidBorrowers rigid = sched::RigidBorrowers::Wait)
+{
+    sched::TenantQuotas q;
+    q.named["A"] = { .gpus = 2, .borrow = true, .weight = 1 };
+    q.named["B"] = { .gpus = 2, .borrow = false, .weight = 1 };
+    q.rigid = rigid;
+    return q;
+}
+
+// GPUs held by each tenant's jobs, from the cluster's book and the jobs' owners.
+std::map<std::string, int> gpus_by_tenant(const daemon::Daemon& d)
+{
+    std::map<JobId, std::string> owner;
+    for (const JobStatus& s : d.jobs())
+        owner[s.job] = s.tenant;
+    std::map<std::string, int> held;
+    for (const GpuUsage& g : d.cluster().gpus)
+        for (const JobId job : g.jobs)
+            ++held[owner[job]];
+    return held;
+}
+
+} // namespace
+
+// Issue 47's live reclaim: tenant A's elastic job asks for all four GPUs and gets them while
+// B is idle (two of them borrowed beyond A's quota of 2). B's newcomer, within B's quota,
+// takes those two back once A's job is past its early feedback: the reclaim's remove-worker
+// events name both tenants, and each tenant then holds its quota.
+TEST_F(LiveElasticTest, ATenantsNewcomerReclaimsTheGpusAnotherTenantsElasticJobBorrowed)
+{
+    daemon::DaemonOptions o = options(sched::ElasticPolicy::Eps, "reclaim");
+    o.cluster.tenants = a_borrows_b_owns();
+    o.elastic.feedback = sched::parse_early_feedback("iterations:30");
+    o.elastic.round_s = 3600; // no growth round: this test is about reclaim
+    daemon::Daemon d(o);
+    auto admin = d.connect(Role::Admin, "admin");
+    d.receive(*admin, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*admin, encode(ClientMessage { Subscribe { "s", {}, std::nullopt, {} } }));
+    const JobId borrower = d.submit(paced_job("borrower", R"([{"speed": 1000, "count": 4}])", elastic(4, 1, 4)), "test",
+        daemon::Daemon::Origin::Client, "A");
+    EXPECT_EQ(gpus_held(status_of(d, borrower)), 4) << "A borrows B's idle quota";
+    EXPECT_EQ(gpus_by_tenant(d), (std::map<std::string, int> { { "A", 4 } }));
+    const JobId owner
+        = d.submit(paced_job("owner", R"([{"speed": 3000, "count": 2}])"), "test", daemon::Daemon::Origin::Client, "B");
+    EXPECT_EQ(status_of(d, owner).state, JobState::Queued) << "A's job has not given early feedback yet";
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*admin, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == owner && u->status.state == JobState::Running;
+    })) << "B's job never started";
+    std::vector<EventRecord> reclaimed;
+    const auto note = [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m);
+            e && e->event.job == borrower && is_scheduler(e->event) && e->event.kind == "remove-worker")
+            reclaimed.push_back(e->event);
+        return reclaimed.size() == 2;
+    };
+    for (const ServerMessage& m : seen)
+        note(m);
+    ASSERT_TRUE(reclaimed.size() == 2 || wait_for(*admin, seen, note)) << reclaimed.size() << " workers reclaimed";
+    for (const EventRecord& e : reclaimed) {
+        EXPECT_GE(e.iteration, 30) << "reclaimed before its early feedback";
+        EXPECT_NE(e.message.find("eps: reclaimed for job " + std::to_string(owner)
+                      + " of tenant B (within its quota of 2 GPUs; tenant A holds 4, 2 of them borrowed beyond its "
+                        "quota of 2)"),
+            std::string::npos)
+            << e.message;
+    }
+    EXPECT_EQ(reclaimed[0].worker, 3);
+    EXPECT_EQ(reclaimed[1].worker, 2);
+    // Both jobs' members, and both tenants' use: each holds its quota.
+    for (int i = 0; i < 3000 && gpus_by_tenant(d) != std::map<std::string, int> { { "A", 2 }, { "B", 2 } }; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(gpus_by_tenant(d), (std::map<std::string, int> { { "A", 2 }, { "B", 2 } }));
+    EXPECT_EQ(gpus_held(status_of(d, owner)), 2);
+    EXPECT_EQ(gpus_held(status_of(d, borrower)), 2) << "its members: workers 0 and 1";
+    EXPECT_EQ(status_of(d, borrower).placement[2], -1);
+    EXPECT_EQ(status_of(d, borrower).placement[3], -1);
+
+    d.stop_all();
+    const auto events = recorded("reclaim", borrower);
+    EXPECT_EQ(std::count_if(events.begin(), events.end(),
+                  [](const EventRecord& e) {
+                      return e.kind == "remove-worker" && e.message.find("reclaimed for job") != std::string::npos;
+                  }),
+        2)
+        << "both reclaims are in A's run store";
+}
+
+// A job of a tenant that does not borrow never holds more than its quota: B's job of three
+// workers on a cluster of four is refused at submission, naming the quota; B's job of two
+// waits while B's first job holds its quota, though GPUs idle.
+TEST_F(LiveElasticTest, ATenantThatDoesNotBorrowStaysWithinItsQuota)
+{
+    daemon::DaemonOptions o = options(sched::ElasticPolicy::StaticFifo, "quota");
+    o.cluster.tenants = a_borrows_b_owns();
+    daemon::Daemon d(o);
+    try {
+        d.submit(paced_job("big", R"([{"speed": 3000, "count": 3}])"), "test", daemon::Daemon::Origin::Client, "B");
+        ADD_FAILURE() << "a job beyond B's quota was accepted";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.field(), "workers");
+        EXPECT_EQ(e.reason(),
+            "needs 3 GPUs to start; tenant B's quota is 2 GPUs and it does not borrow (the cluster file's tenants "
+            "section)");
+    }
+    const JobId first
+        = d.submit(paced_job("first", R"([{"speed": 3000, "count": 2}])"), "test", daemon::Daemon::Origin::Client, "B");
+    const JobId second = d.submit(
+        paced_job("second", R"([{"speed": 3000, "count": 1}])"), "test", daemon::Daemon::Origin::Client, "B");
+    EXPECT_EQ(status_of(d, first).state, JobState::Running);
+    const JobStatus waiting = status_of(d, second);
+    EXPECT_EQ(waiting.state, JobState::Queued);
+    EXPECT_EQ(waiting.message,
+        "waiting for its tenant's quota: tenant B holds 2 of its 2 GPUs and does not borrow; this job needs 1");
+    const JobId borrowed
+        = d.submit(paced_job("a", R"([{"speed": 3000, "count": 2}])"), "test", daemon::Daemon::Origin::Client, "A");
+    EXPECT_EQ(status_of(d, borrowed).state, JobState::Running) << "A takes the two idle GPUs";
+    d.stop_all();
+}
+
+// rigid_borrowers requeue: tenant A's non-elastic job borrowed two GPUs; B's newcomer stops it
+// at a checkpoint and it goes back to the queue; when B's job ends it is placed again and goes
+// on from that checkpoint in the same run.
+TEST_F(LiveElasticTest, ARigidBorrowerIsRequeuedFromItsCheckpointAndGoesOnFromIt)
+{
+    daemon::DaemonOptions o = options(sched::ElasticPolicy::StaticFifo, "requeue");
+    o.cluster.tenants = a_borrows_b_owns(sched::RigidBorrowers::Requeue);
+    daemon::Daemon d(o);
+    auto admin = d.connect(Role::Admin, "admin");
+    d.receive(*admin, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*admin, encode(ClientMessage { Subscribe { "s", {}, std::nullopt, {} } }));
+    const JobId borrower = d.submit(paced_job("rigid", R"([{"speed": 3000, "count": 4}])",
+                                        R"(, "checkpoint": {"every_iterations": 5, "every_seconds": 0})"),
+        "test", daemon::Daemon::Origin::Client, "A");
+    std::vector<ServerMessage> seen;
+    ASSERT_TRUE(wait_for(*admin, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == borrower && u->status.iteration >= 12;
+    }));
+    const JobId owner
+        = d.submit(paced_job("owner", R"([{"speed": 3000, "count": 2}])"), "test", daemon::Daemon::Origin::Client, "B");
+    std::optional<EventRecord> requeued;
+    ASSERT_TRUE(wait_for(*admin, seen, [&](const ServerMessage& m) {
+        if (const auto* e = std::get_if<Event>(&m); e && e->event.job == borrower && e->event.kind == "job-queued"
+            && e->event.message.rfind("requeued: ", 0) == 0)
+            requeued = e->event;
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return requeued && u && u->status.job == owner && u->status.state == JobState::Running;
+    })) << "B's job never started on A's GPUs";
+    EXPECT_NE(requeued->message.find("stopped at its checkpoint at iteration "), std::string::npos)
+        << requeued->message;
+    EXPECT_NE(requeued->message.find("reclaimed for job " + std::to_string(owner) + " of tenant B"), std::string::npos)
+        << requeued->message;
+    EXPECT_EQ(gpus_held(status_of(d, borrower)), 0) << "its GPUs went back";
+    const std::int64_t stopped_at = status_of(d, borrower).iteration;
+
+    ASSERT_FALSE(
+        request_reply(d, *admin, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, owner } })).error);
+    ASSERT_TRUE(wait_for(*admin, seen, [&](const ServerMessage& m) {
+        const auto* u = std::get_if<JobUpdate>(&m);
+        return u && u->status.job == borrower && u->status.state == JobState::Running
+            && u->status.iteration > stopped_at + 3;
+    })) << "A's job never went on";
+    d.stop_all();
+    db::RunReader reader(dir / "requeue" / "runs" / ("job-" + std::to_string(borrower) + ".db"));
+    const auto runs = reader.runs();
+    ASSERT_EQ(runs.size(), 1u) << "it went on in the same run";
+    const auto rows = reader.iterations(runs[0].id, borrower, 0, 1 << 30);
+    std::vector<std::int64_t> iterations;
+    for (const IterationRecord& r : rows)
+        if (r.worker == 0)
+            iterations.push_back(r.iteration);
+    for (std::size_t i = 0; i < iterations.size(); ++i)
+        ASSERT_EQ(iterations[i], static_cast<std::int64_t>(i)) << "worker 0's iterations, each once, in order";
 }
