@@ -32,6 +32,9 @@ constexpr const char* kUsage
 Commands:
   jobs                          the jobs your token's tenants own: tenant, state, iteration, sync, policy
   runs                          the recorded runs the daemon serves (your token's tenants')
+  tenants                       each tenant's GPU quota, whether it borrows and at what weight,
+                                the GPUs its jobs hold and have borrowed, its running and queued
+                                jobs (fulcrumd --cluster's tenants section)
   submit SCENARIO               submit a scenario file (docs/scenarios.md) as a new job
   submit-workload FILE.csv      virtual-mode jobs that arrive on fulcrumd's virtual clock: a CSV
                                 'scenario,arrival_s' (scenario files relative to FILE's folder,
@@ -67,7 +70,7 @@ token file: its operator token, else its viewer token; or a file holding one tok
 from FULCRUM_TOKEN. Commands that change a job need an operator token.
 
 --json prints the server's reply as docs/protocol.md shows it (watch: one message a line;
-export: a summary object).
+tenants: the cluster message; export: a summary object).
 
 Exit status: 0 done, 1 failed, 2 bad input (arguments, files), 3 refused by the server
 (token, or a request it turned down: the reason is printed), 4 fulcrumd unreachable.
@@ -141,6 +144,44 @@ std::string jobs_text(const std::vector<JobStatus>& jobs)
         out += line;
     }
     return out;
+}
+
+std::string tenants_text(const ClusterState& cluster)
+{
+    if (cluster.tenants.empty())
+        return "no tenants' quotas: fulcrumd's cluster file has no tenants section (docs/operations.md, "
+               "\"Tenants\"); every job shares the whole cluster\n";
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-16s %6s %-13s %6s %9s %8s %8s\n", "tenant", "quota", "borrows", "held",
+        "borrowed", "running", "queued");
+    out += line;
+    for (const TenantUsage& t : cluster.tenants) {
+        char borrows[32] = "no";
+        if (t.borrow)
+            std::snprintf(borrows, sizeof borrows, "weight %g", t.weight);
+        std::snprintf(line, sizeof line, "%-16s %6d %-13s %6d %9d %8d %8d%s\n", t.tenant.c_str(), t.quota_gpus, borrows,
+            t.held_gpus, t.borrowed_gpus, t.running, t.queued, t.named ? "" : "  (not in the cluster file)");
+        out += line;
+    }
+    out += "GPUs; rigid borrowers " + cluster.rigid_borrowers + " when an owner needs their GPUs back\n";
+    return out;
+}
+
+// The cluster's state, as the snapshot of a cluster subscription sends it first.
+ClusterState cluster_of(ctl::CtlClient& client, const Args& a)
+{
+    client.request(Subscribe { {}, { Stream::Cluster }, std::nullopt, {} });
+    for (;;) {
+        const auto message = client.next(std::nullopt, nullptr);
+        if (!message)
+            throw CtlError(ctl::kUnreachable, "fulcrumd closed the connection");
+        if (const auto* update = std::get_if<ClusterUpdate>(&*message)) {
+            if (a.json)
+                std::cout << encode(*message) << std::endl;
+            return update->cluster;
+        }
+    }
 }
 
 std::string workload_text(const std::vector<JobStatus>& jobs)
@@ -257,9 +298,9 @@ int run_command(const Args& a)
                 ctl::kBadInput, e.source() + (e.field().empty() ? "" : ": " + e.field()) + ": " + e.reason());
         }
     }
-    static const std::vector<std::string> known { "jobs", "runs", "submit", "submit-workload", "pause", "resume",
-        "cancel", "freeze", "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize", "set-placement",
-        "set-elastic", "set-comm", "watch" };
+    static const std::vector<std::string> known { "jobs", "runs", "tenants", "submit", "submit-workload", "pause",
+        "resume", "cancel", "freeze", "unfreeze", "pin", "unpin", "exclude", "include", "set-policy", "resize",
+        "set-placement", "set-elastic", "set-comm", "watch" };
     if (std::find(known.begin(), known.end(), command) == known.end())
         throw CtlError(ctl::kBadInput, "unknown command '" + command + "' (fulcrumctl --help lists them)");
     // Arguments are checked before connecting, so bad input never waits on the network.
@@ -270,6 +311,8 @@ int run_command(const Args& a)
     } else if (command == "runs") {
         need(a, 1, "runs");
         message = ListRuns {};
+    } else if (command == "tenants") {
+        need(a, 1, "tenants");
     } else if (command == "submit") {
         need(a, 2, "submit SCENARIO");
         message = SubmitJob { {}, read_file(a.words[1]) };
@@ -337,6 +380,12 @@ int run_command(const Args& a)
     ctl::CtlClient client(options);
     if (command == "watch")
         return watch(a, client);
+    if (command == "tenants") {
+        const ClusterState cluster = cluster_of(client, a);
+        if (!a.json)
+            std::cout << tenants_text(cluster);
+        return ctl::kOk;
+    }
     const Reply reply = client.request(*message);
     if (command == "jobs")
         print_reply(a, reply, jobs_text(reply.jobs));

@@ -22,15 +22,19 @@ using namespace protocol;
 
 namespace {
 
-bool is_command(const ClientMessage& m)
+template <class T, class... Of> constexpr bool one_of = (std::is_same_v<T, Of> || ...);
+
+// A message of one of these kinds.
+template <class... Of> bool holds_one_of(const ClientMessage& m)
 {
-    return std::holds_alternative<SubmitJob>(m) || std::holds_alternative<SubmitWorkload>(m)
-        || std::holds_alternative<JobCommand>(m) || std::holds_alternative<ChangeJob>(m)
-        || std::holds_alternative<WorkerCommand>(m) || std::holds_alternative<ResizeJob>(m)
-        || std::holds_alternative<SetClusterPolicy>(m);
+    return std::visit([](const auto& x) { return one_of<std::decay_t<decltype(x)>, Of...>; }, m);
 }
 
-template <class T, class... Of> constexpr bool one_of = (std::is_same_v<T, Of> || ...);
+bool is_command(const ClientMessage& m)
+{
+    return holds_one_of<SubmitJob, SubmitWorkload, JobCommand, ChangeJob, WorkerCommand, ResizeJob, SetClusterPolicy>(
+        m);
+}
 
 // The live job a message acts on or reads, if it names one (a replay's job is a recorded
 // one: open-replay checks its store's tenant instead).
@@ -236,8 +240,7 @@ std::optional<std::string> Daemon::refusal(const Client& client, const ClientMes
 {
     const std::string what = "'" + std::string(type_name(message)) + "'";
     const std::string role(to_string(client.role()));
-    const bool join = std::holds_alternative<JoinJob>(message) || std::holds_alternative<ReportIteration>(message)
-        || std::holds_alternative<JoinPool>(message);
+    const bool join = holds_one_of<JoinJob, ReportIteration, JoinPool>(message);
     if (client.role() == Role::Worker && !join)
         return "a worker token only joins jobs (join-job, join-pool, report-iteration); " + what
             + " needs a viewer, operator or admin token";

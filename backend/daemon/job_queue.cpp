@@ -1038,6 +1038,35 @@ ClusterState JobQueue::cluster_state() const
     state.comm = links_.policy();
     for (const WorkerPool::Pooled& p : worker_pool_.workers())
         state.pool.push_back({ p.host, p.job.value_or(-1), p.worker, p.client->reach().tenant });
+    for (GpuUsage& g : state.gpus)
+        for (const JobId job : g.jobs)
+            g.tenants.push_back(jobs_.contains(job) ? jobs_.at(job)->tenant() : std::string(protocol::kDefaultTenant));
+    const sched::TenantQuotas& quotas = options_.cluster.tenants;
+    if (!quotas.active())
+        return state;
+    std::map<std::string, TenantUsage> by_tenant;
+    for (const auto& [name, quota] : quotas.named)
+        by_tenant[name] = { name, quota.gpus, quota.borrow, quota.weight, true, 0, 0, 0, 0 };
+    const auto row = [&](const std::string& tenant) -> TenantUsage& {
+        auto [it, added] = by_tenant.try_emplace(tenant);
+        if (added) {
+            const sched::TenantQuota q = quotas.of(tenant);
+            it->second = { tenant, q.gpus, q.borrow, q.weight, false, 0, 0, 0, 0 };
+        }
+        return it->second;
+    };
+    for (const GpuUsage& g : state.gpus)
+        for (const std::string& tenant : g.tenants)
+            ++row(tenant).held_gpus;
+    for (JobRuntime* job : running_jobs())
+        ++row(job->tenant()).running;
+    for (const JobId id : queued_)
+        ++row(jobs_.at(id)->tenant()).queued;
+    for (auto& [name, t] : by_tenant) {
+        t.borrowed_gpus = std::max(0, t.held_gpus - t.quota_gpus);
+        state.tenants.push_back(t);
+    }
+    state.rigid_borrowers = std::string(sched::rigid_borrowers_name(quotas.rigid));
     return state;
 }
 

@@ -170,14 +170,27 @@ JobStatus job_status_from(const Fields& f)
 
 json::object to_json(const GpuUsage& g)
 {
-    return { { "gpu", g.gpu }, { "server", g.server }, { "free_memory_gb", g.free_memory_gb },
+    json::object o { { "gpu", g.gpu }, { "server", g.server }, { "free_memory_gb", g.free_memory_gb },
         { "workload_s", g.workload_s }, { "jobs", integers_json(g.jobs) } };
+    if (!g.tenants.empty())
+        o["tenants"] = json::array(g.tenants.begin(), g.tenants.end());
+    return o;
 }
 
 GpuUsage gpu_usage_from(const Fields& f)
 {
-    return { f.int32("gpu", 0), f.int32("server", 0), f.number("free_memory_gb"), f.number("workload_s"),
+    GpuUsage g { f.int32("gpu", 0), f.int32("server", 0), f.number("free_memory_gb"), f.number("workload_s"),
         f.integers<JobId>("jobs", 0) };
+    if (f.has("tenants"))
+        g.tenants = f.strings("tenants");
+    return g;
+}
+
+TenantUsage tenant_usage_from(const Fields& f)
+{
+    return { f.string("tenant"), f.int32("quota_gpus", 0), f.boolean("borrow"), f.number("weight", 0),
+        f.boolean("named"), f.int32("held_gpus", 0), f.int32("borrowed_gpus", 0), f.int32("running", 0),
+        f.int32("queued", 0) };
 }
 
 json::object to_json(const ClusterState& c)
@@ -189,9 +202,19 @@ json::object to_json(const ClusterState& c)
     for (const PooledWorker& p : c.pool)
         pool.push_back(
             json::object { { "host", p.host }, { "job", p.job }, { "worker", p.worker }, { "tenant", p.tenant } });
-    return { { "placement", c.placement }, { "elastic", c.elastic }, { "comm", c.comm }, { "servers", c.servers },
-        { "gpus_per_server", c.gpus_per_server }, { "gpu_memory_gb", c.gpu_memory_gb }, { "gpus", std::move(gpus) },
-        { "queue", integers_json(c.queue) }, { "pool", std::move(pool) } };
+    json::object o { { "placement", c.placement }, { "elastic", c.elastic }, { "comm", c.comm },
+        { "servers", c.servers }, { "gpus_per_server", c.gpus_per_server }, { "gpu_memory_gb", c.gpu_memory_gb },
+        { "gpus", std::move(gpus) }, { "queue", integers_json(c.queue) }, { "pool", std::move(pool) } };
+    if (!c.tenants.empty()) {
+        json::array tenants;
+        for (const TenantUsage& t : c.tenants)
+            tenants.push_back(json::object { { "tenant", t.tenant }, { "quota_gpus", t.quota_gpus },
+                { "borrow", t.borrow }, { "weight", t.weight }, { "named", t.named }, { "held_gpus", t.held_gpus },
+                { "borrowed_gpus", t.borrowed_gpus }, { "running", t.running }, { "queued", t.queued } });
+        o["tenants"] = std::move(tenants);
+        o["rigid_borrowers"] = c.rigid_borrowers;
+    }
+    return o;
 }
 
 json::object to_json(const WorkerState& w)

@@ -109,6 +109,7 @@ json::object to_json(const JobStatus& s);
 JobStatus job_status_from(const Fields& f);
 json::object to_json(const GpuUsage& g);
 GpuUsage gpu_usage_from(const Fields& f);
+TenantUsage tenant_usage_from(const Fields& f);
 json::object to_json(const ClusterState& c);
 json::object to_json(const WorkerState& w);
 WorkerState worker_state_from(const Fields& f);

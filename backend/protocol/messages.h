@@ -314,8 +314,25 @@ struct GpuUsage {
     double free_memory_gb = 0;
     double workload_s = 0; // the estimated compute its jobs still have to run: what LWF balances
     std::vector<JobId> jobs;
+    std::vector<std::string> tenants = {}; // each job's tenant, in the order of `jobs`
 
     bool operator==(const GpuUsage&) const = default;
+};
+
+// A tenant's share of fulcrumd's cluster (the cluster file's tenants section, issue 47):
+// its quota, and what its jobs hold and wait for now. Every token sees every tenant's row, as
+// Slurm's sshare shows every account's share: the quotas are the cluster's policy.
+struct TenantUsage {
+    std::string tenant = {};
+    std::int32_t quota_gpus = 0;
+    bool borrow = false;
+    double weight = 1;
+    bool named = true; // false: the section does not name it (no quota; it borrows at weight 1)
+    std::int32_t held_gpus = 0; // GPUs its running jobs hold (a GPU two jobs share counts for each)
+    std::int32_t borrowed_gpus = 0; // held beyond its quota: reclaimed when an owner needs them
+    std::int32_t running = 0, queued = 0; // its jobs
+
+    bool operator==(const TenantUsage&) const = default;
 };
 
 // A fulcrum-worker --pool process in fulcrumd's worker pool: idle, or computing a job's slot.
@@ -339,6 +356,9 @@ struct ClusterState {
     std::vector<GpuUsage> gpus;
     std::vector<JobId> queue; // waiting to be placed, in the order they were submitted
     std::vector<PooledWorker> pool; // the worker pool, idle ones in the order they are handed out
+    // Tenants' quotas and use, by tenant name; empty when the cluster file names no tenants.
+    std::vector<TenantUsage> tenants = {};
+    std::string rigid_borrowers = {}; // "wait" or "requeue" with tenants; empty without
 
     bool operator==(const ClusterState&) const = default;
 };

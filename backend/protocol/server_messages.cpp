@@ -304,6 +304,10 @@ template <> struct Wire<ClusterUpdate> : NamedAs<"cluster-state"> {
                 return PooledWorker { p.string_or("host", ""), p.int32("job", -1), p.int32("worker", -1),
                     p.string_or("tenant", std::string(kDefaultTenant)) };
             });
+        if (c.has("tenants")) {
+            m.tenants = read_array<TenantUsage>(c, "tenants", tenant_usage_from);
+            m.rigid_borrowers = c.string_or("rigid_borrowers", "wait");
+        }
         return ClusterUpdate { std::move(m), replay_of(f), f.optional_number("time_s") };
     }
 };

@@ -256,6 +256,37 @@ TEST_F(Fulcrumctl, TakesEveryFormOfTheServerAndRefusesABadOneWithTheForms)
         << last_error();
 }
 
+// fulcrumd with a cluster file naming tenants (4 GPUs, each worker on one): the default
+// tenant's job of four workers borrows the research tenant's idle quota, and `tenants` says so.
+TEST_F(Fulcrumctl, TenantsListsEachTenantsQuotaUseBorrowedGpusAndJobs)
+{
+    EXPECT_NE(ctl("tenants").out.find("no tenants' quotas"), std::string::npos) << "the default cluster names none";
+    ::kill(daemon, SIGTERM);
+    ::waitpid(daemon, nullptr, 0);
+    const fs::path cluster
+        = write("cluster.json", R"({"servers": 1, "gpus_per_server": 4, "cpu_workers_take_gpus": true,
+        "tenants": {"default": {"gpus": 2, "borrow": true, "weight": 2}, "research": {"gpus": 2}}})");
+    daemon = testing_support::spawn_logged({ FULCRUM_DAEMON_BINARY, "--data-dir", (dir / "data").string(), "--listen",
+                                               "127.0.0.1:0", "--no-demo", "--cluster", cluster.string() },
+        dir / "fulcrumd-tenants.log");
+    port = testing_support::announced_port(dir / "fulcrumd-tenants.log");
+    ASSERT_EQ(ctl("submit " + write("paced.json", kPacedJob).string()).status, 0) << last_error();
+    const Result r = ctl("tenants");
+    ASSERT_EQ(r.status, 0) << last_error();
+    EXPECT_EQ(r.out,
+        "tenant            quota borrows         held  borrowed  running   queued\n"
+        "default               2 weight 2           4         2        1        0\n"
+        "research              2 no                 0         0        0        0\n"
+        "GPUs; rigid borrowers wait when an owner needs their GPUs back\n");
+    const Result json = ctl("--json tenants");
+    ASSERT_EQ(json.status, 0);
+    EXPECT_NE(
+        json.out.find(
+            R"("tenant":"default","quota_gpus":2,"borrow":true,"weight":2E0,"named":true,"held_gpus":4,"borrowed_gpus":2)"),
+        std::string::npos)
+        << json.out;
+}
+
 TEST_F(Fulcrumctl, ExportsAFinishedRunAsCsvWithEveryRecordedRow)
 {
     ASSERT_NE(port, 0);

@@ -1,4 +1,4 @@
-// Issue 47: tenants. Every client message a role may send, from each role of the job's own
+// Issue 47: tenants. Every client message a role may send on a job or on the cluster, from each role of the job's own
 // tenant, of another tenant, as an admin and as an operator line of the last release's token
 // files (no tenant): allowed, or refused with not-authorized naming the job's tenant. Then
 // what each sees: job lists, streams, run stores, replays and /metrics; pooled workers go to
@@ -38,6 +38,12 @@ const char* kJob = R"({"name": "tenant-job", "seed": 2, "mode": "paced", "pace":
   "policy": {"type": "uniform"},
   "elastic": {"min_workers": 1, "max_workers": 3, "initial_workers": 2},
   "workers": [{"speed": 1000, "count": 3}]})";
+
+// A short job on fulcrumd's virtual clock: a workload's.
+const char* kVirtualJob = R"({"name": "tenant-workload-job", "seed": 2, "mode": "virtual",
+  "data": {"source": "synthetic", "train_size": 600, "test_size": 100, "dim": 8, "classes": 3},
+  "model": {"type": "softmax"}, "training": {"total_batch": 32, "iterations": 20, "eval_interval": 10},
+  "workers": [{"speed": 1000, "count": 2}]})";
 
 class TenantTest : public ::testing::Test {
 protected:
@@ -79,10 +85,16 @@ bool allowed(const Principal& p, const ClientMessage& m)
     const bool reaches = p.reach.covers("a");
     const bool command = std::holds_alternative<JobCommand>(m) || std::holds_alternative<ChangeJob>(m)
         || std::holds_alternative<WorkerCommand>(m) || std::holds_alternative<ResizeJob>(m);
-    if (std::holds_alternative<JoinJob>(m))
+    if (std::holds_alternative<JoinJob>(m) || std::holds_alternative<ReportIteration>(m))
         return p.role != Role::Viewer && reaches;
+    if (std::holds_alternative<JoinPool>(m))
+        return p.role != Role::Viewer; // names no job: a pooled process serves its own tenant
     if (p.role == Role::Worker)
         return false;
+    if (std::holds_alternative<Unsubscribe>(m))
+        return true;
+    if (std::holds_alternative<SubmitWorkload>(m))
+        return p.role != Role::Viewer;
     if (std::holds_alternative<SetClusterPolicy>(m))
         return p.role != Role::Viewer && p.reach.all;
     if (std::holds_alternative<SubmitJob>(m))
@@ -127,6 +139,9 @@ TEST_F(TenantTest, EveryMessageOnAJobIsAllowedOrRefusedByRoleAndTenant)
     pin.job = job;
     pin.worker = 0;
     pin.batch_size = 8;
+    ReportIteration report; // a rank's: refused unless the job is an external one, not-authorized beyond reach
+    report.id = "report";
+    report.job = job;
     const std::vector<ClientMessage> messages = {
         Subscribe { "sub", {}, job, {} }, JobCommand { "pause", JobAction::Pause, job },
         JobCommand { "resume", JobAction::Resume, job }, JobCommand { "freeze", JobAction::Freeze, job },
@@ -135,7 +150,8 @@ TEST_F(TenantTest, EveryMessageOnAJobIsAllowedOrRefusedByRoleAndTenant)
         ResizeJob { "grow", job, ResizeAction::AddWorker, std::nullopt },
         ResizeJob { "shrink", job, ResizeAction::RemoveWorker, std::nullopt },
         JoinJob { "join", job, std::nullopt, "host" }, SetClusterPolicy { "cluster", "ff", std::nullopt, std::nullopt },
-        SubmitJob { "submit", kJob },
+        SubmitJob { "submit", kJob }, SubmitWorkload { "workload", { { kVirtualJob, 0 } } }, Unsubscribe { "unsub" },
+        JoinPool { "pool", "host" }, report,
         JobCommand { "cancel", JobAction::Cancel, job }, // last: the job ends with the first allowed one
     };
     int checked = 0;
@@ -164,9 +180,10 @@ TEST_F(TenantTest, EveryMessageOnAJobIsAllowedOrRefusedByRoleAndTenant)
     std::map<std::string, int> tenants;
     for (const JobStatus& s : d.jobs())
         ++tenants[s.tenant];
-    EXPECT_EQ(tenants["a"], 3) << "the job, and those of a's operator and of the admin whose line says tenant=a";
-    EXPECT_EQ(tenants["b"], 2) << "the operator and the admin of b";
-    EXPECT_EQ(tenants["default"], 1) << "the operator line without a tenant";
+    EXPECT_EQ(tenants["a"], 5) << "the job, and the job and workload's job of a's operator and of the admin whose "
+                                  "line says tenant=a";
+    EXPECT_EQ(tenants["b"], 4) << "the operator's and the admin's of b";
+    EXPECT_EQ(tenants["default"], 2) << "the operator line's without a tenant";
 }
 
 TEST_F(TenantTest, EachTenantSeesItsOwnJobsStreamsRunStoresAndMetrics)

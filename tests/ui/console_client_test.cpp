@@ -11,6 +11,7 @@
 #include "ui/views/cluster_map.h"
 #include "ui/views/equilibrium_view.h"
 #include "ui/views/events_view.h"
+#include "ui/views/jobs_view.h"
 #include "ui/views/replay_bar.h"
 #include "ui/views/straggler_timeline.h"
 #include "ui/views/workers_view.h"
@@ -19,6 +20,7 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLegend>
@@ -519,6 +521,22 @@ TEST(ConsoleClient, EachConsoleListsTheJobsOfTheTenantsItsTokenReaches)
     EXPECT_EQ(admin.store().jobs().job(live.job)->tenant, "default");
     EXPECT_TRUE(admin.client().status_text().endsWith(QStringLiteral("as admin (every tenant)")))
         << admin.client().status_text().toStdString();
+    // The tenant filter: one tenant's jobs only, then every job again.
+    EXPECT_TRUE(admin.jobs_view().tenant_filter_shown());
+    EXPECT_EQ(admin.jobs_view().tenant_filter()->count(), 3) << "all tenants, default, research";
+    const auto row_of = [&](JobId job) {
+        const auto& statuses = admin.store().jobs().statuses();
+        return static_cast<int>(std::find_if(statuses.begin(), statuses.end(), [&](const protocol::JobStatus& s) {
+            return s.job == job;
+        }) - statuses.begin());
+    };
+    admin.jobs_view().show_tenant(QStringLiteral("research"));
+    EXPECT_TRUE(admin.jobs_view().table()->isRowHidden(row_of(live.job)));
+    EXPECT_FALSE(admin.jobs_view().table()->isRowHidden(row_of(research)));
+    if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())
+        admin.grab().save(QString::fromUtf8(out) + QStringLiteral("/tenants-filter.png"));
+    admin.jobs_view().show_tenant(QStringLiteral("All tenants"));
+    EXPECT_FALSE(admin.jobs_view().table()->isRowHidden(row_of(live.job)));
 
     ui::MainWindow viewer;
     viewer.set_dialogs(false);
@@ -528,6 +546,7 @@ TEST(ConsoleClient, EachConsoleListsTheJobsOfTheTenantsItsTokenReaches)
     EXPECT_NE(viewer.store().jobs().job(research), nullptr);
     EXPECT_EQ(viewer.store().jobs().job(live.job), nullptr) << "the default tenant's job is not research's";
     EXPECT_TRUE(viewer.jobs_view().table()->isColumnHidden(ui::JobsModel::Tenant));
+    EXPECT_FALSE(viewer.jobs_view().tenant_filter_shown()) << "one tenant: no filter";
     EXPECT_TRUE(viewer.client().status_text().endsWith(QStringLiteral("as viewer of tenant research")))
         << viewer.client().status_text().toStdString();
     if (const QByteArray out = qgetenv("FULCRUM_SCREENSHOT_DIR"); !out.isEmpty())

@@ -480,3 +480,34 @@ TEST(ConsoleStore, AReplaysPositionFollowsTheRowsItDelivers)
     store.ingest(rows);
     EXPECT_EQ(store.replay_state()->position, 1);
 }
+
+// With tenants' quotas the cluster map colours each GPU by its jobs' tenant, not by job, and
+// its header shows each quota's use; its tooltip names each job's tenant.
+TEST(ConsoleCluster, WithTenantsGpusAreColouredByTenantAndEachQuotasUseIsShown)
+{
+    ui::ConsoleStore store;
+    ui::ProtocolClient client;
+    ui::Commands commands(client, store);
+    ui::ClusterMap map(store, commands);
+    ClusterState cluster { "ff", "eps", "none", 1, 4, 16,
+        { { 0, 0, 8, 10, { 1 }, { "vision" } }, { 1, 0, 8, 10, { 1 }, { "vision" } },
+            { 2, 0, 8, 10, { 2 }, { "vision" } }, { 3, 0, 16, 0, { 3 }, { "nlp" } } },
+        {}, {} };
+    store.ingest(ClusterUpdate { cluster });
+    EXPECT_TRUE(map.by_tenant()) << "two tenants' jobs";
+    EXPECT_EQ(map.tenant_colour("vision"), map.tenant_colour("vision"));
+    EXPECT_NE(map.tenant_colour("vision"), map.tenant_colour("nlp"));
+    EXPECT_TRUE(map.gpu_text(3).contains(QStringLiteral("job 3 of tenant nlp"))) << map.gpu_text(3).toStdString();
+    EXPECT_FALSE(map.header_text().contains(QStringLiteral("vision:"))) << "no quotas: no quota's use";
+
+    cluster.tenants = { { "nlp", 2, false, 1, true, 1, 0, 1, 0 }, { "vision", 2, true, 2, true, 3, 1, 2, 1 } };
+    cluster.rigid_borrowers = "wait";
+    store.ingest(ClusterUpdate { cluster });
+    EXPECT_TRUE(map.header_text().endsWith(QStringLiteral(" · nlp: 1 of 2 · vision: 3 of 2 (1 borrowed)")))
+        << map.header_text().toStdString();
+    cluster.gpus[3] = { 3, 0, 16, 0, {}, {} };
+    cluster.tenants[0].held_gpus = 0;
+    store.ingest(ClusterUpdate { cluster });
+    EXPECT_TRUE(map.by_tenant()) << "one tenant's jobs, but quotas: still by tenant";
+    EXPECT_EQ(map.tenants_shown(), (std::vector<std::string> { "nlp", "vision" }));
+}

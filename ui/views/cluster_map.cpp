@@ -170,19 +170,52 @@ QString ClusterMap::header_text() const
     const auto idle = std::count_if(c->pool.begin(), c->pool.end(), [](const auto& w) { return w.job < 0; });
     const QString pool
         = c->pool.empty() ? QString() : QStringLiteral(" · pool: %1 of %2 workers idle").arg(idle).arg(c->pool.size());
-    return QStringLiteral(
-        "%1 × %2 GPUs of %3 GB · placement %4 · elastic %5 · comm %6 · %7 of %8 GPUs busy (%9 %) · %10 queued%11")
-        .arg(c->servers == 1 ? QStringLiteral("1 server") : QStringLiteral("%1 servers").arg(c->servers))
-        .arg(c->gpus_per_server)
-        .arg(c->gpu_memory_gb)
-        .arg(QString::fromStdString(c->placement))
-        .arg(QString::fromStdString(c->elastic))
-        .arg(QString::fromStdString(c->comm))
-        .arg(busy)
-        .arg(total)
-        .arg(total ? 100.0 * busy / total : 0.0, 0, 'f', 0)
-        .arg(c->queue.size())
-        .arg(pool);
+    QString tenants;
+    for (const protocol::TenantUsage& t : c->tenants)
+        tenants += QStringLiteral(" · %1: %2 of %3%4")
+                       .arg(QString::fromStdString(t.tenant))
+                       .arg(t.held_gpus)
+                       .arg(t.quota_gpus)
+                       .arg(t.borrowed_gpus > 0 ? QStringLiteral(" (%1 borrowed)").arg(t.borrowed_gpus) : QString());
+    return QStringLiteral("%1 × %2 GPUs of %3 GB · placement %4 · elastic %5 · comm %6 · %7 of %8 GPUs busy (%9 %) · "
+                          "%10 queued%11")
+               .arg(c->servers == 1 ? QStringLiteral("1 server") : QStringLiteral("%1 servers").arg(c->servers))
+               .arg(c->gpus_per_server)
+               .arg(c->gpu_memory_gb)
+               .arg(QString::fromStdString(c->placement))
+               .arg(QString::fromStdString(c->elastic))
+               .arg(QString::fromStdString(c->comm))
+               .arg(busy)
+               .arg(total)
+               .arg(total ? 100.0 * busy / total : 0.0, 0, 'f', 0)
+               .arg(c->queue.size())
+               .arg(pool)
+        + tenants;
+}
+
+std::vector<std::string> ClusterMap::tenants_shown() const
+{
+    std::set<std::string> names;
+    if (const protocol::ClusterState* c = store_.cluster()) {
+        for (const protocol::TenantUsage& t : c->tenants)
+            names.insert(t.tenant);
+        for (const protocol::GpuUsage& g : c->gpus)
+            names.insert(g.tenants.begin(), g.tenants.end());
+    }
+    return { names.begin(), names.end() };
+}
+
+bool ClusterMap::by_tenant() const
+{
+    const protocol::ClusterState* c = store_.cluster();
+    return c && (!c->tenants.empty() || tenants_shown().size() >= 2);
+}
+
+QColor ClusterMap::tenant_colour(const std::string& tenant) const
+{
+    const std::vector<std::string> names = tenants_shown();
+    const auto at = std::find(names.begin(), names.end(), tenant);
+    return series_colour(static_cast<int>(at - names.begin()));
 }
 
 void ClusterMap::paintEvent(QPaintEvent*)
@@ -216,7 +249,8 @@ void ClusterMap::paintEvent(QPaintEvent*)
         } else { // time-shared: a band per job
             const double band = r.height() / static_cast<double>(g.jobs.size());
             for (std::size_t j = 0; j < g.jobs.size(); ++j) {
-                p.setBrush(series_colour(g.jobs[j]));
+                p.setBrush(
+                    by_tenant() && j < g.tenants.size() ? tenant_colour(g.tenants[j]) : series_colour(g.jobs[j]));
                 p.drawRect(QRectF(r.left(), r.top() + band * static_cast<double>(j), r.width(), band));
             }
         }
@@ -280,9 +314,12 @@ QString ClusterMap::gpu_text(int gpu) const
         return text + QStringLiteral("\nidle");
     if (it->jobs.size() > 1)
         text += QStringLiteral("\ntime-shared by %1 jobs: each one's batches take %1x longer").arg(it->jobs.size());
-    for (const JobId job : it->jobs) {
+    for (std::size_t j = 0; j < it->jobs.size(); ++j) {
+        const JobId job = it->jobs[j];
         const protocol::JobStatus* status = store_.jobs().job(job);
         text += QStringLiteral("\njob %1").arg(job);
+        if (j < it->tenants.size() && by_tenant())
+            text += QStringLiteral(" of tenant %1").arg(QString::fromStdString(it->tenants[j]));
         if (!status)
             continue;
         text += QStringLiteral(" %1 (%2)")

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QColor>
 #include <QStringList>
 #include <QWidget>
 #include <optional>
@@ -16,7 +17,9 @@ class Commands;
 class ConsoleStore;
 
 // fulcrumd's cluster: each server with its GPUs, coloured by the jobs placed on them (a GPU
-// that jobs time-share in bands, one per job), memory in use as a bar, each server's link
+// that jobs time-share in bands, one per job; by their tenants instead when the cluster has
+// tenants' quotas or its jobs are of two tenants or more, each quota's use in the header),
+// memory in use as a bar, each server's link
 // load (the live jobs whose pushes and pulls cross it) on its label, utilization in the
 // header. Hovering a GPU tells its jobs and, for each, the worker placed there with its batch
 // size and state, and what the communication scheduler held its transfers for. An operator changes the cluster's
@@ -36,6 +39,11 @@ public:
     QString gpu_text(int gpu) const;
     QString server_text(int server) const; // its label: "server 0 · link: 2 jobs"
     QString header_text() const;
+    // Colouring by tenant: the tenants named by the quotas or by the GPUs' jobs, by name; a
+    // tenant's colour is its place among them.
+    bool by_tenant() const;
+    std::vector<std::string> tenants_shown() const;
+    QColor tenant_colour(const std::string& tenant) const;
 
 protected:
     void paintEvent(QPaintEvent* event) override;

@@ -6,11 +6,13 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QMessageBox>
 #include <QPainter>
+#include <QSignalBlocker>
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QToolBar>
@@ -62,17 +64,14 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     // Narrow columns for short values, so that every column fits 1280 px without scrolling.
     for (const int narrow : { JobsModel::Job, JobsModel::Workers, JobsModel::SyncModel })
         table_->setColumnWidth(narrow, 64);
-    // The tenant column once the jobs shown are of two tenants or more (an admin's view): a
-    // tenant's own console, and a cluster of one tenant, keep the width for the rest.
-    const auto follow_tenants = [this] {
-        std::set<std::string> tenants;
-        for (const protocol::JobStatus& s : store_.jobs().statuses())
-            tenants.insert(s.tenant);
-        table_->setColumnHidden(JobsModel::Tenant, tenants.size() < 2);
-    };
-    connect(&store_.jobs(), &QAbstractItemModel::rowsInserted, this, follow_tenants);
-    connect(&store_.jobs(), &QAbstractItemModel::modelReset, this, follow_tenants);
-    follow_tenants();
+    // The tenant column and filter once the jobs shown are of two tenants or more (an admin's
+    // view): a tenant's own console, and a cluster of one tenant, keep the width for the rest.
+    tenant_filter_ = new QComboBox(this);
+    tenant_filter_->setToolTip(QStringLiteral("Show the jobs of one tenant only"));
+    tenant_filter_->addItem(QStringLiteral("All tenants"));
+    connect(&store_.jobs(), &QAbstractItemModel::rowsInserted, this, &JobsView::follow_tenants);
+    connect(&store_.jobs(), &QAbstractItemModel::modelReset, this, &JobsView::follow_tenants);
+    connect(tenant_filter_, &QComboBox::currentIndexChanged, this, &JobsView::follow_tenants);
     table_->setContextMenuPolicy(Qt::ActionsContextMenu);
 
     submit_file_ = new QAction(QStringLiteral("Submit scenario file…"), this);
@@ -127,6 +126,9 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     tools->addActions({ pause_, resume_, cancel_, freeze_, change_policy_ });
     tools->addSeparator();
     tools->addAction(replay_);
+    tools->addSeparator();
+    tenant_action_ = tools->addWidget(tenant_filter_);
+    follow_tenants();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(tools);
@@ -141,6 +143,40 @@ JobsView::JobsView(ConsoleStore& store, Commands& commands, QWidget* parent)
     connect(&store_.jobs(), &QAbstractItemModel::modelReset, this, &JobsView::update_actions);
     connect(&store_, &ConsoleStore::capabilitiesChanged, this, &JobsView::update_actions);
     update_actions();
+}
+
+void JobsView::follow_tenants()
+{
+    std::set<std::string> tenants;
+    for (const protocol::JobStatus& s : store_.jobs().statuses())
+        tenants.insert(s.tenant);
+    const bool several = tenants.size() >= 2;
+    table_->setColumnHidden(JobsModel::Tenant, !several);
+    tenant_action_->setVisible(several);
+    const QString chosen = tenant_filter_->currentIndex() > 0 ? tenant_filter_->currentText() : QString();
+    {
+        const QSignalBlocker quiet(tenant_filter_); // refilled: the choice stays
+        tenant_filter_->clear();
+        tenant_filter_->addItem(QStringLiteral("All tenants"));
+        for (const std::string& t : tenants)
+            tenant_filter_->addItem(QString::fromStdString(t));
+        const int at = chosen.isEmpty() ? 0 : tenant_filter_->findText(chosen);
+        tenant_filter_->setCurrentIndex(std::max(0, at));
+    }
+    const std::string only = tenant_filter_->currentIndex() > 0 ? tenant_filter_->currentText().toStdString() : "";
+    const std::vector<protocol::JobStatus>& statuses = store_.jobs().statuses();
+    for (int row = 0; row < static_cast<int>(statuses.size()); ++row)
+        table_->setRowHidden(row, !only.empty() && statuses[static_cast<std::size_t>(row)].tenant != only);
+}
+
+bool JobsView::tenant_filter_shown() const
+{
+    return tenant_action_->isVisible();
+}
+
+void JobsView::show_tenant(const QString& tenant)
+{
+    tenant_filter_->setCurrentIndex(std::max(0, tenant_filter_->findText(tenant)));
 }
 
 std::optional<JobId> JobsView::selected_job() const

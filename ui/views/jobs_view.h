@@ -6,6 +6,7 @@
 #include <optional>
 
 class QAction;
+class QComboBox;
 class QTableView;
 
 namespace fulcrum::ui {
@@ -26,6 +27,12 @@ public:
     // Actions for menus and the tool bar; enabled while commands can be sent.
     QList<QAction*> job_actions() const;
 
+    // The tenant filter (shown once the jobs are of two tenants or more): one tenant's jobs
+    // only, or every job for an empty name or "All tenants".
+    void show_tenant(const QString& tenant);
+    QComboBox* tenant_filter() const { return tenant_filter_; }
+    bool tenant_filter_shown() const;
+
     void submit_from_file();
     void submit_from_form();
     void change_policy();
@@ -36,6 +43,7 @@ signals:
 
 private:
     void update_actions();
+    void follow_tenants(); // the tenant column, the filter's tenants, and the rows it hides
 
     ConsoleStore& store_;
     Commands& commands_;
@@ -48,6 +56,8 @@ private:
     QAction* freeze_;
     QAction* change_policy_;
     QAction* replay_;
+    QComboBox* tenant_filter_;
+    QAction* tenant_action_ = nullptr; // the filter on the tool bar
 };
 
 } // namespace fulcrum::ui
