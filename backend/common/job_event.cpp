@@ -1,6 +1,7 @@
 #include "common/job_event.h"
 
 #include "common/named_values.h"
+#include "common/tenant_name.h"
 
 #include <charconv>
 
@@ -158,6 +159,14 @@ EventActor parse_actor_line(std::string_view line)
     }
     a.kind = EventActor::Kind::Person;
     a.role = std::string(rest.substr(0, colon));
+    if (const auto at_sign = a.role.find('@'); at_sign != std::string::npos) { // "ROLE@TENANT": roles hold no '@'
+        a.tenant = a.role.substr(at_sign + 1);
+        a.role.resize(at_sign);
+        if (a.role.empty() || !valid_tenant_name(a.tenant)) {
+            a.kind = EventActor::Kind::Other;
+            return a;
+        }
+    }
     std::string_view who = rest.substr(colon + 1);
     if (const auto open = who.rfind(" ("); open != std::string_view::npos && who.ends_with(')')) {
         a.program = std::string(who.substr(open + 2, who.size() - open - 3));
@@ -255,10 +264,12 @@ EventActor EventActor::scheduler(std::string policy, std::string at)
     return a;
 }
 
-EventActor EventActor::person(std::string role, std::string name, std::string program, std::string at)
+EventActor EventActor::person(
+    std::string role, std::string name, std::string program, std::string at, std::string tenant)
 {
     EventActor a;
     a.kind = Kind::Person;
+    a.tenant = std::move(tenant);
     a.role = std::move(role);
     a.name = std::move(name);
     a.program = std::move(program);
@@ -293,7 +304,8 @@ std::string EventActor::line() const
     case Kind::Scheduler:
         return "scheduler" + (reason.empty() ? "" : " (" + reason + ")") + when;
     case Kind::Person:
-        return role + ":" + (program.empty() ? name : name + " (" + program + ")") + when;
+        return role + (tenant.empty() ? "" : "@" + tenant) + ":"
+            + (program.empty() ? name : name + " (" + program + ")") + when;
     case Kind::Other:
         break;
     }

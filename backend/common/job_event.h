@@ -104,6 +104,9 @@ struct EventActor {
     std::string role; // a person's: "operator", "admin"
     std::string name; // a person's name, or the program when the token names no one
     std::string program; // the program a named person used ("fulcrum"), empty otherwise
+    // A person's token's tenant ("ROLE@TENANT:WHO"); empty for the default tenant, whose
+    // actors are written as before tenants existed.
+    std::string tenant;
     std::string at; // when a person or the scheduler acted (UTC), empty when not recorded
     std::string reason; // the scheduler's policy ("eps", "kill-restart"), fulcrum's own why; empty for none
     std::string text; // Other's line
@@ -116,8 +119,9 @@ struct EventActor {
     static EventActor policy(std::string which);
     static EventActor scheduler(std::string policy, std::string at = {});
     // A client's command: its token's role, the person the token names (or the program when it
-    // names no one), the program they used, and when (UTC).
-    static EventActor person(std::string role, std::string name, std::string program = {}, std::string at = {});
+    // names no one), the program they used, when (UTC), and its token's tenant (empty: default).
+    static EventActor person(
+        std::string role, std::string name, std::string program = {}, std::string at = {}, std::string tenant = {});
     static EventActor parse(std::string_view line);
     std::string line() const; // parse(line()) == *this
     // A person's command, or a change the job's scenario or elastic plan asked for.

@@ -8,7 +8,7 @@ namespace fulcrum::daemon {
 
 ClusterBook::ClusterBook(
     sched::ClusterSpec cluster, const std::string& placement, std::uint64_t seed, std::string elastic)
-    : cluster_(cluster)
+    : cluster_(std::move(cluster))
     , placement_name_(placement)
     , elastic_name_(std::move(elastic))
     , seed_(seed)
@@ -136,6 +136,15 @@ void ClusterBook::remove_gpu(JobId job, int gpu)
     auto& gpus = it->second.gpus;
     if (const auto g = std::find(gpus.begin(), gpus.end(), gpu); g != gpus.end())
         gpus.erase(g);
+}
+
+std::vector<JobId> ClusterBook::placed_jobs() const
+{
+    std::vector<JobId> jobs;
+    jobs.reserve(held_.size());
+    for (const auto& [job, held] : held_)
+        jobs.push_back(job);
+    return jobs;
 }
 
 std::vector<int> ClusterBook::gpus_of(JobId job) const

@@ -59,6 +59,7 @@ public:
     void remove_gpu(JobId job, int gpu);
     // The GPUs the job holds, in the order it took them (none when it is not placed).
     std::vector<int> gpus_of(JobId job) const;
+    std::vector<JobId> placed_jobs() const; // every job holding GPUs, placed in this pass too
     // How many GPUs have room for one of the demand's workers now.
     int room_for(const GpuDemand& demand) const;
     protocol::ClusterState state(const std::vector<JobId>& queue, const RemainingWork& remaining) const;

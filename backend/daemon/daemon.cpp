@@ -166,8 +166,10 @@ void Daemon::answer(Client& to, const Command& command, const Reply& reply) cons
     const std::string& actor = to.person().empty() ? to.name() : to.person();
     const bool refused = reply.error.has_value();
     log::write(refused ? log::Level::Warning : log::Level::Info, refused ? "command refused" : "command",
-        { { "actor", actor }, { "role", to_string(to.role()) }, { "client", static_cast<std::int64_t>(to.id()) },
-            { "command", command.what }, { "job", job }, { "outcome", refused ? reply.error->code : "ok" },
+        { { "actor", actor }, { "role", to_string(to.role()) },
+            { "tenant", to.reach().tenant == kDefaultTenant ? std::string() : to.reach().tenant }, // empty: left out
+            { "client", static_cast<std::int64_t>(to.id()) }, { "command", command.what }, { "job", job },
+            { "outcome", refused ? reply.error->code : "ok" },
             { "reason", refused ? reply.error->message : "" } }); // an empty reason is left out
     to.send(reply);
 }
@@ -176,9 +178,12 @@ EventActor Daemon::actor(const Client& client) const
 {
     // The person when the token names one (and the program they used), else the program.
     const std::string role(to_string(client.role()));
+    // Its token's tenant, named unless it is the default one (an installation without tenants
+    // writes its actors as before).
+    const std::string tenant = client.reach().tenant == kDefaultTenant ? std::string() : client.reach().tenant;
     if (client.person().empty())
-        return EventActor::person(role, client.name(), {}, db::utc_timestamp());
-    return EventActor::person(role, client.person(), client.name(), db::utc_timestamp());
+        return EventActor::person(role, client.name(), {}, db::utc_timestamp(), tenant);
+    return EventActor::person(role, client.person(), client.name(), db::utc_timestamp(), tenant);
 }
 
 Daemon::After Daemon::receive(Client& client, std::string_view frame)

@@ -255,7 +255,7 @@ void ElasticScheduling::release_for(
 }
 
 int ElasticScheduling::release_among(const std::vector<ElasticJob*>& candidates, bool pooled, int wanted, int minimum,
-    int free, const std::function<std::string(const ElasticJob&)>& why)
+    int free, const std::function<std::string(const ElasticJob&)>& why, bool dry_run)
 {
     std::vector<ElasticJob*> jobs;
     std::vector<sched::EpsHolder> holders;
@@ -287,6 +287,8 @@ int ElasticScheduling::release_among(const std::vector<ElasticJob*>& candidates,
         freed += t.slots();
     if (freed == 0 || free + freed < minimum)
         return 0;
+    if (dry_run)
+        return freed;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         // Its highest-numbered members of that kind leave.
         const std::vector<bool> members = jobs[i]->member_slots();
@@ -308,11 +310,29 @@ int ElasticScheduling::release_among(const std::vector<ElasticJob*>& candidates,
 
 sched::TenantHeld ElasticScheduling::held(const std::vector<ElasticJob*>& running) const
 {
+    std::map<std::string, std::set<int>> gpus;
+    for (const JobId id : book_.placed_jobs()) {
+        std::string tenant = "default";
+        if (tenant_of_)
+            tenant = tenant_of_(id);
+        else if (const auto it
+                 = std::find_if(running.begin(), running.end(), [&](const ElasticJob* j) { return j->id() == id; });
+                 it != running.end())
+            tenant = (*it)->tenant();
+        for (const int g : book_.gpus_of(id))
+            gpus[tenant].insert(g);
+    }
     sched::TenantHeld by_tenant;
-    for (const ElasticJob* job : running)
-        if (const auto gpus = static_cast<int>(book_.gpus_of(job->id()).size()); gpus > 0)
-            by_tenant[job->tenant()] += gpus;
+    for (const auto& [tenant, set] : gpus)
+        by_tenant[tenant] = static_cast<int>(set.size());
     return by_tenant;
+}
+
+bool ElasticScheduling::requeueable(const ElasticJob& job)
+{
+    const scenario::Scenario& s = job.scenario();
+    return !job.remote() && !s.external && (s.checkpoint.every_iterations > 0 || s.checkpoint.every_seconds > 0)
+        && job.status().state == protocol::JobState::Running;
 }
 
 std::vector<JobId> ElasticScheduling::reclaim_for(const ElasticJob& newcomer, const GpuDemand& request, int wanted,
@@ -322,6 +342,35 @@ std::vector<JobId> ElasticScheduling::reclaim_for(const ElasticJob& newcomer, co
     const sched::TenantHeld before = held(running);
     const int free = book_.room_for(request);
     const sched::TenantHeld plan = sched::reclaim_plan(quotas(), before, newcomer.tenant(), wanted, free, least);
+    // What can come back now: elastic borrowers past early feedback, rigid ones a requeue can
+    // stop. Nothing is taken unless that lets the newcomer start (a borrower shrunk for a job
+    // that still waits would be shrunk again at every pass).
+    const auto borrowers_of = [&](const std::string& tenant, bool elastic) {
+        std::vector<ElasticJob*> jobs;
+        for (ElasticJob* job : running)
+            if (job->tenant() == tenant && !book_.gpus_of(job->id()).empty() && sizes(*job) == elastic
+                && (elastic || requeueable(*job)))
+                jobs.push_back(job);
+        return jobs;
+    };
+    const auto rigid_gpus = [&](const std::vector<ElasticJob*>& rigid, int wanted_back) {
+        int n = 0;
+        for (auto job = rigid.rbegin(); job != rigid.rend() && n < wanted_back; ++job)
+            n += static_cast<int>(book_.gpus_of((*job)->id()).size());
+        return n;
+    };
+    const bool requeue = quotas().rigid == sched::RigidBorrowers::Requeue;
+    int feasible = 0;
+    for (const auto& [tenant, owed] : plan) {
+        const int elastic = active()
+            ? release_among(
+                borrowers_of(tenant, true), false, owed, 0, 0, [](const ElasticJob&) { return std::string(); }, true)
+            : 0;
+        const int rigid = requeue ? rigid_gpus(borrowers_of(tenant, false), owed - elastic) : 0;
+        feasible += std::min(owed, elastic + rigid);
+    }
+    if (free + feasible < least)
+        return to_requeue;
     for (const auto& [tenant, owed] : plan) {
         const sched::TenantQuota mine = quotas().of(newcomer.tenant());
         const sched::TenantQuota theirs = quotas().of(tenant);
@@ -329,17 +378,15 @@ std::vector<JobId> ElasticScheduling::reclaim_for(const ElasticJob& newcomer, co
             + newcomer.tenant() + " (within its quota of " + std::to_string(mine.gpus) + " GPUs; tenant " + tenant
             + " holds " + std::to_string(sched::held_by(before, tenant)) + ", " + std::to_string(owed) + " of them "
             + "borrowed beyond its quota of " + std::to_string(theirs.gpus) + ")";
-        std::vector<ElasticJob*> elastic, rigid;
-        for (ElasticJob* job : running)
-            if (job->tenant() == tenant && !book_.gpus_of(job->id()).empty())
-                (sizes(*job) ? elastic : rigid).push_back(job);
+        const std::vector<ElasticJob*> elastic = borrowers_of(tenant, true);
+        const std::vector<ElasticJob*> rigid = borrowers_of(tenant, false);
         const int freed = active() ? release_among(elastic, false, owed, 0, 0,
                               [&](const ElasticJob& job) {
                                   return why + "; job " + std::to_string(job.id()) + " is past its early feedback ("
                                       + sched::to_string(options_.feedback) + ")";
                               })
                                    : 0;
-        if (quotas().rigid != sched::RigidBorrowers::Requeue)
+        if (!requeue)
             continue; // rigid borrowers keep their GPUs to their end
         int more = owed - freed;
         for (auto job = rigid.rbegin(); job != rigid.rend() && more > 0; ++job) { // the latest-started first

@@ -106,7 +106,11 @@ public:
     // Tenants' quotas (the cluster file's tenants section; issue 47): what the running jobs of
     // each tenant hold of the cluster's GPUs, each job counting every GPU it holds.
     const sched::TenantQuotas& quotas() const { return book_.spec().tenants; }
+    // Distinct GPUs per tenant, from the book (a job placed earlier in this pass counts): a
+    // GPU two jobs of one tenant share counts once, one two tenants share counts for each.
+    // A job's tenant comes from `tenant_of` (JobQueue's jobs), else from `running`.
     sched::TenantHeld held(const std::vector<ElasticJob*>& running) const;
+    void set_tenant_of(std::function<std::string(JobId)> tenant_of) { tenant_of_ = std::move(tenant_of); }
     // Reclaim (sched::reclaim_plan): GPUs borrowers hold beyond their quotas come back for a
     // newcomer within its tenant's quota that asks for `wanted` and starts with no fewer
     // than `least`. Under eps and kill-restart their elastic jobs past early feedback shrink,
@@ -152,8 +156,11 @@ private:
     // EPS's release among `jobs` (eps_release): what each gives up so that `free` idle grow to
     // `wanted`, its highest-numbered members of that kind leaving with the reason `why(job)`;
     // nothing when even all of it would leave fewer than `minimum`. How many were freed.
+    // `dry_run`: how many it would free, nothing asked of the jobs.
     int release_among(const std::vector<ElasticJob*>& jobs, bool pooled, int wanted, int minimum, int free,
-        const std::function<std::string(const ElasticJob&)>& why);
+        const std::function<std::string(const ElasticJob&)>& why, bool dry_run = false);
+    // A rigid borrower that a requeue can stop at a checkpoint (JobRuntime::requeue's terms).
+    static bool requeueable(const ElasticJob& job);
     std::optional<sched::SlotCount> admit_pooled(
         ElasticJob& newcomer, const GpuDemand& request, const std::vector<ElasticJob*>& running, bool elastic);
     // Its first `members` slots fit: a pooled process for each remote one, a GPU for each local one.
@@ -182,6 +189,7 @@ private:
     std::size_t round_ = 0;
     std::uint64_t changes_ = 0;
     Clock::time_point next_round_;
+    std::function<std::string(JobId)> tenant_of_;
 };
 
 } // namespace fulcrum::daemon

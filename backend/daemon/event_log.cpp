@@ -39,9 +39,14 @@ void publish_event(StreamHub& hub, const JobEvent& event)
     const log::Level level = level_of(event.kind);
     if (!log::enabled(level))
         return;
+    // The job's tenant, named unless it is the default one (the lines of an installation
+    // without tenants are as before).
+    const std::string tenant = hub.tenant_of(event.job);
     log::write(level, "job event",
-        { { "job", static_cast<std::int64_t>(event.job) }, { "kind", text.kind }, { "iteration", event.iteration },
-            { "worker", event.worker }, { "actor", text.actor }, { "text", text.message } });
+        { { "job", static_cast<std::int64_t>(event.job) },
+            { "tenant", tenant == protocol::kDefaultTenant ? std::string() : tenant }, { "kind", text.kind },
+            { "iteration", event.iteration }, { "worker", event.worker }, { "actor", text.actor },
+            { "text", text.message } });
 }
 
 } // namespace fulcrum::daemon

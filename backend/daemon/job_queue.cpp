@@ -85,6 +85,10 @@ JobQueue::JobQueue(
     for (const JobJournal::Entry& e : journal_.entries())
         next = std::max(next, e.job + 1);
     next_job_ = next;
+    elastic_.set_tenant_of([this](JobId id) {
+        const auto it = jobs_.find(id);
+        return it != jobs_.end() ? it->second->tenant() : std::string(protocol::kDefaultTenant);
+    });
     publish_view(cluster_state()); // before any thread of its own: the cluster as it starts
     elastic_thread_ = std::thread([this] { elastic_loop(); }); // under static, for the pool (follow_pool)
 }
@@ -875,6 +879,8 @@ void JobQueue::start_queued()
                         + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle now)" + and_gpus);
             if (!elastic_.active() && !pool_head)
                 pool_head = job.id();
+            if (quota.within_quota && !owner_waits) // what was reclaimed for its GPUs stays its own
+                owner_waits = job.id();
             continue;
         }
         if (pooled) { // the GPUs of its local members, when it mixes local and remote workers
@@ -1057,7 +1063,9 @@ ClusterState JobQueue::cluster_state() const
     };
     for (const GpuUsage& g : state.gpus)
         for (const std::string& tenant : g.tenants)
-            ++row(tenant).held_gpus;
+            row(tenant);
+    for (const auto& [tenant, gpus] : elastic_.held(as_elastic(running_jobs())))
+        row(tenant).held_gpus = gpus; // distinct GPUs, as the quotas count them
     for (JobRuntime* job : running_jobs())
         ++row(job->tenant()).running;
     for (const JobId id : queued_)
@@ -1124,15 +1132,24 @@ void JobQueue::on_job_done(JobId id)
         const auto it = jobs_.find(id);
         if (const std::optional<std::string> requeued = it == jobs_.end() ? std::nullopt : it->second->take_requeue();
             requeued && !stopping_) {
-            // Queued again after this call: placing it joins the thread that runs this one.
+            // Queued again after this call, once the thread that runs this one has ended (it
+            // leaves the shared clock after this call: placed again, the job enters it anew).
             post([this, id, why = *requeued] {
                 if (stopping_)
                     return;
                 JobRuntime& job = *jobs_.at(id);
+                job.join();
+                if (job.cancelled()) { // a cancel-job while it stopped: it is not queued again
+                    job.cancel_queued(EventActor::system("cancel-job while it was being requeued"));
+                    journal_.remove(id);
+                    publish_cluster();
+                    return;
+                }
                 for (WorkerId w = 0; w < job.workers(); ++w) // its GPUs went back with release_job
                     job.place_worker(w, -1);
                 job.scheduler_event(EventKind::JobQueued, "requeued: " + why + "; " + queued_message(job));
-                queued_.push_back(id);
+                if (std::find(queued_.begin(), queued_.end(), id) == queued_.end())
+                    queued_.push_front(id); // first in line, as fulcrum-sim puts it at its tenant's head
                 start_queued();
                 publish_cluster();
             });
@@ -1146,7 +1163,9 @@ void JobQueue::on_job_done(JobId id)
 void JobQueue::release_job(JobId id)
 {
     if (const auto it = jobs_.find(id); it != jobs_.end()) {
-        if (it->second->status().state != JobState::Interrupted) // ended: nothing to recover
+        // Ended: nothing to recover (a requeued job, Queued, goes on from its checkpoint).
+        if (const JobState state = it->second->status().state;
+            state != JobState::Interrupted && state != JobState::Queued)
             journal_.remove(id);
         std::vector<int> gpus;
         for (const std::int32_t g : it->second->status().placement)

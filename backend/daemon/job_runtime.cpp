@@ -367,7 +367,7 @@ void JobRuntime::run()
                 "interrupted by fulcrumd's shutdown after " + std::to_string(summary.iterations)
                     + " iterations; it goes on from its checkpoint when fulcrumd starts again");
         else if (const std::optional<std::string> why = requeue_reason())
-            set_state(JobState::Interrupted, *why + "; queued again, it goes on from there when placed");
+            set_state(JobState::Queued, *why + "; queued again, it goes on from there when placed");
         else
             set_state(summary.stopped ? JobState::Stopped : JobState::Finished,
                 std::to_string(summary.iterations) + " iterations, test accuracy "
@@ -890,6 +890,12 @@ std::optional<std::string> JobRuntime::requeue_reason() const
 {
     std::lock_guard lock(mutex_);
     return requeued_;
+}
+
+bool JobRuntime::cancelled() const
+{
+    std::lock_guard lock(mutex_);
+    return cancelled_;
 }
 
 std::optional<std::string> JobRuntime::take_requeue()

@@ -119,6 +119,7 @@ public:
     // Once, after a requeue stopped it: why, for the queue's job-queued event.
     std::optional<std::string> take_requeue();
     std::optional<std::string> requeue_reason() const;
+    bool cancelled() const; // cancel-job (or fulcrumd's shutdown) asked it to end
     // The record of an elastic job's members and servers that its resizes are checked
     // against (ElasticJob::resolve): the trainer's, as its events told (every slot a member
     // for another job; its servers, before it starts, the ones it starts with: its scenario's,

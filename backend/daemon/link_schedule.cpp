@@ -51,7 +51,7 @@ private:
 };
 
 LinkSchedule::LinkSchedule(sched::ClusterSpec cluster, const std::string& policy)
-    : cluster_(cluster)
+    : cluster_(std::move(cluster))
 {
     set_policy(policy);
 }

@@ -189,13 +189,17 @@ void StreamHub::set_tenant(JobId job, const std::string& tenant)
     });
 }
 
+std::string StreamHub::tenant_of(JobId job) const
+{
+    const std::shared_ptr<const Tenants> tenants = tenants_.load();
+    const auto it = tenants->find(job);
+    return it != tenants->end() ? it->second : std::string(protocol::kDefaultTenant);
+}
+
 std::vector<std::shared_ptr<Client>> StreamHub::subscribers(protocol::Stream stream, JobId job) const
 {
     // The cluster's stream is every tenant's: it shows how full the cluster is, by job id.
-    std::string_view tenant = protocol::kDefaultTenant;
-    const std::shared_ptr<const Tenants> tenants = tenants_.load();
-    if (const auto it = tenants->find(job); it != tenants->end())
-        tenant = it->second;
+    const std::string tenant = tenant_of(job);
     std::vector<std::shared_ptr<Client>> out;
     for (const auto& [id, weak] : *clients_.load())
         if (auto client = weak.lock(); client && client->wants(stream, job)

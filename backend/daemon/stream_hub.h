@@ -151,6 +151,7 @@ public:
     // The tenant a job belongs to: only clients whose token reaches it are sent its streams.
     // Set before the job publishes anything; a job never named here is the default tenant's.
     void set_tenant(JobId job, const std::string& tenant);
+    std::string tenant_of(JobId job) const; // the default tenant for a job never named
 
 private:
     std::vector<std::shared_ptr<Client>> subscribers(protocol::Stream stream, JobId job) const;

@@ -328,7 +328,7 @@ struct TenantUsage {
     bool borrow = false;
     double weight = 1;
     bool named = true; // false: the section does not name it (no quota; it borrows at weight 1)
-    std::int32_t held_gpus = 0; // GPUs its running jobs hold (a GPU two jobs share counts for each)
+    std::int32_t held_gpus = 0; // distinct GPUs its jobs hold (one two tenants share counts for each)
     std::int32_t borrowed_gpus = 0; // held beyond its quota: reclaimed when an owner needs them
     std::int32_t running = 0, queued = 0; // its jobs
 

@@ -131,9 +131,13 @@ TEST(JobEvents, ActorLinesOfEveryReleaseReadBackExactly)
             "fulcrum@10.0.0.7:5000", "" },
         { "operator:test", EventActor::Kind::Person, "test", "", "" },
         { "admin:bob at home (fulcrumctl) at T", EventActor::Kind::Person, "bob at home", "fulcrumctl", "" },
+        { "operator@vision:alice (fulcrum) at T", EventActor::Kind::Person, "alice", "fulcrum", "" },
+        { "admin@ops@example.org:root at T", EventActor::Kind::Person, "root", "", "" },
         { "a line from the future", EventActor::Kind::Other, "", "", "" },
         { "", EventActor::Kind::Other, "", "", "" },
         { ":nobody", EventActor::Kind::Other, "", "", "" },
+        { "@vision:x", EventActor::Kind::Other, "", "", "" },
+        { "operator@:x", EventActor::Kind::Other, "", "", "" },
     };
     for (const Case& c : cases) {
         const EventActor a = EventActor::parse(c.line);
@@ -155,6 +159,12 @@ TEST(JobEvents, TheActorsCommandsCarryWriteTheLinesOfEveryRelease)
     EXPECT_EQ(EventActor::person("operator", "alice", "fulcrum@10.0.0.7:5000", "2026-11-23T17:00:00Z").line(),
         "operator:alice (fulcrum@10.0.0.7:5000) at 2026-11-23T17:00:00Z");
     EXPECT_EQ(EventActor::person("viewer", "fulcrumctl").line(), "viewer:fulcrumctl");
+    // A token of a named tenant: its actor says whose (issue 47); the default tenant's, as before.
+    const EventActor alice = EventActor::person("operator", "alice", "fulcrum", "T", "vision");
+    EXPECT_EQ(alice.line(), "operator@vision:alice (fulcrum) at T");
+    EXPECT_EQ(EventActor::parse(alice.line()), alice);
+    EXPECT_EQ(EventActor::parse("admin@ops@example.org:root at T").tenant, "ops@example.org");
+    EXPECT_EQ(EventActor::parse("admin@ops@example.org:root at T").role, "admin");
     EXPECT_EQ(EventActor::scheduler("eps").line(), "scheduler (eps)");
     EXPECT_EQ(EventActor::scheduler({}, "T").line(), "scheduler at T");
     EXPECT_EQ(EventActor::system().line(), "system");

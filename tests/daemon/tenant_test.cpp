@@ -468,3 +468,41 @@ TEST_F(TenantTest, TheClusterStreamSaysWhereAPooledProcessRunsOnlyToItsTenant)
     for (const PooledWorker& p : std::get<ClusterUpdate>(b_seen.back()).cluster.pool)
         EXPECT_EQ(p.host, "");
 }
+
+// An event a person's command caused names the token's tenant with its role; a token of the
+// default tenant writes the actor as before tenants existed.
+TEST_F(TenantTest, AnEventNamesTheTenantOfTheTokenWhoseCommandCausedIt)
+{
+    daemon::Daemon d(options());
+    auto alice = d.connect(Role::Operator, "fulcrum@127.0.0.1:1", "alice", TenantReach::of(Role::Operator, "a"));
+    auto root = d.connect(Role::Admin, "fulcrumctl@127.0.0.1:2", "root", TenantReach::of(Role::Admin, std::nullopt));
+    std::vector<ServerMessage> seen, root_seen;
+    d.receive(*alice, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    d.receive(*root, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const Reply submitted = request_reply(d, *alice, seen, encode(ClientMessage { SubmitJob { "s", kJob } }));
+    ASSERT_FALSE(submitted.error);
+    const JobId job = *submitted.job;
+    ASSERT_FALSE(request_reply(d, *alice, seen, encode(ClientMessage { Subscribe { "sub", {}, job, {} } })).error);
+    const auto event_of = [&](const std::string& kind) {
+        std::optional<EventRecord> found;
+        const auto match = [&](const ServerMessage& m) {
+            if (const auto* e = std::get_if<Event>(&m); e && e->event.kind == kind)
+                found = e->event;
+            return found.has_value();
+        };
+        if (std::none_of(seen.begin(), seen.end(), match))
+            wait_for(*alice, seen, match);
+        return found;
+    };
+    ASSERT_FALSE(
+        request_reply(d, *alice, seen, encode(ClientMessage { JobCommand { "p", JobAction::Pause, job } })).error);
+    const std::optional<EventRecord> paused = event_of("job-paused");
+    ASSERT_TRUE(paused);
+    EXPECT_EQ(paused->actor.rfind("operator@a:alice (fulcrum@127.0.0.1:1) at ", 0), 0u) << paused->actor;
+    ASSERT_FALSE(
+        request_reply(d, *root, root_seen, encode(ClientMessage { JobCommand { "r", JobAction::Resume, job } })).error);
+    const std::optional<EventRecord> resumed = event_of("job-resumed");
+    ASSERT_TRUE(resumed);
+    EXPECT_EQ(resumed->actor.rfind("admin:root (fulcrumctl@127.0.0.1:2) at ", 0), 0u) << resumed->actor;
+    d.stop_all();
+}
