@@ -13,6 +13,10 @@ ConsoleStore::ConsoleStore(std::size_t history_capacity, std::size_t histories, 
     , empty_(1)
 {
     live_clock_.start();
+    events_.set_tenant_of([this](JobId job) {
+        const protocol::JobStatus* status = jobs_.job(job);
+        return status ? status->tenant : std::string();
+    });
 }
 
 void ConsoleStore::follow(std::int64_t replay)

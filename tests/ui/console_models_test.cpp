@@ -511,3 +511,33 @@ TEST(ConsoleCluster, WithTenantsGpusAreColouredByTenantAndEachQuotasUseIsShown)
     EXPECT_TRUE(map.by_tenant()) << "one tenant's jobs, but quotas: still by tenant";
     EXPECT_EQ(map.tenants_shown(), (std::vector<std::string> { "nlp", "vision" }));
 }
+
+// Events name the tenant of the job (beside its id, unless it is the default tenant's) and of
+// the actor (its line, ROLE@TENANT:WHO).
+TEST(ConsoleStore, AnEventNamesItsJobsTenantAndItsActorsTenant)
+{
+    ui::ConsoleStore store;
+    JobStatus vision;
+    vision.job = 7;
+    vision.tenant = "vision";
+    store.ingest(JobUpdate { vision });
+    JobStatus plain;
+    plain.job = 3;
+    store.ingest(JobUpdate { plain });
+    EventRecord pinned;
+    pinned.job = 7;
+    pinned.kind = "pin";
+    pinned.actor = "operator@vision:alice (fulcrum) at T";
+    store.ingest(Event { pinned });
+    EventRecord other = pinned;
+    other.job = 3;
+    other.actor = "operator:bob at T";
+    store.ingest(Event { other });
+    const ui::EventsModel& events = store.events();
+    ASSERT_EQ(events.rowCount(), 2);
+    EXPECT_EQ(events.data(events.index(0, ui::EventsModel::Job)).toString(), QStringLiteral("7 · vision"));
+    EXPECT_EQ(events.data(events.index(0, ui::EventsModel::Actor)).toString(),
+        QStringLiteral("operator@vision:alice (fulcrum) at T"));
+    EXPECT_EQ(events.data(events.index(1, ui::EventsModel::Job)).toString(), QStringLiteral("3"))
+        << "the default tenant's job, as before tenants";
+}

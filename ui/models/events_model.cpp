@@ -1,5 +1,7 @@
 #include "ui/models/events_model.h"
 
+#include "protocol/messages.h"
+
 #include <algorithm>
 
 namespace fulcrum::ui {
@@ -60,6 +62,9 @@ QVariant EventsModel::data(const QModelIndex& index, int role) const
     case Time:
         return QStringLiteral("%1 s").arg(e.time_s, 0, 'f', 2);
     case Job:
+        if (const std::string tenant = tenant_of_ ? tenant_of_(e.job) : std::string();
+            !tenant.empty() && tenant != protocol::kDefaultTenant)
+            return QStringLiteral("%1 · %2").arg(e.job).arg(QString::fromStdString(tenant));
         return e.job;
     case Iteration:
         return QVariant::fromValue<qlonglong>(e.iteration);

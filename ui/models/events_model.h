@@ -4,6 +4,8 @@
 
 #include <QAbstractTableModel>
 #include <deque>
+#include <functional>
+#include <string>
 
 namespace fulcrum::ui {
 
@@ -24,6 +26,9 @@ public:
     const EventRecord& at(int row) const { return events_.at(static_cast<std::size_t>(row)); }
     const std::deque<EventRecord>& all() const { return events_; }
     std::size_t limit() const { return limit_; }
+    // Whose each job is (the console's jobs): the Job column names a job's tenant beside its
+    // id unless it is the default tenant's ("7 · vision").
+    void set_tenant_of(std::function<std::string(JobId)> tenant_of) { tenant_of_ = std::move(tenant_of); }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -33,6 +38,7 @@ public:
 private:
     std::size_t limit_;
     std::deque<EventRecord> events_;
+    std::function<std::string(JobId)> tenant_of_;
 };
 
 } // namespace fulcrum::ui
