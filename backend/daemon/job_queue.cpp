@@ -31,33 +31,6 @@ std::vector<ElasticJob*> as_elastic(const std::vector<JobRuntime*>& jobs)
     return { jobs.begin(), jobs.end() };
 }
 
-// Whether fulcrumd places this worker of `s` on a GPU: not a remote worker or an external
-// job's rank (they run where they were started), and not a CPU worker of a paced or real
-// job where the cluster keeps them off the GPUs. A virtual job's workers do take GPUs: they
-// are the scheduling model's jobs on fulcrumd's one virtual clock, placed, sharing links and
-// queued as fulcrum-sim's (a workload's among them); so do an elastic job's, since EPS grows
-// and shrinks it by GPUs.
-bool takes_gpu(const scenario::Scenario& s, const scenario::WorkerSpec& w, const sched::ClusterSpec& cluster)
-{
-    if (w.remote || s.external)
-        return false;
-    return cluster.cpu_workers_take_gpus || s.mode == scenario::Mode::Virtual || s.elastic.present || w.gpu.has_value()
-        || w.device.is_cuda();
-}
-
-// One GPU per worker that takes one, each a whole GPU unless the scenario asks for less.
-GpuDemand demand_of(const scenario::Scenario& s, const sched::ClusterSpec& cluster)
-{
-    GpuDemand demand;
-    if (s.external) // an external job's ranks run where its framework started them
-        return demand;
-    demand.workers = static_cast<int>(
-        std::count_if(s.workers.begin(), s.workers.end(), [&](const auto& w) { return takes_gpu(s, w, cluster); }));
-    demand.memory_gb = s.placement_memory_gb.value_or(cluster.gpu_memory_gb);
-    demand.servers = s.placement_server_gpus;
-    return demand;
-}
-
 // The jobs fulcrumd's one virtual clock orders: virtual mode, every worker on the cluster
 // (remote workers and external ranks keep their own time).
 bool on_shared_clock(const JobRuntime& job)
@@ -345,11 +318,6 @@ std::string JobQueue::start_failure(const StartWatch::Record& record)
     return {};
 }
 
-scenario::JobFootprint JobQueue::footprint(const scenario::Scenario& s) const
-{
-    return scenario::estimate_footprint(s, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
 const PathPolicy& JobQueue::paths_of(JobJournal::Origin origin) const
 {
     if (origin == JobJournal::Origin::Local)
@@ -364,7 +332,7 @@ JobQueue::Submission JobQueue::check_submission(
     scenario::Scenario s = scenario::parse_scenario(
         scenario_json, source, origin == Origin::Client ? static_cast<const PathPolicy&>(folders_) : paths_as_given());
     gpu::check_worker_devices(s.workers, source);
-    const scenario::JobFootprint needs = footprint(s);
+    const scenario::JobFootprint needs = footprint_of(s);
     if (const ResourceBook::Refusal refused = resources_.impossible(needs); !refused.why.empty())
         throw InputError(source, refused.field, refused.why);
     GpuDemand demand = demand_of(s, options_.cluster);
@@ -427,26 +395,7 @@ JobRuntime& JobQueue::table_job(JobId id, Submission submission)
 
 std::string JobQueue::queued_message(const JobRuntime& job) const
 {
-    const GpuDemand demand = demand_of(job.scenario(), options_.cluster);
-    GpuDemand asked = demand;
-    if (ElasticScheduling::resizable(job))
-        asked.workers = ElasticScheduling::requested_workers(job);
-    std::ostringstream asks;
-    if (elastic_.fed_by_pool(job)) {
-        const int pooled = ElasticScheduling::slots_of_kind(job, asked.workers, true);
-        asks << pooled << " pooled worker" << (pooled == 1 ? "" : "s") << " (fulcrum-worker --pool), "
-             << worker_pool_.idle_for(job.tenant()) << " idle now";
-        if (const int local = asked.workers - pooled; local > 0)
-            asks << ", and " << local << (local == 1 ? " GPU" : " GPUs") << " for its local workers";
-        asks << "; ";
-    } else if (asked.gpus() == 0)
-        asks << "no GPU (its workers run beside the GPUs or where they were started); ";
-    else
-        asks << asked.gpus() << (asked.gpus() == 1 ? " GPU" : " GPUs")
-             << (asked.servers > 0 ? " (" + std::to_string(asked.servers) + " for its servers)" : "") << " with "
-             << demand.memory_gb << " GB each, " << cluster_.room_for(demand) << " with room now; ";
-    asks << queued_.size() << " job" << (queued_.size() == 1 ? "" : "s") << " ahead";
-    return asks.str();
+    return placement_.asks(job, queued_.size());
 }
 
 JobId JobQueue::submit(
@@ -738,213 +687,45 @@ double JobQueue::remaining_s(JobId id) const
 
 bool JobQueue::waits_for_idle_gpus() const
 {
-    const sched::TenantQuotas& quotas = options_.cluster.tenants;
-    if (!quotas.active())
-        return !queued_.empty();
-    const sched::TenantHeld held = elastic_.held(as_elastic(running_jobs()));
-    return std::any_of(queued_.begin(), queued_.end(),
-        [&](JobId id) { return sched::quota_room(quotas, held, jobs_.at(id)->tenant(), options_.cluster.gpus()) > 0; });
+    return placement_.waits_for_idle_gpus(queued_jobs(), as_elastic(running_jobs()));
 }
 
-int JobQueue::gpus_asked(const JobRuntime& job) const
+std::vector<ElasticJob*> JobQueue::queued_jobs() const
 {
-    GpuDemand request = demand_of(job.scenario(), options_.cluster);
-    if (ElasticScheduling::resizable(job))
-        request.workers = ElasticScheduling::requested_workers(job);
-    return elastic_.fed_by_pool(job) ? ElasticScheduling::slots_of_kind(job, request.workers, false) : request.gpus();
+    std::vector<ElasticJob*> queued;
+    for (const JobId id : queued_)
+        queued.push_back(jobs_.at(id).get());
+    return queued;
 }
 
-// Tenants' quotas (sched/tenant_quota.h): a borrower waits while a job within its quota
-// does; a job within its quota that does not fit takes back what borrowers hold beyond theirs
-// (reclaim, before EPS's own release), elastic borrowers shrinking and rigid ones stopped at
-// a checkpoint to be queued again (rigid_borrowers requeue); a job whose tenant does not
-// borrow waits for what is left of its quota.
-JobQueue::QuotaStep JobQueue::quota_step(
-    JobRuntime& job, const GpuDemand& request, int local_gpus, std::optional<JobId> owner_waits)
-{
-    const sched::TenantQuotas& quotas = options_.cluster.tenants;
-    if (!quotas.active() || local_gpus <= 0)
-        return {};
-    const std::vector<ElasticJob*> running = as_elastic(running_jobs());
-    const sched::TenantHeld held = elastic_.held(running);
-    const sched::TenantQuota quota = quotas.of(job.tenant());
-    const bool within = !sched::serve_order(quotas, held, job.tenant(), local_gpus).borrowing;
-    if (!within && owner_waits)
-        return { "waiting: job " + std::to_string(*owner_waits) + " of tenant " + jobs_.at(*owner_waits)->tenant()
-                + " waits within its quota, and GPUs that idle or come back go to it first",
-            false };
-    const bool sized = elastic_.sizes(job) && !elastic_.fed_by_pool(job);
-    const int least = sized ? job.scenario().elastic.min_workers + (request.servers > 0 ? 1 : 0) : local_gpus;
-    if (cluster_.room_for(request) < local_gpus) {
-        const std::string why = "reclaimed for job " + std::to_string(job.id()) + " of tenant " + job.tenant()
-            + " (within its quota of " + std::to_string(quota.gpus) + " GPUs)";
-        for (const JobId borrower : elastic_.reclaim_for(job, request, local_gpus, least, running)) {
-            try {
-                jobs_.at(borrower)->requeue(EventActor::scheduler(std::string(sched::policy_name(elastic_.policy()))),
-                    why + "; rigid_borrowers requeue");
-            } catch (const RefusedRequest&) {
-                // no checkpoints, remote workers, or it is ending anyway: it keeps its GPUs to its end
-            }
-        }
-    }
-    if (sized && elastic_.active())
-        return { {}, within }; // EPS sizes it within its quota (ElasticScheduling::admit)
-    const int room = sched::quota_room(quotas, elastic_.held(running), job.tenant(), cluster_.room_for(request));
-    if (!quota.borrow && room < local_gpus)
-        return { "waiting for its tenant's quota: tenant " + job.tenant() + " holds "
-                + std::to_string(sched::held_by(held, job.tenant())) + " of its " + std::to_string(quota.gpus)
-                + " GPUs and does not borrow; this job needs " + std::to_string(local_gpus),
-            within };
-    return { {}, within };
-}
-
-// Every queued job in submission order, each placed if it fits now (as the scheduling
-// module's simulator does): a job too large for the free GPUs waits without holding back
-// the smaller ones behind it.
+// Places what fits now (PlacementPass), then starts it: every job placed in one pass learns
+// what it shares before its first barrier, and the virtual-mode ones enter the shared clock
+// together.
 void JobQueue::start_queued()
 {
     if (stopping_)
         return; // a resume-job or a policy change after stop_all took its list starts nothing
-    const RemainingWork remaining = remaining_work();
+    PlacementPass::Outcome pass = placement_.run(queued_jobs(), as_elastic(running_jobs()), remaining_work());
+    for (const PlacementPass::Requeue& r : pass.requeue) {
+        try {
+            jobs_.at(r.job)->requeue(
+                EventActor::scheduler(std::string(sched::policy_name(elastic_.policy()))), r.reason);
+        } catch (const RefusedRequest&) {
+            // no checkpoints, remote workers, or it is ending anyway: it keeps its GPUs to its end
+        }
+    }
+    for (const PlacementPass::Waits& w : pass.waiting)
+        jobs_.at(w.job->id())->set_waiting(w.why);
     struct Placed {
         JobRuntime* job;
-        std::vector<std::int32_t> placement;
-        std::string message;
-        std::optional<int> size;
-        std::optional<int> server_gpus; // fewer than its placement.server_gpus: it starts with fewer servers
+        PlacementPass::Placed placed;
     };
     std::vector<Placed> placed;
-    std::optional<JobId> pool_head; // --elastic static: the pooled job first in line, waiting
-    std::optional<JobId> gpu_head; // --queue fifo: the first job waiting for GPUs
-    // With tenants' quotas, within-quota jobs first, then borrowers by borrowed GPUs per
-    // weight (sched::serve_order); once a within-quota job waits, no borrower is placed: the
-    // GPUs that idle or come back are its own.
-    const sched::TenantQuotas& quotas = options_.cluster.tenants;
-    std::vector<JobId> order(queued_.begin(), queued_.end());
-    std::optional<JobId> owner_waits;
-    if (quotas.active()) {
-        const sched::TenantHeld held = elastic_.held(as_elastic(running_jobs()));
-        std::stable_sort(order.begin(), order.end(), [&](JobId a, JobId b) {
-            return sched::serve_order(quotas, held, jobs_.at(a)->tenant(), gpus_asked(*jobs_.at(a)))
-                < sched::serve_order(quotas, held, jobs_.at(b)->tenant(), gpus_asked(*jobs_.at(b)));
-        });
-    }
-    for (const JobId queued_id : order) {
-        JobRuntime& job = *jobs_.at(queued_id);
-        const bool pooled = elastic_.fed_by_pool(job); // its workers come from the pool, not the GPUs
-        GpuDemand request = demand_of(job.scenario(), options_.cluster);
-        if (ElasticScheduling::resizable(job)) // its initial members, under every policy
-            request.workers = ElasticScheduling::requested_workers(job);
-        if (gpu_head && !pooled && request.gpus() > 0) {
-            job.set_waiting("waiting behind job " + std::to_string(*gpu_head) + " (--queue fifo)");
-            continue;
-        }
-        const scenario::JobFootprint needs = footprint(job.scenario());
-        if (const std::string why = resources_.wait_reason(needs); !why.empty()) {
-            job.set_waiting(why);
-            continue;
-        }
-        const bool fifo = options_.queue == DaemonOptions::Queue::Fifo && !pooled && request.gpus() > 0;
-        const int local_gpus = pooled ? ElasticScheduling::slots_of_kind(job, request.workers, false) : request.gpus();
-        const QuotaStep quota = quota_step(job, request, local_gpus, owner_waits);
-        if (!quota.wait.empty()) {
-            job.set_waiting(quota.wait);
-            if (quota.within_quota && !owner_waits)
-                owner_waits = job.id();
-            continue;
-        }
-        GpuDemand demand = request;
-        std::optional<int> size; // the workers it starts with (eps, or a pooled job)
-        if (elastic_.active() && request.workers > 0) {
-            if (const std::optional<sched::SlotCount> start
-                = elastic_.admit(job, request, as_elastic(running_jobs()), remaining)) {
-                size = start->workers;
-                demand.workers = start->workers;
-                if (!pooled)
-                    demand.servers = start->servers; // in proportion, when it starts smaller
-            }
-        } else if (pooled && !pool_head) {
-            size = elastic_.admit_whole(job, request);
-        }
-        const int local_slots = ElasticScheduling::slots_of_kind(job, job.workers(), false);
-        if (pooled && !size) {
-            const std::string and_gpus = local_slots > 0 ? " and GPUs for its local ones" : "";
-            job.set_waiting(elastic_.active() ? "waiting for " + std::to_string(job.scenario().elastic.min_workers)
-                        + " workers: pooled workers for its remote slots (fulcrum-worker --pool; "
-                        + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle now)" + and_gpus
-                    : pool_head ? "waiting behind job " + std::to_string(*pool_head)
-                        + " for the worker pool (--elastic static: first come, first served)"
-                                : "waiting for its whole request of " + std::to_string(request.workers)
-                        + " workers (--elastic static): pooled workers for its remote slots (fulcrum-worker --pool; "
-                        + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle now)" + and_gpus);
-            if (!elastic_.active() && !pool_head)
-                pool_head = job.id();
-            if (quota.within_quota && !owner_waits) // what was reclaimed for its GPUs stays its own
-                owner_waits = job.id();
-            continue;
-        }
-        if (pooled) { // the GPUs of its local members, when it mixes local and remote workers
-            demand.workers = ElasticScheduling::slots_of_kind(job, *size, false);
-            demand.servers = 0;
-        }
-        const std::vector<int> gpus
-            = (pooled && local_slots == 0) || (elastic_.active() && request.workers > 0 && !size)
-            ? std::vector<int> {}
-            : cluster_.place(job.id(), demand, remaining);
-        if (demand.gpus() > 0 && gpus.empty()) {
-            job.set_waiting("waiting for " + std::to_string(demand.gpus()) + " GPUs with room for a worker; "
-                + std::to_string(cluster_.room_for(demand)) + " have room now");
-            if (fifo)
-                gpu_head = job.id();
-            if (quota.within_quota && !owner_waits)
-                owner_waits = job.id();
-            continue;
-        }
-        std::vector<std::int32_t> placement;
-        std::size_t next = 0;
-        const bool external = job.scenario().external.has_value();
-        for (const auto& w : job.scenario().workers)
-            placement.push_back( // the workers' GPUs first; the servers' after them
-                !takes_gpu(job.scenario(), w, options_.cluster)
-                        || next >= std::min<std::size_t>(gpus.size(), demand.workers)
-                    ? -1
-                    : gpus[next++]);
-        const bool smaller = size && *size < request.workers;
-        const bool fewer_servers = !pooled && demand.servers < request.servers;
-        const auto cpu_workers = std::count_if(job.scenario().workers.begin(), job.scenario().workers.end(),
-            [&](const auto& w) { return !w.remote && !external && !takes_gpu(job.scenario(), w, options_.cluster); });
-        const std::string servers = std::to_string(demand.servers) + " servers";
-        const std::string placed_what = demand.workers == 0 && demand.servers > 0
-            ? "its " + servers
-            : std::to_string(demand.workers) + " local worker" + (demand.workers == 1 ? "" : "s")
-                + (demand.servers > 0 ? " and its " + servers : "");
-        const std::string beside_gpus = cpu_workers == 0
-            ? ""
-            : std::to_string(cpu_workers) + " CPU worker" + (cpu_workers == 1 ? "" : "s") + " beside the GPUs";
-        placed.push_back({ &job, std::move(placement),
-            external ? "an external job: its " + std::to_string(job.workers()) + " ranks run where "
-                    + job.scenario().external->framework + " started them"
-                : pooled ? std::string(sched::policy_name(elastic_.policy())) + ": " + std::to_string(*size)
-                    + " of the " + std::to_string(request.workers) + " workers it asks for, from the worker pool ("
-                    + std::to_string(worker_pool_.idle_for(job.tenant())) + " idle)"
-                    + (demand.workers > 0 ? " and, its local ones, on " + cluster_.describe(gpus) : "")
-                : demand.gpus() == 0 && cpu_workers > 0
-                ? "its " + beside_gpus + " (they take none)"
-                : cluster_.placement() + " placed " + placed_what + " on " + cluster_.describe(gpus)
-                    + (smaller || fewer_servers
-                            ? " (" + std::string(sched::policy_name(elastic_.policy())) + ": " + std::to_string(*size)
-                                + " of the " + std::to_string(request.workers) + " workers it asks for"
-                                + (fewer_servers ? " and " + std::to_string(demand.servers) + " of its "
-                                            + std::to_string(request.servers) + " server GPUs"
-                                                 : "")
-                                + " were free; it grows when GPUs are idle)"
-                            : "")
-                    + (beside_gpus.empty() ? "" : "; its " + beside_gpus),
-            elastic_.sizes(job) || pooled ? size : std::nullopt,
-            fewer_servers ? std::optional<int>(demand.servers) : std::nullopt });
-        resources_.hold(job.id(), needs);
-        queued_.erase(std::find(queued_.begin(), queued_.end(), queued_id));
+    for (PlacementPass::Placed& p : pass.placed) {
+        JobRuntime* job = jobs_.at(p.job->id()).get();
+        queued_.erase(std::find(queued_.begin(), queued_.end(), job->id()));
         ++placements_;
+        placed.push_back({ job, std::move(p) });
     }
     if (placed.empty())
         return;
@@ -968,8 +749,8 @@ void JobQueue::start_queued()
         wake_elastic();
     }
     for (Placed& p : placed) {
-        send_shares(*p.job, p.placement, state, on_server);
-        if (!p.job->start(std::move(p.placement), p.message, p.size, p.server_gpus)) {
+        send_shares(*p.job, p.placed.placement, state, on_server);
+        if (!p.job->start(std::move(p.placed.placement), p.placed.message, p.placed.size, p.placed.server_gpus)) {
             if (on_shared_clock(*p.job))
                 clock_.leave(p.job->id());
             release_job(p.job->id());

@@ -7,6 +7,7 @@
 #include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
 #include "daemon/link_schedule.h"
+#include "daemon/placement_pass.h"
 #include "daemon/resource_book.h"
 #include "daemon/shared_clock.h"
 #include "daemon/start_watch.h"
@@ -145,17 +146,10 @@ private:
 
     std::string queued_message(const JobRuntime& job) const; // on the core: what it asks for, who is ahead
     void arrivals_loop(); // a workload's jobs queued as the shared clock reaches their arrivals
-    void start_queued(); // on the core: places what fits, in submission order
-    // The GPUs a queued job asks for: its local workers' and its servers'.
-    int gpus_asked(const JobRuntime& job) const;
-    // A queued job waits that idle GPUs could serve (EPS grows no job meanwhile): with quotas,
-    // one whose tenant is below its quota or borrows.
+    void start_queued(); // on the core: places what fits (PlacementPass) and starts it
+    std::vector<ElasticJob*> queued_jobs() const; // on the core: in the queue's order
+    // A queued job waits that idle GPUs could serve (EPS grows no job meanwhile).
     bool waits_for_idle_gpus() const;
-    struct QuotaStep {
-        std::string wait; // why it waits for its tenant's quota or another's job; empty: go on
-        bool within_quota = false; // its request is within its tenant's quota
-    };
-    QuotaStep quota_step(JobRuntime& job, const GpuDemand& request, int local_gpus, std::optional<JobId> owner_waits);
     // On the core: the pooled processes of an ended job wait in the pool again.
     void release_pooled_workers(JobRuntime& job);
     void publish_cluster(); // on the core; publishes the view too
@@ -180,7 +174,6 @@ private:
     void on_job_done(JobId id);
     void release_job(JobId id); // on the core: its journal entry, GPUs, pooled workers, memory
     std::vector<JobRuntime*> running_jobs() const; // on the core: placed and not ended
-    scenario::JobFootprint footprint(const scenario::Scenario& s) const;
     // Why a recovered job is failed instead of started again: fulcrumd died of a fatal signal
     // in one of its starts, or stopped in three of them; empty otherwise.
     static std::string start_failure(const StartWatch::Record& record);
@@ -206,6 +199,7 @@ private:
     ClusterBook cluster_;
     WorkerPool worker_pool_; // fulcrum-worker --pool processes: the elastic scheduler hands them out
     ElasticScheduling elastic_;
+    PlacementPass placement_ { options_, cluster_, elastic_, worker_pool_, resources_ };
     std::mutex wake_mutex_; // the elastic thread's sleep between ticks: no state of the core
     std::condition_variable wake_elastic_;
     void wake_elastic();

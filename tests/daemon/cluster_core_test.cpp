@@ -9,10 +9,12 @@
 #include "daemon/cluster_book.h"
 #include "daemon/elastic_job.h"
 #include "daemon/elastic_scheduling.h"
+#include "daemon/placement_pass.h"
 #include "daemon/remote_pool.h"
 #include "daemon/stream_hub.h"
 #include "daemon/worker_pool.h"
 #include "protocol/codec.h"
+#include "scenario/job_footprint.h"
 #include "scenario/scenario.h"
 
 #include <algorithm>
@@ -46,7 +48,7 @@ public:
           "model": {"type": "softmax"}, "policy": {"type": "uniform"},
           "training": {"total_batch": 48, "iterations": 100, "eval_interval": 1000},
           "workers": [)"
-                + workers + "], " + elastic + extra + "}",
+                + workers + "]" + (elastic.empty() ? "" : ", " + elastic) + extra + "}",
             "stepped");
         const auto& e = scenario_.elastic;
         members_.assign(speeds_.size(), false);
@@ -503,4 +505,256 @@ TEST_F(ClusterCore, APooledNewcomerTakesProcessesOnlyFromJobsWhoseProcessesItsTe
         = scheduler.admit(of_a, { 1, kMemoryGb, 0 }, { &holder }, remaining);
     EXPECT_EQ(holder.resizes_in_flight(), 1) << "a's own newcomer takes one of a's processes";
     EXPECT_FALSE(start_size) << "it starts once the process is back in the pool, at the holder's next barrier";
+}
+
+namespace {
+
+// The placement queue's pass (daemon::PlacementPass) on the real cluster book, elastic
+// scheduling, worker pool and resource book: which queued jobs are placed, where, and why
+// the others wait, decided in one call with no thread and no clock.
+class ClusterCoreQueue : public ::testing::Test {
+protected:
+    explicit ClusterCoreQueue(daemon::DaemonOptions::Queue order = daemon::DaemonOptions::Queue::Backfill,
+        sched::ElasticPolicy policy = sched::ElasticPolicy::StaticFifo, sched::TenantQuotas tenants = {})
+        : options_(make_options(order, policy, std::move(tenants)))
+    {
+    }
+    static daemon::DaemonOptions make_options(
+        daemon::DaemonOptions::Queue order, sched::ElasticPolicy policy, sched::TenantQuotas tenants)
+    {
+        daemon::DaemonOptions o;
+        o.cluster.servers = 1;
+        o.cluster.gpus_per_server = 4;
+        o.cluster.gpu_memory_gb = 16;
+        o.cluster.tenants = std::move(tenants);
+        o.placement = "ff";
+        o.queue = order;
+        o.elastic.policy = policy;
+        o.elastic.round_s = 10;
+        o.elastic.observe_iterations = 5;
+        o.resources = { 1e15, 1 << 20 };
+        return o;
+    }
+    // A running job on the first free GPUs, as a pass before placed it.
+    void running(SteppedJob& job)
+    {
+        const PlacementPassOutcome out = pass({ &job }, {});
+        ASSERT_EQ(out.placed.size(), 1u) << (out.waiting.empty() ? "" : out.waiting[0].why);
+        for (std::size_t w = 0; w < out.placed[0].placement.size(); ++w)
+            job.place_worker(static_cast<WorkerId>(w), out.placed[0].placement[w]);
+        elastic_.started(job);
+    }
+    using PlacementPassOutcome = daemon::PlacementPass::Outcome;
+    PlacementPassOutcome pass(
+        const std::vector<daemon::ElasticJob*>& queued, const std::vector<daemon::ElasticJob*>& live)
+    {
+        return placement_.run(queued, live, remaining_);
+    }
+    static std::map<JobId, std::string> why(const PlacementPassOutcome& out)
+    {
+        std::map<JobId, std::string> waits;
+        for (const auto& w : out.waiting)
+            waits[w.job->id()] = w.why;
+        return waits;
+    }
+    static std::vector<JobId> placed(const PlacementPassOutcome& out)
+    {
+        std::vector<JobId> ids;
+        for (const auto& p : out.placed)
+            ids.push_back(p.job->id());
+        return ids;
+    }
+
+    daemon::DaemonOptions options_;
+    daemon::RemainingWork remaining_ = [](JobId) { return 100.0; };
+    daemon::ClusterBook book_ { options_.cluster, options_.placement };
+    daemon::WorkerPool pool_;
+    ElasticScheduling elastic_ { options_.elastic, book_, pool_ };
+    daemon::ResourceBook resources_ { options_.resources };
+    daemon::PlacementPass placement_ { options_, book_, elastic_, pool_, resources_ };
+};
+
+class ClusterCoreFifo : public ClusterCoreQueue {
+protected:
+    ClusterCoreFifo()
+        : ClusterCoreQueue(daemon::DaemonOptions::Queue::Fifo)
+    {
+    }
+};
+
+class ClusterCoreEps : public ClusterCoreQueue {
+protected:
+    ClusterCoreEps()
+        : ClusterCoreQueue(daemon::DaemonOptions::Queue::Backfill, sched::ElasticPolicy::Eps)
+    {
+    }
+};
+
+sched::TenantQuotas two_tenants(sched::RigidBorrowers rigid)
+{
+    sched::TenantQuotas q;
+    q.named["a"] = { 2, true, 1 };
+    q.named["b"] = { 2, false, 1 };
+    q.rigid = rigid;
+    return q;
+}
+
+class ClusterCoreTenants : public ClusterCoreQueue {
+protected:
+    explicit ClusterCoreTenants(sched::RigidBorrowers rigid = sched::RigidBorrowers::Wait)
+        : ClusterCoreQueue(daemon::DaemonOptions::Queue::Backfill, sched::ElasticPolicy::StaticFifo, two_tenants(rigid))
+    {
+    }
+};
+
+class ClusterCoreRequeue : public ClusterCoreTenants {
+protected:
+    ClusterCoreRequeue()
+        : ClusterCoreTenants(sched::RigidBorrowers::Requeue)
+    {
+    }
+};
+
+} // namespace
+
+// Backfill: with three of four GPUs held, a job of two waits, named with what it needs and
+// what has room, and the job of one behind it takes the last GPU (first fit).
+TEST_F(ClusterCoreQueue, UnderBackfillASmallerJobGoesAheadOfOneThatWaitsForGpus)
+{
+    SteppedJob big(1, "", { 100, 100, 100 });
+    SteppedJob wide(2, "", { 100, 100 });
+    SteppedJob small(3, "", { 100 });
+    running(big);
+    EXPECT_EQ(book_.gpus_of(1), (std::vector<int> { 0, 1, 2 }));
+    const PlacementPassOutcome out = pass({ &wide, &small }, { &big });
+    EXPECT_EQ(placed(out), (std::vector<JobId> { 3 }));
+    EXPECT_EQ(out.placed.at(0).placement, (std::vector<std::int32_t> { 3 }));
+    EXPECT_EQ(out.placed.at(0).message, "ff placed 1 local worker on " + book_.describe({ 3 }));
+    EXPECT_EQ(why(out),
+        (std::map<JobId, std::string> { { 2, "waiting for 2 GPUs with room for a worker; 1 have room now" } }));
+    EXPECT_EQ(book_.gpus_of(2), std::vector<int> {}) << "a job that waits holds nothing";
+}
+
+// FIFO (the Elastic PS paper's baselines): no job starts before an earlier one that waits
+// for GPUs, though it would fit.
+TEST_F(ClusterCoreFifo, NoJobOvertakesOneThatWaitsForGpus)
+{
+    SteppedJob big(1, "", { 100, 100, 100 });
+    SteppedJob wide(2, "", { 100, 100 });
+    SteppedJob small(3, "", { 100 });
+    running(big);
+    const PlacementPassOutcome out = pass({ &wide, &small }, { &big });
+    EXPECT_TRUE(out.placed.empty());
+    EXPECT_EQ(why(out).at(3), "waiting behind job 2 (--queue fifo)");
+    EXPECT_EQ(book_.gpus_of(3), std::vector<int> {});
+}
+
+// Under eps an elastic newcomer starts with what is free, down to its min_workers, and
+// says so; one below its min_workers waits and holds nothing.
+TEST_F(ClusterCoreEps, AnElasticNewcomerStartsSmallerWithWhatIsFree)
+{
+    SteppedJob big(1, "", { 100, 100 });
+    SteppedJob grows(2, elastic(4, 1, 4), { 100, 100, 100, 100 });
+    SteppedJob needs_three(3, elastic(3, 3, 3), { 100, 100, 100 });
+    running(big);
+    const PlacementPassOutcome out = pass({ &grows, &needs_three }, { &big });
+    ASSERT_EQ(placed(out), (std::vector<JobId> { 2 }));
+    EXPECT_EQ(out.placed[0].size, 2);
+    EXPECT_EQ(out.placed[0].placement, (std::vector<std::int32_t> { 2, 3, -1, -1 }));
+    EXPECT_EQ(out.placed[0].message,
+        "ff placed 2 local workers on " + book_.describe({ 2, 3 })
+            + " (eps: 2 of the 4 workers it asks for were free; it grows when GPUs are idle)");
+    EXPECT_EQ(why(out).at(3), "waiting for 3 GPUs with room for a worker; 0 have room now");
+}
+
+// A job that fits the GPUs but not the memory left beside the running jobs waits for the
+// memory, named by the resource book; the jobs placed before it in the pass count.
+TEST_F(ClusterCoreQueue, AJobWaitsForMemoryTheJobsPlacedBeforeItInThePassHold)
+{
+    SteppedJob first(1, "", { 100 });
+    SteppedJob second(2, "", { 100 });
+    const scenario::JobFootprint each = daemon::footprint_of(first.scenario());
+    resources_
+        = daemon::ResourceBook({ 1.5 * each.own_bytes() + each.data_bytes, 1 << 20 }); // one job's data, read once
+    const PlacementPassOutcome out = pass({ &first, &second }, {});
+    EXPECT_EQ(placed(out), (std::vector<JobId> { 1 }));
+    ASSERT_EQ(why(out).count(2), 1u);
+    EXPECT_EQ(why(out).at(2), resources_.wait_reason(each));
+    EXPECT_NE(why(out).at(2).find("memory"), std::string::npos) << why(out).at(2);
+}
+
+// Tenants (issue 47): a within-quota job is served before a borrower submitted ahead of it;
+// when it does not fit, the GPUs that idle go to it, so the borrower waits too, saying for
+// whom. A rigid borrower keeps what it borrowed (rigid_borrowers wait).
+TEST_F(ClusterCoreTenants, AWithinQuotaJobIsServedFirstAndABorrowerWaitsBehindIt)
+{
+    SteppedJob a_running(1, "", { 100, 100, 100 });
+    a_running.tenant_ = "a";
+    running(a_running); // a holds 3: one borrowed beyond its quota of 2
+    SteppedJob a_more(2, "", { 100 });
+    a_more.tenant_ = "a";
+    SteppedJob b_job(3, "", { 100, 100 });
+    b_job.tenant_ = "b";
+    const PlacementPassOutcome out = pass({ &a_more, &b_job }, { &a_running });
+    EXPECT_TRUE(out.placed.empty());
+    EXPECT_TRUE(out.requeue.empty()) << "rigid_borrowers wait";
+    EXPECT_EQ(why(out).at(3), "waiting for 2 GPUs with room for a worker; 1 have room now");
+    EXPECT_EQ(why(out).at(2),
+        "waiting: job 3 of tenant b waits within its quota, and GPUs that idle or come back go to it first");
+}
+
+// ... under rigid_borrowers requeue, the borrower is named to be stopped at a checkpoint
+// and queued again, with the reason its job-queued event gives.
+TEST_F(ClusterCoreRequeue, AWithinQuotaJobHasTheRigidBorrowerRequeued)
+{
+    SteppedJob a_running(1, "", { 100, 100, 100 });
+    a_running.tenant_ = "a";
+    running(a_running);
+    SteppedJob b_job(3, "", { 100, 100 });
+    b_job.tenant_ = "b";
+    const PlacementPassOutcome out = pass({ &b_job }, { &a_running });
+    ASSERT_EQ(out.requeue.size(), 1u);
+    EXPECT_EQ(out.requeue[0].job, 1);
+    EXPECT_EQ(
+        out.requeue[0].reason, "reclaimed for job 3 of tenant b (within its quota of 2 GPUs); rigid_borrowers requeue");
+    EXPECT_EQ(why(out).at(3), "waiting for 2 GPUs with room for a worker; 1 have room now")
+        << "it starts when the borrower's GPUs come back";
+}
+
+// A tenant that does not borrow waits for what is left of its quota, though GPUs idle.
+TEST_F(ClusterCoreTenants, ATenantThatDoesNotBorrowWaitsForItsQuota)
+{
+    SteppedJob b_running(1, "", { 100, 100 });
+    b_running.tenant_ = "b";
+    running(b_running);
+    SteppedJob b_more(2, "", { 100 });
+    b_more.tenant_ = "b";
+    SteppedJob a_job(3, "", { 100 });
+    a_job.tenant_ = "a";
+    const PlacementPassOutcome out = pass({ &b_more, &a_job }, { &b_running });
+    EXPECT_EQ(placed(out), (std::vector<JobId> { 3 }));
+    EXPECT_EQ(why(out).at(2),
+        "waiting for its tenant's quota: tenant b holds 2 of its 2 GPUs and does not borrow; this job needs 1");
+}
+
+// Under --elastic static a job fed by the worker pool starts only with its whole request
+// idle there; the pooled jobs behind it wait their turn (first come, first served).
+TEST_F(ClusterCoreQueue, UnderStaticAPooledJobWaitsForItsWholeRequestAndTheOnesBehindItWait)
+{
+    std::vector<std::shared_ptr<daemon::Client>> processes;
+    for (int k = 0; k < 2; ++k) {
+        processes.push_back(std::make_shared<daemon::Client>(300 + k, protocol::Role::Worker, "pooled", 64));
+        pool_.join(processes.back(), "host-" + std::to_string(k));
+    }
+    SteppedJob three(1, elastic(3, 3, 3), { 100, 100, 100 }, "", true);
+    SteppedJob one(2, elastic(1, 1, 1), { 100 }, "", true);
+    const PlacementPassOutcome out = pass({ &three, &one }, {});
+    EXPECT_TRUE(out.placed.empty());
+    EXPECT_EQ(why(out).at(1),
+        "waiting for its whole request of 3 workers (--elastic static): pooled workers for its remote slots "
+        "(fulcrum-worker --pool; 2 idle now)");
+    EXPECT_EQ(why(out).at(2), "waiting behind job 1 for the worker pool (--elastic static: first come, first served)");
+    const PlacementPassOutcome alone = pass({ &one }, {});
+    ASSERT_EQ(placed(alone), (std::vector<JobId> { 2 }));
+    EXPECT_EQ(alone.placed[0].message, "static: 1 of the 1 workers it asks for, from the worker pool (2 idle)");
 }
