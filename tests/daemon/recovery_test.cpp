@@ -5,8 +5,10 @@
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
+#include "daemon/job_journal.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
+#include "db/run_recorder.h"
 #include "predict/narx_network.h"
 #include "process_support.h"
 #include "ws_client.h"
@@ -380,4 +382,61 @@ TEST_F(Recovery, AGrownElasticJobResumesWithItsMembersOnGpusUnderEps)
     std::vector<std::int32_t> gpus(placement.begin(), placement.begin() + 3);
     std::sort(gpus.begin(), gpus.end());
     EXPECT_EQ(std::unique(gpus.begin(), gpus.end()), gpus.end()) << "one GPU each";
+}
+
+// What recovery makes of each journaled job, decided in process with nothing run (the core's
+// recovery cases, deterministic): a job whose run ended drops its journal entry silently (only
+// the journal did not know); an external job is recorded lost (its ranks went with the
+// fulcrumd they reported to); a store that cannot be read and a scenario that no longer loads
+// are named and not recovered, each message saying why; the ids stay taken.
+TEST_F(Recovery, AJournaledJobIsDroppedLostOrNotRecoveredAsItsStoreAndScenarioSay)
+{
+    const fs::path data = dir / "data";
+    daemon::JobJournal journal(data / "jobs");
+    fs::create_directories(data / "runs");
+    const auto store = [&](JobId id) { return data / "runs" / ("job-" + std::to_string(id) + ".db"); };
+    journal.add(1, daemon::JobJournal::Origin::Client, "default", paced_job(100)); // its run finished
+    {
+        db::RunRecorder recorder(store(1));
+        db::RunInfo run;
+        run.name = "recovered";
+        run.mode = "paced";
+        recorder.end_run(recorder.begin_run(run), "finished");
+    }
+    journal.add(2, daemon::JobJournal::Origin::Client, "default",
+        R"({"name": "torch-job", "external": {"framework": "pytorch"}, "training": {"total_batch": 64, "iterations": 10},
+            "policy": {"type": "uniform"}, "workers": [{"name": "rank", "count": 2}]})");
+    journal.add(3, daemon::JobJournal::Origin::Client, "default", paced_job(100));
+    std::ofstream(store(3)) << "not a run store";
+    std::string unknown_model = paced_job(100);
+    unknown_model.replace(unknown_model.find(R"("type": "mlp")"), 13, R"("type": "transformer-xl")");
+    journal.add(4, daemon::JobJournal::Origin::Client, "default", unknown_model);
+
+    daemon::DaemonOptions options;
+    options.data_dir = data;
+    options.resume = daemon::DaemonOptions::Resume::Manual;
+    daemon::Daemon d(options);
+    const auto found = d.recover();
+    std::map<JobId, std::string> said;
+    for (const auto& f : found)
+        said[f.job] = f.message;
+    EXPECT_EQ(said.count(1), 0u) << "an ended job is not listed: " << said[1];
+    EXPECT_EQ(said[2], "an external job: recorded as lost (its ranks went with fulcrumd's restart)");
+    EXPECT_EQ(said[3].rfind("its run store cannot be read (", 0), 0u) << said[3];
+    EXPECT_NE(said[3].find("); not recovered"), std::string::npos) << said[3];
+    EXPECT_EQ(said[4].rfind("its scenario no longer loads (", 0), 0u) << said[4];
+    EXPECT_NE(said[4].find("model.type"), std::string::npos) << "names the field: " << said[4];
+    EXPECT_EQ(found.size(), 3u);
+
+    const auto jobs = d.jobs();
+    ASSERT_EQ(jobs.size(), 1u) << "only the external job is in the table";
+    EXPECT_EQ(jobs[0].job, 2);
+    EXPECT_EQ(jobs[0].state, JobState::Lost);
+    std::vector<JobId> journaled;
+    for (const auto& e : journal.entries())
+        journaled.push_back(e.job);
+    EXPECT_EQ(journaled, (std::vector<JobId> { 3, 4 })) << "the ended and the lost jobs leave the journal; the "
+                                                           "others stay for an operator to mend";
+    EXPECT_EQ(d.submit(paced_job(10), "after the restart"), 5) << "their ids stay taken";
+    d.stop_all();
 }
