@@ -112,7 +112,7 @@ std::optional<sched::SlotCount> ElasticScheduling::admit(
     const sched::SlotCount asked { request.workers, servers ? request.servers : 0 };
     const sched::SlotCount minimum { elastic ? newcomer.scenario().elastic.min_workers : request.workers,
         servers ? (elastic ? 1 : request.servers) : 0 };
-    // Borrowed GPUs came back first (JobQueue::quota_step, reclaim_for), then EPS's release.
+    // Borrowed GPUs came back first (PlacementPass::quota_step, reclaim_for), then EPS's release.
     int free = book_.room_for(request);
     if (active() && free < asked.slots())
         release_for(newcomer, false, asked.slots(), minimum.slots(), free, running);

@@ -121,14 +121,20 @@ PlacementPass::QuotaStep PlacementPass::quota_step(const ElasticJob& job, const 
     }
     if (sized && elastic_.active())
         return { {}, within }; // EPS sizes it within its quota (ElasticScheduling::admit)
-    // What is left of its quota, whatever is free: a job whose quota has room but whose GPUs
-    // a borrower still holds waits for GPUs (below), not for its quota.
-    if (!quota.borrow && sched::quota_room(quotas, held, job.tenant(), local_gpus) < local_gpus)
+    // A tenant that does not borrow takes no more than its quota's room and the GPUs free now:
+    // short of its quota, it waits for the quota; with room in its quota, for GPUs that a
+    // borrower still holds (said so, not blamed on its quota).
+    const int free = book_.room_for(request);
+    if (quota.borrow || sched::quota_room(quotas, held, job.tenant(), free) >= local_gpus)
+        return { {}, within };
+    if (sched::quota_room(quotas, held, job.tenant(), local_gpus) < local_gpus)
         return { "waiting for its tenant's quota: tenant " + job.tenant() + " holds "
                 + std::to_string(sched::held_by(held, job.tenant())) + " of its " + std::to_string(quota.gpus)
                 + " GPUs and does not borrow; this job needs " + std::to_string(local_gpus),
             within };
-    return { {}, within };
+    return { "waiting for " + std::to_string(local_gpus) + " GPUs with room for a worker; " + std::to_string(free)
+            + " have room now",
+        within };
 }
 
 std::string PlacementPass::placed_message(const ElasticJob& job, const GpuDemand& request, const GpuDemand& demand,

@@ -40,8 +40,9 @@ scenario::JobFootprint footprint_of(const scenario::Scenario& s);
 // (sched/tenant_quota.h) within-quota jobs come first, borrowers after by borrowed GPUs
 // per weight, and once a within-quota job waits no borrower is placed. Under eps a job
 // may start smaller (ElasticScheduling::admit); a job fed by the worker pool counts pooled
-// processes. It decides and books (GPUs, pooled processes, memory and threads); the core
-// then starts the jobs placed and stops the rigid borrowers to requeue. It sees jobs as
+// processes (assigned when the job starts: ElasticScheduling::started). It decides and books
+// GPUs, memory and threads; the core then starts the jobs placed and stops the rigid
+// borrowers to requeue. It sees jobs as
 // ElasticJobs, so the ClusterCore tests drive it with jobs of their own. Not thread-safe:
 // the core calls it on its thread.
 class PlacementPass {

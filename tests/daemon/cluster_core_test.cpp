@@ -518,7 +518,19 @@ protected:
         sched::ElasticPolicy policy = sched::ElasticPolicy::StaticFifo, sched::TenantQuotas tenants = {})
         : options_(make_options(order, policy, std::move(tenants)))
     {
+        // As the core does: a job placed earlier in the pass counts for its own tenant.
+        elastic_.set_tenant_of([this](JobId id) {
+            const auto it = tenant_of_.find(id);
+            return it != tenant_of_.end() ? it->second : std::string(protocol::kDefaultTenant);
+        });
     }
+    // A job of `tenant`, known to the core by its id.
+    void of_tenant(SteppedJob& job, const std::string& tenant)
+    {
+        job.tenant_ = tenant;
+        tenant_of_[job.id()] = tenant;
+    }
+    std::map<JobId, std::string> tenant_of_;
     static daemon::DaemonOptions make_options(
         daemon::DaemonOptions::Queue order, sched::ElasticPolicy policy, sched::TenantQuotas tenants)
     {
@@ -645,6 +657,7 @@ TEST_F(ClusterCoreFifo, NoJobOvertakesOneThatWaitsForGpus)
     running(big);
     const PlacementPassOutcome out = pass({ &wide, &small }, { &big });
     EXPECT_TRUE(out.placed.empty());
+    EXPECT_EQ(why(out).at(2), "waiting for 2 GPUs with room for a worker; 1 have room now");
     EXPECT_EQ(why(out).at(3), "waiting behind job 2 (--queue fifo)");
     EXPECT_EQ(book_.gpus_of(3), std::vector<int> {});
 }
@@ -665,6 +678,7 @@ TEST_F(ClusterCoreEps, AnElasticNewcomerStartsSmallerWithWhatIsFree)
         "ff placed 2 local workers on " + book_.describe({ 2, 3 })
             + " (eps: 2 of the 4 workers it asks for were free; it grows when GPUs are idle)");
     EXPECT_EQ(why(out).at(3), "waiting for 3 GPUs with room for a worker; 0 have room now");
+    EXPECT_EQ(book_.gpus_of(3), std::vector<int> {});
 }
 
 // A job that fits the GPUs but not the memory left beside the running jobs waits for the
@@ -689,12 +703,12 @@ TEST_F(ClusterCoreQueue, AJobWaitsForMemoryTheJobsPlacedBeforeItInThePassHold)
 TEST_F(ClusterCoreTenants, AWithinQuotaJobIsServedFirstAndABorrowerWaitsBehindIt)
 {
     SteppedJob a_running(1, "", { 100, 100, 100 });
-    a_running.tenant_ = "a";
+    of_tenant(a_running, "a");
     running(a_running); // a holds 3: one borrowed beyond its quota of 2
     SteppedJob a_more(2, "", { 100 });
-    a_more.tenant_ = "a";
+    of_tenant(a_more, "a");
     SteppedJob b_job(3, "", { 100, 100 });
-    b_job.tenant_ = "b";
+    of_tenant(b_job, "b");
     const PlacementPassOutcome out = pass({ &a_more, &b_job }, { &a_running });
     EXPECT_TRUE(out.placed.empty());
     EXPECT_TRUE(out.requeue.empty()) << "rigid_borrowers wait";
@@ -708,10 +722,10 @@ TEST_F(ClusterCoreTenants, AWithinQuotaJobIsServedFirstAndABorrowerWaitsBehindIt
 TEST_F(ClusterCoreRequeue, AWithinQuotaJobHasTheRigidBorrowerRequeued)
 {
     SteppedJob a_running(1, "", { 100, 100, 100 });
-    a_running.tenant_ = "a";
+    of_tenant(a_running, "a");
     running(a_running);
     SteppedJob b_job(3, "", { 100, 100 });
-    b_job.tenant_ = "b";
+    of_tenant(b_job, "b");
     const PlacementPassOutcome out = pass({ &b_job }, { &a_running });
     ASSERT_EQ(out.requeue.size(), 1u);
     EXPECT_EQ(out.requeue[0].job, 1);
@@ -725,12 +739,12 @@ TEST_F(ClusterCoreRequeue, AWithinQuotaJobHasTheRigidBorrowerRequeued)
 TEST_F(ClusterCoreTenants, ATenantThatDoesNotBorrowWaitsForItsQuota)
 {
     SteppedJob b_running(1, "", { 100, 100 });
-    b_running.tenant_ = "b";
+    of_tenant(b_running, "b");
     running(b_running);
     SteppedJob b_more(2, "", { 100 });
-    b_more.tenant_ = "b";
+    of_tenant(b_more, "b");
     SteppedJob a_job(3, "", { 100 });
-    a_job.tenant_ = "a";
+    of_tenant(a_job, "a");
     const PlacementPassOutcome out = pass({ &b_more, &a_job }, { &b_running });
     EXPECT_EQ(placed(out), (std::vector<JobId> { 3 }));
     EXPECT_EQ(why(out).at(2),
@@ -757,4 +771,44 @@ TEST_F(ClusterCoreQueue, UnderStaticAPooledJobWaitsForItsWholeRequestAndTheOnesB
     const PlacementPassOutcome alone = pass({ &one }, {});
     ASSERT_EQ(placed(alone), (std::vector<JobId> { 2 }));
     EXPECT_EQ(alone.placed[0].message, "static: 1 of the 1 workers it asks for, from the worker pool (2 idle)");
+}
+
+// A tenant holds the GPUs its jobs placed earlier in the same pass hold: of two jobs of a
+// non-borrowing tenant with a quota of 2, each asking for 2, one is placed and the other
+// waits for the quota, though 4 GPUs were free.
+TEST_F(ClusterCoreTenants, JobsPlacedEarlierInThePassCountAgainstTheirTenantsQuota)
+{
+    SteppedJob first(1, "", { 100, 100 });
+    of_tenant(first, "b");
+    SteppedJob second(2, "", { 100, 100 });
+    of_tenant(second, "b");
+    const PlacementPassOutcome out = pass({ &first, &second }, {});
+    EXPECT_EQ(placed(out), (std::vector<JobId> { 1 }));
+    EXPECT_EQ(why(out).at(2),
+        "waiting for its tenant's quota: tenant b holds 2 of its 2 GPUs and does not borrow; this job needs 2");
+}
+
+// The placed event says what was placed: a job's servers' GPUs beside its workers', and under
+// eps a job that starts smaller starts with fewer server GPUs too, in proportion.
+TEST_F(ClusterCoreEps, AJobsServersHoldGpusBesideItsWorkersAndStartFewerWhenItStartsSmaller)
+{
+    SteppedJob fixed(1, "", { 100 }, R"(, "placement": {"server_gpus": 1})");
+    const PlacementPassOutcome first = pass({ &fixed }, {});
+    ASSERT_EQ(placed(first), (std::vector<JobId> { 1 }));
+    EXPECT_EQ(first.placed[0].message, "ff placed 1 local worker and its 1 servers on " + book_.describe({ 0, 1 }));
+    EXPECT_EQ(first.placed[0].placement, (std::vector<std::int32_t> { 0 })) << "the server's GPU after the worker's";
+    EXPECT_EQ(book_.gpus_of(1).size(), 2u);
+    for (std::size_t w = 0; w < first.placed[0].placement.size(); ++w)
+        fixed.place_worker(static_cast<WorkerId>(w), first.placed[0].placement[w]);
+    elastic_.started(fixed);
+
+    SteppedJob elastic_job(2, elastic(2, 1, 2), { 100, 100 }, R"(, "placement": {"server_gpus": 2})");
+    const PlacementPassOutcome second = pass({ &elastic_job }, { &fixed });
+    ASSERT_EQ(placed(second), (std::vector<JobId> { 2 })) << (second.waiting.empty() ? "" : second.waiting[0].why);
+    EXPECT_EQ(second.placed[0].size, 1);
+    EXPECT_EQ(second.placed[0].server_gpus, 1);
+    EXPECT_NE(
+        second.placed[0].message.find("(eps: 1 of the 2 workers it asks for and 1 of its 2 server GPUs were free"),
+        std::string::npos)
+        << second.placed[0].message;
 }
