@@ -24,7 +24,7 @@
 //
 //   build/release/bench/daemon_load [--jobs J] [--workers W] [--clients C] [--window S]
 //                                   [--commands N] [--queue FRAMES] [--run-files R]
-//                                   [--elastic static|eps|kill-restart]
+//                                   [--elastic static|eps|kill-restart] [--decode-rows]
 
 #include "daemon/auth.h"
 #include "daemon/daemon.h"
@@ -37,12 +37,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
@@ -64,6 +66,7 @@ struct Options {
     int queue = 128; // frames a client may fall behind (fulcrumd's default is 1,024)
     int run_files = 1000;
     std::string elastic = "static";
+    bool decode_rows = false; // the readers decode every frame whole, rows and all
 };
 
 // R run stores in `folder`: one recorded with a run, two jobs' worth of rows, then copied.
@@ -122,6 +125,31 @@ std::string load_scenario_text(int index, int workers, bool elastic)
 }
 
 using Key = std::pair<JobId, std::int64_t>;
+
+// The job and iteration of a rows frame, read from its head ({"type":"iterations","job":J,
+// "iteration":K,"rows":[...]}); nothing for another frame or another layout. The readers
+// share the machine's cores with fulcrumd: decoding every row of every frame (W rows a frame,
+// J frames an iteration, C readers) costs more CPU than fulcrumd's own streaming, and on two
+// cores that CPU is what the command and delivery tails measured (--decode-rows measures so).
+std::optional<Key> rows_key(std::string_view frame)
+{
+    const auto number = [&](std::string_view prefix) -> std::optional<std::int64_t> {
+        if (frame.substr(0, prefix.size()) != prefix)
+            return std::nullopt;
+        frame.remove_prefix(prefix.size());
+        std::int64_t value = 0;
+        const auto [end, error] = std::from_chars(frame.data(), frame.data() + frame.size(), value);
+        if (error != std::errc())
+            return std::nullopt;
+        frame.remove_prefix(static_cast<std::size_t>(end - frame.data()));
+        return value;
+    };
+    const std::optional<std::int64_t> job = number(R"({"type":"iterations","job":)");
+    const std::optional<std::int64_t> iteration = job ? number(R"(,"iteration":)") : std::nullopt;
+    if (!iteration)
+        return std::nullopt;
+    return Key { static_cast<JobId>(*job), *iteration };
+}
 
 // When each iteration's rows were published: the hub queues a frame for this in-process
 // client in the publishing call, and its wake callback takes the frame at once.
@@ -206,10 +234,12 @@ int main(int argc, char** argv)
             o.run_files = std::atoi(v7);
         else if (const char* v8 = value("--elastic"))
             o.elastic = v8;
+        else if (std::strcmp(argv[i], "--decode-rows") == 0)
+            o.decode_rows = true;
         else {
             std::fprintf(stderr,
                 "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue "
-                "FRAMES] [--run-files R] [--elastic static|eps|kill-restart]\n");
+                "FRAMES] [--run-files R] [--elastic static|eps|kill-restart] [--decode-rows]\n");
             return 2;
         }
     }
@@ -252,14 +282,19 @@ int main(int argc, char** argv)
         client->send(Hello { kProtocolVersion, "reader" });
         client->receive_until<Welcome>();
         client->request(Subscribe { "all", {}, std::nullopt, {} }, "all");
-        reader->thread = std::thread([client, r = reader.get(), &done] {
+        reader->thread = std::thread([client, r = reader.get(), &done, decode_rows = o.decode_rows] {
             namespace beast = boost::beast;
             try {
                 while (!done.load()) {
                     beast::flat_buffer buffer;
                     client->stream().read(buffer);
                     const auto at = Clock::now();
-                    const auto decoded = decode_server(beast::buffers_to_string(buffer.data()));
+                    const std::string frame = beast::buffers_to_string(buffer.data());
+                    if (const std::optional<Key> key = decode_rows ? std::nullopt : rows_key(frame)) {
+                        r->arrivals.push_back({ *key, at });
+                        continue;
+                    }
+                    const auto decoded = decode_server(frame);
                     if (!decoded)
                         continue;
                     if (const auto* rows = std::get_if<IterationRows>(&*decoded.message))

@@ -437,8 +437,10 @@ void Daemon::on(Client& client, const WorkerCommand& w)
             check_reach(to, w.job);
             JobRuntime& job = queue_.job(w.job);
             job.command(w, actor);
-            job.publish_workers(); // the pending change, shown before the next barrier applies it
             answer(to, command, ok(w.id, w.job));
+            // Then the pending change, shown before the next barrier applies it: encoding every
+            // worker's state (p50 0.9 ms at 500 workers, benchmarks.md) is no part of the reply.
+            job.publish_workers();
         },
         command);
 }
