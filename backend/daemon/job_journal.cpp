@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@ namespace fulcrum::daemon {
 namespace {
 
 constexpr const char* kLocal = "local";
+constexpr const char* kLastJob = "last-job";
 constexpr const char* kClient = "client";
 constexpr std::string_view kTenantPrefix = "tenant=";
 
@@ -52,6 +54,16 @@ JobJournal::JobJournal(std::filesystem::path folder)
     std::filesystem::create_directories(folder_, ec);
     if (ec)
         throw InputError(folder_.string(), "", "cannot create the job journal's folder: " + ec.message());
+    last_ = last_added();
+}
+
+JobId JobJournal::last_added() const
+{
+    std::ifstream in(folder_ / kLastJob);
+    long long last = 0;
+    if (!(in >> last) || last < 0 || last >= std::numeric_limits<JobId>::max())
+        return 0; // none yet, or damaged: the entries and the run stores still keep their ids
+    return static_cast<JobId>(last);
 }
 
 std::filesystem::path JobJournal::file(JobId job) const
@@ -81,6 +93,22 @@ void JobJournal::add(JobId job, Origin origin, const std::string& tenant, const 
     std::filesystem::rename(partial, target, ec);
     if (ec)
         throw RuntimeFailure(target.string() + ": " + ec.message());
+    // The marker follows the entry, written beside and renamed; no fsync of its own: after a
+    // power cut its id is still the entry's, or that of the run store the job went on to.
+    std::lock_guard lock(last_mutex_);
+    if (job <= last_)
+        return;
+    const std::filesystem::path marker = folder_ / kLastJob;
+    const std::filesystem::path marker_partial = marker.string() + ".partial";
+    {
+        std::ofstream out(marker_partial, std::ios::trunc);
+        out << job << "\n";
+        if (!out.flush())
+            return; // the entry is written; the marker is a safeguard, not the record
+    }
+    std::filesystem::rename(marker_partial, marker, ec);
+    if (!ec)
+        last_ = job;
 }
 
 void JobJournal::remove(JobId job)

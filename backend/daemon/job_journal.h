@@ -4,6 +4,7 @@
 #include "protocol/messages.h"
 
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,10 +37,16 @@ public:
     void remove(JobId job);
     // Every entry, by job id; an unreadable one is skipped and named in `problems`.
     std::vector<Entry> entries(std::vector<std::string>* problems = nullptr) const;
+    // The highest job id ever added (its `last-job` file), 0 when none: a job that ended
+    // without a run store (cancelled while queued, an external job lost at a restart) leaves
+    // no other trace, and a restarted fulcrumd must not give its id again.
+    JobId last_added() const;
 
 private:
     std::filesystem::path file(JobId job) const;
     std::filesystem::path folder_;
+    std::mutex last_mutex_; // the disk threads' adds: the marker only ever grows
+    JobId last_ = 0;
 };
 
 } // namespace fulcrum::daemon

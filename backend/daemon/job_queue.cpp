@@ -54,7 +54,7 @@ JobQueue::JobQueue(
     , cluster_(options.cluster, options.placement, 1, std::string(sched::policy_name(options.elastic.policy)))
     , elastic_(options.elastic, cluster_, worker_pool_)
 {
-    JobId next = catalogue_.first_free_job_id();
+    JobId next = std::max(catalogue_.first_free_job_id(), journal_.last_added() + 1);
     for (const JobJournal::Entry& e : journal_.entries())
         next = std::max(next, e.job + 1);
     next_job_ = next;

@@ -439,3 +439,45 @@ TEST_F(Recovery, AJournaledJobIsDroppedLostOrNotRecoveredAsItsStoreAndScenarioSa
                                                            "others stay for an operator to mend";
     d.stop_all();
 }
+
+// A job id is never given twice, across restarts too: a job that ended without a run store
+// (cancelled while queued) leaves no entry and no store, yet the next fulcrumd gives the next
+// id, not its own again (the journal's last-job). A damaged marker is no worse than none.
+TEST_F(Recovery, AJobsIdIsNotGivenAgainAfterARestartThoughItLeftNoRunStore)
+{
+    daemon::DaemonOptions options;
+    options.data_dir = dir / "data";
+    options.cluster.servers = 1;
+    options.cluster.gpus_per_server = 1;
+    // It waits for a remote worker that never comes, holding the one GPU: no run store yet.
+    const std::string waiting = R"({"name": "waits", "mode": "real",
+      "data": {"source": "synthetic", "train_size": 200, "test_size": 50, "dim": 8, "classes": 3},
+      "model": {"type": "softmax"}, "training": {"total_batch": 16, "iterations": 5},
+      "workers": [{"speed": 1000}, {"speed": 1000, "remote": true}]})";
+    {
+        daemon::Daemon first(options);
+        EXPECT_EQ(first.submit(waiting, "test"), 1);
+        EXPECT_EQ(first.submit(waiting, "test"), 2); // queued behind it
+        auto op = first.connect(Role::Operator, "op");
+        first.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+        std::vector<ServerMessage> seen;
+        const Reply reply
+            = request_reply(first, *op, seen, encode(ClientMessage { JobCommand { "c", JobAction::Cancel, 2 } }));
+        EXPECT_FALSE(reply.error) << reply.error->message;
+    }
+    EXPECT_FALSE(fs::exists(dir / "data" / "runs" / "job-2.db")) << "it never ran";
+    std::vector<JobId> journaled;
+    for (const auto& e : daemon::JobJournal(dir / "data" / "jobs").entries())
+        journaled.push_back(e.job);
+    EXPECT_EQ(journaled, std::vector<JobId> { 1 }) << "the cancelled job left the journal";
+    {
+        daemon::Daemon second(options);
+        EXPECT_EQ(second.recover().size(), 1u);
+        EXPECT_EQ(second.submit(waiting, "after the restart"), 3) << "not job 2 again";
+    }
+    std::ofstream(dir / "data" / "jobs" / "last-job", std::ios::trunc) << "not a number";
+    daemon::Daemon third(options);
+    third.recover();
+    EXPECT_EQ(third.submit(waiting, "after a damaged marker"), 4) << "job 3 is still in the journal";
+    third.stop_all();
+}
