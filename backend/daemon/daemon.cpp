@@ -439,8 +439,14 @@ void Daemon::on(Client& client, const WorkerCommand& w)
             job.command(w, actor);
             answer(to, command, ok(w.id, w.job));
             // Then the pending change, shown before the next barrier applies it: encoding every
-            // worker's state (p50 0.9 ms at 500 workers, benchmarks.md) is no part of the reply.
-            job.publish_workers();
+            // worker's state (p50 0.9 ms at 500 workers, benchmarks.md) is no part of the reply,
+            // and a failure here is no second reply to it.
+            try {
+                job.publish_workers();
+            } catch (const std::exception& e) {
+                log::error(
+                    "workers not published", { { "job", static_cast<std::int64_t>(w.job) }, { "reason", e.what() } });
+            }
         },
         command);
 }

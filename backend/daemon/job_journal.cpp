@@ -1,13 +1,13 @@
 #include "daemon/job_journal.h"
 
 #include "common/error.h"
+#include "log/log.h"
 #include "protocol/token_file.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <fstream>
-#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -32,6 +32,17 @@ bool write_all(int fd, std::string_view text)
         text.remove_prefix(static_cast<std::size_t>(n));
     }
     return true;
+}
+
+// `text` in a new file at `path`, on the disk (fsynced) when this returns true.
+bool write_synced(const std::filesystem::path& path, std::string_view text)
+{
+    const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0)
+        return false;
+    const bool written = write_all(out, text) && ::fsync(out) == 0;
+    ::close(out);
+    return written;
 }
 
 } // namespace
@@ -61,7 +72,7 @@ JobId JobJournal::last_added() const
 {
     std::ifstream in(folder_ / kLastJob);
     long long last = 0;
-    if (!(in >> last) || last < 0 || last >= std::numeric_limits<JobId>::max())
+    if (!(in >> last) || last < 0 || last >= kMaxJobId)
         return 0; // none yet, or damaged: the entries and the run stores still keep their ids
     return static_cast<JobId>(last);
 }
@@ -75,40 +86,36 @@ void JobJournal::add(JobId job, Origin origin, const std::string& tenant, const 
 {
     const std::filesystem::path target = file(job);
     const std::filesystem::path partial = target.string() + ".partial";
-    {
-        const int out = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (out < 0)
-            throw RuntimeFailure(partial.string() + ": cannot be written");
-        // The default tenant's entry is the last release's, which that release can still read.
-        std::string text = origin == Origin::Local ? kLocal : kClient;
-        if (tenant != protocol::kDefaultTenant)
-            text += " " + std::string(kTenantPrefix) + tenant;
-        text += "\n" + scenario_json;
-        const bool written = write_all(out, text) && ::fsync(out) == 0;
-        ::close(out);
-        if (!written)
-            throw RuntimeFailure(partial.string() + ": the disk refused the job's scenario");
-    }
+    // The default tenant's entry is the last release's, which that release can still read.
+    std::string text = origin == Origin::Local ? kLocal : kClient;
+    if (tenant != protocol::kDefaultTenant)
+        text += " " + std::string(kTenantPrefix) + tenant;
+    text += "\n" + scenario_json;
+    if (!write_synced(partial, text))
+        throw RuntimeFailure(partial.string() + ": the disk refused the job's scenario");
     std::error_code ec;
     std::filesystem::rename(partial, target, ec);
     if (ec)
         throw RuntimeFailure(target.string() + ": " + ec.message());
-    // The marker follows the entry, written beside and renamed; no fsync of its own: after a
-    // power cut its id is still the entry's, or that of the run store the job went on to.
+    // The marker follows the entry, on the disk before the entry can be removed (a job
+    // cancelled while queued leaves no other trace of its id).
     std::lock_guard lock(last_mutex_);
     if (job <= last_)
         return;
     const std::filesystem::path marker = folder_ / kLastJob;
     const std::filesystem::path marker_partial = marker.string() + ".partial";
-    {
-        std::ofstream out(marker_partial, std::ios::trunc);
-        out << job << "\n";
-        if (!out.flush())
-            return; // the entry is written; the marker is a safeguard, not the record
+    const bool written = write_synced(marker_partial, std::to_string(job) + "\n");
+    if (written)
+        std::filesystem::rename(marker_partial, marker, ec);
+    if (!written || ec) {
+        // The entry is written, and the job goes on; only its id could be given again after
+        // a restart, if the job leaves no run store.
+        log::warning("job id marker not written",
+            { { "path", marker.string() }, { "job", static_cast<std::int64_t>(job) },
+                { "reason", written ? ec.message() : std::string("the disk refused it") } });
+        return;
     }
-    std::filesystem::rename(marker_partial, marker, ec);
-    if (!ec)
-        last_ = job;
+    last_ = job;
 }
 
 void JobJournal::remove(JobId job)

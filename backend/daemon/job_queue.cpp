@@ -360,6 +360,9 @@ JobId JobQueue::journal_job(const std::string& scenario_json, Origin origin, con
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
+    if (id > kMaxJobId) // a job's files could not be named, nor found again at a restart
+        throw RefusedRequest("job-ids-exhausted",
+            "fulcrumd has given every job id up to " + std::to_string(kMaxJobId) + "; start it with a new data folder");
     // On disk before the submission is answered: a crash from here on loses no job.
     journal_.add(
         id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, tenant, scenario_json);

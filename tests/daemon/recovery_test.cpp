@@ -442,7 +442,8 @@ TEST_F(Recovery, AJournaledJobIsDroppedLostOrNotRecoveredAsItsStoreAndScenarioSa
 
 // A job id is never given twice, across restarts too: a job that ended without a run store
 // (cancelled while queued) leaves no entry and no store, yet the next fulcrumd gives the next
-// id, not its own again (the journal's last-job). A damaged marker is no worse than none.
+// id, not its own again (the journal's last-job). A damaged marker, or one out of range, is no
+// worse than none.
 TEST_F(Recovery, AJobsIdIsNotGivenAgainAfterARestartThoughItLeftNoRunStore)
 {
     daemon::DaemonOptions options;
@@ -476,8 +477,15 @@ TEST_F(Recovery, AJobsIdIsNotGivenAgainAfterARestartThoughItLeftNoRunStore)
         EXPECT_EQ(second.submit(waiting, "after the restart"), 3) << "not job 2 again";
     }
     std::ofstream(dir / "data" / "jobs" / "last-job", std::ios::trunc) << "not a number";
-    daemon::Daemon third(options);
-    third.recover();
-    EXPECT_EQ(third.submit(waiting, "after a damaged marker"), 4) << "job 3 is still in the journal";
-    third.stop_all();
+    {
+        daemon::Daemon third(options);
+        third.recover();
+        EXPECT_EQ(third.submit(waiting, "after a damaged marker"), 4) << "job 3 is still in the journal";
+    }
+    // An id past what a job's files can be named by (9 digits) is a damaged marker too.
+    std::ofstream(dir / "data" / "jobs" / "last-job", std::ios::trunc) << daemon::kMaxJobId;
+    daemon::Daemon fourth(options);
+    fourth.recover();
+    EXPECT_EQ(fourth.submit(waiting, "after a marker out of range"), 5);
+    fourth.stop_all();
 }
