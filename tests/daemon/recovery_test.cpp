@@ -49,6 +49,16 @@ std::string paced_job(int iterations, const std::string& sync = "bsp")
       "workers": [{"speed": 3000, "count": 3, "noise": {"sigma": 0.05}}, {"speed": 1000, "noise": {"sigma": 0.05}}]})";
 }
 
+// A real-mode job whose remote worker never comes: it holds its local worker's GPU and
+// waits, with no run store yet.
+std::string waiting_for_remote_worker()
+{
+    return R"({"name": "waits", "mode": "real",
+      "data": {"source": "synthetic", "train_size": 200, "test_size": 50, "dim": 8, "classes": 3},
+      "model": {"type": "softmax"}, "training": {"total_batch": 16, "iterations": 5},
+      "workers": [{"speed": 1000}, {"speed": 1000, "remote": true}]})";
+}
+
 using Rows = std::map<std::pair<std::int64_t, WorkerId>, IterationRecord>;
 
 // Run 1's rows of `job`: fulcrumd's id, which its store's rows carry.
@@ -273,10 +283,7 @@ TEST_F(Recovery, AJobKilledWhileQueuedOrWaitingIsNotLost)
     // daemon dies; the journal still has it.
     daemon::DaemonOptions options;
     options.data_dir = dir / "data";
-    const std::string waiting = R"({"name": "waits", "mode": "real",
-      "data": {"source": "synthetic", "train_size": 200, "test_size": 50, "dim": 8, "classes": 3},
-      "model": {"type": "softmax"}, "training": {"total_batch": 16, "iterations": 5},
-      "workers": [{"speed": 1000}, {"speed": 1000, "remote": true}]})";
+    const std::string waiting = waiting_for_remote_worker();
     {
         daemon::Daemon first(options);
         EXPECT_EQ(first.submit(waiting, "test"), 1);
@@ -451,10 +458,7 @@ TEST_F(Recovery, AJobsIdIsNotGivenAgainAfterARestartThoughItLeftNoRunStore)
     options.cluster.servers = 1;
     options.cluster.gpus_per_server = 1;
     // It waits for a remote worker that never comes, holding the one GPU: no run store yet.
-    const std::string waiting = R"({"name": "waits", "mode": "real",
-      "data": {"source": "synthetic", "train_size": 200, "test_size": 50, "dim": 8, "classes": 3},
-      "model": {"type": "softmax"}, "training": {"total_batch": 16, "iterations": 5},
-      "workers": [{"speed": 1000}, {"speed": 1000, "remote": true}]})";
+    const std::string waiting = waiting_for_remote_worker();
     {
         daemon::Daemon first(options);
         EXPECT_EQ(first.submit(waiting, "test"), 1);
