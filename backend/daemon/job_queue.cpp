@@ -761,6 +761,7 @@ void JobQueue::start_queued()
         }
         elastic_.started(*p.job);
     }
+    worker_pool_.drop_holds(); // a start that failed, or took fewer, leaves no process promised
     publish_cluster();
 }
 

@@ -40,7 +40,7 @@ scenario::JobFootprint footprint_of(const scenario::Scenario& s)
 }
 
 PlacementPass::PlacementPass(const DaemonOptions& options, ClusterBook& book, ElasticScheduling& elastic,
-    const WorkerPool& pool, ResourceBook& resources)
+    WorkerPool& pool, ResourceBook& resources)
     : options_(options)
     , book_(book)
     , elastic_(elastic)
@@ -280,6 +280,8 @@ PlacementPass::Outcome PlacementPass::run(
             elastic_.sizes(job) || pooled ? size : std::nullopt,
             fewer_servers ? std::optional<int>(demand.servers) : std::nullopt });
         resources_.hold(job.id(), needs);
+        if (pooled) // assigned when it starts: the jobs after it in the pass count without them
+            pool_.hold(job.id(), ElasticScheduling::slots_of_kind(job, *size, true), job.tenant());
     }
     return outcome;
 }

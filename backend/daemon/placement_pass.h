@@ -40,14 +40,15 @@ scenario::JobFootprint footprint_of(const scenario::Scenario& s);
 // (sched/tenant_quota.h) within-quota jobs come first, borrowers after by borrowed GPUs
 // per weight, and once a within-quota job waits no borrower is placed. Under eps a job
 // may start smaller (ElasticScheduling::admit); a job fed by the worker pool counts pooled
-// processes (assigned when the job starts: ElasticScheduling::started). It decides and books
-// GPUs, memory and threads; the core then starts the jobs placed and stops the rigid
+// processes (assigned when the job starts: ElasticScheduling::started; held for it meanwhile,
+// WorkerPool::hold, so the jobs after it do not count them). It decides and books GPUs,
+// memory and threads; the core then starts the jobs placed and stops the rigid
 // borrowers to requeue. It sees jobs as
 // ElasticJobs, so the ClusterCore tests drive it with jobs of their own. Not thread-safe:
 // the core calls it on its thread.
 class PlacementPass {
 public:
-    PlacementPass(const DaemonOptions& options, ClusterBook& book, ElasticScheduling& elastic, const WorkerPool& pool,
+    PlacementPass(const DaemonOptions& options, ClusterBook& book, ElasticScheduling& elastic, WorkerPool& pool,
         ResourceBook& resources);
 
     struct Placed {
@@ -95,7 +96,7 @@ private:
     const DaemonOptions& options_;
     ClusterBook& book_;
     ElasticScheduling& elastic_;
-    const WorkerPool& pool_;
+    WorkerPool& pool_; // a pooled job placed holds its processes for the jobs after it (hold)
     ResourceBook& resources_;
 };
 

@@ -11,7 +11,7 @@ void WorkerPool::join(const std::shared_ptr<Client>& client, const std::string& 
 {
     if (contains(client->id()))
         throw RefusedRequest("already-joined", "this connection already waits in fulcrumd's worker pool");
-    workers_.push_back(Pooled { client, host, std::nullopt, -1 });
+    workers_.push_back(Pooled { client, host, std::nullopt, -1, std::nullopt });
 }
 
 std::optional<WorkerPool::Pooled> WorkerPool::leave(std::uint64_t client)
@@ -35,20 +35,49 @@ int WorkerPool::idle() const
     return static_cast<int>(std::count_if(workers_.begin(), workers_.end(), [](const Pooled& p) { return !p.job; }));
 }
 
+namespace {
+
+bool free_for(const WorkerPool::Pooled& p, std::string_view tenant)
+{
+    return !p.job && !p.held_for && p.client->reach().covers(tenant);
+}
+
+} // namespace
+
 int WorkerPool::idle_for(std::string_view tenant) const
 {
-    return static_cast<int>(std::count_if(
-        workers_.begin(), workers_.end(), [&](const Pooled& p) { return !p.job && p.client->reach().covers(tenant); }));
+    return static_cast<int>(
+        std::count_if(workers_.begin(), workers_.end(), [&](const Pooled& p) { return free_for(p, tenant); }));
+}
+
+int WorkerPool::hold(JobId job, int count, std::string_view tenant)
+{
+    int held = 0;
+    for (Pooled& p : workers_)
+        if (held < count && free_for(p, tenant)) {
+            p.held_for = job;
+            ++held;
+        }
+    return held;
+}
+
+void WorkerPool::drop_holds()
+{
+    for (Pooled& p : workers_)
+        p.held_for.reset();
 }
 
 std::optional<WorkerPool::Pooled> WorkerPool::assign(JobId job, WorkerId worker, std::string_view tenant)
 {
-    const auto it = std::find_if(
-        workers_.begin(), workers_.end(), [&](const Pooled& p) { return !p.job && p.client->reach().covers(tenant); });
+    auto it
+        = std::find_if(workers_.begin(), workers_.end(), [&](const Pooled& p) { return !p.job && p.held_for == job; });
+    if (it == workers_.end())
+        it = std::find_if(workers_.begin(), workers_.end(), [&](const Pooled& p) { return free_for(p, tenant); });
     if (it == workers_.end())
         return std::nullopt;
     it->job = job;
     it->worker = worker;
+    it->held_for.reset();
     return *it;
 }
 

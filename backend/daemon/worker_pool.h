@@ -15,8 +15,8 @@ class Client;
 
 // fulcrum-worker processes started with --pool: connections that wait in fulcrumd until the
 // elastic scheduler gives them a worker slot of a real-mode job (EPS's idle resources for the
-// jobs whose workers are all remote), and the slot each was given. Not thread-safe: JobQueue
-// holds its lock around every call.
+// jobs whose workers are all remote), and the slot each was given. The cluster core's: used on
+// its thread only.
 class WorkerPool {
 public:
     struct Pooled {
@@ -24,6 +24,7 @@ public:
         std::string host;
         std::optional<JobId> job; // assigned: the job and its worker slot
         WorkerId worker = -1;
+        std::optional<JobId> held_for; // idle, promised to a job placed in this pass (hold)
     };
 
     // Throws RefusedRequest("already-joined") for a connection already in the pool.
@@ -32,11 +33,18 @@ public:
     std::optional<Pooled> leave(std::uint64_t client);
     bool contains(std::uint64_t client) const;
     int idle() const;
-    // Idle ones whose token reaches `tenant`: the only ones a job of that tenant is given.
+    // Idle ones whose token reaches `tenant`: the only ones a job of that tenant is given. Not
+    // those held for a job placed earlier in the pass.
     int idle_for(std::string_view tenant) const;
+    // The placement pass placed `job`, whose processes are assigned when it starts: holds the
+    // `count` idle ones assign() will give it (the idle longest whose token reaches `tenant`),
+    // so that the jobs after it in the pass do not count them. Returns how many it held.
+    int hold(JobId job, int count, std::string_view tenant);
+    // The pass's placed jobs started: what a start did not take is idle for every job again.
+    void drop_holds();
     int size() const { return static_cast<int>(workers_.size()); }
-    // The worker idle the longest of those whose token reaches `tenant` (the job's), now
-    // assigned to `job`'s slot `worker`.
+    // One held for `job`, else the worker idle the longest of those whose token reaches
+    // `tenant` (the job's) and not held: now assigned to `job`'s slot `worker`.
     std::optional<Pooled> assign(JobId job, WorkerId worker, std::string_view tenant);
     // The slot's pooled worker, if its slot was given from the pool.
     std::optional<Pooled> assigned(JobId job, WorkerId worker) const;

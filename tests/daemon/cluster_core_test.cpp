@@ -193,6 +193,17 @@ std::string elastic(int initial, int min, int max)
         + R"(, "max_workers": )" + std::to_string(max) + "}";
 }
 
+// Pooled fulcrum-worker processes that joined the pool, `count` of them.
+std::vector<std::shared_ptr<daemon::Client>> join_processes(daemon::WorkerPool& pool, int count, std::uint64_t first)
+{
+    std::vector<std::shared_ptr<daemon::Client>> processes;
+    for (int k = 0; k < count; ++k) {
+        processes.push_back(std::make_shared<daemon::Client>(first + k, protocol::Role::Worker, "pooled", 64));
+        pool.join(processes.back(), "host-" + std::to_string(k));
+    }
+    return processes;
+}
+
 class ClusterCore : public ::testing::Test {
 protected:
     static ElasticScheduling::Clock::time_point at(double s)
@@ -427,11 +438,7 @@ TEST_F(ClusterCore, KillRestartCarriesTheGrowthStepOutAsARestart)
 // once the job's barrier has dropped the slot, and idles in the pool again.
 TEST_F(ClusterCore, APooledJobTakesAProcessPerMemberAndGivesBackTheOneItDropped)
 {
-    std::vector<std::shared_ptr<daemon::Client>> processes;
-    for (int k = 0; k < 3; ++k) {
-        processes.push_back(std::make_shared<daemon::Client>(100 + k, protocol::Role::Worker, "pooled", 64));
-        pool.join(processes.back(), "host-" + std::to_string(k));
-    }
+    const auto processes = join_processes(pool, 3, 100);
     SteppedJob job(1, elastic(1, 1, 3), { 100, 100, 10 }, "", true);
     scheduler.rebase(at(0));
     ASSERT_TRUE(scheduler.fed_by_pool(job));
@@ -755,11 +762,7 @@ TEST_F(ClusterCoreTenants, ATenantThatDoesNotBorrowWaitsForItsQuota)
 // idle there; the pooled jobs behind it wait their turn (first come, first served).
 TEST_F(ClusterCoreQueue, UnderStaticAPooledJobWaitsForItsWholeRequestAndTheOnesBehindItWait)
 {
-    std::vector<std::shared_ptr<daemon::Client>> processes;
-    for (int k = 0; k < 2; ++k) {
-        processes.push_back(std::make_shared<daemon::Client>(300 + k, protocol::Role::Worker, "pooled", 64));
-        pool_.join(processes.back(), "host-" + std::to_string(k));
-    }
+    const auto processes = join_processes(pool_, 2, 300);
     SteppedJob three(1, elastic(3, 3, 3), { 100, 100, 100 }, "", true);
     SteppedJob one(2, elastic(1, 1, 1), { 100 }, "", true);
     const PlacementPassOutcome out = pass({ &three, &one }, {});
@@ -811,4 +814,45 @@ TEST_F(ClusterCoreEps, AJobsServersHoldGpusBesideItsWorkersAndStartFewerWhenItSt
         second.placed[0].message.find("(eps: 1 of the 2 workers it asks for and 1 of its 2 server GPUs were free"),
         std::string::npos)
         << second.placed[0].message;
+}
+
+// Two pooled jobs in one pass do not count the same idle processes: of three, the first job
+// placed takes two, and the second, asking for its whole request of two under --elastic
+// static, waits, told that one is idle (without the pass's holds it was placed too, and one
+// of its slots then waited for a process that was never there).
+TEST_F(ClusterCoreQueue, PooledJobsPlacedInOnePassDoNotCountTheSameIdleProcesses)
+{
+    const auto processes = join_processes(pool_, 3, 400);
+    SteppedJob first(1, elastic(2, 2, 2), { 100, 100 }, "", true);
+    SteppedJob second(2, elastic(2, 2, 2), { 100, 100 }, "", true);
+    const PlacementPassOutcome out = pass({ &first, &second }, {});
+    ASSERT_EQ(placed(out), (std::vector<JobId> { 1 }));
+    EXPECT_EQ(out.placed[0].message, "static: 2 of the 2 workers it asks for, from the worker pool (3 idle)");
+    EXPECT_EQ(why(out).at(2),
+        "waiting for its whole request of 2 workers (--elastic static): pooled workers for its remote slots "
+        "(fulcrum-worker --pool; 1 idle now)");
+    elastic_.started(first); // as the core starts it, in the same task
+    pool_.drop_holds();
+    EXPECT_EQ(first.remote()->joined_slots(), (std::vector<bool> { true, true }));
+    EXPECT_EQ(pool_.idle(), 1);
+}
+
+// Under eps the second pooled job of the pass starts smaller, with the one process the first
+// left, and each slot that starts a member has its process.
+TEST_F(ClusterCoreEps, ASecondPooledJobOfThePassStartsWithTheProcessesTheFirstLeft)
+{
+    const auto processes = join_processes(pool_, 3, 500);
+    SteppedJob first(1, elastic(2, 1, 2), { 100, 100 }, "", true);
+    SteppedJob second(2, elastic(2, 1, 2), { 100, 100 }, "", true);
+    const PlacementPassOutcome out = pass({ &first, &second }, {});
+    ASSERT_EQ(placed(out), (std::vector<JobId> { 1, 2 }));
+    EXPECT_EQ(out.placed[0].size, 2);
+    EXPECT_EQ(out.placed[1].size, 1);
+    EXPECT_EQ(out.placed[1].message, "eps: 1 of the 2 workers it asks for, from the worker pool (1 idle)");
+    for (SteppedJob* job : { &first, &second })
+        elastic_.started(*job);
+    pool_.drop_holds();
+    EXPECT_EQ(first.remote()->joined_slots(), (std::vector<bool> { true, true }));
+    EXPECT_EQ(second.remote()->joined_slots(), (std::vector<bool> { true, false }));
+    EXPECT_EQ(pool_.idle(), 0);
 }
