@@ -1,13 +1,13 @@
 #include "daemon/job_journal.h"
 
 #include "common/error.h"
+#include "common/file_text.h"
 #include "log/log.h"
 #include "protocol/token_file.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
-#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
@@ -70,10 +70,24 @@ JobJournal::JobJournal(std::filesystem::path folder)
 
 JobId JobJournal::last_added() const
 {
-    std::ifstream in(folder_ / kLastJob);
+    const std::filesystem::path marker = folder_ / kLastJob;
+    std::error_code ec;
+    if (!std::filesystem::exists(marker, ec))
+        return 0; // none yet
+    // Damaged: ignored, the entries and the run stores still keep their ids.
+    const auto ignored = [&](const std::string& why) {
+        log::warning("job id marker ignored", { { "path", marker.string() }, { "reason", why } });
+        return JobId { 0 };
+    };
+    std::istringstream in;
+    try {
+        in.str(read_file_text(marker, 64));
+    } catch (const InputError& e) {
+        return ignored(e.reason());
+    }
     long long last = 0;
     if (!(in >> last) || last < 0 || last >= kMaxJobId)
-        return 0; // none yet, or damaged: the entries and the run stores still keep their ids
+        return ignored("expected a job id from 0 to " + std::to_string(kMaxJobId - 1));
     return static_cast<JobId>(last);
 }
 
@@ -133,7 +147,14 @@ std::vector<JobJournal::Entry> JobJournal::entries(std::vector<std::string>* pro
         const std::optional<JobId> job = job_of_file(name, ".json");
         if (!job)
             continue;
-        std::ifstream in(item.path(), std::ios::binary);
+        std::istringstream in;
+        try {
+            in.str(read_file_text(item.path(), kMaxStateFileBytes));
+        } catch (const InputError& e) {
+            if (problems)
+                problems->push_back(name + ": " + e.reason());
+            continue;
+        }
         std::string origin;
         std::getline(in, origin);
         std::stringstream rest;

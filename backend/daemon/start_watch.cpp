@@ -1,11 +1,14 @@
 #include "daemon/start_watch.h"
 
+#include "common/error.h"
+#include "common/file_text.h"
+
 #include <array>
 #include <atomic>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -50,7 +53,13 @@ void StartWatch::starting(JobId job)
 {
     const Record before = record(job);
     const std::string text = "starts " + std::to_string(before.starts + 1) + "\n" + (before.crashed ? "crashed\n" : "");
-    const int fd = ::open(file(job).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    // The marker's name is fulcrumd's own: something else in its place (a FIFO, whose open
+    // would wait for a reader) is removed. O_NONBLOCK in case one comes back meanwhile.
+    if (not_a_regular_file(file(job))) {
+        std::error_code ec;
+        std::filesystem::remove(file(job), ec);
+    }
+    const int fd = ::open(file(job).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0)
         return; // the watch is a safeguard: a job starts without it
     [[maybe_unused]] const auto written = ::write(fd, text.data(), text.size());
@@ -80,7 +89,12 @@ void StartWatch::started(JobId job)
 StartWatch::Record StartWatch::record(JobId job) const
 {
     Record r;
-    std::ifstream in(file(job));
+    std::istringstream in;
+    try {
+        in.str(read_file_text(file(job), 4096));
+    } catch (const InputError&) {
+        return r; // none, or not a marker this watch wrote
+    }
     for (std::string line; std::getline(in, line);) {
         if (line.rfind("starts ", 0) == 0)
             r.starts = std::atoi(line.c_str() + 7);

@@ -1,11 +1,11 @@
 #include "protocol/token_file.h"
 
 #include "common/error.h"
+#include "common/file_text.h"
 #include "common/tenant_name.h"
 #include "protocol/codec.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 namespace fulcrum::protocol {
@@ -16,9 +16,7 @@ constexpr std::size_t kMinTokenChars = 16;
 
 std::vector<TokenLine> read_token_file(const std::filesystem::path& path)
 {
-    std::ifstream in(path);
-    if (!in)
-        throw InputError(path.string(), "", "cannot be read");
+    std::istringstream in(read_file_text(path, kMaxStateFileBytes));
     std::vector<TokenLine> lines;
     // A misplaced word is named in the error unless it is as long as a token could be: the
     // error goes to the log, and a token written in the wrong place must not follow it there.

@@ -21,6 +21,7 @@
 #include <map>
 #include <random>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -492,4 +493,47 @@ TEST_F(Recovery, AJobsIdIsNotGivenAgainAfterARestartThoughItLeftNoRunStore)
     fourth.recover();
     EXPECT_EQ(fourth.submit(waiting, "after a marker out of range"), 5);
     fourth.stop_all();
+}
+
+// What someone leaves in DATA_DIR hangs nothing: a FIFO (whose open waits for a writer
+// forever) at the job id marker, as a journal entry, as a journaled job's run store and as a
+// job's start marker, and a folder named as an entry. Each is named, or read as none, and
+// fulcrumd starts and recovers the jobs beside them.
+TEST_F(Recovery, FifosAndFoldersInTheDataFolderAreNamedAndHangNothing)
+{
+    const fs::path data = dir / "data";
+    const fs::path jobs = data / "jobs";
+    fs::create_directories(data / "runs");
+    {
+        daemon::JobJournal journal(jobs);
+        journal.add(7, daemon::JobJournal::Origin::Client, "default", paced_job(100));
+        journal.add(8, daemon::JobJournal::Origin::Client, "default", paced_job(100));
+    }
+    const auto fifo = [](const fs::path& path) {
+        fs::remove(path);
+        ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+    };
+    fifo(jobs / "last-job");
+    fifo(jobs / "job-5.json");
+    fs::create_directories(jobs / "job-6.json");
+    fifo(data / "runs" / "job-7.db");
+    fifo(jobs / "job-8.starting");
+
+    daemon::DaemonOptions options;
+    options.data_dir = data;
+    options.resume = daemon::DaemonOptions::Resume::Manual;
+    daemon::Daemon d(options);
+    std::vector<std::string> said;
+    for (const auto& f : d.recover())
+        said.push_back(std::to_string(f.job) + ": " + f.message);
+    std::sort(said.begin(), said.end());
+    ASSERT_EQ(said.size(), 4u) << ::testing::PrintToString(said);
+    EXPECT_EQ(said[0], "0: job-5.json: cannot be read: it is a FIFO, not a regular file");
+    EXPECT_EQ(said[1], "0: job-6.json: cannot be read: it is a folder, not a regular file");
+    EXPECT_EQ(said[2],
+        "7: its run store cannot be read (runs/job-7.db: cannot open run database: it is a FIFO, not a regular "
+        "file); not recovered");
+    EXPECT_EQ(said[3], "8: queued again from the beginning (no checkpoint)") << "its start marker read as none";
+    EXPECT_EQ(d.submit(paced_job(100), "after them"), 9) << "the damaged marker is ignored; the entries keep ids";
+    d.stop_all();
 }
