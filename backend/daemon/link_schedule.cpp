@@ -50,8 +50,25 @@ private:
     double at_;
 };
 
-LinkSchedule::LinkSchedule(sched::ClusterSpec cluster, const std::string& policy)
+double SteadyWallTime::now_s() const
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
+}
+
+bool SteadyWallTime::sleep_until(double until, const std::atomic<bool>* stop)
+{
+    // In slices, so that a stop is seen within a few milliseconds.
+    for (double now = now_s(); now < until; now = now_s()) {
+        if (stop && stop->load())
+            return false;
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.005, until - now)));
+    }
+    return true;
+}
+
+LinkSchedule::LinkSchedule(sched::ClusterSpec cluster, const std::string& policy, WallTime* wall)
     : cluster_(std::move(cluster))
+    , wall_(wall ? *wall : steady_)
 {
     set_policy(policy);
 }
@@ -145,11 +162,6 @@ LinkSchedule::Decision LinkSchedule::decide(std::vector<Running>& running, const
     return d;
 }
 
-double LinkSchedule::wall_s() const
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_).count();
-}
-
 bool LinkSchedule::srsf_before_due(const Asking& a, double at) const
 {
     const auto key = [](const Asking& x) { return std::tuple(x.service, x.job, x.id); };
@@ -167,9 +179,9 @@ LinkSchedule::Scheduled LinkSchedule::schedule_paced(
     for (double& s : in_wall.alone_s)
         s /= pace;
     Scheduled out;
-    const double asked = wall_s();
+    const double asked = wall_.now_s();
     const auto stopped = [&] {
-        out.wait_s = (wall_s() - asked) * pace;
+        out.wait_s = (wall_.now_s() - asked) * pace;
         out.stretch.assign(transfer.gpus.size(), 1.0);
         return out;
     };
@@ -195,24 +207,21 @@ LinkSchedule::Scheduled LinkSchedule::schedule_paced(
         return std::find_if(paced_asking_.begin(), paced_asking_.end(), [id](const Asking& a) { return a.id == id; });
     };
     for (double due = asked;;) {
-        while (wall_s() < due) {
-            if (stop && stop->load())
-                return stopped();
-            std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.005, due - wall_s())));
-        }
+        if (!wall_.sleep_until(due, stop))
+            return stopped();
         Decision d;
         double at = 0;
         {
             std::unique_lock lock(mutex_);
             // Those before it in SRSF order ask first: each one's asking wakes the others.
-            while (srsf_before_due(*mine(), wall_s())) {
+            while (srsf_before_due(*mine(), wall_.now_s())) {
                 if (stop && stop->load()) {
                     lock.unlock();
                     return stopped();
                 }
                 asked_.wait_for(lock, std::chrono::milliseconds(5));
             }
-            at = wall_s();
+            at = wall_.now_s();
             d = decide(paced_running_, in_wall, at);
             mine()->due = d.started ? at : d.retry_at;
         }

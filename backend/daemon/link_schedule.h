@@ -2,6 +2,7 @@
 
 #include "common/records.h"
 #include "daemon/io_path.h"
+#include "daemon/wall_time.h"
 #include "sched/cluster.h"
 #include "sched/comm_policy.h"
 
@@ -34,7 +35,8 @@ public:
     // `policy`: "none" (no scheduling: jobs' transfers stretch by eq. 5 for the live jobs on
     // their links, fulcrumd's default) or a communication scheduler, srsf-N or ada-srsf.
     // Throws std::invalid_argument for another name.
-    LinkSchedule(sched::ClusterSpec cluster, const std::string& policy);
+    // `wall`: the paced transfers' time (null: the steady clock's); it outlives the schedule.
+    LinkSchedule(sched::ClusterSpec cluster, const std::string& policy, WallTime* wall = nullptr);
 
     static constexpr const char* kNone = "none";
     // A worker whose pushes and pulls cross fulcrumd's own host's link rather than a cluster
@@ -87,7 +89,7 @@ private:
         std::vector<int> servers;
         double bytes = 0, start = 0, end = 0;
     };
-    // A paced or real-mode transfer asking, or held until `due` (wall seconds since `epoch_`).
+    // A paced or real-mode transfer asking, or held until `due` (on `wall_`).
     struct Asking {
         std::uint64_t id = 0;
         JobId job = 0;
@@ -98,7 +100,6 @@ private:
     class LinksAt;
     // try_start on one timeline's transfers (with mutex_ held).
     Decision decide(std::vector<Running>& running, const Transfer& transfer, double at);
-    double wall_s() const; // since the schedule was made
     static std::unique_ptr<sched::CommPolicy> make_policy(
         const std::string& policy, const sched::ContentionModel& link);
     std::optional<int> server_of(int gpu) const; // none for a worker off the cluster
@@ -109,13 +110,14 @@ private:
     std::string name_;
     std::unique_ptr<sched::CommPolicy> policy_; // null: none
     std::vector<Running> running_; // on the shared virtual clock
-    std::vector<Running> paced_running_; // paced and real-mode jobs', in wall seconds since `epoch_`
+    std::vector<Running> paced_running_; // paced and real-mode jobs', in `wall_`'s seconds
     std::vector<Asking> paced_asking_; // their transfers not started yet
     std::condition_variable_any asked_; // one of them asked, or left
     std::uint64_t next_asking_ = 0;
     // A due transfer sharing a link with `a` comes before it in SRSF order (with mutex_ held).
     bool srsf_before_due(const Asking& a, double at) const;
-    const std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
+    SteadyWallTime steady_;
+    WallTime& wall_;
 };
 
 } // namespace fulcrum::daemon

@@ -1,10 +1,13 @@
 #include "daemon/link_schedule.h"
 #include "daemon/shared_clock.h"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <gtest/gtest.h>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -27,6 +30,54 @@ LinkSchedule::Transfer transfer(JobId job, std::vector<int> gpus, double bytes =
     const std::vector<double> alone(gpus.size(), alone_s);
     return { job, bytes, std::move(gpus), alone };
 }
+
+// A wall clock that moves only when the test moves it (advance_to). It knows the instant
+// each thread sleeping on it waits for, so that a test moves it once the threads it expects
+// are held, each until the instant it expects.
+class ManualWallTime final : public daemon::WallTime {
+public:
+    double now_s() const override
+    {
+        std::lock_guard lock(mutex_);
+        return now_;
+    }
+    bool sleep_until(double until, const std::atomic<bool>* stop) override
+    {
+        std::unique_lock lock(mutex_);
+        const auto me = sleeping_.insert(until);
+        changed_.notify_all();
+        bool reached = true;
+        while (now_ < until) { // real time only to see a stop: the instant it returns at is the test's
+            if (stop && stop->load()) {
+                reached = false;
+                break;
+            }
+            changed_.wait_for(lock, std::chrono::milliseconds(1));
+        }
+        sleeping_.erase(me);
+        changed_.notify_all();
+        return reached;
+    }
+    void advance_to(double t)
+    {
+        std::lock_guard lock(mutex_);
+        now_ = t;
+        changed_.notify_all();
+    }
+    // Until the threads sleeping on it wait for exactly these instants; false after 30 s of
+    // real time (a thread that never came: the test fails instead of hanging).
+    bool wait_for_sleeping(const std::multiset<double>& untils)
+    {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, std::chrono::seconds(30), [&] { return sleeping_ == untils; });
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    double now_ = 0;
+    std::multiset<double> sleeping_;
+};
 
 } // namespace
 
@@ -152,14 +203,15 @@ TEST(LinkSchedule, HeldTransfersStartInSrsfOrderOnTheSharedClock)
     }
 }
 
-// The same in wall time, for paced and real-mode jobs (schedule_paced): job 1's transfer
-// holds server 0's link over [0, 1) s; jobs 2 (much work left) and 3 (little) ask at once
-// and are held until 1 s. There job 3 goes first, whichever thread wakes first: over
-// [1, 2) s, job 2 after it.
+// The same in wall time, for paced and real-mode jobs (schedule_paced), on a wall clock the
+// test moves: job 1's transfer holds server 0's link over [0, 1) s; jobs 2 (much work left)
+// and 3 (little) ask at 0 and are held until 1 s. There job 3 goes first, whichever thread
+// wakes first, over [1, 2) s, and job 2 is held again until 2 s. Their waits are exact.
 TEST(LinkSchedule, HeldPacedTransfersStartInSrsfOrderInWallTime)
 {
-    for (int round = 0; round < 2; ++round) {
-        LinkSchedule links(two_servers(), "srsf-1");
+    for (int round = 0; round < 20; ++round) {
+        ManualWallTime wall;
+        LinkSchedule links(two_servers(), "srsf-1", &wall);
         const LinkSchedule::Scheduled first = links.schedule_paced(transfer(1, { 0 }), 1.0, 50, nullptr);
         ASSERT_TRUE(first.started);
         EXPECT_EQ(first.asked, 1);
@@ -173,13 +225,37 @@ TEST(LinkSchedule, HeldPacedTransfersStartInSrsfOrderInWallTime)
         std::vector<std::thread> threads;
         threads.emplace_back(run, 2, 100);
         threads.emplace_back(run, 3, 10);
+        ASSERT_TRUE(wall.wait_for_sleeping({ 1.0, 1.0 })) << "both held until job 1's transfer ends";
+        wall.advance_to(1.0);
+        ASSERT_TRUE(wall.wait_for_sleeping({ 2.0 })) << "one started, the other held until its transfer ends";
+        wall.advance_to(2.0);
         for (std::thread& t : threads)
             t.join();
         ASSERT_EQ(got.size(), 2u);
         EXPECT_TRUE(got[2].started);
         EXPECT_TRUE(got[3].started);
         EXPECT_EQ(got[3].asked, 2) << "round " << round << ": the shorter job starts when job 1's transfer ends";
+        EXPECT_EQ(got[3].wait_s, 1.0);
         EXPECT_EQ(got[2].asked, 3) << "round " << round << ": the longer job is held again, behind job 3";
-        EXPECT_GT(got[2].wait_s, got[3].wait_s + 0.5) << "round " << round;
+        EXPECT_EQ(got[2].wait_s, 2.0);
     }
+}
+
+// A held paced transfer whose job is stopped gives up at once, on a clock that never moves.
+TEST(LinkSchedule, AHeldPacedTransferGivesUpWhenItsJobStops)
+{
+    ManualWallTime wall;
+    LinkSchedule links(two_servers(), "srsf-1", &wall);
+    ASSERT_TRUE(links.schedule_paced(transfer(1, { 0 }), 1.0, 50, nullptr).started);
+    std::atomic<bool> stop { false };
+    LinkSchedule::Scheduled held;
+    std::thread waiting([&] { held = links.schedule_paced(transfer(2, { 0 }), 1.0, 10, &stop); });
+    ASSERT_TRUE(wall.wait_for_sleeping({ 1.0 }));
+    stop = true;
+    waiting.join();
+    EXPECT_FALSE(held.started);
+    EXPECT_EQ(held.asked, 1);
+    EXPECT_EQ(held.wait_s, 0.0) << "no wall time passed";
+    wall.advance_to(1.0);
+    EXPECT_TRUE(links.schedule_paced(transfer(3, { 0 }), 1.0, 10, nullptr).started) << "it left no one held";
 }
