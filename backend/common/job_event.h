@@ -170,6 +170,10 @@ struct JobEvent {
     EventActor actor;
     std::string message; // for a person, as recorded
     EventDetail detail;
+    // A resize event's (add-worker, ..., resize-refused): the ask of fulcrumd's it answers
+    // (train::ResizeRequest::ticket), 0 for none. Live only: never recorded, so a stored
+    // event reads back with 0.
+    std::uint64_t answers = 0;
 
     bool operator==(const JobEvent&) const = default;
 };

@@ -10,7 +10,7 @@ train::ResizeRequest ElasticJob::resolve(
     if (!scenario().elastic.present)
         throw RefusedRequest("not-elastic",
             "job " + std::to_string(id()) + " has no elastic section: its workers and servers are fixed");
-    return train::resolve_resize(membership(), train::ResizeRequest { r.action, r.worker, actor, reason, {} });
+    return train::resolve_resize(membership(), train::ResizeRequest { r.action, r.worker, actor, reason, {}, 0 });
 }
 
 } // namespace fulcrum::daemon

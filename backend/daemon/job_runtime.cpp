@@ -794,20 +794,7 @@ void JobRuntime::command(const protocol::WorkerCommand& c, const EventActor& act
 
 void JobRuntime::forget_asked(const JobEvent& e)
 {
-    // The asked resize this event answers: the first of its action and worker, else the
-    // first of its actor (a refusal names neither), else the oldest.
-    const auto matches = [&](const train::ResizeRequest& r) {
-        if (e.kind == EventKind::ResizeRefused)
-            return r.actor == e.actor;
-        return event_kind(r.action) == e.kind
-            && (!e.worker || (r.target && *r.target == *e.worker) || e.kind == EventKind::AddServer
-                || e.kind == EventKind::RemoveServer);
-    };
-    auto it = std::find_if(asked_resizes_.begin(), asked_resizes_.end(), matches);
-    if (it == asked_resizes_.end())
-        it = asked_resizes_.begin();
-    if (it != asked_resizes_.end())
-        asked_resizes_.erase(it);
+    std::erase_if(asked_resizes_, [&](const train::ResizeRequest& r) { return r.ticket == e.answers; });
 }
 
 train::Membership JobRuntime::membership_locked() const
@@ -829,6 +816,7 @@ train::Membership JobRuntime::membership() const
 
 void JobRuntime::resize(const train::ResizeRequest& resolved)
 {
+    train::ResizeRequest asked = resolved;
     {
         // On the record before it is asked: the trainer may apply it (and its event come
         // back) before apply_or_hold returns.
@@ -836,14 +824,15 @@ void JobRuntime::resize(const train::ResizeRequest& resolved)
         if (restart_ || restarting_) // its trainer is stopping or its next one starting (kill-restart)
             throw RefusedRequest("job-restarting",
                 "job " + std::to_string(id_) + " is restarting from its checkpoint; resize it once it trains again");
-        asked_resizes_.push_back(resolved);
+        asked.ticket = ++last_ticket_;
+        asked_resizes_.push_back(asked);
     }
     try {
         apply_or_hold(std::string(action_name(resolved.action)) + " by " + resolved.actor.line(),
-            [resolved](train::Trainer& t) { t.control().request_resize(resolved); });
+            [asked](train::Trainer& t) { t.control().request_resize(asked); });
     } catch (...) {
         std::lock_guard lock(mutex_);
-        asked_resizes_.pop_back();
+        std::erase_if(asked_resizes_, [&](const train::ResizeRequest& r) { return r.ticket == asked.ticket; });
         throw;
     }
 }
@@ -862,7 +851,8 @@ void JobRuntime::restart(
     std::vector<train::ResizeRequest> resolved;
     for (const protocol::ResizeJob& change : changes) {
         resolved.push_back(
-            train::resolve_resize(record, train::ResizeRequest { change.action, change.worker, actor, reason, {} }));
+            train::resolve_resize(record, train::ResizeRequest { change.action, change.worker, actor, reason, {}, 0 }));
+        resolved.back().ticket = ++last_ticket_;
         record.apply(resolved.back());
     }
     asked_resizes_.insert(asked_resizes_.end(), resolved.begin(), resolved.end());
@@ -957,9 +947,8 @@ void JobRuntime::fold(const JobEvent& e)
         paused = fold_.paused();
         status_.policy = fold_.policy();
         status_.sync_model = fold_.sync_model();
-        // A scenario's own resizes were never asked for here; the trainer makes (or refuses)
-        // the asked ones in the order they were asked.
-        if (resized && !e.actor.is_scheduled())
+        // The ask it answers, exactly (a scenario's own resizes were never asked here).
+        if (resized && e.answers != 0)
             forget_asked(e);
     }
     if (pause && shared_clock_) {

@@ -270,6 +270,7 @@ private:
     // starts (then the trainer's, a resumed job's checkpoint's), each event folded after.
     JobFold fold_;
     std::deque<train::ResizeRequest> asked_resizes_; // resolved, not yet applied or refused, in order
+    std::uint64_t last_ticket_ = 0; // the last ask's ResizeRequest::ticket
     struct Pace {
         std::int64_t iteration = 0; // iterations done
         double time_s = 0; // run clock
@@ -277,7 +278,7 @@ private:
     };
     std::deque<Pace> pace_; // of recent barriers
     train::Membership membership_locked() const;
-    void forget_asked(const JobEvent& answered); // with mutex_ held
+    void forget_asked(const JobEvent& answered); // its ask, by ticket (with mutex_ held)
     struct Restart {
         std::vector<train::ResizeRequest> changes; // resolved
         EventActor actor;

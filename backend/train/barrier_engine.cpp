@@ -63,6 +63,7 @@ struct BarrierEngine::Impl : EngineRefs {
         for (const ResizeRequest& request : due) {
             JobEvent e = job.event(k, now, EventKind::ResizeRefused, "");
             e.actor = request.actor;
+            e.answers = request.ticket;
             try {
                 const ResizeRequest r = job.resolved(request);
                 const int slot = *r.target;

@@ -26,6 +26,10 @@ struct ResizeRequest {
     // The job's pause on its modelled run clock for this change, instead of the scenario's
     // (a kill-restart's changes: the restart's pause on the first, none on the others).
     std::optional<double> pause_s;
+    // fulcrumd's number for this ask of the job, echoed by the event that answers it
+    // (JobEvent::answers), so its record of what is asked and not yet made drops exactly
+    // this one. 0: not fulcrumd's (a scenario's own resize).
+    std::uint64_t ticket = 0;
 };
 
 struct ScheduledResize {

@@ -147,11 +147,14 @@ struct FederatedTrainer::Impl {
     // Rounds have no Elastic PS: each request is refused as an event.
     void refuse_resizes(std::int64_t round, double now)
     {
-        for (const ResizeRequest& request : core.control().take<ResizeRequest>())
-            core.emit(round, now, EventKind::ResizeRefused,
+        for (const ResizeRequest& request : core.control().take<ResizeRequest>()) {
+            JobEvent e = job.event(round, now, EventKind::ResizeRefused,
                 std::string(action_name(request.action))
-                    + " refused (not-elastic): a federated job's clients hold their own data; it does not resize",
-                request.actor);
+                    + " refused (not-elastic): a federated job's clients hold their own data; it does not resize");
+            e.actor = request.actor;
+            e.answers = request.ticket;
+            observer.on_event(e);
+        }
     }
 
     JobCore core;

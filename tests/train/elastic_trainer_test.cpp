@@ -34,7 +34,12 @@ struct Tap final : train::TrainingObserver {
             after_iteration(r.front().iteration);
     }
     void on_evaluation(const EvaluationRecord&) override { }
-    void on_event(const JobEvent& e) override { events.push_back(record(e)); }
+    std::vector<std::pair<std::string, std::uint64_t>> answers; // each event's kind and the ask it answers
+    void on_event(const JobEvent& e) override
+    {
+        events.push_back(record(e));
+        answers.emplace_back(to_string(e.kind), e.answers);
+    }
     void on_barrier(std::int64_t iteration, std::span<const ps::GradientPush> pushes) override
     {
         Barrier b { iteration, {}, {}, {} };
@@ -306,6 +311,34 @@ TEST(ElasticTrainer, ARequestMadeDuringTheRunTakesEffectBeforeTheNextIteration)
     EXPECT_EQ(tap.of_kind("add-server")[0].iteration, 10);
     EXPECT_EQ(tap.of_kind("add-server")[0].actor, "operator:test");
     EXPECT_EQ(shards, 2u);
+}
+
+// Each resize event names the ask of fulcrumd's it answers (ResizeRequest::ticket), made or
+// refused, so fulcrumd's record of what is asked drops exactly that one; a scenario's own
+// resize answers none.
+TEST(ElasticTrainer, EachResizeEventNamesTheAskItAnswers)
+{
+    auto config = elastic_config({ at(2, RemoveWorker) });
+    Tap tap;
+    tap.parameters = config.prototype->parameter_count();
+    train::BspTrainer trainer(std::move(config), balance::make_policy({}), tap);
+    tap.after_iteration = [&](std::int64_t k) {
+        if (k != 5)
+            return;
+        const EventActor op = EventActor::person("operator", "test");
+        trainer.control().request_resize({ AddWorker, std::nullopt, op, {}, {}, 11 });
+        trainer.control().request_resize({ AddServer, std::nullopt, op, {}, {}, 12 });
+        trainer.control().request_resize({ AddWorker, 0, op, {}, {}, 13 }); // a member already
+    };
+    trainer.run();
+    std::vector<std::pair<std::string, std::uint64_t>> resizes;
+    for (const auto& a : tap.answers)
+        if (a.first == "remove-worker" || a.first == "add-worker" || a.first == "add-server"
+            || a.first == "resize-refused")
+            resizes.push_back(a);
+    EXPECT_EQ(resizes,
+        (std::vector<std::pair<std::string, std::uint64_t>> {
+            { "remove-worker", 0 }, { "add-worker", 11 }, { "add-server", 12 }, { "resize-refused", 13 } }));
 }
 
 // A note asked for before a resize at the same safe point is recorded before it: an
