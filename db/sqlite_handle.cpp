@@ -8,9 +8,12 @@ namespace fulcrum::db::detail {
 Connection::Connection(const std::string& path, bool create)
     : path_(path)
 {
-    // SQLite's open would wait on a FIFO for a writer, forever.
-    if (const std::optional<std::string> kind = not_a_regular_file(path))
-        throw InputError(path, "", "cannot open run database: it is " + *kind + ", not a regular file");
+    // SQLite's open would wait on a FIFO for a writer, forever: the store's and its journal's.
+    for (const char* suffix : { "", "-journal", "-wal", "-shm" })
+        if (const std::optional<std::string> kind = not_a_regular_file(path + suffix))
+            throw InputError(path, "",
+                "cannot open run database: " + (*suffix ? "its " + std::string(suffix + 1) + " file is " : "it is ")
+                    + *kind + ", not a regular file");
     const int flags = create ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
     const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {

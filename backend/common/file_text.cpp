@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -57,7 +58,8 @@ std::string read_file_text(const std::filesystem::path& path, std::size_t max_by
 {
     const std::string name = path.string();
     // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
-    const Descriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    // O_NOCTTY: a terminal linked in its place does not become fulcrumd's.
+    const Descriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (file.get() < 0)
         throw InputError(name, "", "cannot be read");
     struct stat info { };
@@ -73,12 +75,11 @@ std::string read_file_text(const std::filesystem::path& path, std::size_t max_by
     text.resize(static_cast<std::size_t>(info.st_size));
     std::size_t have = 0;
     for (;;) {
-        if (have == text.size()) { // it grew since fstat: read on, up to the limit
-            if (text.size() > max_bytes)
-                throw InputError(name, "",
-                    "cannot be read: it holds more than the " + std::to_string(max_bytes) + " bytes such a file may");
-            text.resize(text.size() + 4096);
-        }
+        if (have > max_bytes) // it grew since fstat
+            throw InputError(name, "",
+                "cannot be read: it holds more than the " + std::to_string(max_bytes) + " bytes such a file may");
+        if (have == text.size()) // read on: to its end, or to one byte past the limit
+            text.resize(std::min(text.size() + 4096, max_bytes + 1));
         const ssize_t n = ::read(file.get(), text.data() + have, text.size() - have);
         if (n < 0 && errno == EINTR)
             continue;

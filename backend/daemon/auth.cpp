@@ -45,7 +45,7 @@ std::optional<FileStamp> stamp_of(const std::filesystem::path& path)
 std::vector<Entry> read_entries(const std::filesystem::path& path)
 {
     std::vector<Entry> entries;
-    for (const protocol::TokenLine& line : protocol::read_token_file(path)) {
+    for (const protocol::TokenLine& line : protocol::read_kept_token_file(path)) {
         if (!line.role) // fulcrumd's own file names every token's role
             throw InputError(path.string(), "", "a token without its role: expected 'ROLE [NAME] TOKEN' on every line");
         entries.push_back({ line.token, Grant { *line.role, line.name, TenantReach::of(*line.role, line.tenant) } });

@@ -34,10 +34,13 @@ bool write_all(int fd, std::string_view text)
     return true;
 }
 
-// `text` in a new file at `path`, on the disk (fsynced) when this returns true.
+// `text` in a new file at `path`, on the disk (fsynced) when this returns true. The name is
+// fulcrumd's own: whatever is there is removed first, so a FIFO or a link left in its place
+// neither hangs the write nor redirects it.
 bool write_synced(const std::filesystem::path& path, std::string_view text)
 {
-    const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ::unlink(path.c_str());
+    const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (out < 0)
         return false;
     const bool written = write_all(out, text) && ::fsync(out) == 0;

@@ -1,13 +1,13 @@
 #include "predict/predictor_registry.h"
 
+#include "common/error.h"
+#include "common/file_text.h"
 #include "common/json_fields.h"
 #include "common/random.h"
 #include "common/registry.h"
 #include "predict/arima_predictor.h"
 #include "predict/memoryless_predictor.h"
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace fulcrum::predict {
@@ -70,13 +70,16 @@ std::vector<CatalogueEntry> predictor_catalogue()
 
 NarxNetwork load_narx_model(const std::string& path)
 {
-    std::ifstream in(path);
-    if (!in)
-        throw std::invalid_argument(path + ": cannot open the NARX model file");
-    std::ostringstream text;
-    text << in.rdbuf();
+    // A file in fulcrumd's models folders, read on the core's thread at a set-policy: a FIFO
+    // there must not hang it, nor a link to an endless device fill its memory.
+    std::string text;
     try {
-        return NarxNetwork::deserialize(text.str());
+        text = read_file_text(path, kMaxStateFileBytes);
+    } catch (const InputError& e) {
+        throw std::invalid_argument(path + ": cannot open the NARX model file (" + e.reason() + ")");
+    }
+    try {
+        return NarxNetwork::deserialize(text);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(path + ": " + e.what());
     }

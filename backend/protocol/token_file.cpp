@@ -6,6 +6,7 @@
 #include "protocol/codec.h"
 
 #include <algorithm>
+#include <fstream>
 #include <sstream>
 
 namespace fulcrum::protocol {
@@ -16,7 +17,22 @@ constexpr std::size_t kMinTokenChars = 16;
 
 std::vector<TokenLine> read_token_file(const std::filesystem::path& path)
 {
-    std::istringstream in(read_file_text(path, kMaxStateFileBytes));
+    std::ifstream file(path);
+    if (!file)
+        throw InputError(path.string(), "", "cannot be read");
+    std::ostringstream text;
+    text << file.rdbuf();
+    return parse_token_text(text.str(), path);
+}
+
+std::vector<TokenLine> read_kept_token_file(const std::filesystem::path& path)
+{
+    return parse_token_text(read_file_text(path, kMaxStateFileBytes), path);
+}
+
+std::vector<TokenLine> parse_token_text(const std::string& text, const std::filesystem::path& path)
+{
+    std::istringstream in(text);
     std::vector<TokenLine> lines;
     // A misplaced word is named in the error unless it is as long as a token could be: the
     // error goes to the log, and a token written in the wrong place must not follow it there.

@@ -25,8 +25,14 @@ struct TokenLine {
 // "admin|operator|viewer|worker [NAME] TOKEN [tenant=T]", '#' comments and blank lines
 // skipped. Throws InputError naming the file, the line and what was expected (a role, a
 // name or tenant of letters, digits and . _ - @ +, a token of at least 16 characters); a
-// file that cannot be read or holds no token is refused too.
+// file that cannot be read or holds no token is refused too. Read as a stream: a client's
+// --token-file may be a pipe (`<(pass show fulcrum)`).
 std::vector<TokenLine> read_token_file(const std::filesystem::path& path);
+// fulcrumd's own token file, read again at every change: a regular file only (read_file_text),
+// since a FIFO in its place would hang the I/O thread that reads it at an upgrade.
+std::vector<TokenLine> read_kept_token_file(const std::filesystem::path& path);
+// The lines of a token file's text; `path` names it in errors.
+std::vector<TokenLine> parse_token_text(const std::string& text, const std::filesystem::path& path);
 // Whether `name` can name a token's holder: 1 to 64 of letters, digits and . _ - @ +.
 bool valid_token_name(std::string_view name);
 // Whether `name` can name a tenant: the same characters as a holder's name.

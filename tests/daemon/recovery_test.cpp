@@ -496,9 +496,11 @@ TEST_F(Recovery, AJobsIdIsNotGivenAgainAfterARestartThoughItLeftNoRunStore)
 }
 
 // What someone leaves in DATA_DIR hangs nothing: a FIFO (whose open waits for a writer
-// forever) at the job id marker, as a journal entry, as a journaled job's run store and as a
-// job's start marker, and a folder named as an entry. Each is named, or read as none, and
-// fulcrumd starts and recovers the jobs beside them.
+// forever) at the job id marker, as a journal entry, as a journaled job's run store or its
+// SQLite journal, as a job's start marker and as the partial file of the next entry, and a
+// folder named as an entry. Each is named, or read as none, or replaced (fulcrumd's own
+// partial file and start marker, a link there too: its target is left alone), and fulcrumd
+// starts, recovers the jobs beside them and takes the next.
 TEST_F(Recovery, FifosAndFoldersInTheDataFolderAreNamedAndHangNothing)
 {
     const fs::path data = dir / "data";
@@ -508,6 +510,12 @@ TEST_F(Recovery, FifosAndFoldersInTheDataFolderAreNamedAndHangNothing)
         daemon::JobJournal journal(jobs);
         journal.add(7, daemon::JobJournal::Origin::Client, "default", paced_job(100));
         journal.add(8, daemon::JobJournal::Origin::Client, "default", paced_job(100));
+        journal.add(10, daemon::JobJournal::Origin::Client, "default", paced_job(100));
+        db::RunRecorder recorder(data / "runs" / "job-10.db");
+        db::RunInfo run;
+        run.name = "recovered";
+        run.mode = "paced";
+        recorder.begin_run(run);
     }
     const auto fifo = [](const fs::path& path) {
         fs::remove(path);
@@ -518,6 +526,10 @@ TEST_F(Recovery, FifosAndFoldersInTheDataFolderAreNamedAndHangNothing)
     fs::create_directories(jobs / "job-6.json");
     fifo(data / "runs" / "job-7.db");
     fifo(jobs / "job-8.starting");
+    fifo(data / "runs" / "job-10.db-journal");
+    fifo(jobs / "job-11.json.partial");
+    std::ofstream(dir / "victim") << "left alone";
+    fs::create_symlink(dir / "victim", jobs / "job-11.starting");
 
     daemon::DaemonOptions options;
     options.data_dir = data;
@@ -527,13 +539,21 @@ TEST_F(Recovery, FifosAndFoldersInTheDataFolderAreNamedAndHangNothing)
     for (const auto& f : d.recover())
         said.push_back(std::to_string(f.job) + ": " + f.message);
     std::sort(said.begin(), said.end());
-    ASSERT_EQ(said.size(), 4u) << ::testing::PrintToString(said);
+    ASSERT_EQ(said.size(), 5u) << ::testing::PrintToString(said);
     EXPECT_EQ(said[0], "0: job-5.json: cannot be read: it is a FIFO, not a regular file");
     EXPECT_EQ(said[1], "0: job-6.json: cannot be read: it is a folder, not a regular file");
+    // Sorted as text: "10" before "7".
     EXPECT_EQ(said[2],
+        "10: its run store cannot be read (runs/job-10.db: cannot open run database: its journal file is a FIFO, not "
+        "a regular file); not recovered");
+    EXPECT_EQ(said[3],
         "7: its run store cannot be read (runs/job-7.db: cannot open run database: it is a FIFO, not a regular "
         "file); not recovered");
-    EXPECT_EQ(said[3], "8: queued again from the beginning (no checkpoint)") << "its start marker read as none";
-    EXPECT_EQ(d.submit(paced_job(100), "after them"), 9) << "the damaged marker is ignored; the entries keep ids";
+    EXPECT_EQ(said[4], "8: queued again from the beginning (no checkpoint)") << "its start marker read as none";
+    EXPECT_EQ(d.submit(paced_job(100), "after them"), 11) << "the damaged marker is ignored; the entries keep ids";
     d.stop_all();
+    std::ifstream victim(dir / "victim");
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(victim)), std::istreambuf_iterator<char>()), "left alone");
+    EXPECT_TRUE(fs::is_regular_file(jobs / "job-11.json") || !fs::exists(jobs / "job-11.json"))
+        << "its entry was written in place of the FIFO (and removed when it ended)";
 }

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace fulcrum;
@@ -124,4 +126,29 @@ TEST(TokenFile, ABadTenantIsRefusedNamingTheLine)
     EXPECT_FALSE(valid_tenant_name(std::string(65, 't')));
     for (const auto& p : { empty, odd, extra, role })
         std::filesystem::remove(p);
+}
+
+// A client's --token-file may be a pipe (`--token-file <(pass show fulcrum)`): it is read as
+// a stream. fulcrumd's own file, read again at every change, must be a regular file: a FIFO
+// in its place is refused at once instead of hanging the thread that reads it.
+TEST(TokenFile, AClientReadsAPipeAndFulcrumdRefusesOne)
+{
+    const auto fifo
+        = std::filesystem::temp_directory_path() / ("fulcrum-tokens-" + std::to_string(::getpid()) + "-fifo");
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] { std::ofstream(fifo) << "operator aaaaaaaaaaaaaaaaaaaa\n"; });
+    const auto lines = read_token_file(fifo);
+    writer.join();
+    EXPECT_EQ(pick_token(lines, { Role::Operator }), "aaaaaaaaaaaaaaaaaaaa");
+    try {
+        read_kept_token_file(fifo);
+        ADD_FAILURE() << "a FIFO was read";
+    } catch (const InputError& e) {
+        EXPECT_EQ(e.reason(), "cannot be read: it is a FIFO, not a regular file");
+    }
+    std::filesystem::remove(fifo);
+    const auto file = write_file("kept", "viewer 0123456789abcdef0123\n");
+    EXPECT_EQ(read_kept_token_file(file).size(), 1u);
+    std::filesystem::remove(file);
 }
