@@ -68,6 +68,15 @@ int ElasticScheduling::slots_of_kind(const ElasticJob& job, int first, bool pool
     return n;
 }
 
+int ElasticScheduling::processes_to_start(const ElasticJob& job, int first)
+{
+    const std::vector<bool> joined = job.remote()->joined_slots();
+    int n = 0;
+    for (WorkerId w = 0; w < first && w < job.workers(); ++w)
+        n += pooled_slot(job, w) && !(static_cast<std::size_t>(w) < joined.size() && joined[w]) ? 1 : 0;
+    return n;
+}
+
 int ElasticScheduling::members_of_kind(const ElasticJob& job, bool pooled)
 {
     const std::vector<bool> members = job.member_slots();
@@ -549,7 +558,7 @@ void ElasticScheduling::reconcile_pool(ElasticJob& job, const std::string& why, 
 {
     if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
         return;
-    const std::vector<bool> members = job.member_slots();
+    const std::vector<bool> members = job.trained_members();
     const std::vector<bool> joined = job.remote()->joined_slots();
     Tracked* t = tracked_.contains(job.id()) ? &tracked_.at(job.id()) : nullptr;
     for (std::size_t w = 0; w < members.size() && w < joined.size(); ++w) {
@@ -581,7 +590,7 @@ void ElasticScheduling::reconcile(ElasticJob& job, const RemainingWork& remainin
         return;
     if (job.remote())
         reconcile_pool(job, why, true);
-    const std::vector<bool> members = job.member_slots();
+    const std::vector<bool> members = job.trained_members();
     const std::vector<std::int32_t> placement = job.status().placement;
     for (std::size_t w = 0; w < members.size() && w < placement.size(); ++w) {
         if (pooled_slot(job, static_cast<WorkerId>(w)))

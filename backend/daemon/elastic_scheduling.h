@@ -68,6 +68,9 @@ public:
     static bool pooled_slot(const ElasticJob& job, WorkerId worker);
     // Slots of one kind (pooled, or local) among a job's first `first`.
     static int slots_of_kind(const ElasticJob& job, int first, bool pooled);
+    // The pooled processes a job fed by the pool is assigned when it starts with its first
+    // `first` slots as members: one for each remote slot among them that no process joined.
+    static int processes_to_start(const ElasticJob& job, int first);
     // --elastic static, a job fed by the pool: its whole request (`request.workers` members)
     // when a pooled process idles for each remote slot among them and a GPU has room for each
     // local one, else nothing (it waits, and the pooled jobs behind it wait too).

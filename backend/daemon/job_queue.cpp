@@ -709,6 +709,10 @@ void JobQueue::start_queued()
     if (stopping_)
         return; // a resume-job or a policy change after stop_all took its list starts nothing
     PlacementPass::Outcome pass = placement_.run(queued_jobs(), as_elastic(running_jobs()), remaining_work());
+    // The processes the pass held for the pooled jobs it placed are theirs until they started,
+    // however that ends (a start that failed or threw, or took fewer).
+    const std::unique_ptr<WorkerPool, void (*)(WorkerPool*)> drop_holds(
+        &worker_pool_, [](WorkerPool* pool) { pool->drop_holds(); });
     for (const PlacementPass::Requeue& r : pass.requeue) {
         try {
             jobs_.at(r.job)->requeue(
@@ -761,7 +765,6 @@ void JobQueue::start_queued()
         }
         elastic_.started(*p.job);
     }
-    worker_pool_.drop_holds(); // a start that failed, or took fewer, leaves no process promised
     publish_cluster();
 }
 

@@ -178,6 +178,7 @@ std::string PlacementPass::placed_message(const ElasticJob& job, const GpuDemand
 PlacementPass::Outcome PlacementPass::run(
     const std::vector<ElasticJob*>& queued, const std::vector<ElasticJob*>& running, const RemainingWork& remaining)
 {
+    pool_.drop_holds(); // this pass's own only, whatever became of the last one's starts
     Outcome outcome;
     std::optional<JobId> pool_head; // --elastic static: the pooled job first in line, waiting
     std::optional<JobId> gpu_head; // --queue fifo: the first job waiting for GPUs
@@ -281,7 +282,7 @@ PlacementPass::Outcome PlacementPass::run(
             fewer_servers ? std::optional<int>(demand.servers) : std::nullopt });
         resources_.hold(job.id(), needs);
         if (pooled) // assigned when it starts: the jobs after it in the pass count without them
-            pool_.hold(job.id(), ElasticScheduling::slots_of_kind(job, *size, true), job.tenant());
+            pool_.hold(job.id(), ElasticScheduling::processes_to_start(job, *size), job.tenant());
     }
     return outcome;
 }
