@@ -38,6 +38,8 @@ public:
     // Its members and servers as its trainer last applied them, with the resizes asked of it
     // and not yet applied or refused (so two asked at once are checked one after the other).
     virtual train::Membership membership() const = 0;
+    // Resizes handed to its trainer that it has not made or refused yet: while there are
+    // some, the book and the pool wait for the trainer's answer before following its members.
     virtual int resizes_in_flight() const = 0;
     // How far it is through its work, in iterations of its first plan, for early feedback.
     struct Work {
@@ -68,6 +70,9 @@ public:
     int workers() const { return static_cast<int>(scenario().workers.size()); }
     // Which worker slots are members (membership's).
     std::vector<bool> member_slots() const { return membership().members; }
+    // Its members as its trainer has them (or starts with), without the resizes asked and
+    // not yet made: what its GPUs and pooled processes follow once none is in flight.
+    virtual std::vector<bool> trained_members() const = 0;
     int server_count() const { return membership().servers; }
     // An Elastic PS resize checked against the record, once, whoever asks (an operator, the
     // elastic scheduler), its default target named (train::resolve_resize); `reason` is added

@@ -607,7 +607,8 @@ void JobRuntime::check_worker(WorkerId worker) const
                 + std::to_string(scenario_.workers.size()) + ")");
 }
 
-void JobRuntime::apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply, bool note)
+void JobRuntime::apply_or_hold(
+    std::string what, std::function<void(train::Trainer&)> apply, bool note, std::uint64_t resize_ticket)
 {
     std::lock_guard lock(mutex_);
     if (trainer_) {
@@ -622,7 +623,7 @@ void JobRuntime::apply_or_hold(std::string what, std::function<void(train::Train
         throw RefusedRequest("job-not-running",
             "job " + std::to_string(id_) + " (" + scenario_.name + ") is "
                 + std::string(protocol::to_string(status_.state)) + (trained_ ? " (its training has ended)" : ""));
-    held_.push_back({ std::move(what), std::move(apply), note });
+    held_.push_back({ std::move(what), std::move(apply), note, resize_ticket });
 }
 
 void JobRuntime::trainer_started(train::Trainer* trainer)
@@ -808,6 +809,12 @@ train::Membership JobRuntime::membership_locked() const
     return m;
 }
 
+std::vector<bool> JobRuntime::trained_members() const
+{
+    std::lock_guard lock(mutex_);
+    return fold_.members();
+}
+
 train::Membership JobRuntime::membership() const
 {
     std::lock_guard lock(mutex_);
@@ -828,8 +835,9 @@ void JobRuntime::resize(const train::ResizeRequest& resolved)
         asked_resizes_.push_back(asked);
     }
     try {
-        apply_or_hold(std::string(action_name(resolved.action)) + " by " + resolved.actor.line(),
-            [asked](train::Trainer& t) { t.control().request_resize(asked); });
+        apply_or_hold(
+            std::string(action_name(resolved.action)) + " by " + resolved.actor.line(),
+            [asked](train::Trainer& t) { t.control().request_resize(asked); }, false, asked.ticket);
     } catch (...) {
         std::lock_guard lock(mutex_);
         std::erase_if(asked_resizes_, [&](const train::ResizeRequest& r) { return r.ticket == asked.ticket; });
@@ -974,7 +982,14 @@ JobRuntime::Work JobRuntime::work() const
 int JobRuntime::resizes_in_flight() const
 {
     std::lock_guard lock(mutex_);
-    return static_cast<int>(asked_resizes_.size());
+    if (restart_ || restarting_) // a kill-restart's changes: in flight through the restart
+        return static_cast<int>(asked_resizes_.size());
+    // An ask held for a trainer not started yet (asked while queued, waiting for workers or
+    // loading) is not in flight: until its trainer takes it, the book and the pool follow the
+    // members the job starts with. Else a pooled job asked to resize while queued would never
+    // be given the processes its trainer waits for, and the ask would never be answered.
+    const auto held = std::count_if(held_.begin(), held_.end(), [](const HeldCommand& h) { return h.resize_ticket; });
+    return static_cast<int>(asked_resizes_.size()) - static_cast<int>(held);
 }
 
 std::int64_t JobRuntime::member_since(WorkerId worker) const

@@ -126,6 +126,7 @@ public:
     // fewer when it was placed with fewer server GPUs), with the resizes asked of it and not
     // yet applied or refused (so two asked at once are checked one after the other).
     train::Membership membership() const override;
+    std::vector<bool> trained_members() const override;
     // Asks the trainer to make a resolved resize between iterations; it records what it did
     // (or why not, when its data cannot be split so) as an event. Throws RefusedRequest
     // ("job-not-running") once the job has ended.
@@ -133,7 +134,8 @@ public:
     // Its work in iterations of its first plan (run::Progress: its samples over its total
     // batch when it scales weakly, else its barriers). Zero before its first iteration.
     Work work() const override;
-    // How many resizes were asked for that the trainer has not applied or refused yet.
+    // How many resizes were handed to its trainer that it has not applied or refused yet
+    // (those held for a trainer not started yet are not, but a kill-restart's changes are).
     int resizes_in_flight() const override;
     std::int64_t member_since(WorkerId worker) const override;
     // Samples, not barriers: a job whose batch per worker is fixed takes more per barrier as it grows.
@@ -205,7 +207,9 @@ private:
     void publish_status();
     // Applies `apply` to the running trainer now, or holds it until the trainer starts;
     // `what` names the command in a "command-refused" event.
-    void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply, bool note = false);
+    // `resize_ticket`: the ask it hands over, when it is a resize (resizes_in_flight).
+    void apply_or_hold(std::string what, std::function<void(train::Trainer&)> apply, bool note = false,
+        std::uint64_t resize_ticket = 0);
     void trainer_started(train::Trainer* trainer);
     void check_worker(WorkerId worker) const;
     void hold_note(const train::JobControl::Note& note); // recorded at its next safe point
@@ -247,6 +251,7 @@ private:
         std::string what;
         std::function<void(train::Trainer&)> apply;
         bool note = false; // a record of what happened: kept even if the job is cancelled meanwhile
+        std::uint64_t resize_ticket = 0; // a resize's ask (ResizeRequest::ticket)
     };
     std::vector<HeldCommand> held_;
     std::chrono::steady_clock::time_point started_;

@@ -83,6 +83,7 @@ public:
         return m;
     }
     int resizes_in_flight() const override { return static_cast<int>(asked_.size()); }
+    std::vector<bool> trained_members() const override { return members_; }
     Work work() const override { return { done(), scenario_.iterations.value_or(0) }; }
     std::optional<double> samples_per_s(std::int64_t from, std::int64_t to) const override
     {

@@ -449,6 +449,36 @@ TEST_F(WorkerPoolTest, StaticHandsOutWholeRequestsFirstComeFirstServed)
     EXPECT_GE(reused, 1);
 }
 
+// An operator's resize of a pooled job that waits in the queue is held for its trainer, and
+// holds nothing up: placed, the job is given a process for each member it starts with, its
+// trainer starts, and at its first barrier it makes the change (here, worker 1 leaves and its
+// process goes back to the pool). Before, the held ask counted as in flight, no process was
+// assigned, and the job waited forever for workers that its ask kept away.
+TEST_F(WorkerPoolTest, AResizeAskedWhileAPooledJobIsQueuedIsMadeOnceItTrains)
+{
+    daemon::DaemonOptions o = options();
+    o.elastic.policy = sched::ElasticPolicy::StaticFifo;
+    Served served(o, dir / "tokens");
+    daemon::Daemon& d = served.daemon;
+    auto op = d.connect(Role::Operator, "op");
+    std::vector<ServerMessage> seen;
+    d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
+    const JobId job = d.submit(pooled_job("held-resize", 2), "test");
+    ASSERT_EQ(status_of(d, job).state, JobState::Queued) << "no pooled process yet";
+    const Reply asked = request_reply(
+        d, *op, seen, encode(ClientMessage { ResizeJob { "rz", job, ResizeAction::RemoveWorker, WorkerId { 1 } } }));
+    ASSERT_FALSE(asked.error) << asked.error->message;
+
+    for (const char* name : { "pool-1", "pool-2" })
+        spawn_pooled(served, name);
+    ASSERT_TRUE(eventually([&] { return status_of(d, job).iteration >= 5; }))
+        << members(d, job) << " members: " << status_of(d, job).message;
+    ASSERT_TRUE(eventually([&] { return members(d, job) == 1 && idle(d) == 1; }))
+        << members(d, job) << " members, " << idle(d) << " idle";
+    d.stop_all();
+    EXPECT_TRUE(has_event(recorded(job), "remove-worker", "")) << "made by its trainer";
+}
+
 // Under --elastic static an operator's resize-job of a pooled job goes through the pool as
 // under eps: an added remote worker takes an idle pooled process (refused with
 // no-pooled-worker when none idles), a removed one's process goes back to the pool once the
