@@ -79,6 +79,20 @@ private:
     std::multiset<double> sleeping_;
 };
 
+// However a test ends (an ASSERT returns early too), its threads end: the clock goes past
+// every instant they wait for, and they are joined.
+struct JoinedAtEnd {
+    ManualWallTime& wall;
+    std::vector<std::thread>& threads;
+    ~JoinedAtEnd()
+    {
+        wall.advance_to(1e9);
+        for (std::thread& t : threads)
+            if (t.joinable())
+                t.join();
+    }
+};
+
 } // namespace
 
 TEST(LinkSchedule, Srsf1RunsOneTransferPerLinkAndSaysWhenToAskAgain)
@@ -223,6 +237,7 @@ TEST(LinkSchedule, HeldPacedTransfersStartInSrsfOrderInWallTime)
             got[job] = std::move(s);
         };
         std::vector<std::thread> threads;
+        const JoinedAtEnd joined { wall, threads };
         threads.emplace_back(run, 2, 100);
         threads.emplace_back(run, 3, 10);
         ASSERT_TRUE(wall.wait_for_sleeping({ 1.0, 1.0 })) << "both held until job 1's transfer ends";
@@ -249,10 +264,12 @@ TEST(LinkSchedule, AHeldPacedTransferGivesUpWhenItsJobStops)
     ASSERT_TRUE(links.schedule_paced(transfer(1, { 0 }), 1.0, 50, nullptr).started);
     std::atomic<bool> stop { false };
     LinkSchedule::Scheduled held;
-    std::thread waiting([&] { held = links.schedule_paced(transfer(2, { 0 }), 1.0, 10, &stop); });
+    std::vector<std::thread> threads;
+    const JoinedAtEnd joined { wall, threads };
+    threads.emplace_back([&] { held = links.schedule_paced(transfer(2, { 0 }), 1.0, 10, &stop); });
     ASSERT_TRUE(wall.wait_for_sleeping({ 1.0 }));
     stop = true;
-    waiting.join();
+    threads[0].join();
     EXPECT_FALSE(held.started);
     EXPECT_EQ(held.asked, 1);
     EXPECT_EQ(held.wait_s, 0.0) << "no wall time passed";
