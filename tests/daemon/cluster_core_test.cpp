@@ -857,3 +857,22 @@ TEST_F(ClusterCoreEps, ASecondPooledJobOfThePassStartsWithTheProcessesTheFirstLe
     EXPECT_EQ(second.remote()->joined_slots(), (std::vector<bool> { true, false }));
     EXPECT_EQ(pool_.idle(), 0);
 }
+
+// A slot a process started by hand has joined already needs no pooled process: the first
+// job holds only one of the two idle ones, and the second job of the pass takes the other.
+TEST_F(ClusterCoreQueue, APooledJobHoldsNoProcessForASlotAlreadyJoined)
+{
+    const auto processes = join_processes(pool_, 2, 600);
+    SteppedJob first(1, elastic(2, 2, 2), { 100, 100 }, "", true);
+    const auto by_hand = std::make_shared<daemon::Client>(700, protocol::Role::Worker, "by hand", 64);
+    first.remote()->join(by_hand, 0, "host-by-hand");
+    SteppedJob second(2, elastic(1, 1, 1), { 100 }, "", true);
+    const PlacementPassOutcome out = pass({ &first, &second }, {});
+    EXPECT_EQ(placed(out), (std::vector<JobId> { 1, 2 })) << ::testing::PrintToString(why(out));
+    for (SteppedJob* job : { &first, &second })
+        elastic_.started(*job);
+    pool_.drop_holds();
+    EXPECT_EQ(first.remote()->joined_slots(), (std::vector<bool> { true, true }));
+    EXPECT_EQ(second.remote()->joined_slots(), (std::vector<bool> { true }));
+    EXPECT_EQ(pool_.idle(), 0);
+}
