@@ -70,9 +70,14 @@ public:
     int workers() const { return static_cast<int>(scenario().workers.size()); }
     // Which worker slots are members (membership's).
     std::vector<bool> member_slots() const { return membership().members; }
-    // Its members as its trainer has them (or starts with), without the resizes asked and
-    // not yet made: what its GPUs and pooled processes follow once none is in flight.
-    virtual std::vector<bool> trained_members() const = 0;
+    // What its GPUs and pooled processes follow (ElasticScheduling::reconcile), read at once:
+    // `give`, the members its trainer has (or starts with), each needing a GPU or a process;
+    // `keep`, those and the members its asks held for a trainer not started yet add (the
+    // resize gave theirs already). None while a resize handed to its trainer is unanswered.
+    struct Holdings {
+        std::vector<bool> give, keep;
+    };
+    virtual std::optional<Holdings> holdings() const = 0;
     int server_count() const { return membership().servers; }
     // An Elastic PS resize checked against the record, once, whoever asks (an operator, the
     // elastic scheduler), its default target named (train::resolve_resize); `reason` is added

@@ -15,11 +15,6 @@ namespace fulcrum::daemon {
 
 namespace {
 
-int count_members(const std::vector<bool>& members)
-{
-    return static_cast<int>(std::count(members.begin(), members.end(), true));
-}
-
 std::string per_s(double rate)
 {
     std::ostringstream text;
@@ -98,13 +93,8 @@ std::optional<int> ElasticScheduling::admit_whole(const ElasticJob& job, const G
 
 bool ElasticScheduling::fits(const ElasticJob& job, const GpuDemand& request, int members) const
 {
-    return slots_of_kind(job, members, true) <= pooled_room(job)
+    return processes_to_start(job, members) <= pool_.idle_for(job.tenant())
         && slots_of_kind(job, members, false) <= book_.room_for(request);
-}
-
-int ElasticScheduling::pooled_room(const ElasticJob& job) const
-{
-    return pool_.idle_for(job.tenant()) + count_members(job.remote()->joined_slots());
 }
 
 std::optional<sched::SlotCount> ElasticScheduling::admit(
@@ -139,10 +129,13 @@ std::optional<sched::SlotCount> ElasticScheduling::admit_pooled(
 {
     const int minimum = elastic ? newcomer.scenario().elastic.min_workers : request.workers;
     for (const bool pooled : { true, false }) {
-        const int wanted = slots_of_kind(newcomer, request.workers, pooled);
-        const int free = pooled ? pooled_room(newcomer) : book_.room_for(request);
+        // Pooled: the processes its remote member slots lack (one started by hand may have joined).
+        const int wanted
+            = pooled ? processes_to_start(newcomer, request.workers) : slots_of_kind(newcomer, request.workers, false);
+        const int least = pooled ? processes_to_start(newcomer, minimum) : slots_of_kind(newcomer, minimum, false);
+        const int free = pooled ? pool_.idle_for(newcomer.tenant()) : book_.room_for(request);
         if (active() && free < wanted)
-            release_for(newcomer, pooled, wanted, slots_of_kind(newcomer, minimum, pooled), free, running);
+            release_for(newcomer, pooled, wanted, least, free, running);
     }
     for (int n = request.workers; n >= minimum && n >= 1; --n)
         if (fits(newcomer, request, n))
@@ -556,27 +549,29 @@ void ElasticScheduling::tick(
 // `give_missing`, gets one for a member without (its start, or a process that died).
 void ElasticScheduling::reconcile_pool(ElasticJob& job, const std::string& why, bool give_missing)
 {
-    if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
+    if (job.status().state == protocol::JobState::Queued)
         return;
-    const std::vector<bool> members = job.trained_members();
+    const std::optional<ElasticJob::Holdings> h = job.holdings();
+    if (!h)
+        return;
     const std::vector<bool> joined = job.remote()->joined_slots();
     Tracked* t = tracked_.contains(job.id()) ? &tracked_.at(job.id()) : nullptr;
-    for (std::size_t w = 0; w < members.size() && w < joined.size(); ++w) {
+    for (std::size_t w = 0; w < h->keep.size() && w < h->give.size() && w < joined.size(); ++w) {
         const auto worker = static_cast<WorkerId>(w);
         if (!pooled_slot(job, worker))
             continue; // a local slot: its GPU (reconcile)
-        if (!members[w] && joined[w]) {
+        if (!h->keep[w] && joined[w]) {
             const bool told = t && t->leaving.contains(worker);
             release_pooled(job, worker,
                 told ? t->leaving.at(worker)
                      : "job " + std::to_string(job.id()) + " no longer has worker " + std::to_string(w));
-        } else if (members[w] && !joined[w] && give_missing) {
+        } else if (h->give[w] && !joined[w] && give_missing) {
             assign_pooled(job, worker,
                 !why.empty() ? why
                              : label() + ": worker " + std::to_string(w) + " of job " + std::to_string(job.id())
                         + " has no process");
         }
-        if (t && !members[w])
+        if (t && !h->keep[w])
             t->leaving.erase(worker);
     }
 }
@@ -586,19 +581,21 @@ void ElasticScheduling::reconcile_pool(ElasticJob& job, const std::string& why, 
 // pool too (reconcile_pool).
 void ElasticScheduling::reconcile(ElasticJob& job, const RemainingWork& remaining, const std::string& why)
 {
-    if (job.resizes_in_flight() > 0 || job.status().state == protocol::JobState::Queued)
+    if (job.status().state == protocol::JobState::Queued)
         return;
     if (job.remote())
         reconcile_pool(job, why, true);
-    const std::vector<bool> members = job.trained_members();
+    const std::optional<ElasticJob::Holdings> h = job.holdings();
+    if (!h)
+        return;
     const std::vector<std::int32_t> placement = job.status().placement;
-    for (std::size_t w = 0; w < members.size() && w < placement.size(); ++w) {
+    for (std::size_t w = 0; w < h->keep.size() && w < h->give.size() && w < placement.size(); ++w) {
         if (pooled_slot(job, static_cast<WorkerId>(w)))
             continue;
-        if (!members[w] && placement[w] >= 0) {
+        if (!h->keep[w] && placement[w] >= 0) {
             remove_gpu(job.id(), placement[w]);
             job.place_worker(static_cast<WorkerId>(w), -1);
-        } else if (members[w] && placement[w] < 0) {
+        } else if (h->give[w] && placement[w] < 0) {
             if (const auto gpu = add_gpu(job.id(), remaining))
                 job.place_worker(static_cast<WorkerId>(w), *gpu);
         }

@@ -132,7 +132,6 @@ private:
     // first task), described for the reasons ("pooled worker on HOST"); nothing when none idles.
     std::optional<std::string> assign_pooled(ElasticJob& job, WorkerId worker, const std::string& reason);
     void release_pooled(ElasticJob& job, WorkerId worker, const std::string& reason);
-    int pooled_room(const ElasticJob& job) const; // idle pooled processes and its own joined ones
     void remove_gpu(JobId job, int gpu);
     // Its servers hold GPUs (placement.server_gpus), which EPS resizes with its workers.
     static bool servers_hold_gpus(const ElasticJob& job);

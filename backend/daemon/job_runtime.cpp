@@ -661,8 +661,12 @@ void JobRuntime::trainer_started(train::Trainer* trainer)
             trainer->control().record({ EventKind::JobRestarted, cost.str(), r->actor, std::nullopt });
         }
         for (HeldCommand& held : std::exchange(held_, {})) {
-            if (stop_ && !held.note) // cancelled while it loaded: a held pause must not keep it from stopping
+            if (stop_ && !held.note) { // cancelled while it loaded: a held pause must not keep it from stopping
+                std::erase_if(asked_resizes_, [&](const train::ResizeRequest& r) {
+                    return held.resize_ticket && r.ticket == held.resize_ticket;
+                });
                 continue;
+            }
             try {
                 held.apply(*trainer);
             } catch (const std::exception& e) {
@@ -809,10 +813,15 @@ train::Membership JobRuntime::membership_locked() const
     return m;
 }
 
-std::vector<bool> JobRuntime::trained_members() const
+std::optional<ElasticJob::Holdings> JobRuntime::holdings() const
 {
     std::lock_guard lock(mutex_);
-    return fold_.members();
+    if (resizes_in_flight_locked() > 0)
+        return std::nullopt;
+    Holdings h { fold_.members(), membership_locked().members };
+    for (std::size_t w = 0; w < h.keep.size() && w < h.give.size(); ++w)
+        h.keep[w] = h.keep[w] || h.give[w];
+    return h;
 }
 
 train::Membership JobRuntime::membership() const
@@ -982,6 +991,11 @@ JobRuntime::Work JobRuntime::work() const
 int JobRuntime::resizes_in_flight() const
 {
     std::lock_guard lock(mutex_);
+    return resizes_in_flight_locked();
+}
+
+int JobRuntime::resizes_in_flight_locked() const
+{
     if (restart_ || restarting_) // a kill-restart's changes: in flight through the restart
         return static_cast<int>(asked_resizes_.size());
     // An ask held for a trainer not started yet (asked while queued, waiting for workers or

@@ -126,7 +126,7 @@ public:
     // fewer when it was placed with fewer server GPUs), with the resizes asked of it and not
     // yet applied or refused (so two asked at once are checked one after the other).
     train::Membership membership() const override;
-    std::vector<bool> trained_members() const override;
+    std::optional<Holdings> holdings() const override;
     // Asks the trainer to make a resolved resize between iterations; it records what it did
     // (or why not, when its data cannot be split so) as an event. Throws RefusedRequest
     // ("job-not-running") once the job has ended.
@@ -283,6 +283,7 @@ private:
     };
     std::deque<Pace> pace_; // of recent barriers
     train::Membership membership_locked() const;
+    int resizes_in_flight_locked() const;
     void forget_asked(const JobEvent& answered); // its ask, by ticket (with mutex_ held)
     struct Restart {
         std::vector<train::ResizeRequest> changes; // resolved

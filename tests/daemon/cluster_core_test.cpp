@@ -82,8 +82,17 @@ public:
             m.apply(r);
         return m;
     }
-    int resizes_in_flight() const override { return static_cast<int>(asked_.size()); }
-    std::vector<bool> trained_members() const override { return members_; }
+    // Asks made before its trainer starts are held for it (not in flight), as JobRuntime holds them.
+    int resizes_in_flight() const override { return training ? static_cast<int>(asked_.size()) : 0; }
+    std::optional<Holdings> holdings() const override
+    {
+        if (training && !asked_.empty())
+            return std::nullopt;
+        Holdings h { members_, membership().members };
+        for (std::size_t w = 0; w < h.keep.size(); ++w)
+            h.keep[w] = h.keep[w] || h.give[w];
+        return h;
+    }
     Work work() const override { return { done(), scenario_.iterations.value_or(0) }; }
     std::optional<double> samples_per_s(std::int64_t from, std::int64_t to) const override
     {
@@ -163,6 +172,7 @@ public:
     std::string tenant_ { protocol::kDefaultTenant };
     const std::string& tenant() const override { return tenant_; }
     bool refuse_next_add = false; // the trainer refuses the next add-worker (its data cannot be split so)
+    bool training = true; // its trainer has started (else it loads, or waits for its workers)
     protocol::JobState state_ = protocol::JobState::Running;
     std::vector<bool> members() const { return members_; }
     std::vector<std::int32_t> placement() const { return placement_; }
@@ -478,6 +488,41 @@ TEST_F(ClusterCore, APooledJobTakesAProcessPerMemberAndGivesBackTheOneItDropped)
                       [&](const std::string& n) { return n.rfind(expected, 0) == 0; }),
             1)
             << expected;
+}
+
+// An operator's resize of a job whose trainer has not started yet (it loads, or waits for
+// its workers) is held for the trainer; what the resize took for it stays through the
+// scheduler's ticks: the process of an added pooled worker and the GPU of an added local one.
+// Once the trainer starts and makes the change, they are its members'.
+TEST_F(ClusterCore, WhatAResizeHeldForATrainerNotStartedYetTookStaysWithTheJob)
+{
+    const auto processes = join_processes(pool, 3, 800);
+    SteppedJob pooled(1, elastic(1, 1, 3), { 100, 100, 100 }, "", true);
+    SteppedJob local(2, elastic(1, 1, 3), { 100, 100, 100 });
+    pooled.training = local.training = false;
+    scheduler.rebase(at(0));
+    scheduler.started(pooled);
+    start(local, 1);
+    ASSERT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, false, false }));
+    const EventActor op = EventActor::person("operator", "op", {}, "t");
+    scheduler.resize(pooled, { {}, 1, ResizeAction::AddWorker, std::nullopt }, op, remaining);
+    scheduler.resize(local, { {}, 2, ResizeAction::AddWorker, std::nullopt }, op, remaining);
+    const auto held_as_asked = [&] {
+        EXPECT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
+        EXPECT_EQ(gpus_of(2).size(), 2u);
+        EXPECT_EQ(pool.idle(), 1);
+    };
+    held_as_asked();
+    scheduler.tick({ &pooled, &local }, false, remaining, at(0.1));
+    held_as_asked();
+    pooled.training = local.training = true;
+    pooled.barrier();
+    local.barrier();
+    scheduler.tick({ &pooled, &local }, false, remaining, at(0.2));
+    held_as_asked();
+    EXPECT_EQ(pooled.members(), (std::vector<bool> { true, true, false }));
+    EXPECT_EQ(local.members(), (std::vector<bool> { true, true, false }));
+    EXPECT_GE(local.placement()[1], 0) << "the added worker's GPU";
 }
 
 // Issue 47: a pooled process serves only the tenants its token reaches. A newcomer of tenant
@@ -875,4 +920,20 @@ TEST_F(ClusterCoreQueue, APooledJobHoldsNoProcessForASlotAlreadyJoined)
     EXPECT_EQ(first.remote()->joined_slots(), (std::vector<bool> { true, true }));
     EXPECT_EQ(second.remote()->joined_slots(), (std::vector<bool> { true }));
     EXPECT_EQ(pool_.idle(), 0);
+}
+
+// A process started by hand that joined a slot outside the ones a job starts with is no
+// process for them: with one idle, a job asking for its first two under --elastic static
+// waits (before, the joined one was counted and the job placed, its second slot then waiting
+// for a process forever).
+TEST_F(ClusterCoreQueue, AProcessJoinedOutsideTheStartingSlotsIsNotCountedForThem)
+{
+    const auto processes = join_processes(pool_, 1, 900);
+    SteppedJob job(1, elastic(2, 2, 3), { 100, 100, 100 }, "", true);
+    job.remote()->join(std::make_shared<daemon::Client>(901, protocol::Role::Worker, "by hand", 64), 2, "host-by-hand");
+    const PlacementPassOutcome out = pass({ &job }, {});
+    EXPECT_TRUE(out.placed.empty());
+    EXPECT_EQ(why(out).at(1),
+        "waiting for its whole request of 2 workers (--elastic static): pooled workers for its remote slots "
+        "(fulcrum-worker --pool; 1 idle now)");
 }
