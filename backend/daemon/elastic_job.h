@@ -71,11 +71,13 @@ public:
     // Which worker slots are members (membership's).
     std::vector<bool> member_slots() const { return membership().members; }
     // What its GPUs and pooled processes follow (ElasticScheduling::reconcile), read at once:
-    // `give`, the members its trainer has (or starts with), each needing a GPU or a process;
-    // `keep`, those and the members its asks held for a trainer not started yet add (the
-    // resize gave theirs already). None while a resize handed to its trainer is unanswered.
+    // `trainer`, the members its trainer has (or starts with), and `record`, its members with
+    // the asks held for a trainer not started yet made (the resize took or gave their GPU or
+    // process already). They differ only while such an ask is held. None while a resize handed
+    // to its trainer is unanswered.
     struct Holdings {
-        std::vector<bool> give, keep;
+        std::vector<bool> trainer, record;
+        bool keeps(std::size_t w) const { return trainer.at(w) || record.at(w); }
     };
     virtual std::optional<Holdings> holdings() const = 0;
     int server_count() const { return membership().servers; }

@@ -556,22 +556,22 @@ void ElasticScheduling::reconcile_pool(ElasticJob& job, const std::string& why, 
         return;
     const std::vector<bool> joined = job.remote()->joined_slots();
     Tracked* t = tracked_.contains(job.id()) ? &tracked_.at(job.id()) : nullptr;
-    for (std::size_t w = 0; w < h->keep.size() && w < h->give.size() && w < joined.size(); ++w) {
+    for (std::size_t w = 0; w < h->trainer.size() && w < h->record.size() && w < joined.size(); ++w) {
         const auto worker = static_cast<WorkerId>(w);
         if (!pooled_slot(job, worker))
             continue; // a local slot: its GPU (reconcile)
-        if (!h->keep[w] && joined[w]) {
+        if (!h->keeps(w) && joined[w]) {
             const bool told = t && t->leaving.contains(worker);
             release_pooled(job, worker,
                 told ? t->leaving.at(worker)
                      : "job " + std::to_string(job.id()) + " no longer has worker " + std::to_string(w));
-        } else if (h->give[w] && !joined[w] && give_missing) {
+        } else if (h->trainer[w] && !joined[w] && give_missing) { // it waits for every member's process
             assign_pooled(job, worker,
                 !why.empty() ? why
                              : label() + ": worker " + std::to_string(w) + " of job " + std::to_string(job.id())
                         + " has no process");
         }
-        if (t && !h->keep[w])
+        if (t && !h->keeps(w))
             t->leaving.erase(worker);
     }
 }
@@ -589,13 +589,13 @@ void ElasticScheduling::reconcile(ElasticJob& job, const RemainingWork& remainin
     if (!h)
         return;
     const std::vector<std::int32_t> placement = job.status().placement;
-    for (std::size_t w = 0; w < h->keep.size() && w < h->give.size() && w < placement.size(); ++w) {
+    for (std::size_t w = 0; w < h->trainer.size() && w < h->record.size() && w < placement.size(); ++w) {
         if (pooled_slot(job, static_cast<WorkerId>(w)))
             continue;
-        if (!h->keep[w] && placement[w] >= 0) {
+        if (!h->keeps(w) && placement[w] >= 0) {
             remove_gpu(job.id(), placement[w]);
             job.place_worker(static_cast<WorkerId>(w), -1);
-        } else if (h->give[w] && placement[w] < 0) {
+        } else if (h->trainer[w] && h->record[w] && placement[w] < 0) { // not one a held ask removed
             if (const auto gpu = add_gpu(job.id(), remaining))
                 job.place_worker(static_cast<WorkerId>(w), *gpu);
         }

@@ -818,10 +818,7 @@ std::optional<ElasticJob::Holdings> JobRuntime::holdings() const
     std::lock_guard lock(mutex_);
     if (resizes_in_flight_locked() > 0)
         return std::nullopt;
-    Holdings h { fold_.members(), membership_locked().members };
-    for (std::size_t w = 0; w < h.keep.size() && w < h.give.size(); ++w)
-        h.keep[w] = h.keep[w] || h.give[w];
-    return h;
+    return Holdings { fold_.members(), membership_locked().members };
 }
 
 train::Membership JobRuntime::membership() const

@@ -88,10 +88,7 @@ public:
     {
         if (training && !asked_.empty())
             return std::nullopt;
-        Holdings h { members_, membership().members };
-        for (std::size_t w = 0; w < h.keep.size(); ++w)
-            h.keep[w] = h.keep[w] || h.give[w];
-        return h;
+        return Holdings { members_, membership().members };
     }
     Work work() const override { return { done(), scenario_.iterations.value_or(0) }; }
     std::optional<double> samples_per_s(std::int64_t from, std::int64_t to) const override
@@ -516,13 +513,51 @@ TEST_F(ClusterCore, WhatAResizeHeldForATrainerNotStartedYetTookStaysWithTheJob)
     scheduler.tick({ &pooled, &local }, false, remaining, at(0.1));
     held_as_asked();
     pooled.training = local.training = true;
+    scheduler.tick({ &pooled, &local }, false, remaining, at(0.2)); // handed over, not answered yet
+    held_as_asked();
     pooled.barrier();
     local.barrier();
-    scheduler.tick({ &pooled, &local }, false, remaining, at(0.2));
+    scheduler.tick({ &pooled, &local }, false, remaining, at(0.3));
     held_as_asked();
     EXPECT_EQ(pooled.members(), (std::vector<bool> { true, true, false }));
     EXPECT_EQ(local.members(), (std::vector<bool> { true, true, false }));
     EXPECT_GE(local.placement()[1], 0) << "the added worker's GPU";
+}
+
+// ... and a removal held for it: a removed local worker's GPU is free at once and not taken
+// back while the trainer starts; a removed pooled worker keeps its process until the trainer,
+// which waits for every starting member's process, has dropped it.
+TEST_F(ClusterCore, WhatAResizeHeldForATrainerNotStartedYetGaveBackStaysFree)
+{
+    const auto processes = join_processes(pool, 2, 850);
+    SteppedJob pooled(1, elastic(2, 1, 3), { 100, 100, 100 }, "", true);
+    SteppedJob local(2, elastic(2, 1, 3), { 100, 100, 100 });
+    pooled.training = local.training = false;
+    scheduler.rebase(at(0));
+    scheduler.started(pooled);
+    start(local, 2);
+    ASSERT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
+    const EventActor op = EventActor::person("operator", "op", {}, "t");
+    scheduler.resize(pooled, { {}, 1, ResizeAction::RemoveWorker, WorkerId { 1 } }, op, remaining);
+    scheduler.resize(local, { {}, 2, ResizeAction::RemoveWorker, WorkerId { 1 } }, op, remaining);
+    const auto while_held = [&] {
+        EXPECT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
+        EXPECT_EQ(gpus_of(2).size(), 1u);
+        EXPECT_EQ(local.placement()[1], -1);
+    };
+    while_held();
+    scheduler.tick({ &pooled, &local }, false, remaining, at(0.1));
+    while_held();
+    pooled.training = local.training = true;
+    scheduler.tick({ &pooled, &local }, false, remaining, at(0.2)); // handed over, not answered yet
+    while_held();
+    pooled.barrier();
+    local.barrier();
+    scheduler.tick({ &pooled, &local }, false, remaining, at(0.3));
+    EXPECT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, false, false }));
+    EXPECT_EQ(pool.idle(), 1) << "its process back in the pool";
+    EXPECT_EQ(gpus_of(2).size(), 1u);
+    EXPECT_EQ(local.members(), (std::vector<bool> { true, false, false }));
 }
 
 // Issue 47: a pooled process serves only the tenants its token reaches. A newcomer of tenant
