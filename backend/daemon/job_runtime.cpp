@@ -996,9 +996,10 @@ int JobRuntime::resizes_in_flight_locked() const
     if (restart_ || restarting_) // a kill-restart's changes: in flight through the restart
         return static_cast<int>(asked_resizes_.size());
     // An ask held for a trainer not started yet (asked while queued, waiting for workers or
-    // loading) is not in flight: until its trainer takes it, the book and the pool follow the
-    // members the job starts with. Else a pooled job asked to resize while queued would never
-    // be given the processes its trainer waits for, and the ask would never be answered.
+    // loading) is not in flight: until its trainer takes it, the book and the pool give the
+    // members the job starts with theirs and keep what the ask took (holdings). Else a pooled
+    // job asked to resize while queued would never be given the processes its trainer waits
+    // for, and the ask would never be answered.
     const auto held = std::count_if(held_.begin(), held_.end(), [](const HeldCommand& h) { return h.resize_ticket; });
     return static_cast<int>(asked_resizes_.size()) - static_cast<int>(held);
 }
