@@ -11,7 +11,7 @@ if ! command -v clang++ >/dev/null; then
 fi
 mkdir -p build/fuzz
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Ibackend \
-  tests/fuzz/codec_fuzz.cpp backend/protocol/*.cpp backend/common/error.cpp backend/common/json_fields.cpp backend/common/server_path.cpp \
+  tests/fuzz/codec_fuzz.cpp backend/protocol/*.cpp backend/common/error.cpp backend/common/file_text.cpp backend/common/json_fields.cpp backend/common/server_path.cpp \
   -lboost_json -o build/fuzz/codec_fuzz
 rm -rf build/fuzz/corpus && cp -r tests/fuzz/corpus build/fuzz/corpus
 cd build/fuzz
