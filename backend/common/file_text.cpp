@@ -54,6 +54,13 @@ std::optional<std::string> not_a_regular_file(const std::filesystem::path& path)
     return kind_of(info.st_mode);
 }
 
+int create_own_file(const std::filesystem::path& path)
+{
+    std::error_code ec;
+    std::filesystem::remove(path, ec); // a link itself, not its target
+    return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+}
+
 std::string read_file_text(const std::filesystem::path& path, std::size_t max_bytes)
 {
     const std::string name = path.string();

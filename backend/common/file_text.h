@@ -22,6 +22,13 @@ std::string read_file_text(const std::filesystem::path& path, std::size_t max_by
 // Follows symbolic links; never blocks.
 std::optional<std::string> not_a_regular_file(const std::filesystem::path& path);
 
+// A new, empty file of fulcrumd's own at `path`, opened for writing: the descriptor, or -1
+// when it cannot be made. The name is fulcrumd's: whatever is there is removed first (a
+// FIFO, whose open would wait for a reader; a link, whose target would be written; an empty
+// folder), and the file is created exclusively, never following a link, so one put back
+// meanwhile makes the open fail instead of redirecting it.
+int create_own_file(const std::filesystem::path& path);
+
 // The limit of those files: far above any real one (a scenario is at most a frame).
 inline constexpr std::size_t kMaxStateFileBytes = 16u << 20;
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
 #include <sstream>
 #include <unistd.h>
 
@@ -34,13 +33,11 @@ bool write_all(int fd, std::string_view text)
     return true;
 }
 
-// `text` in a new file at `path`, on the disk (fsynced) when this returns true. The name is
-// fulcrumd's own: whatever is there is removed first, so a FIFO or a link left in its place
-// neither hangs the write nor redirects it.
+// `text` in a new file of fulcrumd's own at `path`, on the disk (fsynced) when this returns
+// true.
 bool write_synced(const std::filesystem::path& path, std::string_view text)
 {
-    ::unlink(path.c_str());
-    const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+    const int out = create_own_file(path);
     if (out < 0)
         return false;
     const bool written = write_all(out, text) && ::fsync(out) == 0;

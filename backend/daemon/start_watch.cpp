@@ -7,7 +7,6 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -53,15 +52,7 @@ void StartWatch::starting(JobId job)
 {
     const Record before = record(job);
     const std::string text = "starts " + std::to_string(before.starts + 1) + "\n" + (before.crashed ? "crashed\n" : "");
-    // The marker's name is fulcrumd's own: something else in its place (a FIFO, whose open
-    // would wait for a reader, or a link) is removed. O_NONBLOCK and O_NOFOLLOW in case one
-    // comes back meanwhile.
-    std::error_code ec;
-    if (const auto status = std::filesystem::symlink_status(file(job), ec);
-        !ec && status.type() != std::filesystem::file_type::regular)
-        std::filesystem::remove(file(job), ec); // a link, whose target it would truncate, too
-    const int fd = ::open(
-        file(job).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
+    const int fd = create_own_file(file(job)); // never a FIFO or a link left in its place
     if (fd < 0)
         return; // the watch is a safeguard: a job starts without it
     [[maybe_unused]] const auto written = ::write(fd, text.data(), text.size());

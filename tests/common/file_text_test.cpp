@@ -61,3 +61,33 @@ TEST_F(FileText, AFifoAFolderAndAMissingFileAreRefusedAtOnce)
     std::ofstream(dir / "file");
     EXPECT_EQ(not_a_regular_file(dir / "file"), std::nullopt);
 }
+
+TEST_F(FileText, AnOwnFileReplacesAFifoALinkAndAnOldFileWithoutTouchingWhatTheyLeadTo)
+{
+    const auto write_own = [](const fs::path& path, const std::string& text) {
+        const int fd = create_own_file(path);
+        if (fd < 0)
+            return false;
+        const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        ::close(fd);
+        return written;
+    };
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    ASSERT_TRUE(write_own(dir / "fifo", "ours\n")) << "no reader: not waited for";
+    EXPECT_EQ(read_file_text(dir / "fifo", 1024), "ours\n");
+
+    std::ofstream(dir / "elsewhere") << "someone else's\n";
+    fs::create_symlink(dir / "elsewhere", dir / "link");
+    ASSERT_TRUE(write_own(dir / "link", "ours\n"));
+    EXPECT_FALSE(fs::is_symlink(dir / "link"));
+    EXPECT_EQ(read_file_text(dir / "link", 1024), "ours\n");
+    EXPECT_EQ(read_file_text(dir / "elsewhere", 1024), "someone else's\n") << "the link's target is untouched";
+
+    std::ofstream(dir / "old") << "a much longer old text\n";
+    ASSERT_TRUE(write_own(dir / "old", "new\n"));
+    EXPECT_EQ(read_file_text(dir / "old", 1024), "new\n") << "nothing of the old file is left";
+
+    fs::create_directories(dir / "full" / "inside");
+    EXPECT_LT(create_own_file(dir / "full"), 0) << "a folder with something in it is not removed";
+    EXPECT_TRUE(fs::exists(dir / "full" / "inside"));
+}

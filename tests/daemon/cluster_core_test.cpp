@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <gtest/gtest.h>
 
 using namespace fulcrum;
@@ -255,6 +256,31 @@ protected:
         }
     }
     std::vector<int> gpus_of(JobId job) const { return book.gpus_of(job); }
+    // An operator's `action` on two jobs whose trainers have not started (they load, or wait
+    // for their workers): a pooled one, job 1, and a local one, job 2, of `workers` members
+    // each. The asks are held for the trainers; `while_held` holds after them, at a tick
+    // before the trainers start and at one after they took the asks but before they answered.
+    // Then the trainers make the change and the scheduler ticks once more.
+    void resize_before_the_trainers_start(SteppedJob& pooled, SteppedJob& local, int workers, ResizeAction action,
+        std::optional<int> worker, const std::function<void()>& while_held)
+    {
+        pooled.training = local.training = false;
+        scheduler.rebase(at(0));
+        scheduler.started(pooled);
+        start(local, workers);
+        const EventActor op = EventActor::person("operator", "op", {}, "t");
+        scheduler.resize(pooled, { {}, 1, action, worker }, op, remaining);
+        scheduler.resize(local, { {}, 2, action, worker }, op, remaining);
+        while_held();
+        scheduler.tick({ &pooled, &local }, false, remaining, at(0.1));
+        while_held();
+        pooled.training = local.training = true;
+        scheduler.tick({ &pooled, &local }, false, remaining, at(0.2)); // handed over, not answered yet
+        while_held();
+        pooled.barrier();
+        local.barrier();
+        scheduler.tick({ &pooled, &local }, false, remaining, at(0.3));
+    }
 
     daemon::RemainingWork remaining = [](JobId) { return 100.0; };
     daemon::ClusterBook book { one_server(4), "ff" };
@@ -496,28 +522,12 @@ TEST_F(ClusterCore, WhatAResizeHeldForATrainerNotStartedYetTookStaysWithTheJob)
     const auto processes = join_processes(pool, 3, 800);
     SteppedJob pooled(1, elastic(1, 1, 3), { 100, 100, 100 }, "", true);
     SteppedJob local(2, elastic(1, 1, 3), { 100, 100, 100 });
-    pooled.training = local.training = false;
-    scheduler.rebase(at(0));
-    scheduler.started(pooled);
-    start(local, 1);
-    ASSERT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, false, false }));
-    const EventActor op = EventActor::person("operator", "op", {}, "t");
-    scheduler.resize(pooled, { {}, 1, ResizeAction::AddWorker, std::nullopt }, op, remaining);
-    scheduler.resize(local, { {}, 2, ResizeAction::AddWorker, std::nullopt }, op, remaining);
     const auto held_as_asked = [&] {
         EXPECT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
         EXPECT_EQ(gpus_of(2).size(), 2u);
         EXPECT_EQ(pool.idle(), 1);
     };
-    held_as_asked();
-    scheduler.tick({ &pooled, &local }, false, remaining, at(0.1));
-    held_as_asked();
-    pooled.training = local.training = true;
-    scheduler.tick({ &pooled, &local }, false, remaining, at(0.2)); // handed over, not answered yet
-    held_as_asked();
-    pooled.barrier();
-    local.barrier();
-    scheduler.tick({ &pooled, &local }, false, remaining, at(0.3));
+    resize_before_the_trainers_start(pooled, local, 1, ResizeAction::AddWorker, std::nullopt, held_as_asked);
     held_as_asked();
     EXPECT_EQ(pooled.members(), (std::vector<bool> { true, true, false }));
     EXPECT_EQ(local.members(), (std::vector<bool> { true, true, false }));
@@ -532,28 +542,11 @@ TEST_F(ClusterCore, WhatAResizeHeldForATrainerNotStartedYetGaveBackStaysFree)
     const auto processes = join_processes(pool, 2, 850);
     SteppedJob pooled(1, elastic(2, 1, 3), { 100, 100, 100 }, "", true);
     SteppedJob local(2, elastic(2, 1, 3), { 100, 100, 100 });
-    pooled.training = local.training = false;
-    scheduler.rebase(at(0));
-    scheduler.started(pooled);
-    start(local, 2);
-    ASSERT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
-    const EventActor op = EventActor::person("operator", "op", {}, "t");
-    scheduler.resize(pooled, { {}, 1, ResizeAction::RemoveWorker, WorkerId { 1 } }, op, remaining);
-    scheduler.resize(local, { {}, 2, ResizeAction::RemoveWorker, WorkerId { 1 } }, op, remaining);
-    const auto while_held = [&] {
+    resize_before_the_trainers_start(pooled, local, 2, ResizeAction::RemoveWorker, WorkerId { 1 }, [&] {
         EXPECT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
         EXPECT_EQ(gpus_of(2).size(), 1u);
         EXPECT_EQ(local.placement()[1], -1);
-    };
-    while_held();
-    scheduler.tick({ &pooled, &local }, false, remaining, at(0.1));
-    while_held();
-    pooled.training = local.training = true;
-    scheduler.tick({ &pooled, &local }, false, remaining, at(0.2)); // handed over, not answered yet
-    while_held();
-    pooled.barrier();
-    local.barrier();
-    scheduler.tick({ &pooled, &local }, false, remaining, at(0.3));
+    });
     EXPECT_EQ(pooled.remote()->joined_slots(), (std::vector<bool> { true, false, false }));
     EXPECT_EQ(pool.idle(), 1) << "its process back in the pool";
     EXPECT_EQ(gpus_of(2).size(), 1u);
