@@ -127,8 +127,16 @@ bool JsonFields::has(std::string_view key) const
 
 const json::value* JsonFields::find(std::string_view key) const
 {
-    taken_.emplace(key);
+    if (std::find(taken_.begin(), taken_.end(), key) == taken_.end())
+        taken_.emplace_back(key);
     return object_->if_contains(key);
+}
+
+std::string JsonFields::FieldPath::str() const
+{
+    if (whole_)
+        return *whole_;
+    return element_ ? fields_->element_path(key_, index_) : fields_->at(key_);
 }
 
 const json::value& JsonFields::required(std::string_view key, std::string_view expected) const
@@ -155,10 +163,10 @@ void JsonFields::wrong_type(const std::string& path, std::string_view expected, 
     fail(path, "expected " + std::string(expected) + ", got " + std::string(json_kind_name(v)), "wrong-type");
 }
 
-std::string JsonFields::string_value(const json::value& v, const std::string& path, std::string_view expected) const
+std::string JsonFields::string_at(const json::value& v, const FieldPath& path, std::string_view expected) const
 {
     if (!v.is_string())
-        wrong_type(path, expected, v);
+        wrong_type(path.str(), expected, v);
     return std::string(v.get_string());
 }
 
@@ -173,7 +181,7 @@ void JsonFields::not_one_of(
 
 std::string JsonFields::string(std::string_view key, std::string_view expected) const
 {
-    return string_value(required(key, expected), at(key), expected);
+    return string_at(required(key, expected), FieldPath(*this, key), expected);
 }
 
 std::string JsonFields::string_or(
@@ -189,22 +197,27 @@ std::string JsonFields::string_or(
 
 double JsonFields::number_value(const json::value& v, const std::string& path, double min, double max) const
 {
+    return number_at(v, FieldPath(path), min, max);
+}
+
+double JsonFields::number_at(const json::value& v, const FieldPath& path, double min, double max) const
+{
     if (!v.is_number())
-        wrong_type(path, "a number", v);
+        wrong_type(path.str(), "a number", v);
     const double x = v.to_number<double>();
     if (!std::isfinite(x))
-        fail(path, "expected a finite number");
+        fail(path.str(), "expected a finite number");
     if (x < min || x > max) {
         std::ostringstream reason;
         reason << "is " << x << ", expected a number in [" << min << ", " << max << "]";
-        fail(path, reason.str());
+        fail(path.str(), reason.str());
     }
     return x;
 }
 
 double JsonFields::number(std::string_view key, double min, double max) const
 {
-    return number_value(required(key, "a number"), at(key), min, max);
+    return number_at(required(key, "a number"), FieldPath(*this, key), min, max);
 }
 
 double JsonFields::number_or(std::string_view key, double fallback, double min, double max) const
@@ -220,6 +233,12 @@ std::optional<double> JsonFields::optional_number(std::string_view key) const
 std::int64_t JsonFields::integer_value(
     const json::value& v, const std::string& path, std::int64_t min, std::int64_t max) const
 {
+    return integer_at(v, FieldPath(path), min, max);
+}
+
+std::int64_t JsonFields::integer_at(
+    const json::value& v, const FieldPath& path, std::int64_t min, std::int64_t max) const
+{
     std::int64_t x = 0;
     if (v.is_int64())
         x = v.get_int64();
@@ -228,15 +247,16 @@ std::int64_t JsonFields::integer_value(
     else if (v.is_double() && std::floor(v.get_double()) == v.get_double() && std::abs(v.get_double()) < 9e15)
         x = static_cast<std::int64_t>(v.get_double());
     else
-        wrong_type(path, "a whole number", v);
+        wrong_type(path.str(), "a whole number", v);
     if (x < min || x > max)
-        fail(path, "is " + std::to_string(x) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
+        fail(
+            path.str(), "is " + std::to_string(x) + ", expected " + std::to_string(min) + " to " + std::to_string(max));
     return x;
 }
 
 std::int64_t JsonFields::integer(std::string_view key, std::int64_t min, std::int64_t max) const
 {
-    return integer_value(required(key, "a whole number"), at(key), min, max);
+    return integer_at(required(key, "a whole number"), FieldPath(*this, key), min, max);
 }
 
 std::int64_t JsonFields::integer_or(
@@ -293,7 +313,7 @@ std::vector<std::string> JsonFields::strings(std::string_view key, std::string_v
     std::vector<std::string> out;
     const json::array& a = v.get_array();
     for (std::size_t i = 0; i < a.size(); ++i)
-        out.push_back(string_value(a[i], element_path(key, i), expected));
+        out.push_back(string_at(a[i], FieldPath(*this, key, i), expected));
     return out;
 }
 
@@ -305,10 +325,12 @@ JsonFields JsonFields::element(std::string_view key, std::size_t i, const json::
 void JsonFields::reject_unknown() const
 {
     for (const auto& item : *object_) {
-        if (taken_.contains(std::string_view(item.key())))
+        if (std::find(taken_.begin(), taken_.end(), std::string_view(item.key())) != taken_.end())
             continue;
+        std::vector<std::string> read(taken_.begin(), taken_.end());
+        std::sort(read.begin(), read.end());
         std::string known;
-        for (const std::string& key : taken_)
+        for (const std::string& key : read)
             known += (known.empty() ? "" : ", ") + key;
         fail(at(item.key()), "unknown field (expected " + known + ")", "unknown-field");
     }

@@ -7,12 +7,12 @@
 #include "common/named_values.h"
 #include "common/server_path.h"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <optional>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -113,7 +113,7 @@ public:
         out.reserve(a.size());
         for (std::size_t i = 0; i < a.size(); ++i)
             out.push_back(
-                static_cast<Int>(integer_value(a[i], element_path(key, i), min, std::numeric_limits<Int>::max())));
+                static_cast<Int>(integer_at(a[i], FieldPath(*this, key, i), min, std::numeric_limits<Int>::max())));
         return out;
     }
     // Element i of the array under `key`, as an object's fields.
@@ -127,33 +127,70 @@ public:
     // One of an enum's names.
     template <class Enum, std::size_t N> Enum named(std::string_view key, const NameTable<Enum, N>& table) const
     {
-        return named_value(required(key, "a string"), at(key), table);
+        return named_at(required(key, "a string"), FieldPath(*this, key), table);
     }
     template <class Enum, std::size_t N>
     Enum named_value(const json::value& v, const std::string& path, const NameTable<Enum, N>& table) const
     {
-        const std::string text = string_value(v, path);
-        if (const auto value = value_named(table, text))
-            return *value;
-        std::vector<std::string> names;
-        for (const auto& entry : table)
-            names.emplace_back(entry.second);
-        not_one_of(path, text, names);
+        return named_at(v, FieldPath(path), table);
     }
 
     // Every key must have been read by now (files only); the error lists the keys that were.
     void reject_unknown() const;
 
 private:
-    std::string string_value(
-        const json::value& v, const std::string& path, std::string_view expected = "a string") const;
+    // A field's path, written out only when an error names it: every field of every frame
+    // is read, and a path is needed only for the one refused.
+    class FieldPath {
+    public:
+        explicit FieldPath(const std::string& whole)
+            : whole_(&whole)
+        {
+        }
+        FieldPath(const JsonFields& fields, std::string_view key)
+            : fields_(&fields)
+            , key_(key)
+        {
+        }
+        FieldPath(const JsonFields& fields, std::string_view key, std::size_t index)
+            : fields_(&fields)
+            , key_(key)
+            , index_(index)
+            , element_(true)
+        {
+        }
+        std::string str() const;
+
+    private:
+        const std::string* whole_ = nullptr;
+        const JsonFields* fields_ = nullptr;
+        std::string_view key_;
+        std::size_t index_ = 0;
+        bool element_ = false;
+    };
+
+    std::string string_at(const json::value& v, const FieldPath& path, std::string_view expected = "a string") const;
+    double number_at(const json::value& v, const FieldPath& path, double min, double max) const;
+    std::int64_t integer_at(const json::value& v, const FieldPath& path, std::int64_t min, std::int64_t max) const;
+    template <class Enum, std::size_t N>
+    Enum named_at(const json::value& v, const FieldPath& path, const NameTable<Enum, N>& table) const
+    {
+        const std::string text = string_at(v, path);
+        if (const auto value = value_named(table, text))
+            return *value;
+        std::vector<std::string> names;
+        for (const auto& entry : table)
+            names.emplace_back(entry.second);
+        not_one_of(path.str(), text, names);
+    }
     [[noreturn]] void not_one_of(
         const std::string& path, const std::string& text, const std::vector<std::string>& names) const;
 
     const json::object* object_ = nullptr;
     std::string path_;
     const PathPolicy* paths_ = nullptr;
-    mutable std::set<std::string, std::less<>> taken_;
+    // The keys read, each once, for reject_unknown; held in place up to a frame's usual few.
+    mutable boost::container::small_vector<std::string, 16> taken_;
 };
 
 } // namespace fulcrum

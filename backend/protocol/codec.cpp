@@ -6,6 +6,9 @@
 #include "protocol/codec_support.h"
 #include "protocol/precise_parse.h"
 
+#include <string>
+#include <vector>
+
 namespace fulcrum::protocol {
 
 namespace detail {
@@ -14,38 +17,58 @@ namespace {
 
 // JSON has no infinity: a number beyond a double's range (-5e607) would otherwise reach a
 // free-form section (a scenario, a policy) as infinity and come out of encode as something
-// that no longer decodes. The path of the first such number, or empty.
-std::string out_of_range_number(const json::value& value, const std::string& path)
+// that no longer decodes. True when `value` holds one; `inner_first` then holds its path's
+// steps, innermost first, gathered on the way back out (every frame is searched, so no path
+// is made but for the one found).
+struct PathStep {
+    std::string_view key;
+    std::size_t index = 0;
+    bool in_array = false;
+};
+bool out_of_range_number(const json::value& value, std::vector<PathStep>& inner_first)
 {
     if (value.is_double())
-        return std::isfinite(value.get_double()) ? std::string() : (path.empty() ? std::string("(the frame)") : path);
+        return !std::isfinite(value.get_double());
     if (value.is_object()) {
         for (const auto& [key, member] : value.get_object())
-            if (std::string at
-                = out_of_range_number(member, path.empty() ? std::string(key) : path + "." + std::string(key));
-                !at.empty())
-                return at;
+            if (out_of_range_number(member, inner_first)) {
+                inner_first.push_back({ key, 0, false });
+                return true;
+            }
     } else if (value.is_array()) {
         const json::array& items = value.get_array();
         for (std::size_t i = 0; i < items.size(); ++i)
-            if (std::string at = out_of_range_number(items[i], path + "[" + std::to_string(i) + "]"); !at.empty())
-                return at;
+            if (out_of_range_number(items[i], inner_first)) {
+                inner_first.push_back({ {}, i, true });
+                return true;
+            }
     }
-    return {};
+    return false;
+}
+
+std::string path_of(const std::vector<PathStep>& inner_first)
+{
+    std::string path;
+    for (auto step = inner_first.rbegin(); step != inner_first.rend(); ++step)
+        if (step->in_array)
+            path += "[" + std::to_string(step->index) + "]";
+        else
+            path += (path.empty() ? "" : ".") + std::string(step->key);
+    return path.empty() ? "(the frame)" : path;
 }
 
 } // namespace
 
 ParsedFrame parse_frame(std::string_view frame, json::storage_ptr memory)
 {
-    ParsedFrame out;
+    ParsedFrame out { json::value(memory), {}, {} }; // the parsed value is moved in, not copied
     if (frame.size() > kMaxFrameBytes) {
         out.error = ErrorInfo { "frame-too-large",
             "frame of " + std::to_string(frame.size()) + " bytes; the limit is " + std::to_string(kMaxFrameBytes), "" };
         return out;
     }
     boost::system::error_code ec;
-    out.value = parse_precise(frame, ec, std::move(memory), 64);
+    out.value = parse_precise(frame, ec, memory, 64);
     if (ec) {
         out.error = ErrorInfo { "malformed-json", "the frame is not JSON: " + ec.message(), "" };
         return out;
@@ -58,9 +81,11 @@ ParsedFrame parse_frame(std::string_view frame, json::storage_ptr memory)
     const json::object& object = out.value.get_object();
     if (const json::value* id = object.if_contains("id"); id && id->is_string())
         out.request_id = std::string(id->get_string());
-    if (const std::string at = out_of_range_number(out.value, ""); !at.empty())
+    if (std::vector<PathStep> steps; out_of_range_number(out.value, steps)) {
+        const std::string at = path_of(steps);
         out.error = ErrorInfo { "illegal-value",
             "'" + at + "' is a number beyond the range of a double (about ±1.8e308)", at };
+    }
     return out;
 }
 
