@@ -6,7 +6,9 @@
 #include "db/run_reader.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <sys/stat.h>
 
 namespace fulcrum::daemon {
 
@@ -55,7 +57,49 @@ std::filesystem::path RunCatalogue::run_store(const std::string& database) const
     return path;
 }
 
-std::vector<RunListing> RunCatalogue::runs() const
+RunCatalogue::Stamp RunCatalogue::Stamp::of(const std::filesystem::path& store)
+{
+    Stamp stamp;
+    const char* suffixes[] = { "", "-wal", "-journal" };
+    for (std::size_t k = 0; k < std::size(suffixes); ++k) {
+        struct stat info { };
+        if (::stat((store.string() + suffixes[k]).c_str(), &info) != 0)
+            continue;
+        // A journal's change time moves at every read (SQLite's read-only open changes the
+        // WAL's owner to the store's); its size and modification time say when it was written.
+        stamp.files[k] = { true, static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
+            static_cast<std::uint64_t>(info.st_size), info.st_mtim.tv_sec * 1'000'000'000LL + info.st_mtim.tv_nsec,
+            k == 0 ? info.st_ctim.tv_sec * 1'000'000'000LL + info.st_ctim.tv_nsec : 0 };
+    }
+    return stamp;
+}
+
+bool RunCatalogue::Stamp::settled(std::chrono::system_clock::time_point now) const
+{
+    const std::int64_t before_ns
+        = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() - 1'000'000'000LL;
+    return std::all_of(std::begin(files), std::end(files),
+        [&](const File& f) { return !f.present || (f.modified_ns < before_ns && f.changed_ns < before_ns); });
+}
+
+std::vector<RunListing> RunCatalogue::read_store(const std::filesystem::path& file) const
+{
+    ++stores_read_;
+    const std::string database = file.filename().string();
+    std::vector<RunListing> out;
+    db::RunReader reader(file);
+    for (const db::RunInfo& run : reader.runs()) {
+        RunListing l { database, run.id, run.name, run.mode, run.status, run.started_at, run.finished_at };
+        l.tenant = recorded_tenant(run.tenant);
+        l.jobs = static_cast<int>(reader.jobs(run.id).size());
+        l.iterations = reader.iteration_count(run.id);
+        l.rows = reader.iteration_row_count(run.id);
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+std::vector<RunListing> RunCatalogue::runs(std::chrono::system_clock::time_point now) const
 {
     std::vector<std::filesystem::path> files;
     std::set<std::string> names;
@@ -72,25 +116,40 @@ std::vector<RunListing> RunCatalogue::runs() const
     }
     std::vector<RunListing> out;
     for (const auto& file : files) {
-        const std::string database = file.filename().string();
-        try {
-            db::RunReader reader(file);
-            for (const db::RunInfo& run : reader.runs()) {
-                RunListing l { database, run.id, run.name, run.mode, run.status, run.started_at, run.finished_at };
-                l.tenant = recorded_tenant(run.tenant);
-                l.jobs = static_cast<int>(reader.jobs(run.id).size());
-                l.iterations = reader.iteration_count(run.id);
-                l.rows = reader.iteration_row_count(run.id);
-                out.push_back(std::move(l));
+        const Stamp stamp = Stamp::of(file);
+        {
+            const std::lock_guard lock(listed_mutex_);
+            if (const auto kept = listed_.find(file); kept != listed_.end() && kept->second.stamp == stamp) {
+                out.insert(out.end(), kept->second.runs.begin(), kept->second.runs.end());
+                continue;
             }
+        }
+        try {
+            std::vector<RunListing> runs = read_store(file);
+            out.insert(out.end(), runs.begin(), runs.end());
+            // Stamped after the read, which adds the WAL SQLite keeps beside a store it reads.
+            // A change made while it read is as recent as `now` or more: not settled, not kept.
+            const Stamp read = Stamp::of(file);
+            const std::lock_guard lock(listed_mutex_);
+            if (read.settled(now))
+                listed_[file] = { read, std::move(runs) };
+            else
+                listed_.erase(file);
         } catch (const std::exception& e) {
+            {
+                const std::lock_guard lock(listed_mutex_);
+                listed_.erase(file);
+            }
             RunListing l;
-            l.database = database;
+            l.database = file.filename().string();
             l.tenant.clear(); // whose, nobody can tell: listed to tokens reaching every tenant only
             l.status = "unreadable: " + folders_.for_clients(e.what());
             out.push_back(std::move(l));
         }
     }
+    const std::set<std::filesystem::path> present(files.begin(), files.end());
+    const std::lock_guard lock(listed_mutex_);
+    std::erase_if(listed_, [&](const auto& kept) { return !present.contains(kept.first); });
     return out;
 }
 
