@@ -285,11 +285,15 @@ int main(int argc, char** argv)
         reader->thread = std::thread([client, r = reader.get(), &done, decode_rows = o.decode_rows] {
             namespace beast = boost::beast;
             try {
+                // One buffer for every frame, read in place, as fulcrum's own clients keep theirs
+                // (ws_client::BlockingConnection): a new 150 KB buffer and a copy of each frame
+                // would make the readers' allocations, not fulcrumd, what the machine spends on.
+                beast::flat_buffer buffer;
                 while (!done.load()) {
-                    beast::flat_buffer buffer;
+                    buffer.consume(buffer.size());
                     client->stream().read(buffer);
                     const auto at = Clock::now();
-                    const std::string frame = beast::buffers_to_string(buffer.data());
+                    const std::string_view frame(static_cast<const char*>(buffer.data().data()), buffer.size());
                     if (const std::optional<Key> key = decode_rows ? std::nullopt : rows_key(frame)) {
                         r->arrivals.push_back({ *key, at });
                         continue;

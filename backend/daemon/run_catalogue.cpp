@@ -78,8 +78,12 @@ bool RunCatalogue::Stamp::settled(std::chrono::system_clock::time_point now) con
 {
     const std::int64_t before_ns
         = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count() - 1'000'000'000LL;
-    return std::all_of(std::begin(files), std::end(files),
-        [&](const File& f) { return !f.present || (f.modified_ns < before_ns && f.changed_ns < before_ns); });
+    // An empty journal holds nothing to read, however new: SQLite makes an empty WAL beside a
+    // store it reads. Once written, it is no longer empty, and its times count.
+    const auto settled = [&](const File& f, bool journal) {
+        return !f.present || (journal && f.size == 0) || (f.modified_ns < before_ns && f.changed_ns < before_ns);
+    };
+    return settled(files[0], false) && settled(files[1], true) && settled(files[2], true);
 }
 
 std::vector<RunListing> RunCatalogue::read_store(const std::filesystem::path& file) const

@@ -25,7 +25,8 @@ public:
     // read again only when it changed: its listing is kept while the store's file and its
     // SQLite journals keep their identity, size and modification times (and the store its
     // change time), once those times are a second older than `now` (a change within the
-    // same tick of the file system's clock would otherwise go unseen).
+    // same tick of the file system's clock would otherwise go unseen; an empty journal's
+    // times do not count).
     std::vector<protocol::RunListing> runs(
         std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) const;
     // How many times a store has been opened and read for runs().
