@@ -120,7 +120,12 @@ std::vector<RunListing> RunCatalogue::runs(std::chrono::system_clock::time_point
     }
     std::vector<RunListing> out;
     for (const auto& file : files) {
-        const Stamp stamp = Stamp::of(file);
+        // SQLite keeps a linked store's journals beside the file the link leads to.
+        std::error_code ec;
+        std::filesystem::path target = std::filesystem::canonical(file, ec);
+        if (ec)
+            target = file;
+        const Stamp stamp = Stamp::of(target);
         {
             const std::lock_guard lock(listed_mutex_);
             if (const auto kept = listed_.find(file); kept != listed_.end() && kept->second.stamp == stamp) {
@@ -132,10 +137,12 @@ std::vector<RunListing> RunCatalogue::runs(std::chrono::system_clock::time_point
             std::vector<RunListing> runs = read_store(file);
             out.insert(out.end(), runs.begin(), runs.end());
             // Stamped after the read, which adds the WAL SQLite keeps beside a store it reads.
-            // A change made while it read is as recent as `now` or more: not settled, not kept.
-            const Stamp read = Stamp::of(file);
+            // A change made while it read is as recent as `now` or more: not settled, not kept;
+            // and the store's own file must be as it was before (a clock that file times do
+            // not follow, on a network file system, cannot hide a change then).
+            const Stamp read = Stamp::of(target);
             const std::lock_guard lock(listed_mutex_);
-            if (read.settled(now))
+            if (read.settled(now) && read.files[0] == stamp.files[0])
                 listed_[file] = { read, std::move(runs) };
             else
                 listed_.erase(file);

@@ -101,3 +101,21 @@ TEST_F(RunCatalogueTest, AnUnreadableStoreIsListedWithWhyAndReadAgainEachTime)
     }
     EXPECT_EQ(catalogue.stores_read(), 2u);
 }
+
+// A store reached through a link inside the runs folder: SQLite keeps its WAL beside the file
+// the link leads to, where a live job's commits go while the store's own file stays as it was.
+TEST_F(RunCatalogueTest, ALinkedStoreIsReadAgainWhenTheStoreItLeadsToIsWrittenToItsWal)
+{
+    record("job-3.db", 1);
+    fs::create_symlink(dir / "runs" / "job-3.db", dir / "runs" / "latest.db");
+    EXPECT_EQ(catalogue.runs(later).size(), 2u);
+    db::RunRecorder live(dir / "runs" / "job-3.db"); // open: its commits stay in the WAL
+    db::RunInfo run;
+    run.name = "second";
+    run.mode = "virtual";
+    live.begin_run(run);
+    const auto listed = names(catalogue.runs(later));
+    EXPECT_EQ(listed,
+        (std::vector<std::string> { "job-3.db: job-3.db run 0 (finished)", "job-3.db: second (running)",
+            "latest.db: job-3.db run 0 (finished)", "latest.db: second (running)" }));
+}
