@@ -571,7 +571,9 @@ void ElasticScheduling::reconcile_pool(ElasticJob& job, const std::string& why, 
                              : label() + ": worker " + std::to_string(w) + " of job " + std::to_string(job.id())
                         + " has no process");
         }
-        if (t && !h->keeps(w))
+        // Gone, or staying: a removal the trainer refused leaves the worker in the record, and
+        // the reason given for it would be a later release's otherwise.
+        if (t && (!h->keeps(w) || h->record[w]))
             t->leaving.erase(worker);
     }
 }

@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <gtest/gtest.h>
+#include <optional>
 
 using namespace fulcrum;
 using daemon::ElasticScheduling;
@@ -128,13 +129,13 @@ public:
     void barrier()
     {
         for (const train::ResizeRequest& r : asked_) {
-            const bool refuse = refuse_next_add && r.action == ResizeAction::AddWorker;
+            const bool refuse = refuse_next == r.action;
             std::string what = std::string(refuse ? "refused " : "") + std::string(action_name(r.action));
             if (r.action == ResizeAction::AddWorker || r.action == ResizeAction::RemoveWorker)
                 what += " " + std::to_string(*r.target);
             applied.push_back({ done(), what, r.actor.line() });
             if (refuse) {
-                refuse_next_add = false;
+                refuse_next.reset();
                 continue;
             }
             if (r.action == ResizeAction::AddWorker)
@@ -169,7 +170,11 @@ public:
     bool frozen_ = false;
     std::string tenant_ { protocol::kDefaultTenant };
     const std::string& tenant() const override { return tenant_; }
-    bool refuse_next_add = false; // the trainer refuses the next add-worker (its data cannot be split so)
+    // The trainer refuses the next such change (an add-worker: its data cannot be split so).
+    std::optional<ResizeAction> refuse_next;
+    // A change the trainer makes on its own (a scenario's resize), which fulcrumd learns of
+    // from its members only.
+    void drop_member(WorkerId worker) { members_.at(static_cast<std::size_t>(worker)) = false; }
     bool training = true; // its trainer has started (else it loads, or waits for its workers)
     protocol::JobState state_ = protocol::JobState::Running;
     std::vector<bool> members() const { return members_; }
@@ -247,7 +252,7 @@ protected:
         scheduler.started(job);
     }
     // Steps every job's barrier once a test second, the scheduler ticking after each.
-    void run_until(double t, std::vector<daemon::ElasticJob*> running, std::vector<SteppedJob*> stepped)
+    void run_until(double t, const std::vector<daemon::ElasticJob*>& running, const std::vector<SteppedJob*>& stepped)
     {
         for (; now < t; now += 1) {
             for (SteppedJob* j : stepped)
@@ -268,6 +273,9 @@ protected:
         scheduler.rebase(at(0));
         scheduler.started(pooled);
         start(local, workers);
+        std::vector<bool> starting(pooled.members().size(), false);
+        std::fill_n(starting.begin(), workers, true);
+        EXPECT_EQ(pooled.remote()->joined_slots(), starting) << "a process for each starting member, before the ask";
         const EventActor op = EventActor::person("operator", "op", {}, "t");
         scheduler.resize(pooled, { {}, 1, action, worker }, op, remaining);
         scheduler.resize(local, { {}, 2, action, worker }, op, remaining);
@@ -437,12 +445,38 @@ TEST_F(ClusterCore, AGrowthStepTheTrainerRefusesEndsTheGrowthAndFreesItsGpu)
     SteppedJob job(1, elastic(1, 1, 3), { 100, 100, 100 });
     scheduler.rebase(at(0));
     start(job, 1);
-    job.refuse_next_add = true;
+    job.refuse_next = ResizeAction::AddWorker;
     run_until(40, { &job }, { &job });
     ASSERT_EQ(job.applied.size(), 1u);
     EXPECT_EQ(job.applied[0], (SteppedJob::Applied { 10, "refused add-worker 1", "scheduler (eps)" }));
     EXPECT_EQ(gpus_of(1), (std::vector<int> { 0 }));
     EXPECT_EQ(job.placement(), (std::vector<std::int32_t> { 0, -1, -1 }));
+}
+
+// An operator's removal of a pooled worker that the trainer refuses leaves the worker and its
+// process with the job, and the reason given for it is forgotten: when the trainer later drops
+// the worker on its own (a scenario's resize), its process is released for that.
+TEST_F(ClusterCore, APooledRemovalTheTrainerRefusedIsNotTheReasonGivenLater)
+{
+    const auto processes = join_processes(pool, 3, 900);
+    SteppedJob job(1, elastic(3, 1, 3), { 100, 100, 100 }, "", true);
+    scheduler.rebase(at(0));
+    scheduler.started(job);
+    ASSERT_EQ(job.remote()->joined_slots(), (std::vector<bool> { true, true, true }));
+    job.refuse_next = ResizeAction::RemoveWorker;
+    scheduler.resize(job, { {}, 1, ResizeAction::RemoveWorker, WorkerId { 2 } },
+        EventActor::person("operator", "op", {}, "t"), remaining);
+    job.barrier();
+    scheduler.tick({ &job }, false, remaining, at(1));
+    ASSERT_FALSE(job.applied.empty());
+    EXPECT_EQ(job.applied.back().what, "refused remove-worker 2");
+    EXPECT_EQ(job.remote()->joined_slots(), (std::vector<bool> { true, true, true })) << "its process stays";
+    job.drop_member(2);
+    scheduler.tick({ &job }, false, remaining, at(2));
+    EXPECT_EQ(job.remote()->joined_slots(), (std::vector<bool> { true, true, false }));
+    EXPECT_EQ(pool.idle(), 1);
+    ASSERT_FALSE(job.notes.empty());
+    EXPECT_NE(job.notes.back().find("(job 1 no longer has worker 2)"), std::string::npos) << job.notes.back();
 }
 
 // Under kill-restart the same growth step is carried out by a restart with the change, its
