@@ -95,11 +95,6 @@ ClusterState Daemon::cluster() const
     return queue_.cluster();
 }
 
-std::vector<RunListing> Daemon::runs() const
-{
-    return catalogue_.runs();
-}
-
 std::vector<Daemon::Recovered> Daemon::recover()
 {
     return queue_.recover();

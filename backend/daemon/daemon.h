@@ -66,9 +66,6 @@ public:
     void cancel(JobId job, const EventActor& actor);
     std::vector<protocol::JobStatus> jobs() const;
     protocol::ClusterState cluster() const;
-    // The run stores in DATA_DIR/runs and their runs; a file that cannot be read is listed
-    // with its reason as the status.
-    std::vector<protocol::RunListing> runs() const;
     // fulcrumd's /metrics page (Prometheus text format): in memory only, no disk. Given the
     // reach of the token that asked, the series of jobs of the tenants it reaches only.
     std::string metrics_text(const std::optional<TenantReach>& reach = std::nullopt) const;
