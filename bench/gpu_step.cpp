@@ -1,6 +1,7 @@
 // A GPU worker's training step on cuda:0 against the same cuBLAS products measured alone
-// in the same run (issue 20's targets), for the large MLP and the launch-bound one, with
-// and without CUDA graphs.
+// in the same run (issue 20's targets), for the large MLP and the launch-bound one: the step
+// as workers run it (CUDA graphs, the caller's buffers pinned), through Staging memory, and
+// without graphs.
 //   build/release/bench/gpu_step [--seconds S] [--json] [--device cpu|cuda:0] [--model NAME]
 // Prints "skipped: no CUDA device ..." and exits 0 where there is no device (CI). With
 // --device cpu it times the host reference instead: scripts/gpu-check.sh --dry-run checks
@@ -18,6 +19,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,9 @@ struct Case {
 
 struct Figures {
     double step_samples_per_s = 0; // wall clock: pull, gather, forward, backward, push
-    double eager_step_samples_per_s = 0; // the same, every operation launched on its own (no CUDA graph)
+    bool pinned = false; // the parameters and gradient copied straight from and to the caller's pinned buffers
+    double staged_step_samples_per_s = 0; // the same, the caller's buffers copied through Staging memory
+    double eager_step_samples_per_s = 0; // pinned, every operation launched on its own (no CUDA graph)
     double device_samples_per_s = 0; // CUDA events over the same steps
     double gemm_samples_per_s = 0; // only the step's matrix products, same shapes, same stream
 };
@@ -64,8 +68,15 @@ Figures measure(const Case& c, double seconds, const MakeOps& make_ops)
     std::vector<std::int64_t> batch(static_cast<std::size_t>(c.batch));
 
     Figures f;
-    for (const bool graphs : { true, false }) {
-        gpu::ResidentStep step(make_ops(graphs), shape, features, labels);
+    enum class Variant { Pinned, Staged, Eager };
+    for (const Variant variant : { Variant::Pinned, Variant::Staged, Variant::Eager }) {
+        gpu::ResidentStep step(make_ops(variant != Variant::Eager), shape, features, labels);
+        if (variant != Variant::Staged)
+            f.pinned = step.pin_host_buffers(params, gradient);
+        // The first step, untimed as the products' set-up is: it sets cuBLAS up and captures
+        // the graph, once a job (on an H200 about ten steps' time of the large MLP).
+        std::iota(batch.begin(), batch.end(), std::int64_t { 0 });
+        step.loss_and_gradient(params, batch, gradient);
         std::int64_t steps = 0;
         double device = 0;
         const auto began = std::chrono::steady_clock::now();
@@ -78,11 +89,11 @@ Figures measure(const Case& c, double seconds, const MakeOps& make_ops)
             ++steps;
         }
         const double rate = static_cast<double>(steps * c.batch) / seconds_since(began);
-        if (graphs) {
+        if (variant == Variant::Pinned) {
             f.step_samples_per_s = rate;
             f.device_samples_per_s = static_cast<double>(steps * c.batch) / device;
         } else {
-            f.eager_step_samples_per_s = rate;
+            (variant == Variant::Staged ? f.staged_step_samples_per_s : f.eager_step_samples_per_s) = rate;
         }
     }
     {
@@ -178,15 +189,17 @@ int run(int argc, char** argv)
     for (std::size_t k = 0; k < cases.size(); ++k) {
         const Figures f = measure(cases[k], seconds, make_ops);
         if (json)
-            std::printf("%s\"%s\": {\"batch\": %d, \"step_samples_per_s\": %.1f, \"device_samples_per_s\": %.1f, "
+            std::printf("%s\"%s\": {\"batch\": %d, \"step_samples_per_s\": %.1f, \"pinned\": %s, "
+                        "\"device_samples_per_s\": %.1f, \"staged_step_samples_per_s\": %.1f, "
                         "\"eager_step_samples_per_s\": %.1f, \"gemm_samples_per_s\": %.1f}",
-                k ? ", " : "", cases[k].name, cases[k].batch, f.step_samples_per_s, f.device_samples_per_s,
-                f.eager_step_samples_per_s, f.gemm_samples_per_s);
+                k ? ", " : "", cases[k].name, cases[k].batch, f.step_samples_per_s, f.pinned ? "true" : "false",
+                f.device_samples_per_s, f.staged_step_samples_per_s, f.eager_step_samples_per_s, f.gemm_samples_per_s);
         else
-            std::printf("%-22s batch %4d: step %10.0f samples/s (device time %10.0f; without CUDA graphs %10.0f), "
-                        "products alone %10.0f; step / products %.2f\n",
-                cases[k].name, cases[k].batch, f.step_samples_per_s, f.device_samples_per_s, f.eager_step_samples_per_s,
-                f.gemm_samples_per_s, f.step_samples_per_s / f.gemm_samples_per_s);
+            std::printf("%-22s batch %4d: step %10.0f samples/s (%s; device time %10.0f; through staging %10.0f; "
+                        "without CUDA graphs %10.0f), products alone %10.0f; step / products %.2f\n",
+                cases[k].name, cases[k].batch, f.step_samples_per_s, f.pinned ? "pinned" : "not pinned",
+                f.device_samples_per_s, f.staged_step_samples_per_s, f.eager_step_samples_per_s, f.gemm_samples_per_s,
+                f.step_samples_per_s / f.gemm_samples_per_s);
     }
     if (json)
         std::printf("}}\n");

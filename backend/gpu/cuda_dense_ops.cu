@@ -240,6 +240,25 @@ public:
         check(cudaMemcpyAsync(staging, compute, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync (push)");
     }
 
+    bool pin_host(const void* host, std::size_t bytes) override
+    {
+        bind();
+        // Portable: the pages are locked for every context, the green contexts' included.
+        // cudaHostRegister does not write the memory; its signature takes it as writable.
+        if (cudaHostRegister(const_cast<void*>(host), bytes, cudaHostRegisterPortable) != cudaSuccess) {
+            cudaGetLastError(); // not a sticky error: the copies go through Staging memory
+            return false;
+        }
+        return true;
+    }
+
+    void unpin_host(const void* host) noexcept override
+    {
+        select_context();
+        if (cudaHostUnregister(const_cast<void*>(host)) != cudaSuccess)
+            cudaGetLastError();
+    }
+
     void finish() override
     {
         bind();

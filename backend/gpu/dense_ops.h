@@ -37,9 +37,15 @@ public:
     // Throws OutOfDeviceMemory where Compute memory has no room for `bytes`.
     virtual void* allocate(Memory where, std::size_t bytes) = 0;
     virtual void release(Memory where, void* buffer) noexcept = 0;
-    // Staging -> Compute and back.
+    // Staging -> Compute and back. `staging` may also be host memory pinned with pin_host.
     virtual void copy_in(void* compute, const void* staging, std::size_t bytes) = 0;
     virtual void copy_out(void* staging, const void* compute, std::size_t bytes) = 0;
+    // Page-locks host memory the caller owns, so that copies from and to it run as Staging
+    // memory's do, without a copy through Staging memory; false where the device will not
+    // (a range overlapping one pinned already, say): the caller then copies through Staging
+    // memory. The memory stays where it is until unpin_host, which comes before it is freed.
+    virtual bool pin_host(const void* host, std::size_t bytes) = 0;
+    virtual void unpin_host(const void* host) noexcept = 0;
     // Waits for every queued operation; a failure of any is thrown here (gpu::DeviceError).
     virtual void finish() = 0;
     // The device time from start_timing() to the last operation queued before finish().

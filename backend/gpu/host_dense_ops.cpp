@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -132,6 +135,49 @@ void HostDenseOps::copy_in(void* compute, const void* staging, std::size_t bytes
 void HostDenseOps::copy_out(void* staging, const void* compute, std::size_t bytes)
 {
     run([=] { std::memcpy(staging, compute, bytes); });
+}
+
+namespace {
+
+struct PinnedRanges {
+    std::mutex mutex;
+    std::map<const char*, std::size_t> ranges; // start -> bytes
+};
+
+PinnedRanges& pinned_ranges()
+{
+    static PinnedRanges pinned;
+    return pinned;
+}
+
+} // namespace
+
+bool HostDenseOps::pin_host(const void* host, std::size_t bytes)
+{
+    PinnedRanges& pinned = pinned_ranges();
+    const std::lock_guard lock(pinned.mutex);
+    const auto* begin = static_cast<const char*>(host);
+    auto next = pinned.ranges.lower_bound(begin);
+    if (next != pinned.ranges.end() && next->first < begin + bytes)
+        return false;
+    if (next != pinned.ranges.begin() && std::prev(next)->first + std::prev(next)->second > begin)
+        return false;
+    pinned.ranges.emplace(begin, bytes);
+    return true;
+}
+
+void HostDenseOps::unpin_host(const void* host) noexcept
+{
+    PinnedRanges& pinned = pinned_ranges();
+    const std::lock_guard lock(pinned.mutex);
+    pinned.ranges.erase(static_cast<const char*>(host));
+}
+
+int HostDenseOps::pinned_host_ranges()
+{
+    PinnedRanges& pinned = pinned_ranges();
+    const std::lock_guard lock(pinned.mutex);
+    return static_cast<int>(pinned.ranges.size());
 }
 
 void HostDenseOps::start_timing()

@@ -33,6 +33,10 @@ public:
     void release(Memory where, void* buffer) noexcept override;
     void copy_in(void* compute, const void* staging, std::size_t bytes) override;
     void copy_out(void* staging, const void* compute, std::size_t bytes) override;
+    // Pinning changes nothing on the host; the ranges are kept, as a driver keeps them, so
+    // that an overlapping one is refused and tests see what is pinned.
+    bool pin_host(const void* host, std::size_t bytes) override;
+    void unpin_host(const void* host) noexcept override;
     void finish() override { }
     void start_timing() override;
     double timed_seconds() override;
@@ -70,6 +74,8 @@ public:
     // Across every HostDenseOps of the process: allocations and releases made by one while
     // another was capturing, which a CUDA device may refuse (its capture is invalidated).
     static int allocations_during_captures();
+    // Host ranges pinned now, across every HostDenseOps of the process.
+    static int pinned_host_ranges();
 
 private:
     void run(std::function<void()> op); // now, or into the graph being captured

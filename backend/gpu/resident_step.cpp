@@ -76,12 +76,39 @@ ResidentStep::~ResidentStep()
     // The buffers go here, under the lock, rather than with the members after this body.
     const std::lock_guard memory(device_memory_mutex());
     ops_->drop_graphs();
+    unpin_host_buffers();
     release_batch_buffers();
     for (OpsBuffer<float>* buffer :
         { &dataset_, &params_, &gradient_, &results_, &staged_params_, &staged_gradient_, &staged_results_ })
         buffer->clear();
     dataset_labels_.clear();
     staged_samples_.clear();
+}
+
+bool ResidentStep::pin_host_buffers(std::span<const float> params, std::span<float> gradient)
+{
+    const auto parameters = static_cast<std::size_t>(pass_.shape().parameter_count());
+    if (params.size() != parameters || gradient.size() != parameters)
+        throw std::invalid_argument("pinned buffers of " + std::to_string(params.size()) + " parameters and "
+            + std::to_string(gradient.size()) + " gradient values for a model of " + std::to_string(parameters));
+    ops_->finish(); // no queued copy uses the buffers pinned before
+    const std::lock_guard memory(device_memory_mutex());
+    unpin_host_buffers();
+    if (ops_->pin_host(params.data(), params.size_bytes()))
+        pinned_params_ = params.data();
+    if (ops_->pin_host(gradient.data(), gradient.size_bytes()))
+        pinned_gradient_ = gradient.data();
+    return pinned_params_ && pinned_gradient_;
+}
+
+void ResidentStep::unpin_host_buffers() noexcept
+{
+    if (pinned_params_)
+        ops_->unpin_host(pinned_params_);
+    if (pinned_gradient_)
+        ops_->unpin_host(pinned_gradient_);
+    pinned_params_ = nullptr;
+    pinned_gradient_ = nullptr;
 }
 
 void ResidentStep::pull(std::span<const float> params)
@@ -131,14 +158,11 @@ bool ResidentStep::reserve_step(int batch)
 void ResidentStep::queue_step(int batch)
 {
     const NetworkShape& s = pass_.shape();
-    const auto parameters = static_cast<std::size_t>(s.parameter_count());
     const auto samples = static_cast<std::size_t>(batch);
-    ops_->copy_in(params_.data(), staged_params_.data(), parameters * sizeof(float));
     ops_->copy_in(samples_in_.data(), staged_samples_.data(), samples * sizeof(std::int64_t));
     ops_->gather_samples(dataset_.data(), dataset_labels_.data(), static_cast<int>(s.input_dim()), samples_in_.data(),
         batch, features_.data(), labels_.data());
     pass_.loss_and_gradient(params_.data(), features_.data(), labels_.data(), batch, gradient_.data(), results_.data());
-    ops_->copy_out(staged_gradient_.data(), gradient_.data(), parameters * sizeof(float));
     ops_->copy_out(staged_results_.data(), results_.data(), sizeof(float));
 }
 
@@ -165,13 +189,23 @@ double ResidentStep::loss_and_gradient(
         if (reserve_step(batch))
             ops_->drop_graphs();
     }
-    std::memcpy(staged_params_.data(), params.data(), params.size_bytes());
+    // Buffers the caller pinned are copied from and to directly; others through Staging memory.
+    const float* params_from = params.data() == pinned_params_ ? pinned_params_ : staged_params_.data();
+    float* gradient_to = gradient.data() == pinned_gradient_ ? pinned_gradient_ : staged_gradient_.data();
+    if (params_from != params.data())
+        std::memcpy(staged_params_.data(), params.data(), params.size_bytes());
     std::memcpy(staged_samples_.data(), samples.data(), samples.size_bytes());
+    const auto queue_copies_and_step = [&] {
+        ops_->copy_in(params_.data(), params_from, params.size_bytes());
+        if (!ops_->replay(batch))
+            queue_step(batch);
+        ops_->copy_out(gradient_to, gradient_.data(), gradient.size_bytes());
+    };
     // The step's very first run sets cuBLAS up and loads kernels, untimed: on an H100 it took
     // 30 times a step, and a policy that reads it (LB-BSP Algorithm 2 keeps who led) is
     // misled for the rest of the job.
     if (steps_run_++ == 0) {
-        queue_step(batch);
+        queue_copies_and_step();
         ops_->finish();
     }
     // A launch-bound step (small batches) pays one graph launch instead of a dozen kernel
@@ -182,11 +216,11 @@ double ResidentStep::loss_and_gradient(
     if (ops_->can_capture() && !ops_->has_graph(batch) && !uncapturable_.contains(batch))
         capture(batch);
     ops_->start_timing();
-    if (!ops_->replay(batch))
-        queue_step(batch);
+    queue_copies_and_step();
     ops_->finish();
     last_seconds_ = ops_->timed_seconds();
-    std::memcpy(gradient.data(), staged_gradient_.data(), gradient.size_bytes());
+    if (gradient_to != gradient.data())
+        std::memcpy(gradient.data(), staged_gradient_.data(), gradient.size_bytes());
     return staged_results_.data()[0];
 }
 

@@ -10,10 +10,10 @@
 namespace fulcrum::gpu {
 
 // A worker's training step with its training set resident in the ops' Compute memory (one
-// upload, at the start): the parameters are pulled in through Staging memory, the batch
-// is gathered where it is computed on, and the gradient is pushed out through Staging
-// memory. With CUDA ops every copy and kernel is queued on the worker's own stream, and the
-// step waits once, for the gradient.
+// upload, at the start): the parameters are pulled in through Staging memory (or straight
+// from the caller's pinned buffer), the batch is gathered where it is computed on, and the
+// gradient is pushed out the same way. With CUDA ops every copy and kernel is queued on the worker's own stream, and
+// the step waits once, for the gradient.
 class ResidentStep {
 public:
     // `features` is dim x samples, column-major, as data::Dataset holds it.
@@ -23,6 +23,13 @@ public:
     ResidentStep& operator=(const ResidentStep&) = delete;
     ~ResidentStep();
 
+    // Pins the caller's parameter and gradient buffers, which must stay where they are for
+    // this step's life: a step given these very buffers copies the parameters in from them
+    // and the gradient out into them, with no host copy through Staging memory (for a
+    // 20-million-parameter model, two 80 MB copies a step: two thirds of the step's wall
+    // time on an H100, docs/benchmarks.md). Where the device will not pin one, its steps
+    // copy through Staging memory as with any other buffers; true where both are pinned.
+    bool pin_host_buffers(std::span<const float> params, std::span<float> gradient);
     // The mean gradient over the samples (indices into the resident set) at `params`;
     // returns the mean loss.
     double loss_and_gradient(
@@ -54,14 +61,16 @@ private:
     // Every buffer a training step of `batch` uses, at its size; true where one moved (the
     // ops' graphs then hold stale addresses).
     bool reserve_step(int batch);
-    // The step's device work, from the staged parameters and samples to the staged gradient
-    // and loss: what a graph records.
+    // The step's device work from the parameters on the device and the staged samples to the
+    // gradient on the device and the staged loss: what a graph records. The parameters' and
+    // the gradient's copies are queued around it, from and to pinned or Staging memory.
     void queue_step(int batch);
     // Captures the step of `batch` into a graph, which nothing runs yet; where the device
     // cannot record it, that size runs without a graph from then on.
     void capture(int batch);
     bool batch_fits(std::int32_t batch);
     void release_batch_buffers() noexcept;
+    void unpin_host_buffers() noexcept;
 
     std::unique_ptr<DenseOps> ops_;
     DensePass pass_;
@@ -81,6 +90,8 @@ private:
     double last_seconds_ = 0;
     std::int64_t steps_run_ = 0;
     std::set<int> uncapturable_; // batch sizes whose capture failed: they run without a graph
+    const float* pinned_params_ = nullptr; // the caller's, pinned by pin_host_buffers
+    float* pinned_gradient_ = nullptr;
 };
 
 // A reading as the run store records it: GB (1e9 bytes, as PyTorch ranks report theirs)

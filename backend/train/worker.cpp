@@ -32,6 +32,14 @@ Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& protot
         on_device_ = std::make_unique<gpu::ResidentStep>(
             gpu::make_cuda_dense_ops(setup.device.index, setup.device.sms, true, setup.device.strict_sms),
             std::move(shape), std::span<const float>(train_->features.data(), values), train_->labels);
+        // A large model's replica and gradient are copied to and from the device straight,
+        // without a host copy of each through Staging memory. Only buffers the allocator maps
+        // on pages of their own (glibc maps every block above 32 MiB so) are pinned: pinning
+        // locks whole pages, and a small buffer's would hold other allocations' memory too.
+        constexpr std::size_t pin_from_bytes = std::size_t { 32 } << 20;
+        if (static_cast<std::size_t>(replica_.size()) * sizeof(float) > pin_from_bytes)
+            on_device_->pin_host_buffers(std::span<const float>(replica_.data(), replica_.size()),
+                std::span<float>(gradient_.data(), gradient_.size()));
     }
 }
 

@@ -296,6 +296,34 @@ TEST(CudaStep, GraphReplaysMatchTheHostReference)
     }
 }
 
+// A step copying straight from and to the caller's pinned buffers (page-locked by the
+// driver) matches the host reference, and so do its steps into a buffer not pinned.
+TEST(CudaStep, PinnedHostBuffersMatchTheHostReference)
+{
+    SKIP_WITHOUT_CUDA_DEVICE();
+    auto reference = model::make_mlp(20, { 32 }, 4);
+    const data::Dataset set = random_dataset(20, 300, 4, 7);
+    auto cuda = step_on(gpu::make_cuda_dense_ops(0), *reference, set);
+    auto host = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
+    model::Vector params(reference->parameter_count()), want = params, got = params, other = params;
+    ASSERT_TRUE(cuda.pin_host_buffers(view(params), view(got)));
+    Rng rng(8);
+    std::uniform_int_distribution<std::int64_t> pick(0, 299);
+    for (const int batch : { 8, 8, 64, 64, 8 }) {
+        SCOPED_TRACE(batch);
+        reference->initialize(params, rng());
+        std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
+        for (auto& s : samples)
+            s = pick(rng);
+        const double want_loss = host.loss_and_gradient(view(params), samples, view(want));
+        EXPECT_NEAR(
+            cuda.loss_and_gradient(view(params), samples, view(got)), want_loss, 1e-4 * std::max(1.0, want_loss));
+        expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
+        cuda.loss_and_gradient(view(params), samples, view(other));
+        expect_close(other.data(), want.data(), static_cast<std::size_t>(other.size()), 1e-4, "unpinned gradient");
+    }
+}
+
 // NVML is loaded where the driver installed it; elsewhere the reason is kept for the GPU
 // check's summary, and utilisation is recorded as NULL.
 TEST(Nvml, IsUsedWhereTheDriverHasItAndSaysWhyNot)

@@ -231,6 +231,45 @@ TEST(ResidentStep, GraphReplaysGiveTheEagerStepsResults)
     EXPECT_GE(recorder.replays(), 7) << "most steps ran from a graph";
 }
 
+// A step given the buffers the caller pinned copies straight from and to them, with the
+// results of one that copies through Staging memory, graphs and all; other buffers still go
+// through Staging memory; a range pinned already is refused (the copies then go through
+// Staging memory too), and the pins go with the step.
+TEST(ResidentStep, PinnedBuffersGiveTheStagedStepsResults)
+{
+    auto reference = model::make_mlp(12, { 16, 8 }, 5);
+    const data::Dataset set = random_dataset(12, 200, 5, 7);
+    const int pinned_before = gpu::HostDenseOps::pinned_host_ranges();
+    model::Vector params(reference->parameter_count()), want = params, got = params, other = params;
+    {
+        auto pinned = step_on(std::make_unique<gpu::HostDenseOps>(std::nullopt, true), *reference, set);
+        auto staged = step_on(std::make_unique<gpu::HostDenseOps>(std::nullopt, true), *reference, set);
+        ASSERT_TRUE(pinned.pin_host_buffers(view(params), view(got)));
+        EXPECT_EQ(gpu::HostDenseOps::pinned_host_ranges(), pinned_before + 2);
+        auto refused = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
+        EXPECT_FALSE(refused.pin_host_buffers(view(params), view(want))) << "params are pinned already";
+        EXPECT_EQ(gpu::HostDenseOps::pinned_host_ranges(), pinned_before + 3) << "want's range is free";
+        Rng rng(23);
+        std::uniform_int_distribution<std::int64_t> pick(0, 199);
+        for (const int batch : { 8, 8, 8, 16, 16, 8 }) {
+            SCOPED_TRACE(batch);
+            reference->initialize(params, rng());
+            std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
+            for (auto& s : samples)
+                s = pick(rng);
+            const double loss = staged.loss_and_gradient(view(params), samples, view(want));
+            EXPECT_EQ(pinned.loss_and_gradient(view(params), samples, view(got)), loss);
+            EXPECT_EQ(got, want);
+            EXPECT_EQ(pinned.loss_and_gradient(view(params), samples, view(other)), loss) << "into a buffer not pinned";
+            EXPECT_EQ(other, want);
+            EXPECT_EQ(refused.loss_and_gradient(view(params), samples, view(other)), loss);
+            EXPECT_EQ(other, want);
+        }
+        EXPECT_THROW(pinned.pin_host_buffers(view(params), std::span<float>(got.data(), 3)), std::invalid_argument);
+    }
+    EXPECT_EQ(gpu::HostDenseOps::pinned_host_ranges(), pinned_before);
+}
+
 // A capture the device could not record (on a GPU: invalidated by another thread's call)
 // leaves its step to run without a graph, with the eager step's result, and that batch size
 // is not captured again; other sizes still are, each at its first step.
@@ -270,6 +309,7 @@ TEST(ResidentStep, NoWorkerAllocatesWhileAnotherCaptures)
     const data::Dataset set = random_dataset(12, 200, 5, 6);
     const int before = gpu::HostDenseOps::allocations_during_captures();
     std::vector<std::thread> workers;
+    workers.reserve(4);
     for (int w = 0; w < 4; ++w)
         workers.emplace_back([&, w] {
             auto step = step_on(std::make_unique<gpu::HostDenseOps>(std::nullopt, true), *reference, set);
