@@ -237,9 +237,21 @@ lb, eq = summary("lbbsp"), summary("equal")
 for (message,) in sqlite3.connect(f"{work}/sm-lbbsp.db").execute("SELECT message FROM events WHERE kind = 'gpu-device'"):
     print(message, file=sys.stderr)  # which SMs each worker got, or why it shares the whole GPU
 ratio = eq["mean_iteration_seconds"] / lb["mean_iteration_seconds"]
-json.dump({"lbbsp": lb, "equal": eq, "throughput_ratio": ratio}, open(f"{work}/sm-partitions.json", "w"), indent=1)
+def settled_ms(policy, first):
+    # The mean iteration from `first` on, once Algorithm 2 has reached its equilibrium:
+    # from the end of iteration first - 1 to the end of the last, as the run store has them.
+    ends = dict(sqlite3.connect(f"{work}/sm-{policy}.db").execute(
+        "SELECT iteration, MAX(end_s) FROM iterations GROUP BY iteration"))
+    last = max(ends)
+    return (ends[last] - ends[first - 1]) / (last - first + 1) * 1e3
+first = max(1, (lb["iterations"] // 3))
+lb_settled, eq_settled = settled_ms("lbbsp", first), settled_ms("equal", first)
+json.dump({"lbbsp": lb, "equal": eq, "throughput_ratio": ratio, "settled_from_iteration": first,
+           "settled_ms": {"lbbsp": lb_settled, "equal": eq_settled}},
+          open(f"{work}/sm-partitions.json", "w"), indent=1)
 print(f"LB-BSP {lb['mean_iteration_seconds']*1e3:.2f} ms/iteration, equal batches "
       f"{eq['mean_iteration_seconds']*1e3:.2f} ms: {ratio:.2f}x the throughput (target 1.6x); "
+      f"from iteration {first}: {lb_settled:.2f} and {eq_settled:.2f} ms, {eq_settled / lb_settled:.2f}x; "
       f"test accuracy {lb['final_test_accuracy']:.4f} vs {eq['final_test_accuracy']:.4f}")
 PY
 )
@@ -408,7 +420,8 @@ if "skipped" in r or "error" in r:
     print(r.get("skipped") or r["error"])
     raise SystemExit
 print("; ".join(f"{name} batch {m['batch']}: {m['step_samples_per_s']:.0f} samples/s "
-                f"({m['eager_step_samples_per_s']:.0f} without graphs), products alone "
+                f"({'pinned' if m.get('pinned') else 'not pinned'}; {m.get('staged_step_samples_per_s', 0):.0f} through staging, "
+                f"{m['eager_step_samples_per_s']:.0f} without graphs), products alone "
                 f"{m['gemm_samples_per_s']:.0f}: {m['step_samples_per_s'] / m['gemm_samples_per_s']:.2f}"
                 for name, m in r["models"].items()) + f" on {r['device']} (target >= 0.70 for the 4096 MLP)")
 PY
@@ -438,7 +451,9 @@ fi
     echo "| --- | --- | --- | --- |"
     printf '%s\n' "${rows[@]}"
 } > "$results/summary.md"
-tar -czf "$results/artefacts.tar.gz" -C "$work" . 2> /dev/null
+# Without the PyTorch jobs' data cache (55 MB of Fashion-MNIST, unpacked): the device tool
+# brings back files of at most 16 MiB.
+tar -czf "$results/artefacts.tar.gz" --exclude=./cache -C "$work" . 2> /dev/null
 echo
 cat "$results/summary.md"
 echo
