@@ -30,7 +30,10 @@ public:
     void put(std::string_view text);
     void put(const std::string& text) { put(std::string_view(text)); }
     void put(const char* text) { put(std::string_view(text)); }
-    void put(const Rng& rng); // the engine's whole state, as the standard writes it
+    // The engine's whole state: the numbers of its standard text form (operator<<), written
+    // as 8-byte words after a tag. A checkpoint of a 500-worker job holds 1,500 engines:
+    // their text (6.4 KB and 22 us each) was a third of its bytes and most of its writing.
+    void put(const Rng& rng);
 
     template <typename T> void put(const std::optional<T>& value)
     {
@@ -56,6 +59,10 @@ public:
         bytes_.append(reinterpret_cast<const char*>(data), count * sizeof(T));
     }
 
+    // Sample indices (a sampler's permutation): 4 bytes each where every one fits, after a
+    // tag; a 500-worker job's checkpoint held 500 permutations of its training set at 8.
+    void put_indices(const std::vector<std::int64_t>& indices);
+
     const std::string& bytes() const { return bytes_; }
     std::string take() { return std::move(bytes_); }
 
@@ -78,7 +85,12 @@ public:
     }
     bool get_bool(const char* what) { return get<std::uint8_t>(what) != 0; }
     std::string get_string(const char* what);
+    // An engine written by put(const Rng&), or as its text form (checkpoints written before
+    // 2026-11-29).
     void get(Rng& rng, const char* what);
+    // Indices written by put_indices, or as a vector of 8-byte ones (checkpoints written
+    // before 2026-11-29).
+    void get_indices(std::vector<std::int64_t>& indices, const char* what);
 
     template <typename T> void get(std::vector<T>& values, const char* what)
     {

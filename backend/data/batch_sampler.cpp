@@ -1,13 +1,16 @@
 #include "data/batch_sampler.h"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace fulcrum::data {
 
 BatchSampler::BatchSampler(Eigen::Index dataset_size, std::uint64_t seed)
-    : rng_(seed)
+    : dataset_size_(dataset_size)
+    , rng_(seed)
     , permutation_(static_cast<std::size_t>(dataset_size))
 {
     std::iota(permutation_.begin(), permutation_.end(), 0);
@@ -45,7 +48,7 @@ std::span<const std::int64_t> BatchSampler::next(std::int32_t batch_size)
 void BatchSampler::save_state(StateWriter& out) const
 {
     out.put(rng_);
-    out.put(permutation_);
+    out.put_indices(permutation_);
     out.put(static_cast<std::uint64_t>(cursor_));
     out.put(drawn_);
 }
@@ -53,7 +56,9 @@ void BatchSampler::save_state(StateWriter& out) const
 void BatchSampler::load_state(StateReader& in)
 {
     in.get(rng_, "sampler stream");
-    in.get(permutation_, "sampler permutation");
+    in.get_indices(permutation_, "sampler permutation");
+    if (!std::ranges::all_of(permutation_, [this](std::int64_t i) { return i >= 0 && i < dataset_size_; }))
+        in.fail("sampler permutation", "holds a sample outside the training set of " + std::to_string(dataset_size_));
     cursor_ = static_cast<std::size_t>(in.get<std::uint64_t>("sampler cursor"));
     if (cursor_ > permutation_.size())
         in.fail("sampler cursor", "lies past the permutation's end");

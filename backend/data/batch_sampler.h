@@ -33,6 +33,7 @@ public:
 private:
     void reshuffle();
 
+    std::int64_t dataset_size_;
     Rng rng_;
     std::vector<std::int64_t> permutation_;
     std::size_t cursor_ = 0;

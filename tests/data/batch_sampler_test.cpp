@@ -1,3 +1,4 @@
+#include "common/error.h"
 #include "data/batch_sampler.h"
 #include "data/synthetic.h"
 
@@ -63,4 +64,51 @@ TEST(Synthetic, IsDeterministicForASeed)
     const auto b = data::make_synthetic({ .seed = 9 });
     EXPECT_EQ(a.train->features, b.train->features);
     EXPECT_EQ(a.test->labels, b.test->labels);
+}
+
+// A checkpoint's sampler resumes the same batches: from its 4-byte indices, and from the
+// 8-byte ones checkpoints written before them hold; a permutation naming a sample beyond the
+// training set is refused by name, not read past the set's end.
+TEST(BatchSampler, ResumesFromACheckpointOfEitherIndexWidth)
+{
+    data::BatchSampler sampler(1000, 5);
+    sampler.next(700);
+    StateWriter out;
+    sampler.save_state(out);
+    for (const bool older : { false, true }) {
+        SCOPED_TRACE(older);
+        StateWriter written;
+        if (older) { // the stream, the 8-byte permutation, the cursor and the count, as before
+            StateReader parts(out.bytes(), "test");
+            Rng rng;
+            parts.get(rng, "stream");
+            std::vector<std::int64_t> permutation;
+            parts.get_indices(permutation, "permutation");
+            written.put(rng);
+            written.put(permutation);
+            written.put(parts.get<std::uint64_t>("cursor"));
+            written.put(parts.get<std::int64_t>("drawn"));
+        } else {
+            written = out;
+            EXPECT_LT(out.bytes().size(), 1000 * 4 + 3000) << "4-byte indices";
+        }
+        data::BatchSampler resumed(1000, 99);
+        StateReader in(written.bytes(), "test");
+        resumed.load_state(in);
+        data::BatchSampler going_on = sampler;
+        for (const int batch : { 200, 300, 1500 }) {
+            const auto want = going_on.next(batch);
+            const std::vector<std::int64_t> expected(want.begin(), want.end());
+            const auto got = resumed.next(batch);
+            EXPECT_EQ(std::vector<std::int64_t>(got.begin(), got.end()), expected);
+        }
+    }
+    data::BatchSampler smaller(500, 5);
+    StateReader in(out.bytes(), "runs/job-2.db job 2");
+    try {
+        smaller.load_state(in);
+        FAIL() << "a permutation of 1,000 samples read into a set of 500";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("outside the training set of 500"), std::string::npos) << e.what();
+    }
 }
