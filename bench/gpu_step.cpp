@@ -71,8 +71,11 @@ Figures measure(const Case& c, double seconds, const MakeOps& make_ops)
     enum class Variant { Pinned, Staged, Eager };
     for (const Variant variant : { Variant::Pinned, Variant::Staged, Variant::Eager }) {
         gpu::ResidentStep step(make_ops(variant != Variant::Eager), shape, features, labels);
-        if (variant != Variant::Staged)
-            f.pinned = step.pin_host_buffers(params, gradient);
+        if (variant != Variant::Staged) {
+            const bool pinned = step.pin_host_buffers(params, gradient);
+            if (variant == Variant::Pinned)
+                f.pinned = pinned;
+        }
         // The first step, untimed as the products' set-up is: it sets cuBLAS up and captures
         // the graph, once a job (on an H200 about ten steps' time of the large MLP).
         std::iota(batch.begin(), batch.end(), std::int64_t { 0 });

@@ -243,8 +243,9 @@ def settled_ms(policy, first):
     ends = dict(sqlite3.connect(f"{work}/sm-{policy}.db").execute(
         "SELECT iteration, MAX(end_s) FROM iterations GROUP BY iteration"))
     last = max(ends)
-    return (ends[last] - ends[first - 1]) / (last - first + 1) * 1e3
-first = max(1, (lb["iterations"] // 3))
+    before = max(i for i in ends if i < first)  # iteration first - 1 where the store has it
+    return (ends[last] - ends[before]) / (last - before) * 1e3
+first = max(1, lb["iterations"] // 3)
 lb_settled, eq_settled = settled_ms("lbbsp", first), settled_ms("equal", first)
 json.dump({"lbbsp": lb, "equal": eq, "throughput_ratio": ratio, "settled_from_iteration": first,
            "settled_ms": {"lbbsp": lb_settled, "equal": eq_settled}},

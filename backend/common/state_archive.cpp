@@ -159,12 +159,12 @@ void StateReader::get(Rng& rng, const char* what)
         position_ -= sizeof(std::uint64_t);
         text = get_string(what);
     }
-    // Read through the standard text form: the same engine on every library, and any word
-    // count or value it does not take is refused here.
+    // Read through the standard text form, as this build's library writes and reads it: a
+    // word count or value it does not take is refused here, and so are words left over.
     std::istringstream in(text);
     Rng read;
     in >> read;
-    if (!in)
+    if (!in || !(in >> std::ws).eof())
         fail(what, "is not a random stream's state");
     if (image_is_text_form()) { // the last word is where the engine stands in its state
         std::uint64_t position = 0;

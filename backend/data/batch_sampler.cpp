@@ -57,6 +57,8 @@ void BatchSampler::load_state(StateReader& in)
 {
     in.get(rng_, "sampler stream");
     in.get_indices(permutation_, "sampler permutation");
+    if (permutation_.empty())
+        in.fail("sampler permutation", "is empty: a worker's pass holds at least one sample");
     if (!std::ranges::all_of(permutation_, [this](std::int64_t i) { return i >= 0 && i < dataset_size_; }))
         in.fail("sampler permutation", "holds a sample outside the training set of " + std::to_string(dataset_size_));
     cursor_ = static_cast<std::size_t>(in.get<std::uint64_t>("sampler cursor"));

@@ -154,6 +154,11 @@ PinnedRanges& pinned_ranges()
 
 bool HostDenseOps::pin_host(const void* host, std::size_t bytes)
 {
+    note_memory_call(recording_.has_value());
+    if (recording_) // as an allocation: CUDA may refuse the call while a graph is captured
+        throw std::logic_error("host memory pinned while a graph is captured");
+    if (bytes == 0)
+        return false; // as cudaHostRegister refuses an empty range
     PinnedRanges& pinned = pinned_ranges();
     const std::lock_guard lock(pinned.mutex);
     const auto* begin = static_cast<const char*>(host);
@@ -168,6 +173,7 @@ bool HostDenseOps::pin_host(const void* host, std::size_t bytes)
 
 void HostDenseOps::unpin_host(const void* host) noexcept
 {
+    note_memory_call(recording_.has_value());
     PinnedRanges& pinned = pinned_ranges();
     const std::lock_guard lock(pinned.mutex);
     pinned.ranges.erase(static_cast<const char*>(host));

@@ -62,7 +62,6 @@ ResidentStep::ResidentStep(std::unique_ptr<DenseOps> ops, NetworkShape shape, st
     const auto parameters = static_cast<std::size_t>(s.parameter_count());
     params_.reserve(parameters);
     gradient_.reserve(parameters);
-    staged_gradient_.reserve(parameters);
     results_.reserve(2);
     staged_results_.reserve(2);
 }
@@ -98,6 +97,8 @@ bool ResidentStep::pin_host_buffers(std::span<const float> params, std::span<flo
         pinned_params_ = params.data();
     if (ops_->pin_host(gradient.data(), gradient.size_bytes()))
         pinned_gradient_ = gradient.data();
+    if (pinned_gradient_)
+        staged_gradient_.clear(); // reserved again by a step into a buffer not pinned
     return pinned_params_ && pinned_gradient_;
 }
 
@@ -184,14 +185,17 @@ double ResidentStep::loss_and_gradient(
     const int batch = static_cast<int>(samples.size());
 
     ops_->finish(); // the staging buffers of the last step are free
+    const bool gradient_pinned = gradient.data() == pinned_gradient_;
     {
         const std::lock_guard memory(device_memory_mutex());
         if (reserve_step(batch))
             ops_->drop_graphs();
+        if (!gradient_pinned) // no graph uses it: the gradient's copy is queued around them
+            staged_gradient_.reserve(parameters);
     }
     // Buffers the caller pinned are copied from and to directly; others through Staging memory.
     const float* params_from = params.data() == pinned_params_ ? pinned_params_ : staged_params_.data();
-    float* gradient_to = gradient.data() == pinned_gradient_ ? pinned_gradient_ : staged_gradient_.data();
+    float* gradient_to = gradient_pinned ? pinned_gradient_ : staged_gradient_.data();
     if (params_from != params.data())
         std::memcpy(staged_params_.data(), params.data(), params.size_bytes());
     std::memcpy(staged_samples_.data(), samples.data(), samples.size_bytes());

@@ -221,7 +221,11 @@ struct BarrierEngine::Impl : EngineRefs {
 
     // Format 2 appends the update count and the free-running segments' totals (a job may
     // have switched sync models); a format-1 checkpoint is read with updates = next iteration.
-    static constexpr std::string_view kCheckpointFormat = "fulcrum bsp checkpoint 2";
+    // Format 3 holds random streams as words and permutations as 4-byte indices
+    // (StateWriter), which the reader tells apart from formats 1 and 2's by their tags; the
+    // new line makes a fulcrumd older than it refuse one as a format it does not read.
+    static constexpr std::string_view kCheckpointFormat = "fulcrum bsp checkpoint 3";
+    static constexpr std::string_view kCheckpointFormat2 = "fulcrum bsp checkpoint 2";
     static constexpr std::string_view kCheckpointFormat1 = "fulcrum bsp checkpoint 1";
 
     // The whole state between two barriers, or nothing when the policy keeps no checkpoint.
@@ -257,7 +261,7 @@ struct BarrierEngine::Impl : EngineRefs {
         manager.load_state(in);
         job.load_state(in);
         loop.updates = loop.next;
-        if (format == kCheckpointFormat)
+        if (format != kCheckpointFormat1)
             load_totals(in, loop);
         if (!in.at_end())
             in.fail("end", "the checkpoint holds more than this trainer reads");
@@ -469,7 +473,8 @@ bool BarrierEngine::run(const std::atomic<bool>* stop)
 
 bool BarrierEngine::reads(std::string_view format)
 {
-    return format == Impl::kCheckpointFormat || format == Impl::kCheckpointFormat1;
+    return format == Impl::kCheckpointFormat || format == Impl::kCheckpointFormat2
+        || format == Impl::kCheckpointFormat1;
 }
 
 void BarrierEngine::resume_from_checkpoint(StateReader& in, const std::string& format)

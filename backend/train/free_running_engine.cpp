@@ -265,7 +265,10 @@ struct FreeRunningEngine::Impl : EngineRefs {
             start(i, t);
     }
 
-    static constexpr std::string_view kCheckpointFormat = "fulcrum free-running checkpoint 1";
+    // Format 2 holds random streams as words and permutations as 4-byte indices (as the bsp
+    // checkpoint's format 3); the objects read both.
+    static constexpr std::string_view kCheckpointFormat = "fulcrum free-running checkpoint 2";
+    static constexpr std::string_view kCheckpointFormat1 = "fulcrum free-running checkpoint 1";
 
     // Between two events: the progress, every worker's clock, its open row and the batch
     // under way with the gradient it computed and the server version it pulled, in the order
@@ -855,7 +858,7 @@ bool FreeRunningEngine::run(const std::atomic<bool>* stop)
 
 bool FreeRunningEngine::reads(std::string_view format)
 {
-    return format == Impl::kCheckpointFormat;
+    return format == Impl::kCheckpointFormat || format == Impl::kCheckpointFormat1;
 }
 
 void FreeRunningEngine::resume_from_checkpoint(StateReader& in)

@@ -38,8 +38,9 @@ Worker::Worker(WorkerId id, const WorkerSetup& setup, const model::Model& protot
         // locks whole pages, and a small buffer's would hold other allocations' memory too.
         constexpr std::size_t pin_from_bytes = std::size_t { 32 } << 20;
         if (static_cast<std::size_t>(replica_.size()) * sizeof(float) > pin_from_bytes)
-            on_device_->pin_host_buffers(std::span<const float>(replica_.data(), replica_.size()),
-                std::span<float>(gradient_.data(), gradient_.size()));
+            host_buffers_pinned_
+                = on_device_->pin_host_buffers(std::span<const float>(replica_.data(), replica_.size()),
+                    std::span<float>(gradient_.data(), gradient_.size()));
     }
 }
 
@@ -61,6 +62,10 @@ std::string Worker::device_note() const
     if (measured_batch_limit_)
         note += "; its device holds batches of up to " + std::to_string(*measured_batch_limit_)
             + " samples (x_o, allocation probe)";
+    if (host_buffers_pinned_)
+        note += *host_buffers_pinned_ ? "; its parameters and gradient are copied straight from pinned memory"
+                                      : "; the driver refused to pin its parameters and gradient: they are copied "
+                                        "through staging memory, a host copy of each at every step";
     return note;
 }
 

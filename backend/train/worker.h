@@ -86,6 +86,7 @@ private:
     // A GPU worker's step, with the training set resident on its device.
     std::unique_ptr<gpu::ResidentStep> on_device_;
     std::optional<std::int32_t> measured_batch_limit_;
+    std::optional<bool> host_buffers_pinned_; // asked for a large model: whether the driver pinned them
 };
 
 } // namespace fulcrum::train

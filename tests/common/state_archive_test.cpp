@@ -3,7 +3,9 @@
 #include "common/error.h"
 #include "common/state_archive.h"
 
+#include <cstring>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <sstream>
 
 using namespace fulcrum;
@@ -83,10 +85,18 @@ TEST(StateArchive, ADamagedStreamIsRefusedByName)
     EXPECT_NE(refusal(words({ 1, 2, 3 })).find("sampler stream"), std::string::npos) << "too few words";
     StateWriter whole;
     whole.put(advanced(3, 10));
-    std::string beyond = whole.bytes();
-    const std::uint64_t position = 100000;
-    std::memcpy(beyond.data() + beyond.size() - sizeof position, &position, sizeof position);
-    EXPECT_NE(refusal(beyond).find("stands at word 100000"), std::string::npos) << refusal(beyond);
+    // Where the engine's text form ends with its position in the state (libstdc++'s does), a
+    // position past the state's end, which the text form's reader takes as it is, is refused.
+    std::istringstream numbers(text_of(advanced(3, 10)));
+    const auto count = std::distance(std::istream_iterator<std::uint64_t>(numbers), {});
+    if (count == static_cast<std::ptrdiff_t>(sizeof(Rng) / sizeof(std::uint64_t))) {
+        std::string beyond = whole.bytes();
+        const std::uint64_t position = 100000;
+        std::memcpy(beyond.data() + beyond.size() - sizeof position, &position, sizeof position);
+        EXPECT_NE(refusal(beyond).find("stands at word 100000"), std::string::npos) << refusal(beyond);
+    }
+    std::vector<std::uint64_t> longer(static_cast<std::size_t>(count) + 5, 1);
+    EXPECT_NE(refusal(words(longer)).find("is not a random stream's state"), std::string::npos) << "words left over";
     StateWriter text;
     text.put(std::string("not a stream"));
     EXPECT_NE(refusal(text.bytes()).find("is not a random stream's state"), std::string::npos);

@@ -103,6 +103,15 @@ TEST(BatchSampler, ResumesFromACheckpointOfEitherIndexWidth)
             EXPECT_EQ(std::vector<std::int64_t>(got.begin(), got.end()), expected);
         }
     }
+    StateWriter empty; // a damaged checkpoint: no sample to draw from, and the cursor at 0
+    Rng stream;
+    empty.put(stream);
+    empty.put_indices({});
+    empty.put(std::uint64_t { 0 });
+    empty.put(std::int64_t { 0 });
+    StateReader empty_in(empty.bytes(), "runs/job-2.db job 2");
+    data::BatchSampler refused(1000, 5);
+    EXPECT_THROW(refused.load_state(empty_in), InputError);
     data::BatchSampler smaller(500, 5);
     StateReader in(out.bytes(), "runs/job-2.db job 2");
     try {

@@ -266,6 +266,8 @@ TEST(ResidentStep, PinnedBuffersGiveTheStagedStepsResults)
             EXPECT_EQ(other, want);
         }
         EXPECT_THROW(pinned.pin_host_buffers(view(params), std::span<float>(got.data(), 3)), std::invalid_argument);
+        gpu::HostDenseOps ops;
+        EXPECT_FALSE(ops.pin_host(want.data(), 0)) << "an empty range, as CUDA refuses it";
     }
     EXPECT_EQ(gpu::HostDenseOps::pinned_host_ranges(), pinned_before);
 }
