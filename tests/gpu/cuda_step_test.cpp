@@ -279,17 +279,10 @@ TEST(CudaStep, GraphReplaysMatchTheHostReference)
     auto host = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
     model::Vector params(reference->parameter_count()), want = params, got = params;
     Rng rng(5);
-    std::uniform_int_distribution<std::int64_t> pick(0, 299);
     for (const int batch : { 8, 8, 8, 8, 64, 8, 64, 64, 128, 8, 8 }) {
         SCOPED_TRACE(batch);
         reference->initialize(params, rng());
-        std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
-        for (auto& s : samples)
-            s = pick(rng);
-        const double want_loss = host.loss_and_gradient(view(params), samples, view(want));
-        EXPECT_NEAR(
-            cuda.loss_and_gradient(view(params), samples, view(got)), want_loss, 1e-4 * std::max(1.0, want_loss));
-        expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
+        expect_step_matches(cuda, host, params, random_samples(rng, batch, 300), got, want);
         if (batch == 128) {
             EXPECT_NEAR(cuda.evaluate(view(params), 100).accuracy, host.evaluate(view(params), 100).accuracy, 1e-6);
         }
@@ -308,17 +301,11 @@ TEST(CudaStep, PinnedHostBuffersMatchTheHostReference)
     model::Vector params(reference->parameter_count()), want = params, got = params, other = params;
     ASSERT_TRUE(cuda.pin_host_buffers(view(params), view(got)));
     Rng rng(8);
-    std::uniform_int_distribution<std::int64_t> pick(0, 299);
     for (const int batch : { 8, 8, 64, 64, 8 }) {
         SCOPED_TRACE(batch);
         reference->initialize(params, rng());
-        std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
-        for (auto& s : samples)
-            s = pick(rng);
-        const double want_loss = host.loss_and_gradient(view(params), samples, view(want));
-        EXPECT_NEAR(
-            cuda.loss_and_gradient(view(params), samples, view(got)), want_loss, 1e-4 * std::max(1.0, want_loss));
-        expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
+        const std::vector<std::int64_t> samples = random_samples(rng, batch, 300);
+        expect_step_matches(cuda, host, params, samples, got, want);
         cuda.loss_and_gradient(view(params), samples, view(other));
         expect_close(other.data(), want.data(), static_cast<std::size_t>(other.size()), 1e-4, "unpinned gradient");
     }

@@ -214,13 +214,10 @@ TEST(ResidentStep, GraphReplaysGiveTheEagerStepsResults)
     auto eager = step_on(std::make_unique<gpu::HostDenseOps>(), *reference, set);
     model::Vector params(reference->parameter_count()), want = params, got = params;
     Rng rng(21);
-    std::uniform_int_distribution<std::int64_t> pick(0, 199);
     for (const int batch : { 8, 8, 8, 8, 16, 8, 16, 16, 16, 4, 4, 4, 32, 8 }) {
         SCOPED_TRACE(batch);
         reference->initialize(params, rng());
-        std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
-        for (auto& s : samples)
-            s = pick(rng);
+        const std::vector<std::int64_t> samples = random_samples(rng, batch, 200);
         EXPECT_EQ(replayed.loss_and_gradient(view(params), samples, view(got)),
             eager.loss_and_gradient(view(params), samples, view(want)));
         EXPECT_EQ(got, want);
@@ -250,13 +247,10 @@ TEST(ResidentStep, PinnedBuffersGiveTheStagedStepsResults)
         EXPECT_FALSE(refused.pin_host_buffers(view(params), view(want))) << "params are pinned already";
         EXPECT_EQ(gpu::HostDenseOps::pinned_host_ranges(), pinned_before + 3) << "want's range is free";
         Rng rng(23);
-        std::uniform_int_distribution<std::int64_t> pick(0, 199);
         for (const int batch : { 8, 8, 8, 16, 16, 8 }) {
             SCOPED_TRACE(batch);
             reference->initialize(params, rng());
-            std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
-            for (auto& s : samples)
-                s = pick(rng);
+            const std::vector<std::int64_t> samples = random_samples(rng, batch, 200);
             const double loss = staged.loss_and_gradient(view(params), samples, view(want));
             EXPECT_EQ(pinned.loss_and_gradient(view(params), samples, view(got)), loss);
             EXPECT_EQ(got, want);

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <memory>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -85,6 +86,26 @@ inline void expect_close(const float* got, const float* want, std::size_t n, dou
     }
     EXPECT_LE(worst_error, relative) << what << ": coordinate " << worst << " is " << got[worst] << ", expected "
                                      << want[worst];
+}
+
+// `batch` sample indices drawn at random from a set of `set_size`.
+inline std::vector<std::int64_t> random_samples(Rng& rng, int batch, std::int64_t set_size)
+{
+    std::uniform_int_distribution<std::int64_t> pick(0, set_size - 1);
+    std::vector<std::int64_t> samples(static_cast<std::size_t>(batch));
+    for (auto& s : samples)
+        s = pick(rng);
+    return samples;
+}
+
+// A device step's loss and gradient (into `got`) against the host reference's (into `want`)
+// on the same parameters and samples.
+inline void expect_step_matches(gpu::ResidentStep& device, gpu::ResidentStep& host, model::Vector& params,
+    std::span<const std::int64_t> samples, model::Vector& got, model::Vector& want)
+{
+    const double want_loss = host.loss_and_gradient(view(params), samples, view(want));
+    EXPECT_NEAR(device.loss_and_gradient(view(params), samples, view(got)), want_loss, 1e-4 * std::max(1.0, want_loss));
+    expect_close(got.data(), want.data(), static_cast<std::size_t>(got.size()), 1e-4, "gradient");
 }
 
 } // namespace fulcrum::gpu::testing
