@@ -174,6 +174,17 @@ std::int64_t RunReader::iteration_count(RunId run)
     return s.step() ? s.int64(0) : 0;
 }
 
+RunReader::IterationTotals RunReader::iteration_totals(RunId run)
+{
+    Statement s(impl_->connection,
+        "SELECT count(*), coalesce(sum(n), 0) FROM"
+        " (SELECT count(*) AS n FROM iterations WHERE run_id = ?1 GROUP BY job_id, iteration)");
+    s.bind(1, run);
+    if (!s.step())
+        return {};
+    return { s.int64(0), s.int64(1) };
+}
+
 std::vector<IterationMark> RunReader::iteration_marks(RunId run)
 {
     Statement s(impl_->connection,

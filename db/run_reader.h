@@ -28,6 +28,11 @@ public:
     std::int64_t iteration_row_count(RunId run);
     // Iterations recorded, all jobs together (an iteration of N workers counts once).
     std::int64_t iteration_count(RunId run);
+    // Both counts from one pass over the run's rows (a listing's: half the reads of the two).
+    struct IterationTotals {
+        std::int64_t iterations = 0, rows = 0;
+    };
+    IterationTotals iteration_totals(RunId run);
     // Every recorded iteration of every job of a run, in barrier order (end time, then job).
     std::vector<IterationMark> iteration_marks(RunId run);
     std::vector<EvaluationRecord> evaluations(RunId run, JobId job);

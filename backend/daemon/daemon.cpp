@@ -15,6 +15,7 @@
 #include "sync/barrier_window.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace fulcrum::daemon {
 
@@ -465,16 +466,24 @@ void Daemon::on(Client& client, const ListCapabilities& l)
 
 void Daemon::on(Client& client, const ListRuns& r)
 {
-    // Every run store is opened and read: disk work, off the I/O threads.
+    // Every run store is opened and read: disk work, off the I/O threads, in a pass shared
+    // with the other clients' listings.
     disk_.post([this, client = client.shared_from_this(), id = r.id] {
-        try {
-            Reply reply = ok(id);
-            reply.runs = catalogue_.runs();
-            std::erase_if(reply.runs, [&](const RunListing& run) { return !client->reach().covers(run.tenant); });
-            client->send(reply);
-        } catch (...) {
-            client->send(failure_of(id, std::current_exception()));
-        }
+        // The answer may come from another disk thread's pass: it holds its own client and id.
+        catalogue_.list(
+            [client, id](const std::vector<RunListing>* runs, const std::exception_ptr& error) {
+                try {
+                    if (error)
+                        std::rethrow_exception(error);
+                    Reply reply = ok(id);
+                    std::copy_if(runs->begin(), runs->end(), std::back_inserter(reply.runs),
+                        [&](const RunListing& run) { return client->reach().covers(run.tenant); });
+                    client->send(reply);
+                } catch (...) {
+                    client->send(failure_of(id, std::current_exception()));
+                }
+            },
+            [this](std::function<void()> pass) { disk_.post(std::move(pass)); });
     });
 }
 

@@ -915,6 +915,7 @@ ClusterState JobQueue::cluster() const
 
 void JobQueue::on_job_done(JobId id)
 {
+    catalogue_.run_ended(catalogue_.job_store(id)); // its store's end is listed at once
     core_.call([&] {
         release_job(id);
         const auto it = jobs_.find(id);

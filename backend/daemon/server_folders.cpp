@@ -127,11 +127,15 @@ std::optional<std::string> LocalJobPaths::resolve(
     return folders_.resolve(kind, name, field, why);
 }
 
-bool ServerFolders::stays_inside(const fs::path& root, const fs::path& entry)
+std::optional<fs::path> ServerFolders::listed_file(const fs::path& root, const fs::directory_entry& entry)
 {
     std::error_code ec;
-    const fs::path real = fs::canonical(entry, ec);
-    return !ec && inside(canonical_root(root), real);
+    if (!entry.is_symlink(ec)) // the type readdir gave: no call to the file system
+        return !ec && entry.is_regular_file(ec) && !ec ? std::optional(entry.path()) : std::nullopt;
+    const fs::path real = fs::canonical(entry.path(), ec);
+    if (ec || !inside(canonical_root(root), real) || !fs::is_regular_file(real, ec) || ec)
+        return std::nullopt;
+    return real;
 }
 
 std::string ServerFolders::for_clients(std::string text) const

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -247,4 +249,32 @@ TEST_F(ServerFoldersTest, ARestartedDaemonNeverReusesAJobIdOrItsRunStore)
     daemon::Daemon restarted(options());
     EXPECT_EQ(restarted.submit(scenario_with(kSynthetic, kUniform), "after the restart"), 3);
     EXPECT_EQ(restarted.jobs().at(0).database, "job-3.db");
+}
+
+// What a folder's listing takes of each entry: a file as it is, a link only when it leads to
+// a regular file inside the same folder, and nothing else.
+TEST_F(ServerFoldersTest, AListingTakesFilesAndOnlyTheLinksThatStayInside)
+{
+    const fs::path runs = fs::canonical(dir) / "runs";
+    const fs::path other = fs::canonical(dir) / "other-runs";
+    fs::create_directories(runs / "sub");
+    fs::create_directories(other);
+    std::ofstream(runs / "plain.db") << "x";
+    std::ofstream(other / "elsewhere.db") << "x";
+    fs::create_symlink(runs / "plain.db", runs / "alias.db");
+    fs::create_symlink(runs / "alias.db", runs / "chain.db"); // a link to a link inside
+    fs::create_symlink(outside / "secret.narx", runs / "out.db");
+    fs::create_symlink(runs / "out.db", runs / "chain-out.db"); // inside, then out
+    fs::create_symlink(runs / "sub", runs / "folder.db");
+    fs::create_symlink(runs, runs / "root.db");
+    fs::create_symlink(runs / "missing.db", runs / "dangling.db");
+    fs::create_symlink(other / "elsewhere.db", runs / "other.db"); // another runs folder: not this one
+    std::map<std::string, std::optional<fs::path>> taken;
+    for (const auto& entry : fs::directory_iterator(runs))
+        taken[entry.path().filename().string()] = daemon::ServerFolders::listed_file(runs, entry);
+    EXPECT_EQ(taken.at("plain.db"), runs / "plain.db");
+    EXPECT_EQ(taken.at("alias.db"), runs / "plain.db") << "the file a link leads to";
+    EXPECT_EQ(taken.at("chain.db"), runs / "plain.db");
+    for (const char* refused : { "out.db", "chain-out.db", "folder.db", "root.db", "dangling.db", "other.db", "sub" })
+        EXPECT_EQ(taken.at(refused), std::nullopt) << refused;
 }

@@ -109,6 +109,40 @@ TEST_F(RunStore, SecondRunIsAppendedToTheSameStore)
     EXPECT_EQ(reader.iteration_row_count(2), 2);
 }
 
+// The listing's one-pass totals are the two counts (a run of 3 iterations of 4 workers, and
+// a run of two jobs, one with a missing row).
+TEST_F(RunStore, IterationTotalsAreTheIterationAndRowCounts)
+{
+    {
+        db::RunRecorder recorder(file);
+        recorder.begin_run(run_info());
+        for (int k = 0; k < 3; ++k)
+            recorder.record_iterations(iteration_rows(k, 4));
+        recorder.finish_run("finished", "{}");
+        recorder.begin_run(run_info());
+        recorder.record_iterations(iteration_rows(0, 2));
+        recorder.record_iterations(iteration_rows(1, 1));
+        // a second job's iterations 0 and 1, of 3 workers: iterations count per job
+        for (int k = 0; k < 2; ++k) {
+            auto rows = iteration_rows(k, 3);
+            for (IterationRecord& r : rows)
+                r.job = 1;
+            recorder.record_iterations(rows);
+        }
+        recorder.finish_run("finished", "{}");
+    }
+    db::RunReader reader(file);
+    for (const RunId run : { 1, 2, 3 }) {
+        const db::RunReader::IterationTotals totals = reader.iteration_totals(run);
+        EXPECT_EQ(totals.iterations, reader.iteration_count(run)) << "run " << run;
+        EXPECT_EQ(totals.rows, reader.iteration_row_count(run)) << "run " << run;
+    }
+    EXPECT_EQ(reader.iteration_totals(1).rows, 12);
+    EXPECT_EQ(reader.iteration_totals(2).iterations, 4);
+    EXPECT_EQ(reader.iteration_totals(2).rows, 9);
+    EXPECT_EQ(reader.iteration_totals(3).rows, 0) << "no such run";
+}
+
 TEST_F(RunStore, UnwritableLocationIsRefusedAtOpen)
 {
     EXPECT_THROW(db::RunRecorder(dir / "missing-dir" / "run.db"), InputError);
