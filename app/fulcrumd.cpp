@@ -1,8 +1,8 @@
 // fulcrumd: the Fulcrum backend daemon. Runs jobs, records them, and serves their live
 // stream and the operator's commands over a WebSocket (docs/protocol.md).
 
+#include "access/auth.h"
 #include "common/error.h"
-#include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/daemon_config.h"
 #include "daemon/start_watch.h"
@@ -302,7 +302,7 @@ int main(int argc, char** argv)
                 = tenanted ? std::optional(words[2].substr(kTenant.size())) : std::nullopt;
             if (s.token_file.empty())
                 s.token_file = (std::filesystem::path(s.data_dir) / "tokens").string();
-            std::cout << daemon::TokenStore::add_token(s.token_file, *role, words[1], tenant) << "\n";
+            std::cout << access::TokenStore::add_token(s.token_file, *role, words[1], tenant) << "\n";
             std::cerr << "fulcrumd: added a token for " << words[1] << " (" << words[0]
                       << (tenant ? ", tenant " + *tenant : std::string()) << ") to " << s.token_file
                       << " (a running fulcrumd takes it within a second)\n";
@@ -350,13 +350,13 @@ int main(int argc, char** argv)
             log::info(found.job ? "job from before the restart" : "journal entry not recovered",
                 { { "job", static_cast<std::int64_t>(found.job) }, { "text", found.message } });
         bool created = false;
-        const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(s.token_file, &created);
+        const access::TokenStore tokens = access::TokenStore::load_or_create(s.token_file, &created);
         if (created)
             log::info("created the token file with an operator, a viewer and a worker token",
                 { { "path", s.token_file }, { "mode", "0600" } });
         else
             log::info("tokens read", { { "path", s.token_file } });
-        daemon::warn_unconfined(tokens);
+        access::warn_unconfined(tokens);
 
         daemon::ServerOptions server_options;
         server_options.host = host;

@@ -8,7 +8,7 @@
 //   build/ci/bench/auth_flood [--attempts N] [--threads T] [--auth-limit L] [--before S]
 //                             2>/dev/null   (fulcrumd's log lines go to standard error)
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/ws_server.h"
 #include "log/log.h"
@@ -107,7 +107,7 @@ int run(int argc, char** argv)
     options.auth_limit = o.auth_limit;
     testing_support::Served served(options, dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const daemon::TokenStore& tokens = served.tokens;
+    const access::TokenStore& tokens = served.tokens;
     const unsigned short port = served.server.port();
     d.submit(read_file(std::filesystem::path(FULCRUM_SOURCE_DIR) / "resources/scenarios/demo.json"), "demo.json",
         daemon::Daemon::Origin::Local);

@@ -14,7 +14,7 @@
 //
 //   console_frames [--seconds 15] [--workers 64] [--history 10000] [--views equilibrium,timeline,prediction]
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/ws_server.h"
 #include "run/run_scenario.h"
@@ -132,7 +132,7 @@ int main(int argc, char** argv)
     options.data_dir = dir;
     options.cluster.cpu_workers_take_gpus = false; // as fulcrumd's own default: 256 CPU workers fit
     daemon::Daemon d(options);
-    const daemon::TokenStore tokens = daemon::TokenStore::load_or_create(dir / "tokens");
+    const access::TokenStore tokens = access::TokenStore::load_or_create(dir / "tokens");
     daemon::ServerOptions server_options;
     server_options.port = 0;
     daemon::WebSocketServer server(d, tokens, server_options);

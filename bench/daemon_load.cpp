@@ -26,7 +26,7 @@
 //                                   [--commands N] [--queue FRAMES] [--run-files R]
 //                                   [--elastic static|eps|kill-restart] [--decode-rows]
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/stream_hub.h"
 #include "daemon/ws_server.h"
@@ -275,7 +275,7 @@ int main(int argc, char** argv)
     options.elastic.round_s = 1;
     options.client_queue = static_cast<std::size_t>(o.queue);
     daemon::Daemon d(options);
-    const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
+    const auto tokens = access::TokenStore::load_or_create(dir / "tokens");
     daemon::ServerOptions server_options;
     server_options.port = 0;
     daemon::WebSocketServer server(d, tokens, server_options);

@@ -20,7 +20,7 @@
 //       [--repeat R] [--at N] [--slowdown-at M] [--window W] [--predictor ema|memoryless|...]
 //       [--series]   (every iteration's time in the slowdown case)
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/ws_server.h"
 #include "served.h"

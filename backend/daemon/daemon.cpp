@@ -59,7 +59,7 @@ Daemon::Daemon(DaemonOptions options)
     , folders_(options_.data_dir, options_.folders)
     , catalogue_(folders_)
     , queue_(options_, folders_, catalogue_, hub_)
-    , auth_limiter_(AuthLimiter::Options { .failures = options_.auth_limit })
+    , auth_limiter_(access::AuthLimiter::Options { .failures = options_.auth_limit })
     , replays_(catalogue_, disk_, options_.replays_per_client)
 {
 }
@@ -102,18 +102,18 @@ std::vector<Daemon::Recovered> Daemon::recover()
 }
 
 std::shared_ptr<Client> Daemon::connect(
-    Role role, std::string name, std::string person, std::optional<TenantReach> reach)
+    Role role, std::string name, std::string person, std::optional<access::TenantReach> reach)
 {
     const IoPath on_io_path;
     auto client = std::make_shared<Client>(next_client_++, role, std::move(name), options_.client_queue);
     client->set_person(std::move(person));
-    client->set_reach(reach ? std::move(*reach) : TenantReach::of(role, std::nullopt));
+    client->set_reach(reach ? std::move(*reach) : access::TenantReach::of(role, std::nullopt));
     client->set_text_filter([this](std::string text) { return folders_.for_clients(std::move(text)); });
     hub_.add(client);
     return client;
 }
 
-std::string Daemon::metrics_text(const std::optional<TenantReach>& reach) const
+std::string Daemon::metrics_text(const std::optional<access::TenantReach>& reach) const
 {
     const IoPath on_io_path;
     DaemonMetrics metrics;
@@ -124,7 +124,7 @@ std::string Daemon::metrics_text(const std::optional<TenantReach>& reach) const
     const protocol::Missed missed = hub_.missed_totals();
     metrics.frames_dropped = missed.dropped;
     metrics.frames_coalesced = missed.coalesced;
-    const AuthLimiter::Totals auth = auth_limiter_.totals();
+    const access::AuthLimiter::Totals auth = auth_limiter_.totals();
     metrics.auth_failures = auth.failures;
     metrics.auth_limits = auth.limits;
     metrics.auth_refused = auth.refused;
@@ -543,7 +543,7 @@ void Daemon::send_snapshot(Client& client, const Subscribe& s)
     };
     const std::vector<JobRuntime*> selected = queue_.select(s.job);
     if (wants(protocol::Stream::Cluster))
-        client.send(ClusterUpdate { shown_to(queue_.cluster(), client.reach()) });
+        client.send(ClusterUpdate { access::shown_to(queue_.cluster(), client.reach()) });
     for (JobRuntime* j : selected) {
         if (!client.reach().covers(j->tenant()))
             continue;

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "daemon/auth_limiter.h"
+#include "access/auth_limiter.h"
 #include "daemon/daemon_options.h"
 #include "daemon/job_queue.h"
 #include "daemon/replay_manager.h"
@@ -37,9 +37,9 @@ public:
     // `name`: the client program and address; `person`: who holds the token it used, when
     // the token file names them (the audit trail names the person then).
     // `reach`: the tenants whose jobs its token reaches; by default a token-file line's that
-    // names no tenant (TenantReach::of).
+    // names no tenant (access::TenantReach::of).
     std::shared_ptr<Client> connect(protocol::Role role, std::string name, std::string person = {},
-        std::optional<TenantReach> reach = std::nullopt);
+        std::optional<access::TenantReach> reach = std::nullopt);
     // The connection closed: it leaves the stream now, and its joins on the core's thread.
     void disconnect(const Client& client);
 
@@ -68,7 +68,7 @@ public:
     protocol::ClusterState cluster() const;
     // fulcrumd's /metrics page (Prometheus text format): in memory only, no disk. Given the
     // reach of the token that asked, the series of jobs of the tenants it reaches only.
-    std::string metrics_text(const std::optional<TenantReach>& reach = std::nullopt) const;
+    std::string metrics_text(const std::optional<access::TenantReach>& reach = std::nullopt) const;
     void stop_all();
     // After a crash or a restart: every job the journal holds (accepted, not ended) becomes
     // its job again under its own id. One whose run store has a checkpoint is interrupted
@@ -80,7 +80,7 @@ public:
     std::vector<Recovered> recover();
     StreamHub& hub() { return hub_; }
     // The failed upgrades of each source, for the WebSocket server (its /metrics counters).
-    AuthLimiter& auth_limiter() { return auth_limiter_; }
+    access::AuthLimiter& auth_limiter() { return auth_limiter_; }
     const DaemonOptions& options() const { return options_; }
     const ServerFolders& folders() const { return folders_; }
 
@@ -135,7 +135,7 @@ private:
     RunCatalogue catalogue_;
     JobQueue queue_;
     std::atomic<std::uint64_t> next_client_ { 1 };
-    AuthLimiter auth_limiter_;
+    access::AuthLimiter auth_limiter_;
     ReplayManager replays_; // posts its openings to disk_
     // Last, so that its tasks (which touch the parts above) stop before anything else goes.
     TaskThreads disk_;

@@ -32,7 +32,7 @@ struct DaemonSettings {
     std::string log_level = "info"; // debug, info, warning or error (log::Level)
     std::string log_format = "text"; // text or json (log::Format)
     // Failed upgrades from one address within a minute before it is answered 429 for a
-    // minute (AuthLimiter); 0: no limit.
+    // minute (access::AuthLimiter); 0: no limit.
     int auth_limit = 20;
 };
 

@@ -50,7 +50,7 @@ struct DaemonOptions {
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;
     // Failed upgrades from one source within a minute before it is answered 429 for a
-    // minute (AuthLimiter); 0: no limit.
+    // minute (access::AuthLimiter); 0: no limit.
     int auth_limit = 20;
     std::string server_name = "fulcrumd";
     // Jobs an earlier fulcrumd was running when it died or was stopped: recover() queues them

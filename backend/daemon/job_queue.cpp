@@ -879,8 +879,8 @@ void JobQueue::publish_cluster()
         send_shares(*job, job->status().placement, state, on_server);
         auto [it, added] = recorded.try_emplace(job->tenant());
         if (added)
-            it->second
-                = protocol::encode(ServerMessage { ClusterUpdate { shown_to(state, { job->tenant(), false }) } });
+            it->second = protocol::encode(
+                ServerMessage { ClusterUpdate { access::shown_to(state, { job->tenant(), false }) } });
         job->record_cluster(it->second);
     }
     publish_view(state); // before the hub: a client told of the change reads it

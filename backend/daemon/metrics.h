@@ -28,7 +28,7 @@ struct DaemonMetrics {
     double memory_held_bytes = 0, memory_budget_bytes = 0;
     int threads_held = 0, threads_budget = 0;
     std::size_t data_sets_held = 0; // data sets read and shared, one copy each
-    // Authentication (AuthLimiter): failed upgrades, limits begun, requests answered 429.
+    // Authentication (access::AuthLimiter): failed upgrades, limits begun, requests answered 429.
     std::uint64_t auth_failures = 0, auth_limits = 0, auth_refused = 0;
     std::uint64_t log_lines_dropped = 0; // log lines standard error could not take in time
 };

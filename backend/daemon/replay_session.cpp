@@ -59,7 +59,7 @@ void ReplaySession::start(const std::function<void()>& first)
 
 std::string ReplaySession::tenant() const
 {
-    return recorded_tenant(source_->run().tenant);
+    return access::recorded_tenant(source_->run().tenant);
 }
 
 std::uint64_t ReplaySession::client() const

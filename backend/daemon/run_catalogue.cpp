@@ -1,8 +1,8 @@
 #include "daemon/run_catalogue.h"
 
+#include "access/tenancy.h"
 #include "common/error.h"
 #include "daemon/job_journal.h"
-#include "daemon/tenancy.h"
 #include "db/run_reader.h"
 
 #include <algorithm>
@@ -111,7 +111,7 @@ std::vector<RunListing> RunCatalogue::read_store(const std::filesystem::path& fi
     db::RunReader reader(file);
     for (const db::RunInfo& run : reader.runs()) {
         RunListing l { database, run.id, run.name, run.mode, run.status, run.started_at, run.finished_at };
-        l.tenant = recorded_tenant(run.tenant);
+        l.tenant = access::recorded_tenant(run.tenant);
         l.jobs = static_cast<int>(reader.jobs(run.id).size());
         const db::RunReader::IterationTotals totals = reader.iteration_totals(run.id);
         l.iterations = totals.iterations;

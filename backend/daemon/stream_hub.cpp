@@ -258,12 +258,12 @@ void StreamHub::publish(const protocol::ClusterUpdate& c)
     Frame all;
     std::map<std::string, Frame> of_tenant;
     for (const auto& client : subscribers(protocol::Stream::Cluster, 0)) {
-        const TenantReach& reach = client->reach();
+        const access::TenantReach& reach = client->reach();
         Frame& frame = reach.all ? all : of_tenant[reach.tenant];
         if (!frame) {
             protocol::ClusterUpdate shown = c;
             if (!reach.all)
-                shown.cluster = shown_to(c.cluster, reach);
+                shown.cluster = access::shown_to(c.cluster, reach);
             frame = std::make_shared<const std::string>(protocol::encode(protocol::ServerMessage { shown }));
         }
         client->send_frame(frame, "cluster-state");

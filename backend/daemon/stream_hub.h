@@ -1,8 +1,8 @@
 #pragma once
 
+#include "access/tenancy.h"
 #include "daemon/io_path.h"
 #include "daemon/send_queue.h"
-#include "daemon/tenancy.h"
 #include "protocol/messages.h"
 
 #include <atomic>
@@ -41,8 +41,8 @@ public:
     const std::string& person() const { return person_; }
     void set_person(std::string person) { person_ = std::move(person); }
     // The tenants whose jobs its token reaches (set before the client is shared).
-    const TenantReach& reach() const { return reach_; }
-    void set_reach(TenantReach reach) { reach_ = std::move(reach); }
+    const access::TenantReach& reach() const { return reach_; }
+    void set_reach(access::TenantReach reach) { reach_ = std::move(reach); }
     SendQueue& queue() { return queue_; }
 
     // What this client asked for: replies, snapshots, its replays. Never dropped.
@@ -107,7 +107,7 @@ private:
     protocol::Role role_;
     std::string name_;
     std::string person_;
-    TenantReach reach_;
+    access::TenantReach reach_;
     SendQueue queue_;
     std::atomic<std::shared_ptr<const std::function<void()>>> wake_;
     std::function<std::string(std::string)> filter_; // set before the client is shared

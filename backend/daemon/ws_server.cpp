@@ -1,6 +1,6 @@
 #include "daemon/ws_server.h"
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "log/log.h"
 #include "protocol/codec.h"
@@ -60,7 +60,7 @@ public:
     virtual void close_for(std::string reason) = 0;
     // The token the session was let in with (empty before the upgrade), and what it granted then.
     virtual std::string token() const = 0;
-    virtual Grant grant() const = 0;
+    virtual access::Grant grant() const = 0;
 };
 
 // The sessions alive, so stop() can close them.
@@ -73,8 +73,8 @@ struct Sessions {
 // then frames both ways. `Next` is the WebSocket's next layer: plain TCP or TLS over TCP.
 template <class Next> class Session : public Closable, public std::enable_shared_from_this<Session<Next>> {
 public:
-    Session(tcp::socket socket, net::ssl::context* tls, Daemon& daemon, const TokenStore& tokens, Sessions& sessions,
-        MetricsAccess metrics)
+    Session(tcp::socket socket, net::ssl::context* tls, Daemon& daemon, const access::TokenStore& tokens,
+        Sessions& sessions, MetricsAccess metrics)
         : ws_(make_stream(std::move(socket), tls))
         , daemon_(daemon)
         , tokens_(tokens)
@@ -86,7 +86,7 @@ public:
         const auto remote = beast::get_lowest_layer(ws_).socket().remote_endpoint(ec);
         if (!ec) {
             peer_ = peer_text(remote);
-            source_ = AuthLimiter::source_of(remote.address().to_string());
+            source_ = access::AuthLimiter::source_of(remote.address().to_string());
         }
     }
 
@@ -101,7 +101,7 @@ public:
         return token_;
     }
 
-    Grant grant() const override
+    access::Grant grant() const override
     {
         std::lock_guard lock(token_mutex_);
         return grant_;
@@ -191,7 +191,7 @@ private:
     // must find the limit), then refused; a limit it begins is logged after the refusal.
     void refuse_token(std::string why, std::string_view logged_reason)
     {
-        const bool began = auth_.failed(source_, AuthLimiter::Clock::now());
+        const bool began = auth_.failed(source_, access::AuthLimiter::Clock::now());
         reject(http::status::unauthorized, std::move(why), logged_reason);
         if (began)
             log::warning("source limited",
@@ -203,7 +203,7 @@ private:
     // The source is limited: 429 with when to come back, its token not read.
     bool refuse_if_limited()
     {
-        const auto left = auth_.limited(source_, AuthLimiter::Clock::now());
+        const auto left = auth_.limited(source_, access::AuthLimiter::Clock::now());
         if (!left)
             return false;
         const auto seconds = std::chrono::ceil<std::chrono::seconds>(*left).count();
@@ -240,11 +240,11 @@ private:
         if (metrics_ == MetricsAccess::Off)
             return reject(http::status::not_found, "metrics are off on this fulcrumd (--metrics off)", "metrics off");
         // A token sees the series of the tenants it reaches; loopback without one sees all.
-        std::optional<TenantReach> reach;
+        std::optional<access::TenantReach> reach;
         if (metrics_ == MetricsAccess::Token) {
             if (refuse_if_limited())
                 return;
-            const std::optional<Grant> grant = tokens_.authorize(request_[http::field::authorization]);
+            const std::optional<access::Grant> grant = tokens_.authorize(request_[http::field::authorization]);
             if (!grant) {
                 return refuse_token(
                     "a valid token is required for /metrics: send 'Authorization: Bearer TOKEN' (a viewer token will "
@@ -279,14 +279,14 @@ private:
         if (refuse_if_limited())
             return;
         const std::string_view authorization = request_[http::field::authorization];
-        const std::optional<Grant> grant = tokens_.authorize(authorization);
+        const std::optional<access::Grant> grant = tokens_.authorize(authorization);
         if (!grant)
             return refuse_token("a valid token is required: send 'Authorization: Bearer TOKEN'",
                 authorization.empty() ? "no token" : "unknown token");
         const protocol::Role role = grant->role;
         {
             std::lock_guard lock(token_mutex_);
-            token_ = std::string(bearer_token(authorization).value_or(""));
+            token_ = std::string(access::bearer_token(authorization).value_or(""));
             grant_ = *grant;
         }
         beast::error_code peer_ec;
@@ -435,10 +435,10 @@ private:
     beast::flat_buffer buffer_;
     http::request<http::string_body> request_;
     Daemon& daemon_;
-    const TokenStore& tokens_;
+    const access::TokenStore& tokens_;
     Sessions& sessions_;
     const MetricsAccess metrics_;
-    AuthLimiter& auth_;
+    access::AuthLimiter& auth_;
     std::string peer_ = "?", source_ = "?"; // the remote end, and what the limit counts it as
     std::string program_; // the client's User-Agent
     std::string retry_after_; // a 429's Retry-After, in seconds
@@ -447,7 +447,7 @@ private:
     std::shared_ptr<Client> client_;
     mutable std::mutex token_mutex_; // a hand-off (IoPath): token() is read from the revocation check
     std::string token_;
-    Grant grant_;
+    access::Grant grant_;
     std::size_t frame_limit_ = protocol::kMaxFrameBytes;
     Frame current_;
     bool writing_ = false, closing_ = false, finished_ = false;
@@ -483,7 +483,7 @@ std::unique_ptr<net::ssl::context> tls_context(const ServerOptions& options)
 } // namespace
 
 struct WebSocketServer::Impl {
-    Impl(Daemon& d, const TokenStore& t, ServerOptions o)
+    Impl(Daemon& d, const access::TokenStore& t, ServerOptions o)
         : daemon(d)
         , tokens(t)
         , options(std::move(o))
@@ -518,12 +518,12 @@ struct WebSocketServer::Impl {
             // An upgrade may have read the change first: the counts say what happened since
             // the last check, whoever read the file.
             tokens.reload_if_changed();
-            const TokenStore::Changes changes = tokens.changes();
+            const access::TokenStore::Changes changes = tokens.changes();
             const bool reread = changes.reads != checked.reads, failed = changes.failures != checked.failures;
             checked = changes;
             if (reread) {
                 log::info("token file read again");
-                warn_unconfined(tokens);
+                access::warn_unconfined(tokens);
                 std::vector<std::pair<std::shared_ptr<Closable>, std::string>> lost;
                 {
                     std::lock_guard lock(sessions.mutex);
@@ -531,10 +531,10 @@ struct WebSocketServer::Impl {
                         const std::string t = s->token();
                         if (t.empty())
                             continue;
-                        const std::optional<Grant> now = tokens.grant_of(t);
+                        const std::optional<access::Grant> now = tokens.grant_of(t);
                         if (!now)
                             lost.emplace_back(s, "token revoked");
-                        else if (const Grant then = s->grant(); now->role != then.role)
+                        else if (const access::Grant then = s->grant(); now->role != then.role)
                             lost.emplace_back(s,
                                 "token's role changed from " + std::string(protocol::to_string(then.role)) + " to "
                                     + std::string(protocol::to_string(now->role)) + "; connect again");
@@ -588,7 +588,7 @@ struct WebSocketServer::Impl {
     }
 
     Daemon& daemon;
-    const TokenStore& tokens;
+    const access::TokenStore& tokens;
     ServerOptions options;
     std::unique_ptr<net::ssl::context> tls;
     net::io_context io;
@@ -597,12 +597,12 @@ struct WebSocketServer::Impl {
     std::vector<std::thread> threads;
     std::optional<net::signal_set> signals;
     net::steady_timer token_timer { io };
-    TokenStore::Changes checked; // the token file's changes as the last check found them
+    access::TokenStore::Changes checked; // the token file's changes as the last check found them
     std::once_flag stopped;
     std::atomic<bool> stopping { false };
 };
 
-WebSocketServer::WebSocketServer(Daemon& daemon, const TokenStore& tokens, ServerOptions options)
+WebSocketServer::WebSocketServer(Daemon& daemon, const access::TokenStore& tokens, ServerOptions options)
     : impl_(std::make_unique<Impl>(daemon, tokens, std::move(options)))
 {
 }

@@ -5,10 +5,13 @@
 #include <memory>
 #include <string>
 
+namespace fulcrum::access {
+class TokenStore;
+}
+
 namespace fulcrum::daemon {
 
 class Daemon;
-class TokenStore;
 
 // Who may read GET /metrics (the Prometheus text format) on the server's port: anyone with
 // a valid token of any role (Prometheus sends it as a bearer token), anyone connecting from
@@ -34,7 +37,7 @@ class WebSocketServer {
 public:
     // Binds at once: throws std::runtime_error naming the address if it cannot listen, or
     // the file if the TLS certificate or key cannot be used.
-    WebSocketServer(Daemon& daemon, const TokenStore& tokens, ServerOptions options);
+    WebSocketServer(Daemon& daemon, const access::TokenStore& tokens, ServerOptions options);
     ~WebSocketServer(); // stop() and join
     WebSocketServer(const WebSocketServer&) = delete;
     WebSocketServer& operator=(const WebSocketServer&) = delete;

@@ -18,7 +18,7 @@ struct TokenLine {
     std::optional<Role> role;
     std::string name; // empty when the line names no one
     std::string token;
-    std::optional<std::string> tenant; // none: the line names no tenant (see daemon::Grant)
+    std::optional<std::string> tenant; // none: the line names no tenant (see access::Grant)
 };
 
 // The one reader of token files, for fulcrumd, the console and fulcrum-worker: lines

@@ -7,7 +7,7 @@
 // real-mode job's rows past its checkpoint, among the run's superseded rows. Bounded: FULCRUM_CHAOS_ROUNDS (default 3)
 // kills, each after at most 1.5 s, and 180 s for the jobs to finish.
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "db/run_reader.h"
 #include "process_support.h"
 #include "ws_client.h"
@@ -101,7 +101,7 @@ protected:
 
     std::string token(Role role)
     {
-        return daemon::TokenStore::load_or_create(data / "tokens").token_for(role).value_or("");
+        return access::TokenStore::load_or_create(data / "tokens").token_for(role).value_or("");
     }
 
     void start_workers(unsigned short port)

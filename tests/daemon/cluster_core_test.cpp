@@ -595,7 +595,7 @@ TEST_F(ClusterCore, APooledNewcomerTakesProcessesOnlyFromJobsWhoseProcessesItsTe
     std::vector<std::shared_ptr<daemon::Client>> processes;
     for (int k = 0; k < 3; ++k) {
         processes.push_back(std::make_shared<daemon::Client>(200 + k, protocol::Role::Worker, "pooled", 64));
-        processes.back()->set_reach(daemon::TenantReach::of(protocol::Role::Worker, k < 2 ? "a" : "b"));
+        processes.back()->set_reach(access::TenantReach::of(protocol::Role::Worker, k < 2 ? "a" : "b"));
         pool.join(processes.back(), "host-" + std::to_string(k));
     }
     SteppedJob holder(1, elastic(2, 1, 2), { 100, 100 }, "", true);

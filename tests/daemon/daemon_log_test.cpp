@@ -1,8 +1,8 @@
 // fulcrumd's own log, read from the real daemon's standard error in both formats, and the
 // limit on failed authentication (AuthLimiter) on its own clock and against a flood.
 
-#include "daemon/auth.h"
-#include "daemon/auth_limiter.h"
+#include "access/auth.h"
+#include "access/auth_limiter.h"
 #include "process_support.h"
 #include "ws_client.h"
 
@@ -92,9 +92,9 @@ protected:
         fs::create_directories(dir / "data");
         token_file = dir / "data" / "tokens";
         log = dir / "fulcrumd.log";
-        daemon::TokenStore::load_or_create(token_file);
-        alice = daemon::TokenStore::add_token(token_file, Role::Operator, "alice");
-        viewer = daemon::TokenStore::add_token(token_file, Role::Viewer, "grafana");
+        access::TokenStore::load_or_create(token_file);
+        alice = access::TokenStore::add_token(token_file, Role::Operator, "alice");
+        viewer = access::TokenStore::add_token(token_file, Role::Viewer, "grafana");
     }
     void TearDown() override { fs::remove_all(dir); }
 
@@ -268,13 +268,13 @@ TEST_F(DaemonLog, AFloodOfBadTokensIsLimitedWhileAViewerKeepsReceiving)
     EXPECT_TRUE(logged) << "no 'source limited' line in " << log;
 }
 
-using Clock = daemon::AuthLimiter::Clock;
+using Clock = access::AuthLimiter::Clock;
 
 // One source per IPv4 host, whichever way its address comes (mapped into IPv6, or through
 // NAT64), and per IPv6 /64.
 TEST(AuthLimiter, ASourceIsAnIpv4AddressOrAnIpv6Slash64)
 {
-    using daemon::AuthLimiter;
+    using access::AuthLimiter;
     EXPECT_EQ(AuthLimiter::source_of("10.1.2.3"), "10.1.2.3");
     EXPECT_EQ(AuthLimiter::source_of("::ffff:10.1.2.3"), "10.1.2.3");
     EXPECT_EQ(AuthLimiter::source_of("64:ff9b::a01:203"), "10.1.2.3");
@@ -289,7 +289,7 @@ TEST(AuthLimiter, ASourceIsAnIpv4AddressOrAnIpv6Slash64)
 // older than the window do not count; another source is free; the limit ends on time.
 TEST(AuthLimiter, TwentyFailuresInAMinuteLimitTheSourceForAMinute)
 {
-    daemon::AuthLimiter limiter;
+    access::AuthLimiter limiter;
     const Clock::time_point t0 {};
     for (int i = 0; i < 19; ++i)
         EXPECT_FALSE(limiter.failed("10.0.0.1", t0 + std::chrono::seconds(i)));
@@ -314,7 +314,7 @@ TEST(AuthLimiter, TwentyFailuresInAMinuteLimitTheSourceForAMinute)
 // and one whose failures are old makes room again.
 TEST(AuthLimiter, TheSourcesFollowedAreBounded)
 {
-    daemon::AuthLimiter limiter({ .failures = 2, .window = std::chrono::seconds(60), .sources = 2 });
+    access::AuthLimiter limiter({ .failures = 2, .window = std::chrono::seconds(60), .sources = 2 });
     const Clock::time_point t0 {};
     EXPECT_FALSE(limiter.failed("a", t0));
     EXPECT_TRUE(limiter.failed("a", t0));
@@ -329,7 +329,7 @@ TEST(AuthLimiter, TheSourcesFollowedAreBounded)
             + static_cast<int>(limiter.limited("b", t0 + std::chrono::seconds(3)).has_value()),
         1)
         << "one of the two limited sources made room";
-    daemon::AuthLimiter off({ .failures = 0 });
+    access::AuthLimiter off({ .failures = 0 });
     for (int i = 0; i < 100; ++i)
         EXPECT_FALSE(off.failed("a", t0));
     EXPECT_FALSE(off.limited("a", t0));

@@ -1,6 +1,6 @@
+#include "access/auth.h"
 #include "common/error.h"
 #include "common/job_fold.h"
-#include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/remote_pool.h"
 #include "daemon/send_queue.h"
@@ -273,7 +273,7 @@ TEST_F(DaemonTest, AReplayWaitsForASlowReaderAndLosesNothing)
 TEST_F(DaemonTest, WithACertificateThePortSpeaksTlsOnly)
 {
     daemon::Daemon d(options());
-    const auto tokens = daemon::TokenStore::load_or_create(dir / "tokens");
+    const auto tokens = access::TokenStore::load_or_create(dir / "tokens");
     const std::filesystem::path tls = std::filesystem::path(FULCRUM_SOURCE_DIR) / "tests/daemon/tls";
     daemon::ServerOptions server_options;
     server_options.port = 0;
@@ -322,7 +322,7 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
       "workers": [{"name": "local", "speed": 1000}, {"name": "remote", "count": 2, "speed": 1000, "remote": true}]})";
     Served served(options(), dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const daemon::TokenStore& tokens = served.tokens;
+    const access::TokenStore& tokens = served.tokens;
     daemon::WebSocketServer& server = served.server;
     WsClient op(server.port(), *tokens.token_for(Role::Operator));
     op.send(Hello { kProtocolVersion, "operator" });
@@ -515,7 +515,7 @@ TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
 {
     bool created = false;
     const auto path = dir / "tokens";
-    const auto store = daemon::TokenStore::load_or_create(path, &created);
+    const auto store = access::TokenStore::load_or_create(path, &created);
     EXPECT_TRUE(created);
     EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
         std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
@@ -532,11 +532,11 @@ TEST_F(DaemonTest, TheTokenFileIsCreatedPrivateAndGrantsEachRole)
     EXPECT_FALSE(store.authorize(*op));
     EXPECT_FALSE(store.authorize("Bearer " + op->substr(0, op->size() - 1))) << "a prefix is not the token";
     bool again = true;
-    daemon::TokenStore::load_or_create(path, &again);
+    access::TokenStore::load_or_create(path, &again);
     EXPECT_FALSE(again);
     std::ofstream(dir / "bad") << "root 0123456789abcdef0123\n";
     try {
-        daemon::TokenStore::load_or_create(dir / "bad");
+        access::TokenStore::load_or_create(dir / "bad");
         FAIL();
     } catch (const InputError& e) {
         EXPECT_EQ(e.field(), "line 1");
@@ -547,7 +547,7 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
 {
     Served served(options(), dir / "tokens");
     daemon::Daemon& d = served.daemon;
-    const daemon::TokenStore& tokens = served.tokens;
+    const access::TokenStore& tokens = served.tokens;
     daemon::WebSocketServer& server = served.server;
 
     EXPECT_THROW(WsClient(server.port(), ""), boost::system::system_error); // no token
@@ -1249,8 +1249,8 @@ TEST_F(DaemonTest, ANamedTokenPutsItsHolderInTheAuditTrailAndRemovingItsLineRevo
 {
     Served served(options(), dir / "tokens");
     const std::filesystem::path file = dir / "tokens";
-    const std::string alice = daemon::TokenStore::add_token(file, Role::Operator, "alice");
-    EXPECT_THROW(daemon::TokenStore::add_token(file, Role::Operator, "al ice"), InputError);
+    const std::string alice = access::TokenStore::add_token(file, Role::Operator, "alice");
+    EXPECT_THROW(access::TokenStore::add_token(file, Role::Operator, "al ice"), InputError);
 
     WsClient op(served.server.port(), alice);
     op.send(Hello { kProtocolVersion, "alice's console" });

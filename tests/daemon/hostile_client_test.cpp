@@ -253,8 +253,8 @@ TEST_F(HostileClientTest, ARoleChangeInTheTokenFileClosesTheOpenSessionWithAReas
     fs::create_directories(dir);
     const fs::path file = dir / "tokens";
     Served served(options(), file);
-    const std::string alice = daemon::TokenStore::add_token(file, Role::Operator, "alice");
-    const std::string bob = daemon::TokenStore::add_token(file, Role::Viewer, "bob");
+    const std::string alice = access::TokenStore::add_token(file, Role::Operator, "alice");
+    const std::string bob = access::TokenStore::add_token(file, Role::Viewer, "bob");
     WsClient as_alice(served.server.port(), alice);
     as_alice.send(Hello { kProtocolVersion, "alice" });
     EXPECT_EQ(as_alice.receive_until<Welcome>().role, Role::Operator);
@@ -314,13 +314,13 @@ TEST_F(HostileClientTest, AFrameOverTheLimitIsAnsweredWithFrameTooLargeBeforeThe
 
 TEST(TokenScheme, TheBearerSchemeIsMatchedInAnyCase)
 {
-    EXPECT_EQ(daemon::bearer_token("Bearer abc"), "abc");
-    EXPECT_EQ(daemon::bearer_token("bearer abc"), "abc");
-    EXPECT_EQ(daemon::bearer_token("BEARER   abc"), "abc");
-    EXPECT_FALSE(daemon::bearer_token("Bearerabc"));
-    EXPECT_FALSE(daemon::bearer_token("Basic abc"));
-    EXPECT_FALSE(daemon::bearer_token("bearer "));
-    EXPECT_FALSE(daemon::bearer_token(""));
+    EXPECT_EQ(access::bearer_token("Bearer abc"), "abc");
+    EXPECT_EQ(access::bearer_token("bearer abc"), "abc");
+    EXPECT_EQ(access::bearer_token("BEARER   abc"), "abc");
+    EXPECT_FALSE(access::bearer_token("Bearerabc"));
+    EXPECT_FALSE(access::bearer_token("Basic abc"));
+    EXPECT_FALSE(access::bearer_token("bearer "));
+    EXPECT_FALSE(access::bearer_token(""));
 }
 
 // The real fulcrumd's log: a job named with a line break stays on its own line.
@@ -335,7 +335,7 @@ TEST_F(HostileClientTest, AJobNameCannotForgeALineInFulcrumdsLog)
     ASSERT_NE(port, 0);
     {
         WsClient op(
-            port, daemon::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value());
+            port, access::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value());
         op.send(Hello { kProtocolVersion, "forger" });
         op.receive_until<Welcome>();
         std::string named = kBase;

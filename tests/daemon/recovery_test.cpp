@@ -3,7 +3,7 @@
 // id, and every committed row is kept; a stopped daemon's jobs are interrupted and go on
 // automatically or on an operator's resume-job.
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/job_journal.h"
 #include "daemon_support.h"
@@ -370,7 +370,7 @@ TEST_F(Recovery, AGrownElasticJobResumesWithItsMembersOnGpusUnderEps)
     const unsigned short port = testing_support::announced_port(dir / "fulcrumd-again.log");
     ASSERT_NE(port, 0);
     testing_support::WsClient client(
-        port, daemon::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value_or(""));
+        port, access::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value_or(""));
     client.send(ClientMessage { Hello { kProtocolVersion, "recovery" } });
     std::vector<std::int32_t> placement;
     for (int i = 0; i < 500; ++i) {

@@ -3,7 +3,7 @@
 // fulcrumd's Daemon behind its real WebSocket server, for tests whose clients are processes
 // or sockets (fulcrum-worker, WsClient).
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/ws_server.h"
 
@@ -14,7 +14,7 @@ namespace fulcrum::testing_support {
 // A daemon serving plain WebSocket on a free loopback port, with a fresh token file.
 struct Served {
     daemon::Daemon daemon;
-    daemon::TokenStore tokens;
+    access::TokenStore tokens;
     daemon::WebSocketServer server;
 
     static daemon::ServerOptions any_port()
@@ -25,7 +25,7 @@ struct Served {
     }
     Served(daemon::DaemonOptions options, const std::filesystem::path& token_file)
         : daemon(std::move(options))
-        , tokens(daemon::TokenStore::load_or_create(token_file))
+        , tokens(access::TokenStore::load_or_create(token_file))
         , server(daemon, tokens, any_port())
     {
         server.start();

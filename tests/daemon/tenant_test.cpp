@@ -4,11 +4,11 @@
 // what each sees: job lists, streams, run stores, replays and /metrics; pooled workers go to
 // their own tenant's jobs only; the journal and the run store keep a job's tenant.
 
+#include "access/auth.h"
+#include "access/tenancy.h"
 #include "common/error.h"
-#include "daemon/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/job_journal.h"
-#include "daemon/tenancy.h"
 #include "daemon/worker_pool.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
@@ -23,7 +23,7 @@
 
 using namespace fulcrum;
 using namespace fulcrum::protocol;
-using daemon::TenantReach;
+using access::TenantReach;
 using testing_support::request_reply;
 using testing_support::wait_for;
 
@@ -372,7 +372,7 @@ TEST_F(TenantTest, TheJournalAndTheRunStoreKeepAJobsTenant)
     ASSERT_EQ(runs.size(), 2u);
     EXPECT_EQ(runs[0].tenant, "research");
     EXPECT_EQ(runs[1].tenant, "") << "the default tenant is recorded as none, as an older store reads";
-    EXPECT_EQ(daemon::recorded_tenant(runs[1].tenant), "default");
+    EXPECT_EQ(access::recorded_tenant(runs[1].tenant), "default");
 }
 
 TEST_F(TenantTest, ARecoveredJobKeepsItsTenant)
@@ -399,27 +399,27 @@ TEST_F(TenantTest, TheTokenFileGivesEachTokenItsTenantsAndNamesTheUnconfinedOper
 {
     const auto path = dir / "tokens";
     std::ofstream(path) << "operator bob aaaaaaaaaaaaaaaaaaaa\nviewer carol bbbbbbbbbbbbbbbbbbbb\n";
-    const daemon::TokenStore old = daemon::TokenStore::load_or_create(path);
+    const access::TokenStore old = access::TokenStore::load_or_create(path);
     EXPECT_TRUE(old.unconfined_operators().empty()) << "a file of the last release: nothing to warn of yet";
     EXPECT_TRUE(old.grant_of("aaaaaaaaaaaaaaaaaaaa")->reach.all);
     EXPECT_EQ(old.grant_of("bbbbbbbbbbbbbbbbbbbb")->reach, TenantReach::of(Role::Viewer, std::nullopt));
 
-    const std::string alice = daemon::TokenStore::add_token(path, Role::Operator, "alice", "ml");
-    const daemon::TokenStore now = daemon::TokenStore::load_or_create(path);
+    const std::string alice = access::TokenStore::add_token(path, Role::Operator, "alice", "ml");
+    const access::TokenStore now = access::TokenStore::load_or_create(path);
     EXPECT_EQ(now.unconfined_operators(), std::vector<std::string> { "bob" });
     const auto grant = now.grant_of(alice);
     ASSERT_TRUE(grant);
     EXPECT_EQ(grant->name, "alice");
     EXPECT_EQ(grant->reach.tenant, "ml");
     EXPECT_FALSE(grant->reach.all);
-    EXPECT_THROW(daemon::TokenStore::add_token(path, Role::Viewer, "dave", "m/l"), InputError);
+    EXPECT_THROW(access::TokenStore::add_token(path, Role::Viewer, "dave", "m/l"), InputError);
     try {
-        daemon::TokenStore::add_token(path, Role::Operator, "erin");
+        access::TokenStore::add_token(path, Role::Operator, "erin");
         ADD_FAILURE() << "an operator reaching every tenant is added to a file of tenants by mistake";
     } catch (const InputError& e) {
         EXPECT_EQ(e.field(), "tenant");
     }
-    EXPECT_NO_THROW(daemon::TokenStore::add_token(path, Role::Admin, "erin")) << "saying so is allowed";
+    EXPECT_NO_THROW(access::TokenStore::add_token(path, Role::Admin, "erin")) << "saying so is allowed";
 }
 
 TEST_F(TenantTest, TheClusterStreamSaysWhereAPooledProcessRunsOnlyToItsTenant)

@@ -7,7 +7,7 @@
 // live through all of them with its resident memory within the budget. Seeded: a failure
 // names the seed and the case, and FULCRUM_FUZZ_CASES sets how many (default 3000).
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "process_support.h"
 #include "scenario/path_fields.h"
 #include "ws_client.h"
@@ -205,7 +205,7 @@ TEST(SubmitJobFuzz, EverySubmissionIsAnsweredAndFulcrumdLivesWithinItsBudget)
     const unsigned short port = testing_support::announced_port(log);
     ASSERT_NE(port, 0);
     const std::string token
-        = daemon::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value_or("");
+        = access::TokenStore::load_or_create(dir / "data" / "tokens").token_for(Role::Operator).value_or("");
     testing_support::WsClient op(port, token);
     op.send(Hello { kProtocolVersion, "fuzz" });
     op.receive_until<Welcome>();

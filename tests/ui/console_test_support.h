@@ -4,7 +4,7 @@
 // WebSocket server and a paced job to act on, waiting on the event loop, and answering the
 // next modal dialog the way an operator would.
 
-#include "daemon/auth.h"
+#include "access/auth.h"
 #include "daemon/daemon.h"
 #include "daemon/ws_server.h"
 #include "ui/main_window.h"
@@ -55,7 +55,7 @@ struct LiveDaemon {
     std::filesystem::path dir
         = std::filesystem::temp_directory_path() / ("fulcrum-console-" + std::to_string(::getpid()));
     std::unique_ptr<daemon::Daemon> daemon;
-    std::unique_ptr<daemon::TokenStore> tokens;
+    std::unique_ptr<access::TokenStore> tokens;
     std::unique_ptr<daemon::WebSocketServer> server;
     std::string operator_token;
     JobId job = 0;
@@ -79,7 +79,7 @@ struct LiveDaemon {
         options.cluster.servers = 2;
         options.cluster.gpus_per_server = 4;
         daemon = std::make_unique<daemon::Daemon>(options);
-        tokens = std::make_unique<daemon::TokenStore>(daemon::TokenStore::load_or_create(dir / "tokens"));
+        tokens = std::make_unique<access::TokenStore>(access::TokenStore::load_or_create(dir / "tokens"));
         serve(0);
         job = daemon->submit(scenario, "console test");
     }

@@ -1,6 +1,6 @@
-#include "daemon/tenancy.h"
+#include "access/tenancy.h"
 
-namespace fulcrum::daemon {
+namespace fulcrum::access {
 
 TenantReach TenantReach::of(protocol::Role role, const std::optional<std::string>& line_tenant)
 {
@@ -24,4 +24,4 @@ std::string TenantReach::describe() const
     return all ? "every tenant" : "tenant '" + tenant + "' only";
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::access

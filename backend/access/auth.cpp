@@ -1,4 +1,4 @@
-#include "daemon/auth.h"
+#include "access/auth.h"
 
 #include "common/error.h"
 #include "log/log.h"
@@ -14,7 +14,7 @@
 #include <random>
 #include <sys/stat.h>
 
-namespace fulcrum::daemon {
+namespace fulcrum::access {
 
 namespace {
 
@@ -250,4 +250,4 @@ TokenStore::Changes TokenStore::changes() const
     return state_->changes;
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::access

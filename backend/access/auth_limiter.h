@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::access {
 
 // Failed authentication limited per source (a brute force held off, as fail2ban or nginx's
 // limit_req would): after `failures` failed upgrades from one source within `window`, that
@@ -62,4 +62,4 @@ private:
     Clock::time_point swept_ {};
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::access

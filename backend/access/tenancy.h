@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace fulcrum::daemon {
+namespace fulcrum::access {
 
 // Which tenants' jobs a token reaches (issue 47): its own, to which the jobs it submits
 // belong, and every tenant's for an admin. An operator line that names no tenant, as every
@@ -37,4 +37,4 @@ inline std::string recorded_tenant(const std::string& recorded)
     return recorded.empty() ? std::string(protocol::kDefaultTenant) : recorded;
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::access

@@ -1,9 +1,9 @@
-#include "daemon/auth_limiter.h"
+#include "access/auth_limiter.h"
 
 #include <algorithm>
 #include <boost/asio/ip/address.hpp>
 
-namespace fulcrum::daemon {
+namespace fulcrum::access {
 
 AuthLimiter::AuthLimiter(Options options)
     : options_(options)
@@ -89,4 +89,4 @@ void AuthLimiter::make_room(Clock::time_point now)
     });
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::access

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "daemon/tenancy.h"
+#include "access/tenancy.h"
 #include "protocol/messages.h"
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::access {
 
 // Who a token belongs to: the role it grants, the tenants whose jobs it reaches and, for a
 // "ROLE NAME TOKEN" line, the person or program it was given to (named in the audit trail).
@@ -79,4 +79,4 @@ std::string generate_token();
 // each change of the file), saying how to confine it.
 void warn_unconfined(const TokenStore& tokens);
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::access
