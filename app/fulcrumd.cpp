@@ -4,13 +4,13 @@
 #include "access/auth.h"
 #include "common/error.h"
 #include "daemon/daemon.h"
-#include "daemon/daemon_config.h"
 #include "daemon/start_watch.h"
-#include "daemon/ws_server.h"
 #include "embedded_demo_scenario.h"
 #include "log/log.h"
 #include "protocol/messages.h"
 #include "scenario/scenario.h"
+#include "server/daemon_config.h"
+#include "server/ws_server.h"
 
 #include <boost/program_options.hpp>
 #include <csignal>
@@ -197,7 +197,7 @@ void report_failure(const std::string& log_format, std::string_view message, con
 
 int main(int argc, char** argv)
 {
-    daemon::DaemonSettings s;
+    server::DaemonSettings s;
     std::string config;
     po::options_description visible("Options");
     visible.add_options()("help,h", "show this help")("version", "print the version and exit")("config",
@@ -260,7 +260,7 @@ int main(int argc, char** argv)
     }
     try {
         if (!config.empty()) {
-            daemon::GivenOnCommandLine given;
+            server::GivenOnCommandLine given;
             given.listen = !vm["listen"].defaulted();
             given.token_file = vm.count("token-file") > 0;
             given.data_dir = !vm["data-dir"].defaulted();
@@ -280,7 +280,7 @@ int main(int argc, char** argv)
             given.log_level = !vm["log-level"].defaulted();
             given.log_format = !vm["log-format"].defaulted();
             given.auth_limit = !vm["auth-limit"].defaulted();
-            daemon::apply_config_file(read_file(config), config, s, given);
+            server::apply_config_file(read_file(config), config, s, given);
         }
         const log::Session logging({ .program = "fulcrumd",
             .level = log::level_option("--log-level", s.log_level),
@@ -308,7 +308,7 @@ int main(int argc, char** argv)
                       << " (a running fulcrumd takes it within a second)\n";
             return 0;
         }
-        const daemon::ListenAddress address = daemon::check_settings(s);
+        const server::ListenAddress address = server::check_settings(s);
         const std::string& host = address.host;
 
         daemon::DaemonOptions options;
@@ -322,11 +322,11 @@ int main(int argc, char** argv)
         else // its own default: CPU workers run beside the GPUs (a cluster file says otherwise)
             options.cluster.cpu_workers_take_gpus = false;
         options.placement = s.placement;
-        daemon::elastic_options(s, options);
+        server::elastic_options(s, options);
         options.comm = s.comm;
         options.queue = s.queue == "fifo" ? daemon::DaemonOptions::Queue::Fifo : daemon::DaemonOptions::Queue::Backfill;
         options.server_name = "fulcrumd " FULCRUM_VERSION;
-        options.resources = daemon::resource_budget(s);
+        options.resources = server::resource_budget(s);
         if (!(s.worker_timeout_s >= scenario::kMinWorkerTimeoutS && s.worker_timeout_s <= 86'400))
             throw InputError("--worker-timeout", "",
                 "expected seconds from " + std::to_string(static_cast<int>(scenario::kMinWorkerTimeoutS))
@@ -358,15 +358,15 @@ int main(int argc, char** argv)
             log::info("tokens read", { { "path", s.token_file } });
         access::warn_unconfined(tokens);
 
-        daemon::ServerOptions server_options;
+        server::ServerOptions server_options;
         server_options.host = host;
         server_options.port = address.port;
         server_options.tls_certificate = s.tls_certificate;
         server_options.tls_key = s.tls_key;
-        server_options.metrics = s.metrics == "off" ? daemon::MetricsAccess::Off
-            : s.metrics == "loopback"               ? daemon::MetricsAccess::Loopback
-                                                    : daemon::MetricsAccess::Token;
-        daemon::WebSocketServer server(d, tokens, server_options);
+        server_options.metrics = s.metrics == "off" ? server::MetricsAccess::Off
+            : s.metrics == "loopback"               ? server::MetricsAccess::Loopback
+                                                    : server::MetricsAccess::Token;
+        server::WebSocketServer server(d, tokens, server_options);
         if (!server.tls() && !address.loopback)
             log::warning("serving plain WebSocket off loopback (--allow-plain): tokens cross the network unencrypted",
                 { { "host", host } });

@@ -10,11 +10,11 @@
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
-#include "daemon/ws_server.h"
 #include "log/log.h"
 #include "protocol/codec.h"
 #include "sched/statistics.h"
 #include "served.h"
+#include "server/ws_server.h"
 #include "ws_client.h"
 
 #include <atomic>

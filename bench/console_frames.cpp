@@ -16,9 +16,9 @@
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
-#include "daemon/ws_server.h"
 #include "run/run_scenario.h"
 #include "scenario/scenario.h"
+#include "server/ws_server.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
@@ -133,9 +133,9 @@ int main(int argc, char** argv)
     options.cluster.cpu_workers_take_gpus = false; // as fulcrumd's own default: 256 CPU workers fit
     daemon::Daemon d(options);
     const access::TokenStore tokens = access::TokenStore::load_or_create(dir / "tokens");
-    daemon::ServerOptions server_options;
+    server::ServerOptions server_options;
     server_options.port = 0;
-    daemon::WebSocketServer server(d, tokens, server_options);
+    server::WebSocketServer server(d, tokens, server_options);
     server.start();
     // Paced at 1 run second per wall second: a batch of 10 at 100 samples/s takes 0.1 s, so
     // about 10 iterations per second; a quarter of the workers are slower, and LB-BSP

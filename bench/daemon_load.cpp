@@ -28,11 +28,11 @@
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
-#include "daemon/stream_hub.h"
-#include "daemon/ws_server.h"
 #include "db/run_recorder.h"
 #include "protocol/codec.h"
 #include "sched/statistics.h"
+#include "serve/stream_hub.h"
+#include "server/ws_server.h"
 #include "ws_client.h"
 
 #include <algorithm>
@@ -198,9 +198,9 @@ public:
     }
 
 private:
-    std::shared_ptr<daemon::Client> client_;
+    std::shared_ptr<serve::Client> client_;
     mutable std::mutex mutex_;
-    std::vector<std::pair<daemon::Frame, Clock::time_point>> frames_;
+    std::vector<std::pair<serve::Frame, Clock::time_point>> frames_;
 };
 
 // A WebSocket client that reads everything and notes when each iteration's frame arrived.
@@ -276,9 +276,9 @@ int main(int argc, char** argv)
     options.client_queue = static_cast<std::size_t>(o.queue);
     daemon::Daemon d(options);
     const auto tokens = access::TokenStore::load_or_create(dir / "tokens");
-    daemon::ServerOptions server_options;
+    server::ServerOptions server_options;
     server_options.port = 0;
-    daemon::WebSocketServer server(d, tokens, server_options);
+    server::WebSocketServer server(d, tokens, server_options);
     server.start();
     const std::string viewer_token = *tokens.token_for(Role::Viewer);
     const std::string operator_token = *tokens.token_for(Role::Operator);

@@ -22,8 +22,8 @@
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
-#include "daemon/ws_server.h"
 #include "served.h"
+#include "server/ws_server.h"
 #include "slowdown_case.h"
 #include "worker_processes.h"
 #include "ws_client.h"

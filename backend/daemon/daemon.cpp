@@ -3,8 +3,6 @@
 #include "balance/policy_registry.h"
 #include "common/error.h"
 #include "daemon/job_runtime.h"
-#include "daemon/metrics.h"
-#include "daemon/replies.h"
 #include "db/run_recorder.h"
 #include "log/log.h"
 #include "model/model_factory.h"
@@ -12,12 +10,23 @@
 #include "sched/comm_policy.h"
 #include "sched/elastic_simulator.h"
 #include "sched/placement.h"
+#include "serve/metrics.h"
+#include "serve/replies.h"
 #include "sync/barrier_window.h"
 
 #include <algorithm>
 #include <iterator>
 
 namespace fulcrum::daemon {
+
+using serve::Client;
+using serve::DaemonMetrics;
+using serve::failure;
+using serve::failure_of;
+using serve::IoPath;
+using serve::JobMetrics;
+using serve::ok;
+using serve::prometheus_exposition;
 
 using namespace protocol;
 
@@ -519,7 +528,7 @@ void Daemon::receive_binary(Client& client, std::string_view frame)
 {
     const IoPath on_io_path;
     client.heard();
-    const std::shared_ptr<RemotePool> pool = client.results_to();
+    const std::shared_ptr<serve::ResultSink> pool = client.results_to();
     std::string error = "binary frames are results of a joined remote worker; send join-job first";
     if (pool && pool->deliver(client, frame, &error))
         return;

@@ -1,14 +1,14 @@
 #pragma once
 
 #include "access/auth_limiter.h"
+#include "archive/replay_manager.h"
+#include "archive/run_catalogue.h"
+#include "archive/server_folders.h"
 #include "daemon/daemon_options.h"
 #include "daemon/job_queue.h"
-#include "daemon/replay_manager.h"
-#include "daemon/run_catalogue.h"
-#include "daemon/server_folders.h"
-#include "daemon/stream_hub.h"
-#include "daemon/task_threads.h"
 #include "protocol/messages.h"
+#include "serve/stream_hub.h"
+#include "serve/task_threads.h"
 
 #include <atomic>
 #include <memory>
@@ -38,18 +38,18 @@ public:
     // the token file names them (the audit trail names the person then).
     // `reach`: the tenants whose jobs its token reaches; by default a token-file line's that
     // names no tenant (access::TenantReach::of).
-    std::shared_ptr<Client> connect(protocol::Role role, std::string name, std::string person = {},
+    std::shared_ptr<serve::Client> connect(protocol::Role role, std::string name, std::string person = {},
         std::optional<access::TenantReach> reach = std::nullopt);
     // The connection closed: it leaves the stream now, and its joins on the core's thread.
-    void disconnect(const Client& client);
+    void disconnect(const serve::Client& client);
 
     enum class After { KeepOpen, Close };
     // One frame from a client: decoded, checked (version, role, fields) and handled; the
     // reply and any snapshot go to the client's queue. Never throws for bad input.
-    After receive(Client& client, std::string_view frame);
+    After receive(serve::Client& client, std::string_view frame);
     // One binary frame from a joined remote worker (a result). Anything else gets an
     // `error` message; the connection stays open.
-    void receive_binary(Client& client, std::string_view frame);
+    void receive_binary(serve::Client& client, std::string_view frame);
 
     // Who gave a scenario: a client over the protocol (its paths are names inside the
     // server's folders) or the operator on fulcrumd's command line (any path).
@@ -78,67 +78,67 @@ public:
     // it (a journal entry that cannot be used is named with job 0).
     using Recovered = JobQueue::Recovered;
     std::vector<Recovered> recover();
-    StreamHub& hub() { return hub_; }
+    serve::StreamHub& hub() { return hub_; }
     // The failed upgrades of each source, for the WebSocket server (its /metrics counters).
     access::AuthLimiter& auth_limiter() { return auth_limiter_; }
     const DaemonOptions& options() const { return options_; }
-    const ServerFolders& folders() const { return folders_; }
+    const archive::ServerFolders& folders() const { return folders_; }
 
 private:
     // One handler per client message, chosen by std::visit: a message without one does not
     // compile. Each replies to the request or throws (RefusedRequest, InputError, OutsidePath).
-    void handle(Client& client, const protocol::ClientMessage& message);
+    void handle(serve::Client& client, const protocol::ClientMessage& message);
     // Why the client's role or tenant may not send this message (the reason of its
     // not-authorized refusal), or nothing: the one place roles and tenants are checked.
-    std::optional<std::string> refusal(const Client& client, const protocol::ClientMessage& message) const;
+    std::optional<std::string> refusal(const serve::Client& client, const protocol::ClientMessage& message) const;
     // Why the client may not reach job `job` (another tenant's), or nothing. refusal() asks on
     // the I/O thread; a command's task asks again on the core (check_reach, throwing
     // not-authorized), where a job submitted since is in the table: a job's tenant never
     // changes, but whether it exists yet can between the two.
-    std::optional<std::string> beyond_reach(const Client& client, JobId job) const;
-    void check_reach(const Client& client, JobId job) const;
-    void on(Client& client, const protocol::Hello& hello);
-    void on(Client& client, const protocol::Subscribe& subscribe);
-    void on(Client& client, const protocol::Unsubscribe& unsubscribe);
-    void on(Client& client, const protocol::ListJobs& list);
-    void on(Client& client, const protocol::SubmitJob& submit_job);
-    void on(Client& client, const protocol::SubmitWorkload& workload);
-    void on(Client& client, const protocol::JobCommand& command);
-    void on(Client& client, const protocol::ChangeJob& change);
-    void on(Client& client, const protocol::WorkerCommand& command);
-    void on(Client& client, const protocol::ListRuns& list);
-    void on(Client& client, const protocol::OpenReplay& open);
-    void on(Client& client, const protocol::ReplayCommand& command);
-    void on(Client& client, const protocol::JoinJob& join);
-    void on(Client& client, const protocol::JoinPool& join);
-    void on(Client& client, const protocol::ListCapabilities& list);
-    void on(Client& client, const protocol::Heartbeat& heartbeat);
-    void on(Client& client, const protocol::ReportIteration& report);
-    void on(Client& client, const protocol::ResizeJob& resize);
-    void on(Client& client, const protocol::SetClusterPolicy& policy);
-    void send_snapshot(Client& client, const protocol::Subscribe& subscription);
+    std::optional<std::string> beyond_reach(const serve::Client& client, JobId job) const;
+    void check_reach(const serve::Client& client, JobId job) const;
+    void on(serve::Client& client, const protocol::Hello& hello);
+    void on(serve::Client& client, const protocol::Subscribe& subscribe);
+    void on(serve::Client& client, const protocol::Unsubscribe& unsubscribe);
+    void on(serve::Client& client, const protocol::ListJobs& list);
+    void on(serve::Client& client, const protocol::SubmitJob& submit_job);
+    void on(serve::Client& client, const protocol::SubmitWorkload& workload);
+    void on(serve::Client& client, const protocol::JobCommand& command);
+    void on(serve::Client& client, const protocol::ChangeJob& change);
+    void on(serve::Client& client, const protocol::WorkerCommand& command);
+    void on(serve::Client& client, const protocol::ListRuns& list);
+    void on(serve::Client& client, const protocol::OpenReplay& open);
+    void on(serve::Client& client, const protocol::ReplayCommand& command);
+    void on(serve::Client& client, const protocol::JoinJob& join);
+    void on(serve::Client& client, const protocol::JoinPool& join);
+    void on(serve::Client& client, const protocol::ListCapabilities& list);
+    void on(serve::Client& client, const protocol::Heartbeat& heartbeat);
+    void on(serve::Client& client, const protocol::ReportIteration& report);
+    void on(serve::Client& client, const protocol::ResizeJob& resize);
+    void on(serve::Client& client, const protocol::SetClusterPolicy& policy);
+    void send_snapshot(serve::Client& client, const protocol::Subscribe& subscription);
     // A command as its log line names it: what, and the job it concerns.
     struct Command {
         std::string what; // "cancel-job", "resize-job add-worker"
         std::optional<JobId> job;
     };
     // Sends a command's reply and logs it: the actor, the command, its job and how it ended.
-    void answer(Client& to, const Command& command, const protocol::Reply& reply) const;
+    void answer(serve::Client& to, const Command& command, const protocol::Reply& reply) const;
     // Runs `work` on the core's thread, which replies from there; what it throws is sent
     // as the failure of request `id` (and logged as the command's outcome, if one is named).
-    void on_core(Client& client, std::string id, std::function<void(Client&)> work, Command command = {});
-    EventActor actor(const Client& client) const;
+    void on_core(serve::Client& client, std::string id, std::function<void(serve::Client&)> work, Command command = {});
+    EventActor actor(const serve::Client& client) const;
 
     DaemonOptions options_;
-    ServerFolders folders_;
-    StreamHub hub_;
-    RunCatalogue catalogue_;
+    archive::ServerFolders folders_;
+    serve::StreamHub hub_;
+    archive::RunCatalogue catalogue_;
     JobQueue queue_;
     std::atomic<std::uint64_t> next_client_ { 1 };
     access::AuthLimiter auth_limiter_;
-    ReplayManager replays_; // posts its openings to disk_
+    archive::ReplayManager replays_; // posts its openings to disk_
     // Last, so that its tasks (which touch the parts above) stop before anything else goes.
-    TaskThreads disk_;
+    serve::TaskThreads disk_;
 };
 
 } // namespace fulcrum::daemon

@@ -1,7 +1,7 @@
 #pragma once
 
+#include "archive/server_folders.h"
 #include "daemon/resource_book.h"
-#include "daemon/server_folders.h"
 #include "sched/cluster.h"
 #include "sched/early_feedback.h"
 #include "sched/elastic_simulator.h"
@@ -16,7 +16,7 @@ inline constexpr double kDefaultWorkerTimeoutS = 10;
 
 struct DaemonOptions {
     std::filesystem::path data_dir = "fulcrum-data"; // run stores go to DATA_DIR/runs/
-    FolderOptions folders; // where clients' data set and model names are looked up
+    archive::FolderOptions folders; // where clients' data set and model names are looked up
     // The GPUs (worker slots) jobs are placed on, and the scheduling module's placement
     // policy that picks them: rand, ff, ls or lwf-K.
     sched::ClusterSpec cluster; // 16 servers of 4 GPUs with 16 GB

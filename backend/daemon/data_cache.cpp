@@ -6,6 +6,8 @@
 
 namespace fulcrum::daemon {
 
+using serve::copy_on_write;
+
 data::TrainTest DataCache::read(const scenario::Scenario& scenario)
 {
     // The admission's key: the jobs the resource book counts as sharing a set share it here.

@@ -5,7 +5,7 @@
 // copies before). A set no running job holds is freed. Thread-safe: jobs read from their
 // own threads; two jobs asking for one set at once wait for a single read.
 
-#include "daemon/io_path.h"
+#include "serve/io_path.h"
 
 #include <atomic>
 #include <map>

@@ -3,9 +3,9 @@
 #include "common/error.h"
 #include "daemon/elastic_job.h"
 #include "daemon/remote_pool.h"
-#include "daemon/stream_hub.h"
 #include "scenario/scenario.h"
 #include "sched/eps_rules.h"
+#include "serve/stream_hub.h"
 
 #include <algorithm>
 #include <set>

@@ -1,9 +1,11 @@
 #include "daemon/event_log.h"
 
-#include "daemon/stream_hub.h"
 #include "log/log.h"
+#include "serve/stream_hub.h"
 
 namespace fulcrum::daemon {
+
+using serve::StreamHub;
 
 namespace {
 

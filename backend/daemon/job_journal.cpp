@@ -1,5 +1,6 @@
 #include "daemon/job_journal.h"
 
+#include "archive/job_files.h"
 #include "common/error.h"
 #include "common/file_text.h"
 #include "log/log.h"
@@ -11,6 +12,9 @@
 #include <unistd.h>
 
 namespace fulcrum::daemon {
+
+using archive::job_of_file;
+using archive::kMaxJobId;
 
 namespace {
 
@@ -46,17 +50,6 @@ bool write_synced(const std::filesystem::path& path, std::string_view text)
 }
 
 } // namespace
-
-std::optional<JobId> job_of_file(const std::string& name, std::string_view extension)
-{
-    const std::size_t prefix = 4; // "job-"
-    if (name.size() <= prefix + extension.size() || name.rfind("job-", 0) != 0 || !name.ends_with(extension))
-        return std::nullopt;
-    const std::string digits = name.substr(prefix, name.size() - prefix - extension.size());
-    if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return std::nullopt;
-    return static_cast<JobId>(std::stol(digits));
-}
 
 JobJournal::JobJournal(std::filesystem::path folder)
     : folder_(std::move(folder))

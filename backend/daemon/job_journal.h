@@ -5,19 +5,10 @@
 
 #include <filesystem>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace fulcrum::daemon {
-
-// The largest job id: a job's files are named with at most 9 digits (job_of_file).
-inline constexpr JobId kMaxJobId = 999'999'999;
-
-// N of a file named job-N.EXTENSION (a job's run store "job-N.db", journal entry
-// "job-N.json"); nothing for any other name.
-std::optional<JobId> job_of_file(const std::string& name, std::string_view extension);
 
 // The jobs fulcrumd has accepted and not yet ended, one file each in DATA_DIR/jobs
 // (job-N.json: who gave it and, for a tenant other than the default, whose it is; then the

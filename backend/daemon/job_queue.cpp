@@ -1,17 +1,18 @@
 #include "daemon/job_queue.h"
 
+#include "archive/job_files.h"
+#include "archive/run_catalogue.h"
 #include "common/error.h"
 #include "daemon/daemon_options.h"
 #include "daemon/event_log.h"
 #include "daemon/job_runtime.h"
-#include "daemon/metrics.h"
-#include "daemon/run_catalogue.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
 #include "gpu/device_check.h"
 #include "protocol/codec.h"
 #include "scenario/job_footprint.h"
 #include "scenario/scenario.h"
+#include "serve/metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +21,12 @@
 #include <sstream>
 
 namespace fulcrum::daemon {
+
+using archive::RunCatalogue;
+using archive::ServerFolders;
+using serve::Client;
+using serve::DaemonMetrics;
+using serve::StreamHub;
 
 using namespace protocol;
 
@@ -360,9 +367,10 @@ JobId JobQueue::journal_job(const std::string& scenario_json, Origin origin, con
     if (stopping_)
         throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
     const JobId id = next_job_++;
-    if (id > kMaxJobId) // a job's files could not be named, nor found again at a restart
+    if (id > archive::kMaxJobId) // a job's files could not be named, nor found again at a restart
         throw RefusedRequest("job-ids-exhausted",
-            "fulcrumd has given every job id up to " + std::to_string(kMaxJobId) + "; start it with a new data folder");
+            "fulcrumd has given every job id up to " + std::to_string(archive::kMaxJobId)
+                + "; start it with a new data folder");
     // On disk before the submission is answered: a crash from here on loses no job.
     journal_.add(
         id, origin == Origin::Local ? JobJournal::Origin::Local : JobJournal::Origin::Client, tenant, scenario_json);

@@ -2,7 +2,6 @@
 
 #include "common/job_event.h"
 #include "daemon/cluster_book.h"
-#include "daemon/core_thread.h"
 #include "daemon/data_cache.h"
 #include "daemon/elastic_scheduling.h"
 #include "daemon/job_journal.h"
@@ -12,6 +11,7 @@
 #include "daemon/shared_clock.h"
 #include "daemon/start_watch.h"
 #include "protocol/messages.h"
+#include "serve/core_thread.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -27,16 +27,22 @@
 #include <thread>
 #include <vector>
 
-namespace fulcrum::daemon {
-
+namespace fulcrum::serve {
 class Client;
-class JobRuntime;
-class RemotePool;
+class StreamHub;
+struct DaemonMetrics;
+} // namespace fulcrum::serve
+
+namespace fulcrum::archive {
 class RunCatalogue;
 class ServerFolders;
-class StreamHub;
+} // namespace fulcrum::archive
+
+namespace fulcrum::daemon {
+
+class JobRuntime;
+class RemotePool;
 struct DaemonOptions;
-struct DaemonMetrics;
 
 // fulcrumd's jobs: submitted to the journal, queued, placed on the cluster by the placement
 // policy as their workers fit, run, recovered after a restart, and the remote workers that
@@ -48,7 +54,8 @@ struct DaemonMetrics;
 // each change it publishes a View, which the WebSocket handlers read without waiting.
 class JobQueue {
 public:
-    JobQueue(const DaemonOptions& options, const ServerFolders& folders, const RunCatalogue& catalogue, StreamHub& hub);
+    JobQueue(const DaemonOptions& options, const archive::ServerFolders& folders,
+        const archive::RunCatalogue& catalogue, serve::StreamHub& hub);
     ~JobQueue(); // stop_all()
     JobQueue(const JobQueue&) = delete;
     JobQueue& operator=(const JobQueue&) = delete;
@@ -110,22 +117,22 @@ public:
     std::vector<protocol::JobStatus> jobs() const;
     protocol::ClusterState cluster() const;
     // Each job's status, workers and latest rows, the queue's length and the placements made.
-    void fill_metrics(DaemonMetrics& metrics) const;
+    void fill_metrics(serve::DaemonMetrics& metrics) const;
 
     // A worker connection joins a job's remote slot (or an external job's rank), recorded as a
     // worker-joined event naming its host, its connection and the slot, with `by` (the
     // worker's token) as actor. Throws RefusedRequest (no-remote-slot, already-joined, or the
     // pool's refusal).
     protocol::WorkerAssignment join(
-        const std::shared_ptr<Client>& client, const protocol::JoinJob& join, const EventActor& by);
+        const std::shared_ptr<serve::Client>& client, const protocol::JoinJob& join, const EventActor& by);
     // A rank's report to the external job this connection joined. Throws RefusedRequest
     // (not-joined, not-external, or the rank pool's refusal).
-    void report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& report);
+    void report(const std::shared_ptr<serve::Client>& client, const protocol::ReportIteration& report);
     // A fulcrum-worker --pool connection waits in the worker pool (see ElasticScheduling).
     // Throws RefusedRequest("already-joined").
-    void join_pool(const std::shared_ptr<Client>& client, const protocol::JoinPool& join);
+    void join_pool(const std::shared_ptr<serve::Client>& client, const protocol::JoinPool& join);
     // A connection closed: a worker's task in flight is lost (its barrier drops it).
-    void client_left(const Client& client);
+    void client_left(const serve::Client& client);
 
 private:
     // A scenario checked as a submission must be (throws InputError naming the field).
@@ -183,10 +190,10 @@ private:
     bool elastic_on_shared_clock() const;
 
     const DaemonOptions& options_;
-    const ServerFolders& folders_;
-    const LocalJobPaths local_paths_ { folders_ };
-    const RunCatalogue& catalogue_;
-    StreamHub& hub_;
+    const archive::ServerFolders& folders_;
+    const archive::LocalJobPaths local_paths_ { folders_ };
+    const archive::RunCatalogue& catalogue_;
+    serve::StreamHub& hub_;
     JobJournal journal_;
     std::atomic<std::shared_ptr<const View>> view_ { std::make_shared<const View>() };
     SharedVirtualClock clock_; // the virtual-mode jobs' one clock: outlives every job
@@ -219,7 +226,7 @@ private:
     std::map<std::uint64_t, JobId> remote_workers_; // worker connections and the job each joined
     std::atomic<bool> stopping_ { false }; // read off the core: a submission, the elastic wait
     // Last: its thread ends before anything it touches goes, after stop_all.
-    CoreThread core_;
+    serve::CoreThread core_;
 };
 
 } // namespace fulcrum::daemon

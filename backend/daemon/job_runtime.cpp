@@ -21,6 +21,9 @@
 
 namespace fulcrum::daemon {
 
+using archive::ServerFolders;
+using serve::StreamHub;
+
 using protocol::JobState;
 using protocol::WorkerAction;
 

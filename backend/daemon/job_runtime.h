@@ -1,16 +1,16 @@
 #pragma once
 
+#include "archive/server_folders.h"
 #include "common/job_fold.h"
 #include "daemon/elastic_job.h"
-#include "daemon/io_path.h"
 #include "daemon/rank_pool.h"
 #include "daemon/remote_pool.h"
-#include "daemon/server_folders.h"
-#include "daemon/stream_hub.h"
 #include "protocol/messages.h"
 #include "run/run_scenario.h"
 #include "scenario/scenario.h"
 #include "sched/cluster.h"
+#include "serve/io_path.h"
+#include "serve/stream_hub.h"
 #include "train/job_control.h"
 
 #include <atomic>
@@ -42,7 +42,7 @@ public:
     // `folders` turns server paths in messages into the names clients know; `tenant` is its
     // submitter's, who owns it (issue 47).
     JobRuntime(JobId id, std::string tenant, scenario::Scenario scenario, std::filesystem::path database,
-        const ServerFolders& folders, StreamHub& hub, std::function<void(JobId)> on_done);
+        const archive::ServerFolders& folders, serve::StreamHub& hub, std::function<void(JobId)> on_done);
     ~JobRuntime() override; // stops the job and waits for it
     JobRuntime(const JobRuntime&) = delete;
     JobRuntime& operator=(const JobRuntime&) = delete;
@@ -224,16 +224,16 @@ private:
     const std::string tenant_;
     const scenario::Scenario scenario_;
     const std::filesystem::path database_;
-    const ServerFolders& folders_;
-    const LocalJobPaths restart_paths_ { folders_ }; // a kill-restart's checkpoint policy
-    StreamHub& hub_;
+    const archive::ServerFolders& folders_;
+    const archive::LocalJobPaths restart_paths_ { folders_ }; // a kill-restart's checkpoint policy
+    serve::StreamHub& hub_;
     std::shared_ptr<RemotePool> remote_;
     std::shared_ptr<RankPool> ranks_;
     std::function<void(JobId)> on_done_;
     std::atomic<bool> stop_ { false };
     std::thread thread_;
 
-    mutable StateMutex mutex_;
+    mutable serve::StateMutex mutex_;
     protocol::JobStatus status_;
     std::vector<std::int32_t> batch_sizes_;
     std::atomic<std::shared_ptr<const Published>> published_;

@@ -1,10 +1,10 @@
 #pragma once
 
 #include "common/records.h"
-#include "daemon/io_path.h"
 #include "daemon/wall_time.h"
 #include "sched/cluster.h"
 #include "sched/comm_policy.h"
+#include "serve/io_path.h"
 
 #include <atomic>
 #include <chrono>
@@ -106,7 +106,7 @@ private:
     std::vector<int> servers_of(const std::vector<int>& gpus) const;
 
     const sched::ClusterSpec cluster_;
-    mutable StateMutex mutex_;
+    mutable serve::StateMutex mutex_;
     std::string name_;
     std::unique_ptr<sched::CommPolicy> policy_; // null: none
     std::vector<Running> running_; // on the shared virtual clock

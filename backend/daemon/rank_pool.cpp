@@ -1,12 +1,15 @@
 #include "daemon/rank_pool.h"
 
 #include "common/error.h"
-#include "daemon/replies.h"
+#include "serve/replies.h"
 
 #include <algorithm>
 #include <sstream>
 
 namespace fulcrum::daemon {
+
+using serve::Client;
+using serve::ok;
 
 namespace {
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "daemon/stream_hub.h"
 #include "protocol/messages.h"
+#include "serve/stream_hub.h"
 #include "train/external_ranks.h"
 
 #include <chrono>
@@ -40,13 +40,14 @@ public:
     // Takes rank `requested` (or the first free one) for `client`. Throws RefusedRequest:
     // not-a-rank, rank-taken, rank-lost (the job already lost it: a rank cannot come back
     // into a framework's process group).
-    WorkerId join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host);
+    WorkerId join(
+        const std::shared_ptr<serve::Client>& client, std::optional<WorkerId> requested, const std::string& host);
     // The client's connection closed: its rank is lost, unless the job is over.
-    void leave(const Client& client);
+    void leave(const serve::Client& client);
     // A rank's report, answered at the barrier (or at once when the job is over). Throws
     // RefusedRequest: not-joined (this connection holds another rank or none),
     // wrong-iteration.
-    void report(const std::shared_ptr<Client>& client, const protocol::ReportIteration& report);
+    void report(const std::shared_ptr<serve::Client>& client, const protocol::ReportIteration& report);
     int joined() const;
     int ranks() const { return static_cast<int>(slots_.size()); }
     // The job lost a rank and goes on (external.max_restarts): every rank is free again, for
@@ -64,7 +65,7 @@ private:
     using Clock = std::chrono::steady_clock;
     struct Slot {
         std::string name;
-        std::shared_ptr<Client> client;
+        std::shared_ptr<serve::Client> client;
         std::string host;
         bool lost = false;
         std::string lost_why;
@@ -84,7 +85,7 @@ private:
     static bool waits_in_collective(const Slot& slot);
     // Marks the ranks that heartbeat but have been silent past the worker timeout lost; with
     // mutex_ held. Returns their connections, to be closed with the reasons once it is not.
-    std::vector<std::pair<std::shared_ptr<Client>, std::string>> lose_silent_ranks();
+    std::vector<std::pair<std::shared_ptr<serve::Client>, std::string>> lose_silent_ranks();
 
     const JobId job_;
     const double timeout_s_;

@@ -7,6 +7,9 @@
 
 namespace fulcrum::daemon {
 
+using serve::Client;
+using serve::Delivery;
+
 RemotePool::RemotePool(JobId job, const std::vector<bool>& remote_slots, double worker_timeout_s)
     : job_(job)
     , worker_timeout_s_(worker_timeout_s)

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "daemon/stream_hub.h"
 #include "protocol/messages.h"
 #include "protocol/worker_frames.h"
+#include "serve/stream_hub.h"
 #include "train/remote_workers.h"
 
 #include <atomic>
@@ -20,19 +20,22 @@ namespace fulcrum::daemon {
 // reports the worker lost, and so does a worker that sent nothing, heartbeats included,
 // for `worker_timeout_s` (its connection is then closed, saying why). Workers of protocol
 // versions before kHeartbeatVersion send no heartbeats and are not timed. Thread-safe.
-class RemotePool final : public train::RemoteWorkers, public std::enable_shared_from_this<RemotePool> {
+class RemotePool final : public train::RemoteWorkers,
+                         public serve::ResultSink,
+                         public std::enable_shared_from_this<RemotePool> {
 public:
     RemotePool(JobId job, const std::vector<bool>& remote_slots, double worker_timeout_s);
 
     // Takes `requested` (or the first free remote slot) for `client`, whose result frames come
     // here from then on (Client::results_to). Throws RefusedRequest:
     // no-remote-slot, not-a-remote-slot, slot-taken.
-    WorkerId join(const std::shared_ptr<Client>& client, std::optional<WorkerId> requested, const std::string& host);
+    WorkerId join(
+        const std::shared_ptr<serve::Client>& client, std::optional<WorkerId> requested, const std::string& host);
     // The client's connection closed: its slot is free and a task it holds is lost.
-    void leave(const Client& client);
+    void leave(const serve::Client& client);
     // A binary frame from a worker client; false (with `error`) when it is not a result
     // this pool waits for.
-    bool deliver(const Client& client, std::string_view frame, std::string* error);
+    bool deliver(const serve::Client& client, std::string_view frame, std::string* error) override;
 
     int remote_slots() const;
     int joined() const;
@@ -40,7 +43,7 @@ public:
     std::vector<bool> joined_slots() const;
     // The slot's worker process leaves it without being lost (the elastic scheduler gives a
     // pooled worker back after the trainer removed the slot). Returns it, if one held it.
-    std::shared_ptr<Client> release(WorkerId worker);
+    std::shared_ptr<serve::Client> release(WorkerId worker);
     // Blocks until every remote slot `needed` marks has a worker, or `stop` is set (returns
     // false). An elastic job needs its members only.
     bool wait_until_joined(const std::vector<bool>& needed, const std::atomic<bool>& stop,
@@ -65,10 +68,10 @@ public:
 private:
     struct Slot;
     // The lost process as its worker-lost event names it: the join's host and the connection.
-    static std::string who(const Slot& slot, const Client& client);
+    static std::string who(const Slot& slot, const serve::Client& client);
     struct Slot {
         bool remote = false;
-        std::shared_ptr<Client> client;
+        std::shared_ptr<serve::Client> client;
         std::string host;
         bool lost_before = false; // had a worker that went away
         std::string gone; // ... named as its worker-lost event names it (who)

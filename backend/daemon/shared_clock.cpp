@@ -6,6 +6,8 @@
 
 namespace fulcrum::daemon {
 
+using serve::StateMutex;
+
 bool SharedVirtualClock::may_go(JobId job, double at, bool deciding) const
 {
     const auto mine = std::pair(participants_.at(job).priority, job);

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/records.h"
-#include "daemon/io_path.h"
+#include "serve/io_path.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -81,11 +81,11 @@ private:
     };
     Participant& join(JobId job, double t); // with mutex_ held
     // Waits until the job may go on at daemon time `at` (false: stopping), with `lock` held.
-    bool wait_to_go(std::unique_lock<StateMutex>& lock, JobId job, Participant& p, double at, bool deciding,
+    bool wait_to_go(std::unique_lock<serve::StateMutex>& lock, JobId job, Participant& p, double at, bool deciding,
         const std::atomic<bool>* stop);
     bool may_go(JobId job, double at, bool deciding) const; // with mutex_ held
 
-    mutable StateMutex mutex_;
+    mutable serve::StateMutex mutex_;
     std::condition_variable_any changed_;
     std::map<JobId, Participant> participants_;
     double now_ = 0;

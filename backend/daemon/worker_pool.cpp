@@ -1,11 +1,13 @@
 #include "daemon/worker_pool.h"
 
 #include "common/error.h"
-#include "daemon/stream_hub.h"
+#include "serve/stream_hub.h"
 
 #include <algorithm>
 
 namespace fulcrum::daemon {
+
+using serve::Client;
 
 void WorkerPool::join(const std::shared_ptr<Client>& client, const std::string& host)
 {

@@ -9,9 +9,11 @@
 #include <string_view>
 #include <vector>
 
-namespace fulcrum::daemon {
-
+namespace fulcrum::serve {
 class Client;
+} // namespace fulcrum::serve
+
+namespace fulcrum::daemon {
 
 // fulcrum-worker processes started with --pool: connections that wait in fulcrumd until the
 // elastic scheduler gives them a worker slot of a real-mode job (EPS's idle resources for the
@@ -20,7 +22,7 @@ class Client;
 class WorkerPool {
 public:
     struct Pooled {
-        std::shared_ptr<Client> client;
+        std::shared_ptr<serve::Client> client;
         std::string host;
         std::optional<JobId> job; // assigned: the job and its worker slot
         WorkerId worker = -1;
@@ -28,7 +30,7 @@ public:
     };
 
     // Throws RefusedRequest("already-joined") for a connection already in the pool.
-    void join(const std::shared_ptr<Client>& client, const std::string& host);
+    void join(const std::shared_ptr<serve::Client>& client, const std::string& host);
     // The connection closed: it leaves the pool. Returns it as it was (the slot it had).
     std::optional<Pooled> leave(std::uint64_t client);
     bool contains(std::uint64_t client) const;

@@ -11,11 +11,11 @@
 #include "daemon/elastic_scheduling.h"
 #include "daemon/placement_pass.h"
 #include "daemon/remote_pool.h"
-#include "daemon/stream_hub.h"
 #include "daemon/worker_pool.h"
 #include "protocol/codec.h"
 #include "scenario/job_footprint.h"
 #include "scenario/scenario.h"
+#include "serve/stream_hub.h"
 
 #include <algorithm>
 #include <deque>
@@ -208,11 +208,11 @@ std::string elastic(int initial, int min, int max)
 }
 
 // Pooled fulcrum-worker processes that joined the pool, `count` of them.
-std::vector<std::shared_ptr<daemon::Client>> join_processes(daemon::WorkerPool& pool, int count, std::uint64_t first)
+std::vector<std::shared_ptr<serve::Client>> join_processes(daemon::WorkerPool& pool, int count, std::uint64_t first)
 {
-    std::vector<std::shared_ptr<daemon::Client>> processes;
+    std::vector<std::shared_ptr<serve::Client>> processes;
     for (int k = 0; k < count; ++k) {
-        processes.push_back(std::make_shared<daemon::Client>(first + k, protocol::Role::Worker, "pooled", 64));
+        processes.push_back(std::make_shared<serve::Client>(first + k, protocol::Role::Worker, "pooled", 64));
         pool.join(processes.back(), "host-" + std::to_string(k));
     }
     return processes;
@@ -523,7 +523,7 @@ TEST_F(ClusterCore, APooledJobTakesAProcessPerMemberAndGivesBackTheOneItDropped)
     EXPECT_EQ(pool.idle(), 1) << "the rolled-back slot's process idles again";
 
     // What each process was told, in order: the pool hands out the one idle longest.
-    const auto told = [](daemon::Client& c) {
+    const auto told = [](serve::Client& c) {
         std::vector<std::string> said;
         while (auto frame = c.queue().pop())
             if (const auto m = protocol::decode_server(**frame); m.message) {
@@ -592,9 +592,9 @@ TEST_F(ClusterCore, WhatAResizeHeldForATrainerNotStartedYetGaveBackStaysFree)
 // does. A growth round that finds no idle process for one tenant still grows another's job.
 TEST_F(ClusterCore, APooledNewcomerTakesProcessesOnlyFromJobsWhoseProcessesItsTenantMayUse)
 {
-    std::vector<std::shared_ptr<daemon::Client>> processes;
+    std::vector<std::shared_ptr<serve::Client>> processes;
     for (int k = 0; k < 3; ++k) {
-        processes.push_back(std::make_shared<daemon::Client>(200 + k, protocol::Role::Worker, "pooled", 64));
+        processes.push_back(std::make_shared<serve::Client>(200 + k, protocol::Role::Worker, "pooled", 64));
         processes.back()->set_reach(access::TenantReach::of(protocol::Role::Worker, k < 2 ? "a" : "b"));
         pool.join(processes.back(), "host-" + std::to_string(k));
     }
@@ -971,7 +971,7 @@ TEST_F(ClusterCoreQueue, APooledJobHoldsNoProcessForASlotAlreadyJoined)
 {
     const auto processes = join_processes(pool_, 2, 600);
     SteppedJob first(1, elastic(2, 2, 2), { 100, 100 }, "", true);
-    const auto by_hand = std::make_shared<daemon::Client>(700, protocol::Role::Worker, "by hand", 64);
+    const auto by_hand = std::make_shared<serve::Client>(700, protocol::Role::Worker, "by hand", 64);
     first.remote()->join(by_hand, 0, "host-by-hand");
     SteppedJob second(2, elastic(1, 1, 1), { 100 }, "", true);
     const PlacementPassOutcome out = pass({ &first, &second }, {});
@@ -992,7 +992,7 @@ TEST_F(ClusterCoreQueue, AProcessJoinedOutsideTheStartingSlotsIsNotCountedForThe
 {
     const auto processes = join_processes(pool_, 1, 900);
     SteppedJob job(1, elastic(2, 2, 3), { 100, 100, 100 }, "", true);
-    job.remote()->join(std::make_shared<daemon::Client>(901, protocol::Role::Worker, "by hand", 64), 2, "host-by-hand");
+    job.remote()->join(std::make_shared<serve::Client>(901, protocol::Role::Worker, "by hand", 64), 2, "host-by-hand");
     const PlacementPassOutcome out = pass({ &job }, {});
     EXPECT_TRUE(out.placed.empty());
     EXPECT_EQ(why(out).at(1),

@@ -1,12 +1,12 @@
 #include "common/error.h"
-#include "daemon/daemon_config.h"
 #include "daemon/daemon_options.h"
+#include "server/daemon_config.h"
 
 #include <gtest/gtest.h>
 
 using namespace fulcrum;
-using daemon::DaemonSettings;
-using daemon::GivenOnCommandLine;
+using server::DaemonSettings;
+using server::GivenOnCommandLine;
 
 namespace {
 
@@ -28,7 +28,7 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
     GivenOnCommandLine given;
     given.listen = true; // --listen on the command line wins over the file's
     s.listen = "127.0.0.1:9000";
-    daemon::apply_config_file(R"({"listen": "0.0.0.0:7480", "data_dir": "/var/lib/fulcrum", "placement": "ff",
+    server::apply_config_file(R"({"listen": "0.0.0.0:7480", "data_dir": "/var/lib/fulcrum", "placement": "ff",
         "resume_jobs": "manual", "runs_folders": ["/srv/runs"], "scenarios": ["a.json"], "allow_plain": true,
         "log_level": "warning", "log_format": "json", "auth_limit": 5})",
         "fulcrumd.json", s, given);
@@ -46,7 +46,7 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
     const auto apply = [](const std::string& text) {
         return refusal([&] {
             DaemonSettings t;
-            daemon::apply_config_file(text, "fulcrumd.json", t, {});
+            server::apply_config_file(text, "fulcrumd.json", t, {});
         });
     };
     const std::string typo = apply(R"({"listne": "x"})");
@@ -72,9 +72,9 @@ TEST(DaemonConfig, AFileSetsWhatTheCommandLineLeftAndNamesABadField)
 
 TEST(DaemonConfig, PlainWebSocketLeavesLoopbackOnlyWhenAllowedAndTheAddressIsChecked)
 {
-    const auto check = [](DaemonSettings s) { return refusal([&] { daemon::check_settings(s); }); };
+    const auto check = [](DaemonSettings s) { return refusal([&] { server::check_settings(s); }); };
     DaemonSettings local;
-    const daemon::ListenAddress address = daemon::check_settings(local);
+    const server::ListenAddress address = server::check_settings(local);
     EXPECT_EQ(address.host, "127.0.0.1");
     EXPECT_EQ(address.port, 7480);
     EXPECT_TRUE(address.loopback);
@@ -100,15 +100,15 @@ TEST(DaemonConfig, PlainWebSocketLeavesLoopbackOnlyWhenAllowedAndTheAddressIsChe
 
 TEST(DaemonConfig, CommunicationSchedulingIsNoneSrsfNOrAdaSrsf)
 {
-    const auto check = [](DaemonSettings s) { return refusal([&] { daemon::check_settings(s); }); };
+    const auto check = [](DaemonSettings s) { return refusal([&] { server::check_settings(s); }); };
     DaemonSettings s;
     EXPECT_EQ(s.comm, "none") << "no scheduler by default: transfers contend by eq. 5";
-    daemon::apply_config_file(R"({"comm": "srsf-2"})", "fulcrumd.json", s, {});
+    server::apply_config_file(R"({"comm": "srsf-2"})", "fulcrumd.json", s, {});
     EXPECT_EQ(s.comm, "srsf-2");
     GivenOnCommandLine given;
     given.comm = true; // --comm on the command line wins
     s.comm = "ada-srsf";
-    daemon::apply_config_file(R"({"comm": "srsf-1"})", "fulcrumd.json", s, given);
+    server::apply_config_file(R"({"comm": "srsf-1"})", "fulcrumd.json", s, given);
     EXPECT_EQ(s.comm, "ada-srsf");
     for (const char* good : { "none", "srsf-1", "srsf-3", "ada-srsf" }) {
         DaemonSettings t;
@@ -125,7 +125,7 @@ TEST(DaemonConfig, CommunicationSchedulingIsNoneSrsfNOrAdaSrsf)
     }
     EXPECT_EQ(refusal([] {
         DaemonSettings t;
-        daemon::apply_config_file(R"({"comm": 1})", "fulcrumd.json", t, {});
+        server::apply_config_file(R"({"comm": 1})", "fulcrumd.json", t, {});
     }).rfind("fulcrumd.json comm: ", 0),
         0u);
 }
@@ -134,16 +134,16 @@ TEST(DaemonConfig, TheQueueIsBackfillOrFifo)
 {
     DaemonSettings s;
     EXPECT_EQ(s.queue, "backfill");
-    daemon::apply_config_file(R"({"queue": "fifo"})", "fulcrumd.json", s, {});
+    server::apply_config_file(R"({"queue": "fifo"})", "fulcrumd.json", s, {});
     EXPECT_EQ(s.queue, "fifo");
-    EXPECT_EQ(refusal([&] { daemon::check_settings(s); }), "accepted");
+    EXPECT_EQ(refusal([&] { server::check_settings(s); }), "accepted");
     GivenOnCommandLine given;
     given.queue = true; // --queue on the command line wins
     s.queue = "backfill";
-    daemon::apply_config_file(R"({"queue": "fifo"})", "fulcrumd.json", s, given);
+    server::apply_config_file(R"({"queue": "fifo"})", "fulcrumd.json", s, given);
     EXPECT_EQ(s.queue, "backfill");
     s.queue = "lifo";
-    EXPECT_EQ(refusal([&] { daemon::check_settings(s); }), "--queue : expected backfill or fifo, got 'lifo'");
+    EXPECT_EQ(refusal([&] { server::check_settings(s); }), "--queue : expected backfill or fifo, got 'lifo'");
 }
 
 TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
@@ -152,10 +152,10 @@ TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
     GivenOnCommandLine given;
     given.early_feedback = true; // --feedback on the command line wins
     s.early_feedback = "iterations:50";
-    daemon::apply_config_file(
+    server::apply_config_file(
         R"({"elastic": "eps", "elastic_round_s": 5, "early_feedback": "accuracy:0.8"})", "fulcrumd.json", s, given);
     daemon::DaemonOptions options;
-    daemon::elastic_options(s, options);
+    server::elastic_options(s, options);
     EXPECT_EQ(options.elastic.policy, sched::ElasticPolicy::Eps);
     EXPECT_EQ(options.elastic.round_s, 5);
     EXPECT_EQ(sched::to_string(options.elastic.feedback), "iterations:50");
@@ -166,7 +166,7 @@ TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
             DaemonSettings t;
             change(t);
             daemon::DaemonOptions o;
-            daemon::elastic_options(t, o);
+            server::elastic_options(t, o);
         });
     };
     EXPECT_EQ(refused([](DaemonSettings& t) { t.elastic = "fifo"; }),
@@ -178,7 +178,7 @@ TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
     EXPECT_EQ(refused([](DaemonSettings& t) { t.early_feedback = "soon"; }).rfind("--feedback : ", 0), 0u);
     EXPECT_EQ(refusal([] {
         DaemonSettings t;
-        daemon::apply_config_file(R"({"elastic_round_s": -1})", "fulcrumd.json", t, {});
+        server::apply_config_file(R"({"elastic_round_s": -1})", "fulcrumd.json", t, {});
     }).rfind("fulcrumd.json elastic_round_s: ", 0),
         0u);
 }

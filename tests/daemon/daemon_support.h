@@ -3,8 +3,8 @@
 // Reading a client's queue in tests that drive fulcrumd's Daemon without a socket.
 
 #include "daemon/daemon.h"
-#include "daemon/stream_hub.h"
 #include "protocol/codec.h"
+#include "serve/stream_hub.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +18,7 @@ namespace fulcrum::testing_support {
 
 using namespace fulcrum::protocol;
 
-inline std::vector<ServerMessage> drain(daemon::Client& client)
+inline std::vector<ServerMessage> drain(serve::Client& client)
 {
     std::vector<ServerMessage> out;
     while (auto frame = client.queue().pop()) {
@@ -48,7 +48,7 @@ inline std::optional<Reply> reply_to(const std::vector<ServerMessage>& messages,
 
 // Drains the client until a message `accept` takes (true), or 60 s pass (false). Every
 // message drained is appended to `seen`.
-template <class Accept> bool wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
+template <class Accept> bool wait_for(serve::Client& client, std::vector<ServerMessage>& seen, Accept accept)
 {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     // One frame at a time: what comes after the accepted message stays queued for the next
@@ -73,7 +73,7 @@ template <class Accept> bool wait_for(daemon::Client& client, std::vector<Server
 
 // As wait_for, also accepting a message drained already: a job's status is coalesced in
 // the client's queue, so the status after a command may come before the command's reply.
-template <class Accept> bool seen_or_wait_for(daemon::Client& client, std::vector<ServerMessage>& seen, Accept accept)
+template <class Accept> bool seen_or_wait_for(serve::Client& client, std::vector<ServerMessage>& seen, Accept accept)
 {
     return std::any_of(seen.begin(), seen.end(), accept) || wait_for(client, seen, accept);
 }
@@ -81,7 +81,7 @@ template <class Accept> bool seen_or_wait_for(daemon::Client& client, std::vecto
 // Sends `frame` (a request) from `client` and waits for its reply; an empty Reply (after a
 // failed expectation) if none comes within 60 s.
 inline Reply request_reply(
-    daemon::Daemon& d, daemon::Client& client, std::vector<ServerMessage>& seen, const std::string& frame)
+    daemon::Daemon& d, serve::Client& client, std::vector<ServerMessage>& seen, const std::string& frame)
 {
     d.receive(client, frame);
     const std::string id = decode_client(frame).request_id;

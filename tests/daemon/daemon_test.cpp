@@ -3,12 +3,12 @@
 #include "common/job_fold.h"
 #include "daemon/daemon.h"
 #include "daemon/remote_pool.h"
-#include "daemon/send_queue.h"
-#include "daemon/ws_server.h"
 #include "daemon_support.h"
 #include "db/run_reader.h"
 #include "db/run_recorder.h"
+#include "serve/send_queue.h"
 #include "served.h"
+#include "server/ws_server.h"
 #include "ws_client.h"
 
 #include <filesystem>
@@ -57,7 +57,7 @@ std::string long_running(std::string scenario)
 }
 
 // An operator's in-process client that has said hello.
-std::shared_ptr<daemon::Client> greeted_operator(daemon::Daemon& d)
+std::shared_ptr<serve::Client> greeted_operator(daemon::Daemon& d)
 {
     auto op = d.connect(Role::Operator, "op");
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
@@ -108,7 +108,7 @@ pid_t spawn_worker(
 TEST(RemotePoolLoss, AProcessThatLeftBeforeItsNextTaskIsNamedByHostAndConnection)
 {
     daemon::RemotePool pool(1, { true }, 30.0);
-    const auto client = std::make_shared<daemon::Client>(7, Role::Worker, "fulcrum-worker/0.1@10.0.0.7:40312", 16);
+    const auto client = std::make_shared<serve::Client>(7, Role::Worker, "fulcrum-worker/0.1@10.0.0.7:40312", 16);
     ASSERT_EQ(pool.join(client, 0, "host-b"), 0);
     pool.leave(*client);
     std::vector<float> parameters(4, 0.0F), gradient(4, 0.0F);
@@ -120,7 +120,7 @@ TEST(RemotePoolLoss, AProcessThatLeftBeforeItsNextTaskIsNamedByHostAndConnection
 
 TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusReportsWhatWasMissedAndKeepsReplies)
 {
-    daemon::SendQueue queue(2);
+    serve::SendQueue queue(2);
     const auto frame = [](const char* text) { return std::make_shared<const std::string>(text); };
     EXPECT_TRUE(queue.push(frame("r1")));
     EXPECT_FALSE(queue.push(frame("r2")));
@@ -142,7 +142,7 @@ TEST(SendQueue, DropsRowsBeyondItsLimitCoalescesStatusReportsWhatWasMissedAndKee
     // A reply is never dropped, even into a full queue: the client waits for it.
     EXPECT_TRUE(queue.push(frame("r4")));
     queue.push(frame("r5"));
-    queue.push(frame("reply"), {}, daemon::Delivery::Always);
+    queue.push(frame("reply"), {}, serve::Delivery::Always);
     EXPECT_EQ(queue.size(), 3u);
     EXPECT_EQ(**queue.pop(), "r4");
     EXPECT_EQ(**queue.pop(), "r5");
@@ -275,11 +275,11 @@ TEST_F(DaemonTest, WithACertificateThePortSpeaksTlsOnly)
     daemon::Daemon d(options());
     const auto tokens = access::TokenStore::load_or_create(dir / "tokens");
     const std::filesystem::path tls = std::filesystem::path(FULCRUM_SOURCE_DIR) / "tests/daemon/tls";
-    daemon::ServerOptions server_options;
+    server::ServerOptions server_options;
     server_options.port = 0;
     server_options.tls_certificate = tls / "server.crt";
     server_options.tls_key = tls / "server.key";
-    daemon::WebSocketServer server(d, tokens, server_options);
+    server::WebSocketServer server(d, tokens, server_options);
     EXPECT_TRUE(server.tls());
     server.start();
 
@@ -295,16 +295,16 @@ TEST_F(DaemonTest, WithACertificateThePortSpeaksTlsOnly)
     server.stop();
     server.wait();
 
-    daemon::ServerOptions missing = server_options;
+    server::ServerOptions missing = server_options;
     missing.tls_key = dir / "no-such.key";
     try {
-        daemon::WebSocketServer refused(d, tokens, missing);
+        server::WebSocketServer refused(d, tokens, missing);
         FAIL() << "a missing key must be refused";
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("no-such.key"), std::string::npos) << e.what();
     }
     missing.tls_key.clear();
-    EXPECT_THROW(daemon::WebSocketServer(d, tokens, missing), std::runtime_error); // a certificate without its key
+    EXPECT_THROW(server::WebSocketServer(d, tokens, missing), std::runtime_error); // a certificate without its key
 }
 
 // Remote workers: two fulcrum-worker processes on loopback join a real-mode job beside one
@@ -323,7 +323,7 @@ TEST_F(DaemonTest, RemoteWorkerProcessesTrainAndALostOneIsDroppedFromItsBarrier)
     Served served(options(), dir / "tokens");
     daemon::Daemon& d = served.daemon;
     const access::TokenStore& tokens = served.tokens;
-    daemon::WebSocketServer& server = served.server;
+    server::WebSocketServer& server = served.server;
     WsClient op(server.port(), *tokens.token_for(Role::Operator));
     op.send(Hello { kProtocolVersion, "operator" });
     op.receive_until<Welcome>();
@@ -548,7 +548,7 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
     Served served(options(), dir / "tokens");
     daemon::Daemon& d = served.daemon;
     const access::TokenStore& tokens = served.tokens;
-    daemon::WebSocketServer& server = served.server;
+    server::WebSocketServer& server = served.server;
 
     EXPECT_THROW(WsClient(server.port(), ""), boost::system::system_error); // no token
     EXPECT_THROW(WsClient(server.port(), "wrong-token-0000"), boost::system::system_error);
@@ -1138,7 +1138,7 @@ TEST_F(DaemonTest, ARunningBspJobSwitchesToSspAndBack)
 TEST_F(DaemonTest, AspSspAndElasticBspRunInRealModeWithARemoteWorkerAndALostOneIsDropped)
 {
     Served served(options(), dir / "tokens");
-    daemon::WebSocketServer& server = served.server;
+    server::WebSocketServer& server = served.server;
     WsClient op(server.port(), *served.tokens.token_for(Role::Operator));
     op.send(Hello { kProtocolVersion, "operator" });
     op.receive_until<Welcome>();

@@ -46,7 +46,7 @@ protected:
 };
 
 struct Rank {
-    std::shared_ptr<daemon::Client> client;
+    std::shared_ptr<serve::Client> client;
     std::vector<ServerMessage> seen;
     WorkerId rank = 0;
     int sent = 0;
@@ -103,7 +103,7 @@ template <class Body> void each_rank(std::vector<Rank>& ranks, Body body)
 }
 
 // An operator connection that said hello and follows every stream.
-std::shared_ptr<daemon::Client> operator_of(daemon::Daemon& d)
+std::shared_ptr<serve::Client> operator_of(daemon::Daemon& d)
 {
     auto op = d.connect(Role::Operator, "op");
     d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
@@ -111,7 +111,7 @@ std::shared_ptr<daemon::Client> operator_of(daemon::Daemon& d)
     return op;
 }
 
-JobId submit(daemon::Daemon& d, daemon::Client& op, std::vector<ServerMessage>& seen, const std::string& scenario)
+JobId submit(daemon::Daemon& d, serve::Client& op, std::vector<ServerMessage>& seen, const std::string& scenario)
 {
     const Reply reply = request_reply(d, op, seen, encode(ClientMessage { SubmitJob { "submit", scenario } }));
     EXPECT_FALSE(reply.error) << reply.error->message;
@@ -144,7 +144,7 @@ std::vector<Rank> ranks_past_iteration_0(daemon::Daemon& d, JobId job, int count
 
 // The job's first event of `kind` on the operator's streams (none after the wait's limit).
 std::optional<EventRecord> first_event(
-    daemon::Client& op, std::vector<ServerMessage>& seen, JobId job, const std::string& kind)
+    serve::Client& op, std::vector<ServerMessage>& seen, JobId job, const std::string& kind)
 {
     std::optional<EventRecord> found;
     EXPECT_TRUE(wait_for(op, seen,

@@ -98,7 +98,7 @@ protected:
         return o;
     }
 
-    std::shared_ptr<daemon::Client> greeted(daemon::Daemon& d, Role role)
+    std::shared_ptr<serve::Client> greeted(daemon::Daemon& d, Role role)
     {
         auto c = d.connect(role, "hostile");
         d.receive(*c, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
@@ -369,16 +369,16 @@ TEST(LogLines, AClientsTextCannotForgeALogLine)
 // time and says so, and one that fits is sent as it is.
 TEST(CloseReason, ALongReasonIsCutToWhatACloseFrameCarries)
 {
-    EXPECT_EQ(daemon::close_reason_that_fits("token revoked"), "token revoked");
-    const std::string fits(daemon::kCloseReasonBytes, 'x');
-    EXPECT_EQ(daemon::close_reason_that_fits(fits), fits);
-    const std::string cut = daemon::close_reason_that_fits(std::string(200, 'x'));
-    EXPECT_EQ(cut.size(), daemon::kCloseReasonBytes);
+    EXPECT_EQ(serve::close_reason_that_fits("token revoked"), "token revoked");
+    const std::string fits(serve::kCloseReasonBytes, 'x');
+    EXPECT_EQ(serve::close_reason_that_fits(fits), fits);
+    const std::string cut = serve::close_reason_that_fits(std::string(200, 'x'));
+    EXPECT_EQ(cut.size(), serve::kCloseReasonBytes);
     EXPECT_TRUE(cut.ends_with("..."));
     std::string accents; // two bytes a character: a cut never splits one
     for (int i = 0; i < 100; ++i)
         accents += "\u00e9";
-    const std::string cut_accents = daemon::close_reason_that_fits(accents);
-    EXPECT_LE(cut_accents.size(), daemon::kCloseReasonBytes);
+    const std::string cut_accents = serve::close_reason_that_fits(accents);
+    EXPECT_LE(cut_accents.size(), serve::kCloseReasonBytes);
     EXPECT_EQ((cut_accents.size() - 3) % 2, 0u) << "whole characters before the \"...\"";
 }

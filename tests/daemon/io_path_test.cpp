@@ -5,9 +5,9 @@
 // still locks is a hand-off (a send queue, a task queue, a job's result slot), held for a
 // push or a pop. A debug build stops at the first breach instead.
 
-#include "daemon/core_thread.h"
 #include "daemon/daemon.h"
 #include "daemon_support.h"
+#include "serve/core_thread.h"
 
 #include <algorithm>
 #include <atomic>
@@ -45,7 +45,7 @@ const char* kExternalJob = R"({"name": "io-external", "external": {"framework": 
 
 // Waits for a text frame `accept` takes, passing over the binary task frames a remote
 // worker's connection also gets.
-template <class Accept> bool wait_for_text(daemon::Client& client, Accept accept)
+template <class Accept> bool wait_for_text(serve::Client& client, Accept accept)
 {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -75,12 +75,12 @@ TEST_F(IoPathTest, NoFrameHandlerWaitsForTheClusterCore)
     options.cluster.servers = 1;
     options.cluster.gpus_per_server = 4;
     daemon::Daemon d(options);
-    using Breach = daemon::IoPath::Breach;
-    const std::uint64_t waits_before = daemon::IoPath::breaches(Breach::WaitedForCore);
-    const std::uint64_t locks_before = daemon::IoPath::breaches(Breach::TookStateLock);
+    using Breach = serve::IoPath::Breach;
+    const std::uint64_t waits_before = serve::IoPath::breaches(Breach::WaitedForCore);
+    const std::uint64_t locks_before = serve::IoPath::breaches(Breach::TookStateLock);
 
     std::set<std::size_t> kinds; // the ClientMessage alternatives sent
-    const auto ask = [&](daemon::Client& client, std::vector<ServerMessage>& seen, const ClientMessage& m) {
+    const auto ask = [&](serve::Client& client, std::vector<ServerMessage>& seen, const ClientMessage& m) {
         kinds.insert(m.index());
         return request_reply(d, client, seen, encode(m));
     };
@@ -164,8 +164,8 @@ TEST_F(IoPathTest, NoFrameHandlerWaitsForTheClusterCore)
     d.disconnect(*rank);
 
     EXPECT_EQ(kinds.size(), std::variant_size_v<ClientMessage>) << "every client message goes through a handler";
-    EXPECT_EQ(daemon::IoPath::breaches(Breach::WaitedForCore), waits_before);
-    EXPECT_EQ(daemon::IoPath::breaches(Breach::TookStateLock), locks_before);
+    EXPECT_EQ(serve::IoPath::breaches(Breach::WaitedForCore), waits_before);
+    EXPECT_EQ(serve::IoPath::breaches(Breach::TookStateLock), locks_before);
     d.stop_all();
 }
 
@@ -173,21 +173,21 @@ TEST_F(IoPathTest, NoFrameHandlerWaitsForTheClusterCore)
 // debug build stops there).
 TEST(IoPathCheck, AStateLockTakenOnAnIoPathIsABreach)
 {
-    using Breach = daemon::IoPath::Breach;
-    daemon::StateMutex state;
-    const std::uint64_t before = daemon::IoPath::breaches(Breach::TookStateLock);
+    using Breach = serve::IoPath::Breach;
+    serve::StateMutex state;
+    const std::uint64_t before = serve::IoPath::breaches(Breach::TookStateLock);
     {
         const std::lock_guard lock(state);
     }
-    EXPECT_EQ(daemon::IoPath::breaches(Breach::TookStateLock), before);
+    EXPECT_EQ(serve::IoPath::breaches(Breach::TookStateLock), before);
     EXPECT_DEBUG_DEATH(
         {
-            const daemon::IoPath on_io_path;
+            const serve::IoPath on_io_path;
             const std::lock_guard lock(state);
         },
         "took a state lock");
 #ifdef NDEBUG
-    EXPECT_EQ(daemon::IoPath::breaches(Breach::TookStateLock), before + 1);
+    EXPECT_EQ(serve::IoPath::breaches(Breach::TookStateLock), before + 1);
 #endif
 }
 
@@ -214,7 +214,7 @@ TEST(IoPathCheck, CopyOnWriteKeepsEveryRacingChangeAndTheReadersSnapshots)
     for (int t = 0; t < 4; ++t)
         writers.emplace_back([&, t] {
             for (int i = 0; i < 250; ++i)
-                daemon::copy_on_write(published, [&](std::vector<int>& v) {
+                serve::copy_on_write(published, [&](std::vector<int>& v) {
                     v.push_back(t * 1000 + i);
                     return true;
                 });
@@ -237,7 +237,7 @@ TEST(IoPathCheck, CopyOnWriteKeepsEveryRacingChangeAndTheReadersSnapshots)
 // that thread.
 TEST(IoPathCheck, AClientWhoseSessionEndedIsSentToWithoutCallingItsWake)
 {
-    daemon::Client client(1, Role::Viewer, "gone", 16);
+    serve::Client client(1, Role::Viewer, "gone", 16);
     const auto reply = [](std::string id) {
         Reply r;
         r.id = std::move(id);

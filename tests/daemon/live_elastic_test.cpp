@@ -66,7 +66,7 @@ bool is_scheduler(const EventRecord& e)
 
 // The eps scheduler's first event of `kind` the client reads within 60 s.
 std::optional<EventRecord> scheduler_event(
-    daemon::Client& client, std::vector<ServerMessage>& seen, const std::string& kind)
+    serve::Client& client, std::vector<ServerMessage>& seen, const std::string& kind)
 {
     std::optional<EventRecord> found;
     wait_for(client, seen, [&](const ServerMessage& m) {
@@ -380,7 +380,7 @@ TEST_F(LiveElasticTest, AnOperatorSwitchesTheClusterToEpsAndItsRunningJobsAreTak
     auto viewer = d.connect(Role::Viewer, "v");
     d.receive(*viewer, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
     std::vector<ServerMessage> seen, seen_by_viewer;
-    const auto set = [&](daemon::Client& client, std::vector<ServerMessage>& into, std::optional<std::string> placement,
+    const auto set = [&](serve::Client& client, std::vector<ServerMessage>& into, std::optional<std::string> placement,
                          std::optional<std::string> elastic) {
         return request_reply(
             d, client, into, encode(ClientMessage { SetClusterPolicy { "p", placement, elastic, std::nullopt } }));

@@ -1,4 +1,4 @@
-#include "daemon/metrics.h"
+#include "serve/metrics.h"
 
 #include <gtest/gtest.h>
 #include <regex>
@@ -6,7 +6,7 @@
 #include <sstream>
 
 using namespace fulcrum;
-using namespace fulcrum::daemon;
+using namespace fulcrum::serve;
 
 namespace {
 

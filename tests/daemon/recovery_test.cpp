@@ -4,6 +4,7 @@
 // automatically or on an operator's resume-job.
 
 #include "access/auth.h"
+#include "archive/job_files.h"
 #include "daemon/daemon.h"
 #include "daemon/job_journal.h"
 #include "daemon_support.h"
@@ -488,7 +489,7 @@ TEST_F(Recovery, AJobsIdIsNotGivenAgainAfterARestartThoughItLeftNoRunStore)
         EXPECT_EQ(third.submit(waiting, "after a damaged marker"), 4) << "job 3 is still in the journal";
     }
     // An id past what a job's files can be named by (9 digits) is a damaged marker too.
-    std::ofstream(dir / "data" / "jobs" / "last-job", std::ios::trunc) << daemon::kMaxJobId;
+    std::ofstream(dir / "data" / "jobs" / "last-job", std::ios::trunc) << archive::kMaxJobId;
     daemon::Daemon fourth(options);
     fourth.recover();
     EXPECT_EQ(fourth.submit(waiting, "after a marker out of range"), 5);

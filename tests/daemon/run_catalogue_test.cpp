@@ -1,7 +1,7 @@
 // list-runs reads a run store only when it changed: the catalogue keeps each store's listing
 // while the store's files keep their identity, size and times, once those are settled.
 
-#include "daemon/run_catalogue.h"
+#include "archive/run_catalogue.h"
 #include "db/run_recorder.h"
 
 #include <atomic>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 using namespace fulcrum;
-using namespace fulcrum::daemon;
+using namespace fulcrum::archive;
 namespace fs = std::filesystem;
 
 namespace {

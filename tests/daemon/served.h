@@ -5,7 +5,7 @@
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
-#include "daemon/ws_server.h"
+#include "server/ws_server.h"
 
 #include <filesystem>
 
@@ -15,11 +15,11 @@ namespace fulcrum::testing_support {
 struct Served {
     daemon::Daemon daemon;
     access::TokenStore tokens;
-    daemon::WebSocketServer server;
+    server::WebSocketServer server;
 
-    static daemon::ServerOptions any_port()
+    static server::ServerOptions any_port()
     {
-        daemon::ServerOptions o;
+        server::ServerOptions o;
         o.port = 0;
         return o;
     }

@@ -2,8 +2,8 @@
 // illegal-value and the field, before any file is opened; clients see names, never server
 // paths; job ids (and their run stores) are never reused by a restarted daemon.
 
+#include "archive/server_folders.h"
 #include "daemon/daemon.h"
-#include "daemon/server_folders.h"
 #include "daemon_support.h"
 
 #include <algorithm>
@@ -68,7 +68,7 @@ protected:
     }
 
     // An operator that said hello and follows every stream.
-    std::shared_ptr<daemon::Client> operator_of(daemon::Daemon& d)
+    std::shared_ptr<serve::Client> operator_of(daemon::Daemon& d)
     {
         auto op = d.connect(Role::Operator, "op");
         d.receive(*op, encode(ClientMessage { Hello { kProtocolVersion, "t" } }));
@@ -80,7 +80,7 @@ protected:
     // What the operator's client received while its submissions waited for their replies.
     std::vector<ServerMessage> drained;
 
-    Reply submit(daemon::Daemon& d, daemon::Client& op, const std::string& scenario)
+    Reply submit(daemon::Daemon& d, serve::Client& op, const std::string& scenario)
     {
         return testing_support::request_reply(
             d, op, drained, R"({"type": "submit-job", "id": "s", "scenario": )" + scenario + "}");
@@ -91,37 +91,34 @@ protected:
 
 TEST_F(ServerFoldersTest, NamesResolveInsideTheirFolderAndNothingLeavesIt)
 {
-    const daemon::ServerFolders folders(dir, { { dir / "datasets" }, {}, {} });
+    const archive::ServerFolders folders(dir, { { dir / "datasets" }, {}, {} });
     std::ofstream(dir / "models" / "w.narx") << "x";
     fs::create_directories(dir / "datasets" / "fmnist");
     fs::create_symlink(outside / "secret.narx", dir / "models" / "link.narx");
     fs::create_directory_symlink(dir / "datasets" / "fmnist", dir / "datasets" / "alias");
 
-    EXPECT_EQ(
-        folders.resolve(daemon::FolderKind::Models, "w.narx", "s", "f"), fs::canonical(dir / "models" / "w.narx"));
+    EXPECT_EQ(folders.resolve(FolderKind::Models, "w.narx", "s", "f"), fs::canonical(dir / "models" / "w.narx"));
     // A link that stays inside its folder is followed.
-    EXPECT_EQ(
-        folders.resolve(daemon::FolderKind::Datasets, "alias", "s", "f"), fs::canonical(dir / "datasets" / "fmnist"));
+    EXPECT_EQ(folders.resolve(FolderKind::Datasets, "alias", "s", "f"), fs::canonical(dir / "datasets" / "fmnist"));
 
-    const auto refusal = [&](daemon::FolderKind kind, const std::string& name) -> std::string {
+    const auto refusal = [&](FolderKind kind, const std::string& name) -> std::string {
         try {
             folders.resolve(kind, name, "submit-job", "policy.predictor.warm_start_file");
-        } catch (const daemon::OutsidePath& e) {
+        } catch (const OutsidePath& e) {
             EXPECT_EQ(e.field(), "policy.predictor.warm_start_file");
             return e.reason();
         }
         return "accepted";
     };
-    EXPECT_NE(refusal(daemon::FolderKind::Models, "/etc/passwd").find("absolute path"), std::string::npos);
-    EXPECT_NE(refusal(daemon::FolderKind::Models, "../runs/x.db").find("'..'"), std::string::npos);
-    EXPECT_NE(refusal(daemon::FolderKind::Models, "a/../../x").find("'..'"), std::string::npos);
-    EXPECT_NE(refusal(daemon::FolderKind::Models, "link.narx").find("leads out"), std::string::npos);
-    EXPECT_NE(
-        refusal(daemon::FolderKind::Models, "missing.narx").find("there is no 'missing.narx'"), std::string::npos);
-    EXPECT_NE(refusal(daemon::FolderKind::Models, "").find("empty"), std::string::npos);
+    EXPECT_NE(refusal(FolderKind::Models, "/etc/passwd").find("absolute path"), std::string::npos);
+    EXPECT_NE(refusal(FolderKind::Models, "../runs/x.db").find("'..'"), std::string::npos);
+    EXPECT_NE(refusal(FolderKind::Models, "a/../../x").find("'..'"), std::string::npos);
+    EXPECT_NE(refusal(FolderKind::Models, "link.narx").find("leads out"), std::string::npos);
+    EXPECT_NE(refusal(FolderKind::Models, "missing.narx").find("there is no 'missing.narx'"), std::string::npos);
+    EXPECT_NE(refusal(FolderKind::Models, "").find("empty"), std::string::npos);
     // No reason names a server path.
     for (const char* name : { "/etc/passwd", "link.narx", "missing.narx" })
-        EXPECT_EQ(refusal(daemon::FolderKind::Models, name).find(dir.string()), std::string::npos) << name;
+        EXPECT_EQ(refusal(FolderKind::Models, name).find(dir.string()), std::string::npos) << name;
 
     const std::string inside = fs::canonical(dir / "models").string() + "/w.narx: not a NARX model";
     EXPECT_EQ(folders.for_clients(inside), "models/w.narx: not a NARX model");
@@ -271,7 +268,7 @@ TEST_F(ServerFoldersTest, AListingTakesFilesAndOnlyTheLinksThatStayInside)
     fs::create_symlink(other / "elsewhere.db", runs / "other.db"); // another runs folder: not this one
     std::map<std::string, std::optional<fs::path>> taken;
     for (const auto& entry : fs::directory_iterator(runs))
-        taken[entry.path().filename().string()] = daemon::ServerFolders::listed_file(runs, entry);
+        taken[entry.path().filename().string()] = archive::ServerFolders::listed_file(runs, entry);
     EXPECT_EQ(taken.at("plain.db"), runs / "plain.db");
     EXPECT_EQ(taken.at("alias.db"), runs / "plain.db") << "the file a link leads to";
     EXPECT_EQ(taken.at("chain.db"), runs / "plain.db");

@@ -208,7 +208,7 @@ TEST_F(TenantTest, EachTenantSeesItsOwnJobsStreamsRunStoresAndMetrics)
     EXPECT_FALSE(std::get<Welcome>(*welcome).all_tenants);
 
     // Job lists.
-    const auto listed = [&](daemon::Client& c) {
+    const auto listed = [&](serve::Client& c) {
         std::vector<ServerMessage> seen;
         std::vector<JobId> ids;
         for (const JobStatus& s : request_reply(d, c, seen, encode(ClientMessage { ListJobs { "l" } })).jobs)
@@ -261,7 +261,7 @@ TEST_F(TenantTest, EachTenantSeesItsOwnJobsStreamsRunStoresAndMetrics)
     // Run stores: each job's store records its tenant; list-runs and open-replay follow it.
     const std::string store_a = "job-" + std::to_string(job_a) + ".db";
     const std::string store_b = "job-" + std::to_string(job_b) + ".db";
-    const auto stores = [&](daemon::Client& c) {
+    const auto stores = [&](serve::Client& c) {
         std::vector<ServerMessage> seen;
         std::map<std::string, std::string> out;
         for (const RunListing& r : request_reply(d, c, seen, encode(ClientMessage { ListRuns { "r" } })).runs)
@@ -311,13 +311,13 @@ TEST(TenantPool, APooledProcessIsGivenOnlyToJobsOfATenantItsTokenReaches)
 {
     daemon::WorkerPool pool;
     const auto pooled = [](std::uint64_t id, const std::optional<std::string>& tenant) {
-        auto c = std::make_shared<daemon::Client>(id, Role::Worker, "w" + std::to_string(id), 16);
+        auto c = std::make_shared<serve::Client>(id, Role::Worker, "w" + std::to_string(id), 16);
         c->set_reach(TenantReach::of(Role::Worker, tenant));
         return c;
     };
     auto of_a = pooled(1, "a");
     auto of_b = pooled(2, "b");
-    auto any = std::make_shared<daemon::Client>(3, Role::Operator, "op", 16); // an operator line of no tenant
+    auto any = std::make_shared<serve::Client>(3, Role::Operator, "op", 16); // an operator line of no tenant
     any->set_reach(TenantReach::of(Role::Operator, std::nullopt));
     pool.join(of_a, "host-a");
     pool.join(of_b, "host-b");

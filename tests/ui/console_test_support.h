@@ -6,7 +6,7 @@
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
-#include "daemon/ws_server.h"
+#include "server/ws_server.h"
 #include "ui/main_window.h"
 #include "ui/views/jobs_view.h"
 #include "ui/views/workers_view.h"
@@ -56,7 +56,7 @@ struct LiveDaemon {
         = std::filesystem::temp_directory_path() / ("fulcrum-console-" + std::to_string(::getpid()));
     std::unique_ptr<daemon::Daemon> daemon;
     std::unique_ptr<access::TokenStore> tokens;
-    std::unique_ptr<daemon::WebSocketServer> server;
+    std::unique_ptr<server::WebSocketServer> server;
     std::string operator_token;
     JobId job = 0;
 
@@ -91,13 +91,13 @@ struct LiveDaemon {
     }
     void serve(unsigned short port)
     {
-        daemon::ServerOptions o;
+        server::ServerOptions o;
         o.port = port;
         if (tls) {
             o.tls_certificate = tls_directory() / "server.crt";
             o.tls_key = tls_directory() / "server.key";
         }
-        server = std::make_unique<daemon::WebSocketServer>(*daemon, *tokens, o);
+        server = std::make_unique<server::WebSocketServer>(*daemon, *tokens, o);
         server->start();
     }
     ui::ServerAddress address(const std::string& token) const

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "daemon/io_path.h"
+#include "serve/io_path.h"
 
 #include <condition_variable>
 #include <cstdint>
@@ -12,14 +12,15 @@
 #include <thread>
 #include <type_traits>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
-// The cluster core's one thread: the job queue's state (jobs, queue, cluster book, worker
-// pool, elastic scheduling, the journal's entries) is touched on it only, so it needs no
-// lock. The I/O threads post() to it and the task replies; the threads that must wait for
-// the answer (a submission after its fsync, the elastic scheduler and the arrivals at
-// their instants on the shared clock, a job at its end, tests) call() it. A call() inside
-// an IoPath is a breach (IoPath::WaitedForCore).
+// One thread that owns some state, which is then touched on it only and needs no lock: the
+// cluster core's (the daemon's job queue: jobs, queue, cluster book, worker pool, elastic
+// scheduling, the journal's entries) and the open replays' table (archive's ReplayManager).
+// The I/O threads post() to it and the task replies; the threads that must wait for the
+// answer (in the core's case a submission after its fsync, the elastic scheduler and the
+// arrivals at their instants on the shared clock, a job at its end, tests) call() it. A
+// call() inside an IoPath is a breach (IoPath::WaitedForCore).
 class CoreThread {
 public:
     // `name` says whose thread it is in an internal error's log line.
@@ -59,4 +60,4 @@ private:
     std::thread thread_;
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

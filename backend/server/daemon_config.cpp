@@ -1,4 +1,4 @@
-#include "daemon/daemon_config.h"
+#include "server/daemon_config.h"
 
 #include "common/error.h"
 #include "common/json_fields.h"
@@ -10,7 +10,12 @@
 
 #include <filesystem>
 
-namespace fulcrum::daemon {
+namespace fulcrum::server {
+
+using daemon::DaemonOptions;
+using daemon::LinkSchedule;
+using daemon::parse_byte_size;
+using daemon::ResourceBudget;
 
 bool is_loopback(const std::string& host)
 {
@@ -187,4 +192,4 @@ ResourceBudget resource_budget(const DaemonSettings& settings)
     return budget;
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::server

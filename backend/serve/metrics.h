@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 // What fulcrumd's /metrics shows, from the snapshots the core and each job publish.
 struct JobMetrics {
@@ -46,4 +46,4 @@ std::string prometheus_exposition(const DaemonMetrics& metrics);
 // A label value escaped as the format asks (backslash, double quote, line feed).
 std::string escape_label_value(const std::string& value);
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "daemon/io_path.h"
 #include "protocol/messages.h"
+#include "serve/io_path.h"
 
 #include <condition_variable>
 #include <deque>
@@ -14,9 +14,11 @@ namespace fulcrum::replay {
 class ReplaySource;
 }
 
-namespace fulcrum::daemon {
-
+namespace fulcrum::serve {
 class Client;
+}
+
+namespace fulcrum::archive {
 
 // One client's replay of a recorded run: a thread that sends the run's steps to that
 // client paced by the run's clock times the speed, and obeys play, pause, seek and speed
@@ -26,7 +28,7 @@ class ReplaySession {
 public:
     // Throws InputError naming the file (missing, not a run store, no such run), and
     // RefusedRequest not-authorized for a run of a tenant the client's token does not reach.
-    ReplaySession(std::int64_t id, std::shared_ptr<Client> client, const std::filesystem::path& database,
+    ReplaySession(std::int64_t id, std::shared_ptr<serve::Client> client, const std::filesystem::path& database,
         std::string database_name, const protocol::OpenReplay& open);
     ~ReplaySession(); // stops the thread
     ReplaySession(const ReplaySession&) = delete;
@@ -56,11 +58,11 @@ private:
     void anchor();
 
     const std::int64_t id_;
-    std::shared_ptr<Client> client_;
+    std::shared_ptr<serve::Client> client_;
     std::unique_ptr<replay::ReplaySource> source_;
     std::thread thread_;
 
-    mutable StateMutex mutex_;
+    mutable serve::StateMutex mutex_;
     std::condition_variable_any wake_;
     std::deque<protocol::ReplayCommand> commands_;
     bool closing_ = false;
@@ -73,4 +75,4 @@ private:
     double anchor_time_ = 0;
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

@@ -1,4 +1,4 @@
-#include "daemon/core_thread.h"
+#include "serve/core_thread.h"
 
 #include "common/error.h"
 #include "log/log.h"
@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 CoreThread::CoreThread(std::string name)
     : name_(std::move(name))
@@ -67,4 +67,4 @@ void CoreThread::refuse()
     throw RefusedRequest("shutting-down", "fulcrumd is shutting down");
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

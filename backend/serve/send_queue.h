@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 // One encoded frame, shared by every client it goes to (built once per publish).
 using Frame = std::shared_ptr<const std::string>;
@@ -46,4 +46,4 @@ private:
     protocol::Missed total_, unreported_;
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -1,11 +1,11 @@
-#include "daemon/metrics.h"
+#include "serve/metrics.h"
 
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <sstream>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 using namespace protocol;
 
@@ -232,4 +232,4 @@ std::string prometheus_exposition(const DaemonMetrics& m)
     return e.text();
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

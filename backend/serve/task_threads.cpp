@@ -1,8 +1,8 @@
-#include "daemon/task_threads.h"
+#include "serve/task_threads.h"
 
 #include <algorithm>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 TaskThreads::TaskThreads(int threads)
 {
@@ -49,4 +49,4 @@ void TaskThreads::run()
     }
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -10,8 +10,10 @@ class TokenStore;
 }
 
 namespace fulcrum::daemon {
-
 class Daemon;
+} // namespace fulcrum::daemon
+
+namespace fulcrum::server {
 
 // Who may read GET /metrics (the Prometheus text format) on the server's port: anyone with
 // a valid token of any role (Prometheus sends it as a bearer token), anyone connecting from
@@ -37,7 +39,7 @@ class WebSocketServer {
 public:
     // Binds at once: throws std::runtime_error naming the address if it cannot listen, or
     // the file if the TLS certificate or key cannot be used.
-    WebSocketServer(Daemon& daemon, const access::TokenStore& tokens, ServerOptions options);
+    WebSocketServer(daemon::Daemon& daemon, const access::TokenStore& tokens, ServerOptions options);
     ~WebSocketServer(); // stop() and join
     WebSocketServer(const WebSocketServer&) = delete;
     WebSocketServer& operator=(const WebSocketServer&) = delete;
@@ -56,4 +58,4 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::server

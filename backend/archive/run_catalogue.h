@@ -1,8 +1,8 @@
 #pragma once
 
-#include "daemon/io_path.h"
-#include "daemon/server_folders.h"
+#include "archive/server_folders.h"
 #include "protocol/messages.h"
+#include "serve/io_path.h"
 
 #include <atomic>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::archive {
 
 // The run stores fulcrumd serves: DATA_DIR/runs, where its jobs record (job-N.db), then the
 // configured runs folders. Reading them is disk work: callers run it off the I/O threads.
@@ -91,17 +91,17 @@ private:
     std::vector<protocol::RunListing> read_store(const std::filesystem::path& file, const std::string& database) const;
 
     const ServerFolders& folders_;
-    mutable StateMutex listed_mutex_; // the disk threads' lists, held for a lookup or an update
+    mutable serve::StateMutex listed_mutex_; // the disk threads' lists, held for a lookup or an update
     // By the store's path as a string: a path's comparison goes component by component, and
     // was a sixth of a listing of 1,000 stores.
     mutable std::unordered_map<std::string, Listed> listed_;
     mutable std::unordered_map<std::string, std::uint64_t> ends_; // run_ended() calls, by store
     void run_passes(const Post& post_next) const;
     mutable std::atomic<std::uint64_t> stores_read_ { 0 };
-    mutable StateMutex passes_mutex_; // list()'s requests, held for a push or a swap (disk threads)
+    mutable serve::StateMutex passes_mutex_; // list()'s requests, held for a push or a swap (disk threads)
     mutable std::vector<Answer> waiting_;
     mutable bool pass_running_ = false;
     mutable std::atomic<std::uint64_t> passes_ { 0 };
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

@@ -1,17 +1,20 @@
 #pragma once
 
-#include "daemon/core_thread.h"
 #include "protocol/messages.h"
+#include "serve/core_thread.h"
 
 #include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
 
-namespace fulcrum::daemon {
-
+namespace fulcrum::serve {
 class Client;
 class TaskThreads;
+} // namespace fulcrum::serve
+
+namespace fulcrum::archive {
+
 class ReplaySession;
 class RunCatalogue;
 
@@ -22,17 +25,17 @@ class RunCatalogue;
 // reader, nor for a closing replay's thread to end.
 class ReplayManager {
 public:
-    ReplayManager(const RunCatalogue& catalogue, TaskThreads& disk, int per_client);
+    ReplayManager(const RunCatalogue& catalogue, serve::TaskThreads& disk, int per_client);
     ~ReplayManager();
     ReplayManager(const ReplayManager&) = delete;
     ReplayManager& operator=(const ReplayManager&) = delete;
 
     // The reply (with the replay's id, or the failure: unknown-run, too-many-replays,
     // unreadable-run-store) goes to the client once the store is read.
-    void open(const std::shared_ptr<Client>& client, const protocol::OpenReplay& open);
+    void open(const std::shared_ptr<serve::Client>& client, const protocol::OpenReplay& open);
     // Replies, then applies the command; or refuses it ("unknown-replay", or the session's
     // refusal of a bad command).
-    void command(const std::shared_ptr<Client>& client, const protocol::ReplayCommand& command);
+    void command(const std::shared_ptr<serve::Client>& client, const protocol::ReplayCommand& command);
     // The client is gone: its replays end (each joins its thread), and one still opening
     // ends when it has opened.
     void client_left(std::uint64_t client);
@@ -41,14 +44,14 @@ public:
 
 private:
     const RunCatalogue& catalogue_;
-    TaskThreads& disk_;
+    serve::TaskThreads& disk_;
     const int per_client_;
     std::map<std::int64_t, std::shared_ptr<ReplaySession>> replays_;
     std::map<std::uint64_t, int> opening_; // replays each client is opening on the disk threads
     std::int64_t next_replay_ = 1;
     std::atomic<bool> stopping_ { false };
     // Last: it ends (running what was posted) before the tables go.
-    CoreThread thread_ { "the replays' thread" };
+    serve::CoreThread thread_ { "the replays' thread" };
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

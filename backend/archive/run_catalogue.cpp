@@ -1,8 +1,8 @@
-#include "daemon/run_catalogue.h"
+#include "archive/run_catalogue.h"
 
 #include "access/tenancy.h"
+#include "archive/job_files.h"
 #include "common/error.h"
-#include "daemon/job_journal.h"
 #include "db/run_reader.h"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unordered_set>
 
-namespace fulcrum::daemon {
+namespace fulcrum::archive {
 
 using namespace protocol;
 
@@ -250,4 +250,4 @@ std::vector<RunListing> RunCatalogue::runs(std::chrono::system_clock::time_point
     return out;
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

@@ -1,10 +1,10 @@
-#include "daemon/stream_hub.h"
+#include "serve/stream_hub.h"
 
 #include "protocol/codec.h"
 
 #include <algorithm>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 Client::Client(std::uint64_t id, protocol::Role role, std::string name, std::size_t queue_limit)
     : id_(id)
@@ -274,4 +274,4 @@ void StreamHub::publish(const protocol::WorkerUpdate& w)
     fan_out(protocol::Stream::Workers, w.job, w, "worker-states:" + std::to_string(w.job));
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

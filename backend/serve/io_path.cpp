@@ -1,10 +1,10 @@
-#include "daemon/io_path.h"
+#include "serve/io_path.h"
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 namespace {
 
@@ -45,4 +45,4 @@ std::uint64_t IoPath::breaches(Breach what)
     return (what == Breach::WaitedForCore ? waits_for_core : state_locks).load(std::memory_order_relaxed);
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -1,14 +1,15 @@
-#include "daemon/replay_session.h"
+#include "archive/replay_session.h"
 
 #include "common/error.h"
-#include "daemon/stream_hub.h"
 #include "replay/replay_source.h"
+#include "serve/stream_hub.h"
 
 #include <algorithm>
 
-namespace fulcrum::daemon {
+namespace fulcrum::archive {
 
 using namespace protocol;
+using serve::Client;
 
 ReplaySession::ReplaySession(std::int64_t id, std::shared_ptr<Client> client, const std::filesystem::path& database,
     std::string database_name, const OpenReplay& open)
@@ -206,4 +207,4 @@ void ReplaySession::run()
     }
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

@@ -1,8 +1,8 @@
-#include "daemon/server_folders.h"
+#include "archive/server_folders.h"
 
 #include <algorithm>
 
-namespace fulcrum::daemon {
+namespace fulcrum::archive {
 
 namespace fs = std::filesystem;
 
@@ -155,4 +155,4 @@ std::string ServerFolders::for_clients(std::string text) const
     return text;
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

@@ -1,11 +1,16 @@
 #pragma once
 
-#include "daemon/server_folders.h"
+#include "archive/server_folders.h"
 
 #include <string>
 #include <vector>
 
 namespace fulcrum::daemon {
+struct DaemonOptions;
+struct ResourceBudget;
+} // namespace fulcrum::daemon
+
+namespace fulcrum::server {
 
 // fulcrumd's settings, from its command line and its config file (docs: fulcrumd --help).
 struct DaemonSettings {
@@ -23,7 +28,7 @@ struct DaemonSettings {
     bool allow_plain = false;
     bool no_demo = false;
     std::vector<std::string> scenarios;
-    FolderOptions folders;
+    archive::FolderOptions folders;
     bool resume_manual = false;
     std::string metrics = "token"; // GET /metrics: token, loopback or off
     std::string memory_budget; // "6G"; empty: default_memory_budget()
@@ -60,8 +65,7 @@ bool is_loopback(const std::string& host);
 
 // The elastic scheduling the settings name (--elastic, --elastic-round-s, --feedback).
 // Throws InputError naming the option.
-struct DaemonOptions;
-void elastic_options(const DaemonSettings& settings, DaemonOptions& options);
+void elastic_options(const DaemonSettings& settings, daemon::DaemonOptions& options);
 
 // The rules between the settings: HOST:PORT, a placement policy the scheduler knows, a TLS
 // certificate and key given together, and plain WebSocket on a non-loopback address only
@@ -72,7 +76,6 @@ ListenAddress check_settings(DaemonSettings& settings);
 
 // What running jobs may hold together (--memory-budget, --max-threads). Throws InputError
 // naming the option for a size it cannot read.
-struct ResourceBudget;
-ResourceBudget resource_budget(const DaemonSettings& settings);
+daemon::ResourceBudget resource_budget(const DaemonSettings& settings);
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::server

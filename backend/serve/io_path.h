@@ -5,13 +5,13 @@
 #include <memory>
 #include <mutex>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
-// Marks the thread it lives on as serving a WebSocket frame (Daemon::receive and
-// receive_binary, a connection opening or closing, the /metrics page) for its scope. Those
-// handlers read published snapshots (the job queue's view, each job's status and workers, the
-// hub's client list) and post changes to the threads that own the state; they never wait for
-// one of them, nor for a disk.
+// Marks the thread it lives on as serving a WebSocket frame for its scope (in fulcrumd: the
+// daemon's receive and receive_binary, a connection opening or closing, the /metrics page).
+// Those handlers read published snapshots (the cluster core's view, each job's status and
+// workers, the hub's client list) and post changes to the threads that own the state; they
+// never wait for one of them, nor for a disk.
 class IoPath {
 public:
     IoPath();
@@ -64,4 +64,4 @@ template <class T, class Change> auto copy_on_write(std::atomic<std::shared_ptr<
     }
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::archive {
 
 // The folders fulcrumd reads and writes on a client's behalf. A path that arrives over the
 // protocol (a scenario's data set or NARX warm-start file, a replay's run store) is a name
@@ -79,4 +79,4 @@ private:
     const ServerFolders& folders_;
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

@@ -1,18 +1,23 @@
-#include "daemon/replay_manager.h"
+#include "archive/replay_manager.h"
 
+#include "archive/replay_session.h"
+#include "archive/run_catalogue.h"
 #include "common/error.h"
-#include "daemon/replay_session.h"
-#include "daemon/replies.h"
-#include "daemon/run_catalogue.h"
-#include "daemon/stream_hub.h"
-#include "daemon/task_threads.h"
+#include "serve/replies.h"
+#include "serve/stream_hub.h"
+#include "serve/task_threads.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::archive {
 
 using namespace protocol;
+using serve::Client;
+using serve::failure;
+using serve::failure_of;
+using serve::ok;
+using serve::TaskThreads;
 
 ReplayManager::ReplayManager(const RunCatalogue& catalogue, TaskThreads& disk, int per_client)
     : catalogue_(catalogue)
@@ -115,4 +120,4 @@ void ReplayManager::client_left(std::uint64_t client)
     });
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::archive

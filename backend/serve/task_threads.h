@@ -7,9 +7,9 @@
 #include <thread>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
-// A few threads for the daemon's disk work (reading run stores for list-runs, opening a
+// A few threads for fulcrumd's disk work (reading run stores for list-runs, opening a
 // replay, the journal's fsync at a submission), so that a request that touches the disk
 // never holds the I/O threads every client's stream shares. Tasks run in the order posted,
 // two at a time by default; each sends its own reply. Destroying it drops the tasks not yet
@@ -33,4 +33,4 @@ private:
     std::vector<std::thread> threads_;
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -1,10 +1,10 @@
-#include "daemon/send_queue.h"
+#include "serve/send_queue.h"
 
 #include "protocol/codec.h"
 
 #include <algorithm>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 SendQueue::SendQueue(std::size_t limit)
     : limit_(std::max<std::size_t>(1, limit))
@@ -60,4 +60,4 @@ protocol::Missed SendQueue::missed() const
     return total_;
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -1,9 +1,9 @@
-#include "daemon/replies.h"
+#include "serve/replies.h"
 
 #include "common/error.h"
-#include "daemon/server_folders.h"
+#include "common/server_path.h"
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 using namespace protocol;
 
@@ -43,4 +43,4 @@ Reply failure_of(const std::string& id, std::exception_ptr error)
     }
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

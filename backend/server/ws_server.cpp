@@ -1,4 +1,4 @@
-#include "daemon/ws_server.h"
+#include "server/ws_server.h"
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
@@ -24,7 +24,12 @@
 #include <set>
 #include <thread>
 
-namespace fulcrum::daemon {
+namespace fulcrum::server {
+
+using daemon::Daemon;
+using serve::Client;
+using serve::close_reason_that_fits;
+using serve::Frame;
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -673,4 +678,4 @@ void WebSocketServer::wait()
     impl_->threads.clear();
 }
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::server

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "access/tenancy.h"
-#include "daemon/io_path.h"
-#include "daemon/send_queue.h"
 #include "protocol/messages.h"
+#include "serve/io_path.h"
+#include "serve/send_queue.h"
 
 #include <atomic>
 #include <chrono>
@@ -13,9 +13,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 // A WebSocket close frame carries at most 123 bytes of reason (RFC 6455, 5.5): a longer one
 // is cut at the start of a UTF-8 character and ends in "..." (Beast throws on a longer one,
@@ -23,9 +24,24 @@ namespace fulcrum::daemon {
 inline constexpr std::size_t kCloseReasonBytes = 123;
 std::string close_reason_that_fits(std::string reason);
 
-class RemotePool;
+class Client;
 
-// One connected client as the daemon sees it, whatever carries its frames: its role, its
+// Where a worker connection's binary frames go: the remote slots it computes for (a job's
+// RemotePool, in the daemon), which tell the connection themselves, so that a result frame
+// reaches its job without a lookup in the job queue.
+class ResultSink {
+public:
+    // False (with `error`) when the frame is not a result this sink waits for.
+    virtual bool deliver(const Client& client, std::string_view frame, std::string* error) = 0;
+
+protected:
+    ResultSink() = default;
+    ResultSink(const ResultSink&) = default;
+    ResultSink& operator=(const ResultSink&) = default;
+    ~ResultSink() = default;
+};
+
+// One connected client as fulcrumd sees it, whatever carries its frames: its role, its
 // name for the operator log, its subscriptions and its bounded send queue. The transport
 // sets `wake` to start writing when the queue stops being empty. Its state is atomics and
 // published snapshots: the trainers that publish to it and its own frame handlers never wait
@@ -65,17 +81,17 @@ public:
     bool wants(protocol::Stream stream, JobId job, std::vector<WorkerId>* workers = nullptr) const;
 
     // The remote slots this worker connection computes for (joined, or given it from the
-    // worker pool), set by the job's RemotePool: its result frames go there directly, without
-    // the job queue.
-    std::shared_ptr<RemotePool> results_to() const { return results_to_.load().lock(); }
-    void set_results_to(std::weak_ptr<RemotePool> pool) { results_to_.store(std::move(pool)); }
+    // worker pool), set by those slots: its result frames go there directly, without the job
+    // queue.
+    std::shared_ptr<ResultSink> results_to() const { return results_to_.load().lock(); }
+    void set_results_to(std::weak_ptr<ResultSink> sink) { results_to_.store(std::move(sink)); }
 
     // When this connection last sent a frame, a heartbeat included: a remote worker silent
-    // for its job's worker timeout is lost (RemotePool). Marked by the I/O threads.
+    // for its job's worker timeout is lost. Marked by the I/O threads.
     void heard() { last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count()); }
-    // A heartbeat came from it: its silence means a stopped or hung process (RankPool). One
-    // that says `evaluating`, and the one after it that does not, mark when the rank last
-    // evaluated: an announced evaluation does not count against external.rank_timeout_s.
+    // A heartbeat came from it: its silence means a stopped or hung process (to a job's rank
+    // pool). One that says `evaluating`, and the one after it that does not, mark when the rank
+    // last evaluated: an announced evaluation does not count against external.rank_timeout_s.
     // One that says `collective` says the rank waits in its framework's all-reduce.
     void heard_heartbeat(bool evaluating, bool collective);
     bool sends_heartbeats() const { return sends_heartbeats_.load(); }
@@ -121,7 +137,7 @@ private:
     std::atomic<int> version_ { protocol::kProtocolVersion };
     using Subscriptions = std::map<std::string, protocol::Subscribe>;
     std::atomic<std::shared_ptr<const Subscriptions>> subscriptions_ { std::make_shared<const Subscriptions>() };
-    std::atomic<std::weak_ptr<RemotePool>> results_to_;
+    std::atomic<std::weak_ptr<ResultSink>> results_to_;
     std::atomic<std::chrono::steady_clock::rep> last_heard_ {
         std::chrono::steady_clock::now().time_since_epoch().count()
     };
@@ -166,4 +182,4 @@ private:
     protocol::Missed gone_; // the totals of clients removed
 };
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace fulcrum::daemon {
+namespace fulcrum::serve {
 
 // A request's successful reply, naming the job it concerned.
 protocol::Reply ok(const std::string& id, std::optional<JobId> job = std::nullopt);
@@ -16,4 +16,4 @@ protocol::Reply failure(const std::string& id, std::string code, std::string mes
 // (OutsidePath: illegal-value, RefusedRequest: its code, InputError: invalid-scenario).
 protocol::Reply failure_of(const std::string& id, std::exception_ptr error);
 
-} // namespace fulcrum::daemon
+} // namespace fulcrum::serve
