@@ -141,31 +141,61 @@ std::string Daemon::metrics_text(const std::optional<access::TenantReach>& reach
     return prometheus_exposition(metrics);
 }
 
-void Daemon::disconnect(const Client& client)
+void Daemon::disconnect(Client& client)
 {
     const IoPath on_io_path;
     hub_.remove(client.id());
     replays_.client_left(client.id());
-    queue_.post([this, left = client.shared_from_this()] { queue_.client_left(*left); });
+    post_to_core(client, ConnectionClosed {});
 }
 
-void Daemon::on_core(Client& client, std::string id, std::function<void(Client&)> work, Command command)
+void Daemon::post_to_core(Client& client, CoreAsk ask)
 {
-    queue_.post([this, client = client.shared_from_this(), id = std::move(id), work = std::move(work),
-                    command = std::move(command)] {
-        try {
-            work(*client);
-        } catch (...) {
-            const Reply reply = failure_of(id, std::current_exception());
-            if (command.what.empty())
-                client->send(reply);
-            else
-                answer(*client, command, reply);
-        }
+    queue_.post([this, request = CoreRequest { client.shared_from_this(), actor(client), std::move(ask) }] {
+        on_core(request);
     });
 }
 
-void Daemon::answer(Client& to, const Command& command, const Reply& reply) const
+void Daemon::on_core(const CoreRequest& request)
+{
+    Client& to = *request.client;
+    if (std::holds_alternative<ConnectionClosed>(request.ask)) {
+        queue_.client_left(to);
+        return;
+    }
+    const std::optional<CommandName> command = command_name(request.ask);
+    Reply reply;
+    try {
+        reply = std::visit(
+            [&](const auto& ask) -> Reply {
+                if constexpr (std::is_same_v<std::decay_t<decltype(ask)>, ConnectionClosed>)
+                    return {}; // taken above
+                else
+                    return apply(to, ask, request.actor);
+            },
+            request.ask);
+    } catch (...) {
+        reply = failure_of(request_id(request.ask), std::current_exception());
+    }
+    if (command)
+        answer(to, *command, reply);
+    else
+        to.send(reply);
+    const auto* worker_command = std::get_if<WorkerCommand>(&request.ask);
+    if (!worker_command || reply.error)
+        return;
+    // Then the pending change, shown before the next barrier applies it: encoding every
+    // worker's state (p50 0.9 ms at 500 workers, benchmarks.md) is no part of the reply,
+    // and a failure here is no second reply to it.
+    try {
+        queue_.job(worker_command->job).publish_workers();
+    } catch (const std::exception& e) {
+        log::error("workers not published",
+            { { "job", static_cast<std::int64_t>(worker_command->job) }, { "reason", e.what() } });
+    }
+}
+
+void Daemon::answer(Client& to, const CommandName& command, const Reply& reply) const
 {
     const std::optional<JobId> job = command.job ? command.job : reply.job;
     const std::string& actor = to.person().empty() ? to.name() : to.person();
@@ -283,7 +313,14 @@ void Daemon::check_reach(const Client& client, JobId job) const
 
 void Daemon::handle(Client& client, const ClientMessage& message)
 {
-    std::visit([&](const auto& m) { on(client, m); }, message);
+    std::visit(
+        [&](const auto& m) {
+            if constexpr (kGoesToCore<std::decay_t<decltype(m)>>)
+                post_to_core(client, m);
+            else
+                on(client, m);
+        },
+        message);
 }
 
 void Daemon::on(Client&, const Heartbeat&)
@@ -351,109 +388,68 @@ void Daemon::on(Client& client, const SubmitWorkload& workload)
 
 // Every command runs on the core's thread, in the order its connection sent it: a resume
 // and then a pause leave the job paused, a resize and then a pin of the new worker apply.
-void Daemon::on(Client& client, const JobCommand& c)
+Reply Daemon::apply(Client& to, const JobCommand& c, const EventActor& actor)
 {
-    on_core(client, c.id,
-        [this, c, actor = actor(client)](Client& to) {
-            check_reach(to, c.job);
-            switch (c.action) {
-            case JobAction::Cancel:
-                queue_.cancel(c.job, actor);
-                break;
-            case JobAction::Pause:
-                queue_.job(c.job).pause(actor);
-                break;
-            case JobAction::Resume:
-                queue_.resume(c.job, actor);
-                break;
-            case JobAction::Freeze:
-            case JobAction::Unfreeze:
-                queue_.job(c.job).set_frozen(c.action == JobAction::Freeze, actor);
-                break;
-            }
-            answer(to, { std::string(to_string(c.action)), c.job }, ok(c.id, c.job));
-        },
-        { std::string(to_string(c.action)), c.job });
+    check_reach(to, c.job);
+    switch (c.action) {
+    case JobAction::Cancel:
+        queue_.cancel(c.job, actor);
+        break;
+    case JobAction::Pause:
+        queue_.job(c.job).pause(actor);
+        break;
+    case JobAction::Resume:
+        queue_.resume(c.job, actor);
+        break;
+    case JobAction::Freeze:
+    case JobAction::Unfreeze:
+        queue_.job(c.job).set_frozen(c.action == JobAction::Freeze, actor);
+        break;
+    }
+    return ok(c.id, c.job);
 }
 
-void Daemon::on(Client& client, const ChangeJob& change)
+Reply Daemon::apply(Client& to, const ChangeJob& change, const EventActor& actor)
 {
-    const Command command { "change-job " + std::string(to_string(change.setting)), change.job };
-    on_core(
-        client, change.id,
-        [this, change, command, actor = actor(client)](Client& to) {
-            check_reach(to, change.job);
-            try {
-                queue_.job(change.job).change(change.setting, change.spec_json, actor);
-            } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
-                answer(to, command, failure(change.id, "illegal-value", e.what(), e.field()));
-                return;
-            }
-            answer(to, command, ok(change.id, change.job));
-        },
-        command);
+    check_reach(to, change.job);
+    try {
+        queue_.job(change.job).change(change.setting, change.spec_json, actor);
+    } catch (const InputError& e) { // the spec itself: a field of the policy or sync section
+        return failure(change.id, "illegal-value", e.what(), e.field());
+    }
+    return ok(change.id, change.job);
 }
 
-void Daemon::on(Client& client, const ResizeJob& r)
+Reply Daemon::apply(Client& to, const ResizeJob& r, const EventActor& actor)
 {
-    const Command command { "resize-job " + std::string(action_name(r.action)), r.job };
-    on_core(
-        client, r.id,
-        [this, r, command, actor = actor(client)](Client& to) {
-            check_reach(to, r.job);
-            try {
-                queue_.resize(r, actor);
-            } catch (const RefusedRequest& e) { // named by the field that asked for it
-                const std::string field
-                    = e.code() == "unknown-worker" || e.code() == "already-member" || e.code() == "not-a-member"
-                    ? "worker"
-                    : (e.code() == "unknown-job" ? "job" : "action");
-                answer(to, command, failure(r.id, e.code(), e.what(), field));
-                return;
-            }
-            answer(to, command, ok(r.id, r.job));
-        },
-        command);
+    check_reach(to, r.job);
+    try {
+        queue_.resize(r, actor);
+    } catch (const RefusedRequest& e) { // named by the field that asked for it
+        const std::string field
+            = e.code() == "unknown-worker" || e.code() == "already-member" || e.code() == "not-a-member"
+            ? "worker"
+            : (e.code() == "unknown-job" ? "job" : "action");
+        return failure(r.id, e.code(), e.what(), field);
+    }
+    return ok(r.id, r.job);
 }
 
-void Daemon::on(Client& client, const SetClusterPolicy& p)
+Reply Daemon::apply(Client&, const SetClusterPolicy& p, const EventActor& actor)
 {
-    const Command command { "set-cluster-policy", std::nullopt };
-    on_core(
-        client, p.id,
-        [this, p, command, actor = actor(client)](Client& to) {
-            try {
-                queue_.set_cluster_policy(p, actor);
-            } catch (const InputError& e) { // names the field: placement, elastic or comm
-                answer(to, command, failure(p.id, "illegal-value", e.reason(), e.field()));
-                return;
-            }
-            answer(to, command, ok(p.id));
-        },
-        command);
+    try {
+        queue_.set_cluster_policy(p, actor);
+    } catch (const InputError& e) { // names the field: placement, elastic or comm
+        return failure(p.id, "illegal-value", e.reason(), e.field());
+    }
+    return ok(p.id);
 }
 
-void Daemon::on(Client& client, const WorkerCommand& w)
+Reply Daemon::apply(Client& to, const WorkerCommand& w, const EventActor& actor)
 {
-    const Command command { std::string(to_string(w.action)) + " worker " + std::to_string(w.worker), w.job };
-    on_core(
-        client, w.id,
-        [this, w, command, actor = actor(client)](Client& to) {
-            check_reach(to, w.job);
-            JobRuntime& job = queue_.job(w.job);
-            job.command(w, actor);
-            answer(to, command, ok(w.id, w.job));
-            // Then the pending change, shown before the next barrier applies it: encoding every
-            // worker's state (p50 0.9 ms at 500 workers, benchmarks.md) is no part of the reply,
-            // and a failure here is no second reply to it.
-            try {
-                job.publish_workers();
-            } catch (const std::exception& e) {
-                log::error(
-                    "workers not published", { { "job", static_cast<std::int64_t>(w.job) }, { "reason", e.what() } });
-            }
-        },
-        command);
+    check_reach(to, w.job);
+    queue_.job(w.job).command(w, actor);
+    return ok(w.id, w.job);
 }
 
 void Daemon::on(Client& client, const ListCapabilities& l)
@@ -496,22 +492,18 @@ void Daemon::on(Client& client, const ListRuns& r)
     });
 }
 
-void Daemon::on(Client& client, const JoinJob& join)
+Reply Daemon::apply(Client& to, const JoinJob& join, const EventActor& actor)
 {
-    on_core(client, join.id, [this, join, by = actor(client)](Client& to) {
-        check_reach(to, join.job);
-        Reply reply = ok(join.id, join.job);
-        reply.assignment = queue_.join(to.shared_from_this(), join, by);
-        to.send(reply);
-    });
+    check_reach(to, join.job);
+    Reply reply = ok(join.id, join.job);
+    reply.assignment = queue_.join(to.shared_from_this(), join, actor);
+    return reply;
 }
 
-void Daemon::on(Client& client, const JoinPool& join)
+Reply Daemon::apply(Client& to, const JoinPool& join, const EventActor&)
 {
-    on_core(client, join.id, [this, join](Client& to) {
-        queue_.join_pool(to.shared_from_this(), join);
-        to.send(ok(join.id));
-    });
+    queue_.join_pool(to.shared_from_this(), join);
+    return ok(join.id);
 }
 
 void Daemon::on(Client& client, const ReportIteration& report)

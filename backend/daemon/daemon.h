@@ -4,6 +4,7 @@
 #include "archive/replay_manager.h"
 #include "archive/run_catalogue.h"
 #include "archive/server_folders.h"
+#include "daemon/core_request.h"
 #include "daemon/daemon_options.h"
 #include "daemon/job_queue.h"
 #include "protocol/messages.h"
@@ -21,11 +22,11 @@ namespace fulcrum::daemon {
 // do the work, the job queue (jobs, placement, recovery, remote joins), the replay manager
 // and the run catalogue, with the stream hub carrying what they publish. It checks each
 // frame (version, greeting, role, fields) and dispatches it by std::visit. A frame handler
-// never waits for the job queue's lock or a disk: it reads the queue's published view (job
-// lists, statuses, the cluster, metrics) or a job's own state (a pin, a pause), and posts
-// the rest, with its reply, to the core's thread (a cancel, a resume, a resize, cluster
-// policies, joins, a closed connection) or the disk threads (the journal's fsync at a
-// submission, reading run stores). The WebSocket server feeds it frames; tests call it
+// never waits for the cluster core or a disk: it reads the core's published view (job
+// lists, statuses, the cluster, metrics), and posts the rest: to the core's thread as a
+// typed CoreRequest (job and worker commands, a resize, cluster policies, joins, a closed
+// connection; core_request.h), answered from there, or to the disk threads (the journal's
+// fsync at a submission, reading run stores). The WebSocket server feeds it frames; tests call it
 // directly, and read the replies from the client's queue when they come.
 class Daemon {
 public:
@@ -41,7 +42,7 @@ public:
     std::shared_ptr<serve::Client> connect(protocol::Role role, std::string name, std::string person = {},
         std::optional<access::TenantReach> reach = std::nullopt);
     // The connection closed: it leaves the stream now, and its joins on the core's thread.
-    void disconnect(const serve::Client& client);
+    void disconnect(serve::Client& client);
 
     enum class After { KeepOpen, Close };
     // One frame from a client: decoded, checked (version, role, fields) and handled; the
@@ -103,30 +104,31 @@ private:
     void on(serve::Client& client, const protocol::ListJobs& list);
     void on(serve::Client& client, const protocol::SubmitJob& submit_job);
     void on(serve::Client& client, const protocol::SubmitWorkload& workload);
-    void on(serve::Client& client, const protocol::JobCommand& command);
-    void on(serve::Client& client, const protocol::ChangeJob& change);
-    void on(serve::Client& client, const protocol::WorkerCommand& command);
     void on(serve::Client& client, const protocol::ListRuns& list);
     void on(serve::Client& client, const protocol::OpenReplay& open);
     void on(serve::Client& client, const protocol::ReplayCommand& command);
-    void on(serve::Client& client, const protocol::JoinJob& join);
-    void on(serve::Client& client, const protocol::JoinPool& join);
     void on(serve::Client& client, const protocol::ListCapabilities& list);
     void on(serve::Client& client, const protocol::Heartbeat& heartbeat);
     void on(serve::Client& client, const protocol::ReportIteration& report);
-    void on(serve::Client& client, const protocol::ResizeJob& resize);
-    void on(serve::Client& client, const protocol::SetClusterPolicy& policy);
     void send_snapshot(serve::Client& client, const protocol::Subscribe& subscription);
-    // A command as its log line names it: what, and the job it concerns.
-    struct Command {
-        std::string what; // "cancel-job", "resize-job add-worker"
-        std::optional<JobId> job;
-    };
     // Sends a command's reply and logs it: the actor, the command, its job and how it ended.
-    void answer(serve::Client& to, const Command& command, const protocol::Reply& reply) const;
-    // Runs `work` on the core's thread, which replies from there; what it throws is sent
-    // as the failure of request `id` (and logged as the command's outcome, if one is named).
-    void on_core(serve::Client& client, std::string id, std::function<void(serve::Client&)> work, Command command = {});
+    void answer(serve::Client& to, const CommandName& command, const protocol::Reply& reply) const;
+    // The message kinds of a CoreAsk go to the core's thread as a CoreRequest, in the order
+    // the connection sent them.
+    void post_to_core(serve::Client& client, CoreAsk ask);
+    // On the core's thread: one visit to the request's handler, whose reply (or the failure
+    // what it threw maps to) goes to the client, logged as the command's outcome when it is
+    // a command.
+    void on_core(const CoreRequest& request);
+    // The core's handlers, one per CoreAsk kind: each returns its reply or throws
+    // (RefusedRequest, InputError).
+    protocol::Reply apply(serve::Client& to, const protocol::JobCommand& command, const EventActor& actor);
+    protocol::Reply apply(serve::Client& to, const protocol::ChangeJob& change, const EventActor& actor);
+    protocol::Reply apply(serve::Client& to, const protocol::ResizeJob& resize, const EventActor& actor);
+    protocol::Reply apply(serve::Client& to, const protocol::SetClusterPolicy& policy, const EventActor& actor);
+    protocol::Reply apply(serve::Client& to, const protocol::WorkerCommand& command, const EventActor& actor);
+    protocol::Reply apply(serve::Client& to, const protocol::JoinJob& join, const EventActor& actor);
+    protocol::Reply apply(serve::Client& to, const protocol::JoinPool& join, const EventActor& actor);
     EventActor actor(const serve::Client& client) const;
 
     DaemonOptions options_;
