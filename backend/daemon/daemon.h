@@ -86,14 +86,16 @@ public:
     const archive::ServerFolders& folders() const { return folders_; }
 
 private:
-    // One handler per client message, chosen by std::visit: a message without one does not
-    // compile. Each replies to the request or throws (RefusedRequest, InputError, OutsidePath).
+    // One handler per client message, chosen by std::visit: a kind of CoreAsk is posted to the
+    // core (post_to_core, answered there by its apply()), every other kind has an on() on the
+    // I/O thread, and a message with neither does not compile. An on() replies to the request
+    // or throws (RefusedRequest, InputError, OutsidePath).
     void handle(serve::Client& client, const protocol::ClientMessage& message);
     // Why the client's role or tenant may not send this message (the reason of its
     // not-authorized refusal), or nothing: the one place roles and tenants are checked.
     std::optional<std::string> refusal(const serve::Client& client, const protocol::ClientMessage& message) const;
     // Why the client may not reach job `job` (another tenant's), or nothing. refusal() asks on
-    // the I/O thread; a command's task asks again on the core (check_reach, throwing
+    // the I/O thread; a command's apply() asks again on the core (check_reach, throwing
     // not-authorized), where a job submitted since is in the table: a job's tenant never
     // changes, but whether it exists yet can between the two.
     std::optional<std::string> beyond_reach(const serve::Client& client, JobId job) const;

@@ -12,11 +12,14 @@ using namespace fulcrum::protocol;
 namespace {
 
 // Every message kind of a CoreAsk but the departure is a client message: nothing reaches
-// the core that a client could not send, and a kind the core takes cannot fall through to
-// an I/O-thread handler as well.
+// the core that a client could not send.
 template <class... Asks> constexpr bool client_messages(std::variant<Asks...>*)
 {
-    return ((std::is_same_v<Asks, ConnectionClosed> || kGoesToCore<Asks>)&&...);
+    constexpr bool each[] = { (std::is_same_v<Asks, ConnectionClosed> || kGoesToCore<Asks, ClientMessage>)... };
+    for (const bool one : each)
+        if (!one)
+            return false;
+    return true;
 }
 
 } // namespace
@@ -32,14 +35,19 @@ TEST(CoreRequest, TheCommandsJoinsAndADepartureGoToTheCoreAndNothingElse)
     EXPECT_TRUE(kGoesToCore<JoinJob>);
     EXPECT_TRUE(kGoesToCore<JoinPool>);
     EXPECT_TRUE(kGoesToCore<ConnectionClosed>);
-    // Reads and disk work are answered off the core.
+    // Reads, submissions (disk work first), replays and reports are answered off the core.
+    EXPECT_FALSE(kGoesToCore<Hello>);
+    EXPECT_FALSE(kGoesToCore<Heartbeat>);
     EXPECT_FALSE(kGoesToCore<ListJobs>);
+    EXPECT_FALSE(kGoesToCore<ListCapabilities>);
     EXPECT_FALSE(kGoesToCore<Subscribe>);
+    EXPECT_FALSE(kGoesToCore<Unsubscribe>);
     EXPECT_FALSE(kGoesToCore<SubmitJob>);
+    EXPECT_FALSE(kGoesToCore<SubmitWorkload>);
     EXPECT_FALSE(kGoesToCore<ListRuns>);
     EXPECT_FALSE(kGoesToCore<OpenReplay>);
+    EXPECT_FALSE(kGoesToCore<ReplayCommand>);
     EXPECT_FALSE(kGoesToCore<ReportIteration>);
-    EXPECT_FALSE(kGoesToCore<Heartbeat>);
 }
 
 TEST(CoreRequest, EachCommandIsNamedAsItsLogLineSaysAndItsAnswerNamesItsRequest)
