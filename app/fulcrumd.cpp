@@ -33,7 +33,7 @@ constexpr const char* kUsage
                 [--cluster FILE] [--placement POLICY] [--metrics token|loopback|off]
                 [--elastic static|eps|kill-restart [--elastic-round-s S] [--feedback POINT]]
                 [--comm none|srsf-N|ada-srsf] [--queue backfill|fifo]
-                [--log-level LEVEL] [--log-format text|json] [--auth-limit N]
+                [--job-niceness N] [--log-level LEVEL] [--log-format text|json] [--auth-limit N]
        fulcrumd [--config FILE] [--token-file FILE] [--data-dir DIR] --add-token ROLE NAME [tenant=T]
 
 The Fulcrum backend daemon. Places training jobs on the cluster's GPUs with the
@@ -140,6 +140,12 @@ buffers, its data set, its threads) and refuses one that could never fit the bud
 jobs waits in the queue, its status saying for what. A data set is read once and shared by
 the jobs that read it.
 
+fulcrumd's threads are named for what they do (fulcrum-io, fulcrum-core, fulcrum-job,
+fulcrum-disk, fulcrum-replay), as top -H and perf show them. The jobs' threads run
+--job-niceness (5) below fulcrumd's own priority, the disk and replay threads 10 below, so
+that on a busy machine an operator's command and the clients' streams take a core first;
+--job-niceness 0 runs the jobs at fulcrumd's priority.
+
 Paths a client sends never leave fulcrumd's folders: a submitted scenario's data.path
 names a data set in DATA_DIR/datasets or /usr/share/datasets (e.g. "fashion-mnist"), its
 policy.predictor.warm_start_file a NARX network in DATA_DIR/models, open-replay a run
@@ -150,7 +156,7 @@ Config file (JSON, every field optional; command-line options win):
   {"listen": "127.0.0.1:7480", "token_file": "...", "data_dir": "...",
    "cluster": "/etc/fulcrum/cluster.json", "placement": "lwf-1",
    "elastic": "static", "elastic_round_s": 60, "early_feedback": "fraction:0.1", "comm": "none",
-   "queue": "backfill", "worker_timeout_s": 10,
+   "queue": "backfill", "worker_timeout_s": 10, "job_niceness": 5,
    "tls_certificate": "/etc/fulcrum/cert.pem", "tls_key": "/etc/fulcrum/key.pem",
    "allow_plain": false, "scenarios": ["resources/scenarios/demo.json"],
    "datasets_folders": ["/srv/datasets"], "models_folders": ["/srv/narx"],
@@ -225,7 +231,10 @@ int main(int argc, char** argv)
         "what running jobs may hold in memory together, estimated from their scenarios (\"6G\", \"512M\"; default "
         "75% of the least of the machine's memory, its cgroup's memory.max and the process's ulimits)")("max-threads",
         po::value(&s.max_threads)->default_value(s.max_threads), "the threads running jobs may use together")(
-        "worker-timeout", po::value(&s.worker_timeout_s)->default_value(s.worker_timeout_s),
+        "job-niceness", po::value(&s.job_niceness)->default_value(s.job_niceness),
+        "how far below fulcrumd's own priority the jobs' threads run (nice, 0 to 19), so that commands and "
+        "streams go first on a busy machine")("worker-timeout",
+        po::value(&s.worker_timeout_s)->default_value(s.worker_timeout_s),
         "seconds a remote worker (fulcrum-worker) may send nothing, heartbeats included, before it is lost: "
         "dropped from its barrier and excluded (3 to 86400; a scenario's worker_timeout_s overrides it)")("log-level",
         po::value(&s.log_level)->default_value(s.log_level), "the least level logged: debug, info, warning or error")(
@@ -276,6 +285,7 @@ int main(int argc, char** argv)
             given.metrics = !vm["metrics"].defaulted();
             given.memory_budget = vm.count("memory-budget") > 0;
             given.max_threads = !vm["max-threads"].defaulted();
+            given.job_niceness = !vm["job-niceness"].defaulted();
             given.worker_timeout_s = !vm["worker-timeout"].defaulted();
             given.log_level = !vm["log-level"].defaulted();
             given.log_format = !vm["log-format"].defaulted();
@@ -327,6 +337,7 @@ int main(int argc, char** argv)
         options.queue = s.queue == "fifo" ? daemon::DaemonOptions::Queue::Fifo : daemon::DaemonOptions::Queue::Backfill;
         options.server_name = "fulcrumd " FULCRUM_VERSION;
         options.resources = server::resource_budget(s);
+        options.job_niceness = server::job_niceness(s);
         if (!(s.worker_timeout_s >= scenario::kMinWorkerTimeoutS && s.worker_timeout_s <= 86'400))
             throw InputError("--worker-timeout", "",
                 "expected seconds from " + std::to_string(static_cast<int>(scenario::kMinWorkerTimeoutS))

@@ -25,6 +25,10 @@
 //   build/release/bench/daemon_load [--jobs J] [--workers W] [--clients C] [--window S]
 //                                   [--commands N] [--queue FRAMES] [--run-files R]
 //                                   [--elastic static|eps|kill-restart] [--decode-rows]
+//                                   [--job-niceness N]
+//
+// --job-niceness sets DaemonOptions::job_niceness (fulcrumd's --job-niceness, default 5): 0
+// runs the jobs' threads at the commands' priority, for the comparison in benchmarks.md.
 
 #include "access/auth.h"
 #include "daemon/daemon.h"
@@ -67,6 +71,7 @@ struct Options {
     int run_files = 1000;
     std::string elastic = "static";
     bool decode_rows = false; // the readers decode every frame whole, rows, workers and all
+    int job_niceness = daemon::DaemonOptions {}.job_niceness; // fulcrumd's default (--job-niceness)
 };
 
 // R run stores in `folder`: one recorded with a run, two jobs' worth of rows, then copied.
@@ -244,16 +249,19 @@ int main(int argc, char** argv)
             o.run_files = std::atoi(v7);
         else if (const char* v8 = value("--elastic"))
             o.elastic = v8;
+        else if (const char* v9 = value("--job-niceness"))
+            o.job_niceness = std::atoi(v9);
         else if (std::strcmp(argv[i], "--decode-rows") == 0)
             o.decode_rows = true;
         else {
             std::fprintf(stderr,
                 "usage: daemon_load [--jobs J] [--workers W] [--clients C] [--window SECONDS] [--commands N] [--queue "
-                "FRAMES] [--run-files R] [--elastic static|eps|kill-restart] [--decode-rows]\n");
+                "FRAMES] [--run-files R] [--elastic static|eps|kill-restart] [--decode-rows] [--job-niceness N]\n");
             return 2;
         }
     }
-    if (o.jobs < 1 || o.workers < 1 || o.clients < 1 || !(o.window_s > 0) || o.commands < 1 || o.queue < 2) {
+    if (o.jobs < 1 || o.workers < 1 || o.clients < 1 || !(o.window_s > 0) || o.commands < 1 || o.queue < 2
+        || o.job_niceness < 0 || o.job_niceness > 19) {
         std::fprintf(stderr, "daemon_load: every count must be at least 1 and the window positive\n");
         return 2;
     }
@@ -274,6 +282,7 @@ int main(int argc, char** argv)
     options.elastic.policy = *policy;
     options.elastic.round_s = 1;
     options.client_queue = static_cast<std::size_t>(o.queue);
+    options.job_niceness = o.job_niceness;
     daemon::Daemon d(options);
     const auto tokens = access::TokenStore::load_or_create(dir / "tokens");
     server::ServerOptions server_options;

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "replay/replay_source.h"
 #include "serve/stream_hub.h"
+#include "serve/thread_role.h"
 
 #include <algorithm>
 
@@ -54,7 +55,11 @@ ReplaySession::~ReplaySession()
 void ReplaySession::start(const std::function<void()>& first)
 {
     std::lock_guard lock(mutex_); // run() begins by taking it
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        // Playing a recorded run back is background work, as reading it was.
+        serve::take_role(serve::ThreadRole::replay, serve::kDiskNiceness);
+        run();
+    });
     first();
 }
 

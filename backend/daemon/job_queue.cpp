@@ -396,6 +396,7 @@ JobRuntime& JobQueue::table_job(JobId id, Submission submission)
     runtime->use_link_schedule(&links_);
     runtime->use_data_cache(&data_);
     runtime->use_start_watch(&start_watch_);
+    runtime->set_niceness(options_.job_niceness);
     if (on_shared_clock(*runtime)) // a recovered workload's job that had not arrived is queued now
         runtime->set_daemon_arrival(clock_.now());
     JobRuntime& job = *runtime;

@@ -11,6 +11,7 @@
 #include "db/run_recorder.h"
 #include "log/log.h"
 #include "run/run_scenario.h"
+#include "serve/thread_role.h"
 #include "train/external_ranks.h"
 #include "train/trainer.h"
 
@@ -137,6 +138,7 @@ bool JobRuntime::start(std::vector<std::int32_t> placement, const std::string& p
     set_state(JobState::Running, "starting");
     try {
         thread_ = std::thread([this] {
+            serve::take_role(serve::ThreadRole::job, niceness_);
             run();
             // What it held goes back to the system, not only to the allocator: a cancelled
             // job's memory must not stay with fulcrumd.

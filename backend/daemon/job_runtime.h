@@ -166,6 +166,8 @@ public:
     void use_data_cache(class DataCache* data) { data_ = data; }
     // The daemon's record of jobs being started, for its crash handler.
     void use_start_watch(class StartWatch* watch) { watch_ = watch; }
+    // Its threads' nice value above the process's (DaemonOptions::job_niceness; before start).
+    void set_niceness(int niceness) { niceness_ = niceness; }
     // Its transfers are the communication scheduler's to decide when one is set: a virtual-mode
     // job, a paced one with a pace (not as fast as possible), or a real-mode one with remote
     // workers, whose pulls and pushes cross fulcrumd's link (when they start; their lengths are
@@ -231,6 +233,7 @@ private:
     std::shared_ptr<RankPool> ranks_;
     std::function<void(JobId)> on_done_;
     std::atomic<bool> stop_ { false };
+    int niceness_ = 0;
     std::thread thread_;
 
     mutable serve::StateMutex mutex_;

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "log/log.h"
+#include "serve/thread_role.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -10,7 +11,10 @@ namespace fulcrum::serve {
 
 CoreThread::CoreThread(std::string name)
     : name_(std::move(name))
-    , thread_([this] { run(); })
+    , thread_([this] {
+        take_role(ThreadRole::core);
+        run();
+    })
 {
 }
 

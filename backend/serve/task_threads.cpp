@@ -1,5 +1,7 @@
 #include "serve/task_threads.h"
 
+#include "serve/thread_role.h"
+
 #include <algorithm>
 
 namespace fulcrum::serve {
@@ -7,7 +9,10 @@ namespace fulcrum::serve {
 TaskThreads::TaskThreads(int threads)
 {
     for (int i = 0; i < std::max(1, threads); ++i)
-        threads_.emplace_back([this] { run(); });
+        threads_.emplace_back([this] {
+            take_role(ThreadRole::disk, kDiskNiceness);
+            run();
+        });
 }
 
 TaskThreads::~TaskThreads()

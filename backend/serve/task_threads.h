@@ -12,7 +12,8 @@ namespace fulcrum::serve {
 // A few threads for fulcrumd's disk work (reading run stores for list-runs, opening a
 // replay, the journal's fsync at a submission), so that a request that touches the disk
 // never holds the I/O threads every client's stream shares. Tasks run in the order posted,
-// two at a time by default; each sends its own reply. Destroying it drops the tasks not yet
+// two at a time by default; each sends its own reply. Its threads are fulcrum-disk, at
+// kDiskNiceness below the process (serve/thread_role.h). Destroying it drops the tasks not yet
 // started and waits for those running.
 class TaskThreads {
 public:

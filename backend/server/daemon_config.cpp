@@ -77,6 +77,11 @@ void read_config(const std::string& text, DaemonSettings& s, const GivenOnComman
         if (!given.max_threads)
             s.max_threads = threads;
     }
+    if (f.has("job_niceness")) {
+        const auto niceness = static_cast<int>(f.integer("job_niceness", 0, 19));
+        if (!given.job_niceness)
+            s.job_niceness = niceness;
+    }
     if (f.has("worker_timeout_s")) {
         const double timeout = f.number("worker_timeout_s", scenario::kMinWorkerTimeoutS, 86'400);
         if (!given.worker_timeout_s)
@@ -174,6 +179,15 @@ ListenAddress check_settings(DaemonSettings& s)
                 + "' is not a loopback address and no TLS certificate is configured: tokens and data would cross the "
                   "network unencrypted. Give --tls-cert and --tls-key, or --allow-plain on a trusted network");
     return address;
+}
+
+int job_niceness(const DaemonSettings& settings)
+{
+    if (settings.job_niceness < 0 || settings.job_niceness > 19)
+        throw InputError("--job-niceness", "",
+            "expected a nice value to add from 0 (the jobs run at fulcrumd's priority) to 19, got "
+                + std::to_string(settings.job_niceness));
+    return settings.job_niceness;
 }
 
 ResourceBudget resource_budget(const DaemonSettings& settings)

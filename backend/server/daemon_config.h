@@ -33,6 +33,7 @@ struct DaemonSettings {
     std::string metrics = "token"; // GET /metrics: token, loopback or off
     std::string memory_budget; // "6G"; empty: default_memory_budget()
     int max_threads = 2048;
+    int job_niceness = 5; // DaemonOptions::job_niceness
     double worker_timeout_s = 10; // DaemonOptions::worker_timeout_s
     std::string log_level = "info"; // debug, info, warning or error (log::Level)
     std::string log_format = "text"; // text or json (log::Format)
@@ -46,7 +47,7 @@ struct GivenOnCommandLine {
     bool listen = false, token_file = false, data_dir = false, cluster = false, placement = false,
          tls_certificate = false, tls_key = false, metrics = false, elastic = false, elastic_round_s = false,
          early_feedback = false, comm = false, queue = false, memory_budget = false, max_threads = false,
-         worker_timeout_s = false, log_level = false, log_format = false, auth_limit = false;
+         job_niceness = false, worker_timeout_s = false, log_level = false, log_format = false, auth_limit = false;
 };
 
 // A config file's JSON object (`text`, read from `path`) applied to `settings`. Throws
@@ -73,6 +74,10 @@ void elastic_options(const DaemonSettings& settings, daemon::DaemonOptions& opti
 // file's default, and a communication scheduler fulcrumd has. Throws InputError naming the
 // option (--listen, --placement, --comm, --tls-cert...).
 ListenAddress check_settings(DaemonSettings& settings);
+
+// How far below fulcrumd's priority its jobs' threads run (--job-niceness, 0 to 19).
+// Throws InputError naming the option.
+int job_niceness(const DaemonSettings& settings);
 
 // What running jobs may hold together (--memory-budget, --max-threads). Throws InputError
 // naming the option for a size it cannot read.

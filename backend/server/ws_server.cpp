@@ -5,6 +5,7 @@
 #include "log/log.h"
 #include "protocol/codec.h"
 #include "protocol/worker_frames.h"
+#include "serve/thread_role.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -646,7 +647,10 @@ void WebSocketServer::start()
     impl_->accept();
     impl_->watch_tokens();
     for (int i = 0; i < std::max(1, impl_->options.threads); ++i)
-        impl_->threads.emplace_back([this] { impl_->io.run(); });
+        impl_->threads.emplace_back([this] {
+            serve::take_role(serve::ThreadRole::io);
+            impl_->io.run();
+        });
 }
 
 void WebSocketServer::stop()

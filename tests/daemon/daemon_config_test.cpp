@@ -182,3 +182,32 @@ TEST(DaemonConfig, ElasticSchedulingIsStaticOrEpsWithARoundAndAFeedbackPoint)
     }).rfind("fulcrumd.json elastic_round_s: ", 0),
         0u);
 }
+
+TEST(DaemonConfig, TheJobsRunFiveBelowFulcrumdsPriorityUnlessToldFromZeroToNineteen)
+{
+    DaemonSettings s;
+    EXPECT_EQ(server::job_niceness(s), 5);
+    EXPECT_EQ(server::job_niceness(s), daemon::DaemonOptions {}.job_niceness) << "one default, in both places";
+    server::apply_config_file(R"({"job_niceness": 0})", "fulcrumd.json", s, {});
+    EXPECT_EQ(server::job_niceness(s), 0);
+    GivenOnCommandLine given;
+    given.job_niceness = true; // --job-niceness on the command line wins
+    s.job_niceness = 12;
+    server::apply_config_file(R"({"job_niceness": 3})", "fulcrumd.json", s, given);
+    EXPECT_EQ(server::job_niceness(s), 12);
+
+    const auto apply = [](const std::string& text) {
+        return refusal([&] {
+            DaemonSettings t;
+            server::apply_config_file(text, "fulcrumd.json", t, {});
+        });
+    };
+    EXPECT_NE(apply(R"({"job_niceness": 20})").find("fulcrumd.json job_niceness:"), std::string::npos);
+    EXPECT_NE(apply(R"({"job_niceness": -1})").find("fulcrumd.json job_niceness:"), std::string::npos);
+    EXPECT_NE(apply(R"({"job_niceness": "low"})").find("fulcrumd.json job_niceness:"), std::string::npos);
+    s.job_niceness = -3;
+    EXPECT_EQ(refusal([&] { server::job_niceness(s); }),
+        "--job-niceness : expected a nice value to add from 0 (the jobs run at fulcrumd's priority) to 19, got -3");
+    s.job_niceness = 20;
+    EXPECT_NE(refusal([&] { server::job_niceness(s); }).find("got 20"), std::string::npos);
+}

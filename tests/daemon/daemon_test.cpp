@@ -18,6 +18,8 @@
 #include <set>
 #include <signal.h>
 #include <spawn.h>
+#include <sstream>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <thread>
 #include <tuple>
@@ -105,6 +107,31 @@ pid_t spawn_worker(
 // A remote worker's process that left before its slot's next task was asked for is named in
 // the loss as one that left during a task is: its host and its connection. (It was the host
 // alone, so a worker-lost event said less depending on when the connection dropped.)
+namespace {
+
+// This process's threads: each one's name and nice value, from /proc.
+std::multimap<std::string, int> threads_by_name()
+{
+    std::multimap<std::string, int> threads;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        std::ifstream stat_file(task.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+        // After the name's closing parenthesis: state, then fields 4 on; nice is field 19.
+        std::istringstream after(stat.substr(stat.rfind(')') + 2));
+        std::string field;
+        for (int k = 3; k < 19 && after >> field; ++k) { }
+        int nice = 0;
+        after >> nice;
+        threads.emplace(name, nice);
+    }
+    return threads;
+}
+
+} // namespace
+
 TEST(RemotePoolLoss, AProcessThatLeftBeforeItsNextTaskIsNamedByHostAndConnection)
 {
     daemon::RemotePool pool(1, { true }, 30.0);
@@ -583,6 +610,19 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
         }
     };
     const std::int64_t before = collect_until(5);
+    // fulcrumd's threads are named for their roles; the job's run DaemonOptions::job_niceness
+    // (5) below the process, the I/O threads and the core at its priority.
+    const std::multimap<std::string, int> threads = threads_by_name();
+    const int process_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(getpid()));
+    for (const char* role : { "fulcrum-io", "fulcrum-core", "fulcrum-job", "fulcrum-disk" })
+        EXPECT_TRUE(threads.contains(role)) << role;
+    for (const auto& [name, nice] : threads) {
+        if (name == "fulcrum-job") {
+            EXPECT_EQ(nice, std::min(19, process_nice + 5)) << name;
+        } else if (name == "fulcrum-io" || name == "fulcrum-core") {
+            EXPECT_EQ(nice, process_nice) << name;
+        }
+    }
     const Reply pinned = op.request(WorkerCommand { "pin", WorkerAction::Pin, job, 3, 8, std::nullopt, 1 }, "pin");
     ASSERT_FALSE(pinned.error) << pinned.error->message;
     const Reply excluded = op.request(WorkerCommand { "ex", WorkerAction::Exclude, job, 1, 0, std::nullopt, 1 }, "ex");
