@@ -140,11 +140,11 @@ buffers, its data set, its threads) and refuses one that could never fit the bud
 jobs waits in the queue, its status saying for what. A data set is read once and shared by
 the jobs that read it.
 
-fulcrumd's threads are named for what they do (fulcrum-io, fulcrum-core, fulcrum-job,
-fulcrum-disk, fulcrum-replay), as top -H and perf show them. The jobs' threads run
---job-niceness (5) below fulcrumd's own priority, the disk and replay threads 10 below, so
-that on a busy machine an operator's command and the clients' streams take a core first;
---job-niceness 0 runs the jobs at fulcrumd's priority.
+fulcrumd's threads are named for what they do (fulcrum-io, fulcrum-core, fulcrum-sched,
+fulcrum-replay, fulcrum-job, fulcrum-disk), as top -H and perf show them. The jobs' and the
+disk threads run --job-niceness (5) below fulcrumd's own priority, so that on a busy
+machine an operator's command and the clients' streams take a core first; on a machine
+shared with other users, --job-niceness 0 keeps the jobs' share against their processes.
 
 Paths a client sends never leave fulcrumd's folders: a submitted scenario's data.path
 names a data set in DATA_DIR/datasets or /usr/share/datasets (e.g. "fashion-mnist"), its

@@ -51,7 +51,7 @@ private:
     std::int64_t next_replay_ = 1;
     std::atomic<bool> stopping_ { false };
     // Last: it ends (running what was posted) before the tables go.
-    serve::CoreThread thread_ { "the replays' thread" };
+    serve::CoreThread thread_ { "the replays' thread", serve::ThreadRole::replay };
 };
 
 } // namespace fulcrum::archive

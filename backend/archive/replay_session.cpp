@@ -56,8 +56,8 @@ void ReplaySession::start(const std::function<void()>& first)
 {
     std::lock_guard lock(mutex_); // run() begins by taking it
     thread_ = std::thread([this] {
-        // Playing a recorded run back is background work, as reading it was.
-        serve::take_role(serve::ThreadRole::replay, serve::kDiskNiceness);
+        // It paces a client's stream: at fulcrumd's priority, as the live streams are.
+        serve::take_role(serve::ThreadRole::replay);
         run();
     });
     first();

@@ -70,6 +70,7 @@ Daemon::Daemon(DaemonOptions options)
     , queue_(options_, folders_, catalogue_, hub_)
     , auth_limiter_(access::AuthLimiter::Options { .failures = options_.auth_limit })
     , replays_(catalogue_, disk_, options_.replays_per_client)
+    , disk_(2, options_.job_niceness) // reading and writing stores can wait as the jobs can
 {
 }
 

@@ -47,10 +47,11 @@ struct DaemonOptions {
     // A remote worker that sends nothing, heartbeats included, this long is lost: dropped from
     // its barrier and excluded (a scenario's worker_timeout_s overrides it).
     double worker_timeout_s = kDefaultWorkerTimeoutS;
-    // A job's threads (its trainer's, its engine's and its recorder's) run this much below
-    // fulcrumd's own priority (nice 0 to 19 added; 0: the same), so that an operator's
-    // command and the clients' streams are not queued behind 20 trainers' batches on a
-    // machine with few cores (serve/thread_role.h; docs/benchmarks.md measures it).
+    // A job's threads (its trainer's, its engine's and its recorder's) and the disk threads
+    // run this much below fulcrumd's own priority (nice 0 to 19 added, at most 19; 0: the
+    // same), so that an operator's command and the clients' streams (the I/O threads, the
+    // core, replays) are not queued behind 20 trainers' batches on a machine with few cores
+    // (serve/thread_role.h; docs/benchmarks.md measures it).
     int job_niceness = 5;
     std::size_t client_queue = 1024; // frames a client may fall behind before rows are dropped
     int replays_per_client = 4;

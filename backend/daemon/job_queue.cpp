@@ -13,6 +13,7 @@
 #include "scenario/job_footprint.h"
 #include "scenario/scenario.h"
 #include "serve/metrics.h"
+#include "serve/thread_role.h"
 
 #include <algorithm>
 #include <cmath>
@@ -70,7 +71,10 @@ JobQueue::JobQueue(
         return it != jobs_.end() ? it->second->tenant() : std::string(protocol::kDefaultTenant);
     });
     publish_view(cluster_state()); // before any thread of its own: the cluster as it starts
-    elastic_thread_ = std::thread([this] { elastic_loop(); }); // under static, for the pool (follow_pool)
+    elastic_thread_ = std::thread([this] { // under static, for the pool (follow_pool)
+        serve::take_role(serve::ThreadRole::scheduler);
+        elastic_loop();
+    });
 }
 
 JobQueue::~JobQueue()
@@ -491,7 +495,10 @@ std::vector<JobStatus> JobQueue::submit_workload(
             statuses.push_back(added[i]->status());
         }
         if (!arrivals_thread_.joinable())
-            arrivals_thread_ = std::thread([this] { arrivals_loop(); });
+            arrivals_thread_ = std::thread([this] {
+                serve::take_role(serve::ThreadRole::scheduler);
+                arrivals_loop();
+            });
         publish_cluster();
         return statuses;
     });

@@ -9,10 +9,10 @@
 
 namespace fulcrum::serve {
 
-CoreThread::CoreThread(std::string name)
+CoreThread::CoreThread(std::string name, ThreadRole role)
     : name_(std::move(name))
-    , thread_([this] {
-        take_role(ThreadRole::core);
+    , thread_([this, role] {
+        take_role(role);
         run();
     })
 {

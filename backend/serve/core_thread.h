@@ -1,6 +1,7 @@
 #pragma once
 
 #include "serve/io_path.h"
+#include "serve/thread_role.h"
 
 #include <condition_variable>
 #include <cstdint>
@@ -23,8 +24,9 @@ namespace fulcrum::serve {
 // call() inside an IoPath is a breach (IoPath::WaitedForCore).
 class CoreThread {
 public:
-    // `name` says whose thread it is in an internal error's log line.
-    explicit CoreThread(std::string name = "the cluster core's thread");
+    // `name` says whose thread it is in an internal error's log line; `role` names the
+    // thread for top -H and perf (serve/thread_role.h).
+    explicit CoreThread(std::string name = "the cluster core's thread", ThreadRole role = ThreadRole::core);
     ~CoreThread(); // runs what was posted, then ends
     CoreThread(const CoreThread&) = delete;
     CoreThread& operator=(const CoreThread&) = delete;

@@ -6,11 +6,11 @@
 
 namespace fulcrum::serve {
 
-TaskThreads::TaskThreads(int threads)
+TaskThreads::TaskThreads(int threads, int niceness)
 {
     for (int i = 0; i < std::max(1, threads); ++i)
-        threads_.emplace_back([this] {
-            take_role(ThreadRole::disk, kDiskNiceness);
+        threads_.emplace_back([this, niceness] {
+            take_role(ThreadRole::disk, niceness);
             run();
         });
 }

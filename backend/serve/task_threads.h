@@ -12,12 +12,13 @@ namespace fulcrum::serve {
 // A few threads for fulcrumd's disk work (reading run stores for list-runs, opening a
 // replay, the journal's fsync at a submission), so that a request that touches the disk
 // never holds the I/O threads every client's stream shares. Tasks run in the order posted,
-// two at a time by default; each sends its own reply. Its threads are fulcrum-disk, at
-// kDiskNiceness below the process (serve/thread_role.h). Destroying it drops the tasks not yet
-// started and waits for those running.
+// two at a time by default; each sends its own reply. Its threads are fulcrum-disk
+// (serve/thread_role.h). Destroying it drops the tasks not yet started and waits for those
+// running.
 class TaskThreads {
 public:
-    explicit TaskThreads(int threads = 2);
+    // `niceness`: how far below the process's priority its threads run (take_role).
+    explicit TaskThreads(int threads = 2, int niceness = 0);
     ~TaskThreads();
     TaskThreads(const TaskThreads&) = delete;
     TaskThreads& operator=(const TaskThreads&) = delete;

@@ -15,6 +15,8 @@ const char* role_name(ThreadRole role)
         return "fulcrum-io";
     case ThreadRole::core:
         return "fulcrum-core";
+    case ThreadRole::scheduler:
+        return "fulcrum-sched";
     case ThreadRole::job:
         return "fulcrum-job";
     case ThreadRole::replay:

@@ -104,12 +104,10 @@ pid_t spawn_worker(
 
 } // namespace
 
-// A remote worker's process that left before its slot's next task was asked for is named in
-// the loss as one that left during a task is: its host and its connection. (It was the host
-// alone, so a worker-lost event said less depending on when the connection dropped.)
 namespace {
 
-// This process's threads: each one's name and nice value, from /proc.
+// This process's threads: each one's name and nice value, from /proc; a thread that ended
+// while they were read is left out.
 std::multimap<std::string, int> threads_by_name()
 {
     std::multimap<std::string, int> threads;
@@ -119,8 +117,11 @@ std::multimap<std::string, int> threads_by_name()
         std::getline(comm, name);
         std::ifstream stat_file(task.path() / "stat");
         std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+        const std::size_t name_end = stat.rfind(')');
+        if (name.empty() || name_end == std::string::npos || name_end + 2 > stat.size())
+            continue;
         // After the name's closing parenthesis: state, then fields 4 on; nice is field 19.
-        std::istringstream after(stat.substr(stat.rfind(')') + 2));
+        std::istringstream after(stat.substr(name_end + 2));
         std::string field;
         for (int k = 3; k < 19 && after >> field; ++k) { }
         int nice = 0;
@@ -132,6 +133,9 @@ std::multimap<std::string, int> threads_by_name()
 
 } // namespace
 
+// A remote worker's process that left before its slot's next task was asked for is named in
+// the loss as one that left during a task is: its host and its connection. (It was the host
+// alone, so a worker-lost event said less depending on when the connection dropped.)
 TEST(RemotePoolLoss, AProcessThatLeftBeforeItsNextTaskIsNamedByHostAndConnection)
 {
     daemon::RemotePool pool(1, { true }, 30.0);
@@ -610,16 +614,18 @@ TEST_F(DaemonTest, ALiveJobOverTheWebSocketTakesPinAndExcludeAndIsRecordedAsStre
         }
     };
     const std::int64_t before = collect_until(5);
-    // fulcrumd's threads are named for their roles; the job's run DaemonOptions::job_niceness
-    // (5) below the process, the I/O threads and the core at its priority.
+    // fulcrumd's threads are named for their roles; the job's and the disk threads run
+    // DaemonOptions::job_niceness (5) below the process, the I/O threads, the core, the
+    // scheduler and the replays' thread at its priority.
     const std::multimap<std::string, int> threads = threads_by_name();
     const int process_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(getpid()));
-    for (const char* role : { "fulcrum-io", "fulcrum-core", "fulcrum-job", "fulcrum-disk" })
+    for (const char* role :
+        { "fulcrum-io", "fulcrum-core", "fulcrum-sched", "fulcrum-replay", "fulcrum-job", "fulcrum-disk" })
         EXPECT_TRUE(threads.contains(role)) << role;
     for (const auto& [name, nice] : threads) {
-        if (name == "fulcrum-job") {
+        if (name == "fulcrum-job" || name == "fulcrum-disk") {
             EXPECT_EQ(nice, std::min(19, process_nice + 5)) << name;
-        } else if (name == "fulcrum-io" || name == "fulcrum-core") {
+        } else if (name.starts_with("fulcrum-")) {
             EXPECT_EQ(nice, process_nice) << name;
         }
     }

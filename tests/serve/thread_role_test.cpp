@@ -5,6 +5,7 @@
 #include "serve/task_threads.h"
 #include "serve/thread_role.h"
 
+#include <algorithm>
 #include <future>
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -52,8 +53,8 @@ Seen taken_on_a_new_thread(ThreadRole role, int niceness, bool* granted = nullpt
 
 TEST(ThreadRole, EachRoleHasItsOwnNameThatFitsTheKernelsFifteenCharacters)
 {
-    const ThreadRole roles[]
-        = { ThreadRole::io, ThreadRole::core, ThreadRole::job, ThreadRole::replay, ThreadRole::disk };
+    const ThreadRole roles[] = { ThreadRole::io, ThreadRole::core, ThreadRole::scheduler, ThreadRole::replay,
+        ThreadRole::job, ThreadRole::disk };
     std::set<std::string> names;
     for (const ThreadRole role : roles) {
         const std::string name = role_name(role);
@@ -67,31 +68,35 @@ TEST(ThreadRole, EachRoleHasItsOwnNameThatFitsTheKernelsFifteenCharacters)
 
 TEST(ThreadRole, ANicenessIsAddedToTheProcesssOwnAndStopsAtNineteen)
 {
-    if (process_nice() > 10)
-        GTEST_SKIP() << "this test runs at nice " << process_nice() << ": no room below it";
+    const int process = process_nice();
+    if (process >= 19)
+        GTEST_SKIP() << "this test runs at nice " << process << ": no priority below it";
     bool granted = false;
     const Seen job = taken_on_a_new_thread(ThreadRole::job, 5, &granted);
     EXPECT_TRUE(granted);
-    EXPECT_EQ(job.nice, process_nice() + 5);
+    EXPECT_EQ(job.nice, std::min(19, process + 5));
     EXPECT_EQ(taken_on_a_new_thread(ThreadRole::job, 40).nice, 19);
-    // 0 leaves the thread at the priority it started with; the process's is untouched.
-    EXPECT_EQ(taken_on_a_new_thread(ThreadRole::io, 0).nice, process_nice());
-    EXPECT_EQ(this_thread().nice, process_nice());
+    // 0 leaves a thread at the priority it started with, and no role moves the process's.
+    EXPECT_EQ(taken_on_a_new_thread(ThreadRole::io, 0).nice, process);
+    EXPECT_EQ(process_nice(), process);
 }
 
-TEST(ThreadRole, TheDiskThreadsAreBelowTheProcessAndTheCoreAtItsPriority)
+TEST(ThreadRole, TheDiskThreadsTakeTheirNicenessAndACoreThreadItsRoleAtTheProcesssPriority)
 {
-    if (process_nice() > 10)
-        GTEST_SKIP() << "this test runs at nice " << process_nice() << ": no room below it";
-    TaskThreads disk(2);
+    const int process = process_nice();
+    if (process >= 19)
+        GTEST_SKIP() << "this test runs at nice " << process << ": no priority below it";
+    TaskThreads disk(2, 5);
     std::promise<Seen> on_disk;
     disk.post([&] { on_disk.set_value(this_thread()); });
     const Seen disk_seen = on_disk.get_future().get();
     EXPECT_EQ(disk_seen.name, "fulcrum-disk");
-    EXPECT_EQ(disk_seen.nice, process_nice() + kDiskNiceness);
+    EXPECT_EQ(disk_seen.nice, std::min(19, process + 5));
 
     CoreThread core;
     const Seen core_seen = core.call([] { return this_thread(); });
     EXPECT_EQ(core_seen.name, "fulcrum-core");
-    EXPECT_EQ(core_seen.nice, process_nice());
+    EXPECT_EQ(core_seen.nice, process);
+    CoreThread replays("the replays' thread", ThreadRole::replay);
+    EXPECT_EQ(replays.call([] { return this_thread(); }).name, "fulcrum-replay");
 }
